@@ -1,0 +1,69 @@
+// swift-tools-version: 6.1
+import PackageDescription
+
+let package = Package(
+    name: "Chime",
+    platforms: [.macOS(.v15)],
+    products: [
+        .library(name: "Chime", targets: ["Chime"]),
+        .library(name: "ChimeTesting", targets: ["ChimeTesting"]),
+        .library(name: "ChimeCore", targets: ["ChimeCore"]),
+        .executable(name: "alarm", targets: ["AlarmExample"]),
+        .executable(name: "drinking-reminder", targets: ["DrinkingReminderExample"]),
+        .executable(name: "show-me", targets: ["ShowMeExample"]),
+        .executable(name: "organizer", targets: ["OrganizerExample"]),
+        .executable(name: "chime-bench", targets: ["ChimeBenchmarks"]),
+    ],
+    targets: [
+        // C libraries from Debian, one system-library target each.
+        .systemLibrary(
+            name: "CSQLite",
+            pkgConfig: "sqlite3",
+            providers: [.apt(["libsqlite3-dev"])]
+        ),
+
+        // Values, validation, next-fire math, the engine, store/clock protocols, codecs. Foundation only.
+        .target(name: "ChimeCore"),
+        // The embedded SQLite store.
+        .target(name: "ChimeSQLite", dependencies: ["ChimeCore", "CSQLite"]),
+        // Apple's UserNotifications API, as thin adapters over ChimeCore.
+        .target(name: "Chime", dependencies: ["ChimeCore", "ChimeSQLite"]),
+        // The deterministic simulator.
+        .target(name: "ChimeTesting", dependencies: ["Chime", "ChimeCore"]),
+
+        // The four tutorial apps: app logic in Swift 5 language mode (as app code usually is),
+        // and a terminal front end each.
+        .target(
+            name: "ExampleApps",
+            dependencies: ["Chime"],
+            path: "Examples/ExampleApps",
+            swiftSettings: [.swiftLanguageMode(.v5)]
+        ),
+        .executableTarget(name: "AlarmExample", dependencies: ["ExampleApps", "Chime"], path: "Examples/alarm"),
+        .executableTarget(
+            name: "DrinkingReminderExample", dependencies: ["ExampleApps", "Chime"], path: "Examples/drinking-reminder"),
+        .executableTarget(name: "ShowMeExample", dependencies: ["ExampleApps", "Chime"], path: "Examples/show-me"),
+        .executableTarget(name: "OrganizerExample", dependencies: ["ExampleApps", "Chime"], path: "Examples/organizer"),
+
+        .executableTarget(
+            name: "ChimeBenchmarks",
+            dependencies: ["ChimeCore", "ChimeSQLite"],
+            path: "Benchmarks/ChimeBenchmarks"
+        ),
+
+        .testTarget(name: "ChimeCoreTests", dependencies: ["ChimeCore"]),
+        .testTarget(name: "ChimeSQLiteTests", dependencies: ["ChimeSQLite", "ChimeCore"]),
+        .testTarget(name: "ChimeTests", dependencies: ["Chime", "ChimeTesting"]),
+        .testTarget(name: "ChimeTestingTests", dependencies: ["ChimeTesting", "Chime"]),
+        .testTarget(name: "ExamplesTests", dependencies: ["ExampleApps", "ChimeTesting", "Chime"]),
+    ]
+)
+
+// Strict settings for every Swift target (the example apps keep their Swift 5 mode on purpose).
+for target in package.targets where target.type != .system {
+    var settings = target.swiftSettings ?? []
+    if !settings.contains(where: { "\($0)".contains("swiftLanguageMode") }) {
+        settings.append(.swiftLanguageMode(.v6))
+    }
+    target.swiftSettings = settings
+}

@@ -1,0 +1,72 @@
+import Foundation
+
+/// Chime's error for what Apple's ``UNError`` has no code for: invalid input, unknown identifiers,
+/// store failures. Its message names the field and says what is accepted.
+///
+/// ```swift
+/// do { try await center.add(request) }
+/// catch let error as ChimeError where error.code == .invalidIdentifier { print(error.message) }
+/// ```
+public struct ChimeError: Error, Hashable, Sendable, CustomNSError, CustomStringConvertible {
+    /// What kind of failure this is. Extensible: new codes may be added in later versions.
+    public struct Code: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
+        public let rawValue: String
+        public init(rawValue: String) { self.rawValue = rawValue }
+        public var description: String { rawValue }
+
+        /// An identifier is empty, too long, or otherwise unusable.
+        public static let invalidIdentifier = Code(rawValue: "invalidIdentifier")
+        /// A `userInfo` value is not a property-list value.
+        public static let invalidUserInfo = Code(rawValue: "invalidUserInfo")
+        /// A trigger's parameters are out of range.
+        public static let invalidTrigger = Code(rawValue: "invalidTrigger")
+        /// A field has a value that is not accepted.
+        public static let invalidValue = Code(rawValue: "invalidValue")
+        /// A category is malformed (for example, an action identifier listed twice).
+        public static let invalidCategory = Code(rawValue: "invalidCategory")
+        /// Input could not be parsed (malformed JSON, for example).
+        public static let malformedInput = Code(rawValue: "malformedInput")
+        /// Something is too large.
+        public static let tooLarge = Code(rawValue: "tooLarge")
+        /// No such notification, request, app or response.
+        public static let notFound = Code(rawValue: "notFound")
+        /// The action is not one of the notification's category.
+        public static let unknownAction = Code(rawValue: "unknownAction")
+        /// The store could not be opened, read or written.
+        public static let storeFailure = Code(rawValue: "storeFailure")
+        /// The store file was written by a newer Chime.
+        public static let storeTooNew = Code(rawValue: "storeTooNew")
+        /// The file is not a Chime store, or is corrupt.
+        public static let notAStore = Code(rawValue: "notAStore")
+        /// The engine was shut down.
+        public static let shutDown = Code(rawValue: "shutDown")
+    }
+
+    /// The kind of failure.
+    public let code: Code
+    /// What went wrong and what would be accepted.
+    public let message: String
+    /// The field at fault, as a path (`content.userInfo.task`, `trigger.timeInterval`), if any.
+    public let field: String?
+
+    public init(_ code: Code, field: String? = nil, _ message: String) {
+        self.code = code
+        self.field = field
+        self.message = message
+    }
+
+    public static var errorDomain: String { "ChimeErrorDomain" }
+    /// A stable number for the code (an FNV-1a hash of its name, folded into 1...9999).
+    public var errorCode: Int {
+        var hash: UInt32 = 2_166_136_261
+        for byte in code.rawValue.utf8 { hash = (hash ^ UInt32(byte)) &* 16_777_619 }
+        return Int(hash % 9_999) + 1
+    }
+    public var errorUserInfo: [String: Any] {
+        var info: [String: Any] = [NSLocalizedDescriptionKey: message, "code": code.rawValue]
+        if let field { info["field"] = field }
+        return info
+    }
+    public var localizedDescription: String { message }
+    public var description: String { message }
+}

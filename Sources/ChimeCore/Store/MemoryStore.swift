@@ -1,0 +1,225 @@
+import Foundation
+
+/// A store that keeps everything in memory: the simulator's default, and the reference the durable
+/// stores are tested against. Transactions are real: a throw inside `transaction` restores the
+/// state from before it.
+///
+/// Not thread-safe by itself: like every ``NotificationStore`` it is used from the engine's queue.
+public final class MemoryStore: NotificationStore {
+    private struct State {
+        var apps: [String: AppRecord] = [:]
+        var categories: [String: [NotificationCategory]] = [:]
+        var pending: [String: [String: PendingRequest]] = [:]
+        var delivered: [String: [String: DeliveredNotification]] = [:]
+        var responses: [String: [NotificationResponse]] = [:]
+        var events: [EngineEvent] = []
+        var values: [String: String] = [:]
+        var nextSequence: Int64 = 1
+        var nextResponseID: Int64 = 1
+        var nextEventSequence: Int64 = 1
+    }
+
+    private var state = State()
+    private var depth = 0
+
+    public init() {}
+
+    public func transaction<T>(_ body: () throws -> T) throws -> T {
+        let saved = depth == 0 ? state : nil
+        depth += 1
+        defer { depth -= 1 }
+        do {
+            return try body()
+        } catch {
+            if let saved { state = saved }
+            throw error
+        }
+    }
+
+    private func takeSequence() -> Int64 {
+        defer { state.nextSequence += 1 }
+        return state.nextSequence
+    }
+
+    // MARK: Apps
+
+    public func app(_ bundleIdentifier: String) throws -> AppRecord? { state.apps[bundleIdentifier] }
+    public func apps() throws -> [AppRecord] { state.apps.values.sorted { $0.bundleIdentifier < $1.bundleIdentifier } }
+    public func putApp(_ record: AppRecord) throws { state.apps[record.bundleIdentifier] = record }
+    public func removeApp(_ bundleIdentifier: String) throws {
+        state.apps[bundleIdentifier] = nil
+        state.categories[bundleIdentifier] = nil
+        state.pending[bundleIdentifier] = nil
+        state.delivered[bundleIdentifier] = nil
+        state.responses[bundleIdentifier] = nil
+        state.events.removeAll { $0.app == bundleIdentifier }
+    }
+
+    // MARK: Categories
+
+    public func categories(app: String) throws -> [NotificationCategory] { state.categories[app] ?? [] }
+    public func setCategories(_ categories: [NotificationCategory], app: String) throws { state.categories[app] = categories }
+
+    // MARK: Pending
+
+    public func putPending(_ record: PendingRequest, app: String) throws {
+        var record = record
+        let identifier = record.request.identifier
+        if record.sequence == 0 {
+            record.sequence = state.pending[app]?[identifier]?.sequence ?? takeSequence()
+        }
+        state.pending[app, default: [:]][identifier] = record
+    }
+
+    public func pending(app: String) throws -> [PendingRequest] {
+        (state.pending[app] ?? [:]).values.sorted { $0.sequence < $1.sequence }
+    }
+
+    public func pending(app: String, identifier: String) throws -> PendingRequest? { state.pending[app]?[identifier] }
+
+    public func removePending(app: String, identifiers: [String]) throws -> [String] {
+        var removed: [String] = []
+        for identifier in identifiers where state.pending[app]?.removeValue(forKey: identifier) != nil {
+            removed.append(identifier)
+        }
+        return removed
+    }
+
+    public func removeAllPending(app: String) throws -> [String] {
+        let removed = try pending(app: app).map(\.request.identifier)
+        state.pending[app] = nil
+        return removed
+    }
+
+    private func timed() -> [(app: String, pending: PendingRequest)] {
+        state.pending.flatMap { app, requests in
+            requests.values.filter { $0.nextFireDate != nil }.map { (app: app, pending: $0) }
+        }.sorted { a, b in
+            (a.pending.nextFireDate!, a.pending.sequence) < (b.pending.nextFireDate!, b.pending.sequence)
+        }
+    }
+
+    public func due(before date: Date, limit: Int) throws -> [(app: String, pending: PendingRequest)] {
+        Array(timed().prefix { $0.pending.nextFireDate! <= date }.prefix(limit))
+    }
+
+    public func soonest(limit: Int) throws -> [(app: String, identifier: String, date: Date, sequence: Int64)] {
+        timed().prefix(limit).map { ($0.app, $0.pending.request.identifier, $0.pending.nextFireDate!, $0.pending.sequence) }
+    }
+
+    public func locationPending() throws -> [(app: String, pending: PendingRequest)] {
+        state.pending.flatMap { app, requests in
+            requests.values.filter {
+                if case .location = $0.request.trigger { return true }
+                return false
+            }.map { (app: app, pending: $0) }
+        }.sorted { $0.pending.sequence < $1.pending.sequence }
+    }
+
+    public func floatingPending() throws -> [(app: String, pending: PendingRequest)] {
+        state.pending.flatMap { app, requests in
+            requests.values.filter { $0.request.trigger?.isFloating == true }.map { (app: app, pending: $0) }
+        }.sorted { $0.pending.sequence < $1.pending.sequence }
+    }
+
+    public func pendingCount(app: String?) throws -> Int {
+        if let app { return state.pending[app]?.count ?? 0 }
+        return state.pending.values.reduce(0) { $0 + $1.count }
+    }
+
+    // MARK: Delivered
+
+    @discardableResult
+    public func putDelivered(_ notification: DeliveredNotification, app: String) throws -> Int64 {
+        var notification = notification
+        if notification.sequence == 0 { notification.sequence = takeSequence() }
+        state.delivered[app, default: [:]][notification.request.identifier] = notification
+        return notification.sequence
+    }
+
+    public func delivered(app: String, thread: String?) throws -> [DeliveredNotification] {
+        (state.delivered[app] ?? [:]).values
+            .filter { thread == nil || $0.request.content.threadIdentifier == thread }
+            .sorted { ($0.date, $0.sequence) > ($1.date, $1.sequence) }
+    }
+
+    public func delivered(app: String, identifier: String) throws -> DeliveredNotification? {
+        state.delivered[app]?[identifier]
+    }
+
+    public func removeDelivered(app: String, identifiers: [String]) throws -> [String] {
+        var removed: [String] = []
+        for identifier in identifiers where state.delivered[app]?.removeValue(forKey: identifier) != nil {
+            removed.append(identifier)
+        }
+        return removed
+    }
+
+    public func removeAllDelivered(app: String, thread: String?) throws -> [String] {
+        let removed = try delivered(app: app, thread: thread).map(\.request.identifier)
+        for identifier in removed { state.delivered[app]?[identifier] = nil }
+        return removed
+    }
+
+    public func deliveredCount(app: String?) throws -> Int {
+        if let app { return state.delivered[app]?.count ?? 0 }
+        return state.delivered.values.reduce(0) { $0 + $1.count }
+    }
+
+    // MARK: Outbox
+
+    public func appendResponse(_ response: NotificationResponse, app: String) throws -> Int64 {
+        var response = response
+        response.id = state.nextResponseID
+        state.nextResponseID += 1
+        state.responses[app, default: []].append(response)
+        return response.id
+    }
+
+    public func responses(app: String) throws -> [NotificationResponse] { state.responses[app] ?? [] }
+
+    public func removeResponse(app: String, id: Int64) throws -> Bool {
+        guard let index = state.responses[app]?.firstIndex(where: { $0.id == id }) else { return false }
+        state.responses[app]?.remove(at: index)
+        return true
+    }
+
+    // MARK: Events
+
+    public func appendEvent(_ event: EngineEvent) throws -> Int64 {
+        var event = event
+        event.sequence = state.nextEventSequence
+        state.nextEventSequence += 1
+        state.events.append(event)
+        return event.sequence
+    }
+
+    public func events(after sequence: Int64, app: String?, limit: Int) throws -> [EngineEvent] {
+        let start = state.events.partitioningIndex { $0.sequence > sequence }
+        return Array(state.events[start...].lazy.filter { app == nil || $0.app == app }.prefix(limit))
+    }
+
+    public func oldestEventSequence() throws -> Int64 { state.events.first?.sequence ?? 0 }
+
+    public func pruneEvents(keeping: Int) throws {
+        if state.events.count > keeping { state.events.removeFirst(state.events.count - keeping) }
+    }
+
+    // MARK: Values
+
+    public func value(forKey key: String) throws -> String? { state.values[key] }
+    public func setValue(_ value: String?, forKey key: String) throws { state.values[key] = value }
+}
+
+extension Array {
+    /// The first index whose element satisfies `predicate`, for an array partitioned by it
+    /// (all non-matching elements first). Binary search.
+    func partitioningIndex(where predicate: (Element) -> Bool) -> Int {
+        var low = 0, high = count
+        while low < high {
+            let mid = (low + high) / 2
+            if predicate(self[mid]) { high = mid } else { low = mid + 1 }
+        }
+        return low
+    }
+}

@@ -1,0 +1,96 @@
+import Foundation
+
+/// Where the engine keeps its state. Implementations: ``MemoryStore`` (here), the SQLite store
+/// (`ChimeSQLite`), and later PostgreSQL.
+///
+/// The engine calls a store from one serial queue only, always inside `transaction`, so an
+/// implementation needs no locking of its own. Every method may throw ``ChimeError`` with code
+/// `storeFailure` (or another store code); a throw inside `transaction` rolls the whole transaction
+/// back.
+///
+/// Ordering rules every store follows:
+/// - `pending(app:)`: by `sequence` ascending (the order requests were first added).
+/// - `delivered(app:thread:)`: newest first: `date` descending, then `sequence` descending.
+/// - `due(before:limit:)` and `soonest(limit:)`: by `nextFireDate` ascending, then `sequence`.
+/// - `responses(app:)`: by `id` ascending.
+public protocol NotificationStore: AnyObject {
+    /// Runs `body` in one transaction: committed (durably, at the store's durability level) when it
+    /// returns, rolled back when it throws.
+    func transaction<T>(_ body: () throws -> T) throws -> T
+
+    // MARK: Apps
+    func app(_ bundleIdentifier: String) throws -> AppRecord?
+    func apps() throws -> [AppRecord]
+    /// Inserts or replaces the app's record.
+    func putApp(_ record: AppRecord) throws
+    /// Removes the app and everything it owns (categories, pending, delivered, outbox, events).
+    func removeApp(_ bundleIdentifier: String) throws
+
+    // MARK: Categories
+    func categories(app: String) throws -> [NotificationCategory]
+    /// Replaces the app's whole set of categories (order is kept).
+    func setCategories(_ categories: [NotificationCategory], app: String) throws
+
+    // MARK: Pending requests
+    /// Inserts, or replaces the pending request with the same identifier. A replaced request keeps
+    /// its `sequence` unless the record carries a new one; the store assigns a new sequence when
+    /// `record.sequence == 0` and the identifier is new.
+    func putPending(_ record: PendingRequest, app: String) throws
+    /// Many `putPending` at once (the bulk path); same semantics, in order.
+    func putPending(_ records: [PendingRequest], app: String) throws
+    func pending(app: String) throws -> [PendingRequest]
+    func pending(app: String, identifier: String) throws -> PendingRequest?
+    /// Removes these pending requests; returns the identifiers that existed.
+    func removePending(app: String, identifiers: [String]) throws -> [String]
+    /// Removes all of the app's pending requests; returns their identifiers.
+    func removeAllPending(app: String) throws -> [String]
+    /// Timed requests (any app) with `nextFireDate <= date`, soonest first, at most `limit`.
+    func due(before date: Date, limit: Int) throws -> [(app: String, pending: PendingRequest)]
+    /// The soonest timed requests (any app): keys and fire dates only, soonest first.
+    func soonest(limit: Int) throws -> [(app: String, identifier: String, date: Date, sequence: Int64)]
+    /// Location-triggered requests (any app).
+    func locationPending() throws -> [(app: String, pending: PendingRequest)]
+    /// Calendar requests without a time zone (any app), which move when the time zone changes.
+    func floatingPending() throws -> [(app: String, pending: PendingRequest)]
+    /// How many requests are pending, for one app or all.
+    func pendingCount(app: String?) throws -> Int
+
+    // MARK: Delivered notifications
+    /// Inserts, replacing a delivered notification with the same identifier. Assigns a sequence
+    /// when `notification.sequence == 0` and returns the stored sequence.
+    @discardableResult
+    func putDelivered(_ notification: DeliveredNotification, app: String) throws -> Int64
+    func delivered(app: String, thread: String?) throws -> [DeliveredNotification]
+    func delivered(app: String, identifier: String) throws -> DeliveredNotification?
+    func removeDelivered(app: String, identifiers: [String]) throws -> [String]
+    func removeAllDelivered(app: String, thread: String?) throws -> [String]
+    func deliveredCount(app: String?) throws -> Int
+
+    // MARK: Outbox
+    /// Stores a response and returns its new id (ids only grow).
+    func appendResponse(_ response: NotificationResponse, app: String) throws -> Int64
+    func responses(app: String) throws -> [NotificationResponse]
+    /// Removes an acknowledged response; returns whether it was there.
+    func removeResponse(app: String, id: Int64) throws -> Bool
+
+    // MARK: Events
+    /// Appends to the event log and returns the event's sequence (sequences only grow).
+    func appendEvent(_ event: EngineEvent) throws -> Int64
+    /// Events after `sequence`, oldest first, for one app or all, at most `limit`.
+    func events(after sequence: Int64, app: String?, limit: Int) throws -> [EngineEvent]
+    /// The oldest sequence still kept (0 when the log is empty).
+    func oldestEventSequence() throws -> Int64
+    /// Drops all but the newest `keeping` events.
+    func pruneEvents(keeping: Int) throws
+
+    // MARK: Device state
+    /// A small key/value table for device-wide state (last known location, time zone).
+    func value(forKey key: String) throws -> String?
+    func setValue(_ value: String?, forKey key: String) throws
+}
+
+extension NotificationStore {
+    public func putPending(_ records: [PendingRequest], app: String) throws {
+        for record in records { try putPending(record, app: app) }
+    }
+}
