@@ -31,11 +31,15 @@ stderr as a single carriage-return-updated line):
       before the deadline (last due time + --grace seconds).
 
       The peer cannot keep up with 10,000 jobs/s (Chime's target): every fired
-      job costs an unpickle, an executor hand-off and a DELETE in its own
-      transaction, all done one job at a time by the scheduler thread under
-      the job store lock. Even 1,000/s (the default) is beyond it on a
-      2-core machine with default SQLite settings; lateness then grows
-      linearly over the run. The JSON reports the achieved rate
+      job costs a query+unpickle, an executor hand-off and a DELETE in its own
+      transaction, done one job at a time by the single scheduler thread while
+      it holds the job store lock. Measured on the 2-core dev machine: with
+      default SQLite settings its firing ceiling is ~1,000-1,100 jobs/s, so
+      the default 1,000/s sits right at the edge (5 s runs: usually on time,
+      p99 2-25 ms, but one run in five fell behind to p99 ~1.2 s -- every
+      fired job waits for an fsync, so disk latency shows); at 2,000/s or 10,000/s lateness grows linearly through the run
+      (seconds of p50/p99). With --wal the ceiling is ~5,000-5,700 jobs/s:
+      5,000/s keeps up, 10,000/s does not. The JSON reports the achieved rate
       ("ranPerSecond") so the ceiling can be read off directly.
 
 Why burst and steady pre-load while paused: adding and firing both take

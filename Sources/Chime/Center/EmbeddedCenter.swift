@@ -1,0 +1,56 @@
+import ChimeCore
+import ChimeSQLite
+import Foundation
+
+/// The default center: one app, its state in a SQLite file, firing on the real clock.
+enum EmbeddedCenter {
+    static func make() -> UNUserNotificationCenter {
+        let environment = ProcessInfo.processInfo.environment
+        let app = bundleIdentifier(environment)
+        let path = storePath(environment, app: app)
+        let policy = authorizationPolicy(environment)
+        let store: SQLiteStore
+        do {
+            store = try SQLiteStore(path: path)
+        } catch {
+            // There is no way to report this through Apple's API, and running without the store
+            // would silently lose notifications: stop with a message that says what to fix.
+            fatalError("Chime: cannot open the notification store for \(app): \(error). Set CHIME_STORE to a writable file path.")
+        }
+        let engine = NotificationEngine(store: store, clock: SystemClock(), timeZone: .current, policy: policy)
+        return UNUserNotificationCenter(engine: engine, bundleIdentifier: app, timeZone: .current, driven: false, foreground: true)
+    }
+
+    /// `CHIME_BUNDLE_IDENTIFIER`, else the main bundle's identifier, else the executable's name.
+    static func bundleIdentifier(_ environment: [String: String]) -> String {
+        if let value = environment["CHIME_BUNDLE_IDENTIFIER"], !value.isEmpty { return value }
+        if let value = Bundle.main.bundleIdentifier, !value.isEmpty { return value }
+        let name = (CommandLine.arguments.first.map { URL(fileURLWithPath: $0).lastPathComponent }) ?? ""
+        return name.isEmpty ? "app" : name
+    }
+
+    /// `CHIME_STORE`, else `$XDG_DATA_HOME/chime/<app>.sqlite` with XDG's default `~/.local/share`.
+    static func storePath(_ environment: [String: String], app: String) -> String {
+        if let value = environment["CHIME_STORE"], !value.isEmpty { return value }
+        let dataHome: String
+        if let value = environment["XDG_DATA_HOME"], value.hasPrefix("/") {
+            dataHome = value
+        } else {
+            let home = environment["HOME"] ?? FileManager.default.homeDirectoryForCurrentUser.path
+            dataHome = home + "/.local/share"
+        }
+        let safe = app.replacingOccurrences(of: "/", with: "_")
+        return dataHome + "/chime/" + safe + ".sqlite"
+    }
+
+    /// `CHIME_AUTHORIZATION`: `allow` (the default) or `deny`.
+    static func authorizationPolicy(_ environment: [String: String]) -> FixedAuthorizationPolicy {
+        switch environment["CHIME_AUTHORIZATION"]?.lowercased() {
+        case nil, "", "allow": return FixedAuthorizationPolicy(.grant)
+        case "deny": return FixedAuthorizationPolicy(.deny)
+        case let other?:
+            FileHandle.standardError.write(Data("Chime: CHIME_AUTHORIZATION is '\(other)'; accepted: allow, deny. Answering deny.\n".utf8))
+            return FixedAuthorizationPolicy(.deny)
+        }
+    }
+}

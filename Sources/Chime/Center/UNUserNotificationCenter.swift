@@ -1,0 +1,448 @@
+import ChimeCore
+import Foundation
+
+/// The app's notification center: authorization, categories, scheduling, delivered notifications
+/// and the user's answers.
+///
+/// ```swift
+/// let center = UNUserNotificationCenter.current()
+/// center.delegate = handler
+/// guard try await center.requestAuthorization(options: [.alert, .sound, .badge]) else { return }
+/// let content = UNMutableNotificationContent()
+/// content.title = "Alarm"
+/// content.sound = .default
+/// try await center.add(UNNotificationRequest(identifier: "Alarm", content: content,
+///                                            trigger: UNTimeIntervalNotificationTrigger(timeInterval: 10, repeats: false)))
+/// ```
+///
+/// Callable from any thread. Operations are processed one at a time in the order they were called
+/// (a remove called before an add of the same identifier happens first), and each completes after
+/// its change is committed to the store.
+///
+/// `@unchecked Sendable`: its mutable state is guarded by `lock`; the engine is thread-safe.
+public final class UNUserNotificationCenter: NSObject, @unchecked Sendable {
+    /// The engine doing the work.
+    package let engine: NotificationEngine
+    /// The app this center speaks for.
+    public let bundleIdentifier: String
+    /// Whether the center processes engine events itself (an app running on the real clock) or
+    /// leaves that to a driver (the simulator).
+    package let isDriven: Bool
+
+    private let lock = NSLock()
+    private weak var _delegate: (any UNUserNotificationCenterDelegate)?
+    private var foreground: Bool
+    private var buffered: [EngineEvent] = []
+    private var inFlight: Set<Int64> = []
+    private var handled: Set<Int64> = []
+    private var surfaces: [any NotificationSurface] = []
+    private var presentObserver: (@Sendable (UNNotification, UNNotificationPresentationOptions) -> Void)?
+    private var currentTimeZone: TimeZone
+    private var subscription: Int?
+    private var liveContinuation: AsyncStream<EngineEvent>.Continuation?
+
+    /// Makes a center for an app over an engine.
+    ///
+    /// - Parameters:
+    ///   - driven: `false` (an app on the real clock): the center starts the engine's scheduler and
+    ///     presents and hands over events itself. `true`: a driver (the simulator) calls
+    ///     ``processEvents()``.
+    ///   - foreground: whether the app starts in front (then `willPresent` decides presentation).
+    package init(engine: NotificationEngine, bundleIdentifier: String, timeZone: TimeZone, driven: Bool, foreground: Bool) {
+        self.engine = engine
+        self.bundleIdentifier = bundleIdentifier
+        self.isDriven = driven
+        self.foreground = foreground
+        self.currentTimeZone = timeZone
+        super.init()
+        if driven {
+            subscription = engine.subscribe(app: bundleIdentifier) { [weak self] event in
+                guard let self else { return }
+                self.lock.withLock { self.buffered.append(event) }
+            }
+        } else {
+            let (stream, continuation) = AsyncStream<EngineEvent>.makeStream()
+            liveContinuation = continuation
+            subscription = engine.subscribe(app: bundleIdentifier) { continuation.yield($0) }
+            Task.detached { [weak self] in
+                await self?.drainOutbox()
+                for await event in stream {
+                    guard let self else { return }
+                    await self.handle(event)
+                }
+            }
+            engine.startScheduler()
+        }
+    }
+
+    deinit {
+        if let subscription { engine.unsubscribe(subscription) }
+        liveContinuation?.finish()
+        if !isDriven { engine.stopScheduler() }
+    }
+
+    // MARK: - The current center
+
+    private static let installedLock = NSLock()
+    nonisolated(unsafe) private static var installed: UNUserNotificationCenter?  // guarded by installedLock
+
+    /// The center a delegate callback runs for, so `current()` inside a callback finds its center.
+    @TaskLocal static var scoped: UNUserNotificationCenter?
+
+    /// The app's notification center.
+    ///
+    /// By default it keeps its state in a SQLite file and fires on the real clock:
+    /// - the app is `CHIME_BUNDLE_IDENTIFIER`, else `Bundle.main.bundleIdentifier`, else the
+    ///   executable's name;
+    /// - the store is `CHIME_STORE`, else `$XDG_DATA_HOME/chime/<bundle identifier>.sqlite`
+    ///   (`~/.local/share/chime/…`);
+    /// - `requestAuthorization` is answered by `CHIME_AUTHORIZATION`: `allow` (the default) or `deny`.
+    ///
+    /// A simulator's `install()` replaces it (see `ChimeTesting`).
+    public class func current() -> UNUserNotificationCenter {
+        if let scoped { return scoped }
+        return installedLock.withLock {
+            if let installed { return installed }
+            let center = EmbeddedCenter.make()
+            installed = center
+            return center
+        }
+    }
+
+    /// Makes `center` the one `current()` returns (the simulator's `install()`).
+    package static func install(_ center: UNUserNotificationCenter) {
+        installedLock.withLock { installed = center }
+    }
+
+    /// The installed center, if one exists yet (without creating the default one).
+    package static var installedCenter: UNUserNotificationCenter? { installedLock.withLock { installed } }
+
+    // MARK: - Delegate and state
+
+    /// The delegate; held weakly. Setting it hands over answers waiting in the outbox.
+    public weak var delegate: (any UNUserNotificationCenterDelegate)? {
+        get { lock.withLock { _delegate } }
+        set {
+            lock.withLock { _delegate = newValue }
+            if newValue != nil && !isDriven {
+                Task.detached { [weak self] in await self?.drainOutbox() }
+            }
+        }
+    }
+
+    /// Whether the app is in front: then `willPresent` decides how a notification is shown.
+    /// (A Chime addition; iOS knows this by itself.)
+    public var isAppInForeground: Bool {
+        get { lock.withLock { foreground } }
+        set { lock.withLock { foreground = newValue } }
+    }
+
+    /// Whether the center shows notifications in content extensions. Always `false` on Linux.
+    public var supportsContentExtensions: Bool { false }
+
+    /// Shows this app's notifications on a surface (a terminal, a desktop) as well. (A Chime addition.)
+    public func addSurface(_ surface: any NotificationSurface) {
+        lock.withLock { surfaces.append(surface) }
+    }
+
+    package func setPresentObserver(_ observer: (@Sendable (UNNotification, UNNotificationPresentationOptions) -> Void)?) {
+        lock.withLock { presentObserver = observer }
+    }
+
+    package var timeZone: TimeZone {
+        get { lock.withLock { currentTimeZone } }
+        set { lock.withLock { currentTimeZone = newValue } }
+    }
+
+    // MARK: - Authorization
+
+    /// Asks the user to allow notifications; asks once, later calls answer from the stored choice.
+    public func requestAuthorization(options: UNAuthorizationOptions = [],
+                                     completionHandler: @escaping @Sendable (Bool, (any Error)?) -> Void) {
+        let app = bundleIdentifier
+        engine.submit({ try $0.requestAuthorization(app: app, options: options) }) { result in
+            Self.callback {
+                switch result {
+                case .success(let answer): completionHandler(answer.granted, nil)
+                case .failure(let error): completionHandler(false, error)
+                }
+            }
+        }
+    }
+
+    /// Asks the user to allow notifications; returns whether they are allowed.
+    public func requestAuthorization(options: UNAuthorizationOptions = []) async throws -> Bool {
+        try await engine.requestAuthorization(app: bundleIdentifier, options: options).granted
+    }
+
+    /// The app's settings.
+    public func getNotificationSettings(completionHandler: @escaping @Sendable (UNNotificationSettings) -> Void) {
+        let app = bundleIdentifier
+        engine.submit({ try $0.appRecord(app).settings }) { result in
+            Self.callback { completionHandler(UNNotificationSettings(value: (try? result.get()) ?? NotificationSettings())) }
+        }
+    }
+
+    /// The app's settings.
+    public func notificationSettings() async -> UNNotificationSettings {
+        UNNotificationSettings(value: (try? await engine.settings(app: bundleIdentifier)) ?? NotificationSettings())
+    }
+
+    // MARK: - Categories
+
+    /// Replaces the app's categories. Invalid categories (an action identifier listed twice, an
+    /// empty identifier) are rejected with a message on standard error; use
+    /// ``setNotificationCategories(_:completionHandler:)`` to receive the error.
+    public func setNotificationCategories(_ categories: Set<UNNotificationCategory>) {
+        setNotificationCategories(categories) { error in
+            if let error { Self.report("setNotificationCategories", error) }
+        }
+    }
+
+    /// Replaces the app's categories and reports the outcome. (A Chime addition.)
+    public func setNotificationCategories(_ categories: Set<UNNotificationCategory>,
+                                          completionHandler: @escaping @Sendable ((any Error)?) -> Void) {
+        let values = categories.map(\.value).sorted { $0.identifier < $1.identifier }
+        let app = bundleIdentifier
+        engine.submit({ core in
+            try Validation.validate(values)
+            try core.store.setCategories(values, app: app)
+        }) { result in Self.callback { completionHandler(result.failure) } }
+    }
+
+    /// The app's categories.
+    public func getNotificationCategories(completionHandler: @escaping @Sendable (Set<UNNotificationCategory>) -> Void) {
+        let app = bundleIdentifier
+        engine.submit({ try $0.store.categories(app: app) }) { result in
+            Self.callback { completionHandler(Set(((try? result.get()) ?? []).map(UNNotificationCategory.init(value:)))) }
+        }
+    }
+
+    /// The app's categories.
+    public func notificationCategories() async -> Set<UNNotificationCategory> {
+        Set(((try? await engine.categories(app: bundleIdentifier)) ?? []).map(UNNotificationCategory.init(value:)))
+    }
+
+    // MARK: - Requests
+
+    /// Schedules a request, replacing a pending one with the same identifier. The completion
+    /// handler runs after the request is stored, with `nil` or the error.
+    public func add(_ request: UNNotificationRequest, withCompletionHandler completionHandler: (@Sendable ((any Error)?) -> Void)? = nil) {
+        let value: NotificationRequest
+        do {
+            value = try request.coreValue()
+        } catch {
+            engine.submit({ _ in throw error }) { _ in Self.callback { completionHandler?(error) } }
+            if completionHandler == nil { Self.report("add(\"\(request.identifier)\")", error) }
+            return
+        }
+        engine.add([value], app: bundleIdentifier) { result in
+            if completionHandler == nil, let error = result.failure { Self.report("add(\"\(request.identifier)\")", error) }
+            Self.callback { completionHandler?(result.failure) }
+        }
+    }
+
+    /// Schedules a request, replacing a pending one with the same identifier; returns after it is
+    /// stored.
+    public func add(_ request: UNNotificationRequest) async throws {
+        try await engine.add([try request.coreValue()], app: bundleIdentifier)
+    }
+
+    /// The pending requests, in the order they were added.
+    public func getPendingNotificationRequests(completionHandler: @escaping @Sendable ([UNNotificationRequest]) -> Void) {
+        let app = bundleIdentifier
+        engine.submit({ try $0.store.pending(app: app) }) { result in
+            Self.callback { completionHandler(((try? result.get()) ?? []).map(Self.request(from:))) }
+        }
+    }
+
+    /// The pending requests, in the order they were added.
+    public func pendingNotificationRequests() async -> [UNNotificationRequest] {
+        ((try? await engine.pending(app: bundleIdentifier)) ?? []).map(Self.request(from:))
+    }
+
+    private static func request(from pending: PendingRequest) -> UNNotificationRequest {
+        UNNotificationRequest(value: pending.request, scheduledDate: pending.nextFireDate)
+    }
+
+    /// Removes pending requests.
+    public func removePendingNotificationRequests(withIdentifiers identifiers: [String]) {
+        engine.removePending(app: bundleIdentifier, identifiers: identifiers) { _ in }
+    }
+
+    /// Removes every pending request.
+    public func removeAllPendingNotificationRequests() {
+        engine.removePending(app: bundleIdentifier, identifiers: nil) { _ in }
+    }
+
+    // MARK: - Delivered
+
+    /// The delivered notifications, newest first.
+    public func getDeliveredNotifications(completionHandler: @escaping @Sendable ([UNNotification]) -> Void) {
+        let app = bundleIdentifier
+        engine.submit({ try $0.store.delivered(app: app, thread: nil) }) { result in
+            Self.callback { completionHandler(((try? result.get()) ?? []).map(UNNotification.init(value:))) }
+        }
+    }
+
+    /// The delivered notifications, newest first.
+    public func deliveredNotifications() async -> [UNNotification] {
+        ((try? await engine.delivered(app: bundleIdentifier)) ?? []).map(UNNotification.init(value:))
+    }
+
+    /// Removes delivered notifications.
+    public func removeDeliveredNotifications(withIdentifiers identifiers: [String]) {
+        engine.removeDelivered(app: bundleIdentifier, identifiers: identifiers) { _ in }
+    }
+
+    /// Removes every delivered notification.
+    public func removeAllDeliveredNotifications() {
+        engine.removeDelivered(app: bundleIdentifier, identifiers: nil) { _ in }
+    }
+
+    // MARK: - Badge
+
+    /// Sets the app's badge; 0 clears it. A negative count fails with `badgeInputInvalid`.
+    public func setBadgeCount(_ newBadgeCount: Int, withCompletionHandler completionHandler: (@Sendable ((any Error)?) -> Void)? = nil) {
+        let app = bundleIdentifier
+        engine.submit({ try $0.setBadge(newBadgeCount, app: app) }) { result in
+            Self.callback { completionHandler?(result.failure) }
+        }
+    }
+
+    /// Sets the app's badge; 0 clears it.
+    public func setBadgeCount(_ newBadgeCount: Int) async throws {
+        try await engine.setBadge(newBadgeCount, app: bundleIdentifier)
+    }
+
+    // MARK: - Events: presentation and responses
+
+    /// Processes the events buffered for a driven center: presents delivered notifications and
+    /// hands responses to the delegate, until nothing is left — including what the delegate's
+    /// callbacks caused.
+    package func processEvents() async {
+        while true {
+            await engine.barrier()
+            await drainOutbox()
+            let events = lock.withLock { () -> [EngineEvent] in
+                defer { buffered.removeAll() }
+                return buffered
+            }
+            if events.isEmpty { return }
+            for event in events { await handle(event) }
+        }
+    }
+
+    private func handle(_ event: EngineEvent) async {
+        switch event.kind {
+        case .delivered:
+            if let notification = event.notification { await present(notification) }
+        case .response:
+            if let response = event.response { await handOver(response) }
+        case .removed where event.scope == "delivered":
+            for surface in lock.withLock({ surfaces }) { await surface.withdraw(event.identifiers, app: bundleIdentifier) }
+        default:
+            break
+        }
+    }
+
+    /// Decides how a delivered notification is shown and shows it.
+    private func present(_ notification: DeliveredNotification) async {
+        let settings = (try? await engine.settings(app: bundleIdentifier)) ?? NotificationSettings()
+        let shown = UNNotification(value: notification)
+        let options: UNNotificationPresentationOptions
+        if isAppInForeground {
+            let requested = await UNUserNotificationCenter.$scoped.withValue(self) { await self.askWillPresent(shown) }
+            options = Presentation.foreground(requested: requested ?? [], settings: settings)
+        } else {
+            options = Presentation.background(for: notification.request.content, settings: settings)
+        }
+        guard !options.isEmpty else { return }
+        lock.withLock { presentObserver }?(shown, options)
+        let (surfaces, category) = (lock.withLock { self.surfaces }, await category(for: notification))
+        for surface in surfaces {
+            await surface.show(notification, app: bundleIdentifier, options: options, category: category)
+        }
+    }
+
+    private func category(for notification: DeliveredNotification) async -> NotificationCategory? {
+        let identifier = notification.request.content.categoryIdentifier
+        guard !identifier.isEmpty else { return nil }
+        return try? await engine.categories(app: bundleIdentifier).first { $0.identifier == identifier }
+    }
+
+    @MainActor private func askWillPresent(_ notification: UNNotification) async -> UNNotificationPresentationOptions? {
+        guard let delegate else { return nil }
+        return await delegate.userNotificationCenter(self, willPresent: notification)
+    }
+
+    @MainActor private func tellDidReceive(_ response: UNNotificationResponse) async -> Bool {
+        guard let delegate else { return false }
+        await delegate.userNotificationCenter(self, didReceive: response)
+        return true
+    }
+
+    /// Hands a response to the delegate; when its completion handler has run, acknowledges it so it
+    /// leaves the outbox. Without a delegate the response stays in the outbox for later.
+    private func handOver(_ response: NotificationResponse) async {
+        let start = lock.withLock { () -> Bool in
+            guard !handled.contains(response.id), !inFlight.contains(response.id) else { return false }
+            inFlight.insert(response.id)
+            return true
+        }
+        guard start else { return }
+        let answer = UNNotificationResponse.make(response)
+        let delivered = await UNUserNotificationCenter.$scoped.withValue(self) { await self.tellDidReceive(answer) }
+        if delivered {
+            _ = try? await engine.acknowledge(response: response.id, app: bundleIdentifier)
+        }
+        lock.withLock {
+            inFlight.remove(response.id)
+            if delivered { handled.insert(response.id) }
+        }
+    }
+
+    /// Hands over every response waiting in the outbox (at start-up and when a delegate is set).
+    package func drainOutbox() async {
+        guard delegate != nil, let waiting = try? await engine.outbox(app: bundleIdentifier) else { return }
+        for response in waiting { await handOver(response) }
+    }
+
+    /// The user's answer, as a surface reports it: checked, stored in the outbox, handed over.
+    /// (A Chime addition, for surfaces and tools.)
+    @discardableResult
+    public func respond(to identifier: String, actionIdentifier: String, userText: String? = nil) async throws -> Bool {
+        try await engine.respond(app: bundleIdentifier, notification: identifier, action: actionIdentifier, userText: userText) != nil
+    }
+
+    // MARK: - Helpers
+
+    private static let callbackQueue = DispatchQueue(label: "chime.callbacks")
+
+    /// Runs user completion handlers off the engine's writer, in order.
+    static func callback(_ body: @escaping @Sendable () -> Void) {
+        callbackQueue.async(execute: body)
+    }
+
+    static func report(_ operation: String, _ error: any Error) {
+        FileHandle.standardError.write(Data("Chime: \(operation) failed: \(error)\n".utf8))
+    }
+}
+
+extension Result {
+    var failure: Failure? {
+        if case .failure(let error) = self { return error }
+        return nil
+    }
+}
+
+/// "Now" and the time zone for trigger objects made outside any center (`nextTriggerDate()`).
+enum ChimeEnvironment {
+    static func now() -> Date {
+        (UNUserNotificationCenter.scoped ?? UNUserNotificationCenter.installedCenter)?.engine.clock.now ?? Date()
+    }
+
+    static func timeZone() -> TimeZone {
+        (UNUserNotificationCenter.scoped ?? UNUserNotificationCenter.installedCenter)?.timeZone ?? .current
+    }
+}

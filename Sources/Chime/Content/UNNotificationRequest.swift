@@ -1,0 +1,106 @@
+import ChimeCore
+import Foundation
+
+/// A notification to schedule.
+///
+/// ```swift
+/// let request = UNNotificationRequest(identifier: "Alarm", content: content,
+///                                     trigger: UNTimeIntervalNotificationTrigger(timeInterval: 10, repeats: false))
+/// try await UNUserNotificationCenter.current().add(request)
+/// ```
+open class UNNotificationRequest: NSObject, NSCopying, @unchecked Sendable {
+    // `@unchecked Sendable`: immutable after init (the content is copied, and content is thread-safe).
+    public let identifier: String
+    public let content: UNNotificationContent
+    public let trigger: UNNotificationTrigger?
+
+    public init(identifier: String, content: UNNotificationContent, trigger: UNNotificationTrigger?) {
+        self.identifier = identifier
+        self.content = content.copy() as! UNNotificationContent
+        self.trigger = trigger
+    }
+
+    init(value: NotificationRequest, scheduledDate: Date? = nil) {
+        identifier = value.identifier
+        content = UNNotificationContent(value: value.content)
+        trigger = UNNotificationTrigger.make(value.trigger, scheduledDate: scheduledDate)
+    }
+
+    func coreValue() throws -> NotificationRequest {
+        NotificationRequest(identifier: identifier, content: try content.coreValue(), trigger: trigger?.value)
+    }
+
+    open func copy(with zone: NSZone? = nil) -> Any { self }
+    open override func isEqual(_ object: Any?) -> Bool {
+        guard let other = object as? UNNotificationRequest else { return false }
+        return identifier == other.identifier && content.isEqual(other.content) && trigger?.value == other.trigger?.value
+    }
+    open override var hash: Int { identifier.hashValue }
+    open override var description: String { "<UNNotificationRequest identifier: \"\(identifier)\", content: \(content), trigger: \(trigger.map { "\($0)" } ?? "nil")>" }
+}
+
+/// A delivered notification.
+open class UNNotification: NSObject, @unchecked Sendable {
+    // `@unchecked Sendable`: immutable.
+    public let date: Date
+    public let request: UNNotificationRequest
+    let value: DeliveredNotification
+
+    init(value: DeliveredNotification) {
+        self.value = value
+        self.date = value.date
+        self.request = UNNotificationRequest(value: value.request)
+    }
+
+    open override func isEqual(_ object: Any?) -> Bool { (object as? UNNotification)?.value == value }
+    open override var hash: Int { value.request.identifier.hashValue }
+    open override var description: String { "<UNNotification date: \(date), request: \(request)>" }
+}
+
+/// The user's answer to a notification.
+open class UNNotificationResponse: NSObject, @unchecked Sendable {
+    // `@unchecked Sendable`: immutable.
+    public let notification: UNNotification
+    public let actionIdentifier: String
+    let value: NotificationResponse
+
+    init(value: NotificationResponse) {
+        self.value = value
+        self.notification = UNNotification(value: value.notification)
+        self.actionIdentifier = value.actionIdentifier
+    }
+
+    static func make(_ value: NotificationResponse) -> UNNotificationResponse {
+        value.userText == nil ? UNNotificationResponse(value: value) : UNTextInputNotificationResponse(value: value)
+    }
+
+    open override var description: String { "<\(Swift.type(of: self)) actionIdentifier: \"\(actionIdentifier)\", notification: \(notification.request.identifier)>" }
+}
+
+/// The answer to a text-input action, with the typed text.
+open class UNTextInputNotificationResponse: UNNotificationResponse, @unchecked Sendable {
+    public var userText: String { value.userText ?? "" }
+}
+
+/// The app's notification settings.
+open class UNNotificationSettings: NSObject, @unchecked Sendable {
+    // `@unchecked Sendable`: immutable.
+    let value: NotificationSettings
+    init(value: NotificationSettings) { self.value = value }
+
+    public var authorizationStatus: UNAuthorizationStatus { value.authorizationStatus }
+    public var soundSetting: UNNotificationSetting { value.soundSetting }
+    public var badgeSetting: UNNotificationSetting { value.badgeSetting }
+    public var alertSetting: UNNotificationSetting { value.alertSetting }
+    public var notificationCenterSetting: UNNotificationSetting { value.notificationCenterSetting }
+    public var lockScreenSetting: UNNotificationSetting { value.lockScreenSetting }
+    public var carPlaySetting: UNNotificationSetting { value.carPlaySetting }
+    public var alertStyle: UNAlertStyle { value.alertStyle }
+    public var showPreviewsSetting: UNShowPreviewsSetting { value.showPreviewsSetting }
+    public var criticalAlertSetting: UNNotificationSetting { value.criticalAlertSetting }
+    public var providesAppNotificationSettings: Bool { value.providesAppNotificationSettings }
+    public var announcementSetting: UNNotificationSetting { value.announcementSetting }
+    public var timeSensitiveSetting: UNNotificationSetting { value.timeSensitiveSetting }
+    public var scheduledDeliverySetting: UNNotificationSetting { value.scheduledDeliverySetting }
+    public var directMessagesSetting: UNNotificationSetting { value.directMessagesSetting }
+}

@@ -1,0 +1,372 @@
+import Foundation
+
+/// The engine's state machine: the rules, applied to the store. Runs only on the engine's writer,
+/// always inside a store transaction. Every operation checks before it writes (see
+/// `NotificationEngine.submit`).
+package final class EngineCore {
+    package let store: any NotificationStore
+    package let clock: any NotificationClock
+    package let policy: any AuthorizationPolicy
+    package let configuration: NotificationEngine.Configuration
+    package var timeZone: TimeZone
+    package var location: Coordinate?
+    var window: ScheduleWindow
+    /// Set when a fire batch was full, so the scheduler runs again at once.
+    package var moreDue = false
+    private var pendingEvents: [EngineEvent] = []
+    private var appCache: [String: AppRecord] = [:]
+
+    init(store: any NotificationStore, clock: any NotificationClock, timeZone: TimeZone, policy: any AuthorizationPolicy,
+         configuration: NotificationEngine.Configuration) {
+        self.store = store
+        self.clock = clock
+        self.policy = policy
+        self.configuration = configuration
+        self.timeZone = timeZone
+        self.window = ScheduleWindow(capacity: configuration.windowCapacity)
+    }
+
+    /// Loads device state and the window. Errors here surface on the first operation instead.
+    package func open() {
+        if let identifier = try? store.value(forKey: "device.timeZone"), let zone = TimeZone(identifier: identifier) {
+            timeZone = zone
+        }
+        if let text = try? store.value(forKey: "device.location") {
+            let parts = text.split(separator: ",").compactMap { Double($0) }
+            if parts.count == 2 { location = Coordinate(latitude: parts[0], longitude: parts[1]) }
+        }
+        refillWindow()
+    }
+
+    /// Forgets what the failed transaction did to memory.
+    package func abandon() {
+        pendingEvents.removeAll()
+        appCache.removeAll()
+        moreDue = false
+        refillWindow()
+    }
+
+    package func takeEvents() -> [EngineEvent] {
+        defer { pendingEvents.removeAll() }
+        return pendingEvents
+    }
+
+    private func refillWindow() {
+        if let soonest = try? store.soonest(limit: window.capacity) {
+            window.load(soonest)
+        }
+    }
+
+    private var eventsSincePrune = 0
+
+    private func log(_ event: EngineEvent) throws {
+        var event = event
+        if configuration.recordsEvents {
+            event.sequence = try store.appendEvent(event)
+            eventsSincePrune += 1
+            if eventsSincePrune >= max(1000, configuration.eventRetention / 10) {
+                try store.pruneEvents(keeping: configuration.eventRetention)
+                eventsSincePrune = 0
+            }
+        }
+        pendingEvents.append(event)
+    }
+
+    // MARK: Apps
+
+    package func appRecord(_ app: String) throws -> AppRecord {
+        if let cached = appCache[app] { return cached }
+        if let stored = try store.app(app) {
+            appCache[app] = stored
+            return stored
+        }
+        let record = AppRecord(bundleIdentifier: app, created: clock.now, deviceToken: Self.makeDeviceToken())
+        try store.putApp(record)
+        appCache[app] = record
+        return record
+    }
+
+    private func save(_ record: AppRecord) throws {
+        try store.putApp(record)
+        appCache[record.bundleIdentifier] = record
+    }
+
+    static func makeDeviceToken() -> String {
+        var generator = SystemRandomNumberGenerator()
+        return (0..<32).map { _ in String(format: "%02x", UInt8.random(in: 0...255, using: &generator)) }.joined()
+    }
+
+    package func requestAuthorization(app: String, options: UNAuthorizationOptions) throws -> (granted: Bool, settings: NotificationSettings) {
+        var record = try appRecord(app)
+        let status = record.settings.authorizationStatus
+        if status == .notDetermined || (status == .provisional && !options.contains(.provisional)) {
+            let decision: AuthorizationDecision = options.contains(.provisional) ? .grant : policy.decide(app: app, options: options)
+            record.requestedOptions = options
+            record.promptPending = decision == .ask
+            record.settings = Presentation.settings(after: decision, options: options, previous: record.settings)
+            try save(record)
+            try log(EngineEvent(app: app, kind: .settings, date: clock.now))
+        }
+        return (record.settings.authorizationStatus.allowsDelivery, record.settings)
+    }
+
+    package func answerAuthorization(app: String, allow: Bool) throws -> NotificationSettings {
+        var record = try appRecord(app)
+        var options = record.requestedOptions
+        if options.isEmpty { options = [.alert, .sound, .badge] }
+        options.remove(.provisional)
+        record.settings = Presentation.settings(after: allow ? .grant : .deny, options: options, previous: record.settings)
+        record.promptPending = false
+        try save(record)
+        try log(EngineEvent(app: app, kind: .settings, date: clock.now))
+        return record.settings
+    }
+
+    package func updateSettings(app: String, _ change: (inout NotificationSettings) -> Void) throws -> NotificationSettings {
+        var record = try appRecord(app)
+        change(&record.settings)
+        try save(record)
+        try log(EngineEvent(app: app, kind: .settings, date: clock.now))
+        return record.settings
+    }
+
+    package func setBadge(_ count: Int, app: String) throws {
+        guard count >= 0 else { throw UNError(.badgeInputInvalid, "the badge count is \(count); give 0 or more (0 clears the badge)") }
+        var record = try appRecord(app)
+        record.badge = count
+        try save(record)
+    }
+
+    // MARK: Requests
+
+    package func add(_ requests: [NotificationRequest], app: String) throws -> [Date?] {
+        let record = try appRecord(app)
+        guard record.settings.authorizationStatus.allowsDelivery else {
+            throw UNError(.notificationsNotAllowed,
+                          "notifications are not allowed for \(app) (authorization: \(record.settings.authorizationStatus.name)); request authorization first")
+        }
+        let now = clock.now
+        // Compute every fire date before writing anything, so a bad request fails alone.
+        var firsts: [Date?] = []
+        firsts.reserveCapacity(requests.count)
+        for request in requests {
+            firsts.append(try FireDates.first(for: request.trigger, now: now, timeZone: timeZone))
+        }
+        var records: [PendingRequest] = []
+        records.reserveCapacity(requests.count)
+        var immediate: [NotificationRequest] = []
+        for (request, first) in zip(requests, firsts) {
+            let key = ScheduleWindow.Key(app: app, identifier: request.identifier)
+            guard let trigger = request.trigger else {
+                immediate.append(request)
+                window.remove(key)
+                continue
+            }
+            var pending = PendingRequest(request: request, nextFireDate: first, anchor: now)
+            if case .location(let region, _) = trigger {
+                pending.inside = location.map(region.contains)
+            }
+            records.append(pending)
+        }
+        if !records.isEmpty { try store.putPending(records, app: app) }
+        for pending in records {
+            let key = ScheduleWindow.Key(app: app, identifier: pending.request.identifier)
+            window.set(key, date: pending.nextFireDate, sequence: pending.sequence)
+        }
+        if !immediate.isEmpty {
+            _ = try store.removePending(app: app, identifiers: immediate.map(\.identifier))
+            for request in immediate { _ = try deliver(request, app: app, date: now) }
+        }
+        return firsts
+    }
+
+    package func removePending(app: String, identifiers: [String]?) throws -> [String] {
+        let removed: [String]
+        if let identifiers {
+            removed = try store.removePending(app: app, identifiers: identifiers)
+        } else {
+            removed = try store.removeAllPending(app: app)
+        }
+        for identifier in removed { window.remove(.init(app: app, identifier: identifier)) }
+        if !removed.isEmpty {
+            try log(EngineEvent(app: app, kind: .removed, date: clock.now, identifiers: removed, scope: "pending"))
+        }
+        return removed
+    }
+
+    package func removeDelivered(app: String, identifiers: [String]?, thread: String?) throws -> [String] {
+        let removed: [String]
+        if let identifiers {
+            removed = try store.removeDelivered(app: app, identifiers: identifiers)
+        } else {
+            removed = try store.removeAllDelivered(app: app, thread: thread)
+        }
+        if !removed.isEmpty {
+            try log(EngineEvent(app: app, kind: .removed, date: clock.now, identifiers: removed, scope: "delivered"))
+        }
+        return removed
+    }
+
+    // MARK: Delivery
+
+    /// Moves a request to the delivered list (replacing one with the same identifier), applies its
+    /// badge, and records the event. Part of the caller's transaction.
+    private func deliver(_ request: NotificationRequest, app: String, date: Date) throws -> DeliveredNotification {
+        var notification = DeliveredNotification(request: request, date: date)
+        notification.sequence = try store.putDelivered(notification, app: app)
+        if let badge = request.content.badge {
+            var record = try appRecord(app)
+            if record.settings.badgeSetting == .enabled && record.badge != badge {
+                record.badge = badge
+                try save(record)
+            }
+        }
+        try log(EngineEvent(app: app, kind: .delivered, date: date, notification: notification))
+        return notification
+    }
+
+    package func nextFireDate() throws -> Date? {
+        if window.count == 0 || window.needsRefill { refillWindowIfNeeded() }
+        return window.first?.date
+    }
+
+    private func refillWindowIfNeeded() {
+        if window.needsRefill || (window.count == 0 && !window.complete) { refillWindow() }
+    }
+
+    /// Delivers what is due at `now`: each occurrence once, dated when it was due. A repeating
+    /// request moves on to its first occurrence after `now` (missed ones coalesce).
+    package func fireDue(now: Date, limit: Int) throws -> [(app: String, notification: DeliveredNotification)] {
+        let due = try store.due(before: now, limit: limit)
+        var delivered: [(app: String, notification: DeliveredNotification)] = []
+        delivered.reserveCapacity(due.count)
+        var finished: [String: [String]] = [:]
+        for (app, pending) in due {
+            let request = pending.request
+            let dueDate = pending.nextFireDate ?? now
+            let key = ScheduleWindow.Key(app: app, identifier: request.identifier)
+            if try appRecord(app).settings.authorizationStatus.allowsDelivery {
+                delivered.append((app, try deliver(request, app: app, date: dueDate)))
+            }
+            if let trigger = request.trigger, trigger.repeats,
+               let next = FireDates.next(for: trigger, due: dueDate, anchor: pending.anchor, now: now, timeZone: timeZone) {
+                var moved = pending
+                moved.nextFireDate = next
+                if case .calendar = trigger { moved.anchor = dueDate }
+                try store.putPending(moved, app: app)
+                window.set(key, date: next, sequence: moved.sequence)
+            } else {
+                finished[app, default: []].append(request.identifier)
+                window.remove(key)
+            }
+        }
+        for (app, identifiers) in finished {
+            _ = try store.removePending(app: app, identifiers: identifiers)
+        }
+        moreDue = due.count == limit
+        if window.needsRefill { refillWindow() }
+        return delivered
+    }
+
+    package func deliverPush(_ content: NotificationContent, identifier: String, silent: Bool, app: String, date: Date?) throws -> DeliveredNotification? {
+        let record = try appRecord(app)
+        guard record.settings.authorizationStatus.allowsDelivery || silent else {
+            throw UNError(.notificationsNotAllowed, "notifications are not allowed for \(app); the push was not delivered")
+        }
+        let request = NotificationRequest(identifier: identifier, content: content, trigger: .push)
+        let when = date ?? clock.now
+        if silent {
+            let notification = DeliveredNotification(request: request, date: when)
+            try log(EngineEvent(app: app, kind: .silentPush, date: when, notification: notification))
+            return nil
+        }
+        return try deliver(request, app: app, date: when)
+    }
+
+    // MARK: Device state
+
+    package func updateLocation(_ coordinate: Coordinate) throws -> [DeliveredNotification] {
+        location = coordinate
+        try store.setValue("\(coordinate.latitude),\(coordinate.longitude)", forKey: "device.location")
+        let now = clock.now
+        var delivered: [DeliveredNotification] = []
+        for (app, pending) in try store.locationPending() {
+            guard case .location(let region, let repeats) = pending.request.trigger else { continue }
+            let inside = region.contains(coordinate)
+            let wasInside = pending.inside ?? false
+            let fires = (inside && !wasInside && region.notifyOnEntry) || (!inside && wasInside && region.notifyOnExit)
+            if fires, try appRecord(app).settings.authorizationStatus.allowsDelivery {
+                delivered.append(try deliver(pending.request, app: app, date: now))
+                if !repeats {
+                    _ = try store.removePending(app: app, identifiers: [pending.request.identifier])
+                    continue
+                }
+            }
+            if pending.inside != inside {
+                var moved = pending
+                moved.inside = inside
+                try store.putPending(moved, app: app)
+            }
+        }
+        return delivered
+    }
+
+    package func setTimeZone(_ zone: TimeZone) throws {
+        guard zone.identifier != timeZone.identifier else { return }
+        timeZone = zone
+        try store.setValue(zone.identifier, forKey: "device.timeZone")
+        let now = clock.now
+        for (app, pending) in try store.floatingPending() {
+            guard case .calendar(let components, _) = pending.request.trigger else { continue }
+            var moved = pending
+            moved.nextFireDate = FireDates.nextCalendarDate(matching: components, after: now, timeZone: zone)
+            try store.putPending(moved, app: app)
+            window.set(.init(app: app, identifier: pending.request.identifier), date: moved.nextFireDate, sequence: moved.sequence)
+        }
+    }
+
+    // MARK: Responses
+
+    package func respond(app: String, identifier: String, action: String, userText: String?) throws -> NotificationResponse? {
+        guard let notification = try store.delivered(app: app, identifier: identifier) else {
+            let delivered = try store.delivered(app: app, thread: nil).prefix(10).map { "'\($0.request.identifier)'" }
+            throw ChimeError(.notFound, field: "identifier",
+                             "no delivered notification '\(identifier)' for \(app); delivered: \(delivered.isEmpty ? "none" : delivered.joined(separator: ", "))")
+        }
+        let categoryIdentifier = notification.request.content.categoryIdentifier
+        let category = try store.categories(app: app).first { $0.identifier == categoryIdentifier }
+        var respondsToApp = true
+        switch action {
+        case UNNotificationDefaultActionIdentifier:
+            if userText != nil {
+                throw ChimeError(.invalidValue, field: "userText", "the default action takes no text; send userText only with a text-input action")
+            }
+        case UNNotificationDismissActionIdentifier:
+            if userText != nil {
+                throw ChimeError(.invalidValue, field: "userText", "a dismissal takes no text; send userText only with a text-input action")
+            }
+            respondsToApp = category?.options.contains(.customDismissAction) ?? false
+        default:
+            guard let found = category?.action(action) else {
+                let available = (category?.actions.map { "'\($0.identifier)'" } ?? []) + ["the default action", "dismiss"]
+                let which = categoryIdentifier.isEmpty ? "it has no category" : category == nil
+                    ? "its category '\(categoryIdentifier)' is not registered" : "category '\(categoryIdentifier)' has"
+                throw ChimeError(.unknownAction, field: "actionIdentifier",
+                                 "notification '\(identifier)' has no action '\(action)': \(which); accepted: \(available.joined(separator: ", "))")
+            }
+            if found.textInput != nil && userText == nil {
+                throw ChimeError(.invalidValue, field: "userText", "action '\(action)' is a text-input action; give the typed text as userText")
+            }
+            if found.textInput == nil && userText != nil {
+                throw ChimeError(.invalidValue, field: "userText", "action '\(action)' has no text field; send userText only with a text-input action")
+            }
+        }
+        let now = clock.now
+        _ = try removeDelivered(app: app, identifiers: [identifier], thread: nil)
+        guard respondsToApp else { return nil }
+        var response = NotificationResponse(notification: notification, actionIdentifier: action, userText: userText, date: now)
+        response.id = try store.appendResponse(response, app: app)
+        try log(EngineEvent(app: app, kind: .response, date: now, response: response))
+        return response
+    }
+}

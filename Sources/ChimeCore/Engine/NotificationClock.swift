@@ -1,0 +1,30 @@
+import Foundation
+
+/// The engine's source of time. Engine code never calls `Date()` or `Task.sleep` itself: it asks
+/// its clock, so tests can move time by hand (`ManualClock` in `ChimeTesting`).
+public protocol NotificationClock: Sendable {
+    /// The current date.
+    var now: Date { get }
+    /// Suspends until `deadline` has passed on this clock. Throws `CancellationError` when the task
+    /// is cancelled.
+    func sleep(until deadline: Date) async throws
+}
+
+/// The wall clock: `Date()` and real sleeping.
+///
+/// Sleeps are cut into slices of at most 30 s and re-checked against the wall clock, so a clock
+/// step (NTP, suspend/resume) delays a notification by no more than a slice.
+public struct SystemClock: NotificationClock {
+    public init() {}
+
+    public var now: Date { Date() }
+
+    public func sleep(until deadline: Date) async throws {
+        while true {
+            let remaining = deadline.timeIntervalSinceNow
+            if remaining <= 0 { return }
+            let slice = min(remaining, 30)
+            try await Task.sleep(for: .nanoseconds(Int64(slice * 1e9)), tolerance: .microseconds(100), clock: .continuous)
+        }
+    }
+}

@@ -1,0 +1,563 @@
+import Foundation
+import Synchronization
+
+/// The notification engine: every app's authorization, categories, pending requests, delivered
+/// notifications and response outbox, kept in a ``NotificationStore``.
+///
+/// Every operation runs on one serial writer, in the order it was called, inside a store
+/// transaction; an operation completes only after its transaction commits. Operations that arrive
+/// while a commit is under way share the next transaction (group commit), so durability does not
+/// cost throughput.
+///
+/// ```swift
+/// let engine = NotificationEngine(store: MemoryStore(), policy: FixedAuthorizationPolicy(.grant))
+/// _ = try await engine.requestAuthorization(app: "com.example.alarm", options: [.alert, .sound])
+/// var content = NotificationContent(title: "Alarm")
+/// content.sound = .default
+/// try await engine.add([NotificationRequest(identifier: "Alarm", content: content,
+///                                           trigger: .timeInterval(10, repeats: false))],
+///                      app: "com.example.alarm")
+/// ```
+///
+/// The engine does not run by itself: call ``startScheduler()`` to fire notifications on the
+/// clock, or drive it with ``fireDue(now:)`` (as the simulator does).
+public final class NotificationEngine: Sendable {
+    /// Engine settings.
+    public struct Configuration: Sendable {
+        /// How many of the soonest fire dates are held in memory.
+        public var windowCapacity = 4096
+        /// The most operations committed in one transaction.
+        public var maxBatch = 8192
+        /// The most notifications fired in one transaction.
+        public var fireBatch = 4096
+        /// How many events the store keeps for resumable streams.
+        public var eventRetention = 100_000
+        /// Whether events are written to the store's log (needed for resumable event streams).
+        public var recordsEvents = true
+        public init() {}
+    }
+
+    let core: EngineCoreBox
+    private let queue = DispatchQueue(label: "chime.engine.writer", qos: .userInitiated)
+    private let inbox = Mutex(Inbox())
+    private let subscribers = Mutex(Subscribers())
+    private let schedulerState = Mutex(SchedulerState())
+    /// The engine's clock.
+    public let clock: any NotificationClock
+    private let configuration: Configuration
+
+    private struct Inbox {
+        var jobs: [Job] = []
+        var draining = false
+        var closed = false
+    }
+
+    private struct Subscribers {
+        var next = 0
+        var all: [Int: (app: String?, handler: @Sendable (EngineEvent) -> Void, finish: @Sendable () -> Void)] = [:]
+    }
+
+    private struct SchedulerState {
+        var task: Task<Void, Never>?
+        var sleeper: Task<Void, any Error>?
+        var target: Date?
+    }
+
+    /// Creates an engine over a store.
+    ///
+    /// - Parameters:
+    ///   - store: where state is kept; used from the engine's writer only from now on.
+    ///   - clock: the source of "now" and of sleeping.
+    ///   - timeZone: the device's time zone, for calendar triggers without one of their own. The
+    ///     store's remembered zone wins when there is one (it follows ``setTimeZone(_:)``).
+    ///   - policy: who answers `requestAuthorization`.
+    public init(store: any NotificationStore, clock: any NotificationClock = SystemClock(),
+                timeZone: TimeZone = .current, policy: any AuthorizationPolicy = FixedAuthorizationPolicy(.grant),
+                configuration: Configuration = Configuration()) {
+        self.clock = clock
+        self.configuration = configuration
+        self.core = EngineCoreBox(EngineCore(store: store, clock: clock, timeZone: timeZone, policy: policy,
+                                             configuration: configuration))
+        queue.sync { core.value.open() }
+    }
+
+    deinit {
+        schedulerState.withLock { state in
+            state.task?.cancel()
+            state.sleeper?.cancel()
+        }
+    }
+
+    // MARK: - The writer
+
+    /// Runs `body` on the writer inside a transaction and hands its result to `completion` after
+    /// the transaction commits. Calls are processed in the order they are made.
+    ///
+    /// `body` must check before it writes: a ``ChimeError`` or ``UNError`` thrown by `body` fails
+    /// only this operation (its writes, if any, would stay), while any other error (a store failure)
+    /// rolls back the whole transaction and fails every operation in it.
+    package func submit<T: Sendable>(_ body: @escaping @Sendable (EngineCore) throws -> T,
+                             completion: @escaping @Sendable (Result<T, any Error>) -> Void) {
+        let box = ResultBox<T>()
+        let job = Job(
+            run: { core in
+                do { box.result = .success(try body(core)) } catch let error where Self.isOperationError(error) {
+                    box.result = .failure(error)
+                }
+            },
+            finish: { failure in completion(failure.map { .failure($0) } ?? box.result ?? .failure(ChimeError(.shutDown, "no result"))) }
+        )
+        let schedule = inbox.withLock { inbox -> Bool? in
+            if inbox.closed { return nil }
+            inbox.jobs.append(job)
+            if inbox.draining { return false }
+            inbox.draining = true
+            return true
+        }
+        switch schedule {
+        case nil: completion(.failure(ChimeError(.shutDown, "the notification engine has shut down")))
+        case true?: queue.async { self.drain() }
+        case false?: break
+        }
+    }
+
+    /// `submit`, awaited.
+    package func perform<T: Sendable>(_ body: @escaping @Sendable (EngineCore) throws -> T) async throws -> T {
+        try await withCheckedThrowingContinuation { continuation in
+            submit(body) { continuation.resume(with: $0) }
+        }
+    }
+
+    private static func isOperationError(_ error: any Error) -> Bool {
+        if error is UNError { return true }
+        if let error = error as? ChimeError {
+            return ![.storeFailure, .storeTooNew, .notAStore].contains(error.code)
+        }
+        return false
+    }
+
+    private func drain() {
+        while true {
+            let jobs = inbox.withLock { inbox -> [Job] in
+                let batch = Array(inbox.jobs.prefix(configuration.maxBatch))
+                inbox.jobs.removeFirst(batch.count)
+                if batch.isEmpty { inbox.draining = false }
+                return batch
+            }
+            if jobs.isEmpty { return }
+            run(jobs)
+        }
+    }
+
+    private func run(_ jobs: [Job]) {
+        let core = self.core.value
+        let before = core.window.first?.date
+        do {
+            try core.store.transaction {
+                for job in jobs { try job.run(core) }
+            }
+        } catch {
+            core.abandon()
+            for job in jobs { job.finish(error) }
+            return
+        }
+        // Events go out before completions, so whoever awaits an operation finds its events
+        // already handed to subscribers.
+        publish(core.takeEvents())
+        for job in jobs { job.finish(nil) }
+        let after = core.window.first?.date
+        if after != before { scheduleChanged(next: after) }
+        if core.moreDue { wakeScheduler() }
+    }
+
+    private func publish(_ events: [EngineEvent]) {
+        guard !events.isEmpty else { return }
+        let handlers = subscribers.withLock { Array($0.all.values) }
+        for subscriber in handlers {
+            for event in events where subscriber.app == nil || subscriber.app == event.app {
+                subscriber.handler(event)
+            }
+        }
+    }
+
+    /// Stops accepting operations, finishes those already accepted, and stops the scheduler.
+    public func shutdown() async {
+        stopScheduler()
+        inbox.withLock { $0.closed = true }
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            queue.async { continuation.resume() }
+        }
+        // Jobs queued before closing run on the writer before the continuation above resumes,
+        // because `drain` was scheduled on the same serial queue earlier.
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            queue.async { continuation.resume() }
+        }
+        let all = subscribers.withLock { subscribers in
+            defer { subscribers.all.removeAll() }
+            return Array(subscribers.all.values)
+        }
+        for subscriber in all { subscriber.finish() }
+    }
+
+    /// Waits until every operation submitted before this call has committed.
+    public func barrier() async {
+        _ = try? await perform { _ in () }
+    }
+
+    // MARK: - Events
+
+    /// Calls `handler` with every event of one app (or, with `nil`, of every app) from now on,
+    /// on the engine's writer, after the event's transaction committed and before the operation that
+    /// caused it completes. The handler must return quickly and must not wait for the engine.
+    ///
+    /// - Returns: a token; pass it to ``unsubscribe(_:)`` to stop.
+    public func subscribe(app: String?, handler: @escaping @Sendable (EngineEvent) -> Void) -> Int {
+        subscribe(app: app, handler: handler, finish: {})
+    }
+
+    private func subscribe(app: String?, handler: @escaping @Sendable (EngineEvent) -> Void, finish: @escaping @Sendable () -> Void) -> Int {
+        subscribers.withLock { subscribers -> Int in
+            subscribers.next += 1
+            subscribers.all[subscribers.next] = (app, handler, finish)
+            return subscribers.next
+        }
+    }
+
+    /// Stops a subscription made with ``subscribe(app:handler:)``.
+    public func unsubscribe(_ token: Int) {
+        let removed = subscribers.withLock { $0.all.removeValue(forKey: token) }
+        removed?.finish()
+    }
+
+    /// A live stream of events, for one app or (with `nil`) every app, from now on.
+    ///
+    /// For resumable streams, read the log first with ``events(after:app:limit:)``.
+    public func events(app: String?) -> AsyncStream<EngineEvent> {
+        let (stream, continuation) = AsyncStream<EngineEvent>.makeStream(bufferingPolicy: .unbounded)
+        let token = subscribe(app: app, handler: { continuation.yield($0) }, finish: { continuation.finish() })
+        continuation.onTermination = { [weak self] _ in
+            _ = self?.subscribers.withLock { $0.all.removeValue(forKey: token) }
+        }
+        return stream
+    }
+
+    /// Events from the store's log after `sequence`, oldest first.
+    public func events(after sequence: Int64, app: String?, limit: Int = 1000) async throws -> [EngineEvent] {
+        try await perform { try $0.store.events(after: sequence, app: app, limit: limit) }
+    }
+
+    /// The oldest event sequence the log still holds (0 when empty).
+    public func oldestEventSequence() async throws -> Int64 {
+        try await perform { try $0.store.oldestEventSequence() }
+    }
+
+    // MARK: - Apps and authorization
+
+    /// The app's record, created on first use.
+    public func app(_ app: String) async throws -> AppRecord {
+        try await perform { try $0.appRecord(app) }
+    }
+
+    /// Every app the engine knows.
+    public func apps() async throws -> [AppRecord] {
+        try await perform { try $0.store.apps() }
+    }
+
+    /// Creates or replaces an app's record (service mode: registration, token rotation).
+    public func putApp(_ record: AppRecord) async throws {
+        try await perform { try $0.store.putApp(record) }
+    }
+
+    /// Removes an app and everything it owns.
+    public func removeApp(_ app: String) async throws {
+        try await perform { core in
+            try core.store.removeApp(app)
+            core.window.removeApp(app)
+        }
+    }
+
+    /// Asks the user once; later calls return the stored answer.
+    ///
+    /// - Returns: whether notifications are allowed, and the resulting settings.
+    public func requestAuthorization(app: String, options: UNAuthorizationOptions) async throws -> (granted: Bool, settings: NotificationSettings) {
+        try await perform { try $0.requestAuthorization(app: app, options: options) }
+    }
+
+    /// Answers a waiting question (`chime apps allow|deny`, the web center), or changes the answer.
+    public func answerAuthorization(app: String, allow: Bool) async throws -> NotificationSettings {
+        try await perform { try $0.answerAuthorization(app: app, allow: allow) }
+    }
+
+    /// The app's current settings.
+    public func settings(app: String) async throws -> NotificationSettings {
+        try await perform { try $0.appRecord(app).settings }
+    }
+
+    /// Changes individual settings (what a settings screen does): alerts, sounds, badges, previews.
+    public func updateSettings(app: String, _ change: @escaping @Sendable (inout NotificationSettings) -> Void) async throws -> NotificationSettings {
+        try await perform { try $0.updateSettings(app: app, change) }
+    }
+
+    // MARK: - Categories
+
+    /// Replaces the app's categories.
+    public func setCategories(_ categories: [NotificationCategory], app: String) async throws {
+        try Validation.validate(categories)
+        try await perform { try $0.store.setCategories(categories, app: app) }
+    }
+
+    /// The app's categories.
+    public func categories(app: String) async throws -> [NotificationCategory] {
+        try await perform { try $0.store.categories(app: app) }
+    }
+
+    // MARK: - Requests
+
+    /// Adds requests; each replaces a pending request with the same identifier. Requests without a
+    /// trigger are delivered at once. Completes after the requests are committed.
+    ///
+    /// - Returns: each request's next fire date (`nil` for location triggers and immediate delivery).
+    /// - Throws: ``UNError`` `notificationsNotAllowed` when the app is not authorized;
+    ///   ``ChimeError`` naming the field for invalid input (then nothing is added).
+    @discardableResult
+    public func add(_ requests: [NotificationRequest], app: String) async throws -> [Date?] {
+        for (index, request) in requests.enumerated() {
+            try Validation.validate(request, field: requests.count == 1 ? "" : "[\(index)]")
+        }
+        return try await perform { try $0.add(requests, app: app) }
+    }
+
+    /// `add`, with a completion handler; the call order is the processing order.
+    public func add(_ requests: [NotificationRequest], app: String, completion: @escaping @Sendable (Result<[Date?], any Error>) -> Void) {
+        do {
+            for (index, request) in requests.enumerated() {
+                try Validation.validate(request, field: requests.count == 1 ? "" : "[\(index)]")
+            }
+        } catch {
+            // Keep the order promise: report through the writer, after earlier operations.
+            submit({ _ in throw error }, completion: completion)
+            return
+        }
+        submit({ try $0.add(requests, app: app) }, completion: completion)
+    }
+
+    /// The app's pending requests, in the order they were first added.
+    public func pending(app: String) async throws -> [PendingRequest] {
+        try await perform { try $0.store.pending(app: app) }
+    }
+
+    /// Removes pending requests by identifier (all of the app's when `identifiers` is `nil`).
+    @discardableResult
+    public func removePending(app: String, identifiers: [String]?) async throws -> [String] {
+        try await perform { try $0.removePending(app: app, identifiers: identifiers) }
+    }
+
+    /// Runs an operation without waiting, keeping the call order (for the fire-and-forget API).
+    public func removePending(app: String, identifiers: [String]?, completion: @escaping @Sendable (Result<[String], any Error>) -> Void) {
+        submit({ try $0.removePending(app: app, identifiers: identifiers) }, completion: completion)
+    }
+
+    /// How many requests are pending (one app, or all).
+    public func pendingCount(app: String? = nil) async throws -> Int {
+        try await perform { try $0.store.pendingCount(app: app) }
+    }
+
+    // MARK: - Delivered
+
+    /// The app's delivered notifications, newest first, optionally of one thread.
+    public func delivered(app: String, thread: String? = nil) async throws -> [DeliveredNotification] {
+        try await perform { try $0.store.delivered(app: app, thread: thread) }
+    }
+
+    /// Removes delivered notifications (all of the app's, or of a thread, when `identifiers` is `nil`).
+    @discardableResult
+    public func removeDelivered(app: String, identifiers: [String]?, thread: String? = nil) async throws -> [String] {
+        try await perform { try $0.removeDelivered(app: app, identifiers: identifiers, thread: thread) }
+    }
+
+    public func removeDelivered(app: String, identifiers: [String]?, completion: @escaping @Sendable (Result<[String], any Error>) -> Void) {
+        submit({ try $0.removeDelivered(app: app, identifiers: identifiers, thread: nil) }, completion: completion)
+    }
+
+    /// How many notifications are delivered (one app, or all).
+    public func deliveredCount(app: String? = nil) async throws -> Int {
+        try await perform { try $0.store.deliveredCount(app: app) }
+    }
+
+    // MARK: - Badge
+
+    /// Sets the app's badge; 0 clears it.
+    ///
+    /// - Throws: ``UNError`` `badgeInputInvalid` for a negative count.
+    public func setBadge(_ count: Int, app: String) async throws {
+        try await perform { try $0.setBadge(count, app: app) }
+    }
+
+    // MARK: - Firing
+
+    /// The next date a timed request fires, from the in-memory window.
+    public func nextFireDate() async throws -> Date? {
+        try await perform { try $0.nextFireDate() }
+    }
+
+    /// Delivers every timed request due at `now` (in order of due date), in transactions of at most
+    /// ``Configuration/fireBatch``.
+    ///
+    /// - Returns: the notifications delivered.
+    @discardableResult
+    public func fireDue(now: Date) async throws -> [DeliveredNotification] {
+        var all: [DeliveredNotification] = []
+        while true {
+            let (delivered, more) = try await perform { core in
+                let delivered = try core.fireDue(now: now, limit: core.configuration.fireBatch)
+                return (delivered, delivered.count == core.configuration.fireBatch)
+            }
+            all += delivered.map(\.notification)
+            if !more { return all }
+        }
+    }
+
+    /// Delivers a remote notification at once (the push endpoint and the simulator's `push`). A
+    /// delivered notification with the same identifier is replaced (APNs' collapse id).
+    @discardableResult
+    public func deliverPush(_ content: NotificationContent, identifier: String, silent: Bool, app: String,
+                            date: Date? = nil) async throws -> DeliveredNotification? {
+        try Validation.validateIdentifier(identifier, field: "identifier")
+        try Validation.validate(content)
+        return try await perform { try $0.deliverPush(content, identifier: identifier, silent: silent, app: app, date: date) }
+    }
+
+    // MARK: - Device state
+
+    /// Tells the engine where the device is; location triggers whose region was entered or left fire.
+    @discardableResult
+    public func updateLocation(_ coordinate: Coordinate) async throws -> [DeliveredNotification] {
+        guard coordinate.isValid else {
+            throw ChimeError(.invalidValue, field: "latitude",
+                             "(\(coordinate.latitude), \(coordinate.longitude)) is not a position; latitude -90 to 90, longitude -180 to 180")
+        }
+        return try await perform { try $0.updateLocation(coordinate) }
+    }
+
+    /// The last known location.
+    public func location() async throws -> Coordinate? {
+        try await perform { $0.location }
+    }
+
+    /// Changes the device's time zone: calendar triggers without a zone of their own move with it.
+    public func setTimeZone(_ timeZone: TimeZone) async throws {
+        try await perform { try $0.setTimeZone(timeZone) }
+    }
+
+    /// The device's time zone.
+    public func timeZone() async throws -> TimeZone {
+        try await perform { $0.timeZone }
+    }
+
+    // MARK: - Responses
+
+    /// Records the user's answer: checks it against the notification's category, removes the
+    /// notification from the delivered list, and stores the response in the app's outbox.
+    ///
+    /// - Returns: the stored response, or `nil` for a dismissal of a notification whose category
+    ///   has no `.customDismissAction` (the app does not hear of it).
+    /// - Throws: ``ChimeError`` `notFound` when the notification is not delivered, `unknownAction`
+    ///   when the action is not in its category, `invalidValue` for text on a non-text action.
+    public func respond(app: String, notification identifier: String, action: String, userText: String? = nil) async throws -> NotificationResponse? {
+        try await perform { try $0.respond(app: app, identifier: identifier, action: action, userText: userText) }
+    }
+
+    /// The app's outbox: responses not yet acknowledged, oldest first.
+    public func outbox(app: String) async throws -> [NotificationResponse] {
+        try await perform { try $0.store.responses(app: app) }
+    }
+
+    /// Acknowledges a response: it leaves the outbox and is never handed over again.
+    @discardableResult
+    public func acknowledge(response id: Int64, app: String) async throws -> Bool {
+        try await perform { try $0.store.removeResponse(app: app, id: id) }
+    }
+
+    // MARK: - Scheduler
+
+    /// Starts firing notifications on the clock: the engine sleeps until the next fire date and
+    /// delivers what is due, including what fell due while nothing ran (once, dated when due).
+    public func startScheduler() {
+        schedulerState.withLock { state in
+            guard state.task == nil else { return }
+            state.task = Task.detached(priority: .userInitiated) { [weak self] in
+                await self?.schedulerLoop()
+            }
+        }
+    }
+
+    /// Stops the scheduler started by ``startScheduler()``.
+    public func stopScheduler() {
+        schedulerState.withLock { state in
+            state.task?.cancel()
+            state.sleeper?.cancel()
+            state.task = nil
+            state.sleeper = nil
+        }
+    }
+
+    private func schedulerLoop() async {
+        while !Task.isCancelled {
+            let now = clock.now
+            do {
+                let next = try await nextFireDate()
+                if let next, next <= now {
+                    try await fireDue(now: now)
+                    continue
+                }
+                let sleeper = schedulerState.withLock { state -> Task<Void, any Error> in
+                    state.target = next
+                    let clock = self.clock
+                    let deadline = next ?? now.addingTimeInterval(3600)
+                    let task = Task { try await clock.sleep(until: deadline) }
+                    state.sleeper = task
+                    return task
+                }
+                _ = await sleeper.result
+            } catch {
+                // A store failure: retry after a pause rather than spinning.
+                try? await Task.sleep(for: .milliseconds(200))
+            }
+        }
+    }
+
+    private func scheduleChanged(next: Date?) {
+        schedulerState.withLock { state in
+            guard let next, let sleeper = state.sleeper else { return }
+            if state.target.map({ next < $0 }) ?? true { sleeper.cancel() }
+        }
+    }
+
+    private func wakeScheduler() {
+        schedulerState.withLock { $0.sleeper?.cancel() }
+    }
+}
+
+/// Holds the writer-confined core. `@unchecked Sendable`: the core is only touched on the engine's
+/// serial writer queue (and once in `init`, before the engine is shared).
+final class EngineCoreBox: @unchecked Sendable {
+    let value: EngineCore
+    init(_ value: EngineCore) { self.value = value }
+}
+
+/// A queued operation. `@unchecked Sendable`: created on the caller's thread, then only touched on
+/// the writer queue.
+final class Job: @unchecked Sendable {
+    let run: (EngineCore) throws -> Void
+    let finish: ((any Error)?) -> Void
+    init(run: @escaping (EngineCore) throws -> Void, finish: @escaping ((any Error)?) -> Void) {
+        self.run = run
+        self.finish = finish
+    }
+}
+
+/// An operation's result between running and committing. `@unchecked Sendable`: written and read on
+/// the writer queue only.
+final class ResultBox<T>: @unchecked Sendable {
+    var result: Result<T, any Error>?
+}

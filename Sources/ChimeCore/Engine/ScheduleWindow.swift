@@ -1,0 +1,75 @@
+import Foundation
+
+/// The soonest pending fire dates, held in memory so the scheduler knows when to wake without
+/// asking the store; everything else stays in the store. Memory is bounded by `capacity`,
+/// whatever the number of pending requests.
+///
+/// Invariant: every timed pending request that is not in the window fires at or after `horizon`
+/// (and when `complete`, the window holds every timed pending request). So the window's first entry
+/// is the next fire date overall, and when the window runs empty it is refilled from the store.
+struct ScheduleWindow {
+    struct Key: Hashable {
+        var app: String
+        var identifier: String
+    }
+
+    struct Entry: Comparable {
+        var date: Date
+        var sequence: Int64
+        var key: Key
+        static func < (a: Entry, b: Entry) -> Bool { (a.date, a.sequence) < (b.date, b.sequence) }
+        static func == (a: Entry, b: Entry) -> Bool { a.key == b.key && a.date == b.date && a.sequence == b.sequence }
+    }
+
+    let capacity: Int
+    private(set) var entries: [Entry] = []  // sorted ascending
+    private var dates: [Key: Entry] = [:]
+    private(set) var complete = true
+    private(set) var horizon = Date.distantFuture
+
+    init(capacity: Int) { self.capacity = max(capacity, 4) }
+
+    var count: Int { entries.count }
+    var first: Entry? { entries.first }
+    /// Whether the store may hold requests the window does not.
+    var needsRefill: Bool { !complete && entries.count < capacity / 4 }
+
+    /// Replaces the contents with the store's soonest requests.
+    mutating func load(_ soonest: [(app: String, identifier: String, date: Date, sequence: Int64)]) {
+        entries = soonest.map { Entry(date: $0.date, sequence: $0.sequence, key: Key(app: $0.app, identifier: $0.identifier)) }
+        entries.sort()
+        dates = Dictionary(entries.map { ($0.key, $0) }, uniquingKeysWith: { _, b in b })
+        complete = soonest.count < capacity
+        horizon = complete ? .distantFuture : (entries.last?.date ?? .distantFuture)
+    }
+
+    /// Records that a request now fires at `date` (or no longer has a fire date, when `nil`).
+    mutating func set(_ key: Key, date: Date?, sequence: Int64) {
+        remove(key)
+        guard let date, complete || date < horizon else { return }
+        let entry = Entry(date: date, sequence: sequence, key: key)
+        entries.insert(entry, at: entries.partitioningIndex { $0 > entry || $0 == entry })
+        dates[key] = entry
+        if entries.count > capacity {
+            let dropped = entries.removeLast()
+            dates[dropped.key] = nil
+            complete = false
+            horizon = min(horizon, dropped.date)
+        }
+    }
+
+    mutating func remove(_ key: Key) {
+        guard let entry = dates.removeValue(forKey: key) else { return }
+        let index = entries.partitioningIndex { $0 > entry || $0 == entry }
+        if index < entries.count, entries[index].key == key {
+            entries.remove(at: index)
+        } else if let index = entries.firstIndex(where: { $0.key == key }) {
+            entries.remove(at: index)
+        }
+    }
+
+    mutating func removeApp(_ app: String) {
+        entries.removeAll { $0.key.app == app }
+        dates = dates.filter { $0.key.app != app }
+    }
+}

@@ -1,0 +1,182 @@
+import Foundation
+
+/// The rules every entry point (Swift API, JSON, HTTP, CLI) applies before the engine accepts a
+/// request or a category. Errors name the field and say what is accepted.
+public enum Validation {
+    /// The longest identifier accepted, in UTF-8 bytes.
+    public static let maxIdentifierBytes = 1024
+    /// The largest content accepted, in bytes of text and user info.
+    public static let maxContentBytes = 256 * 1024
+
+    /// Checks a request to add (not a push).
+    public static func validate(_ request: NotificationRequest, field: String = "") throws {
+        try validateIdentifier(request.identifier, field: join(field, "identifier"))
+        try validate(request.content, field: join(field, "content"))
+        if let trigger = request.trigger {
+            if case .push = trigger {
+                throw ChimeError(.invalidTrigger, field: join(field, "trigger"),
+                                 "a push trigger cannot be scheduled; remote notifications arrive through the push endpoint. Accepted triggers: timeInterval, calendar, location, or none to deliver at once")
+            }
+            try validate(trigger, field: join(field, "trigger"))
+        }
+    }
+
+    /// Checks an identifier: not empty, at most ``maxIdentifierBytes`` bytes, no NUL characters.
+    public static func validateIdentifier(_ identifier: String, field: String) throws {
+        if identifier.isEmpty {
+            throw ChimeError(.invalidIdentifier, field: field, "\(field) is empty; give a non-empty identifier")
+        }
+        if identifier.utf8.count > maxIdentifierBytes {
+            throw ChimeError(.invalidIdentifier, field: field,
+                             "\(field) is \(identifier.utf8.count) bytes long; at most \(maxIdentifierBytes) are accepted")
+        }
+        if identifier.utf8.contains(0) {
+            throw ChimeError(.invalidIdentifier, field: field, "\(field) contains a NUL character, which is not accepted")
+        }
+    }
+
+    /// Checks content values and size.
+    public static func validate(_ content: NotificationContent, field: String = "content") throws {
+        if let badge = content.badge, badge < 0 {
+            throw ChimeError(.invalidValue, field: join(field, "badge"),
+                             "\(join(field, "badge")) is \(badge); give 0 or more (0 clears the badge), or nil to leave it")
+        }
+        if !content.relevanceScore.isFinite || !(0...1).contains(content.relevanceScore) {
+            throw ChimeError(.invalidValue, field: join(field, "relevanceScore"),
+                             "\(join(field, "relevanceScore")) is \(content.relevanceScore); accepted: 0 to 1")
+        }
+        if content.summaryArgumentCount < 0 {
+            throw ChimeError(.invalidValue, field: join(field, "summaryArgumentCount"),
+                             "\(join(field, "summaryArgumentCount")) is \(content.summaryArgumentCount); give 0 or more")
+        }
+        if let volume = content.sound?.volume, !volume.isFinite || !(0...1).contains(volume) {
+            throw ChimeError(.invalidValue, field: join(field, "sound.volume"),
+                             "\(join(field, "sound.volume")) is \(volume); accepted: 0 to 1")
+        }
+        let size = estimatedSize(content)
+        if size > maxContentBytes {
+            throw ChimeError(.tooLarge, field: field,
+                             "\(field) is about \(size) bytes; at most \(maxContentBytes) bytes of text and user info are accepted")
+        }
+    }
+
+    /// Checks a trigger's parameters.
+    public static func validate(_ trigger: NotificationTrigger, field: String = "trigger") throws {
+        switch trigger {
+        case .timeInterval(let interval, let repeats):
+            let name = join(field, "timeInterval")
+            guard interval.isFinite, interval > 0 else {
+                throw ChimeError(.invalidTrigger, field: name, "\(name) is \(interval); the time interval must be greater than 0")
+            }
+            if repeats && interval < 60 {
+                throw ChimeError(.invalidTrigger, field: name,
+                                 "\(name) is \(interval) with repeats; the time interval must be at least 60 if repeating")
+            }
+        case .calendar(let components, _):
+            try validate(components, field: join(field, "dateComponents"))
+        case .location(let region, _):
+            try validate(region, field: join(field, "region"))
+        case .push:
+            break
+        }
+    }
+
+    /// Checks date components for a calendar trigger: at least one component, each in range.
+    public static func validate(_ components: DateComponents, field: String = "dateComponents") throws {
+        let ranges: [(String, Int?, ClosedRange<Int>)] = [
+            ("era", components.era, 0...1), ("year", components.year, 1...9999), ("month", components.month, 1...12),
+            ("day", components.day, 1...31), ("hour", components.hour, 0...23), ("minute", components.minute, 0...59),
+            ("second", components.second, 0...59), ("nanosecond", components.nanosecond, 0...999_999_999),
+            ("weekday", components.weekday, 1...7), ("weekdayOrdinal", components.weekdayOrdinal, -5...5),
+            ("quarter", components.quarter, 1...4), ("weekOfMonth", components.weekOfMonth, 1...6),
+            ("weekOfYear", components.weekOfYear, 1...53), ("yearForWeekOfYear", components.yearForWeekOfYear, 1...9999),
+        ]
+        var any = false
+        for (name, value, range) in ranges {
+            guard let value else { continue }
+            any = true
+            if !range.contains(value) {
+                throw ChimeError(.invalidTrigger, field: join(field, name),
+                                 "\(join(field, name)) is \(value); accepted: \(range.lowerBound) to \(range.upperBound)")
+            }
+        }
+        if !any {
+            throw ChimeError(.invalidTrigger, field: field,
+                             "\(field) has no components; give at least one of year, month, day, hour, minute, second, weekday, …")
+        }
+    }
+
+    /// Checks a region: identifier, valid coordinates, a positive radius, entry or exit.
+    public static func validate(_ region: CircularRegion, field: String = "region") throws {
+        try validateIdentifier(region.identifier, field: join(field, "identifier"))
+        if !region.center.latitude.isFinite || !(-90...90).contains(region.center.latitude) {
+            throw ChimeError(.invalidTrigger, field: join(field, "latitude"),
+                             "\(join(field, "latitude")) is \(region.center.latitude); accepted: -90 to 90")
+        }
+        if !region.center.longitude.isFinite || !(-180...180).contains(region.center.longitude) {
+            throw ChimeError(.invalidTrigger, field: join(field, "longitude"),
+                             "\(join(field, "longitude")) is \(region.center.longitude); accepted: -180 to 180")
+        }
+        if !region.radius.isFinite || region.radius <= 0 {
+            throw ChimeError(.invalidTrigger, field: join(field, "radius"),
+                             "\(join(field, "radius")) is \(region.radius); give a radius in metres greater than 0")
+        }
+        if !region.notifyOnEntry && !region.notifyOnExit {
+            throw ChimeError(.invalidTrigger, field: field,
+                             "\(field) notifies neither on entry nor on exit, so it could never fire; set notifyOnEntry or notifyOnExit")
+        }
+    }
+
+    /// Checks a set of categories: identifiers present and unique, action identifiers unique within
+    /// each category and not the system identifiers.
+    public static func validate(_ categories: [NotificationCategory], field: String = "categories") throws {
+        var seen: Set<String> = []
+        for (index, category) in categories.enumerated() {
+            let at = "\(field)[\(index)]"
+            try validateIdentifier(category.identifier, field: join(at, "identifier"))
+            if !seen.insert(category.identifier).inserted {
+                throw ChimeError(.invalidCategory, field: join(at, "identifier"),
+                                 "category '\(category.identifier)' is listed twice; each category identifier may appear once")
+            }
+            var actions: Set<String> = []
+            for (actionIndex, action) in category.actions.enumerated() {
+                let actionField = join(at, "actions[\(actionIndex)].identifier")
+                try validateIdentifier(action.identifier, field: actionField)
+                if action.identifier == UNNotificationDefaultActionIdentifier
+                    || action.identifier == UNNotificationDismissActionIdentifier {
+                    throw ChimeError(.invalidCategory, field: actionField,
+                                     "action identifier '\(action.identifier)' is reserved for the system; choose another")
+                }
+                if !actions.insert(action.identifier).inserted {
+                    throw ChimeError(.invalidCategory, field: actionField,
+                                     "action '\(action.identifier)' is listed twice in category '\(category.identifier)'; each action identifier may appear once in a category")
+                }
+            }
+        }
+    }
+
+    static func join(_ prefix: String, _ name: String) -> String {
+        prefix.isEmpty ? name : "\(prefix).\(name)"
+    }
+
+    static func estimatedSize(_ content: NotificationContent) -> Int {
+        var size = content.title.utf8.count + content.subtitle.utf8.count + content.body.utf8.count
+        size += content.categoryIdentifier.utf8.count + content.threadIdentifier.utf8.count
+        size += content.launchImageName.utf8.count + content.summaryArgument.utf8.count
+        size += (content.targetContentIdentifier?.utf8.count ?? 0) + (content.filterCriteria?.utf8.count ?? 0)
+        for (key, value) in content.userInfo { size += key.utf8.count + estimatedSize(value) }
+        for attachment in content.attachments { size += attachment.identifier.utf8.count + attachment.url.path.utf8.count }
+        return size
+    }
+
+    static func estimatedSize(_ value: PropertyListValue) -> Int {
+        switch value {
+        case .string(let s): s.utf8.count
+        case .integer, .double, .date: 8
+        case .bool: 1
+        case .data(let d): d.count
+        case .array(let a): a.reduce(0) { $0 + estimatedSize($1) }
+        case .dictionary(let d): d.reduce(0) { $0 + $1.key.utf8.count + estimatedSize($1.value) }
+        }
+    }
+}

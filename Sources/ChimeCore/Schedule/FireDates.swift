@@ -1,0 +1,97 @@
+import Foundation
+
+/// Next-fire-date math. Pure: "now" and the time zone are passed in.
+public enum FireDates {
+    /// The date a newly added request first fires, or `nil` for triggers that fire on events
+    /// (location, push) and for no trigger (delivered at once).
+    ///
+    /// - Throws: ``ChimeError`` `invalidTrigger` when a calendar trigger matches no future date.
+    public static func first(for trigger: NotificationTrigger?, now: Date, timeZone: TimeZone) throws -> Date? {
+        switch trigger {
+        case .none, .location, .push:
+            return nil
+        case .timeInterval(let interval, _):
+            return now.addingTimeInterval(interval)
+        case .calendar(let components, _):
+            guard let date = nextCalendarDate(matching: components, after: now, timeZone: timeZone) else {
+                throw ChimeError(.invalidTrigger, field: "trigger.dateComponents",
+                                 "the date components \(describe(components)) match no date after \(now); give components that occur in the future")
+            }
+            return date
+        }
+    }
+
+    /// The next occurrence of a repeating trigger strictly after `now`, given the occurrence that
+    /// was due (`due`) and the request's anchor (when it was added). Missed occurrences coalesce:
+    /// the result is always in the future.
+    public static func next(for trigger: NotificationTrigger, due: Date, anchor: Date, now: Date, timeZone: TimeZone) -> Date? {
+        switch trigger {
+        case .timeInterval(let interval, true):
+            // Occurrences are anchor + k·interval; take the first one after now.
+            let elapsed = now.timeIntervalSince(anchor)
+            var k = (elapsed / interval).rounded(.down) + 1
+            var candidate = anchor.addingTimeInterval(k * interval)
+            while candidate <= now || candidate <= due {
+                k += 1
+                candidate = anchor.addingTimeInterval(k * interval)
+            }
+            return candidate
+        case .calendar(let components, true):
+            let reference = max(now, due)
+            return nextCalendarDate(matching: components, after: reference, timeZone: timeZone, previous: due)
+        default:
+            return nil
+        }
+    }
+
+    /// Foundation's `nextDate(after:matching:matchingPolicy: .nextTime, repeatedTimePolicy: .first)`
+    /// in the components' time zone, or `timeZone` when they have none (a floating schedule).
+    ///
+    /// When `previous` is given (a repeating trigger that just fired), a wall-clock time that
+    /// occurs twice (the hour repeated when clocks go back) fires only once: the second
+    /// occurrence of the same wall time is skipped.
+    public static func nextCalendarDate(matching components: DateComponents, after date: Date, timeZone: TimeZone,
+                                        previous: Date? = nil) -> Date? {
+        var calendar = Calendar(identifier: components.calendar?.identifier ?? .gregorian)
+        calendar.timeZone = components.timeZone ?? timeZone
+        var matching = components
+        matching.calendar = nil
+        matching.timeZone = nil
+        var reference = date
+        for _ in 0..<8 {
+            guard let candidate = calendar.nextDate(after: reference, matching: matching, matchingPolicy: .nextTime,
+                                                    repeatedTimePolicy: .first, direction: .forward)
+            else { return nil }
+            if let previous, isRepeatedWallTime(candidate, of: previous, calendar: calendar) {
+                reference = candidate
+                continue
+            }
+            return candidate
+        }
+        return nil
+    }
+
+    /// Whether `candidate` shows the same wall-clock time on the same day as `previous` (the
+    /// second pass through an hour repeated by a daylight-saving change).
+    private static func isRepeatedWallTime(_ candidate: Date, of previous: Date, calendar: Calendar) -> Bool {
+        guard candidate > previous, candidate.timeIntervalSince(previous) <= 3 * 3600 else { return false }
+        let units: Set<Calendar.Component> = [.year, .month, .day, .hour, .minute, .second]
+        return calendar.dateComponents(units, from: candidate) == calendar.dateComponents(units, from: previous)
+    }
+
+    /// A readable form of date components for messages: `hour=8 minute=30 weekday=2 timeZone=Europe/Berlin`.
+    public static func describe(_ components: DateComponents) -> String {
+        var parts: [String] = []
+        let fields: [(String, Int?)] = [
+            ("era", components.era), ("year", components.year), ("month", components.month), ("day", components.day),
+            ("hour", components.hour), ("minute", components.minute), ("second", components.second),
+            ("nanosecond", components.nanosecond), ("weekday", components.weekday),
+            ("weekdayOrdinal", components.weekdayOrdinal), ("quarter", components.quarter),
+            ("weekOfMonth", components.weekOfMonth), ("weekOfYear", components.weekOfYear),
+            ("yearForWeekOfYear", components.yearForWeekOfYear),
+        ]
+        for (name, value) in fields { if let value { parts.append("\(name)=\(value)") } }
+        if let zone = components.timeZone { parts.append("timeZone=\(zone.identifier)") }
+        return parts.isEmpty ? "(none)" : parts.joined(separator: " ")
+    }
+}

@@ -1,0 +1,214 @@
+import Chime
+import ChimeCore
+import ChimeSQLite
+import Foundation
+
+/// A deterministic stand-in for the device and its user, running the real engine on a manual clock.
+///
+/// ```swift
+/// let simulator = NotificationSimulator(bundleIdentifier: "com.example.alarm",
+///                                       now: Date(timeIntervalSince1970: 1_780_000_000),
+///                                       timeZone: TimeZone(identifier: "Europe/Berlin")!)
+/// simulator.install()
+/// let app = AlarmApp()                      // uses UNUserNotificationCenter.current()
+/// app.start()
+/// await simulator.advance(by: 10)           // the alarm fires
+/// try await simulator.perform("snooze", on: "Alarm")
+/// await simulator.advance(by: 5)            // and comes back
+/// ```
+///
+/// `advance`, `tap`, `perform`, `reply`, `dismiss`, `push` and `move` return when every delegate
+/// callback they caused has finished and everything those callbacks asked the center to do is done.
+///
+/// `@unchecked Sendable`: mutable state is guarded by `lock`; the center and engine are thread-safe.
+public final class NotificationSimulator: @unchecked Sendable {
+    /// What the simulated user answers when the app asks for permission.
+    public enum AuthorizationAnswer: Sendable, Hashable {
+        case grant
+        case deny
+    }
+
+    /// Whether the app is in front (then `willPresent` decides presentation) or not.
+    public enum AppState: Sendable, Hashable {
+        case foreground
+        case background
+    }
+
+    /// The center under test.
+    public let center: UNUserNotificationCenter
+    /// The simulator's clock.
+    public let clock: ManualClock
+    /// The engine behind the center.
+    public var engine: NotificationEngine { center.engine }
+    public let bundleIdentifier: String
+
+    private let lock = NSLock()
+    private let policy: SimulatedUser
+    private var presentedList: [(notification: UNNotification, options: UNNotificationPresentationOptions)] = []
+
+    /// Makes a simulator.
+    ///
+    /// - Parameters:
+    ///   - storePath: a SQLite file to keep state in; `nil` (the default) keeps it in memory.
+    public init(bundleIdentifier: String = "com.example.app", now: Date = Date(timeIntervalSince1970: 1_780_000_000),
+                timeZone: TimeZone = TimeZone(identifier: "UTC")!, storePath: String?) throws {
+        self.bundleIdentifier = bundleIdentifier
+        clock = ManualClock(now: now)
+        policy = SimulatedUser()
+        let store: any NotificationStore = try storePath.map { try SQLiteStore(path: $0) } ?? MemoryStore()
+        let engine = NotificationEngine(store: store, clock: clock, timeZone: timeZone, policy: policy)
+        center = UNUserNotificationCenter(engine: engine, bundleIdentifier: bundleIdentifier, timeZone: timeZone,
+                                          driven: true, foreground: false)
+        center.setPresentObserver { [weak self] notification, options in
+            guard let self else { return }
+            self.lock.withLock { self.presentedList.append((notification, options)) }
+        }
+    }
+
+    /// A simulator kept in memory (this initialiser does not throw).
+    public convenience init(bundleIdentifier: String = "com.example.app", now: Date = Date(timeIntervalSince1970: 1_780_000_000),
+                            timeZone: TimeZone = TimeZone(identifier: "UTC")!) {
+        try! self.init(bundleIdentifier: bundleIdentifier, now: now, timeZone: timeZone, storePath: nil)
+    }
+
+    /// Makes `UNUserNotificationCenter.current()` return this simulator's center (replacing any
+    /// simulator installed before).
+    public func install() {
+        UNUserNotificationCenter.install(center)
+    }
+
+    /// What the user answers when asked for permission (default `.grant`).
+    public var authorizationAnswer: AuthorizationAnswer {
+        get { policy.answer }
+        set { policy.answer = newValue }
+    }
+
+    /// Whether the app is in front (default `.background`).
+    public var appState: AppState {
+        get { center.isAppInForeground ? .foreground : .background }
+        set { center.isAppInForeground = newValue == .foreground }
+    }
+
+    /// The virtual date.
+    public var now: Date { clock.now }
+
+    // MARK: - Time
+
+    /// Moves virtual time forward, firing everything that falls due, in order.
+    public func advance(by seconds: TimeInterval) async {
+        await advance(to: clock.now.addingTimeInterval(seconds))
+    }
+
+    /// Moves virtual time to `date`, firing everything that falls due, in order.
+    public func advance(to date: Date) async {
+        await center.processEvents()
+        while let next = try? await engine.nextFireDate(), next <= date {
+            clock.set(max(next, clock.now))
+            _ = try? await engine.fireDue(now: clock.now)
+            await center.processEvents()
+        }
+        clock.set(date)
+        await center.processEvents()
+    }
+
+    // MARK: - What the user sees
+
+    /// The delivered notifications, newest first.
+    public var deliveredNotifications: [UNNotification] {
+        get async {
+            await center.processEvents()
+            return await center.deliveredNotifications()
+        }
+    }
+
+    /// The pending requests.
+    public var pendingRequests: [UNNotificationRequest] {
+        get async {
+            await center.processEvents()
+            return await center.pendingNotificationRequests()
+        }
+    }
+
+    /// Every notification shown so far, with how it was shown, oldest first.
+    public var presented: [(notification: UNNotification, options: UNNotificationPresentationOptions)] {
+        get async {
+            await center.processEvents()
+            return lock.withLock { presentedList }
+        }
+    }
+
+    // MARK: - What the user does
+
+    /// Taps the notification's body: the default action.
+    public func tap(_ identifier: String) async throws {
+        try await respond(identifier, action: UNNotificationDefaultActionIdentifier, text: nil)
+    }
+
+    /// Picks one of the notification's actions.
+    public func perform(_ action: String, on identifier: String) async throws {
+        try await respond(identifier, action: action, text: nil)
+    }
+
+    /// Types a reply into a text-input action.
+    public func reply(_ text: String, with action: String, on identifier: String) async throws {
+        try await respond(identifier, action: action, text: text)
+    }
+
+    /// Dismisses the notification (the app hears of it only with `.customDismissAction`).
+    public func dismiss(_ identifier: String) async throws {
+        try await respond(identifier, action: UNNotificationDismissActionIdentifier, text: nil)
+    }
+
+    private func respond(_ identifier: String, action: String, text: String?) async throws {
+        await center.processEvents()
+        _ = try await engine.respond(app: bundleIdentifier, notification: identifier, action: action, userText: text)
+        await center.processEvents()
+    }
+
+    /// Delivers a remote notification from an APNs JSON payload (`aps.alert`, `sound`, `badge`,
+    /// `category`, `thread-id`, …; other top-level keys become `userInfo`).
+    ///
+    /// - Parameter identifier: the request identifier (APNs' collapse id); a new UUID by default.
+    /// - Throws: ``APNsPayloadError`` for a payload APNs would refuse.
+    public func push(_ payload: Data, identifier: String = UUID().uuidString) async throws {
+        let decoded = try APNsPayload.decode(payload)
+        try await engine.deliverPush(decoded.content, identifier: identifier, silent: decoded.isSilent, app: bundleIdentifier)
+        await center.processEvents()
+    }
+
+    /// Moves the device: location triggers whose region is entered or left fire.
+    public func move(to coordinate: CLLocationCoordinate2D) async {
+        _ = try? await engine.updateLocation(Coordinate(latitude: coordinate.latitude, longitude: coordinate.longitude))
+        await center.processEvents()
+    }
+
+    /// Changes the device's time zone: calendar triggers without a zone of their own move with it.
+    public func setTimeZone(_ timeZone: TimeZone) async {
+        try? await engine.setTimeZone(timeZone)
+        center.timeZone = timeZone
+        await center.processEvents()
+    }
+}
+
+/// The simulated user's answer to permission requests. `@unchecked Sendable`: guarded by `lock`.
+final class SimulatedUser: AuthorizationPolicy, @unchecked Sendable {
+    private let lock = NSLock()
+    private var current = NotificationSimulator.AuthorizationAnswer.grant
+
+    var answer: NotificationSimulator.AuthorizationAnswer {
+        get { lock.withLock { current } }
+        set { lock.withLock { current = newValue } }
+    }
+
+    func decide(app: String, options: UNAuthorizationOptions) -> AuthorizationDecision {
+        answer == .grant ? .grant : .deny
+    }
+}
+
+extension APNsPayload {
+    /// A silent push: `content-available` with nothing to show.
+    var isSilent: Bool {
+        isContentAvailable && content.title.isEmpty && content.subtitle.isEmpty && content.body.isEmpty
+            && content.sound == nil && content.badge == nil
+    }
+}
