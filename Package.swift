@@ -8,6 +8,8 @@ let package = Package(
         .library(name: "Chime", targets: ["Chime"]),
         .library(name: "ChimeTesting", targets: ["ChimeTesting"]),
         .library(name: "ChimeCore", targets: ["ChimeCore"]),
+        .library(name: "ChimeServer", targets: ["ChimeServer"]),
+        .executable(name: "chime", targets: ["chime"]),
         .executable(name: "alarm", targets: ["AlarmExample"]),
         .executable(name: "drinking-reminder", targets: ["DrinkingReminderExample"]),
         .executable(name: "show-me", targets: ["ShowMeExample"]),
@@ -22,6 +24,12 @@ let package = Package(
             providers: [.apt(["libsqlite3-dev"])]
         ),
 
+        .systemLibrary(
+            name: "CMicroHTTPD",
+            pkgConfig: "libmicrohttpd",
+            providers: [.apt(["libmicrohttpd-dev"])]
+        ),
+
         // Values, validation, next-fire math, the engine, store/clock protocols, codecs. Foundation only.
         .target(name: "ChimeCore"),
         // The embedded SQLite store.
@@ -30,6 +38,11 @@ let package = Package(
         .target(name: "Chime", dependencies: ["ChimeCore", "ChimeSQLite"]),
         // The deterministic simulator.
         .target(name: "ChimeTesting", dependencies: ["Chime", "ChimeCore"]),
+
+        // The notification center as a service: HTTP API, APNs-compatible endpoint, events, web center.
+        .target(name: "ChimeServer", dependencies: ["ChimeCore", "ChimeSQLite", "CMicroHTTPD"]),
+        // The command-line tool and daemon.
+        .executableTarget(name: "chime", dependencies: ["ChimeServer", "ChimeCore", "ChimeSQLite"]),
 
         // The four tutorial apps: app logic in Swift 5 language mode (as app code usually is),
         // and a terminal front end each.
@@ -52,10 +65,14 @@ let package = Package(
         ),
 
         .testTarget(name: "ChimeCoreTests", dependencies: ["ChimeCore"]),
-        .testTarget(name: "ChimeSQLiteTests", dependencies: ["ChimeSQLite", "ChimeCore"]),
+        // Killed with SIGKILL by ChimeSQLiteTests' durability test.
+        .executableTarget(name: "ChimeStoreCrasher", dependencies: ["ChimeSQLite", "ChimeCore"], path: "Tests/Support/StoreCrasher"),
+        .testTarget(
+            name: "ChimeSQLiteTests", dependencies: ["ChimeSQLite", "ChimeCore", "ChimeStoreCrasher"], exclude: ["Fixtures"]),
         .testTarget(name: "ChimeTests", dependencies: ["Chime", "ChimeTesting"]),
         .testTarget(name: "ChimeTestingTests", dependencies: ["ChimeTesting", "Chime"]),
         .testTarget(name: "ExamplesTests", dependencies: ["ExampleApps", "ChimeTesting", "Chime"]),
+        .testTarget(name: "ChimeServerTests", dependencies: ["ChimeServer", "ChimeCore", "ChimeSQLite"]),
     ]
 )
 

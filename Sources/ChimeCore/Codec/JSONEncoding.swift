@@ -1,0 +1,281 @@
+import Foundation
+
+// Encoders: Chime's values → JSON with Apple's field names. Output is canonical: content fields at
+// the top level of a request, every content field present (absent optionals as `null`), dates as
+// UTC ISO 8601 with milliseconds, enum values and options by Apple's names. Decoding the output
+// gives back the same value.
+
+extension JSONMapping {
+    /// `userInfo` as a JSON object, keys sorted for stable output.
+    public static func json(userInfo: [String: PropertyListValue]) -> JSONValue {
+        var object = JSONObject()
+        for key in userInfo.keys.sorted() {
+            if let value = userInfo[key] { object[key] = value.json }
+        }
+        return .object(object)
+    }
+
+    /// A date as a JSON string (``formatDate(_:)``).
+    public static func json(_ date: Date) -> JSONValue { .string(formatDate(date)) }
+}
+
+extension PropertyListValue {
+    /// The value as JSON: `Data` as `{"$data": "<base64>"}`, `Date` as `{"$date": "<ISO 8601>"}`.
+    /// A non-finite double (which JSON cannot hold) becomes `null`.
+    public var json: JSONValue {
+        switch self {
+        case .string(let s): .string(s)
+        case .integer(let i): .integer(i)
+        case .double(let d): d.isFinite ? .number(d) : .null
+        case .bool(let b): .bool(b)
+        case .data(let d): .object(["$data": .string(d.base64EncodedString())])
+        case .date(let d): .object(["$date": JSONMapping.json(d)])
+        case .array(let a): .array(a.map(\.json))
+        case .dictionary(let d): JSONMapping.json(userInfo: d)
+        }
+    }
+}
+
+extension NotificationSound {
+    /// `"default"`, the file name, or `{"name", "critical", "volume"}` for a critical sound.
+    public var json: JSONValue {
+        if !isCritical && volume == nil { return .string(name ?? "default") }
+        var object: JSONObject = ["name": .string(name ?? "default"), "critical": .bool(isCritical)]
+        if let volume { object["volume"] = .number(Double(volume)) }
+        return .object(object)
+    }
+}
+
+extension NotificationAttachment {
+    public var json: JSONValue {
+        ["identifier": .string(identifier), "url": .string(url.absoluteString), "type": .string(type)]
+    }
+}
+
+extension NotificationContent {
+    /// The content fields as members, in ``JSONMapping/contentFields`` order.
+    func appendJSON(to object: inout JSONObject) {
+        object["title"] = .string(title)
+        object["subtitle"] = .string(subtitle)
+        object["body"] = .string(body)
+        object["badge"] = badge.map { .integer(Int64($0)) } ?? .null
+        object["sound"] = sound?.json ?? .null
+        object["launchImageName"] = .string(launchImageName)
+        object["userInfo"] = JSONMapping.json(userInfo: userInfo)
+        object["attachments"] = .array(attachments.map(\.json))
+        object["categoryIdentifier"] = .string(categoryIdentifier)
+        object["threadIdentifier"] = .string(threadIdentifier)
+        object["targetContentIdentifier"] = targetContentIdentifier.map(JSONValue.string) ?? .null
+        object["summaryArgument"] = .string(summaryArgument)
+        object["summaryArgumentCount"] = .integer(Int64(summaryArgumentCount))
+        object["interruptionLevel"] = .string(interruptionLevel.name)
+        object["relevanceScore"] = .number(relevanceScore.isFinite ? relevanceScore : 0)
+        object["filterCriteria"] = filterCriteria.map(JSONValue.string) ?? .null
+    }
+
+    /// The content as an object of content fields.
+    public var json: JSONValue {
+        var object = JSONObject()
+        appendJSON(to: &object)
+        return .object(object)
+    }
+}
+
+extension NotificationTrigger {
+    /// `{"type": …, …}` as accepted by ``init(json:field:)``; `{"type": "push"}` for pushes.
+    public var json: JSONValue {
+        switch self {
+        case .timeInterval(let interval, let repeats):
+            ["type": "timeInterval", "timeInterval": .number(interval), "repeats": .bool(repeats)]
+        case .calendar(let components, let repeats):
+            ["type": "calendar", "dateComponents": JSONMapping.json(components), "repeats": .bool(repeats)]
+        case .location(let region, let repeats):
+            ["type": "location", "region": region.json, "repeats": .bool(repeats)]
+        case .push:
+            ["type": "push"]
+        }
+    }
+}
+
+extension JSONMapping {
+    /// Date components as `{"hour": 8, "minute": 30, "timeZone": "Europe/Berlin"}` (only those set).
+    public static func json(_ components: DateComponents) -> JSONValue {
+        var object = JSONObject()
+        for (name, keyPath, _) in dateComponentFields {
+            if let value = components[keyPath: keyPath], value != NSDateComponentUndefined { object[name] = .integer(Int64(value)) }
+        }
+        if let zone = components.timeZone { object["timeZone"] = .string(zone.identifier) }
+        return .object(object)
+    }
+}
+
+extension CircularRegion {
+    public var json: JSONValue {
+        [
+            "identifier": .string(identifier), "latitude": .number(center.latitude), "longitude": .number(center.longitude),
+            "radius": .number(radius), "notifyOnEntry": .bool(notifyOnEntry), "notifyOnExit": .bool(notifyOnExit),
+        ]
+    }
+}
+
+extension Coordinate {
+    public var json: JSONValue { ["latitude": .number(latitude), "longitude": .number(longitude)] }
+}
+
+extension NotificationRequest {
+    /// `{"identifier", …content fields, "trigger"}` (`trigger` is `null` for "at once").
+    public var json: JSONValue { .object(jsonObject()) }
+
+    func jsonObject() -> JSONObject {
+        var object: JSONObject = ["identifier": .string(identifier)]
+        content.appendJSON(to: &object)
+        object["trigger"] = trigger?.json ?? .null
+        return object
+    }
+}
+
+extension PendingRequest {
+    /// The request with `nextTriggerDate` (`null` for location triggers).
+    public var json: JSONValue {
+        var object = request.jsonObject()
+        object["nextTriggerDate"] = nextFireDate.map(JSONMapping.json) ?? .null
+        return .object(object)
+    }
+}
+
+extension NotificationAction {
+    public var json: JSONValue {
+        var object: JSONObject = [
+            "identifier": .string(identifier), "title": .string(title),
+            "options": JSONMapping.json(options, table: Self.optionNames),
+        ]
+        switch icon {
+        case .system(let name): object["icon"] = ["systemImageName": .string(name)]
+        case .template(let name): object["icon"] = ["templateImageName": .string(name)]
+        case nil: break
+        }
+        if let textInput {
+            object["textInputButtonTitle"] = .string(textInput.buttonTitle)
+            object["textInputPlaceholder"] = .string(textInput.placeholder)
+        }
+        return .object(object)
+    }
+
+    static let optionNames = UNNotificationActionOptions.names
+}
+
+extension NotificationCategory {
+    public var json: JSONValue {
+        [
+            "identifier": .string(identifier), "actions": .array(actions.map(\.json)),
+            "intentIdentifiers": .array(intentIdentifiers.map(JSONValue.string)),
+            "options": JSONMapping.json(options, table: UNNotificationCategoryOptions.names),
+            "hiddenPreviewsBodyPlaceholder": .string(hiddenPreviewsBodyPlaceholder),
+            "categorySummaryFormat": .string(categorySummaryFormat),
+        ]
+    }
+}
+
+extension DeliveredNotification {
+    /// `{"identifier", "date", …content fields, "trigger"}`, plus `"actions"` when the notification's
+    /// category is given (what a surface needs to draw the buttons).
+    public func json(category: NotificationCategory? = nil) -> JSONValue {
+        var object: JSONObject = ["identifier": .string(request.identifier), "date": JSONMapping.json(date)]
+        request.content.appendJSON(to: &object)
+        object["trigger"] = request.trigger?.json ?? .null
+        if let category { object["actions"] = .array(category.actions.map(\.json)) }
+        return .object(object)
+    }
+
+    public var json: JSONValue { json(category: nil) }
+}
+
+extension NotificationResponse {
+    /// `{"id", "notification": {…}, "actionIdentifier", "userText", "date"}`.
+    public var json: JSONValue {
+        [
+            "id": .integer(id), "notification": notification.json, "actionIdentifier": .string(actionIdentifier),
+            "userText": userText.map(JSONValue.string) ?? .null, "date": JSONMapping.json(date),
+        ]
+    }
+}
+
+extension UNNotificationSetting {
+    var jsonName: String {
+        switch self {
+        case .notSupported: "notSupported"
+        case .disabled: "disabled"
+        case .enabled: "enabled"
+        }
+    }
+}
+
+extension UNAlertStyle {
+    var jsonName: String {
+        switch self {
+        case .none: "none"
+        case .banner: "banner"
+        case .alert: "alert"
+        }
+    }
+}
+
+extension UNShowPreviewsSetting {
+    var jsonName: String {
+        switch self {
+        case .always: "always"
+        case .whenAuthenticated: "whenAuthenticated"
+        case .never: "never"
+        }
+    }
+}
+
+extension NotificationSettings {
+    /// Apple's field names, enum values by name: `{"authorizationStatus": "authorized", "alertSetting": "enabled", …}`.
+    public var json: JSONValue {
+        [
+            "authorizationStatus": .string(authorizationStatus.name),
+            "soundSetting": .string(soundSetting.jsonName),
+            "badgeSetting": .string(badgeSetting.jsonName),
+            "alertSetting": .string(alertSetting.jsonName),
+            "notificationCenterSetting": .string(notificationCenterSetting.jsonName),
+            "lockScreenSetting": .string(lockScreenSetting.jsonName),
+            "carPlaySetting": .string(carPlaySetting.jsonName),
+            "alertStyle": .string(alertStyle.jsonName),
+            "showPreviewsSetting": .string(showPreviewsSetting.jsonName),
+            "criticalAlertSetting": .string(criticalAlertSetting.jsonName),
+            "providesAppNotificationSettings": .bool(providesAppNotificationSettings),
+            "announcementSetting": .string(announcementSetting.jsonName),
+            "timeSensitiveSetting": .string(timeSensitiveSetting.jsonName),
+            "scheduledDeliverySetting": .string(scheduledDeliverySetting.jsonName),
+            "directMessagesSetting": .string(directMessagesSetting.jsonName),
+        ]
+    }
+}
+
+extension AppRecord {
+    /// The app as listed by `GET /v1/apps`: never the token hash.
+    public var json: JSONValue {
+        [
+            "bundleIdentifier": .string(bundleIdentifier), "created": JSONMapping.json(created),
+            "deviceToken": .string(deviceToken), "badge": .integer(Int64(badge)), "promptPending": .bool(promptPending),
+            "requestedOptions": JSONMapping.json(requestedOptions, table: UNAuthorizationOptions.names),
+            "settings": settings.json,
+        ]
+    }
+}
+
+extension EngineEvent {
+    /// `{"sequence", "app", "kind", "date"}` plus `notification`, `response`, or `identifiers` and
+    /// `scope`, as the kind has them.
+    public var json: JSONValue {
+        var object: JSONObject = [
+            "sequence": .integer(sequence), "app": .string(app), "kind": .string(kind.rawValue), "date": JSONMapping.json(date),
+        ]
+        if let notification { object["notification"] = notification.json }
+        if let response { object["response"] = response.json }
+        if kind == .removed || !identifiers.isEmpty { object["identifiers"] = .array(identifiers.map(JSONValue.string)) }
+        if let scope { object["scope"] = .string(scope) }
+        return .object(object)
+    }
+}

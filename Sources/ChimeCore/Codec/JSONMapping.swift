@@ -1,0 +1,449 @@
+import Foundation
+
+// Decoders: JSON (Apple's field names) → Chime's values. See ``JSONMapping`` for the rules shared by
+// all of them (strict fields, null, numbers, dates, user info).
+
+extension JSONMapping {
+    /// The content fields of a request, in output order.
+    public static let contentFields = [
+        "title", "subtitle", "body", "badge", "sound", "launchImageName", "userInfo", "attachments",
+        "categoryIdentifier", "threadIdentifier", "targetContentIdentifier", "summaryArgument", "summaryArgumentCount",
+        "interruptionLevel", "relevanceScore", "filterCriteria",
+    ]
+
+    /// The date components of a calendar trigger, in output order, with their accepted ranges
+    /// (the same as the engine's validation). Key paths are immutable values, so sharing is safe.
+    nonisolated(unsafe) static let dateComponentFields: [(String, WritableKeyPath<DateComponents, Int?>, ClosedRange<Int>)] = [
+        ("era", \.era, 0...1), ("year", \.year, 1...9999), ("month", \.month, 1...12), ("day", \.day, 1...31),
+        ("hour", \.hour, 0...23), ("minute", \.minute, 0...59), ("second", \.second, 0...59),
+        ("nanosecond", \.nanosecond, 0...999_999_999), ("weekday", \.weekday, 1...7),
+        ("weekdayOrdinal", \.weekdayOrdinal, -5...5), ("quarter", \.quarter, 1...4), ("weekOfMonth", \.weekOfMonth, 1...6),
+        ("weekOfYear", \.weekOfYear, 1...53), ("yearForWeekOfYear", \.yearForWeekOfYear, 1...9999),
+    ]
+
+    // MARK: user info
+
+    /// `userInfo` from a JSON object (see ``JSONMapping`` for the mapping of `$data` and `$date`).
+    public static func userInfo(_ value: JSONValue, field: String = "userInfo") throws(ChimeError) -> [String: PropertyListValue] {
+        guard case .object(let object) = value else {
+            throw ChimeError(.invalidUserInfo, field: field, "\(field): expected an object (any JSON object), found \(value.shortDescription)")
+        }
+        var out: [String: PropertyListValue] = [:]
+        out.reserveCapacity(object.count)
+        for (key, member) in object { out[key] = try propertyList(member, field: JSONPath.member(field, key)) }
+        return out
+    }
+
+    /// One property-list value from JSON; `null` is rejected with its path.
+    public static func propertyList(_ value: JSONValue, field: String, depth: Int = 0) throws(ChimeError) -> PropertyListValue {
+        switch value {
+        case .null:
+            throw ChimeError(.invalidUserInfo, field: field,
+                             "\(field) is null, which is not a property-list value; omit the key, or use a string, number, boolean, array or object")
+        case .bool(let b): return .bool(b)
+        case .integer(let i): return .integer(i)
+        case .number(let d): return .double(d)
+        case .string(let s): return .string(s)
+        case .array(let elements):
+            var out: [PropertyListValue] = []
+            out.reserveCapacity(elements.count)
+            for (i, element) in elements.enumerated() {
+                out.append(try propertyList(element, field: JSONPath.element(field, i), depth: depth + 1))
+            }
+            return .array(out)
+        case .object(let object):
+            if object.count == 1, let (key, inner) = object.first {
+                if key == "$data" {
+                    guard case .string(let s) = inner, let data = Data(base64Encoded: s) else {
+                        throw ChimeError(.invalidUserInfo, field: JSONPath.member(field, "$data"),
+                                         "\(JSONPath.member(field, "$data")): expected a base64 string (an object {\"$data\": …} holds bytes), found \(inner.shortDescription)")
+                    }
+                    return .data(data)
+                }
+                if key == "$date" {
+                    return .date(try date(inner, field: JSONPath.member(field, "$date"), code: .invalidUserInfo))
+                }
+            }
+            var out: [String: PropertyListValue] = [:]
+            out.reserveCapacity(object.count)
+            for (key, member) in object { out[key] = try propertyList(member, field: JSONPath.member(field, key), depth: depth + 1) }
+            return .dictionary(out)
+        }
+    }
+
+    // MARK: bulk
+
+    /// One request (an object) or several (an array of objects). Errors in an array name the index:
+    /// `[3].identifier`. Identifiers repeated within one array are rejected.
+    public static func requests(_ value: JSONValue) throws(ChimeError) -> [NotificationRequest] {
+        guard case .array(let elements) = value else { return [try NotificationRequest(json: value)] }
+        var out: [NotificationRequest] = []
+        out.reserveCapacity(elements.count)
+        var seen: Set<String> = []
+        for (i, element) in elements.enumerated() {
+            let request = try NotificationRequest(json: element, field: "[\(i)]")
+            if !seen.insert(request.identifier).inserted {
+                throw ChimeError(.invalidIdentifier, field: "[\(i)].identifier",
+                                 "[\(i)].identifier \"\(JSONParser.clip(request.identifier))\" appears earlier in the same array; each request in one call needs its own identifier")
+            }
+            out.append(request)
+        }
+        return out
+    }
+
+    /// A set of categories: an array of category objects, identifiers unique.
+    public static func categories(_ value: JSONValue) throws(ChimeError) -> [NotificationCategory] {
+        guard case .array(let elements) = value else {
+            throw ChimeError(.invalidCategory, field: nil, "the body: expected an array of categories, found \(value.shortDescription)")
+        }
+        var out: [NotificationCategory] = []
+        var seen: Set<String> = []
+        for (i, element) in elements.enumerated() {
+            let category = try NotificationCategory(json: element, field: "[\(i)]")
+            if !seen.insert(category.identifier).inserted {
+                throw ChimeError(.invalidCategory, field: "[\(i)].identifier",
+                                 "[\(i)].identifier: category \"\(JSONParser.clip(category.identifier))\" is listed twice; each category identifier may appear once")
+            }
+            out.append(category)
+        }
+        return out
+    }
+}
+
+// MARK: - Request and content
+
+extension NotificationRequest {
+    static let ownFields = ["identifier", "content", "trigger", "nextTriggerDate"]
+
+    /// Decodes a request: `identifier`, the content fields at the top level (or nested under
+    /// `"content"`, not both), and `trigger` (absent or `null`: deliver at once).
+    ///
+    /// ```swift
+    /// let request = try NotificationRequest(json: .parse(#"{"identifier": "a", "title": "Hi", "trigger": {"type": "timeInterval", "timeInterval": 10}}"#))
+    /// ```
+    /// - Parameter field: the path of this object in a larger document (`[3]` in a bulk array).
+    public init(json: JSONValue, field: String = "") throws(ChimeError) {
+        let reader = try JSONObjectReader(json, path: field, what: "a notification request")
+        let identifier = try reader.identifier(what: "request")
+        let content: NotificationContent
+        if let nested = reader.value("content") {
+            if let stray = reader.object.keys.first(where: { JSONMapping.contentFields.contains($0) }) {
+                throw ChimeError(.invalidValue, field: reader.field(stray),
+                                 "\(reader.field(stray)) is given both at the top level and with \"content\"; put the content fields in one place (the top level is canonical)")
+            }
+            try reader.finish(accepted: Self.ownFields, what: "a request")
+            content = try NotificationContent(json: nested, field: reader.field("content"))
+        } else {
+            try reader.finish(accepted: Self.ownFields + JSONMapping.contentFields, what: "a request")
+            content = try NotificationContent(reader: reader)
+        }
+        var trigger: NotificationTrigger?
+        if let value = reader.value("trigger") { trigger = try NotificationTrigger(json: value, field: reader.field("trigger")) }
+        self.init(identifier: identifier, content: content, trigger: trigger)
+    }
+}
+
+extension NotificationContent {
+    /// Decodes content from an object of content fields (`title`, `body`, `sound`, …).
+    public init(json: JSONValue, field: String = "content") throws(ChimeError) {
+        let reader = try JSONObjectReader(json, path: field, what: "notification content")
+        try reader.finish(accepted: JSONMapping.contentFields, what: "notification content")
+        try self.init(reader: reader)
+    }
+
+    init(reader r: JSONObjectReader) throws(ChimeError) {
+        self.init()
+        title = try r.string("title") ?? ""
+        subtitle = try r.string("subtitle") ?? ""
+        body = try r.string("body") ?? ""
+        if let value = r.value("badge") {
+            badge = try JSONObjectReader.int(value, field: r.field("badge"), in: 0...Int.max, code: .invalidValue)
+        }
+        if let value = r.value("sound") { sound = try NotificationSound(json: value, field: r.field("sound")) }
+        launchImageName = try r.string("launchImageName") ?? ""
+        if let value = r.value("userInfo") { userInfo = try JSONMapping.userInfo(value, field: r.field("userInfo")) }
+        if let elements = try r.array("attachments", of: "attachments") {
+            for (i, element) in elements.enumerated() {
+                attachments.append(try NotificationAttachment(json: element, field: JSONPath.element(r.field("attachments"), i)))
+            }
+        }
+        categoryIdentifier = try r.string("categoryIdentifier") ?? ""
+        threadIdentifier = try r.string("threadIdentifier") ?? ""
+        targetContentIdentifier = try r.string("targetContentIdentifier")
+        summaryArgument = try r.string("summaryArgument") ?? ""
+        summaryArgumentCount = try r.int("summaryArgumentCount", in: 0...Int.max) ?? 0
+        if let value = r.value("interruptionLevel") {
+            let accepted = "passive, active, timeSensitive, critical"
+            guard case .string(let name) = value else {
+                throw r.typeError("interruptionLevel", expected: "one of \(accepted)", found: value)
+            }
+            guard let level = UNNotificationInterruptionLevel(name: name) else {
+                throw ChimeError(.invalidValue, field: r.field("interruptionLevel"),
+                                 "\(r.field("interruptionLevel")): \"\(JSONParser.clip(name))\" is not an interruption level; accepted: \(accepted)")
+            }
+            interruptionLevel = level
+        }
+        if let score = try r.double("relevanceScore") {
+            guard (0...1).contains(score) else {
+                throw ChimeError(.invalidValue, field: r.field("relevanceScore"),
+                                 "\(r.field("relevanceScore")) is \(score); accepted: a number from 0 to 1")
+            }
+            relevanceScore = score
+        }
+        filterCriteria = try r.string("filterCriteria")
+    }
+}
+
+extension NotificationSound {
+    /// Decodes `"default"`, a file name (`"ping.caf"`), or `{"name": "ping.caf", "critical": true, "volume": 0.5}`
+    /// (no `name`: the default sound).
+    public init(json: JSONValue, field: String = "sound") throws(ChimeError) {
+        switch json {
+        case .string(let name):
+            guard !name.isEmpty else {
+                throw ChimeError(.invalidValue, field: field,
+                                 "\(field) is an empty string; accepted: \"default\", a sound file name such as \"ping.caf\", or {\"name\": …, \"critical\": true, \"volume\": 0.5}")
+            }
+            self.init(name: name == "default" ? nil : name)
+        case .object:
+            let r = try JSONObjectReader(json, path: field, what: "a sound")
+            try r.finish(accepted: ["name", "critical", "volume"], what: "a sound")
+            let name = try r.string("name")
+            var volume: Float?
+            if let v = try r.double("volume") {
+                guard (0...1).contains(v) else {
+                    throw ChimeError(.invalidValue, field: r.field("volume"), "\(r.field("volume")) is \(v); accepted: a number from 0 to 1")
+                }
+                volume = Float(v)
+            }
+            self.init(name: name == "default" || name == "" ? nil : name, isCritical: try r.bool("critical") ?? false, volume: volume)
+        default:
+            throw ChimeError(.invalidValue, field: field,
+                             "\(field): expected \"default\", a sound file name, or an object {\"name\", \"critical\", \"volume\"}, found \(json.shortDescription)")
+        }
+    }
+}
+
+extension NotificationAttachment {
+    /// Decodes `{"identifier": "photo", "url": "file:///…/photo.png", "type": "public.png"}` (`type`
+    /// optional). The file itself is checked by the engine, not here.
+    public init(json: JSONValue, field: String) throws(ChimeError) {
+        let r = try JSONObjectReader(json, path: field, what: "an attachment")
+        try r.finish(accepted: ["identifier", "url", "type"], what: "an attachment")
+        let identifier = try r.string("identifier") ?? ""
+        let text = try r.requiredString("url", hint: " (a file URL or an absolute path)")
+        let url: URL
+        if text.hasPrefix("/") {
+            url = URL(fileURLWithPath: text)
+        } else if let parsed = URL(string: text), parsed.scheme != nil {
+            url = parsed
+        } else {
+            throw ChimeError(.invalidValue, field: r.field("url"),
+                             "\(r.field("url")): \"\(JSONParser.clip(text))\" is not a URL; accepted: a file URL (file:///path/photo.png) or an absolute path")
+        }
+        self.init(identifier: identifier, url: url, type: try r.string("type") ?? "")
+    }
+}
+
+// MARK: - Triggers
+
+extension NotificationTrigger {
+    static let acceptedTypes = "timeInterval, calendar, location, or omit the trigger to deliver at once"
+
+    /// Decodes `{"type": "timeInterval" | "calendar" | "location", …}`. `push` triggers only come
+    /// from pushes and are rejected here. Parameters the Swift initialisers would trap on (an
+    /// interval under 60 seconds that repeats, a radius of 0) are errors naming the field.
+    public init(json: JSONValue, field: String = "trigger") throws(ChimeError) {
+        let r = try JSONObjectReader(json, path: field, what: "a trigger", code: .invalidTrigger)
+        guard let typeValue = r.value("type") else {
+            throw ChimeError(.invalidTrigger, field: r.field("type"), "\(r.field("type")) is missing; accepted: \(Self.acceptedTypes)")
+        }
+        guard case .string(let type) = typeValue else {
+            throw r.typeError("type", expected: "a trigger type (\(Self.acceptedTypes))", found: typeValue, code: .invalidTrigger)
+        }
+        let repeats = try r.bool("repeats", code: .invalidTrigger) ?? false
+        switch type {
+        case "timeInterval":
+            try r.finish(accepted: ["type", "timeInterval", "repeats"], what: "a timeInterval trigger")
+            let interval = try r.requiredDouble("timeInterval", code: .invalidTrigger, hint: " of seconds greater than 0")
+            let name = r.field("timeInterval")
+            guard interval > 0 else {
+                throw ChimeError(.invalidTrigger, field: name, "\(name) is \(interval); the time interval must be greater than 0 seconds")
+            }
+            if repeats && interval < 60 {
+                throw ChimeError(.invalidTrigger, field: name,
+                                 "\(name) is \(interval) with \"repeats\": true; a repeating time interval must be at least 60 seconds")
+            }
+            self = .timeInterval(interval, repeats: repeats)
+        case "calendar":
+            try r.finish(accepted: ["type", "dateComponents", "repeats"], what: "a calendar trigger")
+            guard let value = r.value("dateComponents") else {
+                throw ChimeError(.invalidTrigger, field: r.field("dateComponents"),
+                                 "\(r.field("dateComponents")) is missing; give the components to match, such as {\"hour\": 8, \"minute\": 30}")
+            }
+            self = .calendar(try JSONMapping.dateComponents(value, field: r.field("dateComponents")), repeats: repeats)
+        case "location":
+            try r.finish(accepted: ["type", "region", "repeats"], what: "a location trigger")
+            guard let value = r.value("region") else {
+                throw ChimeError(.invalidTrigger, field: r.field("region"),
+                                 "\(r.field("region")) is missing; give {\"identifier\", \"latitude\", \"longitude\", \"radius\"}")
+            }
+            self = .location(try CircularRegion(json: value, field: r.field("region")), repeats: repeats)
+        case "push":
+            throw ChimeError(.invalidTrigger, field: r.field("type"),
+                             "\(r.field("type")): \"push\" triggers come only from pushes (POST /3/device/…); accepted: \(Self.acceptedTypes)")
+        default:
+            var message = "\(r.field("type")): \"\(JSONParser.clip(type))\" is not a trigger type"
+            if let suggestion = JSONMapping.closest(to: type, in: ["timeInterval", "calendar", "location"]) {
+                message += " (did you mean \"\(suggestion)\"?)"
+            }
+            throw ChimeError(.invalidTrigger, field: r.field("type"), message + "; accepted: \(Self.acceptedTypes)")
+        }
+    }
+}
+
+extension JSONMapping {
+    /// Date components for a calendar trigger: integers in range, an optional IANA `timeZone`, at
+    /// least one component.
+    public static func dateComponents(_ value: JSONValue, field: String) throws(ChimeError) -> DateComponents {
+        let r = try JSONObjectReader(value, path: field, what: "date components", code: .invalidTrigger)
+        try r.finish(accepted: dateComponentFields.map(\.0) + ["timeZone"], what: "date components")
+        var components = DateComponents()
+        var any = false
+        for (name, keyPath, range) in dateComponentFields {
+            if let v = try r.int(name, in: range, code: .invalidTrigger) {
+                components[keyPath: keyPath] = v
+                any = true
+            }
+        }
+        if let identifier = try r.string("timeZone", code: .invalidTrigger) {
+            guard let zone = TimeZone(identifier: identifier) else {
+                throw ChimeError(.invalidTrigger, field: r.field("timeZone"),
+                                 "\(r.field("timeZone")): \"\(JSONParser.clip(identifier))\" is not a known time zone; accepted: an IANA identifier such as \"Europe/Berlin\", \"America/New_York\" or \"UTC\", or omit it to follow the device's time zone")
+            }
+            components.timeZone = zone
+        }
+        guard any else {
+            throw ChimeError(.invalidTrigger, field: field,
+                             "\(field) has no components; give at least one of \(dateComponentFields.map(\.0).joined(separator: ", "))")
+        }
+        return components
+    }
+}
+
+extension CircularRegion {
+    /// Decodes `{"identifier", "latitude", "longitude", "radius", "notifyOnEntry", "notifyOnExit"}`
+    /// (both notify flags default to `true`, as on Apple's platforms).
+    public init(json: JSONValue, field: String = "region") throws(ChimeError) {
+        let r = try JSONObjectReader(json, path: field, what: "a region", code: .invalidTrigger)
+        try r.finish(accepted: ["identifier", "latitude", "longitude", "radius", "notifyOnEntry", "notifyOnExit"], what: "a region")
+        let identifier = try r.identifier(code: .invalidTrigger, what: "region")
+        let center = try Coordinate(reader: r)
+        let radius = try r.requiredDouble("radius", code: .invalidTrigger, hint: " of metres greater than 0")
+        guard radius > 0 else {
+            throw ChimeError(.invalidTrigger, field: r.field("radius"), "\(r.field("radius")) is \(radius); give a radius in metres greater than 0")
+        }
+        let entry = try r.bool("notifyOnEntry", code: .invalidTrigger) ?? true
+        let exit = try r.bool("notifyOnExit", code: .invalidTrigger) ?? true
+        guard entry || exit else {
+            throw ChimeError(.invalidTrigger, field: field,
+                             "\(field) notifies neither on entry nor on exit, so it could never fire; set notifyOnEntry or notifyOnExit to true")
+        }
+        self.init(identifier: identifier, center: center, radius: radius, notifyOnEntry: entry, notifyOnExit: exit)
+    }
+}
+
+extension Coordinate {
+    /// Decodes `{"latitude": 52.52, "longitude": 13.40}` (degrees; −90…90 and −180…180).
+    public init(json: JSONValue, field: String = "") throws(ChimeError) {
+        let r = try JSONObjectReader(json, path: field, what: "a location")
+        try r.finish(accepted: ["latitude", "longitude"], what: "a location")
+        try self.init(reader: r, code: .invalidValue)
+    }
+
+    init(reader r: JSONObjectReader, code: ChimeError.Code = .invalidTrigger) throws(ChimeError) {
+        let latitude = try r.requiredDouble("latitude", code: code, hint: " of degrees from -90 to 90")
+        guard (-90...90).contains(latitude) else {
+            throw ChimeError(code, field: r.field("latitude"), "\(r.field("latitude")) is \(latitude); accepted: -90 to 90")
+        }
+        let longitude = try r.requiredDouble("longitude", code: code, hint: " of degrees from -180 to 180")
+        guard (-180...180).contains(longitude) else {
+            throw ChimeError(code, field: r.field("longitude"), "\(r.field("longitude")) is \(longitude); accepted: -180 to 180")
+        }
+        self.init(latitude: latitude, longitude: longitude)
+    }
+}
+
+// MARK: - Categories
+
+extension NotificationCategory {
+    static let fields = ["identifier", "actions", "intentIdentifiers", "options", "hiddenPreviewsBodyPlaceholder", "categorySummaryFormat"]
+
+    /// Decodes a category with its actions; options by Apple's names; an action identifier listed
+    /// twice is an error.
+    public init(json: JSONValue, field: String = "") throws(ChimeError) {
+        let r = try JSONObjectReader(json, path: field, what: "a category", code: .invalidCategory)
+        try r.finish(accepted: Self.fields, what: "a category")
+        let identifier = try r.identifier(code: .invalidCategory, what: "category")
+        var actions: [NotificationAction] = []
+        var seen: Set<String> = []
+        for (i, element) in (try r.array("actions", code: .invalidCategory, of: "actions") ?? []).enumerated() {
+            let at = JSONPath.element(r.field("actions"), i)
+            let action = try NotificationAction(json: element, field: at)
+            if !seen.insert(action.identifier).inserted {
+                throw ChimeError(.invalidCategory, field: JSONPath.member(at, "identifier"),
+                                 "\(JSONPath.member(at, "identifier")): action \"\(JSONParser.clip(action.identifier))\" is listed twice in category \"\(JSONParser.clip(identifier))\"; each action identifier may appear once in a category")
+            }
+            actions.append(action)
+        }
+        self.init(identifier: identifier, actions: actions,
+                  intentIdentifiers: try r.strings("intentIdentifiers", code: .invalidCategory) ?? [],
+                  options: try r.options("options", table: UNNotificationCategoryOptions.names, code: .invalidCategory) ?? [],
+                  hiddenPreviewsBodyPlaceholder: try r.string("hiddenPreviewsBodyPlaceholder", code: .invalidCategory) ?? "",
+                  categorySummaryFormat: try r.string("categorySummaryFormat", code: .invalidCategory) ?? "")
+    }
+}
+
+extension NotificationAction {
+    static let fields = ["identifier", "title", "options", "icon", "textInputButtonTitle", "textInputPlaceholder"]
+
+    /// Decodes an action; with `textInputButtonTitle` or `textInputPlaceholder` it is a text-input
+    /// action. `icon` is `{"systemImageName": …}` or `{"templateImageName": …}`.
+    public init(json: JSONValue, field: String) throws(ChimeError) {
+        let r = try JSONObjectReader(json, path: field, what: "an action", code: .invalidCategory)
+        try r.finish(accepted: Self.fields, what: "an action")
+        let identifier = try r.identifier(code: .invalidCategory, what: "action")
+        if identifier == UNNotificationDefaultActionIdentifier || identifier == UNNotificationDismissActionIdentifier {
+            throw ChimeError(.invalidCategory, field: r.field("identifier"),
+                             "\(r.field("identifier")): \"\(identifier)\" is reserved for the system; choose another action identifier")
+        }
+        let title = try r.requiredString("title", code: .invalidCategory, hint: " shown on the button")
+        let options = try r.options("options", table: UNNotificationActionOptions.names, code: .invalidCategory) ?? []
+        var icon: Icon?
+        if let value = r.value("icon") {
+            let ir = try JSONObjectReader(value, path: r.field("icon"), what: "an icon", code: .invalidCategory)
+            try ir.finish(accepted: ["systemImageName", "templateImageName"], what: "an icon")
+            if ir.object.count != 1 {
+                throw ChimeError(.invalidCategory, field: r.field("icon"),
+                                 "\(r.field("icon")): give exactly one of systemImageName or templateImageName")
+            }
+            if let name = try ir.string("systemImageName", code: .invalidCategory) {
+                icon = .system(name)
+            } else if let name = try ir.string("templateImageName", code: .invalidCategory) {
+                icon = .template(name)
+            }
+        }
+        var textInput: TextInput?
+        let button = try r.string("textInputButtonTitle", code: .invalidCategory)
+        let placeholder = try r.string("textInputPlaceholder", code: .invalidCategory)
+        if button != nil || placeholder != nil { textInput = TextInput(buttonTitle: button ?? "", placeholder: placeholder ?? "") }
+        self.init(identifier: identifier, title: title, options: options, icon: icon, textInput: textInput)
+    }
+}
+
+extension UNAuthorizationOptions {
+    /// Decodes an array of Apple's names: `["alert", "sound", "badge"]`.
+    public init(json: JSONValue, field: String = "options") throws(ChimeError) {
+        self = try JSONMapping.options(json, table: Self.names, field: field)
+    }
+}
