@@ -1,1 +1,553 @@
-print("todo")
+// chime-bench: the engine on the SQLite store, on disk, against the physical limit (a plain C loop
+// inserting the same rows) and the peer (APScheduler 3 with its SQLAlchemy job store on SQLite).
+//
+//   chime-bench [--dir DIR] [--count N] [--quick] [--only NAME[,NAME]] [--reference PATH] [--peer PYTHON]
+//               [--json FILE]
+//   chime-bench rss --count N --dir DIR      (one memory measurement, run as a child process)
+//
+// Prints a progress line on stderr and a table on stdout.
+import ChimeCore
+import ChimeSQLite
+import Foundation
+import Synchronization
+
+// MARK: - Options
+
+struct Options {
+    var dir = FileManager.default.temporaryDirectory.appendingPathComponent("chime-bench").path
+    var count = 1_000_000
+    var burst = 100_000
+    var rate = 10_000
+    var seconds = 30
+    var rssCounts = [1_000_000, 10_000_000]
+    var only: Set<String> = []
+    var reference: String?
+    var peerPython: String?
+    var peerScript = "Benchmarks/peer/apscheduler_bench.py"
+    var json: String?
+    var mode = "all"
+
+    static func parse(_ arguments: [String]) -> Options {
+        var options = Options()
+        var iterator = arguments.dropFirst().makeIterator()
+        func value(_ flag: String) -> String {
+            guard let value = iterator.next() else { fail("\(flag) needs a value") }
+            return value
+        }
+        while let argument = iterator.next() {
+            switch argument {
+            case "rss": options.mode = "rss"
+            case "--dir": options.dir = value(argument)
+            case "--count": options.count = Int(value(argument)) ?? options.count
+            case "--burst": options.burst = Int(value(argument)) ?? options.burst
+            case "--rate": options.rate = Int(value(argument)) ?? options.rate
+            case "--seconds": options.seconds = Int(value(argument)) ?? options.seconds
+            case "--rss-counts": options.rssCounts = value(argument).split(separator: ",").compactMap { Int($0) }
+            case "--only": options.only = Set(value(argument).split(separator: ",").map(String.init))
+            case "--reference": options.reference = value(argument)
+            case "--peer": options.peerPython = value(argument)
+            case "--peer-script": options.peerScript = value(argument)
+            case "--json": options.json = value(argument)
+            case "--quick":
+                options.count = 100_000
+                options.burst = 20_000
+                options.seconds = 5
+                options.rssCounts = [100_000]
+            case "-h", "--help":
+                print("usage: chime-bench [--dir DIR] [--count N] [--burst N] [--rate R] [--seconds S] [--rss-counts N,M] [--quick] [--only bulk,concurrent,restart,burst,steady,rss] [--reference PATH] [--peer PYTHON] [--json FILE]")
+                exit(0)
+            default: fail("unknown argument \(argument); see --help")
+            }
+        }
+        return options
+    }
+}
+
+func fail(_ message: String) -> Never {
+    FileHandle.standardError.write(Data("chime-bench: \(message)\n".utf8))
+    exit(1)
+}
+
+// MARK: - Progress and results
+
+/// A progress line on stderr, redrawn in place, at most ten times a second.
+final class Progress: @unchecked Sendable {
+    // `@unchecked Sendable`: state guarded by `lock`.
+    private let lock = NSLock()
+    private var last = Date.distantPast
+    func update(_ text: String, force: Bool = false) {
+        lock.withLock {
+            let now = Date()
+            guard force || now.timeIntervalSince(last) >= 0.1 else { return }
+            last = now
+            FileHandle.standardError.write(Data("\r\u{1B}[2K\(text)".utf8))
+        }
+    }
+    func done(_ text: String) {
+        lock.withLock { FileHandle.standardError.write(Data("\r\u{1B}[2K\(text)\n".utf8)) }
+    }
+}
+
+let progress = Progress()
+
+struct Row {
+    var name: String
+    var chime: String
+    var target: String
+    var met: Bool?
+    var reference: String = ""
+    var peer: String = ""
+    var ratios: String = ""
+}
+
+var rows: [Row] = []
+var results: [String: Any] = [:]
+
+func rate(_ count: Int, _ seconds: Double) -> Double { Double(count) / seconds }
+func formatRate(_ value: Double) -> String { "\(Int(value.rounded()).formatted()) /s" }
+func ms(_ seconds: Double) -> String { String(format: "%.2f ms", seconds * 1000) }
+
+// MARK: - Workload
+
+/// Realistic requests: a title, a body, ~200 bytes of user info, due dates in random order.
+func makeRequests(_ range: Range<Int>, prefix: String = "req", seed: UInt64 = 42) -> [NotificationRequest] {
+    var generator = SplitMix(seed: seed &+ UInt64(range.lowerBound))
+    return range.map { index in
+        var content = NotificationContent(title: "Reminder \(index)",
+                                          body: "Time to stretch, drink some water and look away from the screen.")
+        content.sound = .default
+        content.categoryIdentifier = "reminder"
+        content.threadIdentifier = "thread-\(index % 16)"
+        content.userInfo = [
+            "taskID": .string("task-\(index)-\(generator.next() % 1_000_000)"),
+            "list": .string("Personal errands and weekly chores"),
+            "priority": .integer(Int64(index % 5)),
+            "tags": .array([.string("health"), .string("daily"), .string("focus")]),
+            "note": .string(String(repeating: "n", count: 80)),
+        ]
+        let interval = 60 + Double(generator.next() % (86_400 * 30 - 60))
+        return NotificationRequest(identifier: "\(prefix)-\(index)", content: content,
+                                   trigger: .timeInterval(interval, repeats: false))
+    }
+}
+
+struct SplitMix {
+    var state: UInt64
+    init(seed: UInt64) { state = seed }
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}
+
+func freshStore(_ options: Options, _ name: String) throws -> String {
+    try FileManager.default.createDirectory(atPath: options.dir, withIntermediateDirectories: true)
+    let path = options.dir + "/" + name + ".sqlite"
+    for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) }
+    return path
+}
+
+func makeEngine(_ path: String, recordsEvents: Bool = true) throws -> NotificationEngine {
+    var configuration = NotificationEngine.Configuration()
+    configuration.recordsEvents = recordsEvents
+    return NotificationEngine(store: try SQLiteStore(path: path), policy: FixedAuthorizationPolicy(.grant),
+                              configuration: configuration)
+}
+
+let app = "com.example.bench"
+
+func authorize(_ engine: NotificationEngine) async throws {
+    _ = try await engine.requestAuthorization(app: app, options: [.alert, .sound, .badge])
+}
+
+// MARK: - Measurements
+
+/// (1a) The bulk call: chunks of 10,000 requests per `add`.
+func benchBulk(_ options: Options) async throws -> Double {
+    let path = try freshStore(options, "bulk")
+    let engine = try makeEngine(path)
+    try await authorize(engine)
+    let chunk = 10_000
+    let start = ContinuousClock.now
+    var done = 0
+    while done < options.count {
+        let requests = makeRequests(done..<min(done + chunk, options.count))
+        try await engine.add(requests, app: app)
+        done += requests.count
+        progress.update("bulk add: \(done.formatted())/\(options.count.formatted())")
+    }
+    let seconds = (ContinuousClock.now - start).seconds
+    progress.done("bulk add: \(options.count.formatted()) in \(String(format: "%.2f", seconds)) s")
+    await engine.shutdown()
+    return rate(options.count, seconds)
+}
+
+/// (1b) Many concurrent single adds (one request per `add`), 64 tasks at a time.
+func benchConcurrent(_ options: Options) async throws -> Double {
+    let path = try freshStore(options, "concurrent")
+    let engine = try makeEngine(path)
+    try await authorize(engine)
+    let tasks = 64
+    let perTask = options.count / tasks
+    let counter = Atomic<Int>(0)
+    let total = perTask * tasks
+    let start = ContinuousClock.now
+    try await withThrowingTaskGroup(of: Void.self) { group in
+        for task in 0..<tasks {
+            group.addTask {
+                let requests = makeRequests(task * perTask..<(task + 1) * perTask, prefix: "single")
+                for request in requests {
+                    try await engine.add([request], app: app)
+                    let done = counter.add(1, ordering: .relaxed).newValue
+                    if done % 5000 == 0 { progress.update("concurrent single adds: \(done.formatted())/\(total.formatted())") }
+                }
+            }
+        }
+        try await group.waitForAll()
+    }
+    let seconds = (ContinuousClock.now - start).seconds
+    progress.done("concurrent single adds: \(total.formatted()) in \(String(format: "%.2f", seconds)) s")
+    await engine.shutdown()
+    return rate(total, seconds)
+}
+
+/// (2) Restart with the bulk store's pending requests plus one due now: time from opening the store
+/// until that notification has fired.
+func benchRestart(_ options: Options) async throws -> Double {
+    let path = options.dir + "/bulk.sqlite"
+    guard FileManager.default.fileExists(atPath: path) else { throw ChimeError(.notFound, "run the bulk benchmark first") }
+    do {
+        let engine = try makeEngine(path)
+        try await engine.add([NotificationRequest(identifier: "due-at-restart", content: NotificationContent(title: "Due"),
+                                                  trigger: .timeInterval(0.2, repeats: false))], app: app)
+        await engine.shutdown()
+    }
+    try await Task.sleep(for: .milliseconds(300))
+    progress.update("restart: opening a store with \(options.count.formatted()) pending", force: true)
+    let start = ContinuousClock.now
+    let engine = try makeEngine(path)
+    let fired = try await engine.fireDue(now: Date())
+    let seconds = (ContinuousClock.now - start).seconds
+    guard fired.contains(where: { $0.request.identifier == "due-at-restart" }) else {
+        throw ChimeError(.notFound, "the due notification did not fire after restart")
+    }
+    progress.done("restart: first due notification fired \(ms(seconds)) after opening")
+    await engine.shutdown()
+    return seconds
+}
+
+/// Waits for `count` delivered events through the live scheduler; returns lateness samples
+/// (delivered − due, seconds) and the time the last one arrived.
+final class DeliveryRecorder: @unchecked Sendable {
+    // `@unchecked Sendable`: state guarded by `lock`.
+    private let lock = NSLock()
+    private var lateness: [Double] = []
+    private var last = Date.distantPast
+    private var waiter: CheckedContinuation<Void, Never>?
+    let expected: Int
+
+    init(expected: Int) {
+        self.expected = expected
+        lateness.reserveCapacity(expected)
+    }
+
+    func record(_ event: EngineEvent) {
+        guard event.kind == .delivered, let due = event.notification?.date else { return }
+        let now = Date()
+        let resume = lock.withLock { () -> CheckedContinuation<Void, Never>? in
+            lateness.append(now.timeIntervalSince(due))
+            last = now
+            if lateness.count >= expected { defer { waiter = nil }; return waiter }
+            return nil
+        }
+        resume?.resume()
+    }
+
+    var count: Int { lock.withLock { lateness.count } }
+
+    func wait() async {
+        await withCheckedContinuation { continuation in
+            let done = lock.withLock { () -> Bool in
+                if lateness.count >= expected { return true }
+                waiter = continuation
+                return false
+            }
+            if done { continuation.resume() }
+        }
+    }
+
+    var samples: [Double] { lock.withLock { lateness } }
+    var lastArrival: Date { lock.withLock { last } }
+}
+
+/// (3) `count` requests due at the same instant: time from that instant until all are delivered.
+func benchBurst(_ options: Options) async throws -> Double {
+    let path = try freshStore(options, "burst")
+    let engine = try makeEngine(path)
+    try await authorize(engine)
+    progress.update("burst: scheduling \(options.burst.formatted())", force: true)
+    let due = Date().addingTimeInterval(2 + Double(options.burst) / 50_000)
+    var done = 0
+    while done < options.burst {
+        let requests = makeRequests(done..<min(done + 10_000, options.burst), prefix: "burst").map { request in
+            var request = request
+            request.trigger = .timeInterval(due.timeIntervalSinceNow, repeats: false)
+            return request
+        }
+        try await engine.add(requests, app: app)
+        done += requests.count
+    }
+    // Align every due date exactly: re-add is not needed, the store keeps what was given, so fire
+    // everything whose date is <= the last one's.
+    let recorder = DeliveryRecorder(expected: options.burst)
+    let token = engine.subscribe(app: app) { recorder.record($0) }
+    let firstDue = try await engine.nextFireDate() ?? due
+    engine.startScheduler()
+    let monitor = Task {
+        while !Task.isCancelled {
+            progress.update("burst: delivered \(recorder.count.formatted())/\(options.burst.formatted())")
+            try? await Task.sleep(for: .milliseconds(100))
+        }
+    }
+    await recorder.wait()
+    monitor.cancel()
+    let seconds = recorder.lastArrival.timeIntervalSince(firstDue)
+    engine.unsubscribe(token)
+    progress.done("burst: \(options.burst.formatted()) delivered \(ms(seconds)) after the first was due")
+    await engine.shutdown()
+    return seconds
+}
+
+/// (4) Steady firing at `rate`/s for `seconds` s: lateness percentiles.
+func benchSteady(_ options: Options) async throws -> (p50: Double, p99: Double, max: Double) {
+    let path = try freshStore(options, "steady")
+    let engine = try makeEngine(path)
+    try await authorize(engine)
+    let total = options.rate * options.seconds
+    let spacing = 1.0 / Double(options.rate)
+    progress.update("steady: scheduling \(total.formatted())", force: true)
+    let start = Date().addingTimeInterval(3 + Double(total) / 60_000)
+    var done = 0
+    while done < total {
+        let now = Date()
+        let requests = makeRequests(done..<min(done + 10_000, total), prefix: "steady").enumerated().map { offset, request in
+            var request = request
+            let dueAt = start.addingTimeInterval(Double(done + offset) * spacing)
+            request.trigger = .timeInterval(dueAt.timeIntervalSince(now), repeats: false)
+            return request
+        }
+        try await engine.add(requests, app: app)
+        done += requests.count
+        progress.update("steady: scheduling \(done.formatted())/\(total.formatted())")
+    }
+    let recorder = DeliveryRecorder(expected: total)
+    let token = engine.subscribe(app: app) { recorder.record($0) }
+    engine.startScheduler()
+    let monitor = Task {
+        while !Task.isCancelled {
+            progress.update("steady: delivered \(recorder.count.formatted())/\(total.formatted()) at \(options.rate.formatted())/s")
+            try? await Task.sleep(for: .milliseconds(200))
+        }
+    }
+    await recorder.wait()
+    monitor.cancel()
+    engine.unsubscribe(token)
+    await engine.shutdown()
+    let sorted = recorder.samples.sorted()
+    func percentile(_ p: Double) -> Double { sorted[min(sorted.count - 1, Int(Double(sorted.count) * p))] }
+    let result = (percentile(0.5), percentile(0.99), sorted.last ?? 0)
+    progress.done("steady: \(total.formatted()) at \(options.rate.formatted())/s, lateness p50 \(ms(result.0)) p99 \(ms(result.1)) max \(ms(result.2))")
+    return result
+}
+
+/// (5) Peak RSS of a process that schedules `count` requests, restarts its engine over them and
+/// fires the first: run as a child so each figure is that process's own high-water mark.
+func rssChild(_ options: Options) async throws {
+    let path = try freshStore(options, "rss-\(options.count)")
+    do {
+        let engine = try makeEngine(path, recordsEvents: false)
+        try await authorize(engine)
+        var done = 0
+        while done < options.count {
+            let requests = makeRequests(done..<min(done + 10_000, options.count), prefix: "rss")
+            try await engine.add(requests, app: app)
+            done += requests.count
+            progress.update("rss: \(done.formatted())/\(options.count.formatted()) pending")
+        }
+        await engine.shutdown()
+    }
+    let engine = try makeEngine(path, recordsEvents: false)
+    _ = try await engine.nextFireDate()
+    _ = try await engine.pendingCount()
+    await engine.shutdown()
+    print(peakRSS())
+    for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) }
+}
+
+func peakRSS() -> Int {
+    guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8) else { return 0 }
+    for line in status.split(separator: "\n") where line.hasPrefix("VmHWM:") {
+        return Int(line.split(separator: " ").dropFirst().first ?? "0") ?? 0  // kB
+    }
+    return 0
+}
+
+func run(_ executable: String, _ arguments: [String], passStderr: Bool = true) throws -> String {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: executable)
+    process.arguments = arguments
+    let pipe = Pipe()
+    process.standardOutput = pipe
+    if !passStderr { process.standardError = FileHandle.nullDevice }
+    try process.run()
+    let data = pipe.fileHandleForReading.readDataToEndOfFile()
+    process.waitUntilExit()
+    guard process.terminationStatus == 0 else {
+        throw ChimeError(.storeFailure, "\(executable) \(arguments.joined(separator: " ")) exited with \(process.terminationStatus)")
+    }
+    return String(decoding: data, as: UTF8.self)
+}
+
+func jsonLine(_ text: String) -> [String: Any] {
+    for line in text.split(separator: "\n").reversed() {
+        if let object = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any] { return object }
+    }
+    return [:]
+}
+
+func double(_ any: Any?) -> Double? { (any as? NSNumber)?.doubleValue }
+
+// MARK: - Main
+
+extension Duration {
+    var seconds: Double { Double(components.seconds) + Double(components.attoseconds) / 1e18 }
+}
+
+let options = Options.parse(CommandLine.arguments)
+func wanted(_ name: String) -> Bool { options.only.isEmpty || options.only.contains(name) }
+
+if options.mode == "rss" {
+    try await rssChild(options)
+    exit(0)
+}
+
+let machine = (try? String(contentsOfFile: "/proc/cpuinfo", encoding: .utf8))?
+    .split(separator: "\n").first { $0.hasPrefix("model name") }?.split(separator: ":").last?
+    .trimmingCharacters(in: .whitespaces) ?? "unknown CPU"
+let cores = ProcessInfo.processInfo.activeProcessorCount
+print("Chime benchmarks — \(Date().formatted(.iso8601)) — \(machine), \(cores) cores — store on disk in \(options.dir)")
+
+// The physical limit and the peer, in the same run.
+var referenceRate: Double?
+if wanted("bulk"), let reference = options.reference {
+    progress.update("reference: plain C loop inserting \(options.count.formatted()) rows", force: true)
+    let output = try run(reference, [options.dir + "/reference.sqlite", String(options.count)])
+    referenceRate = double(jsonLine(output)["rowsPerSecond"])
+    progress.done("reference: \(referenceRate.map(formatRate) ?? "?")")
+    for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: options.dir + "/reference.sqlite" + suffix) }
+}
+
+func peer(_ arguments: [String]) -> [String: Any]? {
+    guard let python = options.peerPython else { return nil }
+    progress.update("peer: apscheduler \(arguments.first ?? "")", force: true)
+    guard let output = try? run(python, [options.peerScript] + arguments) else {
+        progress.done("peer: apscheduler \(arguments.first ?? "") failed")
+        return nil
+    }
+    let result = jsonLine(output)
+    progress.done("peer: apscheduler \(arguments.first ?? ""): \(result)")
+    return result
+}
+
+if wanted("bulk") {
+    let chimeRate = try await benchBulk(options)
+    let peerResult = peer(["schedule", "--count", "20000", "--db", options.dir + "/aps-schedule.sqlite"])
+    let peerRate = double(peerResult?["jobsPerSecond"])
+    var ratios: [String] = []
+    if let referenceRate { ratios.append(String(format: "limit %.0f%%", chimeRate / referenceRate * 100)) }
+    if let peerRate { ratios.append(String(format: "peer ×%.0f", chimeRate / peerRate)) }
+    rows.append(Row(name: "1a. schedule \(options.count.formatted()), bulk call", chime: formatRate(chimeRate),
+                    target: "≥ 60% of limit", met: referenceRate.map { chimeRate >= 0.6 * $0 },
+                    reference: referenceRate.map(formatRate) ?? "", peer: peerRate.map(formatRate) ?? "",
+                    ratios: ratios.joined(separator: ", ")))
+    results["bulkPerSecond"] = chimeRate
+    results["referencePerSecond"] = referenceRate
+    results["peerSchedulePerSecond"] = peerRate
+}
+
+if wanted("concurrent") {
+    let chimeRate = try await benchConcurrent(options)
+    rows.append(Row(name: "1b. schedule \(options.count.formatted()), concurrent single adds", chime: formatRate(chimeRate),
+                    target: "≥ 50,000 /s", met: chimeRate >= 50_000))
+    results["concurrentPerSecond"] = chimeRate
+}
+
+if wanted("restart") && wanted("bulk") {
+    let seconds = try await benchRestart(options)
+    rows.append(Row(name: "2. restart with \(options.count.formatted()) pending → first due fires", chime: ms(seconds),
+                    target: "≤ 1 s", met: seconds <= 1))
+    results["restartSeconds"] = seconds
+}
+
+if wanted("burst") {
+    let seconds = try await benchBurst(options)
+    let peerCount = 10_000
+    let peerResult = peer(["burst", "--count", String(peerCount), "--db", options.dir + "/aps-burst.sqlite"])
+    let peerRate = double(peerResult?["jobsPerSecond"])
+    let chimeRate = Double(options.burst) / seconds
+    rows.append(Row(name: "3. \(options.burst.formatted()) due at one instant → all delivered", chime: ms(seconds),
+                    target: "≤ 1 s", met: seconds <= 1, peer: peerRate.map { "\(formatRate($0)) (\(peerCount.formatted()) jobs)" } ?? "",
+                    ratios: peerRate.map { String(format: "peer ×%.0f (rate)", chimeRate / $0) } ?? ""))
+    results["burstSeconds"] = seconds
+    results["peerBurstPerSecond"] = peerRate
+}
+
+if wanted("steady") {
+    let lateness = try await benchSteady(options)
+    let peerRate = 1000
+    let peerResult = peer(["steady", "--rate", String(peerRate), "--seconds", "10", "--db", options.dir + "/aps-steady.sqlite"])
+    let peerP99 = double(peerResult?["p99Ms"])
+    rows.append(Row(name: "4. steady \(options.rate.formatted())/s for \(options.seconds) s: lateness p50 / p99 / max",
+                    chime: "\(ms(lateness.p50)) / \(ms(lateness.p99)) / \(ms(lateness.max))", target: "p99 ≤ 5 ms",
+                    met: lateness.p99 <= 0.005,
+                    peer: peerP99.map { String(format: "p99 %.2f ms at %d/s", $0, peerRate) } ?? "",
+                    ratios: peerP99.map { String(format: "peer p99 ÷ Chime p99 = %.1f (peer at a tenth of the rate)", $0 / 1000 / lateness.p99) } ?? ""))
+    results["steadyP50"] = lateness.p50
+    results["steadyP99"] = lateness.p99
+    results["steadyMax"] = lateness.max
+}
+
+if wanted("rss") {
+    for count in options.rssCounts {
+        progress.update("rss: child process with \(count.formatted()) pending", force: true)
+        let output = try run(CommandLine.arguments[0], ["rss", "--count", String(count), "--dir", options.dir])
+        let kilobytes = Int(output.split(separator: "\n").last ?? "0") ?? 0
+        let megabytes = Double(kilobytes) / 1024
+        progress.done("rss: \(count.formatted()) pending, peak \(String(format: "%.0f", megabytes)) MB")
+        rows.append(Row(name: "5. peak RSS with \(count.formatted()) pending", chime: String(format: "%.0f MB", megabytes),
+                        target: "≤ 200 MB at 10M", met: count >= 10_000_000 ? megabytes <= 200 : nil))
+        results["rssMB_\(count)"] = megabytes
+    }
+}
+
+// MARK: - Table
+
+let headers = ["measurement", "Chime", "target", "met", "limit (C loop)", "peer (APScheduler)", "ratios"]
+let table = rows.map { [$0.name, $0.chime, $0.target, $0.met.map { $0 ? "yes" : "NO" } ?? "–", $0.reference, $0.peer, $0.ratios] }
+let widths = headers.indices.map { column in ([headers[column]] + table.map { $0[column] }).map(\.count).max() ?? 0 }
+func line(_ cells: [String]) -> String {
+    "| " + cells.enumerated().map { $0.element.padding(toLength: widths[$0.offset], withPad: " ", startingAt: 0) }.joined(separator: " | ") + " |"
+}
+print(line(headers))
+print("|" + widths.map { String(repeating: "-", count: $0 + 2) }.joined(separator: "|") + "|")
+for row in table { print(line(row)) }
+
+if let json = options.json {
+    results["date"] = Date().formatted(.iso8601)
+    results["machine"] = "\(machine), \(cores) cores"
+    let data = try JSONSerialization.data(withJSONObject: results, options: [.prettyPrinted, .sortedKeys])
+    try data.write(to: URL(fileURLWithPath: json))
+}

@@ -1,0 +1,38 @@
+# Chime: the two commands are `make run` and `make test`; both install what is missing first.
+SHELL := /bin/bash
+export PATH := $(PATH):/opt/swift/usr/bin
+SWIFT_FLAGS ?= -Xswiftc -warnings-as-errors
+DATA ?= $(HOME)/.local/share/chime
+
+.PHONY: run test build deps test-deps bench fuzz clean examples
+
+deps:
+	@scripts/install-deps.sh build
+
+test-deps:
+	@scripts/install-deps.sh test
+
+build: deps
+	swift build $(SWIFT_FLAGS)
+
+## make run: build and start the main job in the foreground.
+run: deps
+	swift build $(SWIFT_FLAGS) --product chime
+	.build/debug/chime serve --data "$(DATA)"
+
+## make test: build everything with warnings as errors and pass every test.
+test: test-deps
+	swift build --build-tests $(SWIFT_FLAGS)
+	swift test --skip-build
+	scripts/check-examples.sh
+
+## make bench: release build, then the benchmarks (prints a table; see docs/benchmarks.md).
+bench:
+	@scripts/install-deps.sh bench
+	scripts/bench.sh
+
+examples: deps
+	swift build $(SWIFT_FLAGS) --product alarm --product drinking-reminder --product show-me --product organizer
+
+clean:
+	rm -rf .build

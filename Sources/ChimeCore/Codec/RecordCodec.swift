@@ -1,0 +1,744 @@
+import Foundation
+
+/// A compact, versioned binary encoding of Chime's records, used by the durable stores.
+///
+/// Every encoded record starts with two bytes: the format version (``formatVersion``) and a tag
+/// saying what kind of record follows. Integers are LEB128 varints (signed ones zig-zagged),
+/// strings and byte strings are length-prefixed, doubles and dates are their 8-byte IEEE bit
+/// patterns (little-endian), so every value round-trips exactly. Decoding is bounds-checked and
+/// throws ``ChimeError`` with code `notAStore` on truncated or garbage input; it never traps.
+///
+/// ```swift
+/// let bytes = RecordCodec.encode(request)
+/// let back = try RecordCodec.decodeRequest(bytes)
+/// assert(back == request)
+/// ```
+public enum RecordCodec {
+    /// The format written by this version. Decoders accept this version only; a later format adds
+    /// a new number and keeps reading the old ones.
+    public static let formatVersion: UInt8 = 1
+
+    enum Tag: UInt8 {
+        case request = 1, delivered, response, categories, app, event, propertyList
+    }
+
+    // MARK: Encoding
+
+    public static func encode(_ request: NotificationRequest) -> [UInt8] {
+        var writer = Writer(tag: .request, capacity: 256)
+        writer.request(request)
+        return writer.bytes
+    }
+
+    public static func encode(_ notification: DeliveredNotification) -> [UInt8] {
+        var writer = Writer(tag: .delivered, capacity: 300)
+        writer.delivered(notification)
+        return writer.bytes
+    }
+
+    public static func encode(_ response: NotificationResponse) -> [UInt8] {
+        var writer = Writer(tag: .response, capacity: 340)
+        writer.response(response)
+        return writer.bytes
+    }
+
+    public static func encode(_ categories: [NotificationCategory]) -> [UInt8] {
+        var writer = Writer(tag: .categories, capacity: 64 + 96 * categories.count)
+        writer.varint(UInt64(categories.count))
+        for category in categories { writer.category(category) }
+        return writer.bytes
+    }
+
+    public static func encode(_ app: AppRecord) -> [UInt8] {
+        var writer = Writer(tag: .app, capacity: 160)
+        writer.app(app)
+        return writer.bytes
+    }
+
+    public static func encode(_ event: EngineEvent) -> [UInt8] {
+        var writer = Writer(tag: .event, capacity: 360)
+        writer.event(event)
+        return writer.bytes
+    }
+
+    public static func encode(_ value: PropertyListValue) -> [UInt8] {
+        var writer = Writer(tag: .propertyList, capacity: 64)
+        writer.plist(value)
+        return writer.bytes
+    }
+
+    // MARK: Decoding
+
+    public static func decodeRequest(_ bytes: [UInt8]) throws -> NotificationRequest {
+        try bytes.withUnsafeBytes { try decodeRequest($0) }
+    }
+    public static func decodeRequest(_ buffer: UnsafeRawBufferPointer) throws -> NotificationRequest {
+        try decode(buffer, .request) { try $0.request() }
+    }
+
+    public static func decodeDelivered(_ bytes: [UInt8]) throws -> DeliveredNotification {
+        try bytes.withUnsafeBytes { try decodeDelivered($0) }
+    }
+    public static func decodeDelivered(_ buffer: UnsafeRawBufferPointer) throws -> DeliveredNotification {
+        try decode(buffer, .delivered) { try $0.delivered() }
+    }
+
+    public static func decodeResponse(_ bytes: [UInt8]) throws -> NotificationResponse {
+        try bytes.withUnsafeBytes { try decodeResponse($0) }
+    }
+    public static func decodeResponse(_ buffer: UnsafeRawBufferPointer) throws -> NotificationResponse {
+        try decode(buffer, .response) { try $0.response() }
+    }
+
+    public static func decodeCategories(_ bytes: [UInt8]) throws -> [NotificationCategory] {
+        try bytes.withUnsafeBytes { try decodeCategories($0) }
+    }
+    public static func decodeCategories(_ buffer: UnsafeRawBufferPointer) throws -> [NotificationCategory] {
+        try decode(buffer, .categories) { reader in
+            let count = try reader.count(minimumBytesEach: 6)
+            var out: [NotificationCategory] = []
+            out.reserveCapacity(count)
+            for _ in 0..<count { out.append(try reader.category()) }
+            return out
+        }
+    }
+
+    public static func decodeApp(_ bytes: [UInt8]) throws -> AppRecord {
+        try bytes.withUnsafeBytes { try decodeApp($0) }
+    }
+    public static func decodeApp(_ buffer: UnsafeRawBufferPointer) throws -> AppRecord {
+        try decode(buffer, .app) { try $0.app() }
+    }
+
+    public static func decodeEvent(_ bytes: [UInt8]) throws -> EngineEvent {
+        try bytes.withUnsafeBytes { try decodeEvent($0) }
+    }
+    public static func decodeEvent(_ buffer: UnsafeRawBufferPointer) throws -> EngineEvent {
+        try decode(buffer, .event) { try $0.event() }
+    }
+
+    public static func decodePropertyList(_ bytes: [UInt8]) throws -> PropertyListValue {
+        try bytes.withUnsafeBytes { try decodePropertyList($0) }
+    }
+    public static func decodePropertyList(_ buffer: UnsafeRawBufferPointer) throws -> PropertyListValue {
+        try decode(buffer, .propertyList) { try $0.plist(depth: 0) }
+    }
+
+    private static func decode<T>(_ buffer: UnsafeRawBufferPointer, _ tag: Tag, _ body: (inout Reader) throws -> T) throws -> T {
+        var reader = Reader(buffer)
+        let version = try reader.byte()
+        guard version == formatVersion else {
+            throw ChimeError(.notAStore, "a stored record has format version \(version), but this Chime reads version \(formatVersion); the store is corrupt or was written by a newer Chime")
+        }
+        let found = try reader.byte()
+        guard found == tag.rawValue else {
+            throw ChimeError(.notAStore, "a stored record has kind \(found) where kind \(tag.rawValue) (\(tag)) was expected; the store is corrupt")
+        }
+        let value = try body(&reader)
+        guard reader.position == reader.buffer.count else {
+            throw ChimeError(.notAStore, "a stored \(tag) record has \(reader.buffer.count - reader.position) unexpected trailing bytes; the store is corrupt")
+        }
+        return value
+    }
+
+    /// Event kinds by stable number: append new kinds, never reorder.
+    static let eventKinds: [EngineEvent.Kind] = [.delivered, .response, .removed, .silentPush, .settings]
+
+    /// Calendar identifiers by stable number (the enum has no raw values of its own).
+    static let calendarIdentifiers: [Calendar.Identifier] = [
+        .gregorian, .buddhist, .chinese, .coptic, .ethiopicAmeteMihret, .ethiopicAmeteAlem, .hebrew, .iso8601,
+        .indian, .islamic, .islamicCivil, .japanese, .persian, .republicOfChina, .islamicTabular, .islamicUmmAlQura,
+    ]
+}
+
+// MARK: - Writer
+
+extension RecordCodec {
+    struct Writer {
+        var bytes: [UInt8]
+
+        init(tag: Tag, capacity: Int) {
+            bytes = []
+            bytes.reserveCapacity(capacity)
+            bytes.append(RecordCodec.formatVersion)
+            bytes.append(tag.rawValue)
+        }
+
+        @inline(__always) mutating func byte(_ value: UInt8) { bytes.append(value) }
+
+        @inline(__always) mutating func varint(_ value: UInt64) {
+            var value = value
+            while value >= 0x80 {
+                bytes.append(UInt8(truncatingIfNeeded: value) | 0x80)
+                value >>= 7
+            }
+            bytes.append(UInt8(truncatingIfNeeded: value))
+        }
+
+        @inline(__always) mutating func int(_ value: Int64) {
+            varint(UInt64(bitPattern: (value << 1) ^ (value >> 63)))
+        }
+
+        @inline(__always) mutating func bool(_ value: Bool) { bytes.append(value ? 1 : 0) }
+
+        mutating func fixed64(_ value: UInt64) {
+            withUnsafeBytes(of: value.littleEndian) { bytes.append(contentsOf: $0) }
+        }
+
+        mutating func double(_ value: Double) { fixed64(value.bitPattern) }
+        mutating func date(_ value: Date) { double(value.timeIntervalSinceReferenceDate) }
+
+        mutating func string(_ value: String) {
+            var value = value
+            value.withUTF8 { utf8 in
+                varint(UInt64(utf8.count))
+                bytes.append(contentsOf: utf8)
+            }
+        }
+
+        mutating func optionalString(_ value: String?) {
+            if let value { byte(1); string(value) } else { byte(0) }
+        }
+
+        mutating func strings(_ values: [String]) {
+            varint(UInt64(values.count))
+            for value in values { string(value) }
+        }
+
+        mutating func data(_ value: Data) {
+            varint(UInt64(value.count))
+            bytes.append(contentsOf: value)
+        }
+
+        mutating func plist(_ value: PropertyListValue) {
+            switch value {
+            case .string(let v): byte(1); string(v)
+            case .integer(let v): byte(2); int(v)
+            case .double(let v): byte(3); double(v)
+            case .bool(let v): byte(v ? 5 : 4)
+            case .data(let v): byte(6); data(v)
+            case .date(let v): byte(7); date(v)
+            case .array(let v):
+                byte(8)
+                varint(UInt64(v.count))
+                for element in v { plist(element) }
+            case .dictionary(let v):
+                byte(9)
+                dictionary(v)
+            }
+        }
+
+        /// Keys are written sorted, so equal dictionaries encode to equal bytes.
+        mutating func dictionary(_ value: [String: PropertyListValue]) {
+            varint(UInt64(value.count))
+            if value.count == 1, let (key, element) = value.first {
+                string(key)
+                plist(element)
+                return
+            }
+            for key in value.keys.sorted() {
+                string(key)
+                plist(value[key]!)
+            }
+        }
+
+        mutating func url(_ value: URL) {
+            string(value.relativeString)
+            if let base = value.baseURL { byte(1); url(base) } else { byte(0) }
+        }
+
+        mutating func content(_ c: NotificationContent) {
+            string(c.title)
+            string(c.subtitle)
+            string(c.body)
+            if let badge = c.badge { byte(1); int(Int64(badge)) } else { byte(0) }
+            if let sound = c.sound {
+                byte(1)
+                optionalString(sound.name)
+                bool(sound.isCritical)
+                if let volume = sound.volume {
+                    byte(1)
+                    withUnsafeBytes(of: volume.bitPattern.littleEndian) { bytes.append(contentsOf: $0) }
+                } else {
+                    byte(0)
+                }
+            } else {
+                byte(0)
+            }
+            string(c.launchImageName)
+            dictionary(c.userInfo)
+            varint(UInt64(c.attachments.count))
+            for attachment in c.attachments {
+                string(attachment.identifier)
+                url(attachment.url)
+                string(attachment.type)
+            }
+            string(c.categoryIdentifier)
+            string(c.threadIdentifier)
+            optionalString(c.targetContentIdentifier)
+            string(c.summaryArgument)
+            int(Int64(c.summaryArgumentCount))
+            varint(UInt64(c.interruptionLevel.rawValue))
+            double(c.relevanceScore)
+            optionalString(c.filterCriteria)
+        }
+
+        mutating func components(_ d: DateComponents) {
+            let values: [Int?] = [
+                d.era, d.year, d.month, d.day, d.hour, d.minute, d.second, d.nanosecond, d.weekday,
+                d.weekdayOrdinal, d.quarter, d.weekOfMonth, d.weekOfYear, d.yearForWeekOfYear,
+            ]
+            var mask: UInt64 = 0
+            for (index, value) in values.enumerated() where value != nil { mask |= 1 << UInt64(index) }
+            if d.timeZone != nil { mask |= 1 << 14 }
+            if d.calendar != nil { mask |= 1 << 15 }
+            if d.isLeapMonth != nil { mask |= 1 << 16 }
+            varint(mask)
+            for value in values { if let value { int(Int64(value)) } }
+            if let zone = d.timeZone { string(zone.identifier) }
+            if let calendar = d.calendar {
+                let index = RecordCodec.calendarIdentifiers.firstIndex(of: calendar.identifier)
+                    ?? RecordCodec.calendarIdentifiers.startIndex
+                varint(UInt64(index))
+                string(calendar.timeZone.identifier)
+                varint(UInt64(max(calendar.firstWeekday, 0)))
+                varint(UInt64(max(calendar.minimumDaysInFirstWeek, 0)))
+            }
+            if let leap = d.isLeapMonth { bool(leap) }
+        }
+
+        mutating func trigger(_ t: NotificationTrigger?) {
+            switch t {
+            case nil: byte(0)
+            case .timeInterval(let interval, let repeats)?:
+                byte(1)
+                double(interval)
+                bool(repeats)
+            case .calendar(let components, let repeats)?:
+                byte(2)
+                self.components(components)
+                bool(repeats)
+            case .location(let region, let repeats)?:
+                byte(3)
+                string(region.identifier)
+                double(region.center.latitude)
+                double(region.center.longitude)
+                double(region.radius)
+                bool(region.notifyOnEntry)
+                bool(region.notifyOnExit)
+                bool(repeats)
+            case .push?: byte(4)
+            }
+        }
+
+        mutating func request(_ r: NotificationRequest) {
+            string(r.identifier)
+            content(r.content)
+            trigger(r.trigger)
+        }
+
+        mutating func delivered(_ d: DeliveredNotification) {
+            request(d.request)
+            date(d.date)
+            int(d.sequence)
+        }
+
+        mutating func response(_ r: NotificationResponse) {
+            int(r.id)
+            delivered(r.notification)
+            string(r.actionIdentifier)
+            optionalString(r.userText)
+            date(r.date)
+        }
+
+        mutating func action(_ a: NotificationAction) {
+            string(a.identifier)
+            string(a.title)
+            varint(UInt64(a.options.rawValue))
+            switch a.icon {
+            case nil: byte(0)
+            case .template(let name)?: byte(1); string(name)
+            case .system(let name)?: byte(2); string(name)
+            }
+            if let input = a.textInput {
+                byte(1)
+                string(input.buttonTitle)
+                string(input.placeholder)
+            } else {
+                byte(0)
+            }
+        }
+
+        mutating func category(_ c: NotificationCategory) {
+            string(c.identifier)
+            varint(UInt64(c.actions.count))
+            for action in c.actions { self.action(action) }
+            strings(c.intentIdentifiers)
+            varint(UInt64(c.options.rawValue))
+            string(c.hiddenPreviewsBodyPlaceholder)
+            string(c.categorySummaryFormat)
+        }
+
+        mutating func app(_ a: AppRecord) {
+            string(a.bundleIdentifier)
+            let s = a.settings
+            varint(UInt64(s.authorizationStatus.rawValue))
+            for setting in [s.soundSetting, s.badgeSetting, s.alertSetting, s.notificationCenterSetting,
+                            s.lockScreenSetting, s.carPlaySetting] {
+                varint(UInt64(setting.rawValue))
+            }
+            varint(UInt64(s.alertStyle.rawValue))
+            varint(UInt64(s.showPreviewsSetting.rawValue))
+            varint(UInt64(s.criticalAlertSetting.rawValue))
+            bool(s.providesAppNotificationSettings)
+            for setting in [s.announcementSetting, s.timeSensitiveSetting, s.scheduledDeliverySetting,
+                            s.directMessagesSetting] {
+                varint(UInt64(setting.rawValue))
+            }
+            varint(UInt64(a.requestedOptions.rawValue))
+            bool(a.promptPending)
+            int(Int64(a.badge))
+            string(a.deviceToken)
+            optionalString(a.tokenHash)
+            date(a.created)
+        }
+
+        mutating func event(_ e: EngineEvent) {
+            int(e.sequence)
+            string(e.app)
+            varint(UInt64(RecordCodec.eventKinds.firstIndex(of: e.kind) ?? 0))
+            date(e.date)
+            if let notification = e.notification { byte(1); delivered(notification) } else { byte(0) }
+            if let response = e.response { byte(1); self.response(response) } else { byte(0) }
+            strings(e.identifiers)
+            optionalString(e.scope)
+        }
+    }
+}
+
+// MARK: - Reader
+
+extension RecordCodec {
+    struct Reader {
+        let buffer: UnsafeRawBufferPointer
+        var position = 0
+
+        init(_ buffer: UnsafeRawBufferPointer) { self.buffer = buffer }
+
+        static let maxDepth = 64
+
+        func corrupt(_ what: String) -> ChimeError {
+            ChimeError(.notAStore, "a stored record is corrupt (\(what) at byte \(position) of \(buffer.count)); the store file is damaged — restore it from a backup or move it away to start afresh")
+        }
+
+        @inline(__always) mutating func byte() throws -> UInt8 {
+            guard position < buffer.count else { throw corrupt("truncated") }
+            defer { position += 1 }
+            return buffer[position]
+        }
+
+        @inline(__always) mutating func varint() throws -> UInt64 {
+            var result: UInt64 = 0
+            var shift: UInt64 = 0
+            while true {
+                let b = try byte()
+                if shift == 63 && b > 1 { throw corrupt("varint overflow") }
+                result |= UInt64(b & 0x7F) << shift
+                if b < 0x80 { return result }
+                shift += 7
+                if shift > 63 { throw corrupt("varint too long") }
+            }
+        }
+
+        mutating func int64() throws -> Int64 {
+            let raw = try varint()
+            return Int64(bitPattern: (raw >> 1) ^ (0 &- (raw & 1)))
+        }
+
+        mutating func int() throws -> Int {
+            let value = try int64()
+            guard let result = Int(exactly: value) else { throw corrupt("integer out of range") }
+            return result
+        }
+
+        mutating func bool() throws -> Bool {
+            switch try byte() {
+            case 0: return false
+            case 1: return true
+            default: throw corrupt("bad boolean")
+            }
+        }
+
+        /// A presence flag for an optional value.
+        mutating func flag() throws -> Bool { try bool() }
+
+        /// A length or count, checked against the bytes left.
+        mutating func count(minimumBytesEach: Int) throws -> Int {
+            let raw = try varint()
+            let left = buffer.count - position
+            guard raw <= UInt64(left / max(minimumBytesEach, 1)) else { throw corrupt("length \(raw) beyond the end") }
+            return Int(raw)
+        }
+
+        mutating func fixed64() throws -> UInt64 {
+            guard buffer.count - position >= 8 else { throw corrupt("truncated") }
+            var value: UInt64 = 0
+            withUnsafeMutableBytes(of: &value) { $0.copyMemory(from: UnsafeRawBufferPointer(rebasing: buffer[position..<position + 8])) }
+            position += 8
+            return UInt64(littleEndian: value)
+        }
+
+        mutating func double() throws -> Double { Double(bitPattern: try fixed64()) }
+        mutating func date() throws -> Date { Date(timeIntervalSinceReferenceDate: try double()) }
+
+        mutating func rawBytes() throws -> UnsafeRawBufferPointer {
+            let length = try count(minimumBytesEach: 1)
+            defer { position += length }
+            return UnsafeRawBufferPointer(rebasing: buffer[position..<position + length])
+        }
+
+        mutating func string() throws -> String {
+            String(decoding: try rawBytes(), as: UTF8.self)
+        }
+
+        mutating func optionalString() throws -> String? {
+            try flag() ? try string() : nil
+        }
+
+        mutating func strings() throws -> [String] {
+            let count = try count(minimumBytesEach: 1)
+            var out: [String] = []
+            out.reserveCapacity(count)
+            for _ in 0..<count { out.append(try string()) }
+            return out
+        }
+
+        mutating func data() throws -> Data { Data(try rawBytes()) }
+
+        mutating func plist(depth: Int) throws -> PropertyListValue {
+            guard depth < Self.maxDepth else { throw corrupt("nesting deeper than \(Self.maxDepth)") }
+            switch try byte() {
+            case 1: return .string(try string())
+            case 2: return .integer(try int64())
+            case 3: return .double(try double())
+            case 4: return .bool(false)
+            case 5: return .bool(true)
+            case 6: return .data(try data())
+            case 7: return .date(try date())
+            case 8:
+                let count = try count(minimumBytesEach: 1)
+                var out: [PropertyListValue] = []
+                out.reserveCapacity(count)
+                for _ in 0..<count { out.append(try plist(depth: depth + 1)) }
+                return .array(out)
+            case 9: return .dictionary(try dictionary(depth: depth + 1))
+            case let other: throw corrupt("unknown value type \(other)")
+            }
+        }
+
+        mutating func dictionary(depth: Int) throws -> [String: PropertyListValue] {
+            let count = try count(minimumBytesEach: 2)
+            var out: [String: PropertyListValue] = [:]
+            out.reserveCapacity(count)
+            for _ in 0..<count {
+                let key = try string()
+                out[key] = try plist(depth: depth)
+            }
+            return out
+        }
+
+        mutating func url() throws -> URL {
+            let string = try string()
+            let base: URL? = try flag() ? try url() : nil
+            guard let url = URL(string: string, relativeTo: base) else { throw corrupt("invalid URL") }
+            return url
+        }
+
+        mutating func content() throws -> NotificationContent {
+            var c = NotificationContent(title: try string(), subtitle: try string(), body: try string())
+            if try flag() { c.badge = try int() }
+            if try flag() {
+                let name = try optionalString()
+                let critical = try bool()
+                var volume: Float?
+                if try flag() {
+                    let lo = try UInt32(byte()) | UInt32(byte()) << 8
+                    let hi = try UInt32(byte()) << 16 | UInt32(byte()) << 24
+                    volume = Float(bitPattern: lo | hi)
+                }
+                c.sound = NotificationSound(name: name, isCritical: critical, volume: volume)
+            }
+            c.launchImageName = try string()
+            c.userInfo = try dictionary(depth: 0)
+            let attachments = try count(minimumBytesEach: 4)
+            for _ in 0..<attachments {
+                let identifier = try string()
+                let url = try url()
+                c.attachments.append(NotificationAttachment(identifier: identifier, url: url, type: try string()))
+            }
+            c.categoryIdentifier = try string()
+            c.threadIdentifier = try string()
+            c.targetContentIdentifier = try optionalString()
+            c.summaryArgument = try string()
+            c.summaryArgumentCount = try int()
+            let level = try varint()
+            guard let interruption = UNNotificationInterruptionLevel(rawValue: UInt(truncatingIfNeeded: level)), level < 16 else {
+                throw corrupt("unknown interruption level \(level)")
+            }
+            c.interruptionLevel = interruption
+            c.relevanceScore = try double()
+            c.filterCriteria = try optionalString()
+            return c
+        }
+
+        mutating func components() throws -> DateComponents {
+            let mask = try varint()
+            guard mask < 1 << 17 else { throw corrupt("unknown date components") }
+            var values: [Int?] = Array(repeating: nil, count: 14)
+            for index in 0..<14 where mask & (1 << UInt64(index)) != 0 { values[index] = try int() }
+            var d = DateComponents()
+            d.era = values[0]
+            d.year = values[1]
+            d.month = values[2]
+            d.day = values[3]
+            d.hour = values[4]
+            d.minute = values[5]
+            d.second = values[6]
+            d.nanosecond = values[7]
+            d.weekday = values[8]
+            d.weekdayOrdinal = values[9]
+            d.quarter = values[10]
+            d.weekOfMonth = values[11]
+            d.weekOfYear = values[12]
+            d.yearForWeekOfYear = values[13]
+            if mask & (1 << 14) != 0 { d.timeZone = try timeZone() }
+            if mask & (1 << 15) != 0 {
+                let index = try varint()
+                guard index < UInt64(RecordCodec.calendarIdentifiers.count) else { throw corrupt("unknown calendar") }
+                var calendar = Calendar(identifier: RecordCodec.calendarIdentifiers[Int(index)])
+                calendar.timeZone = try timeZone()
+                let firstWeekday = try varint(), minimumDays = try varint()
+                guard (1...7).contains(firstWeekday), (1...7).contains(minimumDays) else { throw corrupt("bad calendar week settings") }
+                calendar.firstWeekday = Int(firstWeekday)
+                calendar.minimumDaysInFirstWeek = Int(minimumDays)
+                d.calendar = calendar
+            }
+            if mask & (1 << 16) != 0 { d.isLeapMonth = try bool() }
+            return d
+        }
+
+        mutating func timeZone() throws -> TimeZone {
+            let identifier = try string()
+            guard let zone = TimeZone(identifier: identifier) else {
+                throw ChimeError(.storeFailure, "a stored calendar trigger uses the time zone \"\(identifier)\", which this system does not know; install the time zone database (tzdata)")
+            }
+            return zone
+        }
+
+        mutating func trigger() throws -> NotificationTrigger? {
+            switch try byte() {
+            case 0: return nil
+            case 1: return .timeInterval(try double(), repeats: try bool())
+            case 2: return .calendar(try components(), repeats: try bool())
+            case 3:
+                let identifier = try string()
+                let center = Coordinate(latitude: try double(), longitude: try double())
+                let region = CircularRegion(identifier: identifier, center: center, radius: try double(),
+                                            notifyOnEntry: try bool(), notifyOnExit: try bool())
+                return .location(region, repeats: try bool())
+            case 4: return .push
+            case let other: throw corrupt("unknown trigger kind \(other)")
+            }
+        }
+
+        mutating func request() throws -> NotificationRequest {
+            NotificationRequest(identifier: try string(), content: try content(), trigger: try trigger())
+        }
+
+        mutating func delivered() throws -> DeliveredNotification {
+            DeliveredNotification(request: try request(), date: try date(), sequence: try int64())
+        }
+
+        mutating func response() throws -> NotificationResponse {
+            NotificationResponse(id: try int64(), notification: try delivered(), actionIdentifier: try string(),
+                                 userText: try optionalString(), date: try date())
+        }
+
+        mutating func action() throws -> NotificationAction {
+            let identifier = try string(), title = try string()
+            let options = UNNotificationActionOptions(rawValue: UInt(truncatingIfNeeded: try varint()))
+            var icon: NotificationAction.Icon?
+            switch try byte() {
+            case 0: icon = nil
+            case 1: icon = .template(try string())
+            case 2: icon = .system(try string())
+            case let other: throw corrupt("unknown icon kind \(other)")
+            }
+            var input: NotificationAction.TextInput?
+            if try flag() { input = .init(buttonTitle: try string(), placeholder: try string()) }
+            return NotificationAction(identifier: identifier, title: title, options: options, icon: icon, textInput: input)
+        }
+
+        mutating func category() throws -> NotificationCategory {
+            let identifier = try string()
+            let count = try count(minimumBytesEach: 6)
+            var actions: [NotificationAction] = []
+            actions.reserveCapacity(count)
+            for _ in 0..<count { actions.append(try action()) }
+            return NotificationCategory(
+                identifier: identifier, actions: actions, intentIdentifiers: try strings(),
+                options: UNNotificationCategoryOptions(rawValue: UInt(truncatingIfNeeded: try varint())),
+                hiddenPreviewsBodyPlaceholder: try string(), categorySummaryFormat: try string())
+        }
+
+        mutating func enumValue<E: RawRepresentable>(_: E.Type) throws -> E where E.RawValue == Int {
+            let raw = try varint()
+            guard raw < 1024, let value = E(rawValue: Int(raw)) else { throw corrupt("unknown \(E.self) \(raw)") }
+            return value
+        }
+
+        mutating func app() throws -> AppRecord {
+            let identifier = try string()
+            var s = NotificationSettings()
+            s.authorizationStatus = try enumValue(UNAuthorizationStatus.self)
+            s.soundSetting = try enumValue(UNNotificationSetting.self)
+            s.badgeSetting = try enumValue(UNNotificationSetting.self)
+            s.alertSetting = try enumValue(UNNotificationSetting.self)
+            s.notificationCenterSetting = try enumValue(UNNotificationSetting.self)
+            s.lockScreenSetting = try enumValue(UNNotificationSetting.self)
+            s.carPlaySetting = try enumValue(UNNotificationSetting.self)
+            s.alertStyle = try enumValue(UNAlertStyle.self)
+            s.showPreviewsSetting = try enumValue(UNShowPreviewsSetting.self)
+            s.criticalAlertSetting = try enumValue(UNNotificationSetting.self)
+            s.providesAppNotificationSettings = try bool()
+            s.announcementSetting = try enumValue(UNNotificationSetting.self)
+            s.timeSensitiveSetting = try enumValue(UNNotificationSetting.self)
+            s.scheduledDeliverySetting = try enumValue(UNNotificationSetting.self)
+            s.directMessagesSetting = try enumValue(UNNotificationSetting.self)
+            let options = UNAuthorizationOptions(rawValue: UInt(truncatingIfNeeded: try varint()))
+            let prompt = try bool()
+            let badge = try int()
+            let token = try string()
+            let tokenHash = try optionalString()
+            var record = AppRecord(bundleIdentifier: identifier, created: try date(), deviceToken: token)
+            record.settings = s
+            record.requestedOptions = options
+            record.promptPending = prompt
+            record.badge = badge
+            record.tokenHash = tokenHash
+            return record
+        }
+
+        mutating func event() throws -> EngineEvent {
+            let sequence = try int64(), app = try string()
+            let kindIndex = try varint()
+            guard kindIndex < UInt64(RecordCodec.eventKinds.count) else { throw corrupt("unknown event kind \(kindIndex)") }
+            let kind = RecordCodec.eventKinds[Int(kindIndex)]
+            let date = try date()
+            let notification: DeliveredNotification? = try flag() ? try delivered() : nil
+            let response: NotificationResponse? = try flag() ? try self.response() : nil
+            return EngineEvent(sequence: sequence, app: app, kind: kind, date: date, notification: notification,
+                               response: response, identifiers: try strings(), scope: try optionalString())
+        }
+    }
+}

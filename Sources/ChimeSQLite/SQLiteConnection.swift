@@ -1,0 +1,89 @@
+import CSQLite
+import ChimeCore
+import Foundation
+
+/// One SQLite connection and its cache of prepared statements. Not thread-safe: like the store
+/// that owns it, it is used from one queue at a time.
+final class SQLiteConnection {
+    private(set) var handle: OpaquePointer?
+    let path: String
+    private var statements: [String: Statement] = [:]
+
+    /// Opens (creating if needed) the database file, read-write, without a mutex (the store is
+    /// used from one queue).
+    init(path: String) throws {
+        self.path = path
+        var handle: OpaquePointer?
+        let flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX
+        let code = sqlite3_open_v2(path, &handle, flags, nil)
+        guard code == SQLITE_OK, let handle else {
+            let message = handle.map { String(cString: sqlite3_errmsg($0)) } ?? String(cString: sqlite3_errstr(code))
+            sqlite3_close_v2(handle)
+            if code == SQLITE_CANTOPEN || code == SQLITE_PERM || code == SQLITE_READONLY {
+                throw ChimeError(.storeFailure, "cannot open the Chime store at \(path): the location is not writable (\(message)); choose a writable path or fix the permissions")
+            }
+            throw ChimeError(.storeFailure, "cannot open the Chime store at \(path): \(message)")
+        }
+        self.handle = handle
+        sqlite3_extended_result_codes(handle, 1)
+    }
+
+    deinit { close() }
+
+    /// Finalizes every statement and closes the connection (a WAL checkpoint happens here).
+    func close() {
+        guard let handle else { return }
+        for statement in statements.values { statement.finalize() }
+        statements = [:]
+        sqlite3_close_v2(handle)
+        self.handle = nil
+    }
+
+    /// The cached prepared statement for this SQL text (prepared on first use).
+    func statement(_ sql: String) throws -> Statement {
+        if let statement = statements[sql] { return statement }
+        guard handle != nil else { throw ChimeError(.storeFailure, "the Chime store at \(path) is closed; open it again") }
+        let statement = try Statement(connection: self, sql: sql)
+        statements[sql] = statement
+        return statement
+    }
+
+    /// Runs SQL text (one or more statements, no parameters). Only for fixed SQL, never user data.
+    func execute(_ sql: String) throws {
+        guard let handle else { throw ChimeError(.storeFailure, "the Chime store at \(path) is closed; open it again") }
+        var message: UnsafeMutablePointer<CChar>?
+        let code = sqlite3_exec(handle, sql, nil, nil, &message)
+        if code != SQLITE_OK {
+            let text = message.map { String(cString: $0) }
+            sqlite3_free(message)
+            throw error(code, "running \(sql.prefix(60))", message: text)
+        }
+    }
+
+    /// The single integer a `PRAGMA` or `SELECT` returns (0 when none).
+    func integer(_ sql: String) throws -> Int64 {
+        let statement = try statement(sql)
+        defer { statement.reset() }
+        return try statement.step() ? statement.int64(0) : 0
+    }
+
+    /// A ``ChimeError`` for a SQLite result code: corrupt and not-a-database files are `notAStore`,
+    /// everything else `storeFailure`; the message names the file and says what to do.
+    func error(_ code: Int32, _ doing: String, message: String? = nil) -> ChimeError {
+        let detail = message ?? handle.map { String(cString: sqlite3_errmsg($0)) } ?? String(cString: sqlite3_errstr(code))
+        switch code & 0xFF {
+        case SQLITE_NOTADB:
+            return ChimeError(.notAStore, "\(path) is not a Chime store (it is not an SQLite database: \(detail)); point Chime at another file, or move this one away")
+        case SQLITE_CORRUPT:
+            return ChimeError(.notAStore, "the Chime store at \(path) is corrupt (\(detail)); restore it from a backup, or move it away to start with an empty store")
+        case SQLITE_READONLY, SQLITE_PERM, SQLITE_CANTOPEN:
+            return ChimeError(.storeFailure, "the Chime store at \(path) cannot be written: the location is not writable (\(detail)); fix the permissions or choose another path")
+        case SQLITE_FULL:
+            return ChimeError(.storeFailure, "the Chime store at \(path) cannot be written: the disk is full (\(detail)); free some space and retry")
+        case SQLITE_BUSY, SQLITE_LOCKED:
+            return ChimeError(.storeFailure, "the Chime store at \(path) is locked by another process (\(detail)); only one Chime may use a store file at a time")
+        default:
+            return ChimeError(.storeFailure, "the Chime store at \(path) failed while \(doing): \(detail) (SQLite code \(code))")
+        }
+    }
+}

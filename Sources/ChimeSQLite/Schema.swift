@@ -1,0 +1,53 @@
+import ChimeCore
+import Foundation
+
+/// The store's schema, as a list of migrations: `steps[n]` takes a store from version `n` to
+/// `n + 1`. A new file runs every step; an older store runs the steps it is missing, all in one
+/// transaction, so a failed upgrade leaves the file as it was.
+///
+/// To change the schema: append a step (never edit a released one), and add a fixture written by
+/// the previous version to `Tests/ChimeSQLiteTests/Fixtures` (see `StoreFixtureTests`).
+struct Schema: Sendable {
+    /// One migration step. Most are plain SQL; `run` may do more with the connection.
+    struct Step: Sendable {
+        var run: @Sendable (SQLiteConnection) throws -> Void
+        init(sql: String) { run = { try $0.execute(sql) } }
+        init(run: @escaping @Sendable (SQLiteConnection) throws -> Void) { self.run = run }
+    }
+
+    /// `PRAGMA application_id` of every Chime store: "Chim" in ASCII.
+    static let applicationID: Int32 = 0x4368_696D
+
+    var steps: [Step]
+    var version: Int { steps.count }
+
+    static let current = Schema(steps: [v1])
+
+    /// Version 1.
+    static let v1 = Step(sql: """
+        CREATE TABLE apps (bundle_id TEXT PRIMARY KEY NOT NULL, record BLOB NOT NULL) WITHOUT ROWID;
+        CREATE TABLE categories (app TEXT PRIMARY KEY NOT NULL, body BLOB NOT NULL) WITHOUT ROWID;
+        CREATE TABLE pending (
+          app TEXT NOT NULL, identifier TEXT NOT NULL, seq INTEGER NOT NULL,
+          next_fire REAL, kind INTEGER NOT NULL, floating INTEGER NOT NULL DEFAULT 0,
+          anchor REAL NOT NULL, inside INTEGER, request BLOB NOT NULL,
+          PRIMARY KEY (app, identifier)) WITHOUT ROWID;
+        CREATE INDEX pending_due ON pending(next_fire) WHERE next_fire IS NOT NULL;
+        CREATE INDEX pending_app_seq ON pending(app, seq);
+        CREATE INDEX pending_location ON pending(seq) WHERE kind = 3;
+        CREATE INDEX pending_floating ON pending(seq) WHERE floating = 1;
+        CREATE TABLE delivered (
+          app TEXT NOT NULL, identifier TEXT NOT NULL, seq INTEGER NOT NULL, date REAL NOT NULL,
+          thread TEXT NOT NULL, body BLOB NOT NULL,
+          PRIMARY KEY (app, identifier)) WITHOUT ROWID;
+        CREATE INDEX delivered_order ON delivered(app, date DESC, seq DESC);
+        CREATE INDEX delivered_thread ON delivered(app, thread, date DESC, seq DESC);
+        CREATE TABLE responses (id INTEGER PRIMARY KEY AUTOINCREMENT, app TEXT NOT NULL, body BLOB NOT NULL);
+        CREATE INDEX responses_app ON responses(app, id);
+        CREATE TABLE events (seq INTEGER PRIMARY KEY AUTOINCREMENT, app TEXT NOT NULL, kind TEXT NOT NULL, body BLOB NOT NULL);
+        CREATE INDEX events_app ON events(app, seq);
+        CREATE TABLE kv (key TEXT PRIMARY KEY NOT NULL, value TEXT NOT NULL) WITHOUT ROWID;
+        CREATE TABLE meta (key TEXT PRIMARY KEY NOT NULL, value INTEGER NOT NULL) WITHOUT ROWID;
+        INSERT INTO meta (key, value) VALUES ('next_sequence', 1);
+        """)
+}

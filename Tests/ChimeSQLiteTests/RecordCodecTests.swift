@@ -1,0 +1,115 @@
+import ChimeCore
+import Foundation
+import Testing
+
+@Suite("RecordCodec")
+struct RecordCodecTests {
+    @Test("a request round-trips with every trigger kind", arguments: Samples.triggers.indices)
+    func requestRoundTrip(triggerIndex: Int) throws {
+        let request = Samples.request("r-\(triggerIndex)", trigger: Samples.triggers[triggerIndex])
+        let bytes = RecordCodec.encode(request)
+        #expect(bytes.first == RecordCodec.formatVersion)
+        #expect(try RecordCodec.decodeRequest(bytes) == request)
+    }
+
+    @Test("date components keep every field, the time zone and the calendar")
+    func dateComponents() throws {
+        let request = NotificationRequest(identifier: "c", content: .init(), trigger: .calendar(Samples.components, repeats: true))
+        let back = try RecordCodec.decodeRequest(RecordCodec.encode(request))
+        guard case .calendar(let components, true)? = back.trigger else {
+            Issue.record("not a repeating calendar trigger: \(String(describing: back.trigger))")
+            return
+        }
+        #expect(components == Samples.components)
+        #expect(components.timeZone?.identifier == "Europe/Paris")
+        #expect(components.calendar?.identifier == .iso8601)
+        #expect(components.calendar?.timeZone == Samples.components.calendar?.timeZone)
+        #expect(components.nanosecond == 589_793)
+    }
+
+    @Test("a default (empty) request round-trips and is small")
+    func minimal() throws {
+        let request = NotificationRequest(identifier: "x", content: NotificationContent())
+        let bytes = RecordCodec.encode(request)
+        #expect(bytes.count < 40)
+        #expect(try RecordCodec.decodeRequest(bytes) == request)
+    }
+
+    @Test("every property-list case round-trips, nested")
+    func propertyLists() throws {
+        for (key, value) in Samples.userInfo {
+            #expect(try RecordCodec.decodePropertyList(RecordCodec.encode(value)) == value, "\(key)")
+        }
+        let nested = PropertyListValue.dictionary(Samples.userInfo.merging(["self": .dictionary(Samples.userInfo)]) { a, _ in a })
+        #expect(try RecordCodec.decodePropertyList(RecordCodec.encode(nested)) == nested)
+        // Equal dictionaries encode to equal bytes (keys are sorted).
+        #expect(RecordCodec.encode(nested) == RecordCodec.encode(nested))
+    }
+
+    @Test("delivered notifications, responses, categories, apps and events round-trip")
+    func otherRecords() throws {
+        var delivered = Samples.delivered("d", at: 3.75)
+        delivered.sequence = 42
+        #expect(try RecordCodec.decodeDelivered(RecordCodec.encode(delivered)) == delivered)
+
+        var response = Samples.response("r")
+        response.id = 9
+        #expect(try RecordCodec.decodeResponse(RecordCodec.encode(response)) == response)
+
+        #expect(try RecordCodec.decodeCategories(RecordCodec.encode(Samples.categories)) == Samples.categories)
+        #expect(try RecordCodec.decodeCategories(RecordCodec.encode([NotificationCategory]())) == [])
+
+        let app = Samples.app("com.example.ü")
+        #expect(try RecordCodec.decodeApp(RecordCodec.encode(app)) == app)
+        let plain = AppRecord(bundleIdentifier: "p", created: Date(timeIntervalSinceReferenceDate: 0), deviceToken: "")
+        #expect(try RecordCodec.decodeApp(RecordCodec.encode(plain)) == plain)
+
+        for kind in EngineEvent.Kind.allCases {
+            var event = Samples.event("com.example", kind: kind)
+            event.sequence = 77
+            #expect(try RecordCodec.decodeEvent(RecordCodec.encode(event)) == event)
+        }
+        let bare = EngineEvent(app: "a", kind: .settings, date: Samples.base)
+        #expect(try RecordCodec.decodeEvent(RecordCodec.encode(bare)) == bare)
+    }
+
+    @Test("every truncation of a record throws notAStore instead of crashing")
+    func truncated() throws {
+        let bytes = RecordCodec.encode(Samples.request("t", trigger: .calendar(Samples.components, repeats: false)))
+        for length in 0..<bytes.count {
+            let error = #expect(throws: ChimeError.self) { try RecordCodec.decodeRequest(Array(bytes.prefix(length))) }
+            #expect(error?.code == .notAStore, "length \(length)")
+        }
+        // Trailing bytes are refused too.
+        #expect(throws: ChimeError.self) { try RecordCodec.decodeRequest(bytes + [0]) }
+    }
+
+    @Test("a record of another kind, another version, or garbage throws")
+    func garbage() throws {
+        let delivered = RecordCodec.encode(Samples.delivered("d", at: 1))
+        #expect(throws: ChimeError.self) { try RecordCodec.decodeRequest(delivered) }
+        var newer = RecordCodec.encode(Samples.request("v"))
+        newer[0] = 99
+        #expect(throws: ChimeError.self) { try RecordCodec.decodeRequest(newer) }
+
+        var generator = SystemRandomNumberGenerator()
+        let valid = RecordCodec.encode(Samples.response("g"))
+        for _ in 0..<2_000 {
+            // Random bytes after a valid header, and valid records with random bytes flipped.
+            var random = [RecordCodec.formatVersion, 3] + (0..<Int.random(in: 0..<200, using: &generator)).map { _ in
+                UInt8.random(in: 0...255, using: &generator)
+            }
+            _ = try? RecordCodec.decodeResponse(random)
+            random = valid
+            for _ in 0..<3 { random[Int.random(in: 2..<random.count, using: &generator)] = .random(in: 0...255, using: &generator) }
+            _ = try? RecordCodec.decodeResponse(random)
+        }
+        // Huge lengths and over-long varints.
+        #expect(throws: ChimeError.self) { try RecordCodec.decodeRequest([1, 1, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0x7F]) }
+        #expect(throws: ChimeError.self) { try RecordCodec.decodeRequest([1, 1] + Array(repeating: 0xFF, count: 20)) }
+        // Deep nesting is refused, not a stack overflow.
+        var deep: [UInt8] = [RecordCodec.formatVersion, 7]
+        for _ in 0..<100_000 { deep += [8, 1] }
+        #expect(throws: ChimeError.self) { try RecordCodec.decodePropertyList(deep) }
+    }
+}

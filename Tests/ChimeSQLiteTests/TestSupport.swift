@@ -1,0 +1,146 @@
+import ChimeCore
+import Foundation
+
+/// A fresh temporary directory, removed by the caller with `remove()`.
+struct TemporaryDirectory {
+    let url: URL
+    init() throws {
+        url = FileManager.default.temporaryDirectory.appendingPathComponent("chime-sqlite-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+    }
+    func path(_ name: String) -> String { url.appendingPathComponent(name).path }
+    func remove() { try? FileManager.default.removeItem(at: url) }
+}
+
+/// Representative values, with every field set to something other than its default.
+enum Samples {
+    static let base = Date(timeIntervalSince1970: 1_750_000_000.25)
+
+    static let userInfo: [String: PropertyListValue] = [
+        "string": .string("héllo wörld ✓ 🎉"),
+        "integer": .integer(-9_223_372_036_854_775_807),
+        "big": .integer(Int64.max),
+        "double": .double(-0.000_123_456_789),
+        "nan-free": .double(.infinity),
+        "true": .bool(true),
+        "false": .bool(false),
+        "data": .data(Data([0, 1, 2, 0xFF, 0x80])),
+        "empty-data": .data(Data()),
+        "date": .date(Date(timeIntervalSinceReferenceDate: 123_456_789.123_456_7)),
+        "array": .array([.integer(1), .string("two"), .array([.bool(true), .dictionary(["k": .double(3.5)])])]),
+        "dictionary": .dictionary(["nested": .dictionary(["deeper": .array([.data(Data("x".utf8)), .date(base)])]), "": .string("")]),
+        "": .string("empty key"),
+    ]
+
+    static func content(_ title: String = "Title", thread: String = "thread-a") -> NotificationContent {
+        var content = NotificationContent(title: title, subtitle: "Sub ✓", body: "Body\nwith lines and ünïcödé 日本語")
+        content.badge = 7
+        content.sound = NotificationSound(name: "chime.caf", isCritical: true, volume: 0.75)
+        content.launchImageName = "launch"
+        content.userInfo = userInfo
+        content.attachments = [
+            NotificationAttachment(identifier: "image", url: URL(fileURLWithPath: "/tmp/picture.png"), type: "public.png"),
+            NotificationAttachment(identifier: "web", url: URL(string: "https://example.com/a%20b?q=1#frag")!, type: "public.url"),
+        ]
+        content.categoryIdentifier = "MEETING"
+        content.threadIdentifier = thread
+        content.targetContentIdentifier = "target"
+        content.summaryArgument = "Alice"
+        content.summaryArgumentCount = 3
+        content.interruptionLevel = .timeSensitive
+        content.relevanceScore = 0.5
+        content.filterCriteria = "work"
+        return content
+    }
+
+    static var components: DateComponents {
+        var components = DateComponents()
+        components.era = 1
+        components.year = 2027
+        components.month = 3
+        components.day = 14
+        components.hour = 9
+        components.minute = 26
+        components.second = 53
+        components.nanosecond = 589_793
+        components.weekday = 2
+        components.weekdayOrdinal = 2
+        components.quarter = 1
+        components.weekOfMonth = 3
+        components.weekOfYear = 11
+        components.yearForWeekOfYear = 2027
+        components.timeZone = TimeZone(identifier: "Europe/Paris")
+        var calendar = Calendar(identifier: .iso8601)
+        calendar.timeZone = TimeZone(identifier: "Asia/Tokyo")!
+        components.calendar = calendar
+        return components
+    }
+
+    static let triggers: [NotificationTrigger?] = [
+        nil,
+        .timeInterval(90.5, repeats: true),
+        .calendar(components, repeats: false),
+        .calendar(DateComponents(hour: 8, minute: 30), repeats: true),
+        .location(CircularRegion(identifier: "office", center: Coordinate(latitude: 48.8566, longitude: 2.3522),
+                                 radius: 150, notifyOnEntry: true, notifyOnExit: false), repeats: true),
+        .push,
+    ]
+
+    static func request(_ identifier: String, trigger: NotificationTrigger? = .timeInterval(60, repeats: false),
+                        thread: String = "thread-a") -> NotificationRequest {
+        NotificationRequest(identifier: identifier, content: content("Title \(identifier)", thread: thread), trigger: trigger)
+    }
+
+    static func delivered(_ identifier: String, at offset: Double, thread: String = "thread-a") -> DeliveredNotification {
+        DeliveredNotification(request: request(identifier, thread: thread), date: base.addingTimeInterval(offset))
+    }
+
+    static func response(_ identifier: String) -> NotificationResponse {
+        NotificationResponse(notification: delivered(identifier, at: 5), actionIdentifier: "REPLY",
+                             userText: "On my way 🚗", date: base.addingTimeInterval(10))
+    }
+
+    static var categories: [NotificationCategory] {
+        [
+            NotificationCategory(
+                identifier: "MEETING",
+                actions: [
+                    NotificationAction(identifier: "ACCEPT", title: "Accept", options: [.foreground], icon: .system("checkmark")),
+                    NotificationAction(identifier: "REPLY", title: "Reply", options: [.authenticationRequired, .destructive],
+                                       icon: .template("reply"), textInput: .init(buttonTitle: "Send", placeholder: "Message")),
+                ],
+                intentIdentifiers: ["intent.a", "intent.b"], options: [.customDismissAction, .hiddenPreviewsShowTitle],
+                hiddenPreviewsBodyPlaceholder: "%u messages", categorySummaryFormat: "%u more from %@"),
+            NotificationCategory(identifier: "EMPTY"),
+        ]
+    }
+
+    static func app(_ bundleIdentifier: String) -> AppRecord {
+        var app = AppRecord(bundleIdentifier: bundleIdentifier, created: base, deviceToken: String(repeating: "ab", count: 32))
+        app.settings.authorizationStatus = .provisional
+        app.settings.soundSetting = .enabled
+        app.settings.badgeSetting = .disabled
+        app.settings.alertSetting = .enabled
+        app.settings.notificationCenterSetting = .enabled
+        app.settings.lockScreenSetting = .disabled
+        app.settings.carPlaySetting = .enabled
+        app.settings.alertStyle = .alert
+        app.settings.showPreviewsSetting = .whenAuthenticated
+        app.settings.criticalAlertSetting = .enabled
+        app.settings.providesAppNotificationSettings = true
+        app.settings.announcementSetting = .disabled
+        app.settings.timeSensitiveSetting = .enabled
+        app.settings.scheduledDeliverySetting = .disabled
+        app.settings.directMessagesSetting = .enabled
+        app.requestedOptions = [.alert, .sound, .badge, .timeSensitive]
+        app.promptPending = true
+        app.badge = -3
+        app.tokenHash = "sha256:abc"
+        return app
+    }
+
+    static func event(_ app: String, kind: EngineEvent.Kind = .delivered) -> EngineEvent {
+        EngineEvent(app: app, kind: kind, date: base, notification: delivered("e", at: 1), response: response("e"),
+                    identifiers: ["x", "y"], scope: "pending")
+    }
+}
