@@ -150,7 +150,7 @@ func freshStore(_ options: Options, _ name: String) throws -> String {
     return path
 }
 
-func makeEngine(_ path: String, recordsEvents: Bool = true) throws -> NotificationEngine {
+func makeEngine(_ path: String, recordsEvents: Bool = false) throws -> NotificationEngine {
     var configuration = NotificationEngine.Configuration()
     configuration.recordsEvents = recordsEvents
     return NotificationEngine(store: try SQLiteStore(path: path), policy: FixedAuthorizationPolicy(.grant),
@@ -159,11 +159,25 @@ func makeEngine(_ path: String, recordsEvents: Bool = true) throws -> Notificati
 
 let app = "com.example.bench"
 
+/// A trigger that fires at exactly `date` whatever the time of the add: a calendar trigger with every
+/// component down to the nanosecond, in UTC.
+func exactly(_ date: Date) -> NotificationTrigger {
+    var calendar = Calendar(identifier: .gregorian)
+    calendar.timeZone = TimeZone(identifier: "UTC")!
+    var components = calendar.dateComponents([.year, .month, .day, .hour, .minute, .second, .nanosecond], from: date)
+    components.timeZone = calendar.timeZone
+    return .calendar(components, repeats: false)
+}
+
 func authorize(_ engine: NotificationEngine) async throws {
     _ = try await engine.requestAuthorization(app: app, options: [.alert, .sound, .badge])
 }
 
 // MARK: - Measurements
+
+final class Counter: Sendable {
+    let value = Atomic<Int>(0)
+}
 
 /// (1a) The bulk call: chunks of 10,000 requests per `add`.
 func benchBulk(_ options: Options) async throws -> Double {
@@ -192,7 +206,7 @@ func benchConcurrent(_ options: Options) async throws -> Double {
     try await authorize(engine)
     let tasks = 64
     let perTask = options.count / tasks
-    let counter = Atomic<Int>(0)
+    let counter = Counter()
     let total = perTask * tasks
     let start = ContinuousClock.now
     try await withThrowingTaskGroup(of: Void.self) { group in
@@ -201,7 +215,7 @@ func benchConcurrent(_ options: Options) async throws -> Double {
                 let requests = makeRequests(task * perTask..<(task + 1) * perTask, prefix: "single")
                 for request in requests {
                     try await engine.add([request], app: app)
-                    let done = counter.add(1, ordering: .relaxed).newValue
+                    let done = counter.value.add(1, ordering: .relaxed).newValue
                     if done % 5000 == 0 { progress.update("concurrent single adds: \(done.formatted())/\(total.formatted())") }
                 }
             }
@@ -289,19 +303,17 @@ func benchBurst(_ options: Options) async throws -> Double {
     let engine = try makeEngine(path)
     try await authorize(engine)
     progress.update("burst: scheduling \(options.burst.formatted())", force: true)
-    let due = Date().addingTimeInterval(2 + Double(options.burst) / 50_000)
+    let due = Date(timeIntervalSince1970: (Date().timeIntervalSince1970 + 3 + Double(options.burst) / 40_000).rounded(.up))
     var done = 0
     while done < options.burst {
         let requests = makeRequests(done..<min(done + 10_000, options.burst), prefix: "burst").map { request in
             var request = request
-            request.trigger = .timeInterval(due.timeIntervalSinceNow, repeats: false)
+            request.trigger = exactly(due)
             return request
         }
         try await engine.add(requests, app: app)
         done += requests.count
     }
-    // Align every due date exactly: re-add is not needed, the store keeps what was given, so fire
-    // everything whose date is <= the last one's.
     let recorder = DeliveryRecorder(expected: options.burst)
     let token = engine.subscribe(app: app) { recorder.record($0) }
     let firstDue = try await engine.nextFireDate() ?? due
@@ -329,14 +341,12 @@ func benchSteady(_ options: Options) async throws -> (p50: Double, p99: Double, 
     let total = options.rate * options.seconds
     let spacing = 1.0 / Double(options.rate)
     progress.update("steady: scheduling \(total.formatted())", force: true)
-    let start = Date().addingTimeInterval(3 + Double(total) / 60_000)
+    let start = Date(timeIntervalSince1970: (Date().timeIntervalSince1970 + 3 + Double(total) / 30_000).rounded(.up))
     var done = 0
     while done < total {
-        let now = Date()
         let requests = makeRequests(done..<min(done + 10_000, total), prefix: "steady").enumerated().map { offset, request in
             var request = request
-            let dueAt = start.addingTimeInterval(Double(done + offset) * spacing)
-            request.trigger = .timeInterval(dueAt.timeIntervalSince(now), repeats: false)
+            request.trigger = exactly(start.addingTimeInterval(Double(done + offset) * spacing))
             return request
         }
         try await engine.add(requests, app: app)
@@ -439,6 +449,8 @@ let machine = (try? String(contentsOfFile: "/proc/cpuinfo", encoding: .utf8))?
     .trimmingCharacters(in: .whitespaces) ?? "unknown CPU"
 let cores = ProcessInfo.processInfo.activeProcessorCount
 print("Chime benchmarks — \(Date().formatted(.iso8601)) — \(machine), \(cores) cores — store on disk in \(options.dir)")
+
+try FileManager.default.createDirectory(atPath: options.dir, withIntermediateDirectories: true)
 
 // The physical limit and the peer, in the same run.
 var referenceRate: Double?

@@ -139,7 +139,7 @@ int main(int argc, char **argv) {
              "  next_fire REAL, kind INTEGER NOT NULL, floating INTEGER NOT NULL DEFAULT 0,\n"
              "  anchor REAL NOT NULL, inside INTEGER, request BLOB NOT NULL,\n"
              "  PRIMARY KEY (app, identifier)) WITHOUT ROWID;");
-    exec_sql(db, "CREATE INDEX pending_due ON pending(next_fire) WHERE next_fire IS NOT NULL;");
+    exec_sql(db, "CREATE INDEX pending_due ON pending(next_fire, seq) WHERE next_fire IS NOT NULL;");
 
     sqlite3_stmt *ins = NULL;
     if (sqlite3_prepare_v2(db,

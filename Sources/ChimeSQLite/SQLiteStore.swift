@@ -30,6 +30,8 @@ public final class SQLiteStore: NotificationStore {
     private var depth = 0
     /// The next pending/delivered sequence; saved in `meta` when a transaction that used it commits.
     private var nextSequence: Int64 = 1
+    /// Checkpoints the write-ahead log off the engine's path.
+    private var checkpointer: WALCheckpointer?
 
     /// Opens the store at `path`, creating the file (and its directory) if needed.
     ///
@@ -73,7 +75,8 @@ public final class SQLiteStore: NotificationStore {
         try connection.execute("""
             PRAGMA synchronous=\(durability == .full ? "FULL" : "NORMAL");
             PRAGMA foreign_keys=ON;
-            PRAGMA cache_size=-16384;
+            PRAGMA cache_size=-65536;
+            PRAGMA wal_autocheckpoint=0;
             PRAGMA temp_store=MEMORY;
             """)
 
@@ -82,12 +85,21 @@ public final class SQLiteStore: NotificationStore {
         }
         nextSequence = try connection.integer("SELECT value FROM meta WHERE key = 'next_sequence'")
         if nextSequence < 1 { nextSequence = 1 }
+        checkpointer = WALCheckpointer(path: path)
+        if checkpointer == nil {
+            // Without the background checkpointer, let SQLite checkpoint inside commits.
+            try connection.execute("PRAGMA wal_autocheckpoint=1000")
+        }
     }
 
-    deinit { connection.close() }
+    deinit { close() }
 
     /// Closes the store; any later call throws `storeFailure`. Called by `deinit` too.
-    public func close() { connection.close() }
+    public func close() {
+        checkpointer?.stop()
+        checkpointer = nil
+        connection.close()
+    }
 
     /// Makes sure the store's directory exists and the file and directory are writable, with a
     /// clear message when not (SQLite's own is "unable to open database file").

@@ -32,8 +32,7 @@ struct Schema: Sendable {
           next_fire REAL, kind INTEGER NOT NULL, floating INTEGER NOT NULL DEFAULT 0,
           anchor REAL NOT NULL, inside INTEGER, request BLOB NOT NULL,
           PRIMARY KEY (app, identifier)) WITHOUT ROWID;
-        CREATE INDEX pending_due ON pending(next_fire) WHERE next_fire IS NOT NULL;
-        CREATE INDEX pending_app_seq ON pending(app, seq);
+        CREATE INDEX pending_due ON pending(next_fire, seq) WHERE next_fire IS NOT NULL;
         CREATE INDEX pending_location ON pending(seq) WHERE kind = 3;
         CREATE INDEX pending_floating ON pending(seq) WHERE floating = 1;
         CREATE TABLE delivered (
@@ -41,7 +40,6 @@ struct Schema: Sendable {
           thread TEXT NOT NULL, body BLOB NOT NULL,
           PRIMARY KEY (app, identifier)) WITHOUT ROWID;
         CREATE INDEX delivered_order ON delivered(app, date DESC, seq DESC);
-        CREATE INDEX delivered_thread ON delivered(app, thread, date DESC, seq DESC);
         CREATE TABLE responses (id INTEGER PRIMARY KEY AUTOINCREMENT, app TEXT NOT NULL, body BLOB NOT NULL);
         CREATE INDEX responses_app ON responses(app, id);
         CREATE TABLE events (seq INTEGER PRIMARY KEY AUTOINCREMENT, app TEXT NOT NULL, kind TEXT NOT NULL, body BLOB NOT NULL);

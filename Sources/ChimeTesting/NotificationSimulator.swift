@@ -204,11 +204,3 @@ final class SimulatedUser: AuthorizationPolicy, @unchecked Sendable {
         answer == .grant ? .grant : .deny
     }
 }
-
-extension APNsPayload {
-    /// A silent push: `content-available` with nothing to show.
-    var isSilent: Bool {
-        isContentAvailable && content.title.isEmpty && content.subtitle.isEmpty && content.body.isEmpty
-            && content.sound == nil && content.badge == nil
-    }
-}

@@ -157,6 +157,8 @@ public final class UNUserNotificationCenter: NSObject, @unchecked Sendable {
     // MARK: - Authorization
 
     /// Asks the user to allow notifications; asks once, later calls answer from the stored choice.
+    @preconcurrency
+
     public func requestAuthorization(options: UNAuthorizationOptions = [],
                                      completionHandler: @escaping @Sendable (Bool, (any Error)?) -> Void) {
         let app = bundleIdentifier
@@ -176,6 +178,8 @@ public final class UNUserNotificationCenter: NSObject, @unchecked Sendable {
     }
 
     /// The app's settings.
+    @preconcurrency
+
     public func getNotificationSettings(completionHandler: @escaping @Sendable (UNNotificationSettings) -> Void) {
         let app = bundleIdentifier
         engine.submit({ try $0.appRecord(app).settings }) { result in
@@ -200,6 +204,8 @@ public final class UNUserNotificationCenter: NSObject, @unchecked Sendable {
     }
 
     /// Replaces the app's categories and reports the outcome. (A Chime addition.)
+    @preconcurrency
+
     public func setNotificationCategories(_ categories: Set<UNNotificationCategory>,
                                           completionHandler: @escaping @Sendable ((any Error)?) -> Void) {
         let values = categories.map(\.value).sorted { $0.identifier < $1.identifier }
@@ -211,6 +217,8 @@ public final class UNUserNotificationCenter: NSObject, @unchecked Sendable {
     }
 
     /// The app's categories.
+    @preconcurrency
+
     public func getNotificationCategories(completionHandler: @escaping @Sendable (Set<UNNotificationCategory>) -> Void) {
         let app = bundleIdentifier
         engine.submit({ try $0.store.categories(app: app) }) { result in
@@ -227,6 +235,8 @@ public final class UNUserNotificationCenter: NSObject, @unchecked Sendable {
 
     /// Schedules a request, replacing a pending one with the same identifier. The completion
     /// handler runs after the request is stored, with `nil` or the error.
+    @preconcurrency
+
     public func add(_ request: UNNotificationRequest, withCompletionHandler completionHandler: (@Sendable ((any Error)?) -> Void)? = nil) {
         let value: NotificationRequest
         do {
@@ -249,6 +259,8 @@ public final class UNUserNotificationCenter: NSObject, @unchecked Sendable {
     }
 
     /// The pending requests, in the order they were added.
+    @preconcurrency
+
     public func getPendingNotificationRequests(completionHandler: @escaping @Sendable ([UNNotificationRequest]) -> Void) {
         let app = bundleIdentifier
         engine.submit({ try $0.store.pending(app: app) }) { result in
@@ -278,6 +290,8 @@ public final class UNUserNotificationCenter: NSObject, @unchecked Sendable {
     // MARK: - Delivered
 
     /// The delivered notifications, newest first.
+    @preconcurrency
+
     public func getDeliveredNotifications(completionHandler: @escaping @Sendable ([UNNotification]) -> Void) {
         let app = bundleIdentifier
         engine.submit({ try $0.store.delivered(app: app, thread: nil) }) { result in
@@ -303,6 +317,8 @@ public final class UNUserNotificationCenter: NSObject, @unchecked Sendable {
     // MARK: - Badge
 
     /// Sets the app's badge; 0 clears it. A negative count fails with `badgeInputInvalid`.
+    @preconcurrency
+
     public func setBadgeCount(_ newBadgeCount: Int, withCompletionHandler completionHandler: (@Sendable ((any Error)?) -> Void)? = nil) {
         let app = bundleIdentifier
         engine.submit({ try $0.setBadge(newBadgeCount, app: app) }) { result in

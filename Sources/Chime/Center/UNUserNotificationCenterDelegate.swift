@@ -4,7 +4,8 @@ import Foundation
 /// Receives notifications while the app is in front, and the user's answers.
 ///
 /// Every method is optional. Chime calls them on the main actor, as iOS calls them on the main
-/// thread. Implement either the completion-handler form or the async form of each:
+/// thread. (`@preconcurrency`: code in the Swift 5 language mode, like most app code ported from
+/// iOS, conforms without isolation errors, as it does with Apple's Objective-C-imported protocol.) Implement either the completion-handler form or the async form of each:
 ///
 /// ```swift
 /// final class Handler: UNUserNotificationCenterDelegate {
@@ -18,7 +19,7 @@ import Foundation
 ///     }
 /// }
 /// ```
-@MainActor
+@preconcurrency @MainActor
 public protocol UNUserNotificationCenterDelegate: AnyObject {
     /// A notification arrived while the app is in front: say how to show it. Without this method
     /// nothing is shown (the notification is still delivered).

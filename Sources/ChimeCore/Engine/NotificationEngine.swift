@@ -61,6 +61,7 @@ public final class NotificationEngine: Sendable {
         var task: Task<Void, Never>?
         var sleeper: Task<Void, any Error>?
         var target: Date?
+        var changed = false
     }
 
     /// Creates an engine over a store.
@@ -503,6 +504,9 @@ public final class NotificationEngine: Sendable {
 
     private func schedulerLoop() async {
         while !Task.isCancelled {
+            // Anything that changes the schedule from here on sets `changed`, so a change that
+            // commits while the next date is being read is never slept through.
+            schedulerState.withLock { $0.changed = false }
             let now = clock.now
             do {
                 let next = try await nextFireDate()
@@ -510,7 +514,8 @@ public final class NotificationEngine: Sendable {
                     try await fireDue(now: now)
                     continue
                 }
-                let sleeper = schedulerState.withLock { state -> Task<Void, any Error> in
+                let sleeper = schedulerState.withLock { state -> Task<Void, any Error>? in
+                    if state.changed { return nil }
                     state.target = next
                     let clock = self.clock
                     let deadline = next ?? now.addingTimeInterval(3600)
@@ -518,7 +523,7 @@ public final class NotificationEngine: Sendable {
                     state.sleeper = task
                     return task
                 }
-                _ = await sleeper.result
+                if let sleeper { _ = await sleeper.result }
             } catch {
                 // A store failure: retry after a pause rather than spinning.
                 try? await Task.sleep(for: .milliseconds(200))
@@ -528,13 +533,17 @@ public final class NotificationEngine: Sendable {
 
     private func scheduleChanged(next: Date?) {
         schedulerState.withLock { state in
+            state.changed = true
             guard let next, let sleeper = state.sleeper else { return }
             if state.target.map({ next < $0 }) ?? true { sleeper.cancel() }
         }
     }
 
     private func wakeScheduler() {
-        schedulerState.withLock { $0.sleeper?.cancel() }
+        schedulerState.withLock { state in
+            state.changed = true
+            state.sleeper?.cancel()
+        }
     }
 }
 

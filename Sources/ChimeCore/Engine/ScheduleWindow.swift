@@ -22,7 +22,8 @@ struct ScheduleWindow {
     }
 
     let capacity: Int
-    private(set) var entries: [Entry] = []  // sorted ascending
+    /// Sorted descending, so the soonest entry is the last one: firing removes from the end in O(1).
+    private(set) var entries: [Entry] = []
     private var dates: [Key: Entry] = [:]
     private(set) var complete = true
     private(set) var horizon = Date.distantFuture
@@ -30,17 +31,17 @@ struct ScheduleWindow {
     init(capacity: Int) { self.capacity = max(capacity, 4) }
 
     var count: Int { entries.count }
-    var first: Entry? { entries.first }
+    var first: Entry? { entries.last }
     /// Whether the store may hold requests the window does not.
     var needsRefill: Bool { !complete && entries.count < capacity / 4 }
 
     /// Replaces the contents with the store's soonest requests.
     mutating func load(_ soonest: [(app: String, identifier: String, date: Date, sequence: Int64)]) {
         entries = soonest.map { Entry(date: $0.date, sequence: $0.sequence, key: Key(app: $0.app, identifier: $0.identifier)) }
-        entries.sort()
+        entries.sort(by: >)
         dates = Dictionary(entries.map { ($0.key, $0) }, uniquingKeysWith: { _, b in b })
         complete = soonest.count < capacity
-        horizon = complete ? .distantFuture : (entries.last?.date ?? .distantFuture)
+        horizon = complete ? .distantFuture : (entries.first?.date ?? .distantFuture)
     }
 
     /// Records that a request now fires at `date` (or no longer has a fire date, when `nil`).
@@ -48,10 +49,10 @@ struct ScheduleWindow {
         remove(key)
         guard let date, complete || date < horizon else { return }
         let entry = Entry(date: date, sequence: sequence, key: key)
-        entries.insert(entry, at: entries.partitioningIndex { $0 > entry || $0 == entry })
+        entries.insert(entry, at: entries.partitioningIndex { $0 < entry || $0 == entry })
         dates[key] = entry
         if entries.count > capacity {
-            let dropped = entries.removeLast()
+            let dropped = entries.removeFirst()
             dates[dropped.key] = nil
             complete = false
             horizon = min(horizon, dropped.date)
@@ -60,7 +61,11 @@ struct ScheduleWindow {
 
     mutating func remove(_ key: Key) {
         guard let entry = dates.removeValue(forKey: key) else { return }
-        let index = entries.partitioningIndex { $0 > entry || $0 == entry }
+        if entries.last?.key == key {
+            entries.removeLast()
+            return
+        }
+        let index = entries.partitioningIndex { $0 < entry || $0 == entry }
         if index < entries.count, entries[index].key == key {
             entries.remove(at: index)
         } else if let index = entries.firstIndex(where: { $0.key == key }) {

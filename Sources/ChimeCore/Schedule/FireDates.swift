@@ -59,14 +59,53 @@ public enum FireDates {
         matching.timeZone = nil
         var reference = date
         for _ in 0..<8 {
-            guard let candidate = calendar.nextDate(after: reference, matching: matching, matchingPolicy: .nextTime,
-                                                    repeatedTimePolicy: .first, direction: .forward)
+            let found = calendar.nextDate(after: reference, matching: matching, matchingPolicy: .nextTime,
+                                          repeatedTimePolicy: .first, direction: .forward)
+            guard let candidate = gapMatch(matching, calendar: calendar, after: reference, before: found) ?? found
             else { return nil }
             if let previous, isRepeatedWallTime(candidate, of: previous, calendar: calendar) {
                 reference = candidate
                 continue
             }
             return candidate
+        }
+        return nil
+    }
+
+    /// The first moment after a daylight-saving gap, when a wall time the components match lies
+    /// inside a gap between `date` and `limit` (or within the components' year, or a year, when
+    /// `limit` is `nil`).
+    ///
+    /// Foundation's `.nextTime` is meant to give exactly this, but swift-foundation misses gaps that
+    /// are not a whole hour (Australia/Lord_Howe's 30-minute change): it skips to the next day, or
+    /// finds no date at all for a one-off date.
+    private static func gapMatch(_ matching: DateComponents, calendar: Calendar, after date: Date, before limit: Date?) -> Date? {
+        let zone = calendar.timeZone
+        var wallClock = calendar
+        wallClock.timeZone = TimeZone(secondsFromGMT: 0)!
+        let end: Date
+        if let limit {
+            end = limit
+        } else if let year = matching.year {
+            end = calendar.date(from: DateComponents(year: year + 1, month: 1, day: 2)) ?? date.addingTimeInterval(400 * 86_400)
+        } else {
+            end = date.addingTimeInterval(400 * 86_400)
+        }
+        var from = date
+        for _ in 0..<64 {
+            guard let transition = zone.nextDaylightSavingTimeTransition(after: from), transition < end else { return nil }
+            from = transition
+            let before = zone.secondsFromGMT(for: transition.addingTimeInterval(-1))
+            let after = zone.secondsFromGMT(for: transition)
+            guard after > before else { continue }  // clocks went back: no gap
+            // The skipped wall-clock times, written as if they were UTC.
+            let gapStart = transition.addingTimeInterval(Double(before))
+            let gapEnd = transition.addingTimeInterval(Double(after))
+            if let wall = wallClock.nextDate(after: gapStart.addingTimeInterval(-0.001), matching: matching, matchingPolicy: .strict,
+                                             direction: .forward),
+               wall < gapEnd {
+                return transition
+            }
         }
         return nil
     }

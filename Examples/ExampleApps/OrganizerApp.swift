@@ -1,0 +1,181 @@
+import Chime
+
+/// A task of OrganizerPlus, with its reminder. Named as in the tutorial (it shadows Swift's
+/// concurrency `Task` in code that imports this module; write `Swift.Task` there).
+public struct Task: Codable, Equatable, Identifiable {
+    public var id: String
+    public var name: String
+    public var completed: Bool
+    public var reminder: Reminder
+
+    public init(id: String = UUID().uuidString, name: String, completed: Bool = false, reminder: Reminder) {
+        self.id = id
+        self.name = name
+        self.completed = completed
+        self.reminder = reminder
+    }
+}
+
+/// When (or where) a task reminds its owner.
+public struct Reminder: Codable, Equatable {
+    public enum ReminderType: String, Codable {
+        case time, calendar, location
+    }
+    public var reminderType: ReminderType
+    /// For `.time`: seconds from now.
+    public var timeInterval: TimeInterval?
+    /// For `.calendar`: the date.
+    public var date: Date?
+    /// For `.location`: the place, and the radius around it in metres.
+    public var location: Location?
+    public var repeats: Bool
+
+    public struct Location: Codable, Equatable {
+        public var latitude: Double
+        public var longitude: Double
+        public var radius: Double
+        public init(latitude: Double, longitude: Double, radius: Double) {
+            self.latitude = latitude
+            self.longitude = longitude
+            self.radius = radius
+        }
+    }
+
+    public static func time(_ seconds: TimeInterval, repeats: Bool = false) -> Reminder {
+        Reminder(reminderType: .time, timeInterval: seconds, date: nil, location: nil, repeats: repeats)
+    }
+    public static func calendar(_ date: Date, repeats: Bool = false) -> Reminder {
+        Reminder(reminderType: .calendar, timeInterval: nil, date: date, location: nil, repeats: repeats)
+    }
+    public static func location(latitude: Double, longitude: Double, radius: Double, repeats: Bool = false) -> Reminder {
+        Reminder(reminderType: .location, timeInterval: nil, date: nil,
+                 location: Location(latitude: latitude, longitude: longitude, radius: radius), repeats: repeats)
+    }
+}
+
+/// The task list.
+public class TaskManager {
+    public static let shared = TaskManager()
+    public private(set) var tasks: [Task] = []
+    public init() {}
+
+    /// Adds a task and schedules its reminder.
+    public func save(task: Task) {
+        tasks.append(task)
+        NotificationManager.shared.scheduleNotification(task: task)
+    }
+
+    /// Removes a task and its pending reminder.
+    public func remove(task: Task) {
+        tasks.removeAll { $0.id == task.id }
+        UNUserNotificationCenter.current().removePendingNotificationRequests(withIdentifiers: [task.id])
+    }
+}
+
+enum NotificationManagerConstants {
+    static let timeBasedNotificationThreadId = "TimeBasedNotificationThreadId"
+    static let calendarBasedNotificationThreadId = "CalendarBasedNotificationThreadId"
+    static let locationBasedNotificationThreadId = "LocationBasedNotificationThreadId"
+}
+
+/// Schedules the reminders of tasks.
+public class NotificationManager {
+    public static let shared = NotificationManager()
+    public static let categoryIdentifier = "OrganizerPlusCategory"
+
+    public static let timeThread = NotificationManagerConstants.timeBasedNotificationThreadId
+    public static let calendarThread = NotificationManagerConstants.calendarBasedNotificationThreadId
+    public static let locationThread = NotificationManagerConstants.locationBasedNotificationThreadId
+
+    public func scheduleNotification(task: Task) {
+        let content = UNMutableNotificationContent()
+        content.title = task.name
+        content.body = "Gentle reminder for your task!"
+        content.sound = .default
+        content.categoryIdentifier = NotificationManager.categoryIdentifier
+        let taskData = try? JSONEncoder().encode(task)
+        if let taskData = taskData {
+            content.userInfo = ["Task": taskData]
+        }
+
+        var trigger: UNNotificationTrigger?
+        switch task.reminder.reminderType {
+        case .time:
+            content.threadIdentifier = NotificationManagerConstants.timeBasedNotificationThreadId
+            if let timeInterval = task.reminder.timeInterval {
+                trigger = UNTimeIntervalNotificationTrigger(timeInterval: timeInterval, repeats: task.reminder.repeats)
+            }
+        case .calendar:
+            content.threadIdentifier = NotificationManagerConstants.calendarBasedNotificationThreadId
+            if let date = task.reminder.date {
+                // With its time zone, the components name one moment wherever the device is.
+                let components = Calendar.current.dateComponents([.timeZone, .year, .month, .day, .hour, .minute, .second], from: date)
+                trigger = UNCalendarNotificationTrigger(dateMatching: components, repeats: task.reminder.repeats)
+            }
+        case .location:
+            content.threadIdentifier = NotificationManagerConstants.locationBasedNotificationThreadId
+            if let location = task.reminder.location {
+                let center = CLLocationCoordinate2D(latitude: location.latitude, longitude: location.longitude)
+                let region = CLCircularRegion(center: center, radius: location.radius, identifier: task.id)
+                region.notifyOnEntry = true
+                region.notifyOnExit = false
+                trigger = UNLocationNotificationTrigger(region: region, repeats: task.reminder.repeats)
+            }
+        }
+
+        if let trigger = trigger {
+            let request = UNNotificationRequest(identifier: task.id, content: content, trigger: trigger)
+            UNUserNotificationCenter.current().add(request) { error in
+                if let error = error {
+                    print("Could not schedule a reminder for \(task.name): \(error.localizedDescription)")
+                }
+            }
+        }
+    }
+}
+
+/// OrganizerPlus's app delegate part: registers the category with "Dismiss" and "Mark As Done", and
+/// marks tasks done from the notification without opening the app.
+public class OrganizerApp: NSObject, UNUserNotificationCenterDelegate {
+    public let taskManager: TaskManager
+    /// Called on the main actor after "Mark As Done" removed a task.
+    public var onTaskDone: ((Task) -> Void)?
+
+    public init(taskManager: TaskManager = .shared) {
+        self.taskManager = taskManager
+        super.init()
+    }
+
+    /// What `application(_:didFinishLaunchingWithOptions:)` did.
+    public func configureUserNotifications() {
+        UNUserNotificationCenter.current().delegate = self
+        let dismissAction = UNNotificationAction(identifier: "dismiss", title: "Dismiss", options: [])
+        let markAsDone = UNNotificationAction(identifier: "markAsDone", title: "Mark As Done", options: [])
+        let category = UNNotificationCategory(
+            identifier: NotificationManager.categoryIdentifier,
+            actions: [dismissAction, markAsDone],
+            intentIdentifiers: [],
+            options: [])
+        UNUserNotificationCenter.current().setNotificationCategories([category])
+        UNUserNotificationCenter.current().requestAuthorization(options: [.alert, .sound, .badge]) { granted, _ in
+            if !granted { print("OrganizerPlus cannot remind you: notifications are not allowed.") }
+        }
+    }
+
+    public func userNotificationCenter(_ center: UNUserNotificationCenter, willPresent notification: UNNotification, withCompletionHandler completionHandler: @escaping (UNNotificationPresentationOptions) -> Void) {
+        completionHandler([.banner, .list, .sound])
+    }
+
+    public func userNotificationCenter(_ center: UNUserNotificationCenter, didReceive response: UNNotificationResponse, withCompletionHandler completionHandler: @escaping () -> Void) {
+        if response.actionIdentifier == "markAsDone" {
+            let userInfo = response.notification.request.content.userInfo
+            if let taskData = userInfo["Task"] as? Data {
+                if let task = try? JSONDecoder().decode(Task.self, from: taskData) {
+                    taskManager.remove(task: task)
+                    onTaskDone?(task)
+                }
+            }
+        }
+        completionHandler()
+    }
+}

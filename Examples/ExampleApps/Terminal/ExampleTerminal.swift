@@ -1,0 +1,41 @@
+import Chime
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// What the four example executables share: a terminal surface on the app's center, a clean start,
+/// an intro, and the read loop (until `q`, end of input, or `--exit-after SECONDS`).
+public final class ExampleTerminal {
+    public let center: UNUserNotificationCenter
+    public let surface: TerminalSurface
+
+    /// Attaches a terminal surface to `center` and forgets what an earlier run left pending or
+    /// delivered (answers waiting in the outbox are still handed over).
+    public init(center: UNUserNotificationCenter = .current()) {
+        setvbuf(stdout, nil, _IOLBF, 0)  // the app's print() lines appear in order with the surface's
+        self.center = center
+        surface = TerminalSurface(center: center)
+        center.addSurface(surface)
+        center.removeAllPendingNotificationRequests()
+        center.removeAllDeliveredNotifications()
+        let arguments = CommandLine.arguments
+        if let index = arguments.firstIndex(of: "--exit-after"), index + 1 < arguments.count,
+           let seconds = Double(arguments[index + 1]) {
+            DispatchQueue.global().asyncAfter(deadline: .now() + seconds) {
+                print("\n(--exit-after \(arguments[index + 1]): exiting)")
+                exit(0)
+            }
+        }
+    }
+
+    /// Prints lines, in order with the notifications shown.
+    public func say(_ text: String) async {
+        await surface.print(text)
+    }
+
+    /// Reads the user's answers and commands until `q` or end of input.
+    public func run(commands: TerminalSurface.CommandHandler? = nil) async {
+        await surface.run(commands: commands)
+        print("Bye.")
+    }
+}

@@ -1,0 +1,39 @@
+import ChimeCore
+import Foundation
+
+// Chime additions: what the device does on iOS (receive a remote notification, report where it
+// is), for apps running the embedded center. The simulator has its own forms (`push`, `move(to:)`).
+extension UNUserNotificationCenter {
+    /// Delivers a remote notification from an APNs JSON payload, as if it arrived from APNs:
+    /// `aps.alert`, `sound`, `badge`, `category`, `thread-id`, …; other top-level keys become
+    /// `userInfo`. A delivered notification with the same identifier (APNs' collapse id) is replaced.
+    ///
+    /// ```swift
+    /// let payload = Data(#"{"aps": {"alert": {"title": "Stay hydrated"}, "category": "drinkingReminderCategory"}}"#.utf8)
+    /// try await UNUserNotificationCenter.current().deliverRemoteNotification(payload)
+    /// ```
+    ///
+    /// - Throws: ``APNsPayloadError`` for a payload APNs would refuse (with Apple's reason),
+    ///   ``UNError`` `notificationsNotAllowed` when the app is not authorized.
+    public func deliverRemoteNotification(_ payload: Data, identifier: String = UUID().uuidString) async throws {
+        let decoded = try APNsPayload.decode(payload)
+        try await engine.deliverPush(decoded.content, identifier: identifier, silent: decoded.isSilent, app: bundleIdentifier)
+    }
+
+    /// Tells the center where the device is: location triggers whose region was entered or left fire.
+    ///
+    /// ```swift
+    /// try await center.updateDeviceLocation(CLLocationCoordinate2D(latitude: 52.52, longitude: 13.40))
+    /// ```
+    public func updateDeviceLocation(_ coordinate: CLLocationCoordinate2D) async throws {
+        _ = try await engine.updateLocation(Coordinate(latitude: coordinate.latitude, longitude: coordinate.longitude))
+    }
+}
+
+extension APNsPayload {
+    /// A silent push: `content-available` with nothing to show.
+    package var isSilent: Bool {
+        isContentAvailable && content.title.isEmpty && content.subtitle.isEmpty && content.body.isEmpty
+            && content.sound == nil && content.badge == nil
+    }
+}
