@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# Runs the four tutorial apps as a person would, in a terminal session driven through standard
+# input, and checks what they print: the notification appears with its numbered actions, the
+# chosen action is handled by the app's delegate.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+export PATH="$PATH:/opt/swift/usr/bin"
+bin="$(swift build --show-bin-path)"
+work="$(mktemp -d)"
+trap 'rm -rf "$work"' EXIT
+
+run() {  # run NAME SCRIPT EXPECTED... : feeds SCRIPT's output to the example, checks each EXPECTED
+  local name="$1" script="$2"
+  shift 2
+  CHIME_STORE="$work/$name.sqlite" CHIME_BUNDLE_IDENTIFIER="com.example.$name" \
+    bash -c "$script" | timeout 60 "$bin/$name" --exit-after 40 >"$work/$name.out" 2>&1 || true
+  for expected in "$@"; do
+    if ! grep -qF -- "$expected" "$work/$name.out"; then
+      echo "check-examples: $name did not print \"$expected\"; its output:" >&2
+      sed 's/^/    /' "$work/$name.out" >&2
+      touch "$work/failed-$name"
+      return
+    fi
+  done
+  echo "check-examples: $name ok"
+}
+
+# The alarm fires after 10 s; Snooze brings it back 5 s later; a typed comment becomes the body.
+run alarm '(sleep 11; echo 1; sleep 6; echo 2; echo "call the plumber"; sleep 2; echo q)' \
+  "Snooze 5 Sec" "Add Comment" "Snooze 5 Seconds" 'Add: "call the plumber"' &
+# The question shows without its answer; "Show me" reveals it 3 s later.
+run show-me '(sleep 6; echo 1; sleep 4.5; echo q)' "What is the capital of Australia?" "Canberra" &
+# A pushed (APNs-format) reminder with Done / Not thirsty, answered with Done.
+run drinking-reminder '(sleep 1; echo push; sleep 1; echo 1; sleep 1; echo q)' "Stay hydrated" "Not thirsty" "logged: drank" &
+# A time reminder, then Mark As Done removes the task without opening the app.
+run organizer '(echo "add Buy milk in 2"; sleep 3.5; echo 2; sleep 1; echo list; sleep 0.5; echo q)' \
+  "Mark As Done" "marked as done" &
+wait
+if ls "$work"/failed-* >/dev/null 2>&1; then exit 1; fi
