@@ -25,7 +25,7 @@ public final class NotificationEngine: Sendable {
     /// Engine settings.
     public struct Configuration: Sendable {
         /// How many of the soonest fire dates are held in memory.
-        public var windowCapacity = 4096
+        public var windowCapacity = 1024
         /// The most operations committed in one transaction.
         public var maxBatch = 8192
         /// The most notifications fired in one transaction.
