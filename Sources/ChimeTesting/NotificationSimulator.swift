@@ -204,3 +204,51 @@ final class SimulatedUser: AuthorizationPolicy, @unchecked Sendable {
         answer == .grant ? .grant : .deny
     }
 }
+
+extension NotificationSimulator {
+    /// Runs `body` while no other caller of `exclusively` runs: for tests that `install()` a
+    /// simulator, since `UNUserNotificationCenter.current()` is one per process and test runners
+    /// run tests (and test targets) in parallel.
+    ///
+    /// With Swift Testing, wrap such tests in a trait:
+    ///
+    /// ```swift
+    /// struct InstallsSimulator: SuiteTrait, TestTrait, TestScoping {
+    ///     func provideScope(for test: Test, testCase: Test.Case?,
+    ///                       performing function: @Sendable () async throws -> Void) async throws {
+    ///         try await NotificationSimulator.exclusively(function)
+    ///     }
+    /// }
+    /// @Suite(.serialized, InstallsSimulator()) struct AlarmTests { … }
+    /// ```
+    public static func exclusively(_ body: @Sendable () async throws -> Void) async rethrows {
+        await installation.acquire()
+        do {
+            try await body()
+        } catch {
+            await installation.release()
+            throw error
+        }
+        await installation.release()
+    }
+
+    private static let installation = InstallationLock()
+}
+
+/// A first-come, first-served async lock.
+private actor InstallationLock {
+    private var busy = false
+    private var waiters: [CheckedContinuation<Void, Never>] = []
+
+    func acquire() async {
+        if !busy {
+            busy = true
+            return
+        }
+        await withCheckedContinuation { waiters.append($0) }
+    }
+
+    func release() {
+        if waiters.isEmpty { busy = false } else { waiters.removeFirst().resume() }
+    }
+}

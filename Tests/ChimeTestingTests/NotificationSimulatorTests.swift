@@ -269,7 +269,7 @@ struct NotificationSimulatorTests {
 
 /// Tests that install a simulator as `UNUserNotificationCenter.current()`. Serialized: they share
 /// that global.
-@Suite("NotificationSimulator.install", .serialized)
+@Suite("NotificationSimulator.install", .serialized, InstallsSimulator())
 struct SimulatorInstallTests {
     @Test("install makes current() return the simulator's center; a later install replaces it")
     func installReplaces() {

@@ -6,7 +6,7 @@ import Testing
 
 /// The four tutorial apps, driven through the simulator. They call `UNUserNotificationCenter.current()`,
 /// so every test installs a simulator: one serialized suite.
-@Suite("Tutorial apps through the simulator", .serialized)
+@Suite("Tutorial apps through the simulator", .serialized, InstallsSimulator())
 @MainActor
 struct ExampleFlowTests {
     static let start = Date(timeIntervalSince1970: 1_780_000_000)

@@ -58,7 +58,7 @@ public enum FireDates {
         matching.calendar = nil
         matching.timeZone = nil
         var reference = date
-        for _ in 0..<8 {
+        for _ in 0..<16 {
             let found = calendar.nextDate(after: reference, matching: matching, matchingPolicy: .nextTime,
                                           repeatedTimePolicy: .first, direction: .forward)
             guard let candidate = gapMatch(matching, calendar: calendar, after: reference, before: found) ?? found
@@ -67,9 +67,26 @@ public enum FireDates {
                 reference = candidate
                 continue
             }
+            // `.nextTime` also rolls a day that does not exist (the 31st of April, the 29th of
+            // February in a common year) over to the next day's midnight. Only times skipped by a
+            // clock change should move; such days are skipped instead, as on Apple's platforms.
+            if !dayMatches(candidate, matching, calendar: calendar) {
+                reference = candidate
+                continue
+            }
             return candidate
         }
         return nil
+    }
+
+    /// Whether the candidate falls on a day the date-level components ask for.
+    private static func dayMatches(_ candidate: Date, _ matching: DateComponents, calendar: Calendar) -> Bool {
+        let found = calendar.dateComponents([.year, .month, .day, .weekday], from: candidate)
+        if let day = matching.day, found.day != day { return false }
+        if let month = matching.month, found.month != month { return false }
+        if let year = matching.year, found.year != year { return false }
+        if let weekday = matching.weekday, found.weekday != weekday { return false }
+        return true
     }
 
     /// The first moment after a daylight-saving gap, when a wall time the components match lies

@@ -215,3 +215,32 @@ struct FireDatesTests {
                                timeZone: .gmt) == nil)
     }
 }
+
+@Suite("FireDates: days that do not exist in every month")
+struct MissingDayTests {
+    @Test("day 31 fires only in months that have a 31st; 29 February only in leap years")
+    func missingDays() throws {
+        let utc = try #require(TimeZone(identifier: "UTC"))
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = utc
+        var monthly = DateComponents()
+        monthly.day = 31
+        monthly.hour = 9
+        var date = try #require(calendar.date(from: DateComponents(year: 2026, month: 3, day: 31, hour: 10)))
+        var fired: [DateComponents] = []
+        for _ in 0..<4 {
+            date = try #require(FireDates.nextCalendarDate(matching: monthly, after: date, timeZone: utc, previous: date))
+            fired.append(calendar.dateComponents([.month, .day, .hour], from: date))
+        }
+        #expect(fired.map(\.month) == [5, 7, 8, 10])
+        #expect(fired.allSatisfy { $0.day == 31 && $0.hour == 9 })
+
+        var leap = DateComponents()
+        leap.month = 2
+        leap.day = 29
+        leap.hour = 8
+        let start = try #require(calendar.date(from: DateComponents(year: 2026, month: 1, day: 1)))
+        let next = try #require(FireDates.nextCalendarDate(matching: leap, after: start, timeZone: utc))
+        #expect(calendar.dateComponents([.year, .month, .day, .hour], from: next) == DateComponents(year: 2028, month: 2, day: 29, hour: 8))
+    }
+}
