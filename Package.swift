@@ -42,7 +42,8 @@ let package = Package(
         // The notification center as a service: HTTP API, APNs-compatible endpoint, events, web center.
         .target(name: "ChimeServer", dependencies: ["ChimeCore", "ChimeSQLite", "CMicroHTTPD"]),
         // The command-line tool and daemon.
-        .executableTarget(name: "chime", dependencies: ["ChimeServer", "ChimeCore", "ChimeSQLite"]),
+        .target(name: "ChimeCLI", dependencies: ["ChimeServer", "ChimeCore"]),
+        .executableTarget(name: "chime", dependencies: ["ChimeCLI"]),
 
         // The four tutorial apps: app logic in Swift 5 language mode (as app code usually is),
         // and a terminal front end each.
@@ -73,6 +74,7 @@ let package = Package(
         .testTarget(name: "ChimeTestingTests", dependencies: ["ChimeTesting", "Chime"]),
         .testTarget(name: "ExamplesTests", dependencies: ["ExampleApps", "ChimeTesting", "Chime"]),
         .testTarget(name: "ChimeServerTests", dependencies: ["ChimeServer", "ChimeCore", "ChimeSQLite"]),
+        .testTarget(name: "ChimeCLITests", dependencies: ["ChimeCLI", "ChimeServer", "ChimeCore", "chime"]),
     ]
 )
 

@@ -5,5 +5,84 @@
 #include <sys/socket.h>
 #include <stdint.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <microhttpd.h>
+
+// Fixed-argument wrappers for libmicrohttpd's variadic functions, which Swift cannot call.
+
+/// The daemon options Chime uses. Zero / NULL / -1 leaves an option out.
+struct chime_mhd_config {
+    unsigned int flags;
+    uint16_t port;
+    /// Bind to this address (a `struct sockaddr_in`), or NULL for all interfaces.
+    const struct sockaddr *bind_address;
+    /// A bound, listening socket to use instead of opening one, or -1.
+    int listen_fd;
+    unsigned int connection_limit;
+    unsigned int connection_timeout;
+    size_t connection_memory_limit;
+    /// PEM text of the TLS key and certificate (both or neither).
+    const char *tls_key;
+    const char *tls_cert;
+    MHD_AccessHandlerCallback handler;
+    MHD_RequestCompletedCallback completed;
+    MHD_NotifyConnectionCallback notify_connection;
+    MHD_LogCallback logger;
+    void *context;
+};
+
+static inline struct MHD_Daemon *chime_mhd_start_daemon(const struct chime_mhd_config *config) {
+    struct MHD_OptionItem options[16];
+    int n = 0;
+    if (config->logger != NULL) {
+        options[n++] = (struct MHD_OptionItem){ MHD_OPTION_EXTERNAL_LOGGER, (intptr_t)config->logger, config->context };
+    }
+    if (config->bind_address != NULL) {
+        options[n++] = (struct MHD_OptionItem){ MHD_OPTION_SOCK_ADDR, 0, (void *)config->bind_address };
+    }
+    if (config->listen_fd >= 0) {
+        options[n++] = (struct MHD_OptionItem){ MHD_OPTION_LISTEN_SOCKET, config->listen_fd, NULL };
+    }
+    if (config->connection_limit > 0) {
+        options[n++] = (struct MHD_OptionItem){ MHD_OPTION_CONNECTION_LIMIT, config->connection_limit, NULL };
+    }
+    if (config->connection_timeout > 0) {
+        options[n++] = (struct MHD_OptionItem){ MHD_OPTION_CONNECTION_TIMEOUT, config->connection_timeout, NULL };
+    }
+    if (config->connection_memory_limit > 0) {
+        options[n++] = (struct MHD_OptionItem){ MHD_OPTION_CONNECTION_MEMORY_LIMIT, (intptr_t)config->connection_memory_limit, NULL };
+    }
+    if (config->tls_key != NULL && config->tls_cert != NULL) {
+        options[n++] = (struct MHD_OptionItem){ MHD_OPTION_HTTPS_MEM_KEY, 0, (void *)config->tls_key };
+        options[n++] = (struct MHD_OptionItem){ MHD_OPTION_HTTPS_MEM_CERT, 0, (void *)config->tls_cert };
+    }
+    if (config->completed != NULL) {
+        options[n++] = (struct MHD_OptionItem){ MHD_OPTION_NOTIFY_COMPLETED, (intptr_t)config->completed, config->context };
+    }
+    if (config->notify_connection != NULL) {
+        options[n++] = (struct MHD_OptionItem){ MHD_OPTION_NOTIFY_CONNECTION, (intptr_t)config->notify_connection, config->context };
+    }
+    options[n++] = (struct MHD_OptionItem){ MHD_OPTION_END, 0, NULL };
+    return MHD_start_daemon(config->flags, config->port, NULL, NULL, config->handler, config->context,
+                            MHD_OPTION_ARRAY, options, MHD_OPTION_END);
+}
+
+/// The port the daemon listens on (0 when unknown, e.g. a Unix socket).
+static inline uint16_t chime_mhd_bound_port(struct MHD_Daemon *daemon) {
+    const union MHD_DaemonInfo *info = MHD_get_daemon_info(daemon, MHD_DAEMON_INFO_BIND_PORT);
+    return info == NULL ? 0 : info->port;
+}
+
+/// The client's address, or NULL.
+static inline const struct sockaddr *chime_mhd_client_address(struct MHD_Connection *connection) {
+    const union MHD_ConnectionInfo *info = MHD_get_connection_info(connection, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+    return info == NULL ? NULL : info->client_addr;
+}
+
+/// The per-connection pointer set in the connection-started notification, or NULL.
+static inline void *chime_mhd_socket_context(struct MHD_Connection *connection) {
+    const union MHD_ConnectionInfo *info = MHD_get_connection_info(connection, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+    return info == NULL ? NULL : info->socket_context;
+}
+
 #endif

@@ -29,11 +29,3 @@ extension UNUserNotificationCenter {
         _ = try await engine.updateLocation(Coordinate(latitude: coordinate.latitude, longitude: coordinate.longitude))
     }
 }
-
-extension APNsPayload {
-    /// A silent push: `content-available` with nothing to show.
-    package var isSilent: Bool {
-        isContentAvailable && content.title.isEmpty && content.subtitle.isEmpty && content.body.isEmpty
-            && content.sound == nil && content.badge == nil
-    }
-}

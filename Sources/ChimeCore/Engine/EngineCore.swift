@@ -86,6 +86,16 @@ package final class EngineCore {
         return record
     }
 
+    package func putApp(_ record: AppRecord) throws {
+        try save(record)
+    }
+
+    func removeApp(_ app: String) throws {
+        try store.removeApp(app)
+        appCache[app] = nil
+        window.removeApp(app)
+    }
+
     private func save(_ record: AppRecord) throws {
         try store.putApp(record)
         appCache[record.bundleIdentifier] = record

@@ -266,15 +266,12 @@ public final class NotificationEngine: Sendable {
 
     /// Creates or replaces an app's record (service mode: registration, token rotation).
     public func putApp(_ record: AppRecord) async throws {
-        try await perform { try $0.store.putApp(record) }
+        try await perform { try $0.putApp(record) }
     }
 
     /// Removes an app and everything it owns.
     public func removeApp(_ app: String) async throws {
-        try await perform { core in
-            try core.store.removeApp(app)
-            core.window.removeApp(app)
-        }
+        try await perform { try $0.removeApp(app) }
     }
 
     /// Asks the user once; later calls return the stored answer.

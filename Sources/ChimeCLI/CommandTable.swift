@@ -1,0 +1,383 @@
+import ChimeCore
+import ChimeServer
+import Foundation
+
+extension CLI {
+    /// Every subcommand, in the order `chime --help` lists them.
+    public static let commands: [Command] = [
+        serve, apps, categories, add, list, remove, delivered, respond, push, events, status,
+    ]
+
+    // MARK: serve
+
+    static let serve = Command(
+        name: "serve", summary: "run the notification center as a service (HTTP API, APNs endpoint, events)",
+        usage: "chime serve [--data DIR] [--listen HOST:PORT | --listen unix:/path] [--tls-cert FILE --tls-key FILE] [--auto-allow]",
+        examples: ["chime serve", "chime serve --listen 127.0.0.1:8080 --auto-allow", "chime serve --listen unix:/run/chime.sock",
+                   "chime serve --log-format json --durability full"],
+        options: [
+            .value("listen", "HOST:PORT or unix:/path (default 127.0.0.1:7878)"),
+            .value("tls-cert", "PEM certificate: serve HTTPS"), .value("tls-key", "PEM private key for --tls-cert"),
+            .flag("auto-allow", "answer every app's authorization request with yes"),
+            .value("log-format", "text (default) or json"), .value("durability", "normal (default: survives a killed process) or full (survives power loss)"),
+        ],
+        run: { arguments, _ in
+            guard arguments.positionals.isEmpty else { throw UsageError("serve takes no arguments; got \(arguments.positionals.joined(separator: " "))") }
+            var configuration = ChimeService.Configuration()
+            if let data = arguments.value("data") { configuration.dataDirectory = data }
+            if let listen = arguments.value("listen") {
+                do { configuration.listen = try ListenAddress(parsing: listen) } catch { throw UsageError("--listen: \(error)") }
+            }
+            configuration.tlsCertificatePath = arguments.value("tls-cert")
+            configuration.tlsKeyPath = arguments.value("tls-key")
+            if (configuration.tlsCertificatePath == nil) != (configuration.tlsKeyPath == nil) {
+                throw UsageError("--tls-cert and --tls-key go together")
+            }
+            configuration.autoAllow = arguments.has("auto-allow")
+            switch arguments.value("log-format") ?? "text" {
+            case "text": configuration.logFormat = .text
+            case "json": configuration.logFormat = .json
+            case let other: throw UsageError("--log-format is '\(other)'; accepted: text, json")
+            }
+            switch arguments.value("durability") ?? "normal" {
+            case "normal": configuration.fullDurability = false
+            case "full": configuration.fullDurability = true
+            case let other: throw UsageError("--durability is '\(other)'; accepted: normal, full")
+            }
+            try await ChimeService.run(configuration: configuration)
+            return 0
+        })
+
+    // MARK: apps
+
+    static let apps = Command(
+        name: "apps", summary: "register apps, answer their permission requests, rotate their tokens",
+        usage: "chime apps add|list|remove|rotate-token|allow|deny [BUNDLE_IDENTIFIER]",
+        examples: ["chime apps add com.example.alarm", "chime apps add com.example.alarm --json", "chime apps list",
+                   "chime apps allow com.example.alarm", "chime apps rotate-token com.example.alarm", "chime apps remove com.example.alarm"],
+        options: [],
+        run: { arguments, cli in
+            guard let action = arguments.positionals.first else { throw UsageError("say what to do: add, list, remove, rotate-token, allow or deny") }
+            let actions = ["add", "list", "remove", "rotate-token", "allow", "deny"]
+            guard actions.contains(action) else {
+                let suggestion = ParsedArguments.closest(action, among: actions).map { "; did you mean '\($0)'?" } ?? ""
+                throw UsageError("unknown action '\(action)'\(suggestion)")
+            }
+            let client = try cli.client(arguments)
+            if action == "list" {
+                let response = try await client.send("GET", "/v1/apps")
+                if arguments.has("json") { cli.printJSON(response); return 0 }
+                let apps = response.json?.arrayValue ?? []
+                if apps.isEmpty { cli.write("No apps. Register one with `chime apps add BUNDLE_IDENTIFIER`.") }
+                for app in apps {
+                    let status = app["settings"]?["authorizationStatus"]?.stringValue ?? app["authorizationStatus"]?.stringValue ?? "?"
+                    cli.write("\(app["bundleIdentifier"]?.stringValue ?? "?")  authorization: \(status)")
+                }
+                return 0
+            }
+            guard arguments.positionals.count == 2 else { throw UsageError("give one bundle identifier: chime apps \(action) BUNDLE_IDENTIFIER") }
+            let bundle = arguments.positionals[1]
+            switch action {
+            case "add", "rotate-token":
+                let response = action == "add"
+                    ? try await client.send("POST", "/v1/apps", json: ["bundleIdentifier": .string(bundle)])
+                    : try await client.send("POST", path(bundle, "/token"))
+                if arguments.has("json") {
+                    cli.write(JSONValue.object(["bundleIdentifier": .string(bundle), "token": response.json?["token"] ?? .null]).serialized())
+                } else {
+                    cli.write("\(bundle): token \(response.json?["token"]?.stringValue ?? "?")")
+                    cli.write("This is the only time the token is shown; the app sends it as `Authorization: Bearer <token>`.")
+                }
+            case "remove":
+                try await client.send("DELETE", path(bundle))
+                cli.write("Removed \(bundle) and everything it had.")
+            default:
+                let response = try await client.send("POST", path(bundle, "/authorization/answer"), json: ["allow": .bool(action == "allow")])
+                if arguments.has("json") { cli.printJSON(response) } else {
+                    cli.write("\(bundle): \(response.json?["authorizationStatus"]?.stringValue ?? (action == "allow" ? "authorized" : "denied"))")
+                }
+            }
+            return 0
+        })
+
+    // MARK: categories
+
+    static let categories = Command(
+        name: "categories", summary: "set or list an app's categories of actions",
+        usage: "chime categories set FILE.json | list [--app BUNDLE_IDENTIFIER]",
+        examples: ["chime categories set alarm-categories.json --app com.example.alarm", "chime categories list --app com.example.alarm --json"],
+        options: [.value("app", "the app (default: the only registered app)")],
+        run: { arguments, cli in
+            let client = try cli.client(arguments)
+            switch arguments.positionals.first {
+            case "set":
+                guard arguments.positionals.count == 2 else { throw UsageError("give the categories file: chime categories set FILE.json") }
+                let file = arguments.positionals[1]
+                guard let data = FileManager.default.contents(atPath: file) else { throw CommandError("cannot read \(file)") }
+                let app = try await cli.app(arguments, client)
+                let response = try await client.send("PUT", path(app, "/categories"), body: data)
+                if arguments.has("json") { cli.printJSON(response) } else {
+                    cli.write("\(app): \(response.json?.arrayValue.count ?? 0) categories set.")
+                }
+            case "list":
+                let app = try await cli.app(arguments, client)
+                let response = try await client.send("GET", path(app, "/categories"))
+                if arguments.has("json") { cli.printJSON(response); return 0 }
+                for category in response.json?.arrayValue ?? [] {
+                    let actions = category["actions"]?.arrayValue.compactMap { $0["title"]?.stringValue } ?? []
+                    cli.write("\(category["identifier"]?.stringValue ?? "?"): \(actions.joined(separator: " · "))")
+                }
+            default:
+                throw UsageError("say what to do: set FILE.json, or list")
+            }
+            return 0
+        })
+
+    // MARK: add
+
+    static let add = Command(
+        name: "add", summary: "schedule a notification",
+        usage: "chime add [--app APP] [--id ID] --title TEXT [--body TEXT] [--in 10m | --at 2026-12-01T08:30 | --every 1h | --calendar 'weekday=2 hour=8 minute=30' | --location LAT,LON,RADIUS]",
+        examples: ["chime add --app com.example.alarm --title Alarm --in 10s --category alarm.category",
+                   "chime add --title 'Stand up' --every 1h", "chime add --title 'Weekly review' --calendar 'weekday=2 hour=8 minute=30 timeZone=Europe/Berlin'",
+                   "chime add --title 'Buy milk' --location 52.52,13.40,100 --id milk",
+                   "chime add --title Report --at 2026-12-01T08:30 --user-info '{\"report\": 42}'"],
+        options: [
+            .value("app", "the app (default: the only registered app)"), .value("id", "the request identifier (default: a new UUID)"),
+            .value("title", "the title"), .value("subtitle", "the subtitle"), .value("body", "the body"),
+            .value("category", "the category identifier"), .value("thread", "the thread identifier, for grouping"),
+            .value("user-info", "a JSON object of extra data"), .value("sound", "default, or a sound file name"),
+            .value("badge", "the app badge to set (0 clears)"),
+            .value("in", "fire once after a duration: 90s, 10m, 1h30m"), .value("at", "fire once at a local date and time, 2026-12-01T08:30"),
+            .value("every", "fire repeatedly at an interval of at least 60 s: 1h"),
+            .value("calendar", "fire every time these components match: 'weekday=2 hour=8 minute=30 [timeZone=Europe/Berlin]'"),
+            .flag("once", "with --calendar: fire at the next match only"),
+            .value("location", "fire on entering a circle: LAT,LON,RADIUS (metres)"), .flag("on-exit", "with --location: fire on leaving instead"),
+        ],
+        run: { arguments, cli in
+            guard arguments.positionals.isEmpty else { throw UsageError("unexpected '\(arguments.positionals[0])'; text goes in --title/--body (quote it)") }
+            var request = JSONObject()
+            request["identifier"] = .string(arguments.value("id") ?? UUID().uuidString)
+            for (option, field) in [("title", "title"), ("subtitle", "subtitle"), ("body", "body"), ("category", "categoryIdentifier"), ("thread", "threadIdentifier"), ("sound", "sound")] {
+                if let value = arguments.value(option) { request[field] = .string(value) }
+            }
+            if let badge = arguments.value("badge") {
+                guard let number = Int64(badge), number >= 0 else { throw UsageError("--badge is '\(badge)'; give a whole number, 0 or more") }
+                request["badge"] = .integer(number)
+            }
+            if let info = arguments.value("user-info") {
+                guard let parsed = try? JSONValue.parse(info), case .object = parsed else { throw UsageError("--user-info must be a JSON object, e.g. '{\"task\": 42}'") }
+                request["userInfo"] = parsed
+            }
+            request["trigger"] = try trigger(arguments)
+            let client = try cli.client(arguments)
+            let app = try await cli.app(arguments, client)
+            let response = try await client.send("POST", path(app, "/requests"), json: .object(request))
+            if arguments.has("json") { cli.printJSON(response); return 0 }
+            let added = response.json?.arrayValue.first ?? response.json
+            let when = added?["nextTriggerDate"]?.stringValue.map { "fires \($0)" } ?? (request["trigger"] == .null ? "delivered now" : "waits for its trigger")
+            cli.write("Added \(request["identifier"]?.stringValue ?? "?") to \(app): \(when).")
+            return 0
+        })
+
+    /// The trigger JSON for `chime add`'s trigger options (at most one).
+    static func trigger(_ arguments: ParsedArguments) throws -> JSONValue {
+        let given = ["in", "at", "every", "calendar", "location"].filter { arguments.value($0) != nil }
+        guard given.count <= 1 else { throw UsageError("give one trigger, not \(given.map { "--\($0)" }.joined(separator: " and "))") }
+        if let text = arguments.value("in") {
+            let seconds = try parseDuration(text)
+            guard seconds > 0 else { throw UsageError("--in must be more than 0 s") }
+            return ["type": "timeInterval", "timeInterval": .number(seconds), "repeats": false]
+        }
+        if let text = arguments.value("every") {
+            let seconds = try parseDuration(text)
+            guard seconds >= 60 else { throw UsageError("--every is \(Int(seconds)) s; a repeating interval must be at least 60 s") }
+            return ["type": "timeInterval", "timeInterval": .number(seconds), "repeats": true]
+        }
+        if let text = arguments.value("at") {
+            let formatter = DateFormatter()
+            formatter.locale = Locale(identifier: "en_US_POSIX")
+            var date: Date?
+            for format in ["yyyy-MM-dd'T'HH:mm", "yyyy-MM-dd'T'HH:mm:ss", "yyyy-MM-dd HH:mm", "yyyy-MM-dd"] where date == nil {
+                formatter.dateFormat = format
+                date = formatter.date(from: text)
+            }
+            guard let date else { throw UsageError("--at is '\(text)'; write a local date and time like 2026-12-01T08:30") }
+            let parts = Calendar.current.dateComponents([.year, .month, .day, .hour, .minute, .second], from: date)
+            var components = JSONObject()
+            for (name, value) in [("year", parts.year), ("month", parts.month), ("day", parts.day), ("hour", parts.hour), ("minute", parts.minute), ("second", parts.second)] {
+                if let value { components[name] = .integer(Int64(value)) }
+            }
+            components["timeZone"] = .string(TimeZone.current.identifier)
+            return ["type": "calendar", "dateComponents": .object(components), "repeats": false]
+        }
+        if let text = arguments.value("calendar") {
+            var components = JSONObject()
+            for pair in text.split(whereSeparator: { $0 == " " || $0 == "," }) {
+                let parts = pair.split(separator: "=", maxSplits: 1).map(String.init)
+                guard parts.count == 2 else { throw UsageError("--calendar: '\(pair)' is not NAME=VALUE; e.g. 'weekday=2 hour=8 minute=30'") }
+                if parts[0] == "timeZone" { components["timeZone"] = .string(parts[1]); continue }
+                guard let number = Int64(parts[1]) else { throw UsageError("--calendar: \(parts[0]) is '\(parts[1])'; give a whole number") }
+                components[parts[0]] = .integer(number)
+            }
+            return ["type": "calendar", "dateComponents": .object(components), "repeats": .bool(!arguments.has("once"))]
+        }
+        if let text = arguments.value("location") {
+            let numbers = text.split(separator: ",").map { Double($0.trimmingCharacters(in: .whitespaces)) }
+            guard numbers.count == 3, let latitude = numbers[0], let longitude = numbers[1], let radius = numbers[2] else {
+                throw UsageError("--location is '\(text)'; write LAT,LON,RADIUS, e.g. 52.52,13.40,100")
+            }
+            let exit = arguments.has("on-exit")
+            let region: JSONValue = ["identifier": .string(arguments.value("id") ?? "region"), "latitude": .number(latitude),
+                                     "longitude": .number(longitude), "radius": .number(radius),
+                                     "notifyOnEntry": .bool(!exit), "notifyOnExit": .bool(exit)]
+            return ["type": "location", "region": region, "repeats": false]
+        }
+        return .null
+    }
+
+    // MARK: list, remove, delivered
+
+    static let list = Command(
+        name: "list", summary: "list an app's pending requests with their next fire dates",
+        usage: "chime list [--app APP] [--json]", examples: ["chime list --app com.example.alarm", "chime list --json"],
+        options: [.value("app", "the app (default: the only registered app)")],
+        run: { arguments, cli in
+            let client = try cli.client(arguments)
+            let app = try await cli.app(arguments, client)
+            let response = try await client.send("GET", path(app, "/requests"))
+            if arguments.has("json") { cli.printJSON(response); return 0 }
+            let items = response.json?.arrayValue ?? []
+            if items.isEmpty { cli.write("\(app): nothing pending.") }
+            for item in items {
+                let trigger = item["trigger"]?["type"]?.stringValue ?? "none"
+                cli.write("\(item["identifier"]?.stringValue ?? "?")  \(item["nextTriggerDate"]?.stringValue ?? "-")  \(trigger)  \(item["title"]?.stringValue ?? "")")
+            }
+            return 0
+        })
+
+    static let remove = Command(
+        name: "remove", summary: "remove pending requests (by --id, or --all)",
+        usage: "chime remove [--app APP] (--id ID ... | --all)", examples: ["chime remove --id Alarm", "chime remove --all --app com.example.alarm"],
+        options: [.value("app", "the app (default: the only registered app)"), .value("id", "a request identifier (repeatable)", repeatable: true),
+                  .flag("all", "remove every pending request of the app")],
+        run: { arguments, cli in
+            let ids = arguments.all("id") + arguments.positionals
+            guard !ids.isEmpty || arguments.has("all") else { throw UsageError("say which: --id ID (repeatable) or --all") }
+            guard ids.isEmpty || !arguments.has("all") else { throw UsageError("give --id or --all, not both") }
+            let client = try cli.client(arguments)
+            let app = try await cli.app(arguments, client)
+            let query = ids.map { "identifier=\($0.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? $0)" }.joined(separator: "&")
+            let response = try await client.send("DELETE", path(app, "/requests") + (query.isEmpty ? "" : "?" + query))
+            if arguments.has("json") { cli.printJSON(response); return 0 }
+            let removed = response.json?["removed"]?.arrayValue.compactMap(\.stringValue) ?? []
+            cli.write(removed.isEmpty ? "Nothing removed." : "Removed \(removed.joined(separator: ", ")).")
+            return 0
+        })
+
+    static let delivered = Command(
+        name: "delivered", summary: "list an app's delivered notifications, newest first",
+        usage: "chime delivered [--app APP] [--thread THREAD] [--json]", examples: ["chime delivered", "chime delivered --thread chat-42 --json"],
+        options: [.value("app", "the app (default: the only registered app)"), .value("thread", "only this thread")],
+        run: { arguments, cli in
+            let client = try cli.client(arguments)
+            let app = try await cli.app(arguments, client)
+            let thread = arguments.value("thread").map { "?thread=\($0.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? $0)" } ?? ""
+            let response = try await client.send("GET", path(app, "/notifications") + thread)
+            if arguments.has("json") { cli.printJSON(response); return 0 }
+            let items = response.json?.arrayValue ?? []
+            if items.isEmpty { cli.write("\(app): nothing delivered.") }
+            for item in items {
+                let actions = item["actions"]?.arrayValue.compactMap { $0["identifier"]?.stringValue } ?? []
+                cli.write("\(item["identifier"]?.stringValue ?? "?")  \(item["date"]?.stringValue ?? "")  \(item["title"]?.stringValue ?? "")\(actions.isEmpty ? "" : "  actions: " + actions.joined(separator: ", "))")
+            }
+            return 0
+        })
+
+    // MARK: respond, push
+
+    static let respond = Command(
+        name: "respond", summary: "answer a delivered notification as the user (an action, a reply, open or dismiss)",
+        usage: "chime respond [--app APP] NOTIFICATION_ID ACTION [--text TEXT]",
+        examples: ["chime respond Alarm snooze", "chime respond Alarm comment --text 'Call me'", "chime respond Alarm open", "chime respond Alarm dismiss"],
+        options: [.value("app", "the app (default: the only registered app)"), .value("text", "the typed reply, for a text-input action")],
+        run: { arguments, cli in
+            guard arguments.positionals.count == 2 else { throw UsageError("give the notification's identifier and the action") }
+            let (identifier, given) = (arguments.positionals[0], arguments.positionals[1])
+            let action = given == "open" ? UNNotificationDefaultActionIdentifier : given == "dismiss" ? UNNotificationDismissActionIdentifier : given
+            var body: JSONObject = ["actionIdentifier": .string(action)]
+            if let text = arguments.value("text") { body["userText"] = .string(text) }
+            let client = try cli.client(arguments)
+            let app = try await cli.app(arguments, client)
+            let escaped = identifier.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? identifier
+            let response = try await client.send("POST", path(app, "/notifications/\(escaped)/responses"), json: .object(body))
+            if arguments.has("json") { cli.printJSON(response); return 0 }
+            cli.write(response.status == 204 || response.body.isEmpty || response.json?["response"] == .null
+                      ? "Answered \(identifier) with \(given)."
+                      : "Answered \(identifier) with \(given); the app finds it in its outbox.")
+            return 0
+        })
+
+    static let push = Command(
+        name: "push", summary: "send a remote notification from an APNs payload or an iOS Simulator .apns file",
+        usage: "chime push FILE.apns [--app APP]",
+        examples: ["chime push drink.apns", "chime push payload.json --app com.example.drinks"],
+        options: [.value("app", "the app (default: the file's \"Simulator Target Bundle\", else the only registered app)"),
+                  .value("collapse-id", "replace the delivered notification with this identifier")],
+        run: { arguments, cli in
+            guard arguments.positionals.count == 1 else { throw UsageError("give one payload file") }
+            let file = arguments.positionals[0]
+            guard let data = FileManager.default.contents(atPath: file) else { throw CommandError("cannot read \(file)") }
+            let decoded: APNsPayload
+            do { decoded = try APNsPayload.decode(data) } catch let error as APNsPayloadError {
+                throw CommandError("\(file): \(error.reason): \(error.message)\(error.field.map { " (field: \($0))" } ?? "")")
+            }
+            let client = try cli.client(arguments)
+            var app = arguments.value("app") ?? decoded.simulatorTargetBundle
+            if app == nil { app = try await cli.app(arguments, client) }
+            guard let app else { throw UsageError("give --app") }
+            let token = try await client.send("GET", path(app, "/device-token")).json?["deviceToken"]?.stringValue ?? ""
+            var headers = ["apns-topic": app, "apns-push-type": decoded.isContentAvailable ? "background" : "alert"]
+            if let collapse = arguments.value("collapse-id") { headers["apns-collapse-id"] = collapse }
+            let response = try await client.send("POST", "/3/device/\(token)", body: data, headers: headers)
+            cli.write("Pushed to \(app): apns-id \(response.headers["apns-id"] ?? "?").")
+            return 0
+        })
+
+    // MARK: events, status
+
+    static let events = Command(
+        name: "events", summary: "follow the live events (delivered, response, removed) of one app or all",
+        usage: "chime events [--app APP] [--json]", examples: ["chime events", "chime events --app com.example.alarm --json"],
+        options: [.value("app", "only this app (default: every app)")],
+        run: { arguments, cli in
+            let client = try cli.client(arguments)
+            let stream = arguments.value("app").map { path($0, "/events") } ?? "/v1/events"
+            let json = arguments.has("json")
+            try await client.follow(stream) { kind, id, data in
+                if json { cli.write(data); return }
+                let event = try? JSONValue.parse(data)
+                let title = event?["notification"]?["title"]?.stringValue ?? event?["response"]?["actionIdentifier"]?.stringValue ?? ""
+                cli.write("\(id ?? "-")  \(kind)  \(event?["app"]?.stringValue ?? "")  \(title)")
+            }
+            return 0
+        })
+
+    static let status = Command(
+        name: "status", summary: "say whether the service runs, where, and what it holds",
+        usage: "chime status [--data DIR] [--json]", examples: ["chime status", "chime status --json"],
+        options: [],
+        run: { arguments, cli in
+            let client = try cli.client(arguments)
+            let health = try await client.send("GET", "/healthz", allowing: [503])
+            let apps = try await client.send("GET", "/v1/apps").json?.arrayValue ?? []
+            if arguments.has("json") {
+                cli.write(JSONValue.object(["url": .string(client.baseURL.absoluteString), "healthy": .bool(health.status == 200),
+                                            "apps": .array(apps.compactMap { $0["bundleIdentifier"] })]).serialized(pretty: true))
+                return health.status == 200 ? 0 : 1
+            }
+            cli.write("Chime service at \(client.baseURL.absoluteString): \(health.status == 200 ? "running" : "unhealthy (HTTP \(health.status))")")
+            cli.write("Apps: \(apps.isEmpty ? "none" : apps.compactMap { $0["bundleIdentifier"]?.stringValue }.joined(separator: ", "))")
+            return health.status == 200 ? 0 : 1
+        })
+}

@@ -1,0 +1,122 @@
+import ChimeCore
+import ChimeServer
+import Foundation
+
+/// One `chime` subcommand.
+public struct Command: Sendable {
+    public var name: String
+    public var summary: String
+    public var usage: String
+    public var examples: [String]
+    public var options: [OptionSpec]
+    public var run: @Sendable (ParsedArguments, CLI) async throws -> Int32
+}
+
+/// The `chime` command-line tool. Exit codes: 0 ok, 1 failed, 2 usage.
+///
+/// ```swift
+/// let status = await CLI().main(["add", "--app", "com.example.alarm", "--title", "Alarm", "--in", "10s"])
+/// ```
+public struct CLI: Sendable {
+    /// Where output goes (injectable for tests).
+    public var write: @Sendable (String) -> Void
+    public var writeError: @Sendable (String) -> Void
+
+    public init(write: @escaping @Sendable (String) -> Void = { FileHandle.standardOutput.write(Data(($0 + "\n").utf8)) },
+                writeError: @escaping @Sendable (String) -> Void = { FileHandle.standardError.write(Data(($0 + "\n").utf8)) }) {
+        self.write = write
+        self.writeError = writeError
+    }
+
+    static let common: [OptionSpec] = [
+        .value("data", "the service's data directory (default: $XDG_DATA_HOME/chime)"),
+        .flag("json", "print JSON for scripts"),
+    ]
+
+    /// Runs `chime ARGUMENTS` and returns the exit code.
+    public func main(_ arguments: [String]) async -> Int32 {
+        guard let name = arguments.first, name != "-h", name != "--help", name != "help" else {
+            write(overview)
+            return arguments.isEmpty ? 2 : 0
+        }
+        guard let command = Self.commands.first(where: { $0.name == name }) else {
+            let suggestion = ParsedArguments.closest(name, among: Self.commands.map(\.name)).map { " Did you mean '\($0)'?" } ?? ""
+            writeError("chime: unknown command '\(name)'.\(suggestion) Run `chime --help` for the list.")
+            return 2
+        }
+        do {
+            let parsed = try ParsedArguments.parse(Array(arguments.dropFirst()), options: command.options + Self.common)
+            if parsed.has("help") {
+                write(help(for: command))
+                return 0
+            }
+            return try await command.run(parsed, self)
+        } catch let error as UsageError {
+            writeError("chime \(command.name): \(error.message)\nUsage: \(command.usage)\nRun `chime \(command.name) --help` for examples.")
+            return 2
+        } catch let error as CommandError {
+            writeError("chime \(command.name): \(error.message)")
+            return 1
+        } catch {
+            writeError("chime \(command.name): \(error)")
+            return 1
+        }
+    }
+
+    var overview: String {
+        var lines = ["chime — the Chime notification center", "", "Commands:"]
+        let width = Self.commands.map(\.name.count).max() ?? 0
+        for command in Self.commands {
+            lines.append("  \(command.name.padding(toLength: width, withPad: " ", startingAt: 0))  \(command.summary)")
+        }
+        lines += ["", "Run `chime COMMAND --help` for a command's options and examples.",
+                  "Every command finds the service through --data (default $XDG_DATA_HOME/chime)."]
+        return lines.joined(separator: "\n")
+    }
+
+    func help(for command: Command) -> String {
+        var lines = ["\(command.summary)", "", "Usage: \(command.usage)", "", "Options:"]
+        let all = command.options + Self.common
+        let width = all.map { $0.name.count + ($0.takesValue ? 8 : 0) }.max() ?? 0
+        for option in all {
+            let left = "--\(option.name)\(option.takesValue ? " VALUE" : "")"
+            lines.append("  \(left.padding(toLength: width + 2, withPad: " ", startingAt: 0))  \(option.help)")
+        }
+        if !command.examples.isEmpty {
+            lines += ["", "Examples:"] + command.examples.map { "  \($0)" }
+        }
+        return lines.joined(separator: "\n")
+    }
+
+    // MARK: - Helpers for commands
+
+    func client(_ arguments: ParsedArguments) throws -> ServiceClient {
+        try ServiceClient(dataDirectory: arguments.value("data") ?? ChimeService.defaultDataDirectory())
+    }
+
+    /// `--app`, or the only registered app when there is exactly one.
+    func app(_ arguments: ParsedArguments, _ client: ServiceClient) async throws -> String {
+        if let app = arguments.value("app") { return app }
+        let apps = try await client.send("GET", "/v1/apps").json
+        guard case .array(let list)? = apps?["apps"] ?? apps else { throw UsageError("give --app BUNDLE_IDENTIFIER") }
+        let names = list.compactMap { item -> String? in if case .string(let s)? = item["bundleIdentifier"] { return s }; return nil }
+        guard names.count == 1 else {
+            throw UsageError("give --app BUNDLE_IDENTIFIER (registered apps: \(names.isEmpty ? "none — add one with `chime apps add`" : names.joined(separator: ", ")))")
+        }
+        return names[0]
+    }
+
+    func printJSON(_ response: ServiceClient.Response) {
+        write(response.json?.serialized(pretty: true) ?? String(decoding: response.body, as: UTF8.self))
+    }
+
+    static func path(_ app: String, _ rest: String = "") -> String {
+        let escaped = app.addingPercentEncoding(withAllowedCharacters: .urlPathAllowed.subtracting(CharacterSet(charactersIn: "/"))) ?? app
+        return "/v1/apps/\(escaped)\(rest)"
+    }
+}
+
+extension JSONValue {
+    var stringValue: String? { if case .string(let s) = self { return s }; return nil }
+    var arrayValue: [JSONValue] { if case .array(let a) = self { return a }; return [] }
+}

@@ -1,0 +1,8 @@
+extension APNsPayload {
+    /// A silent (background) push: `content-available` with nothing to show — no alert text, sound
+    /// or badge. It is not presented and not listed as delivered; the app gets a `silentPush` event.
+    public var isSilent: Bool {
+        isContentAvailable && content.title.isEmpty && content.subtitle.isEmpty && content.body.isEmpty
+            && content.sound == nil && content.badge == nil
+    }
+}

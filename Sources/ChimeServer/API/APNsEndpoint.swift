@@ -1,0 +1,149 @@
+import ChimeCore
+import Foundation
+
+/// `POST /3/device/{token}`: Apple's provider API, answered as Apple answers. The payload becomes a
+/// delivered notification through the same decoder as the simulator's `push`.
+///
+/// Checks, in order: path (`BadPath`), method (`MethodNotAllowed`), the Bearer token
+/// (`MissingProviderToken`, `InvalidProviderToken`), the topic (`MissingTopic`, `BadTopic`,
+/// `TopicDisallowed`), the device token (`BadDeviceToken`, `DeviceTokenNotForTopic`), the headers
+/// (`InvalidPushType`, `BadMessageId`, `BadExpirationDate`, `BadPriority`, `BadCollapseId`), and the
+/// payload (`PayloadEmpty`, `PayloadTooLarge`).
+struct APNsEndpoint {
+    static let route = "/3/device/{token}"
+    static let pushTypes: Set<String> = ["alert", "background", "location", "voip", "complication", "fileprovider", "mdm",
+                                         "liveactivity", "pushtotalk", "widgets", "controls"]
+    static let priorities: Set<String> = ["1", "5", "10"]
+
+    let api: ChimeAPI
+
+    static func reason(_ reason: String, status: Int, message: String? = nil, apnsID: String? = nil) -> HTTPResponse {
+        var object: JSONObject = ["reason": .string(reason)]
+        if let message { object["message"] = .string(message) }
+        var response = HTTPResponse(status: status, contentType: "application/json", body: JSONValue.object(object).serializedBytes(),
+                                    route: route)
+        if let apnsID { response.headers.append(("apns-id", apnsID)) }
+        return response
+    }
+
+    func handle(_ request: HTTPRequest) async -> HTTPResponse {
+        let apnsID = request.header("apns-id")
+        let echo = apnsID.flatMap { Self.isUUID($0) ? $0 : nil }
+        do {
+            return try await deliver(request, echo: echo)
+        } catch let failure as Failure {
+            return Self.reason(failure.reason, status: failure.status, message: failure.message, apnsID: echo)
+        } catch {
+            let apiError = APIError.from(error)
+            if apiError.status >= 500 {
+                return Self.reason("InternalServerError", status: 500, message: "the server failed; see its log", apnsID: echo)
+            }
+            if apiError.status == 503 {
+                return Self.reason("ServiceUnavailable", status: 503, message: apiError.message, apnsID: echo)
+            }
+            // The engine refused the content (a limit, an identifier): closest documented reason.
+            return Self.reason("PayloadEmpty", status: 400, message: apiError.message, apnsID: echo)
+        }
+    }
+
+    struct Failure: Error {
+        var reason: String
+        var status: Int
+        var message: String
+        init(_ reason: String, _ status: Int, _ message: String) {
+            self.reason = reason
+            self.status = status
+            self.message = message
+        }
+    }
+
+    private func deliver(_ request: HTTPRequest, echo: String?) async throws -> HTTPResponse {
+        let segments = request.path.split(separator: "/", omittingEmptySubsequences: false)
+        guard segments.count == 4, segments[1] == "3", segments[2] == "device", !segments[3].isEmpty else {
+            throw Failure("BadPath", 404, "the path must be /3/device/{64 hexadecimal characters}")
+        }
+        let deviceToken = String(segments[3]).lowercased()
+        guard request.method.uppercased() == "POST" else {
+            throw Failure("MethodNotAllowed", 405, "only POST is allowed")
+        }
+
+        // Authentication: the app's token (its own topic only) or the owner token (any topic).
+        guard let token = api.bearerToken(request) else {
+            throw Failure("MissingProviderToken", 403, "no Authorization: Bearer <app token> header")
+        }
+        let hash = Tokens.hash(token)
+        let isOwner = !token.isEmpty && Tokens.equal(hash, api.ownerTokenHash)
+        var caller: AppRecord?
+        if !isOwner {
+            guard !token.isEmpty, let app = try await api.owner(ofTokenHash: hash) else {
+                throw Failure("InvalidProviderToken", 403, "the provider token is not valid; use the app's token")
+            }
+            caller = app
+        }
+
+        guard let topic = request.header("apns-topic"), !topic.isEmpty else {
+            throw Failure("MissingTopic", 400, "the apns-topic header is missing; set it to the app's bundle identifier")
+        }
+        if let caller, caller.bundleIdentifier != topic {
+            throw Failure("TopicDisallowed", 400, "this token may push only to \(caller.bundleIdentifier)")
+        }
+        guard let app = try await api.lookup(topic) else {
+            throw Failure("BadTopic", 400, "no app \(topic.prefix(255)) is registered")
+        }
+
+        guard deviceToken.utf8.count == 64, deviceToken.utf8.allSatisfy({ (0x30...0x39).contains($0) || (0x61...0x66).contains($0) }) else {
+            throw Failure("BadDeviceToken", 400, "the device token must be 64 hexadecimal characters (GET /v1/apps/{app}/device-token)")
+        }
+        if app.deviceToken.lowercased() != deviceToken {
+            let others = try await api.engine.apps()
+            if others.contains(where: { $0.deviceToken.lowercased() == deviceToken }) {
+                throw Failure("DeviceTokenNotForTopic", 400, "the device token belongs to another app than \(topic)")
+            }
+            throw Failure("BadDeviceToken", 400, "no app has this device token; \(topic)'s is at GET /v1/apps/\(topic)/device-token")
+        }
+
+        let pushType = request.header("apns-push-type") ?? "alert"
+        guard Self.pushTypes.contains(pushType) else {
+            throw Failure("InvalidPushType", 400, "apns-push-type \(pushType.prefix(40)) is not one of \(Self.pushTypes.sorted().joined(separator: ", "))")
+        }
+        if let id = request.header("apns-id"), echo == nil {
+            throw Failure("BadMessageId", 400, "apns-id \(id.prefix(60)) is not a UUID (8-4-4-4-12 hexadecimal digits)")
+        }
+        if let expiration = request.header("apns-expiration") {
+            guard let seconds = Int64(expiration), seconds >= 0 else {
+                throw Failure("BadExpirationDate", 400, "apns-expiration must be a UNIX time in seconds, or 0")
+            }
+        }
+        if let priority = request.header("apns-priority"), !Self.priorities.contains(priority) {
+            throw Failure("BadPriority", 400, "apns-priority must be 10, 5 or 1")
+        }
+        let collapseID = request.header("apns-collapse-id")
+        if let collapseID, collapseID.isEmpty || collapseID.utf8.count > 64 {
+            throw Failure("BadCollapseId", 400, "apns-collapse-id must be 1 to 64 bytes")
+        }
+
+        let payload: APNsPayload
+        do {
+            payload = try APNsPayload.decode(request.body)
+        } catch {
+            throw Failure(error.reason, error.status, error.message)
+        }
+        let content = payload.content
+        let silent = pushType == "background" || payload.isSilent
+        let id = echo ?? UUID().uuidString.lowercased()
+        do {
+            try await api.engine.deliverPush(content, identifier: collapseID ?? id, silent: silent, app: topic)
+        } catch UNError.notificationsNotAllowed {
+            // As on iOS: APNs accepts the push; the device does not show it.
+            api.logger.info("push not shown: notifications are not allowed", ["app": topic, "apns-id": id])
+        }
+        return HTTPResponse(status: 200, headers: [("apns-id", id)], body: .bytes([]), route: Self.route)
+    }
+
+    /// `8-4-4-4-12` hexadecimal digits, any case.
+    static func isUUID(_ text: String) -> Bool {
+        let groups = text.split(separator: "-", omittingEmptySubsequences: false)
+        guard groups.map(\.count) == [8, 4, 4, 4, 12] else { return false }
+        return groups.allSatisfy { $0.allSatisfy(\.isHexDigit) }
+    }
+}

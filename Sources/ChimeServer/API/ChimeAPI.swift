@@ -1,0 +1,386 @@
+import ChimeCore
+import Foundation
+
+/// The HTTP API of the notification center: routes, Bearer authentication, JSON in and out.
+///
+/// Every rule lives in the engine; this type only translates HTTP to engine calls and engine
+/// results and errors back to HTTP.
+///
+/// ```swift
+/// let api = ChimeAPI(engine: engine, ownerTokenHash: Tokens.hash(ownerToken), metrics: metrics)
+/// let server = HTTPServer(configuration: .init(), handler: api)
+/// ```
+public final class ChimeAPI: HTTPHandler {
+    /// Body limits in bytes.
+    public static let defaultBodyLimit = 64 * 1024
+    public static let pushBodyLimit = 4096
+
+    let engine: NotificationEngine
+    let ownerTokenHash: String
+    let metrics: Metrics
+    let logger: ServerLogger
+    private let latenessSubscription: Int
+
+    /// - Parameters:
+    ///   - ownerTokenHash: the SHA-256 (hex) of the owner token.
+    public init(engine: NotificationEngine, ownerTokenHash: String, metrics: Metrics, logger: ServerLogger = .silent) {
+        self.engine = engine
+        self.ownerTokenHash = ownerTokenHash
+        self.metrics = metrics
+        self.logger = logger
+        let clock = engine.clock
+        latenessSubscription = engine.subscribe(app: nil) { [metrics] event in
+            guard event.kind == .delivered, let notification = event.notification else { return }
+            switch notification.request.trigger {
+            case .timeInterval?, .calendar?: metrics.recordLateness(clock.now.timeIntervalSince(notification.date))
+            default: break
+            }
+        }
+    }
+
+    deinit { engine.unsubscribe(latenessSubscription) }
+
+    // MARK: - HTTPHandler
+
+    public func bodyLimit(for request: HTTPRequest) -> Int {
+        request.path.hasPrefix("/3/") ? Self.pushBodyLimit : Self.defaultBodyLimit
+    }
+
+    public func payloadTooLarge(_ request: HTTPRequest, limit: Int) -> HTTPResponse {
+        if request.path.hasPrefix("/3/") {
+            return APNsEndpoint.reason("PayloadTooLarge", status: 413, message: "the payload is over \(limit) bytes")
+        }
+        return APIError(413, "tooLarge", "the body is over the limit of \(limit) bytes for this route").response(route: Route.match(request).template)
+    }
+
+    public func unavailable(_ request: HTTPRequest, reason: String) -> HTTPResponse {
+        var error = APIError(503, "unavailable", reason)
+        error.headers = [("Retry-After", "1")]
+        return error.response(route: Route.match(request).template)
+    }
+
+    public func handle(_ request: HTTPRequest) async -> HTTPResponse {
+        let route = Route.match(request)
+        do {
+            return try await dispatch(request, route: route)
+        } catch {
+            let apiError = APIError.from(error)
+            if apiError.status >= 500 {
+                logger.error("handler failed", ["route": route.template, "error": String(describing: error)])
+            }
+            return apiError.response(route: route.template)
+        }
+    }
+
+    // MARK: - Dispatch
+
+    private func dispatch(_ request: HTTPRequest, route: Route) async throws -> HTTPResponse {
+        switch route.endpoint {
+        case .none:
+            throw APIError.notFound("no route \(request.path); see GET /openapi.json for the API")
+        case .methodNotAllowed(let allowed):
+            var error = APIError(405, "methodNotAllowed", "\(request.method) is not allowed on \(request.path); allowed: \(allowed.joined(separator: ", "))")
+            error.headers = [("Allow", allowed.joined(separator: ", "))]
+            throw error
+        case .push:
+            return await APNsEndpoint(api: self).handle(request)
+        case .healthz:
+            return json(["status": "ok"], route: route)
+        case .metrics:
+            return try await metricsResponse(route: route)
+        case .openAPI:
+            return HTTPResponse(status: 200, contentType: "application/json", body: Array(OpenAPIDocument.json.utf8), route: route.template)
+        default:
+            break
+        }
+
+        let caller = try await authenticate(request)
+        if let app = route.app {
+            try await authorize(caller, app: app)
+            if route.endpoint.isOwnerOnly, caller != .owner {
+                throw APIError.forbidden("this route is for the owner token (the user's own tools), not for apps")
+            }
+        } else if caller != .owner {
+            throw try await forbiddenOrUnauthorized(request, "this route is for the owner token")
+        }
+        let app = route.app ?? ""
+
+        switch route.endpoint {
+        case .listApps:
+            return json(.array(try await engine.apps().map(\.json)), route: route)
+        case .createApp:
+            return try await createApp(request, route: route)
+        case .getApp:
+            return json(try await engine.app(app).json, route: route)
+        case .removeApp:
+            try await engine.removeApp(app)
+            return HTTPResponse(status: 204, route: route.template)
+        case .rotateToken:
+            let token = Tokens.make()
+            _ = try await storeTokenHash(Tokens.hash(token), app: app, create: false)
+            return json(["bundleIdentifier": .string(app), "token": .string(token)], route: route)
+        case .requestAuthorization:
+            let body = try jsonBody(request, optional: true)
+            var options: UNAuthorizationOptions = [.alert, .sound, .badge]
+            if let body {
+                let object = try Fields(body, accepted: ["options"])
+                if let value = object["options"] { options = try UNAuthorizationOptions(json: value, field: "options") }
+            }
+            let (granted, settings) = try await engine.requestAuthorization(app: app, options: options)
+            return json(["granted": .bool(granted), "status": .string(settings.authorizationStatus.name), "settings": settings.json], route: route)
+        case .answerAuthorization:
+            let object = try Fields(try jsonBody(request), accepted: ["allow"])
+            let allow = try object.requiredBool("allow")
+            let settings = try await engine.answerAuthorization(app: app, allow: allow)
+            return json(["granted": .bool(settings.authorizationStatus.allowsDelivery), "status": .string(settings.authorizationStatus.name),
+                         "settings": settings.json], route: route)
+        case .settings:
+            return json(try await engine.settings(app: app).json, route: route)
+        case .getCategories:
+            return json(.array(try await engine.categories(app: app).map(\.json)), route: route)
+        case .putCategories:
+            let categories = try JSONMapping.categories(try jsonBody(request))
+            try await engine.setCategories(categories, app: app)
+            return json(.array(categories.map(\.json)), route: route)
+        case .addRequests:
+            let body = try jsonBody(request)
+            let requests = try JSONMapping.requests(body)
+            if requests.isEmpty { throw APIError.badRequest("invalidValue", "the array is empty; send one request object or a non-empty array") }
+            let dates = try await engine.add(requests, app: app)
+            let now = engine.clock.now
+            let added = zip(requests, dates).map { PendingRequest(request: $0, nextFireDate: $1, anchor: now).json }
+            if case .array = body { return json(.array(added), status: 201, route: route) }
+            return json(added[0], status: 201, route: route)
+        case .listRequests:
+            return json(.array(try await engine.pending(app: app).map(\.json)), route: route)
+        case .removeRequests:
+            let identifiers = request.queryValues("identifier")
+            let removed = try await engine.removePending(app: app, identifiers: identifiers.isEmpty ? nil : identifiers)
+            return json(["removed": .array(removed.map(JSONValue.string))], route: route)
+        case .listNotifications:
+            let thread = request.queryValues("thread").last
+            let categories = Dictionary(try await engine.categories(app: app).map { ($0.identifier, $0) }, uniquingKeysWith: { a, _ in a })
+            let delivered = try await engine.delivered(app: app, thread: thread)
+            return json(.array(delivered.map { $0.json(category: categories[$0.request.content.categoryIdentifier]) }), route: route)
+        case .removeNotifications:
+            let identifiers = request.queryValues("identifier")
+            let thread = request.queryValues("thread").last
+            let removed = try await engine.removeDelivered(app: app, identifiers: identifiers.isEmpty ? nil : identifiers, thread: thread)
+            return json(["removed": .array(removed.map(JSONValue.string))], route: route)
+        case .respond(let identifier):
+            let object = try Fields(try jsonBody(request), accepted: ["actionIdentifier", "userText"])
+            let action = try object.requiredString("actionIdentifier")
+            let text = try object.string("userText")
+            guard let response = try await engine.respond(app: app, notification: identifier, action: action, userText: text) else {
+                return HTTPResponse(status: 204, route: route.template)
+            }
+            return json(response.json, status: 201, route: route)
+        case .outbox:
+            return json(.array(try await engine.outbox(app: app).map(\.json)), route: route)
+        case .acknowledge(let idText):
+            guard let id = Int64(idText) else {
+                throw APIError.notFound("response id \(idText) is not a number; use the id from GET /v1/apps/\(app)/responses", field: "id")
+            }
+            guard try await engine.acknowledge(response: id, app: app) else {
+                throw APIError.notFound("no response \(id) in \(app)'s outbox (already acknowledged?)", field: "id")
+            }
+            return json(["acknowledged": .integer(id)], route: route)
+        case .appEvents:
+            return try await EventFeed.open(engine: engine, app: app, request: request, route: route.template)
+        case .allEvents:
+            return try await EventFeed.open(engine: engine, app: nil, request: request, route: route.template)
+        case .location:
+            let coordinate = try Coordinate(json: try jsonBody(request), field: "")
+            let delivered = try await engine.updateLocation(coordinate)
+            return json(["delivered": .array(delivered.map { $0.json })], route: route)
+        case .deviceToken:
+            return json(["deviceToken": .string(try await engine.app(app).deviceToken)], route: route)
+        case .none, .methodNotAllowed, .push, .healthz, .metrics, .openAPI:
+            throw APIError.notFound("no route \(request.path)")
+        }
+    }
+
+    // MARK: - Apps
+
+    private func createApp(_ request: HTTPRequest, route: Route) async throws -> HTTPResponse {
+        let object = try Fields(try jsonBody(request), accepted: ["bundleIdentifier"])
+        let bundle = try object.requiredString("bundleIdentifier")
+        guard Route.isBundleIdentifier(bundle) else {
+            throw APIError.badRequest("invalidIdentifier",
+                                      "bundleIdentifier \"\(bundle.prefix(80))\" is not a bundle identifier; use 1 to 255 letters, digits, '.', '-' or '_', as com.example.alarm",
+                                      field: "bundleIdentifier")
+        }
+        if let existing = try await lookup(bundle), existing.tokenHash != nil {
+            throw APIError(409, "appExists", "\(bundle) is already registered; rotate its token with POST /v1/apps/\(bundle)/token",
+                           field: "bundleIdentifier")
+        }
+        let token = Tokens.make()
+        let record = try await storeTokenHash(Tokens.hash(token), app: bundle, create: true)
+        guard case .object(var object) = record.json else { throw APIError(500, "internal", "unexpected app encoding") }
+        object["token"] = .string(token)
+        return json(.object(object), status: 201, route: route)
+    }
+
+    /// Writes the app's token hash, creating the record if asked, in one engine operation (through
+    /// the engine's write-through app cache, so a later settings write keeps the new hash).
+    private func storeTokenHash(_ hash: String, app: String, create: Bool) async throws -> AppRecord {
+        let deviceToken = Tokens.make()
+        return try await engine.perform { core in
+            var record: AppRecord
+            if let existing = try core.store.app(app) {
+                record = existing
+            } else if create {
+                record = AppRecord(bundleIdentifier: app, created: core.clock.now, deviceToken: deviceToken)
+            } else {
+                throw ChimeError(.notFound, field: "app", "no app \(app)")
+            }
+            record.tokenHash = hash
+            try core.putApp(record)
+            return record
+        }
+    }
+
+    /// The app's record without creating it.
+    func lookup(_ app: String) async throws -> AppRecord? {
+        try await engine.perform { try $0.store.app(app) }
+    }
+
+    // MARK: - Authentication
+
+    enum Caller: Equatable {
+        case owner
+        /// A token that is not the owner's: the SHA-256 of what was presented.
+        case app(tokenHash: String)
+    }
+
+    func bearerToken(_ request: HTTPRequest) -> String? {
+        guard let value = request.header("authorization") else { return nil }
+        let parts = value.split(separator: " ", maxSplits: 1, omittingEmptySubsequences: true)
+        guard parts.count == 2, parts[0].lowercased() == "bearer" else { return "" }
+        return parts[1].trimmingCharacters(in: .whitespaces)
+    }
+
+    func authenticate(_ request: HTTPRequest) async throws -> Caller {
+        guard let token = bearerToken(request) else {
+            throw APIError.unauthorized("missing Authorization: Bearer <token>; use the app's token or the owner token from the data directory's owner-token file")
+        }
+        guard !token.isEmpty else { throw APIError.unauthorized("the Authorization header must be \"Bearer <token>\"") }
+        let hash = Tokens.hash(token)
+        if Tokens.equal(hash, ownerTokenHash) { return .owner }
+        return .app(tokenHash: hash)
+    }
+
+    /// Checks that the caller may use `/v1/apps/{app}/…`. Another app's token gets 403 whether or
+    /// not `app` exists, so nothing leaks about other apps.
+    func authorize(_ caller: Caller, app: String) async throws {
+        let record = try await lookup(app)
+        switch caller {
+        case .owner:
+            guard record != nil else {
+                throw APIError.notFound("no app \(app); register it with POST /v1/apps", field: "app")
+            }
+        case .app(let hash):
+            if let stored = record?.tokenHash, Tokens.equal(stored, hash) { return }
+            if try await owner(ofTokenHash: hash) != nil {
+                throw APIError.forbidden("this token belongs to another app; an app's token reaches only /v1/apps/{its bundle identifier}/…")
+            }
+            throw APIError.unauthorized("the token is not valid; use the token printed when the app was registered")
+        }
+    }
+
+    func forbiddenOrUnauthorized(_ request: HTTPRequest, _ message: String) async throws -> APIError {
+        guard let token = bearerToken(request), !token.isEmpty else { return APIError.unauthorized("missing Authorization: Bearer <token>") }
+        if try await owner(ofTokenHash: Tokens.hash(token)) != nil { return APIError.forbidden(message) }
+        return APIError.unauthorized("the token is not valid")
+    }
+
+    /// The app whose token hashes to `hash`, if any.
+    func owner(ofTokenHash hash: String) async throws -> AppRecord? {
+        try await engine.apps().first { record in record.tokenHash.map { Tokens.equal($0, hash) } ?? false }
+    }
+
+    // MARK: - Bodies and answers
+
+    /// The body as JSON; 415 unless the content type is JSON, 400 when malformed or (unless
+    /// `optional`) empty.
+    func jsonBody(_ request: HTTPRequest, optional: Bool = false) throws -> JSONValue? {
+        if request.body.allSatisfy({ $0 == 0x20 || $0 == 0x0A || $0 == 0x0D || $0 == 0x09 }) {
+            if optional { return nil }
+            throw APIError.badRequest("malformedInput", "the body is empty; send a JSON document (Content-Type: application/json)")
+        }
+        try requireJSONContentType(request)
+        do {
+            return try JSONValue.parse(request.body)
+        } catch {
+            throw APIError.badRequest("malformedInput", "the body is not valid JSON: \(error.message)", field: error.field)
+        }
+    }
+
+    func jsonBody(_ request: HTTPRequest) throws -> JSONValue {
+        try jsonBody(request, optional: false)!
+    }
+
+    func requireJSONContentType(_ request: HTTPRequest) throws {
+        let type = request.header("content-type")?.split(separator: ";").first?.trimmingCharacters(in: .whitespaces).lowercased() ?? ""
+        guard type == "application/json" || (type.hasPrefix("application/") && type.hasSuffix("+json")) else {
+            throw APIError(415, "unsupportedMediaType",
+                           type.isEmpty ? "the body has no Content-Type; send it as application/json"
+                                        : "Content-Type \(type) is not accepted here; send the body as application/json")
+        }
+    }
+
+    func json(_ value: JSONValue, status: Int = 200, route: Route) -> HTTPResponse {
+        HTTPResponse(status: status, contentType: "application/json", body: value.serializedBytes(), route: route.template)
+    }
+
+    private func metricsResponse(route: Route) async throws -> HTTPResponse {
+        let pending = try await engine.pendingCount()
+        let delivered = try await engine.deliveredCount()
+        let text = metrics.render(gauges: [
+            ("chime_pending", "Pending notification requests, all apps.", Double(pending)),
+            ("chime_delivered", "Delivered notifications still in the notification center, all apps.", Double(delivered)),
+        ])
+        return HTTPResponse(status: 200, contentType: "text/plain; version=0.0.4; charset=utf-8", body: Array(text.utf8), route: route.template)
+    }
+}
+
+/// Reads a small JSON object body: unknown fields are errors that name them.
+struct Fields {
+    let object: JSONObject
+
+    init(_ value: JSONValue, accepted: [String]) throws {
+        guard case .object(let object) = value else {
+            throw APIError.badRequest("invalidValue", "expected a JSON object with \(accepted.joined(separator: ", ")), found \(value.kindDescription)")
+        }
+        for key in object.keys where !accepted.contains(key) {
+            throw APIError.badRequest("invalidValue", "\(key) is not a field here; accepted: \(accepted.joined(separator: ", "))", field: key)
+        }
+        self.object = object
+    }
+
+    subscript(key: String) -> JSONValue? {
+        if case .null? = object[key] { return nil }
+        return object[key]
+    }
+
+    func string(_ key: String) throws -> String? {
+        guard let value = self[key] else { return nil }
+        guard case .string(let text) = value else {
+            throw APIError.badRequest("invalidValue", "\(key): expected a string, found \(value.kindDescription)", field: key)
+        }
+        return text
+    }
+
+    func requiredString(_ key: String) throws -> String {
+        guard let text = try string(key) else { throw APIError.badRequest("invalidValue", "\(key) is missing; give a string", field: key) }
+        return text
+    }
+
+    func requiredBool(_ key: String) throws -> Bool {
+        guard let value = self[key] else { throw APIError.badRequest("invalidValue", "\(key) is missing; give true or false", field: key) }
+        guard case .bool(let flag) = value else {
+            throw APIError.badRequest("invalidValue", "\(key): expected true or false, found \(value.kindDescription)", field: key)
+        }
+        return flag
+    }
+}

@@ -1,0 +1,86 @@
+import ChimeCore
+import Foundation
+import Synchronization
+
+/// An app's (or every app's) events as server-sent events: `id:` is the event's sequence in the
+/// store's log, `event:` its kind, `data:` the event as JSON. With `Last-Event-ID` the stream first
+/// replays the log after that sequence, then continues live, without gaps or repeats.
+final class EventFeed: Sendable {
+    private struct State {
+        var replaying = true
+        var held: [EngineEvent] = []
+        var lastSent: Int64 = 0
+    }
+
+    private let stream: EventStream
+    private let state = Mutex(State())
+
+    private init(stream: EventStream) { self.stream = stream }
+
+    static func open(engine: NotificationEngine, app: String?, request: HTTPRequest, route: String) async throws -> HTTPResponse {
+        let header = request.header("last-event-id")?.trimmingCharacters(in: .whitespaces)
+        var after: Int64?
+        if let header, !header.isEmpty {
+            guard let value = Int64(header), value >= 0 else {
+                throw APIError.badRequest("invalidValue", "Last-Event-ID \"\(header.prefix(40))\" is not an event id; send the id: of the last event received",
+                                          field: "Last-Event-ID")
+            }
+            after = value
+        }
+        let stream = EventStream()
+        let feed = EventFeed(stream: stream)
+        // Subscribe before reading the log, holding live events until the replay is written.
+        let token = engine.subscribe(app: app) { event in feed.live(event) }
+        stream.onEnd { engine.unsubscribe(token) }
+        stream.send(Array("retry: 2000\n\n".utf8))
+        if let after {
+            var cursor = after
+            while true {
+                let events = try await engine.events(after: cursor, app: app, limit: 1000)
+                for event in events { feed.write(event) }
+                guard let last = events.last else { break }
+                cursor = last.sequence
+            }
+        }
+        feed.finishReplay()
+        return HTTPResponse(status: 200, headers: [("Content-Type", "text/event-stream"), ("Cache-Control", "no-cache"),
+                                                    ("X-Accel-Buffering", "no")],
+                            body: .stream(stream), route: route)
+    }
+
+    private func live(_ event: EngineEvent) {
+        let send = state.withLock { state -> Bool in
+            if state.replaying {
+                state.held.append(event)
+                return false
+            }
+            return true
+        }
+        if send { write(event) }
+    }
+
+    private func finishReplay() {
+        while true {
+            let held = state.withLock { state -> [EngineEvent] in
+                defer { state.held.removeAll() }
+                if state.held.isEmpty { state.replaying = false }
+                return state.held
+            }
+            if held.isEmpty { return }
+            for event in held { write(event) }
+        }
+    }
+
+    private func write(_ event: EngineEvent) {
+        let fresh = state.withLock { state -> Bool in
+            // Events without a log sequence (logging off) are always sent.
+            if event.sequence > 0 {
+                if event.sequence <= state.lastSent { return false }
+                state.lastSent = event.sequence
+            }
+            return true
+        }
+        guard fresh else { return }
+        stream.send(event: event.kind.rawValue, id: event.sequence > 0 ? String(event.sequence) : nil, data: event.json.serialized())
+    }
+}

@@ -1,0 +1,104 @@
+import Foundation
+
+/// A request's place in the API: which endpoint, with which path parameters, and the route
+/// template used in metrics and the access log.
+struct Route: Sendable {
+    enum Endpoint: Sendable, Equatable {
+        case none
+        case methodNotAllowed([String])
+        case healthz, metrics, openAPI
+        case push
+        case listApps, createApp, getApp, removeApp, rotateToken
+        case requestAuthorization, answerAuthorization, settings
+        case getCategories, putCategories
+        case addRequests, listRequests, removeRequests
+        case listNotifications, removeNotifications
+        case respond(identifier: String)
+        case outbox
+        case acknowledge(id: String)
+        case appEvents, allEvents
+        case location
+        case deviceToken
+
+        /// App-scoped routes only the owner token reaches: the user's answers and app management.
+        var isOwnerOnly: Bool {
+            switch self {
+            case .answerAuthorization, .respond, .rotateToken, .removeApp: true
+            default: false
+            }
+        }
+    }
+
+    var endpoint: Endpoint
+    var template: String
+    /// The `{app}` path parameter.
+    var app: String?
+
+    /// Matches a request against the routing table.
+    static func match(_ request: HTTPRequest) -> Route {
+        let method = request.method.uppercased()
+        let path = request.path
+        if path.hasPrefix("/3/") || path == "/3" { return Route(endpoint: .push, template: "/3/device/{token}") }
+        var segments = path.split(separator: "/", omittingEmptySubsequences: false).map(String.init)
+        if segments.first == "" { segments.removeFirst() }
+        if segments.count > 1, segments.last == "" { segments.removeLast() }
+
+        func pick(_ template: String, _ table: [String: Endpoint], app: String? = nil) -> Route {
+            if let endpoint = table[method] { return Route(endpoint: endpoint, template: template, app: app) }
+            if method == "HEAD", let endpoint = table["GET"] { return Route(endpoint: endpoint, template: template, app: app) }
+            return Route(endpoint: .methodNotAllowed(table.keys.sorted()), template: template, app: app)
+        }
+
+        switch segments.count {
+        case 1 where segments[0] == "healthz": return pick("/healthz", ["GET": .healthz])
+        case 1 where segments[0] == "metrics": return pick("/metrics", ["GET": .metrics])
+        case 1 where segments[0] == "openapi.json": return pick("/openapi.json", ["GET": .openAPI])
+        default: break
+        }
+        guard segments.first == "v1", segments.count >= 2 else { return Route(endpoint: .none, template: "unmatched") }
+        let rest = Array(segments.dropFirst())
+        switch rest.count {
+        case 1 where rest[0] == "apps": return pick("/v1/apps", ["GET": .listApps, "POST": .createApp])
+        case 1 where rest[0] == "events": return pick("/v1/events", ["GET": .allEvents])
+        case 1 where rest[0] == "location": return pick("/v1/location", ["POST": .location])
+        default: break
+        }
+        guard rest[0] == "apps", rest.count >= 2, !rest[1].isEmpty else { return Route(endpoint: .none, template: "unmatched") }
+        let app = rest[1]
+        let tail = Array(rest.dropFirst(2))
+        let base = "/v1/apps/{app}"
+        switch tail.count {
+        case 0: return pick(base, ["GET": .getApp, "DELETE": .removeApp], app: app)
+        case 1:
+            switch tail[0] {
+            case "token": return pick(base + "/token", ["POST": .rotateToken], app: app)
+            case "authorization": return pick(base + "/authorization", ["POST": .requestAuthorization], app: app)
+            case "settings": return pick(base + "/settings", ["GET": .settings], app: app)
+            case "categories": return pick(base + "/categories", ["GET": .getCategories, "PUT": .putCategories], app: app)
+            case "requests":
+                return pick(base + "/requests", ["GET": .listRequests, "POST": .addRequests, "DELETE": .removeRequests], app: app)
+            case "notifications":
+                return pick(base + "/notifications", ["GET": .listNotifications, "DELETE": .removeNotifications], app: app)
+            case "responses": return pick(base + "/responses", ["GET": .outbox], app: app)
+            case "events": return pick(base + "/events", ["GET": .appEvents], app: app)
+            case "device-token": return pick(base + "/device-token", ["GET": .deviceToken], app: app)
+            default: break
+            }
+        case 2 where tail == ["authorization", "answer"]:
+            return pick(base + "/authorization/answer", ["POST": .answerAuthorization], app: app)
+        case 3 where tail[0] == "notifications" && tail[2] == "responses" && !tail[1].isEmpty:
+            return pick(base + "/notifications/{identifier}/responses", ["POST": .respond(identifier: tail[1])], app: app)
+        case 3 where tail[0] == "responses" && tail[2] == "ack" && !tail[1].isEmpty:
+            return pick(base + "/responses/{id}/ack", ["POST": .acknowledge(id: tail[1])], app: app)
+        default: break
+        }
+        return Route(endpoint: .none, template: "unmatched")
+    }
+
+    /// A bundle identifier: 1 to 255 of letters, digits, `.`, `-`, `_`.
+    static func isBundleIdentifier(_ text: String) -> Bool {
+        !text.isEmpty && text.utf8.count <= 255 && text.unicodeScalars.allSatisfy { scalar in
+            (scalar.isASCII && (CharacterSet.alphanumerics.contains(scalar))) || scalar == "." || scalar == "-" || scalar == "_"
+        }
+    }
+}

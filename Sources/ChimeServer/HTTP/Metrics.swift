@@ -1,0 +1,108 @@
+import Foundation
+import Synchronization
+
+/// A Prometheus histogram: cumulative bucket counts, sum and count.
+public struct Histogram: Sendable {
+    /// Upper bounds in seconds, ascending (`+Inf` is implied).
+    public let bounds: [Double]
+    private(set) var counts: [UInt64]
+    private(set) var sum: Double = 0
+    private(set) var count: UInt64 = 0
+
+    public static let latencyBounds = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10]
+    public static let latenessBounds = [0.001, 0.005, 0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 3600]
+
+    public init(bounds: [Double]) {
+        self.bounds = bounds
+        counts = Array(repeating: 0, count: bounds.count)
+    }
+
+    public mutating func observe(_ value: Double) {
+        for (index, bound) in bounds.enumerated() where value <= bound { counts[index] += 1 }
+        sum += value
+        count += 1
+    }
+
+    /// The histogram's sample lines for `name` with extra `labels` (already formatted, may be empty).
+    func lines(name: String, labels: String) -> [String] {
+        let prefix = labels.isEmpty ? "" : labels + ","
+        var out: [String] = []
+        for (index, bound) in bounds.enumerated() {
+            out.append("\(name)_bucket{\(prefix)le=\"\(Metrics.number(bound))\"} \(counts[index])")
+        }
+        out.append("\(name)_bucket{\(prefix)le=\"+Inf\"} \(count)")
+        let suffix = labels.isEmpty ? "" : "{\(labels)}"
+        out.append("\(name)_sum\(suffix) \(Metrics.number(sum))")
+        out.append("\(name)_count\(suffix) \(count)")
+        return out
+    }
+}
+
+/// The server's request counters and latency histograms by route, and the fire-lateness histogram.
+public final class Metrics: Sendable {
+    private struct State {
+        var requests: [String: [Int: UInt64]] = [:]
+        var durations: [String: Histogram] = [:]
+        var lateness = Histogram(bounds: Histogram.latenessBounds)
+    }
+
+    private let state = Mutex(State())
+
+    public init() {}
+
+    /// Counts one finished request.
+    public func recordRequest(route: String, status: Int, seconds: Double) {
+        state.withLock { state in
+            state.requests[route, default: [:]][status, default: 0] += 1
+            state.durations[route, default: Histogram(bounds: Histogram.latencyBounds)].observe(seconds)
+        }
+    }
+
+    /// Records how late a notification fired, in seconds.
+    public func recordLateness(_ seconds: Double) {
+        state.withLock { $0.lateness.observe(max(0, seconds)) }
+    }
+
+    /// How many requests finished on a route with a status (for tests).
+    public func requestCount(route: String, status: Int) -> UInt64 {
+        state.withLock { $0.requests[route]?[status] ?? 0 }
+    }
+
+    /// The Prometheus text exposition (version 0.0.4) of the server's metrics plus `gauges`.
+    public func render(gauges: [(name: String, help: String, value: Double)]) -> String {
+        let snapshot = state.withLock { $0 }
+        var lines: [String] = []
+        for gauge in gauges {
+            lines.append("# HELP \(gauge.name) \(gauge.help)")
+            lines.append("# TYPE \(gauge.name) gauge")
+            lines.append("\(gauge.name) \(Self.number(gauge.value))")
+        }
+        lines.append("# HELP chime_fire_lateness_seconds How long after its fire date a timed notification was delivered.")
+        lines.append("# TYPE chime_fire_lateness_seconds histogram")
+        lines += snapshot.lateness.lines(name: "chime_fire_lateness_seconds", labels: "")
+        lines.append("# HELP chime_http_requests_total HTTP requests by route template and status.")
+        lines.append("# TYPE chime_http_requests_total counter")
+        for route in snapshot.requests.keys.sorted() {
+            for (status, count) in snapshot.requests[route, default: [:]].sorted(by: { $0.key < $1.key }) {
+                lines.append("chime_http_requests_total{route=\"\(Self.escape(route))\",status=\"\(status)\"} \(count)")
+            }
+        }
+        lines.append("# HELP chime_http_request_duration_seconds HTTP request latency by route template.")
+        lines.append("# TYPE chime_http_request_duration_seconds histogram")
+        for route in snapshot.durations.keys.sorted() {
+            lines += snapshot.durations[route]!.lines(name: "chime_http_request_duration_seconds",
+                                                      labels: "route=\"\(Self.escape(route))\"")
+        }
+        return lines.joined(separator: "\n") + "\n"
+    }
+
+    static func escape(_ label: String) -> String {
+        label.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"")
+            .replacingOccurrences(of: "\n", with: "\\n")
+    }
+
+    static func number(_ value: Double) -> String {
+        if value == value.rounded(), abs(value) < 1e15 { return String(Int64(value)) }
+        return String(value)
+    }
+}

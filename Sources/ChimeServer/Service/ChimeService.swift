@@ -1,0 +1,161 @@
+import ChimeCore
+import ChimeSQLite
+import Dispatch
+import Foundation
+import Synchronization
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `chime serve`: the notification center as a service. Opens the data directory, the SQLite
+/// store and the engine, starts the scheduler and the HTTP server, and runs until SIGTERM or SIGINT.
+///
+/// ```swift
+/// var configuration = ChimeService.Configuration()
+/// configuration.listen = try ListenAddress(parsing: "127.0.0.1:7878")
+/// try await ChimeService.run(configuration: configuration)   // returns after SIGTERM/SIGINT
+/// ```
+///
+/// Files in the data directory (created with mode 0700):
+/// - `chime.sqlite`: the store.
+/// - `owner-token`: the owner token (mode 0600), created at first start.
+/// - `server.json`: `{"url": …, "pid": …, "dataDirectory": …, "listen": …, "unixSocket": …}` while running.
+public enum ChimeService {
+    /// The service's settings (the flags of `chime serve`).
+    public struct Configuration: Sendable {
+        /// `--data DIR`; default ``ChimeService/defaultDataDirectory()``.
+        public var dataDirectory: String
+        /// `--listen HOST:PORT` or `--listen unix:/path`; default `127.0.0.1:7878`.
+        public var listen: ListenAddress
+        /// `--tls-cert FILE` and `--tls-key FILE` (PEM): serve HTTPS.
+        public var tlsCertificatePath: String?
+        public var tlsKeyPath: String?
+        /// `--auto-allow`: answer every authorization request with yes.
+        public var autoAllow: Bool
+        /// `--log-format text|json`.
+        public var logFormat: ServerLogger.Format
+        /// Connections served at once; more get 503.
+        public var connectionLimit: Int
+        /// Seconds before an idle or slow connection is closed.
+        public var connectionTimeout: Int
+        /// How often idle event streams get a heartbeat.
+        public var heartbeatInterval: Duration
+        /// Whether to print the start banner (URL, data directory, next commands) on standard output.
+        public var printsBanner: Bool
+        /// `--durability full`: fsync every commit.
+        public var fullDurability: Bool
+
+        public init(dataDirectory: String = ChimeService.defaultDataDirectory(), listen: ListenAddress = .default,
+                    tlsCertificatePath: String? = nil, tlsKeyPath: String? = nil, autoAllow: Bool = false,
+                    logFormat: ServerLogger.Format = .text, connectionLimit: Int = 1024, connectionTimeout: Int = 60,
+                    heartbeatInterval: Duration = .seconds(15), printsBanner: Bool = true, fullDurability: Bool = false) {
+            self.dataDirectory = dataDirectory
+            self.listen = listen
+            self.tlsCertificatePath = tlsCertificatePath
+            self.tlsKeyPath = tlsKeyPath
+            self.autoAllow = autoAllow
+            self.logFormat = logFormat
+            self.connectionLimit = connectionLimit
+            self.connectionTimeout = connectionTimeout
+            self.heartbeatInterval = heartbeatInterval
+            self.printsBanner = printsBanner
+            self.fullDurability = fullDurability
+        }
+    }
+
+    /// `$XDG_DATA_HOME/chime`, or `~/.local/share/chime`.
+    public static func defaultDataDirectory() -> String {
+        let environment = ProcessInfo.processInfo.environment
+        if let xdg = environment["XDG_DATA_HOME"], xdg.hasPrefix("/") { return xdg + "/chime" }
+        let home = environment["HOME"] ?? NSHomeDirectory()
+        return home + "/.local/share/chime"
+    }
+
+    /// The owner token's file in a data directory.
+    public static func ownerTokenPath(dataDirectory: String) -> String { dataDirectory + "/owner-token" }
+    /// The running server's description in a data directory.
+    public static func serverInfoPath(dataDirectory: String) -> String { dataDirectory + "/server.json" }
+
+    /// Runs the service until SIGTERM or SIGINT, then stops gracefully: stops accepting, finishes
+    /// in-flight requests, ends event streams, shuts the engine down and closes the store.
+    ///
+    /// - Throws: ``ServerError`` or ``ChimeError`` when the service cannot start.
+    public static func run(configuration: Configuration) async throws {
+        let logger = ServerLogger(format: configuration.logFormat)
+        signal(SIGPIPE, SIG_IGN)
+        // Catch the signals before starting, so a SIGTERM during startup stops the service cleanly.
+        let signals = SignalWaiter([SIGTERM, SIGINT])
+        defer { signals.restore() }
+        let service = try await RunningService.start(configuration: configuration, logger: logger)
+        if configuration.printsBanner { FileHandle.standardOutput.write(Data((service.banner + "\n").utf8)) }
+        let signalName = await signals.wait()
+        logger.info("stopping", ["signal": signalName])
+        await service.stop()
+        logger.info("stopped")
+    }
+}
+
+/// Turns SIGTERM/SIGINT into an awaitable event with DispatchSource signal sources.
+/// `@unchecked Sendable`: `sources` is set in `init` and never changes (dispatch sources are
+/// thread-safe); the rest is in the `Sendable` relay.
+final class SignalWaiter: @unchecked Sendable {
+    private let numbers: [Int32]
+    private let sources: [any DispatchSourceSignal]
+    private let relay = SignalRelay()
+
+    init(_ numbers: [Int32]) {
+        self.numbers = numbers
+        let queue = DispatchQueue(label: "chime.signals")
+        var sources: [any DispatchSourceSignal] = []
+        let relay = self.relay
+        for number in numbers {
+            signal(number, SIG_IGN)
+            let source = DispatchSource.makeSignalSource(signal: number, queue: queue)
+            let name = number == SIGTERM ? "SIGTERM" : number == SIGINT ? "SIGINT" : "signal \(number)"
+            source.setEventHandler { relay.fire(name) }
+            source.resume()
+            sources.append(source)
+        }
+        self.sources = sources
+    }
+
+    /// Waits for the first signal.
+    func wait() async -> String { await relay.wait() }
+
+    /// Stops catching the signals: their default action applies again.
+    func restore() {
+        for source in sources { source.cancel() }
+        for number in numbers { signal(number, SIG_DFL) }
+    }
+}
+
+final class SignalRelay: Sendable {
+    private let state = Mutex<(received: String?, waiter: CheckedContinuation<String, Never>?)>((nil, nil))
+
+    func fire(_ name: String) {
+        let waiter = state.withLock { state -> CheckedContinuation<String, Never>? in
+            guard state.received == nil else { return nil }
+            state.received = name
+            defer { state.waiter = nil }
+            return state.waiter
+        }
+        waiter?.resume(returning: name)
+    }
+
+    func wait() async -> String {
+        await withCheckedContinuation { (continuation: CheckedContinuation<String, Never>) in
+            let received = state.withLock { state -> String? in
+                if let received = state.received { return received }
+                state.waiter = continuation
+                return nil
+            }
+            if let received { continuation.resume(returning: received) }
+        }
+    }
+}
+
+/// A flag that can be claimed once, from any thread.
+final class OnceFlag: Sendable {
+    private let flag = Synchronization.Atomic<Bool>(false)
+    func claim() -> Bool { flag.compareExchange(expected: false, desired: true, ordering: .acquiringAndReleasing).exchanged }
+}

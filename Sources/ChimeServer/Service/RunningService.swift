@@ -1,0 +1,190 @@
+import ChimeCore
+import ChimeSQLite
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A started service: the store, the engine with its scheduler, and the HTTP server. Tests start one
+/// in-process on port 0; ``ChimeService/run(configuration:)`` starts one and waits for a signal.
+///
+/// ```swift
+/// let service = try await RunningService.start(configuration: .init(dataDirectory: dir, listen: .tcp(host: "127.0.0.1", port: 0)))
+/// print(service.url, service.ownerToken)
+/// await service.stop()
+/// ```
+public final class RunningService: Sendable {
+    public let configuration: ChimeService.Configuration
+    /// The server's base URL (`http://127.0.0.1:7878`).
+    public let url: String
+    /// The bound TCP port (0 for a Unix socket).
+    public let port: UInt16
+    /// The owner token (also in `DATA_DIR/owner-token`).
+    public let ownerToken: String
+    public let engine: NotificationEngine
+    public let server: HTTPServer
+    public let metrics: Metrics
+    let logger: ServerLogger
+    let store: StoreHandle
+    let api: ChimeAPI
+    private let stopped = OnceFlag()
+
+    private init(configuration: ChimeService.Configuration, url: String, port: UInt16, ownerToken: String, engine: NotificationEngine,
+                 server: HTTPServer, metrics: Metrics, logger: ServerLogger, store: StoreHandle, api: ChimeAPI) {
+        self.configuration = configuration
+        self.url = url
+        self.port = port
+        self.ownerToken = ownerToken
+        self.engine = engine
+        self.server = server
+        self.metrics = metrics
+        self.logger = logger
+        self.store = store
+        self.api = api
+    }
+
+    /// Opens the data directory and starts everything.
+    public static func start(configuration: ChimeService.Configuration, logger: ServerLogger = ServerLogger()) async throws -> RunningService {
+        let directory = configuration.dataDirectory
+        try makeDirectory(directory)
+        let ownerToken = try loadOrCreateOwnerToken(dataDirectory: directory)
+        var tls: HTTPServer.Configuration.TLS?
+        switch (configuration.tlsCertificatePath, configuration.tlsKeyPath) {
+        case (nil, nil): break
+        case (let cert?, let key?):
+            tls = HTTPServer.Configuration.TLS(keyPEM: try readText(key, flag: "--tls-key"), certificatePEM: try readText(cert, flag: "--tls-cert"))
+        default:
+            throw ServerError(.invalidConfiguration, "give both --tls-cert and --tls-key (PEM files), or neither")
+        }
+
+        let store = try SQLiteStore(path: directory + "/chime.sqlite", durability: configuration.fullDurability ? .full : .normal)
+        let engine = NotificationEngine(store: store, clock: SystemClock(),
+                                        policy: FixedAuthorizationPolicy(configuration.autoAllow ? .grant : .ask))
+        let metrics = Metrics()
+        let api = ChimeAPI(engine: engine, ownerTokenHash: Tokens.hash(ownerToken), metrics: metrics, logger: logger)
+        let server = HTTPServer(configuration: .init(listen: configuration.listen, tls: tls, connectionLimit: configuration.connectionLimit,
+                                                     connectionTimeout: configuration.connectionTimeout,
+                                                     heartbeatInterval: configuration.heartbeatInterval),
+                                handler: api, logger: logger, metrics: metrics)
+        engine.startScheduler()
+        do {
+            try server.start()
+        } catch {
+            await engine.shutdown()
+            store.close()
+            throw error
+        }
+        let service = RunningService(configuration: configuration, url: server.url, port: server.port, ownerToken: ownerToken,
+                                     engine: engine, server: server, metrics: metrics, logger: logger, store: StoreHandle(store), api: api)
+        try service.writeServerInfo()
+        logger.info("serving", ["url": service.url, "data": directory, "listen": configuration.listen.description,
+                                "authorization": configuration.autoAllow ? "auto-allow" : "ask"])
+        return service
+    }
+
+    /// Stops gracefully: the server (in-flight requests finish, event streams end), then the
+    /// engine (accepted operations commit), then the store. Calling it again does nothing.
+    public func stop() async {
+        guard stopped.claim() else { return }
+        await server.stop()
+        await engine.shutdown()
+        store.close()
+        unlink(ChimeService.serverInfoPath(dataDirectory: configuration.dataDirectory))
+    }
+
+    /// What `chime serve` prints on start.
+    public var banner: String {
+        let dir = configuration.dataDirectory
+        let dataFlag = dir == ChimeService.defaultDataDirectory() ? "" : " --data \(dir)"
+        var lines = [
+            "Chime is serving at \(url)" + (configuration.listen.isUnix ? " (Unix socket \(configuration.listen.socketPath ?? ""))" : ""),
+            "Data directory: \(dir)",
+            "Owner token:    \(ChimeService.ownerTokenPath(dataDirectory: dir))",
+            "Authorization:  " + (configuration.autoAllow ? "granted automatically (--auto-allow)" : "asks the user (chime apps allow|deny BUNDLE)"),
+            "",
+            "Try next:",
+            "  chime apps add com.example.alarm\(dataFlag)",
+            "  chime add --app com.example.alarm --title Hello --in 10s\(dataFlag)",
+            "  chime events --app com.example.alarm\(dataFlag)",
+            "  curl -s \(url)/healthz",
+        ]
+        if configuration.listen.isUnix { lines[lines.count - 1] = "  curl -s --unix-socket \(configuration.listen.socketPath ?? "") http://localhost/healthz" }
+        return lines.joined(separator: "\n")
+    }
+
+    // MARK: - Files
+
+    func writeServerInfo() throws {
+        var object: JSONObject = [
+            "url": .string(url), "pid": .integer(Int64(getpid())), "dataDirectory": .string(configuration.dataDirectory),
+            "listen": .string(configuration.listen.description), "tls": .bool(configuration.tlsCertificatePath != nil),
+        ]
+        object["unixSocket"] = configuration.listen.socketPath.map(JSONValue.string) ?? .null
+        let path = ChimeService.serverInfoPath(dataDirectory: configuration.dataDirectory)
+        let temporary = path + ".tmp"
+        try Self.writeFile(temporary, contents: JSONValue.object(object).serialized(pretty: true) + "\n", mode: 0o600, exclusive: false)
+        guard rename(temporary, path) == 0 else {
+            throw ServerError(.startFailed, "cannot write \(path): \(String(cString: strerror(errno)))")
+        }
+    }
+
+    static func makeDirectory(_ path: String) throws {
+        do {
+            try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        } catch {
+            throw ServerError(.invalidConfiguration, "cannot create the data directory \(path): \(error.localizedDescription)")
+        }
+    }
+
+    static func loadOrCreateOwnerToken(dataDirectory: String) throws -> String {
+        let path = ChimeService.ownerTokenPath(dataDirectory: dataDirectory)
+        if let text = try? String(contentsOfFile: path, encoding: .utf8) {
+            let token = text.trimmingCharacters(in: .whitespacesAndNewlines)
+            guard !token.isEmpty else { throw ServerError(.invalidConfiguration, "\(path) is empty; delete it to create a new owner token") }
+            return token
+        }
+        let token = Tokens.make()
+        try writeFile(path, contents: token + "\n", mode: 0o600, exclusive: true)
+        return token
+    }
+
+    static func readText(_ path: String, flag: String) throws -> String {
+        guard let text = try? String(contentsOfFile: path, encoding: .utf8) else {
+            throw ServerError(.invalidConfiguration, "\(flag) \(path): cannot read the file")
+        }
+        return text
+    }
+
+    static func writeFile(_ path: String, contents: String, mode: mode_t, exclusive: Bool) throws {
+        let flags = O_WRONLY | O_CREAT | O_CLOEXEC | (exclusive ? O_EXCL : O_TRUNC)
+        let fd = open(path, flags, mode)
+        guard fd >= 0 else { throw ServerError(.startFailed, "cannot create \(path): \(String(cString: strerror(errno)))") }
+        defer { close(fd) }
+        fchmod(fd, mode)
+        let bytes = Array(contents.utf8)
+        var written = 0
+        while written < bytes.count {
+            let result = bytes[written...].withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
+            guard result > 0 else { throw ServerError(.startFailed, "cannot write \(path): \(String(cString: strerror(errno)))") }
+            written += result
+        }
+        fsync(fd)
+    }
+}
+
+extension ListenAddress {
+    var isUnix: Bool { socketPath != nil }
+    var socketPath: String? {
+        if case .unix(let path) = self { return path }
+        return nil
+    }
+}
+
+/// The store, kept to close it after the engine has shut down. `@unchecked Sendable`: the engine
+/// uses the store only on its writer, and `close` is called only after `engine.shutdown()` returned,
+/// when the writer no longer runs.
+final class StoreHandle: @unchecked Sendable {
+    private let store: SQLiteStore
+    init(_ store: SQLiteStore) { self.store = store }
+    func close() { store.close() }
+}

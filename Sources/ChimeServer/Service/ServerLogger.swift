@@ -1,0 +1,66 @@
+import Foundation
+import Synchronization
+
+/// Lines on standard error, as text or as JSON lines. Only `main` (the service) chooses the format;
+/// libraries are handed a logger.
+///
+/// ```swift
+/// let log = ServerLogger(format: .json)
+/// log.info("listening", ["url": "http://127.0.0.1:7878"])
+/// ```
+public struct ServerLogger: Sendable {
+    public enum Format: String, Sendable { case text, json }
+    public enum Level: String, Sendable { case debug, info, warning, error }
+
+    public var format: Format
+    /// Where lines go; standard error by default. Tests capture lines here.
+    public var sink: @Sendable (String) -> Void
+
+    public init(format: Format = .text, sink: (@Sendable (String) -> Void)? = nil) {
+        self.format = format
+        self.sink = sink ?? { line in
+            FileHandle.standardError.write(Data((line + "\n").utf8))
+        }
+    }
+
+    /// A logger that drops every line.
+    public static let silent = ServerLogger(sink: { _ in })
+
+    public func log(_ level: Level, _ message: String, _ fields: KeyValuePairs<String, String> = [:]) {
+        let now = Date()
+        switch format {
+        case .text:
+            var line = "\(Self.timestamp(now)) \(level.rawValue.uppercased()) \(message)"
+            for (key, value) in fields { line += " \(key)=\(value.contains(" ") ? "\"\(value)\"" : value)" }
+            sink(line)
+        case .json:
+            var line = "{\"time\":\(Self.quote(Self.timestamp(now))),\"level\":\"\(level.rawValue)\",\"message\":\(Self.quote(message))"
+            for (key, value) in fields { line += ",\(Self.quote(key)):\(Self.quote(value))" }
+            sink(line + "}")
+        }
+    }
+
+    public func info(_ message: String, _ fields: KeyValuePairs<String, String> = [:]) { log(.info, message, fields) }
+    public func warning(_ message: String, _ fields: KeyValuePairs<String, String> = [:]) { log(.warning, message, fields) }
+    public func error(_ message: String, _ fields: KeyValuePairs<String, String> = [:]) { log(.error, message, fields) }
+
+    static func timestamp(_ date: Date) -> String {
+        date.formatted(.iso8601.year().month().day().time(includingFractionalSeconds: true).timeZone(separator: .omitted))
+    }
+
+    static func quote(_ text: String) -> String {
+        var out = "\""
+        for scalar in text.unicodeScalars {
+            switch scalar {
+            case "\"": out += "\\\""
+            case "\\": out += "\\\\"
+            case "\n": out += "\\n"
+            case "\r": out += "\\r"
+            case "\t": out += "\\t"
+            case _ where scalar.value < 0x20: out += String(format: "\\u%04x", scalar.value)
+            default: out.unicodeScalars.append(scalar)
+            }
+        }
+        return out + "\""
+    }
+}

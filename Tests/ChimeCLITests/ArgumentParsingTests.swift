@@ -1,0 +1,77 @@
+import ChimeCLI
+import Testing
+
+@Suite("chime: argument parsing, in-process")
+struct ArgumentParsingTests {
+    let options: [OptionSpec] = [.value("title", "t"), .value("id", "i", repeatable: true), .flag("json", "j")]
+
+    @Test("--flag value and --flag=value both work; flags and positionals are kept")
+    func forms() throws {
+        let parsed = try ParsedArguments.parse(["Alarm", "--title", "Wake up", "--id=a", "--id", "b", "--json", "snooze"], options: options)
+        #expect(parsed.positionals == ["Alarm", "snooze"])
+        #expect(parsed.value("title") == "Wake up")
+        #expect(parsed.all("id") == ["a", "b"])
+        #expect(parsed.has("json"))
+    }
+
+    @Test("-- ends the options: what follows is positional even if it looks like an option")
+    func doubleDash() throws {
+        let parsed = try ParsedArguments.parse(["--", "--title", "-x"], options: options)
+        #expect(parsed.positionals == ["--title", "-x"])
+        #expect(parsed.value("title") == nil)
+    }
+
+    @Test("negative numbers are values, not options")
+    func negativeNumbers() throws {
+        let parsed = try ParsedArguments.parse(["-33.86", "--title", "-5"], options: options)
+        #expect(parsed.positionals == ["-33.86"])
+        #expect(parsed.value("title") == "-5")
+    }
+
+    @Test("mistakes name the option and say what to do", arguments: [
+        (["--titel", "x"], "unknown option '--titel'; did you mean --title?"),
+        (["--title"], "option '--title' needs a value"),
+        (["--json=yes"], "option '--json' is a flag and takes no value"),
+        (["--title", "a", "--title", "b"], "option '--title' was given twice; give it once"),
+        (["--frobnicate"], "unknown option '--frobnicate'"),
+    ])
+    func mistakes(arguments: [String], message: String) {
+        #expect(throws: UsageError(message)) { try ParsedArguments.parse(arguments, options: options) }
+    }
+
+    @Test("durations as people write them", arguments: [("90s", 90.0), ("10m", 600), ("1h30m", 5400), ("2d", 172_800), ("45", 45)])
+    func durations(text: String, seconds: Double) throws {
+        #expect(try parseDuration(text) == seconds)
+    }
+
+    @Test("a malformed duration is refused with an example", arguments: ["10x", "m", "1h30", ""])
+    func badDurations(text: String) {
+        #expect(throws: UsageError.self) { try parseDuration(text) }
+    }
+
+    @Test("unknown commands and options exit 2 with a suggestion; --help exits 0")
+    func exitCodes() async {
+        let output = Output()
+        let cli = CLI(write: { output.append($0) }, writeError: { output.append($0) })
+        #expect(await cli.main(["ad"]) == 2)
+        #expect(output.text.contains("Did you mean 'add'?"))
+        #expect(await cli.main(["add", "--titel", "x"]) == 2)
+        #expect(output.text.contains("did you mean --title?"))
+        #expect(await cli.main(["add", "--help"]) == 0)
+        #expect(output.text.contains("Examples:"))
+        #expect(await cli.main(["add", "--in", "1m", "--every", "2h", "--title", "x", "--data", "/nonexistent"]) == 2)
+        #expect(output.text.contains("give one trigger"))
+        #expect(await cli.main(["list", "--data", "/nonexistent-chime-dir"]) == 1)
+        #expect(output.text.contains("no running Chime service found in /nonexistent-chime-dir"))
+    }
+}
+
+final class Output: @unchecked Sendable {
+    // `@unchecked Sendable`: guarded by `lock`.
+    private let lock = NSLock()
+    private var lines: [String] = []
+    func append(_ line: String) { lock.withLock { lines.append(line) } }
+    var text: String { lock.withLock { lines.joined(separator: "\n") } }
+}
+
+import Foundation

@@ -1,0 +1,97 @@
+import ChimeCore
+import ChimeServer
+import Foundation
+import Testing
+
+/// The built `chime` binary, run as a process against a live service.
+@Suite("chime: the binary against a running service")
+struct BinaryTests {
+    static func binary() throws -> URL {
+        let candidates = [Bundle.main.executableURL, URL(fileURLWithPath: CommandLine.arguments[0])]
+            .compactMap { $0?.deletingLastPathComponent() } + [Bundle.main.bundleURL.deletingLastPathComponent()]
+        for directory in candidates {
+            let url = directory.appendingPathComponent("chime")
+            if FileManager.default.isExecutableFile(atPath: url.path) { return url }
+        }
+        throw CLITestError("the chime binary was not found next to the tests in \(candidates)")
+    }
+
+    /// Runs `chime ARGUMENTS` and returns (exit code, stdout, stderr).
+    static func chime(_ arguments: [String]) throws -> (Int32, String, String) {
+        let process = Process()
+        process.executableURL = try binary()
+        process.arguments = arguments
+        let out = Pipe(), err = Pipe()
+        process.standardOutput = out
+        process.standardError = err
+        try process.run()
+        let stdout = out.fileHandleForReading.readDataToEndOfFile()
+        let stderr = err.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return (process.terminationStatus, String(decoding: stdout, as: UTF8.self), String(decoding: stderr, as: UTF8.self))
+    }
+
+    @Test("register, categorise, schedule, list, answer and check status through the CLI")
+    func flow() async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("chime-cli-\(UUID().uuidString)").path
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        var configuration = ChimeService.Configuration(dataDirectory: directory, listen: .tcp(host: "127.0.0.1", port: 0),
+                                                       autoAllow: true, printsBanner: false)
+        configuration.connectionTimeout = 10
+        let service = try await RunningService.start(configuration: configuration)
+        let data = ["--data", directory]
+
+        // Runs the binary off the cooperative pool (it blocks), so the in-process server keeps serving.
+        func run(_ arguments: [String]) async throws -> (Int32, String, String) {
+            try await withCheckedThrowingContinuation { continuation in
+                Thread { continuation.resume(with: Result { try Self.chime(arguments + data) }) }.start()
+            }
+        }
+
+        let (addStatus, addOutput, _) = try await run(["apps", "add", "com.example.alarm", "--json"])
+        #expect(addStatus == 0)
+        let registered = try JSONValue.parse(addOutput)
+        #expect(registered["bundleIdentifier"] == .string("com.example.alarm"))
+        #expect(registered["token"].map { if case .string(let s) = $0 { s.count == 64 } else { false } } == true)
+
+        _ = try await service.engine.requestAuthorization(app: "com.example.alarm", options: [.alert, .sound])
+        let categories = directory + "/categories.json"
+        try Data(#"[{"identifier": "alarm.category", "actions": [{"identifier": "snooze", "title": "Snooze 5 Sec", "options": []}]}]"#.utf8)
+            .write(to: URL(fileURLWithPath: categories))
+        #expect(try await run(["categories", "set", categories]).0 == 0)
+
+        let (added, addedText, addedError) = try await run(["add", "--title", "Alarm", "--id", "Alarm", "--category", "alarm.category"])
+        #expect(added == 0, "\(addedError)")
+        #expect(addedText.contains("Added Alarm to com.example.alarm: delivered now."))
+
+        let (listed, listedText, _) = try await run(["add", "--title", "Later", "--id", "later", "--in", "1h", "--json"])
+        #expect(listed == 0)
+        #expect(listedText.contains("\"nextTriggerDate\""))
+
+        let (_, delivered, _) = try await run(["delivered"])
+        #expect(delivered.contains("Alarm") && delivered.contains("actions: snooze"))
+
+        let (badAction, _, badError) = try await run(["respond", "Alarm", "launch"])
+        #expect(badAction == 1)
+        #expect(badError.contains("has no action 'launch'"))
+
+        #expect(try await run(["respond", "Alarm", "snooze"]).0 == 0)
+        let outbox = try await service.engine.outbox(app: "com.example.alarm")
+        #expect(outbox.map(\.actionIdentifier) == ["snooze"])
+
+        let (removed, removedText, _) = try await run(["remove", "--id", "later"])
+        #expect(removed == 0 && removedText.contains("Removed later."))
+
+        let (statusCode, statusText, _) = try await run(["status"])
+        #expect(statusCode == 0 && statusText.contains("running"))
+
+        let (usage, _, usageError) = try await run(["remove"])
+        #expect(usage == 2 && usageError.contains("say which"))
+        await service.stop()
+    }
+}
+
+struct CLITestError: Error, CustomStringConvertible {
+    var description: String
+    init(_ description: String) { self.description = description }
+}

@@ -1,0 +1,204 @@
+import Foundation
+import Testing
+#if canImport(Glibc)
+import Glibc
+#endif
+@testable import ChimeServer
+
+@Suite("HTTP server")
+struct HTTPServerTests {
+    func start(_ handler: TestHandler, _ configure: (inout HTTPServer.Configuration) -> Void = { _ in }) throws -> HTTPServer {
+        var configuration = HTTPServer.Configuration(listen: .tcp(host: "127.0.0.1", port: 0))
+        configure(&configuration)
+        let server = HTTPServer(configuration: configuration, handler: handler)
+        try server.start()
+        return server
+    }
+
+    @Test("port 0 binds a free port and the handler sees method, path, query and body")
+    func echo() async throws {
+        let server = try start(TestHandler())
+        #expect(server.port != 0)
+        #expect(server.url == "http://127.0.0.1:\(server.port)")
+        let response = try await TestClient(port: server.port).request("POST", "/a/b?x=1&x=2&y=z", body: Array("hello".utf8),
+                                                                        contentType: "text/plain")
+        #expect(response.status == 200)
+        #expect(response.text == "POST /a/b 5 x=1 x=2 y=z")
+        await server.stop()
+    }
+
+    @Test("a declared body over the limit gets 413 before the body is sent")
+    func earlyPayloadTooLarge() async throws {
+        let server = try start(TestHandler())
+        let port = server.port
+        let response = try await TestClient.offPool {
+            let socket = try RawSocket(.tcp(port: port), timeout: 5)
+            defer { socket.close() }
+            // Only the head: a server that waited for the body would time out here.
+            try socket.send(Array("POST /small HTTP/1.1\r\nHost: x\r\nContent-Length: 100000\r\n\r\n".utf8))
+            return try HTTPParsing.response(socket.readToEnd())
+        }
+        #expect(response.status == 413)
+        #expect(response.text == "too large")
+        // The server keeps serving.
+        #expect(try await TestClient(port: port).get("/after").status == 200)
+        await server.stop()
+    }
+
+    @Test("a chunked body over the limit gets 413")
+    func chunkedPayloadTooLarge() async throws {
+        let server = try start(TestHandler())
+        let port = server.port
+        let response = try await TestClient.offPool {
+            let socket = try RawSocket(.tcp(port: port), timeout: 5)
+            defer { socket.close() }
+            let chunk = String(repeating: "a", count: 40)
+            try socket.send(Array("POST /small HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n28\r\n\(chunk)\r\n0\r\n\r\n".utf8))
+            return try HTTPParsing.response(socket.readToEnd())
+        }
+        #expect(response.status == 413)
+        await server.stop()
+    }
+
+    @Test("a client that stops sending is disconnected after the connection timeout")
+    func slowClient() async throws {
+        let server = try start(TestHandler()) { $0.connectionTimeout = 1 }
+        let port = server.port
+        let closed = try await TestClient.offPool {
+            let socket = try RawSocket(.tcp(port: port), timeout: 10)
+            defer { socket.close() }
+            try socket.send(Array("GET /echo HTTP/1.1\r\nHost: x\r\n".utf8))  // never finishes the head
+            let started = Date()
+            let rest = try socket.readToEnd()
+            return (rest.isEmpty, Date().timeIntervalSince(started))
+        }
+        #expect(closed.0)
+        #expect(closed.1 < 8)
+        #expect(try await TestClient(port: port).get("/after").status == 200)
+        await server.stop()
+    }
+
+    @Test("over the connection limit a request gets 503, and the server keeps serving")
+    func connectionLimit() async throws {
+        let handler = TestHandler()
+        let server = try start(handler) {
+            $0.connectionLimit = 2
+            $0.heartbeatInterval = .milliseconds(100)
+        }
+        let endpoint = TestEndpoint.tcp(port: server.port)
+        let first = try await SSEClient.open(endpoint, path: "/stream", token: nil)
+        let second = try await SSEClient.open(endpoint, path: "/stream", token: nil)
+        _ = try await first.next()
+        _ = try await second.next()
+        let refused = try await TestClient(port: server.port).get("/echo")
+        #expect(refused.status == 503)
+        first.close()
+        second.close()
+        // The heartbeat finds the closed streams; then there is room again.
+        var status = 0
+        for _ in 0..<100 {
+            status = try await TestClient(port: server.port).get("/echo").status
+            if status == 200 { break }
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        #expect(status == 200)
+        await server.stop()
+    }
+
+    @Test("event streams get queued events in order and heartbeats, and end when the server stops")
+    func eventStream() async throws {
+        let handler = TestHandler()
+        let server = try start(handler) { $0.heartbeatInterval = .milliseconds(100) }
+        let client = try await SSEClient.open(.tcp(port: server.port), path: "/stream", token: nil)
+        #expect(client.status == 200)
+        #expect(client.headers["content-type"] == "text/event-stream")
+        let first = try await client.next()
+        #expect(first.event == "hello" && first.id == "1" && first.data == "first")
+        let stream = try #require(handler.streams.withLock { $0.first })
+        stream.send(event: "two", id: "2", data: "line 1\nline 2")
+        stream.send(event: "three", id: "3", data: "x")
+        let two = try await client.next()
+        #expect(two.data == "line 1\nline 2")
+        #expect(try await client.next().id == "3")
+        #expect(try await client.waitForComments(2))
+        #expect(server.openStreams == 1)
+        await server.stop()
+        #expect(try await client.waitForEnd())
+    }
+
+    @Test("stop waits for an in-flight request, refuses new connections, then returns")
+    func gracefulStop() async throws {
+        let handler = TestHandler()
+        let server = try start(handler) { $0.shutdownGrace = .seconds(20) }
+        let port = server.port
+        let inFlight = Task { try await TestClient(port: port).get("/slow") }
+        await handler.entered.wait()
+        let stopping = Task { await server.stop() }
+        // Once stopping, new connections are not accepted.
+        var refused = false
+        for _ in 0..<100 {
+            do {
+                _ = try await TestClient(port: port).get("/echo")
+                try await Task.sleep(for: .milliseconds(20))
+            } catch {
+                refused = true
+                break
+            }
+        }
+        #expect(refused)
+        handler.release.fire()
+        let response = try await inFlight.value
+        #expect(response.status == 200)
+        #expect(response.text == "finished")
+        await stopping.value
+    }
+
+    @Test("a Unix socket serves the same API")
+    func unixSocket() async throws {
+        let path = NSTemporaryDirectory() + "chime-\(UUID().uuidString.prefix(8)).sock"
+        let server = try start(TestHandler()) { $0.listen = .unix(path: path) }
+        #expect(server.url == "http://localhost")
+        let response = try await TestClient(endpoint: .unix(path: path)).get("/hello")
+        #expect(response.status == 200)
+        var info = stat()
+        #expect(stat(path, &info) == 0)
+        #expect(info.st_mode & 0o077 == 0)
+        await server.stop()
+        #expect(access(path, F_OK) != 0)
+    }
+
+    @Test("HTTPS with a self-signed certificate")
+    func tls() async throws {
+        let directory = NSTemporaryDirectory() + "chime-tls-\(UUID().uuidString)"
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let openssl = try run("/usr/bin/openssl", ["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", directory + "/key.pem",
+                                                   "-out", directory + "/cert.pem", "-days", "1", "-subj", "/CN=127.0.0.1",
+                                                   "-addext", "subjectAltName=IP:127.0.0.1"])
+        #expect(openssl.status == 0)
+        let key = try String(contentsOfFile: directory + "/key.pem", encoding: .utf8)
+        let cert = try String(contentsOfFile: directory + "/cert.pem", encoding: .utf8)
+        let server = try start(TestHandler()) { $0.tls = .init(keyPEM: key, certificatePEM: cert) }
+        #expect(server.url.hasPrefix("https://"))
+        let curl = try await TestClient.offPool {
+            try run("/usr/bin/curl", ["-sS", "--cacert", directory + "/cert.pem", server.url + "/secure?q=1"])
+        }
+        #expect(curl.status == 0)
+        #expect(curl.output == "GET /secure 0 q=1")
+        await server.stop()
+    }
+}
+
+/// Runs a program and returns its exit status and standard output.
+func run(_ program: String, _ arguments: [String]) throws -> (status: Int32, output: String) {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: program)
+    process.arguments = arguments
+    let pipe = Pipe()
+    process.standardOutput = pipe
+    process.standardError = FileHandle.nullDevice
+    try process.run()
+    let data = pipe.fileHandleForReading.readDataToEndOfFile()
+    process.waitUntilExit()
+    return (process.terminationStatus, String(decoding: data, as: UTF8.self))
+}

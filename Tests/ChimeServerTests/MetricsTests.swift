@@ -1,0 +1,76 @@
+import ChimeCore
+import Foundation
+import Testing
+@testable import ChimeServer
+
+@Suite("Metrics and documents")
+struct MetricsTests {
+    @Test("GET /metrics is Prometheus text with the gauges, request counters and histograms")
+    func metrics() async throws {
+        try await ServiceHarness.with { harness in
+            let token = try await harness.createApp("com.example.metrics")
+            let app = harness.client(token: token)
+            _ = try await app.post("/v1/apps/com.example.metrics/authorization")
+            _ = try await app.post("/v1/apps/com.example.metrics/requests",
+                                   json: #"{"identifier": "later", "title": "L", "trigger": {"type": "timeInterval", "timeInterval": 600}}"#)
+            _ = try await app.post("/v1/apps/com.example.metrics/requests", json: #"{"identifier": "now", "title": "N"}"#)
+            _ = try await harness.client(token: nil).get("/healthz")
+            _ = try await harness.client(token: nil).get("/nowhere")
+            let response = try await harness.client(token: nil).get("/metrics")
+            #expect(response.status == 200)
+            #expect(response.headers["content-type"]?.hasPrefix("text/plain; version=0.0.4") == true)
+            let lines = response.text.split(separator: "\n").map(String.init)
+            #expect(lines.contains("chime_pending 1"))
+            #expect(lines.contains("chime_delivered 1"))
+            #expect(lines.contains("# TYPE chime_fire_lateness_seconds histogram"))
+            #expect(lines.contains("# TYPE chime_http_requests_total counter"))
+            #expect(lines.contains(#"chime_http_requests_total{route="/healthz",status="200"} 1"#))
+            #expect(lines.contains(#"chime_http_requests_total{route="/v1/apps/{app}/requests",status="201"} 2"#))
+            #expect(lines.contains(#"chime_http_requests_total{route="unmatched",status="404"} 1"#))
+            #expect(lines.contains(#"chime_http_request_duration_seconds_count{route="/v1/apps/{app}/requests"} 2"#))
+            #expect(lines.contains(#"chime_http_request_duration_seconds_bucket{route="/healthz",le="+Inf"} 1"#))
+            // Every line is a comment or `name{labels} value`.
+            let sample = try Regex(#"^[a-z_]+(\{.*\})? [0-9.e+-]+$"#)
+            for line in lines where !line.hasPrefix("#") {
+                #expect(line.wholeMatch(of: sample) != nil, "\(line)")
+            }
+        }
+    }
+
+    @Test("GET /openapi.json serves docs/openapi.json exactly")
+    func openAPI() async throws {
+        let file = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("docs/openapi.json")
+        let expected = try String(contentsOf: file, encoding: .utf8)
+        try await ServiceHarness.with { harness in
+            let response = try await harness.client(token: nil).get("/openapi.json")
+            #expect(response.status == 200)
+            #expect(response.text == expected, "run scripts/generate-openapi-swift.sh after editing docs/openapi.json")
+            let document = try #require(response.json)
+            #expect(document["openapi"] == .string("3.1.0"))
+        }
+    }
+
+    @Test("SHA-256 matches the standard's test vectors")
+    func sha256() {
+        #expect(SHA256.hex([]) == "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855")
+        #expect(SHA256.hex(Array("abc".utf8)) == "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad")
+        #expect(SHA256.hex(Array("abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq".utf8))
+                == "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1")
+        #expect(SHA256.hex(Array(repeating: UInt8(ascii: "a"), count: 1_000_000))
+                == "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0")
+        #expect(Tokens.make().count == 64)
+        #expect(Tokens.make() != Tokens.make())
+    }
+
+    @Test("listen addresses parse, and bad ones say what is accepted")
+    func listenAddresses() throws {
+        #expect(try ListenAddress(parsing: "127.0.0.1:7878") == .tcp(host: "127.0.0.1", port: 7878))
+        #expect(try ListenAddress(parsing: ":0") == .tcp(host: "127.0.0.1", port: 0))
+        #expect(try ListenAddress(parsing: "localhost:80") == .tcp(host: "127.0.0.1", port: 80))
+        #expect(try ListenAddress(parsing: "unix:/tmp/chime.sock") == .unix(path: "/tmp/chime.sock"))
+        #expect(throws: ServerError.self) { try ListenAddress(parsing: "example.com:80") }
+        #expect(throws: ServerError.self) { try ListenAddress(parsing: "127.0.0.1:99999") }
+        #expect(throws: ServerError.self) { try ListenAddress(parsing: "unix:relative") }
+    }
+}

@@ -1,0 +1,62 @@
+import ChimeCore
+import Foundation
+import Synchronization
+import Testing
+#if canImport(Glibc)
+import Glibc
+#endif
+@testable import ChimeServer
+
+@Suite("Service", .serialized)
+struct ServiceTests {
+    @Test("run(configuration:) serves until SIGTERM, then stops cleanly and removes server.json")
+    func sigterm() async throws {
+        let directory = ServiceHarness.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let info = directory + "/server.json"
+        let configuration = ChimeService.Configuration(dataDirectory: directory, listen: .tcp(host: "127.0.0.1", port: 0),
+                                                       logFormat: .json, printsBanner: false)
+        let running = Task { try await ChimeService.run(configuration: configuration) }
+        var server: JSONValue?
+        for _ in 0..<400 where server == nil {
+            server = try? JSONValue.parse(Data(contentsOf: URL(fileURLWithPath: info)))
+            if server == nil { try await Task.sleep(for: .milliseconds(10)) }
+        }
+        guard case .string(let url)? = server?["url"], let port = URL(string: url)?.port else {
+            Issue.record("no server.json")
+            kill(getpid(), SIGTERM)
+            _ = try? await running.value
+            return
+        }
+        #expect(try await TestClient(port: UInt16(port)).get("/healthz").status == 200)
+        kill(getpid(), SIGTERM)
+        try await running.value
+        #expect(!FileManager.default.fileExists(atPath: info))
+        // The owner token survives a restart.
+        let token = try String(contentsOfFile: directory + "/owner-token", encoding: .utf8)
+        let again = try await RunningService.start(configuration: configuration, logger: .silent)
+        #expect(again.ownerToken == token.trimmingCharacters(in: .whitespacesAndNewlines))
+        await again.stop()
+    }
+
+    @Test("access log lines as JSON name method, path, status and route; the banner names the next commands")
+    func logging() async throws {
+        let lines = Mutex<[String]>([])
+        let logger = ServerLogger(format: .json) { line in lines.withLock { $0.append(line) } }
+        let directory = ServiceHarness.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let service = try await RunningService.start(
+            configuration: .init(dataDirectory: directory, listen: .tcp(host: "127.0.0.1", port: 0), printsBanner: false), logger: logger)
+        _ = try await TestClient(port: service.port).get("/healthz?x=\"quoted\"")
+        #expect(service.banner.contains(service.url))
+        #expect(service.banner.contains("chime apps add"))
+        await service.stop()
+        let request = try #require(lines.withLock { $0 }.first { $0.contains(#""message":"request""#) })
+        let object = try JSONValue.parse(request)
+        #expect(object["method"] == .string("GET"))
+        #expect(object["path"] == .string("/healthz"))
+        #expect(object["status"] == .string("200"))
+        #expect(object["route"] == .string("/healthz"))
+        #expect(object["level"] == .string("info"))
+    }
+}

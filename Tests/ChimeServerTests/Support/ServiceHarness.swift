@@ -1,0 +1,47 @@
+import ChimeCore
+import Foundation
+@testable import ChimeServer
+
+/// A service started in-process on a free port with a temporary data directory.
+struct ServiceHarness: Sendable {
+    let service: RunningService
+    let directory: String
+
+    var owner: TestClient { TestClient(port: service.port, token: service.ownerToken) }
+    func client(token: String?) -> TestClient { TestClient(port: service.port, token: token) }
+    var endpoint: TestEndpoint { .tcp(port: service.port) }
+
+    static func temporaryDirectory() -> String {
+        let path = NSTemporaryDirectory() + "chime-server-tests-" + UUID().uuidString
+        return path
+    }
+
+    /// Starts a service, runs `body`, stops the service and removes the directory.
+    static func with(autoAllow: Bool = true, heartbeat: Duration = .seconds(15), connectionLimit: Int = 64,
+                     _ body: (ServiceHarness) async throws -> Void) async throws {
+        let directory = temporaryDirectory()
+        let configuration = ChimeService.Configuration(dataDirectory: directory, listen: .tcp(host: "127.0.0.1", port: 0),
+                                                       autoAllow: autoAllow, connectionLimit: connectionLimit,
+                                                       heartbeatInterval: heartbeat, printsBanner: false)
+        let service = try await RunningService.start(configuration: configuration, logger: .silent)
+        let harness = ServiceHarness(service: service, directory: directory)
+        do {
+            try await body(harness)
+        } catch {
+            await service.stop()
+            try? FileManager.default.removeItem(atPath: directory)
+            throw error
+        }
+        await service.stop()
+        try? FileManager.default.removeItem(atPath: directory)
+    }
+
+    /// Registers an app and returns its token.
+    func createApp(_ bundle: String) async throws -> String {
+        let response = try await owner.post("/v1/apps", json: #"{"bundleIdentifier": "\#(bundle)"}"#)
+        guard response.status == 201, case .string(let token)? = response.json?["token"] else {
+            throw TestClientError(description: "creating \(bundle): \(response.status) \(response.text)")
+        }
+        return token
+    }
+}

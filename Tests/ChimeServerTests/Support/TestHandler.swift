@@ -1,0 +1,64 @@
+import Foundation
+import Synchronization
+@testable import ChimeServer
+
+/// A one-shot signal tasks can wait for.
+final class Signal: Sendable {
+    private let state = Mutex<(fired: Bool, waiters: [CheckedContinuation<Void, Never>])>((false, []))
+
+    func fire() {
+        let waiters = state.withLock { state -> [CheckedContinuation<Void, Never>] in
+            state.fired = true
+            defer { state.waiters.removeAll() }
+            return state.waiters
+        }
+        for waiter in waiters { waiter.resume() }
+    }
+
+    func wait() async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let now = state.withLock { state -> Bool in
+                if state.fired { return true }
+                state.waiters.append(continuation)
+                return false
+            }
+            if now { continuation.resume() }
+        }
+    }
+}
+
+/// A handler for HTTP-layer tests: `/slow` waits for `release`, `/stream` opens an event stream,
+/// everything else echoes the body.
+final class TestHandler: HTTPHandler {
+    let entered = Signal()
+    let release = Signal()
+    let streams = Mutex<[EventStream]>([])
+
+    func bodyLimit(for request: HTTPRequest) -> Int { request.path == "/small" ? 16 : 1024 }
+
+    func handle(_ request: HTTPRequest) async -> HTTPResponse {
+        switch request.path {
+        case "/slow":
+            entered.fire()
+            await release.wait()
+            return HTTPResponse(status: 200, contentType: "text/plain", body: Array("finished".utf8), route: "/slow")
+        case "/stream":
+            let stream = EventStream()
+            streams.withLock { $0.append(stream) }
+            stream.send(event: "hello", id: "1", data: "first")
+            return HTTPResponse(status: 200, headers: [("Content-Type", "text/event-stream")], body: .stream(stream), route: "/stream")
+        default:
+            var text = "\(request.method) \(request.path) \(request.body.count)"
+            for (name, value) in request.query { text += " \(name)=\(value)" }
+            return HTTPResponse(status: 200, contentType: "text/plain", body: Array(text.utf8), route: "/echo")
+        }
+    }
+
+    func payloadTooLarge(_ request: HTTPRequest, limit: Int) -> HTTPResponse {
+        HTTPResponse(status: 413, contentType: "text/plain", body: Array("too large".utf8), route: "/413")
+    }
+
+    func unavailable(_ request: HTTPRequest, reason: String) -> HTTPResponse {
+        HTTPResponse(status: 503, contentType: "text/plain", body: Array(reason.utf8), route: "/503")
+    }
+}
