@@ -76,7 +76,7 @@ public final class SQLiteStore: NotificationStore {
             PRAGMA synchronous=\(durability == .full ? "FULL" : "NORMAL");
             PRAGMA foreign_keys=ON;
             PRAGMA cache_size=-65536;
-            PRAGMA wal_autocheckpoint=0;
+            PRAGMA wal_autocheckpoint=8192;
             PRAGMA temp_store=MEMORY;
             """)
 
@@ -85,11 +85,11 @@ public final class SQLiteStore: NotificationStore {
         }
         nextSequence = try connection.integer("SELECT value FROM meta WHERE key = 'next_sequence'")
         if nextSequence < 1 { nextSequence = 1 }
+        // The background checkpointer copies the log into the file as it grows; the automatic
+        // checkpoint above (every 8192 frames, inside a commit) then has little left to copy, and it
+        // is what lets the log restart: a checkpoint can only finish when no commit runs beside it.
+        // Without it the log (and its index in shared memory) would grow for as long as writes go on.
         checkpointer = WALCheckpointer(path: path)
-        if checkpointer == nil {
-            // Without the background checkpointer, let SQLite checkpoint inside commits.
-            try connection.execute("PRAGMA wal_autocheckpoint=1000")
-        }
     }
 
     deinit { close() }

@@ -6,9 +6,11 @@ import Foundation
 /// of its own, so the engine's commits never wait for a checkpoint (SQLite's automatic checkpoint
 /// runs inside the committing transaction and stalls it for tens of milliseconds on a big log).
 ///
-/// PASSIVE checkpoints never block the writer; the log restarts from its beginning once a
-/// checkpoint has copied everything. With `synchronous=NORMAL` the database file is flushed here,
-/// off the engine's path.
+/// PASSIVE checkpoints never block the writer. They rarely finish while commits keep coming, so
+/// the store keeps SQLite's automatic checkpoint too (every 8192 frames, inside a commit): by then
+/// this thread has copied most frames, so that checkpoint is short, and when it finishes the log
+/// restarts from its beginning. With `synchronous=NORMAL` the database file is flushed here, off
+/// the engine's path.
 ///
 /// `@unchecked Sendable`: the connection is used only by the checkpointer's thread; `stopped` is
 /// guarded by `lock`.
