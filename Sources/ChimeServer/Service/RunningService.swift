@@ -96,6 +96,7 @@ public final class RunningService: Sendable {
     public var banner: String {
         let dir = configuration.dataDirectory
         let dataFlag = dir == ChimeService.defaultDataDirectory() ? "" : " --data \(dir)"
+        let chime = Self.invocation
         var lines = [
             "Chime is serving at \(url)" + (configuration.listen.isUnix ? " (Unix socket \(configuration.listen.socketPath ?? ""))" : ""),
             "Data directory: \(dir)",
@@ -103,13 +104,25 @@ public final class RunningService: Sendable {
             "Authorization:  " + (configuration.autoAllow ? "granted automatically (--auto-allow)" : "asks the user (chime apps allow|deny BUNDLE)"),
             "",
             "Try next:",
-            "  chime apps add com.example.alarm\(dataFlag)",
-            "  chime add --app com.example.alarm --title Hello --in 10s\(dataFlag)",
-            "  chime events --app com.example.alarm\(dataFlag)",
+            "  \(chime) apps add com.example.alarm\(dataFlag)",
+            "  \(chime) apps allow com.example.alarm\(dataFlag)",
+            "  \(chime) add --app com.example.alarm --title Hello --in 10s\(dataFlag)",
+            "  \(chime) events --app com.example.alarm\(dataFlag)",
             "  curl -s \(url)/healthz",
         ]
         if configuration.listen.isUnix { lines[lines.count - 1] = "  curl -s --unix-socket \(configuration.listen.socketPath ?? "") http://localhost/healthz" }
         return lines.joined(separator: "\n")
+    }
+
+    /// How to call this `chime` from a shell: `chime` when that is what is on the PATH, else the
+    /// path it was started from (`.build/debug/chime` under `make run`).
+    static var invocation: String {
+        let started = CommandLine.arguments.first ?? "chime"
+        guard started.contains("/") else { return "chime" }
+        let onPath = (ProcessInfo.processInfo.environment["PATH"] ?? "").split(separator: ":")
+            .map { URL(fileURLWithPath: String($0)).appendingPathComponent("chime").resolvingSymlinksInPath().path }
+        let resolved = URL(fileURLWithPath: started).resolvingSymlinksInPath().path
+        return onPath.contains(resolved) ? "chime" : started
     }
 
     // MARK: - Files
