@@ -69,7 +69,11 @@ let package = Package(
         // Killed with SIGKILL by ChimeSQLiteTests' durability test.
         .executableTarget(name: "ChimeStoreCrasher", dependencies: ["ChimeSQLite", "ChimeCore"], path: "Tests/Support/StoreCrasher"),
         .testTarget(
-            name: "ChimeSQLiteTests", dependencies: ["ChimeSQLite", "ChimeCore", "ChimeStoreCrasher"], exclude: ["Fixtures"]),
+            name: "ChimeSQLiteTests", dependencies: ["ChimeSQLite", "ChimeCore", "ChimeStoreCrasher", "ChimeEngineCrasher"],
+            exclude: ["Fixtures"]),
+        // Killed with SIGKILL while firing and while answering, by ChimeSQLiteTests' engine crash tests.
+        .executableTarget(name: "ChimeEngineCrasher", dependencies: ["Chime", "ChimeCore", "ChimeSQLite", "ChimeTesting"],
+                          path: "Tests/Support/EngineCrasher"),
         .testTarget(name: "ChimeTests", dependencies: ["Chime", "ChimeTesting"]),
         .testTarget(name: "ChimeTestingTests", dependencies: ["ChimeTesting", "Chime"]),
         .testTarget(name: "ExamplesTests", dependencies: ["ExampleApps", "ChimeTesting", "Chime"]),

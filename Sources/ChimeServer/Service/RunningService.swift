@@ -118,7 +118,7 @@ public final class RunningService: Sendable {
     /// path it was started from (`.build/debug/chime` under `make run`).
     static var invocation: String {
         let started = CommandLine.arguments.first ?? "chime"
-        guard started.contains("/") else { return "chime" }
+        guard started.contains("/"), URL(fileURLWithPath: started).lastPathComponent == "chime" else { return "chime" }
         let onPath = (ProcessInfo.processInfo.environment["PATH"] ?? "").split(separator: ":")
             .map { URL(fileURLWithPath: String($0)).appendingPathComponent("chime").resolvingSymlinksInPath().path }
         let resolved = URL(fileURLWithPath: started).resolvingSymlinksInPath().path

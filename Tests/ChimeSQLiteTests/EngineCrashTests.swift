@@ -1,0 +1,103 @@
+import ChimeCore
+import ChimeSQLite
+import Foundation
+import Testing
+
+/// The engine on SQLite under kill -9: occurrences fire exactly once across restarts, and an
+/// answer is handed over again until the app's completion handler has run, and never after.
+@Suite("Engine: exactly once across kill -9")
+struct EngineCrashTests {
+    static func crasher() throws -> URL {
+        let candidates = [Bundle.main.executableURL, URL(fileURLWithPath: CommandLine.arguments[0])]
+            .compactMap { $0?.deletingLastPathComponent() } + [Bundle.main.bundleURL.deletingLastPathComponent()]
+        for directory in candidates {
+            let url = directory.appendingPathComponent("ChimeEngineCrasher")
+            if FileManager.default.isExecutableFile(atPath: url.path) { return url }
+        }
+        throw ChimeError(.notFound, "ChimeEngineCrasher was not found next to the test bundle in \(candidates.map(\.path))")
+    }
+
+    /// Starts the helper; returns the process and its output pipe.
+    static func start(_ arguments: [String]) throws -> (Process, Pipe) {
+        let process = Process()
+        process.executableURL = try crasher()
+        process.arguments = arguments
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        return (process, output)
+    }
+
+    @Test("notifications due every 3 ms, the firing process killed again and again: each delivered exactly once")
+    func firingUnderCrashes() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let path = directory.path("fire.sqlite")
+        let count = 400
+        var generator = SystemRandomNumberGenerator()
+        var kills = 0
+        var finished = false
+        for _ in 0..<40 where !finished {
+            let (process, output) = try Self.start(["fire", path, String(count)])
+            Thread.sleep(forTimeInterval: Double.random(in: 0.04...0.15, using: &generator))
+            if process.isRunning {
+                kill(process.processIdentifier, SIGKILL)
+                kills += 1
+            }
+            process.waitUntilExit()
+            let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            finished = process.terminationReason == .exit && text.contains("done")
+        }
+        if !finished {
+            let (process, output) = try Self.start(["fire", path, String(count)])
+            process.waitUntilExit()
+            finished = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self).contains("done")
+        }
+        #expect(finished)
+        #expect(kills >= 5, "the firing process was killed only \(kills) times")
+
+        let store = try SQLiteStore(path: path)
+        defer { store.close() }
+        let deliveries = try store.events(after: 0, app: "com.example.fire", limit: 100_000).filter { $0.kind == .delivered }
+        let identifiers = deliveries.compactMap { $0.notification?.request.identifier }
+        #expect(identifiers.count == count, "\(identifiers.count) deliveries for \(count) occurrences")
+        #expect(Set(identifiers).count == count, "an occurrence was delivered twice")
+        #expect(try store.pendingCount(app: nil) == 0)
+        #expect(try store.deliveredCount(app: "com.example.fire") == count)
+        // Each delivery is dated when it was due, even when it fired after a restart.
+        for delivery in deliveries {
+            let index = Double(delivery.notification!.request.identifier.split(separator: "-").last!)!
+            #expect(delivery.notification!.request.trigger == .timeInterval(0.05 + index * 0.003, repeats: false))
+        }
+    }
+
+    @Test("an answer is handed over again after the app was killed before completing, once, and never after")
+    func outboxAcrossKill() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let path = directory.path("outbox.sqlite")
+
+        let (first, firstOutput) = try Self.start(["outbox", path, "answer"])
+        var seen = Data()
+        let deadline = Date().addingTimeInterval(20)
+        while !String(decoding: seen, as: UTF8.self).contains("received") && Date() < deadline {
+            seen += firstOutput.fileHandleForReading.availableData
+        }
+        #expect(String(decoding: seen, as: UTF8.self).contains("received drink com.apple.UNNotificationDefaultActionIdentifier"))
+        kill(first.processIdentifier, SIGKILL)
+        first.waitUntilExit()
+
+        let (second, secondOutput) = try Self.start(["outbox", path, "resume"])
+        second.waitUntilExit()
+        let resumed = String(decoding: secondOutput.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        #expect(resumed.components(separatedBy: "received drink").count - 1 == 1, "handed over \(resumed)")
+        #expect(resumed.contains("finished"))
+
+        let (third, thirdOutput) = try Self.start(["outbox", path, "again"])
+        third.waitUntilExit()
+        let again = String(decoding: thirdOutput.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        #expect(!again.contains("received"), "handed over after it was handled: \(again)")
+        #expect(again.contains("finished"))
+    }
+}

@@ -1,0 +1,99 @@
+// A helper for the crash tests in Tests/ChimeSQLiteTests/EngineCrashTests.swift.
+//
+//   ChimeEngineCrasher fire STORE COUNT   schedules COUNT notifications due 3 ms apart (first run
+//                                         only), fires them on the real clock, prints "done" when
+//                                         nothing is pending. Killed and restarted by the test.
+//   ChimeEngineCrasher outbox STORE PHASE  answer: delivers a notification, the user taps it, the
+//                                         delegate prints "received" and never completes (the test
+//                                         kills it); resume/again: a delegate that completes; prints
+//                                         "received ..." for each response handed over, then "finished".
+import Chime
+import ChimeCore
+import ChimeSQLite
+import ChimeTesting
+import Foundation
+
+func say(_ line: String) { FileHandle.standardOutput.write(Data((line + "\n").utf8)) }
+func fail(_ line: String) -> Never {
+    FileHandle.standardError.write(Data((line + "\n").utf8))
+    exit(1)
+}
+
+let arguments = CommandLine.arguments
+guard arguments.count == 4 else { fail("usage: ChimeEngineCrasher fire STORE COUNT | outbox STORE answer|resume|again") }
+
+@MainActor
+final class Delegate: UNUserNotificationCenterDelegate {
+    let completes: Bool
+    init(completes: Bool) { self.completes = completes }
+    func userNotificationCenter(_ center: UNUserNotificationCenter, didReceive response: UNNotificationResponse,
+                                withCompletionHandler completionHandler: @escaping () -> Void) {
+        say("received \(response.notification.request.identifier) \(response.actionIdentifier)")
+        if completes { completionHandler() }
+    }
+}
+
+/// The async `add` (top-level code would pick the completion-handler form).
+func schedule(_ request: UNNotificationRequest, on center: UNUserNotificationCenter) async throws {
+    try await center.add(request)
+}
+
+switch arguments[1] {
+case "fire":
+    guard let count = Int(arguments[3]) else { fail("COUNT must be a number") }
+    var configuration = NotificationEngine.Configuration()
+    configuration.eventRetention = 1_000_000
+    let engine: NotificationEngine
+    do {
+        engine = NotificationEngine(store: try SQLiteStore(path: arguments[2]), policy: FixedAuthorizationPolicy(.grant),
+                                    configuration: configuration)
+    } catch { fail("\(error)") }
+    let app = "com.example.fire"
+    let pending = try await engine.pendingCount()
+    let delivered = try await engine.deliveredCount()
+    if pending == 0 && delivered == 0 {
+        _ = try await engine.requestAuthorization(app: app, options: [.alert])
+        let requests = (0..<count).map { index in
+            NotificationRequest(identifier: "occurrence-\(index)", content: NotificationContent(title: "Occurrence \(index)"),
+                                trigger: .timeInterval(0.05 + Double(index) * 0.003, repeats: false))
+        }
+        try await engine.add(requests, app: app)
+        say("scheduled")
+    }
+    engine.startScheduler()
+    while try await engine.pendingCount() > 0 {
+        try await Task.sleep(for: .milliseconds(20))
+    }
+    say("done")
+    exit(0)
+
+case "outbox":
+    let simulator = try NotificationSimulator(bundleIdentifier: "com.example.outbox", now: Date(timeIntervalSince1970: 1_780_000_000),
+                                              timeZone: TimeZone(identifier: "UTC")!, storePath: arguments[2])
+    let center = simulator.center
+    switch arguments[3] {
+    case "answer":
+        let delegate = Delegate(completes: false)
+        center.delegate = delegate
+        _ = try await center.requestAuthorization(options: [.alert])
+        let content = UNMutableNotificationContent()
+        content.title = "Drink water"
+        try await schedule(UNNotificationRequest(identifier: "drink", content: content, trigger: nil), on: center)
+        await simulator.advance(by: 0)
+        Task { try await simulator.tap("drink") }   // never completes: the delegate never calls back
+        try await Task.sleep(for: .seconds(60))
+        fail("the test did not kill the process")
+    case "resume", "again":
+        let delegate = Delegate(completes: true)
+        center.delegate = delegate
+        await simulator.advance(by: 0)
+        say("finished")
+        withExtendedLifetime(delegate) {}
+        exit(0)
+    default:
+        fail("unknown phase \(arguments[3])")
+    }
+
+default:
+    fail("unknown mode \(arguments[1])")
+}
