@@ -86,7 +86,7 @@ public final class SQLiteStore: NotificationStore {
         nextSequence = try connection.integer("SELECT value FROM meta WHERE key = 'next_sequence'")
         if nextSequence < 1 { nextSequence = 1 }
         // The background checkpointer copies the log into the file as it grows; the automatic
-        // checkpoint above (every 8192 frames, inside a commit) then has little left to copy, and it
+        // checkpoint above (every 8,192 frames, about 32 MB, inside a commit) then has little left to copy, and it
         // is what lets the log restart: a checkpoint can only finish when no commit runs beside it.
         // Without it the log (and its index in shared memory) would grow for as long as writes go on.
         checkpointer = WALCheckpointer(path: path)

@@ -7,7 +7,7 @@ import Foundation
 /// runs inside the committing transaction and stalls it for tens of milliseconds on a big log).
 ///
 /// PASSIVE checkpoints never block the writer. They rarely finish while commits keep coming, so
-/// the store keeps SQLite's automatic checkpoint too (every 8192 frames, inside a commit): by then
+/// the store keeps SQLite's automatic checkpoint too (every 8,192 frames, about 32 MB, inside a commit): by then
 /// this thread has copied most frames, so that checkpoint is short, and when it finishes the log
 /// restarts from its beginning. With `synchronous=NORMAL` the database file is flushed here, off
 /// the engine's path.
