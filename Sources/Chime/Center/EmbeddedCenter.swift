@@ -32,15 +32,8 @@ enum EmbeddedCenter {
     /// `CHIME_STORE`, else `$XDG_DATA_HOME/chime/<app>.sqlite` with XDG's default `~/.local/share`.
     static func storePath(_ environment: [String: String], app: String) -> String {
         if let value = environment["CHIME_STORE"], !value.isEmpty { return value }
-        let dataHome: String
-        if let value = environment["XDG_DATA_HOME"], value.hasPrefix("/") {
-            dataHome = value
-        } else {
-            let home = environment["HOME"] ?? FileManager.default.homeDirectoryForCurrentUser.path
-            dataHome = home + "/.local/share"
-        }
         let safe = app.replacingOccurrences(of: "/", with: "_")
-        return dataHome + "/chime/" + safe + ".sqlite"
+        return DataDirectory.chime(environment: environment) + "/" + safe + ".sqlite"
     }
 
     /// `CHIME_AUTHORIZATION`: `allow` (the default) or `deny`.

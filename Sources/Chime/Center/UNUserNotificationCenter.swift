@@ -209,11 +209,7 @@ public final class UNUserNotificationCenter: NSObject, @unchecked Sendable {
     public func setNotificationCategories(_ categories: Set<UNNotificationCategory>,
                                           completionHandler: @escaping @Sendable ((any Error)?) -> Void) {
         let values = categories.map(\.value).sorted { $0.identifier < $1.identifier }
-        let app = bundleIdentifier
-        engine.submit({ core in
-            try Validation.validate(values)
-            try core.store.setCategories(values, app: app)
-        }) { result in Self.callback { completionHandler(result.failure) } }
+        engine.setCategories(values, app: bundleIdentifier) { result in Self.callback { completionHandler(result.failure) } }
     }
 
     /// The app's categories.

@@ -300,8 +300,18 @@ public final class NotificationEngine: Sendable {
 
     /// Replaces the app's categories.
     public func setCategories(_ categories: [NotificationCategory], app: String) async throws {
-        try Validation.validate(categories)
-        try await perform { try $0.store.setCategories(categories, app: app) }
+        try await withCheckedThrowingContinuation { continuation in
+            setCategories(categories, app: app) { continuation.resume(with: $0) }
+        }
+    }
+
+    /// `setCategories`, with a completion handler; the call order is the processing order.
+    public func setCategories(_ categories: [NotificationCategory], app: String,
+                              completion: @escaping @Sendable (Result<Void, any Error>) -> Void) {
+        submit({ core in
+            try Validation.validate(categories)
+            try core.store.setCategories(categories, app: app)
+        }, completion: completion)
     }
 
     /// The app's categories.

@@ -65,10 +65,7 @@ public enum ChimeService {
 
     /// `$XDG_DATA_HOME/chime`, or `~/.local/share/chime`.
     public static func defaultDataDirectory() -> String {
-        let environment = ProcessInfo.processInfo.environment
-        if let xdg = environment["XDG_DATA_HOME"], xdg.hasPrefix("/") { return xdg + "/chime" }
-        let home = environment["HOME"] ?? NSHomeDirectory()
-        return home + "/.local/share/chime"
+        DataDirectory.chime()
     }
 
     /// The owner token's file in a data directory.
