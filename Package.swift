@@ -42,7 +42,7 @@ let package = Package(
         // The notification center as a service: HTTP API, APNs-compatible endpoint, events, web center.
         .target(name: "ChimeServer", dependencies: ["ChimeCore", "ChimeSQLite", "CMicroHTTPD"]),
         // The command-line tool and daemon.
-        .target(name: "ChimeCLI", dependencies: ["ChimeServer", "ChimeCore"]),
+        .target(name: "ChimeCLI", dependencies: ["ChimeServer", "ChimeCore", "Chime"]),
         .executableTarget(name: "chime", dependencies: ["ChimeCLI"]),
 
         // The four tutorial apps: app logic in Swift 5 language mode (as app code usually is),
@@ -77,7 +77,7 @@ let package = Package(
         .testTarget(name: "ChimeTests", dependencies: ["Chime", "ChimeTesting"]),
         .testTarget(name: "ChimeTestingTests", dependencies: ["ChimeTesting", "Chime"]),
         .testTarget(name: "ExamplesTests", dependencies: ["ExampleApps", "ChimeTesting", "Chime"]),
-        .testTarget(name: "ChimeServerTests", dependencies: ["ChimeServer", "ChimeCore", "ChimeSQLite"]),
+        .testTarget(name: "ChimeServerTests", dependencies: ["ChimeServer", "ChimeCore", "ChimeSQLite", "Chime"]),
         .testTarget(name: "ChimeCLITests", dependencies: ["ChimeCLI", "ChimeServer", "ChimeCore", "chime"]),
     ]
 )

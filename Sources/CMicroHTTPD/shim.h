@@ -10,6 +10,9 @@
 
 // Fixed-argument wrappers for libmicrohttpd's variadic functions, which Swift cannot call.
 
+/// The signature MHD_OPTION_UNESCAPE_CALLBACK expects: decode `s` in place, return its new length.
+typedef size_t (*chime_mhd_unescape_callback)(void *cls, struct MHD_Connection *connection, char *s);
+
 /// The daemon options Chime uses. Zero / NULL / -1 leaves an option out.
 struct chime_mhd_config {
     unsigned int flags;
@@ -28,6 +31,9 @@ struct chime_mhd_config {
     MHD_RequestCompletedCallback completed;
     MHD_NotifyConnectionCallback notify_connection;
     MHD_LogCallback logger;
+    /// Replaces libmicrohttpd's decoding of `%HH` in the path and query arguments (it still turns
+    /// `+` into a space in query arguments first), or NULL for the default.
+    chime_mhd_unescape_callback unescape;
     void *context;
 };
 
@@ -61,6 +67,9 @@ static inline struct MHD_Daemon *chime_mhd_start_daemon(const struct chime_mhd_c
     }
     if (config->notify_connection != NULL) {
         options[n++] = (struct MHD_OptionItem){ MHD_OPTION_NOTIFY_CONNECTION, (intptr_t)config->notify_connection, config->context };
+    }
+    if (config->unescape != NULL) {
+        options[n++] = (struct MHD_OptionItem){ MHD_OPTION_UNESCAPE_CALLBACK, (intptr_t)config->unescape, config->context };
     }
     options[n++] = (struct MHD_OptionItem){ MHD_OPTION_END, 0, NULL };
     return MHD_start_daemon(config->flags, config->port, NULL, NULL, config->handler, config->context,

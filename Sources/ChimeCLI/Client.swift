@@ -1,6 +1,8 @@
+import Chime
 import ChimeCore
 import ChimeServer
 import Foundation
+import Synchronization
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
@@ -13,28 +15,67 @@ public struct CommandError: Error, CustomStringConvertible {
 }
 
 /// Talks to a running `chime serve`, found through its data directory (`server.json` and
-/// `owner-token`), so no further flags are needed.
+/// `owner-token`), so no further flags are needed. Over TCP it uses URLSession; for a service on a
+/// Unix socket (`chime serve --listen unix:/path`) it speaks HTTP/1.1 over the socket itself.
 public struct ServiceClient: Sendable {
+    /// Where the service is: `http://127.0.0.1:7878`, `https://…`, or `unix:/run/chime.sock` for a
+    /// Unix socket.
     public let baseURL: URL
     public let token: String
+    /// The service's Unix socket, when it listens on one; requests then go over it.
+    public let socketPath: String?
+    /// How long a request may take to connect and to get each part of its answer, in seconds
+    /// (event streams wait for events without limit).
+    public var timeout: TimeInterval = 60
+    private let dataDirectory: String
 
     /// Finds the service of a data directory.
     public init(dataDirectory: String) throws {
         let infoPath = ChimeService.serverInfoPath(dataDirectory: dataDirectory)
         guard let data = FileManager.default.contents(atPath: infoPath),
-              let info = try? JSONValue.parse(data), case .string(let url)? = info["url"], let base = URL(string: url)
+              let info = try? JSONValue.parse(data), case .string(let url)? = info["url"]
         else {
             throw CommandError("no running Chime service found in \(dataDirectory) (no \(infoPath)); start one with `chime serve --data \(dataDirectory)`, or pass --data")
         }
-        guard base.scheme == "http" || base.scheme == "https" else {
-            throw CommandError("the service in \(dataDirectory) listens on \(url); this command needs it on TCP (start it with --listen HOST:PORT)")
+        // A Unix socket: `unixSocket` beside an `http://localhost` URL (as `chime serve` writes it), or a `unix:/path` URL.
+        var socket: String?
+        if case .string(let path)? = info["unixSocket"], !path.isEmpty {
+            socket = path
+        } else if url.hasPrefix("unix:") {
+            socket = String(url.dropFirst(5))
+        }
+        let base: URL
+        if let socket {
+            if case .bool(true)? = info["tls"] {
+                throw CommandError("the service in \(dataDirectory) serves HTTPS on the Unix socket \(socket); the chime CLI speaks plain HTTP over Unix sockets, so start it without --tls-cert/--tls-key there, or on TCP (--listen HOST:PORT)")
+            }
+            let shown = socket.addingPercentEncoding(withAllowedCharacters: .urlPathAllowed) ?? socket
+            guard let socketURL = URL(string: "unix:" + shown) else { throw CommandError("server.json names an unusable socket path \(socket)") }
+            base = socketURL
+        } else {
+            guard let parsed = URL(string: url), parsed.scheme == "http" || parsed.scheme == "https" else {
+                throw CommandError("the service in \(dataDirectory) listens on \(url), which the chime CLI cannot reach; restart it with --listen HOST:PORT or --listen unix:/path")
+            }
+            base = parsed
         }
         let tokenPath = ChimeService.ownerTokenPath(dataDirectory: dataDirectory)
         guard let tokenData = FileManager.default.contents(atPath: tokenPath) else {
             throw CommandError("cannot read the owner token \(tokenPath); run as the user who started `chime serve`")
         }
         baseURL = base
+        socketPath = socket
+        self.dataDirectory = dataDirectory
         token = String(decoding: tokenData, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
+    /// Where the service is, for messages: its URL, or `unix:/path`.
+    public var location: String { socketPath.map { "unix:\($0)" } ?? baseURL.absoluteString }
+
+    /// The transport for a service on a Unix socket.
+    private var unixTransport: UnixSocketTransport? {
+        guard let socketPath else { return nil }
+        let dataFlag = dataDirectory == ChimeService.defaultDataDirectory() ? "" : " --data \(dataDirectory)"
+        return UnixSocketTransport(path: socketPath, timeout: timeout, startCommand: "chime serve --listen unix:\(socketPath)\(dataFlag)")
     }
 
     public struct Response: Sendable {
@@ -48,6 +89,22 @@ public struct ServiceClient: Sendable {
     @discardableResult
     public func send(_ method: String, _ path: String, json: JSONValue? = nil, body: Data? = nil,
                      headers: [String: String] = [:], allowing: Set<Int> = []) async throws -> Response {
+        if let transport = unixTransport {
+            var fields = [("Authorization", "Bearer \(token)")]
+            var bytes: [UInt8]?
+            if let json {
+                bytes = json.serializedBytes()
+            } else if let body {
+                bytes = Array(body)
+            }
+            if bytes != nil { fields.append(("Content-Type", "application/json")) }
+            fields += headers.sorted { $0.key < $1.key }.map { ($0.key, $0.value) }
+            let result = try await transport.send(method: method, target: path, headers: fields, body: bytes)
+            if !(200..<300).contains(result.status) && !allowing.contains(result.status) {
+                throw CommandError(Self.describeFailure(status: result.status, body: result.body))
+            }
+            return result
+        }
         guard let url = URL(string: path, relativeTo: baseURL) else { throw CommandError("bad path \(path)") }
         var request = URLRequest(url: url)
         request.httpMethod = method
@@ -92,6 +149,13 @@ public struct ServiceClient: Sendable {
     /// Follows a server-sent event stream, calling `onEvent(kind, id, data)` for each event until
     /// the stream ends.
     public func follow(_ path: String, onEvent: @escaping @Sendable (String, String?, String) -> Void) async throws {
+        if let transport = unixTransport {
+            let parser = Mutex(ServerSentEventParser())
+            try await transport.stream(target: path, headers: [("Authorization", "Bearer \(token)"), ("Accept", "text/event-stream")]) { bytes in
+                for event in parser.withLock({ $0.feed(bytes) }) { onEvent(event.kind, event.id, event.data) }
+            }
+            return
+        }
         guard let url = URL(string: path, relativeTo: baseURL) else { throw CommandError("bad path \(path)") }
         var request = URLRequest(url: url)
         request.setValue("Bearer \(token)", forHTTPHeaderField: "Authorization")
@@ -100,75 +164,11 @@ public struct ServiceClient: Sendable {
         let reader = EventStreamReader(onEvent: onEvent)
         let session = URLSession(configuration: .default, delegate: reader, delegateQueue: nil)
         session.dataTask(with: request).resume()
-        try await reader.finished()
-        session.invalidateAndCancel()
-    }
-}
-
-/// Splits a `text/event-stream` body into events. `@unchecked Sendable`: state guarded by `lock`.
-final class EventStreamReader: NSObject, URLSessionDataDelegate, @unchecked Sendable {
-    private let lock = NSLock()
-    private var buffer = ""
-    private var waiter: CheckedContinuation<Void, any Error>?
-    private var outcome: Result<Void, any Error>?
-    private let onEvent: @Sendable (String, String?, String) -> Void
-
-    init(onEvent: @escaping @Sendable (String, String?, String) -> Void) { self.onEvent = onEvent }
-
-    func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive response: URLResponse,
-                    completionHandler: @escaping @Sendable (URLSession.ResponseDisposition) -> Void) {
-        if let http = response as? HTTPURLResponse, !(200..<300).contains(http.statusCode) {
-            finish(.failure(CommandError("the event stream answered HTTP \(http.statusCode)")))
-            completionHandler(.cancel)
-            return
-        }
-        completionHandler(.allow)
-    }
-
-    func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
-        let events = lock.withLock { () -> [String] in
-            buffer += String(decoding: data, as: UTF8.self).replacingOccurrences(of: "\r\n", with: "\n")
-            var blocks: [String] = []
-            while let range = buffer.range(of: "\n\n") {
-                blocks.append(String(buffer[..<range.lowerBound]))
-                buffer.removeSubrange(..<range.upperBound)
-            }
-            return blocks
-        }
-        for block in events {
-            var kind = "message", id: String?, lines: [String] = []
-            for line in block.split(separator: "\n", omittingEmptySubsequences: false) {
-                if line.hasPrefix(":") { continue }
-                if line.hasPrefix("event:") { kind = line.dropFirst(6).trimmingCharacters(in: .whitespaces) }
-                if line.hasPrefix("id:") { id = line.dropFirst(3).trimmingCharacters(in: .whitespaces) }
-                if line.hasPrefix("data:") { lines.append(String(line.dropFirst(5).drop { $0 == " " })) }
-            }
-            if !lines.isEmpty { onEvent(kind, id, lines.joined(separator: "\n")) }
-        }
-    }
-
-    func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
-        finish(error.map { .failure(CommandError("the event stream ended: \($0.localizedDescription)")) } ?? .success(()))
-    }
-
-    private func finish(_ result: Result<Void, any Error>) {
-        let waiter = lock.withLock { () -> CheckedContinuation<Void, any Error>? in
-            guard outcome == nil else { return nil }
-            outcome = result
-            defer { self.waiter = nil }
-            return self.waiter
-        }
-        waiter?.resume(with: result)
-    }
-
-    func finished() async throws {
-        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
-            let done = lock.withLock { () -> Result<Void, any Error>? in
-                if let outcome { return outcome }
-                waiter = continuation
-                return nil
-            }
-            if let done { continuation.resume(with: done) }
+        defer { session.invalidateAndCancel() }
+        do {
+            try await reader.finished()
+        } catch let failure as EventStreamReader.Failure {
+            throw CommandError(failure.description)
         }
     }
 }

@@ -5,7 +5,7 @@ import Foundation
 extension CLI {
     /// Every subcommand, in the order `chime --help` lists them.
     public static let commands: [Command] = [
-        serve, apps, categories, add, list, remove, delivered, respond, push, events, status,
+        serve, open, apps, categories, add, list, remove, delivered, respond, push, events, status,
     ]
 
     // MARK: serve
@@ -45,6 +45,40 @@ extension CLI {
             case let other: throw UsageError("--durability is '\(other)'; accepted: normal, full")
             }
             try await ChimeService.run(configuration: configuration)
+            return 0
+        })
+
+    // MARK: open
+
+    static let open = Command(
+        name: "open", summary: "sign in to the web notification center: a one-time login link, opened in the browser",
+        usage: "chime open [--print] [--data DIR] [--json]",
+        examples: ["chime open", "chime open --print", "chime open --print --data /srv/chime"],
+        options: [.flag("print", "only print the link; do not start a browser")],
+        run: { arguments, cli in
+            guard arguments.positionals.isEmpty else { throw UsageError("open takes no arguments; got \(arguments.positionals.joined(separator: " "))") }
+            let client = try cli.client(arguments)
+            guard client.baseURL.scheme == "http" || client.baseURL.scheme == "https" else {
+                throw CommandError("the service listens on a Unix socket, which a browser cannot reach; start it with --listen HOST:PORT for the web center")
+            }
+            let link = try await client.send("POST", "/v1/session/links").json
+            guard let path = link?["path"]?.stringValue else { throw CommandError("the service did not return a login link") }
+            var base = client.baseURL.absoluteString
+            while base.hasSuffix("/") { base.removeLast() }
+            let url = base + path
+            if arguments.has("json") {
+                cli.write(JSONValue.object(["url": .string(url), "expires": link?["expires"] ?? .null]).serialized(pretty: true))
+            } else {
+                cli.write(url)
+                cli.writeError("This link signs in once, within 2 minutes. Keep it private: it opens your notification center.")
+            }
+            if !arguments.has("print"), !arguments.has("json"), let opener = Browser.opener() {
+                if Browser.launch(opener, url: url) {
+                    cli.writeError("Opened in your browser (\(opener)).")
+                } else {
+                    cli.writeError("Could not start \(opener); open the link above yourself.")
+                }
+            }
             return 0
         })
 
@@ -267,8 +301,7 @@ extension CLI {
             guard ids.isEmpty || !arguments.has("all") else { throw UsageError("give --id or --all, not both") }
             let client = try cli.client(arguments)
             let app = try await cli.app(arguments, client)
-            let query = ids.map { "identifier=\($0.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? $0)" }.joined(separator: "&")
-            let response = try await client.send("DELETE", path(app, "/requests") + (query.isEmpty ? "" : "?" + query))
+            let response = try await client.send("DELETE", path(app, "/requests") + query(ids.map { ("identifier", $0) }))
             if arguments.has("json") { cli.printJSON(response); return 0 }
             let removed = response.json?["removed"]?.arrayValue.compactMap(\.stringValue) ?? []
             cli.write(removed.isEmpty ? "Nothing removed." : "Removed \(removed.joined(separator: ", ")).")
@@ -282,7 +315,7 @@ extension CLI {
         run: { arguments, cli in
             let client = try cli.client(arguments)
             let app = try await cli.app(arguments, client)
-            let thread = arguments.value("thread").map { "?thread=\($0.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? $0)" } ?? ""
+            let thread = query(arguments.value("thread").map { [("thread", $0)] } ?? [])
             let response = try await client.send("GET", path(app, "/notifications") + thread)
             if arguments.has("json") { cli.printJSON(response); return 0 }
             let items = response.json?.arrayValue ?? []
@@ -309,8 +342,7 @@ extension CLI {
             if let text = arguments.value("text") { body["userText"] = .string(text) }
             let client = try cli.client(arguments)
             let app = try await cli.app(arguments, client)
-            let escaped = identifier.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? identifier
-            let response = try await client.send("POST", path(app, "/notifications/\(escaped)/responses"), json: .object(body))
+            let response = try await client.send("POST", path(app, "/notifications/\(segment(identifier))/responses"), json: .object(body))
             if arguments.has("json") { cli.printJSON(response); return 0 }
             cli.write(response.status == 204 || response.body.isEmpty || response.json?["response"] == .null
                       ? "Answered \(identifier) with \(given)."
@@ -339,7 +371,7 @@ extension CLI {
             let token = try await client.send("GET", path(app, "/device-token")).json?["deviceToken"]?.stringValue ?? ""
             var headers = ["apns-topic": app, "apns-push-type": decoded.isContentAvailable ? "background" : "alert"]
             if let collapse = arguments.value("collapse-id") { headers["apns-collapse-id"] = collapse }
-            let response = try await client.send("POST", "/3/device/\(token)", body: data, headers: headers)
+            let response = try await client.send("POST", "/3/device/\(segment(token))", body: data, headers: headers)
             cli.write("Pushed to \(app): apns-id \(response.headers["apns-id"] ?? "?").")
             return 0
         })
@@ -372,11 +404,11 @@ extension CLI {
             let health = try await client.send("GET", "/healthz", allowing: [503])
             let apps = try await client.send("GET", "/v1/apps").json?.arrayValue ?? []
             if arguments.has("json") {
-                cli.write(JSONValue.object(["url": .string(client.baseURL.absoluteString), "healthy": .bool(health.status == 200),
+                cli.write(JSONValue.object(["url": .string(client.location), "healthy": .bool(health.status == 200),
                                             "apps": .array(apps.compactMap { $0["bundleIdentifier"] })]).serialized(pretty: true))
                 return health.status == 200 ? 0 : 1
             }
-            cli.write("Chime service at \(client.baseURL.absoluteString): \(health.status == 200 ? "running" : "unhealthy (HTTP \(health.status))")")
+            cli.write("Chime service at \(client.location): \(health.status == 200 ? "running" : "unhealthy (HTTP \(health.status))")")
             cli.write("Apps: \(apps.isEmpty ? "none" : apps.compactMap { $0["bundleIdentifier"]?.stringValue }.joined(separator: ", "))")
             return health.status == 200 ? 0 : 1
         })

@@ -110,9 +110,18 @@ public struct CLI: Sendable {
         write(response.json?.serialized(pretty: true) ?? String(decoding: response.body, as: UTF8.self))
     }
 
+    /// `/v1/apps/{app}` and `rest`, the app percent-encoded; encode identifiers in `rest` with
+    /// ``segment(_:)``.
     static func path(_ app: String, _ rest: String = "") -> String {
-        let escaped = app.addingPercentEncoding(withAllowedCharacters: .urlPathAllowed.subtracting(CharacterSet(charactersIn: "/"))) ?? app
-        return "/v1/apps/\(escaped)\(rest)"
+        "/v1/apps/\(segment(app))\(rest)"
+    }
+
+    /// Text percent-encoded as one path segment or query value: `chat/42` becomes `chat%2F42`.
+    static func segment(_ text: String) -> String { PercentEncoding.encode(text) }
+
+    /// A query string with each value percent-encoded: `?identifier=a%2Fb&identifier=c`, or "" for none.
+    static func query(_ pairs: [(name: String, value: String)]) -> String {
+        pairs.isEmpty ? "" : "?" + pairs.map { "\($0.name)=\(segment($0.value))" }.joined(separator: "&")
     }
 }
 

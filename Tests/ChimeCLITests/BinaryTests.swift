@@ -79,6 +79,14 @@ struct BinaryTests {
         let outbox = try await service.engine.outbox(app: "com.example.alarm")
         #expect(outbox.map(\.actionIdentifier) == ["snooze"])
 
+        // Identifiers with reserved characters travel percent-encoded over TCP too.
+        #expect(try await run(["add", "--title", "Chat", "--id", "chat/42 ü?#%", "--category", "alarm.category"]).0 == 0)
+        let (answered, _, answerError) = try await run(["respond", "chat/42 ü?#%", "snooze"])
+        #expect(answered == 0, "\(answerError)")
+        #expect(try await run(["add", "--title", "Soon", "--id", "soon/1 +&=", "--in", "1h"]).0 == 0)
+        let (removedReserved, removedReservedText, _) = try await run(["remove", "--id", "soon/1 +&="])
+        #expect(removedReserved == 0 && removedReservedText.contains("Removed soon/1 +&=."))
+
         let (removed, removedText, _) = try await run(["remove", "--id", "later"])
         #expect(removed == 0 && removedText.contains("Removed later."))
 

@@ -35,7 +35,7 @@ struct APIFlowTests {
 
             let added = try await app.post(base + "/requests", json: #"""
                 {"identifier": "wake", "title": "Wake up", "body": "Alarm", "categoryIdentifier": "alarm.category",
-                 "sound": "default", "userInfo": {"task": "run"}, "trigger": {"type": "timeInterval", "timeInterval": 1, "repeats": false}}
+                 "sound": "default", "userInfo": {"task": "run"}, "trigger": {"type": "timeInterval", "timeInterval": 3, "repeats": false}}
                 """#)
             #expect(added.status == 201)
             #expect(added.json?["identifier"] == .string("wake"))

@@ -50,6 +50,7 @@ struct ServiceTests {
         _ = try await TestClient(port: service.port).get("/healthz?x=\"quoted\"")
         #expect(service.banner.contains(service.url))
         #expect(service.banner.contains("chime apps add"))
+        #expect(service.banner.contains("open"))
         await service.stop()
         let request = try #require(lines.withLock { $0 }.first { $0.contains(#""message":"request""#) })
         let object = try JSONValue.parse(request)

@@ -28,9 +28,13 @@ public final class ExampleTerminal {
         }
     }
 
-    /// Prints lines, in order with the notifications shown.
+    /// Prints lines, in order with the notifications shown. With `CHIME_SERVICE` set, the app's
+    /// notifications live in that service: the user answers in its web center.
     public func say(_ text: String) async {
         await surface.print(text)
+        if let service = ProcessInfo.processInfo.environment["CHIME_SERVICE"], !service.isEmpty {
+            await surface.print("Connected to the Chime service at \(service): answer in its web center (`chime open`) or with `chime respond`.")
+        }
     }
 
     /// Reads the user's answers and commands until `q` or end of input.

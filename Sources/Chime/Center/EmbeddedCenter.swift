@@ -7,6 +7,9 @@ enum EmbeddedCenter {
     static func make() -> UNUserNotificationCenter {
         let environment = ProcessInfo.processInfo.environment
         let app = bundleIdentifier(environment)
+        if let service = environment["CHIME_SERVICE"], !service.isEmpty {
+            return connected(to: service, app: app, environment: environment)
+        }
         let path = storePath(environment, app: app)
         let policy = authorizationPolicy(environment)
         let store: SQLiteStore
@@ -19,6 +22,19 @@ enum EmbeddedCenter {
         }
         let engine = NotificationEngine(store: store, clock: SystemClock(), timeZone: .current, policy: policy)
         return UNUserNotificationCenter(engine: engine, bundleIdentifier: app, timeZone: .current, driven: false, foreground: true)
+    }
+
+    /// A center whose state lives in a `chime serve` service (`CHIME_SERVICE`), as the app
+    /// `CHIME_APP_TOKEN` belongs to.
+    static func connected(to service: String, app: String, environment: [String: String]) -> UNUserNotificationCenter {
+        guard let url = URL(string: service), url.scheme == "http" || url.scheme == "https", url.host != nil else {
+            fatalError("Chime: CHIME_SERVICE is '\(service)'; give the service's URL as `chime serve` prints it, such as http://127.0.0.1:7878")
+        }
+        guard let token = environment["CHIME_APP_TOKEN"], !token.isEmpty else {
+            fatalError("Chime: CHIME_SERVICE is set but CHIME_APP_TOKEN is not; register the app with `chime apps add \(app)` and set CHIME_APP_TOKEN to the token it prints")
+        }
+        return UNUserNotificationCenter(backend: ServiceBackend(baseURL: url, token: token), bundleIdentifier: app, timeZone: .current,
+                                        driven: false, foreground: true)
     }
 
     /// `CHIME_BUNDLE_IDENTIFIER`, else the main bundle's identifier, else the executable's name.

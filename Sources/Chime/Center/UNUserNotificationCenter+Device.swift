@@ -16,8 +16,7 @@ extension UNUserNotificationCenter {
     /// - Throws: ``APNsPayloadError`` for a payload APNs would refuse (with Apple's reason),
     ///   ``UNError`` `notificationsNotAllowed` when the app is not authorized.
     public func deliverRemoteNotification(_ payload: Data, identifier: String = UUID().uuidString) async throws {
-        let decoded = try APNsPayload.decode(payload)
-        try await engine.deliverPush(decoded.content, identifier: identifier, silent: decoded.isSilent, app: bundleIdentifier)
+        try await backend.push(payload, identifier: identifier, app: bundleIdentifier)
     }
 
     /// Tells the center where the device is: location triggers whose region was entered or left fire.
@@ -26,6 +25,6 @@ extension UNUserNotificationCenter {
     /// try await center.updateDeviceLocation(CLLocationCoordinate2D(latitude: 52.52, longitude: 13.40))
     /// ```
     public func updateDeviceLocation(_ coordinate: CLLocationCoordinate2D) async throws {
-        _ = try await engine.updateLocation(Coordinate(latitude: coordinate.latitude, longitude: coordinate.longitude))
+        try await backend.moveDevice(to: Coordinate(latitude: coordinate.latitude, longitude: coordinate.longitude))
     }
 }

@@ -21,8 +21,15 @@ import Foundation
 ///
 /// `@unchecked Sendable`: its mutable state is guarded by `lock`; the engine is thread-safe.
 public final class UNUserNotificationCenter: NSObject, @unchecked Sendable {
-    /// The engine doing the work.
-    package let engine: NotificationEngine
+    /// What does the work: the engine in this process, or a `chime serve` service.
+    package let backend: any CenterBackend
+    /// The engine in this process (the simulator's centers always have one).
+    package var engine: NotificationEngine {
+        guard let engine = backend as? NotificationEngine else {
+            preconditionFailure("this center is connected to a Chime service; it has no engine in this process")
+        }
+        return engine
+    }
     /// The app this center speaks for.
     public let bundleIdentifier: String
     /// Whether the center processes engine events itself (an app running on the real clock) or
@@ -48,22 +55,27 @@ public final class UNUserNotificationCenter: NSObject, @unchecked Sendable {
     ///     presents and hands over events itself. `true`: a driver (the simulator) calls
     ///     ``processEvents()``.
     ///   - foreground: whether the app starts in front (then `willPresent` decides presentation).
-    package init(engine: NotificationEngine, bundleIdentifier: String, timeZone: TimeZone, driven: Bool, foreground: Bool) {
-        self.engine = engine
+    package convenience init(engine: NotificationEngine, bundleIdentifier: String, timeZone: TimeZone, driven: Bool, foreground: Bool) {
+        self.init(backend: engine, bundleIdentifier: bundleIdentifier, timeZone: timeZone, driven: driven, foreground: foreground)
+    }
+
+    /// Makes a center over any backend (see ``init(engine:bundleIdentifier:timeZone:driven:foreground:)``).
+    package init(backend: any CenterBackend, bundleIdentifier: String, timeZone: TimeZone, driven: Bool, foreground: Bool) {
+        self.backend = backend
         self.bundleIdentifier = bundleIdentifier
         self.isDriven = driven
         self.foreground = foreground
         self.currentTimeZone = timeZone
         super.init()
         if driven {
-            subscription = engine.subscribe(app: bundleIdentifier) { [weak self] event in
+            subscription = backend.subscribe(app: bundleIdentifier) { [weak self] event in
                 guard let self else { return }
                 self.lock.withLock { self.buffered.append(event) }
             }
         } else {
             let (stream, continuation) = AsyncStream<EngineEvent>.makeStream()
             liveContinuation = continuation
-            subscription = engine.subscribe(app: bundleIdentifier) { continuation.yield($0) }
+            subscription = backend.subscribe(app: bundleIdentifier) { continuation.yield($0) }
             Task.detached { [weak self] in
                 await self?.drainOutbox()
                 for await event in stream {
@@ -71,14 +83,14 @@ public final class UNUserNotificationCenter: NSObject, @unchecked Sendable {
                     await self.handle(event)
                 }
             }
-            engine.startScheduler()
+            backend.start(app: bundleIdentifier)
         }
     }
 
     deinit {
-        if let subscription { engine.unsubscribe(subscription) }
+        if let subscription { backend.unsubscribe(subscription) }
         liveContinuation?.finish()
-        if !isDriven { engine.stopScheduler() }
+        if !isDriven { backend.stop(app: bundleIdentifier) }
     }
 
     // MARK: - The current center
@@ -161,11 +173,10 @@ public final class UNUserNotificationCenter: NSObject, @unchecked Sendable {
 
     public func requestAuthorization(options: UNAuthorizationOptions = [],
                                      completionHandler: @escaping @Sendable (Bool, (any Error)?) -> Void) {
-        let app = bundleIdentifier
-        engine.submit({ try $0.requestAuthorization(app: app, options: options) }) { result in
-            Self.callback {
+        backend.requestAuthorization(app: bundleIdentifier, options: options) { result in
+            self.callback {
                 switch result {
-                case .success(let answer): completionHandler(answer.granted, nil)
+                case .success(let granted): completionHandler(granted, nil)
                 case .failure(let error): completionHandler(false, error)
                 }
             }
@@ -174,22 +185,21 @@ public final class UNUserNotificationCenter: NSObject, @unchecked Sendable {
 
     /// Asks the user to allow notifications; returns whether they are allowed.
     public func requestAuthorization(options: UNAuthorizationOptions = []) async throws -> Bool {
-        try await engine.requestAuthorization(app: bundleIdentifier, options: options).granted
+        try await backend.run { backend.requestAuthorization(app: bundleIdentifier, options: options, completion: $0) }
     }
 
     /// The app's settings.
     @preconcurrency
 
     public func getNotificationSettings(completionHandler: @escaping @Sendable (UNNotificationSettings) -> Void) {
-        let app = bundleIdentifier
-        engine.submit({ try $0.appRecord(app).settings }) { result in
-            Self.callback { completionHandler(UNNotificationSettings(value: (try? result.get()) ?? NotificationSettings())) }
+        backend.settings(app: bundleIdentifier) { result in
+            self.callback { completionHandler(UNNotificationSettings(value: (try? result.get()) ?? NotificationSettings())) }
         }
     }
 
     /// The app's settings.
     public func notificationSettings() async -> UNNotificationSettings {
-        UNNotificationSettings(value: (try? await engine.settings(app: bundleIdentifier)) ?? NotificationSettings())
+        UNNotificationSettings(value: (try? await currentSettings()) ?? NotificationSettings())
     }
 
     // MARK: - Categories
@@ -209,22 +219,21 @@ public final class UNUserNotificationCenter: NSObject, @unchecked Sendable {
     public func setNotificationCategories(_ categories: Set<UNNotificationCategory>,
                                           completionHandler: @escaping @Sendable ((any Error)?) -> Void) {
         let values = categories.map(\.value).sorted { $0.identifier < $1.identifier }
-        engine.setCategories(values, app: bundleIdentifier) { result in Self.callback { completionHandler(result.failure) } }
+        backend.setCategories(values, app: bundleIdentifier) { result in self.callback { completionHandler(result.failure) } }
     }
 
     /// The app's categories.
     @preconcurrency
 
     public func getNotificationCategories(completionHandler: @escaping @Sendable (Set<UNNotificationCategory>) -> Void) {
-        let app = bundleIdentifier
-        engine.submit({ try $0.store.categories(app: app) }) { result in
-            Self.callback { completionHandler(Set(((try? result.get()) ?? []).map(UNNotificationCategory.init(value:)))) }
+        backend.categories(app: bundleIdentifier) { result in
+            self.callback { completionHandler(Set(((try? result.get()) ?? []).map(UNNotificationCategory.init(value:)))) }
         }
     }
 
     /// The app's categories.
     public func notificationCategories() async -> Set<UNNotificationCategory> {
-        Set(((try? await engine.categories(app: bundleIdentifier)) ?? []).map(UNNotificationCategory.init(value:)))
+        Set(((try? await backend.run { backend.categories(app: bundleIdentifier, completion: $0) }) ?? []).map(UNNotificationCategory.init(value:)))
     }
 
     // MARK: - Requests
@@ -238,35 +247,35 @@ public final class UNUserNotificationCenter: NSObject, @unchecked Sendable {
         do {
             value = try request.coreValue()
         } catch {
-            engine.submit({ _ in throw error }) { _ in Self.callback { completionHandler?(error) } }
+            backend.fail(error) { _ in self.callback { completionHandler?(error) } }
             if completionHandler == nil { Self.report("add(\"\(request.identifier)\")", error) }
             return
         }
-        engine.add([value], app: bundleIdentifier) { result in
+        backend.add([value], app: bundleIdentifier) { result in
             if completionHandler == nil, let error = result.failure { Self.report("add(\"\(request.identifier)\")", error) }
-            Self.callback { completionHandler?(result.failure) }
+            self.callback { completionHandler?(result.failure) }
         }
     }
 
     /// Schedules a request, replacing a pending one with the same identifier; returns after it is
     /// stored.
     public func add(_ request: UNNotificationRequest) async throws {
-        try await engine.add([try request.coreValue()], app: bundleIdentifier)
+        let value = try request.coreValue()
+        _ = try await backend.run { backend.add([value], app: bundleIdentifier, completion: $0) }
     }
 
     /// The pending requests, in the order they were added.
     @preconcurrency
 
     public func getPendingNotificationRequests(completionHandler: @escaping @Sendable ([UNNotificationRequest]) -> Void) {
-        let app = bundleIdentifier
-        engine.submit({ try $0.store.pending(app: app) }) { result in
-            Self.callback { completionHandler(((try? result.get()) ?? []).map(Self.request(from:))) }
+        backend.pending(app: bundleIdentifier) { result in
+            self.callback { completionHandler(((try? result.get()) ?? []).map(Self.request(from:))) }
         }
     }
 
     /// The pending requests, in the order they were added.
     public func pendingNotificationRequests() async -> [UNNotificationRequest] {
-        ((try? await engine.pending(app: bundleIdentifier)) ?? []).map(Self.request(from:))
+        ((try? await backend.run { backend.pending(app: bundleIdentifier, completion: $0) }) ?? []).map(Self.request(from:))
     }
 
     private static func request(from pending: PendingRequest) -> UNNotificationRequest {
@@ -275,12 +284,12 @@ public final class UNUserNotificationCenter: NSObject, @unchecked Sendable {
 
     /// Removes pending requests.
     public func removePendingNotificationRequests(withIdentifiers identifiers: [String]) {
-        engine.removePending(app: bundleIdentifier, identifiers: identifiers) { _ in }
+        backend.removePending(app: bundleIdentifier, identifiers: identifiers) { _ in }
     }
 
     /// Removes every pending request.
     public func removeAllPendingNotificationRequests() {
-        engine.removePending(app: bundleIdentifier, identifiers: nil) { _ in }
+        backend.removePending(app: bundleIdentifier, identifiers: nil) { _ in }
     }
 
     // MARK: - Delivered
@@ -289,25 +298,24 @@ public final class UNUserNotificationCenter: NSObject, @unchecked Sendable {
     @preconcurrency
 
     public func getDeliveredNotifications(completionHandler: @escaping @Sendable ([UNNotification]) -> Void) {
-        let app = bundleIdentifier
-        engine.submit({ try $0.store.delivered(app: app, thread: nil) }) { result in
-            Self.callback { completionHandler(((try? result.get()) ?? []).map(UNNotification.init(value:))) }
+        backend.delivered(app: bundleIdentifier) { result in
+            self.callback { completionHandler(((try? result.get()) ?? []).map(UNNotification.init(value:))) }
         }
     }
 
     /// The delivered notifications, newest first.
     public func deliveredNotifications() async -> [UNNotification] {
-        ((try? await engine.delivered(app: bundleIdentifier)) ?? []).map(UNNotification.init(value:))
+        ((try? await backend.run { backend.delivered(app: bundleIdentifier, completion: $0) }) ?? []).map(UNNotification.init(value:))
     }
 
     /// Removes delivered notifications.
     public func removeDeliveredNotifications(withIdentifiers identifiers: [String]) {
-        engine.removeDelivered(app: bundleIdentifier, identifiers: identifiers) { _ in }
+        backend.removeDelivered(app: bundleIdentifier, identifiers: identifiers) { _ in }
     }
 
     /// Removes every delivered notification.
     public func removeAllDeliveredNotifications() {
-        engine.removeDelivered(app: bundleIdentifier, identifiers: nil) { _ in }
+        backend.removeDelivered(app: bundleIdentifier, identifiers: nil) { _ in }
     }
 
     // MARK: - Badge
@@ -316,15 +324,14 @@ public final class UNUserNotificationCenter: NSObject, @unchecked Sendable {
     @preconcurrency
 
     public func setBadgeCount(_ newBadgeCount: Int, withCompletionHandler completionHandler: (@Sendable ((any Error)?) -> Void)? = nil) {
-        let app = bundleIdentifier
-        engine.submit({ try $0.setBadge(newBadgeCount, app: app) }) { result in
-            Self.callback { completionHandler?(result.failure) }
+        backend.setBadge(newBadgeCount, app: bundleIdentifier) { result in
+            self.callback { completionHandler?(result.failure) }
         }
     }
 
     /// Sets the app's badge; 0 clears it.
     public func setBadgeCount(_ newBadgeCount: Int) async throws {
-        try await engine.setBadge(newBadgeCount, app: bundleIdentifier)
+        try await backend.run { backend.setBadge(newBadgeCount, app: bundleIdentifier, completion: $0) }
     }
 
     // MARK: - Events: presentation and responses
@@ -334,7 +341,7 @@ public final class UNUserNotificationCenter: NSObject, @unchecked Sendable {
     /// callbacks caused.
     package func processEvents() async {
         while true {
-            await engine.barrier()
+            await backend.barrier()
             await drainOutbox()
             let events = lock.withLock { () -> [EngineEvent] in
                 defer { buffered.removeAll() }
@@ -360,7 +367,7 @@ public final class UNUserNotificationCenter: NSObject, @unchecked Sendable {
 
     /// Decides how a delivered notification is shown and shows it.
     private func present(_ notification: DeliveredNotification) async {
-        let settings = (try? await engine.settings(app: bundleIdentifier)) ?? NotificationSettings()
+        let settings = (try? await currentSettings()) ?? NotificationSettings()
         let shown = UNNotification(value: notification)
         let options: UNNotificationPresentationOptions
         if isAppInForeground {
@@ -380,7 +387,7 @@ public final class UNUserNotificationCenter: NSObject, @unchecked Sendable {
     private func category(for notification: DeliveredNotification) async -> NotificationCategory? {
         let identifier = notification.request.content.categoryIdentifier
         guard !identifier.isEmpty else { return nil }
-        return try? await engine.categories(app: bundleIdentifier).first { $0.identifier == identifier }
+        return try? await backend.run { backend.categories(app: bundleIdentifier, completion: $0) }.first { $0.identifier == identifier }
     }
 
     @MainActor private func askWillPresent(_ notification: UNNotification) async -> UNNotificationPresentationOptions? {
@@ -406,7 +413,7 @@ public final class UNUserNotificationCenter: NSObject, @unchecked Sendable {
         let answer = UNNotificationResponse.make(response)
         let delivered = await UNUserNotificationCenter.$scoped.withValue(self) { await self.tellDidReceive(answer) }
         if delivered {
-            _ = try? await engine.acknowledge(response: response.id, app: bundleIdentifier)
+            try? await backend.acknowledgeResponse(response.id, app: bundleIdentifier)
         }
         lock.withLock {
             inFlight.remove(response.id)
@@ -416,7 +423,7 @@ public final class UNUserNotificationCenter: NSObject, @unchecked Sendable {
 
     /// Hands over every response waiting in the outbox (at start-up and when a delegate is set).
     package func drainOutbox() async {
-        guard delegate != nil, let waiting = try? await engine.outbox(app: bundleIdentifier) else { return }
+        guard delegate != nil, let waiting = try? await backend.outbox(app: bundleIdentifier) else { return }
         for response in waiting { await handOver(response) }
     }
 
@@ -424,16 +431,24 @@ public final class UNUserNotificationCenter: NSObject, @unchecked Sendable {
     /// (A Chime addition, for surfaces and tools.)
     @discardableResult
     public func respond(to identifier: String, actionIdentifier: String, userText: String? = nil) async throws -> Bool {
-        try await engine.respond(app: bundleIdentifier, notification: identifier, action: actionIdentifier, userText: userText) != nil
+        try await backend.answer(app: bundleIdentifier, notification: identifier, action: actionIdentifier, userText: userText)
     }
 
     // MARK: - Helpers
 
+    private func currentSettings() async throws -> NotificationSettings {
+        let backend = self.backend, app = bundleIdentifier
+        return try await backend.run { backend.settings(app: app, completion: $0) }
+    }
+
     private static let callbackQueue = DispatchQueue(label: "chime.callbacks")
 
-    /// Runs user completion handlers off the engine's writer, in order.
-    static func callback(_ body: @escaping @Sendable () -> Void) {
-        callbackQueue.async(execute: body)
+    /// Runs user completion handlers off the engine's writer, in order, with `current()` (and the
+    /// "now" of trigger objects' `nextTriggerDate()`) bound to this center.
+    func callback(_ body: @escaping @Sendable () -> Void) {
+        Self.callbackQueue.async { [self] in
+            UNUserNotificationCenter.$scoped.withValue(self) { body() }
+        }
     }
 
     static func report(_ operation: String, _ error: any Error) {
@@ -451,7 +466,7 @@ extension Result {
 /// "Now" and the time zone for trigger objects made outside any center (`nextTriggerDate()`).
 enum ChimeEnvironment {
     static func now() -> Date {
-        (UNUserNotificationCenter.scoped ?? UNUserNotificationCenter.installedCenter)?.engine.clock.now ?? Date()
+        (UNUserNotificationCenter.scoped ?? UNUserNotificationCenter.installedCenter)?.backend.now ?? Date()
     }
 
     static func timeZone() -> TimeZone {

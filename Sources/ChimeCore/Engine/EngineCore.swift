@@ -140,6 +140,14 @@ package final class EngineCore {
         return record.settings
     }
 
+    package func changeSettings(app: String, _ change: SettingsChange) throws -> NotificationSettings {
+        var record = try appRecord(app)
+        record.settings = try record.settings.applying(change, app: app, requested: record.requestedOptions)
+        try save(record)
+        try log(EngineEvent(app: app, kind: .settings, date: clock.now))
+        return record.settings
+    }
+
     package func setBadge(_ count: Int, app: String) throws {
         guard count >= 0 else { throw UNError(.badgeInputInvalid, "the badge count is \(count); give 0 or more (0 clears the badge)") }
         var record = try appRecord(app)

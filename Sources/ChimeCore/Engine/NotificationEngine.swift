@@ -296,6 +296,11 @@ public final class NotificationEngine: Sendable {
         try await perform { try $0.updateSettings(app: app, change) }
     }
 
+    /// Applies the user's change to an app's settings (see ``SettingsChange`` for what may change).
+    public func changeSettings(app: String, _ change: SettingsChange) async throws -> NotificationSettings {
+        try await perform { try $0.changeSettings(app: app, change) }
+    }
+
     // MARK: - Categories
 
     /// Replaces the app's categories.

@@ -40,6 +40,10 @@ public struct ChimeError: Error, Hashable, Sendable, CustomNSError, CustomString
         public static let notAStore = Code(rawValue: "notAStore")
         /// The engine was shut down.
         public static let shutDown = Code(rawValue: "shutDown")
+        /// The Chime service (`chime serve`) could not be reached, or failed.
+        public static let serviceUnavailable = Code(rawValue: "serviceUnavailable")
+        /// The service refused the app's token, or the operation is not the app's to make.
+        public static let notPermitted = Code(rawValue: "notPermitted")
     }
 
     /// The kind of failure.

@@ -61,7 +61,7 @@ struct APIError: Error, Sendable {
             switch error.code {
             case .notificationsNotAllowed:
                 return APIError(409, "notificationsNotAllowed",
-                                "\(error.message); request authorization first (POST /v1/apps/{app}/authorization), and have the user allow it")
+                                "\(error.message) (POST /v1/apps/{app}/authorization, then the user allows it: the web center or `chime apps allow`)")
             case .badgeInputInvalid:
                 return APIError(400, "badgeInputInvalid", error.message, field: "badge")
             default:

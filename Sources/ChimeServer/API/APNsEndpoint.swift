@@ -58,11 +58,16 @@ struct APNsEndpoint {
     }
 
     private func deliver(_ request: HTTPRequest, echo: String?) async throws -> HTTPResponse {
-        let segments = request.path.split(separator: "/", omittingEmptySubsequences: false)
-        guard segments.count == 4, segments[1] == "3", segments[2] == "device", !segments[3].isEmpty else {
+        let segments: [String]
+        do {
+            segments = try request.pathSegments()
+        } catch {
+            throw Failure("BadDeviceToken", 400, "the path is not valid percent-encoding: \(error)")
+        }
+        guard segments.count == 3, segments[0] == "3", segments[1] == "device", !segments[2].isEmpty else {
             throw Failure("BadPath", 404, "the path must be /3/device/{64 hexadecimal characters}")
         }
-        let deviceToken = String(segments[3]).lowercased()
+        let deviceToken = segments[2].lowercased()
         guard request.method.uppercased() == "POST" else {
             throw Failure("MethodNotAllowed", 405, "only POST is allowed")
         }

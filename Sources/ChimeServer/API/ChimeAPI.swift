@@ -19,15 +19,23 @@ public final class ChimeAPI: HTTPHandler {
     let ownerTokenHash: String
     let metrics: Metrics
     let logger: ServerLogger
+    /// Web sign-in: login codes, session cookies, CSRF tokens.
+    let sessions: WebSessions
+    /// Whether cookies get `Secure` (the server speaks HTTPS).
+    let secureCookies: Bool
     private let latenessSubscription: Int
 
     /// - Parameters:
     ///   - ownerTokenHash: the SHA-256 (hex) of the owner token.
-    public init(engine: NotificationEngine, ownerTokenHash: String, metrics: Metrics, logger: ServerLogger = .silent) {
+    ///   - secureCookies: mark the web center's session cookie `Secure` (set when serving HTTPS).
+    public init(engine: NotificationEngine, ownerTokenHash: String, metrics: Metrics, logger: ServerLogger = .silent,
+                secureCookies: Bool = false) {
         self.engine = engine
         self.ownerTokenHash = ownerTokenHash
         self.metrics = metrics
         self.logger = logger
+        self.sessions = WebSessions(engine: engine)
+        self.secureCookies = secureCookies
         let clock = engine.clock
         latenessSubscription = engine.subscribe(app: nil) { [metrics] event in
             guard event.kind == .delivered, let notification = event.notification else { return }
@@ -82,6 +90,8 @@ public final class ChimeAPI: HTTPHandler {
             var error = APIError(405, "methodNotAllowed", "\(request.method) is not allowed on \(request.path); allowed: \(allowed.joined(separator: ", "))")
             error.headers = [("Allow", allowed.joined(separator: ", "))]
             throw error
+        case .invalidEncoding(let message, let field):
+            throw APIError.badRequest("invalidEncoding", message, field: field)
         case .push:
             return await APNsEndpoint(api: self).handle(request)
         case .healthz:
@@ -90,6 +100,16 @@ public final class ChimeAPI: HTTPHandler {
             return try await metricsResponse(route: route)
         case .openAPI:
             return HTTPResponse(status: 200, contentType: "application/json", body: Array(OpenAPIDocument.json.utf8), route: route.template)
+        case .webPage:
+            return webFile("index.html", request: request, route: route)
+        case .webAsset(let name):
+            return webFile(name, request: request, route: route)
+        case .createSession:
+            return try await createSession(request, route: route)
+        case .getSession:
+            return try await currentSession(request, route: route)
+        case .deleteSession:
+            return try await deleteSession(request, route: route)
         default:
             break
         }
@@ -136,6 +156,20 @@ public final class ChimeAPI: HTTPHandler {
                          "settings": settings.json], route: route)
         case .settings:
             return json(try await engine.settings(app: app).json, route: route)
+        case .setBadge:
+            let object = try Fields(try jsonBody(request), accepted: ["badge"])
+            guard let value = object["badge"] else { throw APIError.badRequest("invalidValue", "badge is missing; give a count, 0 clears it", field: "badge") }
+            guard case .integer(let count) = value, let badge = Int(exactly: count) else {
+                throw APIError.badRequest("invalidValue", "badge: expected a whole number, found \(value.kindDescription)", field: "badge")
+            }
+            try await engine.setBadge(badge, app: app)
+            return json(["badge": .integer(Int64(badge))], route: route)
+        case .updateSettings:
+            return json(try await updateSettings(request, app: app).json, route: route)
+        case .createLoginLink:
+            let (code, expires) = sessions.makeCode()
+            return json(["code": .string(code), "path": .string("/#login=\(code)"), "expires": JSONMapping.json(expires)],
+                        status: 201, route: route)
         case .getCategories:
             return json(.array(try await engine.categories(app: app).map(\.json)), route: route)
         case .putCategories:
@@ -161,7 +195,18 @@ public final class ChimeAPI: HTTPHandler {
             let thread = request.queryValues("thread").last
             let categories = Dictionary(try await engine.categories(app: app).map { ($0.identifier, $0) }, uniquingKeysWith: { a, _ in a })
             let delivered = try await engine.delivered(app: app, thread: thread)
-            return json(.array(delivered.map { $0.json(category: categories[$0.request.content.categoryIdentifier]) }), route: route)
+            let settings = try await engine.settings(app: app)
+            // Each with the presentation a surface gives it now (the app is not in front): what
+            // the web center uses to decide on a banner and a sound.
+            return json(.array(delivered.map { notification in
+                var item = notification.json(category: categories[notification.request.content.categoryIdentifier])
+                let options = Presentation.background(for: notification.request.content, settings: settings)
+                if case .object(var object) = item {
+                    object["presentation"] = .array(options.names(from: UNNotificationPresentationOptions.names).map(JSONValue.string))
+                    item = .object(object)
+                }
+                return item
+            }), route: route)
         case .removeNotifications:
             let identifiers = request.queryValues("identifier")
             let thread = request.queryValues("thread").last
@@ -195,7 +240,8 @@ public final class ChimeAPI: HTTPHandler {
             return json(["delivered": .array(delivered.map { $0.json })], route: route)
         case .deviceToken:
             return json(["deviceToken": .string(try await engine.app(app).deviceToken)], route: route)
-        case .none, .methodNotAllowed, .push, .healthz, .metrics, .openAPI:
+        case .none, .methodNotAllowed, .invalidEncoding, .push, .healthz, .metrics, .openAPI, .webPage, .webAsset, .createSession, .getSession,
+             .deleteSession:
             throw APIError.notFound("no route \(request.path)")
         }
     }
@@ -261,6 +307,10 @@ public final class ChimeAPI: HTTPHandler {
     }
 
     func authenticate(_ request: HTTPRequest) async throws -> Caller {
+        if bearerToken(request) == nil, let secret = WebSessions.sessionCookie(in: request) {
+            try await checkSession(secret, request: request)
+            return .owner
+        }
         guard let token = bearerToken(request) else {
             throw APIError.unauthorized("missing Authorization: Bearer <token>; use the app's token or the owner token from the data directory's owner-token file")
         }

@@ -7,7 +7,7 @@ enum OpenAPIDocument {
   "info": {
     "title": "Chime",
     "version": "1.0.0",
-    "description": "Chime's notification center as a service: Apple's UserNotifications model over HTTP, an APNs-compatible push endpoint, and server-sent events. Errors are {\"error\": {\"code\", \"message\", \"field\"}}; the push endpoint answers as Apple's provider API. Bodies: at most 64 KiB (4 KiB for pushes)."
+    "description": "Chime's notification center as a service: Apple's UserNotifications model over HTTP, an APNs-compatible push endpoint, and server-sent events. Errors are {\"error\": {\"code\", \"message\", \"field\"}}; the push endpoint answers as Apple's provider API. Bodies: at most 64 KiB (4 KiB for pushes). Identifiers in paths and query strings are percent-encoded as UTF-8 (chat/42 is chat%2F42); an invalid encoding is a 400 invalidEncoding."
   },
   "servers": [
     {
@@ -17,6 +17,9 @@ enum OpenAPIDocument {
   "security": [
     {
       "bearer": []
+    },
+    {
+      "session": []
     }
   ],
   "tags": [
@@ -49,6 +52,10 @@ enum OpenAPIDocument {
     },
     {
       "name": "push"
+    },
+    {
+      "name": "web",
+      "description": "The web notification center: its files, and signing in with a one-time link (`chime open`)."
     }
   ],
   "paths": {
@@ -486,6 +493,59 @@ enum OpenAPIDocument {
         "tags": [
           "authorization"
         ]
+      },
+      "patch": {
+        "operationId": "updateSettings",
+        "summary": "The user changes an app's settings (owner)",
+        "tags": [
+          "authorization"
+        ],
+        "requestBody": {
+          "required": true,
+          "content": {
+            "application/json": {
+              "schema": {
+                "$ref": "#/components/schemas/SettingsChange"
+              }
+            }
+          }
+        },
+        "responses": {
+          "200": {
+            "description": "The app's settings after the change.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/Settings"
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
+          },
+          "404": {
+            "$ref": "#/components/responses/NotFound"
+          },
+          "409": {
+            "$ref": "#/components/responses/Conflict"
+          },
+          "413": {
+            "$ref": "#/components/responses/PayloadTooLarge"
+          },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
+          },
+          "503": {
+            "$ref": "#/components/responses/Unavailable"
+          }
+        }
       }
     },
     "/v1/apps/{app}/categories": {
@@ -1371,7 +1431,20 @@ enum OpenAPIDocument {
             "required": false,
             "description": "alert (default), background, \u2026",
             "schema": {
-              "type": "string"
+              "type": "string",
+              "enum": [
+                "alert",
+                "background",
+                "location",
+                "voip",
+                "complication",
+                "fileprovider",
+                "mdm",
+                "liveactivity",
+                "pushtotalk",
+                "widgets",
+                "controls"
+              ]
             }
           },
           {
@@ -1380,7 +1453,8 @@ enum OpenAPIDocument {
             "required": false,
             "description": "A UUID; generated when absent.",
             "schema": {
-              "type": "string"
+              "type": "string",
+              "pattern": "^[0-9A-Fa-f]{8}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{12}$"
             }
           },
           {
@@ -1389,7 +1463,8 @@ enum OpenAPIDocument {
             "required": false,
             "description": "UNIX seconds, or 0.",
             "schema": {
-              "type": "string"
+              "type": "string",
+              "pattern": "^[0-9]{1,18}$"
             }
           },
           {
@@ -1398,7 +1473,12 @@ enum OpenAPIDocument {
             "required": false,
             "description": "10, 5 or 1.",
             "schema": {
-              "type": "string"
+              "type": "string",
+              "enum": [
+                "10",
+                "5",
+                "1"
+              ]
             }
           },
           {
@@ -1407,7 +1487,9 @@ enum OpenAPIDocument {
             "required": false,
             "description": "At most 64 bytes; replaces the delivered notification with this identifier.",
             "schema": {
-              "type": "string"
+              "type": "string",
+              "minLength": 1,
+              "maxLength": 64
             }
           }
         ],
@@ -1434,6 +1516,277 @@ enum OpenAPIDocument {
           "push"
         ]
       }
+    },
+    "/": {
+      "get": {
+        "operationId": "webCenter",
+        "summary": "The web notification center's page",
+        "security": [],
+        "tags": [
+          "web"
+        ],
+        "responses": {
+          "200": {
+            "description": "The page (sign in with the link from `chime open`).",
+            "content": {
+              "text/html": {
+                "schema": {
+                  "type": "string"
+                }
+              }
+            }
+          },
+          "304": {
+            "description": "The browser's copy is current."
+          }
+        }
+      }
+    },
+    "/{asset}": {
+      "parameters": [
+        {
+          "name": "asset",
+          "in": "path",
+          "required": true,
+          "description": "A file of the web center.",
+          "schema": {
+            "type": "string",
+            "enum": [
+              "center.js",
+              "center.css",
+              "index.html"
+            ]
+          }
+        }
+      ],
+      "get": {
+        "operationId": "webAsset",
+        "summary": "A file of the web notification center",
+        "security": [],
+        "tags": [
+          "web"
+        ],
+        "responses": {
+          "200": {
+            "description": "The file.",
+            "content": {
+              "text/javascript": {
+                "schema": {
+                  "type": "string"
+                }
+              },
+              "text/css": {
+                "schema": {
+                  "type": "string"
+                }
+              },
+              "text/html": {
+                "schema": {
+                  "type": "string"
+                }
+              }
+            }
+          },
+          "304": {
+            "description": "The browser's copy is current."
+          },
+          "404": {
+            "$ref": "#/components/responses/NotFound"
+          }
+        }
+      }
+    },
+    "/v1/session": {
+      "get": {
+        "operationId": "getSession",
+        "summary": "Whether this browser is signed in, and its CSRF token (session cookie)",
+        "security": [],
+        "tags": [
+          "web"
+        ],
+        "responses": {
+          "200": {
+            "description": "Signed in.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/Session"
+                }
+              }
+            }
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "503": {
+            "$ref": "#/components/responses/Unavailable"
+          }
+        }
+      },
+      "post": {
+        "operationId": "createSession",
+        "summary": "Sign in: trade a one-time login code for a session cookie (HttpOnly, SameSite=Strict)",
+        "security": [],
+        "tags": [
+          "web"
+        ],
+        "requestBody": {
+          "required": true,
+          "content": {
+            "application/json": {
+              "schema": {
+                "$ref": "#/components/schemas/SessionLogin"
+              }
+            }
+          }
+        },
+        "responses": {
+          "201": {
+            "description": "Signed in; Set-Cookie carries the session.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/Session"
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
+          },
+          "413": {
+            "$ref": "#/components/responses/PayloadTooLarge"
+          },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
+          },
+          "503": {
+            "$ref": "#/components/responses/Unavailable"
+          }
+        }
+      },
+      "delete": {
+        "operationId": "deleteSession",
+        "summary": "Sign out (session cookie and X-CSRF-Token)",
+        "security": [],
+        "tags": [
+          "web"
+        ],
+        "responses": {
+          "204": {
+            "description": "Signed out; the cookie is cleared."
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
+          },
+          "503": {
+            "$ref": "#/components/responses/Unavailable"
+          }
+        }
+      }
+    },
+    "/v1/session/links": {
+      "post": {
+        "operationId": "createLoginLink",
+        "summary": "A one-time login link for the web center (owner token; what `chime open` prints)",
+        "tags": [
+          "web"
+        ],
+        "responses": {
+          "201": {
+            "description": "The code; valid for 2 minutes, once.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/LoginLink"
+                }
+              }
+            }
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
+          },
+          "503": {
+            "$ref": "#/components/responses/Unavailable"
+          }
+        }
+      }
+    },
+    "/v1/apps/{app}/badge": {
+      "parameters": [
+        {
+          "name": "app",
+          "in": "path",
+          "required": true,
+          "description": "The app's bundle identifier.",
+          "schema": {
+            "type": "string",
+            "pattern": "^[A-Za-z0-9._-]{1,255}$"
+          }
+        }
+      ],
+      "put": {
+        "operationId": "setBadge",
+        "summary": "setBadgeCount",
+        "tags": [
+          "notifications"
+        ],
+        "requestBody": {
+          "required": true,
+          "content": {
+            "application/json": {
+              "schema": {
+                "$ref": "#/components/schemas/Badge"
+              }
+            }
+          }
+        },
+        "responses": {
+          "200": {
+            "description": "The badge is set.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/Badge"
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
+          },
+          "404": {
+            "$ref": "#/components/responses/NotFound"
+          },
+          "413": {
+            "$ref": "#/components/responses/PayloadTooLarge"
+          },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
+          },
+          "503": {
+            "$ref": "#/components/responses/Unavailable"
+          }
+        }
+      }
     }
   },
   "components": {
@@ -1442,6 +1795,12 @@ enum OpenAPIDocument {
         "type": "http",
         "scheme": "bearer",
         "description": "An app's token (its own /v1/apps/{app}/\u2026 routes only) or the owner token from DATA_DIR/owner-token (everything)."
+      },
+      "session": {
+        "type": "apiKey",
+        "in": "cookie",
+        "name": "chime_session",
+        "description": "The web center's session (owner rights), from POST /v1/session. Changes made with it need the X-CSRF-Token header from GET /v1/session and a same-origin request."
       }
     },
     "schemas": {
@@ -1461,7 +1820,7 @@ enum OpenAPIDocument {
             "properties": {
               "code": {
                 "type": "string",
-                "description": "A stable name: malformedInput, invalidValue, invalidTrigger, invalidIdentifier, invalidCategory, invalidUserInfo, unknownAction, notFound, unauthorized, forbidden, methodNotAllowed, appExists, notificationsNotAllowed, tooLarge, unsupportedMediaType, unavailable, internal, \u2026"
+                "description": "A stable name: malformedInput, invalidValue, invalidTrigger, invalidIdentifier, invalidCategory, invalidUserInfo, unknownAction, notFound, unauthorized, forbidden, methodNotAllowed, appExists, notificationsNotAllowed, tooLarge, unsupportedMediaType, invalidEncoding, csrf, signedOut, invalidLogin, notAllowed, unavailable, internal, \u2026"
               },
               "message": {
                 "type": "string",
@@ -1838,7 +2197,11 @@ enum OpenAPIDocument {
               "templateImageName": {
                 "type": "string"
               }
-            }
+            },
+            "additionalProperties": false,
+            "minProperties": 1,
+            "maxProperties": 1,
+            "description": "Exactly one of systemImageName or templateImageName."
           },
           "textInputButtonTitle": {
             "type": "string",
@@ -1847,7 +2210,8 @@ enum OpenAPIDocument {
           "textInputPlaceholder": {
             "type": "string"
           }
-        }
+        },
+        "additionalProperties": false
       },
       "Category": {
         "type": "object",
@@ -1890,7 +2254,8 @@ enum OpenAPIDocument {
           "categorySummaryFormat": {
             "type": "string"
           }
-        }
+        },
+        "additionalProperties": false
       },
       "Sound": {
         "oneOf": [
@@ -1913,7 +2278,8 @@ enum OpenAPIDocument {
                 "minimum": 0,
                 "maximum": 1
               }
-            }
+            },
+            "additionalProperties": false
           }
         ]
       },
@@ -1932,7 +2298,8 @@ enum OpenAPIDocument {
           "type": {
             "type": "string"
           }
-        }
+        },
+        "additionalProperties": false
       },
       "Trigger": {
         "oneOf": [
@@ -1955,7 +2322,8 @@ enum OpenAPIDocument {
               "repeats": {
                 "type": "boolean"
               }
-            }
+            },
+            "additionalProperties": false
           },
           {
             "type": "object",
@@ -1974,7 +2342,8 @@ enum OpenAPIDocument {
               "repeats": {
                 "type": "boolean"
               }
-            }
+            },
+            "additionalProperties": false
           },
           {
             "type": "object",
@@ -1993,7 +2362,8 @@ enum OpenAPIDocument {
               "repeats": {
                 "type": "boolean"
               }
-            }
+            },
+            "additionalProperties": false
           },
           {
             "type": "object",
@@ -2006,6 +2376,7 @@ enum OpenAPIDocument {
                 "const": "push"
               }
             },
+            "additionalProperties": false,
             "description": "Only in answers: the notification came from a push."
           }
         ]
@@ -2014,54 +2385,85 @@ enum OpenAPIDocument {
         "type": "object",
         "properties": {
           "era": {
-            "type": "integer"
+            "type": "integer",
+            "minimum": 0,
+            "maximum": 1
           },
           "year": {
-            "type": "integer"
+            "type": "integer",
+            "minimum": 1,
+            "maximum": 9999
           },
           "month": {
-            "type": "integer"
+            "type": "integer",
+            "minimum": 1,
+            "maximum": 12
           },
           "day": {
-            "type": "integer"
+            "type": "integer",
+            "minimum": 1,
+            "maximum": 31
           },
           "hour": {
-            "type": "integer"
+            "type": "integer",
+            "minimum": 0,
+            "maximum": 23
           },
           "minute": {
-            "type": "integer"
+            "type": "integer",
+            "minimum": 0,
+            "maximum": 59
           },
           "second": {
-            "type": "integer"
+            "type": "integer",
+            "minimum": 0,
+            "maximum": 59
           },
           "nanosecond": {
-            "type": "integer"
+            "type": "integer",
+            "minimum": 0,
+            "maximum": 999999999
           },
           "weekday": {
-            "type": "integer"
+            "type": "integer",
+            "minimum": 1,
+            "maximum": 7
           },
           "weekdayOrdinal": {
-            "type": "integer"
+            "type": "integer",
+            "minimum": -5,
+            "maximum": 5
           },
           "quarter": {
-            "type": "integer"
+            "type": "integer",
+            "minimum": 1,
+            "maximum": 4
           },
           "weekOfMonth": {
-            "type": "integer"
+            "type": "integer",
+            "minimum": 1,
+            "maximum": 6
           },
           "weekOfYear": {
-            "type": "integer"
+            "type": "integer",
+            "minimum": 1,
+            "maximum": 53
           },
           "yearForWeekOfYear": {
-            "type": "integer"
+            "type": "integer",
+            "minimum": 1,
+            "maximum": 9999
           },
           "timeZone": {
             "type": "string",
             "examples": [
               "Europe/Berlin"
-            ]
+            ],
+            "description": "An IANA time zone identifier; absent: the device's time zone."
           }
-        }
+        },
+        "additionalProperties": false,
+        "description": "At least one component besides timeZone."
       },
       "Region": {
         "type": "object",
@@ -2073,7 +2475,8 @@ enum OpenAPIDocument {
         ],
         "properties": {
           "identifier": {
-            "type": "string"
+            "type": "string",
+            "minLength": 1
           },
           "latitude": {
             "type": "number",
@@ -2095,22 +2498,37 @@ enum OpenAPIDocument {
           "notifyOnExit": {
             "type": "boolean"
           }
-        }
+        },
+        "additionalProperties": false,
+        "description": "notifyOnEntry and notifyOnExit default to true; at least one must be true."
       },
       "NewRequest": {
-        "type": "object",
-        "required": [
-          "identifier"
-        ],
         "description": "A request: identifier, the content fields at the top level (or nested under content), and an optional trigger (none: deliver at once).",
-        "properties": {
-          "identifier": {
-            "type": "string",
-            "minLength": 1
-          },
-          "content": {
+        "anyOf": [
+          {
             "type": "object",
+            "title": "content at the top level",
+            "required": [
+              "identifier"
+            ],
             "properties": {
+              "identifier": {
+                "type": "string",
+                "minLength": 1
+              },
+              "trigger": {
+                "oneOf": [
+                  {
+                    "type": "null"
+                  },
+                  {
+                    "$ref": "#/components/schemas/Trigger"
+                  }
+                ]
+              },
+              "nextTriggerDate": {
+                "description": "Ignored: what GET adds, so a listed request can be posted back."
+              },
               "title": {
                 "type": "string"
               },
@@ -2142,7 +2560,12 @@ enum OpenAPIDocument {
               },
               "userInfo": {
                 "type": "object",
-                "description": "Any JSON object; {\"$data\": base64} holds bytes, {\"$date\": ISO 8601} a date. null values are rejected."
+                "description": "Any JSON object; {\"$data\": base64} holds bytes, {\"$date\": ISO 8601} a date. null values are rejected.",
+                "additionalProperties": {
+                  "not": {
+                    "type": "null"
+                  }
+                }
               },
               "attachments": {
                 "type": "array",
@@ -2189,97 +2612,127 @@ enum OpenAPIDocument {
                   "null"
                 ]
               }
-            }
+            },
+            "additionalProperties": false
           },
-          "trigger": {
-            "oneOf": [
-              {
-                "type": "null"
-              },
-              {
-                "$ref": "#/components/schemas/Trigger"
-              }
-            ]
-          },
-          "title": {
-            "type": "string"
-          },
-          "subtitle": {
-            "type": "string"
-          },
-          "body": {
-            "type": "string"
-          },
-          "badge": {
-            "type": [
-              "integer",
-              "null"
-            ],
-            "minimum": 0
-          },
-          "sound": {
-            "oneOf": [
-              {
-                "type": "null"
-              },
-              {
-                "$ref": "#/components/schemas/Sound"
-              }
-            ]
-          },
-          "launchImageName": {
-            "type": "string"
-          },
-          "userInfo": {
+          {
             "type": "object",
-            "description": "Any JSON object; {\"$data\": base64} holds bytes, {\"$date\": ISO 8601} a date. null values are rejected."
-          },
-          "attachments": {
-            "type": "array",
-            "items": {
-              "$ref": "#/components/schemas/Attachment"
-            }
-          },
-          "categoryIdentifier": {
-            "type": "string"
-          },
-          "threadIdentifier": {
-            "type": "string"
-          },
-          "targetContentIdentifier": {
-            "type": [
-              "string",
-              "null"
-            ]
-          },
-          "summaryArgument": {
-            "type": "string"
-          },
-          "summaryArgumentCount": {
-            "type": "integer",
-            "minimum": 0
-          },
-          "interruptionLevel": {
-            "type": "string",
-            "enum": [
-              "passive",
-              "active",
-              "timeSensitive",
-              "critical"
-            ]
-          },
-          "relevanceScore": {
-            "type": "number",
-            "minimum": 0,
-            "maximum": 1
-          },
-          "filterCriteria": {
-            "type": [
-              "string",
-              "null"
-            ]
+            "title": "content nested",
+            "required": [
+              "identifier",
+              "content"
+            ],
+            "properties": {
+              "identifier": {
+                "type": "string",
+                "minLength": 1
+              },
+              "trigger": {
+                "oneOf": [
+                  {
+                    "type": "null"
+                  },
+                  {
+                    "$ref": "#/components/schemas/Trigger"
+                  }
+                ]
+              },
+              "nextTriggerDate": {
+                "description": "Ignored: what GET adds, so a listed request can be posted back."
+              },
+              "content": {
+                "type": "object",
+                "properties": {
+                  "title": {
+                    "type": "string"
+                  },
+                  "subtitle": {
+                    "type": "string"
+                  },
+                  "body": {
+                    "type": "string"
+                  },
+                  "badge": {
+                    "type": [
+                      "integer",
+                      "null"
+                    ],
+                    "minimum": 0
+                  },
+                  "sound": {
+                    "oneOf": [
+                      {
+                        "type": "null"
+                      },
+                      {
+                        "$ref": "#/components/schemas/Sound"
+                      }
+                    ]
+                  },
+                  "launchImageName": {
+                    "type": "string"
+                  },
+                  "userInfo": {
+                    "type": "object",
+                    "description": "Any JSON object; {\"$data\": base64} holds bytes, {\"$date\": ISO 8601} a date. null values are rejected.",
+                    "additionalProperties": {
+                      "not": {
+                        "type": "null"
+                      }
+                    }
+                  },
+                  "attachments": {
+                    "type": "array",
+                    "items": {
+                      "$ref": "#/components/schemas/Attachment"
+                    }
+                  },
+                  "categoryIdentifier": {
+                    "type": "string"
+                  },
+                  "threadIdentifier": {
+                    "type": "string"
+                  },
+                  "targetContentIdentifier": {
+                    "type": [
+                      "string",
+                      "null"
+                    ]
+                  },
+                  "summaryArgument": {
+                    "type": "string"
+                  },
+                  "summaryArgumentCount": {
+                    "type": "integer",
+                    "minimum": 0
+                  },
+                  "interruptionLevel": {
+                    "type": "string",
+                    "enum": [
+                      "passive",
+                      "active",
+                      "timeSensitive",
+                      "critical"
+                    ]
+                  },
+                  "relevanceScore": {
+                    "type": "number",
+                    "minimum": 0,
+                    "maximum": 1
+                  },
+                  "filterCriteria": {
+                    "type": [
+                      "string",
+                      "null"
+                    ]
+                  }
+                },
+                "additionalProperties": false
+              }
+            },
+            "additionalProperties": false
           }
-        }
+        ]
       },
       "PendingRequest": {
         "type": "object",
@@ -2498,6 +2951,19 @@ enum OpenAPIDocument {
               "string",
               "null"
             ]
+          },
+          "presentation": {
+            "type": "array",
+            "items": {
+              "type": "string",
+              "enum": [
+                "badge",
+                "sound",
+                "list",
+                "banner"
+              ]
+            },
+            "description": "How a surface shows it now, with the app's current settings and the app not in front (in lists of delivered notifications)."
           }
         }
       },
@@ -2671,6 +3137,135 @@ enum OpenAPIDocument {
               "pending",
               "delivered"
             ]
+          }
+        }
+      },
+      "Session": {
+        "type": "object",
+        "required": [
+          "csrfToken",
+          "expires"
+        ],
+        "properties": {
+          "csrfToken": {
+            "type": "string",
+            "description": "Send it as X-CSRF-Token with every change made with the session cookie."
+          },
+          "expires": {
+            "type": "string",
+            "format": "date-time"
+          }
+        }
+      },
+      "SessionLogin": {
+        "type": "object",
+        "required": [
+          "code"
+        ],
+        "additionalProperties": false,
+        "properties": {
+          "code": {
+            "type": "string",
+            "description": "The one-time code from the login link's fragment (#login=CODE)."
+          }
+        }
+      },
+      "LoginLink": {
+        "type": "object",
+        "required": [
+          "code",
+          "path",
+          "expires"
+        ],
+        "properties": {
+          "code": {
+            "type": "string"
+          },
+          "path": {
+            "type": "string",
+            "description": "/#login=CODE: append it to the server's URL."
+          },
+          "expires": {
+            "type": "string",
+            "format": "date-time"
+          }
+        }
+      },
+      "SettingsChange": {
+        "type": "object",
+        "additionalProperties": false,
+        "description": "The user's change to an app's settings; fields left out stay as they are. Only an allowed app's settings change, and only what the app asked for (a notSupported setting stays so).",
+        "properties": {
+          "alertSetting": {
+            "type": "string",
+            "enum": [
+              "enabled",
+              "disabled"
+            ]
+          },
+          "soundSetting": {
+            "type": "string",
+            "enum": [
+              "enabled",
+              "disabled"
+            ]
+          },
+          "badgeSetting": {
+            "type": "string",
+            "enum": [
+              "enabled",
+              "disabled"
+            ]
+          },
+          "lockScreenSetting": {
+            "type": "string",
+            "enum": [
+              "enabled",
+              "disabled"
+            ]
+          },
+          "notificationCenterSetting": {
+            "type": "string",
+            "enum": [
+              "enabled",
+              "disabled"
+            ]
+          },
+          "criticalAlertSetting": {
+            "type": "string",
+            "enum": [
+              "enabled",
+              "disabled"
+            ]
+          },
+          "timeSensitiveSetting": {
+            "type": "string",
+            "enum": [
+              "enabled",
+              "disabled"
+            ]
+          },
+          "showPreviewsSetting": {
+            "type": "string",
+            "enum": [
+              "always",
+              "whenAuthenticated",
+              "never"
+            ]
+          }
+        }
+      },
+      "Badge": {
+        "type": "object",
+        "required": [
+          "badge"
+        ],
+        "additionalProperties": false,
+        "properties": {
+          "badge": {
+            "type": "integer",
+            "minimum": 0,
+            "description": "The app's badge count; 0 clears it."
           }
         }
       }

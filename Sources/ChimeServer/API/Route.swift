@@ -6,6 +6,8 @@ struct Route: Sendable {
     enum Endpoint: Sendable, Equatable {
         case none
         case methodNotAllowed([String])
+        /// A path segment or query argument that is not valid percent-encoding: a 400 naming it.
+        case invalidEncoding(message: String, field: String)
         case healthz, metrics, openAPI
         case push
         case listApps, createApp, getApp, removeApp, rotateToken
@@ -19,11 +21,19 @@ struct Route: Sendable {
         case appEvents, allEvents
         case location
         case deviceToken
+        case updateSettings
+        case setBadge
+        /// The web notification center: its page and its static files.
+        case webPage
+        case webAsset(name: String)
+        /// Web sign-in: the session (cookie), and one-time login links (owner token).
+        case getSession, createSession, deleteSession
+        case createLoginLink
 
         /// App-scoped routes only the owner token reaches: the user's answers and app management.
         var isOwnerOnly: Bool {
             switch self {
-            case .answerAuthorization, .respond, .rotateToken, .removeApp: true
+            case .answerAuthorization, .respond, .rotateToken, .removeApp, .updateSettings: true
             default: false
             }
         }
@@ -34,13 +44,26 @@ struct Route: Sendable {
     /// The `{app}` path parameter.
     var app: String?
 
-    /// Matches a request against the routing table.
+    /// Matches a request against the routing table. Path segments are percent-decoded one by one
+    /// after splitting on `/`, so a parameter may hold a `/` sent as `%2F`.
     static func match(_ request: HTTPRequest) -> Route {
+        var route = matchPath(request)
+        if let problem = request.queryError, route.endpoint != .push {
+            route.endpoint = .invalidEncoding(message: problem.description, field: problem.name)
+        }
+        return route
+    }
+
+    private static func matchPath(_ request: HTTPRequest) -> Route {
         let method = request.method.uppercased()
         let path = request.path
         if path.hasPrefix("/3/") || path == "/3" { return Route(endpoint: .push, template: "/3/device/{token}") }
-        var segments = path.split(separator: "/", omittingEmptySubsequences: false).map(String.init)
-        if segments.first == "" { segments.removeFirst() }
+        var segments: [String]
+        do {
+            segments = try request.pathSegments()
+        } catch {
+            return Route(endpoint: .invalidEncoding(message: "path segment \(error)", field: "path"), template: "unmatched")
+        }
         if segments.count > 1, segments.last == "" { segments.removeLast() }
 
         func pick(_ template: String, _ table: [String: Endpoint], app: String? = nil) -> Route {
@@ -53,6 +76,9 @@ struct Route: Sendable {
         case 1 where segments[0] == "healthz": return pick("/healthz", ["GET": .healthz])
         case 1 where segments[0] == "metrics": return pick("/metrics", ["GET": .metrics])
         case 1 where segments[0] == "openapi.json": return pick("/openapi.json", ["GET": .openAPI])
+        case 1 where segments[0] == "": return pick("/", ["GET": .webPage])
+        case 1 where WebAssets.file(named: segments[0]) != nil:
+            return pick("/{asset}", ["GET": .webAsset(name: segments[0])])
         default: break
         }
         guard segments.first == "v1", segments.count >= 2 else { return Route(endpoint: .none, template: "unmatched") }
@@ -61,6 +87,9 @@ struct Route: Sendable {
         case 1 where rest[0] == "apps": return pick("/v1/apps", ["GET": .listApps, "POST": .createApp])
         case 1 where rest[0] == "events": return pick("/v1/events", ["GET": .allEvents])
         case 1 where rest[0] == "location": return pick("/v1/location", ["POST": .location])
+        case 1 where rest[0] == "session":
+            return pick("/v1/session", ["GET": .getSession, "POST": .createSession, "DELETE": .deleteSession])
+        case 2 where rest == ["session", "links"]: return pick("/v1/session/links", ["POST": .createLoginLink])
         default: break
         }
         guard rest[0] == "apps", rest.count >= 2, !rest[1].isEmpty else { return Route(endpoint: .none, template: "unmatched") }
@@ -73,7 +102,7 @@ struct Route: Sendable {
             switch tail[0] {
             case "token": return pick(base + "/token", ["POST": .rotateToken], app: app)
             case "authorization": return pick(base + "/authorization", ["POST": .requestAuthorization], app: app)
-            case "settings": return pick(base + "/settings", ["GET": .settings], app: app)
+            case "settings": return pick(base + "/settings", ["GET": .settings, "PATCH": .updateSettings], app: app)
             case "categories": return pick(base + "/categories", ["GET": .getCategories, "PUT": .putCategories], app: app)
             case "requests":
                 return pick(base + "/requests", ["GET": .listRequests, "POST": .addRequests, "DELETE": .removeRequests], app: app)
@@ -82,6 +111,7 @@ struct Route: Sendable {
             case "responses": return pick(base + "/responses", ["GET": .outbox], app: app)
             case "events": return pick(base + "/events", ["GET": .appEvents], app: app)
             case "device-token": return pick(base + "/device-token", ["GET": .deviceToken], app: app)
+            case "badge": return pick(base + "/badge", ["PUT": .setBadge], app: app)
             default: break
             }
         case 2 where tail == ["authorization", "answer"]:

@@ -4,10 +4,18 @@ import Foundation
 public struct HTTPRequest: Sendable {
     /// `GET`, `POST`, … as sent.
     public var method: String
-    /// The path without the query, percent-decoded by libmicrohttpd (`/v1/apps/com.example.alarm`).
+    /// The path without the query, exactly as sent: still percent-encoded, so a `/` written as
+    /// `%2F` stays inside its segment (`/v1/apps/com.example.alarm/notifications/chat%2F42/responses`).
+    /// Always ASCII: bytes the client sent unescaped outside ASCII arrive as `%HH`. Split and
+    /// decode it with ``pathSegments()``; log it as it is.
     public var path: String
-    /// Query arguments in order; a repeated key appears once per value.
+    /// Query arguments in order, decoded (`+` is a space, `%HH` escapes are UTF-8 bytes); a
+    /// repeated key appears once per value. An argument that does not decode keeps its text as sent
+    /// and is described in ``queryError``.
     public var query: [(name: String, value: String)]
+    /// Why a query argument could not be decoded (an invalid `%` escape or bytes that are not
+    /// UTF-8), or nil. Handlers answer 400 rather than act on such an argument.
+    public var queryError: QueryDecodingError?
     /// Header fields with lowercased names; a repeated header keeps its last value.
     public var headers: [String: String]
     /// The body (at most the route's limit).
@@ -30,6 +38,38 @@ public struct HTTPRequest: Sendable {
 
     /// Every value of a query argument.
     public func queryValues(_ name: String) -> [String] { query.filter { $0.name == name }.map(\.value) }
+
+    /// The path's segments between `/`s, each percent-decoded: `/v1/apps/a/notifications/chat%2F42/responses`
+    /// gives `["v1", "apps", "a", "notifications", "chat/42", "responses"]`. A leading `/` starts
+    /// no segment; `/` alone gives `[""]`.
+    ///
+    /// - Throws: ``PercentDecodingError`` naming the first segment with an invalid escape or bytes
+    ///   that are not UTF-8.
+    public func pathSegments() throws(PercentDecodingError) -> [String] {
+        var raw = path.utf8.split(separator: UInt8(ascii: "/"), omittingEmptySubsequences: false)
+        if raw.count > 1, raw.first?.isEmpty == true { raw.removeFirst() }
+        var segments: [String] = []
+        segments.reserveCapacity(raw.count)
+        for segment in raw { segments.append(try PercentEncoding.decode(bytes: Array(segment))) }
+        return segments
+    }
+}
+
+/// A query argument that does not decode: its name (as far as it decodes) and the problem.
+public struct QueryDecodingError: Error, Sendable, CustomStringConvertible {
+    /// The argument's name, decoded when possible, else as sent.
+    public var name: String
+    /// What is wrong with its name or value.
+    public var problem: PercentDecodingError
+
+    /// An error for the argument `name` with `problem`.
+    public init(name: String, problem: PercentDecodingError) {
+        self.name = name
+        self.problem = problem
+    }
+
+    /// `query argument 'identifier': '100%' has an incomplete percent escape …`.
+    public var description: String { "query argument '\(name)': \(problem)" }
 }
 
 /// A response: status, header fields and a body that is either bytes or a live event stream.

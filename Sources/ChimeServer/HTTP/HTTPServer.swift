@@ -175,6 +175,7 @@ final class ServerCore: Sendable {
                 config.completed = requestCompletedCallback
                 config.notify_connection = connectionCallback
                 config.logger = logCallback
+                config.unescape = keepEscapesCallback
                 config.context = context
                 return chime_mhd_start_daemon(&config)
             }
@@ -388,9 +389,13 @@ final class ServerCore: Sendable {
             MHD_get_connection_values(connection, .HEADER_KIND, headerIterator, opaque)
             MHD_get_connection_values(connection, .GET_ARGUMENT_KIND, queryIterator, opaque)
         }
-        return HTTPRequest(method: method.map { String(cString: $0) } ?? "GET", path: url.map { String(cString: $0) } ?? "/",
-                           query: collector.query, headers: collector.headers, body: [],
-                           remoteAddress: Self.describe(chime_mhd_client_address(connection)))
+        // The path arrives as sent (see `keepEscapesCallback`): routes split it on `/` before decoding.
+        let path = url.map { PercentEncoding.escapingNonASCII(UnsafeRawBufferPointer(start: $0, count: strlen($0))) } ?? "/"
+        var request = HTTPRequest(method: method.map { String(cString: $0) } ?? "GET", path: path.isEmpty ? "/" : path,
+                                  query: collector.query, headers: collector.headers, body: [],
+                                  remoteAddress: Self.describe(chime_mhd_client_address(connection)))
+        request.queryError = collector.queryError
+        return request
     }
 
     static func describe(_ address: UnsafePointer<sockaddr>?) -> String {
@@ -448,6 +453,27 @@ final class RequestState: @unchecked Sendable {
 final class HeadCollector {
     var headers: [String: String] = [:]
     var query: [(name: String, value: String)] = []
+    /// The first query argument that did not decode.
+    var queryError: QueryDecodingError?
+
+    /// Decodes a query argument as libmicrohttpd hands it over: `+` already a space, `%HH` not yet
+    /// decoded (see `keepEscapesCallback`). One that does not decode keeps its text as sent.
+    func addArgument(key: UnsafePointer<CChar>, value: UnsafePointer<CChar>?) {
+        let rawKey = Self.bytes(key)
+        let rawValue = value.map(Self.bytes) ?? []
+        var name = String(decoding: rawKey, as: UTF8.self)
+        do {
+            name = try PercentEncoding.decode(bytes: rawKey)
+            query.append((name, try PercentEncoding.decode(bytes: rawValue)))
+        } catch {
+            if queryError == nil { queryError = QueryDecodingError(name: name, problem: error) }
+            query.append((name, String(decoding: rawValue, as: UTF8.self)))
+        }
+    }
+
+    private static func bytes(_ text: UnsafePointer<CChar>) -> [UInt8] {
+        Array(UnsafeRawBufferPointer(start: text, count: strlen(text)))
+    }
 }
 
 // MARK: - C callbacks (no captures: the context arrives through `cls`)
@@ -486,9 +512,16 @@ private let headerIterator: MHD_KeyValueIterator = { cls, _, key, value in
 
 private let queryIterator: MHD_KeyValueIterator = { cls, _, key, value in
     guard let cls, let key else { return .YES }
-    let collector = Unmanaged<HeadCollector>.fromOpaque(cls).takeUnretainedValue()
-    collector.query.append((String(cString: key), value.map { String(cString: $0) } ?? ""))
+    Unmanaged<HeadCollector>.fromOpaque(cls).takeUnretainedValue().addArgument(key: key, value: value)
     return .YES
+}
+
+/// Leaves `%HH` escapes in the path and in query arguments as they are: the path is split on `/`
+/// before its segments are decoded (so `%2F` stays inside a segment), and query arguments are
+/// decoded by `HeadCollector` with errors reported instead of passed over.
+private let keepEscapesCallback: chime_mhd_unescape_callback = { _, _, text in
+    guard let text else { return 0 }
+    return strlen(text)
 }
 
 private let streamReaderCallback: MHD_ContentReaderCallback = { cls, _, buffer, max in

@@ -61,11 +61,13 @@ public final class RunningService: Sendable {
         let engine = NotificationEngine(store: store, clock: SystemClock(),
                                         policy: FixedAuthorizationPolicy(configuration.autoAllow ? .grant : .ask))
         let metrics = Metrics()
-        let api = ChimeAPI(engine: engine, ownerTokenHash: Tokens.hash(ownerToken), metrics: metrics, logger: logger)
+        let api = ChimeAPI(engine: engine, ownerTokenHash: Tokens.hash(ownerToken), metrics: metrics, logger: logger,
+                           secureCookies: tls != nil)
         let server = HTTPServer(configuration: .init(listen: configuration.listen, tls: tls, connectionLimit: configuration.connectionLimit,
                                                      connectionTimeout: configuration.connectionTimeout,
                                                      heartbeatInterval: configuration.heartbeatInterval),
                                 handler: api, logger: logger, metrics: metrics)
+        raiseOpenFileLimit(connectionLimit: configuration.connectionLimit, logger: logger)
         engine.startScheduler()
         do {
             try server.start()
@@ -102,8 +104,10 @@ public final class RunningService: Sendable {
             "Data directory: \(dir)",
             "Owner token:    \(ChimeService.ownerTokenPath(dataDirectory: dir))",
             "Authorization:  " + (configuration.autoAllow ? "granted automatically (--auto-allow)" : "asks the user (chime apps allow|deny BUNDLE)"),
+            "Web center:     " + (configuration.listen.isUnix ? "needs a TCP listener (--listen HOST:PORT)" : "\(url)/ (sign in with `\(chime) open\(dataFlag)`)"),
             "",
             "Try next:",
+            "  \(chime) open\(dataFlag)",
             "  \(chime) apps add com.example.alarm\(dataFlag)",
             "  \(chime) apps allow com.example.alarm\(dataFlag)",
             "  \(chime) add --app com.example.alarm --title Hello --in 10s\(dataFlag)",
@@ -138,6 +142,28 @@ public final class RunningService: Sendable {
         try Self.writeFile(temporary, contents: JSONValue.object(object).serialized(pretty: true) + "\n", mode: 0o600, exclusive: false)
         guard rename(temporary, path) == 0 else {
             throw ServerError(.startFailed, "cannot write \(path): \(String(cString: strerror(errno)))")
+        }
+    }
+
+    /// Raises the soft limit on open files to the hard limit: every connection (an event stream
+    /// too) holds a descriptor, and the common soft limit of 1,024 runs out before
+    /// `connectionLimit` connections plus the store's files. Warns when even the hard limit is short.
+    static func raiseOpenFileLimit(connectionLimit: Int, logger: ServerLogger) {
+        let resource = __rlimit_resource_t(RLIMIT_NOFILE.rawValue)
+        var limit = rlimit()
+        guard getrlimit(resource, &limit) == 0 else { return }
+        if limit.rlim_cur < limit.rlim_max {
+            var raised = limit
+            raised.rlim_cur = limit.rlim_max
+            if setrlimit(resource, &raised) == 0 { limit = raised }
+        }
+        // libmicrohttpd accepts up to connectionLimit + 64 (the 503 margin); the store, the log and
+        // the listening socket need a few more.
+        let needed = connectionLimit + 64 + 32
+        if limit.rlim_cur < rlim_t(needed) {
+            logger.warning("the open-files limit is below what the connection limit needs", [
+                "limit": String(limit.rlim_cur), "needed": String(needed),
+            ])
         }
     }
 

@@ -1,0 +1,111 @@
+import ChimeCore
+import Foundation
+
+/// What a ``UNUserNotificationCenter`` stands on: an engine in this process (the default, and the
+/// simulator), or a `chime serve` service reached over HTTP (``ServiceBackend``).
+///
+/// Operations with a completion run in the order they were called: a backend starts them in call
+/// order and completes each after its change is committed.
+package protocol CenterBackend: AnyObject, Sendable {
+    /// "Now", on the backend's clock.
+    var now: Date { get }
+
+    /// Starts what delivers events for `app` (the engine's scheduler, the service's event stream).
+    func start(app: String)
+    /// Stops it again.
+    func stop(app: String)
+    /// Calls `handler` with each of the app's events; returns a token for ``unsubscribe(_:)``.
+    func subscribe(app: String?, handler: @escaping @Sendable (EngineEvent) -> Void) -> Int
+    func unsubscribe(_ token: Int)
+    /// Returns once every operation started before has completed.
+    func barrier() async
+
+    func requestAuthorization(app: String, options: UNAuthorizationOptions, completion: @escaping @Sendable (Result<Bool, any Error>) -> Void)
+    func settings(app: String, completion: @escaping @Sendable (Result<NotificationSettings, any Error>) -> Void)
+    func setCategories(_ categories: [NotificationCategory], app: String, completion: @escaping @Sendable (Result<Void, any Error>) -> Void)
+    func categories(app: String, completion: @escaping @Sendable (Result<[NotificationCategory], any Error>) -> Void)
+    func add(_ requests: [NotificationRequest], app: String, completion: @escaping @Sendable (Result<[Date?], any Error>) -> Void)
+    /// Completes with `error` in its turn (an operation that failed before it started).
+    func fail(_ error: any Error, completion: @escaping @Sendable (Result<Void, any Error>) -> Void)
+    func pending(app: String, completion: @escaping @Sendable (Result<[PendingRequest], any Error>) -> Void)
+    func removePending(app: String, identifiers: [String]?, completion: @escaping @Sendable (Result<[String], any Error>) -> Void)
+    func delivered(app: String, completion: @escaping @Sendable (Result<[DeliveredNotification], any Error>) -> Void)
+    func removeDelivered(app: String, identifiers: [String]?, completion: @escaping @Sendable (Result<[String], any Error>) -> Void)
+    func setBadge(_ count: Int, app: String, completion: @escaping @Sendable (Result<Void, any Error>) -> Void)
+
+    /// The app's outbox: answers not yet acknowledged.
+    func outbox(app: String) async throws -> [NotificationResponse]
+    /// Takes an answer out of the outbox.
+    func acknowledgeResponse(_ id: Int64, app: String) async throws
+    /// The user's answer; `false` when it goes nowhere (a dismiss without `.customDismissAction`).
+    func answer(app: String, notification: String, action: String, userText: String?) async throws -> Bool
+    /// An APNs payload, delivered as if APNs had sent it; `identifier` is the notification's
+    /// (APNs' collapse id).
+    func push(_ payload: Data, identifier: String, app: String) async throws
+    /// The device's location, for location triggers.
+    func moveDevice(to coordinate: Coordinate) async throws
+}
+
+extension CenterBackend {
+    /// The async form of a completion-handler operation.
+    func run<T: Sendable>(_ start: (@escaping @Sendable (Result<T, any Error>) -> Void) -> Void) async throws -> T {
+        try await withCheckedThrowingContinuation { continuation in
+            start { continuation.resume(with: $0) }
+        }
+    }
+}
+
+// MARK: - The engine in this process
+
+extension NotificationEngine: CenterBackend {
+    package var now: Date { clock.now }
+
+    package func start(app: String) { startScheduler() }
+    package func stop(app: String) { stopScheduler() }
+
+    package func requestAuthorization(app: String, options: UNAuthorizationOptions,
+                                      completion: @escaping @Sendable (Result<Bool, any Error>) -> Void) {
+        submit({ try $0.requestAuthorization(app: app, options: options).granted }, completion: completion)
+    }
+
+    package func settings(app: String, completion: @escaping @Sendable (Result<NotificationSettings, any Error>) -> Void) {
+        submit({ try $0.appRecord(app).settings }, completion: completion)
+    }
+
+    package func categories(app: String, completion: @escaping @Sendable (Result<[NotificationCategory], any Error>) -> Void) {
+        submit({ try $0.store.categories(app: app) }, completion: completion)
+    }
+
+    package func fail(_ error: any Error, completion: @escaping @Sendable (Result<Void, any Error>) -> Void) {
+        submit({ _ in throw error }, completion: completion)
+    }
+
+    package func pending(app: String, completion: @escaping @Sendable (Result<[PendingRequest], any Error>) -> Void) {
+        submit({ try $0.store.pending(app: app) }, completion: completion)
+    }
+
+    package func delivered(app: String, completion: @escaping @Sendable (Result<[DeliveredNotification], any Error>) -> Void) {
+        submit({ try $0.store.delivered(app: app, thread: nil) }, completion: completion)
+    }
+
+    package func setBadge(_ count: Int, app: String, completion: @escaping @Sendable (Result<Void, any Error>) -> Void) {
+        submit({ try $0.setBadge(count, app: app) }, completion: completion)
+    }
+
+    package func acknowledgeResponse(_ id: Int64, app: String) async throws {
+        _ = try await acknowledge(response: id, app: app)
+    }
+
+    package func answer(app: String, notification: String, action: String, userText: String?) async throws -> Bool {
+        try await respond(app: app, notification: notification, action: action, userText: userText) != nil
+    }
+
+    package func push(_ payload: Data, identifier: String, app: String) async throws {
+        let decoded = try APNsPayload.decode(payload)
+        try await deliverPush(decoded.content, identifier: identifier, silent: decoded.isSilent, app: app)
+    }
+
+    package func moveDevice(to coordinate: Coordinate) async throws {
+        _ = try await updateLocation(coordinate)
+    }
+}

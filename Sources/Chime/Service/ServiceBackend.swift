@@ -1,0 +1,342 @@
+import ChimeCore
+import Foundation
+import Synchronization
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// A center's backend that is a `chime serve` service: the app's requests, categories and answers
+/// live in the service, which fires them, shows them in the web center and on the desktop, and
+/// sends the user's answers back over its event stream.
+///
+/// Selected by `UNUserNotificationCenter.current()` when `CHIME_SERVICE` is set:
+///
+/// ```sh
+/// chime apps add com.example.alarm            # prints the app's token once
+/// CHIME_SERVICE=http://127.0.0.1:7878 CHIME_APP_TOKEN=<token> \
+///   CHIME_BUNDLE_IDENTIFIER=com.example.alarm swift run alarm
+/// ```
+///
+/// Operations run one at a time in call order, as with the embedded engine; each completes when
+/// the service has committed it. Events (deliveries, answers) arrive over a server-sent event
+/// stream that resumes where it stopped after a reconnect; answers given while the app was away
+/// wait in the service's outbox.
+package final class ServiceBackend: CenterBackend {
+    package let baseURL: URL
+    private let token: String
+    private let session: URLSession
+    private let clock = SystemClock()
+
+    private struct State {
+        var tail: Task<Void, Never>?
+        var subscribers: [Int: @Sendable (EngineEvent) -> Void] = [:]
+        var nextToken = 1
+        var stream: Task<Void, Never>?
+        var lastEventID: String?
+        var deviceToken: String?
+    }
+
+    private let state = Mutex(State())
+
+    /// - Parameters:
+    ///   - baseURL: the service, as `chime serve` prints it (`http://127.0.0.1:7878`).
+    ///   - token: the app's token from `chime apps add`.
+    package init(baseURL: URL, token: String) {
+        self.baseURL = baseURL
+        self.token = token
+        let configuration = URLSessionConfiguration.ephemeral
+        configuration.timeoutIntervalForRequest = 30
+        self.session = URLSession(configuration: configuration)
+    }
+
+    deinit { state.withLock { $0.stream?.cancel() } }
+
+    package var now: Date { clock.now }
+
+    // MARK: Ordering
+
+    /// Runs `operation` after every operation started before it, then `completion`.
+    private func enqueue<T: Sendable>(_ operation: @escaping @Sendable () async throws -> T,
+                                      completion: @escaping @Sendable (Result<T, any Error>) -> Void) {
+        state.withLock { state in
+            let previous = state.tail
+            state.tail = Task {
+                await previous?.value
+                do { completion(.success(try await operation())) } catch { completion(.failure(error)) }
+            }
+        }
+    }
+
+    package func barrier() async {
+        let tail = state.withLock { $0.tail }
+        await tail?.value
+    }
+
+    // MARK: HTTP
+
+    private func path(_ app: String, _ rest: String = "") -> String {
+        "/v1/apps/" + Self.escape(app) + rest
+    }
+
+    /// Percent-encodes a path segment or query value (everything but unreserved characters).
+    static func escape(_ text: String) -> String {
+        text.addingPercentEncoding(withAllowedCharacters: CharacterSet(charactersIn:
+            "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")) ?? text
+    }
+
+    /// Sends a request and returns the JSON answer (`nil` for an empty body); an error answer
+    /// becomes the error Apple's API or Chime's would throw.
+    @discardableResult
+    private func call(_ method: String, _ target: String, json: JSONValue? = nil, body: [UInt8]? = nil,
+                      headers: [(String, String)] = []) async throws -> JSONValue? {
+        guard let url = URL(string: baseURL.absoluteString.trimmingSuffix("/") + target) else {
+            throw ChimeError(.invalidValue, field: "CHIME_SERVICE", "cannot make a URL of \(baseURL.absoluteString) and \(target)")
+        }
+        var request = URLRequest(url: url)
+        request.httpMethod = method
+        request.setValue("Bearer \(token)", forHTTPHeaderField: "Authorization")
+        if let bytes = json?.serializedBytes() ?? body {
+            request.httpBody = Data(bytes)
+            request.setValue("application/json", forHTTPHeaderField: "Content-Type")
+        }
+        for (name, value) in headers { request.setValue(value, forHTTPHeaderField: name) }
+        let data: Data, response: URLResponse
+        do {
+            (data, response) = try await session.data(for: request)
+        } catch {
+            throw ChimeError(.serviceUnavailable, "cannot reach the Chime service at \(baseURL.absoluteString) (\(error.localizedDescription)); is `chime serve` running there?")
+        }
+        let status = (response as? HTTPURLResponse)?.statusCode ?? 0
+        let answer = data.isEmpty ? nil : try? JSONValue.parse(data)
+        guard (200..<300).contains(status) else { throw Self.error(status: status, answer: answer, target: target) }
+        return answer
+    }
+
+    static func error(status: Int, answer: JSONValue?, target: String) -> any Error {
+        if case .string(let reason)? = answer?["reason"] {
+            return APNsPayloadError(reason: reason, status: status, message: "the service refused the push: \(reason)")
+        }
+        var code = "", message = "the Chime service answered HTTP \(status) to \(target)", field: String?
+        if case .object(let error)? = answer?["error"] {
+            if case .string(let text)? = error["code"] { code = text }
+            if case .string(let text)? = error["message"] { message = text }
+            if case .string(let text)? = error["field"] { field = text }
+        }
+        switch (status, code) {
+        case (_, "notificationsNotAllowed"): return UNError(.notificationsNotAllowed, message)
+        case (_, "badgeInputInvalid"): return UNError(.badgeInputInvalid, message)
+        case (401, _):
+            return ChimeError(.notPermitted, field: "CHIME_APP_TOKEN", "the service refused the app's token (\(message)); use the token `chime apps add` printed")
+        case (403, _): return ChimeError(.notPermitted, message)
+        case (500..., _): return ChimeError(.serviceUnavailable, field: field, message)
+        default: return ChimeError(code.isEmpty ? .invalidValue : ChimeError.Code(rawValue: code), field: field, message)
+        }
+    }
+
+    private static func items<T>(_ answer: JSONValue?, _ decode: (JSONValue, String) throws(ChimeError) -> T) throws -> [T] {
+        guard case .array(let values)? = answer else {
+            throw ChimeError(.malformedInput, "the service's answer is not a list")
+        }
+        var result: [T] = []
+        for (index, value) in values.enumerated() { result.append(try decode(value, "[\(index)]")) }
+        return result
+    }
+
+    private static func removed(_ answer: JSONValue?) -> [String] {
+        guard case .array(let values)? = answer?["removed"] else { return [] }
+        return values.compactMap { if case .string(let text) = $0 { text } else { nil } }
+    }
+
+    // MARK: Operations
+
+    package func requestAuthorization(app: String, options: UNAuthorizationOptions,
+                                      completion: @escaping @Sendable (Result<Bool, any Error>) -> Void) {
+        enqueue({ [self] in
+            let names = options.names(from: UNAuthorizationOptions.names).map(JSONValue.string)
+            var answer = try await call("POST", path(app, "/authorization"), json: ["options": .array(names)])
+            // The user has not answered yet (the web center or `chime apps allow|deny` asks): wait
+            // for the answer, as iOS waits for its alert.
+            while case .string("notDetermined")? = answer?["status"] {
+                try await Task.sleep(for: .milliseconds(500))
+                let settings = try await call("GET", path(app, "/settings"))
+                answer = ["status": settings?["authorizationStatus"] ?? .null]
+            }
+            guard case .string(let status)? = answer?["status"] else { return false }
+            return status == "authorized" || status == "provisional" || status == "ephemeral"
+        }, completion: completion)
+    }
+
+    package func settings(app: String, completion: @escaping @Sendable (Result<NotificationSettings, any Error>) -> Void) {
+        enqueue({ [self] in try NotificationSettings(json: try await call("GET", path(app, "/settings")) ?? .null) }, completion: completion)
+    }
+
+    package func setCategories(_ categories: [NotificationCategory], app: String,
+                               completion: @escaping @Sendable (Result<Void, any Error>) -> Void) {
+        enqueue({ [self] in _ = try await call("PUT", path(app, "/categories"), json: .array(categories.map(\.json))) }, completion: completion)
+    }
+
+    package func categories(app: String, completion: @escaping @Sendable (Result<[NotificationCategory], any Error>) -> Void) {
+        enqueue({ [self] in
+            try Self.items(try await call("GET", path(app, "/categories"))) { value, field throws(ChimeError) in
+                try NotificationCategory(json: value, field: field)
+            }
+        }, completion: completion)
+    }
+
+    package func add(_ requests: [NotificationRequest], app: String, completion: @escaping @Sendable (Result<[Date?], any Error>) -> Void) {
+        enqueue({ [self] in
+            let answer = try await call("POST", path(app, "/requests"), json: .array(requests.map(\.json)))
+            return try Self.items(answer) { value, field throws(ChimeError) in try PendingRequest(json: value, field: field).nextFireDate }
+        }, completion: completion)
+    }
+
+    package func fail(_ error: any Error, completion: @escaping @Sendable (Result<Void, any Error>) -> Void) {
+        enqueue({ throw error }, completion: completion)
+    }
+
+    package func pending(app: String, completion: @escaping @Sendable (Result<[PendingRequest], any Error>) -> Void) {
+        enqueue({ [self] in
+            try Self.items(try await call("GET", path(app, "/requests"))) { value, field throws(ChimeError) in try PendingRequest(json: value, field: field) }
+        }, completion: completion)
+    }
+
+    private func query(_ identifiers: [String]?) -> String {
+        guard let identifiers else { return "" }
+        return "?" + identifiers.map { "identifier=" + Self.escape($0) }.joined(separator: "&")
+    }
+
+    package func removePending(app: String, identifiers: [String]?, completion: @escaping @Sendable (Result<[String], any Error>) -> Void) {
+        if identifiers?.isEmpty == true { return enqueue({ [] }, completion: completion) }
+        enqueue({ [self] in Self.removed(try await call("DELETE", path(app, "/requests" + query(identifiers)))) }, completion: completion)
+    }
+
+    package func delivered(app: String, completion: @escaping @Sendable (Result<[DeliveredNotification], any Error>) -> Void) {
+        enqueue({ [self] in
+            try Self.items(try await call("GET", path(app, "/notifications"))) { value, field throws(ChimeError) in
+                try DeliveredNotification(json: value, field: field)
+            }
+        }, completion: completion)
+    }
+
+    package func removeDelivered(app: String, identifiers: [String]?, completion: @escaping @Sendable (Result<[String], any Error>) -> Void) {
+        if identifiers?.isEmpty == true { return enqueue({ [] }, completion: completion) }
+        enqueue({ [self] in Self.removed(try await call("DELETE", path(app, "/notifications" + query(identifiers)))) }, completion: completion)
+    }
+
+    package func setBadge(_ count: Int, app: String, completion: @escaping @Sendable (Result<Void, any Error>) -> Void) {
+        enqueue({ [self] in _ = try await call("PUT", path(app, "/badge"), json: ["badge": .integer(Int64(count))]) }, completion: completion)
+    }
+
+    package func outbox(app: String) async throws -> [NotificationResponse] {
+        try Self.items(try await call("GET", path(app, "/responses"))) { value, field throws(ChimeError) in try NotificationResponse(json: value, field: field) }
+    }
+
+    package func acknowledgeResponse(_ id: Int64, app: String) async throws {
+        try await call("POST", path(app, "/responses/\(id)/ack"))
+    }
+
+    package func answer(app: String, notification: String, action: String, userText: String?) async throws -> Bool {
+        throw ChimeError(.notPermitted, field: "actionIdentifier",
+                         "answers come from the user, on the service's surfaces (the web center, `chime respond`), not from the app")
+    }
+
+    package func push(_ payload: Data, identifier: String, app: String) async throws {
+        let decoded = try APNsPayload.decode(payload)
+        let device: String
+        if let known = state.withLock({ $0.deviceToken }) {
+            device = known
+        } else {
+            guard case .string(let fetched)? = try await call("GET", path(app, "/device-token"))?["deviceToken"] else {
+                throw ChimeError(.malformedInput, "the service did not give the app's device token")
+            }
+            state.withLock { $0.deviceToken = fetched }
+            device = fetched
+        }
+        var headers = [("apns-topic", app), ("apns-push-type", decoded.isSilent ? "background" : "alert"), ("apns-priority", decoded.isSilent ? "5" : "10")]
+        if identifier.utf8.count <= 64 { headers.append(("apns-collapse-id", identifier)) }
+        try await call("POST", "/3/device/" + device, body: Array(payload), headers: headers)
+    }
+
+    package func moveDevice(to coordinate: Coordinate) async throws {
+        throw ChimeError(.notPermitted, field: "location",
+                         "the device's location belongs to the user: the service takes it from the owner (POST /v1/location), not from an app")
+    }
+
+    // MARK: Events
+
+    package func subscribe(app: String?, handler: @escaping @Sendable (EngineEvent) -> Void) -> Int {
+        state.withLock { state in
+            defer { state.nextToken += 1 }
+            state.subscribers[state.nextToken] = handler
+            return state.nextToken
+        }
+    }
+
+    package func unsubscribe(_ token: Int) {
+        _ = state.withLock { $0.subscribers.removeValue(forKey: token) }
+    }
+
+    /// Follows the app's event stream until stopped, reconnecting with `Last-Event-ID` (1 s, then
+    /// up to 10 s apart while the service is away).
+    package func start(app: String) {
+        state.withLock { state in
+            guard state.stream == nil else { return }
+            state.stream = Task { [weak self] in
+                var delay = 1.0
+                while !Task.isCancelled {
+                    guard let self else { return }
+                    let received = await self.follow(app: app)
+                    delay = received ? 1 : min(delay * 2, 10)
+                    try? await Task.sleep(for: .seconds(delay))
+                }
+            }
+        }
+    }
+
+    package func stop(app: String) {
+        state.withLock { state in
+            state.stream?.cancel()
+            state.stream = nil
+        }
+    }
+
+    /// One connection of the event stream; returns whether any event arrived.
+    private func follow(app: String) async -> Bool {
+        guard let url = URL(string: baseURL.absoluteString.trimmingSuffix("/") + path(app, "/events")) else { return false }
+        var request = URLRequest(url: url)
+        request.setValue("Bearer \(token)", forHTTPHeaderField: "Authorization")
+        request.setValue("text/event-stream", forHTTPHeaderField: "Accept")
+        request.timeoutInterval = 365 * 86_400
+        if let last = state.withLock({ $0.lastEventID }) { request.setValue(last, forHTTPHeaderField: "Last-Event-ID") }
+        let received = Atomic<Bool>(false)
+        let reader = EventStreamReader { [weak self] kind, id, data in
+            received.store(true, ordering: .relaxed)
+            self?.dispatch(kind: kind, id: id, data: data)
+        }
+        let session = URLSession(configuration: .default, delegate: reader, delegateQueue: nil)
+        let task = session.dataTask(with: request)
+        task.resume()
+        await withTaskCancellationHandler {
+            _ = try? await reader.finished()
+        } onCancel: {
+            task.cancel()
+        }
+        session.invalidateAndCancel()
+        return received.load(ordering: .relaxed)
+    }
+
+    private func dispatch(kind: String, id: String?, data: String) {
+        if let id { state.withLock { $0.lastEventID = id } }
+        guard let json = try? JSONValue.parse(Array(data.utf8)), let event = try? EngineEvent(json: json) else { return }
+        let handlers = state.withLock { Array($0.subscribers.values) }
+        for handler in handlers { handler(event) }
+    }
+}
+
+extension String {
+    fileprivate func trimmingSuffix(_ suffix: String) -> String {
+        var text = self
+        while text.hasSuffix(suffix) { text.removeLast(suffix.count) }
+        return text
+    }
+}

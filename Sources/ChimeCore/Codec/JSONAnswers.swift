@@ -1,0 +1,149 @@
+import Foundation
+
+// Decoders for what the service answers — the encoders' outputs read back — used by a center that
+// talks to `chime serve` over HTTP. They accept the fields the encoders write and ignore fields a
+// later service may add, so a newer service does not break an older app.
+
+extension JSONMapping {
+    /// The object's members without `keys` (fields the strict request decoders do not take).
+    static func dropping(_ keys: [String], from value: JSONValue) -> JSONValue {
+        guard case .object(var object) = value else { return value }
+        for key in keys { object[key] = nil }
+        return .object(object)
+    }
+
+    /// Only the members a strict decoder accepts (the service may add fields).
+    static func keeping(_ keys: [String], from value: JSONValue) -> JSONValue {
+        guard case .object(let object) = value else { return value }
+        var kept = JSONObject()
+        for key in keys { if let member = object[key] { kept[key] = member } }
+        return .object(kept)
+    }
+}
+
+extension NotificationSettings {
+    /// Reads `GET /v1/apps/{app}/settings` (the encoder's output); unknown or missing names keep the
+    /// defaults.
+    public init(json: JSONValue) throws(ChimeError) {
+        guard case .object(let object) = json else {
+            throw ChimeError(.malformedInput, field: "settings", "settings: expected an object, found \(json.kindDescription)")
+        }
+        self.init()
+        func setting(_ key: String) -> UNNotificationSetting? {
+            guard case .string(let name)? = object[key] else { return nil }
+            return [UNNotificationSetting.notSupported, .disabled, .enabled].first { $0.jsonName == name }
+        }
+        if case .string(let name)? = object["authorizationStatus"],
+           let status = [UNAuthorizationStatus.notDetermined, .denied, .authorized, .provisional, .ephemeral].first(where: { $0.name == name }) {
+            authorizationStatus = status
+        }
+        soundSetting = setting("soundSetting") ?? soundSetting
+        badgeSetting = setting("badgeSetting") ?? badgeSetting
+        alertSetting = setting("alertSetting") ?? alertSetting
+        notificationCenterSetting = setting("notificationCenterSetting") ?? notificationCenterSetting
+        lockScreenSetting = setting("lockScreenSetting") ?? lockScreenSetting
+        carPlaySetting = setting("carPlaySetting") ?? carPlaySetting
+        criticalAlertSetting = setting("criticalAlertSetting") ?? criticalAlertSetting
+        announcementSetting = setting("announcementSetting") ?? announcementSetting
+        timeSensitiveSetting = setting("timeSensitiveSetting") ?? timeSensitiveSetting
+        scheduledDeliverySetting = setting("scheduledDeliverySetting") ?? scheduledDeliverySetting
+        directMessagesSetting = setting("directMessagesSetting") ?? directMessagesSetting
+        if case .string(let name)? = object["alertStyle"], let style = [UNAlertStyle.none, .banner, .alert].first(where: { $0.jsonName == name }) {
+            alertStyle = style
+        }
+        if case .string(let name)? = object["showPreviewsSetting"],
+           let previews = [UNShowPreviewsSetting.always, .whenAuthenticated, .never].first(where: { $0.jsonName == name }) {
+            showPreviewsSetting = previews
+        }
+        if case .bool(let flag)? = object["providesAppNotificationSettings"] { providesAppNotificationSettings = flag }
+    }
+}
+
+extension NotificationRequest {
+    /// A request as the service lists it (content fields, `identifier`, `trigger`), where `trigger`
+    /// may also be `{"type": "push"}`.
+    static func answer(_ json: JSONValue, field: String) throws(ChimeError) -> NotificationRequest {
+        let known = ["identifier", "trigger"] + JSONMapping.contentFields
+        var value = JSONMapping.keeping(known, from: json)
+        var push = false
+        if case .object(let trigger)? = value["trigger"], trigger["type"] == .string("push") {
+            push = true
+            value = JSONMapping.dropping(["trigger"], from: value)
+        }
+        var request = try NotificationRequest(json: value, field: field)
+        if push { request = NotificationRequest(identifier: request.identifier, content: request.content, trigger: .push) }
+        return request
+    }
+}
+
+extension PendingRequest {
+    /// An item of `GET /v1/apps/{app}/requests`.
+    public init(json: JSONValue, field: String = "") throws(ChimeError) {
+        let request = try NotificationRequest.answer(json, field: field)
+        var next: Date?
+        if let value = json["nextTriggerDate"], value != .null {
+            next = try JSONMapping.date(value, field: JSONPath.member(field, "nextTriggerDate"), code: .malformedInput)
+        }
+        self.init(request: request, nextFireDate: next, anchor: next ?? Date(timeIntervalSince1970: 0))
+    }
+}
+
+extension DeliveredNotification {
+    /// An item of `GET /v1/apps/{app}/notifications`, or an event's `notification`.
+    public init(json: JSONValue, field: String = "") throws(ChimeError) {
+        let request = try NotificationRequest.answer(json, field: field)
+        guard let dateValue = json["date"] else {
+            throw ChimeError(.malformedInput, field: JSONPath.member(field, "date"), "\(JSONPath.member(field, "date")) is missing")
+        }
+        self.init(request: request, date: try JSONMapping.date(dateValue, field: JSONPath.member(field, "date"), code: .malformedInput))
+    }
+}
+
+extension NotificationResponse {
+    /// An item of `GET /v1/apps/{app}/responses`, or an event's `response`.
+    public init(json: JSONValue, field: String = "") throws(ChimeError) {
+        let path = { (key: String) in JSONPath.member(field, key) }
+        guard case .integer(let id)? = json["id"] else {
+            throw ChimeError(.malformedInput, field: path("id"), "\(path("id")): expected the response's integer id")
+        }
+        guard let notification = json["notification"] else {
+            throw ChimeError(.malformedInput, field: path("notification"), "\(path("notification")) is missing")
+        }
+        guard case .string(let action)? = json["actionIdentifier"] else {
+            throw ChimeError(.malformedInput, field: path("actionIdentifier"), "\(path("actionIdentifier")): expected a string")
+        }
+        var text: String?
+        if case .string(let value)? = json["userText"] { text = value }
+        guard let dateValue = json["date"] else {
+            throw ChimeError(.malformedInput, field: path("date"), "\(path("date")) is missing")
+        }
+        self.init(id: id, notification: try DeliveredNotification(json: notification, field: path("notification")), actionIdentifier: action,
+                  userText: text, date: try JSONMapping.date(dateValue, field: path("date"), code: .malformedInput))
+    }
+}
+
+extension EngineEvent {
+    /// An event of the service's event stream (`data:` of `GET /v1/apps/{app}/events`). An event of
+    /// a kind this version does not know is `nil`.
+    public init?(json: JSONValue) throws(ChimeError) {
+        guard case .string(let kindName)? = json["kind"], let kind = Kind(rawValue: kindName) else { return nil }
+        guard case .string(let app)? = json["app"] else {
+            throw ChimeError(.malformedInput, field: "app", "the event has no app")
+        }
+        var sequence: Int64 = 0
+        if case .integer(let value)? = json["sequence"] { sequence = value }
+        let date = try json["date"].map { value throws(ChimeError) in try JSONMapping.date(value, field: "date", code: .malformedInput) } ?? Date()
+        var notification: DeliveredNotification?
+        if let value = json["notification"] { notification = try DeliveredNotification(json: value, field: "notification") }
+        var response: NotificationResponse?
+        if let value = json["response"] { response = try NotificationResponse(json: value, field: "response") }
+        var identifiers: [String] = []
+        if case .array(let items)? = json["identifiers"] {
+            identifiers = items.compactMap { if case .string(let text) = $0 { text } else { nil } }
+        }
+        var scope: String?
+        if case .string(let value)? = json["scope"] { scope = value }
+        self.init(sequence: sequence, app: app, kind: kind, date: date, notification: notification, response: response,
+                  identifiers: identifiers, scope: scope)
+    }
+}

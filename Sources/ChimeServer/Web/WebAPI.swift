@@ -1,0 +1,127 @@
+import ChimeCore
+import Foundation
+
+/// The web notification center's side of the API: its files, signing in and out, and the
+/// settings switches. See ``WebSessions`` for the sign-in flow and the CSRF rules.
+extension ChimeAPI {
+    // MARK: Files
+
+    /// A file of the center, with its security headers; `304` when the browser's copy is current.
+    func webFile(_ name: String, request: HTTPRequest, route: Route) -> HTTPResponse {
+        guard let file = WebAssets.file(named: name) else {
+            return APIError.notFound("no file \(name)").response(route: route.template)
+        }
+        var headers: [(name: String, value: String)] = [
+            ("ETag", file.etag), ("Cache-Control", "no-cache"), ("X-Content-Type-Options", "nosniff"), ("Referrer-Policy", "no-referrer"),
+        ]
+        if file.contentType.hasPrefix("text/html") {
+            headers += [("Content-Security-Policy", WebAssets.contentSecurityPolicy), ("X-Frame-Options", "DENY"),
+                        ("Cross-Origin-Opener-Policy", "same-origin")]
+        }
+        if let tags = request.header("if-none-match"), tags.split(separator: ",").contains(where: { $0.trimmingCharacters(in: .whitespaces) == file.etag }) {
+            return HTTPResponse(status: 304, headers: headers, route: route.template)
+        }
+        return HTTPResponse(status: 200, headers: [("Content-Type", file.contentType)] + headers, body: .bytes(file.bytes), route: route.template)
+    }
+
+    // MARK: Sessions
+
+    /// `POST /v1/session` `{"code": "..."}`: trades a one-time login code for a session cookie.
+    func createSession(_ request: HTTPRequest, route: Route) async throws -> HTTPResponse {
+        try checkOrigin(request)
+        let object = try Fields(try jsonBody(request), accepted: ["code"])
+        let code = try object.requiredString("code")
+        guard sessions.redeem(code) else {
+            throw APIError(401, "invalidLogin", "this sign-in link was already used or has expired (links last 2 minutes and work once); run `chime open` for a new one",
+                           field: "code")
+        }
+        let (secret, expires) = try await sessions.startSession()
+        var response = json(["csrfToken": .string(WebSessions.csrfToken(forSession: secret)), "expires": JSONMapping.json(expires)],
+                            status: 201, route: route)
+        response.headers += [("Set-Cookie", WebSessions.setCookie(secret, secure: secureCookies)), ("Cache-Control", "no-store")]
+        return response
+    }
+
+    /// `GET /v1/session`: whether the browser is signed in, and its CSRF token.
+    func currentSession(_ request: HTTPRequest, route: Route) async throws -> HTTPResponse {
+        guard let secret = WebSessions.sessionCookie(in: request), let expires = try await sessions.validate(secret) else {
+            throw APIError(401, "signedOut", "not signed in; run `chime open` and follow the link it prints")
+        }
+        var response = json(["csrfToken": .string(WebSessions.csrfToken(forSession: secret)), "expires": JSONMapping.json(expires)], route: route)
+        response.headers.append(("Cache-Control", "no-store"))
+        return response
+    }
+
+    /// `DELETE /v1/session`: signs out (the session ends on the server too).
+    func deleteSession(_ request: HTTPRequest, route: Route) async throws -> HTTPResponse {
+        guard let secret = WebSessions.sessionCookie(in: request) else {
+            throw APIError(401, "signedOut", "not signed in")
+        }
+        try await checkSession(secret, request: request)
+        try await sessions.endSession(secret)
+        return HTTPResponse(status: 204, headers: [("Set-Cookie", WebSessions.setCookie(nil, secure: secureCookies))], route: route.template)
+    }
+
+    /// Checks a request authenticated by the session cookie: a live session, and for a state
+    /// change the session's CSRF token in `X-CSRF-Token` and a same-origin request.
+    func checkSession(_ secret: String, request: HTTPRequest) async throws {
+        guard try await sessions.validate(secret) != nil else {
+            throw APIError(401, "signedOut", "the session has ended; run `chime open` to sign in again")
+        }
+        let method = request.method.uppercased()
+        guard method != "GET", method != "HEAD" else { return }
+        try checkOrigin(request)
+        guard let presented = request.header("x-csrf-token"), !presented.isEmpty else {
+            throw APIError(403, "csrf", "a change made with the session cookie needs the X-CSRF-Token header from GET /v1/session")
+        }
+        guard Tokens.equal(presented, WebSessions.csrfToken(forSession: secret)) else {
+            throw APIError(403, "csrf", "the X-CSRF-Token header does not match this session; reload the page")
+        }
+    }
+
+    /// Refuses requests a browser marks as coming from another site.
+    func checkOrigin(_ request: HTTPRequest) throws {
+        if let site = request.header("sec-fetch-site"), site != "same-origin", site != "none" {
+            throw APIError(403, "csrf", "a request from another site (Sec-Fetch-Site: \(site)) cannot use the session")
+        }
+        if let origin = request.header("origin"), let host = request.header("host") {
+            let stripped = origin.replacingOccurrences(of: "http://", with: "").replacingOccurrences(of: "https://", with: "")
+            guard stripped == host else {
+                throw APIError(403, "csrf", "a request from another origin (\(origin.prefix(100))) cannot use the session")
+            }
+        }
+    }
+
+    // MARK: Settings
+
+    /// `PATCH /v1/apps/{app}/settings`: `{"soundSetting": "disabled", "showPreviewsSetting": "never"}`.
+    func updateSettings(_ request: HTTPRequest, app: String) async throws -> NotificationSettings {
+        let names = SettingsChange.switchNames.map(\.name) + ["showPreviewsSetting"]
+        let object = try Fields(try jsonBody(request), accepted: names)
+        var change = SettingsChange()
+        for entry in SettingsChange.switchNames {
+            guard let text = try object.string(entry.name) else { continue }
+            switch text {
+            case "enabled": change[keyPath: entry.keyPath] = .enabled
+            case "disabled": change[keyPath: entry.keyPath] = .disabled
+            default:
+                throw APIError.badRequest("invalidValue", "\(entry.name) is \"\(text.prefix(40))\"; accepted: enabled, disabled", field: entry.name)
+            }
+        }
+        if let text = try object.string("showPreviewsSetting") {
+            switch text {
+            case "always": change.showPreviews = .always
+            case "whenAuthenticated": change.showPreviews = .whenAuthenticated
+            case "never": change.showPreviews = .never
+            default:
+                throw APIError.badRequest("invalidValue", "showPreviewsSetting is \"\(text.prefix(40))\"; accepted: always, whenAuthenticated, never",
+                                          field: "showPreviewsSetting")
+            }
+        }
+        do {
+            return try await engine.changeSettings(app: app, change)
+        } catch let error as ChimeError where error.field == "authorizationStatus" {
+            throw APIError(409, "notAllowed", error.message, field: error.field)
+        }
+    }
+}

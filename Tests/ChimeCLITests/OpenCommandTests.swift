@@ -1,0 +1,56 @@
+import ChimeCore
+import ChimeServer
+import Foundation
+import Testing
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// `chime open`: the one-time login link for the web center, printed (and opened where there is a
+/// desktop).
+@Suite("chime open")
+struct OpenCommandTests {
+    @Test("--print prints a one-time link on the server's URL that signs in once; --json gives url and expiry")
+    func printsLink() async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("chime-open-\(UUID().uuidString)").path
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let configuration = ChimeService.Configuration(dataDirectory: directory, listen: .tcp(host: "127.0.0.1", port: 0), printsBanner: false)
+        let service = try await RunningService.start(configuration: configuration)
+        defer { Task { await service.stop() } }
+        func run(_ arguments: [String]) async throws -> (Int32, String, String) {
+            try await withCheckedThrowingContinuation { continuation in
+                Thread { continuation.resume(with: Result { try BinaryTests.chime(arguments + ["--data", directory]) }) }.start()
+            }
+        }
+
+        let (status, output, errors) = try await run(["open", "--print"])
+        #expect(status == 0)
+        let url = output.trimmingCharacters(in: .whitespacesAndNewlines)
+        #expect(url.hasPrefix(service.url + "/#login="))
+        #expect(errors.contains("once"))
+        #expect(!output.contains(service.ownerToken))
+        let code = String(url.split(separator: "=").last ?? "")
+        let body = Data(#"{"code": "\#(code)"}"#.utf8)
+        func signIn() async throws -> Int {
+            var request = URLRequest(url: URL(string: service.url + "/v1/session")!)
+            request.httpMethod = "POST"
+            request.httpBody = body
+            request.setValue("application/json", forHTTPHeaderField: "Content-Type")
+            let (_, response) = try await URLSession.shared.data(for: request)
+            return (response as? HTTPURLResponse)?.statusCode ?? 0
+        }
+        #expect(try await signIn() == 201)
+        #expect(try await signIn() == 401)
+
+        let (jsonStatus, jsonOutput, _) = try await run(["open", "--json"])
+        #expect(jsonStatus == 0)
+        let link = try JSONValue.parse(Array(jsonOutput.utf8))
+        if case .string(let text)? = link["url"] { #expect(text.contains("#login=")) } else { Issue.record("no url in \(jsonOutput)") }
+        #expect(link["expires"] != nil)
+
+        let (usageStatus, _, usage) = try await run(["open", "extra"])
+        #expect(usageStatus == 2)
+        #expect(usage.contains("open takes no arguments"))
+        await service.stop()
+    }
+}

@@ -1,0 +1,281 @@
+import ChimeCore
+import ChimeServer
+import Foundation
+import Synchronization
+import Testing
+#if canImport(Glibc)
+import Glibc
+#endif
+@testable import ChimeCLI
+
+/// The CLI against a service on a Unix socket (`chime serve --listen unix:/path`).
+@Suite("chime: over a Unix socket")
+struct UnixSocketTests {
+    static let chat = "chat/42 ü?#%"
+
+    /// A short temporary directory: socket paths must stay under 108 bytes.
+    static func directory() -> String {
+        "/tmp/chime-unix-\(UUID().uuidString.prefix(8))"
+    }
+
+    /// Starts a service on `DIR/chime.sock`, runs `body`, stops it and removes the directory.
+    static func withService(_ body: (RunningService, String) async throws -> Void) async throws {
+        let directory = directory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        var configuration = ChimeService.Configuration(dataDirectory: directory, listen: .unix(path: directory + "/chime.sock"),
+                                                       autoAllow: true, printsBanner: false)
+        configuration.connectionTimeout = 10
+        let service = try await RunningService.start(configuration: configuration, logger: .silent)
+        do {
+            try await body(service, directory)
+        } catch {
+            await service.stop()
+            throw error
+        }
+        await service.stop()
+    }
+
+    /// Output of an in-process CLI run.
+    final class Output: Sendable {
+        let lines = Mutex<[String]>([])
+        let errors = Mutex<[String]>([])
+        var text: String { lines.withLock { $0.joined(separator: "\n") } }
+        var errorText: String { errors.withLock { $0.joined(separator: "\n") } }
+        var cli: CLI {
+            CLI(write: { line in self.lines.withLock { $0.append(line) } }, writeError: { line in self.errors.withLock { $0.append(line) } })
+        }
+
+        /// Waits until the output holds `text`.
+        func wait(for text: String, timeout: Duration = .seconds(10)) async -> Bool {
+            let deadline = ContinuousClock.now + timeout
+            while ContinuousClock.now < deadline {
+                if self.text.contains(text) { return true }
+                try? await Task.sleep(for: .milliseconds(20))
+            }
+            return false
+        }
+    }
+
+    /// Runs `chime ARGUMENTS --data DIR` in-process.
+    static func run(_ arguments: [String], _ directory: String) async -> (Int32, Output) {
+        let output = Output()
+        let status = await output.cli.main(arguments + ["--data", directory])
+        return (status, output)
+    }
+
+    @Test("apps, categories, add, delivered, respond, remove, status and a followed event stream, in-process")
+    func inProcess() async throws {
+        try await Self.withService { service, directory in
+            let client = try ServiceClient(dataDirectory: directory)
+            #expect(client.socketPath == directory + "/chime.sock")
+            #expect(client.location == "unix:\(directory)/chime.sock")
+
+            let (added, addOutput) = await Self.run(["apps", "add", "com.example.chat", "--json"], directory)
+            #expect(added == 0, "\(addOutput.errorText)")
+            #expect(try JSONValue.parse(addOutput.text)["bundleIdentifier"] == .string("com.example.chat"))
+            _ = try await service.engine.requestAuthorization(app: "com.example.chat", options: [.alert])
+            let categories = directory + "/categories.json"
+            try Data(#"[{"identifier": "chat", "actions": [{"identifier": "snooze", "title": "Snooze", "options": []}]}]"#.utf8)
+                .write(to: URL(fileURLWithPath: categories))
+            #expect(await Self.run(["categories", "set", categories], directory).0 == 0)
+
+            // Follow the events while a notification is delivered and answered.
+            let events = Output()
+            let follower = Task { await events.cli.main(["events", "--data", directory]) }
+            try await Task.sleep(for: .milliseconds(200))  // the stream is open before the delivery
+            let (scheduled, scheduledOutput) = await Self.run(["add", "--id", Self.chat, "--title", "Chat", "--category", "chat"], directory)
+            #expect(scheduled == 0, "\(scheduledOutput.errorText)")
+            #expect(scheduledOutput.text.contains("Added \(Self.chat) to com.example.chat: delivered now."))
+            #expect(await events.wait(for: "delivered  com.example.chat  Chat"), "events: \(events.text) \(events.errorText)")
+
+            let (_, delivered) = await Self.run(["delivered"], directory)
+            #expect(delivered.text.contains(Self.chat) && delivered.text.contains("actions: snooze"))
+            let (answered, answer) = await Self.run(["respond", Self.chat, "snooze"], directory)
+            #expect(answered == 0, "\(answer.errorText)")
+            #expect(try await service.engine.outbox(app: "com.example.chat").map(\.notification.request.identifier) == [Self.chat])
+            #expect(await events.wait(for: "response  com.example.chat  snooze"), "events: \(events.text)")
+            follower.cancel()
+            #expect(await follower.value == 0)
+
+            // Identifiers with reserved characters in query strings.
+            for identifier in ["a&identifier=b", "x y+z", "50%/#"] {
+                #expect(await Self.run(["add", "--id", identifier, "--title", "Later", "--in", "1h"], directory).0 == 0)
+            }
+            let (removed, removedOutput) = await Self.run(["remove", "--id", "a&identifier=b", "--id", "x y+z", "--id", "50%/#"], directory)
+            #expect(removed == 0)
+            #expect(removedOutput.text == "Removed a&identifier=b, x y+z, 50%/#.")
+
+            let (status, statusOutput) = await Self.run(["status"], directory)
+            #expect(status == 0)
+            #expect(statusOutput.text.contains("Chime service at unix:\(directory)/chime.sock: running"))
+        }
+    }
+
+    @Test("a large answer: 500 pending requests, added in two bodies and listed")
+    func largeResponse() async throws {
+        try await Self.withService { service, directory in
+            #expect(await Self.run(["apps", "add", "com.example.many"], directory).0 == 0)
+            _ = try await service.engine.requestAuthorization(app: "com.example.many", options: [.alert])
+            let client = try ServiceClient(dataDirectory: directory)
+            for batch in [0..<250, 250..<500] {
+                let requests = batch.map { index -> JSONValue in
+                    ["identifier": .string("r/\(index) ü"), "title": .string("Request \(index)"), "body": .string(String(repeating: "x", count: 40)),
+                     "trigger": ["type": "timeInterval", "timeInterval": 3600]]
+                }
+                let added = try await client.send("POST", CLI.path("com.example.many", "/requests"), json: .array(requests))
+                #expect(added.status == 201)
+                #expect(added.json?.arrayValue.count == 250)
+            }
+
+            let (listed, output) = await Self.run(["list", "--json"], directory)
+            #expect(listed == 0, "\(output.errorText)")
+            let items = try JSONValue.parse(output.text).arrayValue
+            #expect(items.count == 500)
+            #expect(Set(items.compactMap { $0["identifier"]?.stringValue }) == Set((0..<500).map { "r/\($0) ü" }))
+            #expect(output.text.utf8.count > 100_000)
+        }
+    }
+
+    @Test("no service on the socket, or one that does not answer: clear errors, exit 1")
+    func failures() async throws {
+        let directory = Self.directory()
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let socketPath = directory + "/chime.sock"
+        try Data("owner\n".utf8).write(to: URL(fileURLWithPath: directory + "/owner-token"))
+        try Data(#"{"url": "http://localhost", "unixSocket": "\#(socketPath)", "tls": false}"#.utf8)
+            .write(to: URL(fileURLWithPath: directory + "/server.json"))
+
+        let (status, output) = await Self.run(["status"], directory)
+        #expect(status == 1)
+        #expect(output.errorText.contains("no service listening on \(socketPath); start it with `chime serve --listen unix:\(socketPath) --data \(directory)`"),
+                "\(output.errorText)")
+
+        // A socket that accepts but never answers.
+        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(fd) }
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        withUnsafeMutableBytes(of: &address.sun_path) { raw in
+            raw.copyBytes(from: Array(socketPath.utf8))
+            raw[socketPath.utf8.count] = 0
+        }
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+        }
+        #expect(bound == 0)
+        #expect(listen(fd, 4) == 0)
+        var client = try ServiceClient(dataDirectory: directory)
+        client.timeout = 0.5
+        await #expect {
+            try await client.send("GET", "/healthz")
+        } throws: { error in
+            "\(error)".contains("did not answer within")
+        }
+
+        // The web center needs TCP; TLS on a Unix socket is refused clearly.
+        try Data(#"{"url": "https://localhost", "unixSocket": "\#(socketPath)", "tls": true}"#.utf8)
+            .write(to: URL(fileURLWithPath: directory + "/server.json"))
+        #expect(throws: CommandError.self) { try ServiceClient(dataDirectory: directory) }
+    }
+
+    @Test("the response reader: chunked, Content-Length and until-close bodies, in pieces of any size")
+    func responseReader() throws {
+        func read(_ text: String, pieceSize: Int, method: String = "GET") throws -> (Int, [String: String], String) {
+            let bytes = Array(text.utf8)
+            var pieces = stride(from: 0, to: bytes.count, by: pieceSize).reversed().map { Array(bytes[$0..<min($0 + pieceSize, bytes.count)]) }
+            var reader = HTTPResponseReader(source: { pieces.popLast() ?? [] })
+            let head = try reader.readHead()
+            var body: [UInt8] = []
+            try reader.readBody(of: head, method: method) { body += $0 }
+            return (head.status, head.headers, String(decoding: body, as: UTF8.self))
+        }
+        let large = String(repeating: "0123456789abcdef", count: 20_000)
+        let chunked = "HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\nX-A: 1\r\nX-A: 2\r\n\r\n"
+            + "5;ext=1\r\nhello\r\n\(String(large.utf8.count, radix: 16))\r\n\(large)\r\n3\r\n ü\r\n0\r\nTrailer: x\r\n\r\n"
+        for size in [1, 2, 7, 4096, 1 << 20] {  // 1-byte pieces also cross every CRLF
+            let (status, headers, body) = try read(chunked, pieceSize: size)
+            #expect(status == 200)
+            #expect(headers["x-a"] == "1, 2")
+            #expect(body == "hello" + large + " ü")
+        }
+        let (_, _, sized) = try read("HTTP/1.1 201 Created\r\nContent-Length: 5\r\n\r\nabcdeEXTRA", pieceSize: 3)
+        #expect(sized == "abcde")
+        let (_, _, untilClose) = try read("HTTP/1.0 200 OK\nContent-Type: text/plain\n\nall of it", pieceSize: 4)
+        #expect(untilClose == "all of it")
+        let (_, _, none) = try read("HTTP/1.1 204 No Content\r\n\r\n", pieceSize: 4)
+        #expect(none.isEmpty)
+        #expect(throws: (any Error).self) { try read("HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\nshort", pieceSize: 3) }
+        #expect(throws: (any Error).self) { try read("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n", pieceSize: 3) }
+        #expect(throws: (any Error).self) { try read("SSH-2.0-OpenSSH\r\n\r\n", pieceSize: 3) }
+        #expect(throws: (any Error).self) { try read("", pieceSize: 3) }
+    }
+
+    @Test("the event parser: any line ends, pieces splitting lines and characters, comments skipped")
+    func eventParser() {
+        let text = ": heartbeat\r\n\r\nid: 1\r\nevent: delivered\r\ndata: {\"title\": \"ü\"}\r\n\r\nid:2\ndata: a\ndata: b\n\nevent: x\r\r"
+        let bytes = Array(text.utf8)
+        for size in [1, 3, 5, bytes.count] {
+            var parser = ServerSentEventParser()
+            var events: [ServerSentEventParser.Event] = []
+            for start in stride(from: 0, to: bytes.count, by: size) { events += parser.feed(bytes[start..<min(start + size, bytes.count)]) }
+            #expect(events.map { [$0.kind, $0.id ?? "-", $0.data] } == [["delivered", "1", #"{"title": "ü"}"#], ["message", "2", "a\nb"]])
+        }
+    }
+
+    @Test("the chime binary over a Unix socket: commands, reserved characters, and events until stopped")
+    func binary() async throws {
+        try await Self.withService { service, directory in
+            let data = ["--data", directory]
+            func run(_ arguments: [String]) async throws -> (Int32, String, String) {
+                try await withCheckedThrowingContinuation { continuation in
+                    Thread { continuation.resume(with: Result { try BinaryTests.chime(arguments + data) }) }.start()
+                }
+            }
+            #expect(try await run(["apps", "add", "com.example.bin"]).0 == 0)
+            _ = try await service.engine.requestAuthorization(app: "com.example.bin", options: [.alert])
+
+            // `chime events` as a process, read line by line until it shows the delivery.
+            let process = Process()
+            process.executableURL = try BinaryTests.binary()
+            process.arguments = ["events"] + data
+            let out = Pipe()
+            process.standardOutput = out
+            process.standardError = out
+            let seen = Mutex("")
+            out.fileHandleForReading.readabilityHandler = { handle in
+                let chunk = handle.availableData
+                seen.withLock { $0 += String(decoding: chunk, as: UTF8.self) }
+            }
+            try process.run()
+            defer {
+                if process.isRunning { process.terminate() }
+                out.fileHandleForReading.readabilityHandler = nil
+            }
+            try await Task.sleep(for: .milliseconds(300))
+
+            let (added, addedText, addedError) = try await run(["add", "--id", Self.chat, "--title", "From the binary"])
+            #expect(added == 0, "\(addedError)")
+            #expect(addedText.contains("Added \(Self.chat)"))
+            let deadline = ContinuousClock.now + .seconds(10)
+            while !seen.withLock({ $0.contains("delivered  com.example.bin  From the binary") }), ContinuousClock.now < deadline {
+                try await Task.sleep(for: .milliseconds(20))
+            }
+            #expect(seen.withLock { $0.contains("delivered  com.example.bin  From the binary") }, "\(seen.withLock { $0 })")
+
+            let (respondStatus, _, respondError) = try await run(["respond", Self.chat, "open"])
+            #expect(respondStatus == 0, "\(respondError)")
+            #expect(try await run(["add", "--id", "later/1?", "--title", "Later", "--in", "1h"]).0 == 0)
+            let (_, listed, _) = try await run(["list"])
+            #expect(listed.contains("later/1?"))
+            let (removed, removedText, _) = try await run(["remove", "--id", "later/1?"])
+            #expect(removed == 0 && removedText.contains("Removed later/1?."))
+            let (status, statusText, _) = try await run(["status", "--json"])
+            #expect(status == 0)
+            #expect(try JSONValue.parse(statusText)["url"] == .string("unix:\(directory)/chime.sock"))
+
+            process.terminate()
+            process.waitUntilExit()
+        }
+    }
+}

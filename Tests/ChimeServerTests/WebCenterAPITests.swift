@@ -1,0 +1,201 @@
+import ChimeCore
+import Foundation
+import Testing
+@testable import ChimeServer
+
+/// The server side of the web notification center: its files and their headers, signing in with a
+/// one-time code, the session cookie, CSRF, and the settings switches. The browser itself is
+/// tested by Tests/web (headless chromium).
+@Suite("Web center API")
+struct WebCenterAPITests {
+    /// Signs in: a login code from the owner, traded for a session.
+    static func signIn(_ harness: ServiceHarness) async throws -> (cookie: String, csrf: String) {
+        let link = try await harness.owner.post("/v1/session/links")
+        #expect(link.status == 201)
+        guard case .string(let code)? = link.json?["code"], case .string(let path)? = link.json?["path"] else {
+            throw TestClientError(description: "no login code: \(link.text)")
+        }
+        #expect(path == "/#login=\(code)")
+        let session = try await harness.client(token: nil).post("/v1/session", json: #"{"code": "\#(code)"}"#)
+        #expect(session.status == 201)
+        let setCookie = session.headers["set-cookie"] ?? ""
+        #expect(setCookie.contains("HttpOnly"))
+        #expect(setCookie.contains("SameSite=Strict"))
+        #expect(setCookie.contains("Path=/"))
+        guard let value = setCookie.split(separator: ";").first, value.hasPrefix("chime_session="),
+              case .string(let csrf)? = session.json?["csrfToken"] else {
+            throw TestClientError(description: "no session: \(session.text)")
+        }
+        return (String(value), csrf)
+    }
+
+    @Test("the page and its files: CSP without inline script, no framing, ETag revalidation")
+    func files() async throws {
+        try await ServiceHarness.with { harness in
+            let anonymous = harness.client(token: nil)
+            let page = try await anonymous.get("/")
+            #expect(page.status == 200)
+            #expect(page.headers["content-type"] == "text/html; charset=utf-8")
+            let policy = page.headers["content-security-policy"] ?? ""
+            #expect(policy.contains("script-src 'self'"))
+            #expect(!policy.contains("unsafe-inline"))
+            #expect(policy.contains("frame-ancestors 'none'"))
+            #expect(page.headers["x-content-type-options"] == "nosniff")
+            #expect(page.text.contains("center.js"))
+            let etag = try #require(page.headers["etag"])
+            let again = try await anonymous.get("/", headers: [("If-None-Match", etag)])
+            #expect(again.status == 304)
+            #expect(again.body.isEmpty)
+
+            let script = try await anonymous.get("/center.js")
+            #expect(script.status == 200)
+            #expect(script.headers["content-type"] == "text/javascript; charset=utf-8")
+            let style = try await anonymous.get("/center.css")
+            #expect(style.headers["content-type"] == "text/css; charset=utf-8")
+            #expect(try await anonymous.get("/nothing.js").status == 404)
+            #expect(try await anonymous.get("/.env").status == 404)
+            #expect(try await anonymous.request("POST", "/").status == 405)
+        }
+    }
+
+    @Test("the embedded files are the ones in Web/")
+    func embeddedFilesCurrent() throws {
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        let web = root.appendingPathComponent("Web")
+        let names = try FileManager.default.contentsOfDirectory(atPath: web.path).filter { !$0.hasPrefix(".") }
+        #expect(!names.isEmpty)
+        for name in names where ["html", "css", "js", "svg", "json", "webmanifest"].contains(where: { name.hasSuffix("." + $0) }) {
+            let data = try Data(contentsOf: web.appendingPathComponent(name))
+            var text = String(decoding: data, as: UTF8.self)
+            while text.hasSuffix("\n") { text.removeLast() }
+            #expect(WebAssets.embedded[name] == text, "Web/\(name) changed: run scripts/generate-web-assets.sh")
+        }
+    }
+
+    @Test("a login code works once; the session reaches every route as the owner; signing out ends it")
+    func signInOnce() async throws {
+        try await ServiceHarness.with { harness in
+            let link = try await harness.owner.post("/v1/session/links")
+            guard case .string(let code)? = link.json?["code"] else { Issue.record("no code"); return }
+            let anonymous = harness.client(token: nil)
+            #expect(try await anonymous.post("/v1/session", json: #"{"code": "\#(code)"}"#).status == 201)
+            let reused = try await anonymous.post("/v1/session", json: #"{"code": "\#(code)"}"#)
+            #expect(reused.status == 401)
+            #expect(reused.json?["error"]?["field"] == .string("code"))
+            #expect(try await anonymous.post("/v1/session", json: #"{"code": "guess"}"#).status == 401)
+            #expect(try await anonymous.post("/v1/session", json: #"{"code": 5}"#).status == 400)
+            #expect(try await anonymous.post("/v1/session", json: #"{"token": "x"}"#).status == 400)
+            // Only the owner makes links.
+            let appToken = try await harness.createApp("com.example.alarm")
+            #expect(try await harness.client(token: appToken).post("/v1/session/links").status == 403)
+            #expect(try await anonymous.post("/v1/session/links").status == 401)
+
+            let (cookie, csrf) = try await Self.signIn(harness)
+            let apps = try await anonymous.get("/v1/apps", headers: [("Cookie", cookie)])
+            #expect(apps.status == 200)
+            #expect(apps.json?.arrayCount == 1)
+            let session = try await anonymous.get("/v1/session", headers: [("Cookie", cookie)])
+            #expect(session.json?["csrfToken"] == .string(csrf))
+            #expect(try await anonymous.get("/v1/session").status == 401)
+            #expect(try await anonymous.get("/v1/session", headers: [("Cookie", "chime_session=forged")]).status == 401)
+
+            let out = try await anonymous.request("DELETE", "/v1/session", headers: [("Cookie", cookie), ("X-CSRF-Token", csrf)])
+            #expect(out.status == 204)
+            #expect(out.headers["set-cookie"]?.contains("Max-Age=0") == true)
+            #expect(try await anonymous.get("/v1/apps", headers: [("Cookie", cookie)]).status == 401)
+        }
+    }
+
+    @Test("a change with the cookie needs the session's CSRF token and a same-origin request")
+    func csrf() async throws {
+        try await ServiceHarness.with { harness in
+            let (cookie, csrf) = try await Self.signIn(harness)
+            let anonymous = harness.client(token: nil)
+            let body = Array(#"{"bundleIdentifier": "com.example.a"}"#.utf8)
+            func create(_ headers: [(String, String)]) async throws -> TestResponse {
+                try await anonymous.request("POST", "/v1/apps", headers: headers, body: body, contentType: "application/json")
+            }
+            let missing = try await create([("Cookie", cookie)])
+            #expect(missing.status == 403)
+            #expect(missing.errorCode == "csrf")
+            #expect(try await create([("Cookie", cookie), ("X-CSRF-Token", "0" + csrf.dropFirst())]).status == 403)
+            #expect(try await create([("Cookie", cookie), ("X-CSRF-Token", csrf), ("Origin", "http://evil.example")]).status == 403)
+            #expect(try await create([("Cookie", cookie), ("X-CSRF-Token", csrf), ("Sec-Fetch-Site", "cross-site")]).status == 403)
+            // Nothing was created by the refused requests.
+            #expect(try await harness.owner.get("/v1/apps").json?.arrayCount == 0)
+            let made = try await create([("Cookie", cookie), ("X-CSRF-Token", csrf), ("Origin", "http://localhost"),
+                                         ("Sec-Fetch-Site", "same-origin")])
+            #expect(made.status == 201)
+            // Without the cookie there is no session to borrow.
+            #expect(try await create([("X-CSRF-Token", csrf)]).status == 401)
+        }
+    }
+
+    @Test("a session survives a restart of the service")
+    func sessionSurvivesRestart() async throws {
+        let directory = ServiceHarness.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let configuration = ChimeService.Configuration(dataDirectory: directory, listen: .tcp(host: "127.0.0.1", port: 0), autoAllow: true)
+        let first = try await RunningService.start(configuration: configuration, logger: .silent)
+        let harness = ServiceHarness(service: first, directory: directory)
+        let (cookie, _) = try await Self.signIn(harness)
+        await first.stop()
+        let second = try await RunningService.start(configuration: configuration, logger: .silent)
+        let status = try await TestClient(port: second.port).get("/v1/session", headers: [("Cookie", cookie)]).status
+        await second.stop()
+        #expect(status == 200)
+    }
+
+    @Test("settings switches: only for an allowed app, only what it asked for, each field checked")
+    func settings() async throws {
+        try await ServiceHarness.with(autoAllow: false) { harness in
+            let token = try await harness.createApp("com.example.alarm")
+            let base = "/v1/apps/com.example.alarm"
+            let owner = harness.owner
+            func patch(_ json: String, client: TestClient? = nil) async throws -> TestResponse {
+                try await (client ?? owner).request("PATCH", base + "/settings", body: Array(json.utf8), contentType: "application/json")
+            }
+            #expect(try await patch(#"{"soundSetting": "disabled"}"#).status == 409)
+            _ = try await harness.client(token: token).post(base + "/authorization", json: #"{"options": ["alert", "sound"]}"#)
+            _ = try await owner.post(base + "/authorization/answer", json: #"{"allow": true}"#)
+
+            let changed = try await patch(#"{"soundSetting": "disabled", "showPreviewsSetting": "never"}"#)
+            #expect(changed.status == 200)
+            #expect(changed.json?["soundSetting"] == .string("disabled"))
+            #expect(changed.json?["alertSetting"] == .string("enabled"))
+            #expect(changed.json?["showPreviewsSetting"] == .string("never"))
+            #expect(try await owner.get(base + "/settings").json?["soundSetting"] == .string("disabled"))
+
+            let notAsked = try await patch(#"{"badgeSetting": "enabled"}"#)
+            #expect(notAsked.status == 400)
+            #expect(notAsked.json?["error"]?["field"] == .string("badgeSetting"))
+            let badValue = try await patch(#"{"alertSetting": "on"}"#)
+            #expect(badValue.json?["error"]?["field"] == .string("alertSetting"))
+            #expect(try await patch(#"{"volume": 3}"#).json?["error"]?["field"] == .string("volume"))
+            #expect(try await patch(#"{"showPreviewsSetting": 1}"#).status == 400)
+            // The user's switches are not the app's to flip.
+            #expect(try await patch(#"{"soundSetting": "enabled"}"#, client: harness.client(token: token)).status == 403)
+        }
+    }
+
+    @Test("delivered notifications carry the presentation the settings allow")
+    func presentation() async throws {
+        try await ServiceHarness.with { harness in
+            let token = try await harness.createApp("com.example.alarm")
+            let app = harness.client(token: token)
+            let base = "/v1/apps/com.example.alarm"
+            _ = try await app.post(base + "/authorization", json: #"{"options": ["alert", "sound", "badge"]}"#)
+            _ = try await app.post(base + "/requests", json: #"[{"identifier": "loud", "title": "A", "sound": "default"},"# +
+                                   #"{"identifier": "quiet", "title": "B", "interruptionLevel": "passive"}]"#)
+            try await Task.sleep(for: .milliseconds(300))
+            let list = try await app.get(base + "/notifications")
+            guard case .array(let items)? = list.json else { Issue.record("no list: \(list.text)"); return }
+            let byIdentifier = Dictionary(uniqueKeysWithValues: items.compactMap { item -> (String, JSONValue)? in
+                guard case .string(let identifier)? = item["identifier"], let presentation = item["presentation"] else { return nil }
+                return (identifier, presentation)
+            })
+            #expect(byIdentifier["loud"] == .array([.string("sound"), .string("list"), .string("banner")]))
+            #expect(byIdentifier["quiet"] == .array([.string("list")]))
+        }
+    }
+}
