@@ -14,6 +14,12 @@ public struct ServerSentEventParser: Sendable {
         public var id: String?
         /// The `data` lines joined with LF.
         public var data: String
+
+        public init(kind: String, id: String?, data: String) {
+            self.kind = kind
+            self.id = id
+            self.data = data
+        }
     }
 
     public init() {}

@@ -1,5 +1,6 @@
 import ChimeCore
 import Foundation
+import Synchronization
 
 /// The HTTP API of the notification center: routes, Bearer authentication, JSON in and out.
 ///
@@ -23,6 +24,11 @@ public final class ChimeAPI: HTTPHandler {
     let sessions: WebSessions
     /// Whether cookies get `Secure` (the server speaks HTTPS).
     let secureCookies: Bool
+    /// Event frames encoded once for every stream that carries them.
+    let frames = EventFeed.FrameCache()
+    /// Each app's token hash as last read or written here, so an app's request is authorized
+    /// without a trip through the engine's writer. Only this type writes token hashes.
+    private let tokenHashes = Mutex<[String: String]>([:])
     private let latenessSubscription: Int
 
     /// - Parameters:
@@ -134,6 +140,7 @@ public final class ChimeAPI: HTTPHandler {
             return json(try await engine.app(app).json, route: route)
         case .removeApp:
             try await engine.removeApp(app)
+            tokenHashes.withLock { $0[app] = nil }
             return HTTPResponse(status: 204, route: route.template)
         case .rotateToken:
             let token = Tokens.make()
@@ -231,9 +238,9 @@ public final class ChimeAPI: HTTPHandler {
             }
             return json(["acknowledged": .integer(id)], route: route)
         case .appEvents:
-            return try await EventFeed.open(engine: engine, app: app, request: request, route: route.template)
+            return try await EventFeed.open(engine: engine, app: app, request: request, route: route.template, frames: frames)
         case .allEvents:
-            return try await EventFeed.open(engine: engine, app: nil, request: request, route: route.template)
+            return try await EventFeed.open(engine: engine, app: nil, request: request, route: route.template, frames: frames)
         case .location:
             let coordinate = try Coordinate(json: try jsonBody(request), field: "")
             let delivered = try await engine.updateLocation(coordinate)
@@ -271,7 +278,7 @@ public final class ChimeAPI: HTTPHandler {
     /// the engine's write-through app cache, so a later settings write keeps the new hash).
     private func storeTokenHash(_ hash: String, app: String, create: Bool) async throws -> AppRecord {
         let deviceToken = Tokens.make()
-        return try await engine.perform { core in
+        let stored = try await engine.perform { core in
             var record: AppRecord
             if let existing = try core.store.app(app) {
                 record = existing
@@ -284,6 +291,8 @@ public final class ChimeAPI: HTTPHandler {
             try core.putApp(record)
             return record
         }
+        tokenHashes.withLock { $0[app] = hash }
+        return stored
     }
 
     /// The app's record without creating it.
@@ -303,7 +312,9 @@ public final class ChimeAPI: HTTPHandler {
         guard let value = request.header("authorization") else { return nil }
         let parts = value.split(separator: " ", maxSplits: 1, omittingEmptySubsequences: true)
         guard parts.count == 2, parts[0].lowercased() == "bearer" else { return "" }
-        return parts[1].trimmingCharacters(in: .whitespaces)
+        var token = parts[1]
+        while token.last == " " || token.last == "\t" { token.removeLast() }
+        return String(token)
     }
 
     func authenticate(_ request: HTTPRequest) async throws -> Caller {
@@ -323,6 +334,7 @@ public final class ChimeAPI: HTTPHandler {
     /// Checks that the caller may use `/v1/apps/{app}/…`. Another app's token gets 403 whether or
     /// not `app` exists, so nothing leaks about other apps.
     func authorize(_ caller: Caller, app: String) async throws {
+        if case .app(let hash) = caller, let known = tokenHashes.withLock({ $0[app] }), Tokens.equal(known, hash) { return }
         let record = try await lookup(app)
         switch caller {
         case .owner:
@@ -330,7 +342,10 @@ public final class ChimeAPI: HTTPHandler {
                 throw APIError.notFound("no app \(app); register it with POST /v1/apps", field: "app")
             }
         case .app(let hash):
-            if let stored = record?.tokenHash, Tokens.equal(stored, hash) { return }
+            if let stored = record?.tokenHash, Tokens.equal(stored, hash) {
+                tokenHashes.withLock { $0[app] = stored }
+                return
+            }
             if try await owner(ofTokenHash: hash) != nil {
                 throw APIError.forbidden("this token belongs to another app; an app's token reaches only /v1/apps/{its bundle identifier}/…")
             }

@@ -13,11 +13,15 @@ final class EventFeed: Sendable {
     }
 
     private let stream: EventStream
+    private let frames: FrameCache
     private let state = Mutex(State())
 
-    private init(stream: EventStream) { self.stream = stream }
+    private init(stream: EventStream, frames: FrameCache) {
+        self.stream = stream
+        self.frames = frames
+    }
 
-    static func open(engine: NotificationEngine, app: String?, request: HTTPRequest, route: String) async throws -> HTTPResponse {
+    static func open(engine: NotificationEngine, app: String?, request: HTTPRequest, route: String, frames: FrameCache) async throws -> HTTPResponse {
         let header = request.header("last-event-id")?.trimmingCharacters(in: .whitespaces)
         var after: Int64?
         if let header, !header.isEmpty {
@@ -28,7 +32,7 @@ final class EventFeed: Sendable {
             after = value
         }
         let stream = EventStream()
-        let feed = EventFeed(stream: stream)
+        let feed = EventFeed(stream: stream, frames: frames)
         // Subscribe before reading the log, holding live events until the replay is written.
         let token = engine.subscribe(app: app) { event in feed.live(event) }
         stream.onEnd { engine.unsubscribe(token) }
@@ -81,6 +85,34 @@ final class EventFeed: Sendable {
             return true
         }
         guard fresh else { return }
-        stream.send(event: event.kind.rawValue, id: event.sequence > 0 ? String(event.sequence) : nil, data: event.json.serialized())
+        stream.send(frames.frame(for: event))
+    }
+
+    /// The most recent events' frames by sequence (a fan-out to 1,000 subscribers encodes each
+    /// event once, not 1,000 times).
+    final class FrameCache: Sendable {
+        private static let capacity = 512
+        private let cache = Mutex<(order: [Int64], frames: [Int64: [UInt8]])>(([], [:]))
+
+        func frame(for event: EngineEvent) -> [UInt8] {
+            let build = {
+                EventStream.frame(event: event.kind.rawValue, id: event.sequence > 0 ? String(event.sequence) : nil,
+                                  data: event.json.serializedBytes())
+            }
+            guard event.sequence > 0 else { return build() }
+            if let known = cache.withLock({ $0.frames[event.sequence] }) { return known }
+            let frame = build()
+            cache.withLock { cache in
+                guard cache.frames[event.sequence] == nil else { return }
+                cache.frames[event.sequence] = frame
+                cache.order.append(event.sequence)
+                if cache.order.count > Self.capacity {
+                    let drop = cache.order.count - Self.capacity / 2
+                    for sequence in cache.order.prefix(drop) { cache.frames[sequence] = nil }
+                    cache.order.removeFirst(drop)
+                }
+            }
+            return frame
+        }
     }
 }

@@ -34,12 +34,28 @@ public final class EventStream: Sendable {
 
     /// Queues an event. `data` may span lines; each becomes a `data:` line.
     public func send(event: String? = nil, id: String? = nil, data: String) {
-        var text = ""
-        if let id { text += "id: \(id)\n" }
-        if let event { text += "event: \(event)\n" }
-        for line in data.split(separator: "\n", omittingEmptySubsequences: false) { text += "data: \(line)\n" }
-        text += "\n"
-        send(Array(text.utf8))
+        send(Self.frame(event: event, id: id, data: Array(data.utf8)))
+    }
+
+    /// One event as it goes on the wire: `id:`, `event:`, a `data:` line per line of `data`, and
+    /// the blank line that ends it. Built once and shared when many streams carry the same event.
+    public static func frame(event: String? = nil, id: String? = nil, data: [UInt8]) -> [UInt8] {
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(data.count + 64)
+        if let id { bytes += Array("id: \(id)\n".utf8) }
+        if let event { bytes += Array("event: \(event)\n".utf8) }
+        let prefix = Array("data: ".utf8)
+        var start = 0
+        for index in data.indices where data[index] == 0x0A {
+            bytes += prefix
+            bytes += data[start..<index]
+            bytes.append(0x0A)
+            start = index + 1
+        }
+        bytes += prefix
+        bytes += data[start...]
+        bytes += [0x0A, 0x0A]
+        return bytes
     }
 
     /// Queues a comment line (ignored by clients; used for heartbeats).
