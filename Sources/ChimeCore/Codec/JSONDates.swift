@@ -4,11 +4,19 @@ import Foundation
 // the allocation of a formatter per call.
 
 extension JSONMapping {
+    /// The first and last instants with a four-digit year, 0000-01-01T00:00:00.000Z and
+    /// 9999-12-31T23:59:59.999Z, in milliseconds since 1970.
+    static let formattableMilliseconds: ClosedRange<Double> = -62_167_219_200_000...253_402_300_799_999
+
     /// Formats a date as ISO 8601 in UTC with milliseconds: `2026-12-01T08:30:00.000Z`.
+    ///
+    /// RFC 3339 (and ``parseDate(_:)``) has four-digit years only, so a date outside the years
+    /// 0000–9999 — the next fire date of a trigger thousands of years away — is written as the nearest
+    /// one inside them.
     public static func formatDate(_ date: Date) -> String {
         let millisecondsValue = (date.timeIntervalSince1970 * 1000).rounded()
-        // Dates beyond ±100,000 years are clamped rather than trapping on conversion.
-        let clamped = max(-3_000_000_000_000_000, min(3_000_000_000_000_000, millisecondsValue.isFinite ? millisecondsValue : 0))
+        let range = formattableMilliseconds
+        let clamped = millisecondsValue.isNaN ? 0 : min(max(millisecondsValue, range.lowerBound), range.upperBound)
         let milliseconds = Int64(clamped)
         let (days, msOfDay) = floorDivide(milliseconds, 86_400_000)
         let (year, month, day) = civil(fromDays: days)

@@ -175,7 +175,8 @@ struct JSONObjectReader {
 ///   `"trigger": null` delivers at once) — except inside `userInfo`, where `null` is not a
 ///   property-list value and is rejected with its path.
 /// - **Numbers:** integer fields accept `3` and `3.0`, never `3.5`; non-integers are doubles.
-/// - **Dates** are ISO 8601 strings: output is UTC with milliseconds (`2026-12-01T08:30:00.000Z`);
+/// - **Dates** are ISO 8601 strings: output is UTC with milliseconds (`2026-12-01T08:30:00.000Z`),
+///   always a four-digit year (a date after 9999 is written as `9999-12-31T23:59:59.999Z`);
 ///   input accepts whole or fractional seconds and `Z` or an offset (`+01:00`, `+0100`).
 /// - **`userInfo`** maps JSON strings, integers (exact `Int64`), other numbers (double), booleans,
 ///   arrays and objects; `Data` is `{"$data": "<base64>"}` and `Date` is `{"$date": "<ISO 8601>"}`

@@ -61,8 +61,22 @@ public enum FireDates {
         for _ in 0..<16 {
             let found = calendar.nextDate(after: reference, matching: matching, matchingPolicy: .nextTime,
                                           repeatedTimePolicy: .first, direction: .forward)
-            guard let candidate = gapMatch(matching, calendar: calendar, after: reference, before: found) ?? found
-            else { return nil }
+            var candidate: Date
+            if let gap = gapMatch(matching, calendar: calendar, after: reference, before: found) {
+                candidate = gap
+            } else if let found {
+                candidate = found
+                if let unrounded = lastInstantOfSecond(before: found, ifRoundedUpFrom: matching, calendar: calendar) {
+                    // Already handed out (a repeating trigger that just fired): look past it.
+                    guard unrounded > reference else {
+                        reference = found
+                        continue
+                    }
+                    candidate = unrounded
+                }
+            } else {
+                return nil
+            }
             if let previous, isRepeatedWallTime(candidate, of: previous, calendar: calendar) {
                 reference = candidate
                 continue
@@ -77,6 +91,18 @@ public enum FireDates {
             return candidate
         }
         return nil
+    }
+
+    /// Foundation adds the nanoseconds to a `Double` of seconds, so a value near a whole second
+    /// (999,999,999 ns) rounds up into the next second — at 23:59:59 into the next day, which then
+    /// matches no date. When that happened to `found`, the last instant before it (still in the
+    /// second asked for); otherwise `nil`.
+    private static func lastInstantOfSecond(before found: Date, ifRoundedUpFrom matching: DateComponents,
+                                            calendar: Calendar) -> Date? {
+        guard let nanosecond = matching.nanosecond, nanosecond >= 500_000_000,
+              calendar.component(.nanosecond, from: found) < 500_000_000
+        else { return nil }
+        return Date(timeIntervalSinceReferenceDate: found.timeIntervalSinceReferenceDate.nextDown)
     }
 
     /// Whether the candidate falls on a day the date-level components ask for.

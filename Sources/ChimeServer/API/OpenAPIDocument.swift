@@ -1548,13 +1548,13 @@ enum OpenAPIDocument {
           "name": "asset",
           "in": "path",
           "required": true,
-          "description": "A file of the web center.",
+          "description": "A file of the web center (the files of Web/ in the repository).",
           "schema": {
             "type": "string",
-            "enum": [
+            "pattern": "^[A-Za-z0-9_-]+\\.(js|css|svg|html)$",
+            "examples": [
               "center.js",
-              "center.css",
-              "index.html"
+              "center.css"
             ]
           }
         }
@@ -1581,6 +1581,11 @@ enum OpenAPIDocument {
                 }
               },
               "text/html": {
+                "schema": {
+                  "type": "string"
+                }
+              },
+              "image/svg+xml": {
                 "schema": {
                   "type": "string"
                 }
