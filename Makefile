@@ -4,7 +4,7 @@ export PATH := $(PATH):/opt/swift/usr/bin
 SWIFT_FLAGS ?= -Xswiftc -warnings-as-errors
 DATA ?= $(HOME)/.local/share/chime
 
-.PHONY: run test build deps test-deps bench fuzz clean examples
+.PHONY: run test build deps test-deps bench fuzz schemathesis screenshots clean examples
 
 deps:
 	@scripts/install-deps.sh build
@@ -25,11 +25,28 @@ test: test-deps
 	swift build --build-tests $(SWIFT_FLAGS)
 	swift test --skip-build
 	scripts/check-examples.sh
+	scripts/schemathesis.sh
+	CHIME_BIN=.build/debug/chime scripts/web-tests.sh
 
 ## make bench: release build, then the benchmarks (prints a table; see docs/benchmarks.md).
 bench:
 	@scripts/install-deps.sh bench
 	scripts/bench.sh
+
+## make fuzz: the libFuzzer targets (Fuzz/), FUZZ_SECONDS (default 60) each; findings in Fuzz/findings/.
+fuzz:
+	@scripts/install-deps.sh fuzz
+	scripts/fuzz.sh
+
+## make schemathesis: the live server against its own /openapi.json (no 5xx, responses as documented).
+schemathesis: test-deps
+	scripts/schemathesis.sh
+
+## make screenshots: pictures of the web center (light/dark, wide/phone) in docs/images/.
+screenshots: deps
+	@scripts/install-deps.sh screenshots
+	swift build $(SWIFT_FLAGS) --product chime
+	CHIME_BIN=.build/debug/chime PYTHONDONTWRITEBYTECODE=1 "$$(scripts/web-tests.sh --venv-only)" scripts/screenshots.py
 
 examples: deps
 	swift build $(SWIFT_FLAGS) --product alarm --product drinking-reminder --product show-me --product organizer

@@ -30,7 +30,7 @@
     sent: new Map(), // notification key → label answered (shown briefly)
     errors: new Map(), // notification key → message
     appBusy: new Set(), // "bundle|what" being changed
-    closedApps: new Set(),
+    openApps: new Map(), // bundle → open (the user's choice; otherwise open when few apps or asking)
     allPending: new Set(),
     connection: "connecting",
     everConnected: false,
@@ -324,6 +324,8 @@
   async function startCenter() {
     setScreen("center");
     renderHeader();
+    // Listen first, then load: nothing delivered in between is missed.
+    connectEvents();
     try {
       await refreshAll();
     } catch (e) {
@@ -334,7 +336,6 @@
     for (const [app, list] of state.delivered) for (const n of list) state.announced.add(nkey(app, n));
     state.loaded = true;
     render();
-    connectEvents();
     clearInterval(pollTimer);
     pollTimer = setInterval(poll, 5000);
   }
@@ -643,7 +644,7 @@
       groups.get(thread).push(n);
     }
     const children = [head];
-    for (const [thread, items] of groups) children.push(threadGroup(app, thread, items));
+    for (const [thread, items] of groups) children.push(threadGroup(app, thread, items, groups.size === 1));
     reconcile(section, children);
     return section;
   }
@@ -653,16 +654,20 @@
     return (categories && categories.get(n.categoryIdentifier)) || null;
   }
 
-  function threadGroup(app, thread, items) {
+  function threadGroup(app, thread, items, only) {
     const key = gkey(app, thread);
     const many = items.length > 1;
-    const expanded = many && state.expanded.has(key);
+    // A group with an open reply field stays open, so the field does not vanish under the stack.
+    const replying = state.reply && state.reply.ctx === "list" && items.some((n) => nkey(app, n) === state.reply.key);
+    const expanded = many && (state.expanded.has(key) || replying);
+    // The only thread of an app needs no heading of its own while collapsed: the app's has a Clear.
+    const withHead = many && (expanded || !only);
     const group = cached("group", key, () => h("div", { class: "group", "data-thread": thread }));
     group.className = `group${many ? (expanded ? " expanded" : " collapsed") : " single"}`;
     const children = [];
     const groupId = `group-${F.hue(key, 1e9)}`;
     group.id = groupId;
-    if (many) {
+    if (withHead) {
       const headSig = JSON.stringify([key, items.length, expanded]);
       children.push(cached("group-head", headSig, () => h("div", { class: "group-head" },
         h("span", { class: "group-label" },
@@ -743,9 +748,14 @@
     const text = hidden ? F.hiddenPlaceholder(category ? category.hiddenPreviewsBodyPlaceholder : "", info.count || 1) : n.body;
     const label = title || subtitle || text || n.identifier;
 
+    const chip = levelChip(level);
     const classes = ["note", `level-${level}`];
     if (ctx === "banner") classes.push("in-banner");
-    if (info.fresh && ctx === "list") classes.push("fresh");
+    else if (!chip) classes.push("compact");
+    if (info.fresh && ctx === "list") {
+      classes.push("fresh");
+      state.fresh.delete(key); // slides in once, not again when redrawn
+    }
     if (busy) classes.push("busy");
     if (sent) classes.push("sent");
     if (error) classes.push("failed");
@@ -768,10 +778,9 @@
 
     const head = h("div", { class: "note-head" },
       ctx === "banner" ? [appIcon(app, "tiny"), h("span", { class: "note-app", text: appName(app) })] : null,
-      levelChip(level),
+      chip,
       h("span", { class: "spacer" }),
-      timeElement(n.date, "note-time"),
-      closeButton);
+      timeElement(n.date, "note-time"));
 
     const body = h("button", {
       class: "note-body", type: "button", "data-fk": `${prefix}body`, "aria-disabled": busy || sent ? "true" : null,
@@ -802,6 +811,8 @@
     if (busy) parts.push(h("p", { class: "note-status sending", role: "status" }, h("span", { class: "spinner", "aria-hidden": "true" }), `Sending “${busy}”…`));
     if (sent) parts.push(h("p", { class: "note-status done", role: "status" }, icon("check"), sent === "Dismiss" ? "Dismissed" : `Sent “${sent}”`));
     if (error) parts.push(h("p", { class: "note-status error", role: "alert", text: error }));
+    // Last in the tab order (text, actions, then close), shown in the top corner.
+    parts.push(closeButton);
     append(article, parts);
     return article;
   }
@@ -1153,8 +1164,8 @@
     ["badgeSetting", "Badges"],
     ["notificationCenterSetting", "Notification Center"],
     ["lockScreenSetting", "Lock Screen"],
-    ["timeSensitiveSetting", "Time Sensitive"],
-    ["criticalAlertSetting", "Critical Alerts"],
+    ["timeSensitiveSetting", "Time Sensitive", "timeSensitive"],
+    ["criticalAlertSetting", "Critical Alerts", "criticalAlert"],
   ];
 
   const STATUS_WORDS = {
@@ -1166,9 +1177,10 @@
     const records = [...state.apps.values()].sort((a, b) =>
       (b.promptPending - a.promptPending) || appName(a.bundleIdentifier).localeCompare(appName(b.bundleIdentifier)));
     const cards = records.map((record) => {
+      record = { ...record, open: appOpen(record, records.length) };
       const app = record.bundleIdentifier;
-      const signature = JSON.stringify([record, state.pending.get(app), !state.closedApps.has(app), state.allPending.has(app),
-        [...state.appBusy].filter((x) => x.startsWith(`${app}|`)), hiddenCount(app)]);
+      const signature = JSON.stringify([record, state.pending.get(app), appOpen(record, records.length), state.allPending.has(app),
+        [...state.appBusy].filter((x) => x.startsWith(`${app}|`)), hiddenCount(app), (state.delivered.get(app) || []).length]);
       return cached("app", signature, () => appCard(record));
     });
     if (cards.length === 0) {
@@ -1183,6 +1195,12 @@
     tab.replaceChildren("Apps", prompts ? h("span", { class: "tab-dot", "aria-label": `${prompts} waiting for an answer`, text: String(prompts) }) : null);
   }
 
+  function appOpen(record, count) {
+    const chosen = state.openApps.get(record.bundleIdentifier);
+    if (chosen !== undefined) return chosen;
+    return record.promptPending || count <= 2;
+  }
+
   function hiddenCount(app) {
     return (state.delivered.get(app) || []).filter((n) => n.presentation && !n.presentation.includes("list")).length;
   }
@@ -1191,25 +1209,26 @@
     const app = record.bundleIdentifier;
     const settings = record.settings || {};
     const status = settings.authorizationStatus || "notDetermined";
-    const [statusText, statusClass] = record.promptPending ? ["Asks to notify you", "ask"] : (STATUS_WORDS[status] || [status, "idle"]);
-    const details = h("details", { class: "app-card", "data-app": app, open: !state.closedApps.has(app) ? true : null });
+    const [statusText, statusClass] = record.promptPending ? ["Asking", "ask"] : (STATUS_WORDS[status] || [status, "idle"]);
+    const details = h("details", { class: "app-card", "data-app": app, open: record.open ? true : null });
     details.addEventListener("toggle", () => {
-      if (details.open) state.closedApps.delete(app); else state.closedApps.add(app);
+      if (details.open !== record.open) state.openApps.set(app, details.open);
     });
     const summary = h("summary", { class: "app-summary", "data-fk": `app|${app}|summary` },
       appIcon(app, "medium", record.badge),
       h("span", { class: "app-names" },
         h("span", { class: "app-name", text: appName(app) }),
-        h("span", { class: "app-bundle", text: app })),
+        h("span", { class: "app-bundle", text: app }),
+        appMeta(app)),
       h("span", { class: `status-chip ${statusClass}`, text: statusText }),
       icon("chevron", "disclosure"));
     const parts = [summary];
     const body = h("div", { class: "app-body" });
     if (record.promptPending) body.append(promptBox(record));
     if (record.badge > 0) {
-      body.append(h("p", { class: "app-line" }, h("span", { class: "badge-pill", text: String(record.badge) }),
-        ` badge on the app icon`));
+      body.append(h("p", { class: "app-line" }, "Icon badge", h("span", { class: "badge-pill", text: String(record.badge) })));
     }
+    body.append(pendingBlock(app));
     if (["authorized", "provisional", "ephemeral"].includes(status)) body.append(settingsBlock(record));
     else if (status === "denied") {
       body.append(h("p", { class: "app-note", text: "Notifications are off: the user said Don't Allow. The app cannot ask again; remove it to start over." }));
@@ -1220,7 +1239,6 @@
     if (hidden > 0) {
       body.append(h("p", { class: "app-note", text: `${hidden} delivered notification${hidden === 1 ? " is" : "s are"} hidden from the list while Notification Center is off.` }));
     }
-    body.append(pendingBlock(app));
     body.append(h("div", { class: "app-footer" },
       h("button", {
         class: "text-button danger", type: "button", "data-fk": `app|${app}|remove`, "aria-disabled": state.appBusy.has(`${app}|remove`) ? "true" : null,
@@ -1229,6 +1247,15 @@
     parts.push(body);
     append(details, parts);
     return details;
+  }
+
+  function appMeta(app) {
+    const scheduled = (state.pending.get(app) || []).length;
+    const delivered = (state.delivered.get(app) || []).length;
+    const parts = [];
+    if (delivered) parts.push(`${delivered} in the center`);
+    if (scheduled) parts.push(`${scheduled} scheduled`);
+    return parts.length ? h("span", { class: "app-meta", text: parts.join(" · ") }) : null;
   }
 
   function promptBox(record) {
@@ -1252,9 +1279,12 @@
     const app = record.bundleIdentifier;
     const settings = record.settings || {};
     const rows = [];
-    for (const [field, label] of SWITCHES) {
+    const requested = record.requestedOptions || [];
+    for (const [field, label, option] of SWITCHES) {
       const value = settings[field];
       if (!value || value === "notSupported") continue;
+      // Like iOS: the time-sensitive and critical switches exist for apps that asked for them.
+      if (option && value !== "enabled" && !requested.includes(option)) continue;
       const on = value === "enabled";
       rows.push(h("div", { class: "setting" },
         h("span", { class: "setting-label", text: label }),
@@ -1272,7 +1302,8 @@
       h("option", { value, selected: settings.showPreviewsSetting === value ? true : null, text })));
     select.addEventListener("change", () => changeSetting(app, "showPreviewsSetting", select.value));
     rows.push(h("div", { class: "setting" }, h("span", { class: "setting-label", text: "Show Previews" }), select));
-    return h("div", { class: "settings", role: "group", "aria-label": `Settings of ${appName(app)}` }, rows);
+    return h("div", { class: "settings", role: "group", "aria-label": `Settings of ${appName(app)}` },
+      h("h3", { class: "block-title", text: "Settings" }), rows);
   }
 
   function pendingBlock(app) {
@@ -1282,7 +1313,7 @@
       return x - y;
     });
     const block = h("div", { class: "pending" },
-      h("h3", { class: "pending-title" }, "Scheduled", h("span", { class: "count", text: list.length ? String(list.length) : "" })));
+      h("h3", { class: "block-title" }, "Scheduled", h("span", { class: "count", text: list.length ? String(list.length) : "" })));
     if (list.length === 0) {
       block.append(h("p", { class: "app-note", text: "Nothing scheduled." }));
       return block;

@@ -3,6 +3,8 @@
 #   scripts/install-deps.sh           build and run: C libraries
 #   scripts/install-deps.sh test      also what the tests use (browser, Python tools)
 #   scripts/install-deps.sh bench     also what the benchmarks use
+#   scripts/install-deps.sh screenshots  what `make screenshots` uses (browser, a font)
+#   scripts/install-deps.sh fuzz      also what `make fuzz` uses (libFuzzer and ASan, from the toolchain)
 set -euo pipefail
 purpose="${1:-build}"
 
@@ -14,8 +16,17 @@ fi
 
 packages=(libsqlite3-dev libmicrohttpd-dev pkg-config sqlite3)
 case "$purpose" in
-  test) packages+=(openssl python3-venv) ;;
+  test) packages+=(openssl python3-venv chromium chromium-driver) ;;
+  screenshots) packages+=(python3-venv chromium chromium-driver fonts-inter) ;;
   bench) packages+=(gcc wrk python3-venv) ;;
+  fuzz)
+    # libFuzzer and AddressSanitizer come with the Swift toolchain's clang runtime; nothing from Debian.
+    runtime="$(dirname "$(readlink -f "$(command -v swift)")")/../lib/swift/clang/lib/linux"
+    if ! ls "$runtime"/libclang_rt.fuzzer-*.a >/dev/null 2>&1 || ! ls "$runtime"/libclang_rt.asan-*.a >/dev/null 2>&1; then
+      echo "install-deps: the Swift toolchain has no libFuzzer/ASan runtime in $runtime; install the full Swift 6.3 toolchain" >&2
+      exit 1
+    fi
+    ;;
 esac
 
 missing=()

@@ -13,6 +13,7 @@ extension WebAssets {
   --surface-2: #f3f4f8;
   --surface-3: #e8eaf1;
   --glass: rgba(255, 255, 255, 0.8);
+  --glass-strong: rgba(255, 255, 255, 0.93);
   --text: #14161d;
   --text-2: #464c5b;
   --text-3: #6f7687;
@@ -46,6 +47,7 @@ extension WebAssets {
     --surface-2: #21252e;
     --surface-3: #2b303b;
     --glass: rgba(24, 27, 34, 0.84);
+    --glass-strong: rgba(30, 33, 42, 0.94);
     --text: #eef0f6;
     --text-2: #b7bccb;
     --text-3: #8a90a0;
@@ -398,13 +400,22 @@ code {
   align-items: center;
   gap: 8px;
   min-height: 28px;
-  margin: -2px -6px 0 0;
+  margin: -2px 0 0;
+  padding-right: 34px;
   font-size: 12.5px;
   color: var(--text-3);
 }
+/* Without a chip or an app name, the time and the close button sit beside the first line. */
+.note.compact .note-head {
+  position: absolute;
+  top: 9px;
+  right: 8px;
+  margin: 0;
+}
+.note.compact .note-body > :first-child { padding-right: 108px; }
 .note-app { font-weight: 600; color: var(--text-2); font-size: 12.5px; letter-spacing: 0.01em; }
 .note-time { white-space: nowrap; }
-.note-close { color: var(--text-3); }
+.note-close { position: absolute; top: 9px; right: 8px; color: var(--text-3); }
 
 .note-body {
   display: block;
@@ -655,6 +666,7 @@ code {
 .app-names { display: flex; flex-direction: column; min-width: 0; flex: 1; }
 .app-name { font-weight: 650; font-size: 15px; }
 .app-bundle { font-family: var(--mono); font-size: 11.5px; color: var(--text-3); overflow: hidden; text-overflow: ellipsis; white-space: nowrap; }
+.app-meta { font-size: 12px; color: var(--text-2); margin-top: 1px; }
 .disclosure { color: var(--text-3); transition: transform 0.2s; }
 .app-card[open] .disclosure { transform: rotate(180deg); }
 
@@ -701,7 +713,8 @@ code {
 .prompt-text { margin-top: 5px; font-size: 13px; color: var(--text-2); }
 .prompt-buttons { display: grid; grid-template-columns: 1fr 1fr; gap: 8px; margin-top: 14px; }
 
-.settings { margin-top: 6px; }
+.settings { margin-top: 16px; }
+.settings .block-title { margin-bottom: 2px; }
 .setting {
   display: flex;
   align-items: center;
@@ -748,7 +761,7 @@ code {
 }
 
 .pending { margin-top: 14px; }
-.pending-title {
+.block-title {
   display: flex;
   align-items: center;
   gap: 8px;
@@ -801,14 +814,14 @@ code {
 }
 .banner-wrap { pointer-events: auto; }
 .banner-wrap .note {
-  background: var(--glass);
+  background: var(--glass-strong);
   -webkit-backdrop-filter: saturate(1.8) blur(22px);
   backdrop-filter: saturate(1.8) blur(22px);
   box-shadow: var(--shadow-lg);
   border-color: var(--line-strong);
 }
 .banner-wrap .note.level-critical {
-  background: linear-gradient(var(--danger-soft), var(--danger-soft)), var(--glass);
+  background: linear-gradient(var(--danger-soft), var(--danger-soft)), var(--glass-strong);
   animation: critical-pulse 1.8s ease-in-out infinite;
 }
 .banner-wrap .note.level-timeSensitive { box-shadow: var(--shadow-lg), inset 4px 0 0 var(--warn-line); }
@@ -979,7 +992,7 @@ code {
     sent: new Map(), // notification key → label answered (shown briefly)
     errors: new Map(), // notification key → message
     appBusy: new Set(), // "bundle|what" being changed
-    closedApps: new Set(),
+    openApps: new Map(), // bundle → open (the user's choice; otherwise open when few apps or asking)
     allPending: new Set(),
     connection: "connecting",
     everConnected: false,
@@ -1273,6 +1286,8 @@ code {
   async function startCenter() {
     setScreen("center");
     renderHeader();
+    // Listen first, then load: nothing delivered in between is missed.
+    connectEvents();
     try {
       await refreshAll();
     } catch (e) {
@@ -1283,7 +1298,6 @@ code {
     for (const [app, list] of state.delivered) for (const n of list) state.announced.add(nkey(app, n));
     state.loaded = true;
     render();
-    connectEvents();
     clearInterval(pollTimer);
     pollTimer = setInterval(poll, 5000);
   }
@@ -1592,7 +1606,7 @@ code {
       groups.get(thread).push(n);
     }
     const children = [head];
-    for (const [thread, items] of groups) children.push(threadGroup(app, thread, items));
+    for (const [thread, items] of groups) children.push(threadGroup(app, thread, items, groups.size === 1));
     reconcile(section, children);
     return section;
   }
@@ -1602,16 +1616,20 @@ code {
     return (categories && categories.get(n.categoryIdentifier)) || null;
   }
 
-  function threadGroup(app, thread, items) {
+  function threadGroup(app, thread, items, only) {
     const key = gkey(app, thread);
     const many = items.length > 1;
-    const expanded = many && state.expanded.has(key);
+    // A group with an open reply field stays open, so the field does not vanish under the stack.
+    const replying = state.reply && state.reply.ctx === "list" && items.some((n) => nkey(app, n) === state.reply.key);
+    const expanded = many && (state.expanded.has(key) || replying);
+    // The only thread of an app needs no heading of its own while collapsed: the app's has a Clear.
+    const withHead = many && (expanded || !only);
     const group = cached("group", key, () => h("div", { class: "group", "data-thread": thread }));
     group.className = `group${many ? (expanded ? " expanded" : " collapsed") : " single"}`;
     const children = [];
     const groupId = `group-${F.hue(key, 1e9)}`;
     group.id = groupId;
-    if (many) {
+    if (withHead) {
       const headSig = JSON.stringify([key, items.length, expanded]);
       children.push(cached("group-head", headSig, () => h("div", { class: "group-head" },
         h("span", { class: "group-label" },
@@ -1692,9 +1710,14 @@ code {
     const text = hidden ? F.hiddenPlaceholder(category ? category.hiddenPreviewsBodyPlaceholder : "", info.count || 1) : n.body;
     const label = title || subtitle || text || n.identifier;
 
+    const chip = levelChip(level);
     const classes = ["note", `level-${level}`];
     if (ctx === "banner") classes.push("in-banner");
-    if (info.fresh && ctx === "list") classes.push("fresh");
+    else if (!chip) classes.push("compact");
+    if (info.fresh && ctx === "list") {
+      classes.push("fresh");
+      state.fresh.delete(key); // slides in once, not again when redrawn
+    }
     if (busy) classes.push("busy");
     if (sent) classes.push("sent");
     if (error) classes.push("failed");
@@ -1717,10 +1740,9 @@ code {
 
     const head = h("div", { class: "note-head" },
       ctx === "banner" ? [appIcon(app, "tiny"), h("span", { class: "note-app", text: appName(app) })] : null,
-      levelChip(level),
+      chip,
       h("span", { class: "spacer" }),
-      timeElement(n.date, "note-time"),
-      closeButton);
+      timeElement(n.date, "note-time"));
 
     const body = h("button", {
       class: "note-body", type: "button", "data-fk": `${prefix}body`, "aria-disabled": busy || sent ? "true" : null,
@@ -1751,6 +1773,8 @@ code {
     if (busy) parts.push(h("p", { class: "note-status sending", role: "status" }, h("span", { class: "spinner", "aria-hidden": "true" }), `Sending “${busy}”…`));
     if (sent) parts.push(h("p", { class: "note-status done", role: "status" }, icon("check"), sent === "Dismiss" ? "Dismissed" : `Sent “${sent}”`));
     if (error) parts.push(h("p", { class: "note-status error", role: "alert", text: error }));
+    // Last in the tab order (text, actions, then close), shown in the top corner.
+    parts.push(closeButton);
     append(article, parts);
     return article;
   }
@@ -2102,8 +2126,8 @@ code {
     ["badgeSetting", "Badges"],
     ["notificationCenterSetting", "Notification Center"],
     ["lockScreenSetting", "Lock Screen"],
-    ["timeSensitiveSetting", "Time Sensitive"],
-    ["criticalAlertSetting", "Critical Alerts"],
+    ["timeSensitiveSetting", "Time Sensitive", "timeSensitive"],
+    ["criticalAlertSetting", "Critical Alerts", "criticalAlert"],
   ];
 
   const STATUS_WORDS = {
@@ -2115,9 +2139,10 @@ code {
     const records = [...state.apps.values()].sort((a, b) =>
       (b.promptPending - a.promptPending) || appName(a.bundleIdentifier).localeCompare(appName(b.bundleIdentifier)));
     const cards = records.map((record) => {
+      record = { ...record, open: appOpen(record, records.length) };
       const app = record.bundleIdentifier;
-      const signature = JSON.stringify([record, state.pending.get(app), !state.closedApps.has(app), state.allPending.has(app),
-        [...state.appBusy].filter((x) => x.startsWith(`${app}|`)), hiddenCount(app)]);
+      const signature = JSON.stringify([record, state.pending.get(app), appOpen(record, records.length), state.allPending.has(app),
+        [...state.appBusy].filter((x) => x.startsWith(`${app}|`)), hiddenCount(app), (state.delivered.get(app) || []).length]);
       return cached("app", signature, () => appCard(record));
     });
     if (cards.length === 0) {
@@ -2132,6 +2157,12 @@ code {
     tab.replaceChildren("Apps", prompts ? h("span", { class: "tab-dot", "aria-label": `${prompts} waiting for an answer`, text: String(prompts) }) : null);
   }
 
+  function appOpen(record, count) {
+    const chosen = state.openApps.get(record.bundleIdentifier);
+    if (chosen !== undefined) return chosen;
+    return record.promptPending || count <= 2;
+  }
+
   function hiddenCount(app) {
     return (state.delivered.get(app) || []).filter((n) => n.presentation && !n.presentation.includes("list")).length;
   }
@@ -2140,25 +2171,26 @@ code {
     const app = record.bundleIdentifier;
     const settings = record.settings || {};
     const status = settings.authorizationStatus || "notDetermined";
-    const [statusText, statusClass] = record.promptPending ? ["Asks to notify you", "ask"] : (STATUS_WORDS[status] || [status, "idle"]);
-    const details = h("details", { class: "app-card", "data-app": app, open: !state.closedApps.has(app) ? true : null });
+    const [statusText, statusClass] = record.promptPending ? ["Asking", "ask"] : (STATUS_WORDS[status] || [status, "idle"]);
+    const details = h("details", { class: "app-card", "data-app": app, open: record.open ? true : null });
     details.addEventListener("toggle", () => {
-      if (details.open) state.closedApps.delete(app); else state.closedApps.add(app);
+      if (details.open !== record.open) state.openApps.set(app, details.open);
     });
     const summary = h("summary", { class: "app-summary", "data-fk": `app|${app}|summary` },
       appIcon(app, "medium", record.badge),
       h("span", { class: "app-names" },
         h("span", { class: "app-name", text: appName(app) }),
-        h("span", { class: "app-bundle", text: app })),
+        h("span", { class: "app-bundle", text: app }),
+        appMeta(app)),
       h("span", { class: `status-chip ${statusClass}`, text: statusText }),
       icon("chevron", "disclosure"));
     const parts = [summary];
     const body = h("div", { class: "app-body" });
     if (record.promptPending) body.append(promptBox(record));
     if (record.badge > 0) {
-      body.append(h("p", { class: "app-line" }, h("span", { class: "badge-pill", text: String(record.badge) }),
-        ` badge on the app icon`));
+      body.append(h("p", { class: "app-line" }, "Icon badge", h("span", { class: "badge-pill", text: String(record.badge) })));
     }
+    body.append(pendingBlock(app));
     if (["authorized", "provisional", "ephemeral"].includes(status)) body.append(settingsBlock(record));
     else if (status === "denied") {
       body.append(h("p", { class: "app-note", text: "Notifications are off: the user said Don't Allow. The app cannot ask again; remove it to start over." }));
@@ -2169,7 +2201,6 @@ code {
     if (hidden > 0) {
       body.append(h("p", { class: "app-note", text: `${hidden} delivered notification${hidden === 1 ? " is" : "s are"} hidden from the list while Notification Center is off.` }));
     }
-    body.append(pendingBlock(app));
     body.append(h("div", { class: "app-footer" },
       h("button", {
         class: "text-button danger", type: "button", "data-fk": `app|${app}|remove`, "aria-disabled": state.appBusy.has(`${app}|remove`) ? "true" : null,
@@ -2178,6 +2209,15 @@ code {
     parts.push(body);
     append(details, parts);
     return details;
+  }
+
+  function appMeta(app) {
+    const scheduled = (state.pending.get(app) || []).length;
+    const delivered = (state.delivered.get(app) || []).length;
+    const parts = [];
+    if (delivered) parts.push(`${delivered} in the center`);
+    if (scheduled) parts.push(`${scheduled} scheduled`);
+    return parts.length ? h("span", { class: "app-meta", text: parts.join(" · ") }) : null;
   }
 
   function promptBox(record) {
@@ -2201,9 +2241,12 @@ code {
     const app = record.bundleIdentifier;
     const settings = record.settings || {};
     const rows = [];
-    for (const [field, label] of SWITCHES) {
+    const requested = record.requestedOptions || [];
+    for (const [field, label, option] of SWITCHES) {
       const value = settings[field];
       if (!value || value === "notSupported") continue;
+      // Like iOS: the time-sensitive and critical switches exist for apps that asked for them.
+      if (option && value !== "enabled" && !requested.includes(option)) continue;
       const on = value === "enabled";
       rows.push(h("div", { class: "setting" },
         h("span", { class: "setting-label", text: label }),
@@ -2221,7 +2264,8 @@ code {
       h("option", { value, selected: settings.showPreviewsSetting === value ? true : null, text })));
     select.addEventListener("change", () => changeSetting(app, "showPreviewsSetting", select.value));
     rows.push(h("div", { class: "setting" }, h("span", { class: "setting-label", text: "Show Previews" }), select));
-    return h("div", { class: "settings", role: "group", "aria-label": `Settings of ${appName(app)}` }, rows);
+    return h("div", { class: "settings", role: "group", "aria-label": `Settings of ${appName(app)}` },
+      h("h3", { class: "block-title", text: "Settings" }), rows);
   }
 
   function pendingBlock(app) {
@@ -2231,7 +2275,7 @@ code {
       return x - y;
     });
     const block = h("div", { class: "pending" },
-      h("h3", { class: "pending-title" }, "Scheduled", h("span", { class: "count", text: list.length ? String(list.length) : "" })));
+      h("h3", { class: "block-title" }, "Scheduled", h("span", { class: "count", text: list.length ? String(list.length) : "" })));
     if (list.length === 0) {
       block.append(h("p", { class: "app-note", text: "Nothing scheduled." }));
       return block;

@@ -1,0 +1,63 @@
+#!/usr/bin/env bash
+# The web notification center's browser tests: headless Chromium (Debian's chromium and
+# chromium-driver) driven by Selenium from PyPI, against real `chime serve` processes.
+#
+#   scripts/web-tests.sh                 builds chime, then runs Tests/web
+#   CHIME_BIN=/path/to/chime scripts/web-tests.sh   uses that binary (no build)
+#   scripts/web-tests.sh -k snooze       extra arguments go to pytest
+#   scripts/web-tests.sh --venv-only     only set up the Python environment; print its python
+#
+# Needs `scripts/install-deps.sh test` (chromium, chromium-driver, python3-venv). The Python
+# packages go to a virtual environment in .build/venv-web (override with WEB_TEST_VENV).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+export PATH="$PATH:/opt/swift/usr/bin"
+
+venv="${WEB_TEST_VENV:-.build/venv-web}"
+requirements="Tests/web/requirements.txt"
+stamp="$venv/.requirements"
+if [ ! -x "$venv/bin/python" ] || ! cmp -s "$requirements" "$stamp"; then
+  echo "web-tests: setting up $venv" >&2
+  # Debian's Python (python3-venv): another python3 on PATH may lack the ssl module pip needs.
+  python=python3
+  [ -x /usr/bin/python3 ] && python=/usr/bin/python3
+  rm -rf "$venv"
+  "$python" -m venv "$venv"
+  "$venv/bin/python" -m pip install --quiet --disable-pip-version-check -r "$requirements" >&2
+  cp "$requirements" "$stamp"
+fi
+if [ "${1:-}" = "--venv-only" ]; then
+  # For scripts/screenshots.py: the Python that has Selenium.
+  echo "$venv/bin/python"
+  exit 0
+fi
+
+# The binary embeds Web/: it must be current, or the tests would test old files.
+if ! scripts/generate-web-assets.sh --check; then
+  echo "web-tests: run scripts/generate-web-assets.sh (Web/ changed since the embedded copy was made)" >&2
+  exit 1
+fi
+
+for tool in chromium chromedriver; do
+  if ! command -v "$tool" >/dev/null 2>&1; then
+    echo "web-tests: $tool is missing; run scripts/install-deps.sh test" >&2
+    exit 1
+  fi
+done
+
+if [ -z "${CHIME_BIN:-}" ]; then
+  swift build ${SWIFT_FLAGS:-} --product chime
+  CHIME_BIN="$(swift build ${SWIFT_FLAGS:-} --product chime --show-bin-path)/chime"
+fi
+export CHIME_BIN
+# The alarm example (a Swift app on the service, CHIME_SERVICE): next to chime, or built here.
+if [ -z "${ALARM_BIN:-}" ]; then
+  ALARM_BIN="$(dirname "$CHIME_BIN")/alarm"
+  [ -x "$ALARM_BIN" ] || { swift build ${SWIFT_FLAGS:-} --product alarm; ALARM_BIN="$(swift build ${SWIFT_FLAGS:-} --product alarm --show-bin-path)/alarm"; }
+fi
+export ALARM_BIN
+
+# Selenium must not look for a browser or driver of its own (no network here): both are given.
+export SE_OFFLINE=true
+export PYTHONDONTWRITEBYTECODE=1
+exec "$venv/bin/python" -m pytest -p no:cacheprovider Tests/web "$@"
