@@ -168,7 +168,10 @@ final class ServerCore: Sendable {
                 // libmicrohttpd refuses outright past its own limit; keep a margin for the 503 answers.
                 config.connection_limit = UInt32(configuration.connectionLimit + 64)
                 config.connection_timeout = UInt32(max(0, configuration.connectionTimeout))
-                config.connection_memory_limit = 128 * 1024
+                // Headers and libmicrohttpd's read and write buffers (bodies are copied out as they
+                // arrive): 32 KiB keeps a thousand open event streams small and the per-connection
+                // clearing cheap.
+                config.connection_memory_limit = 32 * 1024
                 config.tls_key = UnsafePointer(key)
                 config.tls_cert = UnsafePointer(cert)
                 config.handler = accessHandlerCallback
