@@ -179,6 +179,36 @@ struct WebCenterAPITests {
         }
     }
 
+    @Test("the owner's stream carries refresh hints (scheduled, categories, app) without ids; an app's stream does not")
+    func hints() async throws {
+        try await ServiceHarness.with { harness in
+            let owner = try await SSEClient.open(harness.endpoint, path: "/v1/events", token: harness.service.ownerToken)
+            let token = try await harness.createApp("com.example.alarm")
+            let appStream = try await SSEClient.open(harness.endpoint, path: "/v1/apps/com.example.alarm/events", token: token)
+            let app = harness.client(token: token)
+            let base = "/v1/apps/com.example.alarm"
+            _ = try await app.post(base + "/authorization", json: #"{"options": ["alert"]}"#)
+            _ = try await app.put(base + "/categories", json: alarmCategory)
+            _ = try await app.post(base + "/requests", json: #"{"identifier": "later", "title": "A", "trigger": {"type": "timeInterval", "timeInterval": 600}}"#)
+            _ = try await app.post(base + "/requests", json: #"{"identifier": "now", "title": "B"}"#)
+
+            var kinds: [String] = []
+            while !kinds.contains("delivered") {
+                let event = try await owner.next(timeout: 5)
+                kinds.append(event.event ?? "")
+                if ["scheduled", "categories", "app"].contains(event.event ?? "") {
+                    #expect(event.id == nil, "hints are not in the log, so they have no id")
+                    #expect(event.json?["app"] == .string("com.example.alarm"))
+                }
+                if event.event == "scheduled" { #expect(event.json?["identifiers"] == .array([.string("later")])) }
+            }
+            #expect(kinds == ["app", "settings", "categories", "scheduled", "delivered"])
+            let first = try await appStream.next(timeout: 5)
+            #expect(first.event == "settings")
+            #expect(try await appStream.next(timeout: 5).event == "delivered")
+        }
+    }
+
     @Test("delivered notifications carry the presentation the settings allow")
     func presentation() async throws {
         try await ServiceHarness.with { harness in

@@ -339,19 +339,21 @@ def test_actions_destructive_confirmation_and_failure_keeps_the_notification(cen
     assert app.outbox() == []
     assert center.note(app.bundle, "m1") is not None
 
-    # A failure (the app changed its category since: the server refuses the action) shows an
-    # error and keeps the notification.
-    app.set_categories([{"identifier": "mail", "actions": [{"identifier": "archive", "title": "Archive"}]}])
+    # A failure (the service is down when the answer is sent) shows an error and keeps the
+    # notification; once the service is back, the notification is still there to answer.
+    chime.stop()
     center.press(lambda: center.action_button(app.bundle, "m1", "delete"))
     error = wait_for(lambda: center.in_card(app.bundle, "m1", ".note-status.error"), 5, message="the error")
     assert "Could not send “Delete”" in error.text
     assert error.get_attribute("role") == "alert"
     time.sleep(0.5)
     assert center.note(app.bundle, "m1") is not None
+    chime.start()
+    wait_for(lambda: center.js("return window.ChimeCenter.connection") == "live", 15, message="the stream to come back")
     assert [n["identifier"] for n in app.delivered()] == ["m1"]
+    assert center.wait_note(app.bundle, "m1") is not None
 
     # Confirmed, it goes through.
-    app.set_categories([category])
     center.press(lambda: center.action_button(app.bundle, "m1", "pay"))
     wait_for(lambda: center.js("return document.getElementById('confirm').open"), 3, message="the confirmation")
     center.press(lambda: center.driver.find_element("id", "confirm-ok"))
@@ -775,3 +777,23 @@ def test_reconnects_after_the_server_restarts(center):
     app.add("after", title="After the restart", body="still live")
     center.wait_banner(app.bundle, "after", timeout=5)
     center.wait_note(app.bundle, "after")
+
+
+def test_new_apps_requests_and_categories_show_at_once(center):
+    """The owner's stream announces new apps, scheduled requests and category changes: the page
+    shows them within a second, without waiting for its once-a-minute reload."""
+    chime = center.chime
+    app = chime.register("com.example.hints")
+    wait_for(lambda: center.app_card(app.bundle), 2, message="the new app's card")
+    started = time.monotonic()
+    app.add("later", title="Water the plants", trigger={"type": "timeInterval", "timeInterval": 3600, "repeats": False})
+    item = wait_for(lambda: center.in_app_card(app.bundle, '.pending-item[data-identifier="later"]'), 2,
+                    message="the scheduled request in the apps panel")
+    assert time.monotonic() - started < 2
+    assert "Water the plants" in item.get_attribute("textContent")
+    app.set_categories([{"identifier": "plants", "actions": [{"identifier": "water", "title": "Watered"}]}])
+    app.add("now", title="Plants", categoryIdentifier="plants")
+    card = center.wait_note(app.bundle, "now", timeout=3)
+    assert "Watered" in card.text
+    app.set_categories([{"identifier": "plants", "actions": [{"identifier": "water", "title": "Done watering"}]}])
+    wait_for(lambda: "Done watering" in center.wait_note(app.bundle, "now").text, 2, message="the changed category's buttons")

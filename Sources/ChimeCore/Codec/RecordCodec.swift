@@ -142,7 +142,9 @@ public enum RecordCodec {
     }
 
     /// Event kinds by stable number: append new kinds, never reorder.
-    static let eventKinds: [EngineEvent.Kind] = [.delivered, .response, .removed, .silentPush, .settings]
+    // Append-only. The last three are announced but never logged; they have indexes so every
+    // event can be encoded.
+    static let eventKinds: [EngineEvent.Kind] = [.delivered, .response, .removed, .silentPush, .settings, .scheduled, .categories, .app]
 
     /// Calendar identifiers by stable number (the enum has no raw values of its own).
     static let calendarIdentifiers: [Calendar.Identifier] = [

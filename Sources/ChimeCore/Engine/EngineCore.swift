@@ -72,6 +72,12 @@ package final class EngineCore {
         pendingEvents.append(event)
     }
 
+    /// Tells subscribers without writing to the event log: for changes a surface refreshes from,
+    /// which a resumed stream need not replay.
+    package func announce(_ kind: EngineEvent.Kind, app: String, identifiers: [String] = []) {
+        pendingEvents.append(EngineEvent(app: app, kind: kind, date: clock.now, identifiers: identifiers.count <= 100 ? identifiers : []))
+    }
+
     // MARK: Apps
 
     package func appRecord(_ app: String) throws -> AppRecord {
@@ -88,12 +94,14 @@ package final class EngineCore {
 
     package func putApp(_ record: AppRecord) throws {
         try save(record)
+        announce(.app, app: record.bundleIdentifier)
     }
 
     func removeApp(_ app: String) throws {
         try store.removeApp(app)
         appCache[app] = nil
         window.removeApp(app)
+        announce(.app, app: app)
     }
 
     private func save(_ record: AppRecord) throws {
@@ -186,7 +194,10 @@ package final class EngineCore {
             }
             records.append(pending)
         }
-        if !records.isEmpty { try store.putPending(records, app: app) }
+        if !records.isEmpty {
+            try store.putPending(records, app: app)
+            announce(.scheduled, app: app, identifiers: records.count <= 100 ? records.map(\.request.identifier) : [])
+        }
         for pending in records {
             let key = ScheduleWindow.Key(app: app, identifier: pending.request.identifier)
             window.set(key, date: pending.nextFireDate, sequence: pending.sequence)

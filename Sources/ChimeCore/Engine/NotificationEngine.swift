@@ -316,6 +316,7 @@ public final class NotificationEngine: Sendable {
         submit({ core in
             try Validation.validate(categories)
             try core.store.setCategories(categories, app: app)
+            core.announce(.categories, app: app)
         }, completion: completion)
     }
 

@@ -65,6 +65,13 @@ public struct EngineEvent: Sendable, Hashable {
         case silentPush
         /// The app's authorization or settings changed.
         case settings
+        /// Requests were added or replaced (`identifiers`, when at most 100). Announced to
+        /// subscribers only, not kept in the event log (no `sequence`): a hint to refresh a list.
+        case scheduled
+        /// The app's categories were replaced. Announced only, not logged.
+        case categories
+        /// The app was registered, changed (its token) or removed. Announced only, not logged.
+        case app
     }
 
     /// The event's position in the store's log; resumable streams continue after it.

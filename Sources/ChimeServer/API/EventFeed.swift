@@ -34,7 +34,13 @@ final class EventFeed: Sendable {
         let stream = EventStream()
         let feed = EventFeed(stream: stream, frames: frames)
         // Subscribe before reading the log, holding live events until the replay is written.
-        let token = engine.subscribe(app: app) { event in feed.live(event) }
+        // An app's stream carries what the app acts on (deliveries, answers, removals, settings);
+        // the owner's also carries the refresh hints (`scheduled`, `categories`, `app`) the web
+        // center uses instead of polling.
+        let token = engine.subscribe(app: app) { event in
+            if app != nil, Self.hintKinds.contains(event.kind) { return }
+            feed.live(event)
+        }
         stream.onEnd { engine.unsubscribe(token) }
         stream.send(Array("retry: 2000\n\n".utf8))
         if let after {
@@ -51,6 +57,9 @@ final class EventFeed: Sendable {
                                                     ("X-Accel-Buffering", "no")],
                             body: .stream(stream), route: route)
     }
+
+    /// Announced events that are only hints to refresh (never in the log).
+    static let hintKinds: Set<EngineEvent.Kind> = [.scheduled, .categories, .app]
 
     private func live(_ event: EngineEvent) {
         let send = state.withLock { state -> Bool in

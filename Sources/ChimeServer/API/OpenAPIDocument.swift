@@ -3105,7 +3105,8 @@ enum OpenAPIDocument {
         "description": "The data: of a server-sent event (id: is the sequence, event: the kind).",
         "properties": {
           "sequence": {
-            "type": "integer"
+            "type": "integer",
+            "description": "The event's place in the store's log (the id: of the event); 0 for hints that are not logged."
           },
           "app": {
             "type": "string"
@@ -3117,8 +3118,12 @@ enum OpenAPIDocument {
               "response",
               "removed",
               "silentPush",
-              "settings"
-            ]
+              "settings",
+              "scheduled",
+              "categories",
+              "app"
+            ],
+            "description": "scheduled, categories and app are hints to refresh, sent on GET /v1/events (the owner's stream) only; they are not in the event log (sequence 0, no id:) and are not replayed."
           },
           "date": {
             "type": "string",

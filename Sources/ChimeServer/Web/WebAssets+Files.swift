@@ -1299,20 +1299,15 @@ code {
     state.loaded = true;
     render();
     clearInterval(pollTimer);
-    pollTimer = setInterval(poll, 5000);
+    pollTimer = setInterval(poll, 60000);
   }
 
-  // New apps and newly scheduled requests announce no event: look for them every few seconds
-  // (and reload everything now and then, in case an event was missed).
-  let polls = 0;
+  // Every change arrives as an event (new requests, categories and apps as the owner stream's
+  // refresh hints); a full reload once a minute only guards against a missed one.
   async function poll() {
     if (state.screen !== "center" || document.hidden) return;
-    polls++;
     try {
-      if (polls % 6 === 0) { await refreshAll(); return; }
-      setApps(await api("GET", "/v1/apps"));
-      await Promise.all([...state.apps.keys()].map((app) => refreshApp(app, { pending: true, categories: !state.categories.has(app), notifications: !state.delivered.has(app) })));
-      render();
+      await refreshAll();
     } catch (e) { /* shown by the connection state; tried again on the next poll */ }
   }
 
@@ -1348,7 +1343,7 @@ code {
         setConnection("reconnecting");
       }
     };
-    for (const kind of ["delivered", "removed", "response", "settings", "silentPush"]) {
+    for (const kind of ["delivered", "removed", "response", "settings", "silentPush", "scheduled", "categories", "app"]) {
       source.addEventListener(kind, (message) => {
         let data = null;
         try { data = JSON.parse(message.data); } catch (e) { return; }
@@ -1395,6 +1390,15 @@ code {
         }
         break;
       case "settings":
+        enqueue(app, { apps: true, notifications: true, categories: true, pending: true });
+        break;
+      case "scheduled":
+        enqueue(app, { pending: true });
+        break;
+      case "categories":
+        enqueue(app, { categories: true, notifications: true });
+        break;
+      case "app":
         enqueue(app, { apps: true, notifications: true, categories: true, pending: true });
         break;
       default:
