@@ -86,7 +86,12 @@ final class WebSessions: Sendable {
               let seconds = Int64(stored) else { return nil }
         let expires = Date(timeIntervalSince1970: TimeInterval(seconds))
         cache.withLock { $0[hash] = expires }
-        return expires > now ? expires : nil
+        if expires <= now {
+            // An expired session is of no use to anyone: forget it.
+            try await engine.perform { core in try core.store.setValue(nil, forKey: key) }
+            return nil
+        }
+        return expires
     }
 
     /// Ends a session (signing out).
