@@ -954,30 +954,16 @@
     render();
   }
 
-  function hasCustomDismiss(app, n) {
-    const category = categoryOf(app, n);
-    return !!(category && (category.options || []).includes("customDismissAction"));
-  }
-
-  /** Clears notifications: a dismissal for those whose category asks for it, a removal for the rest. */
+  /** Clears notifications: each is dismissed, as the close button does. The service decides who
+   *  hears of it (only an app whose category has customDismissAction) and removes it either way. */
   async function clearNotifications(app, items) {
     items = items.filter((n) => !state.busy.has(nkey(app, n)) && !state.sent.has(nkey(app, n)));
     if (items.length === 0) return;
     const keys = items.map((n) => nkey(app, n));
     for (const key of keys) state.busy.set(key, "Clear");
     render();
-    const plain = items.filter((n) => !hasCustomDismiss(app, n));
-    const custom = items.filter((n) => hasCustomDismiss(app, n));
     const failures = [];
-    for (let i = 0; i < plain.length; i += 40) {
-      const query = plain.slice(i, i + 40).map((n) => `identifier=${enc(n.identifier)}`).join("&");
-      try {
-        await api("DELETE", `${appPath(app)}/notifications?${query}`);
-      } catch (e) {
-        failures.push(e.message);
-      }
-    }
-    const results = await Promise.allSettled(custom.map((n) =>
+    const results = await Promise.allSettled(items.map((n) =>
       api("POST", `${appPath(app)}/notifications/${enc(n.identifier)}/responses`, { actionIdentifier: DISMISS_ACTION })));
     for (const result of results) if (result.status === "rejected") failures.push(result.reason.message);
     for (const key of keys) state.busy.delete(key);

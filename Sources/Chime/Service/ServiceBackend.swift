@@ -75,13 +75,7 @@ package final class ServiceBackend: CenterBackend {
     // MARK: HTTP
 
     private func path(_ app: String, _ rest: String = "") -> String {
-        "/v1/apps/" + Self.escape(app) + rest
-    }
-
-    /// Percent-encodes a path segment or query value (everything but unreserved characters).
-    static func escape(_ text: String) -> String {
-        text.addingPercentEncoding(withAllowedCharacters: CharacterSet(charactersIn:
-            "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")) ?? text
+        "/v1/apps/" + PercentEncoding.encode(app) + rest
     }
 
     /// Sends a request and returns the JSON answer (`nil` for an empty body); an error answer
@@ -161,8 +155,8 @@ package final class ServiceBackend: CenterBackend {
                 let settings = try await call("GET", path(app, "/settings"))
                 answer = ["status": settings?["authorizationStatus"] ?? .null]
             }
-            guard case .string(let status)? = answer?["status"] else { return false }
-            return status == "authorized" || status == "provisional" || status == "ephemeral"
+            guard case .string(let name)? = answer?["status"], let status = UNAuthorizationStatus(name: name) else { return false }
+            return status.allowsDelivery
         }, completion: completion)
     }
 
@@ -202,7 +196,7 @@ package final class ServiceBackend: CenterBackend {
 
     private func query(_ identifiers: [String]?) -> String {
         guard let identifiers else { return "" }
-        return "?" + identifiers.map { "identifier=" + Self.escape($0) }.joined(separator: "&")
+        return "?" + identifiers.map { "identifier=" + PercentEncoding.encode($0) }.joined(separator: "&")
     }
 
     package func removePending(app: String, identifiers: [String]?, completion: @escaping @Sendable (Result<[String], any Error>) -> Void) {

@@ -31,10 +31,9 @@ extension NotificationSettings {
         self.init()
         func setting(_ key: String) -> UNNotificationSetting? {
             guard case .string(let name)? = object[key] else { return nil }
-            return [UNNotificationSetting.notSupported, .disabled, .enabled].first { $0.jsonName == name }
+            return UNNotificationSetting(jsonName: name)
         }
-        if case .string(let name)? = object["authorizationStatus"],
-           let status = [UNAuthorizationStatus.notDetermined, .denied, .authorized, .provisional, .ephemeral].first(where: { $0.name == name }) {
+        if case .string(let name)? = object["authorizationStatus"], let status = UNAuthorizationStatus(name: name) {
             authorizationStatus = status
         }
         soundSetting = setting("soundSetting") ?? soundSetting
@@ -48,11 +47,10 @@ extension NotificationSettings {
         timeSensitiveSetting = setting("timeSensitiveSetting") ?? timeSensitiveSetting
         scheduledDeliverySetting = setting("scheduledDeliverySetting") ?? scheduledDeliverySetting
         directMessagesSetting = setting("directMessagesSetting") ?? directMessagesSetting
-        if case .string(let name)? = object["alertStyle"], let style = [UNAlertStyle.none, .banner, .alert].first(where: { $0.jsonName == name }) {
+        if case .string(let name)? = object["alertStyle"], let style = UNAlertStyle(jsonName: name) {
             alertStyle = style
         }
-        if case .string(let name)? = object["showPreviewsSetting"],
-           let previews = [UNShowPreviewsSetting.always, .whenAuthenticated, .never].first(where: { $0.jsonName == name }) {
+        if case .string(let name)? = object["showPreviewsSetting"], let previews = UNShowPreviewsSetting(jsonName: name) {
             showPreviewsSetting = previews
         }
         if case .bool(let flag)? = object["providesAppNotificationSettings"] { providesAppNotificationSettings = flag }

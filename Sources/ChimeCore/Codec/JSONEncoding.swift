@@ -208,6 +208,12 @@ extension UNNotificationSetting {
         case .enabled: "enabled"
         }
     }
+
+    /// The setting named as in JSON: `notSupported`, `disabled`, `enabled`.
+    public init?(jsonName: String) {
+        guard let setting = Self.allCases.first(where: { $0.jsonName == jsonName }) else { return nil }
+        self = setting
+    }
 }
 
 extension UNAlertStyle {
@@ -218,6 +224,12 @@ extension UNAlertStyle {
         case .alert: "alert"
         }
     }
+
+    /// The style named as in JSON: `none`, `banner`, `alert`.
+    public init?(jsonName: String) {
+        guard let style = Self.allCases.first(where: { $0.jsonName == jsonName }) else { return nil }
+        self = style
+    }
 }
 
 extension UNShowPreviewsSetting {
@@ -227,6 +239,12 @@ extension UNShowPreviewsSetting {
         case .whenAuthenticated: "whenAuthenticated"
         case .never: "never"
         }
+    }
+
+    /// The setting named as in JSON: `always`, `whenAuthenticated`, `never`.
+    public init?(jsonName: String) {
+        guard let setting = Self.allCases.first(where: { $0.jsonName == jsonName }) else { return nil }
+        self = setting
     }
 }
 

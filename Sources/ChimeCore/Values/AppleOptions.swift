@@ -176,6 +176,12 @@ extension UNAuthorizationStatus {
         }
     }
 
+    /// Parses Apple's case name (see ``name``).
+    public init?(name: String) {
+        guard let status = Self.allCases.first(where: { $0.name == name }) else { return nil }
+        self = status
+    }
+
     /// Whether notifications may be delivered in this state.
     public var allowsDelivery: Bool { self == .authorized || self == .provisional || self == .ephemeral }
 }

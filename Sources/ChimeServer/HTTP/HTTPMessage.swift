@@ -1,3 +1,4 @@
+import ChimeCore
 import Foundation
 
 /// A request as the server collected it: head, query and body, ready for an async handler.

@@ -1,3 +1,4 @@
+import ChimeCore
 import CMicroHTTPD
 import Foundation
 import Synchronization

@@ -101,22 +101,18 @@ extension ChimeAPI {
         var change = SettingsChange()
         for entry in SettingsChange.switchNames {
             guard let text = try object.string(entry.name) else { continue }
-            switch text {
-            case "enabled": change[keyPath: entry.keyPath] = .enabled
-            case "disabled": change[keyPath: entry.keyPath] = .disabled
-            default:
+            // notSupported parses too; the engine refuses it with a message naming the switch.
+            guard let setting = UNNotificationSetting(jsonName: text) else {
                 throw APIError.badRequest("invalidValue", "\(entry.name) is \"\(text.prefix(40))\"; accepted: enabled, disabled", field: entry.name)
             }
+            change[keyPath: entry.keyPath] = setting
         }
         if let text = try object.string("showPreviewsSetting") {
-            switch text {
-            case "always": change.showPreviews = .always
-            case "whenAuthenticated": change.showPreviews = .whenAuthenticated
-            case "never": change.showPreviews = .never
-            default:
+            guard let previews = UNShowPreviewsSetting(jsonName: text) else {
                 throw APIError.badRequest("invalidValue", "showPreviewsSetting is \"\(text.prefix(40))\"; accepted: always, whenAuthenticated, never",
                                           field: "showPreviewsSetting")
             }
+            change.showPreviews = previews
         }
         do {
             return try await engine.changeSettings(app: app, change)

@@ -1,5 +1,5 @@
 /// Percent-encoding (RFC 3986) of path segments and query components, as the server decodes them
-/// and the CLI encodes them.
+/// and its clients (the CLI, a center on the service) encode them.
 ///
 /// The server keeps a request's path as sent and decodes it segment by segment, so a `/` written as
 /// `%2F` stays inside its segment:
@@ -72,7 +72,7 @@ public enum PercentEncoding {
 
     /// Rewrites bytes outside ASCII (and ASCII control characters) as `%HH`, leaving everything
     /// else, existing escapes included, as it is: the result is ASCII and decodes to the same bytes.
-    static func escapingNonASCII(_ bytes: some Collection<UInt8>) -> String {
+    package static func escapingNonASCII(_ bytes: some Collection<UInt8>) -> String {
         var out: [UInt8] = []
         out.reserveCapacity(bytes.count)
         for byte in bytes {
