@@ -15,6 +15,7 @@ let package = Package(
         .executable(name: "show-me", targets: ["ShowMeExample"]),
         .executable(name: "organizer", targets: ["OrganizerExample"]),
         .executable(name: "chime-bench", targets: ["ChimeBenchmarks"]),
+        .executable(name: "chime-bench-api", targets: ["APIBenchmarks"]),
     ],
     targets: [
         // C libraries from Debian, one system-library target each.
@@ -63,6 +64,12 @@ let package = Package(
             name: "ChimeBenchmarks",
             dependencies: ["ChimeCore", "ChimeSQLite"],
             path: "Benchmarks/ChimeBenchmarks"
+        ),
+        // Chime as an app uses it (UNUserNotificationCenter and its delegate), and the cost of a delivery.
+        .executableTarget(
+            name: "APIBenchmarks",
+            dependencies: ["Chime", "ChimeCore", "ChimeSQLite", "ChimeServer"],
+            path: "Benchmarks/APIBenchmarks"
         ),
 
         .testTarget(name: "ChimeCoreTests", dependencies: ["ChimeCore"]),

@@ -3,8 +3,9 @@
 # and the peer (APScheduler 3 + SQLAlchemy job store on SQLite) in the same run, then the HTTP load
 # benchmarks against a release `chime serve` (Benchmarks/http/: wrk adds, event fan-out).
 #   scripts/bench.sh [chime-bench options, e.g. --quick or --only bulk,steady,http-add,http-bulk,fanout]
-# --only names http-add, http-bulk and fanout go to Benchmarks/http/http_bench.py, the others to
-# chime-bench; --quick shortens both. CHIME_HTTP_BENCH_ARGS adds options for http_bench.py (e.g.
+# --only names http-add, http-bulk and fanout go to Benchmarks/http/http_bench.py; api-concurrent,
+# api-burst, api-steady and cost (the public API and the cost of a delivery) to chime-bench-api; the
+# others to chime-bench; --quick shortens all three. CHIME_HTTP_BENCH_ARGS adds options for http_bench.py (e.g.
 # "--seconds 60 --perf"); CHIME_BENCH_SCRATCH builds somewhere other than .build.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -14,29 +15,34 @@ mkdir -p "$out"
 scratch="${CHIME_BENCH_SCRATCH:-.build}"
 
 engine_args=()
+api_args=()
 http_args=()
 only=""
 while [ $# -gt 0 ]; do
   case "$1" in
     --only) [ $# -ge 2 ] || { echo "bench.sh: --only needs a list of names" >&2; exit 2; }; only="$2"; shift 2 ;;
     --only=*) only="${1#--only=}"; shift ;;
-    --quick) engine_args+=(--quick); http_args+=(--quick); shift ;;
+    --quick) engine_args+=(--quick); api_args+=(--quick); http_args+=(--quick); shift ;;
     *) engine_args+=("$1"); shift ;;
   esac
 done
 run_engine=1
+run_api=1
 run_http=1
 if [ -n "$only" ]; then
   engine_only=()
+  api_only=()
   http_only=()
   IFS=, read -ra names <<< "$only"
   for name in "${names[@]}"; do
     case "$name" in
       http-add|http-bulk|fanout) http_only+=("$name") ;;
+      api-concurrent|api-burst|api-steady|cost) api_only+=("$name") ;;
       *) engine_only+=("$name") ;;
     esac
   done
   if [ "${#engine_only[@]}" -gt 0 ]; then engine_args+=(--only "$(IFS=,; echo "${engine_only[*]}")"); else run_engine=0; fi
+  if [ "${#api_only[@]}" -gt 0 ]; then api_args+=(--only "$(IFS=,; echo "${api_only[*]}")"); else run_api=0; fi
   if [ "${#http_only[@]}" -gt 0 ]; then http_args+=(--only "$(IFS=,; echo "${http_only[*]}")"); else run_http=0; fi
 fi
 
@@ -44,11 +50,15 @@ if [ "$run_engine" = 1 ]; then
   echo "building chime-bench (release)…" >&2
   swift build -c release --scratch-path "$scratch" --product chime-bench >&2
 fi
+if [ "$run_api" = 1 ]; then
+  echo "building chime-bench-api (release)…" >&2
+  swift build -c release --scratch-path "$scratch" --product chime-bench-api >&2
+fi
 if [ "$run_http" = 1 ]; then
   echo "building chime (release)…" >&2
   swift build -c release --scratch-path "$scratch" --product chime >&2
 fi
-if [ "$run_engine" = 1 ]; then
+if [ "$run_engine" = 1 ] || [ "$run_api" = 1 ]; then
   gcc -O2 -o "$out/insert_loop" Benchmarks/reference/insert_loop.c -lsqlite3
   if [ ! -x .venv-bench/bin/python ]; then
     echo "setting up the peer (APScheduler) in .venv-bench…" >&2
@@ -61,6 +71,10 @@ dir="${CHIME_BENCH_DIR:-$PWD/$out/stores}"
 if [ "$run_engine" = 1 ]; then
   "$scratch/release/chime-bench" --dir "$dir" --reference "$out/insert_loop" --peer .venv-bench/bin/python \
     --json "$out/results.json" ${engine_args[@]+"${engine_args[@]}"}
+fi
+if [ "$run_api" = 1 ]; then
+  "$scratch/release/chime-bench-api" --dir "$dir/api" --reference "$out/insert_loop" --json "$out/results.json" \
+    ${api_args[@]+"${api_args[@]}"}
 fi
 if [ "$run_http" = 1 ]; then
   # shellcheck disable=SC2086 # CHIME_HTTP_BENCH_ARGS is a list of options
