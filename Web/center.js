@@ -415,8 +415,9 @@
     const app = data.app;
     switch (kind) {
       case "delivered":
-        // The app record too: its badge may have changed.
-        if (data.notification) enqueue(app, { notifications: true, categories: true, pending: true, apps: true }, data.notification);
+        // The event carries everything: the notification with its actions and presentation, its
+        // category and the app's badge. Only a repeating request's next date needs a read.
+        if (data.notification) enqueue(app, { pending: applyDelivery(app, data) }, data.notification);
         break;
       case "removed":
         if (data.scope === "pending") enqueue(app, { pending: true });
@@ -442,6 +443,26 @@
       default:
         break;
     }
+  }
+
+  /** Puts a delivery from the event stream into the state; returns whether the pending list needs a read. */
+  function applyDelivery(app, data) {
+    const item = data.notification;
+    const others = (state.delivered.get(app) || []).filter((n) => n.identifier !== item.identifier);
+    state.delivered.set(app, [item, ...others].sort((a, b) => Date.parse(b.date) - Date.parse(a.date)));
+    if (data.category && typeof data.category.identifier === "string") {
+      const categories = state.categories.get(app) || new Map();
+      categories.set(data.category.identifier, data.category);
+      state.categories.set(app, categories);
+    }
+    const record = state.apps.get(app);
+    if (record && typeof data.badge === "number") record.badge = data.badge;
+    const trigger = item.trigger;
+    if (!trigger || trigger.type === "push") return false;
+    if (trigger.repeats) return true;
+    const pending = state.pending.get(app);
+    if (pending) state.pending.set(app, pending.filter((request) => request.identifier !== item.identifier));
+    return false;
   }
 
   // Refreshes asked for by events are merged and run together, one batch at a time.

@@ -12,8 +12,10 @@ trap 'rm -rf "$work"' EXIT
 run() {  # run NAME SCRIPT EXPECTED... : feeds SCRIPT's output to the example, checks each EXPECTED
   local name="$1" script="$2"
   shift 2
-  CHIME_STORE="$work/$name.sqlite" CHIME_BUNDLE_IDENTIFIER="com.example.$name" \
-    bash -c "$script" | timeout 60 "$bin/$name" --exit-after 40 >"$work/$name.out" 2>&1 || true
+  # The variables go to the example (not to the shell feeding it), so it keeps its state in this
+  # run's own store and never touches the user's data directory.
+  bash -c "$script" | CHIME_STORE="$work/$name.sqlite" CHIME_BUNDLE_IDENTIFIER="com.example.$name" \
+    timeout 60 "$bin/$name" --exit-after 40 >"$work/$name.out" 2>&1 || true
   for expected in "$@"; do
     if ! grep -qF -- "$expected" "$work/$name.out"; then
       echo "check-examples: $name did not print \"$expected\"; its output:" >&2

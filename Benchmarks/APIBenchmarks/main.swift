@@ -208,9 +208,8 @@ final class CountingDelegate: UNUserNotificationCenterDelegate, Sendable {
 /// A surface that counts what it is asked to show.
 struct CountingSurface: NotificationSurface {
     let arrivals: Arrivals
-    func show(_ notification: DeliveredNotification, app: String, options: UNNotificationPresentationOptions,
-              category: NotificationCategory?) async {
-        arrivals.record(due: notification.date)
+    func show(_ delivery: Delivery, app: String) async {
+        arrivals.record(due: delivery.notification.date)
     }
     func withdraw(_ identifiers: [String], app: String) async {}
 }

@@ -269,7 +269,7 @@ final class DeliveryRecorder: @unchecked Sendable {
     }
 
     func record(_ event: EngineEvent) {
-        guard event.kind == .delivered, let due = event.notification?.date else { return }
+        guard let due = event.delivery?.notification.date else { return }
         let now = Date()
         let resume = lock.withLock { () -> CheckedContinuation<Void, Never>? in
             lateness.append(now.timeIntervalSince(due))

@@ -21,7 +21,7 @@ struct Schema: Sendable {
     var steps: [Step]
     var version: Int { steps.count }
 
-    static let current = Schema(steps: [v1])
+    static let current = Schema(steps: [v1, v2])
 
     /// Version 1.
     static let v1 = Step(sql: """
@@ -48,4 +48,10 @@ struct Schema: Sendable {
         CREATE TABLE meta (key TEXT PRIMARY KEY NOT NULL, value INTEGER NOT NULL) WITHOUT ROWID;
         INSERT INTO meta (key, value) VALUES ('next_sequence', 1);
         """)
+
+    /// Version 2: no table changes. Records written from this version on may be newer kinds
+    /// (`RecordCodec`): events with their payloads (a delivery's category, settings and
+    /// presentation) and app records with a background-launch command. Version 1 records are still
+    /// read; the version number keeps an older Chime from opening a store it could not read.
+    static let v2 = Step(sql: "SELECT 1")
 }

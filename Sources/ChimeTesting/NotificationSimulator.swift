@@ -59,10 +59,10 @@ public final class NotificationSimulator: @unchecked Sendable {
         let engine = NotificationEngine(store: store, clock: clock, timeZone: timeZone, policy: policy)
         center = UNUserNotificationCenter(engine: engine, bundleIdentifier: bundleIdentifier, timeZone: timeZone,
                                           driven: true, foreground: false)
-        center.setPresentObserver { [weak self] notification, options in
+        center.addSurface(PresentationRecorder { [weak self] delivery in
             guard let self else { return }
-            self.lock.withLock { self.presentedList.append((notification, options)) }
-        }
+            self.lock.withLock { self.presentedList.append((UNNotification(value: delivery.notification), delivery.presentation)) }
+        })
     }
 
     /// A simulator kept in memory (this initialiser does not throw).
@@ -188,6 +188,13 @@ public final class NotificationSimulator: @unchecked Sendable {
         center.timeZone = timeZone
         await center.processEvents()
     }
+}
+
+/// The simulated screen: records what is shown, with how (the `presented` list).
+private struct PresentationRecorder: NotificationSurface {
+    let record: @Sendable (Delivery) -> Void
+    func show(_ delivery: Delivery, app: String) async { record(delivery) }
+    func withdraw(_ identifiers: [String], app: String) async {}
 }
 
 /// The simulated user's answer to permission requests. `@unchecked Sendable`: guarded by `lock`.

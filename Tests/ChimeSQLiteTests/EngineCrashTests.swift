@@ -59,16 +59,16 @@ struct EngineCrashTests {
 
         let store = try SQLiteStore(path: path)
         defer { store.close() }
-        let deliveries = try store.events(after: 0, app: "com.example.fire", limit: 100_000).filter { $0.kind == .delivered }
-        let identifiers = deliveries.compactMap { $0.notification?.request.identifier }
+        let deliveries = try store.events(after: 0, app: "com.example.fire", limit: 100_000).compactMap(\.delivery)
+        let identifiers = deliveries.map { $0.notification.request.identifier }
         #expect(identifiers.count == count, "\(identifiers.count) deliveries for \(count) occurrences")
         #expect(Set(identifiers).count == count, "an occurrence was delivered twice")
         #expect(try store.pendingCount(app: nil) == 0)
         #expect(try store.deliveredCount(app: "com.example.fire") == count)
         // Each delivery is dated when it was due, even when it fired after a restart.
         for delivery in deliveries {
-            let index = Double(delivery.notification!.request.identifier.split(separator: "-").last!)!
-            #expect(delivery.notification!.request.trigger == .timeInterval(0.05 + index * 0.003, repeats: false))
+            let index = Double(delivery.notification.request.identifier.split(separator: "-").last!)!
+            #expect(delivery.notification.request.trigger == .timeInterval(0.05 + index * 0.003, repeats: false))
         }
     }
 

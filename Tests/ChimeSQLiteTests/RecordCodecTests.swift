@@ -61,7 +61,11 @@ struct RecordCodecTests {
 
         let app = Samples.app("com.example.ü")
         #expect(try RecordCodec.decodeApp(RecordCodec.encode(app)) == app)
-        let plain = AppRecord(bundleIdentifier: "p", created: Date(timeIntervalSinceReferenceDate: 0), deviceToken: "")
+        var plain = AppRecord(bundleIdentifier: "p", created: Date(timeIntervalSinceReferenceDate: 0), deviceToken: "")
+        #expect(try RecordCodec.decodeApp(RecordCodec.encode(plain)) == plain)
+        plain.launchCommand = ["/usr/bin/organizer", "--handle", "answer with spaces"]
+        #expect(try RecordCodec.decodeApp(RecordCodec.encode(plain)) == plain)
+        plain.launchCommand = []
         #expect(try RecordCodec.decodeApp(RecordCodec.encode(plain)) == plain)
 
         for kind in EngineEvent.Kind.allCases {
@@ -69,7 +73,9 @@ struct RecordCodecTests {
             event.sequence = 77
             #expect(try RecordCodec.decodeEvent(RecordCodec.encode(event)) == event)
         }
-        let bare = EngineEvent(app: "a", kind: .settings, date: Samples.base)
+        let bare = EngineEvent(app: "a", date: Samples.base,
+                               payload: .delivered(Delivery(notification: Samples.delivered("b", at: 0), category: nil,
+                                                            settings: NotificationSettings(), presentation: [])))
         #expect(try RecordCodec.decodeEvent(RecordCodec.encode(bare)) == bare)
     }
 

@@ -139,8 +139,22 @@ enum Samples {
         return app
     }
 
+    /// An event of each kind, with every field of its payload set.
     static func event(_ app: String, kind: EngineEvent.Kind = .delivered) -> EngineEvent {
-        EngineEvent(app: app, kind: kind, date: base, notification: delivered("e", at: 1), response: response("e"),
-                    identifiers: ["x", "y"], scope: "pending")
+        let settings = Samples.app(app).settings
+        let payload: EngineEvent.Payload
+        switch kind {
+        case .delivered:
+            payload = .delivered(Delivery(notification: delivered("e", at: 1), category: categories[0], settings: settings,
+                                          presentation: [.banner, .list, .sound], badge: 3))
+        case .response: payload = .response(response("e"))
+        case .removed: payload = .removed(identifiers: ["x", "y"], scope: .pending)
+        case .silentPush: payload = .silentPush(delivered("s", at: 2))
+        case .settings: payload = .settings(settings)
+        case .scheduled: payload = .scheduled(identifiers: ["x"])
+        case .categories: payload = .categories(categories)
+        case .app: payload = .app(.removed)
+        }
+        return EngineEvent(app: app, date: base, payload: payload)
     }
 }

@@ -18,13 +18,13 @@ struct EventFrameTests {
     @Test("one frame per event sequence, shared; events without a sequence are built each time")
     func cache() {
         let frames = EventFeed.FrameCache()
-        let event = EngineEvent(sequence: 42, app: "com.example.a", kind: .removed, date: Date(timeIntervalSince1970: 0),
-                                identifiers: ["x"], scope: "pending")
+        let event = EngineEvent(sequence: 42, app: "com.example.a", date: Date(timeIntervalSince1970: 0),
+                                payload: .removed(identifiers: ["x"], scope: .pending))
         let first = frames.frame(for: event)
         #expect(frames.frame(for: event) == first)
         #expect(String(decoding: first, as: UTF8.self).hasPrefix("id: 42\nevent: removed\ndata: {"))
-        for sequence in 43..<1_200 { _ = frames.frame(for: EngineEvent(sequence: Int64(sequence), app: "a", kind: .settings, date: Date())) }
-        let unsequenced = EngineEvent(app: "a", kind: .settings, date: Date(timeIntervalSince1970: 0))
+        for sequence in 43..<1_200 { _ = frames.frame(for: EngineEvent(sequence: Int64(sequence), app: "a", date: Date(), payload: .settings(NotificationSettings()))) }
+        let unsequenced = EngineEvent(app: "a", date: Date(timeIntervalSince1970: 0), payload: .settings(NotificationSettings()))
         #expect(!String(decoding: frames.frame(for: unsequenced), as: UTF8.self).hasPrefix("id:"))
     }
 }

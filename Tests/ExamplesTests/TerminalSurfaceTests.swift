@@ -222,3 +222,11 @@ final class RecordingDelegate: UNUserNotificationCenterDelegate {
         actions.append(response.actionIdentifier)
     }
 }
+
+extension TerminalSurface {
+    /// A delivery as the engine announces it, for driving the surface directly.
+    fileprivate func show(_ notification: DeliveredNotification, app: String, options: UNNotificationPresentationOptions,
+                          category: NotificationCategory?) async {
+        await show(Delivery(notification: notification, category: category, settings: NotificationSettings(), presentation: options), app: app)
+    }
+}

@@ -14,9 +14,8 @@ package protocol CenterBackend: AnyObject, Sendable {
     func start(app: String)
     /// Stops it again.
     func stop(app: String)
-    /// Calls `handler` with each of the app's events; returns a token for ``unsubscribe(_:)``.
-    func subscribe(app: String?, handler: @escaping @Sendable (EngineEvent) -> Void) -> Int
-    func unsubscribe(_ token: Int)
+    /// Where the app's events arrive: the engine's hub, or one fed from the service's event stream.
+    var hub: NotificationHub { get }
     /// Returns once every operation started before has completed.
     func barrier() async
 

@@ -39,14 +39,14 @@ public final class UNUserNotificationCenter: NSObject, @unchecked Sendable {
     private let lock = NSLock()
     private weak var _delegate: (any UNUserNotificationCenterDelegate)?
     private var foreground: Bool
-    private var buffered: [EngineEvent] = []
+    /// Responses waiting for a driver's ``processEvents()``.
+    private var buffered: [NotificationResponse] = []
     private var inFlight: Set<Int64> = []
     private var handled: Set<Int64> = []
-    private var surfaces: [any NotificationSurface] = []
-    private var presentObserver: (@Sendable (UNNotification, UNNotificationPresentationOptions) -> Void)?
+    private var attachments: [NotificationHub.Attachment] = []
     private var currentTimeZone: TimeZone
     private var subscription: Int?
-    private var liveContinuation: AsyncStream<EngineEvent>.Continuation?
+    private var liveContinuation: AsyncStream<NotificationResponse>.Continuation?
 
     /// Makes a center for an app over an engine.
     ///
@@ -67,30 +67,47 @@ public final class UNUserNotificationCenter: NSObject, @unchecked Sendable {
         self.foreground = foreground
         self.currentTimeZone = timeZone
         super.init()
+        // The center hands the app its answers; the hub shows its notifications on the surfaces,
+        // asking `willPresent` (``presenter``) while the app is in front.
         if driven {
-            subscription = backend.subscribe(app: bundleIdentifier) { [weak self] event in
-                guard let self else { return }
-                self.lock.withLock { self.buffered.append(event) }
+            subscription = backend.hub.subscribe(app: bundleIdentifier) { [weak self] event in
+                guard let self, let response = event.response else { return }
+                self.lock.withLock { self.buffered.append(response) }
             }
         } else {
-            let (stream, continuation) = AsyncStream<EngineEvent>.makeStream()
+            let (stream, continuation) = AsyncStream<NotificationResponse>.makeStream()
             liveContinuation = continuation
-            subscription = backend.subscribe(app: bundleIdentifier) { continuation.yield($0) }
+            subscription = backend.hub.subscribe(app: bundleIdentifier) { event in
+                if let response = event.response { continuation.yield(response) }
+            }
             Task.detached { [weak self] in
                 await self?.drainOutbox()
-                for await event in stream {
+                for await response in stream {
                     guard let self else { return }
-                    await self.handle(event)
+                    await self.handOver(response)
                 }
             }
             backend.start(app: bundleIdentifier)
         }
+        if foreground { backend.hub.setPresenter(app: bundleIdentifier, presenter) }
     }
 
     deinit {
-        if let subscription { backend.unsubscribe(subscription) }
+        if let subscription { backend.hub.unsubscribe(subscription) }
+        backend.hub.setPresenter(app: bundleIdentifier, nil)
+        for attachment in attachments { attachment.detach() }
         liveContinuation?.finish()
         if !isDriven { backend.stop(app: bundleIdentifier) }
+    }
+
+    /// The app's `willPresent`, as the hub asks it for each delivery while the app is in front:
+    /// the delegate's answer, or nothing shown when there is no delegate (as on iOS).
+    private var presenter: NotificationHub.Presenter {
+        { [weak self] delivery in
+            guard let self else { return nil }
+            let shown = UNNotification(value: delivery.notification)
+            return await UNUserNotificationCenter.$scoped.withValue(self) { await self.askWillPresent(shown) } ?? []
+        }
     }
 
     // MARK: - The current center
@@ -146,19 +163,24 @@ public final class UNUserNotificationCenter: NSObject, @unchecked Sendable {
     /// (A Chime addition; iOS knows this by itself.)
     public var isAppInForeground: Bool {
         get { lock.withLock { foreground } }
-        set { lock.withLock { foreground = newValue } }
+        set {
+            let changed = lock.withLock { () -> Bool in
+                defer { foreground = newValue }
+                return foreground != newValue
+            }
+            if changed { backend.hub.setPresenter(app: bundleIdentifier, newValue ? presenter : nil) }
+        }
     }
 
     /// Whether the center shows notifications in content extensions. Always `false` on Linux.
     public var supportsContentExtensions: Bool { false }
 
-    /// Shows this app's notifications on a surface (a terminal, a desktop) as well. (A Chime addition.)
+    /// Shows this app's notifications on a surface (a terminal, a desktop) as well, with the
+    /// presentation the engine decided (or, while the app is in front, the delegate's `willPresent`
+    /// answer). The surface runs on a queue of its own. (A Chime addition.)
     public func addSurface(_ surface: any NotificationSurface) {
-        lock.withLock { surfaces.append(surface) }
-    }
-
-    package func setPresentObserver(_ observer: (@Sendable (UNNotification, UNNotificationPresentationOptions) -> Void)?) {
-        lock.withLock { presentObserver = observer }
+        let attachment = backend.hub.attach(surface, app: bundleIdentifier)
+        lock.withLock { attachments.append(attachment) }
     }
 
     package var timeZone: TimeZone {
@@ -336,58 +358,21 @@ public final class UNUserNotificationCenter: NSObject, @unchecked Sendable {
 
     // MARK: - Events: presentation and responses
 
-    /// Processes the events buffered for a driven center: presents delivered notifications and
-    /// hands responses to the delegate, until nothing is left — including what the delegate's
-    /// callbacks caused.
+    /// Processes what a driven center's engine announced: waits until the surfaces (and
+    /// `willPresent`) have shown every delivery, hands responses to the delegate, and repeats until
+    /// nothing is left — including what the delegate's callbacks caused.
     package func processEvents() async {
         while true {
             await backend.barrier()
+            let presented = await backend.hub.settle()
             await drainOutbox()
-            let events = lock.withLock { () -> [EngineEvent] in
+            let responses = lock.withLock { () -> [NotificationResponse] in
                 defer { buffered.removeAll() }
                 return buffered
             }
-            if events.isEmpty { return }
-            for event in events { await handle(event) }
+            for response in responses { await handOver(response) }
+            if responses.isEmpty && !presented { return }
         }
-    }
-
-    private func handle(_ event: EngineEvent) async {
-        switch event.kind {
-        case .delivered:
-            if let notification = event.notification { await present(notification) }
-        case .response:
-            if let response = event.response { await handOver(response) }
-        case .removed where event.scope == "delivered":
-            for surface in lock.withLock({ surfaces }) { await surface.withdraw(event.identifiers, app: bundleIdentifier) }
-        default:
-            break
-        }
-    }
-
-    /// Decides how a delivered notification is shown and shows it.
-    private func present(_ notification: DeliveredNotification) async {
-        let settings = (try? await currentSettings()) ?? NotificationSettings()
-        let shown = UNNotification(value: notification)
-        let options: UNNotificationPresentationOptions
-        if isAppInForeground {
-            let requested = await UNUserNotificationCenter.$scoped.withValue(self) { await self.askWillPresent(shown) }
-            options = Presentation.foreground(requested: requested ?? [], settings: settings)
-        } else {
-            options = Presentation.background(for: notification.request.content, settings: settings)
-        }
-        guard !options.isEmpty else { return }
-        lock.withLock { presentObserver }?(shown, options)
-        let (surfaces, category) = (lock.withLock { self.surfaces }, await category(for: notification))
-        for surface in surfaces {
-            await surface.show(notification, app: bundleIdentifier, options: options, category: category)
-        }
-    }
-
-    private func category(for notification: DeliveredNotification) async -> NotificationCategory? {
-        let identifier = notification.request.content.categoryIdentifier
-        guard !identifier.isEmpty else { return nil }
-        return try? await backend.run { backend.categories(app: bundleIdentifier, completion: $0) }.first { $0.identifier == identifier }
     }
 
     @MainActor private func askWillPresent(_ notification: UNNotification) async -> UNNotificationPresentationOptions? {

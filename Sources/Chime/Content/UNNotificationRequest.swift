@@ -46,7 +46,7 @@ open class UNNotification: NSObject, @unchecked Sendable {
     public let request: UNNotificationRequest
     let value: DeliveredNotification
 
-    init(value: DeliveredNotification) {
+    package init(value: DeliveredNotification) {
         self.value = value
         self.date = value.date
         self.request = UNNotificationRequest(value: value.request)

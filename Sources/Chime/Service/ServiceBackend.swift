@@ -26,11 +26,11 @@ package final class ServiceBackend: CenterBackend {
     private let token: String
     private let session: URLSession
     private let clock = SystemClock()
+    /// The app's events as the service's stream brings them, for the center and its surfaces.
+    package let hub = NotificationHub()
 
     private struct State {
         var tail: Task<Void, Never>?
-        var subscribers: [Int: @Sendable (EngineEvent) -> Void] = [:]
-        var nextToken = 1
         var stream: Task<Void, Never>?
         var lastEventID: String?
         var deviceToken: String?
@@ -258,18 +258,6 @@ package final class ServiceBackend: CenterBackend {
 
     // MARK: Events
 
-    package func subscribe(app: String?, handler: @escaping @Sendable (EngineEvent) -> Void) -> Int {
-        state.withLock { state in
-            defer { state.nextToken += 1 }
-            state.subscribers[state.nextToken] = handler
-            return state.nextToken
-        }
-    }
-
-    package func unsubscribe(_ token: Int) {
-        _ = state.withLock { $0.subscribers.removeValue(forKey: token) }
-    }
-
     /// Follows the app's event stream until stopped, reconnecting with `Last-Event-ID` (1 s, then
     /// up to 10 s apart while the service is away).
     package func start(app: String) {
@@ -322,8 +310,7 @@ package final class ServiceBackend: CenterBackend {
     private func dispatch(kind: String, id: String?, data: String) {
         if let id { state.withLock { $0.lastEventID = id } }
         guard let json = try? JSONValue.parse(Array(data.utf8)), let event = try? EngineEvent(json: json) else { return }
-        let handlers = state.withLock { Array($0.subscribers.values) }
-        for handler in handlers { handler(event) }
+        hub.publish([event])
     }
 }
 

@@ -122,9 +122,9 @@ public final class TerminalSurface: NotificationSurface {
         }
     }
 
-    public func show(_ notification: DeliveredNotification, app: String, options: UNNotificationPresentationOptions,
-                     category: NotificationCategory?) async {
-        await session.enqueue(Entry(notification: notification, app: app, options: options, category: category))
+    public func show(_ delivery: Delivery, app: String) async {
+        await session.enqueue(Entry(notification: delivery.notification, app: app, options: delivery.presentation,
+                                    category: delivery.category))
     }
 
     public func withdraw(_ identifiers: [String], app: String) async {

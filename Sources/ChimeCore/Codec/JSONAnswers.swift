@@ -120,6 +120,30 @@ extension NotificationResponse {
     }
 }
 
+extension NotificationCategory {
+    /// A category as the service sends it (fields a later service adds are ignored).
+    static func answer(_ json: JSONValue, field: String) throws(ChimeError) -> NotificationCategory {
+        var value = JSONMapping.keeping(fields, from: json)
+        if case .object(var object) = value, case .array(let actions)? = object["actions"] {
+            object["actions"] = .array(actions.map { JSONMapping.keeping(NotificationAction.fields, from: $0) })
+            value = .object(object)
+        }
+        return try NotificationCategory(json: value, field: field)
+    }
+}
+
+extension UNNotificationPresentationOptions {
+    /// Option names as the service sends them; names this version does not know are ignored.
+    static func answer(_ json: JSONValue?) -> UNNotificationPresentationOptions? {
+        guard case .array(let items)? = json else { return nil }
+        var options: UNNotificationPresentationOptions = []
+        for case .string(let name) in items {
+            if let option = names.first(where: { $0.0 == name })?.1 { options.insert(option) }
+        }
+        return options
+    }
+}
+
 extension EngineEvent {
     /// An event of the service's event stream (`data:` of `GET /v1/apps/{app}/events`). An event of
     /// a kind this version does not know is `nil`.
@@ -131,17 +155,57 @@ extension EngineEvent {
         var sequence: Int64 = 0
         if case .integer(let value)? = json["sequence"] { sequence = value }
         let date = try json["date"].map { value throws(ChimeError) in try JSONMapping.date(value, field: "date", code: .malformedInput) } ?? Date()
-        var notification: DeliveredNotification?
-        if let value = json["notification"] { notification = try DeliveredNotification(json: value, field: "notification") }
-        var response: NotificationResponse?
-        if let value = json["response"] { response = try NotificationResponse(json: value, field: "response") }
+        func notification() throws(ChimeError) -> DeliveredNotification {
+            guard let value = json["notification"] else {
+                throw ChimeError(.malformedInput, field: "notification", "a \(kind.rawValue) event without its notification")
+            }
+            return try DeliveredNotification(json: value, field: "notification")
+        }
         var identifiers: [String] = []
         if case .array(let items)? = json["identifiers"] {
             identifiers = items.compactMap { if case .string(let text) = $0 { text } else { nil } }
         }
-        var scope: String?
-        if case .string(let value)? = json["scope"] { scope = value }
-        self.init(sequence: sequence, app: app, kind: kind, date: date, notification: notification, response: response,
-                  identifiers: identifiers, scope: scope)
+        let payload: Payload
+        switch kind {
+        case .delivered:
+            let delivered = try notification()
+            let settings = try json["settings"].map { value throws(ChimeError) in try NotificationSettings(json: value) }
+            var category: NotificationCategory?
+            if let value = json["category"], value != .null { category = try NotificationCategory.answer(value, field: "category") }
+            let presentation = UNNotificationPresentationOptions.answer(json["presentation"])
+                ?? Presentation.background(for: delivered.request.content, settings: settings ?? .allowingEverything)
+            var badge: Int?
+            if case .integer(let value)? = json["badge"] { badge = Int(exactly: value) }
+            payload = .delivered(Delivery(notification: delivered, category: category, settings: settings ?? .allowingEverything,
+                                          presentation: presentation, badge: badge))
+        case .response:
+            guard let value = json["response"] else { throw ChimeError(.malformedInput, field: "response", "a response event without its response") }
+            payload = .response(try NotificationResponse(json: value, field: "response"))
+        case .removed:
+            payload = .removed(identifiers: identifiers, scope: json["scope"] == .string("pending") ? .pending : .delivered)
+        case .silentPush:
+            payload = .silentPush(try notification())
+        case .settings:
+            payload = .settings(try json["settings"].map { value throws(ChimeError) in try NotificationSettings(json: value) } ?? NotificationSettings())
+        case .scheduled:
+            payload = .scheduled(identifiers: identifiers)
+        case .categories:
+            var categories: [NotificationCategory] = []
+            if case .array(let items)? = json["categories"] {
+                for (index, item) in items.enumerated() { categories.append(try NotificationCategory.answer(item, field: "categories[\(index)]")) }
+            }
+            payload = .categories(categories)
+        case .app:
+            payload = .app(json["change"] == .string("removed") ? .removed : .updated)
+        }
+        self.init(sequence: sequence, app: app, date: date, payload: payload)
+    }
+}
+
+extension NotificationSettings {
+    /// What an app that asked for alerts, sounds and badges and was allowed has: for events from a
+    /// service too old to send the settings a delivery was decided with.
+    static var allowingEverything: NotificationSettings {
+        Presentation.settings(after: .grant, options: [.alert, .sound, .badge], previous: NotificationSettings())
     }
 }

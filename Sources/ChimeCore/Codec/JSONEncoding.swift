@@ -179,11 +179,12 @@ extension NotificationCategory {
 extension DeliveredNotification {
     /// `{"identifier", "date", …content fields, "trigger"}`, plus `"actions"` when the notification's
     /// category is given (what a surface needs to draw the buttons).
-    public func json(category: NotificationCategory? = nil) -> JSONValue {
+    public func json(category: NotificationCategory? = nil, presentation: UNNotificationPresentationOptions? = nil) -> JSONValue {
         var object: JSONObject = ["identifier": .string(request.identifier), "date": JSONMapping.json(date)]
         request.content.appendJSON(to: &object)
         object["trigger"] = request.trigger?.json ?? .null
         if let category { object["actions"] = .array(category.actions.map(\.json)) }
+        if let presentation { object["presentation"] = presentation.json }
         return .object(object)
     }
 
@@ -283,17 +284,45 @@ extension AppRecord {
     }
 }
 
+extension UNNotificationPresentationOptions {
+    /// The options' names, as a JSON array (`["banner", "list", "sound"]`).
+    public var json: JSONValue {
+        .array(names(from: UNNotificationPresentationOptions.names).map(JSONValue.string))
+    }
+}
+
 extension EngineEvent {
-    /// `{"sequence", "app", "kind", "date"}` plus `notification`, `response`, or `identifiers` and
-    /// `scope`, as the kind has them.
+    /// `{"sequence", "app", "kind", "date"}` and what the kind carries: `notification` (a delivery's
+    /// is shaped as a delivered-list item, with `actions` and `presentation`), `category`,
+    /// `presentation`, `settings` and `badge` for a delivery; `response`; `identifiers` and `scope`;
+    /// `settings`; `categories`; `change`.
     public var json: JSONValue {
         var object: JSONObject = [
             "sequence": .integer(sequence), "app": .string(app), "kind": .string(kind.rawValue), "date": JSONMapping.json(date),
         ]
-        if let notification { object["notification"] = notification.json }
-        if let response { object["response"] = response.json }
-        if kind == .removed || !identifiers.isEmpty { object["identifiers"] = .array(identifiers.map(JSONValue.string)) }
-        if let scope { object["scope"] = .string(scope) }
+        switch payload {
+        case .delivered(let delivery):
+            object["notification"] = delivery.notification.json(category: delivery.category, presentation: delivery.presentation)
+            object["category"] = delivery.category?.json ?? .null
+            object["presentation"] = delivery.presentation.json
+            object["settings"] = delivery.settings.json
+            if let badge = delivery.badge { object["badge"] = .integer(Int64(badge)) }
+        case .response(let response):
+            object["response"] = response.json
+        case .removed(let identifiers, let scope):
+            object["identifiers"] = .array(identifiers.map(JSONValue.string))
+            object["scope"] = .string(scope.rawValue)
+        case .silentPush(let notification):
+            object["notification"] = notification.json
+        case .settings(let settings):
+            object["settings"] = settings.json
+        case .scheduled(let identifiers):
+            object["identifiers"] = .array(identifiers.map(JSONValue.string))
+        case .categories(let categories):
+            object["categories"] = .array(categories.map(\.json))
+        case .app(let change):
+            object["change"] = .string(change.rawValue)
+        }
         return .object(object)
     }
 }

@@ -20,6 +20,11 @@ public enum RecordCodec {
 
     enum Tag: UInt8 {
         case request = 1, delivered, response, categories, app, event, propertyList
+        /// An event with its payload (what a delivery carries: category, settings, presentation).
+        /// `event` records, written before payloads, are still read.
+        case eventPayload
+        /// An app record with its background-launch command; `app` records are still read.
+        case appLaunch
     }
 
     // MARK: Encoding
@@ -50,13 +55,13 @@ public enum RecordCodec {
     }
 
     public static func encode(_ app: AppRecord) -> [UInt8] {
-        var writer = Writer(tag: .app, capacity: 160)
+        var writer = Writer(tag: .appLaunch, capacity: 200)
         writer.app(app)
         return writer.bytes
     }
 
     public static func encode(_ event: EngineEvent) -> [UInt8] {
-        var writer = Writer(tag: .event, capacity: 360)
+        var writer = Writer(tag: .eventPayload, capacity: 480)
         writer.event(event)
         return writer.bytes
     }
@@ -107,14 +112,24 @@ public enum RecordCodec {
         try bytes.withUnsafeBytes { try decodeApp($0) }
     }
     public static func decodeApp(_ buffer: UnsafeRawBufferPointer) throws -> AppRecord {
-        try decode(buffer, .app) { try $0.app() }
+        if buffer.count >= 2, buffer[1] == Tag.app.rawValue {
+            return try decode(buffer, .app) { try $0.app() }
+        }
+        return try decode(buffer, .appLaunch) { reader in
+            var record = try reader.app()
+            record.launchCommand = try reader.flag() ? try reader.strings() : nil
+            return record
+        }
     }
 
     public static func decodeEvent(_ bytes: [UInt8]) throws -> EngineEvent {
         try bytes.withUnsafeBytes { try decodeEvent($0) }
     }
     public static func decodeEvent(_ buffer: UnsafeRawBufferPointer) throws -> EngineEvent {
-        try decode(buffer, .event) { try $0.event() }
+        if buffer.count >= 2, buffer[1] == Tag.event.rawValue {
+            return try decode(buffer, .event) { try $0.legacyEvent() }
+        }
+        return try decode(buffer, .eventPayload) { try $0.event() }
     }
 
     public static func decodePropertyList(_ bytes: [UInt8]) throws -> PropertyListValue {
@@ -383,7 +398,17 @@ extension RecordCodec {
 
         mutating func app(_ a: AppRecord) {
             string(a.bundleIdentifier)
-            let s = a.settings
+            settings(a.settings)
+            varint(UInt64(a.requestedOptions.rawValue))
+            bool(a.promptPending)
+            int(Int64(a.badge))
+            string(a.deviceToken)
+            optionalString(a.tokenHash)
+            date(a.created)
+            if let launch = a.launchCommand { byte(1); strings(launch) } else { byte(0) }
+        }
+
+        mutating func settings(_ s: NotificationSettings) {
             varint(UInt64(s.authorizationStatus.rawValue))
             for setting in [s.soundSetting, s.badgeSetting, s.alertSetting, s.notificationCenterSetting,
                             s.lockScreenSetting, s.carPlaySetting] {
@@ -397,12 +422,6 @@ extension RecordCodec {
                             s.directMessagesSetting] {
                 varint(UInt64(setting.rawValue))
             }
-            varint(UInt64(a.requestedOptions.rawValue))
-            bool(a.promptPending)
-            int(Int64(a.badge))
-            string(a.deviceToken)
-            optionalString(a.tokenHash)
-            date(a.created)
         }
 
         mutating func event(_ e: EngineEvent) {
@@ -410,10 +429,25 @@ extension RecordCodec {
             string(e.app)
             varint(UInt64(RecordCodec.eventKinds.firstIndex(of: e.kind) ?? 0))
             date(e.date)
-            if let notification = e.notification { byte(1); delivered(notification) } else { byte(0) }
-            if let response = e.response { byte(1); self.response(response) } else { byte(0) }
-            strings(e.identifiers)
-            optionalString(e.scope)
+            switch e.payload {
+            case .delivered(let d):
+                delivered(d.notification)
+                if let category = d.category { byte(1); self.category(category) } else { byte(0) }
+                settings(d.settings)
+                varint(UInt64(d.presentation.rawValue))
+                if let badge = d.badge { byte(1); int(Int64(badge)) } else { byte(0) }
+            case .response(let r): response(r)
+            case .removed(let identifiers, let scope):
+                strings(identifiers)
+                byte(scope == .pending ? 0 : 1)
+            case .silentPush(let n): delivered(n)
+            case .settings(let s): settings(s)
+            case .scheduled(let identifiers): strings(identifiers)
+            case .categories(let categories):
+                varint(UInt64(categories.count))
+                for c in categories { category(c) }
+            case .app(let change): byte(change == .updated ? 0 : 1)
+            }
         }
     }
 }
@@ -701,6 +735,22 @@ extension RecordCodec {
 
         mutating func app() throws -> AppRecord {
             let identifier = try string()
+            let s = try settings()
+            let options = UNAuthorizationOptions(rawValue: UInt(truncatingIfNeeded: try varint()))
+            let prompt = try bool()
+            let badge = try int()
+            let token = try string()
+            let tokenHash = try optionalString()
+            var record = AppRecord(bundleIdentifier: identifier, created: try date(), deviceToken: token)
+            record.settings = s
+            record.requestedOptions = options
+            record.promptPending = prompt
+            record.badge = badge
+            record.tokenHash = tokenHash
+            return record
+        }
+
+        mutating func settings() throws -> NotificationSettings {
             var s = NotificationSettings()
             s.authorizationStatus = try enumValue(UNAuthorizationStatus.self)
             s.soundSetting = try enumValue(UNNotificationSetting.self)
@@ -717,30 +767,63 @@ extension RecordCodec {
             s.timeSensitiveSetting = try enumValue(UNNotificationSetting.self)
             s.scheduledDeliverySetting = try enumValue(UNNotificationSetting.self)
             s.directMessagesSetting = try enumValue(UNNotificationSetting.self)
-            let options = UNAuthorizationOptions(rawValue: UInt(truncatingIfNeeded: try varint()))
-            let prompt = try bool()
-            let badge = try int()
-            let token = try string()
-            let tokenHash = try optionalString()
-            var record = AppRecord(bundleIdentifier: identifier, created: try date(), deviceToken: token)
-            record.settings = s
-            record.requestedOptions = options
-            record.promptPending = prompt
-            record.badge = badge
-            record.tokenHash = tokenHash
-            return record
+            return s
         }
 
-        mutating func event() throws -> EngineEvent {
+        mutating func eventHead() throws -> (sequence: Int64, app: String, kind: EngineEvent.Kind, date: Date) {
             let sequence = try int64(), app = try string()
             let kindIndex = try varint()
             guard kindIndex < UInt64(RecordCodec.eventKinds.count) else { throw corrupt("unknown event kind \(kindIndex)") }
-            let kind = RecordCodec.eventKinds[Int(kindIndex)]
-            let date = try date()
+            return (sequence, app, RecordCodec.eventKinds[Int(kindIndex)], try date())
+        }
+
+        mutating func event() throws -> EngineEvent {
+            let head = try eventHead()
+            let payload: EngineEvent.Payload
+            switch head.kind {
+            case .delivered:
+                let notification = try delivered()
+                let category: NotificationCategory? = try flag() ? try self.category() : nil
+                let settings = try settings()
+                let presentation = UNNotificationPresentationOptions(rawValue: UInt(truncatingIfNeeded: try varint()))
+                let badge: Int? = try flag() ? try int() : nil
+                payload = .delivered(Delivery(notification: notification, category: category, settings: settings,
+                                              presentation: presentation, badge: badge))
+            case .response: payload = .response(try response())
+            case .removed: payload = .removed(identifiers: try strings(), scope: try byte() == 0 ? .pending : .delivered)
+            case .silentPush: payload = .silentPush(try delivered())
+            case .settings: payload = .settings(try settings())
+            case .scheduled: payload = .scheduled(identifiers: try strings())
+            case .categories:
+                let count = try self.count(minimumBytesEach: 6)
+                var categories: [NotificationCategory] = []
+                for _ in 0..<count { categories.append(try category()) }
+                payload = .categories(categories)
+            case .app: payload = .app(try byte() == 0 ? .updated : .removed)
+            }
+            return EngineEvent(sequence: head.sequence, app: head.app, date: head.date, payload: payload)
+        }
+
+        /// An event logged before events carried payloads (tag `event`): a delivery then had no
+        /// category, settings or presentation; it is read with no category, the settings unknown
+        /// and a presentation for the list only.
+        mutating func legacyEvent() throws -> EngineEvent {
+            let head = try eventHead()
             let notification: DeliveredNotification? = try flag() ? try delivered() : nil
             let response: NotificationResponse? = try flag() ? try self.response() : nil
-            return EngineEvent(sequence: sequence, app: app, kind: kind, date: date, notification: notification,
-                               response: response, identifiers: try strings(), scope: try optionalString())
+            let identifiers = try strings()
+            let scope = try optionalString()
+            let payload: EngineEvent.Payload
+            switch (head.kind, notification, response) {
+            case (.delivered, let notification?, _):
+                payload = .delivered(Delivery(notification: notification, category: nil, settings: NotificationSettings(), presentation: [.list]))
+            case (.silentPush, let notification?, _): payload = .silentPush(notification)
+            case (.response, _, let response?): payload = .response(response)
+            case (.removed, _, _): payload = .removed(identifiers: identifiers, scope: scope == "pending" ? .pending : .delivered)
+            case (.settings, _, _): payload = .settings(NotificationSettings())
+            default: throw corrupt("a \(head.kind) event without its payload")
+            }
+            return EngineEvent(sequence: head.sequence, app: head.app, date: head.date, payload: payload)
         }
     }
 }

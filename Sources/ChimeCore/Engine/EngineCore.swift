@@ -15,6 +15,8 @@ package final class EngineCore {
     package var moreDue = false
     private var pendingEvents: [EngineEvent] = []
     private var appCache: [String: AppRecord] = [:]
+    /// Each app's categories by identifier, as last read or written here (deliveries carry theirs).
+    private var categoryCache: [String: [String: NotificationCategory]] = [:]
 
     init(store: any NotificationStore, clock: any NotificationClock, timeZone: TimeZone, policy: any AuthorizationPolicy,
          configuration: NotificationEngine.Configuration) {
@@ -42,6 +44,7 @@ package final class EngineCore {
     package func abandon() {
         pendingEvents.removeAll()
         appCache.removeAll()
+        categoryCache.removeAll()
         moreDue = false
         refillWindow()
     }
@@ -72,10 +75,14 @@ package final class EngineCore {
         pendingEvents.append(event)
     }
 
+    private func log(_ payload: EngineEvent.Payload, app: String, date: Date? = nil) throws {
+        try log(EngineEvent(app: app, date: date ?? clock.now, payload: payload))
+    }
+
     /// Tells subscribers without writing to the event log: for changes a surface refreshes from,
     /// which a resumed stream need not replay.
-    package func announce(_ kind: EngineEvent.Kind, app: String, identifiers: [String] = []) {
-        pendingEvents.append(EngineEvent(app: app, kind: kind, date: clock.now, identifiers: identifiers.count <= 100 ? identifiers : []))
+    package func announce(_ payload: EngineEvent.Payload, app: String) {
+        pendingEvents.append(EngineEvent(app: app, date: clock.now, payload: payload))
     }
 
     // MARK: Apps
@@ -94,19 +101,41 @@ package final class EngineCore {
 
     package func putApp(_ record: AppRecord) throws {
         try save(record)
-        announce(.app, app: record.bundleIdentifier)
+        announce(.app(.updated), app: record.bundleIdentifier)
     }
 
     func removeApp(_ app: String) throws {
         try store.removeApp(app)
         appCache[app] = nil
+        categoryCache[app] = nil
         window.removeApp(app)
-        announce(.app, app: app)
+        announce(.app(.removed), app: app)
     }
 
     private func save(_ record: AppRecord) throws {
         try store.putApp(record)
         appCache[record.bundleIdentifier] = record
+    }
+
+    // MARK: Categories
+
+    package func categories(app: String) throws -> [NotificationCategory] {
+        try store.categories(app: app)
+    }
+
+    package func setCategories(_ categories: [NotificationCategory], app: String) throws {
+        try store.setCategories(categories, app: app)
+        categoryCache[app] = Dictionary(categories.map { ($0.identifier, $0) }, uniquingKeysWith: { first, _ in first })
+        announce(.categories(categories), app: app)
+    }
+
+    /// The app's category with this identifier, from the cache (filled from the store once).
+    private func category(_ identifier: String, app: String) throws -> NotificationCategory? {
+        guard !identifier.isEmpty else { return nil }
+        if let cached = categoryCache[app] { return cached[identifier] }
+        let all = Dictionary(try store.categories(app: app).map { ($0.identifier, $0) }, uniquingKeysWith: { first, _ in first })
+        categoryCache[app] = all
+        return all[identifier]
     }
 
     static func makeDeviceToken() -> String {
@@ -123,7 +152,7 @@ package final class EngineCore {
             record.promptPending = decision == .ask
             record.settings = Presentation.settings(after: decision, options: options, previous: record.settings)
             try save(record)
-            try log(EngineEvent(app: app, kind: .settings, date: clock.now))
+            try log(.settings(record.settings), app: app)
         }
         return (record.settings.authorizationStatus.allowsDelivery, record.settings)
     }
@@ -136,7 +165,7 @@ package final class EngineCore {
         record.settings = Presentation.settings(after: allow ? .grant : .deny, options: options, previous: record.settings)
         record.promptPending = false
         try save(record)
-        try log(EngineEvent(app: app, kind: .settings, date: clock.now))
+        try log(.settings(record.settings), app: app)
         return record.settings
     }
 
@@ -144,7 +173,7 @@ package final class EngineCore {
         var record = try appRecord(app)
         change(&record.settings)
         try save(record)
-        try log(EngineEvent(app: app, kind: .settings, date: clock.now))
+        try log(.settings(record.settings), app: app)
         return record.settings
     }
 
@@ -152,7 +181,7 @@ package final class EngineCore {
         var record = try appRecord(app)
         record.settings = try record.settings.applying(change, app: app, requested: record.requestedOptions)
         try save(record)
-        try log(EngineEvent(app: app, kind: .settings, date: clock.now))
+        try log(.settings(record.settings), app: app)
         return record.settings
     }
 
@@ -196,7 +225,7 @@ package final class EngineCore {
         }
         if !records.isEmpty {
             try store.putPending(records, app: app)
-            announce(.scheduled, app: app, identifiers: records.count <= 100 ? records.map(\.request.identifier) : [])
+            announce(.scheduled(identifiers: records.count <= 100 ? records.map(\.request.identifier) : []), app: app)
         }
         for pending in records {
             let key = ScheduleWindow.Key(app: app, identifier: pending.request.identifier)
@@ -218,7 +247,7 @@ package final class EngineCore {
         }
         for identifier in removed { window.remove(.init(app: app, identifier: identifier)) }
         if !removed.isEmpty {
-            try log(EngineEvent(app: app, kind: .removed, date: clock.now, identifiers: removed, scope: "pending"))
+            try log(.removed(identifiers: removed, scope: .pending), app: app)
         }
         return removed
     }
@@ -231,7 +260,7 @@ package final class EngineCore {
             removed = try store.removeAllDelivered(app: app, thread: thread)
         }
         if !removed.isEmpty {
-            try log(EngineEvent(app: app, kind: .removed, date: clock.now, identifiers: removed, scope: "delivered"))
+            try log(.removed(identifiers: removed, scope: .delivered), app: app)
         }
         return removed
     }
@@ -239,18 +268,22 @@ package final class EngineCore {
     // MARK: Delivery
 
     /// Moves a request to the delivered list (replacing one with the same identifier), applies its
-    /// badge, and records the event. Part of the caller's transaction.
+    /// badge, and records the event with the category and the presentation decided from the
+    /// settings read here. Part of the caller's transaction.
     private func deliver(_ request: NotificationRequest, app: String, date: Date) throws -> DeliveredNotification {
         var notification = DeliveredNotification(request: request, date: date)
         notification.sequence = try store.putDelivered(notification, app: app)
-        if let badge = request.content.badge {
-            var record = try appRecord(app)
-            if record.settings.badgeSetting == .enabled && record.badge != badge {
-                record.badge = badge
-                try save(record)
-            }
+        var record = try appRecord(app)
+        var badge: Int?
+        if let wanted = request.content.badge, record.settings.badgeSetting == .enabled && record.badge != wanted {
+            record.badge = wanted
+            try save(record)
+            badge = wanted
         }
-        try log(EngineEvent(app: app, kind: .delivered, date: date, notification: notification))
+        let delivery = Delivery(notification: notification, category: try category(request.content.categoryIdentifier, app: app),
+                                settings: record.settings,
+                                presentation: Presentation.background(for: request.content, settings: record.settings), badge: badge)
+        try log(.delivered(delivery), app: app, date: date)
         return notification
     }
 
@@ -306,7 +339,7 @@ package final class EngineCore {
         let when = date ?? clock.now
         if silent {
             let notification = DeliveredNotification(request: request, date: when)
-            try log(EngineEvent(app: app, kind: .silentPush, date: when, notification: notification))
+            try log(.silentPush(notification), app: app, date: when)
             return nil
         }
         return try deliver(request, app: app, date: when)
@@ -363,7 +396,7 @@ package final class EngineCore {
                              "no delivered notification '\(identifier)' for \(app); delivered: \(delivered.isEmpty ? "none" : delivered.joined(separator: ", "))")
         }
         let categoryIdentifier = notification.request.content.categoryIdentifier
-        let category = try store.categories(app: app).first { $0.identifier == categoryIdentifier }
+        let category = try self.category(categoryIdentifier, app: app)
         var respondsToApp = true
         switch action {
         case UNNotificationDefaultActionIdentifier:
@@ -395,7 +428,7 @@ package final class EngineCore {
         guard respondsToApp else { return nil }
         var response = NotificationResponse(notification: notification, actionIdentifier: action, userText: userText, date: now)
         response.id = try store.appendResponse(response, app: app)
-        try log(EngineEvent(app: app, kind: .response, date: now, response: response))
+        try log(.response(response), app: app, date: now)
         return response
     }
 }

@@ -40,7 +40,8 @@ public final class NotificationEngine: Sendable {
     let core: EngineCoreBox
     private let queue = DispatchQueue(label: "chime.engine.writer", qos: .userInitiated)
     private let inbox = Mutex(Inbox())
-    private let subscribers = Mutex(Subscribers())
+    /// Where events go after each commit: subscribers, presenters and attached surfaces.
+    public let hub = NotificationHub()
     private let schedulerState = Mutex(SchedulerState())
     /// The engine's clock.
     public let clock: any NotificationClock
@@ -50,11 +51,6 @@ public final class NotificationEngine: Sendable {
         var jobs: [Job] = []
         var draining = false
         var closed = false
-    }
-
-    private struct Subscribers {
-        var next = 0
-        var all: [Int: (app: String?, handler: @Sendable (EngineEvent) -> Void, finish: @Sendable () -> Void)] = [:]
     }
 
     private struct SchedulerState {
@@ -164,21 +160,11 @@ public final class NotificationEngine: Sendable {
         }
         // Events go out before completions, so whoever awaits an operation finds its events
         // already handed to subscribers.
-        publish(core.takeEvents())
+        hub.publish(core.takeEvents())
         for job in jobs { job.finish(nil) }
         let after = core.window.first?.date
         if after != before { scheduleChanged(next: after) }
         if core.moreDue { wakeScheduler() }
-    }
-
-    private func publish(_ events: [EngineEvent]) {
-        guard !events.isEmpty else { return }
-        let handlers = subscribers.withLock { Array($0.all.values) }
-        for subscriber in handlers {
-            for event in events where subscriber.app == nil || subscriber.app == event.app {
-                subscriber.handler(event)
-            }
-        }
     }
 
     /// Stops accepting operations, finishes those already accepted, and stops the scheduler.
@@ -193,11 +179,7 @@ public final class NotificationEngine: Sendable {
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             queue.async { continuation.resume() }
         }
-        let all = subscribers.withLock { subscribers in
-            defer { subscribers.all.removeAll() }
-            return Array(subscribers.all.values)
-        }
-        for subscriber in all { subscriber.finish() }
+        hub.finish()
     }
 
     /// Waits until every operation submitted before this call has committed.
@@ -213,33 +195,30 @@ public final class NotificationEngine: Sendable {
     ///
     /// - Returns: a token; pass it to ``unsubscribe(_:)`` to stop.
     public func subscribe(app: String?, handler: @escaping @Sendable (EngineEvent) -> Void) -> Int {
-        subscribe(app: app, handler: handler, finish: {})
-    }
-
-    private func subscribe(app: String?, handler: @escaping @Sendable (EngineEvent) -> Void, finish: @escaping @Sendable () -> Void) -> Int {
-        subscribers.withLock { subscribers -> Int in
-            subscribers.next += 1
-            subscribers.all[subscribers.next] = (app, handler, finish)
-            return subscribers.next
-        }
+        hub.subscribe(app: app, handler: handler)
     }
 
     /// Stops a subscription made with ``subscribe(app:handler:)``.
     public func unsubscribe(_ token: Int) {
-        let removed = subscribers.withLock { $0.all.removeValue(forKey: token) }
-        removed?.finish()
+        hub.unsubscribe(token)
     }
 
     /// A live stream of events, for one app or (with `nil`) every app, from now on.
     ///
     /// For resumable streams, read the log first with ``events(after:app:limit:)``.
     public func events(app: String?) -> AsyncStream<EngineEvent> {
-        let (stream, continuation) = AsyncStream<EngineEvent>.makeStream(bufferingPolicy: .unbounded)
-        let token = subscribe(app: app, handler: { continuation.yield($0) }, finish: { continuation.finish() })
-        continuation.onTermination = { [weak self] _ in
-            _ = self?.subscribers.withLock { $0.all.removeValue(forKey: token) }
-        }
-        return stream
+        hub.events(app: app)
+    }
+
+    /// Shows one app's notifications (or, with `nil`, every app's) on `surface`, on a queue of the
+    /// surface's own, off the writer. Answers from the surface go to ``respond(app:notification:action:userText:)``.
+    ///
+    /// ```swift
+    /// let attachment = engine.attach(TerminalSurface(engine: engine), app: "com.example.alarm")
+    /// ```
+    @discardableResult
+    public func attach(_ surface: any NotificationSurface, app: String?) -> NotificationHub.Attachment {
+        hub.attach(surface, app: app)
     }
 
     /// Events from the store's log after `sequence`, oldest first.
@@ -315,14 +294,13 @@ public final class NotificationEngine: Sendable {
                               completion: @escaping @Sendable (Result<Void, any Error>) -> Void) {
         submit({ core in
             try Validation.validate(categories)
-            try core.store.setCategories(categories, app: app)
-            core.announce(.categories, app: app)
+            try core.setCategories(categories, app: app)
         }, completion: completion)
     }
 
     /// The app's categories.
     public func categories(app: String) async throws -> [NotificationCategory] {
-        try await perform { try $0.store.categories(app: app) }
+        try await perform { try $0.categories(app: app) }
     }
 
     // MARK: - Requests

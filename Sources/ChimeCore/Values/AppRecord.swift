@@ -39,6 +39,9 @@ public struct AppRecord: Sendable, Hashable {
     public var tokenHash: String?
     /// When the app was first seen.
     public var created: Date
+    /// The command the service starts to hand the app an answer while it has no open event stream
+    /// (service mode, set by the owner only): program and arguments, run without a shell.
+    public var launchCommand: [String]?
 
     public init(bundleIdentifier: String, created: Date, deviceToken: String) {
         self.bundleIdentifier = bundleIdentifier
@@ -49,52 +52,6 @@ public struct AppRecord: Sendable, Hashable {
         self.deviceToken = deviceToken
         self.tokenHash = nil
         self.created = created
-    }
-}
-
-/// Something that happened to an app's notifications, recorded for event streams.
-public struct EngineEvent: Sendable, Hashable {
-    public enum Kind: String, Sendable, Hashable, CaseIterable {
-        /// A notification was delivered (`notification` is set).
-        case delivered
-        /// The user answered (`response` is set).
-        case response
-        /// Pending requests or delivered notifications were removed (`identifiers`, `scope`).
-        case removed
-        /// A silent (content-available) push arrived (`notification` is set, never shown).
-        case silentPush
-        /// The app's authorization or settings changed.
-        case settings
-        /// Requests were added or replaced (`identifiers`, when at most 100). Announced to
-        /// subscribers only, not kept in the event log (no `sequence`): a hint to refresh a list.
-        case scheduled
-        /// The app's categories were replaced. Announced only, not logged.
-        case categories
-        /// The app was registered, changed (its token) or removed. Announced only, not logged.
-        case app
-    }
-
-    /// The event's position in the store's log; resumable streams continue after it.
-    public var sequence: Int64
-    public var app: String
-    public var kind: Kind
-    public var date: Date
-    public var notification: DeliveredNotification?
-    public var response: NotificationResponse?
-    /// For `removed`: the identifiers removed.
-    public var identifiers: [String]
-    /// For `removed`: `pending` or `delivered`.
-    public var scope: String?
-
-    public init(sequence: Int64 = 0, app: String, kind: Kind, date: Date, notification: DeliveredNotification? = nil,
-                response: NotificationResponse? = nil, identifiers: [String] = [], scope: String? = nil) {
-        self.sequence = sequence
-        self.app = app
-        self.kind = kind
-        self.date = date
-        self.notification = notification
-        self.response = response
-        self.identifiers = identifiers
-        self.scope = scope
+        self.launchCommand = nil
     }
 }

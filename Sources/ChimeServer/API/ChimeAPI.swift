@@ -44,7 +44,7 @@ public final class ChimeAPI: HTTPHandler {
         self.secureCookies = secureCookies
         let clock = engine.clock
         latenessSubscription = engine.subscribe(app: nil) { [metrics] event in
-            guard event.kind == .delivered, let notification = event.notification else { return }
+            guard let notification = event.delivery?.notification else { return }
             switch notification.request.trigger {
             case .timeInterval?, .calendar?: metrics.recordLateness(clock.now.timeIntervalSince(notification.date))
             default: break
@@ -206,13 +206,8 @@ public final class ChimeAPI: HTTPHandler {
             // Each with the presentation a surface gives it now (the app is not in front): what
             // the web center uses to decide on a banner and a sound.
             return json(.array(delivered.map { notification in
-                var item = notification.json(category: categories[notification.request.content.categoryIdentifier])
-                let options = Presentation.background(for: notification.request.content, settings: settings)
-                if case .object(var object) = item {
-                    object["presentation"] = .array(options.names(from: UNNotificationPresentationOptions.names).map(JSONValue.string))
-                    item = .object(object)
-                }
-                return item
+                notification.json(category: categories[notification.request.content.categoryIdentifier],
+                                  presentation: Presentation.background(for: notification.request.content, settings: settings))
             }), route: route)
         case .removeNotifications:
             let identifiers = request.queryValues("identifier")

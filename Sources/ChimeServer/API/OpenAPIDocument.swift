@@ -3102,7 +3102,7 @@ enum OpenAPIDocument {
           "kind",
           "date"
         ],
-        "description": "The data: of a server-sent event (id: is the sequence, event: the kind).",
+        "description": "The data: of a server-sent event (id: is the sequence, event: the kind). Each kind carries what its consumers need, so none reads it again: a delivery carries its notification (shaped as an item of the delivered list, with actions and presentation), its category, the presentation the engine decided and the settings it decided it from.",
         "properties": {
           "sequence": {
             "type": "integer",
@@ -3130,7 +3130,8 @@ enum OpenAPIDocument {
             "format": "date-time"
           },
           "notification": {
-            "$ref": "#/components/schemas/DeliveredNotification"
+            "$ref": "#/components/schemas/DeliveredNotification",
+            "description": "delivered: the notification as the delivered list shows it (with actions and presentation); silentPush: the push, never shown."
           },
           "response": {
             "$ref": "#/components/schemas/NotificationResponse"
@@ -3147,6 +3148,54 @@ enum OpenAPIDocument {
               "pending",
               "delivered"
             ]
+          },
+          "category": {
+            "description": "delivered: the notification's category, or null when it names none the app registered.",
+            "oneOf": [
+              {
+                "$ref": "#/components/schemas/Category"
+              },
+              {
+                "type": "null"
+              }
+            ]
+          },
+          "presentation": {
+            "type": "array",
+            "items": {
+              "type": "string",
+              "enum": [
+                "badge",
+                "sound",
+                "alert",
+                "list",
+                "banner"
+              ]
+            },
+            "description": "delivered: how surfaces show it (Presentation.background with the settings of the delivering transaction); empty: not shown."
+          },
+          "settings": {
+            "$ref": "#/components/schemas/Settings",
+            "description": "delivered: the app's settings the presentation was decided from; settings: the new settings."
+          },
+          "badge": {
+            "type": "integer",
+            "description": "delivered: the app's badge after this delivery, when the delivery changed it."
+          },
+          "categories": {
+            "type": "array",
+            "items": {
+              "$ref": "#/components/schemas/Category"
+            },
+            "description": "categories: the app's categories now."
+          },
+          "change": {
+            "type": "string",
+            "enum": [
+              "updated",
+              "removed"
+            ],
+            "description": "app: the app was registered or changed (its token, its launch command), or removed."
           }
         }
       },

@@ -112,7 +112,7 @@ struct EngineRulesTests {
         var iterator = events.makeAsyncIterator()
         var delivered: [Date] = []
         while let event = await iterator.next() {
-            if event.kind == .delivered, let date = event.notification?.date { delivered.append(date) }
+            if let date = event.delivery?.notification.date { delivered.append(date) }
             if !delivered.isEmpty { break }
         }
         #expect(delivered == [Self.start.addingTimeInterval(60)])

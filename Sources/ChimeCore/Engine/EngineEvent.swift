@@ -1,0 +1,129 @@
+import Foundation
+
+/// Something that happened to an app's notifications, with everything its consumers need: a
+/// delivery carries the notification, its category and how to present it, so no surface, stream or
+/// adapter reads them again.
+///
+/// ```swift
+/// engine.subscribe(app: "com.example.alarm") { event in
+///     switch event.payload {
+///     case .delivered(let delivery) where delivery.presentation.contains(.banner):
+///         print("banner:", delivery.notification.request.content.title)
+///     case .response(let response):
+///         print("answered with", response.actionIdentifier)
+///     default:
+///         break
+///     }
+/// }
+/// ```
+public struct EngineEvent: Sendable, Hashable {
+    /// What happened, with what it carries.
+    public enum Payload: Sendable, Hashable {
+        /// A notification was delivered.
+        case delivered(Delivery)
+        /// The user answered; the response is in the app's outbox until acknowledged.
+        case response(NotificationResponse)
+        /// Pending requests or delivered notifications were removed.
+        case removed(identifiers: [String], scope: RemovalScope)
+        /// A silent (content-available) push arrived; it is never shown.
+        case silentPush(DeliveredNotification)
+        /// The app's authorization or settings changed; these are the new settings.
+        case settings(NotificationSettings)
+        /// Requests were added or replaced (their identifiers when at most 100, else none).
+        /// Announced to subscribers only, not kept in the event log: a hint to refresh a list.
+        case scheduled(identifiers: [String])
+        /// The app's categories were replaced by these. Announced only, not logged.
+        case categories([NotificationCategory])
+        /// The app was registered or changed (its token), or removed. Announced only, not logged.
+        case app(AppChange)
+    }
+
+    /// The kinds of events, by the names event streams use (`event:` of a server-sent event).
+    public enum Kind: String, Sendable, Hashable, CaseIterable {
+        case delivered, response, removed, silentPush, settings, scheduled, categories, app
+    }
+
+    /// The event's position in the store's log; resumable streams continue after it. 0 for events
+    /// that are announced but not logged (and for every event when the log is off).
+    public var sequence: Int64
+    /// The app the event belongs to.
+    public var app: String
+    /// When it happened (for a delivery: when the notification was due).
+    public var date: Date
+    public var payload: Payload
+
+    public init(sequence: Int64 = 0, app: String, date: Date, payload: Payload) {
+        self.sequence = sequence
+        self.app = app
+        self.date = date
+        self.payload = payload
+    }
+
+    /// The payload's kind.
+    public var kind: Kind {
+        switch payload {
+        case .delivered: .delivered
+        case .response: .response
+        case .removed: .removed
+        case .silentPush: .silentPush
+        case .settings: .settings
+        case .scheduled: .scheduled
+        case .categories: .categories
+        case .app: .app
+        }
+    }
+
+    /// The delivery, for a `delivered` event.
+    public var delivery: Delivery? {
+        if case .delivered(let delivery) = payload { return delivery }
+        return nil
+    }
+
+    /// The response, for a `response` event.
+    public var response: NotificationResponse? {
+        if case .response(let response) = payload { return response }
+        return nil
+    }
+}
+
+/// A delivered notification as the engine announces it: with its category and the presentation
+/// the engine decided from the app's settings, read in the transaction that delivered it.
+public struct Delivery: Sendable, Hashable {
+    /// The notification, as it is now in the delivered list.
+    public var notification: DeliveredNotification
+    /// Its category, when the notification names one the app registered.
+    public var category: NotificationCategory?
+    /// The app's settings when it was delivered.
+    public var settings: NotificationSettings
+    /// How to show it: ``Presentation/background(for:settings:)`` as the engine announces it; when
+    /// the app is in front and answers `willPresent`, surfaces get that answer instead, within what
+    /// the settings allow (``Presentation/foreground(requested:settings:)``). Empty: not shown.
+    public var presentation: UNNotificationPresentationOptions
+    /// The app's badge after this delivery, when the delivery changed it.
+    public var badge: Int?
+
+    public init(notification: DeliveredNotification, category: NotificationCategory?, settings: NotificationSettings,
+                presentation: UNNotificationPresentationOptions, badge: Int? = nil) {
+        self.notification = notification
+        self.category = category
+        self.settings = settings
+        self.presentation = presentation
+        self.badge = badge
+    }
+}
+
+/// Which list a removal took from.
+public enum RemovalScope: String, Sendable, Hashable {
+    /// Pending requests.
+    case pending
+    /// Delivered notifications (answered, dismissed, or removed by the app or the user).
+    case delivered
+}
+
+/// What happened to an app's record.
+public enum AppChange: String, Sendable, Hashable {
+    /// Registered, or changed (a new token, a new background-launch command).
+    case updated
+    /// Removed with everything it owned.
+    case removed
+}

@@ -1,0 +1,313 @@
+import Foundation
+import Synchronization
+
+/// Where engine events go after their transaction commits: subscribers, which are called at once,
+/// and attached surfaces, each fed on a queue of its own.
+///
+/// The engine owns one (``NotificationEngine/hub``); an app's center on a `chime serve` service owns
+/// one fed from the service's event stream, so surfaces and the app's `willPresent` work the same
+/// way in both.
+///
+/// ```swift
+/// let attachment = engine.attach(desktop, app: nil)        // every app's notifications
+/// engine.hub.setPresenter(app: "com.example.alarm") { delivery in
+///     appIsInFront ? [.banner, .sound] : nil               // the app's willPresent answer
+/// }
+/// …
+/// attachment.detach()
+/// ```
+///
+/// Order: each surface sees one app's events in the order the engine announced them. A delivery of
+/// an app with a presenter waits for the presenter's answer; the app's later events wait behind it,
+/// other apps' events do not.
+public final class NotificationHub: Sendable {
+    /// The app's `willPresent`: the options it asks for while in front, or `nil` when it is not in
+    /// front (then the engine's background presentation stands). The hub limits the answer to what
+    /// the settings allow.
+    public typealias Presenter = @Sendable (Delivery) async -> UNNotificationPresentationOptions?
+
+    private struct Subscriber {
+        var app: String?
+        var handler: @Sendable (EngineEvent) -> Void
+        var finish: @Sendable () -> Void
+    }
+
+    private struct Attached {
+        var app: String?
+        var lane: Lane
+        var surface: any NotificationSurface
+    }
+
+    /// Who gets an app's events: those registered for it and those registered for every app.
+    /// Rebuilt when someone registers or leaves (rare), so publishing is a dictionary lookup.
+    private struct Routes {
+        var everyApp: [Subscriber] = []
+        var byApp: [String: [Subscriber]] = [:]
+        var surfacesForEveryApp: [Attached] = []
+        var surfacesByApp: [String: [Attached]] = [:]
+        var presenters: [String: (presenter: Presenter, lane: Lane)] = [:]
+
+        func surfaces(of app: String) -> [Attached] { surfacesForEveryApp + (surfacesByApp[app] ?? []) }
+        var hasSurfaces: Bool { !surfacesForEveryApp.isEmpty || !surfacesByApp.isEmpty || !presenters.isEmpty }
+    }
+
+    private struct State {
+        var next = 0
+        var subscribers: [Int: Subscriber] = [:]
+        var attachments: [Int: Attached] = [:]
+        var routes = Routes()
+
+        mutating func rebuild() {
+            let presenters = routes.presenters
+            routes = Routes()
+            routes.presenters = presenters
+            for (_, subscriber) in subscribers.sorted(by: { $0.key < $1.key }) {
+                if let app = subscriber.app { routes.byApp[app, default: []].append(subscriber) } else { routes.everyApp.append(subscriber) }
+            }
+            for (_, attached) in attachments.sorted(by: { $0.key < $1.key }) {
+                if let app = attached.app { routes.surfacesByApp[app, default: []].append(attached) } else { routes.surfacesForEveryApp.append(attached) }
+            }
+        }
+    }
+
+    private let state = Mutex(State())
+    /// Work queued on lanes and not yet done, and who waits for it to reach zero.
+    private let work = Mutex<(outstanding: Int, done: Int, waiters: [CheckedContinuation<Void, Never>])>((0, 0, []))
+
+    public init() {}
+
+    // MARK: - Subscribers
+
+    /// Calls `handler` with every event of one app (or, with `nil`, of every app) from now on, as it
+    /// is published: on the engine's writer, after the event's transaction committed and before the
+    /// operation that caused it completes. The handler must return quickly and must not wait for
+    /// the engine.
+    ///
+    /// - Returns: a token for ``unsubscribe(_:)``.
+    public func subscribe(app: String?, handler: @escaping @Sendable (EngineEvent) -> Void) -> Int {
+        subscribe(app: app, handler: handler, finish: {})
+    }
+
+    func subscribe(app: String?, handler: @escaping @Sendable (EngineEvent) -> Void, finish: @escaping @Sendable () -> Void) -> Int {
+        state.withLock { state -> Int in
+            state.next += 1
+            state.subscribers[state.next] = Subscriber(app: app, handler: handler, finish: finish)
+            state.rebuild()
+            return state.next
+        }
+    }
+
+    /// Stops a subscription made with ``subscribe(app:handler:)``.
+    public func unsubscribe(_ token: Int) {
+        let removed = state.withLock { state -> Subscriber? in
+            defer { state.rebuild() }
+            return state.subscribers.removeValue(forKey: token)
+        }
+        removed?.finish()
+    }
+
+    /// A live stream of events, for one app or (with `nil`) every app, from now on.
+    public func events(app: String?) -> AsyncStream<EngineEvent> {
+        let (stream, continuation) = AsyncStream<EngineEvent>.makeStream(bufferingPolicy: .unbounded)
+        let token = subscribe(app: app, handler: { continuation.yield($0) }, finish: { continuation.finish() })
+        continuation.onTermination = { [weak self] _ in
+            self?.state.withLock { state in
+                state.subscribers[token] = nil
+                state.rebuild()
+            }
+        }
+        return stream
+    }
+
+    // MARK: - Surfaces
+
+    /// A surface's place on the hub; ``detach()`` takes it off.
+    public struct Attachment: Sendable {
+        fileprivate let hub: NotificationHub
+        fileprivate let token: Int
+
+        /// Stops showing on this surface. What was already queued for it is still shown.
+        public func detach() { hub.detach(token) }
+    }
+
+    /// Shows one app's notifications (or, with `nil`, every app's) on `surface` from now on.
+    @discardableResult
+    public func attach(_ surface: any NotificationSurface, app: String?) -> Attachment {
+        let lane = Lane(hub: self)
+        let token = state.withLock { state -> Int in
+            state.next += 1
+            state.attachments[state.next] = Attached(app: app, lane: lane, surface: surface)
+            state.rebuild()
+            return state.next
+        }
+        return Attachment(hub: self, token: token)
+    }
+
+    fileprivate func detach(_ token: Int) {
+        state.withLock { state in
+            state.attachments[token] = nil
+            state.rebuild()
+        }
+    }
+
+    /// Sets (or with `nil` removes) the app's presenter: its `willPresent`, asked for each of its
+    /// deliveries before surfaces show them.
+    public func setPresenter(app: String, _ presenter: Presenter?) {
+        state.withLock { state in
+            if let presenter {
+                let lane = state.routes.presenters[app]?.lane ?? Lane(hub: self)
+                state.routes.presenters[app] = (presenter, lane)
+            } else {
+                state.routes.presenters[app] = nil
+            }
+        }
+    }
+
+    // MARK: - Publishing
+
+    /// Hands events to subscribers at once and queues what surfaces show. Called by the engine
+    /// after each commit, in commit order (and by a service-backed center for each event that
+    /// arrives on its stream).
+    public func publish(_ events: [EngineEvent]) {
+        guard !events.isEmpty else { return }
+        let routes = state.withLock { $0.routes }
+        for event in events {
+            for subscriber in routes.everyApp { subscriber.handler(event) }
+            for subscriber in routes.byApp[event.app] ?? [] { subscriber.handler(event) }
+        }
+        guard routes.hasSurfaces else { return }
+        for event in events {
+            let job: SurfaceJob
+            switch event.payload {
+            case .delivered(let delivery): job = .show(delivery)
+            case .removed(let identifiers, .delivered): job = .withdraw(identifiers)
+            default: continue
+            }
+            if let entry = routes.presenters[event.app] {
+                let (app, presenter) = (event.app, entry.presenter)
+                entry.lane.enqueue { [self] in
+                    await self.route(job.presented(by: presenter), app: app)
+                }
+            } else if case .show(let delivery) = job, delivery.presentation.isEmpty {
+                continue
+            } else {
+                route(job, app: event.app, surfaces: routes.surfaces(of: event.app))
+            }
+        }
+    }
+
+    private func route(_ job: SurfaceJob?, app: String) async {
+        route(job, app: app, surfaces: state.withLock { $0.routes.surfaces(of: app) })
+    }
+
+    private func route(_ job: SurfaceJob?, app: String, surfaces: [Attached]) {
+        guard let job else { return }
+        for attachment in surfaces {
+            let surface = attachment.surface
+            switch job {
+            case .show(let delivery):
+                attachment.lane.enqueue { await surface.show(delivery, app: app) }
+            case .withdraw(let identifiers):
+                attachment.lane.enqueue { await surface.withdraw(identifiers, app: app) }
+            }
+        }
+    }
+
+    /// Waits until every surface and presenter has done what was published before this call, and
+    /// what that work published in turn.
+    ///
+    /// - Returns: whether any work was waited for (the simulator repeats until nothing is left).
+    @discardableResult
+    public func settle() async -> Bool {
+        let before = work.withLock { $0.done }
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let idle = work.withLock { work -> Bool in
+                if work.outstanding == 0 { return true }
+                work.waiters.append(continuation)
+                return false
+            }
+            if idle { continuation.resume() }
+        }
+        return work.withLock { $0.done } != before
+    }
+
+    /// Ends every subscriber's stream (engine shutdown).
+    func finish() {
+        let all = state.withLock { state -> [Subscriber] in
+            defer {
+                state.subscribers.removeAll()
+                state.rebuild()
+            }
+            return Array(state.subscribers.values)
+        }
+        for subscriber in all { subscriber.finish() }
+    }
+
+    fileprivate func began() {
+        work.withLock { $0.outstanding += 1 }
+    }
+
+    fileprivate func ended() {
+        let waiters = work.withLock { work -> [CheckedContinuation<Void, Never>] in
+            work.outstanding -= 1
+            work.done &+= 1
+            guard work.outstanding == 0 else { return [] }
+            defer { work.waiters.removeAll() }
+            return work.waiters
+        }
+        for waiter in waiters { waiter.resume() }
+    }
+}
+
+/// What a surface is asked to do for one event.
+private enum SurfaceJob: Sendable {
+    case show(Delivery)
+    case withdraw([String])
+
+    /// The job once the app's presenter has answered: a delivery the app shows in front gets the
+    /// app's answer within the settings; `nil` when nothing is to be shown.
+    func presented(by presenter: NotificationHub.Presenter) async -> SurfaceJob? {
+        guard case .show(var delivery) = self else { return self }
+        if let requested = await presenter(delivery) {
+            delivery.presentation = Presentation.foreground(requested: requested, settings: delivery.settings)
+        }
+        return delivery.presentation.isEmpty ? nil : .show(delivery)
+    }
+}
+
+extension NotificationHub {
+    /// One queue of work run in order, one item at a time, on a task of its own while there is
+    /// work. Counted on the hub so ``settle()`` can wait for it.
+    fileprivate final class Lane: Sendable {
+        private let hub: NotificationHub
+        private let queue = Mutex<(items: [@Sendable () async -> Void], running: Bool)>(([], false))
+
+        init(hub: NotificationHub) { self.hub = hub }
+
+        func enqueue(_ item: @escaping @Sendable () async -> Void) {
+            hub.began()
+            let start = queue.withLock { queue -> Bool in
+                queue.items.append(item)
+                if queue.running { return false }
+                queue.running = true
+                return true
+            }
+            if start { Task { await self.drain() } }
+        }
+
+        private func drain() async {
+            while true {
+                let batch = queue.withLock { queue -> [@Sendable () async -> Void] in
+                    defer { queue.items.removeAll(keepingCapacity: true) }
+                    if queue.items.isEmpty { queue.running = false }
+                    return queue.items
+                }
+                if batch.isEmpty { return }
+                for item in batch {
+                    await item()
+                    hub.ended()
+                }
+            }
+        }
+    }
+}

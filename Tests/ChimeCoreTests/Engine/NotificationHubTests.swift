@@ -1,0 +1,225 @@
+import ChimeCore
+import Foundation
+import Synchronization
+import Testing
+
+/// The engine as the hub: what a delivery event carries, and surfaces attached off the writer.
+@Suite("The engine as the hub")
+struct NotificationHubTests {
+    static let app = "com.example.hub"
+
+    /// An engine on a memory store with `app` authorized for alerts, sounds and badges.
+    static func engine(apps: [String] = [app]) async throws -> NotificationEngine {
+        let engine = NotificationEngine(store: MemoryStore(), policy: FixedAuthorizationPolicy(.grant))
+        for app in apps { _ = try await engine.requestAuthorization(app: app, options: [.alert, .sound, .badge]) }
+        return engine
+    }
+
+    static func now(_ identifier: String, category: String = "", sound: Bool = false, badge: Int? = nil) -> NotificationRequest {
+        var content = NotificationContent(title: identifier)
+        content.categoryIdentifier = category
+        content.sound = sound ? .default : nil
+        content.badge = badge
+        return NotificationRequest(identifier: identifier, content: content, trigger: nil)
+    }
+
+    static func change(_ keyPath: WritableKeyPath<SettingsChange, UNNotificationSetting?>, _ value: UNNotificationSetting) -> SettingsChange {
+        var change = SettingsChange()
+        change[keyPath: keyPath] = value
+        return change
+    }
+
+    static let alarm = NotificationCategory(identifier: "alarm", actions: [NotificationAction(identifier: "snooze", title: "Snooze")],
+                                            options: [.customDismissAction])
+
+    @Test("a delivery event carries the notification, its category, the settings and the presentation decided from them")
+    func deliveryPayload() async throws {
+        let engine = try await Self.engine()
+        try await engine.setCategories([Self.alarm], app: Self.app)
+        let events = Recorder<EngineEvent>()
+        let token = engine.subscribe(app: Self.app) { events.append($0) }
+        defer { engine.unsubscribe(token) }
+        try await engine.add([Self.now("a", category: "alarm", sound: true, badge: 3)], app: Self.app)
+        let delivery = try #require(events.values.compactMap(\.delivery).first)
+        #expect(delivery.notification.request.identifier == "a")
+        #expect(delivery.category == Self.alarm)
+        #expect(delivery.settings == (try await engine.settings(app: Self.app)))
+        #expect(delivery.presentation == [.list, .banner, .sound, .badge])
+        #expect(delivery.badge == 3)
+
+        // The category travels as it is when the notification is delivered: replaced, then gone.
+        let renamed = NotificationCategory(identifier: "alarm", actions: [NotificationAction(identifier: "later", title: "Later")])
+        try await engine.setCategories([renamed], app: Self.app)
+        try await engine.add([Self.now("b", category: "alarm")], app: Self.app)
+        try await engine.setCategories([], app: Self.app)
+        try await engine.add([Self.now("c", category: "alarm")], app: Self.app)
+        let deliveries = events.values.compactMap(\.delivery)
+        #expect(deliveries.map(\.category) == [Self.alarm, renamed, nil])
+        #expect(deliveries[1].badge == nil, "no badge in the content: the badge did not change")
+
+        // Settings changed by the user change the presentation of the next delivery.
+        _ = try await engine.changeSettings(app: Self.app, Self.change(\.alert, .disabled))
+        try await engine.add([Self.now("d", sound: true)], app: Self.app)
+        #expect(events.values.compactMap(\.delivery).last?.presentation == [.list, .sound])
+        #expect(events.values.compactMap(\.delivery).last?.settings.alertSetting == .disabled)
+    }
+
+    @Test("a removed and re-registered app's deliveries carry its new categories, not the old ones")
+    func categoriesAfterRemoval() async throws {
+        let engine = try await Self.engine()
+        try await engine.setCategories([Self.alarm], app: Self.app)
+        try await engine.removeApp(Self.app)
+        _ = try await engine.requestAuthorization(app: Self.app, options: [.alert])
+        let events = Recorder<EngineEvent>()
+        let token = engine.subscribe(app: Self.app) { events.append($0) }
+        defer { engine.unsubscribe(token) }
+        try await engine.add([Self.now("a", category: "alarm")], app: Self.app)
+        #expect(events.values.compactMap(\.delivery).first?.category == nil)
+    }
+
+    @Test("a surface that never finishes delays neither a commit nor another surface")
+    func slowSurface() async throws {
+        let engine = try await Self.engine()
+        let gate = Gate()
+        let stuck = RecordingSurface(gate: gate)
+        let quick = RecordingSurface()
+        engine.attach(stuck, app: nil)
+        engine.attach(quick, app: Self.app)
+        for index in 0..<50 {
+            try await engine.add([Self.now("n\(index)")], app: Self.app)  // returns after each commit
+        }
+        await quick.waitFor(count: 50)
+        #expect(quick.shown == (0..<50).map { "n\($0)" }, "in the order the engine delivered them")
+        #expect(stuck.shown == ["n0"], "the stuck surface is still on its first notification")
+        #expect(try await engine.deliveredCount(app: Self.app) == 50)
+        gate.open()
+        await engine.hub.settle()
+        #expect(stuck.shown == (0..<50).map { "n\($0)" })
+    }
+
+    @Test("a surface attached for one app sees only that app; one attached for all sees every app; removals withdraw")
+    func scopes() async throws {
+        let engine = try await Self.engine(apps: ["com.a", "com.b"])
+        let all = RecordingSurface(), onlyA = RecordingSurface()
+        engine.attach(all, app: nil)
+        let attachment = engine.attach(onlyA, app: "com.a")
+        try await engine.add([Self.now("a1")], app: "com.a")
+        try await engine.add([Self.now("b1")], app: "com.b")
+        try await engine.removeDelivered(app: "com.a", identifiers: ["a1"])
+        await engine.hub.settle()
+        #expect(all.shown == ["a1", "b1"])
+        #expect(onlyA.shown == ["a1"])
+        #expect(onlyA.withdrawn == ["a1"])
+        attachment.detach()
+        try await engine.add([Self.now("a2")], app: "com.a")
+        await engine.hub.settle()
+        #expect(onlyA.shown == ["a1"], "a detached surface is no longer fed")
+        #expect(all.shown == ["a1", "b1", "a2"])
+    }
+
+    @Test("nothing is shown when the presentation is empty (a passive notification with the list switched off)")
+    func emptyPresentation() async throws {
+        let engine = try await Self.engine()
+        let surface = RecordingSurface()
+        engine.attach(surface, app: nil)
+        _ = try await engine.changeSettings(app: Self.app, Self.change(\.notificationCenter, .disabled))
+        var passive = Self.now("quiet")
+        passive.content.interruptionLevel = .passive
+        try await engine.add([passive, Self.now("loud")], app: Self.app)
+        await engine.hub.settle()
+        #expect(surface.shown == ["loud"])
+    }
+
+    @Test("while the app is in front its presenter's answer is what surfaces show, within the settings; other apps are not held up")
+    func presenter() async throws {
+        let engine = try await Self.engine(apps: [Self.app, "com.other"])
+        _ = try await engine.changeSettings(app: Self.app, Self.change(\.sound, .disabled))
+        let surface = RecordingSurface()
+        engine.attach(surface, app: nil)
+        let gate = Gate()
+        let asked = Recorder<String>()
+        engine.hub.setPresenter(app: Self.app) { delivery in
+            asked.append(delivery.notification.request.identifier)
+            await gate.wait()
+            return delivery.notification.request.identifier == "hidden" ? [] : [.banner, .sound]
+        }
+        try await engine.add([Self.now("shown"), Self.now("hidden")], app: Self.app)
+        try await engine.add([Self.now("elsewhere")], app: "com.other")
+        await surface.waitFor(count: 1)
+        #expect(surface.shown == ["elsewhere"], "another app's delivery does not wait for this app's willPresent")
+        gate.open()
+        await engine.hub.settle()
+        #expect(asked.values == ["shown", "hidden"])
+        #expect(surface.shown == ["elsewhere", "shown"])
+        #expect(surface.presentations["shown"] == [.banner], "sound is off in the settings, so the answer's sound is dropped")
+
+        // Out of front (no presenter): the engine's own presentation again.
+        engine.hub.setPresenter(app: Self.app, nil)
+        try await engine.add([Self.now("background")], app: Self.app)
+        await engine.hub.settle()
+        #expect(surface.presentations["background"] == [.list, .banner])
+    }
+}
+
+/// A surface that records what it shows and withdraws; optionally stuck on a gate.
+final class RecordingSurface: NotificationSurface {
+    private let state = Mutex<(shown: [String], withdrawn: [String], presentations: [String: UNNotificationPresentationOptions])>(([], [], [:]))
+    private let gate: Gate?
+
+    init(gate: Gate? = nil) { self.gate = gate }
+
+    func show(_ delivery: Delivery, app: String) async {
+        let identifier = delivery.notification.request.identifier
+        state.withLock {
+            $0.shown.append(identifier)
+            $0.presentations[identifier] = delivery.presentation
+        }
+        await gate?.wait()
+    }
+
+    func withdraw(_ identifiers: [String], app: String) async {
+        state.withLock { $0.withdrawn += identifiers }
+    }
+
+    var shown: [String] { state.withLock { $0.shown } }
+    var withdrawn: [String] { state.withLock { $0.withdrawn } }
+    var presentations: [String: UNNotificationPresentationOptions] { state.withLock { $0.presentations } }
+
+    /// Waits (bounded: 10 s) until `count` notifications were shown.
+    func waitFor(count: Int) async {
+        let deadline = ContinuousClock.now + .seconds(10)
+        while shown.count < count, ContinuousClock.now < deadline { try? await Task.sleep(for: .milliseconds(2)) }
+    }
+}
+
+/// Values appended from any thread.
+final class Recorder<Value: Sendable>: Sendable {
+    private let state = Mutex<[Value]>([])
+    func append(_ value: Value) { state.withLock { $0.append(value) } }
+    var values: [Value] { state.withLock { $0 } }
+}
+
+/// Holds whoever waits until it is opened.
+final class Gate: Sendable {
+    private let state = Mutex<(open: Bool, waiters: [CheckedContinuation<Void, Never>])>((false, []))
+
+    func wait() async {
+        await withCheckedContinuation { continuation in
+            let open = state.withLock { state -> Bool in
+                if state.open { return true }
+                state.waiters.append(continuation)
+                return false
+            }
+            if open { continuation.resume() }
+        }
+    }
+
+    func open() {
+        let waiters = state.withLock { state -> [CheckedContinuation<Void, Never>] in
+            state.open = true
+            defer { state.waiters.removeAll() }
+            return state.waiters
+        }
+        for waiter in waiters { waiter.resume() }
+    }
+}
