@@ -84,7 +84,9 @@ let package = Package(
         .testTarget(name: "ChimeTests", dependencies: ["Chime", "ChimeTesting"]),
         .testTarget(name: "ChimeTestingTests", dependencies: ["ChimeTesting", "Chime"]),
         .testTarget(name: "ExamplesTests", dependencies: ["ExampleApps", "ChimeTesting", "Chime"]),
-        .testTarget(name: "ChimeServerTests", dependencies: ["ChimeServer", "ChimeCore", "ChimeSQLite", "Chime"]),
+        // Started by the service in ChimeServerTests' background-launch tests, as an app would be.
+        .executableTarget(name: "ChimeLaunchedApp", dependencies: ["Chime"], path: "Tests/Support/LaunchedApp"),
+        .testTarget(name: "ChimeServerTests", dependencies: ["ChimeServer", "ChimeCore", "ChimeSQLite", "Chime", "ChimeLaunchedApp"]),
         .testTarget(name: "ChimeCLITests", dependencies: ["ChimeCLI", "ChimeServer", "ChimeCore", "chime"]),
     ]
 )

@@ -465,6 +465,11 @@
     return false;
   }
 
+  /** A command's words as one line a shell would split back into them (for reading, never run here). */
+  function shellWords(words) {
+    return words.map((word) => (/^[A-Za-z0-9/._=:,@%+-]+$/.test(word) ? word : `'${word.replace(/'/g, "'\\''")}'`)).join(" ");
+  }
+
   // Refreshes asked for by events are merged and run together, one batch at a time.
   let queue = { apps: false, perApp: new Map(), announce: [] };
   let queueTimer = null;
@@ -1238,6 +1243,10 @@
     if (record.promptPending) body.append(promptBox(record));
     if (record.badge > 0) {
       body.append(h("p", { class: "app-line" }, "Icon badge", h("span", { class: "badge-pill", text: String(record.badge) })));
+    }
+    if (Array.isArray(record.launch) && record.launch.length > 0) {
+      body.append(h("p", { class: "app-line launch-line" }, "Answers while it is not running start",
+        h("code", { class: "launch-command", text: shellWords(record.launch) })));
     }
     body.append(pendingBlock(app));
     if (["authorized", "provisional", "ephemeral"].includes(status)) body.append(settingsBlock(record));

@@ -14,7 +14,7 @@ run() {  # run NAME SCRIPT EXPECTED... : feeds SCRIPT's output to the example, c
   shift 2
   # The variables go to the example (not to the shell feeding it), so it keeps its state in this
   # run's own store and never touches the user's data directory.
-  bash -c "$script" | CHIME_STORE="$work/$name.sqlite" CHIME_BUNDLE_IDENTIFIER="com.example.$name" \
+  bash -c "$script" | CHIME_STORE="$work/$name.sqlite" CHIME_BUNDLE_IDENTIFIER="com.example.$name" ORGANIZER_TASKS="$work/$name-tasks.json" \
     timeout 60 "$bin/$name" --exit-after 40 >"$work/$name.out" 2>&1 || true
   for expected in "$@"; do
     if ! grep -qF -- "$expected" "$work/$name.out"; then
@@ -38,4 +38,42 @@ run drinking-reminder '(sleep 1; echo push; sleep 1; echo 1; sleep 1; echo q)' "
 run organizer '(echo "add Buy milk in 2"; sleep 3.5; echo 2; sleep 1; echo list; sleep 0.5; echo q)' \
   "Mark As Done" "marked as done" &
 wait
+
+# Background launch: the user adds a task in the organizer running on a `chime serve` service and
+# quits it; the reminder fires in the service; "Mark As Done" given while no organizer runs starts
+# the organizer (its launch command), whose own code removes the task from its file.
+background() {
+  local data="$work/service" tasks="$work/background-tasks.json" app=com.example.organizer
+  ORGANIZER_TASKS="$tasks" "$bin/chime" serve --data "$data" --listen 127.0.0.1:0 --auto-allow >"$work/serve.out" 2>&1 &
+  local server=$!
+  for _ in $(seq 100); do [ -f "$data/server.json" ] && break; sleep 0.1; done
+  local url token id=""
+  url=$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["url"])' "$data/server.json")
+  token=$("$bin/chime" apps add "$app" --launch "$bin/organizer" --json --data "$data" |
+          python3 -c 'import json, sys; print(json.load(sys.stdin)["token"])')
+  (echo "add Buy milk in 1"; sleep 3; echo q) | CHIME_SERVICE="$url" CHIME_APP_TOKEN="$token" CHIME_BUNDLE_IDENTIFIER="$app" \
+    ORGANIZER_TASKS="$tasks" timeout 30 "$bin/organizer" >"$work/organizer-background.out" 2>&1 || true
+  id=$(python3 -c 'import json, sys; t = json.load(open(sys.argv[1])); print(t[0]["id"] if t else "")' "$tasks" 2>/dev/null || true)
+  local outcome="no task was saved"
+  if [ -n "$id" ]; then
+    "$bin/chime" respond "$id" markAsDone --app "$app" --data "$data" >/dev/null
+    outcome="the task is still there"
+    for _ in $(seq 200); do
+      if [ "$(python3 -c 'import json, sys; print(len(json.load(open(sys.argv[1]))))' "$tasks")" = 0 ]; then outcome=ok; break; fi
+      sleep 0.1
+    done
+  fi
+  kill -TERM "$server"; wait "$server" || true
+  if [ "$outcome" = ok ] && grep -q "launched an app" "$work/serve.out"; then
+    echo "check-examples: organizer in the background ok"
+  else
+    echo "check-examples: organizer in the background: $outcome; the organizer printed:" >&2
+    sed 's/^/    /' "$work/organizer-background.out" >&2
+    echo "  the service logged:" >&2
+    sed 's/^/    /' "$work/serve.out" >&2
+    touch "$work/failed-background"
+  fi
+}
+background
+
 if ls "$work"/failed-* >/dev/null 2>&1; then exit 1; fi

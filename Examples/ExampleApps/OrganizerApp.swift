@@ -1,4 +1,5 @@
 import Chime
+import Foundation
 
 /// A task of OrganizerPlus, with its reminder. Named as in the tutorial (it shadows Swift's
 /// concurrency `Task` in code that imports this module; write `Swift.Task` there).
@@ -53,22 +54,51 @@ public struct Reminder: Codable, Equatable {
     }
 }
 
-/// The task list.
+/// The task list, kept in a JSON file when it has one (so that the organizer started in the
+/// background to handle "Mark As Done" finds the tasks the user added earlier).
 public class TaskManager {
-    public static let shared = TaskManager()
+    /// The app's tasks, in `ORGANIZER_TASKS` or `~/.local/share/chime-examples/organizer-tasks.json`.
+    public static let shared = TaskManager(fileURL: defaultFileURL)
     public private(set) var tasks: [Task] = []
-    public init() {}
+    /// Where the tasks are kept; `nil`: in memory only.
+    public let fileURL: URL?
+
+    public init(fileURL: URL? = nil) {
+        self.fileURL = fileURL
+        if let fileURL, let data = try? Data(contentsOf: fileURL), let saved = try? JSONDecoder().decode([Task].self, from: data) {
+            tasks = saved
+        }
+    }
+
+    public static var defaultFileURL: URL {
+        if let path = ProcessInfo.processInfo.environment["ORGANIZER_TASKS"], !path.isEmpty { return URL(fileURLWithPath: path) }
+        let base = ProcessInfo.processInfo.environment["XDG_DATA_HOME"].flatMap { $0.isEmpty ? nil : URL(fileURLWithPath: $0) }
+            ?? FileManager.default.homeDirectoryForCurrentUser.appendingPathComponent(".local/share")
+        return base.appendingPathComponent("chime-examples/organizer-tasks.json")
+    }
 
     /// Adds a task and schedules its reminder.
     public func save(task: Task) {
         tasks.append(task)
+        write()
         NotificationManager.shared.scheduleNotification(task: task)
     }
 
     /// Removes a task and its pending reminder.
     public func remove(task: Task) {
         tasks.removeAll { $0.id == task.id }
+        write()
         UNUserNotificationCenter.current().removePendingNotificationRequests(withIdentifiers: [task.id])
+    }
+
+    private func write() {
+        guard let fileURL else { return }
+        do {
+            try FileManager.default.createDirectory(at: fileURL.deletingLastPathComponent(), withIntermediateDirectories: true)
+            try JSONEncoder().encode(tasks).write(to: fileURL, options: .atomic)
+        } catch {
+            print("Could not save the tasks to \(fileURL.path): \(error.localizedDescription)")
+        }
     }
 }
 

@@ -3,12 +3,25 @@ import ExampleApps
 import Foundation
 
 // OrganizerPlus: tasks with time, calendar and location reminders.
+let tasks = TaskManager.shared
+
+// Started by the Chime service to hand over answers given while no organizer ran ("Mark As Done"
+// on the desktop or in the web center): handle them, as iOS launches an app in the background, and
+// exit. Register the command with `chime apps add com.example.organizer --launch PATH_TO_ORGANIZER`.
+if UNUserNotificationCenter.launchReason == .response {
+    let app = OrganizerApp(taskManager: tasks)
+    app.onTaskDone = { task in print("\"\(task.name)\" marked as done in the background; \(tasks.tasks.count) task(s) left") }
+    app.configureUserNotifications()
+    await UNUserNotificationCenter.current().handleWaitingResponses()
+    exit(0)
+}
+
 let terminal = ExampleTerminal()
 let center = terminal.center
-let tasks = TaskManager.shared
 let app = OrganizerApp(taskManager: tasks)
 app.onTaskDone = { task in print("(\"\(task.name)\" marked as done and removed; \(tasks.tasks.count) task(s) left)") }
 app.configureUserNotifications()
+if !tasks.tasks.isEmpty { print("(\(tasks.tasks.count) task(s) from earlier, in \(tasks.fileURL?.path ?? "memory"))") }
 
 let help = """
     Commands:

@@ -20,6 +20,7 @@ extension CLI {
             .value("tls-cert", "PEM certificate: serve HTTPS"), .value("tls-key", "PEM private key for --tls-cert"),
             .flag("auto-allow", "answer every app's authorization request with yes"),
             .value("log-format", "text (default) or json"), .value("durability", "normal (default: survives a killed process) or full (survives power loss)"),
+            .value("launch-timeout", "seconds a process started to hand an app its answers may run (default 30)"),
         ],
         run: { arguments, _ in
             guard arguments.positionals.isEmpty else { throw UsageError("serve takes no arguments; got \(arguments.positionals.joined(separator: " "))") }
@@ -38,6 +39,10 @@ extension CLI {
             case "text": configuration.logFormat = .text
             case "json": configuration.logFormat = .json
             case let other: throw UsageError("--log-format is '\(other)'; accepted: text, json")
+            }
+            if let text = arguments.value("launch-timeout") {
+                guard let seconds = Int(text), seconds > 0 else { throw UsageError("--launch-timeout is '\(text)'; give a whole number of seconds, more than 0") }
+                configuration.launchTimeout = .seconds(seconds)
             }
             switch arguments.value("durability") ?? "normal" {
             case "normal": configuration.fullDurability = false
@@ -85,17 +90,33 @@ extension CLI {
     // MARK: apps
 
     static let apps = Command(
-        name: "apps", summary: "register apps, answer their permission requests, rotate their tokens",
-        usage: "chime apps add|list|remove|rotate-token|allow|deny [BUNDLE_IDENTIFIER]",
+        name: "apps", summary: "register apps, answer their permission requests, rotate their tokens, set their launch commands",
+        usage: "chime apps add|list|set|remove|rotate-token|allow|deny [BUNDLE_IDENTIFIER] [--launch 'COMMAND' | --no-launch]",
         examples: ["chime apps add com.example.alarm", "chime apps add com.example.alarm --json", "chime apps list",
+                   "chime apps add com.example.organizer --launch '/opt/organizer/bin/organizer'",
+                   "chime apps set com.example.organizer --launch 'organizer --tasks \"/srv/my tasks.json\"'",
+                   "chime apps set com.example.organizer --no-launch",
                    "chime apps allow com.example.alarm", "chime apps rotate-token com.example.alarm", "chime apps remove com.example.alarm"],
-        options: [],
+        options: [
+            .value("launch", "with add or set: the command the service starts to hand the app an answer while it is not running (split into words like a shell, but run without one)"),
+            .flag("no-launch", "with set: no command; answers wait until the app runs"),
+        ],
         run: { arguments, cli in
-            guard let action = arguments.positionals.first else { throw UsageError("say what to do: add, list, remove, rotate-token, allow or deny") }
-            let actions = ["add", "list", "remove", "rotate-token", "allow", "deny"]
+            guard let action = arguments.positionals.first else { throw UsageError("say what to do: add, list, set, remove, rotate-token, allow or deny") }
+            let actions = ["add", "list", "set", "remove", "rotate-token", "allow", "deny"]
             guard actions.contains(action) else {
                 let suggestion = ParsedArguments.closest(action, among: actions).map { "; did you mean '\($0)'?" } ?? ""
                 throw UsageError("unknown action '\(action)'\(suggestion)")
+            }
+            if arguments.value("launch") != nil || arguments.has("no-launch"), action != "add" && action != "set" {
+                throw UsageError("--launch and --no-launch go with `chime apps add` or `chime apps set`")
+            }
+            // The command is checked here as the service checks it, so a mistake is a usage error.
+            var launch: JSONValue?
+            if let text = arguments.value("launch") {
+                do throws(ChimeError) { launch = .array(try LaunchCommand(parsing: text, field: "--launch").arguments.map(JSONValue.string)) } catch {
+                    throw UsageError(error.message)
+                }
             }
             let client = try cli.client(arguments)
             if action == "list" {
@@ -105,7 +126,11 @@ extension CLI {
                 if apps.isEmpty { cli.write("No apps. Register one with `chime apps add BUNDLE_IDENTIFIER`.") }
                 for app in apps {
                     let status = app["settings"]?["authorizationStatus"]?.stringValue ?? app["authorizationStatus"]?.stringValue ?? "?"
-                    cli.write("\(app["bundleIdentifier"]?.stringValue ?? "?")  authorization: \(status)")
+                    var line = "\(app["bundleIdentifier"]?.stringValue ?? "?")  authorization: \(status)"
+                    if let words = app["launch"]?.arrayValue.compactMap(\.stringValue), let command = try? LaunchCommand(arguments: words) {
+                        line += "  launch: \(command)"
+                    }
+                    cli.write(line)
                 }
                 return 0
             }
@@ -113,14 +138,30 @@ extension CLI {
             let bundle = arguments.positionals[1]
             switch action {
             case "add", "rotate-token":
+                var body: JSONObject = ["bundleIdentifier": .string(bundle)]
+                if let launch { body["launch"] = launch }
                 let response = action == "add"
-                    ? try await client.send("POST", "/v1/apps", json: ["bundleIdentifier": .string(bundle)])
+                    ? try await client.send("POST", "/v1/apps", json: .object(body))
                     : try await client.send("POST", path(bundle, "/token"))
                 if arguments.has("json") {
                     cli.write(JSONValue.object(["bundleIdentifier": .string(bundle), "token": response.json?["token"] ?? .null]).serialized())
                 } else {
                     cli.write("\(bundle): token \(response.json?["token"]?.stringValue ?? "?")")
                     cli.write("This is the only time the token is shown; the app sends it as `Authorization: Bearer <token>`.")
+                    if let words = launch?.arrayValue.compactMap(\.stringValue), let command = try? LaunchCommand(arguments: words) {
+                        cli.write("Answers given while \(bundle) is not running start: \(command)")
+                    }
+                }
+            case "set":
+                guard (launch != nil) != arguments.has("no-launch") else {
+                    throw UsageError("say what to set: --launch 'COMMAND' or --no-launch")
+                }
+                let response = try await client.send("PATCH", path(bundle), json: ["launch": launch ?? .null])
+                if arguments.has("json") { cli.printJSON(response); return 0 }
+                if let words = launch?.arrayValue.compactMap(\.stringValue), let command = try? LaunchCommand(arguments: words) {
+                    cli.write("\(bundle): answers given while it is not running start \(command)")
+                } else {
+                    cli.write("\(bundle): no launch command; answers wait in its outbox until it runs.")
                 }
             case "remove":
                 try await client.send("DELETE", path(bundle))

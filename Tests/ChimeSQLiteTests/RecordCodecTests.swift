@@ -63,9 +63,9 @@ struct RecordCodecTests {
         #expect(try RecordCodec.decodeApp(RecordCodec.encode(app)) == app)
         var plain = AppRecord(bundleIdentifier: "p", created: Date(timeIntervalSinceReferenceDate: 0), deviceToken: "")
         #expect(try RecordCodec.decodeApp(RecordCodec.encode(plain)) == plain)
-        plain.launchCommand = ["/usr/bin/organizer", "--handle", "answer with spaces"]
+        plain.launchCommand = try LaunchCommand(arguments: ["/usr/bin/organizer", "--handle", "answer with spaces"])
         #expect(try RecordCodec.decodeApp(RecordCodec.encode(plain)) == plain)
-        plain.launchCommand = []
+        plain.launchCommand = try LaunchCommand(parsing: "organizer")
         #expect(try RecordCodec.decodeApp(RecordCodec.encode(plain)) == plain)
 
         for kind in EngineEvent.Kind.allCases {

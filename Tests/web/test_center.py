@@ -797,3 +797,31 @@ def test_new_apps_requests_and_categories_show_at_once(center):
     assert "Watered" in card.text
     app.set_categories([{"identifier": "plants", "actions": [{"identifier": "water", "title": "Done watering"}]}])
     wait_for(lambda: "Done watering" in center.wait_note(app.bundle, "now").text, 2, message="the changed category's buttons")
+
+
+def test_a_delivery_shows_from_its_event_alone(center):
+    """The delivered event carries the notification, its actions, presentation and category: the page
+    shows the banner and the card without asking the server for the list, the categories or the apps."""
+    chime = center.chime
+    app = chime.register("com.example.alarm")
+    app.set_categories([ALARM_CATEGORY])
+    wait_for(lambda: center.app_card(app.bundle), 5, message="the app in the apps panel")
+    time.sleep(0.5)  # let the refreshes that registering and the categories asked for finish
+    center.js("performance.setResourceTimingBufferSize(10000); performance.clearResourceTimings()")
+    app.add("now", title="Alarm", body="Wake up", categoryIdentifier="alarm.category", badge=2)
+    banner = center.wait_banner(app.bundle, "now", timeout=8)
+    assert [b.text for b in banner.find_elements("css selector", "button.action")] == ["Snooze 5 Sec", "Add Comment"]
+    center.wait_note(app.bundle, "now")
+    requested = center.js("return performance.getEntriesByType('resource').map((e) => e.name)")
+    reads = [url for url in requested if "/v1/apps" in url]
+    assert reads == [], f"the page read {reads} for a delivery"
+
+
+def test_the_apps_panel_shows_the_launch_command(center):
+    chime = center.chime
+    app = chime.register("com.example.organizer")
+    chime.owner("PATCH", f"/v1/apps/{q(app.bundle)}", {"launch": "/opt/organizer/bin/organizer --tasks '/srv/my tasks.json'"})
+    center.driver.refresh()
+    center.wait_screen("center")
+    line = wait_for(lambda: center.in_app_card(app.bundle, ".launch-command"), 5, message="the launch command")
+    assert line.text == "/opt/organizer/bin/organizer --tasks '/srv/my tasks.json'"

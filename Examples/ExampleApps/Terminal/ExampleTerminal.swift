@@ -3,21 +3,20 @@ import Chime
 import Glibc
 #endif
 
-/// What the four example executables share: a terminal surface on the app's center, a clean start,
-/// an intro, and the read loop (until `q`, end of input, or `--exit-after SECONDS`).
+/// What the four example executables share: a terminal surface on the app's center, an intro,
+/// and the read loop (until `q`, end of input, or `--exit-after SECONDS`). It leaves the app's
+/// notifications alone: each example replaces only the requests it adds (by their identifiers).
 public final class ExampleTerminal {
     public let center: UNUserNotificationCenter
     public let surface: TerminalSurface
 
-    /// Attaches a terminal surface to `center` and forgets what an earlier run left pending or
-    /// delivered (answers waiting in the outbox are still handed over).
+    /// Attaches a terminal surface to `center` (answers waiting in the outbox are handed over as
+    /// soon as the app sets its delegate).
     public init(center: UNUserNotificationCenter = .current()) {
         setvbuf(stdout, nil, _IOLBF, 0)  // the app's print() lines appear in order with the surface's
         self.center = center
         surface = TerminalSurface(center: center)
         center.addSurface(surface)
-        center.removeAllPendingNotificationRequests()
-        center.removeAllDeliveredNotifications()
         let arguments = CommandLine.arguments
         if let index = arguments.firstIndex(of: "--exit-after"), index + 1 < arguments.count,
            let seconds = Double(arguments[index + 1]) {

@@ -42,6 +42,8 @@ public final class UNUserNotificationCenter: NSObject, @unchecked Sendable {
     /// Responses waiting for a driver's ``processEvents()``.
     private var buffered: [NotificationResponse] = []
     private var inFlight: Set<Int64> = []
+    /// Who waits in ``handleWaitingResponses()`` for the answers in flight to be handled.
+    private var idleWaiters: [CheckedContinuation<Void, Never>] = []
     private var handled: Set<Int64> = []
     private var attachments: [NotificationHub.Attachment] = []
     private var currentTimeZone: TimeZone
@@ -400,16 +402,52 @@ public final class UNUserNotificationCenter: NSObject, @unchecked Sendable {
         if delivered {
             try? await backend.acknowledgeResponse(response.id, app: bundleIdentifier)
         }
-        lock.withLock {
+        let idle = lock.withLock { () -> [CheckedContinuation<Void, Never>] in
             inFlight.remove(response.id)
             if delivered { handled.insert(response.id) }
+            guard inFlight.isEmpty else { return [] }
+            defer { idleWaiters.removeAll() }
+            return idleWaiters
         }
+        for waiter in idle { waiter.resume() }
     }
 
     /// Hands over every response waiting in the outbox (at start-up and when a delegate is set).
     package func drainOutbox() async {
         guard delegate != nil, let waiting = try? await backend.outbox(app: bundleIdentifier) else { return }
         for response in waiting { await handOver(response) }
+    }
+
+    /// Why this process was started: ``ChimeLaunchReason/response`` when the Chime service started
+    /// it to hand the app the user's answers while it was not running (`CHIME_LAUNCH_REASON`), as iOS
+    /// launches an app in the background for a notification action; `nil` when the user started it.
+    /// (A Chime addition.)
+    ///
+    /// ```swift
+    /// if UNUserNotificationCenter.launchReason == .response {
+    ///     center.delegate = handler
+    ///     await center.handleWaitingResponses()   // every answer handed to didReceive and acknowledged
+    ///     exit(0)
+    /// }
+    /// ```
+    public static var launchReason: ChimeLaunchReason? {
+        ProcessInfo.processInfo.environment["CHIME_LAUNCH_REASON"].flatMap(ChimeLaunchReason.init(rawValue:))
+    }
+
+    /// Hands every answer waiting in the app's outbox to the delegate's `didReceive`, and returns
+    /// when their completion handlers have run and they are acknowledged (they then leave the
+    /// outbox for good). What a process started in the background calls before it exits. Set the
+    /// delegate first: without one, answers stay waiting. (A Chime addition.)
+    public func handleWaitingResponses() async {
+        await drainOutbox()
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let idle = lock.withLock { () -> Bool in
+                if inFlight.isEmpty { return true }
+                idleWaiters.append(continuation)
+                return false
+            }
+            if idle { continuation.resume() }
+        }
     }
 
     /// The user's answer, as a surface reports it: checked, stored in the outbox, handed over.
@@ -446,6 +484,12 @@ extension Result {
         if case .failure(let error) = self { return error }
         return nil
     }
+}
+
+/// Why the Chime service started a process (``UNUserNotificationCenter/launchReason``).
+public enum ChimeLaunchReason: String, Sendable {
+    /// To hand the app the user's answers: its delegate's `didReceive` gets them.
+    case response
 }
 
 /// "Now" and the time zone for trigger objects made outside any center (`nextTriggerDate()`).

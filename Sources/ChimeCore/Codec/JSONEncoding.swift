@@ -280,6 +280,7 @@ extension AppRecord {
             "deviceToken": .string(deviceToken), "badge": .integer(Int64(badge)), "promptPending": .bool(promptPending),
             "requestedOptions": JSONMapping.json(requestedOptions, table: UNAuthorizationOptions.names),
             "settings": settings.json,
+            "launch": launchCommand.map { .array($0.arguments.map(JSONValue.string)) } ?? .null,
         ]
     }
 }

@@ -447,3 +447,31 @@ extension UNAuthorizationOptions {
         self = try JSONMapping.options(json, table: Self.names, field: field)
     }
 }
+
+extension LaunchCommand {
+    /// Decodes `launch`: a command line (split into words without a shell, see ``init(parsing:field:)``),
+    /// an array of words, or `null` for none.
+    ///
+    /// ```swift
+    /// let command = try LaunchCommand.decode(.string("organizer --handle"), field: "launch")
+    /// ```
+    public static func decode(_ value: JSONValue, field: String = "launch") throws(ChimeError) -> LaunchCommand? {
+        switch value {
+        case .null: return nil
+        case .string(let text): return try LaunchCommand(parsing: text, field: field)
+        case .array(let items):
+            var words: [String] = []
+            for (index, item) in items.enumerated() {
+                guard case .string(let word) = item else {
+                    throw ChimeError(.invalidValue, field: "\(field)[\(index)]", "\(field)[\(index)]: expected a string, found \(item.kindDescription)")
+                }
+                words.append(word)
+            }
+            return try LaunchCommand(arguments: words, field: field)
+        default:
+            throw ChimeError(.invalidValue, field: field,
+                             "\(field): expected a command line, an array of words or null, found \(value.kindDescription)")
+        }
+    }
+}
+

@@ -117,7 +117,7 @@ public enum RecordCodec {
         }
         return try decode(buffer, .appLaunch) { reader in
             var record = try reader.app()
-            record.launchCommand = try reader.flag() ? try reader.strings() : nil
+            record.launchCommand = try reader.flag() ? LaunchCommand(stored: try reader.strings()) : nil
             return record
         }
     }
@@ -405,7 +405,7 @@ extension RecordCodec {
             string(a.deviceToken)
             optionalString(a.tokenHash)
             date(a.created)
-            if let launch = a.launchCommand { byte(1); strings(launch) } else { byte(0) }
+            if let launch = a.launchCommand { byte(1); strings(launch.arguments) } else { byte(0) }
         }
 
         mutating func settings(_ s: NotificationSettings) {

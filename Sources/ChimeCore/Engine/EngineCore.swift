@@ -104,6 +104,16 @@ package final class EngineCore {
         announce(.app(.updated), app: record.bundleIdentifier)
     }
 
+    /// Sets or clears the app's background-launch command (the owner's call, never the app's).
+    package func setLaunchCommand(_ command: LaunchCommand?, app: String) throws -> AppRecord {
+        guard var record = try store.app(app) else {
+            throw ChimeError(.notFound, field: "app", "no app \(app); register it with `chime apps add \(app)`")
+        }
+        record.launchCommand = command
+        try putApp(record)
+        return record
+    }
+
     func removeApp(_ app: String) throws {
         try store.removeApp(app)
         appCache[app] = nil

@@ -248,6 +248,16 @@ public final class NotificationEngine: Sendable {
         try await perform { try $0.putApp(record) }
     }
 
+    /// Sets (or with `nil` clears) the command the service starts to hand the app an answer while
+    /// it is not running. Only the owner may call this: it runs code on the user's machine.
+    ///
+    /// - Returns: the app's record after the change.
+    /// - Throws: ``ChimeError`` `notFound` when the app is not registered.
+    @discardableResult
+    public func setLaunchCommand(_ command: LaunchCommand?, app: String) async throws -> AppRecord {
+        try await perform { try $0.setLaunchCommand(command, app: app) }
+    }
+
     /// Removes an app and everything it owns.
     public func removeApp(_ app: String) async throws {
         try await perform { try $0.removeApp(app) }

@@ -40,8 +40,8 @@ public struct AppRecord: Sendable, Hashable {
     /// When the app was first seen.
     public var created: Date
     /// The command the service starts to hand the app an answer while it has no open event stream
-    /// (service mode, set by the owner only): program and arguments, run without a shell.
-    public var launchCommand: [String]?
+    /// (service mode, set by the owner only; an app's own token can never change it).
+    public var launchCommand: LaunchCommand?
 
     public init(bundleIdentifier: String, created: Date, deviceToken: String) {
         self.bundleIdentifier = bundleIdentifier

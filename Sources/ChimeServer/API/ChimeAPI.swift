@@ -29,6 +29,12 @@ public final class ChimeAPI: HTTPHandler {
     /// Each app's token hash as last read or written here, so an app's request is authorized
     /// without a trip through the engine's writer. Only this type writes token hashes.
     private let tokenHashes = Mutex<[String: String]>([:])
+    /// Tokens given to processes the service started for an app (background launch), by hash:
+    /// valid for that app only, until the process ends.
+    private let launchTokens = Mutex<[String: String]>([:])
+    /// How many event streams each app has open with its own credential (its running process).
+    private let appStreams = Mutex<[String: Int]>([:])
+    private let appStreamClosed = Mutex<(@Sendable (String) -> Void)?>(nil)
     private let latenessSubscription: Int
 
     /// - Parameters:
@@ -138,6 +144,13 @@ public final class ChimeAPI: HTTPHandler {
             return try await createApp(request, route: route)
         case .getApp:
             return json(try await engine.app(app).json, route: route)
+        case .updateApp:
+            let object = try Fields(try jsonBody(request), accepted: ["launch"])
+            guard let value = object.object["launch"] else {
+                throw APIError.badRequest("invalidValue", "launch is missing; give a command line, an array of words, or null to remove it",
+                                          field: "launch")
+            }
+            return json(try await engine.setLaunchCommand(try LaunchCommand.decode(value), app: app).json, route: route)
         case .removeApp:
             try await engine.removeApp(app)
             tokenHashes.withLock { $0[app] = nil }
@@ -233,7 +246,9 @@ public final class ChimeAPI: HTTPHandler {
             }
             return json(["acknowledged": .integer(id)], route: route)
         case .appEvents:
-            return try await EventFeed.open(engine: engine, app: app, request: request, route: route.template, frames: frames)
+            let response = try await EventFeed.open(engine: engine, app: app, request: request, route: route.template, frames: frames)
+            if case .app = caller, case .stream(let stream) = response.body { countAppStream(app, stream) }
+            return response
         case .allEvents:
             return try await EventFeed.open(engine: engine, app: nil, request: request, route: route.template, frames: frames)
         case .location:
@@ -251,8 +266,9 @@ public final class ChimeAPI: HTTPHandler {
     // MARK: - Apps
 
     private func createApp(_ request: HTTPRequest, route: Route) async throws -> HTTPResponse {
-        let object = try Fields(try jsonBody(request), accepted: ["bundleIdentifier"])
+        let object = try Fields(try jsonBody(request), accepted: ["bundleIdentifier", "launch"])
         let bundle = try object.requiredString("bundleIdentifier")
+        let launch = try object.object["launch"].flatMap { value throws(ChimeError) in try LaunchCommand.decode(value) }
         guard Route.isBundleIdentifier(bundle) else {
             throw APIError.badRequest("invalidIdentifier",
                                       "bundleIdentifier \"\(bundle.prefix(80))\" is not a bundle identifier; use 1 to 255 letters, digits, '.', '-' or '_', as com.example.alarm",
@@ -263,7 +279,8 @@ public final class ChimeAPI: HTTPHandler {
                            field: "bundleIdentifier")
         }
         let token = Tokens.make()
-        let record = try await storeTokenHash(Tokens.hash(token), app: bundle, create: true)
+        var record = try await storeTokenHash(Tokens.hash(token), app: bundle, create: true)
+        if let launch { record = try await engine.setLaunchCommand(launch, app: bundle) }
         guard case .object(var object) = record.json else { throw APIError(500, "internal", "unexpected app encoding") }
         object["token"] = .string(token)
         return json(.object(object), status: 201, route: route)
@@ -330,6 +347,12 @@ public final class ChimeAPI: HTTPHandler {
     /// not `app` exists, so nothing leaks about other apps.
     func authorize(_ caller: Caller, app: String) async throws {
         if case .app(let hash) = caller, let known = tokenHashes.withLock({ $0[app] }), Tokens.equal(known, hash) { return }
+        if case .app(let hash) = caller, let launched = launchTokens.withLock({ $0[hash] }) {
+            guard launched == app else {
+                throw APIError.forbidden("this token belongs to another app; an app's token reaches only /v1/apps/{its bundle identifier}/…")
+            }
+            return
+        }
         let record = try await lookup(app)
         switch caller {
         case .owner:
@@ -357,6 +380,43 @@ public final class ChimeAPI: HTTPHandler {
     /// The app whose token hashes to `hash`, if any.
     func owner(ofTokenHash hash: String) async throws -> AppRecord? {
         try await engine.apps().first { record in record.tokenHash.map { Tokens.equal($0, hash) } ?? false }
+    }
+
+    // MARK: - Background launch
+
+    /// A token for a process the service starts for `app`: it authorizes that app's routes until
+    /// ``revokeLaunchToken(_:)``. Never stored; the app's own token is not needed.
+    func issueLaunchToken(for app: String) -> String {
+        let token = Tokens.make()
+        launchTokens.withLock { $0[Tokens.hash(token)] = app }
+        return token
+    }
+
+    func revokeLaunchToken(_ token: String) {
+        _ = launchTokens.withLock { $0.removeValue(forKey: Tokens.hash(token)) }
+    }
+
+    /// Whether the app has an event stream open with its own credential (its process is running).
+    func hasAppStream(_ app: String) -> Bool {
+        appStreams.withLock { ($0[app] ?? 0) > 0 }
+    }
+
+    /// Called with the app when one of its own streams ends (the launcher looks again).
+    var onAppStreamClosed: (@Sendable (String) -> Void)? {
+        get { appStreamClosed.withLock { $0 } }
+        set { appStreamClosed.withLock { $0 = newValue } }
+    }
+
+    private func countAppStream(_ app: String, _ stream: EventStream) {
+        appStreams.withLock { $0[app, default: 0] += 1 }
+        stream.onEnd { [weak self] in
+            guard let self else { return }
+            self.appStreams.withLock { streams in
+                streams[app, default: 1] -= 1
+                if streams[app] == 0 { streams[app] = nil }
+            }
+            self.onAppStreamClosed?(app)
+        }
     }
 
     // MARK: - Bodies and answers

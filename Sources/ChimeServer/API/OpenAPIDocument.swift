@@ -252,6 +252,57 @@ enum OpenAPIDocument {
           "apps"
         ]
       },
+      "patch": {
+        "operationId": "updateApp",
+        "summary": "Set or clear the app's background-launch command (owner)",
+        "description": "When the service holds an answer for the app and the app has no open event stream, it starts this command with CHIME_SERVICE, CHIME_APP_TOKEN (valid for that launch only), CHIME_BUNDLE_IDENTIFIER and CHIME_LAUNCH_REASON=response; one launch at a time, stopped after --launch-timeout, retried with back-off while answers wait. An app's own token cannot change it.",
+        "requestBody": {
+          "required": true,
+          "content": {
+            "application/json": {
+              "schema": {
+                "$ref": "#/components/schemas/AppUpdate"
+              }
+            }
+          }
+        },
+        "responses": {
+          "200": {
+            "description": "The app.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/App"
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
+          },
+          "404": {
+            "$ref": "#/components/responses/NotFound"
+          },
+          "413": {
+            "$ref": "#/components/responses/PayloadTooLarge"
+          },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
+          },
+          "503": {
+            "$ref": "#/components/responses/Unavailable"
+          }
+        },
+        "tags": [
+          "apps"
+        ]
+      },
       "delete": {
         "operationId": "removeApp",
         "summary": "Remove an app and everything it owns (owner)",
@@ -2022,7 +2073,8 @@ enum OpenAPIDocument {
           "badge",
           "promptPending",
           "requestedOptions",
-          "settings"
+          "settings",
+          "launch"
         ],
         "properties": {
           "bundleIdentifier": {
@@ -2051,6 +2103,20 @@ enum OpenAPIDocument {
           },
           "settings": {
             "$ref": "#/components/schemas/Settings"
+          },
+          "launch": {
+            "description": "The command the service starts to hand the app an answer while it has no open event stream (background launch): the program, then its arguments, run without a shell. Set by the owner only.",
+            "oneOf": [
+              {
+                "type": "array",
+                "items": {
+                  "type": "string"
+                }
+              },
+              {
+                "type": "null"
+              }
+            ]
           }
         }
       },
@@ -2087,6 +2153,9 @@ enum OpenAPIDocument {
             "examples": [
               "com.example.alarm"
             ]
+          },
+          "launch": {
+            "$ref": "#/components/schemas/LaunchCommand"
           }
         }
       },
@@ -3325,6 +3394,38 @@ enum OpenAPIDocument {
             "type": "integer",
             "minimum": 0,
             "description": "The app's badge count; 0 clears it."
+          }
+        }
+      },
+      "LaunchCommand": {
+        "description": "A command line (split into words as a shell splits them, without expanding anything: blanks separate words, '\u2026' and \"\u2026\" quote, \\ escapes), or an array of words; null for none. At most 256 words and 16 KiB.",
+        "oneOf": [
+          {
+            "type": "string",
+            "minLength": 1
+          },
+          {
+            "type": "array",
+            "minItems": 1,
+            "maxItems": 256,
+            "items": {
+              "type": "string"
+            }
+          },
+          {
+            "type": "null"
+          }
+        ]
+      },
+      "AppUpdate": {
+        "type": "object",
+        "required": [
+          "launch"
+        ],
+        "additionalProperties": false,
+        "properties": {
+          "launch": {
+            "$ref": "#/components/schemas/LaunchCommand"
           }
         }
       }

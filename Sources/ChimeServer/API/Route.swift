@@ -10,7 +10,7 @@ struct Route: Sendable {
         case invalidEncoding(message: String, field: String)
         case healthz, metrics, openAPI
         case push
-        case listApps, createApp, getApp, removeApp, rotateToken
+        case listApps, createApp, getApp, updateApp, removeApp, rotateToken
         case requestAuthorization, answerAuthorization, settings
         case getCategories, putCategories
         case addRequests, listRequests, removeRequests
@@ -33,7 +33,7 @@ struct Route: Sendable {
         /// App-scoped routes only the owner token reaches: the user's answers and app management.
         var isOwnerOnly: Bool {
             switch self {
-            case .answerAuthorization, .respond, .rotateToken, .removeApp, .updateSettings: true
+            case .answerAuthorization, .respond, .rotateToken, .removeApp, .updateApp, .updateSettings: true
             default: false
             }
         }
@@ -97,7 +97,7 @@ struct Route: Sendable {
         let tail = Array(rest.dropFirst(2))
         let base = "/v1/apps/{app}"
         switch tail.count {
-        case 0: return pick(base, ["GET": .getApp, "DELETE": .removeApp], app: app)
+        case 0: return pick(base, ["GET": .getApp, "PATCH": .updateApp, "DELETE": .removeApp], app: app)
         case 1:
             switch tail[0] {
             case "token": return pick(base + "/token", ["POST": .rotateToken], app: app)

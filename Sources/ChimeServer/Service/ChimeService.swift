@@ -44,6 +44,9 @@ public enum ChimeService {
         public var printsBanner: Bool
         /// `--durability full`: fsync every commit.
         public var fullDurability: Bool
+        /// `--launch-timeout SECONDS`: how long a process started to hand an app its answers may
+        /// run before it is stopped (background launch, ``AppLauncher``).
+        public var launchTimeout: Duration = .seconds(30)
 
         public init(dataDirectory: String = ChimeService.defaultDataDirectory(), listen: ListenAddress = .default,
                     tlsCertificatePath: String? = nil, tlsKeyPath: String? = nil, autoAllow: Bool = false,

@@ -27,10 +27,12 @@ public final class RunningService: Sendable {
     let logger: ServerLogger
     let store: StoreHandle
     let api: ChimeAPI
+    /// Starts apps' launch commands to hand them answers while they are not running.
+    public let launcher: AppLauncher
     private let stopped = OnceFlag()
 
     private init(configuration: ChimeService.Configuration, url: String, port: UInt16, ownerToken: String, engine: NotificationEngine,
-                 server: HTTPServer, metrics: Metrics, logger: ServerLogger, store: StoreHandle, api: ChimeAPI) {
+                 server: HTTPServer, metrics: Metrics, logger: ServerLogger, store: StoreHandle, api: ChimeAPI, launcher: AppLauncher) {
         self.configuration = configuration
         self.url = url
         self.port = port
@@ -41,6 +43,7 @@ public final class RunningService: Sendable {
         self.logger = logger
         self.store = store
         self.api = api
+        self.launcher = launcher
     }
 
     /// Opens the data directory and starts everything.
@@ -76,9 +79,13 @@ public final class RunningService: Sendable {
             store.close()
             throw error
         }
+        let launcher = AppLauncher(engine: engine, api: api, serviceURL: configuration.listen.isUnix ? nil : server.url,
+                                   timeout: configuration.launchTimeout, logger: logger)
         let service = RunningService(configuration: configuration, url: server.url, port: server.port, ownerToken: ownerToken,
-                                     engine: engine, server: server, metrics: metrics, logger: logger, store: StoreHandle(store), api: api)
+                                     engine: engine, server: server, metrics: metrics, logger: logger, store: StoreHandle(store), api: api,
+                                     launcher: launcher)
         try service.writeServerInfo()
+        await launcher.start()
         logger.info("serving", ["url": service.url, "data": directory, "listen": configuration.listen.description,
                                 "authorization": configuration.autoAllow ? "auto-allow" : "ask"])
         return service
@@ -88,6 +95,7 @@ public final class RunningService: Sendable {
     /// engine (accepted operations commit), then the store. Calling it again does nothing.
     public func stop() async {
         guard stopped.claim() else { return }
+        await launcher.stop()
         await server.stop()
         await engine.shutdown()
         store.close()

@@ -958,6 +958,11 @@ code {
 @media (prefers-reduced-motion: reduce) {
   *, *::before, *::after { animation-duration: 0.01ms !important; animation-iteration-count: 1 !important; transition: none !important; }
 }
+
+/* The app's background-launch command, read-only. */
+.launch-line { flex-wrap: wrap; }
+.launch-command { font-family: ui-monospace, "SFMono-Regular", Menlo, monospace; font-size: 12px; padding: 2px 6px;
+  border-radius: 6px; background: var(--surface-2, rgba(127, 127, 127, 0.12)); color: var(--text-1, inherit); overflow-wrap: anywhere; }
 """####,
         "center.js": ####"""
 "use strict";
@@ -1425,6 +1430,11 @@ code {
     const pending = state.pending.get(app);
     if (pending) state.pending.set(app, pending.filter((request) => request.identifier !== item.identifier));
     return false;
+  }
+
+  /** A command's words as one line a shell would split back into them (for reading, never run here). */
+  function shellWords(words) {
+    return words.map((word) => (/^[A-Za-z0-9/._=:,@%+-]+$/.test(word) ? word : `'${word.replace(/'/g, "'\\''")}'`)).join(" ");
   }
 
   // Refreshes asked for by events are merged and run together, one batch at a time.
@@ -2200,6 +2210,10 @@ code {
     if (record.promptPending) body.append(promptBox(record));
     if (record.badge > 0) {
       body.append(h("p", { class: "app-line" }, "Icon badge", h("span", { class: "badge-pill", text: String(record.badge) })));
+    }
+    if (Array.isArray(record.launch) && record.launch.length > 0) {
+      body.append(h("p", { class: "app-line launch-line" }, "Answers while it is not running start",
+        h("code", { class: "launch-command", text: shellWords(record.launch) })));
     }
     body.append(pendingBlock(app));
     if (["authorized", "provisional", "ephemeral"].includes(status)) body.append(settingsBlock(record));

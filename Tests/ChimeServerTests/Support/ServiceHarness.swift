@@ -18,12 +18,14 @@ struct ServiceHarness: Sendable {
 
     /// Starts a service, runs `body`, stops the service and removes the directory.
     static func with(autoAllow: Bool = true, heartbeat: Duration = .seconds(15), connectionLimit: Int = 64,
+                     launchTimeout: Duration = .seconds(30), logger: ServerLogger = .silent,
                      _ body: (ServiceHarness) async throws -> Void) async throws {
         let directory = temporaryDirectory()
-        let configuration = ChimeService.Configuration(dataDirectory: directory, listen: .tcp(host: "127.0.0.1", port: 0),
+        var configuration = ChimeService.Configuration(dataDirectory: directory, listen: .tcp(host: "127.0.0.1", port: 0),
                                                        autoAllow: autoAllow, connectionLimit: connectionLimit,
                                                        heartbeatInterval: heartbeat, printsBanner: false)
-        let service = try await RunningService.start(configuration: configuration, logger: .silent)
+        configuration.launchTimeout = launchTimeout
+        let service = try await RunningService.start(configuration: configuration, logger: logger)
         let harness = ServiceHarness(service: service, directory: directory)
         do {
             try await body(harness)

@@ -1,0 +1,304 @@
+import ChimeCore
+import Foundation
+import Synchronization
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Background launch: when the service holds an answer for an app that has no open event stream,
+/// it starts the app's launch command (`chime apps set APP --launch 'COMMAND'`), as iOS launches an
+/// app in the background to handle a notification action.
+///
+/// The process gets `CHIME_SERVICE` (this service), `CHIME_APP_TOKEN` (a token that is valid for
+/// this launch only and for this app only), `CHIME_BUNDLE_IDENTIFIER` and
+/// `CHIME_LAUNCH_REASON=response`; its `UNUserNotificationCenter.current()` hands the answers to its
+/// delegate and acknowledges them. Rules:
+/// - one launch at a time per app; answers arriving meanwhile go to that process (over its stream);
+/// - a process still running after `timeout` gets SIGTERM, and SIGKILL 5 s later;
+/// - a process that fails (exit status other than 0, a signal) or exits without acknowledging any
+///   answer it was started for is logged with its status and started again after a back-off
+///   (1 s, doubling, at most 5 minutes); the answers stay in the outbox until acknowledged;
+/// - an app whose own process connects (its event stream opens) is not launched.
+///
+/// ```swift
+/// let launcher = AppLauncher(engine: engine, api: api, serviceURL: "http://127.0.0.1:7878", timeout: .seconds(30), logger: logger)
+/// await launcher.start()
+/// …
+/// await launcher.stop()
+/// ```
+public actor AppLauncher {
+    /// The longest back-off between attempts.
+    static let maxBackoff: Duration = .seconds(300)
+    /// How long a stopped process has between SIGTERM and SIGKILL.
+    static let killGrace: Duration = .seconds(5)
+    /// How many lines of a launched process's output reach the log per launch.
+    static let loggedLines = 200
+
+    private struct Launch {
+        let process: Process
+        let token: String
+        /// The answers waiting when it started: it must acknowledge at least one of them.
+        let waiting: Set<Int64>
+        let started: ContinuousClock.Instant
+        var timer: Task<Void, Never>?
+    }
+
+    private let engine: NotificationEngine
+    private let api: ChimeAPI
+    private let serviceURL: String?
+    private let timeout: Duration
+    private let logger: ServerLogger
+    private let extraEnvironment: @Sendable (String) -> [String: String]
+    private var launches: [String: Launch] = [:]
+    /// Apps being looked at by `consider`, so two looks at once cannot both launch.
+    private var considering: Set<String> = []
+    private var failures: [String: Int] = [:]
+    private var retries: [String: Task<Void, Never>] = [:]
+    private var subscription: Int?
+    private var stopped = false
+    private var warnedNoURL = false
+
+    /// - Parameters:
+    ///   - serviceURL: the URL a launched process reaches the service at; `nil` when the service
+    ///     listens only on a Unix socket (then nothing is launched, with a warning).
+    ///   - timeout: how long a launched process may run.
+    ///   - extraEnvironment: more variables for a launch of an app (the desktop's activation token).
+    public init(engine: NotificationEngine, api: ChimeAPI, serviceURL: String?, timeout: Duration, logger: ServerLogger,
+                extraEnvironment: @escaping @Sendable (String) -> [String: String] = { _ in [:] }) {
+        self.engine = engine
+        self.api = api
+        self.serviceURL = serviceURL
+        self.timeout = timeout
+        self.logger = logger
+        self.extraEnvironment = extraEnvironment
+    }
+
+    /// Follows answers and app changes, and launches the apps that already have answers waiting.
+    public func start() async {
+        guard subscription == nil, !stopped else { return }
+        subscription = engine.subscribe(app: nil) { [weak self] event in
+            // On the engine's writer: only note what to look at.
+            switch event.payload {
+            case .response, .app(.updated):
+                guard let self else { return }
+                let app = event.app
+                Task { await self.consider(app) }
+            default:
+                break
+            }
+        }
+        api.onAppStreamClosed = { [weak self] app in
+            guard let self else { return }
+            Task { await self.consider(app) }
+        }
+        for record in (try? await engine.apps()) ?? [] where record.launchCommand != nil {
+            await consider(record.bundleIdentifier)
+        }
+    }
+
+    /// Stops launching; running processes get SIGTERM (and SIGKILL after a grace period).
+    public func stop() async {
+        stopped = true
+        if let subscription { engine.unsubscribe(subscription) }
+        subscription = nil
+        for retry in retries.values { retry.cancel() }
+        retries.removeAll()
+        for (app, launch) in launches {
+            logger.info("stopping a launched app", ["app": app, "pid": String(launch.process.processIdentifier)])
+            launch.timer?.cancel()
+            terminate(launch.process)
+        }
+    }
+
+    /// Whether a launched process of the app is running (for tests and status).
+    public func isRunning(_ app: String) -> Bool { launches[app] != nil }
+
+    /// Looks at one app: launches its command when it has answers waiting, no open stream, no
+    /// process running and no back-off pending.
+    func consider(_ app: String) async {
+        guard !stopped, launches[app] == nil, retries[app] == nil, !considering.contains(app) else { return }
+        considering.insert(app)
+        defer { considering.remove(app) }
+        guard !api.hasAppStream(app) else { return }
+        guard let record = try? await api.lookup(app), let command = record.launchCommand else { return }
+        guard let waiting = try? await engine.outbox(app: app), !waiting.isEmpty else {
+            failures[app] = nil
+            return
+        }
+        guard !stopped, launches[app] == nil, !api.hasAppStream(app) else { return }
+        guard let serviceURL else {
+            if !warnedNoURL {
+                logger.warning("background launch needs a TCP listener: the service listens only on a Unix socket", ["app": app])
+                warnedNoURL = true
+            }
+            return
+        }
+        launch(app, command: command, waiting: Set(waiting.map(\.id)), serviceURL: serviceURL)
+    }
+
+    private func launch(_ app: String, command: LaunchCommand, waiting: Set<Int64>, serviceURL: String) {
+        guard let program = Self.resolve(command.arguments[0]) else {
+            failed(app, reason: "the program \(command.arguments[0]) was not found (give a path, or a name on the service's PATH)")
+            return
+        }
+        let token = api.issueLaunchToken(for: app)
+        var environment = ProcessInfo.processInfo.environment
+        for key in ["CHIME_STORE", "CHIME_DATABASE_URL"] { environment[key] = nil }
+        environment["CHIME_SERVICE"] = serviceURL
+        environment["CHIME_APP_TOKEN"] = token
+        environment["CHIME_BUNDLE_IDENTIFIER"] = app
+        environment["CHIME_LAUNCH_REASON"] = "response"
+        environment.merge(extraEnvironment(app)) { _, extra in extra }
+
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: program)
+        process.arguments = Array(command.arguments.dropFirst())
+        process.environment = environment
+        process.standardInput = FileHandle.nullDevice
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardError = output
+        let relay = OutputRelay(app: app, logger: logger, limit: Self.loggedLines)
+        output.fileHandleForReading.readabilityHandler = { handle in
+            let data = handle.availableData
+            if data.isEmpty {
+                handle.readabilityHandler = nil
+            } else {
+                relay.feed(data)
+            }
+        }
+        process.terminationHandler = { [weak self] finished in
+            let status = finished.terminationStatus, signalled = finished.terminationReason == .uncaughtSignal
+            relay.flush()
+            guard let self else { return }
+            Task { await self.exited(app, status: status, signalled: signalled) }
+        }
+        do {
+            try process.run()
+        } catch {
+            api.revokeLaunchToken(token)
+            try? output.fileHandleForWriting.close()
+            failed(app, reason: "cannot start \(command): \(error.localizedDescription)")
+            return
+        }
+        try? output.fileHandleForWriting.close()
+        let timeout = self.timeout
+        let timer = Task { [weak self] in
+            guard (try? await Task.sleep(for: timeout)) != nil, let self else { return }
+            await self.timedOut(app, process: process)
+        }
+        launches[app] = Launch(process: process, token: token, waiting: waiting, started: .now, timer: timer)
+        logger.info("launched an app to hand it answers", [
+            "app": app, "pid": String(process.processIdentifier), "command": command.description, "waiting": String(waiting.count),
+        ])
+    }
+
+    private func timedOut(_ app: String, process: Process) {
+        guard let launch = launches[app], launch.process === process, process.isRunning else { return }
+        logger.warning("a launched app ran too long; stopping it", ["app": app, "pid": String(process.processIdentifier),
+                                                                    "timeout": String(describing: timeout)])
+        terminate(process)
+    }
+
+    /// SIGTERM now, SIGKILL after the grace period if it still runs.
+    private nonisolated func terminate(_ process: Process) {
+        guard process.isRunning else { return }
+        let pid = process.processIdentifier
+        process.terminate()
+        Task {
+            try? await Task.sleep(for: Self.killGrace)
+            if process.isRunning { kill(pid, SIGKILL) }
+        }
+    }
+
+    private func exited(_ app: String, status: Int32, signalled: Bool) async {
+        guard let launch = launches.removeValue(forKey: app) else { return }
+        launch.timer?.cancel()
+        api.revokeLaunchToken(launch.token)
+        let remaining = Set(((try? await engine.outbox(app: app)) ?? []).map(\.id))
+        let acknowledged = launch.waiting.subtracting(remaining).count
+        let seconds = String(format: "%.1f", (ContinuousClock.now - launch.started).seconds)
+        if !signalled, status == 0, acknowledged > 0 {
+            failures[app] = nil
+            logger.info("a launched app finished", ["app": app, "acknowledged": String(acknowledged), "seconds": seconds])
+            await consider(app)  // answers that came after it had finished
+            return
+        }
+        let outcome = signalled ? "ended by signal \(status)" : "exited with status \(status)"
+        failed(app, reason: acknowledged == 0 ? "\(outcome) without acknowledging an answer" : outcome)
+    }
+
+    /// Logs a failed attempt and tries again after the back-off.
+    private func failed(_ app: String, reason: String) {
+        let count = (failures[app] ?? 0) + 1
+        failures[app] = count
+        let delay = min(Duration.seconds(1) * (1 << min(count - 1, 16)), Self.maxBackoff)
+        logger.warning("a launched app did not take its answers; they stay in the outbox", [
+            "app": app, "reason": reason, "attempt": String(count), "retry": String(describing: delay),
+        ])
+        guard !stopped else { return }
+        retries[app] = Task { [weak self] in
+            guard (try? await Task.sleep(for: delay)) != nil, let self else { return }
+            await self.retry(app)
+        }
+    }
+
+    private func retry(_ app: String) async {
+        retries[app] = nil
+        await consider(app)
+    }
+
+    /// A program path: as given when it has a `/`, else found on `PATH`.
+    static func resolve(_ program: String) -> String? {
+        if program.contains("/") { return access(program, X_OK) == 0 ? program : nil }
+        let path = ProcessInfo.processInfo.environment["PATH"] ?? "/usr/local/bin:/usr/bin:/bin"
+        for directory in path.split(separator: ":") where !directory.isEmpty {
+            let candidate = directory + "/" + program
+            if access(candidate, X_OK) == 0 { return candidate }
+        }
+        return nil
+    }
+}
+
+/// A launched process's output, line by line into the log, at most `limit` lines per launch.
+final class OutputRelay: Sendable {
+    private let app: String
+    private let logger: ServerLogger
+    private let limit: Int
+    private let state = Mutex<(pending: [UInt8], lines: Int)>(([], 0))
+
+    init(app: String, logger: ServerLogger, limit: Int) {
+        self.app = app
+        self.logger = logger
+        self.limit = limit
+    }
+
+    func feed(_ data: Data) {
+        let lines = state.withLock { state -> [String] in
+            state.pending += data
+            var out: [String] = []
+            while let newline = state.pending.firstIndex(of: 0x0A) {
+                let line = state.pending[..<newline]
+                state.pending.removeSubrange(...newline)
+                if state.lines < limit { out.append(String(decoding: line.prefix(2000), as: UTF8.self)) }
+                state.lines += 1
+            }
+            if state.pending.count > 64 * 1024 { state.pending.removeAll() }
+            return out
+        }
+        for line in lines { logger.info("launched app output", ["app": app, "line": line]) }
+    }
+
+    func flush() {
+        let rest = state.withLock { state -> String? in
+            defer { state.pending.removeAll() }
+            guard !state.pending.isEmpty, state.lines < limit else { return nil }
+            return String(decoding: state.pending.prefix(2000), as: UTF8.self)
+        }
+        if let rest { logger.info("launched app output", ["app": app, "line": rest]) }
+    }
+}
+
+extension Duration {
+    fileprivate var seconds: Double { Double(components.seconds) + Double(components.attoseconds) / 1e18 }
+}
