@@ -164,12 +164,14 @@ PY
 seed="${SCHEMATHESIS_SEED:-$RANDOM$RANDOM}"
 echo "schemathesis: $url/openapi.json, seed $seed"
 status=0
-# The server-sent event streams never end, so they are left out.
+# The server-sent event streams never end, so they are left out. One worker: with two, hypothesis
+# sometimes fails inside itself ("AST constructor recursion depth mismatch" while describing a
+# filter in its lambda-source cache, shared by the threads), which is not a finding.
 # shellcheck disable=SC2086
 "$venv/bin/schemathesis" --config-file "$config" run "$url/openapi.json" \
   --checks not_a_server_error,response_schema_conformance,status_code_conformance,content_type_conformance \
   --exclude-path /v1/events --exclude-path '/v1/apps/{app}/events' \
-  --max-examples "${SCHEMATHESIS_EXAMPLES:-60}" --seed "$seed" --workers 2 --request-timeout 10 \
+  --max-examples "${SCHEMATHESIS_EXAMPLES:-60}" --seed "$seed" --workers 1 --request-timeout 10 \
   --no-color ${SCHEMATHESIS_ARGS:-} || status=$?
 
 if ! kill -0 "$pid" 2>/dev/null; then

@@ -41,7 +41,7 @@ public final class SQLiteStore: NotificationStore {
         try self.init(path: path, durability: durability, schema: .current)
     }
 
-    init(path: String, durability: Durability, schema: Schema) throws {
+    init(path: String, durability: Durability, schema: Schema, checkpointRestartFrames: Int32 = 4096) throws {
         self.path = path
         self.durability = durability
         try Self.checkLocation(path)
@@ -76,7 +76,7 @@ public final class SQLiteStore: NotificationStore {
             PRAGMA synchronous=\(durability == .full ? "FULL" : "NORMAL");
             PRAGMA foreign_keys=ON;
             PRAGMA cache_size=-65536;
-            PRAGMA wal_autocheckpoint=8192;
+            PRAGMA wal_autocheckpoint=0;
             PRAGMA temp_store=MEMORY;
             """)
 
@@ -85,11 +85,10 @@ public final class SQLiteStore: NotificationStore {
         }
         nextSequence = try connection.integer("SELECT value FROM meta WHERE key = 'next_sequence'")
         if nextSequence < 1 { nextSequence = 1 }
-        // The background checkpointer copies the log into the file as it grows; the automatic
-        // checkpoint above (every 8,192 frames, about 32 MB, inside a commit) then has little left to copy, and it
-        // is what lets the log restart: a checkpoint can only finish when no commit runs beside it.
-        // Without it the log (and its index in shared memory) would grow for as long as writes go on.
-        checkpointer = WALCheckpointer(path: path)
+        // No checkpoint inside a commit (wal_autocheckpoint=0 above): the background checkpointer
+        // copies the log into the file as it grows and restarts it once copied, so the log (and its
+        // index in shared memory) stays bounded while commits never wait for a copy.
+        checkpointer = WALCheckpointer(path: path, restartFrames: checkpointRestartFrames)
     }
 
     deinit { close() }
@@ -275,6 +274,11 @@ public final class SQLiteStore: NotificationStore {
     }
 
     public func putPending(_ records: [PendingRequest], app: String) throws {
+        try putPending(records, encodedRequests: [], app: app)
+    }
+
+    public func putPending(_ records: [PendingRequest], encodedRequests: [[UInt8]], app: String) throws {
+        let given = encodedRequests.count == records.count
         try transaction {
             // The fast path inserts a new row with a fresh sequence; only when the identifier exists
             // (the insert changed nothing) does an UPDATE follow, keeping the old sequence when the
@@ -290,10 +294,10 @@ public final class SQLiteStore: NotificationStore {
                   anchor = ?7, inside = ?8, request = ?9
                 WHERE app = ?1 AND identifier = ?2
                 """)
-            for record in records {
+            for (index, record) in records.enumerated() {
                 let keep = record.sequence == 0
                 let sequence = keep ? nextSequence : record.sequence
-                let body = RecordCodec.encode(record.request)
+                let body = given && !encodedRequests[index].isEmpty ? encodedRequests[index] : RecordCodec.encode(record.request)
                 func bind(_ statement: Statement) {
                     statement.bind(1, app)
                     statement.bind(2, record.request.identifier)

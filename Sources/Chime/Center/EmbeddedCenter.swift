@@ -20,7 +20,11 @@ enum EmbeddedCenter {
             // would silently lose notifications: stop with a message that says what to fix.
             fatalError("Chime: cannot open the notification store for \(app): \(error). Set CHIME_STORE to a writable file path.")
         }
-        let engine = NotificationEngine(store: store, clock: SystemClock(), timeZone: .current, policy: policy)
+        // No event log: it serves resumable streams, which only the service has (the outbox, which
+        // the app's answers live in, is kept either way).
+        var configuration = NotificationEngine.Configuration()
+        configuration.recordsEvents = false
+        let engine = NotificationEngine(store: store, clock: SystemClock(), timeZone: .current, policy: policy, configuration: configuration)
         return UNUserNotificationCenter(engine: engine, bundleIdentifier: app, timeZone: .current, driven: false, foreground: true)
     }
 

@@ -102,13 +102,15 @@ public final class UNUserNotificationCenter: NSObject, @unchecked Sendable {
         if !isDriven { backend.stop(app: bundleIdentifier) }
     }
 
-    /// The app's `willPresent`, as the hub asks it for each delivery while the app is in front:
-    /// the delegate's answer, or nothing shown when there is no delegate (as on iOS).
+    /// The app's `willPresent`, as the hub asks it for its deliveries while the app is in front:
+    /// the delegate's answer, or nothing shown when there is no delegate (as on iOS). A burst of
+    /// deliveries is one trip to the main actor; the delegate is still called once per
+    /// notification, in order.
     private var presenter: NotificationHub.Presenter {
-        { [weak self] delivery in
-            guard let self else { return nil }
-            let shown = UNNotification(value: delivery.notification)
-            return await UNUserNotificationCenter.$scoped.withValue(self) { await self.askWillPresent(shown) } ?? []
+        { [weak self] deliveries in
+            guard let self else { return deliveries.map { _ in nil } }
+            let shown = deliveries.map { UNNotification(value: $0.notification) }
+            return await UNUserNotificationCenter.$scoped.withValue(self) { await self.askWillPresent(shown) }
         }
     }
 
@@ -377,9 +379,18 @@ public final class UNUserNotificationCenter: NSObject, @unchecked Sendable {
         }
     }
 
-    @MainActor private func askWillPresent(_ notification: UNNotification) async -> UNNotificationPresentationOptions? {
-        guard let delegate else { return nil }
-        return await delegate.userNotificationCenter(self, willPresent: notification)
+    @MainActor private func askWillPresent(_ notifications: [UNNotification]) async -> [UNNotificationPresentationOptions?] {
+        var answers: [UNNotificationPresentationOptions?] = []
+        answers.reserveCapacity(notifications.count)
+        for notification in notifications {
+            // Asked again for each: a callback may set or clear the delegate.
+            guard let delegate else {
+                answers.append([])
+                continue
+            }
+            answers.append(await delegate.userNotificationCenter(self, willPresent: notification))
+        }
+        return answers
     }
 
     @MainActor private func tellDidReceive(_ response: UNNotificationResponse) async -> Bool {

@@ -205,22 +205,30 @@ package final class EngineCore {
     // MARK: Requests
 
     package func add(_ requests: [NotificationRequest], app: String) throws -> [Date?] {
+        try add(PreparedAdd(requests, now: clock.now, timeZone: timeZone), app: app)
+    }
+
+    package func add(_ prepared: PreparedAdd, app: String) throws -> [Date?] {
         let record = try appRecord(app)
         guard record.settings.authorizationStatus.allowsDelivery else {
             throw UNError(.notificationsNotAllowed,
                           "notifications are not allowed for \(app) (authorization: \(record.settings.authorizationStatus.name)); request authorization first")
         }
-        let now = clock.now
-        // Compute every fire date before writing anything, so a bad request fails alone.
-        var firsts: [Date?] = []
-        firsts.reserveCapacity(requests.count)
-        for request in requests {
-            firsts.append(try FireDates.first(for: request.trigger, now: now, timeZone: timeZone))
+        let requests = prepared.requests, now = prepared.now
+        // Every fire date is known before anything is written, so a bad request fails alone. They
+        // were computed on the caller's thread; a time zone change since then means again, here.
+        let firsts: [Date?]
+        if prepared.timeZone == timeZone.identifier {
+            firsts = try prepared.firsts.map { try $0.get() }
+        } else {
+            firsts = try requests.map { try FireDates.first(for: $0.trigger, now: now, timeZone: timeZone) }
         }
         var records: [PendingRequest] = []
         records.reserveCapacity(requests.count)
+        var encoded: [[UInt8]] = []
+        encoded.reserveCapacity(requests.count)
         var immediate: [NotificationRequest] = []
-        for (request, first) in zip(requests, firsts) {
+        for (index, (request, first)) in zip(requests, firsts).enumerated() {
             let key = ScheduleWindow.Key(app: app, identifier: request.identifier)
             guard let trigger = request.trigger else {
                 immediate.append(request)
@@ -232,9 +240,10 @@ package final class EngineCore {
                 pending.inside = location.map(region.contains)
             }
             records.append(pending)
+            encoded.append(prepared.encoded[index])
         }
         if !records.isEmpty {
-            try store.putPending(records, app: app)
+            try store.putPending(records, encodedRequests: encoded, app: app)
             announce(.scheduled(identifiers: records.count <= 100 ? records.map(\.request.identifier) : []), app: app)
         }
         for pending in records {
@@ -440,5 +449,33 @@ package final class EngineCore {
         response.id = try store.appendResponse(response, app: app)
         try log(.response(response), app: app, date: now)
         return response
+    }
+}
+
+/// An add as far as it gets on the caller's thread: the requests checked, their first fire dates
+/// in the device's zone as last known (or the error that says why not), and their store encoding.
+package struct PreparedAdd: Sendable {
+    let requests: [NotificationRequest]
+    let now: Date
+    /// The zone `firsts` were computed in.
+    let timeZone: String
+    let firsts: [Result<Date?, ChimeError>]
+    /// Each request as `RecordCodec` bytes (empty for requests without a trigger, never stored).
+    let encoded: [[UInt8]]
+
+    init(_ requests: [NotificationRequest], now: Date, timeZone: TimeZone) {
+        self.requests = requests
+        self.now = now
+        self.timeZone = timeZone.identifier
+        firsts = requests.map { request in
+            Result { () throws(ChimeError) -> Date? in
+                do { return try FireDates.first(for: request.trigger, now: now, timeZone: timeZone) } catch let error as ChimeError {
+                    throw error
+                } catch {
+                    throw ChimeError(.invalidTrigger, field: "trigger", "\(error)")
+                }
+            }
+        }
+        encoded = requests.map { $0.trigger == nil ? [] : RecordCodec.encode($0) }
     }
 }

@@ -17,8 +17,9 @@ import Foundation
 /// }
 /// ```
 public struct EngineEvent: Sendable, Hashable {
-    /// What happened, with what it carries.
-    public enum Payload: Sendable, Hashable {
+    /// What happened, with what it carries. (`indirect`: a payload is boxed once, so handing an
+    /// event to many consumers copies a reference, not the notification.)
+    public indirect enum Payload: Sendable, Hashable {
         /// A notification was delivered.
         case delivered(Delivery)
         /// The user answered; the response is in the app's outbox until acknowledged.

@@ -45,6 +45,9 @@ public final class NotificationEngine: Sendable {
     private let schedulerState = Mutex(SchedulerState())
     /// The engine's clock.
     public let clock: any NotificationClock
+    /// The device's time zone as the writer last set it, so adds can compute fire dates on the
+    /// caller's thread (the writer checks it is still the zone, and recomputes when not).
+    private let deviceZone: Mutex<TimeZone>
     private let configuration: Configuration
 
     private struct Inbox {
@@ -75,7 +78,12 @@ public final class NotificationEngine: Sendable {
         self.configuration = configuration
         self.core = EngineCoreBox(EngineCore(store: store, clock: clock, timeZone: timeZone, policy: policy,
                                              configuration: configuration))
-        queue.sync { core.value.open() }
+        deviceZone = Mutex(timeZone)
+        let opened = queue.sync { () -> TimeZone in
+            core.value.open()
+            return core.value.timeZone
+        }
+        deviceZone.withLock { $0 = opened }
     }
 
     deinit {
@@ -323,24 +331,30 @@ public final class NotificationEngine: Sendable {
     ///   ``ChimeError`` naming the field for invalid input (then nothing is added).
     @discardableResult
     public func add(_ requests: [NotificationRequest], app: String) async throws -> [Date?] {
-        for (index, request) in requests.enumerated() {
-            try Validation.validate(request, field: requests.count == 1 ? "" : "[\(index)]")
-        }
-        return try await perform { try $0.add(requests, app: app) }
+        let prepared = try prepare(requests)
+        return try await perform { try $0.add(prepared, app: app) }
     }
 
     /// `add`, with a completion handler; the call order is the processing order.
     public func add(_ requests: [NotificationRequest], app: String, completion: @escaping @Sendable (Result<[Date?], any Error>) -> Void) {
+        let prepared: PreparedAdd
         do {
-            for (index, request) in requests.enumerated() {
-                try Validation.validate(request, field: requests.count == 1 ? "" : "[\(index)]")
-            }
+            prepared = try prepare(requests)
         } catch {
             // Keep the order promise: report through the writer, after earlier operations.
             submit({ _ in throw error }, completion: completion)
             return
         }
-        submit({ try $0.add(requests, app: app) }, completion: completion)
+        submit({ try $0.add(prepared, app: app) }, completion: completion)
+    }
+
+    /// What an add can do before it reaches the writer, on the caller's thread: the checks, the
+    /// first fire dates (in the device's zone as last known) and the store encoding.
+    private func prepare(_ requests: [NotificationRequest]) throws -> PreparedAdd {
+        for (index, request) in requests.enumerated() {
+            try Validation.validate(request, field: requests.count == 1 ? "" : "[\(index)]")
+        }
+        return PreparedAdd(requests, now: clock.now, timeZone: deviceZone.withLock { $0 })
     }
 
     /// The app's pending requests, in the order they were first added.
@@ -409,13 +423,21 @@ public final class NotificationEngine: Sendable {
     @discardableResult
     public func fireDue(now: Date) async throws -> [DeliveredNotification] {
         var all: [DeliveredNotification] = []
+        try await fireDue(now: now) { all += $0 }
+        return all
+    }
+
+    /// `fireDue(now:)`, handing each transaction's deliveries to `collect` (the scheduler passes
+    /// nothing, so a burst builds no list).
+    private func fireDue(now: Date, collect: ((_ delivered: [DeliveredNotification]) -> Void)?) async throws {
+        let wanted = collect != nil
         while true {
             let (delivered, more) = try await perform { core in
                 let delivered = try core.fireDue(now: now, limit: core.configuration.fireBatch)
-                return (delivered, delivered.count == core.configuration.fireBatch)
+                return (wanted ? delivered.map(\.notification) : [], core.moreDue)
             }
-            all += delivered.map(\.notification)
-            if !more { return all }
+            collect?(delivered)
+            if !more { return }
         }
     }
 
@@ -448,7 +470,10 @@ public final class NotificationEngine: Sendable {
 
     /// Changes the device's time zone: calendar triggers without a zone of their own move with it.
     public func setTimeZone(_ timeZone: TimeZone) async throws {
-        try await perform { try $0.setTimeZone(timeZone) }
+        try await perform { core in
+            try core.setTimeZone(timeZone)
+            self.deviceZone.withLock { $0 = core.timeZone }
+        }
     }
 
     /// The device's time zone.
@@ -512,7 +537,7 @@ public final class NotificationEngine: Sendable {
             do {
                 let next = try await nextFireDate()
                 if let next, next <= now {
-                    try await fireDue(now: now)
+                    try await fireDue(now: now, collect: nil)
                     continue
                 }
                 let sleeper = schedulerState.withLock { state -> Task<Void, any Error>? in

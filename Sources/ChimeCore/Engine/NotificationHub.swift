@@ -10,8 +10,8 @@ import Synchronization
 ///
 /// ```swift
 /// let attachment = engine.attach(desktop, app: nil)        // every app's notifications
-/// engine.hub.setPresenter(app: "com.example.alarm") { delivery in
-///     appIsInFront ? [.banner, .sound] : nil               // the app's willPresent answer
+/// engine.hub.setPresenter(app: "com.example.alarm") { deliveries in
+///     deliveries.map { _ in appIsInFront ? [.banner, .sound] : nil }   // the app's willPresent answers
 /// }
 /// …
 /// attachment.detach()
@@ -21,10 +21,12 @@ import Synchronization
 /// an app with a presenter waits for the presenter's answer; the app's later events wait behind it,
 /// other apps' events do not.
 public final class NotificationHub: Sendable {
-    /// The app's `willPresent`: the options it asks for while in front, or `nil` when it is not in
-    /// front (then the engine's background presentation stands). The hub limits the answer to what
+    /// The app's `willPresent`, asked for one or more of its deliveries at a time, in order (a burst
+    /// of deliveries is one call, so an app's main actor is entered once for all of them): one
+    /// answer per delivery — the options it asks for while in front, or `nil` when it is not in
+    /// front (then the engine's background presentation stands). The hub limits each answer to what
     /// the settings allow.
-    public typealias Presenter = @Sendable (Delivery) async -> UNNotificationPresentationOptions?
+    public typealias Presenter = @Sendable ([Delivery]) async -> [UNNotificationPresentationOptions?]
 
     private struct Subscriber {
         var app: String?
@@ -45,7 +47,7 @@ public final class NotificationHub: Sendable {
         var byApp: [String: [Subscriber]] = [:]
         var surfacesForEveryApp: [Attached] = []
         var surfacesByApp: [String: [Attached]] = [:]
-        var presenters: [String: (presenter: Presenter, lane: Lane)] = [:]
+        var presenters: [String: (presenter: Presenter, lane: PresenterLane)] = [:]
 
         func surfaces(of app: String) -> [Attached] { surfacesForEveryApp + (surfacesByApp[app] ?? []) }
         var hasSurfaces: Bool { !surfacesForEveryApp.isEmpty || !surfacesByApp.isEmpty || !presenters.isEmpty }
@@ -155,7 +157,7 @@ public final class NotificationHub: Sendable {
     public func setPresenter(app: String, _ presenter: Presenter?) {
         state.withLock { state in
             if let presenter {
-                let lane = state.routes.presenters[app]?.lane ?? Lane(hub: self)
+                let lane = state.routes.presenters[app]?.lane ?? PresenterLane(hub: self, app: app)
                 state.routes.presenters[app] = (presenter, lane)
             } else {
                 state.routes.presenters[app] = nil
@@ -184,10 +186,7 @@ public final class NotificationHub: Sendable {
             default: continue
             }
             if let entry = routes.presenters[event.app] {
-                let (app, presenter) = (event.app, entry.presenter)
-                entry.lane.enqueue { [self] in
-                    await self.route(job.presented(by: presenter), app: app)
-                }
+                entry.lane.enqueue(job, presenter: entry.presenter)
             } else if case .show(let delivery) = job, delivery.presentation.isEmpty {
                 continue
             } else {
@@ -196,12 +195,11 @@ public final class NotificationHub: Sendable {
         }
     }
 
-    private func route(_ job: SurfaceJob?, app: String) async {
+    fileprivate func route(_ job: SurfaceJob, app: String) {
         route(job, app: app, surfaces: state.withLock { $0.routes.surfaces(of: app) })
     }
 
-    private func route(_ job: SurfaceJob?, app: String, surfaces: [Attached]) {
-        guard let job else { return }
+    private func route(_ job: SurfaceJob, app: String, surfaces: [Attached]) {
         for attachment in surfaces {
             let surface = attachment.surface
             switch job {
@@ -263,19 +261,73 @@ public final class NotificationHub: Sendable {
 private enum SurfaceJob: Sendable {
     case show(Delivery)
     case withdraw([String])
-
-    /// The job once the app's presenter has answered: a delivery the app shows in front gets the
-    /// app's answer within the settings; `nil` when nothing is to be shown.
-    func presented(by presenter: NotificationHub.Presenter) async -> SurfaceJob? {
-        guard case .show(var delivery) = self else { return self }
-        if let requested = await presenter(delivery) {
-            delivery.presentation = Presentation.foreground(requested: requested, settings: delivery.settings)
-        }
-        return delivery.presentation.isEmpty ? nil : .show(delivery)
-    }
 }
 
 extension NotificationHub {
+    /// One app's deliveries on their way through its presenter (`willPresent`), in order: what has
+    /// queued up is asked in one call, then each delivery the app shows goes to the surfaces with
+    /// the app's answer within its settings. Counted on the hub so ``settle()`` can wait for it.
+    fileprivate final class PresenterLane: Sendable {
+        /// The most deliveries asked in one call.
+        static let batch = 512
+        private let hub: NotificationHub
+        private let app: String
+        private let queue = Mutex<(items: [(job: SurfaceJob, presenter: Presenter)], running: Bool)>(([], false))
+
+        init(hub: NotificationHub, app: String) {
+            self.hub = hub
+            self.app = app
+        }
+
+        func enqueue(_ job: SurfaceJob, presenter: @escaping Presenter) {
+            hub.began()
+            let start = queue.withLock { queue -> Bool in
+                queue.items.append((job, presenter))
+                if queue.running { return false }
+                queue.running = true
+                return true
+            }
+            if start { Task { await self.drain() } }
+        }
+
+        private func drain() async {
+            while true {
+                let items = queue.withLock { queue -> [(job: SurfaceJob, presenter: Presenter)] in
+                    let taken = Array(queue.items.prefix(Self.batch))
+                    queue.items.removeFirst(taken.count)
+                    if taken.isEmpty { queue.running = false }
+                    return taken
+                }
+                if items.isEmpty { return }
+                var index = 0
+                while index < items.count {
+                    guard case .show = items[index].job else {
+                        hub.route(items[index].job, app: app)
+                        hub.ended()
+                        index += 1
+                        continue
+                    }
+                    // A run of deliveries: one call to the presenter for all of them.
+                    var end = index
+                    var deliveries: [Delivery] = []
+                    while end < items.count, case .show(let delivery) = items[end].job {
+                        deliveries.append(delivery)
+                        end += 1
+                    }
+                    let answers = await items[index].presenter(deliveries)
+                    for (offset, var delivery) in deliveries.enumerated() {
+                        if offset < answers.count, let requested = answers[offset] {
+                            delivery.presentation = Presentation.foreground(requested: requested, settings: delivery.settings)
+                        }
+                        if !delivery.presentation.isEmpty { hub.route(.show(delivery), app: app) }
+                        hub.ended()
+                    }
+                    index = end
+                }
+            }
+        }
+    }
+
     /// One queue of work run in order, one item at a time, on a task of its own while there is
     /// work. Counted on the hub so ``settle()`` can wait for it.
     fileprivate final class Lane: Sendable {

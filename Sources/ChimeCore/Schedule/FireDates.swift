@@ -57,6 +57,18 @@ public enum FireDates {
         var matching = components
         matching.calendar = nil
         matching.timeZone = nil
+        if previous == nil, let exact = exactInstant(matching, calendar: calendar) {
+            return exact > date ? exact : nil
+        }
+        // Foundation's search can hand back an instant before `date` (a one-moment date earlier in
+        // the current month); no such instant is a next date.
+        guard let found = search(matching, calendar: calendar, after: date, previous: previous), found > date else { return nil }
+        return found
+    }
+
+    /// The search behind ``nextCalendarDate(matching:after:timeZone:previous:)``, for components
+    /// without their calendar and zone (they are `calendar`'s).
+    static func search(_ matching: DateComponents, calendar: Calendar, after date: Date, previous: Date?) -> Date? {
         var reference = date
         for _ in 0..<16 {
             let found = calendar.nextDate(after: reference, matching: matching, matchingPolicy: .nextTime,
@@ -91,6 +103,33 @@ public enum FireDates {
             return candidate
         }
         return nil
+    }
+
+    /// Components that name one instant (year, month, day, hour, minute and second, nothing of
+    /// weeks or weekdays) far from any daylight-saving change of the zone: the instant itself, which
+    /// is what the search below would find, found without searching (calendar triggers for one
+    /// moment are common, and the search costs tens of microseconds). `nil` when the components do
+    /// not qualify or the instant does not round-trip to the same wall time (a day that does not
+    /// exist, a time a clock change skips or repeats, nanoseconds Foundation rounds into the next
+    /// second): then the search decides.
+    static func exactInstant(_ matching: DateComponents, calendar: Calendar) -> Date? {
+        guard let year = matching.year, let month = matching.month, let day = matching.day, let hour = matching.hour,
+              let minute = matching.minute, let second = matching.second,
+              matching.era == nil, matching.weekday == nil, matching.weekdayOrdinal == nil, matching.quarter == nil,
+              matching.weekOfMonth == nil, matching.weekOfYear == nil, matching.yearForWeekOfYear == nil,
+              calendar.identifier == .gregorian,
+              let instant = calendar.date(from: matching)
+        else { return nil }
+        let found = calendar.dateComponents([.year, .month, .day, .hour, .minute, .second, .nanosecond], from: instant)
+        guard found.year == year, found.month == month, found.day == day, found.hour == hour, found.minute == minute,
+              found.second == second, (found.nanosecond ?? 0) / 1_000_000 == (matching.nanosecond ?? 0) / 1_000_000
+        else { return nil }
+        let zone = calendar.timeZone
+        if let transition = zone.nextDaylightSavingTimeTransition(after: instant.addingTimeInterval(-2 * 86_400)),
+           transition < instant.addingTimeInterval(2 * 86_400) {
+            return nil
+        }
+        return instant
     }
 
     /// Foundation adds the nanoseconds to a `Double` of seconds, so a value near a whole second

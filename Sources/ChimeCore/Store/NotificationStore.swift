@@ -38,6 +38,10 @@ public protocol NotificationStore: AnyObject {
     func putPending(_ record: PendingRequest, app: String) throws
     /// Many `putPending` at once (the bulk path); same semantics, in order.
     func putPending(_ records: [PendingRequest], app: String) throws
+    /// Many `putPending` at once, each request already encoded as ``RecordCodec`` bytes (the engine
+    /// encodes on the caller's thread, off its writer); a store that keeps requests as those bytes
+    /// uses them instead of encoding again.
+    func putPending(_ records: [PendingRequest], encodedRequests: [[UInt8]], app: String) throws
     func pending(app: String) throws -> [PendingRequest]
     func pending(app: String, identifier: String) throws -> PendingRequest?
     /// Removes these pending requests; returns the identifiers that existed.
@@ -92,5 +96,9 @@ public protocol NotificationStore: AnyObject {
 extension NotificationStore {
     public func putPending(_ records: [PendingRequest], app: String) throws {
         for record in records { try putPending(record, app: app) }
+    }
+
+    public func putPending(_ records: [PendingRequest], encodedRequests: [[UInt8]], app: String) throws {
+        try putPending(records, app: app)
     }
 }

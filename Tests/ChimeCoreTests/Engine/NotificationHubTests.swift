@@ -138,10 +138,10 @@ struct NotificationHubTests {
         engine.attach(surface, app: nil)
         let gate = Gate()
         let asked = Recorder<String>()
-        engine.hub.setPresenter(app: Self.app) { delivery in
-            asked.append(delivery.notification.request.identifier)
+        engine.hub.setPresenter(app: Self.app) { deliveries in
+            for delivery in deliveries { asked.append(delivery.notification.request.identifier) }
             await gate.wait()
-            return delivery.notification.request.identifier == "hidden" ? [] : [.banner, .sound]
+            return deliveries.map { $0.notification.request.identifier == "hidden" ? [] : [.banner, .sound] }
         }
         try await engine.add([Self.now("shown"), Self.now("hidden")], app: Self.app)
         try await engine.add([Self.now("elsewhere")], app: "com.other")
