@@ -25,6 +25,7 @@ test: test-deps
 	swift build --build-tests $(SWIFT_FLAGS)
 	swift test --skip-build
 	scripts/check-examples.sh
+	scripts/readme-walkthrough.sh
 	scripts/schemathesis.sh
 	CHIME_BIN=.build/debug/chime scripts/web-tests.sh
 

@@ -43,7 +43,9 @@ let package = Package(
         // The notification center as a service: HTTP API, APNs-compatible endpoint, events, web center.
         .target(name: "ChimeServer", dependencies: ["ChimeCore", "ChimeSQLite", "CMicroHTTPD"]),
         // The command-line tool and daemon.
-        .target(name: "ChimeCLI", dependencies: ["ChimeServer", "ChimeCore", "Chime"]),
+        .target(name: "ChimeCLI", dependencies: ["ChimeServer", "ChimeCore", "Chime"], plugins: ["ChimeBuildInfo"]),
+        // Stamps the CLI with the git commit it was built from (`chime --version`).
+        .plugin(name: "ChimeBuildInfo", capability: .buildTool()),
         .executableTarget(name: "chime", dependencies: ["ChimeCLI"]),
 
         // The four tutorial apps: app logic in Swift 5 language mode (as app code usually is),
@@ -92,7 +94,7 @@ let package = Package(
 )
 
 // Strict settings for every Swift target (the example apps keep their Swift 5 mode on purpose).
-for target in package.targets where target.type != .system {
+for target in package.targets where target.type != .system && target.type != .plugin {
     var settings = target.swiftSettings ?? []
     if !settings.contains(where: { "\($0)".contains("swiftLanguageMode") }) {
         settings.append(.swiftLanguageMode(.v6))

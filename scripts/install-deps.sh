@@ -16,7 +16,7 @@ fi
 
 packages=(libsqlite3-dev libmicrohttpd-dev pkg-config sqlite3)
 case "$purpose" in
-  test) packages+=(openssl python3-venv chromium chromium-driver) ;;
+  test) packages+=(openssl python3-venv chromium chromium-driver curl) ;;
   screenshots) packages+=(python3-venv chromium chromium-driver fonts-inter) ;;
   bench) packages+=(gcc wrk python3-venv) ;;
   fuzz)

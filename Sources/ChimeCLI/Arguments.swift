@@ -1,3 +1,4 @@
+import ChimeCore
 import Foundation
 
 /// A mistake in how a command was called: exit code 2, with what to fix.
@@ -117,31 +118,12 @@ public struct ParsedArguments: Equatable {
     }
 }
 
-/// Durations as people write them: `90s`, `10m`, `1h30m`, `2d`, or plain seconds.
+/// Durations as people write them (`90s`, `10m`, `1h30m`, `2d`, `1w`; see ``DurationText``); a
+/// number needs its unit.
 public func parseDuration(_ text: String) throws(UsageError) -> TimeInterval {
-    if let seconds = TimeInterval(text), seconds.isFinite { return seconds }
-    var total: TimeInterval = 0
-    var number = ""
-    var sawUnit = false
-    for character in text {
-        if character.isNumber || character == "." {
-            number.append(character)
-            continue
-        }
-        let unit: TimeInterval
-        switch character {
-        case "s": unit = 1
-        case "m": unit = 60
-        case "h": unit = 3600
-        case "d": unit = 86_400
-        case "w": unit = 604_800
-        default: throw UsageError("'\(text)' is not a duration; write e.g. 90s, 10m, 1h30m, 2d")
-        }
-        guard let value = TimeInterval(number) else { throw UsageError("'\(text)' is not a duration; write e.g. 90s, 10m, 1h30m, 2d") }
-        total += value * unit
-        number = ""
-        sawUnit = true
+    do throws(ChimeError) {
+        return try DurationText.seconds(in: text, field: "duration")
+    } catch {
+        throw UsageError(error.message)
     }
-    guard number.isEmpty, sawUnit else { throw UsageError("'\(text)' is not a duration; write e.g. 90s, 10m, 1h30m, 2d") }
-    return total
 }

@@ -101,7 +101,7 @@ public struct ServiceClient: Sendable {
             fields += headers.sorted { $0.key < $1.key }.map { ($0.key, $0.value) }
             let result = try await transport.send(method: method, target: path, headers: fields, body: bytes)
             if !(200..<300).contains(result.status) && !allowing.contains(result.status) {
-                throw CommandError(Self.describeFailure(status: result.status, body: result.body))
+                throw CommandError(Self.describeFailure(status: result.status, body: result.body, path: path))
             }
             return result
         }
@@ -129,21 +129,40 @@ public struct ServiceClient: Sendable {
         for (key, value) in http?.allHeaderFields ?? [:] { headerFields[String(describing: key).lowercased()] = String(describing: value) }
         let result = Response(status: status, body: data, headers: headerFields)
         if !(200..<300).contains(status) && !allowing.contains(status) {
-            throw CommandError(Self.describeFailure(status: status, body: data))
+            throw CommandError(Self.describeFailure(status: status, body: data, path: path))
         }
         return result
     }
 
-    static func describeFailure(status: Int, body: Data) -> String {
+    static func describeFailure(status: Int, body: Data, path: String = "") -> String {
         if let json = try? JSONValue.parse(body) {
             if case .object(let error)? = json["error"] {
-                let message = error["message"].flatMap { if case .string(let s) = $0 { s } else { nil } } ?? "failed"
+                var message = error["message"].flatMap { if case .string(let s) = $0 { s } else { nil } } ?? "failed"
                 let field = error["field"].flatMap { if case .string(let s) = $0 { s } else { nil } }
+                let code = error["code"].flatMap { if case .string(let s) = $0 { s } else { nil } }
+                message = cliMessage(code: code, field: field, path: path, message: message) ?? message
                 return "\(message)\(field.map { " (field: \($0))" } ?? "") [HTTP \(status)]"
             }
             if case .string(let reason)? = json["reason"] { return "\(reason) [HTTP \(status)]" }
         }
         return "the service answered HTTP \(status): \(String(decoding: body.prefix(300), as: UTF8.self))"
+    }
+
+    /// What to tell a CLI user for the errors whose server message names an HTTP route: the
+    /// `chime` command that does the same instead.
+    static func cliMessage(code: String?, field: String?, path: String, message: String) -> String? {
+        let app = path.hasPrefix("/v1/apps/")
+            ? path.dropFirst("/v1/apps/".count).split(separator: "/").first.flatMap { try? PercentEncoding.decode($0) } : nil
+        switch (code, field) {
+        case ("notFound", "app"?):
+            let name = app ?? "APP"
+            return "no app \(name); register it with `chime apps add \(name)` (`chime apps list` shows the registered ones)"
+        case ("appExists", _):
+            let name = app ?? message.components(separatedBy: " is already registered").first ?? "the app"
+            return "\(name) is already registered; for a new token run `chime apps rotate-token \(name)`"
+        default:
+            return nil
+        }
     }
 
     /// Follows a server-sent event stream, calling `onEvent(kind, id, data)` for each event until

@@ -1,11 +1,14 @@
 import ChimeCore
 import ChimeServer
 import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
 
 extension CLI {
     /// Every subcommand, in the order `chime --help` lists them.
     public static let commands: [Command] = [
-        serve, open, apps, categories, add, list, remove, delivered, respond, push, events, status,
+        serve, open, apps, categories, add, list, remove, delivered, respond, push, events, status, version,
     ]
 
     // MARK: serve
@@ -100,6 +103,7 @@ extension CLI {
         options: [
             .value("launch", "with add or set: the command the service starts to hand the app an answer while it is not running (split into words like a shell, but run without one)"),
             .flag("no-launch", "with set: no command; answers wait until the app runs"),
+            .flag("token-only", "with add or rotate-token: print only the token, for scripts: TOKEN=$(chime apps add APP --token-only)"),
         ],
         run: { arguments, cli in
             guard let action = arguments.positionals.first else { throw UsageError("say what to do: add, list, set, remove, rotate-token, allow or deny") }
@@ -143,7 +147,9 @@ extension CLI {
                 let response = action == "add"
                     ? try await client.send("POST", "/v1/apps", json: .object(body))
                     : try await client.send("POST", path(bundle, "/token"))
-                if arguments.has("json") {
+                if arguments.has("token-only") {
+                    cli.write(response.json?["token"]?.stringValue ?? "")
+                } else if arguments.has("json") {
                     cli.write(JSONValue.object(["bundleIdentifier": .string(bundle), "token": response.json?["token"] ?? .null]).serialized())
                 } else {
                     cli.write("\(bundle): token \(response.json?["token"]?.stringValue ?? "?")")
@@ -179,22 +185,33 @@ extension CLI {
 
     static let categories = Command(
         name: "categories", summary: "set or list an app's categories of actions",
-        usage: "chime categories set FILE.json | list [--app BUNDLE_IDENTIFIER]",
-        examples: ["chime categories set alarm-categories.json --app com.example.alarm", "chime categories list --app com.example.alarm --json"],
+        usage: "chime categories set FILE.json | list | example [--app BUNDLE_IDENTIFIER]",
+        examples: ["chime categories example > alarm.json", "chime categories set alarm.json --app com.example.alarm",
+                   "chime categories list --app com.example.alarm --json"],
         options: [.value("app", "the app (default: the only registered app)")],
+        notes: ["FILE.json is a JSON array of categories, each with its actions in order (`chime categories example` prints this one):",
+                ""] + categoriesExample.split(separator: "\n", omittingEmptySubsequences: false).map { "  " + $0 } + [
+                "",
+                "Action options: foreground, destructive, authenticationRequired. A text-input action has textInputButtonTitle",
+                "and textInputPlaceholder. Category options: customDismissAction (the app hears of dismissals), hiddenPreviewsShowTitle,",
+                "hiddenPreviewsShowSubtitle. The file replaces all of the app's categories."],
         run: { arguments, cli in
-            let client = try cli.client(arguments)
             switch arguments.positionals.first {
+            case "example":
+                cli.write(categoriesExample)
             case "set":
                 guard arguments.positionals.count == 2 else { throw UsageError("give the categories file: chime categories set FILE.json") }
                 let file = arguments.positionals[1]
-                guard let data = FileManager.default.contents(atPath: file) else { throw CommandError("cannot read \(file)") }
+                let data = try readFile(file, what: "the categories file")
+                let client = try cli.client(arguments)
                 let app = try await cli.app(arguments, client)
                 let response = try await client.send("PUT", path(app, "/categories"), body: data)
                 if arguments.has("json") { cli.printJSON(response) } else {
-                    cli.write("\(app): \(response.json?.arrayValue.count ?? 0) categories set.")
+                    let count = response.json?.arrayValue.count ?? 0
+                    cli.write("\(app): \(count) \(count == 1 ? "category" : "categories") set.")
                 }
             case "list":
+                let client = try cli.client(arguments)
                 let app = try await cli.app(arguments, client)
                 let response = try await client.send("GET", path(app, "/categories"))
                 if arguments.has("json") { cli.printJSON(response); return 0 }
@@ -203,10 +220,39 @@ extension CLI {
                     cli.write("\(category["identifier"]?.stringValue ?? "?"): \(actions.joined(separator: " · "))")
                 }
             default:
-                throw UsageError("say what to do: set FILE.json, or list")
+                throw UsageError("say what to do: set FILE.json, list, or example")
             }
             return 0
         })
+
+    /// The alarm of the tutorials as a categories file: what `chime categories example` prints.
+    static let categoriesExample = """
+        [
+          {
+            "identifier": "alarm.category",
+            "actions": [
+              {"identifier": "snooze", "title": "Snooze 5 Sec"},
+              {"identifier": "comment", "title": "Add Comment", "options": ["foreground"],
+               "textInputButtonTitle": "Add", "textInputPlaceholder": "Add Comment Here"}
+            ],
+            "options": ["customDismissAction"]
+          }
+        ]
+        """
+
+    /// A file's contents, or a failure naming the file and the system's reason.
+    static func readFile(_ path: String, what: String) throws -> Data {
+        if let data = FileManager.default.contents(atPath: path) { return data }
+        let reason: String
+        let fd = Glibc.open(path, O_RDONLY)
+        if fd >= 0 {
+            Glibc.close(fd)
+            reason = "it could not be read"
+        } else {
+            reason = String(cString: strerror(errno))
+        }
+        throw CommandError("cannot read \(what) \(path): \(reason)")
+    }
 
     // MARK: add
 
@@ -292,6 +338,10 @@ extension CLI {
                 let parts = pair.split(separator: "=", maxSplits: 1).map(String.init)
                 guard parts.count == 2 else { throw UsageError("--calendar: '\(pair)' is not NAME=VALUE; e.g. 'weekday=2 hour=8 minute=30'") }
                 if parts[0] == "timeZone" { components["timeZone"] = .string(parts[1]); continue }
+                if parts[0] == "weekday" {
+                    components["weekday"] = .integer(Int64(try weekday(parts[1])))
+                    continue
+                }
                 guard let number = Int64(parts[1]) else { throw UsageError("--calendar: \(parts[0]) is '\(parts[1])'; give a whole number") }
                 components[parts[0]] = .integer(number)
             }
@@ -309,6 +359,20 @@ extension CLI {
             return ["type": "location", "region": region, "repeats": false]
         }
         return .null
+    }
+
+    /// A weekday as Apple numbers them (1 = Sunday … 7 = Saturday), from a number or an English name.
+    package static func weekday(_ text: String) throws(UsageError) -> Int {
+        let names = ["sunday", "monday", "tuesday", "wednesday", "thursday", "friday", "saturday"]
+        if let number = Int(text) {
+            guard (1...7).contains(number) else {
+                throw UsageError("--calendar: weekday=\(text); weekdays are 1 to 7, with 1 = Sunday, 2 = Monday … 7 = Saturday (or write mon, tue, …)")
+            }
+            return number
+        }
+        let lower = text.lowercased()
+        if lower.count >= 3, let index = names.firstIndex(where: { $0.hasPrefix(lower) }) { return index + 1 }
+        throw UsageError("--calendar: weekday=\(text) is not a weekday; write a name (mon, tuesday, …) or 1 to 7, with 1 = Sunday")
     }
 
     // MARK: list, remove, delivered
@@ -363,7 +427,7 @@ extension CLI {
             if items.isEmpty { cli.write("\(app): nothing delivered.") }
             for item in items {
                 let actions = item["actions"]?.arrayValue.compactMap { $0["identifier"]?.stringValue } ?? []
-                cli.write("\(item["identifier"]?.stringValue ?? "?")  \(item["date"]?.stringValue ?? "")  \(item["title"]?.stringValue ?? "")\(actions.isEmpty ? "" : "  actions: " + actions.joined(separator: ", "))")
+                cli.write("\(item["identifier"]?.stringValue ?? "?")  \(item["date"]?.stringValue ?? "")  \(headline(item))\(actions.isEmpty ? "" : "  actions: " + actions.joined(separator: ", "))")
             }
             return 0
         })
@@ -400,7 +464,7 @@ extension CLI {
         run: { arguments, cli in
             guard arguments.positionals.count == 1 else { throw UsageError("give one payload file") }
             let file = arguments.positionals[0]
-            guard let data = FileManager.default.contents(atPath: file) else { throw CommandError("cannot read \(file)") }
+            let data = try readFile(file, what: "the payload file")
             let decoded: APNsPayload
             do { decoded = try APNsPayload.decode(data) } catch let error as APNsPayloadError {
                 throw CommandError("\(file): \(error.reason): \(error.message)\(error.field.map { " (field: \($0))" } ?? "")")
@@ -420,18 +484,84 @@ extension CLI {
     // MARK: events, status
 
     static let events = Command(
-        name: "events", summary: "follow the live events (delivered, response, removed) of one app or all",
+        name: "events", summary: "follow the live events of one app or all: delivered, response, removed, settings, silentPush, scheduled, categories, app",
         usage: "chime events [--app APP] [--json]", examples: ["chime events", "chime events --app com.example.alarm --json"],
-        options: [.value("app", "only this app (default: every app)")],
+        options: [.value("app", "only this app (default: every app; scheduled, categories and app come on the every-app stream only)")],
         run: { arguments, cli in
             let client = try cli.client(arguments)
             let stream = arguments.value("app").map { path($0, "/events") } ?? "/v1/events"
             let json = arguments.has("json")
             try await client.follow(stream) { kind, id, data in
                 if json { cli.write(data); return }
-                let event = try? JSONValue.parse(data)
-                let title = event?["notification"]?["title"]?.stringValue ?? event?["response"]?["actionIdentifier"]?.stringValue ?? ""
-                cli.write("\(id ?? "-")  \(kind)  \(event?["app"]?.stringValue ?? "")  \(title)")
+                guard let event = try? JSONValue.parse(data) else { return }
+                cli.write(describeEvent(kind: kind, id: id, event))
+            }
+            return 0
+        })
+
+    /// One line for an event: its id (`-` for hints that are not logged), kind, app and what it is about.
+    package static func describeEvent(kind: String, id: String?, _ event: JSONValue) -> String {
+        let app = event["app"]?.stringValue ?? ""
+        var words: [String]
+        switch kind {
+        case "delivered", "silentPush":
+            let notification = event["notification"]
+            words = [notification?["identifier"]?.stringValue ?? "?", quoted(headline(notification))]
+            if let actions = notification?["actions"]?.arrayValue.compactMap({ $0["identifier"]?.stringValue }), !actions.isEmpty {
+                words.append("actions: " + actions.joined(separator: ", "))
+            }
+        case "response":
+            let response = event["response"]
+            let action = response?["actionIdentifier"]?.stringValue ?? "?"
+            words = [response?["notification"]?["identifier"]?.stringValue ?? "?", "→", humanAction(action)]
+            if let text = response?["userText"]?.stringValue { words.append(quoted(text)) }
+        case "removed":
+            let identifiers = event["identifiers"]?.arrayValue.compactMap(\.stringValue) ?? []
+            words = ["\(event["scope"]?.stringValue ?? "?"):", identifiers.isEmpty ? "(none)" : identifiers.joined(separator: ", ")]
+        case "scheduled":
+            let identifiers = event["identifiers"]?.arrayValue.compactMap(\.stringValue) ?? []
+            words = [identifiers.isEmpty ? "(more than 100 requests)" : identifiers.joined(separator: ", ")]
+        case "settings":
+            words = ["authorization: \(event["settings"]?["authorizationStatus"]?.stringValue ?? "?")"]
+        case "categories":
+            let names = event["categories"]?.arrayValue.compactMap { $0["identifier"]?.stringValue } ?? []
+            words = [names.isEmpty ? "(none)" : names.joined(separator: ", ")]
+        case "app":
+            words = [event["change"]?.stringValue ?? "updated"]
+        default:
+            words = []
+        }
+        return ([id ?? "-", kind, app] + words).joined(separator: "  ")
+    }
+
+    /// What a notification says first: its title, else its body (an APNs alert given as a string is
+    /// the body), else its subtitle.
+    static func headline(_ notification: JSONValue?) -> String {
+        for field in ["title", "body", "subtitle"] {
+            if let text = notification?[field]?.stringValue, !text.isEmpty { return text }
+        }
+        return ""
+    }
+
+    static func quoted(_ text: String) -> String { "\"" + text.replacingOccurrences(of: "\n", with: " ") + "\"" }
+
+    /// Apple's system action identifiers as the CLI spells them (`chime respond … open|dismiss`).
+    static func humanAction(_ action: String) -> String {
+        switch action {
+        case UNNotificationDefaultActionIdentifier: "open"
+        case UNNotificationDismissActionIdentifier: "dismiss"
+        default: action
+        }
+    }
+
+    static let version = Command(
+        name: "version", summary: "print chime's version and the commit it was built from",
+        usage: "chime version (or chime --version)", examples: ["chime version", "chime --version"], options: [],
+        run: { arguments, cli in
+            if arguments.has("json") {
+                cli.write(JSONValue.object(["version": .string(ChimeVersion.number), "commit": .string(ChimeBuildInfo.commit)]).serialized())
+            } else {
+                cli.write(CLI.versionLine)
             }
             return 0
         })

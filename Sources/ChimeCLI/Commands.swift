@@ -9,7 +9,20 @@ public struct Command: Sendable {
     public var usage: String
     public var examples: [String]
     public var options: [OptionSpec]
+    /// Lines `--help` shows after the examples (file formats, rules).
+    public var notes: [String] = []
     public var run: @Sendable (ParsedArguments, CLI) async throws -> Int32
+
+    public init(name: String, summary: String, usage: String, examples: [String], options: [OptionSpec], notes: [String] = [],
+                run: @escaping @Sendable (ParsedArguments, CLI) async throws -> Int32) {
+        self.name = name
+        self.summary = summary
+        self.usage = usage
+        self.examples = examples
+        self.options = options
+        self.notes = notes
+        self.run = run
+    }
 }
 
 /// The `chime` command-line tool. Exit codes: 0 ok, 1 failed, 2 usage.
@@ -33,19 +46,32 @@ public struct CLI: Sendable {
         .flag("json", "print JSON for scripts"),
     ]
 
-    /// Runs `chime ARGUMENTS` and returns the exit code.
+    /// Runs `chime ARGUMENTS` and returns the exit code. The options every command takes
+    /// (`--data DIR`, `--json`) may come before the command as well as after it.
     public func main(_ arguments: [String]) async -> Int32 {
-        guard let name = arguments.first, name != "-h", name != "--help", name != "help" else {
+        let (globals, rest): ([String], [String])
+        do {
+            (globals, rest) = try Self.leadingGlobals(arguments)
+        } catch {
+            writeError("chime: \(error.message)\nRun `chime --help` for the commands.")
+            return 2
+        }
+        if rest.first == "--version" || rest.first == "-V" || (rest.isEmpty && globals.contains("--version")) {
+            write(Self.versionLine)
+            return 0
+        }
+        guard let name = rest.first, name != "-h", name != "--help", name != "help" else {
             write(overview)
-            return arguments.isEmpty ? 2 : 0
+            return rest.isEmpty && globals.isEmpty ? 2 : 0
         }
         guard let command = Self.commands.first(where: { $0.name == name }) else {
             let suggestion = ParsedArguments.closest(name, among: Self.commands.map(\.name)).map { " Did you mean '\($0)'?" } ?? ""
-            writeError("chime: unknown command '\(name)'.\(suggestion) Run `chime --help` for the list.")
+            let hint = name.hasPrefix("-") ? " Options other than --data and --json go after the command." : ""
+            writeError("chime: unknown command '\(name)'.\(suggestion)\(hint) Run `chime --help` for the list.")
             return 2
         }
         do {
-            let parsed = try ParsedArguments.parse(Array(arguments.dropFirst()), options: command.options + Self.common)
+            let parsed = try ParsedArguments.parse(Array(rest.dropFirst()) + globals, options: command.options + Self.common)
             if parsed.has("help") {
                 write(help(for: command))
                 return 0
@@ -63,14 +89,42 @@ public struct CLI: Sendable {
         }
     }
 
+    /// The global options before the command (`--data DIR`, `--data=DIR`, `--json`), and the rest.
+    package static func leadingGlobals(_ arguments: [String]) throws(UsageError) -> (globals: [String], rest: [String]) {
+        var globals: [String] = []
+        var index = 0
+        while index < arguments.count {
+            let argument = arguments[index]
+            if argument == "--json" || argument.hasPrefix("--data=") {
+                globals.append(argument)
+                index += 1
+            } else if argument == "--data" {
+                guard index + 1 < arguments.count else { throw UsageError("option '--data' needs a directory") }
+                globals += [argument, arguments[index + 1]]
+                index += 2
+            } else if argument == "--version" && index + 1 < arguments.count {
+                // `chime --version` alone is the version; before a command it is a mistake.
+                throw UsageError("--version goes alone: chime --version")
+            } else {
+                break
+            }
+        }
+        return (globals, Array(arguments[index...]))
+    }
+
+    /// `chime 0.3.0 (commit 1a2b3c4d5e6f)`.
+    static var versionLine: String {
+        "chime \(ChimeVersion.number) (commit \(ChimeBuildInfo.commit))"
+    }
+
     var overview: String {
-        var lines = ["chime — the Chime notification center", "", "Commands:"]
+        var lines = ["chime \(ChimeVersion.number) — the Chime notification center", "", "Commands:"]
         let width = Self.commands.map(\.name.count).max() ?? 0
         for command in Self.commands {
             lines.append("  \(command.name.padding(toLength: width, withPad: " ", startingAt: 0))  \(command.summary)")
         }
-        lines += ["", "Run `chime COMMAND --help` for a command's options and examples.",
-                  "Every command finds the service through --data (default $XDG_DATA_HOME/chime)."]
+        lines += ["", "Run `chime COMMAND --help` for a command's options and examples; `chime --version` for the version.",
+                  "Every command finds the service through --data (default $XDG_DATA_HOME/chime), given before or after the command."]
         return lines.joined(separator: "\n")
     }
 
@@ -85,6 +139,7 @@ public struct CLI: Sendable {
         if !command.examples.isEmpty {
             lines += ["", "Examples:"] + command.examples.map { "  \($0)" }
         }
+        if !command.notes.isEmpty { lines += [""] + command.notes }
         return lines.joined(separator: "\n")
     }
 

@@ -1,4 +1,5 @@
 import ChimeCLI
+import ChimeCore
 import Testing
 
 @Suite("chime: argument parsing, in-process")
@@ -39,7 +40,7 @@ struct ArgumentParsingTests {
         #expect(throws: UsageError(message)) { try ParsedArguments.parse(arguments, options: options) }
     }
 
-    @Test("durations as people write them", arguments: [("90s", 90.0), ("10m", 600), ("1h30m", 5400), ("2d", 172_800), ("45", 45)])
+    @Test("durations as people write them", arguments: [("90s", 90.0), ("10m", 600), ("1h30m", 5400), ("2d", 172_800), ("1w", 604_800)])
     func durations(text: String, seconds: Double) throws {
         #expect(try parseDuration(text) == seconds)
     }
@@ -47,6 +48,43 @@ struct ArgumentParsingTests {
     @Test("a malformed duration is refused with an example", arguments: ["10x", "m", "1h30", ""])
     func badDurations(text: String) {
         #expect(throws: UsageError.self) { try parseDuration(text) }
+    }
+
+    @Test("a number without a unit is refused with the unit to add, not taken as seconds")
+    func durationWithoutUnit() {
+        #expect(throws: UsageError("'10' has no unit; write 10s for seconds (or 10m, 10h, 10d)")) { try parseDuration("10") }
+    }
+
+    @Test("weekdays by name or by Apple's number, with 1 = Sunday", arguments: [("sun", 1), ("Monday", 2), ("tue", 3), ("sat", 7), ("4", 4)])
+    func weekdays(text: String, number: Int) throws {
+        #expect(try CLI.weekday(text) == number)
+    }
+
+    @Test("a weekday out of range says how they are numbered")
+    func badWeekday() {
+        let error = #expect(throws: UsageError.self) { try CLI.weekday("8") }
+        #expect(error?.message.contains("1 = Sunday") == true)
+        #expect(throws: UsageError.self) { try CLI.weekday("mo") }
+    }
+
+    @Test("the options every command takes may come before the command")
+    func globalsFirst() throws {
+        let (globals, rest) = try CLI.leadingGlobals(["--data", "/srv/chime", "--json", "status"])
+        #expect(globals == ["--data", "/srv/chime", "--json"])
+        #expect(rest == ["status"])
+        #expect(try CLI.leadingGlobals(["--data=/x", "list", "--app", "a"]) == (["--data=/x"], ["list", "--app", "a"]))
+    }
+
+    @Test("events read as a person would: identifiers, titles, actions and replies")
+    func eventLines() throws {
+        let delivered = try JSONValue.parse(#"{"app": "com.a", "notification": {"identifier": "n1", "body": "Backup done", "actions": [{"identifier": "ok"}]}}"#)
+        #expect(CLI.describeEvent(kind: "delivered", id: "7", delivered) == #"7  delivered  com.a  n1  "Backup done"  actions: ok"#)
+        let response = try JSONValue.parse(#"{"app": "com.a", "response": {"actionIdentifier": "comment", "userText": "Call me", "notification": {"identifier": "n1"}}}"#)
+        #expect(CLI.describeEvent(kind: "response", id: "8", response) == #"8  response  com.a  n1  →  comment  "Call me""#)
+        let scheduled = try JSONValue.parse(#"{"app": "com.a", "identifiers": ["a", "b"]}"#)
+        #expect(CLI.describeEvent(kind: "scheduled", id: nil, scheduled) == "-  scheduled  com.a  a, b")
+        let removed = try JSONValue.parse(#"{"app": "com.a", "identifiers": ["a"], "scope": "pending"}"#)
+        #expect(CLI.describeEvent(kind: "removed", id: "9", removed) == "9  removed  com.a  pending:  a")
     }
 
     @Test("unknown commands and options exit 2 with a suggestion; --help exits 0")

@@ -86,14 +86,14 @@ struct UnixSocketTests {
             let (scheduled, scheduledOutput) = await Self.run(["add", "--id", Self.chat, "--title", "Chat", "--category", "chat"], directory)
             #expect(scheduled == 0, "\(scheduledOutput.errorText)")
             #expect(scheduledOutput.text.contains("Added \(Self.chat) to com.example.chat: delivered now."))
-            #expect(await events.wait(for: "delivered  com.example.chat  Chat"), "events: \(events.text) \(events.errorText)")
+            #expect(await events.wait(for: "delivered  com.example.chat  \(Self.chat)  \"Chat\""), "events: \(events.text) \(events.errorText)")
 
             let (_, delivered) = await Self.run(["delivered"], directory)
             #expect(delivered.text.contains(Self.chat) && delivered.text.contains("actions: snooze"))
             let (answered, answer) = await Self.run(["respond", Self.chat, "snooze"], directory)
             #expect(answered == 0, "\(answer.errorText)")
             #expect(try await service.engine.outbox(app: "com.example.chat").map(\.notification.request.identifier) == [Self.chat])
-            #expect(await events.wait(for: "response  com.example.chat  snooze"), "events: \(events.text)")
+            #expect(await events.wait(for: "response  com.example.chat  \(Self.chat)  →  snooze"), "events: \(events.text)")
             follower.cancel()
             #expect(await follower.value == 0)
 
@@ -258,10 +258,10 @@ struct UnixSocketTests {
             #expect(added == 0, "\(addedError)")
             #expect(addedText.contains("Added \(Self.chat)"))
             let deadline = ContinuousClock.now + .seconds(10)
-            while !seen.withLock({ $0.contains("delivered  com.example.bin  From the binary") }), ContinuousClock.now < deadline {
+            while !seen.withLock({ $0.contains("delivered  com.example.bin  \(Self.chat)  \"From the binary\"") }), ContinuousClock.now < deadline {
                 try await Task.sleep(for: .milliseconds(20))
             }
-            #expect(seen.withLock { $0.contains("delivered  com.example.bin  From the binary") }, "\(seen.withLock { $0 })")
+            #expect(seen.withLock { $0.contains("delivered  com.example.bin  \(Self.chat)  \"From the binary\"") }, "\(seen.withLock { $0 })")
 
             let (respondStatus, _, respondError) = try await run(["respond", Self.chat, "open"])
             #expect(respondStatus == 0, "\(respondError)")

@@ -205,6 +205,8 @@ public final class ChimeAPI: HTTPHandler {
             let added = zip(requests, dates).map { PendingRequest(request: $0, nextFireDate: $1, anchor: now).json }
             if case .array = body { return json(.array(added), status: 201, route: route) }
             return json(added[0], status: 201, route: route)
+        case .send:
+            return try await send(request, app: app, route: route)
         case .listRequests:
             return json(.array(try await engine.pending(app: app).map(\.json)), route: route)
         case .removeRequests:

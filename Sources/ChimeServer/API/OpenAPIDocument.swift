@@ -872,6 +872,176 @@ enum OpenAPIDocument {
         ]
       }
     },
+    "/v1/apps/{app}/send": {
+      "parameters": [
+        {
+          "name": "app",
+          "in": "path",
+          "required": true,
+          "description": "The app's bundle identifier.",
+          "schema": {
+            "type": "string",
+            "pattern": "^[A-Za-z0-9._-]{1,255}$"
+          }
+        }
+      ],
+      "post": {
+        "operationId": "send",
+        "summary": "A one-line send: the body is the text (curl -d \"Backup done\")",
+        "description": "The body (UTF-8 text; text/plain, what curl -d sends, or no Content-Type) becomes the notification's body; the headers below (also with an X- prefix) set the rest, named after the JSON fields of POST /v1/apps/{app}/requests and checked the same way. An identifier is made when none is given. Without Delay or At it is delivered at once. ntfy's equivalents: Title is ntfy's Title, Delay and At its Delay/At, Interruption-Level its Priority (min/low = passive, default = active, high = timeSensitive, urgent = critical), Category its Actions (as a registered category), Thread its Tags for grouping.",
+        "parameters": [
+          {
+            "name": "Title",
+            "in": "header",
+            "required": false,
+            "description": "The title.",
+            "schema": {
+              "type": "string"
+            }
+          },
+          {
+            "name": "Subtitle",
+            "in": "header",
+            "required": false,
+            "description": "The subtitle.",
+            "schema": {
+              "type": "string"
+            }
+          },
+          {
+            "name": "Category",
+            "in": "header",
+            "required": false,
+            "description": "The category identifier (its actions become the buttons).",
+            "schema": {
+              "type": "string"
+            }
+          },
+          {
+            "name": "Thread",
+            "in": "header",
+            "required": false,
+            "description": "The thread identifier, for grouping.",
+            "schema": {
+              "type": "string"
+            }
+          },
+          {
+            "name": "Sound",
+            "in": "header",
+            "required": false,
+            "description": "default, or a sound file name.",
+            "schema": {
+              "type": "string"
+            }
+          },
+          {
+            "name": "Badge",
+            "in": "header",
+            "required": false,
+            "description": "The app badge to set (0 clears).",
+            "schema": {
+              "type": "string",
+              "pattern": "^[0-9]+$"
+            }
+          },
+          {
+            "name": "Interruption-Level",
+            "in": "header",
+            "required": false,
+            "description": "passive, active, timeSensitive or critical.",
+            "schema": {
+              "type": "string",
+              "enum": [
+                "passive",
+                "active",
+                "timeSensitive",
+                "critical"
+              ]
+            }
+          },
+          {
+            "name": "Identifier",
+            "in": "header",
+            "required": false,
+            "description": "The request identifier (default: a new UUID); replaces a notification with the same one.",
+            "schema": {
+              "type": "string"
+            }
+          },
+          {
+            "name": "Delay",
+            "in": "header",
+            "required": false,
+            "description": "Deliver after this long: 90s, 10m, 1h30m, 2d, or seconds.",
+            "schema": {
+              "type": "string"
+            }
+          },
+          {
+            "name": "At",
+            "in": "header",
+            "required": false,
+            "description": "Deliver at this moment: an ISO 8601 date and time with its offset, or seconds since 1970.",
+            "schema": {
+              "type": "string"
+            }
+          }
+        ],
+        "requestBody": {
+          "required": false,
+          "content": {
+            "text/plain": {
+              "schema": {
+                "type": "string",
+                "maxLength": 65536
+              }
+            },
+            "application/x-www-form-urlencoded": {
+              "schema": {
+                "type": "string"
+              }
+            }
+          }
+        },
+        "responses": {
+          "201": {
+            "description": "Added (delivered at once, or pending).",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/PendingRequest"
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
+          },
+          "404": {
+            "$ref": "#/components/responses/NotFound"
+          },
+          "413": {
+            "$ref": "#/components/responses/PayloadTooLarge"
+          },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
+          },
+          "503": {
+            "$ref": "#/components/responses/Unavailable"
+          }
+        },
+        "tags": [
+          "requests"
+        ]
+      }
+    },
     "/v1/apps/{app}/notifications": {
       "parameters": [
         {

@@ -14,6 +14,8 @@ struct Route: Sendable {
         case requestAuthorization, answerAuthorization, settings
         case getCategories, putCategories
         case addRequests, listRequests, removeRequests
+        /// A one-line send: the body is the text, headers the rest.
+        case send
         case listNotifications, removeNotifications
         case respond(identifier: String)
         case outbox
@@ -111,6 +113,7 @@ struct Route: Sendable {
             case "responses": return pick(base + "/responses", ["GET": .outbox], app: app)
             case "events": return pick(base + "/events", ["GET": .appEvents], app: app)
             case "device-token": return pick(base + "/device-token", ["GET": .deviceToken], app: app)
+            case "send": return pick(base + "/send", ["POST": .send], app: app)
             case "badge": return pick(base + "/badge", ["PUT": .setBadge], app: app)
             default: break
             }
