@@ -31,6 +31,14 @@ let package = Package(
             providers: [.apt(["libmicrohttpd-dev"])]
         ),
 
+        // QR codes for sign-in links (a phone scans the one-time link). Debian's libqrencode instead of
+        // a hand-written encoder (Reed–Solomon, masks, versions).
+        .systemLibrary(
+            name: "CQREncode",
+            pkgConfig: "libqrencode",
+            providers: [.apt(["libqrencode-dev"])]
+        ),
+
         // Values, validation, next-fire math, the engine, store/clock protocols, codecs. Foundation only.
         .target(name: "ChimeCore"),
         // The embedded SQLite store.
@@ -41,9 +49,9 @@ let package = Package(
         .target(name: "ChimeTesting", dependencies: ["Chime", "ChimeCore"]),
 
         // The notification center as a service: HTTP API, APNs-compatible endpoint, events, web center.
-        .target(name: "ChimeServer", dependencies: ["ChimeCore", "ChimeSQLite", "CMicroHTTPD"]),
+        .target(name: "ChimeServer", dependencies: ["ChimeCore", "ChimeSQLite", "CMicroHTTPD", "CQREncode"]),
         // The command-line tool and daemon.
-        .target(name: "ChimeCLI", dependencies: ["ChimeServer", "ChimeCore", "Chime"], plugins: ["ChimeBuildInfo"]),
+        .target(name: "ChimeCLI", dependencies: ["ChimeServer", "ChimeCore", "ChimeSQLite", "Chime"], plugins: ["ChimeBuildInfo"]),
         // Stamps the CLI with the git commit it was built from (`chime --version`).
         .plugin(name: "ChimeBuildInfo", capability: .buildTool()),
         .executableTarget(name: "chime", dependencies: ["ChimeCLI"]),
@@ -89,7 +97,7 @@ let package = Package(
         // Started by the service in ChimeServerTests' background-launch tests, as an app would be.
         .executableTarget(name: "ChimeLaunchedApp", dependencies: ["Chime"], path: "Tests/Support/LaunchedApp"),
         .testTarget(name: "ChimeServerTests", dependencies: ["ChimeServer", "ChimeCore", "ChimeSQLite", "Chime", "ChimeLaunchedApp"]),
-        .testTarget(name: "ChimeCLITests", dependencies: ["ChimeCLI", "ChimeServer", "ChimeCore", "chime"]),
+        .testTarget(name: "ChimeCLITests", dependencies: ["ChimeCLI", "ChimeServer", "ChimeCore", "ChimeSQLite", "chime"]),
     ]
 )
 

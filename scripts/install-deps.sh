@@ -14,7 +14,7 @@ if ! command -v swift >/dev/null 2>&1; then
   exit 1
 fi
 
-packages=(libsqlite3-dev libmicrohttpd-dev pkg-config sqlite3)
+packages=(libsqlite3-dev libmicrohttpd-dev libqrencode-dev pkg-config sqlite3)
 case "$purpose" in
   test) packages+=(openssl python3-venv chromium chromium-driver curl) ;;
   screenshots) packages+=(python3-venv chromium chromium-driver fonts-inter) ;;

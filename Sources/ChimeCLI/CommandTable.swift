@@ -8,25 +8,33 @@ import Glibc
 extension CLI {
     /// Every subcommand, in the order `chime --help` lists them.
     public static let commands: [Command] = [
-        serve, open, apps, categories, add, list, remove, delivered, respond, push, events, status, version,
+        serve, open, apps, categories, add, list, remove, delivered, respond, push, events, status, backup, service, version,
     ]
 
     // MARK: serve
 
+    /// `chime serve`'s flags (also the settings of its `--config` file).
+    static let serveOptions: [OptionSpec] = [
+        .value("listen", "HOST:PORT or unix:/path (default 127.0.0.1:7878)"),
+        .value("tls-cert", "PEM certificate: serve HTTPS"), .value("tls-key", "PEM private key for --tls-cert"),
+        .flag("auto-allow", "answer every app's authorization request with yes"),
+        .value("log-format", "text (default) or json"), .value("durability", "normal (default: survives a killed process) or full (survives power loss)"),
+        .value("launch-timeout", "seconds a process started to hand an app its answers may run (default 30)"),
+        .value("config", "a TOML or JSON file with any of these settings (flags given here win): listen = \"0.0.0.0:7878\""),
+    ]
+
     static let serve = Command(
         name: "serve", summary: "run the notification center as a service (HTTP API, APNs endpoint, events)",
-        usage: "chime serve [--data DIR] [--listen HOST:PORT | --listen unix:/path] [--tls-cert FILE --tls-key FILE] [--auto-allow]",
+        usage: "chime serve [--config FILE] [--data DIR] [--listen HOST:PORT | --listen unix:/path] [--tls-cert FILE --tls-key FILE] [--auto-allow]",
         examples: ["chime serve", "chime serve --listen 127.0.0.1:8080 --auto-allow", "chime serve --listen unix:/run/chime.sock",
-                   "chime serve --log-format json --durability full"],
-        options: [
-            .value("listen", "HOST:PORT or unix:/path (default 127.0.0.1:7878)"),
-            .value("tls-cert", "PEM certificate: serve HTTPS"), .value("tls-key", "PEM private key for --tls-cert"),
-            .flag("auto-allow", "answer every app's authorization request with yes"),
-            .value("log-format", "text (default) or json"), .value("durability", "normal (default: survives a killed process) or full (survives power loss)"),
-            .value("launch-timeout", "seconds a process started to hand an app its answers may run (default 30)"),
-        ],
-        run: { arguments, _ in
-            guard arguments.positionals.isEmpty else { throw UsageError("serve takes no arguments; got \(arguments.positionals.joined(separator: " "))") }
+                   "chime serve --log-format json --durability full", "chime serve --config /etc/chime/chime.toml"],
+        options: serveOptions,
+        run: { given, _ in
+            guard given.positionals.isEmpty else { throw UsageError("serve takes no arguments; got \(given.positionals.joined(separator: " "))") }
+            var arguments = given
+            if let path = given.value("config") {
+                arguments = try ConfigFile(path: path).merged(into: given, options: serveOptions + CLI.common)
+            }
             var configuration = ChimeService.Configuration()
             if let data = arguments.value("data") { configuration.dataDirectory = data }
             if let listen = arguments.value("listen") {
@@ -59,28 +67,41 @@ extension CLI {
     // MARK: open
 
     static let open = Command(
-        name: "open", summary: "sign in to the web notification center: a one-time login link, opened in the browser",
-        usage: "chime open [--print] [--data DIR] [--json]",
-        examples: ["chime open", "chime open --print", "chime open --print --data /srv/chime"],
-        options: [.flag("print", "only print the link; do not start a browser")],
+        name: "open", summary: "sign in to the web notification center: a one-time login link, opened in the browser or scanned by a phone",
+        usage: "chime open [--print] [--qr] [--url BASE] [--data DIR] [--json]",
+        examples: ["chime open", "chime open --print", "chime open --qr                         # sign in from a phone on the same network",
+                   "chime open --print --url https://chime.example.org   # behind a reverse proxy"],
+        options: [.flag("print", "only print the link; do not start a browser"),
+                  .flag("qr", "also draw the link as a QR code (drawn anyway in a terminal when the link reaches other devices)"),
+                  .value("url", "the base URL other devices reach the service at (a reverse proxy's https://…); default: the service's, with its network address when it listens on 0.0.0.0")],
         run: { arguments, cli in
             guard arguments.positionals.isEmpty else { throw UsageError("open takes no arguments; got \(arguments.positionals.joined(separator: " "))") }
             let client = try cli.client(arguments)
             guard client.baseURL.scheme == "http" || client.baseURL.scheme == "https" else {
-                throw CommandError("the service listens on a Unix socket, which a browser cannot reach; start it with --listen HOST:PORT for the web center")
+                throw CommandError("the service listens on a Unix socket, which a browser cannot reach; start it with --listen HOST:PORT for the web center, or put a reverse proxy in front and pass its address with --url")
             }
             let link = try await client.send("POST", "/v1/session/links").json
             guard let path = link?["path"]?.stringValue else { throw CommandError("the service did not return a login link") }
-            var base = client.baseURL.absoluteString
+            var base = arguments.value("url") ?? NetworkAddresses.reachable(client.baseURL.absoluteString)
+            guard let parsedBase = URL(string: base), parsedBase.scheme == "http" || parsedBase.scheme == "https", parsedBase.host != nil else {
+                throw UsageError("--url is '\(base)'; give the base URL other devices open, such as https://chime.example.org")
+            }
             while base.hasSuffix("/") { base.removeLast() }
             let url = base + path
             if arguments.has("json") {
                 cli.write(JSONValue.object(["url": .string(url), "expires": link?["expires"] ?? .null]).serialized(pretty: true))
-            } else {
-                cli.write(url)
-                cli.writeError("This link signs in once, within 2 minutes. Keep it private: it opens your notification center.")
+                return 0
             }
-            if !arguments.has("print"), !arguments.has("json"), let opener = Browser.opener() {
+            cli.write(url)
+            let local = ["127.0.0.1", "localhost", "::1"].contains(parsedBase.host ?? "")
+            if arguments.has("qr") || (!local && Terminal.canDrawQRCodes) {
+                if let code = try? QRCode(url) { cli.write(code.terminalText()) }
+            }
+            cli.writeError("This link signs in once, within 2 minutes. Keep it private: it opens your notification center.")
+            if !local && parsedBase.scheme == "http" {
+                cli.writeError("Over plain HTTP others on the network can read what you do; see README \"Run it for real\" for TLS.")
+            }
+            if !arguments.has("print"), !arguments.has("qr"), local, let opener = Browser.opener() {
                 if Browser.launch(opener, url: url) {
                     cli.writeError("Opened in your browser (\(opener)).")
                 } else {

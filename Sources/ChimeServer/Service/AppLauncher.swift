@@ -249,7 +249,7 @@ public actor AppLauncher {
     }
 
     /// A program path: as given when it has a `/`, else found on `PATH`.
-    static func resolve(_ program: String) -> String? {
+    public static func resolve(_ program: String) -> String? {
         if program.contains("/") { return access(program, X_OK) == 0 ? program : nil }
         let path = ProcessInfo.processInfo.environment["PATH"] ?? "/usr/local/bin:/usr/bin:/bin"
         for directory in path.split(separator: ":") where !directory.isEmpty {

@@ -113,6 +113,13 @@ public final class RunningService: Sendable {
             "Owner token:    \(ChimeService.ownerTokenPath(dataDirectory: dir))",
             "Authorization:  " + (configuration.autoAllow ? "granted automatically (--auto-allow)" : "asks the user (chime apps allow|deny BUNDLE)"),
             "Web center:     " + (configuration.listen.isUnix ? "needs a TCP listener (--listen HOST:PORT)" : "\(url)/ (sign in with `\(chime) open\(dataFlag)`)"),
+        ]
+        if case .tcp("0.0.0.0", _) = configuration.listen {
+            for address in NetworkAddresses.lan() {
+                lines.append("On the network: \(url.replacingOccurrences(of: "0.0.0.0", with: address))/ (a phone signs in with `\(chime) open --qr\(dataFlag)`)")
+            }
+        }
+        lines += [
             "",
             "Try next:",
             "  \(chime) open\(dataFlag)",
