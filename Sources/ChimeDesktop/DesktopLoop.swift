@@ -138,9 +138,19 @@ final class DesktopLoop: @unchecked Sendable {
         _ = read(wakeFD, &count, 8)
     }
 
+    /// The bus address without its `guid`: a bus restarted on the same socket has a new one, and
+    /// reconnecting to it is the point.
     private var address: String? {
-        if let address = settings.address, !address.isEmpty { return address }
-        return DesktopSurface.sessionBusAddress()
+        let address = settings.address.flatMap { $0.isEmpty ? nil : $0 } ?? DesktopSurface.sessionBusAddress()
+        return address.map(Self.withoutGUID)
+    }
+
+    static func withoutGUID(_ address: String) -> String {
+        address.split(separator: ";", omittingEmptySubsequences: true).map { entry in
+            guard let colon = entry.firstIndex(of: ":") else { return String(entry) }
+            let pairs = entry[entry.index(after: colon)...].split(separator: ",").filter { !$0.hasPrefix("guid=") }
+            return entry[...colon] + pairs.joined(separator: ",")
+        }.joined(separator: ";")
     }
 
     private func connect() {

@@ -206,12 +206,18 @@ final class TestDesktop: @unchecked Sendable {
 
     /// Starts dunst on this session's bus and display. Its menu (`dmenu`) is a script that answers
     /// with the first line containing the text of ``choose(_:)``.
-    func startDunst(markup: Bool = true, extraConfig: String = "") async throws {
+    ///
+    /// - Parameters:
+    ///   - lowTimeout: seconds before a pop-up of low urgency expires (0: never).
+    ///   - markUrgency: rules put the urgency before the text dunst shows (`LOW: …`), so a test
+    ///     can read it back from `dunstctl history`.
+    func startDunst(markup: Bool = true, lowTimeout: Int = 0, markUrgency: Bool = false) async throws {
         let menu = directory + "/menu.sh"
         try """
         #!/bin/sh
         cat > "\(directory)/menu-input.txt"
         grep -F -- "$(cat "\(directory)/choice")" "\(directory)/menu-input.txt" | head -n 1
+        touch "\(directory)/menu-done"
         """.write(toFile: menu, atomically: true, encoding: .utf8)
         chmod(menu, 0o755)
         let config = directory + "/dunstrc"
@@ -226,12 +232,12 @@ final class TestDesktop: @unchecked Sendable {
             corner_radius = 6
             show_indicators = yes
         [urgency_low]
-            timeout = 0
+            timeout = \(lowTimeout)
         [urgency_normal]
             timeout = 0
         [urgency_critical]
             timeout = 0
-        \(extraConfig)
+        \(markUrgency ? ["low", "normal", "critical"].map { "[mark-\($0)]\n    msg_urgency = \($0)\n    format = \"\($0.uppercased()): %s\"" }.joined(separator: "\n") : "")
         """.write(toFile: config, atomically: true, encoding: .utf8)
         let dunst = try ChildProcess("dunst", "/usr/bin/dunst", ["-config", config], environment: environment, log: directory + "/dunst.log")
         self.dunst = dunst
@@ -264,7 +270,9 @@ final class TestDesktop: @unchecked Sendable {
     func choose(_ text: String) async throws {
         try text.write(toFile: directory + "/choice", atomically: true, encoding: .utf8)
         try? FileManager.default.removeItem(atPath: directory + "/menu-input.txt")
+        try? FileManager.default.removeItem(atPath: directory + "/menu-done")
         _ = try await dunstctl("context")
+        try await waitUntil("dunst's menu") { FileManager.default.fileExists(atPath: directory + "/menu-done") }
     }
 
     /// What dunst's menu last listed.
@@ -415,6 +423,7 @@ final class SurfaceEvents: Sendable {
     var count: Int { events.withLock { $0.count } }
 
     /// The first event from index `after` on that `match` maps to a value.
+    @discardableResult
     func wait<T>(_ what: String, after: Int = 0, timeout: Duration = .seconds(20), _ match: @escaping (DesktopSurface.Event) -> T?) async throws -> T {
         var found: T?
         try await waitUntil(what, timeout: timeout) {
