@@ -77,6 +77,12 @@ struct DesktopBook {
         return id
     }
 
+    /// A reply prompt ended without a text: the notification can be answered again.
+    mutating func reopen(_ key: Key) {
+        guard let id = ids[key] else { return }
+        entries[id]?.answered = false
+    }
+
     /// The server is gone (or was replaced): what it showed is gone with it.
     mutating func forgetAll() {
         entries.removeAll()

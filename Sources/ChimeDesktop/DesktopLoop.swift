@@ -271,6 +271,10 @@ final class DesktopLoop: @unchecked Sendable {
         }
     }
 
+    func reopen(_ key: DesktopBook.Key) {
+        book.reopen(key)
+    }
+
     /// Closes every pop-up this loop shows (the service stops: their buttons would reach nobody).
     func closeAll() {
         guard let connection, server != nil else { return }

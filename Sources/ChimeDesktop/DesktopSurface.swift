@@ -181,6 +181,8 @@ public final class DesktopSurface: NotificationSurface {
             let task = Task { [self] in
                 let result = await prompt.ask(question)
                 guard case .text(let text) = result else {
+                    let key = DesktopBook.Key(app: answer.app, identifier: answer.notification)
+                    _ = await loop.perform { $0.reopen(key) }
                     configuration.observer?(.promptEnded(answer, result))
                     return
                 }
