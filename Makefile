@@ -23,6 +23,7 @@ run: deps
 ## make test: build everything with warnings as errors and pass every test.
 test: test-deps
 	swift build --build-tests $(SWIFT_FLAGS)
+	scripts/desktop-test-env.sh >/dev/null
 	swift test --skip-build
 	scripts/check-examples.sh
 	scripts/readme-walkthrough.sh

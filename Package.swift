@@ -43,14 +43,14 @@ let package = Package(
         // The embedded SQLite store.
         .target(name: "ChimeSQLite", dependencies: ["ChimeCore", "CSQLite"]),
         // Apple's UserNotifications API, as thin adapters over ChimeCore.
-        .target(name: "Chime", dependencies: ["ChimeCore", "ChimeSQLite"]),
+        .target(name: "Chime", dependencies: ["ChimeCore", "ChimeSQLite", "ChimeDesktop"]),
         // Desktop pop-ups: the freedesktop notification server on the session bus, through sd-bus.
         .target(name: "ChimeDesktop", dependencies: ["ChimeCore", "CSystemdBus"]),
         // The deterministic simulator.
         .target(name: "ChimeTesting", dependencies: ["Chime", "ChimeCore"]),
 
         // The notification center as a service: HTTP API, APNs-compatible endpoint, events, web center.
-        .target(name: "ChimeServer", dependencies: ["ChimeCore", "ChimeSQLite", "CMicroHTTPD"]),
+        .target(name: "ChimeServer", dependencies: ["ChimeCore", "ChimeSQLite", "ChimeDesktop", "CMicroHTTPD"]),
         // The command-line tool and daemon.
         .target(name: "ChimeCLI", dependencies: ["ChimeServer", "ChimeCore", "Chime"], plugins: ["ChimeBuildInfo"]),
         // Stamps the CLI with the git commit it was built from (`chime --version`).
@@ -100,7 +100,8 @@ let package = Package(
         .testTarget(name: "ChimeServerTests", dependencies: ["ChimeServer", "ChimeCore", "ChimeSQLite", "Chime", "ChimeLaunchedApp"]),
         // Against real notification servers the tests start: dbus-daemon, Xvfb, dunst, and a small
         // inline-reply server of their own (Tests/ChimeDesktopTests/Servers).
-        .testTarget(name: "ChimeDesktopTests", dependencies: ["ChimeDesktop", "ChimeCore", "ChimeSQLite"],
+        .testTarget(name: "ChimeDesktopTests", dependencies: ["ChimeDesktop", "ChimeCore", "ChimeSQLite", "ChimeServer", "Chime",
+                                                             "DrinkingReminderExample"],
                     exclude: ["Servers"]),
         .testTarget(name: "ChimeCLITests", dependencies: ["ChimeCLI", "ChimeServer", "ChimeCore", "chime"]),
     ]

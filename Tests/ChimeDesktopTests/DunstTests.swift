@@ -17,13 +17,7 @@ struct DunstTests {
             try await desktop.startDunst(markup: markup, lowTimeout: lowTimeout, markUrgency: markUrgency)
             let fixture = try await DesktopFixture.make(on: desktop, prompt: prompt)
             _ = try await fixture.events.connected()
-            do {
-                try await body(desktop, fixture)
-            } catch {
-                await fixture.stop()
-                throw error
-            }
-            await fixture.stop()
+            try await fixture.run { try await body(desktop, fixture) }
         }
     }
 
@@ -190,7 +184,7 @@ struct DunstTests {
 
     @Test("a text-input action without inline reply asks in a dialog (yad); the typed text is the answer")
     func replyPrompt() async throws {
-        let yad = try #require(DialogReplyPrompt.Program.allCases.contains(.yad) ? "/usr/bin/yad" : nil)
+        let yad = "/usr/bin/yad"
         try #require(FileManager.default.isExecutableFile(atPath: yad), "yad is installed by scripts/install-deps.sh test")
         try await withTestDesktop { desktop in
             try await desktop.startDunst()

@@ -18,13 +18,7 @@ struct TestServerTests {
             let server = try await desktop.startServer(capabilities: capabilities, broadcast: broadcast)
             let fixture = try await DesktopFixture.make(on: desktop, prompt: prompt, app: app)
             _ = try await fixture.events.connected()
-            do {
-                try await body(server, fixture)
-            } catch {
-                await fixture.stop()
-                throw error
-            }
-            await fixture.stop()
+            try await fixture.run { try await body(server, fixture) }
         }
     }
 

@@ -64,6 +64,17 @@ struct DesktopFixture: Sendable {
         try await engine.outbox(app: app)
     }
 
+    /// Runs `body`, then stops the surface and the engine, also when `body` throws.
+    func run(_ body: () async throws -> Void) async throws {
+        do {
+            try await body()
+        } catch {
+            await stop()
+            throw error
+        }
+        await stop()
+    }
+
     func stop() async {
         await surface.stop()
         await engine.shutdown()

@@ -216,7 +216,12 @@ final class TestDesktop: @unchecked Sendable {
         try """
         #!/bin/sh
         cat > "\(directory)/menu-input.txt"
-        grep -F -- "$(cat "\(directory)/choice")" "\(directory)/menu-input.txt" | head -n 1
+        cp "\(directory)/menu-input.txt" "\(directory)/menu-left.txt"
+        while IFS= read -r fragment; do
+          grep -F -- "$fragment" "\(directory)/menu-left.txt" > "\(directory)/menu-next.txt"
+          mv "\(directory)/menu-next.txt" "\(directory)/menu-left.txt"
+        done < "\(directory)/choice"
+        head -n 1 "\(directory)/menu-left.txt"
         touch "\(directory)/menu-done"
         """.write(toFile: menu, atomically: true, encoding: .utf8)
         chmod(menu, 0o755)
@@ -266,13 +271,20 @@ final class TestDesktop: @unchecked Sendable {
         return (number("displayed"), number("History"))
     }
 
-    /// Opens dunst's context menu and picks the entry containing `text` (`[7,snooze]`).
-    func choose(_ text: String) async throws {
-        try text.write(toFile: directory + "/choice", atomically: true, encoding: .utf8)
+    /// Opens dunst's context menu and picks the first entry containing every fragment (`[7,snooze]`).
+    /// Open it once per test step: dunst ignores a second request while it reads the first answer.
+    func choose(_ fragments: String...) async throws {
+        let text = fragments.joined(separator: ", ")
+        try (fragments.joined(separator: "\n") + "\n").write(toFile: directory + "/choice", atomically: true, encoding: .utf8)
         try? FileManager.default.removeItem(atPath: directory + "/menu-input.txt")
         try? FileManager.default.removeItem(atPath: directory + "/menu-done")
         _ = try await dunstctl("context")
-        try await waitUntil("dunst's menu") { FileManager.default.fileExists(atPath: directory + "/menu-done") }
+        do {
+            try await waitUntil("dunst's menu") { FileManager.default.fileExists(atPath: directory + "/menu-done") }
+        } catch {
+            let log = (try? String(contentsOfFile: directory + "/dunst.log", encoding: .utf8)) ?? ""
+            throw TestDesktopError(description: "dunst opened no menu for \(text); its log: \(log)")
+        }
     }
 
     /// What dunst's menu last listed.
@@ -309,8 +321,8 @@ final class TestDesktop: @unchecked Sendable {
     // MARK: Other programs
 
     /// Starts a program in the session (a screenshot tool, xdotool, …) that ends with the desktop.
-    func spawn(_ name: String, _ executable: String, _ arguments: [String]) throws -> ChildProcess {
-        let child = try ChildProcess(name, executable, arguments, environment: environment, log: directory + "/\(name).log")
+    func spawn(_ name: String, _ executable: String, _ arguments: [String], environment: [String: String]? = nil) throws -> ChildProcess {
+        let child = try ChildProcess(name, executable, arguments, environment: environment ?? self.environment, log: directory + "/\(name).log")
         extra.append(child)
         return child
     }
