@@ -20,7 +20,7 @@ packages=(libsqlite3-dev libmicrohttpd-dev libsystemd-dev pkg-config sqlite3)
 desktop=(dbus-daemon dbus-bin xvfb dunst yad xdotool)
 case "$purpose" in
   test) packages+=(openssl python3-venv chromium chromium-driver curl "${desktop[@]}") ;;
-  screenshots) packages+=(python3-venv chromium chromium-driver fonts-inter "${desktop[@]}" imagemagick) ;;
+  screenshots) packages+=(python3-venv chromium chromium-driver fonts-inter "${desktop[@]}" suckless-tools x11-xserver-utils imagemagick) ;;
   bench) packages+=(gcc wrk python3-venv) ;;
   fuzz)
     # libFuzzer and AddressSanitizer come with the Swift toolchain's clang runtime; nothing from Debian.
