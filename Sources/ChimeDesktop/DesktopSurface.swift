@@ -173,7 +173,11 @@ public final class DesktopSurface: NotificationSurface {
         case .respond(let answer):
             await deliver(answer)
         case .askForText(let answer, let action, let summary):
-            guard let prompt = configuration.replyPrompt else { return }
+            let key = DesktopBook.Key(app: answer.app, identifier: answer.notification)
+            guard let prompt = configuration.replyPrompt else {
+                _ = await loop.perform { $0.reopen(key) }
+                return
+            }
             configuration.observer?(.prompting(answer))
             let question = ReplyQuestion(app: desktopApp(answer.app), bundleIdentifier: answer.app, notification: answer.notification,
                                          summary: summary, action: action)
@@ -181,7 +185,6 @@ public final class DesktopSurface: NotificationSurface {
             let task = Task { [self] in
                 let result = await prompt.ask(question)
                 guard case .text(let text) = result else {
-                    let key = DesktopBook.Key(app: answer.app, identifier: answer.notification)
                     _ = await loop.perform { $0.reopen(key) }
                     configuration.observer?(.promptEnded(answer, result))
                     return
