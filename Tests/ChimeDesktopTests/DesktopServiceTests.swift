@@ -60,6 +60,34 @@ struct DesktopServiceTests {
         }
     }
 
+    @Test("an answer given on the desktop launches the app (background launch) with the server's activation token")
+    func activationTokenReachesTheLaunchedApp() async throws {
+        try await withTestDesktop(display: false) { desktop in
+            let server = try await desktop.startServer(broadcast: true)
+            let service = try await RunningService.start(configuration: configuration(desktop, mode: .on), logger: .silent)
+            let surface = try #require(service.desktop)
+            try await waitUntil("the desktop to find the server") { await surface.server != nil }
+            let app = "com.example.alarm"
+            let record = desktop.directory + "/launched.txt"
+            _ = try await service.engine.requestAuthorization(app: app, options: [.alert])
+            try await service.engine.setCategories([DesktopFixture.alarm], app: app)
+            _ = try await service.engine.setLaunchCommand(
+                try LaunchCommand(arguments: ["/bin/sh", "-c", "echo \"$CHIME_LAUNCH_REASON $XDG_ACTIVATION_TOKEN\" >> \(record)"]), app: app)
+            var content = NotificationContent(title: "Alarm")
+            content.categoryIdentifier = "alarm"
+            _ = try await service.engine.add([NotificationRequest(identifier: "wake", content: content)], app: app)
+            await service.engine.hub.settle()
+            let id = try await server.notify(number: 1).id
+            try await server.invoke(id, "snooze", token: "xdg-token-7")
+            try await waitUntil("the app to be launched") {
+                ((try? String(contentsOfFile: record, encoding: .utf8)) ?? "").contains("\n")
+            }
+            let first = try String(contentsOfFile: record, encoding: .utf8).split(separator: "\n").first.map(String.init)
+            #expect(first == "response xdg-token-7")
+            await service.stop()
+        }
+    }
+
     @Test("a text-input action without inline reply opens the web center's reply field with a one-time sign-in link")
     func replyInTheWebCenter() async throws {
         try await withTestDesktop { desktop in
