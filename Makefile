@@ -23,6 +23,7 @@ run: deps
 ## make test: build everything with warnings as errors and pass every test.
 test: test-deps
 	swift build --build-tests $(SWIFT_FLAGS)
+	scripts/desktop-test-env.sh >/dev/null
 	swift test --skip-build
 	scripts/check-examples.sh
 	scripts/readme-walkthrough.sh
@@ -43,11 +44,12 @@ fuzz:
 schemathesis: test-deps
 	scripts/schemathesis.sh
 
-## make screenshots: pictures of the web center (light/dark, wide/phone) in docs/images/.
+## make screenshots: pictures of the web center (light/dark, wide/phone) and of a desktop pop-up in docs/images/.
 screenshots: deps
 	@scripts/install-deps.sh screenshots
 	swift build $(SWIFT_FLAGS) --product chime
 	CHIME_BIN=.build/debug/chime PYTHONDONTWRITEBYTECODE=1 "$$(scripts/web-tests.sh --venv-only)" scripts/screenshots.py
+	CHIME_BIN=.build/debug/chime scripts/desktop-screenshot.sh
 
 examples: deps
 	swift build $(SWIFT_FLAGS) --product alarm --product drinking-reminder --product show-me --product organizer

@@ -9,6 +9,7 @@ let package = Package(
         .library(name: "ChimeTesting", targets: ["ChimeTesting"]),
         .library(name: "ChimeCore", targets: ["ChimeCore"]),
         .library(name: "ChimeServer", targets: ["ChimeServer"]),
+        .library(name: "ChimeDesktop", targets: ["ChimeDesktop"]),
         .executable(name: "chime", targets: ["chime"]),
         .executable(name: "alarm", targets: ["AlarmExample"]),
         .executable(name: "drinking-reminder", targets: ["DrinkingReminderExample"]),
@@ -38,18 +39,25 @@ let package = Package(
             pkgConfig: "libqrencode",
             providers: [.apt(["libqrencode-dev"])]
         ),
+        .systemLibrary(
+            name: "CSystemdBus",
+            pkgConfig: "libsystemd",
+            providers: [.apt(["libsystemd-dev"])]
+        ),
 
         // Values, validation, next-fire math, the engine, store/clock protocols, codecs. Foundation only.
         .target(name: "ChimeCore"),
         // The embedded SQLite store.
         .target(name: "ChimeSQLite", dependencies: ["ChimeCore", "CSQLite"]),
         // Apple's UserNotifications API, as thin adapters over ChimeCore.
-        .target(name: "Chime", dependencies: ["ChimeCore", "ChimeSQLite"]),
+        .target(name: "Chime", dependencies: ["ChimeCore", "ChimeSQLite", "ChimeDesktop"]),
+        // Desktop pop-ups: the freedesktop notification server on the session bus, through sd-bus.
+        .target(name: "ChimeDesktop", dependencies: ["ChimeCore", "CSystemdBus"]),
         // The deterministic simulator.
         .target(name: "ChimeTesting", dependencies: ["Chime", "ChimeCore"]),
 
         // The notification center as a service: HTTP API, APNs-compatible endpoint, events, web center.
-        .target(name: "ChimeServer", dependencies: ["ChimeCore", "ChimeSQLite", "CMicroHTTPD", "CQREncode"]),
+        .target(name: "ChimeServer", dependencies: ["ChimeCore", "ChimeSQLite", "ChimeDesktop", "CMicroHTTPD", "CQREncode"]),
         // The command-line tool and daemon.
         .target(name: "ChimeCLI", dependencies: ["ChimeServer", "ChimeCore", "ChimeSQLite", "Chime"], plugins: ["ChimeBuildInfo"]),
         // Stamps the CLI with the git commit it was built from (`chime --version`).
@@ -97,6 +105,11 @@ let package = Package(
         // Started by the service in ChimeServerTests' background-launch tests, as an app would be.
         .executableTarget(name: "ChimeLaunchedApp", dependencies: ["Chime"], path: "Tests/Support/LaunchedApp"),
         .testTarget(name: "ChimeServerTests", dependencies: ["ChimeServer", "ChimeCore", "ChimeSQLite", "Chime", "ChimeLaunchedApp"]),
+        // Against real notification servers the tests start: dbus-daemon, Xvfb, dunst, and a small
+        // inline-reply server of their own (Tests/ChimeDesktopTests/Servers).
+        .testTarget(name: "ChimeDesktopTests", dependencies: ["ChimeDesktop", "ChimeCore", "ChimeSQLite", "ChimeServer", "Chime",
+                                                             "DrinkingReminderExample"],
+                    exclude: ["Servers"]),
         .testTarget(name: "ChimeCLITests", dependencies: ["ChimeCLI", "ChimeServer", "ChimeCore", "ChimeSQLite", "chime"]),
     ]
 )

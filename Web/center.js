@@ -36,6 +36,7 @@
     everConnected: false,
     view: "list",
     focusHint: null,
+    requestedReply: null, // {app, identifier, action} from a sign-in link
   };
 
   const $ = (id) => document.getElementById(id);
@@ -231,6 +232,37 @@
     return match ? decodeURIComponent(match[1]) : null;
   }
 
+  /** The reply field a sign-in link opens (`&reply=APP/NOTIFICATION/ACTION`, each percent-encoded):
+   * the desktop's way to type a reply where its notification server has no reply field. */
+  function replyTarget() {
+    const match = /[#&]reply=([^&]*)/.exec(location.hash);
+    if (!match) return null;
+    const parts = match[1].split("/");
+    if (parts.length !== 3) return null;
+    try {
+      const [app, identifier, action] = parts.map(decodeURIComponent);
+      return { app, identifier, action };
+    } catch (e) {
+      return null;
+    }
+  }
+
+  /** Opens the reply field the sign-in link asked for, once the lists are loaded. */
+  function openRequestedReply() {
+    const target = state.requestedReply;
+    state.requestedReply = null;
+    if (!target) return;
+    const n = (state.delivered.get(target.app) || []).find((item) => item.identifier === target.identifier);
+    const action = n && (n.actions || []).find((a) => a.identifier === target.action && typeof a.textInputButtonTitle === "string");
+    if (!n || !action) {
+      toast(`That notification was already answered or removed`, "error");
+      return;
+    }
+    runAction(target.app, n, action, "list");
+    const input = byFocusKey(`l|${nkey(target.app, n)}|reply-input`);
+    if (input) input.scrollIntoView({ block: "center" });
+  }
+
   async function boot() {
     buildStaticParts();
     window.addEventListener("hashchange", () => { if (loginCode()) signInWithLink(); });
@@ -240,6 +272,7 @@
 
   async function signInWithLink() {
     const code = loginCode();
+    state.requestedReply = replyTarget();
     // The code works once: take it out of the address bar and history before using it.
     history.replaceState(null, "", location.pathname + location.search);
     setScreen(state.screen === "center" ? "center" : "loading");
@@ -336,6 +369,7 @@
     for (const [app, list] of state.delivered) for (const n of list) state.announced.add(nkey(app, n));
     state.loaded = true;
     render();
+    openRequestedReply();
     clearInterval(pollTimer);
     pollTimer = setInterval(poll, 60000);
   }

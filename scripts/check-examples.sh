@@ -14,7 +14,8 @@ run() {  # run NAME SCRIPT EXPECTED... : feeds SCRIPT's output to the example, c
   shift 2
   # The variables go to the example (not to the shell feeding it), so it keeps its state in this
   # run's own store and never touches the user's data directory.
-  bash -c "$script" | CHIME_STORE="$work/$name.sqlite" CHIME_BUNDLE_IDENTIFIER="com.example.$name" ORGANIZER_TASKS="$work/$name-tasks.json" \
+  # CHIME_DESKTOP=off: these runs check the terminal; a desktop session running the tests stays quiet.
+  bash -c "$script" | CHIME_STORE="$work/$name.sqlite" CHIME_BUNDLE_IDENTIFIER="com.example.$name" ORGANIZER_TASKS="$work/$name-tasks.json" CHIME_DESKTOP=off \
     timeout 60 "$bin/$name" --exit-after 40 >"$work/$name.out" 2>&1 || true
   for expected in "$@"; do
     if ! grep -qF -- "$expected" "$work/$name.out"; then

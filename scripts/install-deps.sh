@@ -3,7 +3,7 @@
 #   scripts/install-deps.sh           build and run: C libraries
 #   scripts/install-deps.sh test      also what the tests use (browser, Python tools)
 #   scripts/install-deps.sh bench     also what the benchmarks use
-#   scripts/install-deps.sh screenshots  what `make screenshots` uses (browser, a font)
+#   scripts/install-deps.sh screenshots  what `make screenshots` uses (browser, a font, a desktop pop-up under Xvfb)
 #   scripts/install-deps.sh fuzz      also what `make fuzz` uses (libFuzzer and ASan, from the toolchain)
 set -euo pipefail
 purpose="${1:-build}"
@@ -14,10 +14,13 @@ if ! command -v swift >/dev/null 2>&1; then
   exit 1
 fi
 
-packages=(libsqlite3-dev libmicrohttpd-dev libqrencode-dev pkg-config sqlite3)
+packages=(libsqlite3-dev libmicrohttpd-dev libsystemd-dev libqrencode-dev pkg-config sqlite3)
+# The desktop tests' session: a private bus, a display, dunst with dunstctl (dbus-send), a dialog for
+# replies (yad) driven by xdotool.
+desktop=(dbus-daemon dbus-bin xvfb dunst yad xdotool)
 case "$purpose" in
-  test) packages+=(openssl python3-venv chromium chromium-driver curl) ;;
-  screenshots) packages+=(python3-venv chromium chromium-driver fonts-inter) ;;
+  test) packages+=(openssl python3-venv chromium chromium-driver curl "${desktop[@]}") ;;
+  screenshots) packages+=(python3-venv chromium chromium-driver fonts-inter "${desktop[@]}" suckless-tools x11-xserver-utils imagemagick) ;;
   bench) packages+=(gcc wrk python3-venv) ;;
   fuzz)
     # libFuzzer and AddressSanitizer come with the Swift toolchain's clang runtime; nothing from Debian.

@@ -42,7 +42,8 @@ WRAPEOF
 chmod +x "$work/bin/chime"
 export PATH="$work/bin:$PATH"
 
-"$bin/chime" serve --listen 127.0.0.1:0 >"$work/serve.out" 2>&1 &
+# --desktop off: a desktop session running the tests stays quiet (`make run` itself pops up).
+"$bin/chime" serve --listen 127.0.0.1:0 --desktop off >"$work/serve.out" 2>&1 &
 server=$!
 for _ in $(seq 100); do [ -f "$XDG_DATA_HOME/chime/server.json" ] && break; sleep 0.1; done
 url=$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["url"])' "$XDG_DATA_HOME/chime/server.json")

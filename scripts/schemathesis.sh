@@ -46,7 +46,7 @@ trap 'exit 130' INT TERM
 
 # Port 0: the server picks a free port and writes its URL to DATA/server.json.
 # An empty PATH: launch commands the fuzzer sets (PATCH /v1/apps/{app}) name no program that exists.
-PATH=/nonexistent "$bin" serve --data "$data" --listen 127.0.0.1:0 --auto-allow >"$log" 2>&1 &
+PATH=/nonexistent "$bin" serve --data "$data" --listen 127.0.0.1:0 --auto-allow --desktop off >"$log" 2>&1 &
 pid=$!
 for _ in $(seq 1 300); do
   [ -s "$data/server.json" ] && [ -s "$data/owner-token" ] && break

@@ -13,22 +13,10 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 export PATH="$PATH:/opt/swift/usr/bin"
 
-venv="${WEB_TEST_VENV:-.build/venv-web}"
-requirements="Tests/web/requirements.txt"
-stamp="$venv/.requirements"
-if [ ! -x "$venv/bin/python" ] || ! cmp -s "$requirements" "$stamp"; then
-  echo "web-tests: setting up $venv" >&2
-  # Debian's Python (python3-venv): another python3 on PATH may lack the ssl module pip needs.
-  python=python3
-  [ -x /usr/bin/python3 ] && python=/usr/bin/python3
-  rm -rf "$venv"
-  "$python" -m venv "$venv"
-  "$venv/bin/python" -m pip install --quiet --disable-pip-version-check -r "$requirements" >&2
-  cp "$requirements" "$stamp"
-fi
+python="$(scripts/python-venv.sh "${WEB_TEST_VENV:-.build/venv-web}" Tests/web/requirements.txt)"
 if [ "${1:-}" = "--venv-only" ]; then
   # For scripts/screenshots.py: the Python that has Selenium.
-  echo "$venv/bin/python"
+  echo "$python"
   exit 0
 fi
 
@@ -60,4 +48,4 @@ export ALARM_BIN
 # Selenium must not look for a browser or driver of its own (no network here): both are given.
 export SE_OFFLINE=true
 export PYTHONDONTWRITEBYTECODE=1
-exec "$venv/bin/python" -m pytest -p no:cacheprovider Tests/web "$@"
+exec "$python" -m pytest -p no:cacheprovider Tests/web "$@"

@@ -276,7 +276,7 @@ class Server:
         info_path = os.path.join(self.dir, "server.json")
         if os.path.exists(info_path):
             os.unlink(info_path)  # left by a killed server
-        self.process = subprocess.Popen([chime, "serve", "--data", self.dir, "--listen", "127.0.0.1:0", "--auto-allow"],
+        self.process = subprocess.Popen([chime, "serve", "--data", self.dir, "--listen", "127.0.0.1:0", "--auto-allow", "--desktop", "off"],
                                         stdout=subprocess.DEVNULL, stderr=self.log, stdin=subprocess.DEVNULL)
         LIVE.append(self.process)
         deadline = time.monotonic() + 20

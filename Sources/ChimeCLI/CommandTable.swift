@@ -20,14 +20,15 @@ extension CLI {
         .flag("auto-allow", "answer every app's authorization request with yes"),
         .value("log-format", "text (default) or json"), .value("durability", "normal (default: survives a killed process) or full (survives power loss)"),
         .value("launch-timeout", "seconds a process started to hand an app its answers may run (default 30)"),
+        .value("desktop", "desktop pop-ups: auto (default: when the session bus has a notification server), on (fail at start without one) or off"),
         .value("config", "a TOML or JSON file with any of these settings (flags given here win): listen = \"0.0.0.0:7878\""),
     ]
 
     static let serve = Command(
         name: "serve", summary: "run the notification center as a service (HTTP API, APNs endpoint, events)",
-        usage: "chime serve [--config FILE] [--data DIR] [--listen HOST:PORT | --listen unix:/path] [--tls-cert FILE --tls-key FILE] [--auto-allow]",
+        usage: "chime serve [--config FILE] [--data DIR] [--listen HOST:PORT | --listen unix:/path] [--tls-cert FILE --tls-key FILE] [--auto-allow] [--desktop auto|on|off]",
         examples: ["chime serve", "chime serve --listen 127.0.0.1:8080 --auto-allow", "chime serve --listen unix:/run/chime.sock",
-                   "chime serve --log-format json --durability full", "chime serve --config /etc/chime/chime.toml"],
+                   "chime serve --log-format json --durability full", "chime serve --desktop off", "chime serve --config /etc/chime/chime.toml"],
         options: serveOptions,
         run: { given, _ in
             guard given.positionals.isEmpty else { throw UsageError("serve takes no arguments; got \(given.positionals.joined(separator: " "))") }
@@ -60,6 +61,11 @@ extension CLI {
             case "full": configuration.fullDurability = true
             case let other: throw UsageError("--durability is '\(other)'; accepted: normal, full")
             }
+            let desktop = arguments.value("desktop") ?? "auto"
+            guard let mode = ChimeService.DesktopMode(rawValue: desktop) else {
+                throw UsageError("--desktop is '\(desktop)'; accepted: auto, on, off")
+            }
+            configuration.desktop = mode
             try await ChimeService.run(configuration: configuration)
             return 0
         })

@@ -101,6 +101,8 @@ struct ArgumentParsingTests {
         #expect(output.text.contains("give one trigger"))
         #expect(await cli.main(["list", "--data", "/nonexistent-chime-dir"]) == 1)
         #expect(output.text.contains("no running Chime service found in /nonexistent-chime-dir"))
+        #expect(await cli.main(["serve", "--desktop", "maybe"]) == 2)
+        #expect(output.text.contains("--desktop is 'maybe'; accepted: auto, on, off"))
     }
 }
 

@@ -84,7 +84,7 @@ class Chime:
             env.pop("CHIME_WEB_DIR", None)
         log = open(self.log_path, "ab")
         self.process = subprocess.Popen(
-            [self.binary, "serve", "--data", self.data_dir, "--listen", f"127.0.0.1:{self.port}", *self.extra_args],
+            [self.binary, "serve", "--data", self.data_dir, "--listen", f"127.0.0.1:{self.port}", "--desktop", "off", *self.extra_args],
             stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=env)
         log.close()
         deadline = time.monotonic() + timeout

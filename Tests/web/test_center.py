@@ -288,6 +288,30 @@ def test_typed_comment_reaches_the_outbox(center):
         alarm.stop()
 
 
+def test_desktop_reply_link_opens_the_reply_field(driver, chime):
+    """A desktop pop-up's text-input action, on a notification server without inline reply, opens
+    the center with `#login=CODE&reply=APP/NOTIFICATION/ACTION` (Sources/ChimeServer/Web/WebCenterReplyPrompt.swift)."""
+    from conftest import Center, DESKTOP
+    page = Center(driver, chime)
+    page.viewport(*DESKTOP)
+    app = chime.register("com.example.alarm")
+    app.set_categories([ALARM_CATEGORY])
+    app.add("wake/up now", title="Alarm", body="Get up", categoryIdentifier="alarm.category")
+    url = chime.login_url() + "&reply=" + "/".join(q(part) for part in (app.bundle, "wake/up now", "comment"))
+    driver.get("about:blank")
+    driver.get(url)
+    page.wait_screen("center")
+    field = wait_for(lambda: page.in_card(app.bundle, "wake/up now", "input.reply-input"), 5, message="the reply field the link opens")
+    wait_for(lambda: driver.switch_to.active_element == field, 3, message="the reply field to have the focus")
+    assert "login=" not in driver.current_url and "reply=" not in driver.current_url
+    field.send_keys("on my way")
+    field.send_keys(Keys.ENTER)
+    wait_for(lambda: app.outbox(), 5, message="the typed reply in the outbox")
+    response = app.outbox()[0]
+    assert response["actionIdentifier"] == "comment" and response["userText"] == "on my way"
+    driver.get("about:blank")
+
+
 def test_dismiss_tells_the_app_only_with_custom_dismiss_action(center):
     chime = center.chime
     app = chime.register("com.example.dismiss")

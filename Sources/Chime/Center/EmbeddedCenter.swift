@@ -1,4 +1,5 @@
 import ChimeCore
+import ChimeDesktop
 import ChimeSQLite
 import Foundation
 
@@ -25,7 +26,26 @@ enum EmbeddedCenter {
         var configuration = NotificationEngine.Configuration()
         configuration.recordsEvents = false
         let engine = NotificationEngine(store: store, clock: SystemClock(), timeZone: .current, policy: policy, configuration: configuration)
+        showOnDesktop(engine: engine, app: app, environment: environment)
         return UNUserNotificationCenter(engine: engine, bundleIdentifier: app, timeZone: .current, driven: false, foreground: true)
+    }
+
+    /// The app's notifications also pop up on the desktop when the session bus has a notification
+    /// server (`CHIME_DESKTOP=off` turns that off). The answers given there reach the delegate like
+    /// any other. Asked in the background, so `current()` never waits for the bus.
+    static func showOnDesktop(engine: NotificationEngine, app: String, environment: [String: String]) {
+        switch environment["CHIME_DESKTOP"]?.lowercased() {
+        case nil, "", "auto", "on": break
+        case "off": return
+        case let other?:
+            FileHandle.standardError.write(Data("Chime: CHIME_DESKTOP is '\(other)'; accepted: auto, off. Using auto.\n".utf8))
+        }
+        guard let address = DesktopSurface.sessionBusAddress(environment: environment) else { return }
+        Task.detached {
+            guard case .success = await DesktopSurface.probe(address: address, timeout: .seconds(2)) else { return }
+            let surface = DesktopSurface(engine: engine, configuration: .init(address: address, closesPopUpsOnStop: false))
+            engine.attach(surface, app: app)
+        }
     }
 
     /// A center whose state lives in a `chime serve` service (`CHIME_SERVICE`), as the app

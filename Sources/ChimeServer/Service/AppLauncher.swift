@@ -1,4 +1,5 @@
 import ChimeCore
+import ChimeDesktop
 import Foundation
 import Synchronization
 #if canImport(Glibc)
@@ -174,7 +175,7 @@ public actor AppLauncher {
             Task { await self.exited(app, status: status, signalled: signalled) }
         }
         do {
-            try process.run()
+            try process.runWithDefaultSignalMask()  // a child of a concurrency thread would ignore SIGTERM
         } catch {
             api.revokeLaunchToken(token)
             try? output.fileHandleForWriting.close()

@@ -21,6 +21,17 @@ import Glibc
 /// - `owner-token`: the owner token (mode 0600), created at first start.
 /// - `server.json`: `{"url": …, "pid": …, "dataDirectory": …, "listen": …, "unixSocket": …}` while running.
 public enum ChimeService {
+    /// `--desktop`: whether notifications also pop up on the desktop (the freedesktop
+    /// notification server on the session bus).
+    public enum DesktopMode: String, Sendable, CaseIterable {
+        /// When the session bus has a notification server at start (the CLI's default).
+        case auto
+        /// Always; starting fails with an error when there is no notification server.
+        case on
+        /// Never.
+        case off
+    }
+
     /// The service's settings (the flags of `chime serve`).
     public struct Configuration: Sendable {
         /// `--data DIR`; default ``ChimeService/defaultDataDirectory()``.
@@ -47,11 +58,19 @@ public enum ChimeService {
         /// `--launch-timeout SECONDS`: how long a process started to hand an app its answers may
         /// run before it is stopped (background launch, ``AppLauncher``).
         public var launchTimeout: Duration = .seconds(30)
+        /// `--desktop auto|on|off`; `.off` unless set (`chime serve` defaults to `.auto`).
+        public var desktop: DesktopMode
+        /// The bus the desktop pop-ups use; `nil` for the session bus (`DBUS_SESSION_BUS_ADDRESS`).
+        public var desktopBusAddress: String?
+        /// What opens the web center's reply field for a desktop text-input action (`xdg-open`,
+        /// `$BROWSER`); `nil` finds one when a desktop session is there.
+        public var browser: String?
 
         public init(dataDirectory: String = ChimeService.defaultDataDirectory(), listen: ListenAddress = .default,
                     tlsCertificatePath: String? = nil, tlsKeyPath: String? = nil, autoAllow: Bool = false,
                     logFormat: ServerLogger.Format = .text, connectionLimit: Int = 1024, connectionTimeout: Int = 60,
-                    heartbeatInterval: Duration = .seconds(15), printsBanner: Bool = true, fullDurability: Bool = false) {
+                    heartbeatInterval: Duration = .seconds(15), printsBanner: Bool = true, fullDurability: Bool = false,
+                    desktop: DesktopMode = .off, desktopBusAddress: String? = nil, browser: String? = nil) {
             self.dataDirectory = dataDirectory
             self.listen = listen
             self.tlsCertificatePath = tlsCertificatePath
@@ -63,6 +82,9 @@ public enum ChimeService {
             self.heartbeatInterval = heartbeatInterval
             self.printsBanner = printsBanner
             self.fullDurability = fullDurability
+            self.desktop = desktop
+            self.desktopBusAddress = desktopBusAddress
+            self.browser = browser
         }
     }
 

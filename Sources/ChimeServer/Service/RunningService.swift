@@ -1,4 +1,5 @@
 import ChimeCore
+import ChimeDesktop
 import ChimeSQLite
 import Foundation
 #if canImport(Glibc)
@@ -24,6 +25,11 @@ public final class RunningService: Sendable {
     public let engine: NotificationEngine
     public let server: HTTPServer
     public let metrics: Metrics
+    /// The desktop pop-ups (`--desktop`), when on.
+    public let desktop: DesktopSurface?
+    /// The activation tokens of desktop answers, for the apps they launch.
+    public let activationTokens: ActivationTokens
+    private let desktopAttachment: NotificationHub.Attachment?
     let logger: ServerLogger
     let store: StoreHandle
     let api: ChimeAPI
@@ -32,7 +38,8 @@ public final class RunningService: Sendable {
     private let stopped = OnceFlag()
 
     private init(configuration: ChimeService.Configuration, url: String, port: UInt16, ownerToken: String, engine: NotificationEngine,
-                 server: HTTPServer, metrics: Metrics, logger: ServerLogger, store: StoreHandle, api: ChimeAPI, launcher: AppLauncher) {
+                 server: HTTPServer, metrics: Metrics, logger: ServerLogger, store: StoreHandle, api: ChimeAPI, launcher: AppLauncher,
+                 desktop: (DesktopSurface, NotificationHub.Attachment)?, activationTokens: ActivationTokens) {
         self.configuration = configuration
         self.url = url
         self.port = port
@@ -44,6 +51,9 @@ public final class RunningService: Sendable {
         self.store = store
         self.api = api
         self.launcher = launcher
+        self.desktop = desktop?.0
+        self.desktopAttachment = desktop?.1
+        self.activationTokens = activationTokens
     }
 
     /// Opens the data directory and starts everything.
@@ -59,6 +69,7 @@ public final class RunningService: Sendable {
         default:
             throw ServerError(.invalidConfiguration, "give both --tls-cert and --tls-key (PEM files), or neither")
         }
+        let desktopWanted = try await checkDesktop(configuration, logger: logger)
 
         let store = try SQLiteStore(path: directory + "/chime.sqlite", durability: configuration.fullDurability ? .full : .normal)
         let engine = NotificationEngine(store: store, clock: SystemClock(),
@@ -79,15 +90,20 @@ public final class RunningService: Sendable {
             store.close()
             throw error
         }
+        let activationTokens = ActivationTokens()
         let launcher = AppLauncher(engine: engine, api: api, serviceURL: configuration.listen.isUnix ? nil : server.url,
-                                   timeout: configuration.launchTimeout, logger: logger)
+                                   timeout: configuration.launchTimeout, logger: logger) { app in
+            activationTokens.takeNewest(app: app).map { ["XDG_ACTIVATION_TOKEN": $0] } ?? [:]
+        }
+        let desktop = desktopWanted
+            ? startDesktop(configuration, engine: engine, api: api, url: server.url, tokens: activationTokens, logger: logger) : nil
         let service = RunningService(configuration: configuration, url: server.url, port: server.port, ownerToken: ownerToken,
                                      engine: engine, server: server, metrics: metrics, logger: logger, store: StoreHandle(store), api: api,
-                                     launcher: launcher)
+                                     launcher: launcher, desktop: desktop, activationTokens: activationTokens)
         try service.writeServerInfo()
         await launcher.start()
         logger.info("serving", ["url": service.url, "data": directory, "listen": configuration.listen.description,
-                                "authorization": configuration.autoAllow ? "auto-allow" : "ask"])
+                                "authorization": configuration.autoAllow ? "auto-allow" : "ask", "desktop": desktop == nil ? "off" : "on"])
         return service
     }
 
@@ -97,6 +113,9 @@ public final class RunningService: Sendable {
         guard stopped.claim() else { return }
         await launcher.stop()
         await server.stop()
+        // Answers already given on the desktop reach the engine before it shuts down.
+        desktopAttachment?.detach()
+        await desktop?.stop()
         await engine.shutdown()
         store.close()
         unlink(ChimeService.serverInfoPath(dataDirectory: configuration.dataDirectory))
@@ -113,6 +132,8 @@ public final class RunningService: Sendable {
             "Owner token:    \(ChimeService.ownerTokenPath(dataDirectory: dir))",
             "Authorization:  " + (configuration.autoAllow ? "granted automatically (--auto-allow)" : "asks the user (chime apps allow|deny BUNDLE)"),
             "Web center:     " + (configuration.listen.isUnix ? "needs a TCP listener (--listen HOST:PORT)" : "\(url)/ (sign in with `\(chime) open\(dataFlag)`)"),
+            "Desktop:        " + (desktop == nil ? "off" + (configuration.desktop == .off ? " (--desktop off)" : " (no notification server on the session bus)")
+                : "pop-ups on the session bus's notification server"),
         ]
         if case .tcp("0.0.0.0", _) = configuration.listen {
             for address in NetworkAddresses.lan() {

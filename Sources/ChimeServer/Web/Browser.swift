@@ -1,9 +1,11 @@
+import ChimeDesktop
 import Foundation
 
-/// Starts the desktop's browser for `chime open`, where there is a desktop.
-enum Browser {
+/// Starts the desktop's browser where there is a desktop: for `chime open`, and for the web
+/// center's reply field when a desktop pop-up's text-input action is chosen.
+package enum Browser {
     /// The opener to use (`xdg-open`, or `$BROWSER`), when a desktop session is present.
-    static func opener(environment: [String: String] = ProcessInfo.processInfo.environment) -> String? {
+    package static func opener(environment: [String: String] = ProcessInfo.processInfo.environment) -> String? {
         let hasDesktop = !(environment["DISPLAY"] ?? "").isEmpty || !(environment["WAYLAND_DISPLAY"] ?? "").isEmpty
         if let browser = environment["BROWSER"], !browser.isEmpty, hasDesktop { return browser }
         guard hasDesktop else { return nil }
@@ -15,26 +17,13 @@ enum Browser {
     }
 
     /// Starts `opener url` without waiting for it; false when it could not start.
-    static func launch(_ opener: String, url: String) -> Bool {
+    package static func launch(_ opener: String, url: String) -> Bool {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         process.arguments = [opener, url]
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle.nullDevice
-        do { try process.run() } catch { return false }
+        do { try process.runWithDefaultSignalMask() } catch { return false }
         return true
-    }
-}
-
-/// What the terminal the CLI writes to can show.
-enum Terminal {
-    /// Whether standard output is a terminal that draws Unicode half blocks (a QR code): a TTY,
-    /// not `TERM=dumb`, in a UTF-8 locale.
-    static var canDrawQRCodes: Bool {
-        guard isatty(STDOUT_FILENO) == 1 else { return false }
-        let environment = ProcessInfo.processInfo.environment
-        if environment["TERM"] == nil || environment["TERM"] == "dumb" { return false }
-        let locale = environment["LC_ALL"] ?? environment["LC_CTYPE"] ?? environment["LANG"] ?? ""
-        return locale.uppercased().contains("UTF-8") || locale.uppercased().contains("UTF8")
     }
 }

@@ -1,0 +1,159 @@
+import ChimeCore
+import Foundation
+
+/// How an app appears on the desktop: its name and icon, when it has them.
+///
+/// ```swift
+/// DesktopApp(displayName: "Alarm", icon: "alarm-clock", desktopEntry: "com.example.alarm")
+/// ```
+public struct DesktopApp: Sendable, Hashable {
+    /// The name shown with its notifications (the notification's `app_name`).
+    public var displayName: String
+    /// A themed icon name or an absolute path (`app_icon`), or `nil` for none.
+    public var icon: String?
+    /// The app's desktop entry without `.desktop` (the `desktop-entry` hint), when it has one.
+    public var desktopEntry: String?
+
+    public init(displayName: String, icon: String? = nil, desktopEntry: String? = nil) {
+        self.displayName = displayName
+        self.icon = icon
+        self.desktopEntry = desktopEntry
+    }
+}
+
+/// A delivery as a pop-up: the `Notify` call, and what each action key means when the server
+/// reports it back.
+struct DesktopPopUp: Sendable, Hashable {
+    var request: NotifyRequest
+    /// Action keys sent → the category's action (the `default` key is the body click and is not here).
+    var actions: [String: NotificationAction]
+    /// The text-input action offered as KDE's inline reply (`inline-reply`), if any.
+    var inlineReply: NotificationAction?
+    /// Text-input actions left out because the user would have no way to type (no inline reply
+    /// and no reply prompt).
+    var leftOut: [NotificationAction]
+}
+
+/// The mapping rules from a delivery to a freedesktop notification. Pure: the same delivery,
+/// server and app always give the same call.
+enum DesktopMapping {
+    static let defaultKey = "default"
+    static let inlineReplyKey = "inline-reply"
+
+    /// - Parameters:
+    ///   - canPrompt: whether a text-input action can be answered without inline reply (a reply
+    ///     prompt is there); without it such actions are left out rather than answered empty.
+    static func popUp(for delivery: Delivery, app: DesktopApp, server: ServerProfile, replacesID: UInt32,
+                      canPrompt: Bool) -> DesktopPopUp {
+        let content = delivery.notification.request.content
+        let category = delivery.category
+        let hidden = delivery.settings.showPreviewsSetting == .never
+        let options = category?.options ?? []
+
+        // Texts: title and subtitle make the summary; the body is escaped where the server reads markup.
+        let title = hidden && !options.contains(.hiddenPreviewsShowTitle) ? "" : content.title
+        let subtitle = hidden && !options.contains(.hiddenPreviewsShowSubtitle) ? "" : content.subtitle
+        var summary = [title, subtitle].filter { !$0.isEmpty }.joined(separator: " — ")
+        if summary.isEmpty { summary = app.displayName }
+        var body = hidden ? hiddenPlaceholder(category?.hiddenPreviewsBodyPlaceholder ?? "") : content.body
+        if server.has("body-markup") { body = escapeMarkup(body) }
+
+        // Actions: the body click first, then the category's actions in order.
+        var actions: [String] = []
+        var keys: [String: NotificationAction] = [:]
+        var inline: NotificationAction?
+        var leftOut: [NotificationAction] = []
+        if server.has("actions") {
+            actions += [defaultKey, "Open"]
+            for (index, action) in (category?.actions ?? []).enumerated() {
+                if action.textInput != nil {
+                    if inline == nil && server.has("inline-reply") {
+                        inline = action
+                        actions += [inlineReplyKey, action.title]
+                        continue
+                    }
+                    if !canPrompt {
+                        leftOut.append(action)
+                        continue
+                    }
+                }
+                var key = action.identifier
+                if key.isEmpty || key == defaultKey || key == inlineReplyKey || keys[key] != nil { key = "chime-action-\(index)" }
+                keys[key] = action
+                actions += [key, label(for: action)]
+            }
+        }
+
+        var hints: [String: HintValue] = ["urgency": .byte(urgency(content.interruptionLevel, presentation: delivery.presentation))]
+        if delivery.presentation.contains(.sound), let sound = content.sound {
+            if let name = sound.name, name.hasPrefix("/") {
+                hints["sound-file"] = .string(name)
+            } else {
+                hints["sound-name"] = .string(sound.name.map(soundName) ?? "message-new-instant")
+            }
+        } else {
+            hints["suppress-sound"] = .bool(true)
+        }
+        if let inline, let input = inline.textInput {
+            if !input.placeholder.isEmpty { hints["x-kde-reply-placeholder-text"] = .string(input.placeholder) }
+            if !input.buttonTitle.isEmpty { hints["x-kde-reply-submit-button-text"] = .string(input.buttonTitle) }
+        }
+        if let entry = app.desktopEntry { hints["desktop-entry"] = .string(entry) }
+        if !hidden, let image = content.attachments.first(where: isImage), image.url.isFileURL {
+            hints["image-path"] = .string(image.url.absoluteString)
+        }
+
+        let request = NotifyRequest(appName: app.displayName, replacesID: replacesID, appIcon: app.icon ?? "", summary: summary,
+                                    body: body, actions: actions, hints: hints, expireTimeout: -1)
+        return DesktopPopUp(request: request, actions: keys, inlineReply: inline, leftOut: leftOut)
+    }
+
+    /// passive 0 (low), active 1 (normal), time-sensitive and critical 2 (critical). A notification
+    /// presented without a banner (to the list only) is low: servers then keep it out of the way.
+    static func urgency(_ level: UNNotificationInterruptionLevel, presentation: UNNotificationPresentationOptions) -> UInt8 {
+        guard presentation.contains(.banner) else { return 0 }
+        switch level {
+        case .passive: return 0
+        case .active: return 1
+        case .timeSensitive, .critical: return 2
+        }
+    }
+
+    /// A destructive action is marked in its label, the one part of an action every server shows.
+    static func label(for action: NotificationAction) -> String {
+        action.options.contains(.destructive) ? "⚠ " + action.title : action.title
+    }
+
+    /// `<`, `>` and `&` as entities, so app text is never read as markup.
+    static func escapeMarkup(_ text: String) -> String {
+        var out = ""
+        out.reserveCapacity(text.utf8.count)
+        for character in text {
+            switch character {
+            case "<": out += "&lt;"
+            case ">": out += "&gt;"
+            case "&": out += "&amp;"
+            default: out.append(character)
+            }
+        }
+        return out
+    }
+
+    /// The category's placeholder for a hidden preview (`%u` is the count, here one), or Apple's
+    /// generic "Notification".
+    static func hiddenPlaceholder(_ format: String) -> String {
+        guard !format.isEmpty else { return "Notification" }
+        return format.replacingOccurrences(of: "%u", with: "1").replacingOccurrences(of: "%@", with: "")
+    }
+
+    /// A named sound file (`bell.caf`) as a sound-theme name (`bell`).
+    static func soundName(_ file: String) -> String {
+        let base = (file as NSString).deletingPathExtension
+        return base.isEmpty ? file : base
+    }
+
+    static func isImage(_ attachment: NotificationAttachment) -> Bool {
+        ["public.png", "public.jpeg", "com.compuserve.gif", "public.heic", "org.webmproject.webp", "public.image"].contains(attachment.type)
+            || ["png", "jpg", "jpeg", "gif", "webp", "svg"].contains(attachment.url.pathExtension.lowercased())
+    }
+}
