@@ -77,6 +77,7 @@
     bell: ["M12 3.5a5.5 5.5 0 0 0-5.5 5.5v3.8L4.8 15.6c-.3.5 0 1.1.6 1.1h13.2c.6 0 .9-.6.6-1.1l-1.7-2.8V9A5.5 5.5 0 0 0 12 3.5z", "M9.8 19.2a2.3 2.3 0 0 0 4.4 0"],
     x: ["M7 7l10 10", "M17 7L7 17"],
     soundOn: ["M4 9.5h3.5L12 5.5v13l-4.5-4H4z", "M15.5 9a4 4 0 0 1 0 6", "M18 6.5a7.5 7.5 0 0 1 0 11"],
+    device: ["M8 3.5h8a1.5 1.5 0 0 1 1.5 1.5v14a1.5 1.5 0 0 1-1.5 1.5H8A1.5 1.5 0 0 1 6.5 19V5A1.5 1.5 0 0 1 8 3.5z", "M11 17.5h2"],
     soundOff: ["M4 9.5h3.5L12 5.5v13l-4.5-4H4z", "M16 9.5l5 5", "M21 9.5l-5 5"],
     clock: ["M12 3.5a8.5 8.5 0 1 1 0 17a8.5 8.5 0 1 1 0-17", "M12 7.5V12l3 2"],
     alert: ["M12 4L2.8 19.5h18.4z", "M12 10v4.2", "M12 17v.2"],
@@ -326,6 +327,37 @@
   function sessionEnded(message) {
     if (state.screen !== "center") return;
     showSignIn(message);
+  }
+
+  /** A one-time link for another device (a phone) to the address this page is open at, with its QR code. */
+  let deviceTimer = null;
+  async function signInAnotherDevice() {
+    const dialog = $("device");
+    if (dialog.open) return;
+    let link;
+    try {
+      link = await api("POST", "/v1/session/links", { base: location.origin });
+    } catch (e) {
+      if (e.status !== 401) toast(`Could not make a sign-in link: ${e.message}`, "error");
+      return;
+    }
+    $("device-qr").src = `data:image/svg+xml;charset=utf-8,${encodeURIComponent(link.qrSVG)}`;
+    $("device-qr").alt = `QR code of the sign-in link ${link.url}`;
+    const anchor = $("device-link");
+    anchor.textContent = link.url;
+    anchor.href = link.url;
+    const expires = Date.parse(link.expires);
+    const tick = () => {
+      const left = Math.max(0, Math.round((expires - Date.now()) / 1000));
+      $("device-expiry").textContent = left > 0 ? `Valid for ${Math.floor(left / 60)}:${String(left % 60).padStart(2, "0")} more` : "This link has expired; close and try again.";
+      if (left === 0) { clearInterval(deviceTimer); $("device-qr").src = ""; }
+    };
+    tick();
+    clearInterval(deviceTimer);
+    deviceTimer = setInterval(tick, 1000);
+    dialog.addEventListener("close", () => { clearInterval(deviceTimer); $("device-qr").src = ""; }, { once: true });
+    dialog.showModal();
+    $("device-close").focus();
   }
 
   async function signOut() {
@@ -1242,7 +1274,7 @@
     const prompts = records.filter((r) => r.promptPending).length;
     $("apps-count").textContent = records.length ? String(records.length) : "";
     const tab = $("tab-apps");
-    tab.replaceChildren("Apps", prompts ? h("span", { class: "tab-dot", "aria-label": `${prompts} waiting for an answer`, text: String(prompts) }) : null);
+    tab.replaceChildren(...["Apps", prompts ? h("span", { class: "tab-dot", "aria-label": `${prompts} waiting for an answer`, text: String(prompts) }) : null].filter(Boolean));
   }
 
   function appOpen(record, count) {
@@ -1554,6 +1586,11 @@
     signOutButton.setAttribute("aria-label", "Sign out");
     signOutButton.title = "Sign out of this browser";
     signOutButton.addEventListener("click", signOut);
+    const deviceButton = $("another-device");
+    deviceButton.append(icon("device"), h("span", { class: "button-label", text: "Another device" }));
+    deviceButton.setAttribute("aria-label", "Sign in another device");
+    deviceButton.title = "Sign in another device (a QR code for a phone)";
+    deviceButton.addEventListener("click", signInAnotherDevice);
     $("sound-toggle").addEventListener("click", toggleSound);
     $("clear-all").addEventListener("click", clearAll);
     $("center-title").tabIndex = -1;

@@ -132,6 +132,40 @@ struct WebCenterAPITests {
         }
     }
 
+    @Test("behind a TLS proxy (X-Forwarded-Proto: https) the cookie is Secure; plain HTTP alone it is not")
+    func secureBehindProxy() async throws {
+        try await ServiceHarness.with { harness in
+            for (headers, secure) in [([("X-Forwarded-Proto", "https")], true), ([], false)] as [([(String, String)], Bool)] {
+                guard case .string(let code)? = try await harness.owner.post("/v1/session/links").json?["code"] else {
+                    Issue.record("no code")
+                    return
+                }
+                let session = try await harness.client(token: nil).post("/v1/session", json: #"{"code": "\#(code)"}"#, headers: headers)
+                #expect(session.status == 201)
+                #expect((session.headers["set-cookie"] ?? "").contains("Secure") == secure, "\(headers)")
+            }
+        }
+    }
+
+    @Test("a link for another device: with the base it is for, the whole link and its QR code; a bad base is refused")
+    func linkForAnotherDevice() async throws {
+        try await ServiceHarness.with { harness in
+            let link = try await harness.owner.post("/v1/session/links", json: #"{"base": "https://chime.example.org/"}"#)
+            #expect(link.status == 201)
+            guard case .string(let url)? = link.json?["url"], case .string(let code)? = link.json?["code"],
+                  case .string(let svg)? = link.json?["qrSVG"] else {
+                Issue.record("no link: \(link.text)")
+                return
+            }
+            #expect(url == "https://chime.example.org/#login=\(code)")
+            #expect(svg.hasPrefix("<svg"))
+            for base in ["javascript:alert(1)", "chime.example.org", "https://x.org/?a=1"] {
+                let refused = try await harness.owner.post("/v1/session/links", json: #"{"base": "\#(base)"}"#)
+                #expect(refused.status == 400 && refused.json?["error"]?["field"] == "base", "\(base)")
+            }
+        }
+    }
+
     @Test("a session survives a restart of the service")
     func sessionSurvivesRestart() async throws {
         let directory = ServiceHarness.temporaryDirectory()

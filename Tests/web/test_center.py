@@ -636,7 +636,8 @@ def test_hostile_text_stays_text(center):
         for (const el of document.querySelectorAll('*')) {
           for (const attr of el.attributes) if (attr.name.startsWith('on')) bad.push(el.tagName + ' ' + attr.name);
           if (['IMG', 'IFRAME', 'OBJECT', 'EMBED', 'VIDEO', 'SOURCE', 'MARQUEE', 'MATH', 'BASE', 'META', 'STYLE', 'B', 'TABLE', 'TEXTAREA'].includes(el.tagName)
-              && !(el.tagName === 'META' && el.parentElement === document.head)) bad.push(el.tagName);
+              && !(el.tagName === 'META' && el.parentElement === document.head)
+              && !(el.tagName === 'IMG' && el.id === 'device-qr')) bad.push(el.tagName);  // the page's own QR code
           if (el.tagName === 'A' && el.getAttribute('href') && el.getAttribute('href').startsWith('javascript')) bad.push('A');
           if (el.tagName === 'SCRIPT' && !['/format.js', '/center.js'].includes(el.getAttribute('src'))) bad.push('SCRIPT');
           if (el.tagName === 'FORM' && !el.classList.contains('reply') && !el.classList.contains('confirm-form')) bad.push('FORM');
@@ -849,3 +850,58 @@ def test_the_apps_panel_shows_the_launch_command(center):
     center.wait_screen("center")
     line = wait_for(lambda: center.in_app_card(app.bundle, ".launch-command"), 5, message="the launch command")
     assert line.text == "/opt/organizer/bin/organizer --tasks '/srv/my tasks.json'"
+
+
+def test_phone_layout_at_390_pixels(center):
+    """At phone width: the Apps tab says Apps (not "Appsnull"), the title, count and Clear all keep to
+    one line each, and a banner slides in below the top bar instead of over it."""
+    chime = center.chime
+    app = chime.register("com.example.drinking-reminder")
+    app.set_categories([{"identifier": "drink", "actions": [
+        {"identifier": "done", "title": "Done"}, {"identifier": "notThirsty", "title": "Not thirsty"}]}])
+    for index in range(12):
+        app.add(f"d{index}", title="Stay hydrated", body="It's time for a glass of water", categoryIdentifier="drink")
+    center.wait_note(app.bundle, "d11")
+    try:
+        center.viewport(390, 844, mobile=True)
+        time.sleep(0.3)
+        assert center.driver.find_element("id", "tab-apps").text.strip() == "Apps"
+
+        def lines(selector):
+            # The distinct tops of the text's line boxes.
+            return center.js("""const range = document.createRange();
+                                range.selectNodeContents(document.querySelector(arguments[0]));
+                                return new Set([...range.getClientRects()].map((r) => Math.round(r.top))).size""", selector)
+        for selector in ("#center-title", "#center-count", "#clear-all"):
+            assert lines(selector) == 1, f"{selector} wraps at 390 px"
+        title = center.driver.find_element("id", "center-title")
+        assert title.rect["y"] == center.driver.find_element("id", "clear-all").rect["y"] or \
+            abs(title.rect["y"] - center.driver.find_element("id", "clear-all").rect["y"]) < 12, "title and Clear all on one row"
+
+        app.add("fresh", title="A new one", body="arrives as a banner", categoryIdentifier="drink")
+        banner = center.wait_banner(app.bundle, "fresh", timeout=8)
+        topbar = center.driver.find_element("css selector", ".topbar")
+        assert banner.rect["y"] >= topbar.rect["y"] + topbar.rect["height"] - 1, "the banner lies over the top bar"
+        assert center.js("return document.documentElement.scrollWidth") <= 390
+    finally:
+        center.viewport(1280, 900)
+
+
+def test_sign_in_another_device_with_a_qr_code(center):
+    """The top bar's "Another device" shows a one-time link to the address the page is open at, as a
+    QR code a phone scans; the link signs in once."""
+    center.press(lambda: center.driver.find_element("id", "another-device"))
+    wait_for(lambda: center.js("return document.getElementById('device').open"), 5, message="the dialog")
+    link = wait_for(lambda: center.driver.find_element("id", "device-link").text or None, 5, message="the link")
+    origin = center.js("return location.origin")
+    assert link.startswith(origin + "/#login="), link
+    source = center.js("return document.getElementById('device-qr').src")
+    assert source.startswith("data:image/svg+xml"), source[:60]
+    assert center.js("return document.getElementById('device-qr').naturalWidth") > 0, "the QR code draws"
+    assert "Valid for" in center.driver.find_element("id", "device-expiry").text
+    code = link.split("#login=")[1]
+    first = center.chime.request("POST", "/v1/session", {"code": code})
+    assert first.status == 201, first
+    assert center.chime.request("POST", "/v1/session", {"code": code}).status == 401, "it signs in once"
+    center.press(lambda: center.driver.find_element("id", "device-close"))
+    wait_for(lambda: not center.js("return document.getElementById('device').open"), 5, message="the dialog to close")

@@ -187,9 +187,28 @@ public final class ChimeAPI: HTTPHandler {
         case .updateSettings:
             return json(try await updateSettings(request, app: app).json, route: route)
         case .createLoginLink:
+            // Optionally the base URL the link is for (the web center signing in another device
+            // sends the address it is open at): then the link and its QR code come back too.
+            var base: String?
+            if let body = try jsonBody(request, optional: true) {
+                base = try Fields(body, accepted: ["base"]).string("base")
+                if let text = base {
+                    guard let url = URL(string: text), url.scheme == "http" || url.scheme == "https", url.host != nil,
+                          url.query == nil, url.fragment == nil, text.utf8.count <= 512 else {
+                        throw APIError.badRequest("invalidValue", "base is '\(text.prefix(80))'; give the http(s) address the center is open at, such as https://chime.example.org",
+                                                  field: "base")
+                    }
+                }
+            }
             let (code, expires) = sessions.makeCode()
-            return json(["code": .string(code), "path": .string("/#login=\(code)"), "expires": JSONMapping.json(expires)],
-                        status: 201, route: route)
+            var answer: JSONObject = ["code": .string(code), "path": .string("/#login=\(code)"), "expires": JSONMapping.json(expires)]
+            if var base {
+                while base.hasSuffix("/") { base.removeLast() }
+                let link = base + "/#login=\(code)"
+                answer["url"] = .string(link)
+                answer["qrSVG"] = .string(try QRCode(link).svg())
+            }
+            return json(.object(answer), status: 201, route: route)
         case .getCategories:
             return json(.array(try await engine.categories(app: app).map(\.json)), route: route)
         case .putCategories:

@@ -1938,6 +1938,12 @@ enum OpenAPIDocument {
               }
             }
           },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
+          },
           "401": {
             "$ref": "#/components/responses/Unauthorized"
           },
@@ -1946,6 +1952,26 @@ enum OpenAPIDocument {
           },
           "503": {
             "$ref": "#/components/responses/Unavailable"
+          }
+        },
+        "description": "With a body {\"base\": \"https://chime.example.org\"} (the address the center is open at, as the web center's \"Sign in another device\" sends it) the answer also has the whole link and its QR code as SVG.",
+        "requestBody": {
+          "required": false,
+          "content": {
+            "application/json": {
+              "schema": {
+                "type": "object",
+                "additionalProperties": false,
+                "properties": {
+                  "base": {
+                    "type": "string",
+                    "format": "uri",
+                    "maxLength": 512,
+                    "description": "http(s) base URL, without query or fragment."
+                  }
+                }
+              }
+            }
           }
         }
       }
@@ -3486,6 +3512,14 @@ enum OpenAPIDocument {
           "expires": {
             "type": "string",
             "format": "date-time"
+          },
+          "url": {
+            "type": "string",
+            "description": "With base: the whole link."
+          },
+          "qrSVG": {
+            "type": "string",
+            "description": "With base: the link as a QR code, an SVG image."
           }
         }
       },

@@ -38,8 +38,15 @@ extension ChimeAPI {
         let (secret, expires) = try await sessions.startSession()
         var response = json(["csrfToken": .string(WebSessions.csrfToken(forSession: secret)), "expires": JSONMapping.json(expires)],
                             status: 201, route: route)
-        response.headers += [("Set-Cookie", WebSessions.setCookie(secret, secure: secureCookies)), ("Cache-Control", "no-store")]
+        response.headers += [("Set-Cookie", WebSessions.setCookie(secret, secure: secureCookie(for: request))), ("Cache-Control", "no-store")]
         return response
+    }
+
+    /// Whether the session cookie gets `Secure`: when this server speaks HTTPS, or when a reverse
+    /// proxy in front of it does (`X-Forwarded-Proto: https`; a client that only claims so gets a
+    /// cookie its browser keeps to HTTPS, which takes nothing from anyone).
+    func secureCookie(for request: HTTPRequest) -> Bool {
+        secureCookies || request.header("x-forwarded-proto")?.split(separator: ",").first?.trimmingCharacters(in: .whitespaces).lowercased() == "https"
     }
 
     /// `GET /v1/session`: whether the browser is signed in, and its CSRF token.
@@ -59,7 +66,7 @@ extension ChimeAPI {
         }
         try await checkSession(secret, request: request)
         try await sessions.endSession(secret)
-        return HTTPResponse(status: 204, headers: [("Set-Cookie", WebSessions.setCookie(nil, secure: secureCookies))], route: route.template)
+        return HTTPResponse(status: 204, headers: [("Set-Cookie", WebSessions.setCookie(nil, secure: secureCookie(for: request)))], route: route.template)
     }
 
     /// Checks a request authenticated by the session cookie: a live session, and for a state

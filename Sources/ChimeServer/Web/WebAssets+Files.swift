@@ -931,8 +931,12 @@ code {
   body[data-view="list"] .apps { display: none; }
   body[data-view="apps"] .center { display: none; }
   .apps { position: static; max-height: none; overflow: visible; margin: 0; padding: 0; }
-  .section-head h1 { font-size: 20px; }
-  .banners { top: 8px; right: 8px; left: 8px; width: auto; }
+  /* One line each at phone width: the title, its count and "Clear all". */
+  .section-head { gap: 8px; }
+  .section-head h1 { font-size: 19px; white-space: nowrap; overflow: hidden; text-overflow: ellipsis; min-width: 0; }
+  .section-head .count, .section-head .text-button { white-space: nowrap; flex: none; }
+  /* Banners slide in below the top bar, never over it. */
+  .banners { top: 62px; right: 8px; left: 8px; width: auto; }
   .note { padding: 10px 12px 11px; }
   .note.level-timeSensitive, .note.level-critical { padding-left: 16px; }
   .group-thread { max-width: 140px; }
@@ -963,6 +967,13 @@ code {
 .launch-line { flex-wrap: wrap; }
 .launch-command { font-family: ui-monospace, "SFMono-Regular", Menlo, monospace; font-size: 12px; padding: 2px 6px;
   border-radius: 6px; background: var(--surface-2, rgba(127, 127, 127, 0.12)); color: var(--text-1, inherit); overflow-wrap: anywhere; }
+
+/* Signing in another device: the link as a QR code. */
+.device .device-code { display: grid; place-items: center; margin-top: 16px; }
+.device .device-code img { width: 220px; height: 220px; border-radius: 12px; background: #fff; padding: 6px; }
+.device .device-link { margin-top: 12px; font-size: 12.5px; text-align: center; overflow-wrap: anywhere; }
+.device .device-link a { color: var(--accent, inherit); }
+.device .device-expiry { margin-top: 4px; text-align: center; font-size: 12.5px; color: var(--text-3); }
 """####,
         "center.js": ####"""
 "use strict";
@@ -1044,6 +1055,7 @@ code {
     bell: ["M12 3.5a5.5 5.5 0 0 0-5.5 5.5v3.8L4.8 15.6c-.3.5 0 1.1.6 1.1h13.2c.6 0 .9-.6.6-1.1l-1.7-2.8V9A5.5 5.5 0 0 0 12 3.5z", "M9.8 19.2a2.3 2.3 0 0 0 4.4 0"],
     x: ["M7 7l10 10", "M17 7L7 17"],
     soundOn: ["M4 9.5h3.5L12 5.5v13l-4.5-4H4z", "M15.5 9a4 4 0 0 1 0 6", "M18 6.5a7.5 7.5 0 0 1 0 11"],
+    device: ["M8 3.5h8a1.5 1.5 0 0 1 1.5 1.5v14a1.5 1.5 0 0 1-1.5 1.5H8A1.5 1.5 0 0 1 6.5 19V5A1.5 1.5 0 0 1 8 3.5z", "M11 17.5h2"],
     soundOff: ["M4 9.5h3.5L12 5.5v13l-4.5-4H4z", "M16 9.5l5 5", "M21 9.5l-5 5"],
     clock: ["M12 3.5a8.5 8.5 0 1 1 0 17a8.5 8.5 0 1 1 0-17", "M12 7.5V12l3 2"],
     alert: ["M12 4L2.8 19.5h18.4z", "M12 10v4.2", "M12 17v.2"],
@@ -1293,6 +1305,37 @@ code {
   function sessionEnded(message) {
     if (state.screen !== "center") return;
     showSignIn(message);
+  }
+
+  /** A one-time link for another device (a phone) to the address this page is open at, with its QR code. */
+  let deviceTimer = null;
+  async function signInAnotherDevice() {
+    const dialog = $("device");
+    if (dialog.open) return;
+    let link;
+    try {
+      link = await api("POST", "/v1/session/links", { base: location.origin });
+    } catch (e) {
+      if (e.status !== 401) toast(`Could not make a sign-in link: ${e.message}`, "error");
+      return;
+    }
+    $("device-qr").src = `data:image/svg+xml;charset=utf-8,${encodeURIComponent(link.qrSVG)}`;
+    $("device-qr").alt = `QR code of the sign-in link ${link.url}`;
+    const anchor = $("device-link");
+    anchor.textContent = link.url;
+    anchor.href = link.url;
+    const expires = Date.parse(link.expires);
+    const tick = () => {
+      const left = Math.max(0, Math.round((expires - Date.now()) / 1000));
+      $("device-expiry").textContent = left > 0 ? `Valid for ${Math.floor(left / 60)}:${String(left % 60).padStart(2, "0")} more` : "This link has expired; close and try again.";
+      if (left === 0) { clearInterval(deviceTimer); $("device-qr").src = ""; }
+    };
+    tick();
+    clearInterval(deviceTimer);
+    deviceTimer = setInterval(tick, 1000);
+    dialog.addEventListener("close", () => { clearInterval(deviceTimer); $("device-qr").src = ""; }, { once: true });
+    dialog.showModal();
+    $("device-close").focus();
   }
 
   async function signOut() {
@@ -2209,7 +2252,7 @@ code {
     const prompts = records.filter((r) => r.promptPending).length;
     $("apps-count").textContent = records.length ? String(records.length) : "";
     const tab = $("tab-apps");
-    tab.replaceChildren("Apps", prompts ? h("span", { class: "tab-dot", "aria-label": `${prompts} waiting for an answer`, text: String(prompts) }) : null);
+    tab.replaceChildren(...["Apps", prompts ? h("span", { class: "tab-dot", "aria-label": `${prompts} waiting for an answer`, text: String(prompts) }) : null].filter(Boolean));
   }
 
   function appOpen(record, count) {
@@ -2521,6 +2564,11 @@ code {
     signOutButton.setAttribute("aria-label", "Sign out");
     signOutButton.title = "Sign out of this browser";
     signOutButton.addEventListener("click", signOut);
+    const deviceButton = $("another-device");
+    deviceButton.append(icon("device"), h("span", { class: "button-label", text: "Another device" }));
+    deviceButton.setAttribute("aria-label", "Sign in another device");
+    deviceButton.title = "Sign in another device (a QR code for a phone)";
+    deviceButton.addEventListener("click", signInAnotherDevice);
     $("sound-toggle").addEventListener("click", toggleSound);
     $("clear-all").addEventListener("click", clearAll);
     $("center-title").tabIndex = -1;
@@ -2825,6 +2873,7 @@ code {
     <span id="connection" class="connection" data-state="connecting" role="status" aria-live="polite"></span>
     <span class="topbar-spacer"></span>
     <button id="sound-toggle" class="icon-button" type="button" aria-pressed="true"></button>
+    <button id="another-device" class="icon-button" type="button"></button>
     <button id="sign-out" class="icon-button" type="button"></button>
   </header>
 
@@ -2862,6 +2911,19 @@ code {
     <div class="confirm-buttons">
       <button id="confirm-cancel" class="button" value="cancel" type="submit">Cancel</button>
       <button id="confirm-ok" class="button primary" value="ok" type="submit">OK</button>
+    </div>
+  </form>
+</dialog>
+
+<dialog id="device" class="confirm device" aria-labelledby="device-title" aria-describedby="device-message">
+  <form method="dialog" class="confirm-form">
+    <h2 id="device-title">Sign in another device</h2>
+    <p id="device-message">Scan the code with the phone's camera, or open the link there. It signs in once, within two minutes.</p>
+    <div class="device-code"><img id="device-qr" alt="" width="220" height="220"></div>
+    <p class="device-link"><a id="device-link" href="#" rel="noreferrer"></a></p>
+    <p id="device-expiry" class="device-expiry" aria-live="polite"></p>
+    <div class="confirm-buttons">
+      <button id="device-close" class="button primary" value="close" type="submit">Done</button>
     </div>
   </form>
 </dialog>
