@@ -22,6 +22,8 @@ extension CLI {
         .value("launch-timeout", "seconds a process started to hand an app its answers may run (default 30)"),
         .value("desktop", "desktop pop-ups: auto (default: when the session bus has a notification server), on (fail at start without one) or off"),
         .value("config", "a TOML or JSON file with any of these settings (flags given here win): listen = \"0.0.0.0:7878\""),
+        .value("max-connections", "connections served at once (default 1024); slow clients give up their slots first"),
+        .value("max-connections-per-address", "connections served at once from one client address (default 3/4 of --max-connections)"),
     ]
 
     static let serve = Command(
@@ -66,9 +68,18 @@ extension CLI {
                 throw UsageError("--desktop is '\(desktop)'; accepted: auto, on, off")
             }
             configuration.desktop = mode
+            if let limit = try positiveInteger(arguments, "max-connections") { configuration.connectionLimit = limit }
+            configuration.connectionLimitPerAddress = try positiveInteger(arguments, "max-connections-per-address")
             try await ChimeService.run(configuration: configuration)
             return 0
         })
+
+    /// `--name N`, a whole number of at least 1, or nil when not given.
+    static func positiveInteger(_ arguments: ParsedArguments, _ name: String) throws -> Int? {
+        guard let text = arguments.value(name) else { return nil }
+        guard let number = Int(text), number >= 1 else { throw UsageError("--\(name) is '\(text)'; give a whole number of at least 1") }
+        return number
+    }
 
     // MARK: open
 

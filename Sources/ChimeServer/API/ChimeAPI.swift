@@ -73,6 +73,10 @@ public final class ChimeAPI: HTTPHandler {
         return APIError(413, "tooLarge", "the body is over the limit of \(limit) bytes for this route").response(route: Route.match(request).template)
     }
 
+    public func refused(_ request: HTTPRequest, problem: RequestProblem) -> HTTPResponse {
+        APIError(problem.status, problem.code, problem.message).response(route: "refused")
+    }
+
     public func unavailable(_ request: HTTPRequest, reason: String) -> HTTPResponse {
         var error = APIError(503, "unavailable", reason)
         error.headers = [("Retry-After", "1")]

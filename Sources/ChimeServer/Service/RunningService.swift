@@ -77,11 +77,12 @@ public final class RunningService: Sendable {
         let metrics = Metrics()
         let api = ChimeAPI(engine: engine, ownerTokenHash: Tokens.hash(ownerToken), metrics: metrics, logger: logger,
                            secureCookies: tls != nil)
-        let server = HTTPServer(configuration: .init(listen: configuration.listen, tls: tls, connectionLimit: configuration.connectionLimit,
-                                                     connectionTimeout: configuration.connectionTimeout,
-                                                     heartbeatInterval: configuration.heartbeatInterval),
-                                handler: api, logger: logger, metrics: metrics)
-        raiseOpenFileLimit(connectionLimit: configuration.connectionLimit, logger: logger)
+        let serverConfiguration = HTTPServer.Configuration(
+            listen: configuration.listen, tls: tls, connectionLimit: configuration.connectionLimit,
+            connectionLimitPerAddress: configuration.connectionLimitPerAddress, connectionTimeout: configuration.connectionTimeout,
+            streamQueueLimit: configuration.streamQueueLimit, heartbeatInterval: configuration.heartbeatInterval)
+        let server = HTTPServer(configuration: serverConfiguration, handler: api, logger: logger, metrics: metrics)
+        raiseOpenFileLimit(descriptors: serverConfiguration.daemonConnectionLimit, logger: logger)
         engine.startScheduler()
         do {
             try server.start()
@@ -183,8 +184,9 @@ public final class RunningService: Sendable {
 
     /// Raises the soft limit on open files to the hard limit: every connection (an event stream
     /// too) holds a descriptor, and the common soft limit of 1,024 runs out before
-    /// `connectionLimit` connections plus the store's files. Warns when even the hard limit is short.
-    static func raiseOpenFileLimit(connectionLimit: Int, logger: ServerLogger) {
+    /// the connections libmicrohttpd accepts (`descriptors`) plus the store's files. Warns when even
+    /// the hard limit is short.
+    static func raiseOpenFileLimit(descriptors: Int, logger: ServerLogger) {
         let resource = __rlimit_resource_t(RLIMIT_NOFILE.rawValue)
         var limit = rlimit()
         guard getrlimit(resource, &limit) == 0 else { return }
@@ -193,9 +195,8 @@ public final class RunningService: Sendable {
             raised.rlim_cur = limit.rlim_max
             if setrlimit(resource, &raised) == 0 { limit = raised }
         }
-        // libmicrohttpd accepts up to connectionLimit + 64 (the 503 margin); the store, the log and
-        // the listening socket need a few more.
-        let needed = connectionLimit + 64 + 32
+        // The store, the log and the listening socket need a few more.
+        let needed = descriptors + 32
         if limit.rlim_cur < rlim_t(needed) {
             logger.warning("the open-files limit is below what the connection limit needs", [
                 "limit": String(limit.rlim_cur), "needed": String(needed),

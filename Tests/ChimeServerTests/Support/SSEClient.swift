@@ -28,12 +28,14 @@ final class SSEClient: @unchecked Sendable {
         thread.start()
     }
 
-    static func open(_ endpoint: TestEndpoint, path: String, token: String?, lastEventID: String? = nil) async throws -> SSEClient {
+    static func open(_ endpoint: TestEndpoint, path: String, token: String?, lastEventID: String? = nil, headers: [(String, String)] = [],
+                     source: String? = nil) async throws -> SSEClient {
         try await TestClient.offPool {
-            let socket = try RawSocket(endpoint, timeout: 1)
+            let socket = try RawSocket(endpoint, timeout: 1, source: source)
             var head = "GET \(path) HTTP/1.1\r\nHost: localhost\r\nAccept: text/event-stream\r\n"
             if let token { head += "Authorization: Bearer \(token)\r\n" }
             if let lastEventID { head += "Last-Event-ID: \(lastEventID)\r\n" }
+            for (name, value) in headers { head += "\(name): \(value)\r\n" }
             head += "\r\n"
             try socket.send(Array(head.utf8))
             var bytes: [UInt8] = []
