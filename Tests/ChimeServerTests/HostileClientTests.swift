@@ -98,13 +98,7 @@ struct HostileClientTests {
         let handler = TestHandler()
         let server = try HTTPServer.started(handler) { $0.streamQueueLimit = 64 * 1024 }
         let port = server.port
-        let socket = try await TestClient.offPool { () -> RawSocket in
-            let socket = try RawSocket(.tcp(port: port), timeout: 10)
-            var size: Int32 = 4096
-            setsockopt(socket.fd, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size))
-            try socket.send(Array("GET /stream HTTP/1.1\r\nHost: x\r\n\r\n".utf8))
-            return socket
-        }
+        let socket = try await RawSocket.nonReading(port: port, head: "GET /stream HTTP/1.1\r\nHost: x\r\n\r\n")
         defer { socket.close() }
         var stream: EventStream?
         for _ in 0..<200 where stream == nil {

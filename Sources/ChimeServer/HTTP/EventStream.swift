@@ -101,6 +101,9 @@ public final class EventStream: Sendable {
     /// Bytes queued and not yet handed to the connection.
     public var queuedBytes: Int { state.withLock { $0.queued } }
 
+    /// The most bytes the stream queues before it abandons its client.
+    public var queueLimit: Int { state.withLock { $0.limit } }
+
     /// Calls `body` (on the server's thread; it must return quickly) each time the queue falls to
     /// half the stream's limit or below: room to send more (a feed replaying its log in pages).
     public func onDrain(_ body: @escaping @Sendable () -> Void) {
@@ -133,8 +136,8 @@ public final class EventStream: Sendable {
         }
     }
 
-    /// Whether the stream has ended (closed and written, or the client went away).
-    public var isEnded: Bool { state.withLock { $0.ended } }
+    /// Whether the stream has ended (closed and written, the client went away, or abandoned).
+    public var isEnded: Bool { state.withLock { $0.ended || $0.abandoned } }
 
     /// Registers a call made once when the stream ends for any reason (client gone, closed,
     /// server stopping). Called at once when it has already ended.

@@ -174,6 +174,18 @@ final class RawSocket: @unchecked Sendable {
         }
     }
 
+    /// A connection that sends `head` and then never reads, with a receive buffer as small as the
+    /// kernel allows, so what the server sends piles up on its side.
+    static func nonReading(port: UInt16, head: String) async throws -> RawSocket {
+        try await TestClient.offPool {
+            let socket = try RawSocket(.tcp(port: port), timeout: 10)
+            var size: Int32 = 2048
+            setsockopt(socket.fd, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size))
+            try socket.send(Array(head.utf8))
+            return socket
+        }
+    }
+
     func shutdownBoth() { Glibc.shutdown(fd, Int32(SHUT_RDWR)) }
     func close() { Glibc.close(fd) }
 }
