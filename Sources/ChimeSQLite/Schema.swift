@@ -23,6 +23,13 @@ struct Schema: Sendable {
 
     static let current = Schema(steps: [v1, v2])
 
+    /// The tables and indexes a store of `version` has (each version's steps add to them).
+    static func objects(atVersion version: Int) -> [String] {
+        guard version >= 1 else { return [] }
+        return ["apps", "categories", "pending", "pending_due", "pending_location", "pending_floating", "delivered", "delivered_order",
+                "responses", "responses_app", "events", "events_app", "kv", "meta"]
+    }
+
     /// Version 1.
     static let v1 = Step(sql: """
         CREATE TABLE apps (bundle_id TEXT PRIMARY KEY NOT NULL, record BLOB NOT NULL) WITHOUT ROWID;

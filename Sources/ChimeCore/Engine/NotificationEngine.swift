@@ -136,7 +136,7 @@ public final class NotificationEngine: Sendable {
     private static func isOperationError(_ error: any Error) -> Bool {
         if error is UNError { return true }
         if let error = error as? ChimeError {
-            return ![.storeFailure, .storeTooNew, .notAStore].contains(error.code)
+            return ![.storeFailure, .storeTooNew, .notAStore, .storageFull].contains(error.code)
         }
         return false
     }
