@@ -597,6 +597,11 @@ public final class SQLiteStore: NotificationStore {
     public func responses(app: String) throws -> [NotificationResponse] {
         let statement = try connection.statement("SELECT id, body FROM responses WHERE app = ? ORDER BY id")
         statement.bind(1, app)
+        return try responseRows(statement)
+    }
+
+    /// Reads rows of `id, body` from the outbox.
+    private func responseRows(_ statement: Statement) throws -> [NotificationResponse] {
         var result: [NotificationResponse] = []
         try statement.rows {
             var response = try RecordCodec.decodeResponse(statement.blob(1))
@@ -622,10 +627,13 @@ public final class SQLiteStore: NotificationStore {
         try transaction {
             var event = event
             event.sequence = 0
-            let statement = try connection.statement("INSERT INTO events (app, kind, body) VALUES (?, ?, ?)")
+            let statement = try connection.statement("INSERT INTO events (app, kind, body, size, at) VALUES (?, ?, ?, ?, ?)")
+            let body = RecordCodec.encode(event)
             statement.bind(1, event.app)
             statement.bind(2, event.kind.rawValue)
-            statement.bind(3, RecordCodec.encode(event))
+            statement.bind(3, body)
+            statement.bind(4, Int64(body.count))
+            statement.bind(5, event.date.timeIntervalSince1970)
             try statement.run()
             return sqlite3_last_insert_rowid(connection.handle)
         }
@@ -665,6 +673,74 @@ public final class SQLiteStore: NotificationStore {
             statement.bind(1, Int64(keeping - 1))
             try statement.run()
         }
+    }
+
+    /// Count, then bytes (the newest events whose sizes add up to at most `retention.bytes`), then
+    /// age (events dated before `now - age`), each from the `events_retention` index alone.
+    public func pruneEvents(_ retention: EventRetention, now: Date) throws {
+        try transaction {
+            try pruneEvents(keeping: retention.count)
+            let overBytes = try connection.statement("""
+                SELECT seq FROM (SELECT seq, sum(size) OVER (ORDER BY seq DESC) AS total FROM events)
+                WHERE total > ? ORDER BY seq DESC LIMIT 1
+                """)
+            overBytes.bind(1, Int64(max(0, retention.bytes)))
+            var cut: Int64?
+            try overBytes.rows { cut = overBytes.int64(0) }
+            if let cut {
+                let delete = try connection.statement("DELETE FROM events WHERE seq <= ?")
+                delete.bind(1, cut)
+                try delete.run()
+            }
+            let old = try connection.statement("""
+                DELETE FROM events WHERE seq < coalesce((SELECT seq FROM events WHERE at >= ?1 ORDER BY seq LIMIT 1),
+                                                        (SELECT max(seq) + 1 FROM events))
+                """)
+            old.bind(1, now.addingTimeInterval(-retention.age).timeIntervalSince1970)
+            try old.run()
+        }
+    }
+
+    // MARK: Pages
+
+    public func pending(app: String, after sequence: Int64, limit: Int) throws -> [PendingRequest] {
+        let statement = try connection.statement("SELECT \(Self.pendingColumns) FROM pending WHERE app = ? AND seq > ? ORDER BY seq LIMIT ?")
+        statement.bind(1, app)
+        statement.bind(2, sequence)
+        statement.bind(3, Int64(max(0, limit)))
+        var result: [PendingRequest] = []
+        try statement.rows { result.append(try pendingRow(statement).pending) }
+        return result
+    }
+
+    public func delivered(app: String, thread: String?, after cursor: DeliveredCursor?, limit: Int) throws -> [DeliveredNotification] {
+        let statement = try connection.statement("""
+            SELECT body FROM delivered WHERE app = ?1 AND (?2 IS NULL OR thread = ?2) AND (?3 IS NULL OR (date, seq) < (?3, ?4))
+            ORDER BY date DESC, seq DESC LIMIT ?5
+            """)
+        statement.bind(1, app)
+        statement.bind(2, thread)
+        statement.bind(3, cursor?.date.timeIntervalSince1970)
+        statement.bind(4, cursor?.sequence ?? 0)
+        statement.bind(5, Int64(max(0, limit)))
+        return try deliveredRows(statement)
+    }
+
+    public func responses(app: String, after id: Int64, limit: Int) throws -> [NotificationResponse] {
+        let statement = try connection.statement("SELECT id, body FROM responses WHERE app = ? AND id > ? ORDER BY id LIMIT ?")
+        statement.bind(1, app)
+        statement.bind(2, id)
+        statement.bind(3, Int64(max(0, limit)))
+        return try responseRows(statement)
+    }
+
+    public func apps(after bundleIdentifier: String?, limit: Int) throws -> [AppRecord] {
+        let statement = try connection.statement("SELECT record FROM apps WHERE bundle_id > ? ORDER BY bundle_id LIMIT ?")
+        statement.bind(1, bundleIdentifier ?? "")
+        statement.bind(2, Int64(max(0, limit)))
+        var result: [AppRecord] = []
+        try statement.rows { result.append(try RecordCodec.decodeApp(statement.blob(0))) }
+        return result
     }
 
     // MARK: Values

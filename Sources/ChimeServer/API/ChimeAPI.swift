@@ -111,8 +111,12 @@ public final class ChimeAPI: HTTPHandler {
         return APIError(413, "tooLarge", "the body is over the limit of \(limit) bytes for this route").response(route: Route.match(request).template)
     }
 
+    /// The JSON error of the route's kind: `{"error": …}`, or `{"reason": …}` on the push endpoint.
     public func refused(_ request: HTTPRequest, problem: RequestProblem) -> HTTPResponse {
-        APIError(problem.status, problem.code, problem.message).response(route: "refused")
+        if request.path.hasPrefix("/3/") {
+            return APNsEndpoint.reason(problem.status == 414 ? "BadPath" : "BadRequest", status: problem.status, message: problem.message)
+        }
+        return APIError(problem.status, problem.code, problem.message).response(route: "refused")
     }
 
     public func unavailable(_ request: HTTPRequest, reason: String) -> HTTPResponse {
@@ -181,7 +185,9 @@ public final class ChimeAPI: HTTPHandler {
 
         switch route.endpoint {
         case .listApps:
-            return json(.array(try await engine.apps().map(\.json)), route: route)
+            let page = try Page(request)
+            let apps = try await engine.apps(after: page.after, limit: page.limit + 1)
+            return page.response(apps.map { ($0.json, $0.bundleIdentifier) }, request: request, route: route)
         case .createApp:
             return try await createApp(request, route: route)
         case .getApp:
@@ -233,7 +239,11 @@ public final class ChimeAPI: HTTPHandler {
             return json(["code": .string(code), "path": .string("/#login=\(code)"), "expires": JSONMapping.json(expires)],
                         status: 201, route: route)
         case .getCategories:
-            return json(.array(try await engine.categories(app: app).map(\.json)), route: route)
+            // Categories are few and replaced together; the cursor is a position.
+            let page = try Page(request)
+            let start = Int(try page.number())
+            let categories = try await engine.categories(app: app).enumerated().dropFirst(start).prefix(page.limit + 1)
+            return page.response(categories.map { ($0.element.json, String($0.offset + 1)) }, request: request, route: route)
         case .putCategories:
             let categories = try JSONMapping.categories(try jsonBody(request))
             try await engine.setCategories(categories, app: app)
@@ -250,7 +260,9 @@ public final class ChimeAPI: HTTPHandler {
         case .send:
             return try await send(request, app: app, route: route)
         case .listRequests:
-            return json(.array(try await engine.pending(app: app).map(\.json)), route: route)
+            let page = try Page(request)
+            let pending = try await engine.pending(app: app, after: try page.number(), limit: page.limit + 1)
+            return page.response(pending.map { ($0.json, String($0.sequence)) }, request: request, route: route)
         case .removeRequests:
             let identifiers = request.queryValues("identifier")
             let removed = try await engine.removePending(app: app, identifiers: identifiers.isEmpty ? nil : identifiers)
@@ -258,14 +270,16 @@ public final class ChimeAPI: HTTPHandler {
         case .listNotifications:
             let thread = request.queryValues("thread").last
             let categories = Dictionary(try await engine.categories(app: app).map { ($0.identifier, $0) }, uniquingKeysWith: { a, _ in a })
-            let delivered = try await engine.delivered(app: app, thread: thread)
+            let page = try Page(request)
+            let delivered = try await engine.delivered(app: app, thread: thread, after: try page.deliveredCursor(), limit: page.limit + 1)
             let settings = try await engine.settings(app: app)
             // Each with the presentation a surface gives it now (the app is not in front): what
             // the web center uses to decide on a banner and a sound.
-            return json(.array(delivered.map { notification in
-                notification.json(category: categories[notification.request.content.categoryIdentifier],
-                                  presentation: Presentation.background(for: notification.request.content, settings: settings))
-            }), route: route)
+            return page.response(delivered.map { notification in
+                (notification.json(category: categories[notification.request.content.categoryIdentifier],
+                                   presentation: Presentation.background(for: notification.request.content, settings: settings)),
+                 Page.cursor(notification))
+            }, request: request, route: route)
         case .removeNotifications:
             let identifiers = request.queryValues("identifier")
             let thread = request.queryValues("thread").last
@@ -280,7 +294,9 @@ public final class ChimeAPI: HTTPHandler {
             }
             return json(response.json, status: 201, route: route)
         case .outbox:
-            return json(.array(try await engine.outbox(app: app).map(\.json)), route: route)
+            let page = try Page(request)
+            let responses = try await engine.outbox(app: app, after: try page.number(), limit: page.limit + 1)
+            return page.response(responses.map { ($0.json, String($0.id)) }, request: request, route: route)
         case .acknowledge(let idText):
             guard let id = Int64(idText) else {
                 throw APIError.notFound("response id \(idText) is not a number; use the id from GET /v1/apps/\(app)/responses", field: "id")

@@ -54,6 +54,9 @@ public enum ChimeService {
         /// The most bytes an event stream queues for a client that does not read before the
         /// client is disconnected (it resumes with `Last-Event-ID`).
         public var streamQueueLimit: Int
+        /// `--event-log-max-events`, `--event-log-max-mb`, `--event-log-max-days`: how much of the
+        /// event log (what resumed streams replay) is kept.
+        public var eventRetention: EventRetention
         /// Seconds before an idle or slow connection is closed.
         public var connectionTimeout: Int
         /// How often idle event streams get a heartbeat.
@@ -78,7 +81,8 @@ public enum ChimeService {
                     logFormat: ServerLogger.Format = .text, connectionLimit: Int = 1024, connectionTimeout: Int = 60,
                     heartbeatInterval: Duration = .seconds(15), printsBanner: Bool = true, fullDurability: Bool = false,
                     desktop: DesktopMode = .off, desktopBusAddress: String? = nil, browser: String? = nil,
-                    connectionLimitPerAddress: Int? = nil, streamQueueLimit: Int = EventStream.defaultQueueLimit) {
+                    connectionLimitPerAddress: Int? = nil, streamQueueLimit: Int = EventStream.defaultQueueLimit,
+                    eventRetention: EventRetention = EventRetention()) {
             self.dataDirectory = dataDirectory
             self.listen = listen
             self.tlsCertificatePath = tlsCertificatePath
@@ -95,6 +99,7 @@ public enum ChimeService {
             self.browser = browser
             self.connectionLimitPerAddress = connectionLimitPerAddress
             self.streamQueueLimit = streamQueueLimit
+            self.eventRetention = eventRetention
         }
     }
 

@@ -73,8 +73,13 @@ public final class RunningService: Sendable {
         let desktopWanted = try await checkDesktop(configuration, logger: logger)
 
         let store = try SQLiteStore(path: directory + "/chime.sqlite", durability: configuration.fullDurability ? .full : .normal)
+        var engineConfiguration = NotificationEngine.Configuration()
+        engineConfiguration.eventRetention = configuration.eventRetention.count
+        engineConfiguration.eventRetentionBytes = configuration.eventRetention.bytes
+        engineConfiguration.eventRetentionAge = configuration.eventRetention.age
         let engine = NotificationEngine(store: store, clock: SystemClock(),
-                                        policy: FixedAuthorizationPolicy(configuration.autoAllow ? .grant : .ask))
+                                        policy: FixedAuthorizationPolicy(configuration.autoAllow ? .grant : .ask),
+                                        configuration: engineConfiguration)
         let metrics = Metrics()
         let api = ChimeAPI(engine: engine, ownerTokenHash: Tokens.hash(ownerToken), metrics: metrics, logger: logger,
                            secureCookies: tls != nil)
