@@ -64,7 +64,8 @@ package final class EngineCore {
     private var bytesSincePrune = 0
 
     /// Logs the event, and keeps the log within its count, bytes and age: pruned every tenth of
-    /// the count (at least 1,000 events) or of the bytes, whichever comes first.
+    /// the count (at least 1,000 events) or of the bytes, whichever comes first. A prune leaves
+    /// nine tenths of the bytes, so the log never holds more than its byte bound.
     private func log(_ event: EngineEvent) throws {
         var event = event
         if configuration.recordsEvents {
@@ -74,7 +75,9 @@ package final class EngineCore {
             // Large events (a delivery carries its notification) bring the byte bound near sooner.
             if case .delivered = event.payload { bytesSincePrune += RecordCodec.encode(event).count } else { bytesSincePrune += 256 }
             if eventsSincePrune >= max(1000, retention.count / 10) || bytesSincePrune >= retention.bytes / 10 {
-                try store.pruneEvents(retention, now: clock.now)
+                var target = retention
+                target.bytes -= retention.bytes / 10
+                try store.pruneEvents(target, now: clock.now)
                 eventsSincePrune = 0
                 bytesSincePrune = 0
             }
