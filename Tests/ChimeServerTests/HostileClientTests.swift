@@ -14,12 +14,12 @@ struct HostileClientTests {
         let server = try HTTPServer.started(TestHandler()) { $0.headerTimeout = .seconds(1) }
         let port = server.port
         let (closed, bytesSent) = try await TestClient.offPool {
-            let socket = try RawSocket(.tcp(port: port), timeout: 15)
+            let socket = try RawSocket(.tcp(port: port), timeout: 40)
             defer { socket.close() }
             try socket.send(Array("GET /echo HTTP/1.1\r\nHost: x\r\n".utf8))
-            // A byte every 100 ms, for at most 10 s: far more often than the 60 s idle timeout.
+            // A byte every 100 ms, for at most 30 s: far more often than the 60 s idle timeout.
             var sent = 0
-            for _ in 0..<100 {
+            for _ in 0..<300 {
                 usleep(100_000)
                 do { try socket.send(Array("X".utf8)) } catch { return (true, sent) }
                 sent += 1
@@ -86,8 +86,8 @@ struct HostileClientTests {
         for client in clients { _ = try await client.next() }
         #expect(server.openStreams == 3)
         for client in clients { client.close() }
-        // Wait (at most 10 s; the heartbeat would take 600) for the server to notice.
-        for _ in 0..<200 where server.openStreams > 0 { try await Task.sleep(for: .milliseconds(50)) }
+        // Wait (at most 30 s; the heartbeat would take 600) for the server to notice.
+        for _ in 0..<600 where server.openStreams > 0 { try await Task.sleep(for: .milliseconds(50)) }
         #expect(server.openStreams == 0)
         #expect(try await TestClient(port: server.port).get("/echo").status == 200)
         await server.stop()
@@ -116,7 +116,7 @@ struct HostileClientTests {
         }
         #expect(accepted < 1000, "the stream took 16 MB for a client that reads nothing")
         #expect(open.queuedBytes == 0)
-        for _ in 0..<200 where server.openStreams > 0 { try await Task.sleep(for: .milliseconds(50)) }
+        for _ in 0..<600 where server.openStreams > 0 { try await Task.sleep(for: .milliseconds(50)) }
         #expect(server.openStreams == 0)
         await server.stop()
     }

@@ -10,8 +10,8 @@ import Testing
 struct RevocationTests {
     let base = "/v1/apps/com.example.revoke"
 
-    /// Waits (at most 10 s) for the stream to end.
-    func ended(_ stream: SSEClient) async throws -> Bool { try await stream.waitForEnd(timeout: 10) }
+    /// Waits (at most 30 s) for the stream to end.
+    func ended(_ stream: SSEClient) async throws -> Bool { try await stream.waitForEnd(timeout: 30) }
 
     @Test("rotating an app's token ends the streams its old token opened; the old token is refused, the new one works")
     func rotation() async throws {

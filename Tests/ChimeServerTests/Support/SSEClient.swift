@@ -39,7 +39,8 @@ final class SSEClient: @unchecked Sendable {
             head += "\r\n"
             try socket.send(Array(head.utf8))
             var bytes: [UInt8] = []
-            let deadline = Date().addingTimeInterval(10)
+            // Generous: while blocking tests hold Swift's cooperative threads, no server handler runs.
+            let deadline = Date().addingTimeInterval(30)
             while Date() < deadline {
                 if let (status, headers, start) = try HTTPParsing.head(bytes) {
                     return SSEClient(socket: socket, status: status, headers: headers, initial: Array(bytes[start...]))
@@ -107,7 +108,7 @@ final class SSEClient: @unchecked Sendable {
     }
 
     /// The next event, waiting up to `timeout` seconds.
-    func next(timeout: Double = 10) async throws -> SSEEvent {
+    func next(timeout: Double = 30) async throws -> SSEEvent {
         try await TestClient.offPool { [self] in
             let deadline = Date().addingTimeInterval(timeout)
             condition.lock()
