@@ -217,9 +217,21 @@ package final class ServiceBackend: CenterBackend {
         return "?" + identifiers.map { "identifier=" + PercentEncoding.encode($0) }.joined(separator: "&")
     }
 
+    /// Removes by identifier (all when nil) in calls of at most 100 identifiers: the service takes
+    /// at most 128 query arguments a request.
+    private func remove(_ target: String, identifiers: [String]?) async throws -> [String] {
+        guard let identifiers else { return Self.removed(try await call("DELETE", target)) }
+        var removed: [String] = []
+        for start in stride(from: 0, to: identifiers.count, by: 100) {
+            let batch = Array(identifiers[start..<min(identifiers.count, start + 100)])
+            removed += Self.removed(try await call("DELETE", target + query(batch)))
+        }
+        return removed
+    }
+
     package func removePending(app: String, identifiers: [String]?, completion: @escaping @Sendable (Result<[String], any Error>) -> Void) {
         if identifiers?.isEmpty == true { return enqueue({ [] }, completion: completion) }
-        enqueue({ [self] in Self.removed(try await call("DELETE", path(app, "/requests" + query(identifiers)))) }, completion: completion)
+        enqueue({ [self] in try await remove(path(app, "/requests"), identifiers: identifiers) }, completion: completion)
     }
 
     package func delivered(app: String, completion: @escaping @Sendable (Result<[DeliveredNotification], any Error>) -> Void) {
@@ -232,7 +244,7 @@ package final class ServiceBackend: CenterBackend {
 
     package func removeDelivered(app: String, identifiers: [String]?, completion: @escaping @Sendable (Result<[String], any Error>) -> Void) {
         if identifiers?.isEmpty == true { return enqueue({ [] }, completion: completion) }
-        enqueue({ [self] in Self.removed(try await call("DELETE", path(app, "/notifications" + query(identifiers)))) }, completion: completion)
+        enqueue({ [self] in try await remove(path(app, "/notifications"), identifiers: identifiers) }, completion: completion)
     }
 
     package func setBadge(_ count: Int, app: String, completion: @escaping @Sendable (Result<Void, any Error>) -> Void) {

@@ -335,11 +335,23 @@ enum OpenAPIDocument {
           "413": {
             "$ref": "#/components/responses/PayloadTooLarge"
           },
+          "414": {
+            "$ref": "#/components/responses/UriTooLong"
+          },
           "415": {
             "$ref": "#/components/responses/UnsupportedMediaType"
           },
+          "431": {
+            "$ref": "#/components/responses/HeaderTooLarge"
+          },
+          "501": {
+            "$ref": "#/components/responses/NotImplemented"
+          },
           "503": {
             "$ref": "#/components/responses/Unavailable"
+          },
+          "507": {
+            "$ref": "#/components/responses/InsufficientStorage"
           }
         },
         "tags": [
@@ -1225,11 +1237,23 @@ enum OpenAPIDocument {
           "413": {
             "$ref": "#/components/responses/PayloadTooLarge"
           },
+          "414": {
+            "$ref": "#/components/responses/UriTooLong"
+          },
           "415": {
             "$ref": "#/components/responses/UnsupportedMediaType"
           },
+          "431": {
+            "$ref": "#/components/responses/HeaderTooLarge"
+          },
+          "501": {
+            "$ref": "#/components/responses/NotImplemented"
+          },
           "503": {
             "$ref": "#/components/responses/Unavailable"
+          },
+          "507": {
+            "$ref": "#/components/responses/InsufficientStorage"
           }
         },
         "tags": [
@@ -3966,7 +3990,7 @@ enum OpenAPIDocument {
         }
       },
       "LaunchCommand": {
-        "description": "A command line (split into words as a shell splits them, without expanding anything: blanks separate words, '\u2026' and \"\u2026\" quote, \\ escapes), or an array of words; null for none. At most 256 words and 16 KiB.",
+        "description": "A command line (split into words as a shell splits them, without expanding anything: blanks separate words, '…' and \"…\" quote, \\ escapes), or an array of words; null for none. At most 256 words and 16 KiB.",
         "oneOf": [
           {
             "type": "string",
