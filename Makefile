@@ -4,7 +4,7 @@ export PATH := $(PATH):/opt/swift/usr/bin
 SWIFT_FLAGS ?= -Xswiftc -warnings-as-errors
 DATA ?= $(HOME)/.local/share/chime
 
-.PHONY: run test build deps test-deps bench fuzz schemathesis screenshots clean examples
+.PHONY: run test build deps test-deps bench fuzz schemathesis screenshots clean examples abuse
 
 deps:
 	@scripts/install-deps.sh build
@@ -39,6 +39,13 @@ bench:
 fuzz:
 	@scripts/install-deps.sh fuzz
 	scripts/fuzz.sh
+
+## make abuse: bounded attacks on loopback (slowloris, floods, subscribers that never read, revoked
+## credentials, malformed and smuggling requests, damaged stores) against a fresh release `chime serve`;
+## prints a table of attack → outcome (docs/security.md). ABUSE_ARGS: e.g. "--only slowloris --quick".
+abuse: deps
+	swift build -c release $(SWIFT_FLAGS) --product chime
+	python3 scripts/abuse/run.py --chime .build/release/chime $(ABUSE_ARGS)
 
 ## make schemathesis: the live server against its own /openapi.json (no 5xx, responses as documented).
 schemathesis: test-deps

@@ -7,6 +7,8 @@
   const DISMISS_ACTION = "com.apple.UNNotificationDismissActionIdentifier";
   const BANNER_LIMIT = 3;
   const BANNER_MAX_AGE_MS = 120000;
+  /** The most items of one list the page reads (in pages of up to 500). */
+  const LIST_MOST = 2000;
   const SVG_NS = "http://www.w3.org/2000/svg";
 
   // ---------------------------------------------------------------------------------------------
@@ -192,7 +194,32 @@
     }
   }
 
-  async function api(method, path, body) {
+  /** The target of a Link header's rel="next" (the next page of a list), or null. */
+  function nextLink(header) {
+    if (!header) return null;
+    for (const link of header.split(",")) {
+      const match = /^\s*<([^>]*)>(.*)$/.exec(link);
+      if (match && /;\s*rel="?(?:[^";]*\s)?next(?:\s[^";]*)?"?/.test(match[2])) return match[1];
+    }
+    return null;
+  }
+
+  /**
+   * A whole list (or its first `most` items): the service answers lists a page at a time and
+   * says where the next page is in a Link header.
+   */
+  async function apiList(path, most = LIST_MOST) {
+    const items = [];
+    let next = `${path}${path.includes("?") ? "&" : "?"}limit=${Math.min(most, 500)}`;
+    while (next && items.length < most) {
+      const page = await api("GET", next, undefined, true);
+      items.push(...(page.data || []));
+      next = nextLink(page.link);
+    }
+    return items.slice(0, most);
+  }
+
+  async function api(method, path, body, withLink = false) {
     const headers = { Accept: "application/json" };
     const init = { method, headers, credentials: "same-origin", cache: "no-store" };
     if (body !== undefined) {
@@ -220,7 +247,7 @@
       }
       throw failure;
     }
-    return data;
+    return withLink ? { data, link: response.headers.get("link") } : data;
   }
 
   const appPath = (app) => `/v1/apps/${enc(app)}`;
@@ -555,7 +582,7 @@
     queue = { apps: false, perApp: new Map(), announce: [] };
     if (state.screen !== "center") return;
     try {
-      if (batch.apps) setApps(await api("GET", "/v1/apps"));
+      if (batch.apps) setApps(await apiList("/v1/apps"));
       await Promise.all([...batch.perApp].filter(([app]) => state.apps.has(app)).map(([app, what]) => refreshApp(app, what)));
     } catch (e) {
       if (state.screen === "center" && e.status !== 401) toast(`Could not update: ${e.message}`, "error");
@@ -600,7 +627,7 @@
   }
 
   async function refreshAll() {
-    const list = await api("GET", "/v1/apps");
+    const list = await apiList("/v1/apps");
     setApps(list);
     await Promise.all(list.map((record) => refreshApp(record.bundleIdentifier, { categories: true, notifications: true, pending: true })));
     render();
@@ -610,14 +637,14 @@
     const base = appPath(app);
     const jobs = [];
     if (what.categories) {
-      jobs.push(api("GET", `${base}/categories`).then((list) => {
+      jobs.push(apiList(`${base}/categories`).then((list) => {
         state.categories.set(app, new Map(list.map((category) => [category.identifier, category])));
       }));
     }
     if (what.notifications) {
-      jobs.push(api("GET", `${base}/notifications`).then((list) => state.delivered.set(app, mergeDelivered(app, list))));
+      jobs.push(apiList(`${base}/notifications`).then((list) => state.delivered.set(app, mergeDelivered(app, list))));
     }
-    if (what.pending) jobs.push(api("GET", `${base}/requests`).then((list) => state.pending.set(app, list)));
+    if (what.pending) jobs.push(apiList(`${base}/requests`).then((list) => state.pending.set(app, list)));
     const results = await Promise.allSettled(jobs);
     for (const result of results) {
       if (result.status !== "rejected") continue;
@@ -1457,7 +1484,7 @@
     return appChange(app, "answer", async () => {
       await api("POST", `${appPath(app)}/authorization/answer`, { allow });
       toast(allow ? `${appName(app)} may now send notifications` : `${appName(app)} will not send notifications`, "ok");
-      setApps(await api("GET", "/v1/apps"));
+      setApps(await apiList("/v1/apps"));
       await refreshApp(app, { categories: true, notifications: true, pending: true });
     });
   }

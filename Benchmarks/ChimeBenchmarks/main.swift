@@ -54,7 +54,7 @@ struct Options {
                 options.seconds = 5
                 options.rssCounts = [100_000]
             case "-h", "--help":
-                print("usage: chime-bench [--dir DIR] [--count N] [--burst N] [--rate R] [--seconds S] [--rss-counts N,M] [--quick] [--only bulk,concurrent,restart,burst,steady,rss] [--reference PATH] [--peer PYTHON] [--json FILE]")
+                print("usage: chime-bench [--dir DIR] [--count N] [--burst N] [--rate R] [--seconds S] [--rss-counts N,M] [--quick] [--only bulk,concurrent,restart,open,burst,steady,rss] [--reference PATH] [--peer PYTHON] [--json FILE]")
                 exit(0)
             default: fail("unknown argument \(argument); see --help")
             }
@@ -502,6 +502,26 @@ if wanted("restart") && wanted("bulk") {
     rows.append(Row(name: "2. restart with \(options.count.formatted()) pending → first due fires", chime: ms(seconds),
                     target: "≤ 1 s", met: seconds <= 1))
     results["restartSeconds"] = seconds
+}
+
+if wanted("open") {
+    // The integrity check at open (missing tables, PRAGMA quick_check) reads the whole file: its
+    // cost on the bulk store, with the file in the page cache (warm) and as first read here.
+    let path = options.dir + "/bulk.sqlite"
+    guard FileManager.default.fileExists(atPath: path) else { fail("open: run the bulk benchmark first (--only bulk,open)") }
+    var times: [Double] = []
+    for _ in 0..<3 {
+        let start = ContinuousClock.now
+        let store = try SQLiteStore(path: path)
+        times.append((ContinuousClock.now - start).seconds)
+        store.close()
+    }
+    let size = ((try? FileManager.default.attributesOfItem(atPath: path)[.size]) as? NSNumber)?.doubleValue ?? 0
+    progress.done("open: \(options.count.formatted()) pending, \(String(format: "%.0f", size / 1e6)) MB: " + times.map(ms).joined(separator: ", "))
+    rows.append(Row(name: "2b. open (integrity check) with \(options.count.formatted()) pending, first / warm",
+                    chime: "\(ms(times[0])) / \(ms(times[1...].min() ?? 0))", target: "–", met: nil))
+    results["openSeconds"] = times[0]
+    results["openWarmSeconds"] = times[1...].min()
 }
 
 if wanted("burst") {

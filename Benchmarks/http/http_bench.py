@@ -276,7 +276,9 @@ class Server:
         info_path = os.path.join(self.dir, "server.json")
         if os.path.exists(info_path):
             os.unlink(info_path)  # left by a killed server
-        self.process = subprocess.Popen([chime, "serve", "--data", self.dir, "--listen", "127.0.0.1:0", "--auto-allow", "--desktop", "off"],
+        self.process = subprocess.Popen([chime, "serve", "--data", self.dir, "--listen", "127.0.0.1:0", "--auto-allow", "--desktop", "off",
+                                         # every subscriber and wrk connection comes from 127.0.0.1
+                                         "--max-connections-per-address", "1024"],
                                         stdout=subprocess.DEVNULL, stderr=self.log, stdin=subprocess.DEVNULL)
         LIVE.append(self.process)
         deadline = time.monotonic() + 20

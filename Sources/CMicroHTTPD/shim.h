@@ -6,12 +6,18 @@
 #include <stdint.h>
 #include <stdarg.h>
 #include <stddef.h>
+#include <string.h>
 #include <microhttpd.h>
 
 // Fixed-argument wrappers for libmicrohttpd's variadic functions, which Swift cannot call.
 
 /// The signature MHD_OPTION_UNESCAPE_CALLBACK expects: decode `s` in place, return its new length.
 typedef size_t (*chime_mhd_unescape_callback)(void *cls, struct MHD_Connection *connection, char *s);
+
+/// The signature MHD_OPTION_URI_LOG_CALLBACK expects: called with the request target as sent (path
+/// and query) once the request line is complete, before libmicrohttpd splits the query into
+/// arguments. The returned pointer becomes the request's context (the access handler's `*req_cls`).
+typedef void *(*chime_mhd_uri_callback)(void *cls, const char *uri, struct MHD_Connection *connection);
 
 /// The daemon options Chime uses. Zero / NULL / -1 leaves an option out.
 struct chime_mhd_config {
@@ -34,11 +40,13 @@ struct chime_mhd_config {
     /// Replaces libmicrohttpd's decoding of `%HH` in the path and query arguments (it still turns
     /// `+` into a space in query arguments first), or NULL for the default.
     chime_mhd_unescape_callback unescape;
+    /// Sees each request target before its query is split into arguments, or NULL.
+    chime_mhd_uri_callback uri_log;
     void *context;
 };
 
 static inline struct MHD_Daemon *chime_mhd_start_daemon(const struct chime_mhd_config *config) {
-    struct MHD_OptionItem options[16];
+    struct MHD_OptionItem options[20];
     int n = 0;
     if (config->logger != NULL) {
         options[n++] = (struct MHD_OptionItem){ MHD_OPTION_EXTERNAL_LOGGER, (intptr_t)config->logger, config->context };
@@ -71,6 +79,9 @@ static inline struct MHD_Daemon *chime_mhd_start_daemon(const struct chime_mhd_c
     if (config->unescape != NULL) {
         options[n++] = (struct MHD_OptionItem){ MHD_OPTION_UNESCAPE_CALLBACK, (intptr_t)config->unescape, config->context };
     }
+    if (config->uri_log != NULL) {
+        options[n++] = (struct MHD_OptionItem){ MHD_OPTION_URI_LOG_CALLBACK, (intptr_t)config->uri_log, config->context };
+    }
     options[n++] = (struct MHD_OptionItem){ MHD_OPTION_END, 0, NULL };
     return MHD_start_daemon(config->flags, config->port, NULL, NULL, config->handler, config->context,
                             MHD_OPTION_ARRAY, options, MHD_OPTION_END);
@@ -92,6 +103,32 @@ static inline const struct sockaddr *chime_mhd_client_address(struct MHD_Connect
 static inline void *chime_mhd_socket_context(struct MHD_Connection *connection) {
     const union MHD_ConnectionInfo *info = MHD_get_connection_info(connection, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
     return info == NULL ? NULL : info->socket_context;
+}
+
+/// The connection's socket, or -1. Valid from the connection-started notification until the
+/// connection-closed notification has returned (libmicrohttpd closes it after that).
+static inline int chime_mhd_connection_fd(struct MHD_Connection *connection) {
+    const union MHD_ConnectionInfo *info = MHD_get_connection_info(connection, MHD_CONNECTION_INFO_CONNECTION_FD);
+    return info == NULL ? -1 : info->connect_fd;
+}
+
+/// Cuts the query off a request target that libmicrohttpd is about to split into arguments (from
+/// the URI log callback, which sees the target first): the target then ends right after its `?`,
+/// so no argument is parsed. libmicrohttpd parses the request line in place in its own writable
+/// buffer, which is what `uri` points into; only the byte after `?` is overwritten.
+static inline void chime_mhd_drop_query(const char *uri) {
+    char *question = strchr((char *)uri, '?');
+    if (question != NULL) question[1] = '\0';
+}
+
+/// poll(2)'s "the peer closed its writing side" event (POLLRDHUP, a Linux extension that glibc
+/// only declares with _GNU_SOURCE).
+static inline short chime_pollrdhup(void) { return 0x2000; }
+
+/// The size in bytes of the request's head (request line and header fields), or 0 when unknown.
+static inline size_t chime_mhd_header_size(struct MHD_Connection *connection) {
+    const union MHD_ConnectionInfo *info = MHD_get_connection_info(connection, MHD_CONNECTION_INFO_REQUEST_HEADER_SIZE);
+    return info == NULL ? 0 : info->header_size;
 }
 
 #endif

@@ -134,6 +134,22 @@ public struct ServiceClient: Sendable {
         return result
     }
 
+    /// Every item of a paged list, following the answers' `Link: rel="next"` (pages of up to
+    /// 1,000), or only the first `limit` items.
+    public func list(_ path: String, limit: Int? = nil) async throws -> [JSONValue] {
+        var items: [JSONValue] = []
+        let size = min(limit ?? 1000, 1000)
+        var next: String? = path + (path.contains("?") ? "&" : "?") + "limit=\(size)"
+        while let page = next {
+            let response = try await send("GET", page)
+            guard case .array(let values)? = response.json else { throw CommandError("the service answered \(path) with something other than a list") }
+            items += values
+            if let limit, items.count >= limit { return Array(items.prefix(limit)) }
+            next = LinkHeader.next(response.headers["link"])
+        }
+        return items
+    }
+
     static func describeFailure(status: Int, body: Data, path: String = "") -> String {
         if let json = try? JSONValue.parse(body) {
             if case .object(let error)? = json["error"] {

@@ -22,6 +22,11 @@ extension CLI {
         .value("launch-timeout", "seconds a process started to hand an app its answers may run (default 30)"),
         .value("desktop", "desktop pop-ups: auto (default: when the session bus has a notification server), on (fail at start without one) or off"),
         .value("config", "a TOML or JSON file with any of these settings (flags given here win): listen = \"0.0.0.0:7878\""),
+        .value("max-connections", "connections served at once (default 1024); slow clients give up their slots first"),
+        .value("max-connections-per-address", "connections served at once from one client address (default 3/4 of --max-connections)"),
+        .value("event-log-max-events", "events kept for resumed streams (default 100000)"),
+        .value("event-log-max-mb", "megabytes of events kept (default 64)"),
+        .value("event-log-max-days", "days an event is kept (default 7)"),
     ]
 
     static let serve = Command(
@@ -66,9 +71,21 @@ extension CLI {
                 throw UsageError("--desktop is '\(desktop)'; accepted: auto, on, off")
             }
             configuration.desktop = mode
+            if let limit = try positiveInteger(arguments, "max-connections") { configuration.connectionLimit = limit }
+            configuration.connectionLimitPerAddress = try positiveInteger(arguments, "max-connections-per-address")
+            if let count = try positiveInteger(arguments, "event-log-max-events") { configuration.eventRetention.count = count }
+            if let megabytes = try positiveInteger(arguments, "event-log-max-mb") { configuration.eventRetention.bytes = megabytes << 20 }
+            if let days = try positiveInteger(arguments, "event-log-max-days") { configuration.eventRetention.age = TimeInterval(days) * 86_400 }
             try await ChimeService.run(configuration: configuration)
             return 0
         })
+
+    /// `--name N`, a whole number of at least 1, or nil when not given.
+    static func positiveInteger(_ arguments: ParsedArguments, _ name: String) throws -> Int? {
+        guard let text = arguments.value(name) else { return nil }
+        guard let number = Int(text), number >= 1 else { throw UsageError("--\(name) is '\(text)'; give a whole number of at least 1") }
+        return number
+    }
 
     // MARK: open
 
@@ -151,9 +168,8 @@ extension CLI {
             }
             let client = try cli.client(arguments)
             if action == "list" {
-                let response = try await client.send("GET", "/v1/apps")
-                if arguments.has("json") { cli.printJSON(response); return 0 }
-                let apps = response.json?.arrayValue ?? []
+                let apps = try await client.list("/v1/apps")
+                if arguments.has("json") { cli.printJSON(apps); return 0 }
                 if apps.isEmpty { cli.write("No apps. Register one with `chime apps add BUNDLE_IDENTIFIER`.") }
                 for app in apps {
                     let status = app["settings"]?["authorizationStatus"]?.stringValue ?? app["authorizationStatus"]?.stringValue ?? "?"
@@ -240,9 +256,9 @@ extension CLI {
             case "list":
                 let client = try cli.client(arguments)
                 let app = try await cli.app(arguments, client)
-                let response = try await client.send("GET", path(app, "/categories"))
-                if arguments.has("json") { cli.printJSON(response); return 0 }
-                for category in response.json?.arrayValue ?? [] {
+                let categories = try await client.list(path(app, "/categories"))
+                if arguments.has("json") { cli.printJSON(categories); return 0 }
+                for category in categories {
                     let actions = category["actions"]?.arrayValue.compactMap { $0["title"]?.stringValue } ?? []
                     cli.write("\(category["identifier"]?.stringValue ?? "?"): \(actions.joined(separator: " · "))")
                 }
@@ -406,14 +422,13 @@ extension CLI {
 
     static let list = Command(
         name: "list", summary: "list an app's pending requests with their next fire dates",
-        usage: "chime list [--app APP] [--json]", examples: ["chime list --app com.example.alarm", "chime list --json"],
-        options: [.value("app", "the app (default: the only registered app)")],
+        usage: "chime list [--app APP] [--limit N] [--json]", examples: ["chime list --app com.example.alarm", "chime list --json", "chime list --limit 20"],
+        options: [.value("app", "the app (default: the only registered app)"), .value("limit", "show at most N (default: all, read a page at a time)")],
         run: { arguments, cli in
             let client = try cli.client(arguments)
             let app = try await cli.app(arguments, client)
-            let response = try await client.send("GET", path(app, "/requests"))
-            if arguments.has("json") { cli.printJSON(response); return 0 }
-            let items = response.json?.arrayValue ?? []
+            let items = try await client.list(path(app, "/requests"), limit: try cli.listLimit(arguments))
+            if arguments.has("json") { cli.printJSON(items); return 0 }
             if items.isEmpty { cli.write("\(app): nothing pending.") }
             for item in items {
                 let trigger = item["trigger"]?["type"]?.stringValue ?? "none"
@@ -433,24 +448,30 @@ extension CLI {
             guard ids.isEmpty || !arguments.has("all") else { throw UsageError("give --id or --all, not both") }
             let client = try cli.client(arguments)
             let app = try await cli.app(arguments, client)
-            let response = try await client.send("DELETE", path(app, "/requests") + query(ids.map { ("identifier", $0) }))
-            if arguments.has("json") { cli.printJSON(response); return 0 }
-            let removed = response.json?["removed"]?.arrayValue.compactMap(\.stringValue) ?? []
+            // The service takes at most 128 query arguments a call: remove in batches of 100.
+            var removed: [String] = []
+            for start in stride(from: 0, to: max(ids.count, 1), by: 100) {
+                let batch = Array(ids[start..<min(ids.count, start + 100)])
+                let response = try await client.send("DELETE", path(app, "/requests") + query(batch.map { ("identifier", $0) }))
+                removed += response.json?["removed"]?.arrayValue.compactMap(\.stringValue) ?? []
+            }
+            if arguments.has("json") { cli.printJSON(["removed": .array(removed.map(JSONValue.string))]); return 0 }
             cli.write(removed.isEmpty ? "Nothing removed." : "Removed \(removed.joined(separator: ", ")).")
             return 0
         })
 
     static let delivered = Command(
         name: "delivered", summary: "list an app's delivered notifications, newest first",
-        usage: "chime delivered [--app APP] [--thread THREAD] [--json]", examples: ["chime delivered", "chime delivered --thread chat-42 --json"],
-        options: [.value("app", "the app (default: the only registered app)"), .value("thread", "only this thread")],
+        usage: "chime delivered [--app APP] [--thread THREAD] [--limit N] [--json]",
+        examples: ["chime delivered", "chime delivered --thread chat-42 --json", "chime delivered --limit 10"],
+        options: [.value("app", "the app (default: the only registered app)"), .value("thread", "only this thread"),
+                  .value("limit", "show at most N, newest first (default: all, read a page at a time)")],
         run: { arguments, cli in
             let client = try cli.client(arguments)
             let app = try await cli.app(arguments, client)
             let thread = query(arguments.value("thread").map { [("thread", $0)] } ?? [])
-            let response = try await client.send("GET", path(app, "/notifications") + thread)
-            if arguments.has("json") { cli.printJSON(response); return 0 }
-            let items = response.json?.arrayValue ?? []
+            let items = try await client.list(path(app, "/notifications") + thread, limit: try cli.listLimit(arguments))
+            if arguments.has("json") { cli.printJSON(items); return 0 }
             if items.isEmpty { cli.write("\(app): nothing delivered.") }
             for item in items {
                 let actions = item["actions"]?.arrayValue.compactMap { $0["identifier"]?.stringValue } ?? []
@@ -600,7 +621,7 @@ extension CLI {
         run: { arguments, cli in
             let client = try cli.client(arguments)
             let health = try await client.send("GET", "/healthz", allowing: [503])
-            let apps = try await client.send("GET", "/v1/apps").json?.arrayValue ?? []
+            let apps = try await client.list("/v1/apps")
             if arguments.has("json") {
                 cli.write(JSONValue.object(["url": .string(client.location), "healthy": .bool(health.status == 200),
                                             "apps": .array(apps.compactMap { $0["bundleIdentifier"] })]).serialized(pretty: true))

@@ -152,13 +152,27 @@ public struct CLI: Sendable {
     /// `--app`, or the only registered app when there is exactly one.
     func app(_ arguments: ParsedArguments, _ client: ServiceClient) async throws -> String {
         if let app = arguments.value("app") { return app }
-        let apps = try await client.send("GET", "/v1/apps").json
-        guard case .array(let list)? = apps?["apps"] ?? apps else { throw UsageError("give --app BUNDLE_IDENTIFIER") }
+        let list = try await client.list("/v1/apps", limit: 100)
         let names = list.compactMap { item -> String? in if case .string(let s)? = item["bundleIdentifier"] { return s }; return nil }
         guard names.count == 1 else {
             throw UsageError("give --app BUNDLE_IDENTIFIER (registered apps: \(names.isEmpty ? "none — add one with `chime apps add`" : names.joined(separator: ", ")))")
         }
         return names[0]
+    }
+
+    func printJSON(_ items: [JSONValue]) {
+        printJSON(JSONValue.array(items))
+    }
+
+    func printJSON(_ value: JSONValue) {
+        write(value.serialized(pretty: true))
+    }
+
+    /// `--limit N`: at most N items of a list (nil: all of them).
+    func listLimit(_ arguments: ParsedArguments) throws -> Int? {
+        guard let text = arguments.value("limit") else { return nil }
+        guard let limit = Int(text), limit >= 1 else { throw UsageError("--limit is '\(text)'; give a whole number of at least 1") }
+        return limit
     }
 
     func printJSON(_ response: ServiceClient.Response) {

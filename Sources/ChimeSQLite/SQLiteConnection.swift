@@ -79,7 +79,7 @@ final class SQLiteConnection {
         case SQLITE_READONLY, SQLITE_PERM, SQLITE_CANTOPEN:
             return ChimeError(.storeFailure, "the Chime store at \(path) cannot be written: the location is not writable (\(detail)); fix the permissions or choose another path")
         case SQLITE_FULL:
-            return ChimeError(.storeFailure, "the Chime store at \(path) cannot be written: the disk is full (\(detail)); free some space and retry")
+            return ChimeError(.storageFull, "the Chime store at \(path) cannot be written: the disk is full (\(detail)); free some space and retry")
         case SQLITE_BUSY, SQLITE_LOCKED:
             return ChimeError(.storeFailure, "the Chime store at \(path) is locked by another process (\(detail)); only one Chime may use a store file at a time")
         default:

@@ -1,6 +1,9 @@
 import CSQLite
 import ChimeCore
 import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// The embedded durable store: one SQLite file in WAL mode.
 ///
@@ -11,9 +14,11 @@ import Foundation
 ///
 /// Like every ``NotificationStore`` it is used from one queue at a time (the engine's); it keeps
 /// one connection and a cache of prepared statements. Opening checks that the file is a Chime store
-/// (`PRAGMA application_id`), creates the schema in a new file and upgrades an older one
-/// (`PRAGMA user_version`); a file that is not a Chime store, is corrupt, or was written by a newer
-/// Chime is refused without being touched.
+/// (`PRAGMA application_id`), that none of its tables or indexes is missing and that
+/// `PRAGMA quick_check` finds it sound, then upgrades an older one (`PRAGMA user_version`); a file
+/// that is not a Chime store, is empty, damaged, or was written by a newer Chime is refused without
+/// being touched, with a message naming it and how to recover. A new store is made beside its
+/// path and renamed into place; store files are 0600.
 public final class SQLiteStore: NotificationStore {
     /// How much a committed transaction survives.
     public enum Durability: Sendable, Hashable {
@@ -45,32 +50,49 @@ public final class SQLiteStore: NotificationStore {
         self.path = path
         self.durability = durability
         try Self.checkLocation(path)
+        if try Self.fileSize(path) == nil { try Self.create(path, schema: schema) }
         connection = try SQLiteConnection(path: path)
         guard let handle = connection.handle else { throw ChimeError(.storeFailure, "cannot open \(path)") }
         sqlite3_busy_timeout(handle, 5_000)
         _ = chime_sqlite_defensive(handle, 1)
+        Self.restrictPermissions(path)
 
-        // Identify the file before anything writes to it.
+        // Identify the file and check it whole before anything writes to it.
         let applicationID = try connection.integer("PRAGMA application_id")
         let version = try connection.integer("PRAGMA user_version")
         let objects = try connection.integer("SELECT count(*) FROM sqlite_schema")
-        let isNew = applicationID == 0 && version == 0 && objects == 0
-        if !isNew && applicationID != Int64(Schema.applicationID) {
+        if applicationID != Int64(Schema.applicationID) {
             throw ChimeError(.notAStore, "\(path) is an SQLite database but not a Chime store (application_id \(applicationID), \(objects) schema objects); it was left untouched — point Chime at another file")
         }
         if version > Int64(schema.version) {
             throw ChimeError(.storeTooNew, "the Chime store at \(path) has schema version \(version), but this Chime knows versions up to \(schema.version); it was left untouched — use a newer Chime")
         }
+        try checkIntegrity(version: Int(version), schema: schema)
         if sqlite3_db_readonly(handle, "main") == 1 {
             throw ChimeError(.storeFailure, "the Chime store at \(path) is not writable (opened read-only); fix the file's permissions or choose another path")
         }
 
         // Configure (these write to the file).
+        try Self.configure(connection, durability: durability)
+
+        if version < Int64(schema.version) {
+            try Self.migrate(connection, from: Int(version), schema: schema)
+        }
+        nextSequence = try connection.integer("SELECT value FROM meta WHERE key = 'next_sequence'")
+        if nextSequence < 1 { nextSequence = 1 }
+        // No checkpoint inside a commit (wal_autocheckpoint=0 above): the background checkpointer
+        // copies the log into the file as it grows and restarts it once copied, so the log (and its
+        // index in shared memory) stays bounded while commits never wait for a copy.
+        checkpointer = WALCheckpointer(path: path, restartFrames: checkpointRestartFrames)
+    }
+
+    /// WAL, the durability level and the cache; these write to the file.
+    private static func configure(_ connection: SQLiteConnection, durability: Durability) throws {
         let mode = try connection.statement("PRAGMA journal_mode=WAL")
         let journal = try mode.step() ? mode.string(0) : ""
         mode.reset()
         guard journal.lowercased() == "wal" else {
-            throw ChimeError(.storeFailure, "the Chime store at \(path) could not be switched to WAL mode (got \"\(journal)\"); put it on a local file system that supports shared memory")
+            throw ChimeError(.storeFailure, "the Chime store at \(connection.path) could not be switched to WAL mode (got \"\(journal)\"); put it on a local file system that supports shared memory")
         }
         try connection.execute("""
             PRAGMA synchronous=\(durability == .full ? "FULL" : "NORMAL");
@@ -79,16 +101,82 @@ public final class SQLiteStore: NotificationStore {
             PRAGMA wal_autocheckpoint=0;
             PRAGMA temp_store=MEMORY;
             """)
+    }
 
-        if version < Int64(schema.version) {
-            try migrate(from: Int(version), schema: schema)
+    /// A new store is made whole beside its final path and renamed into place, so a file at the
+    /// store's path is always a complete store: an empty file there was damaged (truncated), not
+    /// left half-made by Chime, and is refused.
+    private static func create(_ path: String, schema: Schema) throws {
+        let temporary = path + ".new"
+        for suffix in ["", "-wal", "-shm"] { unlink(temporary + suffix) }
+        do {
+            let fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+            guard fd >= 0 else {
+                throw ChimeError(.storeFailure, "the Chime store at \(path) cannot be created: \(String(cString: strerror(errno)))")
+            }
+            Glibc.close(fd)
+            let connection = try SQLiteConnection(path: temporary)
+            try configure(connection, durability: .full)
+            try migrate(connection, from: 0, schema: schema)
+            connection.close()
+            guard rename(temporary, path) == 0 else {
+                throw ChimeError(.storeFailure, "the Chime store at \(path) cannot be created: \(String(cString: strerror(errno)))")
+            }
+            let directory = open(URL(fileURLWithPath: path).deletingLastPathComponent().path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+            if directory >= 0 {
+                fsync(directory)
+                Glibc.close(directory)
+            }
+        } catch {
+            for suffix in ["", "-wal", "-shm"] { unlink(temporary + suffix) }
+            throw error
         }
-        nextSequence = try connection.integer("SELECT value FROM meta WHERE key = 'next_sequence'")
-        if nextSequence < 1 { nextSequence = 1 }
-        // No checkpoint inside a commit (wal_autocheckpoint=0 above): the background checkpointer
-        // copies the log into the file as it grows and restarts it once copied, so the log (and its
-        // index in shared memory) stays bounded while commits never wait for a copy.
-        checkpointer = WALCheckpointer(path: path, restartFrames: checkpointRestartFrames)
+    }
+
+    /// The file's size, or nil when there is no file.
+    private static func fileSize(_ path: String) throws -> Int64? {
+        var info = stat()
+        guard stat(path, &info) == 0 else { return nil }
+        if info.st_size == 0 {
+            throw ChimeError(.notAStore, "the Chime store at \(path) is empty (0 bytes): it was truncated or damaged, and Chime never leaves an empty store; it was left untouched — restore it from a backup, or delete it to start with an empty store")
+        }
+        return Int64(info.st_size)
+    }
+
+    /// Store files are the user's alone (0600): what was scheduled and answered is private.
+    /// SQLite gives its -wal and -shm files the mode of the store.
+    private static func restrictPermissions(_ path: String) {
+        for suffix in ["", "-wal", "-shm"] {
+            var info = stat()
+            if stat(path + suffix, &info) == 0, info.st_mode & 0o077 != 0 { chmod(path + suffix, 0o600) }
+        }
+    }
+
+    /// Refuses a damaged store before anything is written to it: every table and index of the
+    /// schema must be there, and `PRAGMA quick_check` (every page of every b-tree read and its
+    /// structure checked; about 0.3 s per million pending requests, see docs/benchmarks.md) must
+    /// find nothing wrong.
+    private func checkIntegrity(version: Int, schema: Schema) throws {
+        let recover = "it was left untouched — restore it from a backup (or recover what is readable with `sqlite3 \(path) .recover | sqlite3 recovered.sqlite`), or move it away to start with an empty store"
+        var present: Set<String> = []
+        let objects = try connection.statement("SELECT name FROM sqlite_schema WHERE type IN ('table', 'index')")
+        defer { objects.reset() }
+        try objects.rows { present.insert(objects.string(0)) }
+        let missing = Schema.objects(atVersion: version).filter { !present.contains($0) }
+        if !missing.isEmpty {
+            throw ChimeError(.notAStore, "the Chime store at \(path) is damaged: it lacks \(missing.joined(separator: ", ")); \(recover)")
+        }
+        var problems: [String] = []
+        do {
+            let check = try connection.statement("PRAGMA quick_check(10)")
+            defer { check.reset() }
+            try check.rows { problems.append(check.string(0)) }
+        } catch let error as ChimeError {
+            throw ChimeError(.notAStore, "the Chime store at \(path) is damaged (\(error.message)); \(recover)")
+        }
+        if problems != ["ok"] {
+            throw ChimeError(.notAStore, "the Chime store at \(path) is damaged (\(problems.prefix(3).joined(separator: "; "))); \(recover)")
+        }
     }
 
     deinit { close() }
@@ -131,7 +219,7 @@ public final class SQLiteStore: NotificationStore {
     }
 
     /// Runs the missing migration steps and stamps the file, all in one transaction.
-    private func migrate(from version: Int, schema: Schema) throws {
+    private static func migrate(_ connection: SQLiteConnection, from version: Int, schema: Schema) throws {
         try connection.execute("BEGIN IMMEDIATE")
         do {
             for step in schema.steps[version...] { try step.run(connection) }
@@ -140,7 +228,7 @@ public final class SQLiteStore: NotificationStore {
         } catch {
             try? connection.execute("ROLLBACK")
             if let error = error as? ChimeError { throw error }
-            throw ChimeError(.storeFailure, "upgrading the Chime store at \(path) from version \(version) to \(schema.version) failed: \(error); the file was left as it was")
+            throw ChimeError(.storeFailure, "upgrading the Chime store at \(connection.path) from version \(version) to \(schema.version) failed: \(error); the file was left as it was")
         }
     }
 
@@ -509,6 +597,11 @@ public final class SQLiteStore: NotificationStore {
     public func responses(app: String) throws -> [NotificationResponse] {
         let statement = try connection.statement("SELECT id, body FROM responses WHERE app = ? ORDER BY id")
         statement.bind(1, app)
+        return try responseRows(statement)
+    }
+
+    /// Reads rows of `id, body` from the outbox.
+    private func responseRows(_ statement: Statement) throws -> [NotificationResponse] {
         var result: [NotificationResponse] = []
         try statement.rows {
             var response = try RecordCodec.decodeResponse(statement.blob(1))
@@ -534,10 +627,13 @@ public final class SQLiteStore: NotificationStore {
         try transaction {
             var event = event
             event.sequence = 0
-            let statement = try connection.statement("INSERT INTO events (app, kind, body) VALUES (?, ?, ?)")
+            let statement = try connection.statement("INSERT INTO events (app, kind, body, size, at) VALUES (?, ?, ?, ?, ?)")
+            let body = RecordCodec.encode(event)
             statement.bind(1, event.app)
             statement.bind(2, event.kind.rawValue)
-            statement.bind(3, RecordCodec.encode(event))
+            statement.bind(3, body)
+            statement.bind(4, Int64(body.count))
+            statement.bind(5, event.date.timeIntervalSince1970)
             try statement.run()
             return sqlite3_last_insert_rowid(connection.handle)
         }
@@ -577,6 +673,74 @@ public final class SQLiteStore: NotificationStore {
             statement.bind(1, Int64(keeping - 1))
             try statement.run()
         }
+    }
+
+    /// Count, then bytes (the newest events whose sizes add up to at most `retention.bytes`), then
+    /// age (events dated before `now - age`), each from the `events_retention` index alone.
+    public func pruneEvents(_ retention: EventRetention, now: Date) throws {
+        try transaction {
+            try pruneEvents(keeping: retention.count)
+            let overBytes = try connection.statement("""
+                SELECT seq FROM (SELECT seq, sum(size) OVER (ORDER BY seq DESC) AS total FROM events)
+                WHERE total > ? ORDER BY seq DESC LIMIT 1
+                """)
+            overBytes.bind(1, Int64(max(0, retention.bytes)))
+            var cut: Int64?
+            try overBytes.rows { cut = overBytes.int64(0) }
+            if let cut {
+                let delete = try connection.statement("DELETE FROM events WHERE seq <= ?")
+                delete.bind(1, cut)
+                try delete.run()
+            }
+            let old = try connection.statement("""
+                DELETE FROM events WHERE seq < coalesce((SELECT seq FROM events WHERE at >= ?1 ORDER BY seq LIMIT 1),
+                                                        (SELECT max(seq) + 1 FROM events))
+                """)
+            old.bind(1, now.addingTimeInterval(-retention.age).timeIntervalSince1970)
+            try old.run()
+        }
+    }
+
+    // MARK: Pages
+
+    public func pending(app: String, after sequence: Int64, limit: Int) throws -> [PendingRequest] {
+        let statement = try connection.statement("SELECT \(Self.pendingColumns) FROM pending WHERE app = ? AND seq > ? ORDER BY seq LIMIT ?")
+        statement.bind(1, app)
+        statement.bind(2, sequence)
+        statement.bind(3, Int64(max(0, limit)))
+        var result: [PendingRequest] = []
+        try statement.rows { result.append(try pendingRow(statement).pending) }
+        return result
+    }
+
+    public func delivered(app: String, thread: String?, after cursor: DeliveredCursor?, limit: Int) throws -> [DeliveredNotification] {
+        let statement = try connection.statement("""
+            SELECT body FROM delivered WHERE app = ?1 AND (?2 IS NULL OR thread = ?2) AND (?3 IS NULL OR (date, seq) < (?3, ?4))
+            ORDER BY date DESC, seq DESC LIMIT ?5
+            """)
+        statement.bind(1, app)
+        statement.bind(2, thread)
+        statement.bind(3, cursor?.date.timeIntervalSince1970)
+        statement.bind(4, cursor?.sequence ?? 0)
+        statement.bind(5, Int64(max(0, limit)))
+        return try deliveredRows(statement)
+    }
+
+    public func responses(app: String, after id: Int64, limit: Int) throws -> [NotificationResponse] {
+        let statement = try connection.statement("SELECT id, body FROM responses WHERE app = ? AND id > ? ORDER BY id LIMIT ?")
+        statement.bind(1, app)
+        statement.bind(2, id)
+        statement.bind(3, Int64(max(0, limit)))
+        return try responseRows(statement)
+    }
+
+    public func apps(after bundleIdentifier: String?, limit: Int) throws -> [AppRecord] {
+        let statement = try connection.statement("SELECT record FROM apps WHERE bundle_id > ? ORDER BY bundle_id LIMIT ?")
+        statement.bind(1, bundleIdentifier ?? "")
+        statement.bind(2, Int64(max(0, limit)))
+        var result: [AppRecord] = []
+        try statement.rows { result.append(try RecordCodec.decodeApp(statement.blob(0))) }
+        return result
     }
 
     // MARK: Values

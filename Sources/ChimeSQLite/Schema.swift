@@ -21,7 +21,15 @@ struct Schema: Sendable {
     var steps: [Step]
     var version: Int { steps.count }
 
-    static let current = Schema(steps: [v1, v2])
+    static let current = Schema(steps: [v1, v2, v3])
+
+    /// The tables and indexes a store of `version` has (each version's steps add to them).
+    static func objects(atVersion version: Int) -> [String] {
+        guard version >= 1 else { return [] }
+        let first = ["apps", "categories", "pending", "pending_due", "pending_location", "pending_floating", "delivered", "delivered_order",
+                     "responses", "responses_app", "events", "events_app", "kv", "meta"]
+        return version >= 3 ? first + ["pending_order", "events_retention"] : first
+    }
 
     /// Version 1.
     static let v1 = Step(sql: """
@@ -54,4 +62,18 @@ struct Schema: Sendable {
     /// presentation) and app records with a background-launch command. Version 1 records are still
     /// read; the version number keeps an older Chime from opening a store it could not read.
     static let v2 = Step(sql: "SELECT 1")
+}
+
+extension Schema {
+    /// Version 3: pages of pending requests in sequence order from an index, and an event log
+    /// bounded by bytes and age as well as count: each event's stored size and date, in an index
+    /// that the pruning queries read without touching the events' bodies. Events logged before
+    /// version 3 are dated by the upgrade.
+    static let v3 = Step(sql: """
+        CREATE INDEX pending_order ON pending(app, seq);
+        ALTER TABLE events ADD COLUMN size INTEGER NOT NULL DEFAULT 0;
+        ALTER TABLE events ADD COLUMN at REAL NOT NULL DEFAULT 0;
+        UPDATE events SET size = length(body), at = CAST(strftime('%s', 'now') AS REAL);
+        CREATE INDEX events_retention ON events(seq, size, at);
+        """)
 }

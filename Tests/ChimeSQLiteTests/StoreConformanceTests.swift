@@ -246,6 +246,70 @@ struct StoreConformanceTests {
         }
     }
 
+    @Test("pages: every list read a page at a time gives the whole list, in order, once", arguments: StoreKind.allCases)
+    func pages(kind: StoreKind) throws {
+        try kind.withStore { store in
+            try store.transaction {
+                for index in 0..<25 { try store.putApp(Samples.app("com.app\(String(format: "%02d", index))")) }
+                try store.putPending((0..<37).map { pending("p\($0)", fire: Double($0)) }, app: "a")
+                // Ties on the date: the sequence orders them.
+                for index in 0..<31 {
+                    try store.putDelivered(Samples.delivered("d\(index)", at: Double(index / 4), thread: index % 3 == 0 ? "t" : "u"), app: "a")
+                }
+                for index in 0..<23 { _ = try store.appendResponse(Samples.response("r\(index)"), app: "a") }
+            }
+            func walk<T>(_ page: (T?) throws -> [T]) rethrows -> [T] {
+                var all: [T] = []
+                while true {
+                    let items = try page(all.last)
+                    if items.isEmpty { return all }
+                    all += items
+                }
+            }
+            let apps = try walk { (last: AppRecord?) in try store.apps(after: last?.bundleIdentifier, limit: 4) }
+            #expect(apps == (try store.apps()))
+            let requests = try walk { (last: PendingRequest?) in try store.pending(app: "a", after: last?.sequence ?? 0, limit: 5) }
+            #expect(requests == (try store.pending(app: "a")))
+            for thread in [nil, "t"] as [String?] {
+                let delivered = try walk { (last: DeliveredNotification?) in
+                    try store.delivered(app: "a", thread: thread, after: last.map { DeliveredCursor(date: $0.date, sequence: $0.sequence) }, limit: 3)
+                }
+                #expect(delivered == (try store.delivered(app: "a", thread: thread)))
+            }
+            let responses = try walk { (last: NotificationResponse?) in try store.responses(app: "a", after: last?.id ?? 0, limit: 6) }
+            #expect(responses == (try store.responses(app: "a")))
+            #expect(try store.pending(app: "b", after: 0, limit: 10).isEmpty)
+        }
+    }
+
+    @Test("the event log is bounded by count, by bytes and by age", arguments: StoreKind.allCases)
+    func eventRetention(kind: StoreKind) throws {
+        try kind.withStore { store in
+            func append(_ count: Int, at offset: Double) throws {
+                for _ in 0..<count {
+                    var event = Samples.event("a")
+                    event.date = Samples.base.addingTimeInterval(offset)
+                    _ = try store.appendEvent(event)
+                }
+            }
+            try append(10, at: 0)
+            try append(10, at: 1000)
+            let size = RecordCodec.encode(try store.events(after: 0, app: nil, limit: 1)[0]).count
+            let now = Samples.base.addingTimeInterval(1000)
+            // Count.
+            try store.pruneEvents(EventRetention(count: 15, bytes: 1 << 30, age: 1e9), now: now)
+            #expect(try store.events(after: 0, app: nil, limit: 100).count == 15)
+            // Bytes: the newest that fit.
+            try store.pruneEvents(EventRetention(count: 100, bytes: size * 12 + size / 2, age: 1e9), now: now)
+            #expect(try store.events(after: 0, app: nil, limit: 100).map(\.sequence) == Array(9...20))
+            // Age: dated before now - age.
+            try store.pruneEvents(EventRetention(count: 100, bytes: 1 << 30, age: 500), now: now)
+            #expect(try store.events(after: 0, app: nil, limit: 100).map(\.sequence) == Array(11...20))
+            try store.pruneEvents(EventRetention(count: 100, bytes: 1 << 30, age: 500), now: now.addingTimeInterval(10_000))
+            #expect(try store.events(after: 0, app: nil, limit: 100).isEmpty)
+        }
+    }
+
     @Test("key/value: set, replace, remove", arguments: StoreKind.allCases)
     func values(kind: StoreKind) throws {
         try kind.withStore { store in

@@ -43,6 +43,58 @@ struct EventResumeTests {
         }
     }
 
+    @Test("a long log is replayed a page at a time as the client reads, in order, then live")
+    func pagedReplay() async throws {
+        try await ServiceHarness.with(streamQueueLimit: 8 * 1024) { harness in
+            let token = try await harness.createApp("com.example.pages")
+            let app = harness.client(token: token)
+            let base = "/v1/apps/com.example.pages"
+            _ = try await app.post(base + "/authorization")
+            let body = "[" + (0..<150).map { #"{"identifier": "n\#($0)", "title": "\#(String(repeating: "t", count: 200))"}"# }
+                .joined(separator: ",") + "]"
+            #expect(try await app.post(base + "/requests", json: body).status == 201)
+            let stream = try await SSEClient.open(harness.endpoint, path: base + "/events", token: token, lastEventID: "0")
+            #expect(try await stream.next().event == "settings")
+            var names: [String] = []
+            for _ in 0..<150 {
+                if case .string(let name)? = try await stream.next().json?["notification"]?["identifier"] { names.append(name) }
+            }
+            #expect(names == (0..<150).map { "n\($0)" })
+            _ = try await app.post(base + "/requests", json: #"{"identifier": "live", "title": "x"}"#)
+            #expect(try await stream.next().json?["notification"]?["identifier"] == .string("live"))
+            stream.close()
+        }
+    }
+
+    @Test("a subscriber that stops reading is disconnected, and resuming with Last-Event-ID loses nothing")
+    func slowConsumerResumes() async throws {
+        try await ServiceHarness.with(streamQueueLimit: 16 * 1024) { harness in
+            let token = try await harness.createApp("com.example.slow")
+            let app = harness.client(token: token)
+            let base = "/v1/apps/com.example.slow"
+            _ = try await app.post(base + "/authorization")
+            let port = harness.service.port
+            // A subscriber with a tiny receive buffer that never reads.
+            let silent = try await RawSocket.nonReading(port: port,
+                                                         head: "GET \(base)/events HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer \(token)\r\n\r\n")
+            defer { silent.close() }
+            // 7.5 MB: more than the kernel's socket buffers take (up to 4 MB to send on loopback).
+            let big = String(repeating: "b", count: 30_000)
+            for index in 0..<250 {
+                #expect(try await app.post(base + "/requests", json: #"{"identifier": "big\#(index)", "body": "\#(big)"}"#).status == 201)
+            }
+            for _ in 0..<600 where harness.service.server.openStreams > 0 { try await Task.sleep(for: .milliseconds(50)) }
+            #expect(harness.service.server.openStreams == 0, "the non-reading subscriber is still connected")
+            // Everything is in the log for a subscriber that comes back.
+            let resumed = try await SSEClient.open(harness.endpoint, path: base + "/events", token: token, lastEventID: "0")
+            #expect(try await resumed.next().event == "settings")
+            var count = 0
+            for _ in 0..<250 where try await resumed.next().event == "delivered" { count += 1 }
+            #expect(count == 250)
+            resumed.close()
+        }
+    }
+
     @Test("idle streams get heartbeat comments")
     func heartbeat() async throws {
         try await ServiceHarness.with(heartbeat: .milliseconds(100)) { harness in

@@ -7,17 +7,9 @@ import Glibc
 
 @Suite("HTTP server")
 struct HTTPServerTests {
-    func start(_ handler: TestHandler, _ configure: (inout HTTPServer.Configuration) -> Void = { _ in }) throws -> HTTPServer {
-        var configuration = HTTPServer.Configuration(listen: .tcp(host: "127.0.0.1", port: 0))
-        configure(&configuration)
-        let server = HTTPServer(configuration: configuration, handler: handler)
-        try server.start()
-        return server
-    }
-
     @Test("port 0 binds a free port and the handler sees method, path, query and body")
     func echo() async throws {
-        let server = try start(TestHandler())
+        let server = try HTTPServer.started(TestHandler())
         #expect(server.port != 0)
         #expect(server.url == "http://127.0.0.1:\(server.port)")
         let response = try await TestClient(port: server.port).request("POST", "/a/b?x=1&x=2&y=z", body: Array("hello".utf8),
@@ -29,7 +21,7 @@ struct HTTPServerTests {
 
     @Test("a declared body over the limit gets 413 before the body is sent")
     func earlyPayloadTooLarge() async throws {
-        let server = try start(TestHandler())
+        let server = try HTTPServer.started(TestHandler())
         let port = server.port
         let response = try await TestClient.offPool {
             let socket = try RawSocket(.tcp(port: port), timeout: 5)
@@ -47,7 +39,7 @@ struct HTTPServerTests {
 
     @Test("a chunked body over the limit gets 413")
     func chunkedPayloadTooLarge() async throws {
-        let server = try start(TestHandler())
+        let server = try HTTPServer.started(TestHandler())
         let port = server.port
         let response = try await TestClient.offPool {
             let socket = try RawSocket(.tcp(port: port), timeout: 5)
@@ -62,7 +54,7 @@ struct HTTPServerTests {
 
     @Test("a client that stops sending is disconnected after the connection timeout")
     func slowClient() async throws {
-        let server = try start(TestHandler()) { $0.connectionTimeout = 1 }
+        let server = try HTTPServer.started(TestHandler()) { $0.connectionTimeout = 1 }
         let port = server.port
         let closed = try await TestClient.offPool {
             let socket = try RawSocket(.tcp(port: port), timeout: 10)
@@ -81,7 +73,7 @@ struct HTTPServerTests {
     @Test("over the connection limit a request gets 503, and the server keeps serving")
     func connectionLimit() async throws {
         let handler = TestHandler()
-        let server = try start(handler) {
+        let server = try HTTPServer.started(handler) {
             $0.connectionLimit = 2
             $0.heartbeatInterval = .milliseconds(100)
         }
@@ -108,7 +100,7 @@ struct HTTPServerTests {
     @Test("event streams get queued events in order and heartbeats, and end when the server stops")
     func eventStream() async throws {
         let handler = TestHandler()
-        let server = try start(handler) { $0.heartbeatInterval = .milliseconds(100) }
+        let server = try HTTPServer.started(handler) { $0.heartbeatInterval = .milliseconds(100) }
         let client = try await SSEClient.open(.tcp(port: server.port), path: "/stream", token: nil)
         #expect(client.status == 200)
         #expect(client.headers["content-type"] == "text/event-stream")
@@ -129,7 +121,7 @@ struct HTTPServerTests {
     @Test("stop waits for an in-flight request, refuses new connections, then returns")
     func gracefulStop() async throws {
         let handler = TestHandler()
-        let server = try start(handler) { $0.shutdownGrace = .seconds(20) }
+        let server = try HTTPServer.started(handler) { $0.shutdownGrace = .seconds(20) }
         let port = server.port
         let inFlight = Task { try await TestClient(port: port).get("/slow") }
         await handler.entered.wait()
@@ -156,7 +148,7 @@ struct HTTPServerTests {
     @Test("a Unix socket serves the same API")
     func unixSocket() async throws {
         let path = NSTemporaryDirectory() + "chime-\(UUID().uuidString.prefix(8)).sock"
-        let server = try start(TestHandler()) { $0.listen = .unix(path: path) }
+        let server = try HTTPServer.started(TestHandler()) { $0.listen = .unix(path: path) }
         #expect(server.url == "http://localhost")
         let response = try await TestClient(endpoint: .unix(path: path)).get("/hello")
         #expect(response.status == 200)
@@ -178,7 +170,7 @@ struct HTTPServerTests {
         #expect(openssl.status == 0)
         let key = try String(contentsOfFile: directory + "/key.pem", encoding: .utf8)
         let cert = try String(contentsOfFile: directory + "/cert.pem", encoding: .utf8)
-        let server = try start(TestHandler()) { $0.tls = .init(keyPEM: key, certificatePEM: cert) }
+        let server = try HTTPServer.started(TestHandler()) { $0.tls = .init(keyPEM: key, certificatePEM: cert) }
         #expect(server.url.hasPrefix("https://"))
         let curl = try await TestClient.offPool {
             try run("/usr/bin/curl", ["-sS", "--cacert", directory + "/cert.pem", server.url + "/secure?q=1"])

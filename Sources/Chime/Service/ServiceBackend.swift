@@ -83,6 +83,24 @@ package final class ServiceBackend: CenterBackend {
     @discardableResult
     private func call(_ method: String, _ target: String, json: JSONValue? = nil, body: [UInt8]? = nil,
                       headers: [(String, String)] = []) async throws -> JSONValue? {
+        try await exchange(method, target, json: json, body: body, headers: headers).answer
+    }
+
+    /// A whole list: every page of a paged answer, following its `Link: rel="next"`.
+    private func list(_ target: String) async throws -> JSONValue {
+        var items: [JSONValue] = []
+        var next: String? = target + (target.contains("?") ? "&" : "?") + "limit=1000"
+        while let page = next {
+            let (answer, link) = try await exchange("GET", page)
+            guard case .array(let values)? = answer else { return answer ?? .array(items) }
+            items += values
+            next = LinkHeader.next(link)
+        }
+        return .array(items)
+    }
+
+    private func exchange(_ method: String, _ target: String, json: JSONValue? = nil, body: [UInt8]? = nil,
+                          headers: [(String, String)] = []) async throws -> (answer: JSONValue?, link: String?) {
         guard let url = URL(string: baseURL.absoluteString.trimmingSuffix("/") + target) else {
             throw ChimeError(.invalidValue, field: "CHIME_SERVICE", "cannot make a URL of \(baseURL.absoluteString) and \(target)")
         }
@@ -103,7 +121,7 @@ package final class ServiceBackend: CenterBackend {
         let status = (response as? HTTPURLResponse)?.statusCode ?? 0
         let answer = data.isEmpty ? nil : try? JSONValue.parse(data)
         guard (200..<300).contains(status) else { throw Self.error(status: status, answer: answer, target: target) }
-        return answer
+        return (answer, (response as? HTTPURLResponse)?.value(forHTTPHeaderField: "Link"))
     }
 
     static func error(status: Int, answer: JSONValue?, target: String) -> any Error {
@@ -171,7 +189,7 @@ package final class ServiceBackend: CenterBackend {
 
     package func categories(app: String, completion: @escaping @Sendable (Result<[NotificationCategory], any Error>) -> Void) {
         enqueue({ [self] in
-            try Self.items(try await call("GET", path(app, "/categories"))) { value, field throws(ChimeError) in
+            try Self.items(try await list(path(app, "/categories"))) { value, field throws(ChimeError) in
                 try NotificationCategory(json: value, field: field)
             }
         }, completion: completion)
@@ -190,7 +208,7 @@ package final class ServiceBackend: CenterBackend {
 
     package func pending(app: String, completion: @escaping @Sendable (Result<[PendingRequest], any Error>) -> Void) {
         enqueue({ [self] in
-            try Self.items(try await call("GET", path(app, "/requests"))) { value, field throws(ChimeError) in try PendingRequest(json: value, field: field) }
+            try Self.items(try await list(path(app, "/requests"))) { value, field throws(ChimeError) in try PendingRequest(json: value, field: field) }
         }, completion: completion)
     }
 
@@ -199,14 +217,26 @@ package final class ServiceBackend: CenterBackend {
         return "?" + identifiers.map { "identifier=" + PercentEncoding.encode($0) }.joined(separator: "&")
     }
 
+    /// Removes by identifier (all when nil) in calls of at most 100 identifiers: the service takes
+    /// at most 128 query arguments a request.
+    private func remove(_ target: String, identifiers: [String]?) async throws -> [String] {
+        guard let identifiers else { return Self.removed(try await call("DELETE", target)) }
+        var removed: [String] = []
+        for start in stride(from: 0, to: identifiers.count, by: 100) {
+            let batch = Array(identifiers[start..<min(identifiers.count, start + 100)])
+            removed += Self.removed(try await call("DELETE", target + query(batch)))
+        }
+        return removed
+    }
+
     package func removePending(app: String, identifiers: [String]?, completion: @escaping @Sendable (Result<[String], any Error>) -> Void) {
         if identifiers?.isEmpty == true { return enqueue({ [] }, completion: completion) }
-        enqueue({ [self] in Self.removed(try await call("DELETE", path(app, "/requests" + query(identifiers)))) }, completion: completion)
+        enqueue({ [self] in try await remove(path(app, "/requests"), identifiers: identifiers) }, completion: completion)
     }
 
     package func delivered(app: String, completion: @escaping @Sendable (Result<[DeliveredNotification], any Error>) -> Void) {
         enqueue({ [self] in
-            try Self.items(try await call("GET", path(app, "/notifications"))) { value, field throws(ChimeError) in
+            try Self.items(try await list(path(app, "/notifications"))) { value, field throws(ChimeError) in
                 try DeliveredNotification(json: value, field: field)
             }
         }, completion: completion)
@@ -214,7 +244,7 @@ package final class ServiceBackend: CenterBackend {
 
     package func removeDelivered(app: String, identifiers: [String]?, completion: @escaping @Sendable (Result<[String], any Error>) -> Void) {
         if identifiers?.isEmpty == true { return enqueue({ [] }, completion: completion) }
-        enqueue({ [self] in Self.removed(try await call("DELETE", path(app, "/notifications" + query(identifiers)))) }, completion: completion)
+        enqueue({ [self] in try await remove(path(app, "/notifications"), identifiers: identifiers) }, completion: completion)
     }
 
     package func setBadge(_ count: Int, app: String, completion: @escaping @Sendable (Result<Void, any Error>) -> Void) {
@@ -222,7 +252,7 @@ package final class ServiceBackend: CenterBackend {
     }
 
     package func outbox(app: String) async throws -> [NotificationResponse] {
-        try Self.items(try await call("GET", path(app, "/responses"))) { value, field throws(ChimeError) in try NotificationResponse(json: value, field: field) }
+        try Self.items(try await list(path(app, "/responses"))) { value, field throws(ChimeError) in try NotificationResponse(json: value, field: field) }
     }
 
     package func acknowledgeResponse(_ id: Int64, app: String) async throws {

@@ -61,15 +61,25 @@ package final class EngineCore {
     }
 
     private var eventsSincePrune = 0
+    private var bytesSincePrune = 0
 
+    /// Logs the event, and keeps the log within its count, bytes and age: pruned every tenth of
+    /// the count (at least 1,000 events) or of the bytes, whichever comes first. A prune leaves
+    /// nine tenths of the bytes, so the log never holds more than its byte bound.
     private func log(_ event: EngineEvent) throws {
         var event = event
         if configuration.recordsEvents {
             event.sequence = try store.appendEvent(event)
+            let retention = configuration.retention
             eventsSincePrune += 1
-            if eventsSincePrune >= max(1000, configuration.eventRetention / 10) {
-                try store.pruneEvents(keeping: configuration.eventRetention)
+            // Large events (a delivery carries its notification) bring the byte bound near sooner.
+            if case .delivered = event.payload { bytesSincePrune += RecordCodec.encode(event).count } else { bytesSincePrune += 256 }
+            if eventsSincePrune >= max(1000, retention.count / 10) || bytesSincePrune >= retention.bytes / 10 {
+                var target = retention
+                target.bytes -= retention.bytes / 10
+                try store.pruneEvents(target, now: clock.now)
                 eventsSincePrune = 0
+                bytesSincePrune = 0
             }
         }
         pendingEvents.append(event)

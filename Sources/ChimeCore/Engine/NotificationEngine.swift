@@ -32,6 +32,12 @@ public final class NotificationEngine: Sendable {
         public var fireBatch = 4096
         /// How many events the store keeps for resumable streams.
         public var eventRetention = 100_000
+        /// How many bytes of events the store keeps (64 MiB).
+        public var eventRetentionBytes = 64 << 20
+        /// How long the store keeps an event, in seconds (7 days).
+        public var eventRetentionAge: TimeInterval = 7 * 24 * 3600
+        /// The three bounds of the event log together.
+        public var retention: EventRetention { EventRetention(count: eventRetention, bytes: eventRetentionBytes, age: eventRetentionAge) }
         /// Whether events are written to the store's log (needed for resumable event streams).
         public var recordsEvents = true
         public init() {}
@@ -136,7 +142,7 @@ public final class NotificationEngine: Sendable {
     private static func isOperationError(_ error: any Error) -> Bool {
         if error is UNError { return true }
         if let error = error as? ChimeError {
-            return ![.storeFailure, .storeTooNew, .notAStore].contains(error.code)
+            return ![.storeFailure, .storeTooNew, .notAStore, .storageFull].contains(error.code)
         }
         return false
     }
@@ -251,6 +257,11 @@ public final class NotificationEngine: Sendable {
         try await perform { try $0.store.apps() }
     }
 
+    /// A page of the apps: those after `bundleIdentifier` (nil: from the first), at most `limit`.
+    public func apps(after bundleIdentifier: String?, limit: Int) async throws -> [AppRecord] {
+        try await perform { try $0.store.apps(after: bundleIdentifier, limit: limit) }
+    }
+
     /// Creates or replaces an app's record (service mode: registration, token rotation).
     public func putApp(_ record: AppRecord) async throws {
         try await perform { try $0.putApp(record) }
@@ -362,6 +373,12 @@ public final class NotificationEngine: Sendable {
         try await perform { try $0.store.pending(app: app) }
     }
 
+    /// A page of the app's pending requests: those first added after `sequence` (0: from the
+    /// first), in that order, at most `limit`.
+    public func pending(app: String, after sequence: Int64, limit: Int) async throws -> [PendingRequest] {
+        try await perform { try $0.store.pending(app: app, after: sequence, limit: limit) }
+    }
+
     /// Removes pending requests by identifier (all of the app's when `identifiers` is `nil`).
     @discardableResult
     public func removePending(app: String, identifiers: [String]?) async throws -> [String] {
@@ -383,6 +400,12 @@ public final class NotificationEngine: Sendable {
     /// The app's delivered notifications, newest first, optionally of one thread.
     public func delivered(app: String, thread: String? = nil) async throws -> [DeliveredNotification] {
         try await perform { try $0.store.delivered(app: app, thread: thread) }
+    }
+
+    /// A page of the app's delivered notifications, newest first, after `cursor` (nil: from the
+    /// newest), at most `limit`.
+    public func delivered(app: String, thread: String?, after cursor: DeliveredCursor?, limit: Int) async throws -> [DeliveredNotification] {
+        try await perform { try $0.store.delivered(app: app, thread: thread, after: cursor, limit: limit) }
     }
 
     /// Removes delivered notifications (all of the app's, or of a thread, when `identifiers` is `nil`).
@@ -497,6 +520,11 @@ public final class NotificationEngine: Sendable {
     /// The app's outbox: responses not yet acknowledged, oldest first.
     public func outbox(app: String) async throws -> [NotificationResponse] {
         try await perform { try $0.store.responses(app: app) }
+    }
+
+    /// A page of the app's outbox: responses after `id`, oldest first, at most `limit`.
+    public func outbox(app: String, after id: Int64, limit: Int) async throws -> [NotificationResponse] {
+        try await perform { try $0.store.responses(app: app, after: id, limit: limit) }
     }
 
     /// Acknowledges a response: it leaves the outbox and is never handed over again.

@@ -38,6 +38,8 @@ public struct ChimeError: Error, Hashable, Sendable, CustomNSError, CustomString
         public static let storeTooNew = Code(rawValue: "storeTooNew")
         /// The file is not a Chime store, or is corrupt.
         public static let notAStore = Code(rawValue: "notAStore")
+        /// The store could not be written because its disk (or quota) is full; nothing was stored.
+        public static let storageFull = Code(rawValue: "storageFull")
         /// The engine was shut down.
         public static let shutDown = Code(rawValue: "shutDown")
         /// The Chime service (`chime serve`) could not be reached, or failed.

@@ -202,7 +202,23 @@ public final class MemoryStore: NotificationStore {
     public func oldestEventSequence() throws -> Int64 { state.events.first?.sequence ?? 0 }
 
     public func pruneEvents(keeping: Int) throws {
-        if state.events.count > keeping { state.events.removeFirst(state.events.count - keeping) }
+        if state.events.count > keeping { state.events.removeFirst(state.events.count - max(0, keeping)) }
+    }
+
+    /// Keeps the newest events within the count and the bytes (each event's encoded size), and
+    /// drops those dated before `now - age`.
+    public func pruneEvents(_ retention: EventRetention, now: Date) throws {
+        try pruneEvents(keeping: retention.count)
+        var kept = 0
+        var bytes = 0
+        for event in state.events.reversed() {
+            bytes += RecordCodec.encode(event).count
+            if bytes > retention.bytes { break }
+            kept += 1
+        }
+        state.events.removeFirst(state.events.count - kept)
+        let cutoff = now.addingTimeInterval(-retention.age)
+        state.events.removeAll { $0.date < cutoff }
     }
 
     // MARK: Values

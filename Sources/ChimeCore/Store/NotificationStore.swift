@@ -87,12 +87,53 @@ public protocol NotificationStore: AnyObject {
     /// Drops all but the newest `keeping` events.
     func pruneEvents(keeping: Int) throws
 
+    // MARK: Pages and retention (defaults below read whole lists)
+    /// The app's pending requests with a sequence above `sequence`, in sequence order, at most `limit`.
+    func pending(app: String, after sequence: Int64, limit: Int) throws -> [PendingRequest]
+    /// The app's delivered notifications after `cursor` (newest first), at most `limit`.
+    func delivered(app: String, thread: String?, after cursor: DeliveredCursor?, limit: Int) throws -> [DeliveredNotification]
+    /// The app's outbox after response `id`, oldest first, at most `limit`.
+    func responses(app: String, after id: Int64, limit: Int) throws -> [NotificationResponse]
+    /// Apps after `bundleIdentifier` (from the first when nil), by bundle identifier, at most `limit`.
+    func apps(after bundleIdentifier: String?, limit: Int) throws -> [AppRecord]
+    /// Keeps the newest events within `retention` (count, bytes, and age before `now`).
+    func pruneEvents(_ retention: EventRetention, now: Date) throws
+
     // MARK: Device state
     /// A small key/value table for device-wide state (last known location, time zone).
     func value(forKey key: String) throws -> String?
     func setValue(_ value: String?, forKey key: String) throws
 }
 
+/// Where a page of delivered notifications (newest first) continues: after this date and sequence.
+public struct DeliveredCursor: Sendable, Hashable {
+    public var date: Date
+    public var sequence: Int64
+    public init(date: Date, sequence: Int64) {
+        self.date = date
+        self.sequence = sequence
+    }
+}
+
+/// How much of the event log a store keeps: the newest events within all three bounds.
+public struct EventRetention: Sendable, Hashable {
+    /// The most events kept.
+    public var count: Int
+    /// The most bytes of stored events kept.
+    public var bytes: Int
+    /// Events older than this many seconds are dropped.
+    public var age: TimeInterval
+
+    /// 100,000 events, 64 MiB, 7 days.
+    public init(count: Int = 100_000, bytes: Int = 64 << 20, age: TimeInterval = 7 * 24 * 3600) {
+        self.count = count
+        self.bytes = bytes
+        self.age = age
+    }
+}
+
+/// Pages of the lists (cursor paging), and the event log bounded by count, bytes and age. A store
+/// may answer from indexes; these defaults, for stores that do not, read the whole list.
 extension NotificationStore {
     public func putPending(_ records: [PendingRequest], app: String) throws {
         for record in records { try putPending(record, app: app) }
@@ -100,5 +141,33 @@ extension NotificationStore {
 
     public func putPending(_ records: [PendingRequest], encodedRequests: [[UInt8]], app: String) throws {
         try putPending(records, app: app)
+    }
+
+    /// The app's pending requests with a sequence above `sequence`, in sequence order, at most `limit`.
+    public func pending(app: String, after sequence: Int64, limit: Int) throws -> [PendingRequest] {
+        Array(try pending(app: app).lazy.filter { $0.sequence > sequence }.prefix(max(0, limit)))
+    }
+
+    /// The app's delivered notifications after `cursor` (newest first), at most `limit`.
+    public func delivered(app: String, thread: String?, after cursor: DeliveredCursor?, limit: Int) throws -> [DeliveredNotification] {
+        let all = try delivered(app: app, thread: thread)
+        guard let cursor else { return Array(all.prefix(max(0, limit))) }
+        return Array(all.lazy.filter { ($0.date, $0.sequence) < (cursor.date, cursor.sequence) }.prefix(max(0, limit)))
+    }
+
+    /// The app's outbox after response `id`, oldest first, at most `limit`.
+    public func responses(app: String, after id: Int64, limit: Int) throws -> [NotificationResponse] {
+        Array(try responses(app: app).lazy.filter { $0.id > id }.prefix(max(0, limit)))
+    }
+
+    /// Apps after `bundleIdentifier` (all when nil), by bundle identifier, at most `limit`.
+    public func apps(after bundleIdentifier: String?, limit: Int) throws -> [AppRecord] {
+        Array(try apps().lazy.filter { bundleIdentifier == nil || $0.bundleIdentifier > bundleIdentifier! }.prefix(max(0, limit)))
+    }
+
+    /// Keeps the newest events within `retention`'s count, bytes and age (`now` - age); a store
+    /// that does not record sizes and dates applies the count alone.
+    public func pruneEvents(_ retention: EventRetention, now: Date) throws {
+        try pruneEvents(keeping: retention.count)
     }
 }

@@ -53,6 +53,9 @@ struct APIError: Error, Sendable {
             case .tooLarge: status = 413
             case .shutDown: status = 503
             case .storeFailure, .storeTooNew, .notAStore: status = 500
+            case .storageFull:
+                return APIError(507, "insufficientStorage",
+                                "the server's disk is full, so nothing was stored; free space on the server (or raise its quota) and retry")
             default: status = 400
             }
             let message = status == 500 ? "the store failed; see the server log" : error.message

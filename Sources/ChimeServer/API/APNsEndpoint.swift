@@ -78,7 +78,7 @@ struct APNsEndpoint {
         }
         let hash = Tokens.hash(token)
         let isOwner = !token.isEmpty && Tokens.equal(hash, api.ownerTokenHash)
-        var caller: AppRecord?
+        var caller: String?
         if !isOwner {
             guard !token.isEmpty, let app = try await api.owner(ofTokenHash: hash) else {
                 throw Failure("InvalidProviderToken", 403, "the provider token is not valid; use the app's token")
@@ -89,8 +89,8 @@ struct APNsEndpoint {
         guard let topic = request.header("apns-topic"), !topic.isEmpty else {
             throw Failure("MissingTopic", 400, "the apns-topic header is missing; set it to the app's bundle identifier")
         }
-        if let caller, caller.bundleIdentifier != topic {
-            throw Failure("TopicDisallowed", 400, "this token may push only to \(caller.bundleIdentifier)")
+        if let caller, caller != topic {
+            throw Failure("TopicDisallowed", 400, "this token may push only to \(caller)")
         }
         guard let app = try await api.lookup(topic) else {
             throw Failure("BadTopic", 400, "no app \(topic.prefix(255)) is registered")

@@ -26,9 +26,11 @@ public final class ChimeAPI: HTTPHandler {
     let secureCookies: Bool
     /// Event frames encoded once for every stream that carries them.
     let frames = EventFeed.FrameCache()
-    /// Each app's token hash as last read or written here, so an app's request is authorized
-    /// without a trip through the engine's writer. Only this type writes token hashes.
-    private let tokenHashes = Mutex<[String: String]>([:])
+    /// Every app's token hash: an app's request is authorized in O(1), off the engine's writer.
+    let tokens = TokenIndex()
+    private let tokensLoading = Mutex<Task<Void, any Error>?>(nil)
+    /// Event feeds opened with a web session, by the session's hash: closed when it signs out.
+    private let sessionFeeds = Mutex<[String: [ObjectIdentifier: EventFeed]]>([:])
     /// Tokens given to processes the service started for an app (background launch), by hash:
     /// valid for that app only, until the process ends.
     private let launchTokens = Mutex<[String: String]>([:])
@@ -36,6 +38,7 @@ public final class ChimeAPI: HTTPHandler {
     private let appStreams = Mutex<[String: Int]>([:])
     private let appStreamClosed = Mutex<(@Sendable (String) -> Void)?>(nil)
     private let latenessSubscription: Int
+    private let appSubscription: Int
 
     /// - Parameters:
     ///   - ownerTokenHash: the SHA-256 (hex) of the owner token.
@@ -56,9 +59,44 @@ public final class ChimeAPI: HTTPHandler {
             default: break
             }
         }
+        // Keep the token index current for changes made elsewhere (another node, another path):
+        // a removal is dropped as it is published, a change read again on the writer.
+        appSubscription = engine.subscribe(app: nil) { [tokens, engine] event in
+            guard case .app(let change) = event.payload else { return }
+            let app = event.app
+            switch change {
+            case .removed: tokens.set(app: app, hash: nil)
+            case .updated:
+                engine.submit({ core in
+                    if tokens.isLoaded { tokens.set(app: app, hash: try core.store.app(app)?.tokenHash) }
+                }, completion: { _ in })
+            }
+        }
     }
 
-    deinit { engine.unsubscribe(latenessSubscription) }
+    deinit {
+        engine.unsubscribe(latenessSubscription)
+        engine.unsubscribe(appSubscription)
+    }
+
+    /// Reads every app's token hash once, on the writer, before the first token is checked.
+    func loadTokens() async throws {
+        if tokens.isLoaded { return }
+        let task = tokensLoading.withLock { loading -> Task<Void, any Error> in
+            if let loading { return loading }
+            let engine = self.engine
+            let tokens = self.tokens
+            let task = Task { try await engine.perform { core in tokens.load(try core.store.apps()) } }
+            loading = task
+            return task
+        }
+        do {
+            try await task.value
+        } catch {
+            tokensLoading.withLock { $0 = nil }
+            throw error
+        }
+    }
 
     // MARK: - HTTPHandler
 
@@ -71,6 +109,14 @@ public final class ChimeAPI: HTTPHandler {
             return APNsEndpoint.reason("PayloadTooLarge", status: 413, message: "the payload is over \(limit) bytes")
         }
         return APIError(413, "tooLarge", "the body is over the limit of \(limit) bytes for this route").response(route: Route.match(request).template)
+    }
+
+    /// The JSON error of the route's kind: `{"error": …}`, or `{"reason": …}` on the push endpoint.
+    public func refused(_ request: HTTPRequest, problem: RequestProblem) -> HTTPResponse {
+        if request.path.hasPrefix("/3/") {
+            return APNsEndpoint.reason(problem.status == 414 ? "BadPath" : "BadRequest", status: problem.status, message: problem.message)
+        }
+        return APIError(problem.status, problem.code, problem.message).response(route: "refused")
     }
 
     public func unavailable(_ request: HTTPRequest, reason: String) -> HTTPResponse {
@@ -139,7 +185,9 @@ public final class ChimeAPI: HTTPHandler {
 
         switch route.endpoint {
         case .listApps:
-            return json(.array(try await engine.apps().map(\.json)), route: route)
+            let page = try Page(request)
+            let apps = try await engine.apps(after: page.after, limit: page.limit + 1)
+            return page.response(apps.map { ($0.json, $0.bundleIdentifier) }, request: request, route: route)
         case .createApp:
             return try await createApp(request, route: route)
         case .getApp:
@@ -152,8 +200,8 @@ public final class ChimeAPI: HTTPHandler {
             }
             return json(try await engine.setLaunchCommand(try LaunchCommand.decode(value), app: app).json, route: route)
         case .removeApp:
+            // The index drops the app (and the app's event streams end) as the removal is announced.
             try await engine.removeApp(app)
-            tokenHashes.withLock { $0[app] = nil }
             return HTTPResponse(status: 204, route: route.template)
         case .rotateToken:
             let token = Tokens.make()
@@ -210,7 +258,11 @@ public final class ChimeAPI: HTTPHandler {
             }
             return json(.object(answer), status: 201, route: route)
         case .getCategories:
-            return json(.array(try await engine.categories(app: app).map(\.json)), route: route)
+            // Categories are few and replaced together; the cursor is a position.
+            let page = try Page(request)
+            let start = Int(try page.number())
+            let categories = try await engine.categories(app: app).enumerated().dropFirst(start).prefix(page.limit + 1)
+            return page.response(categories.map { ($0.element.json, String($0.offset + 1)) }, request: request, route: route)
         case .putCategories:
             let categories = try JSONMapping.categories(try jsonBody(request))
             try await engine.setCategories(categories, app: app)
@@ -227,7 +279,9 @@ public final class ChimeAPI: HTTPHandler {
         case .send:
             return try await send(request, app: app, route: route)
         case .listRequests:
-            return json(.array(try await engine.pending(app: app).map(\.json)), route: route)
+            let page = try Page(request)
+            let pending = try await engine.pending(app: app, after: try page.number(), limit: page.limit + 1)
+            return page.response(pending.map { ($0.json, String($0.sequence)) }, request: request, route: route)
         case .removeRequests:
             let identifiers = request.queryValues("identifier")
             let removed = try await engine.removePending(app: app, identifiers: identifiers.isEmpty ? nil : identifiers)
@@ -235,14 +289,16 @@ public final class ChimeAPI: HTTPHandler {
         case .listNotifications:
             let thread = request.queryValues("thread").last
             let categories = Dictionary(try await engine.categories(app: app).map { ($0.identifier, $0) }, uniquingKeysWith: { a, _ in a })
-            let delivered = try await engine.delivered(app: app, thread: thread)
+            let page = try Page(request)
+            let delivered = try await engine.delivered(app: app, thread: thread, after: try page.deliveredCursor(), limit: page.limit + 1)
             let settings = try await engine.settings(app: app)
             // Each with the presentation a surface gives it now (the app is not in front): what
             // the web center uses to decide on a banner and a sound.
-            return json(.array(delivered.map { notification in
-                notification.json(category: categories[notification.request.content.categoryIdentifier],
-                                  presentation: Presentation.background(for: notification.request.content, settings: settings))
-            }), route: route)
+            return page.response(delivered.map { notification in
+                (notification.json(category: categories[notification.request.content.categoryIdentifier],
+                                   presentation: Presentation.background(for: notification.request.content, settings: settings)),
+                 Page.cursor(notification))
+            }, request: request, route: route)
         case .removeNotifications:
             let identifiers = request.queryValues("identifier")
             let thread = request.queryValues("thread").last
@@ -257,7 +313,9 @@ public final class ChimeAPI: HTTPHandler {
             }
             return json(response.json, status: 201, route: route)
         case .outbox:
-            return json(.array(try await engine.outbox(app: app).map(\.json)), route: route)
+            let page = try Page(request)
+            let responses = try await engine.outbox(app: app, after: try page.number(), limit: page.limit + 1)
+            return page.response(responses.map { ($0.json, String($0.id)) }, request: request, route: route)
         case .acknowledge(let idText):
             guard let id = Int64(idText) else {
                 throw APIError.notFound("response id \(idText) is not a number; use the id from GET /v1/apps/\(app)/responses", field: "id")
@@ -267,11 +325,11 @@ public final class ChimeAPI: HTTPHandler {
             }
             return json(["acknowledged": .integer(id)], route: route)
         case .appEvents:
-            let response = try await EventFeed.open(engine: engine, app: app, request: request, route: route.template, frames: frames)
+            let response = try await openFeed(request, app: app, caller: caller, route: route)
             if case .app = caller, case .stream(let stream) = response.body { countAppStream(app, stream) }
             return response
         case .allEvents:
-            return try await EventFeed.open(engine: engine, app: nil, request: request, route: route.template, frames: frames)
+            return try await openFeed(request, app: nil, caller: caller, route: route)
         case .location:
             let coordinate = try Coordinate(json: try jsonBody(request), field: "")
             let delivered = try await engine.updateLocation(coordinate)
@@ -308,24 +366,33 @@ public final class ChimeAPI: HTTPHandler {
     }
 
     /// Writes the app's token hash, creating the record if asked, in one engine operation (through
-    /// the engine's write-through app cache, so a later settings write keeps the new hash).
+    /// the engine's write-through app cache, so a later settings write keeps the new hash). The
+    /// token index takes the new hash in the same operation, so the old token fails from the
+    /// moment the change commits.
     private func storeTokenHash(_ hash: String, app: String, create: Bool) async throws -> AppRecord {
         let deviceToken = Tokens.make()
-        let stored = try await engine.perform { core in
-            var record: AppRecord
-            if let existing = try core.store.app(app) {
-                record = existing
-            } else if create {
-                record = AppRecord(bundleIdentifier: app, created: core.clock.now, deviceToken: deviceToken)
-            } else {
-                throw ChimeError(.notFound, field: "app", "no app \(app)")
+        try await loadTokens()
+        let tokens = self.tokens
+        do {
+            return try await engine.perform { core in
+                var record: AppRecord
+                if let existing = try core.store.app(app) {
+                    record = existing
+                } else if create {
+                    record = AppRecord(bundleIdentifier: app, created: core.clock.now, deviceToken: deviceToken)
+                } else {
+                    throw ChimeError(.notFound, field: "app", "no app \(app)")
+                }
+                record.tokenHash = hash
+                try core.putApp(record)
+                tokens.set(app: app, hash: hash)
+                return record
             }
-            record.tokenHash = hash
-            try core.putApp(record)
-            return record
+        } catch {
+            // The transaction may have failed after the index took the hash: read the store again.
+            engine.submit({ core in tokens.set(app: app, hash: try core.store.app(app)?.tokenHash) }, completion: { _ in })
+            throw error
         }
-        tokenHashes.withLock { $0[app] = hash }
-        return stored
     }
 
     /// The app's record without creating it.
@@ -365,30 +432,27 @@ public final class ChimeAPI: HTTPHandler {
     }
 
     /// Checks that the caller may use `/v1/apps/{app}/…`. Another app's token gets 403 whether or
-    /// not `app` exists, so nothing leaks about other apps.
+    /// not `app` exists, so nothing leaks about other apps. An app's token is checked in the token
+    /// index: no store read and no trip through the writer, known token or not.
     func authorize(_ caller: Caller, app: String) async throws {
-        if case .app(let hash) = caller, let known = tokenHashes.withLock({ $0[app] }), Tokens.equal(known, hash) { return }
         if case .app(let hash) = caller, let launched = launchTokens.withLock({ $0[hash] }) {
             guard launched == app else {
                 throw APIError.forbidden("this token belongs to another app; an app's token reaches only /v1/apps/{its bundle identifier}/…")
             }
             return
         }
-        let record = try await lookup(app)
         switch caller {
         case .owner:
-            guard record != nil else {
+            guard try await lookup(app) != nil else {
                 throw APIError.notFound("no app \(app); register it with POST /v1/apps", field: "app")
             }
         case .app(let hash):
-            if let stored = record?.tokenHash, Tokens.equal(stored, hash) {
-                tokenHashes.withLock { $0[app] = stored }
-                return
+            try await loadTokens()
+            switch tokens.app(forHash: hash) {
+            case app?: return
+            case _?: throw APIError.forbidden("this token belongs to another app; an app's token reaches only /v1/apps/{its bundle identifier}/…")
+            case nil: throw APIError.unauthorized("the token is not valid; use the token printed when the app was registered")
             }
-            if try await owner(ofTokenHash: hash) != nil {
-                throw APIError.forbidden("this token belongs to another app; an app's token reaches only /v1/apps/{its bundle identifier}/…")
-            }
-            throw APIError.unauthorized("the token is not valid; use the token printed when the app was registered")
         }
     }
 
@@ -399,8 +463,64 @@ public final class ChimeAPI: HTTPHandler {
     }
 
     /// The app whose token hashes to `hash`, if any.
-    func owner(ofTokenHash hash: String) async throws -> AppRecord? {
-        try await engine.apps().first { record in record.tokenHash.map { Tokens.equal($0, hash) } ?? false }
+    func owner(ofTokenHash hash: String) async throws -> String? {
+        try await loadTokens()
+        return tokens.app(forHash: hash)
+    }
+
+    // MARK: - Event feeds
+
+    /// Opens an event feed that ends when the credential that opened it stops being valid: an
+    /// app's token rotated or the app removed, a web session signed out or expired.
+    private func openFeed(_ request: HTTPRequest, app: String?, caller: Caller, route: Route) async throws -> HTTPResponse {
+        let credential: EventFeed.Credential
+        switch caller {
+        case .app(let hash): credential = .app(tokenHash: hash)
+        case .owner:
+            if bearerToken(request) == nil, let secret = WebSessions.sessionCookie(in: request),
+               let expires = try await sessions.validate(secret) {
+                credential = .session(hash: Tokens.hash(secret), expires: expires)
+            } else {
+                credential = .owner
+            }
+        }
+        let engine = self.engine
+        return try await EventFeed.open(
+            engine: engine, app: app, credential: credential, request: request, route: route.template, frames: frames,
+            stillValid: { [weak self] feed in
+                guard case .app(let hash) = feed.credential, let app else { return true }
+                // A launched process's token lasts as long as the process, whatever the app's token.
+                if self?.launchTokens.withLock({ $0[hash] }) == app { return true }
+                // Read on the writer, after the change that prompted the question.
+                let stored = try? await engine.perform { core in try core.store.app(app)?.tokenHash }
+                return stored.flatMap { $0 }.map { Tokens.equal($0, hash) } ?? false
+            },
+            opened: { [weak self] feed in self?.track(feed) })
+    }
+
+    /// Remembers a feed opened with a web session, and ends it when the session expires.
+    private func track(_ feed: EventFeed) {
+        guard case .session(let hash, let expires) = feed.credential else { return }
+        let id = ObjectIdentifier(feed)
+        sessionFeeds.withLock { $0[hash, default: [:]][id] = feed }
+        let clock = engine.clock
+        let expiry = Task {
+            try? await clock.sleep(until: expires)
+            if !Task.isCancelled { feed.end() }
+        }
+        feed.onEnd { [weak self] in
+            expiry.cancel()
+            self?.sessionFeeds.withLock { feeds in
+                feeds[hash]?[id] = nil
+                if feeds[hash]?.isEmpty == true { feeds[hash] = nil }
+            }
+        }
+    }
+
+    /// Ends the feeds a web session opened (it signed out).
+    func endFeeds(ofSession secret: String) {
+        let feeds = sessionFeeds.withLock { $0.removeValue(forKey: Tokens.hash(secret)) } ?? [:]
+        for feed in feeds.values { feed.end() }
     }
 
     // MARK: - Background launch

@@ -131,7 +131,7 @@ enum OpenAPIDocument {
         "summary": "List apps (owner)",
         "responses": {
           "200": {
-            "description": "Every registered app.",
+            "description": "Every registered app. One page: see limit and after; the Link header says where the next is.",
             "content": {
               "application/json": {
                 "schema": {
@@ -141,7 +141,15 @@ enum OpenAPIDocument {
                   }
                 }
               }
+            },
+            "headers": {
+              "Link": {
+                "$ref": "#/components/headers/Link"
+              }
             }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
           },
           "401": {
             "$ref": "#/components/responses/Unauthorized"
@@ -149,12 +157,26 @@ enum OpenAPIDocument {
           "403": {
             "$ref": "#/components/responses/Forbidden"
           },
+          "414": {
+            "$ref": "#/components/responses/UriTooLong"
+          },
+          "431": {
+            "$ref": "#/components/responses/HeaderTooLarge"
+          },
           "503": {
             "$ref": "#/components/responses/Unavailable"
           }
         },
         "tags": [
           "apps"
+        ],
+        "parameters": [
+          {
+            "$ref": "#/components/parameters/Limit"
+          },
+          {
+            "$ref": "#/components/parameters/After"
+          }
         ]
       },
       "post": {
@@ -186,11 +208,23 @@ enum OpenAPIDocument {
           "413": {
             "$ref": "#/components/responses/PayloadTooLarge"
           },
+          "414": {
+            "$ref": "#/components/responses/UriTooLong"
+          },
           "415": {
             "$ref": "#/components/responses/UnsupportedMediaType"
           },
+          "431": {
+            "$ref": "#/components/responses/HeaderTooLarge"
+          },
+          "501": {
+            "$ref": "#/components/responses/NotImplemented"
+          },
           "503": {
             "$ref": "#/components/responses/Unavailable"
+          },
+          "507": {
+            "$ref": "#/components/responses/InsufficientStorage"
           }
         },
         "requestBody": {
@@ -235,6 +269,9 @@ enum OpenAPIDocument {
               }
             }
           },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
           "401": {
             "$ref": "#/components/responses/Unauthorized"
           },
@@ -243,6 +280,12 @@ enum OpenAPIDocument {
           },
           "404": {
             "$ref": "#/components/responses/NotFound"
+          },
+          "414": {
+            "$ref": "#/components/responses/UriTooLong"
+          },
+          "431": {
+            "$ref": "#/components/responses/HeaderTooLarge"
           },
           "503": {
             "$ref": "#/components/responses/Unavailable"
@@ -292,11 +335,23 @@ enum OpenAPIDocument {
           "413": {
             "$ref": "#/components/responses/PayloadTooLarge"
           },
+          "414": {
+            "$ref": "#/components/responses/UriTooLong"
+          },
           "415": {
             "$ref": "#/components/responses/UnsupportedMediaType"
           },
+          "431": {
+            "$ref": "#/components/responses/HeaderTooLarge"
+          },
+          "501": {
+            "$ref": "#/components/responses/NotImplemented"
+          },
           "503": {
             "$ref": "#/components/responses/Unavailable"
+          },
+          "507": {
+            "$ref": "#/components/responses/InsufficientStorage"
           }
         },
         "tags": [
@@ -310,6 +365,9 @@ enum OpenAPIDocument {
           "204": {
             "description": "Removed."
           },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
           "401": {
             "$ref": "#/components/responses/Unauthorized"
           },
@@ -319,8 +377,17 @@ enum OpenAPIDocument {
           "404": {
             "$ref": "#/components/responses/NotFound"
           },
+          "414": {
+            "$ref": "#/components/responses/UriTooLong"
+          },
+          "431": {
+            "$ref": "#/components/responses/HeaderTooLarge"
+          },
           "503": {
             "$ref": "#/components/responses/Unavailable"
+          },
+          "507": {
+            "$ref": "#/components/responses/InsufficientStorage"
           }
         },
         "tags": [
@@ -355,6 +422,9 @@ enum OpenAPIDocument {
               }
             }
           },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
           "401": {
             "$ref": "#/components/responses/Unauthorized"
           },
@@ -364,8 +434,20 @@ enum OpenAPIDocument {
           "404": {
             "$ref": "#/components/responses/NotFound"
           },
+          "414": {
+            "$ref": "#/components/responses/UriTooLong"
+          },
+          "431": {
+            "$ref": "#/components/responses/HeaderTooLarge"
+          },
+          "501": {
+            "$ref": "#/components/responses/NotImplemented"
+          },
           "503": {
             "$ref": "#/components/responses/Unavailable"
+          },
+          "507": {
+            "$ref": "#/components/responses/InsufficientStorage"
           }
         },
         "tags": [
@@ -415,11 +497,23 @@ enum OpenAPIDocument {
           "413": {
             "$ref": "#/components/responses/PayloadTooLarge"
           },
+          "414": {
+            "$ref": "#/components/responses/UriTooLong"
+          },
           "415": {
             "$ref": "#/components/responses/UnsupportedMediaType"
           },
+          "431": {
+            "$ref": "#/components/responses/HeaderTooLarge"
+          },
+          "501": {
+            "$ref": "#/components/responses/NotImplemented"
+          },
           "503": {
             "$ref": "#/components/responses/Unavailable"
+          },
+          "507": {
+            "$ref": "#/components/responses/InsufficientStorage"
           }
         },
         "requestBody": {
@@ -479,11 +573,23 @@ enum OpenAPIDocument {
           "413": {
             "$ref": "#/components/responses/PayloadTooLarge"
           },
+          "414": {
+            "$ref": "#/components/responses/UriTooLong"
+          },
           "415": {
             "$ref": "#/components/responses/UnsupportedMediaType"
           },
+          "431": {
+            "$ref": "#/components/responses/HeaderTooLarge"
+          },
+          "501": {
+            "$ref": "#/components/responses/NotImplemented"
+          },
           "503": {
             "$ref": "#/components/responses/Unavailable"
+          },
+          "507": {
+            "$ref": "#/components/responses/InsufficientStorage"
           }
         },
         "requestBody": {
@@ -528,6 +634,9 @@ enum OpenAPIDocument {
               }
             }
           },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
           "401": {
             "$ref": "#/components/responses/Unauthorized"
           },
@@ -536,6 +645,12 @@ enum OpenAPIDocument {
           },
           "404": {
             "$ref": "#/components/responses/NotFound"
+          },
+          "414": {
+            "$ref": "#/components/responses/UriTooLong"
+          },
+          "431": {
+            "$ref": "#/components/responses/HeaderTooLarge"
           },
           "503": {
             "$ref": "#/components/responses/Unavailable"
@@ -590,11 +705,23 @@ enum OpenAPIDocument {
           "413": {
             "$ref": "#/components/responses/PayloadTooLarge"
           },
+          "414": {
+            "$ref": "#/components/responses/UriTooLong"
+          },
           "415": {
             "$ref": "#/components/responses/UnsupportedMediaType"
           },
+          "431": {
+            "$ref": "#/components/responses/HeaderTooLarge"
+          },
+          "501": {
+            "$ref": "#/components/responses/NotImplemented"
+          },
           "503": {
             "$ref": "#/components/responses/Unavailable"
+          },
+          "507": {
+            "$ref": "#/components/responses/InsufficientStorage"
           }
         }
       }
@@ -617,7 +744,7 @@ enum OpenAPIDocument {
         "summary": "getNotificationCategories",
         "responses": {
           "200": {
-            "description": "The categories.",
+            "description": "The categories. One page: see limit and after; the Link header says where the next is.",
             "content": {
               "application/json": {
                 "schema": {
@@ -627,7 +754,15 @@ enum OpenAPIDocument {
                   }
                 }
               }
+            },
+            "headers": {
+              "Link": {
+                "$ref": "#/components/headers/Link"
+              }
             }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
           },
           "401": {
             "$ref": "#/components/responses/Unauthorized"
@@ -638,12 +773,26 @@ enum OpenAPIDocument {
           "404": {
             "$ref": "#/components/responses/NotFound"
           },
+          "414": {
+            "$ref": "#/components/responses/UriTooLong"
+          },
+          "431": {
+            "$ref": "#/components/responses/HeaderTooLarge"
+          },
           "503": {
             "$ref": "#/components/responses/Unavailable"
           }
         },
         "tags": [
           "categories"
+        ],
+        "parameters": [
+          {
+            "$ref": "#/components/parameters/Limit"
+          },
+          {
+            "$ref": "#/components/parameters/After"
+          }
         ]
       },
       "put": {
@@ -678,11 +827,23 @@ enum OpenAPIDocument {
           "413": {
             "$ref": "#/components/responses/PayloadTooLarge"
           },
+          "414": {
+            "$ref": "#/components/responses/UriTooLong"
+          },
           "415": {
             "$ref": "#/components/responses/UnsupportedMediaType"
           },
+          "431": {
+            "$ref": "#/components/responses/HeaderTooLarge"
+          },
+          "501": {
+            "$ref": "#/components/responses/NotImplemented"
+          },
           "503": {
             "$ref": "#/components/responses/Unavailable"
+          },
+          "507": {
+            "$ref": "#/components/responses/InsufficientStorage"
           }
         },
         "requestBody": {
@@ -721,7 +882,7 @@ enum OpenAPIDocument {
         "summary": "getPendingNotificationRequests",
         "responses": {
           "200": {
-            "description": "Pending requests, in the order first added.",
+            "description": "Pending requests, in the order first added. One page: see limit and after; the Link header says where the next is.",
             "content": {
               "application/json": {
                 "schema": {
@@ -731,7 +892,15 @@ enum OpenAPIDocument {
                   }
                 }
               }
+            },
+            "headers": {
+              "Link": {
+                "$ref": "#/components/headers/Link"
+              }
             }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
           },
           "401": {
             "$ref": "#/components/responses/Unauthorized"
@@ -742,12 +911,26 @@ enum OpenAPIDocument {
           "404": {
             "$ref": "#/components/responses/NotFound"
           },
+          "414": {
+            "$ref": "#/components/responses/UriTooLong"
+          },
+          "431": {
+            "$ref": "#/components/responses/HeaderTooLarge"
+          },
           "503": {
             "$ref": "#/components/responses/Unavailable"
           }
         },
         "tags": [
           "requests"
+        ],
+        "parameters": [
+          {
+            "$ref": "#/components/parameters/Limit"
+          },
+          {
+            "$ref": "#/components/parameters/After"
+          }
         ]
       },
       "post": {
@@ -792,11 +975,23 @@ enum OpenAPIDocument {
           "413": {
             "$ref": "#/components/responses/PayloadTooLarge"
           },
+          "414": {
+            "$ref": "#/components/responses/UriTooLong"
+          },
           "415": {
             "$ref": "#/components/responses/UnsupportedMediaType"
           },
+          "431": {
+            "$ref": "#/components/responses/HeaderTooLarge"
+          },
+          "501": {
+            "$ref": "#/components/responses/NotImplemented"
+          },
           "503": {
             "$ref": "#/components/responses/Unavailable"
+          },
+          "507": {
+            "$ref": "#/components/responses/InsufficientStorage"
           }
         },
         "requestBody": {
@@ -838,6 +1033,9 @@ enum OpenAPIDocument {
               }
             }
           },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
           "401": {
             "$ref": "#/components/responses/Unauthorized"
           },
@@ -847,8 +1045,17 @@ enum OpenAPIDocument {
           "404": {
             "$ref": "#/components/responses/NotFound"
           },
+          "414": {
+            "$ref": "#/components/responses/UriTooLong"
+          },
+          "431": {
+            "$ref": "#/components/responses/HeaderTooLarge"
+          },
           "503": {
             "$ref": "#/components/responses/Unavailable"
+          },
+          "507": {
+            "$ref": "#/components/responses/InsufficientStorage"
           }
         },
         "parameters": [
@@ -1030,11 +1237,23 @@ enum OpenAPIDocument {
           "413": {
             "$ref": "#/components/responses/PayloadTooLarge"
           },
+          "414": {
+            "$ref": "#/components/responses/UriTooLong"
+          },
           "415": {
             "$ref": "#/components/responses/UnsupportedMediaType"
           },
+          "431": {
+            "$ref": "#/components/responses/HeaderTooLarge"
+          },
+          "501": {
+            "$ref": "#/components/responses/NotImplemented"
+          },
           "503": {
             "$ref": "#/components/responses/Unavailable"
+          },
+          "507": {
+            "$ref": "#/components/responses/InsufficientStorage"
           }
         },
         "tags": [
@@ -1060,7 +1279,7 @@ enum OpenAPIDocument {
         "summary": "getDeliveredNotifications, newest first",
         "responses": {
           "200": {
-            "description": "Delivered notifications.",
+            "description": "Delivered notifications. One page: see limit and after; the Link header says where the next is.",
             "content": {
               "application/json": {
                 "schema": {
@@ -1070,7 +1289,15 @@ enum OpenAPIDocument {
                   }
                 }
               }
+            },
+            "headers": {
+              "Link": {
+                "$ref": "#/components/headers/Link"
+              }
             }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
           },
           "401": {
             "$ref": "#/components/responses/Unauthorized"
@@ -1080,6 +1307,12 @@ enum OpenAPIDocument {
           },
           "404": {
             "$ref": "#/components/responses/NotFound"
+          },
+          "414": {
+            "$ref": "#/components/responses/UriTooLong"
+          },
+          "431": {
+            "$ref": "#/components/responses/HeaderTooLarge"
           },
           "503": {
             "$ref": "#/components/responses/Unavailable"
@@ -1093,6 +1326,12 @@ enum OpenAPIDocument {
             "schema": {
               "type": "string"
             }
+          },
+          {
+            "$ref": "#/components/parameters/Limit"
+          },
+          {
+            "$ref": "#/components/parameters/After"
           }
         ],
         "tags": [
@@ -1113,6 +1352,9 @@ enum OpenAPIDocument {
               }
             }
           },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
           "401": {
             "$ref": "#/components/responses/Unauthorized"
           },
@@ -1122,8 +1364,17 @@ enum OpenAPIDocument {
           "404": {
             "$ref": "#/components/responses/NotFound"
           },
+          "414": {
+            "$ref": "#/components/responses/UriTooLong"
+          },
+          "431": {
+            "$ref": "#/components/responses/HeaderTooLarge"
+          },
           "503": {
             "$ref": "#/components/responses/Unavailable"
+          },
+          "507": {
+            "$ref": "#/components/responses/InsufficientStorage"
           }
         },
         "parameters": [
@@ -1208,11 +1459,23 @@ enum OpenAPIDocument {
           "413": {
             "$ref": "#/components/responses/PayloadTooLarge"
           },
+          "414": {
+            "$ref": "#/components/responses/UriTooLong"
+          },
           "415": {
             "$ref": "#/components/responses/UnsupportedMediaType"
           },
+          "431": {
+            "$ref": "#/components/responses/HeaderTooLarge"
+          },
+          "501": {
+            "$ref": "#/components/responses/NotImplemented"
+          },
           "503": {
             "$ref": "#/components/responses/Unavailable"
+          },
+          "507": {
+            "$ref": "#/components/responses/InsufficientStorage"
           }
         },
         "requestBody": {
@@ -1248,7 +1511,7 @@ enum OpenAPIDocument {
         "summary": "The outbox: responses not yet acknowledged, oldest first",
         "responses": {
           "200": {
-            "description": "Responses.",
+            "description": "Responses. One page: see limit and after; the Link header says where the next is.",
             "content": {
               "application/json": {
                 "schema": {
@@ -1258,7 +1521,15 @@ enum OpenAPIDocument {
                   }
                 }
               }
+            },
+            "headers": {
+              "Link": {
+                "$ref": "#/components/headers/Link"
+              }
             }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
           },
           "401": {
             "$ref": "#/components/responses/Unauthorized"
@@ -1269,12 +1540,26 @@ enum OpenAPIDocument {
           "404": {
             "$ref": "#/components/responses/NotFound"
           },
+          "414": {
+            "$ref": "#/components/responses/UriTooLong"
+          },
+          "431": {
+            "$ref": "#/components/responses/HeaderTooLarge"
+          },
           "503": {
             "$ref": "#/components/responses/Unavailable"
           }
         },
         "tags": [
           "responses"
+        ],
+        "parameters": [
+          {
+            "$ref": "#/components/parameters/Limit"
+          },
+          {
+            "$ref": "#/components/parameters/After"
+          }
         ]
       }
     },
@@ -1313,6 +1598,9 @@ enum OpenAPIDocument {
               }
             }
           },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
           "401": {
             "$ref": "#/components/responses/Unauthorized"
           },
@@ -1322,8 +1610,20 @@ enum OpenAPIDocument {
           "404": {
             "$ref": "#/components/responses/NotFound"
           },
+          "414": {
+            "$ref": "#/components/responses/UriTooLong"
+          },
+          "431": {
+            "$ref": "#/components/responses/HeaderTooLarge"
+          },
+          "501": {
+            "$ref": "#/components/responses/NotImplemented"
+          },
           "503": {
             "$ref": "#/components/responses/Unavailable"
+          },
+          "507": {
+            "$ref": "#/components/responses/InsufficientStorage"
           }
         },
         "tags": [
@@ -1373,6 +1673,12 @@ enum OpenAPIDocument {
           "404": {
             "$ref": "#/components/responses/NotFound"
           },
+          "414": {
+            "$ref": "#/components/responses/UriTooLong"
+          },
+          "431": {
+            "$ref": "#/components/responses/HeaderTooLarge"
+          },
           "503": {
             "$ref": "#/components/responses/Unavailable"
           }
@@ -1420,6 +1726,12 @@ enum OpenAPIDocument {
           },
           "403": {
             "$ref": "#/components/responses/Forbidden"
+          },
+          "414": {
+            "$ref": "#/components/responses/UriTooLong"
+          },
+          "431": {
+            "$ref": "#/components/responses/HeaderTooLarge"
           },
           "503": {
             "$ref": "#/components/responses/Unavailable"
@@ -1469,11 +1781,23 @@ enum OpenAPIDocument {
           "413": {
             "$ref": "#/components/responses/PayloadTooLarge"
           },
+          "414": {
+            "$ref": "#/components/responses/UriTooLong"
+          },
           "415": {
             "$ref": "#/components/responses/UnsupportedMediaType"
           },
+          "431": {
+            "$ref": "#/components/responses/HeaderTooLarge"
+          },
+          "501": {
+            "$ref": "#/components/responses/NotImplemented"
+          },
           "503": {
             "$ref": "#/components/responses/Unavailable"
+          },
+          "507": {
+            "$ref": "#/components/responses/InsufficientStorage"
           }
         },
         "requestBody": {
@@ -1518,6 +1842,9 @@ enum OpenAPIDocument {
               }
             }
           },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
           "401": {
             "$ref": "#/components/responses/Unauthorized"
           },
@@ -1526,6 +1853,12 @@ enum OpenAPIDocument {
           },
           "404": {
             "$ref": "#/components/responses/NotFound"
+          },
+          "414": {
+            "$ref": "#/components/responses/UriTooLong"
+          },
+          "431": {
+            "$ref": "#/components/responses/HeaderTooLarge"
           },
           "503": {
             "$ref": "#/components/responses/Unavailable"
@@ -1565,7 +1898,7 @@ enum OpenAPIDocument {
             }
           },
           "400": {
-            "description": "Apple's reasons: BadDeviceToken, DeviceTokenNotForTopic, MissingTopic, BadTopic, TopicDisallowed, PayloadEmpty, BadPriority, BadExpirationDate, BadCollapseId, InvalidPushType, BadMessageId.",
+            "description": "Apple's reasons: BadDeviceToken, DeviceTokenNotForTopic, MissingTopic, BadTopic, TopicDisallowed, PayloadEmpty, BadPriority, BadExpirationDate, BadCollapseId, InvalidPushType, BadMessageId; BadRequest for a request whose framing is broken (the connection is then closed).",
             "content": {
               "application/json": {
                 "schema": {
@@ -1614,8 +1947,38 @@ enum OpenAPIDocument {
               }
             }
           },
+          "414": {
+            "description": "The request target is too long, or has too many query arguments (reason BadPath); the connection is closed.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/APNsError"
+                }
+              }
+            }
+          },
+          "431": {
+            "description": "The request head is over 16 KiB (reason BadRequest); the connection is closed.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/APNsError"
+                }
+              }
+            }
+          },
           "500": {
             "description": "InternalServerError.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/APNsError"
+                }
+              }
+            }
+          },
+          "501": {
+            "description": "A Transfer-Encoding other than chunked (reason BadRequest); the connection is closed.",
             "content": {
               "application/json": {
                 "schema": {
@@ -1650,7 +2013,7 @@ enum OpenAPIDocument {
             "name": "apns-push-type",
             "in": "header",
             "required": false,
-            "description": "alert (default), background, \u2026",
+            "description": "alert (default), background, …",
             "schema": {
               "type": "string",
               "enum": [
@@ -1716,7 +2079,7 @@ enum OpenAPIDocument {
         ],
         "requestBody": {
           "required": true,
-          "description": "Apple's payload, at most 4096 bytes: {\"aps\": {\"alert\": \u2026, \"badge\": \u2026, \"sound\": \u2026}, \u2026custom keys}.",
+          "description": "Apple's payload, at most 4096 bytes: {\"aps\": {\"alert\": …, \"badge\": …, \"sound\": …}, …custom keys}.",
           "content": {
             "application/json": {
               "schema": {
@@ -1841,8 +2204,17 @@ enum OpenAPIDocument {
               }
             }
           },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
           "401": {
             "$ref": "#/components/responses/Unauthorized"
+          },
+          "414": {
+            "$ref": "#/components/responses/UriTooLong"
+          },
+          "431": {
+            "$ref": "#/components/responses/HeaderTooLarge"
           },
           "503": {
             "$ref": "#/components/responses/Unavailable"
@@ -1889,11 +2261,23 @@ enum OpenAPIDocument {
           "413": {
             "$ref": "#/components/responses/PayloadTooLarge"
           },
+          "414": {
+            "$ref": "#/components/responses/UriTooLong"
+          },
           "415": {
             "$ref": "#/components/responses/UnsupportedMediaType"
           },
+          "431": {
+            "$ref": "#/components/responses/HeaderTooLarge"
+          },
+          "501": {
+            "$ref": "#/components/responses/NotImplemented"
+          },
           "503": {
             "$ref": "#/components/responses/Unavailable"
+          },
+          "507": {
+            "$ref": "#/components/responses/InsufficientStorage"
           }
         }
       },
@@ -1908,14 +2292,26 @@ enum OpenAPIDocument {
           "204": {
             "description": "Signed out; the cookie is cleared."
           },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
           "401": {
             "$ref": "#/components/responses/Unauthorized"
           },
           "403": {
             "$ref": "#/components/responses/Forbidden"
           },
+          "414": {
+            "$ref": "#/components/responses/UriTooLong"
+          },
+          "431": {
+            "$ref": "#/components/responses/HeaderTooLarge"
+          },
           "503": {
             "$ref": "#/components/responses/Unavailable"
+          },
+          "507": {
+            "$ref": "#/components/responses/InsufficientStorage"
           }
         }
       }
@@ -1949,6 +2345,15 @@ enum OpenAPIDocument {
           },
           "403": {
             "$ref": "#/components/responses/Forbidden"
+          },
+          "414": {
+            "$ref": "#/components/responses/UriTooLong"
+          },
+          "431": {
+            "$ref": "#/components/responses/HeaderTooLarge"
+          },
+          "501": {
+            "$ref": "#/components/responses/NotImplemented"
           },
           "503": {
             "$ref": "#/components/responses/Unavailable"
@@ -2031,11 +2436,23 @@ enum OpenAPIDocument {
           "413": {
             "$ref": "#/components/responses/PayloadTooLarge"
           },
+          "414": {
+            "$ref": "#/components/responses/UriTooLong"
+          },
           "415": {
             "$ref": "#/components/responses/UnsupportedMediaType"
           },
+          "431": {
+            "$ref": "#/components/responses/HeaderTooLarge"
+          },
+          "501": {
+            "$ref": "#/components/responses/NotImplemented"
+          },
           "503": {
             "$ref": "#/components/responses/Unavailable"
+          },
+          "507": {
+            "$ref": "#/components/responses/InsufficientStorage"
           }
         }
       }
@@ -2046,7 +2463,7 @@ enum OpenAPIDocument {
       "bearer": {
         "type": "http",
         "scheme": "bearer",
-        "description": "An app's token (its own /v1/apps/{app}/\u2026 routes only) or the owner token from DATA_DIR/owner-token (everything)."
+        "description": "An app's token (its own /v1/apps/{app}/… routes only) or the owner token from DATA_DIR/owner-token (everything)."
       },
       "session": {
         "type": "apiKey",
@@ -2072,7 +2489,7 @@ enum OpenAPIDocument {
             "properties": {
               "code": {
                 "type": "string",
-                "description": "A stable name: malformedInput, invalidValue, invalidTrigger, invalidIdentifier, invalidCategory, invalidUserInfo, unknownAction, notFound, unauthorized, forbidden, methodNotAllowed, appExists, notificationsNotAllowed, tooLarge, unsupportedMediaType, invalidEncoding, csrf, signedOut, invalidLogin, notAllowed, unavailable, internal, \u2026"
+                "description": "A stable name: malformedInput, invalidValue, invalidTrigger, invalidIdentifier, invalidCategory, invalidUserInfo, unknownAction, notFound, unauthorized, forbidden, methodNotAllowed, appExists, notificationsNotAllowed, tooLarge, unsupportedMediaType, invalidEncoding, csrf, signedOut, invalidLogin, notAllowed, unavailable, internal, …"
               },
               "message": {
                 "type": "string",
@@ -2115,8 +2532,10 @@ enum OpenAPIDocument {
               "MissingProviderToken",
               "InvalidProviderToken",
               "InternalServerError",
-              "ServiceUnavailable"
-            ]
+              "ServiceUnavailable",
+              "BadRequest"
+            ],
+            "description": "Apple's reason names, and Chime's BadRequest for a request whose HTTP framing or head is refused."
           },
           "message": {
             "type": "string",
@@ -3602,7 +4021,7 @@ enum OpenAPIDocument {
         }
       },
       "LaunchCommand": {
-        "description": "A command line (split into words as a shell splits them, without expanding anything: blanks separate words, '\u2026' and \"\u2026\" quote, \\ escapes), or an array of words; null for none. At most 256 words and 16 KiB.",
+        "description": "A command line (split into words as a shell splits them, without expanding anything: blanks separate words, '…' and \"…\" quote, \\ escapes), or an array of words; null for none. At most 256 words and 16 KiB.",
         "oneOf": [
           {
             "type": "string",
@@ -3636,7 +4055,7 @@ enum OpenAPIDocument {
     },
     "responses": {
       "BadRequest": {
-        "description": "Malformed or invalid input; error.field names the field.",
+        "description": "Malformed or invalid input; error.field names the field. Also a request whose framing is broken (Content-Length with Transfer-Encoding, disagreeing Content-Length values, codings not ending in chunked, a NUL or control character in a header, a folded header, no Host): error.code badFraming, badHeader or badRequest, and the connection is closed.",
         "content": {
           "application/json": {
             "schema": {
@@ -3744,6 +4163,77 @@ enum OpenAPIDocument {
               "$ref": "#/components/schemas/Error"
             }
           }
+        }
+      },
+      "UriTooLong": {
+        "description": "The request target is over 8 KiB, or the query has more than 128 arguments (split the call); the connection is closed.",
+        "content": {
+          "application/json": {
+            "schema": {
+              "$ref": "#/components/schemas/Error"
+            }
+          }
+        }
+      },
+      "HeaderTooLarge": {
+        "description": "The request head is over 16 KiB; the connection is closed.",
+        "content": {
+          "application/json": {
+            "schema": {
+              "$ref": "#/components/schemas/Error"
+            }
+          }
+        }
+      },
+      "NotImplemented": {
+        "description": "The request's Transfer-Encoding names a coding other than chunked; the connection is closed.",
+        "content": {
+          "application/json": {
+            "schema": {
+              "$ref": "#/components/schemas/Error"
+            }
+          }
+        }
+      },
+      "InsufficientStorage": {
+        "description": "The server's disk is full: nothing was stored. Free space on the server and retry.",
+        "content": {
+          "application/json": {
+            "schema": {
+              "$ref": "#/components/schemas/Error"
+            }
+          }
+        }
+      }
+    },
+    "parameters": {
+      "Limit": {
+        "name": "limit",
+        "in": "query",
+        "required": false,
+        "description": "Items in this page: 1 to 1000, default 100. A page also ends early once its JSON passes about 1 MiB (it always holds at least one item); follow the Link header's rel=\"next\" until there is none.",
+        "schema": {
+          "type": "integer",
+          "minimum": 1,
+          "maximum": 1000,
+          "default": 100
+        }
+      },
+      "After": {
+        "name": "after",
+        "in": "query",
+        "required": false,
+        "description": "Where this page starts: the after= of the previous page's Link rel=\"next\" (an opaque cursor; absent for the first page).",
+        "schema": {
+          "type": "string"
+        }
+      }
+    },
+    "headers": {
+      "Link": {
+        "description": "Present when more items follow: `<PATH?limit=N&after=CURSOR>; rel=\"next\"` (RFC 8288), the next page's path and query.",
+        "schema": {
+          "type": "string"
         }
       }
     }

@@ -15,15 +15,27 @@ import Synchronization
 /// return HTTPResponse(status: 200, headers: [("Content-Type", "text/event-stream")], body: .stream(stream))
 /// ```
 public final class EventStream: Sendable {
+    /// The most bytes a stream queues for a client by default: past it, the client is too slow
+    /// (or not reading), and the connection is closed (see ``send(_:)``).
+    public static let defaultQueueLimit = 1 << 20
+
     private struct State {
-        var buffer: [UInt8] = []
+        /// Frames not yet written, oldest first; the first is written from `offset`. Frames are
+        /// shared with every other stream carrying the same event (nothing is copied per stream).
+        var frames = TimeQueue<[UInt8]>()
         var offset = 0
+        var queued = 0
+        var limit = EventStream.defaultQueueLimit
         var closed = false
+        /// The client did not keep up (or went away): the queue was dropped, the connection is cut.
+        var abandoned = false
         /// The connection, once the response is queued; nil again when the connection ended.
         var connection: Int = 0  // the bit pattern of libmicrohttpd's `struct MHD_Connection *`
         var suspended = false
         var ended = false
         var onEnd: [@Sendable () -> Void] = []
+        var onDrain: (@Sendable () -> Void)?
+        var disconnect: (@Sendable () -> Void)?
     }
 
     // libmicrohttpd's connection pointer is only used under this lock, and only while the
@@ -63,13 +75,57 @@ public final class EventStream: Sendable {
         send(Array(": \(comment)\n\n".utf8))
     }
 
-    /// Queues raw bytes.
-    public func send(_ bytes: [UInt8]) {
-        state.withLock { state in
-            guard !state.closed, !state.ended else { return }
-            state.buffer += bytes
+    /// Queues raw bytes. A client that lets more than the stream's limit
+    /// (``defaultQueueLimit`` unless the server sets another) pile up unread is disconnected: the
+    /// queue is dropped at once and the connection closed, so a subscriber that never reads costs a
+    /// bounded amount of memory. A client of an event feed resumes with `Last-Event-ID`, losing
+    /// nothing.
+    ///
+    /// - Returns: false when the stream no longer takes bytes (closed, ended, or just abandoned).
+    @discardableResult
+    public func send(_ bytes: [UInt8]) -> Bool {
+        let (accepted, cut) = state.withLock { state -> (Bool, (@Sendable () -> Void)?) in
+            guard !state.closed, !state.ended, !state.abandoned else { return (false, nil) }
+            if state.queued > 0, state.queued + bytes.count > state.limit {
+                return (false, abandon(&state))
+            }
+            state.frames.append(bytes)
+            state.queued += bytes.count
             resumeIfSuspended(&state)
+            return (true, nil)
         }
+        cut?()
+        return accepted
+    }
+
+    /// Bytes queued and not yet handed to the connection.
+    public var queuedBytes: Int { state.withLock { $0.queued } }
+
+    /// The most bytes the stream queues before it abandons its client.
+    public var queueLimit: Int { state.withLock { $0.limit } }
+
+    /// Calls `body` (on the server's thread; it must return quickly) each time the queue falls to
+    /// half the stream's limit or below: room to send more (a feed replaying its log in pages).
+    public func onDrain(_ body: @escaping @Sendable () -> Void) {
+        state.withLock { $0.onDrain = body }
+    }
+
+    /// Drops what is queued and ends the connection at once (the client went away or is too slow).
+    public func abandon() {
+        let cut = state.withLock { state -> (@Sendable () -> Void)? in
+            guard !state.ended, !state.abandoned else { return nil }
+            return abandon(&state)
+        }
+        cut?()
+    }
+
+    private func abandon(_ state: inout State) -> (@Sendable () -> Void)? {
+        state.abandoned = true
+        state.frames = TimeQueue()
+        state.offset = 0
+        state.queued = 0
+        resumeIfSuspended(&state)
+        return state.disconnect
     }
 
     /// Ends the stream after what is queued has been written.
@@ -80,8 +136,8 @@ public final class EventStream: Sendable {
         }
     }
 
-    /// Whether the stream has ended (closed and written, or the client went away).
-    public var isEnded: Bool { state.withLock { $0.ended } }
+    /// Whether the stream has ended (closed and written, the client went away, or abandoned).
+    public var isEnded: Bool { state.withLock { $0.ended || $0.abandoned } }
 
     /// Registers a call made once when the stream ends for any reason (client gone, closed,
     /// server stopping). Called at once when it has already ended.
@@ -103,9 +159,15 @@ public final class EventStream: Sendable {
         }
     }
 
-    func attach(_ connection: OpaquePointer) {
+    /// The server queued the stream on `connection`: at most `limit` bytes may wait, and
+    /// `disconnect` ends the connection when the client does not keep up.
+    func attach(_ connection: OpaquePointer, limit: Int, disconnect: @escaping @Sendable () -> Void) {
         let bits = Int(bitPattern: connection)
-        state.withLock { $0.connection = bits }
+        state.withLock { state in
+            state.connection = bits
+            state.limit = max(limit, 1)
+            state.disconnect = disconnect
+        }
     }
 
     /// The connection is finished: never touch it again.
@@ -113,6 +175,10 @@ public final class EventStream: Sendable {
         let calls = state.withLock { state -> [@Sendable () -> Void] in
             state.connection = 0
             state.suspended = false
+            state.frames = TimeQueue()
+            state.queued = 0
+            state.onDrain = nil
+            state.disconnect = nil
             if state.ended { return [] }
             state.ended = true
             defer { state.onEnd.removeAll() }
@@ -127,29 +193,39 @@ public final class EventStream: Sendable {
     /// libmicrohttpd's content reader: queued bytes, end of stream, or suspend and return 0.
     /// Called on the daemon's thread.
     func read(into buffer: UnsafeMutablePointer<CChar>, max: Int) -> Int {
-        let target = Int(bitPattern: buffer)
-        return state.withLock { state -> Int in
-            let available = state.buffer.count - state.offset
-            if available > 0 {
-                let count = min(available, max)
-                state.buffer.withUnsafeBytes { raw in
-                    UnsafeMutableRawPointer(bitPattern: target)!.copyMemory(from: raw.baseAddress! + state.offset, byteCount: count)
+        let address = Int(bitPattern: buffer)
+        let (count, drained) = state.withLock { state -> (Int, (@Sendable () -> Void)?) in
+            if state.abandoned { return (-2, nil) }  // MHD_CONTENT_READER_END_WITH_ERROR: close now
+            if state.queued > 0 {
+                let before = state.queued
+                let target = UnsafeMutableRawPointer(bitPattern: address)!
+                var written = 0
+                while written < max, let frame = state.frames.first {
+                    let count = min(frame.count - state.offset, max - written)
+                    frame.withUnsafeBytes { raw in
+                        (target + written).copyMemory(from: raw.baseAddress! + state.offset, byteCount: count)
+                    }
+                    written += count
+                    state.offset += count
+                    if state.offset == frame.count {
+                        state.frames.removeFirst()
+                        state.offset = 0
+                    }
                 }
-                state.offset += count
-                if state.offset == state.buffer.count {
-                    state.buffer.removeAll(keepingCapacity: true)
-                    state.offset = 0
-                }
-                return count
+                state.queued -= written
+                let half = state.limit / 2
+                return (written, before > half && state.queued <= half ? state.onDrain : nil)
             }
-            if state.closed { return -1 }  // MHD_CONTENT_READER_END_OF_STREAM
+            if state.closed { return (-1, nil) }  // MHD_CONTENT_READER_END_OF_STREAM
             // Nothing to write: park the connection until `send` or `close` resumes it. Suspending
             // from the content reader is one of the two places libmicrohttpd allows it.
             if let connection = OpaquePointer(bitPattern: state.connection) {
                 state.suspended = true
                 MHD_suspend_connection(connection)
             }
-            return 0
+            return (0, state.onDrain)
         }
+        drained?()
+        return count
     }
 }

@@ -116,4 +116,15 @@ public protocol HTTPHandler: Sendable {
     func payloadTooLarge(_ request: HTTPRequest, limit: Int) -> HTTPResponse
     /// The answer when the server is overloaded or stopping.
     func unavailable(_ request: HTTPRequest, reason: String) -> HTTPResponse
+    /// The answer for a request whose head the server refuses before the handler sees it (broken
+    /// framing, a head over the limits); the connection is closed after it.
+    func refused(_ request: HTTPRequest, problem: RequestProblem) -> HTTPResponse
+}
+
+extension HTTPHandler {
+    /// Plain text: the problem's status and message.
+    public func refused(_ request: HTTPRequest, problem: RequestProblem) -> HTTPResponse {
+        HTTPResponse(status: problem.status, contentType: "text/plain; charset=utf-8", body: Array((problem.message + "\n").utf8),
+                     route: "refused")
+    }
 }

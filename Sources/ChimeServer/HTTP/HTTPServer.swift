@@ -31,25 +31,58 @@ public final class HTTPServer: Sendable {
 
         public var listen: ListenAddress
         public var tls: TLS?
-        /// Connections served at once; more are answered with 503 and closed.
+        /// Connections served at once. When they are all taken, a new connection takes the slot of
+        /// the oldest one still sending its request (slow or silent clients go first); when none is
+        /// slow, the new one is answered 503 and closed.
         public var connectionLimit: Int
-        /// Seconds of inactivity after which a connection is closed (slow clients).
+        /// Connections served at once from one client address (default: three quarters of
+        /// ``connectionLimit``), so one address cannot take every slot.
+        public var connectionLimitPerAddress: Int?
+        /// Seconds without any progress after which a connection is closed.
         public var connectionTimeout: Int
+        /// How long a client has to send a complete request head, from connecting (or from the end
+        /// of its previous response), however often it sends a byte.
+        public var headerTimeout: Duration
+        /// How long a client has to send a request's body once its head is complete.
+        public var bodyTimeout: Duration
+        /// Limits on a request head (target, query arguments, size).
+        public var headLimits: HeadLimits
+        /// The most bytes an event stream queues for a client that does not read; past it the
+        /// client is disconnected (an event feed resumes with `Last-Event-ID`).
+        public var streamQueueLimit: Int
         /// How often idle event streams get a heartbeat comment.
         public var heartbeatInterval: Duration
         /// How long ``HTTPServer/stop()`` waits for in-flight requests.
         public var shutdownGrace: Duration
 
         public init(listen: ListenAddress = .default, tls: TLS? = nil, connectionLimit: Int = 1024,
-                    connectionTimeout: Int = 60, heartbeatInterval: Duration = .seconds(15),
+                    connectionLimitPerAddress: Int? = nil, connectionTimeout: Int = 60, headerTimeout: Duration = .seconds(10),
+                    bodyTimeout: Duration = .seconds(30), headLimits: HeadLimits = HeadLimits(),
+                    streamQueueLimit: Int = EventStream.defaultQueueLimit, heartbeatInterval: Duration = .seconds(15),
                     shutdownGrace: Duration = .seconds(10)) {
             self.listen = listen
             self.tls = tls
             self.connectionLimit = connectionLimit
+            self.connectionLimitPerAddress = connectionLimitPerAddress
             self.connectionTimeout = connectionTimeout
+            self.headerTimeout = headerTimeout
+            self.bodyTimeout = bodyTimeout
+            self.headLimits = headLimits
+            self.streamQueueLimit = streamQueueLimit
             self.heartbeatInterval = heartbeatInterval
             self.shutdownGrace = shutdownGrace
         }
+
+        /// The slot policy these settings give.
+        var slotLimits: ConnectionTable.Limits {
+            let total = max(1, connectionLimit)
+            return ConnectionTable.Limits(total: total, perAddress: max(1, connectionLimitPerAddress ?? total - total / 4),
+                                          headTimeout: headerTimeout, bodyTimeout: bodyTimeout)
+        }
+
+        /// What libmicrohttpd itself accepts: the slots, plus room for connections being shed or
+        /// refused (answered 503) until they are gone. Past it, connections wait in the kernel.
+        var daemonConnectionLimit: Int { slotLimits.total + 64 + slotLimits.total / 4 }
     }
 
     public let configuration: Configuration
@@ -89,6 +122,10 @@ public final class HTTPServer: Sendable {
     /// The number of open event streams.
     public var openStreams: Int { core.streamCount }
 
+    /// Connections holding a slot, and all connections libmicrohttpd still holds (shed and refused
+    /// ones among them, until they are gone).
+    public var connections: (admitted: Int, open: Int) { core.guardian.counts }
+
     /// Stops gracefully: stops accepting, answers new requests on open connections with 503, waits
     /// for in-flight requests (up to ``Configuration/shutdownGrace``), ends event streams, and stops
     /// the daemon.
@@ -107,8 +144,8 @@ final class ServerCore: Sendable {
         var listenFD: Int32 = -1
         var port: UInt16 = 0
         var draining = false
-        var stopped = false
-        var connections = 0
+        /// Set just before the daemon stops: no connection may be suspended any more.
+        var stopping = false
         var inFlight: [ObjectIdentifier: RequestState] = [:]
         var streams: [ObjectIdentifier: EventStream] = [:]
         var heartbeat: Task<Void, Never>?
@@ -119,14 +156,15 @@ final class ServerCore: Sendable {
     let logger: ServerLogger
     let metrics: Metrics
     let state = Mutex(State())
-    /// Marks a connection accepted over the soft limit (stored as its socket context).
-    nonisolated(unsafe) static let overLimit = UnsafeMutableRawPointer(bitPattern: 0x1)!  // a constant address, never dereferenced
+    /// The slot policy: deadlines, the per-address share, shedding slow connections.
+    let guardian: ConnectionGuard
 
     init(configuration: HTTPServer.Configuration, handler: any HTTPHandler, logger: ServerLogger, metrics: Metrics) {
         self.configuration = configuration
         self.handler = handler
         self.logger = logger
         self.metrics = metrics
+        self.guardian = ConnectionGuard(limits: configuration.slotLimits, logger: logger)
     }
 
     var boundPort: UInt16 { state.withLock { $0.port } }
@@ -166,12 +204,11 @@ final class ServerCore: Sendable {
                 config.port = port
                 config.bind_address = listenFD >= 0 ? nil : sockaddrPointer
                 config.listen_fd = listenFD
-                // libmicrohttpd refuses outright past its own limit; keep a margin for the 503 answers.
-                config.connection_limit = UInt32(configuration.connectionLimit + 64)
+                config.connection_limit = UInt32(configuration.daemonConnectionLimit)
                 config.connection_timeout = UInt32(max(0, configuration.connectionTimeout))
                 // Headers and libmicrohttpd's read and write buffers (bodies are copied out as they
                 // arrive): 32 KiB keeps a thousand open event streams small and the per-connection
-                // clearing cheap.
+                // clearing cheap. `HeadLimits` stays below what it holds.
                 config.connection_memory_limit = 32 * 1024
                 config.tls_key = UnsafePointer(key)
                 config.tls_cert = UnsafePointer(cert)
@@ -180,6 +217,7 @@ final class ServerCore: Sendable {
                 config.notify_connection = connectionCallback
                 config.logger = logCallback
                 config.unescape = keepEscapesCallback
+                config.uri_log = targetCallback
                 config.context = context
                 return chime_mhd_start_daemon(&config)
             }
@@ -206,6 +244,7 @@ final class ServerCore: Sendable {
             state.port = bound
             state.heartbeat = heartbeat
         }
+        guardian.start()
     }
 
     func stop() async {
@@ -230,10 +269,10 @@ final class ServerCore: Sendable {
         while state.withLock({ !$0.inFlight.isEmpty }), clock.now < deadline {
             try? await Task.sleep(for: .milliseconds(5))
         }
-        // Requests still running past the grace period are answered with 503 so their connections
-        // can be resumed (libmicrohttpd must not be stopped with suspended connections).
-        for request in state.withLock({ Array($0.inFlight.values) }) {
-            request.finish(handler.unavailable(request.request, reason: "the server is stopping"))
+        // Answer what is still being handled with 503 (the handler's own answer is then dropped),
+        // end the event streams, and give both a moment to be written.
+        for requestState in state.withLock({ Array($0.inFlight.values) }) {
+            requestState.finish(handler.unavailable(requestState.request, reason: "the server is stopping"))
         }
         for stream in state.withLock({ Array($0.streams.values) }) { stream.close() }
         let streamDeadline = clock.now + .seconds(2)
@@ -245,18 +284,28 @@ final class ServerCore: Sendable {
     }
 
     /// Stops the daemon at once (after ``stop()``, or when the server is dropped).
+    ///
+    /// libmicrohttpd aborts the process when it is stopped while a connection is suspended, so
+    /// first no connection may be suspended any more (`stopping`), every request still being
+    /// handled is answered 503 (which resumes its connection; the handler's own answer is then
+    /// dropped), and every event stream is closed (which resumes it): the daemon's stop moves
+    /// resumed connections off its suspended list before it checks.
     func forceStop() {
-        let (bits, heartbeat, listenFD) = state.withLock { state -> (Int, Task<Void, Never>?, Int32) in
+        let (bits, heartbeat, listenFD, requests, streams) = state.withLock { state in
             defer {
                 state.daemon = 0
-                state.stopped = true
                 state.heartbeat = nil
             }
-            return (state.daemon, state.heartbeat, state.listenFD)
+            state.stopping = true
+            return (state.daemon, state.heartbeat, state.listenFD, Array(state.inFlight.values), Array(state.streams.values))
         }
         heartbeat?.cancel()
+        guardian.stop()
         guard let daemon = OpaquePointer(bitPattern: bits) else { return }
-        for stream in state.withLock({ Array($0.streams.values) }) { stream.close() }
+        for requestState in requests {
+            requestState.finish(handler.unavailable(requestState.request, reason: "the server is stopping"))
+        }
+        for stream in streams { stream.close() }
         MHD_stop_daemon(daemon)
         if listenFD >= 0 { close(listenFD) }
         if case .unix(let path) = configuration.listen { unlink(path) }
@@ -264,36 +313,72 @@ final class ServerCore: Sendable {
 
     // MARK: - Callbacks
 
-    func connectionEvent(_ socketContext: UnsafeMutablePointer<UnsafeMutableRawPointer?>?, started: Bool) {
+    func connectionEvent(_ connection: OpaquePointer?, _ socketContext: UnsafeMutablePointer<UnsafeMutableRawPointer?>?, started: Bool) {
         guard let socketContext else { return }
         if started {
-            let over = state.withLock { state -> Bool in
-                if state.connections >= configuration.connectionLimit { return true }
-                state.connections += 1
-                return false
-            }
-            socketContext.pointee = over ? Self.overLimit : nil
-        } else if socketContext.pointee != Self.overLimit {
-            state.withLock { $0.connections -= 1 }
+            guard let connection else { return }
+            socketContext.pointee = Unmanaged.passRetained(guardian.opened(connection)).toOpaque()
+        } else if let opaque = socketContext.pointee {
+            socketContext.pointee = nil
+            guardian.closed(Unmanaged<ConnectionGuard.Entry>.fromOpaque(opaque).takeRetainedValue())
         }
     }
 
-    func access(_ connection: OpaquePointer, url: UnsafePointer<CChar>?, method: UnsafePointer<CChar>?,
+    /// The connection's entry in the slot policy.
+    private func entry(_ connection: OpaquePointer) -> ConnectionGuard.Entry? {
+        guard let opaque = chime_mhd_socket_context(connection) else { return nil }
+        return Unmanaged<ConnectionGuard.Entry>.fromOpaque(opaque).takeUnretainedValue()
+    }
+
+    /// The request line is complete; its query is not split into arguments yet. A target over the
+    /// limits has its query cut off before libmicrohttpd splits it (too many arguments would
+    /// exhaust the connection's buffer, and libmicrohttpd 0.9.75 then sends nothing at all); the
+    /// request is answered 414.
+    func target(_ uri: UnsafePointer<CChar>?) -> UnsafeMutableRawPointer {
+        let requestState = RequestState()
+        if let uri {
+            let bytes = strlen(uri)
+            var arguments = 0
+            if let question = strchr(uri, Int32(UInt8(ascii: "?"))) {
+                arguments = 1
+                var cursor = question + 1
+                while cursor.pointee != 0 {
+                    if cursor.pointee == CChar(UInt8(ascii: "&")) { arguments += 1 }
+                    cursor += 1
+                }
+            }
+            if let problem = RequestChecks.target(bytes: bytes, queryArguments: arguments, limits: configuration.headLimits) {
+                requestState.problem = problem
+                chime_mhd_drop_query(uri)
+            }
+        }
+        return Unmanaged.passRetained(requestState).toOpaque()
+    }
+
+    func access(_ connection: OpaquePointer, url: UnsafePointer<CChar>?, method: UnsafePointer<CChar>?, version: UnsafePointer<CChar>?,
                 upload: UnsafePointer<CChar>?, uploadSize: UnsafeMutablePointer<Int>,
                 requestContext: UnsafeMutablePointer<UnsafeMutableRawPointer?>) -> MHD_Result {
-        guard let opaque = requestContext.pointee else {
+        if requestContext.pointee == nil { requestContext.pointee = Unmanaged.passRetained(RequestState()).toOpaque() }
+        let requestState = Unmanaged<RequestState>.fromOpaque(requestContext.pointee!).takeUnretainedValue()
+        if !requestState.headSeen {
             // First call: the head is complete, the body (if any) is not read yet.
-            let request = collectHead(connection, url: url, method: method)
-            let requestState = RequestState(request: request, connection: connection)
-            requestContext.pointee = Unmanaged.passRetained(requestState).toOpaque()
-            let draining = state.withLock { $0.draining }
-            if chime_mhd_socket_context(connection) == Self.overLimit {
+            requestState.headSeen = true
+            let entry = self.entry(connection)
+            requestState.entry = entry
+            let (request, problem) = collectHead(connection, url: url, method: method, version: version)
+            requestState.request = request
+            if let problem = requestState.problem ?? problem {
+                logger.warning("request refused", ["status": String(problem.status), "reason": problem.code, "remote": request.remoteAddress])
+                return queue(handler.refused(request, problem: problem), for: requestState, on: connection, close: true)
+            }
+            if entry?.admitted == false {
                 return queue(handler.unavailable(request, reason: "too many connections; try again shortly"), for: requestState,
                              on: connection, close: true)
             }
-            if draining {
+            if state.withLock({ $0.draining }) {
                 return queue(handler.unavailable(request, reason: "the server is stopping"), for: requestState, on: connection, close: true)
             }
+            if let entry { guardian.enter(.readingBody, entry) }
             requestState.limit = handler.bodyLimit(for: request)
             if let length = request.header("content-length").flatMap(Int.init), length > requestState.limit {
                 // Answer before reading the body; libmicrohttpd closes the connection afterwards.
@@ -301,7 +386,6 @@ final class ServerCore: Sendable {
             }
             return .YES
         }
-        let requestState = Unmanaged<RequestState>.fromOpaque(opaque).takeUnretainedValue()
         if uploadSize.pointee > 0 {
             if !requestState.tooLarge {
                 if requestState.request.body.count + uploadSize.pointee > requestState.limit {
@@ -320,15 +404,26 @@ final class ServerCore: Sendable {
             state.withLock { _ = $0.inFlight.removeValue(forKey: ObjectIdentifier(requestState)) }
             return queue(response, for: requestState, on: connection, close: false)
         }
+        if let entry = requestState.entry, !requestState.started { guardian.enter(.busy, entry) }
         if requestState.tooLarge {
             return queue(handler.payloadTooLarge(requestState.request, limit: requestState.limit), for: requestState,
                          on: connection, close: true)
         }
         if requestState.started { return .YES }
-        // The request is complete: park the connection and run the handler.
+        // The request is complete: park the connection and run the handler, unless the daemon is
+        // about to stop (it must not find a suspended connection).
         requestState.started = true
-        state.withLock { $0.inFlight[ObjectIdentifier(requestState)] = requestState }
-        MHD_suspend_connection(connection)
+        let parked = state.withLock { state -> Bool in
+            if state.stopping || state.draining { return false }
+            state.inFlight[ObjectIdentifier(requestState)] = requestState
+            requestState.park(on: connection)
+            MHD_suspend_connection(connection)
+            return true
+        }
+        guard parked else {
+            return queue(handler.unavailable(requestState.request, reason: "the server is stopping"), for: requestState,
+                         on: connection, close: true)
+        }
         let handler = self.handler
         let request = requestState.request
         Task {
@@ -349,9 +444,18 @@ final class ServerCore: Sendable {
                 MHD_create_response_from_buffer(raw.count, UnsafeMutableRawPointer(mutating: raw.baseAddress), .RESPMEM_MUST_COPY)
             }
         case .stream(let stream):
-            stream.attach(connection)
+            let entry = requestState.entry
+            let guardian = self.guardian
+            stream.attach(connection, limit: configuration.streamQueueLimit) {
+                if let entry { guardian.disconnect(entry) }
+            }
+            if let entry { guardian.streaming(entry, stream: stream) }
             let id = ObjectIdentifier(stream)
-            state.withLock { $0.streams[id] = stream }
+            let stopping = state.withLock { state -> Bool in
+                state.streams[id] = stream
+                return state.stopping
+            }
+            if stopping { stream.close() }
             stream.onEnd { [weak self] in self?.state.withLock { _ = $0.streams.removeValue(forKey: id) } }
             mhdResponse = MHD_create_response_from_callback(UInt64.max, 4096, streamReaderCallback,
                                                             Unmanaged.passRetained(stream).toOpaque(), streamFreeCallback)
@@ -364,11 +468,15 @@ final class ServerCore: Sendable {
         return result
     }
 
-    func completed(_ requestContext: UnsafeMutablePointer<UnsafeMutableRawPointer?>?, code: MHD_RequestTerminationCode) {
+    func completed(_ connection: OpaquePointer?, _ requestContext: UnsafeMutablePointer<UnsafeMutableRawPointer?>?,
+                   code: MHD_RequestTerminationCode) {
         guard let requestContext, let opaque = requestContext.pointee else { return }
         requestContext.pointee = nil
         let requestState = Unmanaged<RequestState>.fromOpaque(opaque).takeRetainedValue()
         state.withLock { _ = $0.inFlight.removeValue(forKey: ObjectIdentifier(requestState)) }
+        // The connection now waits for its next request head (or closes).
+        if let connection, let entry = entry(connection) { guardian.enter(.awaitingHead, entry) }
+        guard requestState.headSeen else { return }  // libmicrohttpd answered it itself (a malformed head)
         let seconds = Double((ContinuousClock.now - requestState.started_at).components.attoseconds) / 1e18
             + Double((ContinuousClock.now - requestState.started_at).components.seconds)
         let status = requestState.status ?? 0
@@ -386,32 +494,38 @@ final class ServerCore: Sendable {
         logger.warning("libmicrohttpd: \(message.trimmingCharacters(in: .whitespacesAndNewlines))")
     }
 
-    private func collectHead(_ connection: OpaquePointer, url: UnsafePointer<CChar>?, method: UnsafePointer<CChar>?) -> HTTPRequest {
+    /// The request as the handler sees it, and what is wrong with its head, if anything.
+    private func collectHead(_ connection: OpaquePointer, url: UnsafePointer<CChar>?, method: UnsafePointer<CChar>?,
+                             version: UnsafePointer<CChar>?) -> (HTTPRequest, RequestProblem?) {
         let collector = HeadCollector()
         let opaque = Unmanaged.passUnretained(collector).toOpaque()
         withExtendedLifetime(collector) {
-            MHD_get_connection_values(connection, .HEADER_KIND, headerIterator, opaque)
-            MHD_get_connection_values(connection, .GET_ARGUMENT_KIND, queryIterator, opaque)
+            MHD_get_connection_values_n(connection, .HEADER_KIND, headerIterator, opaque)
+            MHD_get_connection_values_n(connection, .GET_ARGUMENT_KIND, queryIterator, opaque)
         }
         // The path arrives as sent (see `keepEscapesCallback`): routes split it on `/` before decoding.
         let path = url.map { PercentEncoding.escapingNonASCII(UnsafeRawBufferPointer(start: $0, count: strlen($0))) } ?? "/"
-        var request = HTTPRequest(method: method.map { String(cString: $0) } ?? "GET", path: path.isEmpty ? "/" : path,
+        let methodText = method.map { String(cString: $0) } ?? "GET"
+        let versionText = version.map { String(cString: $0) } ?? ""
+        var request = HTTPRequest(method: methodText, path: path.isEmpty ? "/" : path,
                                   query: collector.query, headers: collector.headers, body: [],
                                   remoteAddress: Self.describe(chime_mhd_client_address(connection)))
         request.queryError = collector.queryError
-        return request
+        let headSize = chime_mhd_header_size(connection)
+        let problem = RequestChecks.head(bytes: headSize, limits: configuration.headLimits)
+            ?? RequestChecks.method(methodText)
+            ?? collector.layoutProblem(method: method, url: url, version: version, headSize: headSize)
+            ?? RequestChecks.fields(collector.fields)
+            ?? RequestChecks.framing(version: versionText, fields: collector.fields)
+        return (request, problem)
     }
 
     static func describe(_ address: UnsafePointer<sockaddr>?) -> String {
         guard let address else { return "unix" }
         switch Int32(address.pointee.sa_family) {
         case AF_INET:
-            return address.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { inet in
-                var copy = inet.pointee.sin_addr
-                var text = [CChar](repeating: 0, count: Int(INET_ADDRSTRLEN))
-                inet_ntop(AF_INET, &copy, &text, socklen_t(text.count))
-                return "\(cText(text)):\(UInt16(bigEndian: inet.pointee.sin_port))"
-            }
+            let port = address.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { UInt16(bigEndian: $0.pointee.sin_port) }
+            return "\(ConnectionGuard.addressKey(address)):\(port)"
         case AF_UNIX: return "unix"
         default: return "?"
         }
@@ -421,27 +535,34 @@ final class ServerCore: Sendable {
 /// One request's state between libmicrohttpd's calls. Touched on the daemon thread, except
 /// `response`, which the handler's task sets under the lock before resuming the connection.
 final class RequestState: @unchecked Sendable {
-    var request: HTTPRequest
-    let connection: OpaquePointer
+    var request = HTTPRequest(method: "GET", path: "/")
+    /// Set once the first call of the access handler has seen the head.
+    var headSeen = false
+    /// Found in the request target before the head was complete (answered at the first call).
+    var problem: RequestProblem?
+    var entry: ConnectionGuard.Entry?
     let started_at = ContinuousClock.now
     var limit = 0
     var tooLarge = false
     var started = false
     var status: Int?
     var route = "unmatched"
-    private let finished = Mutex<(response: HTTPResponse?, done: Bool)>((nil, false))
+    /// The bit pattern of the connection, for resuming it (set when it is parked).
+    private let finished = Mutex<(response: HTTPResponse?, done: Bool, connection: Int)>((nil, false, 0))
 
-    init(request: HTTPRequest, connection: OpaquePointer) {
-        self.request = request
-        self.connection = connection
+    /// Remembers the connection to resume when the answer is ready.
+    func park(on connection: OpaquePointer) {
+        let bits = Int(bitPattern: connection)
+        finished.withLock { $0.connection = bits }
     }
 
     /// Stores the handler's response and resumes the connection; only the first call counts.
     func finish(_ response: HTTPResponse) {
         finished.withLock { finished in
             guard !finished.done else { return }
-            finished = (response, true)
-            MHD_resume_connection(connection)
+            finished.response = response
+            finished.done = true
+            if let connection = OpaquePointer(bitPattern: finished.connection) { MHD_resume_connection(connection) }
         }
     }
 
@@ -453,18 +574,33 @@ final class RequestState: @unchecked Sendable {
     }
 }
 
-/// Collects header fields and query arguments from libmicrohttpd's iterators.
+/// Collects header fields and query arguments from libmicrohttpd's iterators, with where each
+/// lies in the connection's buffer (see ``layoutProblem(method:url:version:headSize:)``).
 final class HeadCollector {
     var headers: [String: String] = [:]
+    /// Every header field in the order received, names as sent.
+    var fields: [(name: String, value: String)] = []
     var query: [(name: String, value: String)] = []
     /// The first query argument that did not decode.
     var queryError: QueryDecodingError?
+    /// Where each collected string lies: its start and its length, in the order received.
+    private var headerSpans: [(start: UnsafeRawPointer, count: Int)] = []
+    private var argumentSpans: [(start: UnsafeRawPointer, count: Int)] = []
+
+    func addHeader(key: UnsafePointer<CChar>, keySize: Int, value: UnsafePointer<CChar>?, valueSize: Int) {
+        let name = String(decoding: UnsafeRawBufferPointer(start: key, count: keySize), as: UTF8.self)
+        let text = value.map { String(decoding: UnsafeRawBufferPointer(start: $0, count: valueSize), as: UTF8.self) } ?? ""
+        headers[name.lowercased()] = text
+        fields.append((name, text))
+        headerSpans.append((UnsafeRawPointer(key), keySize))
+        if let value { headerSpans.append((UnsafeRawPointer(value), valueSize)) }
+    }
 
     /// Decodes a query argument as libmicrohttpd hands it over: `+` already a space, `%HH` not yet
     /// decoded (see `keepEscapesCallback`). One that does not decode keeps its text as sent.
-    func addArgument(key: UnsafePointer<CChar>, value: UnsafePointer<CChar>?) {
-        let rawKey = Self.bytes(key)
-        let rawValue = value.map(Self.bytes) ?? []
+    func addArgument(key: UnsafePointer<CChar>, keySize: Int, value: UnsafePointer<CChar>?, valueSize: Int) {
+        let rawKey = Array(UnsafeRawBufferPointer(start: key, count: keySize))
+        let rawValue = value.map { Array(UnsafeRawBufferPointer(start: $0, count: valueSize)) } ?? []
         var name = String(decoding: rawKey, as: UTF8.self)
         do {
             name = try PercentEncoding.decode(bytes: rawKey)
@@ -473,30 +609,83 @@ final class HeadCollector {
             if queryError == nil { queryError = QueryDecodingError(name: name, problem: error) }
             query.append((name, String(decoding: rawValue, as: UTF8.self)))
         }
+        argumentSpans.append((UnsafeRawPointer(key), keySize))
+        if let value { argumentSpans.append((UnsafeRawPointer(value), valueSize)) }
     }
 
-    private static func bytes(_ text: UnsafePointer<CChar>) -> [UInt8] {
-        Array(UnsafeRawBufferPointer(start: text, count: strlen(text)))
+    /// Finds bytes of the head that no parsed string accounts for: a NUL or a bare CR inside a
+    /// field ends libmicrohttpd's copy of it there, so `Authorization: Bearer <token>\0junk`
+    /// would reach the handler as a valid token.
+    ///
+    /// libmicrohttpd parses the head in place: the method, target, query arguments, version, and
+    /// each field's name and value are NUL-terminated strings in the connection's buffer, in that
+    /// order, separated only by what it replaced with NULs (spaces, `?`, `=`, `&`, the colon, line
+    /// ends) and by the whitespace it skipped. So between one string's end and the next string's
+    /// start there may only be NUL, space and tab bytes; anything else was cut off. A field outside
+    /// the buffer was folded over several lines (obsolete line folding, refused as RFC 9112 §5.2
+    /// allows).
+    func layoutProblem(method: UnsafePointer<CChar>?, url: UnsafePointer<CChar>?, version: UnsafePointer<CChar>?,
+                       headSize: Int) -> RequestProblem? {
+        guard let method, headSize > 0 else { return nil }
+        let start = UnsafeRawPointer(method)
+        let end = start + headSize
+        func inside(_ pointer: UnsafeRawPointer) -> Bool { pointer >= start && pointer < end }
+        var spans: [(start: UnsafeRawPointer, count: Int)] = [(start, strlen(method))]
+        if let url, inside(UnsafeRawPointer(url)) { spans.append((UnsafeRawPointer(url), strlen(url))) }
+        spans += argumentSpans.filter { inside($0.start) }
+        if let version, inside(UnsafeRawPointer(version)) { spans.append((UnsafeRawPointer(version), strlen(version))) }
+        if headerSpans.contains(where: { !inside($0.start) }) {
+            return RequestProblem(status: 400, code: "badHeader", message: "a header field is folded over several lines; send each on one line")
+        }
+        spans += headerSpans
+        var cursor = start
+        for span in spans {
+            guard span.start >= cursor else {
+                return RequestProblem(status: 400, code: "badHeader", message: "the request head could not be read as sent")
+            }
+            if let stray = Self.stray(from: cursor, to: span.start) { return stray }
+            cursor = span.start + span.count
+        }
+        return cursor <= end ? Self.stray(from: cursor, to: end) : nil
+    }
+
+    private static func stray(from: UnsafeRawPointer, to: UnsafeRawPointer) -> RequestProblem? {
+        var pointer = from
+        while pointer < to {
+            let byte = pointer.load(as: UInt8.self)
+            guard byte == 0 || byte == 0x20 || byte == 0x09 else {
+                return RequestProblem(status: 400, code: "badHeader",
+                                      message: "the request head holds a NUL or CR byte inside the request line or a header field")
+            }
+            pointer += 1
+        }
+        return nil
     }
 }
 
 // MARK: - C callbacks (no captures: the context arrives through `cls`)
 
-private let accessHandlerCallback: MHD_AccessHandlerCallback = { cls, connection, url, method, _, upload, uploadSize, requestContext in
+private let accessHandlerCallback: MHD_AccessHandlerCallback = { cls, connection, url, method, version, upload, uploadSize, requestContext in
     guard let cls, let connection, let uploadSize, let requestContext else { return .NO }
     let core = Unmanaged<ServerCore>.fromOpaque(cls).takeUnretainedValue()
-    return core.access(connection, url: url, method: method, upload: upload, uploadSize: uploadSize, requestContext: requestContext)
+    return core.access(connection, url: url, method: method, version: version, upload: upload, uploadSize: uploadSize,
+                       requestContext: requestContext)
 }
 
-private let requestCompletedCallback: MHD_RequestCompletedCallback = { cls, _, requestContext, code in
+private let requestCompletedCallback: MHD_RequestCompletedCallback = { cls, connection, requestContext, code in
     guard let cls else { return }
-    Unmanaged<ServerCore>.fromOpaque(cls).takeUnretainedValue().completed(requestContext, code: code)
+    Unmanaged<ServerCore>.fromOpaque(cls).takeUnretainedValue().completed(connection, requestContext, code: code)
 }
 
-private let connectionCallback: MHD_NotifyConnectionCallback = { cls, _, socketContext, code in
+private let connectionCallback: MHD_NotifyConnectionCallback = { cls, connection, socketContext, code in
     guard let cls else { return }
     Unmanaged<ServerCore>.fromOpaque(cls).takeUnretainedValue()
-        .connectionEvent(socketContext, started: code == .CONNECTION_NOTIFY_STARTED)
+        .connectionEvent(connection, socketContext, started: code == .CONNECTION_NOTIFY_STARTED)
+}
+
+private let targetCallback: chime_mhd_uri_callback = { cls, uri, _ in
+    guard let cls else { return nil }
+    return Unmanaged<ServerCore>.fromOpaque(cls).takeUnretainedValue().target(uri)
 }
 
 private let logCallback: MHD_LogCallback = { cls, format, arguments in
@@ -507,16 +696,15 @@ private let logCallback: MHD_LogCallback = { cls, format, arguments in
     Unmanaged<ServerCore>.fromOpaque(cls).takeUnretainedValue().log(cText(buffer))
 }
 
-private let headerIterator: MHD_KeyValueIterator = { cls, _, key, value in
+private let headerIterator: MHD_KeyValueIteratorN = { cls, _, key, keySize, value, valueSize in
     guard let cls, let key else { return .YES }
-    let collector = Unmanaged<HeadCollector>.fromOpaque(cls).takeUnretainedValue()
-    collector.headers[String(cString: key).lowercased()] = value.map { String(cString: $0) } ?? ""
+    Unmanaged<HeadCollector>.fromOpaque(cls).takeUnretainedValue().addHeader(key: key, keySize: keySize, value: value, valueSize: valueSize)
     return .YES
 }
 
-private let queryIterator: MHD_KeyValueIterator = { cls, _, key, value in
+private let queryIterator: MHD_KeyValueIteratorN = { cls, _, key, keySize, value, valueSize in
     guard let cls, let key else { return .YES }
-    Unmanaged<HeadCollector>.fromOpaque(cls).takeUnretainedValue().addArgument(key: key, value: value)
+    Unmanaged<HeadCollector>.fromOpaque(cls).takeUnretainedValue().addArgument(key: key, keySize: keySize, value: value, valueSize: valueSize)
     return .YES
 }
 

@@ -45,8 +45,18 @@ public enum ChimeService {
         public var autoAllow: Bool
         /// `--log-format text|json`.
         public var logFormat: ServerLogger.Format
-        /// Connections served at once; more get 503.
+        /// `--max-connections`: connections served at once; slow clients give up their slots to
+        /// newcomers first, and past the limit a newcomer gets 503.
         public var connectionLimit: Int
+        /// `--max-connections-per-address`: connections served at once from one client address
+        /// (nil: three quarters of ``connectionLimit``).
+        public var connectionLimitPerAddress: Int?
+        /// The most bytes an event stream queues for a client that does not read before the
+        /// client is disconnected (it resumes with `Last-Event-ID`).
+        public var streamQueueLimit: Int
+        /// `--event-log-max-events`, `--event-log-max-mb`, `--event-log-max-days`: how much of the
+        /// event log (what resumed streams replay) is kept.
+        public var eventRetention: EventRetention
         /// Seconds before an idle or slow connection is closed.
         public var connectionTimeout: Int
         /// How often idle event streams get a heartbeat.
@@ -70,7 +80,9 @@ public enum ChimeService {
                     tlsCertificatePath: String? = nil, tlsKeyPath: String? = nil, autoAllow: Bool = false,
                     logFormat: ServerLogger.Format = .text, connectionLimit: Int = 1024, connectionTimeout: Int = 60,
                     heartbeatInterval: Duration = .seconds(15), printsBanner: Bool = true, fullDurability: Bool = false,
-                    desktop: DesktopMode = .off, desktopBusAddress: String? = nil, browser: String? = nil) {
+                    desktop: DesktopMode = .off, desktopBusAddress: String? = nil, browser: String? = nil,
+                    connectionLimitPerAddress: Int? = nil, streamQueueLimit: Int = EventStream.defaultQueueLimit,
+                    eventRetention: EventRetention = EventRetention()) {
             self.dataDirectory = dataDirectory
             self.listen = listen
             self.tlsCertificatePath = tlsCertificatePath
@@ -85,6 +97,9 @@ public enum ChimeService {
             self.desktop = desktop
             self.desktopBusAddress = desktopBusAddress
             self.browser = browser
+            self.connectionLimitPerAddress = connectionLimitPerAddress
+            self.streamQueueLimit = streamQueueLimit
+            self.eventRetention = eventRetention
         }
     }
 

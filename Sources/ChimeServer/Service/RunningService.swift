@@ -60,6 +60,7 @@ public final class RunningService: Sendable {
     public static func start(configuration: ChimeService.Configuration, logger: ServerLogger = ServerLogger()) async throws -> RunningService {
         let directory = configuration.dataDirectory
         try makeDirectory(directory)
+        checkDirectoryPermissions(directory, logger: logger)
         let ownerToken = try loadOrCreateOwnerToken(dataDirectory: directory)
         var tls: HTTPServer.Configuration.TLS?
         switch (configuration.tlsCertificatePath, configuration.tlsKeyPath) {
@@ -72,16 +73,22 @@ public final class RunningService: Sendable {
         let desktopWanted = try await checkDesktop(configuration, logger: logger)
 
         let store = try SQLiteStore(path: directory + "/chime.sqlite", durability: configuration.fullDurability ? .full : .normal)
+        var engineConfiguration = NotificationEngine.Configuration()
+        engineConfiguration.eventRetention = configuration.eventRetention.count
+        engineConfiguration.eventRetentionBytes = configuration.eventRetention.bytes
+        engineConfiguration.eventRetentionAge = configuration.eventRetention.age
         let engine = NotificationEngine(store: store, clock: SystemClock(),
-                                        policy: FixedAuthorizationPolicy(configuration.autoAllow ? .grant : .ask))
+                                        policy: FixedAuthorizationPolicy(configuration.autoAllow ? .grant : .ask),
+                                        configuration: engineConfiguration)
         let metrics = Metrics()
         let api = ChimeAPI(engine: engine, ownerTokenHash: Tokens.hash(ownerToken), metrics: metrics, logger: logger,
                            secureCookies: tls != nil)
-        let server = HTTPServer(configuration: .init(listen: configuration.listen, tls: tls, connectionLimit: configuration.connectionLimit,
-                                                     connectionTimeout: configuration.connectionTimeout,
-                                                     heartbeatInterval: configuration.heartbeatInterval),
-                                handler: api, logger: logger, metrics: metrics)
-        raiseOpenFileLimit(connectionLimit: configuration.connectionLimit, logger: logger)
+        let serverConfiguration = HTTPServer.Configuration(
+            listen: configuration.listen, tls: tls, connectionLimit: configuration.connectionLimit,
+            connectionLimitPerAddress: configuration.connectionLimitPerAddress, connectionTimeout: configuration.connectionTimeout,
+            streamQueueLimit: configuration.streamQueueLimit, heartbeatInterval: configuration.heartbeatInterval)
+        let server = HTTPServer(configuration: serverConfiguration, handler: api, logger: logger, metrics: metrics)
+        raiseOpenFileLimit(descriptors: serverConfiguration.daemonConnectionLimit, logger: logger)
         engine.startScheduler()
         do {
             try server.start()
@@ -183,8 +190,9 @@ public final class RunningService: Sendable {
 
     /// Raises the soft limit on open files to the hard limit: every connection (an event stream
     /// too) holds a descriptor, and the common soft limit of 1,024 runs out before
-    /// `connectionLimit` connections plus the store's files. Warns when even the hard limit is short.
-    static func raiseOpenFileLimit(connectionLimit: Int, logger: ServerLogger) {
+    /// the connections libmicrohttpd accepts (`descriptors`) plus the store's files. Warns when even
+    /// the hard limit is short.
+    static func raiseOpenFileLimit(descriptors: Int, logger: ServerLogger) {
         let resource = __rlimit_resource_t(RLIMIT_NOFILE.rawValue)
         var limit = rlimit()
         guard getrlimit(resource, &limit) == 0 else { return }
@@ -193,9 +201,8 @@ public final class RunningService: Sendable {
             raised.rlim_cur = limit.rlim_max
             if setrlimit(resource, &raised) == 0 { limit = raised }
         }
-        // libmicrohttpd accepts up to connectionLimit + 64 (the 503 margin); the store, the log and
-        // the listening socket need a few more.
-        let needed = connectionLimit + 64 + 32
+        // The store, the log and the listening socket need a few more.
+        let needed = descriptors + 32
         if limit.rlim_cur < rlim_t(needed) {
             logger.warning("the open-files limit is below what the connection limit needs", [
                 "limit": String(limit.rlim_cur), "needed": String(needed),
@@ -211,15 +218,45 @@ public final class RunningService: Sendable {
         }
     }
 
+    /// Warns when users other than the owner can list or read the data directory (the store and
+    /// the owner token are in it).
+    static func checkDirectoryPermissions(_ path: String, logger: ServerLogger) {
+        var info = stat()
+        guard stat(path, &info) == 0, info.st_mode & 0o077 != 0 else { return }
+        logger.warning("the data directory can be read by other users; make it yours alone", [
+            "path": path, "mode": String(info.st_mode & 0o777, radix: 8), "fix": "chmod 700 \(path)",
+        ])
+    }
+
+    /// The owner token, made at first start. A token file other users can read is refused: anyone
+    /// who read it holds the owner's rights.
     static func loadOrCreateOwnerToken(dataDirectory: String) throws -> String {
         let path = ChimeService.ownerTokenPath(dataDirectory: dataDirectory)
-        if let text = try? String(contentsOfFile: path, encoding: .utf8) {
-            let token = text.trimmingCharacters(in: .whitespacesAndNewlines)
-            guard !token.isEmpty else { throw ServerError(.invalidConfiguration, "\(path) is empty; delete it to create a new owner token") }
+        var info = stat()
+        guard stat(path, &info) == 0 else {
+            guard errno == ENOENT else {
+                throw ServerError(.invalidConfiguration, "cannot look at \(path): \(String(cString: strerror(errno))); fix the data directory's permissions")
+            }
+            let token = Tokens.make()
+            try writeFile(path, contents: token + "\n", mode: 0o600, exclusive: true)
             return token
         }
-        let token = Tokens.make()
-        try writeFile(path, contents: token + "\n", mode: 0o600, exclusive: true)
+        guard info.st_mode & S_IFMT == S_IFREG else {
+            throw ServerError(.invalidConfiguration, "\(path) is not a file; remove it to create a new owner token")
+        }
+        if info.st_mode & 0o077 != 0 {
+            throw ServerError(.invalidConfiguration, "\(path) can be read by other users (mode \(String(info.st_mode & 0o777, radix: 8))), and whoever read it has the owner's rights; run `chmod 600 \(path)` if no one else could have read it, else delete it to create a new owner token")
+        }
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else {
+            throw ServerError(.invalidConfiguration, "cannot read \(path): \(String(cString: strerror(errno))); the service must run as the user who owns the data directory")
+        }
+        let data = FileHandle(fileDescriptor: fd, closeOnDealloc: true).readDataToEndOfFile()
+        guard let text = String(data: data, encoding: .utf8) else {
+            throw ServerError(.invalidConfiguration, "\(path) is not text (it is damaged); delete it to create a new owner token")
+        }
+        let token = text.trimmingCharacters(in: .whitespacesAndNewlines)
+        guard !token.isEmpty else { throw ServerError(.invalidConfiguration, "\(path) is empty; delete it to create a new owner token") }
         return token
     }
 

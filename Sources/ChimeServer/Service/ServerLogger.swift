@@ -30,8 +30,11 @@ public struct ServerLogger: Sendable {
         let now = Date()
         switch format {
         case .text:
-            var line = "\(Self.timestamp(now)) \(level.rawValue.uppercased()) \(message)"
-            for (key, value) in fields { line += " \(key)=\(value.contains(" ") ? "\"\(value)\"" : value)" }
+            var line = "\(Self.timestamp(now)) \(level.rawValue.uppercased()) \(Self.escaped(message))"
+            for (key, value) in fields {
+                let text = Self.escaped(value)
+                line += " \(key)=\(text.contains(" ") || text.contains("\"") ? Self.quote(value) : text)"
+            }
             sink(line)
         case .json:
             var line = "{\"time\":\(Self.quote(Self.timestamp(now))),\"level\":\"\(level.rawValue)\",\"message\":\(Self.quote(message))"
@@ -48,6 +51,21 @@ public struct ServerLogger: Sendable {
         date.formatted(.iso8601.year().month().day().time(includingFractionalSeconds: true).timeZone(separator: .omitted))
     }
 
+    /// The text with control characters (terminal escapes among them) written as `\u{1b}`, so
+    /// what a client sent cannot move the cursor or recolour a terminal that shows the log.
+    static func escaped(_ text: String) -> String {
+        guard text.unicodeScalars.contains(where: isControl) else { return text }
+        var out = ""
+        for scalar in text.unicodeScalars {
+            if isControl(scalar) { out += "\\u{\(String(scalar.value, radix: 16))}" } else { out.unicodeScalars.append(scalar) }
+        }
+        return out
+    }
+
+    private static func isControl(_ scalar: Unicode.Scalar) -> Bool {
+        scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value)
+    }
+
     static func quote(_ text: String) -> String {
         var out = "\""
         for scalar in text.unicodeScalars {
@@ -57,7 +75,7 @@ public struct ServerLogger: Sendable {
             case "\n": out += "\\n"
             case "\r": out += "\\r"
             case "\t": out += "\\t"
-            case _ where scalar.value < 0x20: out += String(format: "\\u%04x", scalar.value)
+            case _ where isControl(scalar): out += String(format: "\\u%04x", scalar.value)
             default: out.unicodeScalars.append(scalar)
             }
         }

@@ -66,6 +66,7 @@ extension ChimeAPI {
         }
         try await checkSession(secret, request: request)
         try await sessions.endSession(secret)
+        endFeeds(ofSession: secret)
         return HTTPResponse(status: 204, headers: [("Set-Cookie", WebSessions.setCookie(nil, secure: secureCookie(for: request)))], route: route.template)
     }
 

@@ -23,6 +23,8 @@ final class WebSessions: Sendable {
     static let codeLifetime: TimeInterval = 120
     /// How long a session lasts without signing in again.
     static let sessionLifetime: TimeInterval = 30 * 24 * 3600
+    /// The lifetime given to new sessions (``sessionLifetime``; tests shorten it).
+    let lifetime = Mutex<TimeInterval>(WebSessions.sessionLifetime)
 
     private let engine: NotificationEngine
     /// Outstanding login codes: SHA-256 of the code → expiry.
@@ -65,7 +67,7 @@ final class WebSessions: Sendable {
     /// Starts a session; returns the cookie's secret value.
     func startSession() async throws -> (secret: String, expires: Date) {
         let secret = Tokens.make()
-        let expires = now.addingTimeInterval(Self.sessionLifetime)
+        let expires = now.addingTimeInterval(lifetime.withLock { $0 })
         let key = Self.storeKey(Tokens.hash(secret))
         let value = String(Int64(expires.timeIntervalSince1970))
         try await engine.perform { core in try core.store.setValue(value, forKey: key) }

@@ -28,16 +28,19 @@ final class SSEClient: @unchecked Sendable {
         thread.start()
     }
 
-    static func open(_ endpoint: TestEndpoint, path: String, token: String?, lastEventID: String? = nil) async throws -> SSEClient {
+    static func open(_ endpoint: TestEndpoint, path: String, token: String?, lastEventID: String? = nil, headers: [(String, String)] = [],
+                     source: String? = nil) async throws -> SSEClient {
         try await TestClient.offPool {
-            let socket = try RawSocket(endpoint, timeout: 1)
+            let socket = try RawSocket(endpoint, timeout: 1, source: source)
             var head = "GET \(path) HTTP/1.1\r\nHost: localhost\r\nAccept: text/event-stream\r\n"
             if let token { head += "Authorization: Bearer \(token)\r\n" }
             if let lastEventID { head += "Last-Event-ID: \(lastEventID)\r\n" }
+            for (name, value) in headers { head += "\(name): \(value)\r\n" }
             head += "\r\n"
             try socket.send(Array(head.utf8))
             var bytes: [UInt8] = []
-            let deadline = Date().addingTimeInterval(10)
+            // Generous: while blocking tests hold Swift's cooperative threads, no server handler runs.
+            let deadline = Date().addingTimeInterval(30)
             while Date() < deadline {
                 if let (status, headers, start) = try HTTPParsing.head(bytes) {
                     return SSEClient(socket: socket, status: status, headers: headers, initial: Array(bytes[start...]))
@@ -105,7 +108,7 @@ final class SSEClient: @unchecked Sendable {
     }
 
     /// The next event, waiting up to `timeout` seconds.
-    func next(timeout: Double = 10) async throws -> SSEEvent {
+    func next(timeout: Double = 30) async throws -> SSEEvent {
         try await TestClient.offPool { [self] in
             let deadline = Date().addingTimeInterval(timeout)
             condition.lock()

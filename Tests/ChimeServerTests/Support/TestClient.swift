@@ -98,10 +98,24 @@ struct TestClient: Sendable {
 final class RawSocket: @unchecked Sendable {
     let fd: Int32
 
-    init(_ endpoint: TestEndpoint, timeout: Int = 15) throws {
+    /// - Parameter source: the local address to connect from (`127.0.0.2`: another client
+    ///   address on the same machine), or nil for the default.
+    init(_ endpoint: TestEndpoint, timeout: Int = 15, source: String? = nil) throws {
         switch endpoint {
         case .tcp(let port):
             fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+            if let source {
+                var local = sockaddr_in()
+                local.sin_family = sa_family_t(AF_INET)
+                local.sin_addr.s_addr = inet_addr(source)
+                let bound = withUnsafePointer(to: &local) {
+                    $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+                }
+                guard bound == 0 else {
+                    Glibc.close(fd)
+                    throw TestClientError(description: "bind to \(source) failed: \(errno)")
+                }
+            }
             var address = sockaddr_in()
             address.sin_family = sa_family_t(AF_INET)
             address.sin_port = port.bigEndian
@@ -157,6 +171,18 @@ final class RawSocket: @unchecked Sendable {
             let chunk = try receive()
             if chunk.isEmpty { return all }
             all += chunk
+        }
+    }
+
+    /// A connection that sends `head` and then never reads, with a receive buffer as small as the
+    /// kernel allows, so what the server sends piles up on its side.
+    static func nonReading(port: UInt16, head: String) async throws -> RawSocket {
+        try await TestClient.offPool {
+            let socket = try RawSocket(.tcp(port: port), timeout: 10)
+            var size: Int32 = 2048
+            setsockopt(socket.fd, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size))
+            try socket.send(Array(head.utf8))
+            return socket
         }
     }
 

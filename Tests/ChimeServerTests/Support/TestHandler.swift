@@ -62,3 +62,15 @@ final class TestHandler: HTTPHandler {
         HTTPResponse(status: 503, contentType: "text/plain", body: Array(reason.utf8), route: "/503")
     }
 }
+
+extension HTTPServer {
+    /// A started server on a free loopback port with `handler`, configured by `configure`.
+    static func started(_ handler: TestHandler = TestHandler(),
+                        _ configure: (inout HTTPServer.Configuration) -> Void = { _ in }) throws -> HTTPServer {
+        var configuration = HTTPServer.Configuration(listen: .tcp(host: "127.0.0.1", port: 0))
+        configure(&configuration)
+        let server = HTTPServer(configuration: configuration, handler: handler)
+        try server.start()
+        return server
+    }
+}

@@ -1,0 +1,58 @@
+import ChimeCore
+import Synchronization
+
+/// Every app's token hash, both ways, so a presented token is checked with one dictionary lookup
+/// whatever the number of apps, and without a trip through the engine's writer: an unknown token
+/// costs the same as a known one.
+///
+/// The index is a copy of what the store says, kept current on the writer only, in commit order:
+/// it is loaded from the store in one writer operation, a token written by ``ChimeAPI`` is set in
+/// the operation that writes it, an app the engine announces as removed is dropped as the
+/// announcement is published (before the removal's caller hears it is done), and an app announced
+/// as changed (by this node or, through the store's change feed, another) is read again. A lookup
+/// takes the SHA-256 of a token, never the token: comparing hashes in a dictionary leaks nothing an
+/// attacker can use.
+///
+/// ```swift
+/// let index = TokenIndex()
+/// index.load([record])                       // on the writer
+/// index.app(forHash: Tokens.hash(token))     // "com.example.alarm"
+/// ```
+final class TokenIndex: Sendable {
+    private struct State {
+        var loaded = false
+        var appByHash: [String: String] = [:]
+        var hashByApp: [String: String] = [:]
+    }
+
+    private let state = Mutex(State())
+
+    /// Whether the store's apps were read.
+    var isLoaded: Bool { state.withLock { $0.loaded } }
+
+    /// The app whose token hashes to `hash`.
+    func app(forHash hash: String) -> String? {
+        state.withLock { $0.appByHash[hash] }
+    }
+
+    /// Replaces the index with the store's apps.
+    func load(_ records: [AppRecord]) {
+        state.withLock { state in
+            state = State()
+            state.loaded = true
+            for record in records { Self.set(&state, app: record.bundleIdentifier, hash: record.tokenHash) }
+        }
+    }
+
+    /// Records the app's token hash (nil: the app has no token, or is gone).
+    func set(app: String, hash: String?) {
+        state.withLock { Self.set(&$0, app: app, hash: hash) }
+    }
+
+    private static func set(_ state: inout State, app: String, hash: String?) {
+        if let old = state.hashByApp.removeValue(forKey: app), state.appByHash[old] == app { state.appByHash[old] = nil }
+        guard let hash else { return }
+        state.hashByApp[app] = hash
+        state.appByHash[hash] = app
+    }
+}

@@ -1,0 +1,526 @@
+#!/usr/bin/env python3
+"""make abuse: bounded attacks on a fresh `chime serve` on loopback, and a table of attack → outcome.
+
+    run.py [--chime .build/release/chime] [--only NAME,...] [--quick] [--json FILE]
+
+Attacks (each against a fresh server and data directory):
+  slowloris     1,500 connections sending a request head one byte every 5 s from 127.0.0.2 and 1,300
+                silent ones from 127.0.0.3 (dropped ones reconnect after 1 s); meanwhile 50 GET /healthz
+                and 50 adds from 127.0.0.1: p99 of each must be ≤ 100 ms.
+  slowloris-same the same horde from 127.0.0.1, the probes' own address.
+  flood         20,000 connections opened and closed as fast as possible, and 4 connections sending
+                requests with unknown tokens as fast as possible, while adds are probed; with 10,000 apps
+                registered, an unknown token must cost what it costs with 10.
+  subscribers   100 event streams that never read, then 100 posts of 60 KB: the server stays under
+                150 MB, and the subscribers are disconnected.
+  revocation    an app stream when its token is rotated, an app stream when its app is removed, the web
+                center's stream when it signs out: each ends within 1 s.
+  malformed     requests with broken framing or heads over the limits: each answered within 1 s.
+  smuggling     Content-Length with Transfer-Encoding, two lengths, TE with whitespace before the colon:
+                refused, and nothing after the head runs as a second request.
+  lists         20,000 pending: a list answer is one page (≤ about 1 MiB), 20 concurrent lists do not
+                grow the server by more than ~60 MB; 1,200 deliveries of 60 KB keep the event log
+                within 64 MiB.
+  stores        damaged store files (random bytes in a data page and mid-file, the apps table dropped,
+                0 bytes): `chime serve` refuses each, naming the file, and leaves it untouched.
+
+Every loop is bounded in count and time; everything is on 127.0.0.1 (and 127.0.0.2/3, the same
+machine). Results go to --json (default .build/abuse/results.json).
+"""
+import argparse
+import hashlib
+import json
+import os
+import shutil
+import socket
+import sqlite3
+import subprocess
+import sys
+import threading
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import harness  # noqa: E402
+from harness import LOOPBACK, PeakRSS, Server, latency_summary, raw_exchange, status_lines, timed_request  # noqa: E402
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROWS = []
+RESULTS = {}
+
+
+def row(attack, outcome, passed, figures):
+    ROWS.append((attack, outcome, "yes" if passed else ("–" if passed is None else "NO"), figures))
+    print(f"  {attack}: {outcome} [{'pass' if passed else ('n/a' if passed is None else 'FAIL')}] {figures}", file=sys.stderr, flush=True)
+
+
+def add_body(tag, index, size=0):
+    body = {"identifier": f"{tag}-{index}", "title": "probe", "trigger": {"type": "timeInterval", "timeInterval": 3600}}
+    if size:
+        body["body"] = "x" * size
+    return body
+
+
+def probe_loop(server, token, app, count, spacing):
+    """`count` GET /healthz and `count` adds, alternating, `spacing` s apart, each on a new connection."""
+    healthz, adds = [], []
+    for index in range(count):
+        healthz.append(timed_request(server.port, "GET", "/healthz"))
+        time.sleep(spacing / 2)
+        adds.append(timed_request(server.port, "POST", f"/v1/apps/{app}/requests", body=add_body("probe", index), token=token))
+        time.sleep(spacing / 2)
+    return latency_summary(healthz), latency_summary(adds)
+
+
+# MARK: - Slowloris
+
+
+def attack_slowloris(options, same_address=False):
+    name = "slowloris-same" if same_address else "slowloris"
+    server = Server(options.chime)
+    try:
+        token = server.app("com.example.probe")
+        # Warm up the paths the probes take.
+        probe_loop(server, token, "com.example.probe", 5, 0.02)
+        source = LOOPBACK if same_address else None
+        horde = subprocess.Popen([sys.executable, os.path.join(HERE, "horde.py"), "--port", str(server.port),
+                                  "--slow", str(options.slow), "--silent", str(options.silent), "--seconds", str(options.horde_seconds),
+                                  "--slow-from", source or "127.0.0.2", "--silent-from", source or "127.0.0.3"],
+                                 stdout=subprocess.PIPE, text=True)
+        ready = horde.stdout.readline().strip()
+        if ready != "ready":
+            raise RuntimeError(f"horde did not start: {ready}")
+        time.sleep(options.settle)  # let the horde reach the server's limits
+        admitted_before = None
+        healthz, adds = probe_loop(server, token, "com.example.probe", options.probes, 0.1)
+        counts = json.loads(horde.stdout.readline() or "{}")
+        horde.wait(timeout=options.horde_seconds + 30)
+        passed = healthz["p99Ms"] <= 100 and adds["p99Ms"] <= 100 and healthz["failed"] == 0 and adds["failed"] == 0 and server.alive()
+        where = "from 127.0.0.1, the probes' address" if same_address else "from 127.0.0.2 (slow) and 127.0.0.3 (silent)"
+        row(name, f"{options.slow:,} slow + {options.silent:,} silent {where}: probes answered", passed,
+            f"healthz p50/p99/max {healthz['p50Ms']}/{healthz['p99Ms']}/{healthz['maxMs']} ms; add {adds['p50Ms']}/{adds['p99Ms']}/{adds['maxMs']} ms; "
+            f"failed {healthz['failed'] + adds['failed']}/{healthz['count'] + adds['count']}; horde: {counts.get('connects', 0):,} connects, "
+            f"{counts.get('dropped', 0):,} dropped by the server, at most {counts.get('maxOpen', 0):,} open at once")
+        RESULTS[name] = {"healthz": healthz, "add": adds, "horde": counts, "admittedBefore": admitted_before}
+    finally:
+        server.stop()
+        server.remove()
+
+
+# MARK: - Floods
+
+
+def attack_flood(options):
+    server = Server(options.chime)
+    try:
+        token = server.app("com.example.probe")
+        # 10 apps, then the same measurement with 10,000: an unknown token must not cost more.
+        def unknown_cost(samples=200):
+            times = []
+            for _ in range(samples):
+                times.append(timed_request(server.port, "GET", "/v1/apps/com.example.probe/settings", token="no-such-token"))
+            return latency_summary(times)
+
+        for index in range(9):
+            server.app(f"com.example.few{index}")
+        few = unknown_cost()
+        started = time.monotonic()
+        threads = []
+        failures = []
+
+        def register(part):
+            for index in range(part, options.apps, 4):
+                try:
+                    server.json("POST", "/v1/apps", {"bundleIdentifier": f"com.example.many{index}"})
+                except Exception as error:  # noqa: BLE001 - counted and reported
+                    failures.append(str(error))
+                if time.monotonic() - started > 120:
+                    return
+        for part in range(4):
+            thread = threading.Thread(target=register, args=(part,))
+            thread.start()
+            threads.append(thread)
+        for thread in threads:
+            thread.join()
+        many = unknown_cost()
+
+        # Four connections of unknown tokens and a connect/close flood, while adds are probed.
+        stop = threading.Event()
+        flood_counts = {"requests": 0, "connects": 0}
+
+        def wrong_tokens():
+            deadline = time.monotonic() + 20
+            while not stop.is_set() and time.monotonic() < deadline:
+                timed_request(server.port, "POST", "/v1/apps/com.example.probe/requests", body=add_body("x", 0), token="wrong-token")
+                flood_counts["requests"] += 1
+
+        def connect_flood():
+            deadline = time.monotonic() + 20
+            while not stop.is_set() and time.monotonic() < deadline and flood_counts["connects"] < options.flood_connects:
+                try:
+                    sock = socket.create_connection((LOOPBACK, server.port), timeout=2)
+                    sock.close()
+                except OSError:
+                    pass
+                flood_counts["connects"] += 1
+        workers = [threading.Thread(target=wrong_tokens) for _ in range(4)] + [threading.Thread(target=connect_flood)]
+        for worker in workers:
+            worker.start()
+        time.sleep(0.5)
+        adds = []
+        for index in range(options.probes):
+            adds.append(timed_request(server.port, "POST", "/v1/apps/com.example.probe/requests", body=add_body("flood", index), token=token))
+            time.sleep(0.05)
+        stop.set()
+        for worker in workers:
+            worker.join()
+        add_summary = latency_summary(adds)
+        passed = (many["p50Ms"] <= max(2 * few["p50Ms"], few["p50Ms"] + 1) and add_summary["failed"] == 0 and add_summary["p99Ms"] <= 100
+                  and server.alive() and not failures)
+        row("flood", f"unknown token with 10 vs {options.apps:,} apps; adds under 4 wrong-token connections and a connect flood", passed,
+            f"unknown token p50 {few['p50Ms']} ms (10 apps) vs {many['p50Ms']} ms ({options.apps:,}); adds p50/p99 {add_summary['p50Ms']}/"
+            f"{add_summary['p99Ms']} ms, failed {add_summary['failed']}; {flood_counts['requests']:,} wrong-token requests, "
+            f"{flood_counts['connects']:,} connects")
+        RESULTS["flood"] = {"unknownFew": few, "unknownMany": many, "adds": add_summary, "flood": flood_counts,
+                            "registerFailures": len(failures)}
+    finally:
+        server.stop()
+        server.remove()
+
+
+# MARK: - Subscribers that never read
+
+
+def attack_subscribers(options):
+    server = Server(options.chime)
+    try:
+        token = server.app("com.example.subs")
+        memory = PeakRSS(server)
+        sockets = []
+        for _ in range(options.subscribers):
+            sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+            sock.connect((LOOPBACK, server.port))
+            sock.sendall(f"GET /v1/apps/com.example.subs/events HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {token}\r\n\r\n".encode())
+            sockets.append(sock)
+        time.sleep(0.5)
+        start_rss = server.rss_mb()
+        for index in range(options.posts):
+            body = {"identifier": f"big-{index}", "title": "big", "body": "y" * 60_000}
+            server.json("POST", "/v1/apps/com.example.subs/requests", body, token=token, expect=(201,))
+        time.sleep(1.0)
+        peak = memory.stop()
+        # A subscriber that was disconnected reads the end of its stream after what was queued.
+        ended = 0
+        for sock in sockets:
+            sock.settimeout(5)
+            try:
+                while sock.recv(1 << 20):
+                    pass
+                ended += 1
+            except ConnectionResetError:
+                ended += 1
+            except socket.timeout:
+                pass
+            sock.close()
+        passed = peak < 150 and ended == len(sockets) and server.alive()
+        row("subscribers", f"{options.subscribers} streams that never read, {options.posts} posts of 60 KB", passed,
+            f"server RSS {start_rss:.0f} MB before the posts, peak {peak:.0f} MB (limit 150); {ended}/{len(sockets)} subscribers disconnected")
+        RESULTS["subscribers"] = {"rssBeforeMB": round(start_rss, 1), "peakMB": round(peak, 1), "disconnected": ended}
+    finally:
+        server.stop()
+        server.remove()
+
+
+# MARK: - Revoked credentials
+
+
+class StreamWatch:
+    """Reads an event stream in a thread and notes when it ends."""
+
+    def __init__(self, port, path, headers):
+        self.sock = socket.create_connection((LOOPBACK, port), timeout=10)
+        self.sock.sendall((f"GET {path} HTTP/1.1\r\nHost: {LOOPBACK}:{port}\r\n" + "".join(f"{k}: {v}\r\n" for k, v in headers.items())
+                           + "\r\n").encode())
+        self.first = self.sock.recv(4096)
+        self.ended_at = None
+        self.thread = threading.Thread(target=self._run, daemon=True)
+        self.thread.start()
+
+    def _run(self):
+        try:
+            while True:
+                if not self.sock.recv(65536):
+                    break
+        except OSError:
+            pass
+        self.ended_at = time.monotonic()
+
+    def wait(self, since, limit=5.0):
+        if self.ended_at is not None and self.ended_at < since:
+            raise RuntimeError("the stream ended before the credential changed")
+        self.thread.join(timeout=limit)
+        self.sock.close()
+        return None if self.ended_at is None else self.ended_at - since
+
+
+def attack_revocation(options):
+    server = Server(options.chime)
+    try:
+        outcomes = {}
+        token = server.app("com.example.rev")
+        watch = StreamWatch(server.port, "/v1/apps/com.example.rev/events", {"Authorization": f"Bearer {token}"})
+        time.sleep(0.2)
+        since = time.monotonic()
+        server.json("POST", "/v1/apps/com.example.rev/token")
+        outcomes["rotated token"] = watch.wait(since)
+        token = server.json("POST", "/v1/apps/com.example.rev/token")["token"]
+        watch = StreamWatch(server.port, "/v1/apps/com.example.rev/events", {"Authorization": f"Bearer {token}"})
+        time.sleep(0.2)
+        since = time.monotonic()
+        server.json("DELETE", "/v1/apps/com.example.rev")
+        outcomes["app removed"] = watch.wait(since)
+        link = server.json("POST", "/v1/session/links")
+        status, headers, data = server.request("POST", "/v1/session", body={"code": link["code"]})
+        cookie = headers.get("Set-Cookie", "").split(";")[0]
+        csrf = json.loads(data)["csrfToken"]
+        watch = StreamWatch(server.port, "/v1/events", {"Cookie": cookie})
+        time.sleep(0.2)
+        since = time.monotonic()
+        server.request("DELETE", "/v1/session", headers={"Cookie": cookie, "X-CSRF-Token": csrf, "Origin": server.url})
+        outcomes["signed out"] = watch.wait(since)
+        passed = all(value is not None and value <= 1.0 for value in outcomes.values())
+        row("revocation", "event streams end when their credential does", passed,
+            "; ".join(f"{name}: {'still open after 5 s' if value is None else f'closed in {value * 1000:.1f} ms'}" for name, value in outcomes.items()))
+        RESULTS["revocation"] = {name: value for name, value in outcomes.items()}
+    finally:
+        server.stop()
+        server.remove()
+
+
+# MARK: - Malformed requests and smuggling shapes
+
+MALFORMED = [
+    ("600 query arguments", b"GET /v1/apps?" + b"&".join(b"a%d=1" % i for i in range(600)) + b" HTTP/1.1\r\nHost: x\r\n\r\n", 414),
+    ("Transfer-Encoding: gzip", b"POST /v1/apps HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: gzip\r\n\r\nabc", 400),
+    ("Transfer-Encoding: xchunked", b"POST /v1/apps HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: xchunked\r\n\r\n0\r\n\r\n", 400),
+    ("Transfer-Encoding: chunked, identity", b"POST /v1/apps HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked, identity\r\n\r\n0\r\n\r\n", 400),
+    ("Transfer-Encoding: gzip, chunked", b"POST /v1/apps HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: gzip, chunked\r\n\r\n0\r\n\r\n", 501),
+    ("a 20 KB header", b"GET /v1/apps HTTP/1.1\r\nHost: x\r\nX-Big: " + b"b" * 20000 + b"\r\n\r\n", 431),
+    ("a 12 KB target", b"GET /v1/apps?q=" + b"a" * 12000 + b" HTTP/1.1\r\nHost: x\r\n\r\n", 414),
+    ("a NUL in a header", b"GET /healthz HTTP/1.1\r\nHost: x\r\nX-A: a\x00b\r\n\r\n", 400),
+    ("no Host", b"GET /healthz HTTP/1.1\r\n\r\n", 400),
+    ("a folded header", b"GET /healthz HTTP/1.1\r\nHost: x\r\nX-A: a\r\n b\r\n\r\n", 400),
+    ("a terminal escape in the method", b"G\x1b[31mET /healthz HTTP/1.1\r\nHost: x\r\n\r\n", 400),
+    ("a bad Content-Length", b"POST /v1/apps HTTP/1.1\r\nHost: x\r\nContent-Length: 12abc\r\n\r\n", 400),
+    ("a 40 KB header (past libmicrohttpd's buffer)", b"GET /v1/apps HTTP/1.1\r\nHost: x\r\nX-Big: " + b"b" * 40000 + b"\r\n\r\n", 431),
+]
+
+SMUGGLING = [
+    ("Content-Length and Transfer-Encoding", b"POST /healthz HTTP/1.1\r\nHost: x\r\nContent-Length: 40\r\nTransfer-Encoding: chunked\r\n\r\n"
+     b"0\r\n\r\nGET /healthz HTTP/1.1\r\nHost: x\r\n\r\n"),
+    ("two Content-Length values", b"POST /healthz HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\nContent-Length: 34\r\n\r\n"
+     b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n"),
+    ("Transfer-Encoding with whitespace before the colon", b"POST /healthz HTTP/1.1\r\nHost: x\r\nTransfer-Encoding : chunked\r\nContent-Length: 34\r\n\r\n"
+     b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n"),
+    ("Transfer-Encoding twice (chunked, then identity)", b"POST /healthz HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\nTransfer-Encoding: identity\r\n\r\n"
+     b"0\r\n\r\nGET /healthz HTTP/1.1\r\nHost: x\r\n\r\n"),
+]
+
+
+def attack_malformed(options):
+    server = Server(options.chime)
+    try:
+        slowest = 0.0
+        details = []
+        passed = True
+        for name, data, expected in MALFORMED:
+            answer, seconds, closed = raw_exchange(server.port, data, timeout=5)
+            lines = status_lines(answer)
+            status = int(lines[0].split()[1]) if lines else 0
+            json_body = b'{"error"' in answer
+            slowest = max(slowest, seconds)
+            ok = status == expected and closed and seconds <= 1.0
+            passed = passed and ok
+            note = "" if json_body else " (libmicrohttpd's own answer, not JSON)"
+            if len(lines) > 1:
+                note += f" ({len(lines)} status lines: libmicrohttpd 0.9.75 writes its error head twice)"
+            details.append(f"{name} → {status or 'none'} in {seconds * 1000:.0f} ms{note}")
+            RESULTS.setdefault("malformed", {})[name] = {"status": status, "ms": round(seconds * 1000, 1), "json": json_body,
+                                                        "statusLines": len(lines)}
+        row("malformed", f"{len(MALFORMED)} malformed requests answered, connection closed", passed,
+            f"slowest {slowest * 1000:.0f} ms; " + "; ".join(details))
+        passed = True
+        details = []
+        for name, data in SMUGGLING:
+            answer, seconds, closed = raw_exchange(server.port, data, timeout=5)
+            lines = status_lines(answer)
+            ok = len(lines) == 1 and lines[0].split()[1] in (b"400", b"501") and closed
+            passed = passed and ok
+            details.append(f"{name} → {b' / '.join(line.split(b' ', 2)[1] for line in lines).decode() or 'none'}")
+            RESULTS.setdefault("smuggling", {})[name] = {"answers": [line.decode() for line in lines]}
+        row("smuggling", "each refused with one answer; the smuggled request never runs", passed, "; ".join(details))
+    finally:
+        server.stop()
+        server.remove()
+
+
+# MARK: - Lists and the event log
+
+
+def attack_lists(options):
+    server = Server(options.chime)
+    try:
+        token = server.app("com.example.lists")
+        for batch in range(options.pending // 500):
+            server.json("POST", "/v1/apps/com.example.lists/requests", [add_body("p", batch * 500 + index) for index in range(500)],
+                        token=token, expect=(201,))
+        status, headers, data = server.request("GET", "/v1/apps/com.example.lists/requests?limit=1000", token=token)
+        page_bytes = len(data)
+        link = headers.get("Link", "")
+        memory = PeakRSS(server)
+        before = server.rss_mb()
+        threads = [threading.Thread(target=lambda: server.request("GET", "/v1/apps/com.example.lists/requests?limit=1000", token=token))
+                   for _ in range(20)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        peak = memory.stop()
+        # The event log: deliveries of 60 KB.
+        for index in range(options.deliveries):
+            server.json("POST", "/v1/apps/com.example.lists/requests", {"identifier": f"big-{index % 50}", "title": "big", "body": "z" * 60_000},
+                        token=token, expect=(201,))
+        server.stop()
+        store = sqlite3.connect(os.path.join(server.dir, "chime.sqlite"))
+        events, event_bytes = store.execute("SELECT count(*), coalesce(sum(length(body)), 0) FROM events").fetchone()
+        store.close()
+        file_mb = sum(os.path.getsize(os.path.join(server.dir, name)) for name in os.listdir(server.dir) if name.startswith("chime.sqlite")) / 1e6
+        bound = 64 << 20
+        passed = page_bytes <= (1 << 20) + 70_000 and "rel=\"next\"" in link and peak - before < 60 and event_bytes <= bound
+        row("lists", f"{options.pending:,} pending listed; 20 concurrent lists; {options.deliveries:,} deliveries of 60 KB", passed,
+            f"a page is {page_bytes / 1024:.0f} KiB with a Link to the next; 20 concurrent lists: RSS {before:.0f} → peak {peak:.0f} MB; "
+            f"event log {events:,} events, {event_bytes / 1e6:.1f} MB (bound 67.1 MB); store files {file_mb:.0f} MB")
+        RESULTS["lists"] = {"pageBytes": page_bytes, "rssBeforeMB": round(before, 1), "rssPeakMB": round(peak, 1),
+                            "events": events, "eventBytes": event_bytes, "storeMB": round(file_mb, 1)}
+    finally:
+        server.stop()
+        server.remove()
+
+
+# MARK: - Damaged stores
+
+
+def damage(path, how):
+    if how == "data page":
+        store = sqlite3.connect(path)
+        page = store.execute("SELECT pageno FROM dbstat WHERE name = 'pending' AND pagetype = 'leaf' ORDER BY pageno LIMIT 1 OFFSET 2").fetchone()[0]
+        store.close()
+        with open(path, "r+b") as file:
+            file.seek((page - 1) * 4096 + 64)
+            file.write(os.urandom(960))
+    elif how == "middle of the file":
+        size = os.path.getsize(path)
+        with open(path, "r+b") as file:
+            file.seek(size // 2)
+            file.write(os.urandom(8192))
+    elif how == "apps table dropped":
+        store = sqlite3.connect(path)
+        store.execute("DROP TABLE apps")
+        store.commit()
+        store.close()
+    elif how == "0 bytes":
+        open(path, "wb").close()
+
+
+def attack_stores(options):
+    server = Server(options.chime)
+    source = server.dir
+    try:
+        token = server.app("com.example.store")
+        for batch in range(6):
+            server.json("POST", "/v1/apps/com.example.store/requests", [add_body("s", batch * 500 + index) for index in range(500)],
+                        token=token, expect=(201,))
+        server.stop()
+        details = []
+        passed = True
+        for how in ["data page", "middle of the file", "apps table dropped", "0 bytes"]:
+            directory = source + "-" + how.replace(" ", "-")
+            shutil.copytree(source, directory)
+            for name in ["server.json", "server.log"]:
+                if os.path.exists(os.path.join(directory, name)):
+                    os.unlink(os.path.join(directory, name))
+            path = os.path.join(directory, "chime.sqlite")
+            damage(path, how)
+            before = hashlib.sha256(open(path, "rb").read()).hexdigest()
+            started = time.monotonic()
+            result = subprocess.run([options.chime, "serve", "--data", directory, "--listen", f"{LOOPBACK}:0"], capture_output=True,
+                                    text=True, timeout=60)
+            seconds = time.monotonic() - started
+            after = hashlib.sha256(open(path, "rb").read()).hexdigest()
+            refused = result.returncode != 0 and path in result.stderr
+            ok = refused and before == after
+            passed = passed and ok
+            message = result.stderr.strip().splitlines()[-1] if result.stderr.strip() else ""
+            details.append(f"{how}: {'refused' if refused else 'STARTED'} in {seconds:.1f} s, file {'untouched' if before == after else 'CHANGED'}")
+            RESULTS.setdefault("stores", {})[how] = {"exit": result.returncode, "seconds": round(seconds, 2), "untouched": before == after,
+                                                     "message": message[:400]}
+            shutil.rmtree(directory, ignore_errors=True)
+        row("stores", "damaged store files refused at start, left untouched", passed, "; ".join(details))
+    finally:
+        server.remove()
+
+
+ATTACKS = {
+    "slowloris": attack_slowloris,
+    "slowloris-same": lambda options: attack_slowloris(options, same_address=True),
+    "flood": attack_flood,
+    "subscribers": attack_subscribers,
+    "revocation": attack_revocation,
+    "malformed": attack_malformed,
+    "lists": attack_lists,
+    "stores": attack_stores,
+}
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--chime", default=".build/release/chime")
+    parser.add_argument("--only", default=",".join(ATTACKS))
+    parser.add_argument("--quick", action="store_true", help="smaller numbers, for a smoke run")
+    parser.add_argument("--json", default=".build/abuse/results.json")
+    options = parser.parse_args()
+    options.slow, options.silent, options.probes = 1500, 1300, 50
+    options.horde_seconds, options.settle = 40, 5
+    options.apps, options.flood_connects = 10_000, 20_000
+    options.subscribers, options.posts = 100, 100
+    options.pending, options.deliveries = 20_000, 1_200
+    if options.quick:
+        options.slow, options.silent, options.probes, options.horde_seconds, options.settle = 300, 300, 20, 15, 2
+        options.apps, options.flood_connects, options.pending, options.deliveries = 500, 2000, 2000, 200
+    limit = harness.raise_open_files()
+    if limit < options.slow + options.silent + 256:
+        sys.exit(f"the open-files limit is {limit}; the attacks need {options.slow + options.silent + 256}")
+    started = time.time()
+    for name in options.only.split(","):
+        if name not in ATTACKS:
+            sys.exit(f"unknown attack {name}; known: {', '.join(ATTACKS)}")
+        print(f"{name}…", file=sys.stderr, flush=True)
+        try:
+            ATTACKS[name](options)
+        except Exception as error:  # noqa: BLE001 - an attack that cannot run is a failed row
+            row(name, f"could not run: {error}", False, "")
+    widths = [max(len(str(r[i])) for r in ROWS + [("attack", "outcome", "met", "figures")]) for i in range(3)]
+    print(f"Chime abuse run — {time.strftime('%Y-%m-%d %H:%M')} — {os.cpu_count()} cores, load {os.getloadavg()[0]:.2f} — "
+          f"{time.time() - started:.0f} s")
+    print("| " + " | ".join(h.ljust(w) for h, w in zip(("attack", "outcome", "met"), widths)) + " | figures |")
+    print("|" + "|".join("-" * (w + 2) for w in widths) + "|---------|")
+    for attack, outcome, met, figures in ROWS:
+        print(f"| {attack.ljust(widths[0])} | {outcome.ljust(widths[1])} | {met.ljust(widths[2])} | {figures} |")
+    os.makedirs(os.path.dirname(os.path.abspath(options.json)), exist_ok=True)
+    with open(options.json, "w") as file:
+        json.dump({"date": time.strftime("%Y-%m-%dT%H:%M:%S"), "rows": ROWS, "results": RESULTS}, file, indent=2, default=str)
+    return 0 if all(met != "NO" for _, _, met, _ in ROWS) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
