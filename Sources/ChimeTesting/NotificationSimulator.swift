@@ -52,6 +52,7 @@ public final class NotificationSimulator: @unchecked Sendable {
     ///   - storePath: a SQLite file to keep state in; `nil` (the default) keeps it in memory.
     public init(bundleIdentifier: String = "com.example.app", now: Date = Date(timeIntervalSince1970: 1_780_000_000),
                 timeZone: TimeZone = TimeZone(identifier: "UTC")!, storePath: String?) throws {
+        _ = SimulatorRegistry.shared
         self.bundleIdentifier = bundleIdentifier
         clock = ManualClock(now: now)
         policy = SimulatedUser()
@@ -71,10 +72,65 @@ public final class NotificationSimulator: @unchecked Sendable {
         try! self.init(bundleIdentifier: bundleIdentifier, now: now, timeZone: timeZone, storePath: nil)
     }
 
-    /// Makes `UNUserNotificationCenter.current()` return this simulator's center (replacing any
-    /// simulator installed before).
+    /// Makes `UNUserNotificationCenter.current()` return this simulator's center for the running
+    /// test, replacing any simulator the test installed before. Other tests running at the same
+    /// time (Swift Testing runs them in parallel) keep their own.
+    ///
+    /// ```swift
+    /// @Test func snooze() async throws {
+    ///     let simulator = NotificationSimulator(bundleIdentifier: "com.example.alarm")
+    ///     simulator.install()
+    ///     let alarm = Alarm()                 // its current() is this simulator's center…
+    ///     try await alarm.start()             // …also in its callbacks, `Task {}` and `async let`
+    ///     await simulator.advance(by: 10)
+    /// }
+    /// ```
+    ///
+    /// The test is found through Swift Testing's task-local `Test.current`, which the tasks the test
+    /// starts inherit, and callbacks are bound to their center, so app code needs no change. Keep
+    /// the simulator for as long as the test runs (a `let`): it is held weakly and forgotten when it
+    /// goes away. Outside Swift Testing (XCTest's `setUp`, a program) it is installed for the
+    /// process; call ``uninstall()`` when done (`XCTestCase.installNotificationSimulator(…)` does).
+    ///
+    /// Code that calls `current()` outside every test's task — a `DispatchQueue.main.async` block,
+    /// a `Thread`, `Task.detached` — gets this simulator only while it is the one installed in the
+    /// process; while other tests have one too, `current()` stops the test run with a message naming
+    /// the fixes (take the center first, hop with `Task { @MainActor in … }`, or run the test alone
+    /// with the trait's `exclusive: true`).
     public func install() {
-        UNUserNotificationCenter.install(center)
+        SimulatorRegistry.shared.install(self)
+    }
+
+    /// Undoes ``install()``: `current()` no longer returns this simulator's center.
+    public func uninstall() {
+        SimulatorRegistry.shared.remove(self)
+    }
+
+    /// The simulator of the running test: the one it installed last, else the one the
+    /// `.notificationSimulator` trait made for it.
+    ///
+    /// ```swift
+    /// @Suite(.notificationSimulator(bundleIdentifier: "com.example.alarm"))
+    /// struct AlarmTests {
+    ///     @Test func rings() async throws {
+    ///         let simulator = NotificationSimulator.current
+    ///         try await Alarm().start()
+    ///         await simulator.advance(by: 10)
+    ///         #expect(await simulator.deliveredNotifications.count == 1)
+    ///     }
+    /// }
+    /// ```
+    ///
+    /// Stops the test run with a message when the running test has no simulator.
+    public static var current: NotificationSimulator {
+        guard let simulator = SimulatorRegistry.shared.simulatorOfRunningTest() else {
+            fatalError("""
+                Chime: NotificationSimulator.current was read in a test without a simulator; give the test \
+                (or its suite) the trait `.notificationSimulator(bundleIdentifier: "…")`, or make one \
+                with `NotificationSimulator(bundleIdentifier:)` and call `install()`.
+                """)
+        }
+        return simulator
     }
 
     /// What the user answers when asked for permission (default `.grant`).
@@ -213,49 +269,12 @@ final class SimulatedUser: AuthorizationPolicy, @unchecked Sendable {
 }
 
 extension NotificationSimulator {
-    /// Runs `body` while no other caller of `exclusively` runs: for tests that `install()` a
-    /// simulator, since `UNUserNotificationCenter.current()` is one per process and test runners
-    /// run tests (and test targets) in parallel.
+    /// Runs `body` while no test that uses the `.notificationSimulator` trait runs, and keeps them
+    /// waiting until it is done (what `exclusive: true` on the trait does).
     ///
-    /// With Swift Testing, wrap such tests in a trait:
-    ///
-    /// ```swift
-    /// struct InstallsSimulator: SuiteTrait, TestTrait, TestScoping {
-    ///     func provideScope(for test: Test, testCase: Test.Case?,
-    ///                       performing function: @Sendable () async throws -> Void) async throws {
-    ///         try await NotificationSimulator.exclusively(function)
-    ///     }
-    /// }
-    /// @Suite(.serialized, InstallsSimulator()) struct AlarmTests { … }
-    /// ```
+    /// Only code that calls `UNUserNotificationCenter.current()` outside the test's task (in a
+    /// `DispatchQueue` block, say) needs this; see ``install()``.
     public static func exclusively(_ body: @Sendable () async throws -> Void) async rethrows {
-        await installation.acquire()
-        do {
-            try await body()
-        } catch {
-            await installation.release()
-            throw error
-        }
-        await installation.release()
-    }
-
-    private static let installation = InstallationLock()
-}
-
-/// A first-come, first-served async lock.
-private actor InstallationLock {
-    private var busy = false
-    private var waiters: [CheckedContinuation<Void, Never>] = []
-
-    func acquire() async {
-        if !busy {
-            busy = true
-            return
-        }
-        await withCheckedContinuation { waiters.append($0) }
-    }
-
-    func release() {
-        if waiters.isEmpty { busy = false } else { waiters.removeFirst().resume() }
+        try await SimulatorGate.shared.run(exclusive: true, body)
     }
 }

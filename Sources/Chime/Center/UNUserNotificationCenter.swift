@@ -119,8 +119,28 @@ public final class UNUserNotificationCenter: NSObject, @unchecked Sendable {
     private static let installedLock = NSLock()
     nonisolated(unsafe) private static var installed: UNUserNotificationCenter?  // guarded by installedLock
 
-    /// The center a delegate callback runs for, so `current()` inside a callback finds its center.
+    /// The center a delegate callback or completion handler runs for, so `current()` inside a
+    /// callback (and in the tasks it starts) finds its center.
     @TaskLocal static var scoped: UNUserNotificationCenter?
+
+    /// What test support answers when asked which center `current()` means where it is called.
+    package enum Lookup: Sendable {
+        /// This center (the calling test's simulator).
+        case center(UNUserNotificationCenter)
+        /// No one center can be meant here; the message says why and how to fix it.
+        case ambiguous(String)
+        /// Nothing is installed for this caller: the default center.
+        case none
+    }
+
+    private static let lookupLock = NSLock()
+    nonisolated(unsafe) private static var lookup: (@Sendable () -> Lookup)?  // guarded by lookupLock
+
+    /// Lets test support (`ChimeTesting`) say which center `current()` returns: each test's own
+    /// simulator. Set once, by the first simulator made.
+    package static func setLookup(_ body: @escaping @Sendable () -> Lookup) {
+        lookupLock.withLock { lookup = body }
+    }
 
     /// The app's notification center.
     ///
@@ -131,9 +151,10 @@ public final class UNUserNotificationCenter: NSObject, @unchecked Sendable {
     ///   (`~/.local/share/chime/…`);
     /// - `requestAuthorization` is answered by `CHIME_AUTHORIZATION`: `allow` (the default) or `deny`.
     ///
-    /// A simulator's `install()` replaces it (see `ChimeTesting`).
+    /// In a test, a simulator's `install()` (or the `.notificationSimulator` trait) makes it that
+    /// test's simulator, also in the tasks the test starts and in callbacks (see `ChimeTesting`).
     public class func current() -> UNUserNotificationCenter {
-        if let scoped { return scoped }
+        if let center = bound() { return center }
         return installedLock.withLock {
             if let installed { return installed }
             let center = EmbeddedCenter.make()
@@ -142,13 +163,25 @@ public final class UNUserNotificationCenter: NSObject, @unchecked Sendable {
         }
     }
 
-    /// Makes `center` the one `current()` returns (the simulator's `install()`).
-    package static func install(_ center: UNUserNotificationCenter) {
-        installedLock.withLock { installed = center }
+    /// The center `current()` means here without making the default one: the center calling
+    /// back, the test's simulator, or the default center if it exists.
+    ///
+    /// Stops the program when test support cannot tell which test's simulator is meant: returning
+    /// either would silently mix one test's notifications into another's.
+    static func bound() -> UNUserNotificationCenter? {
+        if let scoped { return scoped }
+        if let lookup = lookupLock.withLock({ lookup }) {
+            switch lookup() {
+            case .center(let center): return center
+            case .ambiguous(let message): fatalError(message)
+            case .none: break
+            }
+        }
+        return nil
     }
 
-    /// The installed center, if one exists yet (without creating the default one).
-    package static var installedCenter: UNUserNotificationCenter? { installedLock.withLock { installed } }
+    /// The default center, if `current()` has made it.
+    static var defaultCenter: UNUserNotificationCenter? { installedLock.withLock { installed } }
 
     // MARK: - Delegate and state
 
@@ -506,10 +539,10 @@ public enum ChimeLaunchReason: String, Sendable {
 /// "Now" and the time zone for trigger objects made outside any center (`nextTriggerDate()`).
 enum ChimeEnvironment {
     static func now() -> Date {
-        (UNUserNotificationCenter.scoped ?? UNUserNotificationCenter.installedCenter)?.backend.now ?? Date()
+        (UNUserNotificationCenter.bound() ?? UNUserNotificationCenter.defaultCenter)?.backend.now ?? Date()
     }
 
     static func timeZone() -> TimeZone {
-        (UNUserNotificationCenter.scoped ?? UNUserNotificationCenter.installedCenter)?.timeZone ?? .current
+        (UNUserNotificationCenter.bound() ?? UNUserNotificationCenter.defaultCenter)?.timeZone ?? .current
     }
 }
