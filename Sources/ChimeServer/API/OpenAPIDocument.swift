@@ -2540,7 +2540,50 @@ enum OpenAPIDocument {
             "type": "string"
           },
           "type": {
-            "type": "string"
+            "type": "string",
+            "description": "The uniform type identifier (public.png, public.jpeg, public.mp3, public.mpeg-4, …)."
+          },
+          "thumbnailHidden": {
+            "type": "boolean",
+            "description": "Show the attachment without a thumbnail (UNNotificationAttachmentOptionsThumbnailHiddenKey)."
+          },
+          "thumbnailClippingRect": {
+            "type": "object",
+            "description": "The part of the image the thumbnail shows, in unit coordinates (UNNotificationAttachmentOptionsThumbnailClippingRectKey): x and y from 0, width and height above 0, x + width and y + height at most 1.",
+            "required": [
+              "x",
+              "y",
+              "width",
+              "height"
+            ],
+            "properties": {
+              "x": {
+                "type": "number",
+                "minimum": 0,
+                "maximum": 1
+              },
+              "y": {
+                "type": "number",
+                "minimum": 0,
+                "maximum": 1
+              },
+              "width": {
+                "type": "number",
+                "exclusiveMinimum": 0,
+                "maximum": 1
+              },
+              "height": {
+                "type": "number",
+                "exclusiveMinimum": 0,
+                "maximum": 1
+              }
+            },
+            "additionalProperties": false
+          },
+          "thumbnailTime": {
+            "type": "number",
+            "minimum": 0,
+            "description": "The moment, in seconds from the start, of a video or animated image that the thumbnail shows (UNNotificationAttachmentOptionsThumbnailTimeKey)."
           }
         },
         "additionalProperties": false
