@@ -45,6 +45,9 @@ public final class NotificationSimulator: @unchecked Sendable {
     private let lock = NSLock()
     private let policy: SimulatedUser
     private var presentedList: [(notification: UNNotification, options: UNNotificationPresentationOptions)] = []
+    /// Pushes the app's service extension is working on: when their time runs out (virtual), and
+    /// the delivery that follows.
+    private var extensionRuns: [(id: UUID, deadline: Date, delivery: Task<Void, any Error>)] = []
 
     /// Makes a simulator.
     ///
@@ -156,15 +159,31 @@ public final class NotificationSimulator: @unchecked Sendable {
     }
 
     /// Moves virtual time to `date`, firing everything that falls due, in order.
+    ///
+    /// A service extension whose time limit passes meanwhile gets `serviceExtensionTimeWillExpire()`
+    /// at that moment, and its best attempt is delivered then.
     public func advance(to date: Date) async {
         await center.processEvents()
-        while let next = try? await engine.nextFireDate(), next <= date {
+        while true {
+            let fire = try? await engine.nextFireDate()
+            let expiry = lock.withLock { extensionRuns.map(\.deadline).min() }
+            guard let next = [fire, expiry].compactMap({ $0 }).min(), next <= date else { break }
             clock.set(max(next, clock.now))
-            _ = try? await engine.fireDue(now: clock.now)
+            if let fire, fire <= clock.now { _ = try? await engine.fireDue(now: clock.now) }
+            await finishExtensionRuns(until: clock.now)
             await center.processEvents()
         }
         clock.set(date)
         await center.processEvents()
+    }
+
+    /// Waits for the pushes whose service extension ran out of time by `date` to be delivered.
+    private func finishExtensionRuns(until date: Date) async {
+        let expired = lock.withLock { () -> [Task<Void, any Error>] in
+            defer { extensionRuns.removeAll { $0.deadline <= date } }
+            return extensionRuns.filter { $0.deadline <= date }.map(\.delivery)
+        }
+        for delivery in expired { _ = await delivery.result }
     }
 
     // MARK: - What the user sees
@@ -224,12 +243,56 @@ public final class NotificationSimulator: @unchecked Sendable {
     /// Delivers a remote notification from an APNs JSON payload (`aps.alert`, `sound`, `badge`,
     /// `category`, `thread-id`, …; other top-level keys become `userInfo`).
     ///
+    /// With `mutable-content: 1` and an alert, it goes through the app's
+    /// `center.notificationServiceExtension` first, and `push` returns when the extension has called
+    /// its content handler — from whichever thread — and the notification is delivered. The
+    /// extension's time limit (`center.serviceExtensionTimeLimit`, 30 s) runs on the simulator's
+    /// clock, which moves only when the test moves it: for an extension that does not answer in
+    /// time, use ``push(_:identifier:advancingBy:)``, or `push` stays waiting for the answer.
+    ///
     /// - Parameter identifier: the request identifier (APNs' collapse id); a new UUID by default.
     /// - Throws: ``APNsPayloadError`` for a payload APNs would refuse.
     public func push(_ payload: Data, identifier: String = UUID().uuidString) async throws {
+        try await push(payload, identifier: identifier, advancing: nil)
+    }
+
+    /// Delivers a remote notification and lets `seconds` of virtual time pass while the app's
+    /// service extension works on it (firing what falls due meanwhile, as ``advance(by:)``): for
+    /// testing an extension that runs out of time. When its time limit passes,
+    /// `serviceExtensionTimeWillExpire()` is called and the best attempt it then hands to the
+    /// content handler is delivered, else the content as it arrived. Returns when the
+    /// notification is delivered.
+    ///
+    /// ```swift
+    /// try await simulator.push(payload, identifier: "slow", advancingBy: 30)
+    /// #expect(await simulator.deliveredNotifications.first?.request.content.title == "Best attempt")
+    /// ```
+    public func push(_ payload: Data, identifier: String = UUID().uuidString, advancingBy seconds: TimeInterval) async throws {
+        try await push(payload, identifier: identifier, advancing: seconds)
+    }
+
+    private func push(_ payload: Data, identifier: String, advancing seconds: TimeInterval?) async throws {
         let decoded = try APNsPayload.decode(payload)
-        try await engine.deliverPush(decoded.content, identifier: identifier, silent: decoded.isSilent, app: bundleIdentifier)
         await center.processEvents()
+        let request = NotificationRequest(identifier: identifier, content: decoded.content, trigger: .push)
+        guard decoded.goesThroughServiceExtension, let run = center.startServiceExtension(for: request) else {
+            try await engine.deliverPush(decoded.content, identifier: identifier, silent: decoded.isSilent, app: bundleIdentifier)
+            if let seconds { await advance(by: seconds) }
+            await center.processEvents()
+            return
+        }
+        let (engine, app) = (self.engine, bundleIdentifier)
+        let delivery = Task<Void, any Error> {
+            _ = try await engine.deliverPush(await run.content(), identifier: identifier, silent: false, app: app)
+        }
+        let id = UUID()
+        lock.withLock { extensionRuns.append((id, run.deadline, delivery)) }
+        await run.didReceiveReturned()
+        if let seconds { await advance(by: seconds) }
+        let result = await delivery.result
+        lock.withLock { extensionRuns.removeAll { $0.id == id } }
+        await center.processEvents()
+        try result.get()
     }
 
     /// Moves the device: location triggers whose region is entered or left fire.

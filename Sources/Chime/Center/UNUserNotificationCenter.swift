@@ -49,6 +49,8 @@ public final class UNUserNotificationCenter: NSObject, @unchecked Sendable {
     private var currentTimeZone: TimeZone
     private var subscription: Int?
     private var liveContinuation: AsyncStream<NotificationResponse>.Continuation?
+    private var extensionType: ExtensionType?
+    private var extensionTimeLimit: TimeInterval = 30
 
     /// Makes a center for an app over an engine.
     ///
@@ -211,6 +213,49 @@ public final class UNUserNotificationCenter: NSObject, @unchecked Sendable {
 
     /// Whether the center shows notifications in content extensions. Always `false` on Linux.
     public var supportsContentExtensions: Bool { false }
+
+    /// The app's notification service extension: the class iOS names in the extension's
+    /// `Info.plist` (`NSExtensionPrincipalClass`). Remote notifications with `mutable-content: 1`
+    /// and an alert go through a new instance of it before they are delivered — pushed to the
+    /// embedded center (``deliverRemoteNotification(_:identifier:)``), to the simulator
+    /// (`push`), or to a `chime serve` service the app is connected to (while the app runs; when it
+    /// does not, the service delivers the original content). `nil` (the default): none.
+    /// (A Chime addition.)
+    ///
+    /// ```swift
+    /// UNUserNotificationCenter.current().notificationServiceExtension = NotificationService.self
+    /// ```
+    public var notificationServiceExtension: UNNotificationServiceExtension.Type? {
+        get { lock.withLock { extensionType?.type } }
+        set {
+            lock.withLock { extensionType = newValue.map(ExtensionType.init) }
+            backend.serviceExtensionChanged(newValue == nil ? nil : serviceExtensionHandler, app: bundleIdentifier)
+        }
+    }
+
+    /// How long the service extension has to call its content handler before
+    /// `serviceExtensionTimeWillExpire()`: 30 s by default, as on iOS (virtual seconds under the
+    /// simulator). (A Chime addition.)
+    public var serviceExtensionTimeLimit: TimeInterval {
+        get { lock.withLock { extensionTimeLimit } }
+        set { lock.withLock { extensionTimeLimit = max(0, newValue) } }
+    }
+
+    /// Starts the app's service extension on a notification, if the app has one.
+    package func startServiceExtension(for request: NotificationRequest, limit: TimeInterval? = nil) -> ServiceExtensionRun? {
+        let (type, ownLimit) = lock.withLock { (extensionType?.type, extensionTimeLimit) }
+        guard let type else { return nil }
+        return ServiceExtensionRun(extension: type, request: request, timeLimit: min(ownLimit, limit ?? ownLimit),
+                                   clock: backend.clock, center: self)
+    }
+
+    /// The extension as a backend runs it: the content to deliver.
+    var serviceExtensionHandler: ServiceExtensionHandler {
+        { [weak self] request, limit in
+            guard let self, let run = self.startServiceExtension(for: request, limit: limit) else { return request.content }
+            return await run.content()
+        }
+    }
 
     /// Shows this app's notifications on a surface (a terminal, a desktop) as well, with the
     /// presentation the engine decided (or, while the app is in front, the delegate's `willPresent`
@@ -521,6 +566,11 @@ public final class UNUserNotificationCenter: NSObject, @unchecked Sendable {
     static func report(_ operation: String, _ error: any Error) {
         FileHandle.standardError.write(Data("Chime: \(operation) failed: \(error)\n".utf8))
     }
+}
+
+/// The extension's class. `@unchecked Sendable`: a metatype is only used to make instances.
+private struct ExtensionType: @unchecked Sendable {
+    let type: UNNotificationServiceExtension.Type
 }
 
 extension Result {

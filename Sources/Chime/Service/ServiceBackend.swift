@@ -25,7 +25,7 @@ package final class ServiceBackend: CenterBackend {
     package let baseURL: URL
     private let token: String
     private let session: URLSession
-    private let clock = SystemClock()
+    package let clock: any NotificationClock = SystemClock()
     /// The app's events as the service's stream brings them, for the center and its surfaces.
     package let hub = NotificationHub()
 
@@ -34,6 +34,8 @@ package final class ServiceBackend: CenterBackend {
         var stream: Task<Void, Never>?
         var lastEventID: String?
         var deviceToken: String?
+        /// The app's notification service extension, run when the service asks.
+        var serviceExtension: ServiceExtensionHandler?
     }
 
     private let state = Mutex(State())
@@ -50,8 +52,6 @@ package final class ServiceBackend: CenterBackend {
     }
 
     deinit { state.withLock { $0.stream?.cancel() } }
-
-    package var now: Date { clock.now }
 
     // MARK: Ordering
 
@@ -234,7 +234,9 @@ package final class ServiceBackend: CenterBackend {
                          "answers come from the user, on the service's surfaces (the web center, `chime respond`), not from the app")
     }
 
-    package func push(_ payload: Data, identifier: String, app: String) async throws {
+    /// The service runs the app's extension on the push through the app's event stream (see
+    /// ``serviceExtensionChanged(_:app:)``), so `serviceExtension` is not used here.
+    package func push(_ payload: Data, identifier: String, app: String, serviceExtension: ServiceExtensionHandler?) async throws {
         let decoded = try APNsPayload.decode(payload)
         let device: String
         if let known = state.withLock({ $0.deviceToken }) {
@@ -249,6 +251,10 @@ package final class ServiceBackend: CenterBackend {
         var headers = [("apns-topic", app), ("apns-push-type", decoded.isSilent ? "background" : "alert"), ("apns-priority", decoded.isSilent ? "5" : "10")]
         if identifier.utf8.count <= 64 { headers.append(("apns-collapse-id", identifier)) }
         try await call("POST", "/3/device/" + device, body: Array(payload), headers: headers)
+    }
+
+    package func serviceExtensionChanged(_ handler: ServiceExtensionHandler?, app: String) {
+        state.withLock { $0.serviceExtension = handler }
     }
 
     package func moveDevice(to coordinate: Coordinate) async throws {
