@@ -85,6 +85,12 @@ public struct NotificationContent: Sendable, Hashable {
         self.subtitle = subtitle
         self.body = body
     }
+
+    /// Only a badge: no title, subtitle, body, sound or attachment. Such a notification sets the
+    /// app's badge and is neither listed as delivered nor shown, as on iOS.
+    public var isBadgeOnly: Bool {
+        badge != nil && title.isEmpty && subtitle.isEmpty && body.isEmpty && sound == nil && attachments.isEmpty
+    }
 }
 
 /// A button (or a reply field) offered with the notifications of a category.
