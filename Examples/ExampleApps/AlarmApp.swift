@@ -83,7 +83,7 @@ public class AlarmApp: NSObject, UNUserNotificationCenterDelegate {
 
     // MARK: - Delegates
     public func userNotificationCenter(_ center: UNUserNotificationCenter, willPresent notification: UNNotification, withCompletionHandler completionHandler: @escaping (UNNotificationPresentationOptions) -> Void) {
-        completionHandler([.banner, .sound])
+        completionHandler([.banner, .list, .sound])  // the tutorial's [.alert, .sound]: .alert is banner and list
     }
 
     public func userNotificationCenter(_ center: UNUserNotificationCenter, didReceive response: UNNotificationResponse, withCompletionHandler completionHandler: @escaping () -> Void) {

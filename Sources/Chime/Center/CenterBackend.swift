@@ -47,6 +47,12 @@ package protocol CenterBackend: AnyObject, Sendable {
     func push(_ payload: Data, identifier: String, app: String, serviceExtension: ServiceExtensionHandler?) async throws
     /// The app registered (or, with `nil`, removed) its notification service extension.
     func serviceExtensionChanged(_ handler: ServiceExtensionHandler?, app: String)
+    /// The app came to the front or left it (a service then asks it, and waits for its
+    /// `willPresent` answer, before showing its notifications).
+    func foregroundChanged(_ inFront: Bool, app: String)
+    /// The app in front answered `willPresent` for a notification it received (for a service's
+    /// surfaces and badge; in this process the hub has the answer already).
+    func reportPresentation(_ options: UNNotificationPresentationOptions, for identifier: String, app: String)
     /// The device's location, for location triggers.
     func moveDevice(to coordinate: Coordinate) async throws
 }
@@ -120,6 +126,8 @@ extension NotificationEngine: CenterBackend {
     }
 
     package func serviceExtensionChanged(_ handler: ServiceExtensionHandler?, app: String) {}
+    package func foregroundChanged(_ inFront: Bool, app: String) {}
+    package func reportPresentation(_ options: UNNotificationPresentationOptions, for identifier: String, app: String) {}
 
     package func moveDevice(to coordinate: Coordinate) async throws {
         _ = try await updateLocation(coordinate)

@@ -91,6 +91,7 @@ public final class UNUserNotificationCenter: NSObject, @unchecked Sendable {
                     await self.handOver(response)
                 }
             }
+            backend.foregroundChanged(foreground, app: bundleIdentifier)
             backend.start(app: bundleIdentifier)
         }
         if foreground { backend.hub.setPresenter(app: bundleIdentifier, presenter) }
@@ -112,7 +113,12 @@ public final class UNUserNotificationCenter: NSObject, @unchecked Sendable {
         { [weak self] deliveries in
             guard let self else { return deliveries.map { _ in nil } }
             let shown = deliveries.map { UNNotification(value: $0.notification) }
-            return await UNUserNotificationCenter.$scoped.withValue(self) { await self.askWillPresent(shown) }
+            let answers = await UNUserNotificationCenter.$scoped.withValue(self) { await self.askWillPresent(shown) }
+            // A service waits for these answers too (its surfaces and the badge follow them).
+            for (delivery, answer) in zip(deliveries, answers) {
+                self.backend.reportPresentation(answer ?? [], for: delivery.notification.request.identifier, app: self.bundleIdentifier)
+            }
+            return answers
         }
     }
 
@@ -207,7 +213,10 @@ public final class UNUserNotificationCenter: NSObject, @unchecked Sendable {
                 defer { foreground = newValue }
                 return foreground != newValue
             }
-            if changed { backend.hub.setPresenter(app: bundleIdentifier, newValue ? presenter : nil) }
+            if changed {
+                backend.hub.setPresenter(app: bundleIdentifier, newValue ? presenter : nil)
+                backend.foregroundChanged(newValue, app: bundleIdentifier)
+            }
         }
     }
 

@@ -453,6 +453,13 @@ extension NotificationAction {
     }
 }
 
+extension UNNotificationPresentationOptions {
+    /// Decodes an array of Apple's names: `["banner", "list", "sound", "badge"]` (`alert` too).
+    public init(json: JSONValue, field: String = "options") throws(ChimeError) {
+        self = try JSONMapping.options(json, table: Self.names, field: field)
+    }
+}
+
 extension UNAuthorizationOptions {
     /// Decodes an array of Apple's names: `["alert", "sound", "badge"]`.
     public init(json: JSONValue, field: String = "options") throws(ChimeError) {

@@ -76,7 +76,7 @@ public final class RunningService: Sendable {
                                         policy: FixedAuthorizationPolicy(configuration.autoAllow ? .grant : .ask))
         let metrics = Metrics()
         let api = ChimeAPI(engine: engine, ownerTokenHash: Tokens.hash(ownerToken), metrics: metrics, logger: logger,
-                           secureCookies: tls != nil)
+                           secureCookies: tls != nil, serviceExtensionTimeLimit: configuration.serviceExtensionTimeLimit)
         let server = HTTPServer(configuration: .init(listen: configuration.listen, tls: tls, connectionLimit: configuration.connectionLimit,
                                                      connectionTimeout: configuration.connectionTimeout,
                                                      heartbeatInterval: configuration.heartbeatInterval),

@@ -19,12 +19,14 @@ struct ServiceHarness: Sendable {
     /// Starts a service, runs `body`, stops the service and removes the directory.
     static func with(autoAllow: Bool = true, heartbeat: Duration = .seconds(15), connectionLimit: Int = 64,
                      launchTimeout: Duration = .seconds(30), logger: ServerLogger = .silent,
+                     serviceExtensionTimeLimit: TimeInterval = 30,
                      _ body: (ServiceHarness) async throws -> Void) async throws {
         let directory = temporaryDirectory()
         var configuration = ChimeService.Configuration(dataDirectory: directory, listen: .tcp(host: "127.0.0.1", port: 0),
                                                        autoAllow: autoAllow, connectionLimit: connectionLimit,
                                                        heartbeatInterval: heartbeat, printsBanner: false)
         configuration.launchTimeout = launchTimeout
+        configuration.serviceExtensionTimeLimit = serviceExtensionTimeLimit
         let service = try await RunningService.start(configuration: configuration, logger: logger)
         let harness = ServiceHarness(service: service, directory: directory)
         do {
