@@ -16,7 +16,7 @@ public struct UNNotificationSoundName: RawRepresentable, Hashable, Sendable, Exp
 /// content.sound = UNNotificationSound(named: UNNotificationSoundName("ping.caf"))
 /// content.sound = .criticalSoundNamed(UNNotificationSoundName("siren.caf"), withAudioVolume: 0.8)
 /// ```
-public final class UNNotificationSound: NSObject, Sendable {
+public final class UNNotificationSound: NSObject, NSCopying, Sendable {
     let value: NotificationSound
 
     init(value: NotificationSound) { self.value = value }
@@ -57,6 +57,9 @@ public final class UNNotificationSound: NSObject, Sendable {
     /// compile unchanged: the call returns the sound itself. (A Chime addition.)
     public func callAsFunction() -> UNNotificationSound { self }
 
+    /// Immutable: the copy is the sound itself.
+    public func copy(with zone: NSZone? = nil) -> Any { self }
+
     public override func isEqual(_ object: Any?) -> Bool { (object as? UNNotificationSound)?.value == value }
     public override var hash: Int { value.hashValue }
     public override var description: String {
@@ -72,8 +75,9 @@ public let UNNotificationAttachmentOptionsThumbnailHiddenKey = "UNNotificationAt
 /// The key of an attachment option: the part of the image the thumbnail shows, in unit coordinates,
 /// as a `CGRect` or its `dictionaryRepresentation`.
 public let UNNotificationAttachmentOptionsThumbnailClippingRectKey = "UNNotificationAttachmentOptionsThumbnailClippingRectKey"
-/// The key of an attachment option: the moment of a video or animated image the thumbnail shows, as
-/// seconds or a `CMTime` dictionary (`value`, `timescale`).
+/// The key of an attachment option: which frame the thumbnail shows — for a video, seconds from
+/// its start (a number, or a `CMTime` dictionary with `value` and `timescale`); for an animated
+/// image, the frame number.
 public let UNNotificationAttachmentOptionsThumbnailTimeKey = "UNNotificationAttachmentOptionsThumbnailTimeKey"
 
 /// A file shown with a notification. Chime checks the file when the attachment is made and keeps
@@ -86,7 +90,7 @@ public let UNNotificationAttachmentOptionsThumbnailTimeKey = "UNNotificationAtta
 /// ])
 /// content.attachments = [attachment]
 /// ```
-public final class UNNotificationAttachment: NSObject, Sendable {
+public final class UNNotificationAttachment: NSObject, NSCopying, Sendable {
     let value: NotificationAttachment
     public var identifier: String { value.identifier }
     public var url: URL { value.url }
@@ -100,11 +104,14 @@ public final class UNNotificationAttachment: NSObject, Sendable {
     public var thumbnailClippingRect: CGRect? {
         value.thumbnailClippingRect.map { CGRect(x: $0.x, y: $0.y, width: $0.width, height: $0.height) }
     }
-    /// The moment, in seconds, of a video or animated image the thumbnail shows (the
-    /// `…ThumbnailTimeKey` option). (A Chime addition.)
+    /// Which frame the thumbnail shows (the `…ThumbnailTimeKey` option): seconds into a video, or
+    /// the frame number of an animated image. (A Chime addition.)
     public var thumbnailTime: TimeInterval? { value.thumbnailTime }
 
     init(value: NotificationAttachment) { self.value = value }
+
+    /// Immutable: the copy is the attachment itself.
+    public func copy(with zone: NSZone? = nil) -> Any { self }
 
     /// Makes an attachment from a local file.
     ///

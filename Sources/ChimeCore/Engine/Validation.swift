@@ -77,7 +77,7 @@ public enum Validation {
         }
         if let time = attachment.thumbnailTime, !time.isFinite || time < 0 {
             let name = join(field, "thumbnailTime")
-            throw ChimeError(.invalidValue, field: name, "\(name) is \(time); give the thumbnail's moment as 0 or more seconds from the start")
+            throw ChimeError(.invalidValue, field: name, "\(name) is \(time); give 0 or more: seconds into a video, or the frame number of an animated image")
         }
     }
 

@@ -43,7 +43,8 @@ public struct NotificationAttachment: Sendable, Hashable {
     public var thumbnailHidden: Bool
     /// The part of the image the thumbnail shows; `nil` for all of it.
     public var thumbnailClippingRect: ClippingRect?
-    /// For a video or an animated image: the moment (seconds from its start) the thumbnail shows.
+    /// Which frame the thumbnail shows: for a video, seconds from its start; for an animated image,
+    /// the frame number (as Apple's `…ThumbnailTimeKey`).
     public var thumbnailTime: Double?
 
     public init(identifier: String, url: URL, type: String, thumbnailHidden: Bool = false,

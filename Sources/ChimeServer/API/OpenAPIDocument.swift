@@ -2760,7 +2760,7 @@ enum OpenAPIDocument {
           "thumbnailTime": {
             "type": "number",
             "minimum": 0,
-            "description": "The moment, in seconds from the start, of a video or animated image that the thumbnail shows (UNNotificationAttachmentOptionsThumbnailTimeKey)."
+            "description": "Which frame the thumbnail shows: seconds into a video, or the frame number of an animated image (UNNotificationAttachmentOptionsThumbnailTimeKey)."
           }
         },
         "additionalProperties": false
