@@ -109,8 +109,13 @@ final class AppChannels: Sendable {
             let inFront = state.connections[app]?.values.contains { $0.foreground } ?? false
             guard inFront != engine.hub.hasPresenter(app: app) else { return [] }
             if inFront {
-                engine.hub.setPresenter(app: app) { [weak self] delivery in
-                    await self?.presentation(app: app, identifier: delivery.notification.request.identifier)
+                engine.hub.setPresenter(app: app) { [weak self] deliveries in
+                    // The app answers a burst one delivery after another, in order.
+                    var answers: [UNNotificationPresentationOptions?] = []
+                    for delivery in deliveries {
+                        answers.append(await self?.presentation(app: app, identifier: delivery.notification.request.identifier) ?? nil)
+                    }
+                    return answers
                 }
                 return []
             }

@@ -169,7 +169,7 @@ extension NotificationHubTests {
         let engine = try await Self.engine()
         let surface = RecordingSurface()
         engine.attach(surface, app: Self.app)
-        engine.hub.setPresenter(app: Self.app) { _ in answer }
+        engine.hub.setPresenter(app: Self.app) { deliveries in deliveries.map { _ in answer } }
         let events = Recorder<EngineEvent>()
         let token = engine.subscribe(app: Self.app) { events.append($0) }
         defer { engine.unsubscribe(token) }
@@ -186,9 +186,9 @@ extension NotificationHubTests {
     func presenterGone() async throws {
         let engine = try await Self.engine()
         let gate = Gate()
-        engine.hub.setPresenter(app: Self.app) { _ in
+        engine.hub.setPresenter(app: Self.app) { deliveries in
             await gate.wait()
-            return nil
+            return deliveries.map { _ in nil }
         }
         try await engine.add([Self.now("b", badge: 2)], app: Self.app)
         gate.open()
@@ -203,9 +203,9 @@ extension NotificationHubTests {
         let surface = RecordingSurface()
         engine.attach(surface, app: Self.app)
         let asked = Recorder<String>()
-        engine.hub.setPresenter(app: Self.app) { delivery in
-            asked.append(delivery.notification.request.identifier)
-            return [.banner]
+        engine.hub.setPresenter(app: Self.app) { deliveries in
+            for delivery in deliveries { asked.append(delivery.notification.request.identifier) }
+            return deliveries.map { _ in [.banner] }
         }
         var content = NotificationContent()
         content.badge = 7
