@@ -1,4 +1,4 @@
-import Chime
+@testable import Chime
 import ChimeCore
 import Foundation
 import Testing
@@ -142,6 +142,20 @@ struct ServiceAppChannelTests {
             #expect(await ServiceBackendTests.eventually { !harness.service.api.channels.connection(of: app).foreground })
             #expect(!harness.service.engine.hub.hasPresenter(app: app))
             withExtendedLifetime(center) {}
+        }
+    }
+
+    @Test("an app the user started is in front; one the service started to hand it answers is not")
+    func launchedInBackground() async throws {
+        try await ServiceHarness.with { harness in
+            let app = "com.example.launched"
+            let token = try await harness.createApp(app)
+            let started = EmbeddedCenter.connected(to: harness.service.url, app: app, environment: ["CHIME_APP_TOKEN": token])
+            let launched = EmbeddedCenter.connected(to: harness.service.url, app: app,
+                                                    environment: ["CHIME_APP_TOKEN": token, "CHIME_LAUNCH_REASON": "response"])
+            #expect(started.isAppInForeground)
+            #expect(!launched.isAppInForeground)
+            withExtendedLifetime((started, launched)) {}
         }
     }
 
