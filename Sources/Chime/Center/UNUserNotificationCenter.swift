@@ -1,5 +1,6 @@
 import ChimeCore
 import Foundation
+import Synchronization
 
 /// The app's notification center: authorization, categories, scheduling, delivered notifications
 /// and the user's answers.
@@ -50,6 +51,9 @@ public final class UNUserNotificationCenter: NSObject, @unchecked Sendable {
     private var subscription: Int?
     private var liveContinuation: AsyncStream<NotificationResponse>.Continuation?
     private var extensionType: ExtensionType?
+    private let callbackQueue = DispatchQueue(label: "chime.callbacks")
+    /// How many completion handlers were handed to `callbackQueue` (the simulator waits for them).
+    private let callbacksIssued = Atomic<Int>(0)
     private var extensionTimeLimit: TimeInterval = 30
 
     /// Makes a center for an app over an engine.
@@ -449,12 +453,18 @@ public final class UNUserNotificationCenter: NSObject, @unchecked Sendable {
 
     // MARK: - Events: presentation and responses
 
-    /// Processes what a driven center's engine announced: waits until the surfaces (and
-    /// `willPresent`) have shown every delivery, hands responses to the delegate, and repeats until
-    /// nothing is left — including what the delegate's callbacks caused.
+    /// Processes what a driven center's engine announced: waits until the completion handlers of
+    /// the operations called so far have run, the surfaces (and `willPresent`) have shown every
+    /// delivery, hands responses to the delegate, and repeats until nothing is left — including
+    /// what the callbacks caused.
     package func processEvents() async {
         while true {
             await backend.barrier()
+            // Every operation before the barrier has handed its completion handler to the queue.
+            let issued = callbacksIssued.load(ordering: .acquiring)
+            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                callbackQueue.async { continuation.resume() }
+            }
             let presented = await backend.hub.settle()
             await drainOutbox()
             let responses = lock.withLock { () -> [NotificationResponse] in
@@ -462,7 +472,8 @@ public final class UNUserNotificationCenter: NSObject, @unchecked Sendable {
                 return buffered
             }
             for response in responses { await handOver(response) }
-            if responses.isEmpty && !presented { return }
+            let calledBack = callbacksIssued.load(ordering: .acquiring) != issued
+            if responses.isEmpty && !presented && !calledBack { return }
         }
     }
 
@@ -562,12 +573,12 @@ public final class UNUserNotificationCenter: NSObject, @unchecked Sendable {
         return try await backend.run { backend.settings(app: app, completion: $0) }
     }
 
-    private static let callbackQueue = DispatchQueue(label: "chime.callbacks")
-
     /// Runs user completion handlers off the engine's writer, in order, with `current()` (and the
-    /// "now" of trigger objects' `nextTriggerDate()`) bound to this center.
+    /// "now" of trigger objects' `nextTriggerDate()`) bound to this center. One queue per center,
+    /// so one app's (or test's) handlers never wait for another's.
     func callback(_ body: @escaping @Sendable () -> Void) {
-        Self.callbackQueue.async { [self] in
+        callbacksIssued.add(1, ordering: .releasing)
+        callbackQueue.async { [self] in
             UNUserNotificationCenter.$scoped.withValue(self) { body() }
         }
     }
