@@ -4,7 +4,7 @@ export PATH := $(PATH):/opt/swift/usr/bin
 SWIFT_FLAGS ?= -Xswiftc -warnings-as-errors
 DATA ?= $(HOME)/.local/share/chime
 
-.PHONY: run test build deps test-deps bench fuzz schemathesis screenshots clean examples abuse
+.PHONY: run test build deps test-deps bench fuzz schemathesis screenshots clean examples abuse external-package
 
 deps:
 	@scripts/install-deps.sh build
@@ -25,6 +25,7 @@ test: test-deps
 	swift build --build-tests $(SWIFT_FLAGS)
 	scripts/desktop-test-env.sh >/dev/null
 	swift test --skip-build
+	SWIFT_FLAGS="$(SWIFT_FLAGS)" scripts/external-package.sh
 	scripts/check-examples.sh
 	scripts/readme-walkthrough.sh
 	scripts/schemathesis.sh
@@ -47,6 +48,10 @@ abuse: deps
 	swift build -c release $(SWIFT_FLAGS) --product chime
 	python3 scripts/abuse/run.py --chime .build/release/chime $(ABUSE_ARGS)
 
+## make external-package: the app-code package in Tests/ExternalPackage, built once, `swift test` 20 times.
+external-package: test-deps
+	SWIFT_FLAGS="$(SWIFT_FLAGS)" scripts/external-package.sh
+
 ## make schemathesis: the live server against its own /openapi.json (no 5xx, responses as documented).
 schemathesis: test-deps
 	scripts/schemathesis.sh
@@ -62,4 +67,4 @@ examples: deps
 	swift build $(SWIFT_FLAGS) --product alarm --product drinking-reminder --product show-me --product organizer
 
 clean:
-	rm -rf .build
+	rm -rf .build Tests/ExternalPackage/.build

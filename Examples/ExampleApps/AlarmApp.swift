@@ -66,8 +66,10 @@ public class AlarmApp: NSObject, UNUserNotificationCenterDelegate {
         UNUserNotificationCenter.current().requestAuthorization(
             options: [.alert, .sound, .badge],
             completionHandler: { (granted, error) in
-                // The answer arrives off the main thread (as on iOS): go back to it, as UIKit code must.
-                DispatchQueue.main.async {
+                // The answer arrives off the main thread (as on iOS): go back to it, as UIKit code
+                // must. A Task (rather than DispatchQueue.main.async) carries the center along, so
+                // under test `current()` in there is still the test's simulator.
+                Swift.Task { @MainActor in
                     self.isGrantedAccess = granted
                     if granted {
                         self.setCategories()
@@ -81,7 +83,7 @@ public class AlarmApp: NSObject, UNUserNotificationCenterDelegate {
 
     // MARK: - Delegates
     public func userNotificationCenter(_ center: UNUserNotificationCenter, willPresent notification: UNNotification, withCompletionHandler completionHandler: @escaping (UNNotificationPresentationOptions) -> Void) {
-        completionHandler([.banner, .sound])
+        completionHandler([.banner, .list, .sound])  // the tutorial's [.alert, .sound]: .alert is banner and list
     }
 
     public func userNotificationCenter(_ center: UNUserNotificationCenter, didReceive response: UNNotificationResponse, withCompletionHandler completionHandler: @escaping () -> Void) {

@@ -45,6 +45,9 @@ public final class NotificationSimulator: @unchecked Sendable {
     private let lock = NSLock()
     private let policy: SimulatedUser
     private var presentedList: [(notification: UNNotification, options: UNNotificationPresentationOptions)] = []
+    /// Pushes the app's service extension is working on: when their time runs out (virtual), and
+    /// the delivery that follows.
+    private var extensionRuns: [(id: UUID, deadline: Date, delivery: Task<Void, any Error>)] = []
 
     /// Makes a simulator.
     ///
@@ -52,6 +55,7 @@ public final class NotificationSimulator: @unchecked Sendable {
     ///   - storePath: a SQLite file to keep state in; `nil` (the default) keeps it in memory.
     public init(bundleIdentifier: String = "com.example.app", now: Date = Date(timeIntervalSince1970: 1_780_000_000),
                 timeZone: TimeZone = TimeZone(identifier: "UTC")!, storePath: String?) throws {
+        _ = SimulatorRegistry.shared
         self.bundleIdentifier = bundleIdentifier
         clock = ManualClock(now: now)
         policy = SimulatedUser()
@@ -71,10 +75,65 @@ public final class NotificationSimulator: @unchecked Sendable {
         try! self.init(bundleIdentifier: bundleIdentifier, now: now, timeZone: timeZone, storePath: nil)
     }
 
-    /// Makes `UNUserNotificationCenter.current()` return this simulator's center (replacing any
-    /// simulator installed before).
+    /// Makes `UNUserNotificationCenter.current()` return this simulator's center for the running
+    /// test, replacing any simulator the test installed before. Other tests running at the same
+    /// time (Swift Testing runs them in parallel) keep their own.
+    ///
+    /// ```swift
+    /// @Test func snooze() async throws {
+    ///     let simulator = NotificationSimulator(bundleIdentifier: "com.example.alarm")
+    ///     simulator.install()
+    ///     let alarm = Alarm()                 // its current() is this simulator's center…
+    ///     try await alarm.start()             // …also in its callbacks, `Task {}` and `async let`
+    ///     await simulator.advance(by: 10)
+    /// }
+    /// ```
+    ///
+    /// The test is found through Swift Testing's task-local `Test.current`, which the tasks the test
+    /// starts inherit, and callbacks are bound to their center, so app code needs no change. Keep
+    /// the simulator for as long as the test runs (a `let`): it is held weakly and forgotten when it
+    /// goes away. Outside Swift Testing (XCTest's `setUp`, a program) it is installed for the
+    /// process; call ``uninstall()`` when done (`XCTestCase.installNotificationSimulator(…)` does).
+    ///
+    /// Code that calls `current()` outside every test's task — a `DispatchQueue.main.async` block,
+    /// a `Thread`, `Task.detached` — gets this simulator only while it is the one installed in the
+    /// process; while other tests have one too, `current()` stops the test run with a message naming
+    /// the fixes (take the center first, hop with `Task { @MainActor in … }`, or run the test alone
+    /// with the trait's `exclusive: true`).
     public func install() {
-        UNUserNotificationCenter.install(center)
+        SimulatorRegistry.shared.install(self)
+    }
+
+    /// Undoes ``install()``: `current()` no longer returns this simulator's center.
+    public func uninstall() {
+        SimulatorRegistry.shared.remove(self)
+    }
+
+    /// The simulator of the running test: the one it installed last, else the one the
+    /// `.notificationSimulator` trait made for it.
+    ///
+    /// ```swift
+    /// @Suite(.notificationSimulator(bundleIdentifier: "com.example.alarm"))
+    /// struct AlarmTests {
+    ///     @Test func rings() async throws {
+    ///         let simulator = NotificationSimulator.current
+    ///         try await Alarm().start()
+    ///         await simulator.advance(by: 10)
+    ///         #expect(await simulator.deliveredNotifications.count == 1)
+    ///     }
+    /// }
+    /// ```
+    ///
+    /// Stops the test run with a message when the running test has no simulator.
+    public static var current: NotificationSimulator {
+        guard let simulator = SimulatorRegistry.shared.simulatorOfRunningTest() else {
+            fatalError("""
+                Chime: NotificationSimulator.current was read in a test without a simulator; give the test \
+                (or its suite) the trait `.notificationSimulator(bundleIdentifier: "…")`, or make one \
+                with `NotificationSimulator(bundleIdentifier:)` and call `install()`.
+                """)
+        }
+        return simulator
     }
 
     /// What the user answers when asked for permission (default `.grant`).
@@ -100,15 +159,31 @@ public final class NotificationSimulator: @unchecked Sendable {
     }
 
     /// Moves virtual time to `date`, firing everything that falls due, in order.
+    ///
+    /// A service extension whose time limit passes meanwhile gets `serviceExtensionTimeWillExpire()`
+    /// at that moment, and its best attempt is delivered then.
     public func advance(to date: Date) async {
         await center.processEvents()
-        while let next = try? await engine.nextFireDate(), next <= date {
+        while true {
+            let fire = try? await engine.nextFireDate()
+            let expiry = lock.withLock { extensionRuns.map(\.deadline).min() }
+            guard let next = [fire, expiry].compactMap({ $0 }).min(), next <= date else { break }
             clock.set(max(next, clock.now))
-            _ = try? await engine.fireDue(now: clock.now)
+            if let fire, fire <= clock.now { _ = try? await engine.fireDue(now: clock.now) }
+            await finishExtensionRuns(until: clock.now)
             await center.processEvents()
         }
         clock.set(date)
         await center.processEvents()
+    }
+
+    /// Waits for the pushes whose service extension ran out of time by `date` to be delivered.
+    private func finishExtensionRuns(until date: Date) async {
+        let expired = lock.withLock { () -> [Task<Void, any Error>] in
+            defer { extensionRuns.removeAll { $0.deadline <= date } }
+            return extensionRuns.filter { $0.deadline <= date }.map(\.delivery)
+        }
+        for delivery in expired { _ = await delivery.result }
     }
 
     // MARK: - What the user sees
@@ -168,12 +243,56 @@ public final class NotificationSimulator: @unchecked Sendable {
     /// Delivers a remote notification from an APNs JSON payload (`aps.alert`, `sound`, `badge`,
     /// `category`, `thread-id`, …; other top-level keys become `userInfo`).
     ///
+    /// With `mutable-content: 1` and an alert, it goes through the app's
+    /// `center.notificationServiceExtension` first, and `push` returns when the extension has called
+    /// its content handler — from whichever thread — and the notification is delivered. The
+    /// extension's time limit (`center.serviceExtensionTimeLimit`, 30 s) runs on the simulator's
+    /// clock, which moves only when the test moves it: for an extension that does not answer in
+    /// time, use ``push(_:identifier:advancingBy:)``, or `push` stays waiting for the answer.
+    ///
     /// - Parameter identifier: the request identifier (APNs' collapse id); a new UUID by default.
     /// - Throws: ``APNsPayloadError`` for a payload APNs would refuse.
     public func push(_ payload: Data, identifier: String = UUID().uuidString) async throws {
+        try await push(payload, identifier: identifier, advancing: nil)
+    }
+
+    /// Delivers a remote notification and lets `seconds` of virtual time pass while the app's
+    /// service extension works on it (firing what falls due meanwhile, as ``advance(by:)``): for
+    /// testing an extension that runs out of time. When its time limit passes,
+    /// `serviceExtensionTimeWillExpire()` is called and the best attempt it then hands to the
+    /// content handler is delivered, else the content as it arrived. Returns when the
+    /// notification is delivered.
+    ///
+    /// ```swift
+    /// try await simulator.push(payload, identifier: "slow", advancingBy: 30)
+    /// #expect(await simulator.deliveredNotifications.first?.request.content.title == "Best attempt")
+    /// ```
+    public func push(_ payload: Data, identifier: String = UUID().uuidString, advancingBy seconds: TimeInterval) async throws {
+        try await push(payload, identifier: identifier, advancing: seconds)
+    }
+
+    private func push(_ payload: Data, identifier: String, advancing seconds: TimeInterval?) async throws {
         let decoded = try APNsPayload.decode(payload)
-        try await engine.deliverPush(decoded.content, identifier: identifier, silent: decoded.isSilent, app: bundleIdentifier)
         await center.processEvents()
+        let request = NotificationRequest(identifier: identifier, content: decoded.content, trigger: .push)
+        guard decoded.goesThroughServiceExtension, let run = center.startServiceExtension(for: request) else {
+            try await engine.deliverPush(decoded.content, identifier: identifier, silent: decoded.isSilent, app: bundleIdentifier)
+            if let seconds { await advance(by: seconds) }
+            await center.processEvents()
+            return
+        }
+        let (engine, app) = (self.engine, bundleIdentifier)
+        let delivery = Task<Void, any Error> {
+            _ = try await engine.deliverPush(await run.content(), identifier: identifier, silent: false, app: app)
+        }
+        let id = UUID()
+        lock.withLock { extensionRuns.append((id, run.deadline, delivery)) }
+        await run.didReceiveReturned()
+        if let seconds { await advance(by: seconds) }
+        let result = await delivery.result
+        lock.withLock { extensionRuns.removeAll { $0.id == id } }
+        await center.processEvents()
+        try result.get()
     }
 
     /// Moves the device: location triggers whose region is entered or left fire.
@@ -213,49 +332,12 @@ final class SimulatedUser: AuthorizationPolicy, @unchecked Sendable {
 }
 
 extension NotificationSimulator {
-    /// Runs `body` while no other caller of `exclusively` runs: for tests that `install()` a
-    /// simulator, since `UNUserNotificationCenter.current()` is one per process and test runners
-    /// run tests (and test targets) in parallel.
+    /// Runs `body` while no test that uses the `.notificationSimulator` trait runs, and keeps them
+    /// waiting until it is done (what `exclusive: true` on the trait does).
     ///
-    /// With Swift Testing, wrap such tests in a trait:
-    ///
-    /// ```swift
-    /// struct InstallsSimulator: SuiteTrait, TestTrait, TestScoping {
-    ///     func provideScope(for test: Test, testCase: Test.Case?,
-    ///                       performing function: @Sendable () async throws -> Void) async throws {
-    ///         try await NotificationSimulator.exclusively(function)
-    ///     }
-    /// }
-    /// @Suite(.serialized, InstallsSimulator()) struct AlarmTests { … }
-    /// ```
+    /// Only code that calls `UNUserNotificationCenter.current()` outside the test's task (in a
+    /// `DispatchQueue` block, say) needs this; see ``install()``.
     public static func exclusively(_ body: @Sendable () async throws -> Void) async rethrows {
-        await installation.acquire()
-        do {
-            try await body()
-        } catch {
-            await installation.release()
-            throw error
-        }
-        await installation.release()
-    }
-
-    private static let installation = InstallationLock()
-}
-
-/// A first-come, first-served async lock.
-private actor InstallationLock {
-    private var busy = false
-    private var waiters: [CheckedContinuation<Void, Never>] = []
-
-    func acquire() async {
-        if !busy {
-            busy = true
-            return
-        }
-        await withCheckedContinuation { waiters.append($0) }
-    }
-
-    func release() {
-        if waiters.isEmpty { busy = false } else { waiters.removeFirst().resume() }
+        try await SimulatorGate.shared.run(exclusive: true, body)
     }
 }

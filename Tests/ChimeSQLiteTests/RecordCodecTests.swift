@@ -8,8 +8,26 @@ struct RecordCodecTests {
     func requestRoundTrip(triggerIndex: Int) throws {
         let request = Samples.request("r-\(triggerIndex)", trigger: Samples.triggers[triggerIndex])
         let bytes = RecordCodec.encode(request)
+        #expect(bytes.first == 1, "without thumbnail options a record keeps format 1, which earlier Chimes read")
+        #expect(try RecordCodec.decodeRequest(bytes) == request)
+    }
+
+    @Test("attachments' thumbnail options round-trip in format 2, in requests, deliveries and events")
+    func thumbnailOptions() throws {
+        var content = Samples.content()
+        content.attachments[0].thumbnailHidden = true
+        content.attachments[1].thumbnailClippingRect = .init(x: 0.25, y: 0, width: 0.5, height: 1)
+        content.attachments[1].thumbnailTime = 2.5
+        let request = NotificationRequest(identifier: "thumb", content: content, trigger: .timeInterval(5, repeats: false))
+        let bytes = RecordCodec.encode(request)
         #expect(bytes.first == RecordCodec.formatVersion)
         #expect(try RecordCodec.decodeRequest(bytes) == request)
+        let delivered = DeliveredNotification(request: request, date: Date(timeIntervalSince1970: 1_780_000_000))
+        #expect(try RecordCodec.decodeDelivered(RecordCodec.encode(delivered)) == delivered)
+        let event = EngineEvent(app: "a", date: delivered.date,
+                                payload: .delivered(Delivery(notification: delivered, category: nil, settings: NotificationSettings(),
+                                                             presentation: [.list])))
+        #expect(try RecordCodec.decodeEvent(RecordCodec.encode(event)) == event)
     }
 
     @Test("date components keep every field, the time zone and the calendar")

@@ -29,18 +29,30 @@ final class ReadmeAlarm: UNUserNotificationCenterDelegate {
     }
 }
 
-@Suite("The README's example", InstallsSimulator())
+@Suite("The README's example", .notificationSimulator(bundleIdentifier: "com.example.alarm"))
 struct ReadmeExampleTests {
     @Test("snooze brings the alarm back, as the README says")
     @MainActor
     func snoozeBringsTheAlarmBack() async throws {
+        let simulator = NotificationSimulator.current
+        let alarm = ReadmeAlarm()
+        try await alarm.start()
+        await simulator.advance(by: 10)
+        try await simulator.perform("snooze", on: "Alarm")
+        #expect(await simulator.deliveredNotifications.isEmpty)
+        await simulator.advance(by: 5)
+        #expect(await simulator.deliveredNotifications.count == 1)
+    }
+
+    @Test("the same without the trait: install() at the top of the test")
+    @MainActor
+    func withInstall() async throws {
         let simulator = NotificationSimulator(bundleIdentifier: "com.example.alarm")
         simulator.install()
         let alarm = ReadmeAlarm()
         try await alarm.start()
         await simulator.advance(by: 10)
         try await simulator.perform("snooze", on: "Alarm")
-        #expect(await simulator.deliveredNotifications.isEmpty)
         await simulator.advance(by: 5)
         #expect(await simulator.deliveredNotifications.count == 1)
     }

@@ -5,8 +5,8 @@ import Foundation
 import Testing
 
 /// The four tutorial apps, driven through the simulator. They call `UNUserNotificationCenter.current()`,
-/// so every test installs a simulator: one serialized suite.
-@Suite("Tutorial apps through the simulator", .serialized, InstallsSimulator())
+/// so every test installs a simulator (for itself: the tests run in parallel).
+@Suite("Tutorial apps through the simulator")
 @MainActor
 struct ExampleFlowTests {
     static let start = Date(timeIntervalSince1970: 1_780_000_000)

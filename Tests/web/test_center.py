@@ -905,3 +905,18 @@ def test_sign_in_another_device_with_a_qr_code(center):
     assert center.chime.request("POST", "/v1/session", {"code": code}).status == 401, "it signs in once"
     center.press(lambda: center.driver.find_element("id", "device-close"))
     wait_for(lambda: not center.js("return document.getElementById('device').open"), 5, message="the dialog to close")
+
+
+def test_deliveries_during_a_list_read_are_kept(center):
+    """A delivered event that arrives while the page is reading the app's list (the read started
+    before the delivery) stays on the page: the older answer of the read does not drop it."""
+    chime = center.chime
+    for round in range(4):
+        app = chime.register(f"com.example.burst{round}")
+        for index in range(12):
+            app.add(f"d{index}", title="Stay hydrated", body=f"glass {index}")
+
+        def section_count():
+            return center.js("""const s = [...document.querySelectorAll('#list .app-section')].find((e) => e.dataset.app === arguments[0]);
+                                return s ? s.querySelector('.count').textContent : null""", app.bundle)
+        wait_for(lambda: section_count() == "12", 8, message=f"all 12 deliveries of {app.bundle} on the page")

@@ -6,9 +6,12 @@ import Foundation
 ///
 /// Operations with a completion run in the order they were called: a backend starts them in call
 /// order and completes each after its change is committed.
+///
+/// (The app's notification service extension, run on a notification before it is delivered, is a
+/// ``ServiceExtensionHandler``.)
 package protocol CenterBackend: AnyObject, Sendable {
-    /// "Now", on the backend's clock.
-    var now: Date { get }
+    /// The backend's clock: "now", and what the service extension's time limit runs on.
+    var clock: any NotificationClock { get }
 
     /// Starts what delivers events for `app` (the engine's scheduler, the service's event stream).
     func start(app: String)
@@ -39,13 +42,29 @@ package protocol CenterBackend: AnyObject, Sendable {
     /// The user's answer; `false` when it goes nowhere (a dismiss without `.customDismissAction`).
     func answer(app: String, notification: String, action: String, userText: String?) async throws -> Bool
     /// An APNs payload, delivered as if APNs had sent it; `identifier` is the notification's
-    /// (APNs' collapse id).
-    func push(_ payload: Data, identifier: String, app: String) async throws
+    /// (APNs' collapse id). A push for the app's notification service extension goes through
+    /// `serviceExtension` first (in this process; a service asks the app over its event stream).
+    func push(_ payload: Data, identifier: String, app: String, serviceExtension: ServiceExtensionHandler?) async throws
+    /// The app registered (or, with `nil`, removed) its notification service extension.
+    func serviceExtensionChanged(_ handler: ServiceExtensionHandler?, app: String)
+    /// The app came to the front or left it (a service then asks it, and waits for its
+    /// `willPresent` answer, before showing its notifications).
+    func foregroundChanged(_ inFront: Bool, app: String)
+    /// The app in front answered `willPresent` for a notification it received (for a service's
+    /// surfaces and badge; in this process the hub has the answer already).
+    func reportPresentation(_ options: UNNotificationPresentationOptions, for identifier: String, app: String)
     /// The device's location, for location triggers.
     func moveDevice(to coordinate: Coordinate) async throws
 }
 
+/// Runs the app's notification service extension on a notification that arrived and returns the
+/// content to deliver. The time limit is the center's, or `limit` when shorter (a service's).
+package typealias ServiceExtensionHandler = @Sendable (_ request: NotificationRequest, _ limit: TimeInterval?) async -> NotificationContent
+
 extension CenterBackend {
+    /// "Now", on the backend's clock.
+    var now: Date { clock.now }
+
     /// The async form of a completion-handler operation.
     func run<T: Sendable>(_ start: (@escaping @Sendable (Result<T, any Error>) -> Void) -> Void) async throws -> T {
         try await withCheckedThrowingContinuation { continuation in
@@ -57,8 +76,6 @@ extension CenterBackend {
 // MARK: - The engine in this process
 
 extension NotificationEngine: CenterBackend {
-    package var now: Date { clock.now }
-
     package func start(app: String) { startScheduler() }
     package func stop(app: String) { stopScheduler() }
 
@@ -99,10 +116,18 @@ extension NotificationEngine: CenterBackend {
         try await respond(app: app, notification: notification, action: action, userText: userText) != nil
     }
 
-    package func push(_ payload: Data, identifier: String, app: String) async throws {
+    package func push(_ payload: Data, identifier: String, app: String, serviceExtension: ServiceExtensionHandler?) async throws {
         let decoded = try APNsPayload.decode(payload)
-        try await deliverPush(decoded.content, identifier: identifier, silent: decoded.isSilent, app: app)
+        var content = decoded.content
+        if decoded.goesThroughServiceExtension, let serviceExtension {
+            content = await serviceExtension(NotificationRequest(identifier: identifier, content: content, trigger: .push), nil)
+        }
+        try await deliverPush(content, identifier: identifier, silent: decoded.isSilent, app: app)
     }
+
+    package func serviceExtensionChanged(_ handler: ServiceExtensionHandler?, app: String) {}
+    package func foregroundChanged(_ inFront: Bool, app: String) {}
+    package func reportPresentation(_ options: UNNotificationPresentationOptions, for identifier: String, app: String) {}
 
     package func moveDevice(to coordinate: Coordinate) async throws {
         _ = try await updateLocation(coordinate)

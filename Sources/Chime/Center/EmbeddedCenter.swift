@@ -57,8 +57,11 @@ enum EmbeddedCenter {
         guard let token = environment["CHIME_APP_TOKEN"], !token.isEmpty else {
             fatalError("Chime: CHIME_SERVICE is set but CHIME_APP_TOKEN is not; register the app with `chime apps add \(app)` and set CHIME_APP_TOKEN to the token it prints")
         }
+        // Started by the service to hand over answers (background launch): not in front, as iOS
+        // launches an app in the background; the service then does not wait for its willPresent.
+        let launched = environment["CHIME_LAUNCH_REASON"].map { !$0.isEmpty } ?? false
         return UNUserNotificationCenter(backend: ServiceBackend(baseURL: url, token: token), bundleIdentifier: app, timeZone: .current,
-                                        driven: false, foreground: true)
+                                        driven: false, foreground: !launched)
     }
 
     /// `CHIME_BUNDLE_IDENTIFIER`, else the main bundle's identifier, else the executable's name.

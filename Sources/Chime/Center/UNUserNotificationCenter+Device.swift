@@ -15,8 +15,11 @@ extension UNUserNotificationCenter {
     ///
     /// - Throws: ``APNsPayloadError`` for a payload APNs would refuse (with Apple's reason),
     ///   ``UNError`` `notificationsNotAllowed` when the app is not authorized.
+    ///
+    /// A payload with `mutable-content: 1` and an alert goes through the app's
+    /// ``notificationServiceExtension`` first; this returns when the notification is delivered.
     public func deliverRemoteNotification(_ payload: Data, identifier: String = UUID().uuidString) async throws {
-        try await backend.push(payload, identifier: identifier, app: bundleIdentifier)
+        try await backend.push(payload, identifier: identifier, app: bundleIdentifier, serviceExtension: serviceExtensionHandler)
     }
 
     /// Tells the center where the device is: location triggers whose region was entered or left fire.

@@ -1,5 +1,6 @@
 import ChimeCore
 import Foundation
+import Synchronization
 
 /// The app's notification center: authorization, categories, scheduling, delivered notifications
 /// and the user's answers.
@@ -49,6 +50,11 @@ public final class UNUserNotificationCenter: NSObject, @unchecked Sendable {
     private var currentTimeZone: TimeZone
     private var subscription: Int?
     private var liveContinuation: AsyncStream<NotificationResponse>.Continuation?
+    private var extensionType: ExtensionType?
+    private let callbackQueue = DispatchQueue(label: "chime.callbacks")
+    /// How many completion handlers were handed to `callbackQueue` (the simulator waits for them).
+    private let callbacksIssued = Atomic<Int>(0)
+    private var extensionTimeLimit: TimeInterval = 30
 
     /// Makes a center for an app over an engine.
     ///
@@ -89,6 +95,7 @@ public final class UNUserNotificationCenter: NSObject, @unchecked Sendable {
                     await self.handOver(response)
                 }
             }
+            backend.foregroundChanged(foreground, app: bundleIdentifier)
             backend.start(app: bundleIdentifier)
         }
         if foreground { backend.hub.setPresenter(app: bundleIdentifier, presenter) }
@@ -110,7 +117,12 @@ public final class UNUserNotificationCenter: NSObject, @unchecked Sendable {
         { [weak self] deliveries in
             guard let self else { return deliveries.map { _ in nil } }
             let shown = deliveries.map { UNNotification(value: $0.notification) }
-            return await UNUserNotificationCenter.$scoped.withValue(self) { await self.askWillPresent(shown) }
+            let answers = await UNUserNotificationCenter.$scoped.withValue(self) { await self.askWillPresent(shown) }
+            // A service waits for these answers too (its surfaces and the badge follow them).
+            for (delivery, answer) in zip(deliveries, answers) {
+                self.backend.reportPresentation(answer ?? [], for: delivery.notification.request.identifier, app: self.bundleIdentifier)
+            }
+            return answers
         }
     }
 
@@ -119,8 +131,28 @@ public final class UNUserNotificationCenter: NSObject, @unchecked Sendable {
     private static let installedLock = NSLock()
     nonisolated(unsafe) private static var installed: UNUserNotificationCenter?  // guarded by installedLock
 
-    /// The center a delegate callback runs for, so `current()` inside a callback finds its center.
+    /// The center a delegate callback or completion handler runs for, so `current()` inside a
+    /// callback (and in the tasks it starts) finds its center.
     @TaskLocal static var scoped: UNUserNotificationCenter?
+
+    /// What test support answers when asked which center `current()` means where it is called.
+    package enum Lookup: Sendable {
+        /// This center (the calling test's simulator).
+        case center(UNUserNotificationCenter)
+        /// No one center can be meant here; the message says why and how to fix it.
+        case ambiguous(String)
+        /// Nothing is installed for this caller: the default center.
+        case none
+    }
+
+    private static let lookupLock = NSLock()
+    nonisolated(unsafe) private static var lookup: (@Sendable () -> Lookup)?  // guarded by lookupLock
+
+    /// Lets test support (`ChimeTesting`) say which center `current()` returns: each test's own
+    /// simulator. Set once, by the first simulator made.
+    package static func setLookup(_ body: @escaping @Sendable () -> Lookup) {
+        lookupLock.withLock { lookup = body }
+    }
 
     /// The app's notification center.
     ///
@@ -131,9 +163,10 @@ public final class UNUserNotificationCenter: NSObject, @unchecked Sendable {
     ///   (`~/.local/share/chime/…`);
     /// - `requestAuthorization` is answered by `CHIME_AUTHORIZATION`: `allow` (the default) or `deny`.
     ///
-    /// A simulator's `install()` replaces it (see `ChimeTesting`).
+    /// In a test, a simulator's `install()` (or the `.notificationSimulator` trait) makes it that
+    /// test's simulator, also in the tasks the test starts and in callbacks (see `ChimeTesting`).
     public class func current() -> UNUserNotificationCenter {
-        if let scoped { return scoped }
+        if let center = bound() { return center }
         return installedLock.withLock {
             if let installed { return installed }
             let center = EmbeddedCenter.make()
@@ -142,13 +175,25 @@ public final class UNUserNotificationCenter: NSObject, @unchecked Sendable {
         }
     }
 
-    /// Makes `center` the one `current()` returns (the simulator's `install()`).
-    package static func install(_ center: UNUserNotificationCenter) {
-        installedLock.withLock { installed = center }
+    /// The center `current()` means here without making the default one: the center calling
+    /// back, the test's simulator, or the default center if it exists.
+    ///
+    /// Stops the program when test support cannot tell which test's simulator is meant: returning
+    /// either would silently mix one test's notifications into another's.
+    static func bound() -> UNUserNotificationCenter? {
+        if let scoped { return scoped }
+        if let lookup = lookupLock.withLock({ lookup }) {
+            switch lookup() {
+            case .center(let center): return center
+            case .ambiguous(let message): fatalError(message)
+            case .none: break
+            }
+        }
+        return nil
     }
 
-    /// The installed center, if one exists yet (without creating the default one).
-    package static var installedCenter: UNUserNotificationCenter? { installedLock.withLock { installed } }
+    /// The default center, if `current()` has made it.
+    static var defaultCenter: UNUserNotificationCenter? { installedLock.withLock { installed } }
 
     // MARK: - Delegate and state
 
@@ -172,12 +217,58 @@ public final class UNUserNotificationCenter: NSObject, @unchecked Sendable {
                 defer { foreground = newValue }
                 return foreground != newValue
             }
-            if changed { backend.hub.setPresenter(app: bundleIdentifier, newValue ? presenter : nil) }
+            if changed {
+                backend.hub.setPresenter(app: bundleIdentifier, newValue ? presenter : nil)
+                backend.foregroundChanged(newValue, app: bundleIdentifier)
+            }
         }
     }
 
     /// Whether the center shows notifications in content extensions. Always `false` on Linux.
     public var supportsContentExtensions: Bool { false }
+
+    /// The app's notification service extension: the class iOS names in the extension's
+    /// `Info.plist` (`NSExtensionPrincipalClass`). Remote notifications with `mutable-content: 1`
+    /// and an alert go through a new instance of it before they are delivered — pushed to the
+    /// embedded center (``deliverRemoteNotification(_:identifier:)``), to the simulator
+    /// (`push`), or to a `chime serve` service the app is connected to (while the app runs; when it
+    /// does not, the service delivers the original content). `nil` (the default): none.
+    /// (A Chime addition.)
+    ///
+    /// ```swift
+    /// UNUserNotificationCenter.current().notificationServiceExtension = NotificationService.self
+    /// ```
+    public var notificationServiceExtension: UNNotificationServiceExtension.Type? {
+        get { lock.withLock { extensionType?.type } }
+        set {
+            lock.withLock { extensionType = newValue.map(ExtensionType.init) }
+            backend.serviceExtensionChanged(newValue == nil ? nil : serviceExtensionHandler, app: bundleIdentifier)
+        }
+    }
+
+    /// How long the service extension has to call its content handler before
+    /// `serviceExtensionTimeWillExpire()`: 30 s by default, as on iOS (virtual seconds under the
+    /// simulator). (A Chime addition.)
+    public var serviceExtensionTimeLimit: TimeInterval {
+        get { lock.withLock { extensionTimeLimit } }
+        set { lock.withLock { extensionTimeLimit = max(0, newValue) } }
+    }
+
+    /// Starts the app's service extension on a notification, if the app has one.
+    package func startServiceExtension(for request: NotificationRequest, limit: TimeInterval? = nil) -> ServiceExtensionRun? {
+        let (type, ownLimit) = lock.withLock { (extensionType?.type, extensionTimeLimit) }
+        guard let type else { return nil }
+        return ServiceExtensionRun(extension: type, request: request, timeLimit: min(ownLimit, limit ?? ownLimit),
+                                   clock: backend.clock, center: self)
+    }
+
+    /// The extension as a backend runs it: the content to deliver.
+    var serviceExtensionHandler: ServiceExtensionHandler {
+        { [weak self] request, limit in
+            guard let self, let run = self.startServiceExtension(for: request, limit: limit) else { return request.content }
+            return await run.content()
+        }
+    }
 
     /// Shows this app's notifications on a surface (a terminal, a desktop) as well, with the
     /// presentation the engine decided (or, while the app is in front, the delegate's `willPresent`
@@ -362,12 +453,18 @@ public final class UNUserNotificationCenter: NSObject, @unchecked Sendable {
 
     // MARK: - Events: presentation and responses
 
-    /// Processes what a driven center's engine announced: waits until the surfaces (and
-    /// `willPresent`) have shown every delivery, hands responses to the delegate, and repeats until
-    /// nothing is left — including what the delegate's callbacks caused.
+    /// Processes what a driven center's engine announced: waits until the completion handlers of
+    /// the operations called so far have run, the surfaces (and `willPresent`) have shown every
+    /// delivery, hands responses to the delegate, and repeats until nothing is left — including
+    /// what the callbacks caused.
     package func processEvents() async {
         while true {
             await backend.barrier()
+            // Every operation before the barrier has handed its completion handler to the queue.
+            let issued = callbacksIssued.load(ordering: .acquiring)
+            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                callbackQueue.async { continuation.resume() }
+            }
             let presented = await backend.hub.settle()
             await drainOutbox()
             let responses = lock.withLock { () -> [NotificationResponse] in
@@ -375,7 +472,8 @@ public final class UNUserNotificationCenter: NSObject, @unchecked Sendable {
                 return buffered
             }
             for response in responses { await handOver(response) }
-            if responses.isEmpty && !presented { return }
+            let calledBack = callbacksIssued.load(ordering: .acquiring) != issued
+            if responses.isEmpty && !presented && !calledBack { return }
         }
     }
 
@@ -475,12 +573,12 @@ public final class UNUserNotificationCenter: NSObject, @unchecked Sendable {
         return try await backend.run { backend.settings(app: app, completion: $0) }
     }
 
-    private static let callbackQueue = DispatchQueue(label: "chime.callbacks")
-
     /// Runs user completion handlers off the engine's writer, in order, with `current()` (and the
-    /// "now" of trigger objects' `nextTriggerDate()`) bound to this center.
+    /// "now" of trigger objects' `nextTriggerDate()`) bound to this center. One queue per center,
+    /// so one app's (or test's) handlers never wait for another's.
     func callback(_ body: @escaping @Sendable () -> Void) {
-        Self.callbackQueue.async { [self] in
+        callbacksIssued.add(1, ordering: .releasing)
+        callbackQueue.async { [self] in
             UNUserNotificationCenter.$scoped.withValue(self) { body() }
         }
     }
@@ -488,6 +586,11 @@ public final class UNUserNotificationCenter: NSObject, @unchecked Sendable {
     static func report(_ operation: String, _ error: any Error) {
         FileHandle.standardError.write(Data("Chime: \(operation) failed: \(error)\n".utf8))
     }
+}
+
+/// The extension's class. `@unchecked Sendable`: a metatype is only used to make instances.
+private struct ExtensionType: @unchecked Sendable {
+    let type: UNNotificationServiceExtension.Type
 }
 
 extension Result {
@@ -506,10 +609,10 @@ public enum ChimeLaunchReason: String, Sendable {
 /// "Now" and the time zone for trigger objects made outside any center (`nextTriggerDate()`).
 enum ChimeEnvironment {
     static func now() -> Date {
-        (UNUserNotificationCenter.scoped ?? UNUserNotificationCenter.installedCenter)?.backend.now ?? Date()
+        (UNUserNotificationCenter.bound() ?? UNUserNotificationCenter.defaultCenter)?.backend.now ?? Date()
     }
 
     static func timeZone() -> TimeZone {
-        (UNUserNotificationCenter.scoped ?? UNUserNotificationCenter.installedCenter)?.timeZone ?? .current
+        (UNUserNotificationCenter.bound() ?? UNUserNotificationCenter.defaultCenter)?.timeZone ?? .current
     }
 }

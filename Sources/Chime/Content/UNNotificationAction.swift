@@ -2,13 +2,15 @@ import ChimeCore
 import Foundation
 
 /// An icon for an action.
-public final class UNNotificationActionIcon: NSObject, Sendable {
+public final class UNNotificationActionIcon: NSObject, NSCopying, Sendable {
     let value: NotificationAction.Icon
     init(value: NotificationAction.Icon) { self.value = value }
     /// An image from the app's bundle.
     public convenience init(templateImageName: String) { self.init(value: .template(templateImageName)) }
     /// A system symbol.
     public convenience init(systemImageName: String) { self.init(value: .system(systemImageName)) }
+    /// Immutable: the copy is the icon itself.
+    public func copy(with zone: NSZone? = nil) -> Any { self }
 }
 
 /// A button offered with a notification.

@@ -74,6 +74,15 @@ open class UNNotificationContent: NSObject, NSCopying, NSMutableCopying, @unchec
     public var relevanceScore: Double { read { $0.value.relevanceScore } }
     public var filterCriteria: String? { read { $0.value.filterCriteria } }
 
+    /// Apple's way to make a communication notification (a message or call, with the sender's avatar)
+    /// from an intent. Linux has no Intents framework, so there is no provider to take content
+    /// from: this throws ``UNError`` `contentProvidingObjectNotAllowed` (code 1500), as iOS does for
+    /// a provider it does not accept. Send the sender's name in `title`/`subtitle` instead.
+    open func updating(from provider: any UNNotificationContentProviding) throws -> UNNotificationContent {
+        throw UNError(.contentProvidingObjectNotAllowed,
+                      "updating(from:) takes its content from an intent (INSendMessageIntent, INStartCallIntent); Linux has no Intents framework, so \(Swift.type(of: provider)) cannot provide content")
+    }
+
     open func copy(with zone: NSZone? = nil) -> Any { UNNotificationContent(copying: self) }
     open func mutableCopy(with zone: NSZone? = nil) -> Any { UNMutableNotificationContent(copying: self) }
 
@@ -88,6 +97,11 @@ open class UNNotificationContent: NSObject, NSCopying, NSMutableCopying, @unchec
         read { "<\(Swift.type(of: self)) title: \"\($0.value.title)\", subtitle: \"\($0.value.subtitle)\", body: \"\($0.value.body)\", categoryIdentifier: \"\($0.value.categoryIdentifier)\", threadIdentifier: \"\($0.value.threadIdentifier)\">" }
     }
 }
+
+/// Something that can provide a notification's content for ``UNNotificationContent/updating(from:)``:
+/// on Apple's platforms an intent (`INSendMessageIntent`) or `UNNotificationAttributedMessageContext`.
+/// Linux has neither; see docs/differences-from-apple.md.
+public protocol UNNotificationContentProviding: AnyObject {}
 
 /// Content to fill in before adding a request.
 ///

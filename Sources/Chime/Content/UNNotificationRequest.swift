@@ -40,7 +40,7 @@ open class UNNotificationRequest: NSObject, NSCopying, @unchecked Sendable {
 }
 
 /// A delivered notification.
-open class UNNotification: NSObject, @unchecked Sendable {
+open class UNNotification: NSObject, NSCopying, @unchecked Sendable {
     // `@unchecked Sendable`: immutable.
     public let date: Date
     public let request: UNNotificationRequest
@@ -52,13 +52,15 @@ open class UNNotification: NSObject, @unchecked Sendable {
         self.request = UNNotificationRequest(value: value.request)
     }
 
+    /// Immutable: the copy is the notification itself.
+    open func copy(with zone: NSZone? = nil) -> Any { self }
     open override func isEqual(_ object: Any?) -> Bool { (object as? UNNotification)?.value == value }
     open override var hash: Int { value.request.identifier.hashValue }
     open override var description: String { "<UNNotification date: \(date), request: \(request)>" }
 }
 
 /// The user's answer to a notification.
-open class UNNotificationResponse: NSObject, @unchecked Sendable {
+open class UNNotificationResponse: NSObject, NSCopying, @unchecked Sendable {
     // `@unchecked Sendable`: immutable.
     public let notification: UNNotification
     public let actionIdentifier: String
@@ -69,6 +71,9 @@ open class UNNotificationResponse: NSObject, @unchecked Sendable {
         self.notification = UNNotification(value: value.notification)
         self.actionIdentifier = value.actionIdentifier
     }
+
+    /// Immutable: the copy is the response itself.
+    open func copy(with zone: NSZone? = nil) -> Any { self }
 
     static func make(_ value: NotificationResponse) -> UNNotificationResponse {
         value.userText == nil ? UNNotificationResponse(value: value) : UNTextInputNotificationResponse(value: value)
@@ -83,10 +88,13 @@ open class UNTextInputNotificationResponse: UNNotificationResponse, @unchecked S
 }
 
 /// The app's notification settings.
-open class UNNotificationSettings: NSObject, @unchecked Sendable {
+open class UNNotificationSettings: NSObject, NSCopying, @unchecked Sendable {
     // `@unchecked Sendable`: immutable.
     let value: NotificationSettings
     init(value: NotificationSettings) { self.value = value }
+
+    /// Immutable: the copy is the settings object itself.
+    open func copy(with zone: NSZone? = nil) -> Any { self }
 
     public var authorizationStatus: UNAuthorizationStatus { value.authorizationStatus }
     public var soundSetting: UNNotificationSetting { value.soundSetting }

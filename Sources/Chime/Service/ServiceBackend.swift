@@ -25,7 +25,9 @@ package final class ServiceBackend: CenterBackend {
     package let baseURL: URL
     private let token: String
     private let session: URLSession
-    private let clock = SystemClock()
+    /// Names this backend's event-stream connections to the service.
+    private let clientID = UUID().uuidString.lowercased()
+    package let clock: any NotificationClock = SystemClock()
     /// The app's events as the service's stream brings them, for the center and its surfaces.
     package let hub = NotificationHub()
 
@@ -34,6 +36,15 @@ package final class ServiceBackend: CenterBackend {
         var stream: Task<Void, Never>?
         var lastEventID: String?
         var deviceToken: String?
+        /// The app's notification service extension, run when the service asks.
+        var serviceExtension: ServiceExtensionHandler?
+        /// Whether the app is in front (the service then waits for its `willPresent` answers).
+        var foreground = false
+        /// The event stream's connection now, to reconnect when what the app declares changes.
+        var connection: URLSessionDataTask?
+        var reconnectAtOnce = false
+        /// The app whose stream this is.
+        var app: String?
     }
 
     private let state = Mutex(State())
@@ -50,8 +61,6 @@ package final class ServiceBackend: CenterBackend {
     }
 
     deinit { state.withLock { $0.stream?.cancel() } }
-
-    package var now: Date { clock.now }
 
     // MARK: Ordering
 
@@ -264,7 +273,9 @@ package final class ServiceBackend: CenterBackend {
                          "answers come from the user, on the service's surfaces (the web center, `chime respond`), not from the app")
     }
 
-    package func push(_ payload: Data, identifier: String, app: String) async throws {
+    /// The service runs the app's extension on the push through the app's event stream (see
+    /// ``serviceExtensionChanged(_:app:)``), so `serviceExtension` is not used here.
+    package func push(_ payload: Data, identifier: String, app: String, serviceExtension: ServiceExtensionHandler?) async throws {
         let decoded = try APNsPayload.decode(payload)
         let device: String
         if let known = state.withLock({ $0.deviceToken }) {
@@ -281,6 +292,40 @@ package final class ServiceBackend: CenterBackend {
         try await call("POST", "/3/device/" + device, body: Array(payload), headers: headers)
     }
 
+    package func serviceExtensionChanged(_ handler: ServiceExtensionHandler?, app: String) {
+        let changed = state.withLock { state -> Bool in
+            defer { state.serviceExtension = handler }
+            return (state.serviceExtension == nil) != (handler == nil)
+        }
+        if changed { reconnect() }
+    }
+
+    package func foregroundChanged(_ inFront: Bool, app: String) {
+        let changed = state.withLock { state -> Bool in
+            defer { state.foreground = inFront }
+            return state.foreground != inFront
+        }
+        if changed { reconnect() }
+    }
+
+    package func reportPresentation(_ options: UNNotificationPresentationOptions, for identifier: String, app: String) {
+        let names = options.names(from: UNNotificationPresentationOptions.names).map(JSONValue.string)
+        let target = path(app, "/notifications/" + PercentEncoding.encode(identifier) + "/presentation")
+        // In order with the app's other operations; a refusal (the service no longer waits) is fine.
+        enqueue({ [self] in _ = try? await call("POST", target, json: ["options": .array(names)]) }, completion: { _ in })
+    }
+
+    /// Opens the event stream again at once, declaring what the app now does (a running stream
+    /// resumes where it stopped).
+    private func reconnect() {
+        let connection = state.withLock { state -> URLSessionDataTask? in
+            guard state.stream != nil else { return nil }
+            state.reconnectAtOnce = true
+            return state.connection
+        }
+        connection?.cancel()
+    }
+
     package func moveDevice(to coordinate: Coordinate) async throws {
         throw ChimeError(.notPermitted, field: "location",
                          "the device's location belongs to the user: the service takes it from the owner (POST /v1/location), not from an app")
@@ -293,12 +338,14 @@ package final class ServiceBackend: CenterBackend {
     package func start(app: String) {
         state.withLock { state in
             guard state.stream == nil else { return }
+            state.app = app
             state.stream = Task { [weak self] in
                 var delay = 1.0
                 while !Task.isCancelled {
                     guard let self else { return }
                     let received = await self.follow(app: app)
                     delay = received ? 1 : min(delay * 2, 10)
+                    if self.state.withLock({ state in defer { state.reconnectAtOnce = false }; return state.reconnectAtOnce }) { continue }
                     try? await Task.sleep(for: .seconds(delay))
                 }
             }
@@ -314,7 +361,13 @@ package final class ServiceBackend: CenterBackend {
 
     /// One connection of the event stream; returns whether any event arrived.
     private func follow(app: String) async -> Bool {
-        guard let url = URL(string: baseURL.absoluteString.trimmingSuffix("/") + path(app, "/events")) else { return false }
+        let (serviceExtension, foreground) = state.withLock { ($0.serviceExtension != nil, $0.foreground) }
+        // `client` names this process's connection, so the next one replaces it on the service.
+        var query = ["client=" + clientID]
+        if serviceExtension { query.append("serviceExtension=true") }
+        if foreground { query.append("foreground=true") }
+        let target = path(app, "/events") + "?" + query.joined(separator: "&")
+        guard let url = URL(string: baseURL.absoluteString.trimmingSuffix("/") + target) else { return false }
         var request = URLRequest(url: url)
         request.setValue("Bearer \(token)", forHTTPHeaderField: "Authorization")
         request.setValue("text/event-stream", forHTTPHeaderField: "Accept")
@@ -327,6 +380,7 @@ package final class ServiceBackend: CenterBackend {
         }
         let session = URLSession(configuration: .default, delegate: reader, delegateQueue: nil)
         let task = session.dataTask(with: request)
+        state.withLock { $0.connection = task }
         task.resume()
         await withTaskCancellationHandler {
             _ = try? await reader.finished()
@@ -339,8 +393,31 @@ package final class ServiceBackend: CenterBackend {
 
     private func dispatch(kind: String, id: String?, data: String) {
         if let id { state.withLock { $0.lastEventID = id } }
-        guard let json = try? JSONValue.parse(Array(data.utf8)), let event = try? EngineEvent(json: json) else { return }
+        guard let json = try? JSONValue.parse(Array(data.utf8)) else { return }
+        if kind == "serviceExtension" {
+            runServiceExtension(json)
+            return
+        }
+        guard let event = try? EngineEvent(json: json) else { return }
         hub.publish([event])
+    }
+
+    /// The service asks for the app's extension on a push: run it, post what it gives.
+    private func runServiceExtension(_ json: JSONValue) {
+        guard case .string(let callID)? = json["id"], case .string(let identifier)? = json["identifier"], let app = state.withLock({ $0.app }),
+              let content = json["content"].flatMap({ try? NotificationContent(json: $0) }) else { return }
+        var limit: TimeInterval?
+        switch json["timeLimit"] {
+        case .number(let seconds)?: limit = seconds
+        case .integer(let seconds)?: limit = TimeInterval(seconds)
+        default: break
+        }
+        let handler = state.withLock { $0.serviceExtension }
+        Task { [self] in
+            let request = NotificationRequest(identifier: identifier, content: content, trigger: .push)
+            let changed = await handler?(request, limit) ?? content
+            _ = try? await call("POST", path(app, "/service-extension/" + PercentEncoding.encode(callID)), json: changed.json)
+        }
     }
 }
 

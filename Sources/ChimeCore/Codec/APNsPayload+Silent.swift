@@ -6,3 +6,11 @@ extension APNsPayload {
             && content.sound == nil && content.badge == nil
     }
 }
+
+extension APNsPayload {
+    /// Whether the app's notification service extension may change the notification before it is
+    /// shown, as on iOS: `mutable-content: 1` and an alert (a title, subtitle or body to show).
+    public var goesThroughServiceExtension: Bool {
+        isMutableContent && !isSilent && !(content.title.isEmpty && content.subtitle.isEmpty && content.body.isEmpty)
+    }
+}

@@ -48,7 +48,14 @@ extension NotificationSound {
 
 extension NotificationAttachment {
     public var json: JSONValue {
-        ["identifier": .string(identifier), "url": .string(url.absoluteString), "type": .string(type)]
+        var object: JSONObject = ["identifier": .string(identifier), "url": .string(url.absoluteString), "type": .string(type)]
+        if thumbnailHidden { object["thumbnailHidden"] = .bool(true) }
+        if let rect = thumbnailClippingRect {
+            object["thumbnailClippingRect"] = ["x": .number(rect.x), "y": .number(rect.y), "width": .number(rect.width),
+                                               "height": .number(rect.height)]
+        }
+        if let time = thumbnailTime { object["thumbnailTime"] = .number(time) }
+        return .object(object)
     }
 }
 

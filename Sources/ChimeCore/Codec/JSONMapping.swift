@@ -226,10 +226,13 @@ extension NotificationSound {
 
 extension NotificationAttachment {
     /// Decodes `{"identifier": "photo", "url": "file:///…/photo.png", "type": "public.png"}` (`type`
-    /// optional). The file itself is checked by the engine, not here.
+    /// optional), with the thumbnail options `thumbnailHidden` (a boolean), `thumbnailClippingRect`
+    /// (`{"x", "y", "width", "height"}` in unit coordinates) and `thumbnailTime` (seconds). The file
+    /// itself is checked by the engine, not here.
     public init(json: JSONValue, field: String) throws(ChimeError) {
         let r = try JSONObjectReader(json, path: field, what: "an attachment")
-        try r.finish(accepted: ["identifier", "url", "type"], what: "an attachment")
+        try r.finish(accepted: ["identifier", "url", "type", "thumbnailHidden", "thumbnailClippingRect", "thumbnailTime"],
+                     what: "an attachment")
         let identifier = try r.string("identifier") ?? ""
         let text = try r.requiredString("url", hint: " (a file URL or an absolute path)")
         let url: URL
@@ -242,6 +245,15 @@ extension NotificationAttachment {
                              "\(r.field("url")): \"\(JSONParser.clip(text))\" is not a URL; accepted: a file URL (file:///path/photo.png) or an absolute path")
         }
         self.init(identifier: identifier, url: url, type: try r.string("type") ?? "")
+        thumbnailHidden = try r.bool("thumbnailHidden") ?? false
+        if let rect = r.value("thumbnailClippingRect") {
+            let box = try JSONObjectReader(rect, path: r.field("thumbnailClippingRect"), what: "a clipping rectangle")
+            try box.finish(accepted: ["x", "y", "width", "height"], what: "a clipping rectangle")
+            thumbnailClippingRect = ClippingRect(x: try box.requiredDouble("x"), y: try box.requiredDouble("y"),
+                                                 width: try box.requiredDouble("width"), height: try box.requiredDouble("height"))
+        }
+        thumbnailTime = try r.double("thumbnailTime")
+        try Validation.validateThumbnail(self, field: field)
     }
 }
 
@@ -438,6 +450,13 @@ extension NotificationAction {
         let placeholder = try r.string("textInputPlaceholder", code: .invalidCategory)
         if button != nil || placeholder != nil { textInput = TextInput(buttonTitle: button ?? "", placeholder: placeholder ?? "") }
         self.init(identifier: identifier, title: title, options: options, icon: icon, textInput: textInput)
+    }
+}
+
+extension UNNotificationPresentationOptions {
+    /// Decodes an array of Apple's names: `["banner", "list", "sound", "badge"]` (`alert` too).
+    public init(json: JSONValue, field: String = "options") throws(ChimeError) {
+        self = try JSONMapping.options(json, table: Self.names, field: field)
     }
 }
 

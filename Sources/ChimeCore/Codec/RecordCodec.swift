@@ -14,9 +14,12 @@ import Foundation
 /// assert(back == request)
 /// ```
 public enum RecordCodec {
-    /// The format written by this version. Decoders accept this version only; a later format adds
-    /// a new number and keeps reading the old ones.
-    public static let formatVersion: UInt8 = 1
+    /// The format written by this version. A later format adds a new number and keeps reading the
+    /// old ones. Version 2 adds attachments' thumbnail options; a record is written as version 1
+    /// when it has none, so stores that use no thumbnail options stay readable by earlier Chimes.
+    public static let formatVersion: UInt8 = 2
+    /// The format of records without thumbnail options.
+    static let baseVersion: UInt8 = 1
 
     enum Tag: UInt8 {
         case request = 1, delivered, response, categories, app, event, propertyList
@@ -142,9 +145,10 @@ public enum RecordCodec {
     private static func decode<T>(_ buffer: UnsafeRawBufferPointer, _ tag: Tag, _ body: (inout Reader) throws -> T) throws -> T {
         var reader = Reader(buffer)
         let version = try reader.byte()
-        guard version == formatVersion else {
-            throw ChimeError(.notAStore, "a stored record has format version \(version), but this Chime reads version \(formatVersion); the store is corrupt or was written by a newer Chime")
+        guard (baseVersion...formatVersion).contains(version) else {
+            throw ChimeError(.notAStore, "a stored record has format version \(version), but this Chime reads versions \(baseVersion) to \(formatVersion); the store is corrupt or was written by a newer Chime")
         }
+        reader.version = version
         let found = try reader.byte()
         guard found == tag.rawValue else {
             throw ChimeError(.notAStore, "a stored record has kind \(found) where kind \(tag.rawValue) (\(tag)) was expected; the store is corrupt")
@@ -177,7 +181,7 @@ extension RecordCodec {
         init(tag: Tag, capacity: Int) {
             bytes = []
             bytes.reserveCapacity(capacity)
-            bytes.append(RecordCodec.formatVersion)
+            bytes.append(RecordCodec.baseVersion)
             bytes.append(tag.rawValue)
         }
 
@@ -259,6 +263,17 @@ extension RecordCodec {
             }
         }
 
+        mutating func thumbnailOptions(_ attachment: NotificationAttachment) {
+            bool(attachment.thumbnailHidden)
+            if let rect = attachment.thumbnailClippingRect {
+                byte(1)
+                for value in [rect.x, rect.y, rect.width, rect.height] { double(value) }
+            } else {
+                byte(0)
+            }
+            if let time = attachment.thumbnailTime { byte(1); double(time) } else { byte(0) }
+        }
+
         mutating func url(_ value: URL) {
             string(value.relativeString)
             if let base = value.baseURL { byte(1); url(base) } else { byte(0) }
@@ -284,11 +299,15 @@ extension RecordCodec {
             }
             string(c.launchImageName)
             dictionary(c.userInfo)
+            // A record holds one content at most, so the version can still change here.
+            if c.attachments.contains(where: \.hasThumbnailOptions) { bytes[0] = RecordCodec.formatVersion }
+            let withOptions = bytes[0] >= 2
             varint(UInt64(c.attachments.count))
             for attachment in c.attachments {
                 string(attachment.identifier)
                 url(attachment.url)
                 string(attachment.type)
+                if withOptions { thumbnailOptions(attachment) }
             }
             string(c.categoryIdentifier)
             string(c.threadIdentifier)
@@ -458,6 +477,8 @@ extension RecordCodec {
     struct Reader {
         let buffer: UnsafeRawBufferPointer
         var position = 0
+        /// The record's format version.
+        var version = RecordCodec.baseVersion
 
         init(_ buffer: UnsafeRawBufferPointer) { self.buffer = buffer }
 
@@ -610,7 +631,15 @@ extension RecordCodec {
             for _ in 0..<attachments {
                 let identifier = try string()
                 let url = try url()
-                c.attachments.append(NotificationAttachment(identifier: identifier, url: url, type: try string()))
+                var attachment = NotificationAttachment(identifier: identifier, url: url, type: try string())
+                if version >= 2 {
+                    attachment.thumbnailHidden = try bool()
+                    if try flag() {
+                        attachment.thumbnailClippingRect = .init(x: try double(), y: try double(), width: try double(), height: try double())
+                    }
+                    if try flag() { attachment.thumbnailTime = try double() }
+                }
+                c.attachments.append(attachment)
             }
             c.categoryIdentifier = try string()
             c.threadIdentifier = try string()

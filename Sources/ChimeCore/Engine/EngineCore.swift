@@ -17,6 +17,9 @@ package final class EngineCore {
     private var appCache: [String: AppRecord] = [:]
     /// Each app's categories by identifier, as last read or written here (deliveries carry theirs).
     private var categoryCache: [String: [String: NotificationCategory]] = [:]
+    /// Whether an app is in front — its `willPresent` is the hub's presenter for it — so its answer
+    /// decides whether a delivery's badge is applied (set by the engine).
+    var isInFront: @Sendable (String) -> Bool = { _ in false }
 
     init(store: any NotificationStore, clock: any NotificationClock, timeZone: TimeZone, policy: any AuthorizationPolicy,
          configuration: NotificationEngine.Configuration) {
@@ -208,8 +211,17 @@ package final class EngineCore {
     package func setBadge(_ count: Int, app: String) throws {
         guard count >= 0 else { throw UNError(.badgeInputInvalid, "the badge count is \(count); give 0 or more (0 clears the badge)") }
         var record = try appRecord(app)
+        guard record.badge != count else { return }
         record.badge = count
         try save(record)
+        announce(.app(.updated), app: app)
+    }
+
+    /// A delivery's badge, applied after the app in front answered `willPresent` with `.badge` (or
+    /// stopped being in front): only if the user still allows badges.
+    package func applyDeferredBadge(_ count: Int, app: String) throws {
+        guard try appRecord(app).settings.badgeSetting == .enabled else { return }
+        try setBadge(count, app: app)
     }
 
     // MARK: Requests
@@ -262,7 +274,7 @@ package final class EngineCore {
         }
         if !immediate.isEmpty {
             _ = try store.removePending(app: app, identifiers: immediate.map(\.identifier))
-            for request in immediate { _ = try deliver(request, app: app, date: now) }
+            for request in immediate { _ = try deliver(request, app: app, date: now) as DeliveredNotification? }
         }
         return firsts
     }
@@ -299,19 +311,34 @@ package final class EngineCore {
     /// Moves a request to the delivered list (replacing one with the same identifier), applies its
     /// badge, and records the event with the category and the presentation decided from the
     /// settings read here. Part of the caller's transaction.
-    private func deliver(_ request: NotificationRequest, app: String, date: Date) throws -> DeliveredNotification {
+    ///
+    /// The badge, as on iOS: applied here unless the app is in front; then it waits for the app's
+    /// `willPresent` answer (``Delivery/pendingBadge``; the hub applies it when the answer includes
+    /// `.badge`). A badge-only request (no title, subtitle, body, sound or attachment) only sets the
+    /// badge: it is not listed as delivered, nor shown (`nil`).
+    private func deliver(_ request: NotificationRequest, app: String, date: Date) throws -> DeliveredNotification? {
+        let content = request.content
+        var record = try appRecord(app)
+        var badge: Int?, pendingBadge: Int?
+        if let wanted = content.badge, record.settings.badgeSetting == .enabled && record.badge != wanted {
+            if content.isBadgeOnly || !isInFront(app) {
+                record.badge = wanted
+                try save(record)
+                badge = wanted
+            } else {
+                pendingBadge = wanted
+            }
+        }
+        if content.isBadgeOnly {
+            if badge != nil { announce(.app(.updated), app: app) }
+            return nil
+        }
         var notification = DeliveredNotification(request: request, date: date)
         notification.sequence = try store.putDelivered(notification, app: app)
-        var record = try appRecord(app)
-        var badge: Int?
-        if let wanted = request.content.badge, record.settings.badgeSetting == .enabled && record.badge != wanted {
-            record.badge = wanted
-            try save(record)
-            badge = wanted
-        }
-        let delivery = Delivery(notification: notification, category: try category(request.content.categoryIdentifier, app: app),
-                                settings: record.settings,
-                                presentation: Presentation.background(for: request.content, settings: record.settings), badge: badge)
+        var delivery = Delivery(notification: notification, category: try category(content.categoryIdentifier, app: app),
+                                settings: record.settings, presentation: Presentation.background(for: content, settings: record.settings),
+                                badge: badge)
+        delivery.pendingBadge = pendingBadge
         try log(.delivered(delivery), app: app, date: date)
         return notification
     }
@@ -337,7 +364,7 @@ package final class EngineCore {
             let dueDate = pending.nextFireDate ?? now
             let key = ScheduleWindow.Key(app: app, identifier: request.identifier)
             if try appRecord(app).settings.authorizationStatus.allowsDelivery {
-                delivered.append((app, try deliver(request, app: app, date: dueDate)))
+                if let notification = try deliver(request, app: app, date: dueDate) { delivered.append((app, notification)) }
             }
             if let trigger = request.trigger, trigger.repeats,
                let next = FireDates.next(for: trigger, due: dueDate, anchor: pending.anchor, now: now, timeZone: timeZone) {
@@ -387,7 +414,7 @@ package final class EngineCore {
             let wasInside = pending.inside ?? false
             let fires = (inside && !wasInside && region.notifyOnEntry) || (!inside && wasInside && region.notifyOnExit)
             if fires, try appRecord(app).settings.authorizationStatus.allowsDelivery {
-                delivered.append(try deliver(pending.request, app: app, date: now))
+                if let notification = try deliver(pending.request, app: app, date: now) { delivered.append(notification) }
                 if !repeats {
                     _ = try store.removePending(app: app, identifiers: [pending.request.identifier])
                     continue

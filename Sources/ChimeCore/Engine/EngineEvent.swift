@@ -102,6 +102,10 @@ public struct Delivery: Sendable, Hashable {
     public var presentation: UNNotificationPresentationOptions
     /// The app's badge after this delivery, when the delivery changed it.
     public var badge: Int?
+    /// The badge this delivery sets once the app in front answers `willPresent` with `.badge` (the
+    /// hub applies it then, or when the app is no longer in front). Held in memory only: not in the
+    /// event log or on event streams.
+    public var pendingBadge: Int?
 
     public init(notification: DeliveredNotification, category: NotificationCategory?, settings: NotificationSettings,
                 presentation: UNNotificationPresentationOptions, badge: Int? = nil) {

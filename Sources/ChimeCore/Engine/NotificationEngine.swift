@@ -85,11 +85,17 @@ public final class NotificationEngine: Sendable {
         self.core = EngineCoreBox(EngineCore(store: store, clock: clock, timeZone: timeZone, policy: policy,
                                              configuration: configuration))
         deviceZone = Mutex(timeZone)
+        let hub = self.hub
+        core.value.isInFront = { app in hub.hasPresenter(app: app) }
         let opened = queue.sync { () -> TimeZone in
             core.value.open()
             return core.value.timeZone
         }
         deviceZone.withLock { $0 = opened }
+        // A badge that waited for the app in front: applied through the writer, in call order.
+        hub.setBadgeApplier { [weak self] app, count in
+            self?.submit({ try $0.applyDeferredBadge(count, app: app) }, completion: { _ in })
+        }
     }
 
     deinit {

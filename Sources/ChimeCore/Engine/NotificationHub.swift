@@ -73,6 +73,8 @@ public final class NotificationHub: Sendable {
     }
 
     private let state = Mutex(State())
+    /// Applies a delivery's pending badge (the engine's writer); `nil` on hubs without an engine.
+    private let badgeApplier = Mutex<(@Sendable (String, Int) -> Void)?>(nil)
     /// Work queued on lanes and not yet done, and who waits for it to reach zero.
     private let work = Mutex<(outstanding: Int, done: Int, waiters: [CheckedContinuation<Void, Never>])>((0, 0, []))
 
@@ -165,6 +167,24 @@ public final class NotificationHub: Sendable {
         }
     }
 
+    /// Whether the app has a presenter (is in front).
+    public func hasPresenter(app: String) -> Bool {
+        state.withLock { $0.routes.presenters[app] != nil }
+    }
+
+    /// Where deliveries' pending badges go once the app in front answered (the engine sets it).
+    package func setBadgeApplier(_ applier: @escaping @Sendable (String, Int) -> Void) {
+        badgeApplier.withLock { $0 = applier }
+    }
+
+    /// Applies a delivery's pending badge, if it has one, through the engine.
+    fileprivate func applyPendingBadge(_ delivery: inout Delivery, app: String) {
+        guard let badge = delivery.pendingBadge else { return }
+        delivery.pendingBadge = nil
+        delivery.badge = badge
+        badgeApplier.withLock { $0 }?(app, badge)
+    }
+
     // MARK: - Publishing
 
     /// Hands events to subscribers at once and queues what surfaces show. Called by the engine
@@ -177,9 +197,9 @@ public final class NotificationHub: Sendable {
             for subscriber in routes.everyApp { subscriber.handler(event) }
             for subscriber in routes.byApp[event.app] ?? [] { subscriber.handler(event) }
         }
-        guard routes.hasSurfaces else { return }
+        guard routes.hasSurfaces || events.contains(where: { $0.delivery?.pendingBadge != nil }) else { return }
         for event in events {
-            let job: SurfaceJob
+            var job: SurfaceJob
             switch event.payload {
             case .delivered(let delivery): job = .show(delivery)
             case .removed(let identifiers, .delivered): job = .withdraw(identifiers)
@@ -187,11 +207,15 @@ public final class NotificationHub: Sendable {
             }
             if let entry = routes.presenters[event.app] {
                 entry.lane.enqueue(job, presenter: entry.presenter)
-            } else if case .show(let delivery) = job, delivery.presentation.isEmpty {
                 continue
-            } else {
-                route(job, app: event.app, surfaces: routes.surfaces(of: event.app))
             }
+            // No longer in front: a badge that waited for the app's answer is applied as in the background.
+            if case .show(var delivery) = job, delivery.pendingBadge != nil {
+                applyPendingBadge(&delivery, app: event.app)
+                job = .show(delivery)
+            }
+            if case .show(let delivery) = job, delivery.presentation.isEmpty { continue }
+            route(job, app: event.app, surfaces: routes.surfaces(of: event.app))
         }
     }
 
@@ -316,8 +340,16 @@ extension NotificationHub {
                     }
                     let answers = await items[index].presenter(deliveries)
                     for (offset, var delivery) in deliveries.enumerated() {
-                        if offset < answers.count, let requested = answers[offset] {
+                        let requested = offset < answers.count ? answers[offset] : nil
+                        if let requested {
                             delivery.presentation = Presentation.foreground(requested: requested, settings: delivery.settings)
+                        }
+                        // The badge waited for this answer: applied with `.badge` in it, or without
+                        // an answer (not in front after all).
+                        if requested == nil || delivery.presentation.contains(.badge) {
+                            hub.applyPendingBadge(&delivery, app: app)
+                        } else {
+                            delivery.pendingBadge = nil
                         }
                         if !delivery.presentation.isEmpty { hub.route(.show(delivery), app: app) }
                         hub.ended()

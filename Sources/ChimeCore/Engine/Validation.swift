@@ -53,10 +53,31 @@ public enum Validation {
             throw ChimeError(.invalidValue, field: join(field, "sound.volume"),
                              "\(join(field, "sound.volume")) is \(volume); accepted: 0 to 1")
         }
+        for (index, attachment) in content.attachments.enumerated() {
+            try validateThumbnail(attachment, field: join(field, "attachments[\(index)]"))
+        }
         let size = estimatedSize(content)
         if size > maxContentBytes {
             throw ChimeError(.tooLarge, field: field,
                              "\(field) is about \(size) bytes; at most \(maxContentBytes) bytes of text and user info are accepted")
+        }
+    }
+
+    /// Checks an attachment's thumbnail options: a clipping rectangle inside the unit square with a
+    /// positive size, a thumbnail time of 0 seconds or more.
+    public static func validateThumbnail(_ attachment: NotificationAttachment, field: String) throws(ChimeError) {
+        if let rect = attachment.thumbnailClippingRect {
+            let name = join(field, "thumbnailClippingRect")
+            let values = [rect.x, rect.y, rect.width, rect.height]
+            guard values.allSatisfy(\.isFinite), rect.x >= 0, rect.y >= 0, rect.width > 0, rect.height > 0,
+                  rect.x + rect.width <= 1, rect.y + rect.height <= 1 else {
+                throw ChimeError(.invalidValue, field: name,
+                                 "\(name) is (x \(rect.x), y \(rect.y), width \(rect.width), height \(rect.height)); give a part of the image in unit coordinates: x and y from 0, width and height above 0, x + width and y + height at most 1")
+            }
+        }
+        if let time = attachment.thumbnailTime, !time.isFinite || time < 0 {
+            let name = join(field, "thumbnailTime")
+            throw ChimeError(.invalidValue, field: name, "\(name) is \(time); give 0 or more: seconds into a video, or the frame number of an animated image")
         }
     }
 

@@ -19,18 +19,46 @@ public struct NotificationSound: Sendable, Hashable {
     public static let `default` = NotificationSound()
 }
 
-/// A file attached to a notification (an image, sound or video).
+/// A file attached to a notification (an image, sound or video), with how its thumbnail is shown.
 public struct NotificationAttachment: Sendable, Hashable {
+    /// A part of an image in unit coordinates: 0…1 from the top left, across and down.
+    public struct ClippingRect: Sendable, Hashable {
+        public var x: Double
+        public var y: Double
+        public var width: Double
+        public var height: Double
+        public init(x: Double, y: Double, width: Double, height: Double) {
+            self.x = x
+            self.y = y
+            self.width = width
+            self.height = height
+        }
+    }
+
     public var identifier: String
     public var url: URL
-    /// The uniform type identifier derived from the file's extension (`public.png`, …).
+    /// The uniform type identifier, from the file's extension or the app's type hint (`public.png`, …).
     public var type: String
+    /// Whether surfaces show the attachment without a thumbnail.
+    public var thumbnailHidden: Bool
+    /// The part of the image the thumbnail shows; `nil` for all of it.
+    public var thumbnailClippingRect: ClippingRect?
+    /// Which frame the thumbnail shows: for a video, seconds from its start; for an animated image,
+    /// the frame number (as Apple's `…ThumbnailTimeKey`).
+    public var thumbnailTime: Double?
 
-    public init(identifier: String, url: URL, type: String) {
+    public init(identifier: String, url: URL, type: String, thumbnailHidden: Bool = false,
+                thumbnailClippingRect: ClippingRect? = nil, thumbnailTime: Double? = nil) {
         self.identifier = identifier
         self.url = url
         self.type = type
+        self.thumbnailHidden = thumbnailHidden
+        self.thumbnailClippingRect = thumbnailClippingRect
+        self.thumbnailTime = thumbnailTime
     }
+
+    /// Whether any thumbnail option differs from the default.
+    public var hasThumbnailOptions: Bool { thumbnailHidden || thumbnailClippingRect != nil || thumbnailTime != nil }
 }
 
 /// What a notification says: its texts, sound, badge, user info and grouping.
@@ -57,6 +85,12 @@ public struct NotificationContent: Sendable, Hashable {
         self.title = title
         self.subtitle = subtitle
         self.body = body
+    }
+
+    /// Only a badge: no title, subtitle, body, sound or attachment. Such a notification sets the
+    /// app's badge and is neither listed as delivered nor shown, as on iOS.
+    public var isBadgeOnly: Bool {
+        badge != nil && title.isEmpty && subtitle.isEmpty && body.isEmpty && sound == nil && attachments.isEmpty
     }
 }
 

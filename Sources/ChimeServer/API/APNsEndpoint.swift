@@ -133,9 +133,15 @@ struct APNsEndpoint {
         } catch {
             throw Failure(error.reason, error.status, error.message)
         }
-        let content = payload.content
+        var content = payload.content
         let silent = pushType == "background" || payload.isSilent
         let id = echo ?? UUID().uuidString.lowercased()
+        if !silent && payload.goesThroughServiceExtension {
+            // The app's service extension, when the app is connected; it has its time limit, and
+            // the push is answered once delivered, so a 200 still means committed.
+            let request = NotificationRequest(identifier: collapseID ?? id, content: content, trigger: .push)
+            content = await api.channels.runServiceExtension(app: topic, request: request) ?? content
+        }
         do {
             try await api.engine.deliverPush(content, identifier: collapseID ?? id, silent: silent, app: topic)
         } catch UNError.notificationsNotAllowed {

@@ -26,6 +26,8 @@ public final class ChimeAPI: HTTPHandler {
     let secureCookies: Bool
     /// Event frames encoded once for every stream that carries them.
     let frames = EventFeed.FrameCache()
+    /// What the service asks of connected apps (service extension, willPresent) and their answers.
+    let channels: AppChannels
     /// Every app's token hash: an app's request is authorized in O(1), off the engine's writer.
     let tokens = TokenIndex()
     private let tokensLoading = Mutex<Task<Void, any Error>?>(nil)
@@ -43,14 +45,17 @@ public final class ChimeAPI: HTTPHandler {
     /// - Parameters:
     ///   - ownerTokenHash: the SHA-256 (hex) of the owner token.
     ///   - secureCookies: mark the web center's session cookie `Secure` (set when serving HTTPS).
+    ///   - serviceExtensionTimeLimit: how long a connected app's notification service extension may
+    ///     take on a push (30 s, as on iOS).
     public init(engine: NotificationEngine, ownerTokenHash: String, metrics: Metrics, logger: ServerLogger = .silent,
-                secureCookies: Bool = false) {
+                secureCookies: Bool = false, serviceExtensionTimeLimit: TimeInterval = 30) {
         self.engine = engine
         self.ownerTokenHash = ownerTokenHash
         self.metrics = metrics
         self.logger = logger
         self.sessions = WebSessions(engine: engine)
         self.secureCookies = secureCookies
+        self.channels = AppChannels(engine: engine, serviceExtensionTimeLimit: serviceExtensionTimeLimit)
         let clock = engine.clock
         latenessSubscription = engine.subscribe(app: nil) { [metrics] event in
             guard let notification = event.delivery?.notification else { return }
@@ -325,9 +330,32 @@ public final class ChimeAPI: HTTPHandler {
             }
             return json(["acknowledged": .integer(id)], route: route)
         case .appEvents:
+            // A Chime app says what it does while connected: run its service extension, answer willPresent.
+            let serviceExtension = try Self.flag(request, "serviceExtension"), foreground = try Self.flag(request, "foreground")
             let response = try await openFeed(request, app: app, caller: caller, route: route)
             if case .app = caller, case .stream(let stream) = response.body { countAppStream(app, stream) }
+            if case .stream(let stream) = response.body {
+                channels.connect(app: app, stream: stream, client: request.queryValues("client").last,
+                                 serviceExtension: serviceExtension, foreground: foreground)
+            }
             return response
+        case .serviceExtensionContent(let id):
+            let content = try NotificationContent(json: try jsonBody(request), field: "")
+            try Validation.validate(content, field: "")
+            guard channels.answerServiceExtension(app: app, id: id, content: content) else {
+                throw APIError.notFound("no push \(id) waits for \(app)'s service extension (its time ran out, or it was answered)", field: "id")
+            }
+            return HTTPResponse(status: 204, route: route.template)
+        case .presentation(let identifier):
+            let object = try Fields(try jsonBody(request), accepted: ["options"])
+            guard let value = object["options"] else {
+                throw APIError.badRequest("invalidValue", "options is missing; give willPresent's answer, such as [\"banner\", \"sound\"]", field: "options")
+            }
+            let options = try UNNotificationPresentationOptions(json: value, field: "options")
+            guard channels.reportPresentation(app: app, identifier: identifier, options: options) else {
+                throw APIError(409, "notInFront", "\(app) has no event stream open with foreground=true; its willPresent answer is not asked for")
+            }
+            return HTTPResponse(status: 204, route: route.template)
         case .allEvents:
             return try await openFeed(request, app: nil, caller: caller, route: route)
         case .location:
@@ -587,6 +615,16 @@ public final class ChimeAPI: HTTPHandler {
             throw APIError(415, "unsupportedMediaType",
                            type.isEmpty ? "the body has no Content-Type; send it as application/json"
                                         : "Content-Type \(type) is not accepted here; send the body as application/json")
+        }
+    }
+
+    /// A boolean query argument: absent is `false`; `true`/`1` and `false`/`0` are accepted.
+    static func flag(_ request: HTTPRequest, _ name: String) throws -> Bool {
+        guard let value = request.queryValues(name).last else { return false }
+        switch value.lowercased() {
+        case "true", "1", "": return true
+        case "false", "0": return false
+        default: throw APIError.badRequest("invalidValue", "\(name) is \"\(value.prefix(40))\"; accepted: true, false", field: name)
         }
     }
 

@@ -1234,6 +1234,9 @@ enum OpenAPIDocument {
           "404": {
             "$ref": "#/components/responses/NotFound"
           },
+          "409": {
+            "$ref": "#/components/responses/Conflict"
+          },
           "413": {
             "$ref": "#/components/responses/PayloadTooLarge"
           },
@@ -1649,7 +1652,7 @@ enum OpenAPIDocument {
         "summary": "The app's events as server-sent events",
         "responses": {
           "200": {
-            "description": "Server-sent events: id: the event's sequence, event: its kind, data: an Event as JSON. Comment heartbeats every 15 s.",
+            "description": "Server-sent events: id: the event's sequence, event: its kind, data: an Event as JSON. Comment heartbeats every 15 s. A stream opened with serviceExtension=true also carries serviceExtension events (see the parameter).",
             "content": {
               "text/event-stream": {
                 "schema": {
@@ -1692,6 +1695,34 @@ enum OpenAPIDocument {
             "schema": {
               "type": "string",
               "pattern": "^[0-9]+$"
+            }
+          },
+          {
+            "name": "serviceExtension",
+            "in": "query",
+            "required": false,
+            "description": "A Chime app that runs a notification service extension: while this stream is open, pushes with mutable-content and an alert are sent to it as serviceExtension events ({\"id\", \"identifier\", \"content\", \"timeLimit\"}, without an id: line) and delivered with the content it posts to /v1/apps/{app}/service-extension/{id}, or the original after the time limit.",
+            "schema": {
+              "type": "boolean"
+            }
+          },
+          {
+            "name": "foreground",
+            "in": "query",
+            "required": false,
+            "description": "The app is in front: each delivery waits (up to 10 s) for its willPresent answer, posted to /v1/apps/{app}/notifications/{identifier}/presentation, before the service's surfaces show it; the badge is applied only when the answer includes badge.",
+            "schema": {
+              "type": "boolean"
+            }
+          },
+          {
+            "name": "client",
+            "in": "query",
+            "required": false,
+            "description": "The app process's name for its connections: a new stream with the same client replaces the older one's declarations (and ends it).",
+            "schema": {
+              "type": "string",
+              "maxLength": 64
             }
           }
         ],
@@ -2456,6 +2487,173 @@ enum OpenAPIDocument {
           }
         }
       }
+    },
+    "/v1/apps/{app}/service-extension/{id}": {
+      "parameters": [
+        {
+          "name": "app",
+          "in": "path",
+          "required": true,
+          "description": "The app's bundle identifier.",
+          "schema": {
+            "type": "string",
+            "pattern": "^[A-Za-z0-9._-]{1,255}$"
+          }
+        },
+        {
+          "name": "id",
+          "in": "path",
+          "required": true,
+          "description": "The id of the serviceExtension event.",
+          "schema": {
+            "type": "string"
+          }
+        }
+      ],
+      "post": {
+        "operationId": "serviceExtensionContent",
+        "summary": "The app's notification service extension hands over a push's content",
+        "description": "Answers a serviceExtension event of the app's event stream: the push is delivered with this content. Once the time limit has passed, or for an id that is not waiting, 404.",
+        "requestBody": {
+          "required": true,
+          "content": {
+            "application/json": {
+              "schema": {
+                "$ref": "#/components/schemas/Content"
+              }
+            }
+          }
+        },
+        "responses": {
+          "204": {
+            "description": "Taken: the push is delivered with it."
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
+          },
+          "404": {
+            "$ref": "#/components/responses/NotFound"
+          },
+          "414": {
+            "$ref": "#/components/responses/UriTooLong"
+          },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
+          },
+          "431": {
+            "$ref": "#/components/responses/HeaderTooLarge"
+          },
+          "501": {
+            "$ref": "#/components/responses/NotImplemented"
+          },
+          "503": {
+            "$ref": "#/components/responses/Unavailable"
+          }
+        },
+        "tags": [
+          "events"
+        ]
+      }
+    },
+    "/v1/apps/{app}/notifications/{identifier}/presentation": {
+      "parameters": [
+        {
+          "name": "app",
+          "in": "path",
+          "required": true,
+          "description": "The app's bundle identifier.",
+          "schema": {
+            "type": "string",
+            "pattern": "^[A-Za-z0-9._-]{1,255}$"
+          }
+        },
+        {
+          "name": "identifier",
+          "in": "path",
+          "required": true,
+          "schema": {
+            "type": "string"
+          }
+        }
+      ],
+      "post": {
+        "operationId": "reportPresentation",
+        "summary": "The app in front answers willPresent for a delivery",
+        "description": "For an app with an event stream open with foreground=true: how to show the notification it just received (Apple's presentation option names). The service's surfaces show it so, within the user's settings, and apply its badge only with badge.",
+        "requestBody": {
+          "required": true,
+          "content": {
+            "application/json": {
+              "schema": {
+                "type": "object",
+                "required": [
+                  "options"
+                ],
+                "additionalProperties": false,
+                "properties": {
+                  "options": {
+                    "type": "array",
+                    "items": {
+                      "type": "string",
+                      "enum": [
+                        "badge",
+                        "sound",
+                        "alert",
+                        "list",
+                        "banner"
+                      ]
+                    }
+                  }
+                }
+              }
+            }
+          }
+        },
+        "responses": {
+          "204": {
+            "description": "Taken."
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
+          },
+          "404": {
+            "$ref": "#/components/responses/NotFound"
+          },
+          "409": {
+            "$ref": "#/components/responses/Conflict"
+          },
+          "414": {
+            "$ref": "#/components/responses/UriTooLong"
+          },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
+          },
+          "431": {
+            "$ref": "#/components/responses/HeaderTooLarge"
+          },
+          "501": {
+            "$ref": "#/components/responses/NotImplemented"
+          },
+          "503": {
+            "$ref": "#/components/responses/Unavailable"
+          }
+        },
+        "tags": [
+          "events"
+        ]
+      }
     }
   },
   "components": {
@@ -2985,7 +3183,50 @@ enum OpenAPIDocument {
             "type": "string"
           },
           "type": {
-            "type": "string"
+            "type": "string",
+            "description": "The uniform type identifier (public.png, public.jpeg, public.mp3, public.mpeg-4, …)."
+          },
+          "thumbnailHidden": {
+            "type": "boolean",
+            "description": "Show the attachment without a thumbnail (UNNotificationAttachmentOptionsThumbnailHiddenKey)."
+          },
+          "thumbnailClippingRect": {
+            "type": "object",
+            "description": "The part of the image the thumbnail shows, in unit coordinates (UNNotificationAttachmentOptionsThumbnailClippingRectKey): x and y from 0, width and height above 0, x + width and y + height at most 1.",
+            "required": [
+              "x",
+              "y",
+              "width",
+              "height"
+            ],
+            "properties": {
+              "x": {
+                "type": "number",
+                "minimum": 0,
+                "maximum": 1
+              },
+              "y": {
+                "type": "number",
+                "minimum": 0,
+                "maximum": 1
+              },
+              "width": {
+                "type": "number",
+                "exclusiveMinimum": 0,
+                "maximum": 1
+              },
+              "height": {
+                "type": "number",
+                "exclusiveMinimum": 0,
+                "maximum": 1
+              }
+            },
+            "additionalProperties": false
+          },
+          "thumbnailTime": {
+            "type": "number",
+            "minimum": 0,
+            "description": "Which frame the thumbnail shows: seconds into a video, or the frame number of an animated image (UNNotificationAttachmentOptionsThumbnailTimeKey)."
           }
         },
         "additionalProperties": false
@@ -4051,6 +4292,96 @@ enum OpenAPIDocument {
             "$ref": "#/components/schemas/LaunchCommand"
           }
         }
+      },
+      "Content": {
+        "type": "object",
+        "description": "A notification's content fields (as in NewRequest, without identifier and trigger).",
+        "properties": {
+          "title": {
+            "type": "string"
+          },
+          "subtitle": {
+            "type": "string"
+          },
+          "body": {
+            "type": "string"
+          },
+          "badge": {
+            "type": [
+              "integer",
+              "null"
+            ],
+            "minimum": 0
+          },
+          "sound": {
+            "oneOf": [
+              {
+                "type": "null"
+              },
+              {
+                "$ref": "#/components/schemas/Sound"
+              }
+            ]
+          },
+          "launchImageName": {
+            "type": "string"
+          },
+          "userInfo": {
+            "type": "object",
+            "description": "Any JSON object; {\"$data\": base64} holds bytes, {\"$date\": ISO 8601} a date. null values are rejected.",
+            "additionalProperties": {
+              "not": {
+                "type": "null"
+              }
+            }
+          },
+          "attachments": {
+            "type": "array",
+            "items": {
+              "$ref": "#/components/schemas/Attachment"
+            }
+          },
+          "categoryIdentifier": {
+            "type": "string"
+          },
+          "threadIdentifier": {
+            "type": "string"
+          },
+          "targetContentIdentifier": {
+            "type": [
+              "string",
+              "null"
+            ]
+          },
+          "summaryArgument": {
+            "type": "string"
+          },
+          "summaryArgumentCount": {
+            "type": "integer",
+            "minimum": 0
+          },
+          "interruptionLevel": {
+            "type": "string",
+            "enum": [
+              "passive",
+              "active",
+              "timeSensitive",
+              "critical"
+            ]
+          },
+          "relevanceScore": {
+            "type": "number",
+            "minimum": 0,
+            "maximum": 1
+          },
+          "filterCriteria": {
+            "type": [
+              "string",
+              "null"
+            ]
+          }
+        },
+        "additionalProperties": false
       }
     },
     "responses": {

@@ -21,6 +21,9 @@ struct Route: Sendable {
         case outbox
         case acknowledge(id: String)
         case appEvents, allEvents
+        /// A connected app's answers: its service extension's content, its `willPresent` answer.
+        case serviceExtensionContent(id: String)
+        case presentation(identifier: String)
         case location
         case deviceToken
         case updateSettings
@@ -121,6 +124,10 @@ struct Route: Sendable {
             return pick(base + "/authorization/answer", ["POST": .answerAuthorization], app: app)
         case 3 where tail[0] == "notifications" && tail[2] == "responses" && !tail[1].isEmpty:
             return pick(base + "/notifications/{identifier}/responses", ["POST": .respond(identifier: tail[1])], app: app)
+        case 2 where tail[0] == "service-extension" && !tail[1].isEmpty:
+            return pick(base + "/service-extension/{id}", ["POST": .serviceExtensionContent(id: tail[1])], app: app)
+        case 3 where tail[0] == "notifications" && tail[2] == "presentation" && !tail[1].isEmpty:
+            return pick(base + "/notifications/{identifier}/presentation", ["POST": .presentation(identifier: tail[1])], app: app)
         case 3 where tail[0] == "responses" && tail[2] == "ack" && !tail[1].isEmpty:
             return pick(base + "/responses/{id}/ack", ["POST": .acknowledge(id: tail[1])], app: app)
         default: break

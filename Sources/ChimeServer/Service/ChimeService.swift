@@ -75,6 +75,9 @@ public enum ChimeService {
         /// What opens the web center's reply field for a desktop text-input action (`xdg-open`,
         /// `$BROWSER`); `nil` finds one when a desktop session is there.
         public var browser: String?
+        /// How long a connected app's notification service extension may work on a push (30 s, as
+        /// on iOS); the push then gets the extension's best attempt, or its original content.
+        public var serviceExtensionTimeLimit: TimeInterval = 30
 
         public init(dataDirectory: String = ChimeService.defaultDataDirectory(), listen: ListenAddress = .default,
                     tlsCertificatePath: String? = nil, tlsKeyPath: String? = nil, autoAllow: Bool = false,

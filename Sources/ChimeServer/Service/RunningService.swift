@@ -82,7 +82,7 @@ public final class RunningService: Sendable {
                                         configuration: engineConfiguration)
         let metrics = Metrics()
         let api = ChimeAPI(engine: engine, ownerTokenHash: Tokens.hash(ownerToken), metrics: metrics, logger: logger,
-                           secureCookies: tls != nil)
+                           secureCookies: tls != nil, serviceExtensionTimeLimit: configuration.serviceExtensionTimeLimit)
         let serverConfiguration = HTTPServer.Configuration(
             listen: configuration.listen, tls: tls, connectionLimit: configuration.connectionLimit,
             connectionLimitPerAddress: configuration.connectionLimitPerAddress, connectionTimeout: configuration.connectionTimeout,

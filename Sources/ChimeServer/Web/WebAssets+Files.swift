@@ -1008,6 +1008,7 @@ code {
     drafts: new Map(),
     busy: new Map(), // notification key → label being sent
     sent: new Map(), // notification key → label answered (shown briefly)
+    arrived: new Map(), // notification key → when its delivered event came (a count), until a list read covers it
     errors: new Map(), // notification key → message
     appBusy: new Set(), // "bundle|what" being changed
     openApps: new Map(), // bundle → open (the user's choice; otherwise open when few apps or asking)
@@ -1516,9 +1517,13 @@ code {
     }
   }
 
+  /** Delivered events taken so far (orders them against list reads in flight). */
+  let deliveredEvents = 0;
+
   /** Puts a delivery from the event stream into the state; returns whether the pending list needs a read. */
   function applyDelivery(app, data) {
     const item = data.notification;
+    state.arrived.set(nkey(app, item), ++deliveredEvents);
     const others = (state.delivered.get(app) || []).filter((n) => n.identifier !== item.identifier);
     state.delivered.set(app, [item, ...others].sort((a, b) => Date.parse(b.date) - Date.parse(a.date)));
     if (data.category && typeof data.category.identifier === "string") {
@@ -1620,7 +1625,8 @@ code {
       }));
     }
     if (what.notifications) {
-      jobs.push(apiList(`${base}/notifications`).then((list) => state.delivered.set(app, mergeDelivered(app, list))));
+      const since = deliveredEvents;
+      jobs.push(apiList(`${base}/notifications`).then((list) => state.delivered.set(app, mergeDelivered(app, list, since))));
     }
     if (what.pending) jobs.push(apiList(`${base}/requests`).then((list) => state.pending.set(app, list)));
     const results = await Promise.allSettled(jobs);
@@ -1638,12 +1644,20 @@ code {
   }
 
   /** The server's list, plus notifications just answered here that stay visible a moment. */
-  function mergeDelivered(app, list) {
+  /**
+   * The list read from the service, plus what it cannot know yet: notifications being answered, and
+   * those whose delivered event came after the read was sent (the answer is older than them).
+   */
+  function mergeDelivered(app, list, since) {
     const keys = new Set(list.map((n) => nkey(app, n)));
     const kept = (state.delivered.get(app) || []).filter((n) => {
       const key = nkey(app, n);
-      return !keys.has(key) && (state.sent.has(key) || state.busy.has(key));
+      if (keys.has(key)) return false;
+      const arrived = state.arrived.get(key);
+      if (arrived !== undefined && arrived <= since) state.arrived.delete(key);
+      return state.sent.has(key) || state.busy.has(key) || (arrived !== undefined && arrived > since);
     });
+    for (const key of keys) if ((state.arrived.get(key) ?? Infinity) <= since) state.arrived.delete(key);
     if (kept.length === 0) return list;
     return list.concat(kept).sort((a, b) => Date.parse(b.date) - Date.parse(a.date));
   }

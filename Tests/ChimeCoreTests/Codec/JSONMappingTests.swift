@@ -68,7 +68,10 @@ struct JSONMappingTests {
             "list": .array([.integer(-4), .double(1.5), .bool(false), .dictionary(["k": .string("v")])]),
             "big": .integer(Int64.max),
         ]
-        content.attachments = [NotificationAttachment(identifier: "img", url: URL(fileURLWithPath: "/tmp/a.png"), type: "public.png")]
+        content.attachments = [NotificationAttachment(identifier: "img", url: URL(fileURLWithPath: "/tmp/a.png"), type: "public.png"),
+                               NotificationAttachment(identifier: "clip", url: URL(fileURLWithPath: "/tmp/b.mov"), type: "com.apple.quicktime-movie",
+                                                      thumbnailHidden: true, thumbnailClippingRect: .init(x: 0, y: 0.25, width: 1, height: 0.5),
+                                                      thumbnailTime: 3)]
         content.categoryIdentifier = "cat"
         content.threadIdentifier = "thread"
         content.targetContentIdentifier = "target"

@@ -161,6 +161,68 @@ struct NotificationHubTests {
     }
 }
 
+extension NotificationHubTests {
+    @Test("in front, a delivery's badge waits for the presenter: applied with .badge in the answer, not without", arguments: [
+        (UNNotificationPresentationOptions.banner, 0), ([.banner, .badge], 5), ([], 0),
+    ] as [(UNNotificationPresentationOptions, Int)])
+    func foregroundBadge(answer: UNNotificationPresentationOptions, badge: Int) async throws {
+        let engine = try await Self.engine()
+        let surface = RecordingSurface()
+        engine.attach(surface, app: Self.app)
+        engine.hub.setPresenter(app: Self.app) { deliveries in deliveries.map { _ in answer } }
+        let events = Recorder<EngineEvent>()
+        let token = engine.subscribe(app: Self.app) { events.append($0) }
+        defer { engine.unsubscribe(token) }
+        try await engine.add([Self.now("b", badge: 5)], app: Self.app)
+        #expect(events.values.compactMap(\.delivery).first?.badge == nil, "not applied in the delivering transaction")
+        #expect(events.values.compactMap(\.delivery).first?.pendingBadge == 5)
+        await engine.hub.settle()
+        await engine.barrier()
+        #expect(try await engine.app(Self.app).badge == badge)
+        #expect(try await engine.delivered(app: Self.app).map(\.request.identifier) == ["b"], "listed either way")
+    }
+
+    @Test("a badge that waited for an app no longer in front is applied as in the background")
+    func presenterGone() async throws {
+        let engine = try await Self.engine()
+        let gate = Gate()
+        engine.hub.setPresenter(app: Self.app) { deliveries in
+            await gate.wait()
+            return deliveries.map { _ in nil }
+        }
+        try await engine.add([Self.now("b", badge: 2)], app: Self.app)
+        gate.open()
+        await engine.hub.settle()
+        await engine.barrier()
+        #expect(try await engine.app(Self.app).badge == 2, "a presenter without an answer: not in front")
+    }
+
+    @Test("a badge-only request sets the badge, in front too, and is neither listed nor shown")
+    func badgeOnly() async throws {
+        let engine = try await Self.engine()
+        let surface = RecordingSurface()
+        engine.attach(surface, app: Self.app)
+        let asked = Recorder<String>()
+        engine.hub.setPresenter(app: Self.app) { deliveries in
+            for delivery in deliveries { asked.append(delivery.notification.request.identifier) }
+            return deliveries.map { _ in [.banner] }
+        }
+        var content = NotificationContent()
+        content.badge = 7
+        let events = Recorder<EngineEvent>()
+        let token = engine.subscribe(app: nil) { events.append($0) }
+        defer { engine.unsubscribe(token) }
+        try await engine.add([NotificationRequest(identifier: "count", content: content, trigger: nil)], app: Self.app)
+        _ = try await engine.deliverPush(content, identifier: "pushed", silent: false, app: Self.app)
+        await engine.hub.settle()
+        #expect(try await engine.app(Self.app).badge == 7)
+        #expect(try await engine.delivered(app: Self.app).isEmpty)
+        #expect(surface.shown.isEmpty && asked.values.isEmpty)
+        #expect(!events.values.contains { $0.kind == .delivered })
+        #expect(events.values.contains { $0.payload == .app(.updated) }, "a refresh hint: the badge changed")
+    }
+}
+
 /// A surface that records what it shows and withdraws; optionally stuck on a gate.
 final class RecordingSurface: NotificationSurface {
     private let state = Mutex<(shown: [String], withdrawn: [String], presentations: [String: UNNotificationPresentationOptions])>(([], [], [:]))

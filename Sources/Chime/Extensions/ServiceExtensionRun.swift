@@ -1,0 +1,138 @@
+import ChimeCore
+import Foundation
+
+/// One run of an app's notification service extension on one notification: makes the instance,
+/// calls `didReceive` on the extension's queue, and settles on the content to deliver — the first
+/// content handed to the handler, or, when the time limit passes first, what the handler got before
+/// `serviceExtensionTimeWillExpire()` returned, else the original content.
+///
+/// The time limit runs on the center's clock: real time for an app, virtual time under the
+/// simulator (the run wakes when the simulator's clock passes ``deadline``).
+///
+/// `@unchecked Sendable`: the answer is guarded by `lock`; the extension instance is touched only
+/// on `queue`.
+package final class ServiceExtensionRun: @unchecked Sendable {
+    /// When the extension's time runs out.
+    package let deadline: Date
+    /// The notification as it arrived.
+    package let original: NotificationRequest
+
+    private let queue = DispatchQueue(label: "chime.service-extension")
+    private let lock = NSLock()
+    private var answer: UNNotificationContent?
+    private var closed = false
+    private var timeUp = false
+    private var waiter: CheckedContinuation<Void, Never>?
+    private var returned = false
+    private var returnWaiters: [CheckedContinuation<Void, Never>] = []
+    private var outcome: Task<NotificationContent, Never>?
+
+    /// Starts the extension at once.
+    package init(extension type: UNNotificationServiceExtension.Type, request: NotificationRequest, timeLimit: TimeInterval,
+                 clock: any NotificationClock, center: UNUserNotificationCenter) {
+        original = request
+        deadline = clock.now.addingTimeInterval(timeLimit)
+        let box = InstanceBox()
+        let shown = UNNotificationRequest(value: request)
+        queue.async { [self] in
+            UNUserNotificationCenter.$scoped.withValue(center) {
+                box.instance = type.init()
+                box.instance?.didReceive(shown) { [self] content in take(content) }
+            }
+            let waiters = lock.withLock { () -> [CheckedContinuation<Void, Never>] in
+                returned = true
+                defer { returnWaiters.removeAll() }
+                return returnWaiters
+            }
+            for waiter in waiters { waiter.resume() }
+        }
+        outcome = Task { [self] in
+            let timer = Task { [self] in
+                try? await clock.sleep(until: deadline)
+                wake()
+            }
+            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                let done = lock.withLock { () -> Bool in
+                    if answer != nil || timeUp { return true }
+                    waiter = continuation
+                    return false
+                }
+                if done { continuation.resume() }
+            }
+            timer.cancel()
+            if lock.withLock({ answer == nil }) {
+                // Out of time: the extension's last chance to hand over its best attempt.
+                await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                    queue.async {
+                        UNUserNotificationCenter.$scoped.withValue(center) { box.instance?.serviceExtensionTimeWillExpire() }
+                        continuation.resume()
+                    }
+                }
+            }
+            let final = lock.withLock { () -> UNNotificationContent? in
+                closed = true
+                return answer
+            }
+            // Let the instance go on its own queue, where it lived.
+            queue.async { box.instance = nil }
+            return Self.deliverable(final, original: request.content, identifier: request.identifier)
+        }
+    }
+
+    /// The content to deliver, once the extension answered or its time ran out.
+    package func content() async -> NotificationContent {
+        await outcome?.value ?? original.content
+    }
+
+    /// Returns once `didReceive` has returned (the extension may still answer later).
+    package func didReceiveReturned() async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let done = lock.withLock { () -> Bool in
+                if returned { return true }
+                returnWaiters.append(continuation)
+                return false
+            }
+            if done { continuation.resume() }
+        }
+    }
+
+    /// The content handler: the first call counts, later ones and calls after the run closed do not.
+    private func take(_ content: UNNotificationContent) {
+        let waiter = lock.withLock { () -> CheckedContinuation<Void, Never>? in
+            guard answer == nil, !closed else { return nil }
+            // A copy: the extension may go on changing its mutable content after handing it over.
+            answer = content.copy() as? UNNotificationContent
+            defer { self.waiter = nil }
+            return self.waiter
+        }
+        waiter?.resume()
+    }
+
+    private func wake() {
+        let waiter = lock.withLock { () -> CheckedContinuation<Void, Never>? in
+            timeUp = true
+            defer { self.waiter = nil }
+            return self.waiter
+        }
+        waiter?.resume()
+    }
+
+    /// The extension's content as the engine takes it; the original when it cannot be delivered
+    /// (`userInfo` that is not a property list, a field out of range), with a message saying why.
+    private static func deliverable(_ content: UNNotificationContent?, original: NotificationContent, identifier: String) -> NotificationContent {
+        guard let content else { return original }
+        do {
+            let value = try content.coreValue()
+            try Validation.validate(value)
+            return value
+        } catch {
+            UNUserNotificationCenter.report("the notification service extension's content for \"\(identifier)\" (delivered as it arrived)", error)
+            return original
+        }
+    }
+}
+
+/// The extension instance. `@unchecked Sendable`: read and written on the run's queue only.
+private final class InstanceBox: @unchecked Sendable {
+    var instance: UNNotificationServiceExtension?
+}
