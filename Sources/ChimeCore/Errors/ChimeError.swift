@@ -38,6 +38,9 @@ public struct ChimeError: Error, Hashable, Sendable, CustomNSError, CustomString
         public static let storeTooNew = Code(rawValue: "storeTooNew")
         /// The file is not a Chime store, or is corrupt.
         public static let notAStore = Code(rawValue: "notAStore")
+        /// Another process sharing the store changed the same records in the meantime (a shared
+        /// store's write conflict or deadlock); the engine runs the transaction again.
+        public static let storeConflict = Code(rawValue: "storeConflict")
         /// The engine was shut down.
         public static let shutDown = Code(rawValue: "shutDown")
         /// The Chime service (`chime serve`) could not be reached, or failed.

@@ -1,0 +1,640 @@
+import ChimeCore
+import Foundation
+import Synchronization
+
+/// The shared durable store: PostgreSQL, for several `chime serve` nodes on one database.
+///
+/// ```swift
+/// let store = try PostgresStore(url: "postgresql://chime@db.internal:5432/chime?sslmode=require")
+/// try store.transaction { try store.putPending(pending, app: "com.example.app") }
+/// ```
+///
+/// Like every ``NotificationStore`` it is used from one queue at a time (the engine's writer), with
+/// one connection and its prepared statements; the feed (``startFeed(_:)``) has a connection of its
+/// own. Opening migrates the schema (``PostgresSchema``) or refuses a newer one untouched.
+///
+/// What makes it safe to share (see ``SharedNotificationStore``):
+/// - `due(before:limit:)` is `SELECT … FOR UPDATE SKIP LOCKED`: a due request is claimed by one
+///   transaction, delivered and removed (or moved on) in it; if the node dies, the transaction rolls
+///   back and another node claims it.
+/// - App records carry a version; a write compares it with the version this transaction read
+///   (compare-and-set), and a read that finds a different version than an earlier read in the same
+///   transaction fails too. Either is ``ChimeError/Code/storeConflict``, and the engine retries.
+/// - Event numbers are given at commit from one counter row (`chime_meta.event_seq`), updated as
+///   the transaction's last write: the row lock orders committers, so numbers follow commit order
+///   and a reader never sees number *n* before every number below it.
+/// - Every commit that changed something others cache or wait for sends a `NOTIFY` on the
+///   channel `chime_<schema>`: events appended, apps, categories and pending requests changed,
+///   the earliest new fire date, device state.
+public final class PostgresStore: SharedNotificationStore {
+    /// `user@host:port/database`, for messages (never the password).
+    public let described: String
+    /// This store's identity in notifications (random, per process).
+    public let node: String
+    let url: String
+    /// The notification channel: one per schema, so clusters in other schemas do not hear this one.
+    let channel: String
+    private let connection: PostgresConnection
+    private var depth = 0
+    /// Events of the open transaction, numbered at commit.
+    private var buffered: [(app: String, kind: String, body: [UInt8])] = []
+    /// The number given to the last event of the last commit.
+    private var lastEventSequence: Int64 = 0
+    /// What the open transaction changed, for the commit's notification.
+    private var changes = PostgresChanges()
+    /// App record versions this transaction read or wrote (`nil`: read, and there was none).
+    private var versions: [String: Int64?] = [:]
+    private let feed = Mutex<PostgresChangeFeed?>(nil)
+
+    /// Connects to the database at `url` and brings its schema up to date.
+    ///
+    /// - Parameter url: a libpq connection URI, `postgresql://USER@HOST:PORT/DB`, with libpq's
+    ///   parameters (`sslmode`, `connect_timeout`, `options`, …) in its query, or a `key=value`
+    ///   string. libpq's environment variables (`PGPASSWORD`, …) and `~/.pgpass` apply.
+    /// - Throws: ``ChimeError`` `storeFailure` (cannot connect, an upgrade failed), `storeTooNew`
+    ///   (the database was written by a newer Chime), `notAStore`.
+    public init(url: String) throws {
+        self.url = url
+        connection = try PostgresConnection(url: url)
+        described = connection.described
+        node = String(UInt64.random(in: 1...UInt64.max), radix: 36)
+        try PostgresSchema.current.migrate(connection)
+        let schema = try connection.query("SELECT coalesce(current_schema()::text, 'public')").string(0, 0)
+        channel = "chime_" + schema
+    }
+
+    deinit { close() }
+
+    /// Stops the feed and closes the connection; any later call throws `storeFailure`.
+    public func close() {
+        stopFeed()
+        connection.close()
+    }
+
+    // MARK: Transactions
+
+    public func transaction<T>(_ body: () throws -> T) throws -> T {
+        if depth > 0 {
+            depth += 1
+            defer { depth -= 1 }
+            return try body()
+        }
+        if !connection.isOK { try connection.reset() }
+        try connection.execute("BEGIN")
+        depth = 1
+        do {
+            let result = try body()
+            try flush()
+            do {
+                try connection.execute("COMMIT")
+            } catch let error as ChimeError {
+                throw ChimeError(error.code, "committing to the Chime database failed: \(error.message)")
+            }
+            depth = 0
+            endTransaction()
+            return result
+        } catch {
+            depth = 0
+            endTransaction()
+            if connection.isOK { try? connection.execute("ROLLBACK") }
+            throw error
+        }
+    }
+
+    private func endTransaction() {
+        buffered.removeAll()
+        changes = PostgresChanges()
+        versions.removeAll()
+    }
+
+    /// The commit's last writes: the events, numbered from the counter row, and the notification.
+    private func flush() throws {
+        if !buffered.isEmpty {
+            let count = Int64(buffered.count)
+            let result = try connection.query("""
+                WITH counter AS (UPDATE chime_meta SET value = value + $1 WHERE key = 'event_seq' RETURNING value),
+                inserted AS (
+                  INSERT INTO chime_events (seq, app, kind, node, body)
+                  SELECT (SELECT value FROM counter) - $1 + u.ord, u.app, u.kind, $2, u.body
+                  FROM unnest($3::text[], $4::text[], $5::bytea[]) WITH ORDINALITY AS u(app, kind, body, ord)
+                  RETURNING 1)
+                SELECT value, (SELECT count(*) FROM inserted) FROM counter
+                """, [.int8(count), .text(node), .texts(buffered.map(\.app)), .texts(buffered.map(\.kind)),
+                      .byteas(buffered.map(\.body))])
+            lastEventSequence = result.int64(0, 0)
+            changes.events = true
+        }
+        for payload in changes.payloads(node: node) {
+            try connection.query("SELECT pg_notify($1, $2)", [.text(channel), .text(payload)])
+        }
+    }
+
+    /// Runs `body` in a transaction unless one is open (writes outside one commit on their own).
+    private func write<T>(_ body: () throws -> T) throws -> T {
+        depth > 0 ? try body() : try transaction(body)
+    }
+
+    private static func date(_ seconds: Double) -> Date { Date(timeIntervalSince1970: seconds) }
+
+    // MARK: Apps
+
+    /// Remembers the version read, and refuses a version that differs from an earlier read in the
+    /// same transaction (another node committed in between: the transaction's view is mixed).
+    private func saw(_ app: String, version: Int64?) throws {
+        guard depth > 0 else { return }
+        if let known = versions[app], known != version {
+            versions[app] = nil
+            throw ChimeError(.storeConflict, "the app \(app) was changed by another node during this transaction")
+        }
+        versions[app] = .some(version)
+    }
+
+    public func app(_ bundleIdentifier: String) throws -> AppRecord? {
+        let rows = try connection.query("SELECT version, record FROM chime_apps WHERE bundle_id = $1", [.text(bundleIdentifier)])
+        guard rows.count > 0 else {
+            try saw(bundleIdentifier, version: nil)
+            return nil
+        }
+        try saw(bundleIdentifier, version: rows.int64(0, 0))
+        return try RecordCodec.decodeApp(rows.bytes(0, 1))
+    }
+
+    public func apps() throws -> [AppRecord] {
+        let rows = try connection.query("SELECT version, record, bundle_id FROM chime_apps")
+        var result: [AppRecord] = []
+        for row in 0..<rows.count {
+            try saw(rows.string(row, 2), version: rows.int64(row, 0))
+            result.append(try RecordCodec.decodeApp(rows.bytes(row, 1)))
+        }
+        return result.sorted { $0.bundleIdentifier < $1.bundleIdentifier }
+    }
+
+    public func putApp(_ record: AppRecord) throws {
+        try write {
+            let app = record.bundleIdentifier
+            let body = PostgresValue.bytea(RecordCodec.encode(record))
+            let rows: PostgresResult
+            switch versions[app] {
+            case .some(.some(let version)):
+                rows = try connection.query("""
+                    UPDATE chime_apps SET record = $2, version = version + 1 WHERE bundle_id = $1 AND version = $3 RETURNING version
+                    """, [.text(app), body, .int8(version)])
+            case .some(.none):
+                rows = try connection.query("""
+                    INSERT INTO chime_apps (bundle_id, version, record) VALUES ($1, 1, $2) ON CONFLICT (bundle_id) DO NOTHING RETURNING version
+                    """, [.text(app), body])
+            case .none:
+                // Not read in this transaction: a plain replacement.
+                rows = try connection.query("""
+                    INSERT INTO chime_apps (bundle_id, version, record) VALUES ($1, 1, $2)
+                    ON CONFLICT (bundle_id) DO UPDATE SET record = excluded.record, version = chime_apps.version + 1 RETURNING version
+                    """, [.text(app), body])
+            }
+            guard rows.count == 1 else {
+                versions[app] = nil
+                throw ChimeError(.storeConflict, "the app \(app) was changed by another node since this transaction read it")
+            }
+            versions[app] = .some(rows.int64(0, 0))
+            changes.apps.insert(app)
+        }
+    }
+
+    public func removeApp(_ bundleIdentifier: String) throws {
+        try write {
+            // Pending first: a node firing the app's requests holds them, and this waits for it
+            // before touching what that node writes next (its delivered list, the app record).
+            for table in ["chime_pending", "chime_delivered", "chime_responses", "chime_events", "chime_categories"] {
+                try connection.query("DELETE FROM \(table) WHERE app = $1", [.text(bundleIdentifier)])
+            }
+            try connection.query("DELETE FROM chime_apps WHERE bundle_id = $1", [.text(bundleIdentifier)])
+            buffered.removeAll { $0.app == bundleIdentifier }
+            versions[bundleIdentifier] = .some(nil)
+            changes.removed.insert(bundleIdentifier)
+        }
+    }
+
+    // MARK: Categories
+
+    public func categories(app: String) throws -> [NotificationCategory] {
+        let rows = try connection.query("SELECT body FROM chime_categories WHERE app = $1", [.text(app)])
+        return rows.count == 0 ? [] : try RecordCodec.decodeCategories(rows.bytes(0, 0))
+    }
+
+    public func setCategories(_ categories: [NotificationCategory], app: String) throws {
+        try write {
+            try connection.query("""
+                INSERT INTO chime_categories (app, body) VALUES ($1, $2) ON CONFLICT (app) DO UPDATE SET body = excluded.body
+                """, [.text(app), .bytea(RecordCodec.encode(categories))])
+            changes.categories.insert(app)
+        }
+    }
+
+    // MARK: Pending
+
+    private static let pendingColumns = "app, seq, next_fire, anchor, inside, request"
+
+    private func pendingRows(_ rows: PostgresResult) throws -> [(app: String, pending: PendingRequest)] {
+        var result: [(app: String, pending: PendingRequest)] = []
+        result.reserveCapacity(rows.count)
+        for row in 0..<rows.count {
+            let request = try RecordCodec.decodeRequest(rows.bytes(row, 5))
+            let pending = PendingRequest(request: request, nextFireDate: rows.optionalDouble(row, 2).map(Self.date),
+                                         anchor: Self.date(rows.double(row, 3)), inside: rows.optionalBool(row, 4),
+                                         sequence: rows.int64(row, 1))
+            result.append((rows.string(row, 0), pending))
+        }
+        return result
+    }
+
+    public func putPending(_ record: PendingRequest, app: String) throws {
+        try putPending([record], app: app)
+    }
+
+    public func putPending(_ records: [PendingRequest], app: String) throws {
+        guard !records.isEmpty else { return }
+        // One row per identifier, as the last record for it says, at the place of its first; the
+        // sequence is the last one a record gave, else the stored one, else a new one.
+        var order: [String] = []
+        var latest: [String: (record: PendingRequest, sequence: Int64)] = [:]
+        for record in records {
+            let identifier = record.request.identifier
+            if let known = latest[identifier] {
+                latest[identifier] = (record, record.sequence != 0 ? record.sequence : known.sequence)
+            } else {
+                order.append(identifier)
+                latest[identifier] = (record, record.sequence)
+            }
+        }
+        let rows = order.map { latest[$0]! }
+        try write {
+            // All rows in one statement, as binary arrays. A new sequence is drawn only for an
+            // identifier that is not stored yet (in order), so sequences stay dense.
+            try connection.query("""
+                INSERT INTO chime_pending AS p (app, identifier, seq, next_fire, kind, floating, anchor, inside, request)
+                SELECT $1, u.identifier,
+                       CASE WHEN u.seq <> 0 THEN u.seq
+                            ELSE coalesce((SELECT e.seq FROM chime_pending e WHERE e.app = $1 AND e.identifier = u.identifier),
+                                          nextval('chime_item_seq')) END,
+                       u.next_fire, u.kind, u.floating, u.anchor, u.inside, u.request
+                FROM (SELECT * FROM unnest($2::text[], $3::int8[], $4::float8[], $5::int8[], $6::bool[], $7::float8[], $8::bool[], $9::bytea[])
+                      WITH ORDINALITY AS t(identifier, seq, next_fire, kind, floating, anchor, inside, request, ord)
+                      ORDER BY ord) u
+                ON CONFLICT (app, identifier) DO UPDATE SET
+                  seq = excluded.seq, next_fire = excluded.next_fire, kind = excluded.kind, floating = excluded.floating,
+                  anchor = excluded.anchor, inside = excluded.inside, request = excluded.request
+                """, [
+                    .text(app), .texts(rows.map(\.record.request.identifier)), .int8s(rows.map(\.sequence)),
+                    .float8s(rows.map { $0.record.nextFireDate?.timeIntervalSince1970 }),
+                    .int8s(rows.map { PendingRequest.storedKind($0.record.request.trigger) }),
+                    .bools(rows.map { $0.record.request.trigger?.isFloating == true }),
+                    .float8s(rows.map { $0.record.anchor.timeIntervalSince1970 }),
+                    .bools(rows.map(\.record.inside)),
+                    .byteas(rows.map { RecordCodec.encode($0.record.request) }),
+                ])
+            changes.pending.insert(app)
+            if let earliest = rows.compactMap({ $0.record.nextFireDate?.timeIntervalSince1970 }).min() {
+                changes.earliest = min(changes.earliest ?? earliest, earliest)
+            }
+        }
+    }
+
+    public func pending(app: String) throws -> [PendingRequest] {
+        try pendingRows(try connection.query("SELECT \(Self.pendingColumns) FROM chime_pending WHERE app = $1 ORDER BY seq", [.text(app)]))
+            .map(\.pending)
+    }
+
+    public func pending(app: String, identifier: String) throws -> PendingRequest? {
+        try pendingRows(try connection.query("SELECT \(Self.pendingColumns) FROM chime_pending WHERE app = $1 AND identifier = $2",
+                                             [.text(app), .text(identifier)])).first?.pending
+    }
+
+    /// Deletes by identifier; returns those that existed, in the order asked, each once.
+    private func remove(from table: String, app: String, identifiers: [String]) throws -> [String] {
+        guard !identifiers.isEmpty else { return [] }
+        return try write {
+            let rows = try connection.query("DELETE FROM \(table) WHERE app = $1 AND identifier = ANY($2::text[]) RETURNING identifier",
+                                            [.text(app), .texts(identifiers)])
+            if rows.count > 0 && table == "chime_pending" { changes.pending.insert(app) }
+            var found = Set((0..<rows.count).map { rows.string($0, 0) })
+            return identifiers.filter { found.remove($0) != nil }
+        }
+    }
+
+    public func removePending(app: String, identifiers: [String]) throws -> [String] {
+        try remove(from: "chime_pending", app: app, identifiers: identifiers)
+    }
+
+    public func removeAllPending(app: String) throws -> [String] {
+        try write {
+            let rows = try connection.query("DELETE FROM chime_pending WHERE app = $1 RETURNING identifier, seq", [.text(app)])
+            if rows.count > 0 { changes.pending.insert(app) }
+            return (0..<rows.count).map { (rows.int64($0, 1), rows.string($0, 0)) }.sorted { $0.0 < $1.0 }.map(\.1)
+        }
+    }
+
+    public func due(before date: Date, limit: Int) throws -> [(app: String, pending: PendingRequest)] {
+        guard limit > 0 else { return [] }
+        // The claim: locked until the transaction ends, and what another node holds is skipped.
+        return try pendingRows(try connection.query("""
+            SELECT \(Self.pendingColumns) FROM chime_pending
+            WHERE next_fire IS NOT NULL AND next_fire <= $1 ORDER BY next_fire, seq LIMIT $2
+            FOR UPDATE SKIP LOCKED
+            """, [.float8(date.timeIntervalSince1970), .int8(Int64(limit))]))
+    }
+
+    public func nextUnclaimedFireDate() throws -> Date? {
+        let rows = try connection.query("""
+            SELECT next_fire FROM chime_pending WHERE next_fire IS NOT NULL ORDER BY next_fire, seq LIMIT 1
+            FOR KEY SHARE SKIP LOCKED
+            """)
+        return rows.count == 0 ? nil : Self.date(rows.double(0, 0))
+    }
+
+    public func soonest(limit: Int) throws -> [(app: String, identifier: String, date: Date, sequence: Int64)] {
+        let rows = try connection.query("""
+            SELECT app, identifier, next_fire, seq FROM chime_pending WHERE next_fire IS NOT NULL ORDER BY next_fire, seq LIMIT $1
+            """, [.int8(Int64(max(limit, 0)))])
+        return (0..<rows.count).map { (rows.string($0, 0), rows.string($0, 1), Self.date(rows.double($0, 2)), rows.int64($0, 3)) }
+    }
+
+    public func locationPending() throws -> [(app: String, pending: PendingRequest)] {
+        try pendingRows(try connection.query("SELECT \(Self.pendingColumns) FROM chime_pending WHERE kind = 3 ORDER BY seq"))
+    }
+
+    public func floatingPending() throws -> [(app: String, pending: PendingRequest)] {
+        try pendingRows(try connection.query("SELECT \(Self.pendingColumns) FROM chime_pending WHERE floating ORDER BY seq"))
+    }
+
+    public func pendingCount(app: String?) throws -> Int {
+        try count(table: "chime_pending", app: app)
+    }
+
+    private func count(table: String, app: String?) throws -> Int {
+        guard let app else { return Int(try connection.query("SELECT count(*) FROM \(table)").int64(0, 0)) }
+        return Int(try connection.query("SELECT count(*) FROM \(table) WHERE app = $1", [.text(app)]).int64(0, 0))
+    }
+
+    // MARK: Delivered
+
+    @discardableResult
+    public func putDelivered(_ notification: DeliveredNotification, app: String) throws -> Int64 {
+        try write {
+            let rows = try connection.query("""
+                INSERT INTO chime_delivered (app, identifier, seq, date, thread, body)
+                VALUES ($1, $2, CASE WHEN $3 = 0 THEN nextval('chime_item_seq') ELSE $3 END, $4, $5, $6)
+                ON CONFLICT (app, identifier) DO UPDATE SET seq = excluded.seq, date = excluded.date, thread = excluded.thread, body = excluded.body
+                RETURNING seq
+                """, [.text(app), .text(notification.request.identifier), .int8(notification.sequence),
+                      .float8(notification.date.timeIntervalSince1970), .text(notification.request.content.threadIdentifier),
+                      .bytea(RecordCodec.encode(notification))])
+            return rows.int64(0, 0)
+        }
+    }
+
+    /// Rows of `seq, body` (the sequence is drawn in the statement, so the column has it).
+    private func deliveredRows(_ rows: PostgresResult) throws -> [DeliveredNotification] {
+        try (0..<rows.count).map { row in
+            var notification = try RecordCodec.decodeDelivered(rows.bytes(row, 1))
+            notification.sequence = rows.int64(row, 0)
+            return notification
+        }
+    }
+
+    public func delivered(app: String, thread: String?) throws -> [DeliveredNotification] {
+        if let thread {
+            return try deliveredRows(try connection.query(
+                "SELECT seq, body FROM chime_delivered WHERE app = $1 AND thread = $2 ORDER BY date DESC, seq DESC", [.text(app), .text(thread)]))
+        }
+        return try deliveredRows(try connection.query("SELECT seq, body FROM chime_delivered WHERE app = $1 ORDER BY date DESC, seq DESC",
+                                                      [.text(app)]))
+    }
+
+    public func delivered(app: String, identifier: String) throws -> DeliveredNotification? {
+        try deliveredRows(try connection.query("SELECT seq, body FROM chime_delivered WHERE app = $1 AND identifier = $2",
+                                               [.text(app), .text(identifier)])).first
+    }
+
+    public func removeDelivered(app: String, identifiers: [String]) throws -> [String] {
+        try remove(from: "chime_delivered", app: app, identifiers: identifiers)
+    }
+
+    public func removeAllDelivered(app: String, thread: String?) throws -> [String] {
+        try write {
+            let rows: PostgresResult
+            if let thread {
+                rows = try connection.query("DELETE FROM chime_delivered WHERE app = $1 AND thread = $2 RETURNING identifier, date, seq",
+                                            [.text(app), .text(thread)])
+            } else {
+                rows = try connection.query("DELETE FROM chime_delivered WHERE app = $1 RETURNING identifier, date, seq", [.text(app)])
+            }
+            return (0..<rows.count).map { (rows.double($0, 1), rows.int64($0, 2), rows.string($0, 0)) }
+                .sorted { ($0.0, $0.1) > ($1.0, $1.1) }.map(\.2)
+        }
+    }
+
+    public func deliveredCount(app: String?) throws -> Int {
+        try count(table: "chime_delivered", app: app)
+    }
+
+    // MARK: Outbox
+
+    public func appendResponse(_ response: NotificationResponse, app: String) throws -> Int64 {
+        try write {
+            var response = response
+            response.id = 0
+            return try connection.query("INSERT INTO chime_responses (id, app, body) VALUES (nextval('chime_response_seq'), $1, $2) RETURNING id",
+                                        [.text(app), .bytea(RecordCodec.encode(response))]).int64(0, 0)
+        }
+    }
+
+    public func responses(app: String) throws -> [NotificationResponse] {
+        let rows = try connection.query("SELECT id, body FROM chime_responses WHERE app = $1 ORDER BY id", [.text(app)])
+        return try (0..<rows.count).map { row in
+            var response = try RecordCodec.decodeResponse(rows.bytes(row, 1))
+            response.id = rows.int64(row, 0)
+            return response
+        }
+    }
+
+    public func removeResponse(app: String, id: Int64) throws -> Bool {
+        try write {
+            try connection.query("DELETE FROM chime_responses WHERE app = $1 AND id = $2 RETURNING id", [.text(app), .int8(id)]).count > 0
+        }
+    }
+
+    // MARK: Events
+
+    /// Inside a transaction the event is numbered at commit, and this returns a provisional
+    /// (negative) number; outside one it commits at once and returns the event's number.
+    public func appendEvent(_ event: EngineEvent) throws -> Int64 {
+        var event = event
+        event.sequence = 0
+        let row = (app: event.app, kind: event.kind.rawValue, body: RecordCodec.encode(event))
+        if depth > 0 {
+            buffered.append(row)
+            return -Int64(buffered.count)
+        }
+        try transaction { buffered.append(row) }
+        return lastEventSequence
+    }
+
+    public func events(after sequence: Int64, app: String?, limit: Int) throws -> [EngineEvent] {
+        let rows: PostgresResult
+        if let app {
+            rows = try connection.query("SELECT seq, body FROM chime_events WHERE app = $1 AND seq > $2 ORDER BY seq LIMIT $3",
+                                        [.text(app), .int8(sequence), .int8(Int64(max(limit, 0)))])
+        } else {
+            rows = try connection.query("SELECT seq, body FROM chime_events WHERE seq > $1 ORDER BY seq LIMIT $2",
+                                        [.int8(sequence), .int8(Int64(max(limit, 0)))])
+        }
+        return try Self.events(rows)
+    }
+
+    /// Events from rows of `seq, body`.
+    static func events(_ rows: PostgresResult) throws -> [EngineEvent] {
+        try (0..<rows.count).map { row in
+            var event = try RecordCodec.decodeEvent(rows.bytes(row, 1))
+            event.sequence = rows.int64(row, 0)
+            return event
+        }
+    }
+
+    public func oldestEventSequence() throws -> Int64 {
+        try connection.query("SELECT coalesce(min(seq), 0) FROM chime_events").int64(0, 0)
+    }
+
+    public func pruneEvents(keeping: Int) throws {
+        try write {
+            if keeping <= 0 {
+                try connection.query("DELETE FROM chime_events")
+                return
+            }
+            try connection.query("DELETE FROM chime_events WHERE seq < (SELECT seq FROM chime_events ORDER BY seq DESC LIMIT 1 OFFSET $1)",
+                                 [.int8(Int64(keeping - 1))])
+        }
+    }
+
+    // MARK: Values
+
+    private func noteValue(_ key: String) {
+        if key.hasPrefix("device.") { changes.device = true }
+    }
+
+    public func value(forKey key: String) throws -> String? {
+        let rows = try connection.query("SELECT value FROM chime_kv WHERE key = $1", [.text(key)])
+        return rows.count == 0 ? nil : rows.string(0, 0)
+    }
+
+    public func setValue(_ value: String?, forKey key: String) throws {
+        try write {
+            if let value {
+                try connection.query("INSERT INTO chime_kv (key, value) VALUES ($1, $2) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+                                     [.text(key), .text(value)])
+            } else {
+                try connection.query("DELETE FROM chime_kv WHERE key = $1", [.text(key)])
+            }
+            noteValue(key)
+        }
+    }
+
+    public func takeValue(forKey key: String) throws -> String? {
+        try write {
+            let rows = try connection.query("DELETE FROM chime_kv WHERE key = $1 RETURNING value", [.text(key)])
+            guard rows.count > 0 else { return nil }
+            noteValue(key)
+            return rows.string(0, 0)
+        }
+    }
+
+    public func insertValue(_ value: String, forKey key: String) throws -> String {
+        try write {
+            let rows = try connection.query("""
+                INSERT INTO chime_kv (key, value) VALUES ($1, $2) ON CONFLICT (key) DO UPDATE SET value = chime_kv.value RETURNING value
+                """, [.text(key), .text(value)])
+            noteValue(key)
+            return rows.string(0, 0)
+        }
+    }
+
+    // MARK: The feed
+
+    public func startFeed(_ handlers: SharedStoreFeed) {
+        feed.withLock { feed in
+            feed?.stop()
+            let started = PostgresChangeFeed(url: url, channel: channel, node: node, handlers: handlers)
+            started.start()
+            feed = started
+        }
+    }
+
+    public func stopFeed() {
+        let running = feed.withLock { feed -> PostgresChangeFeed? in
+            defer { feed = nil }
+            return feed
+        }
+        running?.stop()
+    }
+}
+
+/// What a transaction changed that other nodes cache or wait for, and its notification payloads.
+///
+/// A payload is lines: `chime1 NODE`, then `e` (events were logged), `s SECONDS` (the earliest fire
+/// date written), `d` (device state), and `a APP` (app record written), `r APP` (app removed),
+/// `c APP` (categories), `p APP` (pending requests), with app names percent-encoded. Payloads stay
+/// under PostgreSQL's 8,000-byte limit: a long list is cut into several.
+struct PostgresChanges {
+    var events = false
+    var earliest: Double?
+    var device = false
+    var apps: Set<String> = []
+    var removed: Set<String> = []
+    var categories: Set<String> = []
+    var pending: Set<String> = []
+
+    static let limit = 7_600
+
+    func payloads(node: String) -> [String] {
+        var first: [String] = []
+        if events { first.append("e") }
+        if let earliest { first.append("s \(earliest)") }
+        if device { first.append("d") }
+        let lists = [("a", apps), ("r", removed), ("c", categories), ("p", pending)]
+            .flatMap { tag, names in names.sorted().map { "\(tag) \(PercentEncoding.encode($0))" } }
+        if first.isEmpty && lists.isEmpty { return [] }
+        let header = "chime1 \(node)"
+        var payloads: [String] = []
+        var current = ([header] + first).joined(separator: "\n")
+        for line in lists {
+            if current.utf8.count + line.utf8.count + 1 > Self.limit {
+                payloads.append(current)
+                current = header
+            }
+            current += "\n" + line
+        }
+        payloads.append(current)
+        return payloads
+    }
+
+    /// Reads a payload: the sending node and what it changed (nil for a payload that is not Chime's).
+    static func parse(_ payload: String) -> (node: String, changes: PostgresChanges)? {
+        let lines = payload.split(separator: "\n", omittingEmptySubsequences: true)
+        guard let header = lines.first, header.hasPrefix("chime1 ") else { return nil }
+        var changes = PostgresChanges()
+        for line in lines.dropFirst() {
+            let tag = line.prefix(while: { $0 != " " })
+            let rest = line.dropFirst(tag.count + 1)
+            let name = { (try? PercentEncoding.decode(rest)) ?? String(rest) }
+            switch tag {
+            case "e": changes.events = true
+            case "s": if let value = Double(rest) { changes.earliest = min(changes.earliest ?? value, value) }
+            case "d": changes.device = true
+            case "a": changes.apps.insert(name())
+            case "r": changes.removed.insert(name())
+            case "c": changes.categories.insert(name())
+            case "p": changes.pending.insert(name())
+            default: break
+            }
+        }
+        return (String(header.dropFirst("chime1 ".count)), changes)
+    }
+}
