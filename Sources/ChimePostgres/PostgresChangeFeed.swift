@@ -24,6 +24,8 @@ final class PostgresChangeFeed: Sendable {
     private let wake: (read: Int32, write: Int32)
     private let state = Mutex<(stopping: Bool, thread: Thread?)>((false, nil))
     private let finished = DispatchSemaphore(value: 0)
+    /// Signalled once the first connection listens (or the first attempt failed).
+    private let listening = DispatchSemaphore(value: 0)
 
     init(url: String, channel: String, node: String, handlers: SharedStoreFeed) {
         self.url = url
@@ -43,6 +45,8 @@ final class PostgresChangeFeed: Sendable {
         close(wake.write)
     }
 
+    /// Starts the thread and waits (at most 10 s) until it listens, so nothing committed after
+    /// this returns is missed.
     func start() {
         let thread = Thread { [self] in
             run()
@@ -51,6 +55,7 @@ final class PostgresChangeFeed: Sendable {
         thread.name = "chime.postgres.feed"
         state.withLock { $0.thread = thread }
         thread.start()
+        _ = listening.wait(timeout: .now() + 10)
     }
 
     /// Stops the thread and waits for it (at most 10 s: a connection attempt in progress ends by
@@ -75,6 +80,8 @@ final class PostgresChangeFeed: Sendable {
         var position: Int64?
         var delay = 0.2
         var lastRead = Date.distantPast
+        var first = true
+        defer { if first { listening.signal() } }
         while !stopping {
             if connection == nil {
                 do {
@@ -88,7 +95,11 @@ final class PostgresChangeFeed: Sendable {
                     }
                     connection = opened
                     delay = 0.2
+                    if first { listening.signal() }
+                    first = false
                 } catch {
+                    if first { listening.signal() }
+                    first = false
                     if waitForWake(seconds: delay) { break }
                     delay = min(delay * 2, 2)
                     continue

@@ -44,6 +44,10 @@ public final class PostgresStore: SharedNotificationStore {
     private var changes = PostgresChanges()
     /// App record versions this transaction read or wrote (`nil`: read, and there was none).
     private var versions: [String: Int64?] = [:]
+    /// Apps whose records lately conflicted, with how many more transactions read them `FOR
+    /// UPDATE`: after a conflict the retry locks what it reads, so two nodes writing one record in
+    /// turn cannot make each other retry for ever.
+    private var contended: [String: Int] = [:]
     private let feed = Mutex<PostgresChangeFeed?>(nil)
 
     /// Connects to the database at `url` and brings its schema up to date.
@@ -92,6 +96,7 @@ public final class PostgresStore: SharedNotificationStore {
             }
             depth = 0
             endTransaction()
+            contended = contended.compactMapValues { $0 > 1 ? $0 - 1 : nil }
             return result
         } catch {
             depth = 0
@@ -144,13 +149,18 @@ public final class PostgresStore: SharedNotificationStore {
         guard depth > 0 else { return }
         if let known = versions[app], known != version {
             versions[app] = nil
+            contended[app] = Self.contendedTransactions
             throw ChimeError(.storeConflict, "the app \(app) was changed by another node during this transaction")
         }
         versions[app] = .some(version)
     }
 
+    private static let contendedTransactions = 64
+
     public func app(_ bundleIdentifier: String) throws -> AppRecord? {
-        let rows = try connection.query("SELECT version, record FROM chime_apps WHERE bundle_id = $1", [.text(bundleIdentifier)])
+        let locks = depth > 0 && contended[bundleIdentifier] != nil
+        let rows = try connection.query("SELECT version, record FROM chime_apps WHERE bundle_id = $1" + (locks ? " FOR UPDATE" : ""),
+                                        [.text(bundleIdentifier)])
         guard rows.count > 0 else {
             try saw(bundleIdentifier, version: nil)
             return nil
@@ -192,6 +202,7 @@ public final class PostgresStore: SharedNotificationStore {
             }
             guard rows.count == 1 else {
                 versions[app] = nil
+                contended[app] = Self.contendedTransactions
                 throw ChimeError(.storeConflict, "the app \(app) was changed by another node since this transaction read it")
             }
             versions[app] = .some(rows.int64(0, 0))

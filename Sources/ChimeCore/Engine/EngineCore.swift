@@ -5,6 +5,8 @@ import Foundation
 /// `NotificationEngine.submit`).
 package final class EngineCore {
     package let store: any NotificationStore
+    /// The store, when other engines share it (see ``SharedNotificationStore``).
+    package let shared: (any SharedNotificationStore)?
     package let clock: any NotificationClock
     package let policy: any AuthorizationPolicy
     package let configuration: NotificationEngine.Configuration
@@ -21,6 +23,7 @@ package final class EngineCore {
     init(store: any NotificationStore, clock: any NotificationClock, timeZone: TimeZone, policy: any AuthorizationPolicy,
          configuration: NotificationEngine.Configuration) {
         self.store = store
+        self.shared = store as? any SharedNotificationStore
         self.clock = clock
         self.policy = policy
         self.configuration = configuration
@@ -30,6 +33,11 @@ package final class EngineCore {
 
     /// Loads device state and the window. Errors here surface on the first operation instead.
     package func open() {
+        loadDeviceState()
+        refillWindow()
+    }
+
+    private func loadDeviceState() {
         if let identifier = try? store.value(forKey: "device.timeZone"), let zone = TimeZone(identifier: identifier) {
             timeZone = zone
         }
@@ -37,7 +45,16 @@ package final class EngineCore {
             let parts = text.split(separator: ",").compactMap { Double($0) }
             if parts.count == 2 { location = Coordinate(latitude: parts[0], longitude: parts[1]) }
         }
-        refillWindow()
+    }
+
+    /// Called at the start of each transaction. With a shared store, apps and categories are read
+    /// again in each transaction (another engine may have changed them), and device state when
+    /// another engine changed it.
+    package func beginTransaction(deviceChanged: Bool) {
+        guard shared != nil else { return }
+        appCache.removeAll(keepingCapacity: true)
+        categoryCache.removeAll(keepingCapacity: true)
+        if deviceChanged { loadDeviceState() }
     }
 
     /// Forgets what the failed transaction did to memory.
@@ -51,6 +68,8 @@ package final class EngineCore {
 
     package func takeEvents() -> [EngineEvent] {
         defer { pendingEvents.removeAll() }
+        // A shared store's logged events come back through its feed, numbered in commit order.
+        if shared != nil { return pendingEvents.filter { $0.sequence == 0 } }
         return pendingEvents
     }
 
@@ -307,6 +326,8 @@ package final class EngineCore {
     }
 
     package func nextFireDate() throws -> Date? {
+        // Other engines add and fire too: the store knows, the window does not.
+        if let shared { return try shared.nextUnclaimedFireDate() }
         if window.count == 0 || window.needsRefill { refillWindowIfNeeded() }
         return window.first?.date
     }

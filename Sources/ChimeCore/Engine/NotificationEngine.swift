@@ -32,8 +32,13 @@ public final class NotificationEngine: Sendable {
         public var fireBatch = 4096
         /// How many events the store keeps for resumable streams.
         public var eventRetention = 100_000
-        /// Whether events are written to the store's log (needed for resumable event streams).
+        /// Whether events are written to the store's log (needed for resumable event streams, and
+        /// with a shared store for other engines to see them).
         public var recordsEvents = true
+        /// With a shared store: the longest the scheduler sleeps before asking the store again, in
+        /// seconds (for requests whose engine died in the middle of firing them; other engines'
+        /// new requests wake it through the store's feed).
+        public var sharedStoreRecheck: TimeInterval = 0.25
         public init() {}
     }
 
@@ -45,10 +50,14 @@ public final class NotificationEngine: Sendable {
     private let schedulerState = Mutex(SchedulerState())
     /// The engine's clock.
     public let clock: any NotificationClock
+    /// Whether other engines share the store (``SharedNotificationStore``).
+    public let isStoreShared: Bool
     /// The device's time zone as the writer last set it, so adds can compute fire dates on the
     /// caller's thread (the writer checks it is still the zone, and recomputes when not).
     private let deviceZone: Mutex<TimeZone>
     private let configuration: Configuration
+    /// Set by a shared store's feed when another engine changed device state.
+    private let deviceChangedElsewhere = Atomic<Bool>(false)
 
     private struct Inbox {
         var jobs: [Job] = []
@@ -79,6 +88,13 @@ public final class NotificationEngine: Sendable {
         self.core = EngineCoreBox(EngineCore(store: store, clock: clock, timeZone: timeZone, policy: policy,
                                              configuration: configuration))
         deviceZone = Mutex(timeZone)
+        let shared = store as? any SharedNotificationStore
+        isStoreShared = shared != nil
+        // The feed first, so that what other engines commit while this one loads is not missed.
+        shared?.startFeed(SharedStoreFeed(
+            events: { [hub] events in hub.publish(events) },
+            scheduleChanged: { [weak self] date in self?.scheduleChangedElsewhere(date) },
+            deviceChanged: { [weak self] in self?.deviceChangedElsewhere.store(true, ordering: .releasing) }))
         let opened = queue.sync { () -> TimeZone in
             core.value.open()
             return core.value.timeZone
@@ -136,7 +152,7 @@ public final class NotificationEngine: Sendable {
     private static func isOperationError(_ error: any Error) -> Bool {
         if error is UNError { return true }
         if let error = error as? ChimeError {
-            return ![.storeFailure, .storeTooNew, .notAStore].contains(error.code)
+            return ![.storeFailure, .storeTooNew, .notAStore, .storeConflict].contains(error.code)
         }
         return false
     }
@@ -154,17 +170,31 @@ public final class NotificationEngine: Sendable {
         }
     }
 
+    /// How often a batch runs again after a shared store's conflict before its jobs fail.
+    private static let conflictRetries = 8
+
     private func run(_ jobs: [Job]) {
         let core = self.core.value
         let before = core.window.first?.date
-        do {
-            try core.store.transaction {
-                for job in jobs { try job.run(core) }
+        var attempt = 0
+        while true {
+            do {
+                let deviceChanged = isStoreShared && deviceChangedElsewhere.exchange(false, ordering: .acquiring)
+                try core.store.transaction {
+                    core.beginTransaction(deviceChanged: deviceChanged)
+                    for job in jobs { try job.run(core) }
+                }
+                if deviceChanged { deviceZone.withLock { $0 = core.timeZone } }
+                break
+            } catch let error as ChimeError where error.code == .storeConflict && attempt < Self.conflictRetries {
+                // Another engine changed what this batch read: nothing was written; run it again.
+                core.abandon()
+                attempt += 1
+            } catch {
+                core.abandon()
+                for job in jobs { job.finish(error) }
+                return
             }
-        } catch {
-            core.abandon()
-            for job in jobs { job.finish(error) }
-            return
         }
         // Events go out before completions, so whoever awaits an operation finds its events
         // already handed to subscribers.
@@ -175,9 +205,11 @@ public final class NotificationEngine: Sendable {
         if core.moreDue { wakeScheduler() }
     }
 
-    /// Stops accepting operations, finishes those already accepted, and stops the scheduler.
+    /// Stops accepting operations, finishes those already accepted, and stops the scheduler (and a
+    /// shared store's feed).
     public func shutdown() async {
         stopScheduler()
+        (core.value.shared)?.stopFeed()
         inbox.withLock { $0.closed = true }
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             queue.async { continuation.resume() }
@@ -200,6 +232,8 @@ public final class NotificationEngine: Sendable {
     /// Calls `handler` with every event of one app (or, with `nil`, of every app) from now on,
     /// on the engine's writer, after the event's transaction committed and before the operation that
     /// caused it completes. The handler must return quickly and must not wait for the engine.
+    /// With a shared store, logged events — this engine's and every other's — come from the store's
+    /// feed instead, in the log's order, moments after their commit.
     ///
     /// - Returns: a token; pass it to ``unsubscribe(_:)`` to stop.
     public func subscribe(app: String?, handler: @escaping @Sendable (EngineEvent) -> Void) -> Int {
@@ -544,7 +578,8 @@ public final class NotificationEngine: Sendable {
                     if state.changed { return nil }
                     state.target = next
                     let clock = self.clock
-                    let deadline = next ?? now.addingTimeInterval(3600)
+                    var deadline = next ?? now.addingTimeInterval(3600)
+                    if self.isStoreShared { deadline = min(deadline, now.addingTimeInterval(self.configuration.sharedStoreRecheck)) }
                     let task = Task { try await clock.sleep(until: deadline) }
                     state.sleeper = task
                     return task
@@ -563,6 +598,12 @@ public final class NotificationEngine: Sendable {
             guard let next, let sleeper = state.sleeper else { return }
             if state.target.map({ next < $0 }) ?? true { sleeper.cancel() }
         }
+    }
+
+    /// Another engine on a shared store scheduled a request for `date` (`nil`: anything may have
+    /// changed).
+    private func scheduleChangedElsewhere(_ date: Date?) {
+        if let date { scheduleChanged(next: date) } else { wakeScheduler() }
     }
 
     private func wakeScheduler() {
