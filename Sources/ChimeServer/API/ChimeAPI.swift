@@ -35,7 +35,12 @@ public final class ChimeAPI: HTTPHandler {
     /// How many event streams each app has open with its own credential (its running process).
     private let appStreams = Mutex<[String: Int]>([:])
     private let appStreamClosed = Mutex<(@Sendable (String) -> Void)?>(nil)
+    /// Bumped (under `tokenHashes`' lock) when another node changed an app, so a hash read before
+    /// the change is not cached after it.
+    private let tokenGeneration = Atomic<Int>(0)
     private let latenessSubscription: Int
+    /// With a shared database: other nodes' app changes (hints from the store's feed) evict cached hashes.
+    private let appSubscription = Mutex<Int?>(nil)
 
     /// - Parameters:
     ///   - ownerTokenHash: the SHA-256 (hex) of the owner token.
@@ -56,9 +61,22 @@ public final class ChimeAPI: HTTPHandler {
             default: break
             }
         }
+        if engine.isStoreShared {
+            let token = engine.subscribe(app: nil) { [weak self] event in
+                guard case .app = event.payload, let self else { return }
+                tokenHashes.withLock { hashes in
+                    hashes[event.app] = nil
+                    tokenGeneration.add(1, ordering: .relaxed)
+                }
+            }
+            appSubscription.withLock { $0 = token }
+        }
     }
 
-    deinit { engine.unsubscribe(latenessSubscription) }
+    deinit {
+        engine.unsubscribe(latenessSubscription)
+        if let token = appSubscription.withLock({ $0 }) { engine.unsubscribe(token) }
+    }
 
     // MARK: - HTTPHandler
 
@@ -187,7 +205,7 @@ public final class ChimeAPI: HTTPHandler {
         case .updateSettings:
             return json(try await updateSettings(request, app: app).json, route: route)
         case .createLoginLink:
-            let (code, expires) = sessions.makeCode()
+            let (code, expires) = try await sessions.makeLinkCode()
             return json(["code": .string(code), "path": .string("/#login=\(code)"), "expires": JSONMapping.json(expires)],
                         status: 201, route: route)
         case .getCategories:
@@ -355,6 +373,7 @@ public final class ChimeAPI: HTTPHandler {
             }
             return
         }
+        let generation = tokenGeneration.load(ordering: .relaxed)
         let record = try await lookup(app)
         switch caller {
         case .owner:
@@ -363,7 +382,9 @@ public final class ChimeAPI: HTTPHandler {
             }
         case .app(let hash):
             if let stored = record?.tokenHash, Tokens.equal(stored, hash) {
-                tokenHashes.withLock { $0[app] = stored }
+                tokenHashes.withLock { hashes in
+                    if tokenGeneration.load(ordering: .relaxed) == generation { hashes[app] = stored }
+                }
                 return
             }
             if try await owner(ofTokenHash: hash) != nil {
