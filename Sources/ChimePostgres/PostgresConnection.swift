@@ -168,6 +168,15 @@ final class PostgresConnection {
         return out
     }
 
+    /// Quotes text as a SQL literal for this connection (libpq's escaping).
+    func literal(_ text: String) throws -> String {
+        guard let escaped = PQescapeLiteral(try live(), text, text.utf8.count) else {
+            throw ChimeError(.storeFailure, "PostgreSQL at \(described) could not quote a value: \(Self.text(PQerrorMessage(handle)))")
+        }
+        defer { PQfreemem(escaped) }
+        return String(cString: escaped)
+    }
+
     /// Quotes an identifier for SQL text.
     static func quoteIdentifier(_ name: String) -> String {
         "\"" + name.replacingOccurrences(of: "\"", with: "\"\"") + "\""

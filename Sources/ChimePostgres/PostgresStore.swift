@@ -38,6 +38,15 @@ public final class PostgresStore: SharedNotificationStore {
     private var depth = 0
     /// Events of the open transaction, numbered at commit.
     private var buffered: [(app: String, kind: String, body: [UInt8])] = []
+    /// Delivered notifications written in the open transaction and not yet sent: all go in one
+    /// statement, before anything else reads or writes the delivered list, and at commit.
+    private var deliveries: [DeliveredRow] = []
+    /// Numbers drawn from `chime_item_seq` in a block and not used yet (for delivered rows, whose
+    /// number is returned before the row is written).
+    private var sequencePool: ArraySlice<Int64> = []
+    /// Pending requests written in the open transaction and not yet sent: as for deliveries, one
+    /// statement, before anything else reads or writes pending requests, and at commit.
+    private var pendingWrites: [PendingRow] = []
     /// The number given to the last event of the last commit.
     private var lastEventSequence: Int64 = 0
     /// What the open transaction changed, for the commit's notification.
@@ -88,9 +97,10 @@ public final class PostgresStore: SharedNotificationStore {
         depth = 1
         do {
             let result = try body()
-            try flush()
+            let notify = try flush()
             do {
-                try connection.execute("COMMIT")
+                // The notifications and the commit in one round trip.
+                try connection.execute(notify + "COMMIT")
             } catch let error as ChimeError {
                 throw ChimeError(error.code, "committing to the Chime database failed: \(error.message)")
             }
@@ -108,12 +118,17 @@ public final class PostgresStore: SharedNotificationStore {
 
     private func endTransaction() {
         buffered.removeAll()
+        deliveries.removeAll()
+        pendingWrites.removeAll()
         changes = PostgresChanges()
         versions.removeAll()
     }
 
-    /// The commit's last writes: the events, numbered from the counter row, and the notification.
-    private func flush() throws {
+    /// The commit's last writes: the pending and delivered rows and the events numbered from the
+    /// counter row. Returns the statements that send the notification, to go with the commit.
+    private func flush() throws -> String {
+        try writePending()
+        try writeDeliveries()
         if !buffered.isEmpty {
             let count = Int64(buffered.count)
             let result = try connection.query("""
@@ -129,9 +144,8 @@ public final class PostgresStore: SharedNotificationStore {
             lastEventSequence = result.int64(0, 0)
             changes.events = true
         }
-        for payload in changes.payloads(node: node) {
-            try connection.query("SELECT pg_notify($1, $2)", [.text(channel), .text(payload)])
-        }
+        let channel = try connection.literal(self.channel)
+        return try changes.payloads(node: node).map { "SELECT pg_notify(\(channel), \(try connection.literal($0))); " }.joined()
     }
 
     /// Runs `body` in a transaction unless one is open (writes outside one commit on their own).
@@ -212,6 +226,8 @@ public final class PostgresStore: SharedNotificationStore {
 
     public func removeApp(_ bundleIdentifier: String) throws {
         try write {
+            try writePending()
+            try writeDeliveries()
             // Pending first: a node firing the app's requests holds them, and this waits for it
             // before touching what that node writes next (its delivered list, the app record).
             for table in ["chime_pending", "chime_delivered", "chime_responses", "chime_events", "chime_categories"] {
@@ -262,60 +278,97 @@ public final class PostgresStore: SharedNotificationStore {
     }
 
     public func putPending(_ records: [PendingRequest], app: String) throws {
-        guard !records.isEmpty else { return }
-        // One row per identifier, as the last record for it says, at the place of its first; the
-        // sequence is the last one a record gave, else the stored one, else a new one.
-        var order: [String] = []
-        var latest: [String: (record: PendingRequest, sequence: Int64)] = [:]
-        for record in records {
-            let identifier = record.request.identifier
-            if let known = latest[identifier] {
-                latest[identifier] = (record, record.sequence != 0 ? record.sequence : known.sequence)
+        try putPending(records, encodedRequests: [], app: app)
+    }
+
+    /// One row per key, at the place of the key's first, made by `merge(earlier, later)` from all
+    /// of the key's rows in order (a statement's `ON CONFLICT DO UPDATE` may touch a row once).
+    private static func collapse<Row>(_ rows: [Row], key: (Row) -> String, merge: (Row, Row) -> Row) -> [Row] {
+        var position: [String: Int] = [:]
+        var out: [Row] = []
+        out.reserveCapacity(rows.count)
+        for row in rows {
+            let name = key(row)
+            if let index = position[name] {
+                out[index] = merge(out[index], row)
             } else {
-                order.append(identifier)
-                latest[identifier] = (record, record.sequence)
+                position[name] = out.count
+                out.append(row)
             }
         }
-        let rows = order.map { latest[$0]! }
+        return out
+    }
+
+    /// A pending row waiting to be written.
+    struct PendingRow {
+        var app: String
+        var record: PendingRequest
+        var sequence: Int64
+        var body: [UInt8]
+    }
+
+    /// `encodedRequests`, when it has one entry per record, holds their `RecordCodec` bytes (the
+    /// engine encodes on the caller's thread); an empty entry is encoded here. The rows are written
+    /// with every other pending write of the transaction in one statement (see `writePending`).
+    public func putPending(_ records: [PendingRequest], encodedRequests: [[UInt8]], app: String) throws {
+        guard !records.isEmpty else { return }
+        let given = encodedRequests.count == records.count
         try write {
-            // All rows in one statement, as binary arrays. A new sequence is drawn only for an
-            // identifier that is not stored yet (in order), so sequences stay dense.
-            try connection.query("""
-                INSERT INTO chime_pending AS p (app, identifier, seq, next_fire, kind, floating, anchor, inside, request)
-                SELECT $1, u.identifier,
-                       CASE WHEN u.seq <> 0 THEN u.seq
-                            ELSE coalesce((SELECT e.seq FROM chime_pending e WHERE e.app = $1 AND e.identifier = u.identifier),
-                                          nextval('chime_item_seq')) END,
-                       u.next_fire, u.kind, u.floating, u.anchor, u.inside, u.request
-                FROM (SELECT * FROM unnest($2::text[], $3::int8[], $4::float8[], $5::int8[], $6::bool[], $7::float8[], $8::bool[], $9::bytea[])
-                      WITH ORDINALITY AS t(identifier, seq, next_fire, kind, floating, anchor, inside, request, ord)
-                      ORDER BY ord) u
-                ON CONFLICT (app, identifier) DO UPDATE SET
-                  seq = excluded.seq, next_fire = excluded.next_fire, kind = excluded.kind, floating = excluded.floating,
-                  anchor = excluded.anchor, inside = excluded.inside, request = excluded.request
-                """, [
-                    .text(app), .texts(rows.map(\.record.request.identifier)), .int8s(rows.map(\.sequence)),
-                    .float8s(rows.map { $0.record.nextFireDate?.timeIntervalSince1970 }),
-                    .int8s(rows.map { PendingRequest.storedKind($0.record.request.trigger) }),
-                    .bools(rows.map { $0.record.request.trigger?.isFloating == true }),
-                    .float8s(rows.map { $0.record.anchor.timeIntervalSince1970 }),
-                    .bools(rows.map(\.record.inside)),
-                    .byteas(rows.map { RecordCodec.encode($0.record.request) }),
-                ])
+            for (index, record) in records.enumerated() {
+                let body = given && !encodedRequests[index].isEmpty ? encodedRequests[index] : RecordCodec.encode(record.request)
+                pendingWrites.append(PendingRow(app: app, record: record, sequence: record.sequence, body: body))
+            }
             changes.pending.insert(app)
-            if let earliest = rows.compactMap({ $0.record.nextFireDate?.timeIntervalSince1970 }).min() {
+            if let earliest = records.compactMap({ $0.nextFireDate?.timeIntervalSince1970 }).min() {
                 changes.earliest = min(changes.earliest ?? earliest, earliest)
             }
+            if pendingWrites.count >= 8192 { try writePending() }
         }
     }
 
+    /// Writes the waiting pending rows in one statement, as binary arrays. One row per app and
+    /// identifier, as the last record for it says, at the place of its first; its sequence is the
+    /// last one a record gave, else the stored one, else a new one — drawn in order, and only for
+    /// identifiers not stored yet, so sequences stay dense.
+    private func writePending() throws {
+        guard !pendingWrites.isEmpty else { return }
+        let rows = Self.collapse(pendingWrites, key: { $0.app + "\u{0}" + $0.record.request.identifier }) { earlier, later in
+            PendingRow(app: later.app, record: later.record, sequence: later.sequence != 0 ? later.sequence : earlier.sequence, body: later.body)
+        }
+        pendingWrites.removeAll(keepingCapacity: true)
+        try connection.query("""
+            INSERT INTO chime_pending AS p (app, identifier, seq, next_fire, kind, floating, anchor, inside, request)
+            SELECT u.app, u.identifier,
+                   CASE WHEN u.seq <> 0 THEN u.seq
+                        ELSE coalesce((SELECT e.seq FROM chime_pending e WHERE e.app = u.app AND e.identifier = u.identifier),
+                                      nextval('chime_item_seq')) END,
+                   u.next_fire, u.kind, u.floating, u.anchor, u.inside, u.request
+            FROM (SELECT * FROM unnest($1::text[], $2::text[], $3::int8[], $4::float8[], $5::int8[], $6::bool[], $7::float8[], $8::bool[], $9::bytea[])
+                  WITH ORDINALITY AS t(app, identifier, seq, next_fire, kind, floating, anchor, inside, request, ord)
+                  ORDER BY ord) u
+            ON CONFLICT (app, identifier) DO UPDATE SET
+              seq = excluded.seq, next_fire = excluded.next_fire, kind = excluded.kind, floating = excluded.floating,
+              anchor = excluded.anchor, inside = excluded.inside, request = excluded.request
+            """, [
+                .texts(rows.map(\.app)), .texts(rows.map(\.record.request.identifier)), .int8s(rows.map(\.sequence)),
+                .float8s(rows.map { $0.record.nextFireDate?.timeIntervalSince1970 }),
+                .int8s(rows.map { PendingRequest.storedKind($0.record.request.trigger) }),
+                .bools(rows.map { $0.record.request.trigger?.isFloating == true }),
+                .float8s(rows.map { $0.record.anchor.timeIntervalSince1970 }),
+                .bools(rows.map(\.record.inside)),
+                .byteas(rows.map(\.body)),
+            ])
+    }
+
     public func pending(app: String) throws -> [PendingRequest] {
-        try pendingRows(try connection.query("SELECT \(Self.pendingColumns) FROM chime_pending WHERE app = $1 ORDER BY seq", [.text(app)]))
+        try writePending()
+        return try pendingRows(try connection.query("SELECT \(Self.pendingColumns) FROM chime_pending WHERE app = $1 ORDER BY seq", [.text(app)]))
             .map(\.pending)
     }
 
     public func pending(app: String, identifier: String) throws -> PendingRequest? {
-        try pendingRows(try connection.query("SELECT \(Self.pendingColumns) FROM chime_pending WHERE app = $1 AND identifier = $2",
+        try writePending()
+        return try pendingRows(try connection.query("SELECT \(Self.pendingColumns) FROM chime_pending WHERE app = $1 AND identifier = $2",
                                              [.text(app), .text(identifier)])).first?.pending
     }
 
@@ -332,11 +385,13 @@ public final class PostgresStore: SharedNotificationStore {
     }
 
     public func removePending(app: String, identifiers: [String]) throws -> [String] {
-        try remove(from: "chime_pending", app: app, identifiers: identifiers)
+        try writePending()
+        return try remove(from: "chime_pending", app: app, identifiers: identifiers)
     }
 
     public func removeAllPending(app: String) throws -> [String] {
-        try write {
+        try writePending()
+        return try write {
             let rows = try connection.query("DELETE FROM chime_pending WHERE app = $1 RETURNING identifier, seq", [.text(app)])
             if rows.count > 0 { changes.pending.insert(app) }
             return (0..<rows.count).map { (rows.int64($0, 1), rows.string($0, 0)) }.sorted { $0.0 < $1.0 }.map(\.1)
@@ -344,6 +399,7 @@ public final class PostgresStore: SharedNotificationStore {
     }
 
     public func due(before date: Date, limit: Int) throws -> [(app: String, pending: PendingRequest)] {
+        try writePending()
         guard limit > 0 else { return [] }
         // The claim: locked until the transaction ends, and what another node holds is skipped.
         return try pendingRows(try connection.query("""
@@ -353,15 +409,17 @@ public final class PostgresStore: SharedNotificationStore {
             """, [.float8(date.timeIntervalSince1970), .int8(Int64(limit))]))
     }
 
-    public func nextUnclaimedFireDate() throws -> Date? {
-        let rows = try connection.query("""
-            SELECT next_fire FROM chime_pending WHERE next_fire IS NOT NULL ORDER BY next_fire, seq LIMIT 1
-            FOR KEY SHARE SKIP LOCKED
-            """)
+    /// The soonest fire date, read without a lock (a row lock would cost a flushed commit each
+    /// time the scheduler looks): it may belong to a request another node is firing at this moment,
+    /// in which case the claim finds nothing and the engine looks again a moment later.
+    public func soonestFireDate() throws -> Date? {
+        try writePending()
+        let rows = try connection.query("SELECT next_fire FROM chime_pending WHERE next_fire IS NOT NULL ORDER BY next_fire, seq LIMIT 1")
         return rows.count == 0 ? nil : Self.date(rows.double(0, 0))
     }
 
     public func soonest(limit: Int) throws -> [(app: String, identifier: String, date: Date, sequence: Int64)] {
+        try writePending()
         let rows = try connection.query("""
             SELECT app, identifier, next_fire, seq FROM chime_pending WHERE next_fire IS NOT NULL ORDER BY next_fire, seq LIMIT $1
             """, [.int8(Int64(max(limit, 0)))])
@@ -369,15 +427,18 @@ public final class PostgresStore: SharedNotificationStore {
     }
 
     public func locationPending() throws -> [(app: String, pending: PendingRequest)] {
-        try pendingRows(try connection.query("SELECT \(Self.pendingColumns) FROM chime_pending WHERE kind = 3 ORDER BY seq"))
+        try writePending()
+        return try pendingRows(try connection.query("SELECT \(Self.pendingColumns) FROM chime_pending WHERE kind = 3 ORDER BY seq"))
     }
 
     public func floatingPending() throws -> [(app: String, pending: PendingRequest)] {
-        try pendingRows(try connection.query("SELECT \(Self.pendingColumns) FROM chime_pending WHERE floating ORDER BY seq"))
+        try writePending()
+        return try pendingRows(try connection.query("SELECT \(Self.pendingColumns) FROM chime_pending WHERE floating ORDER BY seq"))
     }
 
     public func pendingCount(app: String?) throws -> Int {
-        try count(table: "chime_pending", app: app)
+        try writePending()
+        return try count(table: "chime_pending", app: app)
     }
 
     private func count(table: String, app: String?) throws -> Int {
@@ -387,19 +448,50 @@ public final class PostgresStore: SharedNotificationStore {
 
     // MARK: Delivered
 
+    /// A delivered row waiting to be written.
+    struct DeliveredRow {
+        var app: String
+        var identifier: String
+        var sequence: Int64
+        var date: Double
+        var thread: String
+        var body: [UInt8]
+    }
+
+    /// Returns the row's sequence at once (from a block drawn ahead); the row itself is written
+    /// with the others of the transaction in one statement (see `writeDeliveries`).
     @discardableResult
     public func putDelivered(_ notification: DeliveredNotification, app: String) throws -> Int64 {
         try write {
-            let rows = try connection.query("""
-                INSERT INTO chime_delivered (app, identifier, seq, date, thread, body)
-                VALUES ($1, $2, CASE WHEN $3 = 0 THEN nextval('chime_item_seq') ELSE $3 END, $4, $5, $6)
-                ON CONFLICT (app, identifier) DO UPDATE SET seq = excluded.seq, date = excluded.date, thread = excluded.thread, body = excluded.body
-                RETURNING seq
-                """, [.text(app), .text(notification.request.identifier), .int8(notification.sequence),
-                      .float8(notification.date.timeIntervalSince1970), .text(notification.request.content.threadIdentifier),
-                      .bytea(RecordCodec.encode(notification))])
-            return rows.int64(0, 0)
+            var notification = notification
+            if notification.sequence == 0 { notification.sequence = try takeSequence() }
+            deliveries.append(DeliveredRow(app: app, identifier: notification.request.identifier, sequence: notification.sequence,
+                                           date: notification.date.timeIntervalSince1970, thread: notification.request.content.threadIdentifier,
+                                           body: RecordCodec.encode(notification)))
+            if deliveries.count >= 8192 { try writeDeliveries() }
+            return notification.sequence
         }
+    }
+
+    private func takeSequence() throws -> Int64 {
+        if sequencePool.isEmpty {
+            let rows = try connection.query("SELECT nextval('chime_item_seq') FROM generate_series(1, 256)")
+            sequencePool = ArraySlice((0..<rows.count).map { rows.int64($0, 0) })
+        }
+        return sequencePool.removeFirst()
+    }
+
+    /// Writes the waiting delivered rows in one statement; of two for one identifier the later wins.
+    private func writeDeliveries() throws {
+        guard !deliveries.isEmpty else { return }
+        let rows = Self.collapse(deliveries, key: { $0.app + "\u{0}" + $0.identifier }) { _, later in later }
+        deliveries.removeAll(keepingCapacity: true)
+        try connection.query("""
+            INSERT INTO chime_delivered (app, identifier, seq, date, thread, body)
+            SELECT * FROM unnest($1::text[], $2::text[], $3::int8[], $4::float8[], $5::text[], $6::bytea[])
+            ON CONFLICT (app, identifier) DO UPDATE SET seq = excluded.seq, date = excluded.date, thread = excluded.thread, body = excluded.body
+            """, [.texts(rows.map(\.app)), .texts(rows.map(\.identifier)), .int8s(rows.map(\.sequence)), .float8s(rows.map(\.date)),
+                  .texts(rows.map(\.thread)), .byteas(rows.map(\.body))])
     }
 
     /// Rows of `seq, body` (the sequence is drawn in the statement, so the column has it).
@@ -412,6 +504,7 @@ public final class PostgresStore: SharedNotificationStore {
     }
 
     public func delivered(app: String, thread: String?) throws -> [DeliveredNotification] {
+        try writeDeliveries()
         if let thread {
             return try deliveredRows(try connection.query(
                 "SELECT seq, body FROM chime_delivered WHERE app = $1 AND thread = $2 ORDER BY date DESC, seq DESC", [.text(app), .text(thread)]))
@@ -421,16 +514,19 @@ public final class PostgresStore: SharedNotificationStore {
     }
 
     public func delivered(app: String, identifier: String) throws -> DeliveredNotification? {
-        try deliveredRows(try connection.query("SELECT seq, body FROM chime_delivered WHERE app = $1 AND identifier = $2",
+        try writeDeliveries()
+        return try deliveredRows(try connection.query("SELECT seq, body FROM chime_delivered WHERE app = $1 AND identifier = $2",
                                                [.text(app), .text(identifier)])).first
     }
 
     public func removeDelivered(app: String, identifiers: [String]) throws -> [String] {
-        try remove(from: "chime_delivered", app: app, identifiers: identifiers)
+        try writeDeliveries()
+        return try remove(from: "chime_delivered", app: app, identifiers: identifiers)
     }
 
     public func removeAllDelivered(app: String, thread: String?) throws -> [String] {
         try write {
+            try writeDeliveries()
             let rows: PostgresResult
             if let thread {
                 rows = try connection.query("DELETE FROM chime_delivered WHERE app = $1 AND thread = $2 RETURNING identifier, date, seq",
@@ -444,7 +540,8 @@ public final class PostgresStore: SharedNotificationStore {
     }
 
     public func deliveredCount(app: String?) throws -> Int {
-        try count(table: "chime_delivered", app: app)
+        try writeDeliveries()
+        return try count(table: "chime_delivered", app: app)
     }
 
     // MARK: Outbox

@@ -15,6 +15,8 @@ package final class EngineCore {
     var window: ScheduleWindow
     /// Set when a fire batch was full, so the scheduler runs again at once.
     package var moreDue = false
+    /// How many due requests the last `fireDue` took (with a shared store: claimed).
+    package var claimed = 0
     private var pendingEvents: [EngineEvent] = []
     private var appCache: [String: AppRecord] = [:]
     /// Each app's categories by identifier, as last read or written here (deliveries carry theirs).
@@ -327,7 +329,7 @@ package final class EngineCore {
 
     package func nextFireDate() throws -> Date? {
         // Other engines add and fire too: the store knows, the window does not.
-        if let shared { return try shared.nextUnclaimedFireDate() }
+        if let shared { return try shared.soonestFireDate() }
         if window.count == 0 || window.needsRefill { refillWindowIfNeeded() }
         return window.first?.date
     }
@@ -366,6 +368,7 @@ package final class EngineCore {
             _ = try store.removePending(app: app, identifiers: identifiers)
         }
         moreDue = due.count == limit
+        claimed = due.count
         if window.needsRefill { refillWindow() }
         return delivered
     }

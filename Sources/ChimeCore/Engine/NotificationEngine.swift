@@ -463,15 +463,19 @@ public final class NotificationEngine: Sendable {
 
     /// `fireDue(now:)`, handing each transaction's deliveries to `collect` (the scheduler passes
     /// nothing, so a burst builds no list).
-    private func fireDue(now: Date, collect: ((_ delivered: [DeliveredNotification]) -> Void)?) async throws {
+    /// - Returns: how many due requests were taken (with a shared store: claimed).
+    @discardableResult
+    private func fireDue(now: Date, collect: ((_ delivered: [DeliveredNotification]) -> Void)?) async throws -> Int {
         let wanted = collect != nil
+        var claimed = 0
         while true {
-            let (delivered, more) = try await perform { core in
+            let (delivered, more, taken) = try await perform { core in
                 let delivered = try core.fireDue(now: now, limit: core.configuration.fireBatch)
-                return (wanted ? delivered.map(\.notification) : [], core.moreDue)
+                return (wanted ? delivered.map(\.notification) : [], core.moreDue, core.claimed)
             }
             collect?(delivered)
-            if !more { return }
+            claimed += taken
+            if !more { return claimed }
         }
     }
 
@@ -571,7 +575,11 @@ public final class NotificationEngine: Sendable {
             do {
                 let next = try await nextFireDate()
                 if let next, next <= now {
-                    try await fireDue(now: now, collect: nil)
+                    // With a shared store the next date may belong to a request another engine is
+                    // firing right now: when there was nothing to claim, give it a moment.
+                    if try await fireDue(now: now, collect: nil) == 0 && isStoreShared {
+                        try? await Task.sleep(for: .milliseconds(5))
+                    }
                     continue
                 }
                 let sleeper = schedulerState.withLock { state -> Task<Void, any Error>? in

@@ -7,7 +7,7 @@ import Foundation
 /// - **Claiming.** `due(before:limit:)` claims what it returns: the rows stay locked until the
 ///   transaction ends, and rows another engine has claimed are skipped. Delivering and removing in
 ///   the same transaction makes each occurrence fire exactly once, whichever engine fires it and
-///   whatever crashes. ``nextUnclaimedFireDate()`` replaces the in-memory window as the
+///   whatever crashes. ``soonestFireDate()`` replaces the in-memory window as the
 ///   scheduler's next date.
 /// - **Caches.** Other engines change apps and categories, so the engine's caches of them last one
 ///   transaction; a write of an app record another engine changed since it was read fails with
@@ -23,8 +23,10 @@ import Foundation
 /// let engine = NotificationEngine(store: store, clock: DatabaseClock(url: url))  // starts the feed
 /// ```
 public protocol SharedNotificationStore: NotificationStore {
-    /// The soonest fire date of a timed request that no engine is firing right now (`nil`: none).
-    func nextUnclaimedFireDate() throws -> Date?
+    /// The soonest fire date of a timed request (`nil`: none). It may be one another engine is
+    /// firing at this moment: when `due(before:limit:)` then claims nothing, the engine waits a
+    /// moment (5 ms) before asking again.
+    func soonestFireDate() throws -> Date?
 
     /// Starts telling `feed` what every engine on the store commits. Safe to call from any thread;
     /// the feed's closures are called from a thread of the store's own.
