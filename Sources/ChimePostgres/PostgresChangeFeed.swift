@@ -106,17 +106,24 @@ final class PostgresChangeFeed: Sendable {
                 }
             }
             guard let live = connection else { continue }
-            var fds = [pollfd(fd: live.socket, events: Int16(POLLIN), revents: 0), pollfd(fd: wake.read, events: Int16(POLLIN), revents: 0)]
-            let ready = poll(&fds, 2, 1000)
-            if fds[1].revents != 0 || stopping { break }
-            if ready < 0 && errno != EINTR { connection = nil; continue }
             do {
+                // Notifications that came in during the last query are already in libpq's list,
+                // and the socket will not wake us for them: take those first, and wait only when
+                // there are none.
+                var notes = try live.notifications()
+                if notes.isEmpty {
+                    var fds = [pollfd(fd: live.socket, events: Int16(POLLIN), revents: 0), pollfd(fd: wake.read, events: Int16(POLLIN), revents: 0)]
+                    let ready = poll(&fds, 2, 1000)
+                    if fds[1].revents != 0 || stopping { break }
+                    if ready < 0 && errno != EINTR { throw ChimeError(.storeFailure, "poll failed: \(errno)") }
+                    notes = try live.notifications()
+                }
                 var readLog = Date().timeIntervalSince(lastRead) >= 1
                 var hints: [EngineEvent] = []
                 var earliest: Double?
                 var schedule = false
                 var device = false
-                for note in try live.notifications() {
+                for note in notes {
                     guard let (sender, changes) = PostgresChanges.parse(note.payload) else { continue }
                     if changes.events { readLog = true }
                     guard sender != node else { continue }

@@ -88,20 +88,90 @@ final class PostgresConnection {
     /// Runs a statement (prepared on first use, then reused) with binary parameters.
     @discardableResult
     func query(_ sql: String, _ parameters: [PostgresValue] = []) throws -> PostgresResult {
+        try pipeline([(sql, parameters)])[0]
+    }
+
+    /// A statement for ``pipeline(_:)``: SQL (prepared on first use) and its binary parameters.
+    typealias Statement = (sql: String, parameters: [PostgresValue])
+
+    /// Sends the statements one after the other without waiting (libpq's pipeline mode), then waits
+    /// once: one round trip for all. Returns each statement's result; the first failure is thrown
+    /// (the statements after it did not run).
+    func pipeline(_ statements: [Statement]) throws -> [PostgresResult] {
         let handle = try live()
-        let name: String
-        if let known = prepared[sql] {
-            name = known
-        } else {
-            nextName += 1
-            name = "chime_\(nextName)"
-            let types = parameters.map(\.type)
-            let prepare = types.withUnsafeBufferPointer { buffer in
-                PQprepare(handle, name, sql, Int32(types.count), buffer.baseAddress)
-            }
-            _ = try checked(prepare, doing: sql)
-            prepared[sql] = name
+        if statements.count == 1 && prepared[statements[0].sql] != nil {
+            return [try checked(send(statements[0], handle: handle, piped: false), doing: statements[0].sql)]
         }
+        guard PQenterPipelineMode(handle) == 1 else {
+            throw ChimeError(.storeFailure, "PostgreSQL at \(described): cannot enter pipeline mode: \(Self.text(PQerrorMessage(handle)))")
+        }
+        defer { PQexitPipelineMode(handle) }
+        enum Step { case prepare(String), execute(String) }
+        var steps: [Step] = []
+        for statement in statements {
+            if prepared[statement.sql] == nil {
+                nextName += 1
+                let name = "chime_\(nextName)"
+                let types = statement.parameters.map(\.type)
+                let sent = types.withUnsafeBufferPointer { PQsendPrepare(handle, name, statement.sql, Int32(types.count), $0.baseAddress) }
+                guard sent == 1 else { throw sendFailure(handle) }
+                prepared[statement.sql] = name
+                steps.append(.prepare(statement.sql))
+            }
+            guard send(statement, handle: handle, piped: true) != nil else { throw sendFailure(handle) }
+            steps.append(.execute(statement.sql))
+        }
+        guard PQpipelineSync(handle) == 1 else { throw sendFailure(handle) }
+        // Read every result up to the sync point; report the first failure. A preparation that
+        // did not succeed is forgotten, so the statement is prepared again next time.
+        var results: [PostgresResult] = []
+        var failure: (any Error)?
+        for step in steps {
+            guard let result = PQgetResult(handle) else { continue }
+            while let extra = PQgetResult(handle) { PQclear(extra) }  // up to the NULL that ends the step
+            let skipped = failure != nil || PQresultStatus(result) == PGRES_PIPELINE_ABORTED
+            switch step {
+            case .prepare(let sql):
+                if skipped || PQresultStatus(result) != PGRES_COMMAND_OK { prepared[sql] = nil }
+                if skipped { PQclear(result) } else if let error = Self.failure(of: result, connection: self, doing: "preparing \(sql.prefix(60))") {
+                    failure = error
+                }
+            case .execute(let sql):
+                if skipped {
+                    PQclear(result)
+                } else {
+                    do { results.append(try checked(result, doing: sql)) } catch { failure = error }
+                }
+            }
+        }
+        while let rest = PQgetResult(handle) {
+            let status = PQresultStatus(rest)
+            PQclear(rest)
+            if status == PGRES_PIPELINE_SYNC { break }
+        }
+        if let failure { throw failure }
+        return results
+    }
+
+    /// The error of a failed result (which it clears), or `nil` for a good one (left to the caller).
+    private static func failure(of result: OpaquePointer, connection: PostgresConnection, doing: String) -> (any Error)? {
+        let status = PQresultStatus(result)
+        if status == PGRES_COMMAND_OK || status == PGRES_TUPLES_OK {
+            PQclear(result)
+            return nil
+        }
+        do { _ = try connection.checked(result, doing: doing) } catch { return error }
+        return nil
+    }
+
+    private func sendFailure(_ handle: OpaquePointer) -> ChimeError {
+        ChimeError(.storeFailure, "PostgreSQL at \(described) could not be sent a statement: \(Self.text(PQerrorMessage(handle)).trimmingCharacters(in: .whitespacesAndNewlines))")
+    }
+
+    /// Sends (piped) or runs (not piped) one prepared statement with binary parameters and results.
+    private func send(_ statement: Statement, handle: OpaquePointer, piped: Bool) -> OpaquePointer? {
+        let name = prepared[statement.sql]!
+        let parameters = statement.parameters
         let count = parameters.count
         // Every parameter's bytes in one buffer, pinned while libpq reads them.
         var blob: [UInt8] = [0]
@@ -114,12 +184,15 @@ final class PostgresConnection {
             blob += bytes
         }
         let formats = [Int32](repeating: 1, count: count)
-        let result: OpaquePointer? = blob.withUnsafeBytes { raw in
+        return blob.withUnsafeBytes { raw -> OpaquePointer? in
             let base = raw.baseAddress!.assumingMemoryBound(to: CChar.self)
             let pointers: [UnsafePointer<CChar>?] = offsets.map { $0 < 0 ? nil : base + $0 }
+            if piped {
+                // A non-nil marker for "sent"; the results come from PQgetResult.
+                return PQsendQueryPrepared(handle, name, Int32(count), pointers, lengths, formats, 1) == 1 ? handle : nil
+            }
             return PQexecPrepared(handle, name, Int32(count), pointers, lengths, formats, 1)
         }
-        return try checked(result, doing: sql)
     }
 
     private func live() throws -> OpaquePointer {

@@ -36,6 +36,10 @@ public final class PostgresStore: SharedNotificationStore {
     let channel: String
     private let connection: PostgresConnection
     private var depth = 0
+    /// Whether the open transaction has begun in the database (at its first write or lock).
+    private var begun = false
+    /// Whether that BEGIN is still to be sent (with the next statement).
+    private var beginPending = false
     /// Events of the open transaction, numbered at commit.
     private var buffered: [(app: String, kind: String, body: [UInt8])] = []
     /// Delivered notifications written in the open transaction and not yet sent: all go in one
@@ -93,30 +97,69 @@ public final class PostgresStore: SharedNotificationStore {
             return try body()
         }
         if !connection.isOK { try connection.reset() }
-        try connection.execute("BEGIN")
         depth = 1
         do {
             let result = try body()
-            let notify = try flush()
-            do {
-                // The notifications and the commit in one round trip.
-                try connection.execute(notify + "COMMIT")
-            } catch let error as ChimeError {
-                throw ChimeError(error.code, "committing to the Chime database failed: \(error.message)")
-            }
+            if begun { try commit() }
             depth = 0
             endTransaction()
             contended = contended.compactMapValues { $0 > 1 ? $0 - 1 : nil }
             return result
         } catch {
             depth = 0
+            let rollback = begun && !beginPending
             endTransaction()
-            if connection.isOK { try? connection.execute("ROLLBACK") }
+            if rollback && connection.isOK { try? connection.execute("ROLLBACK") }
             throw error
         }
     }
 
+    /// Opens the database transaction at the first write or lock: a transaction that only reads
+    /// (most of the scheduler's looks, token lookups, lists) costs one round trip per read and no
+    /// BEGIN or COMMIT — in READ COMMITTED each statement reads what is committed either way. The
+    /// BEGIN itself travels with the next statement (see `query`).
+    private func begin() {
+        guard depth > 0, !begun else { return }
+        begun = true
+        beginPending = true
+    }
+
+    /// Runs a statement; the first after `begin()` goes together with the BEGIN, in one round trip.
+    @discardableResult
+    private func query(_ sql: String, _ parameters: [PostgresValue] = []) throws -> PostgresResult {
+        guard beginPending else { return try connection.query(sql, parameters) }
+        beginPending = false
+        return try connection.pipeline([("BEGIN", []), (sql, parameters)])[1]
+    }
+
+    private func query(_ statement: PostgresConnection.Statement) throws {
+        try query(statement.sql, statement.parameters)
+    }
+
+    /// The commit, in one round trip: the waiting pending and delivered rows, the events numbered
+    /// from the counter row, the notifications and COMMIT.
+    private func commit() throws {
+        var statements: [PostgresConnection.Statement] = beginPending ? [("BEGIN", [])] : []
+        beginPending = false
+        if let pending = pendingStatement() { statements.append(pending) }
+        if let delivered = deliveriesStatement() { statements.append(delivered) }
+        let eventsAt = statements.count
+        let events = eventsStatement()
+        if let events { statements.append(events) }
+        for payload in changes.payloads(node: node) { statements.append(("SELECT pg_notify($1, $2)", [.text(channel), .text(payload)])) }
+        statements.append(("COMMIT", []))
+        let results: [PostgresResult]
+        do {
+            results = try connection.pipeline(statements)
+        } catch let error as ChimeError {
+            throw ChimeError(error.code, "committing to the Chime database failed: \(error.message)")
+        }
+        if events != nil { lastEventSequence = results[eventsAt].int64(0, 0) }
+    }
+
     private func endTransaction() {
+        begun = false
+        beginPending = false
         buffered.removeAll()
         deliveries.removeAll()
         pendingWrites.removeAll()
@@ -124,33 +167,29 @@ public final class PostgresStore: SharedNotificationStore {
         versions.removeAll()
     }
 
-    /// The commit's last writes: the pending and delivered rows and the events numbered from the
-    /// counter row. Returns the statements that send the notification, to go with the commit.
-    private func flush() throws -> String {
-        try writePending()
-        try writeDeliveries()
-        if !buffered.isEmpty {
-            let count = Int64(buffered.count)
-            let result = try connection.query("""
-                WITH counter AS (UPDATE chime_meta SET value = value + $1 WHERE key = 'event_seq' RETURNING value),
-                inserted AS (
-                  INSERT INTO chime_events (seq, app, kind, node, body)
-                  SELECT (SELECT value FROM counter) - $1 + u.ord, u.app, u.kind, $2, u.body
-                  FROM unnest($3::text[], $4::text[], $5::bytea[]) WITH ORDINALITY AS u(app, kind, body, ord)
-                  RETURNING 1)
-                SELECT value, (SELECT count(*) FROM inserted) FROM counter
-                """, [.int8(count), .text(node), .texts(buffered.map(\.app)), .texts(buffered.map(\.kind)),
-                      .byteas(buffered.map(\.body))])
-            lastEventSequence = result.int64(0, 0)
-            changes.events = true
-        }
-        let channel = try connection.literal(self.channel)
-        return try changes.payloads(node: node).map { "SELECT pg_notify(\(channel), \(try connection.literal($0))); " }.joined()
+    /// The statement that numbers and inserts the transaction's events: the counter row's update
+    /// is the last lock the transaction takes, held only until the COMMIT that follows it.
+    private func eventsStatement() -> PostgresConnection.Statement? {
+        guard !buffered.isEmpty else { return nil }
+        let count = Int64(buffered.count)
+        changes.events = true
+        defer { buffered.removeAll() }
+        return ("""
+            WITH counter AS (UPDATE chime_meta SET value = value + $1 WHERE key = 'event_seq' RETURNING value),
+            inserted AS (
+              INSERT INTO chime_events (seq, app, kind, node, body)
+              SELECT (SELECT value FROM counter) - $1 + u.ord, u.app, u.kind, $2, u.body
+              FROM unnest($3::text[], $4::text[], $5::bytea[]) WITH ORDINALITY AS u(app, kind, body, ord)
+              RETURNING 1)
+            SELECT value, (SELECT count(*) FROM inserted) FROM counter
+            """, [.int8(count), .text(node), .texts(buffered.map(\.app)), .texts(buffered.map(\.kind)), .byteas(buffered.map(\.body))])
     }
 
     /// Runs `body` in a transaction unless one is open (writes outside one commit on their own).
     private func write<T>(_ body: () throws -> T) throws -> T {
-        depth > 0 ? try body() : try transaction(body)
+        if depth == 0 { return try transaction { try write(body) } }
+        begin()
+        return try body()
     }
 
     private static func date(_ seconds: Double) -> Date { Date(timeIntervalSince1970: seconds) }
@@ -173,7 +212,8 @@ public final class PostgresStore: SharedNotificationStore {
 
     public func app(_ bundleIdentifier: String) throws -> AppRecord? {
         let locks = depth > 0 && contended[bundleIdentifier] != nil
-        let rows = try connection.query("SELECT version, record FROM chime_apps WHERE bundle_id = $1" + (locks ? " FOR UPDATE" : ""),
+        if locks { begin() }
+        let rows = try query("SELECT version, record FROM chime_apps WHERE bundle_id = $1" + (locks ? " FOR UPDATE" : ""),
                                         [.text(bundleIdentifier)])
         guard rows.count > 0 else {
             try saw(bundleIdentifier, version: nil)
@@ -184,7 +224,7 @@ public final class PostgresStore: SharedNotificationStore {
     }
 
     public func apps() throws -> [AppRecord] {
-        let rows = try connection.query("SELECT version, record, bundle_id FROM chime_apps")
+        let rows = try query("SELECT version, record, bundle_id FROM chime_apps")
         var result: [AppRecord] = []
         for row in 0..<rows.count {
             try saw(rows.string(row, 2), version: rows.int64(row, 0))
@@ -200,16 +240,16 @@ public final class PostgresStore: SharedNotificationStore {
             let rows: PostgresResult
             switch versions[app] {
             case .some(.some(let version)):
-                rows = try connection.query("""
+                rows = try query("""
                     UPDATE chime_apps SET record = $2, version = version + 1 WHERE bundle_id = $1 AND version = $3 RETURNING version
                     """, [.text(app), body, .int8(version)])
             case .some(.none):
-                rows = try connection.query("""
+                rows = try query("""
                     INSERT INTO chime_apps (bundle_id, version, record) VALUES ($1, 1, $2) ON CONFLICT (bundle_id) DO NOTHING RETURNING version
                     """, [.text(app), body])
             case .none:
                 // Not read in this transaction: a plain replacement.
-                rows = try connection.query("""
+                rows = try query("""
                     INSERT INTO chime_apps (bundle_id, version, record) VALUES ($1, 1, $2)
                     ON CONFLICT (bundle_id) DO UPDATE SET record = excluded.record, version = chime_apps.version + 1 RETURNING version
                     """, [.text(app), body])
@@ -231,9 +271,9 @@ public final class PostgresStore: SharedNotificationStore {
             // Pending first: a node firing the app's requests holds them, and this waits for it
             // before touching what that node writes next (its delivered list, the app record).
             for table in ["chime_pending", "chime_delivered", "chime_responses", "chime_events", "chime_categories"] {
-                try connection.query("DELETE FROM \(table) WHERE app = $1", [.text(bundleIdentifier)])
+                try query("DELETE FROM \(table) WHERE app = $1", [.text(bundleIdentifier)])
             }
-            try connection.query("DELETE FROM chime_apps WHERE bundle_id = $1", [.text(bundleIdentifier)])
+            try query("DELETE FROM chime_apps WHERE bundle_id = $1", [.text(bundleIdentifier)])
             buffered.removeAll { $0.app == bundleIdentifier }
             versions[bundleIdentifier] = .some(nil)
             changes.removed.insert(bundleIdentifier)
@@ -243,13 +283,13 @@ public final class PostgresStore: SharedNotificationStore {
     // MARK: Categories
 
     public func categories(app: String) throws -> [NotificationCategory] {
-        let rows = try connection.query("SELECT body FROM chime_categories WHERE app = $1", [.text(app)])
+        let rows = try query("SELECT body FROM chime_categories WHERE app = $1", [.text(app)])
         return rows.count == 0 ? [] : try RecordCodec.decodeCategories(rows.bytes(0, 0))
     }
 
     public func setCategories(_ categories: [NotificationCategory], app: String) throws {
         try write {
-            try connection.query("""
+            try query("""
                 INSERT INTO chime_categories (app, body) VALUES ($1, $2) ON CONFLICT (app) DO UPDATE SET body = excluded.body
                 """, [.text(app), .bytea(RecordCodec.encode(categories))])
             changes.categories.insert(app)
@@ -331,12 +371,16 @@ public final class PostgresStore: SharedNotificationStore {
     /// last one a record gave, else the stored one, else a new one — drawn in order, and only for
     /// identifiers not stored yet, so sequences stay dense.
     private func writePending() throws {
-        guard !pendingWrites.isEmpty else { return }
+        if let statement = pendingStatement() { try query(statement) }
+    }
+
+    private func pendingStatement() -> PostgresConnection.Statement? {
+        guard !pendingWrites.isEmpty else { return nil }
         let rows = Self.collapse(pendingWrites, key: { $0.app + "\u{0}" + $0.record.request.identifier }) { earlier, later in
             PendingRow(app: later.app, record: later.record, sequence: later.sequence != 0 ? later.sequence : earlier.sequence, body: later.body)
         }
         pendingWrites.removeAll(keepingCapacity: true)
-        try connection.query("""
+        return ("""
             INSERT INTO chime_pending AS p (app, identifier, seq, next_fire, kind, floating, anchor, inside, request)
             SELECT u.app, u.identifier,
                    CASE WHEN u.seq <> 0 THEN u.seq
@@ -362,13 +406,13 @@ public final class PostgresStore: SharedNotificationStore {
 
     public func pending(app: String) throws -> [PendingRequest] {
         try writePending()
-        return try pendingRows(try connection.query("SELECT \(Self.pendingColumns) FROM chime_pending WHERE app = $1 ORDER BY seq", [.text(app)]))
+        return try pendingRows(try query("SELECT \(Self.pendingColumns) FROM chime_pending WHERE app = $1 ORDER BY seq", [.text(app)]))
             .map(\.pending)
     }
 
     public func pending(app: String, identifier: String) throws -> PendingRequest? {
         try writePending()
-        return try pendingRows(try connection.query("SELECT \(Self.pendingColumns) FROM chime_pending WHERE app = $1 AND identifier = $2",
+        return try pendingRows(try query("SELECT \(Self.pendingColumns) FROM chime_pending WHERE app = $1 AND identifier = $2",
                                              [.text(app), .text(identifier)])).first?.pending
     }
 
@@ -376,7 +420,7 @@ public final class PostgresStore: SharedNotificationStore {
     private func remove(from table: String, app: String, identifiers: [String]) throws -> [String] {
         guard !identifiers.isEmpty else { return [] }
         return try write {
-            let rows = try connection.query("DELETE FROM \(table) WHERE app = $1 AND identifier = ANY($2::text[]) RETURNING identifier",
+            let rows = try query("DELETE FROM \(table) WHERE app = $1 AND identifier = ANY($2::text[]) RETURNING identifier",
                                             [.text(app), .texts(identifiers)])
             if rows.count > 0 && table == "chime_pending" { changes.pending.insert(app) }
             var found = Set((0..<rows.count).map { rows.string($0, 0) })
@@ -392,7 +436,7 @@ public final class PostgresStore: SharedNotificationStore {
     public func removeAllPending(app: String) throws -> [String] {
         try writePending()
         return try write {
-            let rows = try connection.query("DELETE FROM chime_pending WHERE app = $1 RETURNING identifier, seq", [.text(app)])
+            let rows = try query("DELETE FROM chime_pending WHERE app = $1 RETURNING identifier, seq", [.text(app)])
             if rows.count > 0 { changes.pending.insert(app) }
             return (0..<rows.count).map { (rows.int64($0, 1), rows.string($0, 0)) }.sorted { $0.0 < $1.0 }.map(\.1)
         }
@@ -402,7 +446,8 @@ public final class PostgresStore: SharedNotificationStore {
         try writePending()
         guard limit > 0 else { return [] }
         // The claim: locked until the transaction ends, and what another node holds is skipped.
-        return try pendingRows(try connection.query("""
+        begin()
+        return try pendingRows(try query("""
             SELECT \(Self.pendingColumns) FROM chime_pending
             WHERE next_fire IS NOT NULL AND next_fire <= $1 ORDER BY next_fire, seq LIMIT $2
             FOR UPDATE SKIP LOCKED
@@ -414,13 +459,13 @@ public final class PostgresStore: SharedNotificationStore {
     /// in which case the claim finds nothing and the engine looks again a moment later.
     public func soonestFireDate() throws -> Date? {
         try writePending()
-        let rows = try connection.query("SELECT next_fire FROM chime_pending WHERE next_fire IS NOT NULL ORDER BY next_fire, seq LIMIT 1")
+        let rows = try query("SELECT next_fire FROM chime_pending WHERE next_fire IS NOT NULL ORDER BY next_fire, seq LIMIT 1")
         return rows.count == 0 ? nil : Self.date(rows.double(0, 0))
     }
 
     public func soonest(limit: Int) throws -> [(app: String, identifier: String, date: Date, sequence: Int64)] {
         try writePending()
-        let rows = try connection.query("""
+        let rows = try query("""
             SELECT app, identifier, next_fire, seq FROM chime_pending WHERE next_fire IS NOT NULL ORDER BY next_fire, seq LIMIT $1
             """, [.int8(Int64(max(limit, 0)))])
         return (0..<rows.count).map { (rows.string($0, 0), rows.string($0, 1), Self.date(rows.double($0, 2)), rows.int64($0, 3)) }
@@ -428,12 +473,12 @@ public final class PostgresStore: SharedNotificationStore {
 
     public func locationPending() throws -> [(app: String, pending: PendingRequest)] {
         try writePending()
-        return try pendingRows(try connection.query("SELECT \(Self.pendingColumns) FROM chime_pending WHERE kind = 3 ORDER BY seq"))
+        return try pendingRows(try query("SELECT \(Self.pendingColumns) FROM chime_pending WHERE kind = 3 ORDER BY seq"))
     }
 
     public func floatingPending() throws -> [(app: String, pending: PendingRequest)] {
         try writePending()
-        return try pendingRows(try connection.query("SELECT \(Self.pendingColumns) FROM chime_pending WHERE floating ORDER BY seq"))
+        return try pendingRows(try query("SELECT \(Self.pendingColumns) FROM chime_pending WHERE floating ORDER BY seq"))
     }
 
     public func pendingCount(app: String?) throws -> Int {
@@ -442,8 +487,8 @@ public final class PostgresStore: SharedNotificationStore {
     }
 
     private func count(table: String, app: String?) throws -> Int {
-        guard let app else { return Int(try connection.query("SELECT count(*) FROM \(table)").int64(0, 0)) }
-        return Int(try connection.query("SELECT count(*) FROM \(table) WHERE app = $1", [.text(app)]).int64(0, 0))
+        guard let app else { return Int(try query("SELECT count(*) FROM \(table)").int64(0, 0)) }
+        return Int(try query("SELECT count(*) FROM \(table) WHERE app = $1", [.text(app)]).int64(0, 0))
     }
 
     // MARK: Delivered
@@ -475,7 +520,7 @@ public final class PostgresStore: SharedNotificationStore {
 
     private func takeSequence() throws -> Int64 {
         if sequencePool.isEmpty {
-            let rows = try connection.query("SELECT nextval('chime_item_seq') FROM generate_series(1, 256)")
+            let rows = try query("SELECT nextval('chime_item_seq') FROM generate_series(1, 256)")
             sequencePool = ArraySlice((0..<rows.count).map { rows.int64($0, 0) })
         }
         return sequencePool.removeFirst()
@@ -483,10 +528,14 @@ public final class PostgresStore: SharedNotificationStore {
 
     /// Writes the waiting delivered rows in one statement; of two for one identifier the later wins.
     private func writeDeliveries() throws {
-        guard !deliveries.isEmpty else { return }
+        if let statement = deliveriesStatement() { try query(statement) }
+    }
+
+    private func deliveriesStatement() -> PostgresConnection.Statement? {
+        guard !deliveries.isEmpty else { return nil }
         let rows = Self.collapse(deliveries, key: { $0.app + "\u{0}" + $0.identifier }) { _, later in later }
         deliveries.removeAll(keepingCapacity: true)
-        try connection.query("""
+        return ("""
             INSERT INTO chime_delivered (app, identifier, seq, date, thread, body)
             SELECT * FROM unnest($1::text[], $2::text[], $3::int8[], $4::float8[], $5::text[], $6::bytea[])
             ON CONFLICT (app, identifier) DO UPDATE SET seq = excluded.seq, date = excluded.date, thread = excluded.thread, body = excluded.body
@@ -506,16 +555,16 @@ public final class PostgresStore: SharedNotificationStore {
     public func delivered(app: String, thread: String?) throws -> [DeliveredNotification] {
         try writeDeliveries()
         if let thread {
-            return try deliveredRows(try connection.query(
+            return try deliveredRows(try query(
                 "SELECT seq, body FROM chime_delivered WHERE app = $1 AND thread = $2 ORDER BY date DESC, seq DESC", [.text(app), .text(thread)]))
         }
-        return try deliveredRows(try connection.query("SELECT seq, body FROM chime_delivered WHERE app = $1 ORDER BY date DESC, seq DESC",
+        return try deliveredRows(try query("SELECT seq, body FROM chime_delivered WHERE app = $1 ORDER BY date DESC, seq DESC",
                                                       [.text(app)]))
     }
 
     public func delivered(app: String, identifier: String) throws -> DeliveredNotification? {
         try writeDeliveries()
-        return try deliveredRows(try connection.query("SELECT seq, body FROM chime_delivered WHERE app = $1 AND identifier = $2",
+        return try deliveredRows(try query("SELECT seq, body FROM chime_delivered WHERE app = $1 AND identifier = $2",
                                                [.text(app), .text(identifier)])).first
     }
 
@@ -529,10 +578,10 @@ public final class PostgresStore: SharedNotificationStore {
             try writeDeliveries()
             let rows: PostgresResult
             if let thread {
-                rows = try connection.query("DELETE FROM chime_delivered WHERE app = $1 AND thread = $2 RETURNING identifier, date, seq",
+                rows = try query("DELETE FROM chime_delivered WHERE app = $1 AND thread = $2 RETURNING identifier, date, seq",
                                             [.text(app), .text(thread)])
             } else {
-                rows = try connection.query("DELETE FROM chime_delivered WHERE app = $1 RETURNING identifier, date, seq", [.text(app)])
+                rows = try query("DELETE FROM chime_delivered WHERE app = $1 RETURNING identifier, date, seq", [.text(app)])
             }
             return (0..<rows.count).map { (rows.double($0, 1), rows.int64($0, 2), rows.string($0, 0)) }
                 .sorted { ($0.0, $0.1) > ($1.0, $1.1) }.map(\.2)
@@ -550,13 +599,13 @@ public final class PostgresStore: SharedNotificationStore {
         try write {
             var response = response
             response.id = 0
-            return try connection.query("INSERT INTO chime_responses (id, app, body) VALUES (nextval('chime_response_seq'), $1, $2) RETURNING id",
+            return try query("INSERT INTO chime_responses (id, app, body) VALUES (nextval('chime_response_seq'), $1, $2) RETURNING id",
                                         [.text(app), .bytea(RecordCodec.encode(response))]).int64(0, 0)
         }
     }
 
     public func responses(app: String) throws -> [NotificationResponse] {
-        let rows = try connection.query("SELECT id, body FROM chime_responses WHERE app = $1 ORDER BY id", [.text(app)])
+        let rows = try query("SELECT id, body FROM chime_responses WHERE app = $1 ORDER BY id", [.text(app)])
         return try (0..<rows.count).map { row in
             var response = try RecordCodec.decodeResponse(rows.bytes(row, 1))
             response.id = rows.int64(row, 0)
@@ -566,7 +615,7 @@ public final class PostgresStore: SharedNotificationStore {
 
     public func removeResponse(app: String, id: Int64) throws -> Bool {
         try write {
-            try connection.query("DELETE FROM chime_responses WHERE app = $1 AND id = $2 RETURNING id", [.text(app), .int8(id)]).count > 0
+            try query("DELETE FROM chime_responses WHERE app = $1 AND id = $2 RETURNING id", [.text(app), .int8(id)]).count > 0
         }
     }
 
@@ -578,21 +627,22 @@ public final class PostgresStore: SharedNotificationStore {
         var event = event
         event.sequence = 0
         let row = (app: event.app, kind: event.kind.rawValue, body: RecordCodec.encode(event))
-        if depth > 0 {
-            buffered.append(row)
-            return -Int64(buffered.count)
+        if depth == 0 {
+            try transaction { _ = try appendEvent(event) }
+            return lastEventSequence
         }
-        try transaction { buffered.append(row) }
-        return lastEventSequence
+        begin()
+        buffered.append(row)
+        return -Int64(buffered.count)
     }
 
     public func events(after sequence: Int64, app: String?, limit: Int) throws -> [EngineEvent] {
         let rows: PostgresResult
         if let app {
-            rows = try connection.query("SELECT seq, body FROM chime_events WHERE app = $1 AND seq > $2 ORDER BY seq LIMIT $3",
+            rows = try query("SELECT seq, body FROM chime_events WHERE app = $1 AND seq > $2 ORDER BY seq LIMIT $3",
                                         [.text(app), .int8(sequence), .int8(Int64(max(limit, 0)))])
         } else {
-            rows = try connection.query("SELECT seq, body FROM chime_events WHERE seq > $1 ORDER BY seq LIMIT $2",
+            rows = try query("SELECT seq, body FROM chime_events WHERE seq > $1 ORDER BY seq LIMIT $2",
                                         [.int8(sequence), .int8(Int64(max(limit, 0)))])
         }
         return try Self.events(rows)
@@ -608,16 +658,16 @@ public final class PostgresStore: SharedNotificationStore {
     }
 
     public func oldestEventSequence() throws -> Int64 {
-        try connection.query("SELECT coalesce(min(seq), 0) FROM chime_events").int64(0, 0)
+        try query("SELECT coalesce(min(seq), 0) FROM chime_events").int64(0, 0)
     }
 
     public func pruneEvents(keeping: Int) throws {
         try write {
             if keeping <= 0 {
-                try connection.query("DELETE FROM chime_events")
+                try query("DELETE FROM chime_events")
                 return
             }
-            try connection.query("DELETE FROM chime_events WHERE seq < (SELECT seq FROM chime_events ORDER BY seq DESC LIMIT 1 OFFSET $1)",
+            try query("DELETE FROM chime_events WHERE seq < (SELECT seq FROM chime_events ORDER BY seq DESC LIMIT 1 OFFSET $1)",
                                  [.int8(Int64(keeping - 1))])
         }
     }
@@ -629,17 +679,17 @@ public final class PostgresStore: SharedNotificationStore {
     }
 
     public func value(forKey key: String) throws -> String? {
-        let rows = try connection.query("SELECT value FROM chime_kv WHERE key = $1", [.text(key)])
+        let rows = try query("SELECT value FROM chime_kv WHERE key = $1", [.text(key)])
         return rows.count == 0 ? nil : rows.string(0, 0)
     }
 
     public func setValue(_ value: String?, forKey key: String) throws {
         try write {
             if let value {
-                try connection.query("INSERT INTO chime_kv (key, value) VALUES ($1, $2) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+                try query("INSERT INTO chime_kv (key, value) VALUES ($1, $2) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
                                      [.text(key), .text(value)])
             } else {
-                try connection.query("DELETE FROM chime_kv WHERE key = $1", [.text(key)])
+                try query("DELETE FROM chime_kv WHERE key = $1", [.text(key)])
             }
             noteValue(key)
         }
@@ -647,7 +697,7 @@ public final class PostgresStore: SharedNotificationStore {
 
     public func takeValue(forKey key: String) throws -> String? {
         try write {
-            let rows = try connection.query("DELETE FROM chime_kv WHERE key = $1 RETURNING value", [.text(key)])
+            let rows = try query("DELETE FROM chime_kv WHERE key = $1 RETURNING value", [.text(key)])
             guard rows.count > 0 else { return nil }
             noteValue(key)
             return rows.string(0, 0)
@@ -656,7 +706,7 @@ public final class PostgresStore: SharedNotificationStore {
 
     public func insertValue(_ value: String, forKey key: String) throws -> String {
         try write {
-            let rows = try connection.query("""
+            let rows = try query("""
                 INSERT INTO chime_kv (key, value) VALUES ($1, $2) ON CONFLICT (key) DO UPDATE SET value = chime_kv.value RETURNING value
                 """, [.text(key), .text(value)])
             noteValue(key)

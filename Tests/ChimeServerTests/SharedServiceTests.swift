@@ -162,4 +162,42 @@ struct SharedServiceTests {
             #expect(ids.allSatisfy { $0 > Int64(firstID) ?? 0 } && ids == ids.sorted())
         }
     }
+
+    @Test("an answer given through one node reaches the app's stream on the other and stays in the outbox until acknowledged there")
+    func outboxAcrossNodes() async throws {
+        try await Self.withTwoNodes { one, two in
+            let app = "com.example.outbox"
+            let token = try await Self.register(app, on: one)
+            let appOnTwo = TestClient(port: two.port, token: token)
+            #expect(try await appOnTwo.put("/v1/apps/\(app)/categories",
+                                           json: #"[{"identifier": "c", "actions": [{"identifier": "done", "title": "Done"}]}]"#).status == 200)
+            #expect(try await TestClient(port: one.port, token: token)
+                .post("/v1/apps/\(app)/requests", json: #"{"identifier": "task", "title": "Task", "categoryIdentifier": "c"}"#).status == 201)
+            let stream = try await SSEClient.open(.tcp(port: two.port), path: "/v1/apps/\(app)/events", token: token, lastEventID: "0")
+            defer { stream.close() }
+            // The user answers through the first node.
+            let answered = try await TestClient(port: one.port, token: one.ownerToken)
+                .post("/v1/apps/\(app)/notifications/task/responses", json: #"{"actionIdentifier": "done"}"#)
+            #expect(answered.status == 201)
+            var event = try await stream.next()
+            while event.event != "response" { event = try await stream.next() }
+            guard case .integer(let id)? = event.json?["response"]?["id"] else { throw TestClientError(description: event.data) }
+            guard case .array(let outbox)? = try await appOnTwo.get("/v1/apps/\(app)/responses").json else { throw TestClientError(description: "no outbox") }
+            #expect(outbox.map { $0["id"] } == [.integer(id)])
+            // Acknowledged on the second node: gone on both.
+            #expect(try await appOnTwo.post("/v1/apps/\(app)/responses/\(id)/ack").status == 200)
+            #expect(try await TestClient(port: one.port, token: token).get("/v1/apps/\(app)/responses").json == .array([]))
+            #expect(try await TestClient(port: one.port, token: token).post("/v1/apps/\(app)/responses/\(id)/ack").status == 404)
+        }
+    }
+
+    @Test("/metrics on a node of a shared database shows its clock's offset from the database's")
+    func clockOffsetMetric() async throws {
+        try await Self.withTwoNodes { one, _ in
+            let metrics = try await TestClient(port: one.port).get("/metrics").text
+            let line = try #require(metrics.split(separator: "\n").first { $0.hasPrefix("chime_clock_offset_seconds ") })
+            let offset = try #require(Double(line.split(separator: " ")[1]))
+            #expect(abs(offset) < 1)
+        }
+    }
 }
