@@ -45,10 +45,18 @@ let package = Package(
             providers: [.apt(["libsystemd-dev"])]
         ),
 
+        .systemLibrary(
+            name: "CLibPQ",
+            pkgConfig: "libpq",
+            providers: [.apt(["libpq-dev"])]
+        ),
+
         // Values, validation, next-fire math, the engine, store/clock protocols, codecs. Foundation only.
         .target(name: "ChimeCore"),
         // The embedded SQLite store.
         .target(name: "ChimeSQLite", dependencies: ["ChimeCore", "CSQLite"]),
+        // The shared store: PostgreSQL through libpq, for several `chime serve` nodes.
+        .target(name: "ChimePostgres", dependencies: ["ChimeCore", "CLibPQ"]),
         // Apple's UserNotifications API, as thin adapters over ChimeCore.
         .target(name: "Chime", dependencies: ["ChimeCore", "ChimeSQLite", "ChimeDesktop"]),
         // Desktop pop-ups: the freedesktop notification server on the session bus, through sd-bus.
@@ -57,7 +65,7 @@ let package = Package(
         .target(name: "ChimeTesting", dependencies: ["Chime", "ChimeCore"]),
 
         // The notification center as a service: HTTP API, APNs-compatible endpoint, events, web center.
-        .target(name: "ChimeServer", dependencies: ["ChimeCore", "ChimeSQLite", "ChimeDesktop", "CMicroHTTPD", "CQREncode"]),
+        .target(name: "ChimeServer", dependencies: ["ChimeCore", "ChimeSQLite", "ChimePostgres", "ChimeDesktop", "CMicroHTTPD", "CQREncode"]),
         // The command-line tool and daemon.
         .target(name: "ChimeCLI", dependencies: ["ChimeServer", "ChimeCore", "ChimeSQLite", "Chime"], plugins: ["ChimeBuildInfo"]),
         // Stamps the CLI with the git commit it was built from (`chime --version`).
@@ -91,20 +99,25 @@ let package = Package(
         ),
 
         .testTarget(name: "ChimeCoreTests", dependencies: ["ChimeCore"]),
+        // Starts a PostgreSQL server of its own (Debian's postgresql) for tests and benchmarks.
+        .target(name: "PostgresTestServer", dependencies: ["ChimeCore"], path: "Tests/Support/PostgresTestServer"),
         // Killed with SIGKILL by ChimeSQLiteTests' durability test.
         .executableTarget(name: "ChimeStoreCrasher", dependencies: ["ChimeSQLite", "ChimeCore"], path: "Tests/Support/StoreCrasher"),
         .testTarget(
-            name: "ChimeSQLiteTests", dependencies: ["ChimeSQLite", "ChimeCore", "ChimeStoreCrasher", "ChimeEngineCrasher"],
+            name: "ChimeSQLiteTests",
+            dependencies: ["ChimeSQLite", "ChimePostgres", "PostgresTestServer", "ChimeCore", "ChimeStoreCrasher", "ChimeEngineCrasher"],
             exclude: ["Fixtures"]),
         // Killed with SIGKILL while firing and while answering, by ChimeSQLiteTests' engine crash tests.
         .executableTarget(name: "ChimeEngineCrasher", dependencies: ["Chime", "ChimeCore", "ChimeSQLite", "ChimeTesting"],
                           path: "Tests/Support/EngineCrasher"),
+        // The PostgreSQL store on a server of the tests' own: migrations, claims, commit-order events, the feed.
+        .testTarget(name: "ChimePostgresTests", dependencies: ["ChimePostgres", "ChimeCore", "PostgresTestServer"]),
         .testTarget(name: "ChimeTests", dependencies: ["Chime", "ChimeTesting"]),
         .testTarget(name: "ChimeTestingTests", dependencies: ["ChimeTesting", "Chime"]),
         .testTarget(name: "ExamplesTests", dependencies: ["ExampleApps", "ChimeTesting", "Chime"]),
         // Started by the service in ChimeServerTests' background-launch tests, as an app would be.
         .executableTarget(name: "ChimeLaunchedApp", dependencies: ["Chime"], path: "Tests/Support/LaunchedApp"),
-        .testTarget(name: "ChimeServerTests", dependencies: ["ChimeServer", "ChimeCore", "ChimeSQLite", "Chime", "ChimeLaunchedApp"]),
+        .testTarget(name: "ChimeServerTests", dependencies: ["ChimeServer", "ChimeCore", "ChimeSQLite", "Chime", "ChimeLaunchedApp", "PostgresTestServer", "chime"]),
         // Against real notification servers the tests start: dbus-daemon, Xvfb, dunst, and a small
         // inline-reply server of their own (Tests/ChimeDesktopTests/Servers).
         .testTarget(name: "ChimeDesktopTests", dependencies: ["ChimeDesktop", "ChimeCore", "ChimeSQLite", "ChimeServer", "Chime",

@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
 # make bench: builds in release mode and runs Benchmarks/ with the physical limit (a plain C loop)
 # and the peer (APScheduler 3 + SQLAlchemy job store on SQLite) in the same run, then the HTTP load
-# benchmarks against a release `chime serve` (Benchmarks/http/: wrk adds, event fan-out).
-#   scripts/bench.sh [chime-bench options, e.g. --quick or --only bulk,steady,http-add,http-bulk,fanout]
+# benchmarks against a release `chime serve` (Benchmarks/http/: wrk adds, event fan-out), then the
+# cluster part (Benchmarks/cluster/: PostgreSQL and 1, 2, 3 nodes against SQLite, same workloads).
+#   scripts/bench.sh [chime-bench options, e.g. --quick or --only bulk,steady,http-add,http-bulk,fanout,cluster]
 # --only names http-add, http-bulk and fanout go to Benchmarks/http/http_bench.py; api-concurrent,
-# api-burst, api-steady and cost (the public API and the cost of a delivery) to chime-bench-api; the
-# others to chime-bench; --quick shortens all three. CHIME_HTTP_BENCH_ARGS adds options for http_bench.py (e.g.
+# api-burst, api-steady and cost (the public API and the cost of a delivery) to chime-bench-api;
+# cluster (all four) or cluster-bulk, cluster-concurrent, cluster-burst, cluster-steady to
+# Benchmarks/cluster/cluster_bench.py; the others to chime-bench; --quick shortens all four. CHIME_HTTP_BENCH_ARGS adds options for http_bench.py (e.g.
 # "--seconds 60 --perf"); CHIME_BENCH_SCRATCH builds somewhere other than .build.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -17,33 +19,39 @@ scratch="${CHIME_BENCH_SCRATCH:-.build}"
 engine_args=()
 api_args=()
 http_args=()
+cluster_args=()
 only=""
 while [ $# -gt 0 ]; do
   case "$1" in
     --only) [ $# -ge 2 ] || { echo "bench.sh: --only needs a list of names" >&2; exit 2; }; only="$2"; shift 2 ;;
     --only=*) only="${1#--only=}"; shift ;;
-    --quick) engine_args+=(--quick); api_args+=(--quick); http_args+=(--quick); shift ;;
+    --quick) engine_args+=(--quick); api_args+=(--quick); http_args+=(--quick); cluster_args+=(--quick); shift ;;
     *) engine_args+=("$1"); shift ;;
   esac
 done
 run_engine=1
 run_api=1
 run_http=1
+run_cluster=1
 if [ -n "$only" ]; then
   engine_only=()
   api_only=()
   http_only=()
+  cluster_only=()
   IFS=, read -ra names <<< "$only"
   for name in "${names[@]}"; do
     case "$name" in
       http-add|http-bulk|fanout) http_only+=("$name") ;;
       api-concurrent|api-burst|api-steady|cost) api_only+=("$name") ;;
+      cluster) cluster_only+=(bulk concurrent burst steady) ;;
+      cluster-*) cluster_only+=("${name#cluster-}") ;;
       *) engine_only+=("$name") ;;
     esac
   done
   if [ "${#engine_only[@]}" -gt 0 ]; then engine_args+=(--only "$(IFS=,; echo "${engine_only[*]}")"); else run_engine=0; fi
   if [ "${#api_only[@]}" -gt 0 ]; then api_args+=(--only "$(IFS=,; echo "${api_only[*]}")"); else run_api=0; fi
   if [ "${#http_only[@]}" -gt 0 ]; then http_args+=(--only "$(IFS=,; echo "${http_only[*]}")"); else run_http=0; fi
+  if [ "${#cluster_only[@]}" -gt 0 ]; then cluster_args+=(--only "$(IFS=,; echo "${cluster_only[*]}")"); else run_cluster=0; fi
 fi
 
 if [ "$run_engine" = 1 ]; then
@@ -54,7 +62,7 @@ if [ "$run_api" = 1 ]; then
   echo "building chime-bench-api (release)…" >&2
   swift build -c release --scratch-path "$scratch" --product chime-bench-api >&2
 fi
-if [ "$run_http" = 1 ]; then
+if [ "$run_http" = 1 ] || [ "$run_cluster" = 1 ]; then
   echo "building chime (release)…" >&2
   swift build -c release --scratch-path "$scratch" --product chime >&2
 fi
@@ -80,4 +88,8 @@ if [ "$run_http" = 1 ]; then
   # shellcheck disable=SC2086 # CHIME_HTTP_BENCH_ARGS is a list of options
   python3 Benchmarks/http/http_bench.py --chime "$scratch/release/chime" --dir "$dir" --out "$out" \
     --json "$out/results.json" ${http_args[@]+"${http_args[@]}"} ${CHIME_HTTP_BENCH_ARGS:-}
+fi
+if [ "$run_cluster" = 1 ]; then
+  python3 Benchmarks/cluster/cluster_bench.py --chime "$scratch/release/chime" --dir "$dir" --json "$out/results.json" \
+    ${cluster_args[@]+"${cluster_args[@]}"}
 fi

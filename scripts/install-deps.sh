@@ -14,14 +14,15 @@ if ! command -v swift >/dev/null 2>&1; then
   exit 1
 fi
 
-packages=(libsqlite3-dev libmicrohttpd-dev libsystemd-dev libqrencode-dev pkg-config sqlite3)
+packages=(libsqlite3-dev libmicrohttpd-dev libsystemd-dev libqrencode-dev libpq-dev pkg-config sqlite3)
 # The desktop tests' session: a private bus, a display, dunst with dunstctl (dbus-send), a dialog for
 # replies (yad) driven by xdotool.
 desktop=(dbus-daemon dbus-bin xvfb dunst yad xdotool)
 case "$purpose" in
-  test) packages+=(openssl python3-venv chromium chromium-driver curl "${desktop[@]}") ;;
+  # postgresql: the tests start servers of their own (initdb into a temporary directory).
+  test) packages+=(openssl python3-venv chromium chromium-driver curl postgresql "${desktop[@]}") ;;
   screenshots) packages+=(python3-venv chromium chromium-driver fonts-inter "${desktop[@]}" suckless-tools x11-xserver-utils imagemagick) ;;
-  bench) packages+=(gcc wrk python3-venv) ;;
+  bench) packages+=(gcc wrk python3-venv postgresql) ;;
   fuzz)
     # libFuzzer and AddressSanitizer come with the Swift toolchain's clang runtime; nothing from Debian.
     runtime="$(dirname "$(readlink -f "$(command -v swift)")")/../lib/swift/clang/lib/linux"

@@ -327,12 +327,7 @@ class Server:
         status, payload = self.call("GET", "/metrics")
         if status != 200:
             fail(f"GET /metrics answered {status}")
-        values = {}
-        for line in payload.decode().splitlines():
-            if line and not line.startswith("#"):
-                name, _, value = line.rpartition(" ")
-                values[name] = float(value)
-        return values
+        return parse_metrics(payload)
 
     def stop(self):
         """SIGTERM; returns (exit status, seconds to exit). The data directory is removed."""
@@ -350,6 +345,16 @@ class Server:
 
     def remove(self):
         shutil.rmtree(self.dir, ignore_errors=True)
+
+
+def parse_metrics(payload):
+    """{sample name with labels: value} of a Prometheus text exposition."""
+    values = {}
+    for line in payload.decode().splitlines():
+        if line and not line.startswith("#"):
+            name, _, value = line.rpartition(" ")
+            values[name] = float(value)
+    return values
 
 
 def count_on_disk(store, prefix):

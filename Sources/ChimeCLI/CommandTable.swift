@@ -16,6 +16,7 @@ extension CLI {
     /// `chime serve`'s flags (also the settings of its `--config` file).
     static let serveOptions: [OptionSpec] = [
         .value("listen", "HOST:PORT or unix:/path (default 127.0.0.1:7878)"),
+        .value("database", "postgresql://USER@HOST:PORT/DB: a PostgreSQL database shared by several nodes (default: SQLite in the data directory; also CHIME_DATABASE_URL)"),
         .value("tls-cert", "PEM certificate: serve HTTPS"), .value("tls-key", "PEM private key for --tls-cert"),
         .flag("auto-allow", "answer every app's authorization request with yes"),
         .value("log-format", "text (default) or json"), .value("durability", "normal (default: survives a killed process) or full (survives power loss)"),
@@ -31,9 +32,10 @@ extension CLI {
 
     static let serve = Command(
         name: "serve", summary: "run the notification center as a service (HTTP API, APNs endpoint, events)",
-        usage: "chime serve [--config FILE] [--data DIR] [--listen HOST:PORT | --listen unix:/path] [--tls-cert FILE --tls-key FILE] [--auto-allow] [--desktop auto|on|off]",
+        usage: "chime serve [--config FILE] [--data DIR] [--listen HOST:PORT | --listen unix:/path] [--tls-cert FILE --tls-key FILE] [--auto-allow] [--desktop auto|on|off] [--database URL]",
         examples: ["chime serve", "chime serve --listen 127.0.0.1:8080 --auto-allow", "chime serve --listen unix:/run/chime.sock",
-                   "chime serve --log-format json --durability full", "chime serve --desktop off", "chime serve --config /etc/chime/chime.toml"],
+                   "chime serve --log-format json --durability full", "chime serve --desktop off", "chime serve --config /etc/chime/chime.toml",
+                   "chime serve --listen 0.0.0.0:7878 --database postgresql://chime@db.internal:5432/chime?sslmode=require"],
         options: serveOptions,
         run: { given, _ in
             guard given.positionals.isEmpty else { throw UsageError("serve takes no arguments; got \(given.positionals.joined(separator: " "))") }
@@ -76,6 +78,10 @@ extension CLI {
             if let count = try positiveInteger(arguments, "event-log-max-events") { configuration.eventRetention.count = count }
             if let megabytes = try positiveInteger(arguments, "event-log-max-mb") { configuration.eventRetention.bytes = megabytes << 20 }
             if let days = try positiveInteger(arguments, "event-log-max-days") { configuration.eventRetention.age = TimeInterval(days) * 86_400 }
+            configuration.database = try databaseURL(arguments, environment: ProcessInfo.processInfo.environment)
+            if configuration.database != nil, arguments.value("durability") != nil {
+                throw UsageError("--durability is for the SQLite store; with --database, durability is the PostgreSQL server's (synchronous_commit)")
+            }
             try await ChimeService.run(configuration: configuration)
             return 0
         })
@@ -85,6 +91,18 @@ extension CLI {
         guard let text = arguments.value(name) else { return nil }
         guard let number = Int(text), number >= 1 else { throw UsageError("--\(name) is '\(text)'; give a whole number of at least 1") }
         return number
+    }
+
+    /// `--database URL`, else `CHIME_DATABASE_URL`; `nil` for SQLite. Only PostgreSQL URLs
+    /// (`postgresql://` or `postgres://`) are accepted, so a mistyped path does not silently mean SQLite.
+    static func databaseURL(_ arguments: ParsedArguments, environment: [String: String]) throws -> String? {
+        let given = arguments.value("database") ?? environment["CHIME_DATABASE_URL"].flatMap { $0.isEmpty ? nil : $0 }
+        guard let given else { return nil }
+        let source = arguments.value("database") != nil ? "--database" : "CHIME_DATABASE_URL"
+        guard given.hasPrefix("postgresql://") || given.hasPrefix("postgres://") else {
+            throw UsageError("\(source) is '\(given.prefix(60))'; give a PostgreSQL URL, postgresql://USER@HOST:PORT/DB (libpq's parameters such as ?sslmode=require may follow)")
+        }
+        return given
     }
 
     // MARK: open

@@ -347,16 +347,6 @@ public final class SQLiteStore: NotificationStore {
         return (statement.string(0), pending)
     }
 
-    private static func kind(_ trigger: NotificationTrigger?) -> Int64 {
-        switch trigger {
-        case nil: 0
-        case .timeInterval?: 1
-        case .calendar?: 2
-        case .location?: 3
-        case .push?: 4
-        }
-    }
-
     public func putPending(_ record: PendingRequest, app: String) throws {
         try putPending([record], app: app)
     }
@@ -391,7 +381,7 @@ public final class SQLiteStore: NotificationStore {
                     statement.bind(2, record.request.identifier)
                     statement.bind(3, sequence)
                     statement.bind(4, record.nextFireDate?.timeIntervalSince1970)
-                    statement.bind(5, Self.kind(record.request.trigger))
+                    statement.bind(5, PendingRequest.storedKind(record.request.trigger))
                     statement.bind(6, Int64(record.request.trigger?.isFloating == true ? 1 : 0))
                     statement.bind(7, record.anchor.timeIntervalSince1970)
                     statement.bind(8, record.inside)

@@ -1,4 +1,5 @@
-import ChimeCLI
+import Foundation
+@testable import ChimeCLI
 import ChimeCore
 import Testing
 
@@ -112,6 +113,24 @@ final class Output: @unchecked Sendable {
     private var lines: [String] = []
     func append(_ line: String) { lock.withLock { lines.append(line) } }
     var text: String { lock.withLock { lines.joined(separator: "\n") } }
-}
 
-import Foundation
+    @Test("serve --database takes a PostgreSQL URL, else CHIME_DATABASE_URL; anything else is refused naming where it came from")
+    func database() throws {
+        let serve = CLI.serve.options + CLI.common
+        let url = "postgresql://chime@db.internal:5432/chime?sslmode=require"
+        #expect(try CLI.databaseURL(ParsedArguments.parse(["--database", url], options: serve), environment: [:]) == url)
+        #expect(try CLI.databaseURL(ParsedArguments.parse([], options: serve), environment: ["CHIME_DATABASE_URL": url]) == url)
+        #expect(try CLI.databaseURL(ParsedArguments.parse(["--database", url], options: serve),
+                                    environment: ["CHIME_DATABASE_URL": "postgres://other/db"]) == url)
+        #expect(try CLI.databaseURL(ParsedArguments.parse([], options: serve), environment: ["CHIME_DATABASE_URL": ""]) == nil)
+        #expect(try CLI.databaseURL(ParsedArguments.parse([], options: serve), environment: [:]) == nil)
+        let flag = #expect(throws: UsageError.self) {
+            try CLI.databaseURL(ParsedArguments.parse(["--database", "/var/lib/chime.sqlite"], options: serve), environment: [:])
+        }
+        #expect(flag?.message.contains("--database") == true)
+        let variable = #expect(throws: UsageError.self) {
+            try CLI.databaseURL(ParsedArguments.parse([], options: serve), environment: ["CHIME_DATABASE_URL": "mysql://x"])
+        }
+        #expect(variable?.message.contains("CHIME_DATABASE_URL") == true)
+    }
+}

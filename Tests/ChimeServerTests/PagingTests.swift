@@ -7,20 +7,8 @@ import Testing
 struct PagingTests {
     let base = "/v1/apps/com.example.pages"
 
-    /// Every page of a list from `path`, following Link rel="next"; the pages' sizes too.
     func walk(_ client: TestClient, _ path: String) async throws -> (items: [JSONValue], sizes: [Int]) {
-        var items: [JSONValue] = []
-        var sizes: [Int] = []
-        var next: String? = path
-        while let target = next, sizes.count < 100 {
-            let response = try await client.get(target)
-            #expect(response.status == 200, "\(response.text)")
-            guard case .array(let page)? = response.json else { throw TestClientError(description: "not a list: \(response.text)") }
-            items += page
-            sizes.append(page.count)
-            next = LinkHeader.next(response.headers["link"])
-        }
-        return (items, sizes)
+        try await client.pages(path)
     }
 
     func identifiers(_ items: [JSONValue]) -> [String] { items.compactMap { $0["identifier"]?.stringValue } }

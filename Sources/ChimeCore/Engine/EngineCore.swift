@@ -5,6 +5,8 @@ import Foundation
 /// `NotificationEngine.submit`).
 package final class EngineCore {
     package let store: any NotificationStore
+    /// The store, when other engines share it (see ``SharedNotificationStore``).
+    package let shared: (any SharedNotificationStore)?
     package let clock: any NotificationClock
     package let policy: any AuthorizationPolicy
     package let configuration: NotificationEngine.Configuration
@@ -13,6 +15,8 @@ package final class EngineCore {
     var window: ScheduleWindow
     /// Set when a fire batch was full, so the scheduler runs again at once.
     package var moreDue = false
+    /// How many due requests the last `fireDue` took (with a shared store: claimed).
+    package var claimed = 0
     private var pendingEvents: [EngineEvent] = []
     private var appCache: [String: AppRecord] = [:]
     /// Each app's categories by identifier, as last read or written here (deliveries carry theirs).
@@ -24,6 +28,7 @@ package final class EngineCore {
     init(store: any NotificationStore, clock: any NotificationClock, timeZone: TimeZone, policy: any AuthorizationPolicy,
          configuration: NotificationEngine.Configuration) {
         self.store = store
+        self.shared = store as? any SharedNotificationStore
         self.clock = clock
         self.policy = policy
         self.configuration = configuration
@@ -33,6 +38,11 @@ package final class EngineCore {
 
     /// Loads device state and the window. Errors here surface on the first operation instead.
     package func open() {
+        loadDeviceState()
+        refillWindow()
+    }
+
+    private func loadDeviceState() {
         if let identifier = try? store.value(forKey: "device.timeZone"), let zone = TimeZone(identifier: identifier) {
             timeZone = zone
         }
@@ -40,7 +50,16 @@ package final class EngineCore {
             let parts = text.split(separator: ",").compactMap { Double($0) }
             if parts.count == 2 { location = Coordinate(latitude: parts[0], longitude: parts[1]) }
         }
-        refillWindow()
+    }
+
+    /// Called at the start of each transaction. With a shared store, apps and categories are read
+    /// again in each transaction (another engine may have changed them), and device state when
+    /// another engine changed it.
+    package func beginTransaction(deviceChanged: Bool) {
+        guard shared != nil else { return }
+        appCache.removeAll(keepingCapacity: true)
+        categoryCache.removeAll(keepingCapacity: true)
+        if deviceChanged { loadDeviceState() }
     }
 
     /// Forgets what the failed transaction did to memory.
@@ -54,6 +73,8 @@ package final class EngineCore {
 
     package func takeEvents() -> [EngineEvent] {
         defer { pendingEvents.removeAll() }
+        // A shared store's logged events come back through its feed, numbered in commit order.
+        if shared != nil { return pendingEvents.filter { $0.sequence == 0 } }
         return pendingEvents
     }
 
@@ -344,6 +365,8 @@ package final class EngineCore {
     }
 
     package func nextFireDate() throws -> Date? {
+        // Other engines add and fire too: the store knows, the window does not.
+        if let shared { return try shared.soonestFireDate() }
         if window.count == 0 || window.needsRefill { refillWindowIfNeeded() }
         return window.first?.date
     }
@@ -382,6 +405,7 @@ package final class EngineCore {
             _ = try store.removePending(app: app, identifiers: identifiers)
         }
         moreDue = due.count == limit
+        claimed = due.count
         if window.needsRefill { refillWindow() }
         return delivered
     }

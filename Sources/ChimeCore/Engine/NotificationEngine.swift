@@ -38,8 +38,13 @@ public final class NotificationEngine: Sendable {
         public var eventRetentionAge: TimeInterval = 7 * 24 * 3600
         /// The three bounds of the event log together.
         public var retention: EventRetention { EventRetention(count: eventRetention, bytes: eventRetentionBytes, age: eventRetentionAge) }
-        /// Whether events are written to the store's log (needed for resumable event streams).
+        /// Whether events are written to the store's log (needed for resumable event streams, and
+        /// with a shared store for other engines to see them).
         public var recordsEvents = true
+        /// With a shared store: the longest the scheduler sleeps before asking the store again, in
+        /// seconds (for requests whose engine died in the middle of firing them; other engines'
+        /// new requests wake it through the store's feed).
+        public var sharedStoreRecheck: TimeInterval = 0.25
         public init() {}
     }
 
@@ -51,10 +56,14 @@ public final class NotificationEngine: Sendable {
     private let schedulerState = Mutex(SchedulerState())
     /// The engine's clock.
     public let clock: any NotificationClock
+    /// Whether other engines share the store (``SharedNotificationStore``).
+    public let isStoreShared: Bool
     /// The device's time zone as the writer last set it, so adds can compute fire dates on the
     /// caller's thread (the writer checks it is still the zone, and recomputes when not).
     private let deviceZone: Mutex<TimeZone>
     private let configuration: Configuration
+    /// Set by a shared store's feed when another engine changed device state.
+    private let deviceChangedElsewhere = Atomic<Bool>(false)
 
     private struct Inbox {
         var jobs: [Job] = []
@@ -87,6 +96,13 @@ public final class NotificationEngine: Sendable {
         deviceZone = Mutex(timeZone)
         let hub = self.hub
         core.value.isInFront = { app in hub.hasPresenter(app: app) }
+        let shared = store as? any SharedNotificationStore
+        isStoreShared = shared != nil
+        // The feed first, so that what other engines commit while this one loads is not missed.
+        shared?.startFeed(SharedStoreFeed(
+            events: { [hub] events in hub.publish(events) },
+            scheduleChanged: { [weak self] date in self?.scheduleChangedElsewhere(date) },
+            deviceChanged: { [weak self] in self?.deviceChangedElsewhere.store(true, ordering: .releasing) }))
         let opened = queue.sync { () -> TimeZone in
             core.value.open()
             return core.value.timeZone
@@ -148,7 +164,7 @@ public final class NotificationEngine: Sendable {
     private static func isOperationError(_ error: any Error) -> Bool {
         if error is UNError { return true }
         if let error = error as? ChimeError {
-            return ![.storeFailure, .storeTooNew, .notAStore, .storageFull].contains(error.code)
+            return ![.storeFailure, .storeTooNew, .notAStore, .storageFull, .storeConflict].contains(error.code)
         }
         return false
     }
@@ -166,17 +182,31 @@ public final class NotificationEngine: Sendable {
         }
     }
 
+    /// How often a batch runs again after a shared store's conflict before its jobs fail.
+    private static let conflictRetries = 8
+
     private func run(_ jobs: [Job]) {
         let core = self.core.value
         let before = core.window.first?.date
-        do {
-            try core.store.transaction {
-                for job in jobs { try job.run(core) }
+        var attempt = 0
+        while true {
+            do {
+                let deviceChanged = isStoreShared && deviceChangedElsewhere.exchange(false, ordering: .acquiring)
+                try core.store.transaction {
+                    core.beginTransaction(deviceChanged: deviceChanged)
+                    for job in jobs { try job.run(core) }
+                }
+                if deviceChanged { deviceZone.withLock { $0 = core.timeZone } }
+                break
+            } catch let error as ChimeError where error.code == .storeConflict && attempt < Self.conflictRetries {
+                // Another engine changed what this batch read: nothing was written; run it again.
+                core.abandon()
+                attempt += 1
+            } catch {
+                core.abandon()
+                for job in jobs { job.finish(error) }
+                return
             }
-        } catch {
-            core.abandon()
-            for job in jobs { job.finish(error) }
-            return
         }
         // Events go out before completions, so whoever awaits an operation finds its events
         // already handed to subscribers.
@@ -187,9 +217,11 @@ public final class NotificationEngine: Sendable {
         if core.moreDue { wakeScheduler() }
     }
 
-    /// Stops accepting operations, finishes those already accepted, and stops the scheduler.
+    /// Stops accepting operations, finishes those already accepted, and stops the scheduler (and a
+    /// shared store's feed).
     public func shutdown() async {
         stopScheduler()
+        (core.value.shared)?.stopFeed()
         inbox.withLock { $0.closed = true }
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             queue.async { continuation.resume() }
@@ -212,6 +244,8 @@ public final class NotificationEngine: Sendable {
     /// Calls `handler` with every event of one app (or, with `nil`, of every app) from now on,
     /// on the engine's writer, after the event's transaction committed and before the operation that
     /// caused it completes. The handler must return quickly and must not wait for the engine.
+    /// With a shared store, logged events — this engine's and every other's — come from the store's
+    /// feed instead, in the log's order, moments after their commit.
     ///
     /// - Returns: a token; pass it to ``unsubscribe(_:)`` to stop.
     public func subscribe(app: String?, handler: @escaping @Sendable (EngineEvent) -> Void) -> Int {
@@ -458,15 +492,19 @@ public final class NotificationEngine: Sendable {
 
     /// `fireDue(now:)`, handing each transaction's deliveries to `collect` (the scheduler passes
     /// nothing, so a burst builds no list).
-    private func fireDue(now: Date, collect: ((_ delivered: [DeliveredNotification]) -> Void)?) async throws {
+    /// - Returns: how many due requests were taken (with a shared store: claimed).
+    @discardableResult
+    private func fireDue(now: Date, collect: ((_ delivered: [DeliveredNotification]) -> Void)?) async throws -> Int {
         let wanted = collect != nil
+        var claimed = 0
         while true {
-            let (delivered, more) = try await perform { core in
+            let (delivered, more, taken) = try await perform { core in
                 let delivered = try core.fireDue(now: now, limit: core.configuration.fireBatch)
-                return (wanted ? delivered.map(\.notification) : [], core.moreDue)
+                return (wanted ? delivered.map(\.notification) : [], core.moreDue, core.claimed)
             }
             collect?(delivered)
-            if !more { return }
+            claimed += taken
+            if !more { return claimed }
         }
     }
 
@@ -571,14 +609,19 @@ public final class NotificationEngine: Sendable {
             do {
                 let next = try await nextFireDate()
                 if let next, next <= now {
-                    try await fireDue(now: now, collect: nil)
+                    // With a shared store the next date may belong to a request another engine is
+                    // firing right now: when there was nothing to claim, give it a moment.
+                    if try await fireDue(now: now, collect: nil) == 0 && isStoreShared {
+                        try? await Task.sleep(for: .milliseconds(5))
+                    }
                     continue
                 }
                 let sleeper = schedulerState.withLock { state -> Task<Void, any Error>? in
                     if state.changed { return nil }
                     state.target = next
                     let clock = self.clock
-                    let deadline = next ?? now.addingTimeInterval(3600)
+                    var deadline = next ?? now.addingTimeInterval(3600)
+                    if self.isStoreShared { deadline = min(deadline, now.addingTimeInterval(self.configuration.sharedStoreRecheck)) }
                     let task = Task { try await clock.sleep(until: deadline) }
                     state.sleeper = task
                     return task
@@ -597,6 +640,12 @@ public final class NotificationEngine: Sendable {
             guard let next, let sleeper = state.sleeper else { return }
             if state.target.map({ next < $0 }) ?? true { sleeper.cancel() }
         }
+    }
+
+    /// Another engine on a shared store scheduled a request for `date` (`nil`: anything may have
+    /// changed).
+    private func scheduleChangedElsewhere(_ date: Date?) {
+        if let date { scheduleChanged(next: date) } else { wakeScheduler() }
     }
 
     private func wakeScheduler() {

@@ -40,6 +40,9 @@ public struct ChimeError: Error, Hashable, Sendable, CustomNSError, CustomString
         public static let notAStore = Code(rawValue: "notAStore")
         /// The store could not be written because its disk (or quota) is full; nothing was stored.
         public static let storageFull = Code(rawValue: "storageFull")
+        /// Another process sharing the store changed the same records in the meantime (a shared
+        /// store's write conflict or deadlock); the engine runs the transaction again.
+        public static let storeConflict = Code(rawValue: "storeConflict")
         /// The engine was shut down.
         public static let shutDown = Code(rawValue: "shutDown")
         /// The Chime service (`chime serve`) could not be reached, or failed.

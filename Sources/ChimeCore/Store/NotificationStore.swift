@@ -1,7 +1,8 @@
 import Foundation
 
 /// Where the engine keeps its state. Implementations: ``MemoryStore`` (here), the SQLite store
-/// (`ChimeSQLite`), and later PostgreSQL.
+/// (`ChimeSQLite`), and the PostgreSQL store (`ChimePostgres`), which several engines share (see
+/// ``SharedNotificationStore``).
 ///
 /// The engine calls a store from one serial queue only, always inside `transaction`, so an
 /// implementation needs no locking of its own. Every method may throw ``ChimeError`` with code
@@ -103,6 +104,11 @@ public protocol NotificationStore: AnyObject {
     /// A small key/value table for device-wide state (last known location, time zone).
     func value(forKey key: String) throws -> String?
     func setValue(_ value: String?, forKey key: String) throws
+    /// Removes the value and returns what it was: of two processes taking the same key, one gets it.
+    func takeValue(forKey key: String) throws -> String?
+    /// Stores `value` unless the key has one, and returns the value the key has afterwards: of two
+    /// processes inserting at once, both get the first one's.
+    func insertValue(_ value: String, forKey key: String) throws -> String
 }
 
 /// Where a page of delivered notifications (newest first) continues: after this date and sequence.
@@ -169,5 +175,37 @@ extension NotificationStore {
     /// that does not record sizes and dates applies the count alone.
     public func pruneEvents(_ retention: EventRetention, now: Date) throws {
         try pruneEvents(keeping: retention.count)
+    }
+
+    /// For a store only one process writes: a read and a write in one transaction.
+    public func takeValue(forKey key: String) throws -> String? {
+        try transaction {
+            let value = try self.value(forKey: key)
+            if value != nil { try setValue(nil, forKey: key) }
+            return value
+        }
+    }
+
+    /// For a store only one process writes: a read and a write in one transaction.
+    public func insertValue(_ value: String, forKey key: String) throws -> String {
+        try transaction {
+            if let existing = try self.value(forKey: key) { return existing }
+            try setValue(value, forKey: key)
+            return value
+        }
+    }
+}
+
+extension PendingRequest {
+    /// The trigger's kind as the durable stores keep it in a column (`kind = 3` finds location
+    /// triggers): 0 none, 1 time interval, 2 calendar, 3 location, 4 push.
+    package static func storedKind(_ trigger: NotificationTrigger?) -> Int64 {
+        switch trigger {
+        case nil: 0
+        case .timeInterval?: 1
+        case .calendar?: 2
+        case .location?: 3
+        case .push?: 4
+        }
     }
 }

@@ -253,7 +253,7 @@ public final class ChimeAPI: HTTPHandler {
                     }
                 }
             }
-            let (code, expires) = sessions.makeCode()
+            let (code, expires) = try await sessions.makeLinkCode()
             var answer: JSONObject = ["code": .string(code), "path": .string("/#login=\(code)"), "expires": JSONMapping.json(expires)]
             if var base {
                 while base.hasSuffix("/") { base.removeLast() }

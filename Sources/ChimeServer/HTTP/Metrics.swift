@@ -44,6 +44,7 @@ public final class Metrics: Sendable {
         var requests: [String: [Int: UInt64]] = [:]
         var durations: [String: Histogram] = [:]
         var lateness = Histogram(bounds: Histogram.latenessBounds)
+        var gauges: [String: (help: String, value: Double)] = [:]
     }
 
     private let state = Mutex(State())
@@ -63,6 +64,11 @@ public final class Metrics: Sendable {
         state.withLock { $0.lateness.observe(max(0, seconds)) }
     }
 
+    /// Sets a gauge that every rendering includes (the node's clock offset, for one).
+    public func setGauge(_ name: String, help: String, value: Double) {
+        state.withLock { $0.gauges[name] = (help, value) }
+    }
+
     /// How many requests finished on a route with a status (for tests).
     public func requestCount(route: String, status: Int) -> UInt64 {
         state.withLock { $0.requests[route]?[status] ?? 0 }
@@ -72,7 +78,8 @@ public final class Metrics: Sendable {
     public func render(gauges: [(name: String, help: String, value: Double)]) -> String {
         let snapshot = state.withLock { $0 }
         var lines: [String] = []
-        for gauge in gauges {
+        let set = snapshot.gauges.keys.sorted().map { (name: $0, help: snapshot.gauges[$0]!.help, value: snapshot.gauges[$0]!.value) }
+        for gauge in gauges + set {
             lines.append("# HELP \(gauge.name) \(gauge.help)")
             lines.append("# TYPE \(gauge.name) gauge")
             lines.append("\(gauge.name) \(Self.number(gauge.value))")

@@ -7,8 +7,9 @@ import Synchronization
 import Glibc
 #endif
 
-/// `chime serve`: the notification center as a service. Opens the data directory, the SQLite
-/// store and the engine, starts the scheduler and the HTTP server, and runs until SIGTERM or SIGINT.
+/// `chime serve`: the notification center as a service. Opens the data directory, the store (SQLite
+/// in the data directory, or a PostgreSQL database shared with other nodes) and the engine, starts
+/// the scheduler and the HTTP server, and runs until SIGTERM or SIGINT.
 ///
 /// ```swift
 /// var configuration = ChimeService.Configuration()
@@ -17,8 +18,9 @@ import Glibc
 /// ```
 ///
 /// Files in the data directory (created with mode 0700):
-/// - `chime.sqlite`: the store.
-/// - `owner-token`: the owner token (mode 0600), created at first start.
+/// - `chime.sqlite`: the store (unless `database` names a PostgreSQL database).
+/// - `owner-token`: the owner token (mode 0600), created at first start. With a shared database the
+///   first node creates it and the database keeps its hash; every other node needs a copy.
 /// - `server.json`: `{"url": …, "pid": …, "dataDirectory": …, "listen": …, "unixSocket": …}` while running.
 public enum ChimeService {
     /// `--desktop`: whether notifications also pop up on the desktop (the freedesktop
@@ -79,13 +81,19 @@ public enum ChimeService {
         /// on iOS); the push then gets the extension's best attempt, or its original content.
         public var serviceExtensionTimeLimit: TimeInterval = 30
 
+        /// `--database URL` (or `CHIME_DATABASE_URL`): a PostgreSQL database shared by several
+        /// nodes, `postgresql://USER@HOST:PORT/DB` with libpq's parameters (`sslmode`, …) in the
+        /// query. `nil`: SQLite in the data directory.
+        public var database: String?
+
         public init(dataDirectory: String = ChimeService.defaultDataDirectory(), listen: ListenAddress = .default,
                     tlsCertificatePath: String? = nil, tlsKeyPath: String? = nil, autoAllow: Bool = false,
                     logFormat: ServerLogger.Format = .text, connectionLimit: Int = 1024, connectionTimeout: Int = 60,
                     heartbeatInterval: Duration = .seconds(15), printsBanner: Bool = true, fullDurability: Bool = false,
                     desktop: DesktopMode = .off, desktopBusAddress: String? = nil, browser: String? = nil,
                     connectionLimitPerAddress: Int? = nil, streamQueueLimit: Int = EventStream.defaultQueueLimit,
-                    eventRetention: EventRetention = EventRetention()) {
+                    eventRetention: EventRetention = EventRetention(),
+                    database: String? = nil) {
             self.dataDirectory = dataDirectory
             self.listen = listen
             self.tlsCertificatePath = tlsCertificatePath
@@ -103,6 +111,7 @@ public enum ChimeService {
             self.connectionLimitPerAddress = connectionLimitPerAddress
             self.streamQueueLimit = streamQueueLimit
             self.eventRetention = eventRetention
+            self.database = database
         }
     }
 

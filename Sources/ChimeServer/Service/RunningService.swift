@@ -1,7 +1,9 @@
 import ChimeCore
 import ChimeDesktop
+import ChimePostgres
 import ChimeSQLite
 import Foundation
+import Synchronization
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -22,6 +24,8 @@ public final class RunningService: Sendable {
     public let port: UInt16
     /// The owner token (also in `DATA_DIR/owner-token`).
     public let ownerToken: String
+    /// With a shared database: where it is (`user@host:port/db`, never a password); `nil` for SQLite.
+    public let database: String?
     public let engine: NotificationEngine
     public let server: HTTPServer
     public let metrics: Metrics
@@ -37,13 +41,14 @@ public final class RunningService: Sendable {
     public let launcher: AppLauncher
     private let stopped = OnceFlag()
 
-    private init(configuration: ChimeService.Configuration, url: String, port: UInt16, ownerToken: String, engine: NotificationEngine,
-                 server: HTTPServer, metrics: Metrics, logger: ServerLogger, store: StoreHandle, api: ChimeAPI, launcher: AppLauncher,
-                 desktop: (DesktopSurface, NotificationHub.Attachment)?, activationTokens: ActivationTokens) {
+    private init(configuration: ChimeService.Configuration, url: String, port: UInt16, ownerToken: String, database: String?,
+                 engine: NotificationEngine, server: HTTPServer, metrics: Metrics, logger: ServerLogger, store: StoreHandle, api: ChimeAPI,
+                 launcher: AppLauncher, desktop: (DesktopSurface, NotificationHub.Attachment)?, activationTokens: ActivationTokens) {
         self.configuration = configuration
         self.url = url
         self.port = port
         self.ownerToken = ownerToken
+        self.database = database
         self.engine = engine
         self.server = server
         self.metrics = metrics
@@ -61,7 +66,6 @@ public final class RunningService: Sendable {
         let directory = configuration.dataDirectory
         try makeDirectory(directory)
         checkDirectoryPermissions(directory, logger: logger)
-        let ownerToken = try loadOrCreateOwnerToken(dataDirectory: directory)
         var tls: HTTPServer.Configuration.TLS?
         switch (configuration.tlsCertificatePath, configuration.tlsKeyPath) {
         case (nil, nil): break
@@ -72,16 +76,16 @@ public final class RunningService: Sendable {
         }
         let desktopWanted = try await checkDesktop(configuration, logger: logger)
 
-        let store = try SQLiteStore(path: directory + "/chime.sqlite", durability: configuration.fullDurability ? .full : .normal)
+        let metrics = Metrics()
+        let opened = try openStore(configuration: configuration, metrics: metrics, logger: logger)
         var engineConfiguration = NotificationEngine.Configuration()
         engineConfiguration.eventRetention = configuration.eventRetention.count
         engineConfiguration.eventRetentionBytes = configuration.eventRetention.bytes
         engineConfiguration.eventRetentionAge = configuration.eventRetention.age
-        let engine = NotificationEngine(store: store, clock: SystemClock(),
+        let engine = NotificationEngine(store: opened.store, clock: opened.clock,
                                         policy: FixedAuthorizationPolicy(configuration.autoAllow ? .grant : .ask),
                                         configuration: engineConfiguration)
-        let metrics = Metrics()
-        let api = ChimeAPI(engine: engine, ownerTokenHash: Tokens.hash(ownerToken), metrics: metrics, logger: logger,
+        let api = ChimeAPI(engine: engine, ownerTokenHash: Tokens.hash(opened.ownerToken), metrics: metrics, logger: logger,
                            secureCookies: tls != nil, serviceExtensionTimeLimit: configuration.serviceExtensionTimeLimit)
         let serverConfiguration = HTTPServer.Configuration(
             listen: configuration.listen, tls: tls, connectionLimit: configuration.connectionLimit,
@@ -94,7 +98,7 @@ public final class RunningService: Sendable {
             try server.start()
         } catch {
             await engine.shutdown()
-            store.close()
+            opened.handle.close()
             throw error
         }
         let activationTokens = ActivationTokens()
@@ -104,14 +108,61 @@ public final class RunningService: Sendable {
         }
         let desktop = desktopWanted
             ? startDesktop(configuration, engine: engine, api: api, url: server.url, tokens: activationTokens, logger: logger) : nil
-        let service = RunningService(configuration: configuration, url: server.url, port: server.port, ownerToken: ownerToken,
-                                     engine: engine, server: server, metrics: metrics, logger: logger, store: StoreHandle(store), api: api,
-                                     launcher: launcher, desktop: desktop, activationTokens: activationTokens)
+        let service = RunningService(configuration: configuration, url: server.url, port: server.port, ownerToken: opened.ownerToken,
+                                     database: opened.database, engine: engine, server: server, metrics: metrics, logger: logger,
+                                     store: opened.handle, api: api, launcher: launcher, desktop: desktop, activationTokens: activationTokens)
         try service.writeServerInfo()
         await launcher.start()
         logger.info("serving", ["url": service.url, "data": directory, "listen": configuration.listen.description,
+                                "store": opened.database.map { "postgresql \($0)" } ?? "sqlite",
                                 "authorization": configuration.autoAllow ? "auto-allow" : "ask", "desktop": desktop == nil ? "off" : "on"])
         return service
+    }
+
+    /// The store, the clock and the owner token: SQLite in the data directory with the system
+    /// clock, or a shared PostgreSQL database with its clock (see ``ownerToken(sharedBy:dataDirectory:)``).
+    private static func openStore(configuration: ChimeService.Configuration, metrics: Metrics, logger: ServerLogger) throws
+        -> (store: any NotificationStore, clock: any NotificationClock, ownerToken: String, database: String?, handle: StoreHandle) {
+        let directory = configuration.dataDirectory
+        guard let url = configuration.database else {
+            let ownerToken = try loadOrCreateOwnerToken(dataDirectory: directory)
+            let store = try SQLiteStore(path: directory + "/chime.sqlite", durability: configuration.fullDurability ? .full : .normal)
+            return (store, SystemClock(), ownerToken, nil, StoreHandle { store.close() })
+        }
+        let store = try PostgresStore(url: url)
+        let skewed = Atomic<Bool>(false)
+        let clock: DatabaseClock
+        do {
+            clock = try DatabaseClock(url: url) { offset in
+                metrics.setGauge("chime_clock_offset_seconds", help: "The database's clock minus this node's, in seconds (firing follows the database's).",
+                                 value: offset)
+                let far = abs(offset) > 1
+                if skewed.exchange(far, ordering: .relaxed) != far {
+                    if far {
+                        logger.warning("this node's clock is more than 1 s away from the database's; firing follows the database's clock, but fix this node's time (NTP)",
+                                       ["offsetSeconds": String(format: "%.3f", offset)])
+                    } else {
+                        logger.info("this node's clock is within 1 s of the database's again", ["offsetSeconds": String(format: "%.3f", offset)])
+                    }
+                }
+            }
+        } catch {
+            store.close()
+            throw error
+        }
+        let ownerToken: String
+        do {
+            ownerToken = try Self.ownerToken(sharedBy: store, dataDirectory: directory)
+        } catch {
+            clock.stop()
+            store.close()
+            throw error
+        }
+        logger.info("database", ["at": store.described, "node": store.node, "clockOffsetSeconds": String(format: "%.3f", clock.offset)])
+        return (store, clock, ownerToken, store.described, StoreHandle {
+            clock.stop()
+            store.close()
+        })
     }
 
     /// Stops gracefully: the server (in-flight requests finish, event streams end), then the
@@ -136,7 +187,8 @@ public final class RunningService: Sendable {
         var lines = [
             "Chime is serving at \(url)" + (configuration.listen.isUnix ? " (Unix socket \(configuration.listen.socketPath ?? ""))" : ""),
             "Data directory: \(dir)",
-            "Owner token:    \(ChimeService.ownerTokenPath(dataDirectory: dir))",
+            "Store:          " + (database.map { "PostgreSQL \($0), shared with every node on it" } ?? "\(dir)/chime.sqlite"),
+            "Owner token:    \(ChimeService.ownerTokenPath(dataDirectory: dir))" + (database == nil ? "" : " (the same on every node)"),
             "Authorization:  " + (configuration.autoAllow ? "granted automatically (--auto-allow)" : "asks the user (chime apps allow|deny BUNDLE)"),
             "Web center:     " + (configuration.listen.isUnix ? "needs a TCP listener (--listen HOST:PORT)" : "\(url)/ (sign in with `\(chime) open\(dataFlag)`)"),
             "Desktop:        " + (desktop == nil ? "off" + (configuration.desktop == .off ? " (--desktop off)" : " (no notification server on the session bus)")
@@ -232,14 +284,21 @@ public final class RunningService: Sendable {
     /// who read it holds the owner's rights.
     static func loadOrCreateOwnerToken(dataDirectory: String) throws -> String {
         let path = ChimeService.ownerTokenPath(dataDirectory: dataDirectory)
+        if let token = try readOwnerToken(path) { return token }
+        let token = Tokens.make()
+        try writeFile(path, contents: token + "\n", mode: 0o600, exclusive: true)
+        return token
+    }
+
+    /// The token in an owner-token file, `nil` when there is no file. A file other users can
+    /// read, an unreadable one, or one that is not a token is refused with what to do.
+    private static func readOwnerToken(_ path: String) throws -> String? {
         var info = stat()
         guard stat(path, &info) == 0 else {
             guard errno == ENOENT else {
                 throw ServerError(.invalidConfiguration, "cannot look at \(path): \(String(cString: strerror(errno))); fix the data directory's permissions")
             }
-            let token = Tokens.make()
-            try writeFile(path, contents: token + "\n", mode: 0o600, exclusive: true)
-            return token
+            return nil
         }
         guard info.st_mode & S_IFMT == S_IFREG else {
             throw ServerError(.invalidConfiguration, "\(path) is not a file; remove it to create a new owner token")
@@ -258,6 +317,24 @@ public final class RunningService: Sendable {
         let token = text.trimmingCharacters(in: .whitespacesAndNewlines)
         guard !token.isEmpty else { throw ServerError(.invalidConfiguration, "\(path) is empty; delete it to create a new owner token") }
         return token
+    }
+
+    /// The owner token of a shared database. The database keeps its hash (`owner.tokenHash`): the
+    /// first node to start on an empty database makes it the token in its data directory (or a new
+    /// one, written there); every later node must have the same token in its own data directory.
+    static func ownerToken(sharedBy store: any NotificationStore, dataDirectory: String) throws -> String {
+        let path = ChimeService.ownerTokenPath(dataDirectory: dataDirectory)
+        let local = try readOwnerToken(path)
+        let candidate = local ?? Tokens.make()
+        let stored = try store.insertValue(Tokens.hash(candidate), forKey: "owner.tokenHash")
+        guard Tokens.equal(stored, Tokens.hash(candidate)) else {
+            if local != nil {
+                throw ServerError(.invalidConfiguration, "\(path) holds an owner token that is not this database's; every node on one database needs the same owner token: copy the owner-token file of the node that first started on the database to \(path) (mode 0600)")
+            }
+            throw ServerError(.invalidConfiguration, "this database already has an owner token, made by the node that first started on it; copy that node's owner-token file to \(path) (mode 0600) and start again")
+        }
+        if local == nil { try writeFile(path, contents: candidate + "\n", mode: 0o600, exclusive: true) }
+        return candidate
     }
 
     static func readText(_ path: String, flag: String) throws -> String {
@@ -292,11 +369,11 @@ extension ListenAddress {
     }
 }
 
-/// The store, kept to close it after the engine has shut down. `@unchecked Sendable`: the engine
-/// uses the store only on its writer, and `close` is called only after `engine.shutdown()` returned,
-/// when the writer no longer runs.
+/// Closes the store (and the database clock), after the engine has shut down. `@unchecked
+/// Sendable`: the engine uses the store only on its writer, and `close` is called only after
+/// `engine.shutdown()` returned, when the writer no longer runs.
 final class StoreHandle: @unchecked Sendable {
-    private let store: SQLiteStore
-    init(_ store: SQLiteStore) { self.store = store }
-    func close() { store.close() }
+    private let closer: () -> Void
+    init(_ closer: @escaping () -> Void) { self.closer = closer }
+    func close() { closer() }
 }

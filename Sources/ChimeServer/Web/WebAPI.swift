@@ -31,7 +31,7 @@ extension ChimeAPI {
         try checkOrigin(request)
         let object = try Fields(try jsonBody(request), accepted: ["code"])
         let code = try object.requiredString("code")
-        guard sessions.redeem(code) else {
+        guard try await sessions.redeemLinkCode(code) else {
             throw APIError(401, "invalidLogin", "this sign-in link was already used or has expired (links last 2 minutes and work once); run `chime open` for a new one",
                            field: "code")
         }

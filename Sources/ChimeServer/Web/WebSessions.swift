@@ -14,8 +14,11 @@ import Synchronization
 /// 3. Every state change made with the cookie must carry `X-CSRF-Token` with that token, and, when
 ///    the browser sends one, an `Origin` of the server itself.
 ///
-/// Codes live in memory for two minutes and work once. Sessions are stored (hashed) in the store,
-/// so a signed-in browser stays signed in across a restart of the service.
+/// Codes last two minutes and work once; they live in memory, or with a shared database in the store
+/// (so a code made through one node signs in through another). Sessions are stored (hashed) in the
+/// store, so a signed-in browser stays signed in across a restart of the service; a node caches
+/// them only when no other node can end them (with a shared database each request reads the store,
+/// so a sign-out on one node holds on every node at once).
 final class WebSessions: Sendable {
     /// The cookie's name.
     static let cookieName = "chime_session"
@@ -32,15 +35,20 @@ final class WebSessions: Sendable {
     /// Sessions seen since start: SHA-256 of the cookie → expiry (the store has them all).
     private let cache = Mutex<[String: Date]>([:])
 
+    /// Whether other nodes share the store: then codes are stored and sessions not cached.
+    private let shared: Bool
+
     init(engine: NotificationEngine) {
         self.engine = engine
+        shared = engine.isStoreShared
     }
 
     private var now: Date { engine.clock.now }
 
     // MARK: Codes
 
-    /// A new one-time login code.
+    /// A new one-time login code, kept in this node's memory (what a desktop prompt on this machine
+    /// opens).
     func makeCode() -> (code: String, expires: Date) {
         let code = Tokens.make()
         let expires = now.addingTimeInterval(Self.codeLifetime)
@@ -52,7 +60,18 @@ final class WebSessions: Sendable {
         return (code, expires)
     }
 
-    /// Consumes a login code: true once, for a code made less than two minutes ago.
+    /// A new one-time login code for a sign-in link: with a shared database kept in the store, so a
+    /// load balancer may send the browser to any node; otherwise as ``makeCode()``.
+    func makeLinkCode() async throws -> (code: String, expires: Date) {
+        guard shared else { return makeCode() }
+        let code = Tokens.make()
+        let expires = now.addingTimeInterval(Self.codeLifetime)
+        let key = Self.codeKey(Tokens.hash(code)), value = String(expires.timeIntervalSince1970)
+        try await engine.perform { core in try core.store.setValue(value, forKey: key) }
+        return (code, expires)
+    }
+
+    /// Consumes a login code made here: true once, for a code made less than two minutes ago.
     func redeem(_ code: String) -> Bool {
         let hash = Tokens.hash(code)
         let now = self.now
@@ -61,6 +80,19 @@ final class WebSessions: Sendable {
             return expires > now
         }
     }
+
+    /// Consumes a sign-in link's code: one made here (``redeem(_:)``), or with a shared database one
+    /// made by any node; true once.
+    func redeemLinkCode(_ code: String) async throws -> Bool {
+        if redeem(code) { return true }
+        guard shared else { return false }
+        let key = Self.codeKey(Tokens.hash(code))
+        guard let stored = try await engine.perform({ core in try core.store.takeValue(forKey: key) }),
+              let seconds = Double(stored) else { return false }
+        return Date(timeIntervalSince1970: seconds) > now
+    }
+
+    private static func codeKey(_ hash: String) -> String { "web.code.\(hash)" }
 
     // MARK: Sessions
 
@@ -71,7 +103,7 @@ final class WebSessions: Sendable {
         let key = Self.storeKey(Tokens.hash(secret))
         let value = String(Int64(expires.timeIntervalSince1970))
         try await engine.perform { core in try core.store.setValue(value, forKey: key) }
-        cache.withLock { $0[Tokens.hash(secret)] = expires }
+        if !shared { cache.withLock { $0[Tokens.hash(secret)] = expires } }
         return (secret, expires)
     }
 
@@ -87,7 +119,7 @@ final class WebSessions: Sendable {
         guard let stored = try await engine.perform({ core in try core.store.value(forKey: key) }),
               let seconds = Int64(stored) else { return nil }
         let expires = Date(timeIntervalSince1970: TimeInterval(seconds))
-        cache.withLock { $0[hash] = expires }
+        if !shared { cache.withLock { $0[hash] = expires } }
         if expires <= now {
             // An expired session is of no use to anyone: forget it.
             try await engine.perform { core in try core.store.setValue(nil, forKey: key) }

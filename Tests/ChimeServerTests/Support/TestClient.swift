@@ -56,6 +56,24 @@ struct TestClient: Sendable {
         try await request("GET", path, headers: headers)
     }
 
+    /// Every page of a list from `path`, following Link rel="next" (at most 100 pages); the
+    /// pages' sizes too. A page that is not a 200 list throws.
+    func pages(_ path: String) async throws -> (items: [JSONValue], sizes: [Int]) {
+        var items: [JSONValue] = []
+        var sizes: [Int] = []
+        var next: String? = path
+        while let target = next, sizes.count < 100 {
+            let response = try await get(target)
+            guard response.status == 200, case .array(let page)? = response.json else {
+                throw TestClientError(description: "GET \(target): \(response.status) \(response.text.prefix(300))")
+            }
+            items += page
+            sizes.append(page.count)
+            next = LinkHeader.next(response.headers["link"])
+        }
+        return (items, sizes)
+    }
+
     func post(_ path: String, json: String? = nil, headers: [(String, String)] = []) async throws -> TestResponse {
         try await request("POST", path, headers: headers, body: json.map { Array($0.utf8) }, contentType: json == nil ? nil : "application/json")
     }

@@ -1,0 +1,279 @@
+import ChimeCore
+import Foundation
+import Synchronization
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A PostgreSQL server of the tests' own: Debian's `postgresql` binaries, `initdb` into a fresh
+/// temporary directory (as the `postgres` user when running as root, since PostgreSQL refuses to
+/// run as root), listening on a free loopback port only, stopped and removed at the end.
+///
+/// ```swift
+/// let server = try PostgresTestServer.shared()        // one per test process, stopped at exit
+/// let url = try server.makeSchema()                     // a fresh, empty schema: a URL for it
+/// let store = try PostgresStore(url: url)
+/// ```
+///
+/// Every wait is bounded (start 60 s, stop 20 s, each command 60 s). The directory and the server
+/// go away at exit, and a watchdog process removes them even if the test process is killed.
+public final class PostgresTestServer: Sendable {
+    /// The TCP port on 127.0.0.1.
+    public let port: Int
+    /// The cluster's directory (data, log).
+    public let directory: String
+    private let binaries: String
+    private let runsAsPostgres: Bool
+    /// The postmaster's process id.
+    private let postmaster: Int32
+    private let stopped = Mutex(false)
+    private let counter = Mutex(0)
+
+    private static let sharedServer = Mutex<Result<PostgresTestServer, TestServerError>?>(nil)
+
+    /// The process's server, started on first use and stopped when the process exits.
+    public static func shared() throws -> PostgresTestServer {
+        try sharedServer.withLock { shared -> Result<PostgresTestServer, TestServerError> in
+            if let shared { return shared }
+            let result = Result { () throws(TestServerError) -> PostgresTestServer in try PostgresTestServer(durable: false) }
+            if case .success = result { atexit { PostgresTestServer.stopShared() } }
+            shared = result
+            return result
+        }.get()
+    }
+
+    private static func stopShared() {
+        if case .success(let server)? = sharedServer.withLock({ $0 }) { server.stop() }
+    }
+
+    /// Starts a server.
+    ///
+    /// - Parameter durable: `false` turns off `fsync` and synchronous commits (tests, which never
+    ///   lose power); `true` keeps PostgreSQL's defaults (benchmarks).
+    public init(durable: Bool) throws(TestServerError) {
+        binaries = try Self.findBinaries()
+        runsAsPostgres = getuid() == 0
+        let template = FileManager.default.temporaryDirectory.appendingPathComponent("chime-pg-XXXXXX").path
+        var bytes = Array(template.utf8CString)
+        guard let made = mkdtemp(&bytes) else { throw TestServerError("cannot create a temporary directory for PostgreSQL: \(String(cString: strerror(errno)))") }
+        directory = String(cString: made)
+        if runsAsPostgres {
+            guard let user = getpwnam("postgres") else {
+                throw TestServerError("running as root, and there is no postgres user to run PostgreSQL as (install Debian's postgresql package)")
+            }
+            chown(directory, user.pointee.pw_uid, user.pointee.pw_gid)
+        }
+        do throws(TestServerError) {
+            _ = try Self.run(["initdb", "-D", directory + "/data", "-U", "postgres", "--auth=trust", "-E", "UTF8", "--locale=C", "--no-sync"],
+                             binaries: binaries, asPostgres: runsAsPostgres)
+            var lastError = TestServerError("PostgreSQL did not start")
+            var started: (port: Int, process: Process)?
+            for _ in 0..<3 where started == nil {
+                let candidate = try Self.freePort()
+                do {
+                    started = (candidate, try Self.startPostmaster(binaries: binaries, directory: directory, port: candidate,
+                                                                   durable: durable, asPostgres: runsAsPostgres))
+                } catch {
+                    lastError = error
+                }
+            }
+            guard let started else { throw lastError }
+            port = started.port
+            postmaster = started.process.processIdentifier
+        } catch {
+            try? FileManager.default.removeItem(atPath: directory)
+            throw error
+        }
+        startWatchdog()
+    }
+
+    /// Runs `postgres` itself (not through `pg_ctl`, so its process is ours to signal) and waits
+    /// until its pid file says it is ready, at most 60 s.
+    private static func startPostmaster(binaries: String, directory: String, port: Int, durable: Bool,
+                                        asPostgres: Bool) throws(TestServerError) -> Process {
+        var settings = ["-c", "listen_addresses=127.0.0.1", "-p", "\(port)", "-c", "unix_socket_directories=", "-c", "max_connections=200"]
+        if !durable { settings += ["-c", "fsync=off", "-c", "synchronous_commit=off", "-c", "full_page_writes=off"] }
+        let process = Process()
+        let program = ["\(binaries)/postgres", "-D", directory + "/data"] + settings
+        if asPostgres {
+            process.executableURL = URL(fileURLWithPath: "/usr/bin/setpriv")
+            process.arguments = ["--reuid=postgres", "--regid=postgres", "--init-groups", "--"] + program
+        } else {
+            process.executableURL = URL(fileURLWithPath: program[0])
+            process.arguments = Array(program.dropFirst())
+        }
+        process.currentDirectoryURL = URL(fileURLWithPath: "/")
+        _ = FileManager.default.createFile(atPath: directory + "/log", contents: nil)
+        if asPostgres, let user = getpwnam("postgres") { chown(directory + "/log", user.pointee.pw_uid, user.pointee.pw_gid) }
+        guard let log = FileHandle(forWritingAtPath: directory + "/log") else { throw TestServerError("cannot write \(directory)/log") }
+        log.seekToEndOfFile()
+        process.standardOutput = log
+        process.standardError = log
+        process.standardInput = FileHandle.nullDevice
+        do { try process.run() } catch { throw TestServerError("cannot start \(program[0]): \(error)") }
+        try? log.close()
+        let deadline = Date().addingTimeInterval(60)
+        while Date() < deadline {
+            if !process.isRunning {
+                let text = (try? String(contentsOfFile: directory + "/log", encoding: .utf8)) ?? ""
+                throw TestServerError("PostgreSQL exited at start (\(process.terminationStatus)):\n\(text.suffix(1500))")
+            }
+            if let pidFile = try? String(contentsOfFile: directory + "/data/postmaster.pid", encoding: .utf8) {
+                let lines = pidFile.split(separator: "\n", omittingEmptySubsequences: false)
+                if lines.count > 7, lines[0] == "\(process.processIdentifier)", lines[7].trimmingCharacters(in: .whitespaces) == "ready" {
+                    return process
+                }
+            }
+            usleep(20_000)
+        }
+        process.terminate()
+        throw TestServerError("PostgreSQL did not become ready within 60 s; see \(directory)/log")
+    }
+
+    /// `postgresql://postgres@127.0.0.1:PORT/DATABASE`, with extra libpq parameters.
+    public func url(database: String = "postgres", parameters: String = "") -> String {
+        "postgresql://postgres@127.0.0.1:\(port)/\(database)" + (parameters.isEmpty ? "" : "?" + parameters)
+    }
+
+    /// A fresh, empty schema in the `postgres` database; returns a URL whose connections use it.
+    public func makeSchema() throws(TestServerError) -> String {
+        let name = "t\(getpid())_\(counter.withLock { $0 += 1; return $0 })_\(UInt32.random(in: 0...UInt32.max))"
+        try sql("CREATE SCHEMA \(name)")
+        return url(parameters: "options=-csearch_path%3D\(name)")
+    }
+
+    /// A fresh, empty database; returns its URL.
+    public func makeDatabase() throws(TestServerError) -> String {
+        let name = "db\(getpid())_\(counter.withLock { $0 += 1; return $0 })_\(UInt32.random(in: 0...UInt32.max))"
+        try sql("CREATE DATABASE \(name)")
+        return url(database: name)
+    }
+
+    /// Runs SQL with `psql` (fixed test SQL only), returns its output.
+    @discardableResult
+    public func sql(_ text: String, database: String = "postgres", parameters: String = "") throws(TestServerError) -> String {
+        try run(["psql", "-X", "-q", "-A", "-t", "-v", "ON_ERROR_STOP=1", "-d", url(database: database, parameters: parameters), "-c", text],
+                asPostgres: false)
+    }
+
+    /// Stops the server (fast shutdown: SIGINT; after 20 s SIGKILL) and removes its directory.
+    /// Calling it again does nothing.
+    public func stop() {
+        guard stopped.withLock({ stopped in defer { stopped = true }; return !stopped }) else { return }
+        kill(postmaster, SIGINT)
+        let deadline = Date().addingTimeInterval(20)
+        while kill(postmaster, 0) == 0 && Date() < deadline { usleep(20_000) }
+        if kill(postmaster, 0) == 0 { kill(postmaster, SIGKILL) }
+        try? FileManager.default.removeItem(atPath: directory)
+    }
+
+    // MARK: Processes
+
+    /// The directory of `initdb` and `pg_ctl`: Debian keeps them out of PATH, in
+    /// /usr/lib/postgresql/VERSION/bin (the newest is used).
+    private static func findBinaries() throws(TestServerError) -> String {
+        let root = "/usr/lib/postgresql"
+        let versions = ((try? FileManager.default.contentsOfDirectory(atPath: root)) ?? []).compactMap(Int.init).sorted(by: >)
+        for version in versions where FileManager.default.isExecutableFile(atPath: "\(root)/\(version)/bin/initdb") {
+            return "\(root)/\(version)/bin"
+        }
+        for directory in (ProcessInfo.processInfo.environment["PATH"] ?? "").split(separator: ":")
+        where FileManager.default.isExecutableFile(atPath: "\(directory)/initdb") {
+            return String(directory)
+        }
+        throw TestServerError("PostgreSQL's initdb was not found in /usr/lib/postgresql/*/bin or PATH; run scripts/install-deps.sh test (Debian's postgresql package)")
+    }
+
+    /// Runs a PostgreSQL program (as the postgres user when root), waiting at most 60 s.
+    @discardableResult
+    private func run(_ arguments: [String], asPostgres: Bool = true) throws(TestServerError) -> String {
+        try Self.run(arguments, binaries: binaries, asPostgres: asPostgres && runsAsPostgres)
+    }
+
+    private static func run(_ arguments: [String], binaries: String, asPostgres: Bool) throws(TestServerError) -> String {
+        let process = Process()
+        let program = arguments[0] == "psql" && !FileManager.default.isExecutableFile(atPath: "\(binaries)/psql")
+            ? "/usr/bin/psql" : "\(binaries)/\(arguments[0])"
+        if asPostgres {
+            process.executableURL = URL(fileURLWithPath: "/usr/bin/setpriv")
+            process.arguments = ["--reuid=postgres", "--regid=postgres", "--init-groups", "--", program] + arguments.dropFirst()
+        } else {
+            process.executableURL = URL(fileURLWithPath: program)
+            process.arguments = Array(arguments.dropFirst())
+        }
+        process.currentDirectoryURL = URL(fileURLWithPath: "/")
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardError = output
+        process.standardInput = FileHandle.nullDevice
+        let done = DispatchSemaphore(value: 0)
+        process.terminationHandler = { _ in done.signal() }
+        do { try process.run() } catch {
+            throw TestServerError("cannot run \(program): \(error)")
+        }
+        let reader = OutputReader(output.fileHandleForReading)
+        if done.wait(timeout: .now() + 60) == .timedOut {
+            process.terminate()
+            throw TestServerError("\(arguments[0]) did not finish within 60 s")
+        }
+        let text = reader.finish()
+        guard process.terminationStatus == 0 else {
+            throw TestServerError("\(arguments.prefix(2).joined(separator: " ")) failed (\(process.terminationStatus)): \(text.suffix(1500))")
+        }
+        return text
+    }
+
+    /// A process that outlives a killed test process long enough to stop the server and remove
+    /// its directory (it polls the test process once a second).
+    private func startWatchdog() {
+        let script = "while kill -0 \(getpid()) 2>/dev/null; do sleep 1; done; kill -INT \(postmaster) 2>/dev/null; "
+            + "for i in $(seq 40); do kill -0 \(postmaster) 2>/dev/null || break; sleep 0.5; done; kill -KILL \(postmaster) 2>/dev/null; rm -rf '\(directory)'"
+        // In a session of its own, so it outlives the test process's group; reaped by its own
+        // thread when it ends (an unreaped child is a zombie that Swift Testing's exit-test monitor,
+        // waiting on every child, spins on).
+        _ = try? ChildProcess(executable: "/bin/sh", arguments: ["-c", script], stdout: .null, stderr: .null, newSession: true)
+    }
+
+    /// A TCP port free on 127.0.0.1 right now.
+    public static func freePort() throws(TestServerError) -> Int {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { throw TestServerError("cannot open a socket to find a free port") }
+        defer { close(fd) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        address.sin_port = 0
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &address) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) == 0 && getsockname(fd, $0, &length) == 0 }
+        }
+        guard bound else { throw TestServerError("cannot find a free port: \(String(cString: strerror(errno)))") }
+        return Int(UInt16(bigEndian: address.sin_port))
+    }
+}
+
+/// Drains a pipe on a thread of its own, so a chatty process never blocks on a full pipe.
+private final class OutputReader: Sendable {
+    private let data = Mutex(Data())
+    private let done = DispatchSemaphore(value: 0)
+
+    init(_ handle: FileHandle) {
+        Thread { [self] in
+            let bytes = handle.readDataToEndOfFile()
+            data.withLock { $0 = bytes }
+            done.signal()
+        }.start()
+    }
+
+    func finish() -> String {
+        _ = done.wait(timeout: .now() + 5)
+        return String(decoding: data.withLock { $0 }, as: UTF8.self)
+    }
+}
+
+/// Why the test server could not do what was asked.
+public struct TestServerError: Error, Sendable, CustomStringConvertible {
+    public let message: String
+    public init(_ message: String) { self.message = message }
+    public var description: String { message }
+}
