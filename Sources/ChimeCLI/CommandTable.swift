@@ -344,7 +344,7 @@ extension CLI {
                 if let value = arguments.value(option) { request[field] = .string(value) }
             }
             if let badge = arguments.value("badge") {
-                guard let number = Int64(badge), number >= 0 else { throw UsageError("--badge is '\(badge)'; give a whole number, 0 or more") }
+                guard let number = Int64(badge) else { throw UsageError("--badge is '\(badge)'; give a whole number, 0 or more") }
                 request["badge"] = .integer(number)
             }
             if let info = arguments.value("user-info") {
@@ -352,6 +352,7 @@ extension CLI {
                 request["userInfo"] = parsed
             }
             request["trigger"] = try trigger(arguments)
+            try checkedRequest(request, arguments)
             let client = try cli.client(arguments)
             let app = try await cli.app(arguments, client)
             let response = try await client.send("POST", path(app, "/requests"), json: .object(request))
@@ -362,18 +363,44 @@ extension CLI {
             return 0
         })
 
+    /// Reads `request` with the service's own JSON mapping and checks it with the engine's
+    /// `Validation` (the rules live there alone), so a mistake is refused before anything is sent,
+    /// in the words of the flags: `--every is 30.0 with repeats; …`.
+    static func checkedRequest(_ request: JSONObject, _ arguments: ParsedArguments) throws {
+        do {
+            try Validation.validate(try NotificationRequest(json: .object(request)))
+        } catch {
+            guard let field = error.field else { throw UsageError(error.message) }
+            let flag = flagName(field, arguments)
+            var message = error.message
+            if let range = message.range(of: field) { message.replaceSubrange(range, with: flag) }
+            throw UsageError(message)
+        }
+    }
+
+    /// The `chime add` flag a request field comes from.
+    static func flagName(_ field: String, _ arguments: ParsedArguments) -> String {
+        let name = field.hasPrefix("content.") ? String(field.dropFirst("content.".count)) : field
+        let flags = ["identifier": "--id", "title": "--title", "subtitle": "--subtitle", "body": "--body", "badge": "--badge",
+                     "sound": "--sound", "categoryIdentifier": "--category", "threadIdentifier": "--thread", "userInfo": "--user-info"]
+        if let flag = flags[name.split(separator: ".").first.map(String.init) ?? name] { return flag }
+        if name.hasPrefix("trigger") {
+            let given = ["in", "at", "every", "calendar", "location"].first { arguments.value($0) != nil }
+            return given.map { "--\($0)" } ?? "the trigger"
+        }
+        return name.isEmpty ? "the notification" : name
+    }
+
     /// The trigger JSON for `chime add`'s trigger options (at most one).
     static func trigger(_ arguments: ParsedArguments) throws -> JSONValue {
         let given = ["in", "at", "every", "calendar", "location"].filter { arguments.value($0) != nil }
         guard given.count <= 1 else { throw UsageError("give one trigger, not \(given.map { "--\($0)" }.joined(separator: " and "))") }
         if let text = arguments.value("in") {
             let seconds = try parseDuration(text)
-            guard seconds > 0 else { throw UsageError("--in must be more than 0 s") }
             return ["type": "timeInterval", "timeInterval": .number(seconds), "repeats": false]
         }
         if let text = arguments.value("every") {
             let seconds = try parseDuration(text)
-            guard seconds >= 60 else { throw UsageError("--every is \(Int(seconds)) s; a repeating interval must be at least 60 s") }
             return ["type": "timeInterval", "timeInterval": .number(seconds), "repeats": true]
         }
         if let text = arguments.value("at") {

@@ -105,6 +105,21 @@ struct ArgumentParsingTests {
         #expect(await cli.main(["serve", "--desktop", "maybe"]) == 2)
         #expect(output.text.contains("--desktop is 'maybe'; accepted: auto, on, off"))
     }
+
+    @Test("a request is checked by the engine's own rules before it is sent, in the flags' words", arguments: [
+        (["--every", "30s"], "--every is 30.0 with repeats; the time interval must be at least 60 if repeating"),
+        (["--in", "0s"], "--in is 0.0; the time interval must be greater than 0"),
+        (["--badge", "-1"], "--badge is -1"),
+        (["--id", ""], "--id is empty"),
+    ])
+    func checkedByValidation(flags: [String], message: String) async {
+        let output = Output()
+        let cli = CLI(write: { output.append($0) }, writeError: { output.append($0) })
+        // No service in that directory: the check must refuse the request before any connection.
+        #expect(await cli.main(["add", "--title", "x"] + flags + ["--data", "/nonexistent-chime-dir"]) == 2)
+        #expect(output.text.contains(message), "\(output.text)")
+        #expect(!output.text.contains("no running Chime service"))
+    }
 }
 
 final class Output: @unchecked Sendable {

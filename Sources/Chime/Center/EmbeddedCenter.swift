@@ -64,12 +64,20 @@ enum EmbeddedCenter {
                                         driven: false, foreground: !launched)
     }
 
-    /// `CHIME_BUNDLE_IDENTIFIER`, else the main bundle's identifier, else the executable's name.
+    /// `CHIME_BUNDLE_IDENTIFIER` (which must be a bundle identifier), else the main bundle's
+    /// identifier, else the executable's name with anything a bundle identifier cannot hold
+    /// replaced by `-`.
     static func bundleIdentifier(_ environment: [String: String]) -> String {
-        if let value = environment["CHIME_BUNDLE_IDENTIFIER"], !value.isEmpty { return value }
-        if let value = Bundle.main.bundleIdentifier, !value.isEmpty { return value }
+        if let value = environment["CHIME_BUNDLE_IDENTIFIER"], !value.isEmpty {
+            do { try Validation.validateBundleIdentifier(value, field: "CHIME_BUNDLE_IDENTIFIER") } catch { fatalError("Chime: \(error.message)") }
+            return value
+        }
+        if let value = Bundle.main.bundleIdentifier, Validation.isBundleIdentifier(value) { return value }
         let name = (CommandLine.arguments.first.map { URL(fileURLWithPath: $0).lastPathComponent }) ?? ""
-        return name.isEmpty ? "app" : name
+        let safe = String(String.UnicodeScalarView(name.unicodeScalars.prefix(255).map { scalar in
+            Validation.isBundleIdentifier(String(scalar)) ? scalar : "-"
+        }))
+        return safe.isEmpty ? "app" : safe
     }
 
     /// `CHIME_STORE`, else `$XDG_DATA_HOME/chime/<app>.sqlite` with XDG's default `~/.local/share`.

@@ -278,15 +278,9 @@ extension NotificationTrigger {
         case "timeInterval":
             try r.finish(accepted: ["type", "timeInterval", "repeats"], what: "a timeInterval trigger")
             let interval = try r.requiredDouble("timeInterval", code: .invalidTrigger, hint: " of seconds greater than 0")
-            let name = r.field("timeInterval")
-            guard interval > 0 else {
-                throw ChimeError(.invalidTrigger, field: name, "\(name) is \(interval); the time interval must be greater than 0 seconds")
-            }
-            if repeats && interval < 60 {
-                throw ChimeError(.invalidTrigger, field: name,
-                                 "\(name) is \(interval) with \"repeats\": true; a repeating time interval must be at least 60 seconds")
-            }
             self = .timeInterval(interval, repeats: repeats)
+            // The rules (greater than 0, at least 60 when repeating) are Validation's alone.
+            try Validation.validate(self, field: field)
         case "calendar":
             try r.finish(accepted: ["type", "dateComponents", "repeats"], what: "a calendar trigger")
             guard let value = r.value("dateComponents") else {
@@ -352,16 +346,11 @@ extension CircularRegion {
         let identifier = try r.identifier(code: .invalidTrigger, what: "region")
         let center = try Coordinate(reader: r)
         let radius = try r.requiredDouble("radius", code: .invalidTrigger, hint: " of metres greater than 0")
-        guard radius > 0 else {
-            throw ChimeError(.invalidTrigger, field: r.field("radius"), "\(r.field("radius")) is \(radius); give a radius in metres greater than 0")
-        }
         let entry = try r.bool("notifyOnEntry", code: .invalidTrigger) ?? true
         let exit = try r.bool("notifyOnExit", code: .invalidTrigger) ?? true
-        guard entry || exit else {
-            throw ChimeError(.invalidTrigger, field: field,
-                             "\(field) notifies neither on entry nor on exit, so it could never fire; set notifyOnEntry or notifyOnExit to true")
-        }
         self.init(identifier: identifier, center: center, radius: radius, notifyOnEntry: entry, notifyOnExit: exit)
+        // Coordinates in range, a positive radius, entry or exit: Validation's rules.
+        try Validation.validate(self, field: field)
     }
 }
 
@@ -375,14 +364,9 @@ extension Coordinate {
 
     init(reader r: JSONObjectReader, code: ChimeError.Code = .invalidTrigger) throws(ChimeError) {
         let latitude = try r.requiredDouble("latitude", code: code, hint: " of degrees from -90 to 90")
-        guard (-90...90).contains(latitude) else {
-            throw ChimeError(code, field: r.field("latitude"), "\(r.field("latitude")) is \(latitude); accepted: -90 to 90")
-        }
         let longitude = try r.requiredDouble("longitude", code: code, hint: " of degrees from -180 to 180")
-        guard (-180...180).contains(longitude) else {
-            throw ChimeError(code, field: r.field("longitude"), "\(r.field("longitude")) is \(longitude); accepted: -180 to 180")
-        }
         self.init(latitude: latitude, longitude: longitude)
+        try Validation.validate(self, field: r.path, code: code)
     }
 }
 

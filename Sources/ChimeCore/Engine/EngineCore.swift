@@ -127,6 +127,7 @@ package final class EngineCore {
             appCache[app] = stored
             return stored
         }
+        try Validation.validateBundleIdentifier(app)
         let record = AppRecord(bundleIdentifier: app, created: clock.now, deviceToken: Self.makeDeviceToken())
         try store.putApp(record)
         appCache[app] = record

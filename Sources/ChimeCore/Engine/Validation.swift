@@ -9,7 +9,7 @@ public enum Validation {
     public static let maxContentBytes = 256 * 1024
 
     /// Checks a request to add (not a push).
-    public static func validate(_ request: NotificationRequest, field: String = "") throws {
+    public static func validate(_ request: NotificationRequest, field: String = "") throws(ChimeError) {
         try validateIdentifier(request.identifier, field: join(field, "identifier"))
         try validate(request.content, field: join(field, "content"))
         if let trigger = request.trigger {
@@ -22,7 +22,7 @@ public enum Validation {
     }
 
     /// Checks an identifier: not empty, at most ``maxIdentifierBytes`` bytes, no NUL characters.
-    public static func validateIdentifier(_ identifier: String, field: String) throws {
+    public static func validateIdentifier(_ identifier: String, field: String) throws(ChimeError) {
         if identifier.isEmpty {
             throw ChimeError(.invalidIdentifier, field: field, "\(field) is empty; give a non-empty identifier")
         }
@@ -36,7 +36,7 @@ public enum Validation {
     }
 
     /// Checks content values and size.
-    public static func validate(_ content: NotificationContent, field: String = "content") throws {
+    public static func validate(_ content: NotificationContent, field: String = "content") throws(ChimeError) {
         if let badge = content.badge, badge < 0 {
             throw ChimeError(.invalidValue, field: join(field, "badge"),
                              "\(join(field, "badge")) is \(badge); give 0 or more (0 clears the badge), or nil to leave it")
@@ -82,7 +82,7 @@ public enum Validation {
     }
 
     /// Checks a trigger's parameters.
-    public static func validate(_ trigger: NotificationTrigger, field: String = "trigger") throws {
+    public static func validate(_ trigger: NotificationTrigger, field: String = "trigger") throws(ChimeError) {
         switch trigger {
         case .timeInterval(let interval, let repeats):
             let name = join(field, "timeInterval")
@@ -103,7 +103,7 @@ public enum Validation {
     }
 
     /// Checks date components for a calendar trigger: at least one component, each in range.
-    public static func validate(_ components: DateComponents, field: String = "dateComponents") throws {
+    public static func validate(_ components: DateComponents, field: String = "dateComponents") throws(ChimeError) {
         let ranges: [(String, Int?, ClosedRange<Int>)] = [
             ("era", components.era, 0...1), ("year", components.year, 1...9999), ("month", components.month, 1...12),
             ("day", components.day, 1...31), ("hour", components.hour, 0...23), ("minute", components.minute, 0...59),
@@ -128,16 +128,9 @@ public enum Validation {
     }
 
     /// Checks a region: identifier, valid coordinates, a positive radius, entry or exit.
-    public static func validate(_ region: CircularRegion, field: String = "region") throws {
+    public static func validate(_ region: CircularRegion, field: String = "region") throws(ChimeError) {
         try validateIdentifier(region.identifier, field: join(field, "identifier"))
-        if !region.center.latitude.isFinite || !(-90...90).contains(region.center.latitude) {
-            throw ChimeError(.invalidTrigger, field: join(field, "latitude"),
-                             "\(join(field, "latitude")) is \(region.center.latitude); accepted: -90 to 90")
-        }
-        if !region.center.longitude.isFinite || !(-180...180).contains(region.center.longitude) {
-            throw ChimeError(.invalidTrigger, field: join(field, "longitude"),
-                             "\(join(field, "longitude")) is \(region.center.longitude); accepted: -180 to 180")
-        }
+        try validate(region.center, field: field, code: .invalidTrigger)
         if !region.radius.isFinite || region.radius <= 0 {
             throw ChimeError(.invalidTrigger, field: join(field, "radius"),
                              "\(join(field, "radius")) is \(region.radius); give a radius in metres greater than 0")
@@ -148,9 +141,38 @@ public enum Validation {
         }
     }
 
+    /// Whether `text` is a bundle identifier: 1 to 255 ASCII letters, digits, `.`, `-` or `_`
+    /// (Apple's reverse-DNS names, such as `com.example.alarm`).
+    public static func isBundleIdentifier(_ text: String) -> Bool {
+        !text.isEmpty && text.utf8.count <= 255 && text.utf8.allSatisfy { byte in
+            (byte >= 0x30 && byte <= 0x39) || (byte >= 0x41 && byte <= 0x5A) || (byte >= 0x61 && byte <= 0x7A)
+                || byte == UInt8(ascii: ".") || byte == UInt8(ascii: "-") || byte == UInt8(ascii: "_")
+        }
+    }
+
+    /// Checks an app's bundle identifier (see ``isBundleIdentifier(_:)``): every app, on the
+    /// service or embedded, is named by one.
+    public static func validateBundleIdentifier(_ text: String, field: String = "bundleIdentifier") throws(ChimeError) {
+        guard isBundleIdentifier(text) else {
+            throw ChimeError(.invalidIdentifier, field: field,
+                             "\(field) \"\(text.prefix(80))\" is not a bundle identifier; use 1 to 255 letters, digits, '.', '-' or '_', as com.example.alarm")
+        }
+    }
+
+    /// Checks a point on Earth: latitude −90…90, longitude −180…180 (degrees). `field` is the
+    /// object holding `latitude` and `longitude`.
+    public static func validate(_ coordinate: Coordinate, field: String, code: ChimeError.Code = .invalidValue) throws(ChimeError) {
+        if !coordinate.latitude.isFinite || !(-90...90).contains(coordinate.latitude) {
+            throw ChimeError(code, field: join(field, "latitude"), "\(join(field, "latitude")) is \(coordinate.latitude); accepted: -90 to 90")
+        }
+        if !coordinate.longitude.isFinite || !(-180...180).contains(coordinate.longitude) {
+            throw ChimeError(code, field: join(field, "longitude"), "\(join(field, "longitude")) is \(coordinate.longitude); accepted: -180 to 180")
+        }
+    }
+
     /// Checks a set of categories: identifiers present and unique, action identifiers unique within
     /// each category and not the system identifiers.
-    public static func validate(_ categories: [NotificationCategory], field: String = "categories") throws {
+    public static func validate(_ categories: [NotificationCategory], field: String = "categories") throws(ChimeError) {
         var seen: Set<String> = []
         for (index, category) in categories.enumerated() {
             let at = "\(field)[\(index)]"

@@ -376,11 +376,7 @@ public final class ChimeAPI: HTTPHandler {
         let object = try Fields(try jsonBody(request), accepted: ["bundleIdentifier", "launch"])
         let bundle = try object.requiredString("bundleIdentifier")
         let launch = try object.object["launch"].flatMap { value throws(ChimeError) in try LaunchCommand.decode(value) }
-        guard Route.isBundleIdentifier(bundle) else {
-            throw APIError.badRequest("invalidIdentifier",
-                                      "bundleIdentifier \"\(bundle.prefix(80))\" is not a bundle identifier; use 1 to 255 letters, digits, '.', '-' or '_', as com.example.alarm",
-                                      field: "bundleIdentifier")
-        }
+        try Validation.validateBundleIdentifier(bundle)
         if let existing = try await lookup(bundle), existing.tokenHash != nil {
             throw APIError(409, "appExists", "\(bundle) is already registered; rotate its token with POST /v1/apps/\(bundle)/token",
                            field: "bundleIdentifier")

@@ -134,11 +134,4 @@ struct Route: Sendable {
         }
         return Route(endpoint: .none, template: "unmatched")
     }
-
-    /// A bundle identifier: 1 to 255 of letters, digits, `.`, `-`, `_`.
-    static func isBundleIdentifier(_ text: String) -> Bool {
-        !text.isEmpty && text.utf8.count <= 255 && text.unicodeScalars.allSatisfy { scalar in
-            (scalar.isASCII && (CharacterSet.alphanumerics.contains(scalar))) || scalar == "." || scalar == "-" || scalar == "_"
-        }
-    }
 }

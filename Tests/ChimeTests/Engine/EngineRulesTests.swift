@@ -27,6 +27,18 @@ struct EngineRulesTests {
 
     // MARK: Time-interval validation (every entry point but the Swift initialiser)
 
+    @Test("an app is named by a bundle identifier, embedded or on the service: anything else is refused before it is stored",
+          arguments: ["", "com example", "com/example", "ümlaut.app", String(repeating: "a", count: 256)])
+    func bundleIdentifiers(name: String) async throws {
+        let fixture = try await Fixture()
+        let error = await #expect(throws: ChimeError.self) {
+            _ = try await fixture.engine.requestAuthorization(app: name, options: [.alert])
+        }
+        #expect(error?.code == .invalidIdentifier)
+        #expect(error?.field == "bundleIdentifier")
+        #expect(try await fixture.engine.apps().map(\.bundleIdentifier) == [Self.app])
+    }
+
     @Test("engine.add refuses bad time intervals with an error naming trigger.timeInterval", arguments: [
         (0.0, false, "must be greater than 0"), (-1, false, "must be greater than 0"), (-.infinity, false, "must be greater than 0"),
         (.nan, false, "must be greater than 0"), (0, true, "must be greater than 0"), (59.9, true, "at least 60 if repeating"),
