@@ -37,6 +37,9 @@ public final class SQLiteStore: NotificationStore {
     private var nextSequence: Int64 = 1
     /// Checkpoints the write-ahead log off the engine's path.
     private var checkpointer: WALCheckpointer?
+    /// Whether opening read the whole file (`PRAGMA quick_check`); `false` when it was unchanged
+    /// since Chime last closed it cleanly (see `CleanClose`).
+    public private(set) var verifiedAtOpen = true
 
     /// Opens the store at `path`, creating the file (and its directory) if needed.
     ///
@@ -51,6 +54,9 @@ public final class SQLiteStore: NotificationStore {
         self.durability = durability
         try Self.checkLocation(path)
         if try Self.fileSize(path) == nil { try Self.create(path, schema: schema) }
+        // Before the connection: a file unchanged since Chime closed it cleanly need not be read
+        // whole again (CleanClose); the marker is gone from here on, so a crash means a full check.
+        let unchanged = CleanClose.take(path)
         connection = try SQLiteConnection(path: path)
         guard let handle = connection.handle else { throw ChimeError(.storeFailure, "cannot open \(path)") }
         sqlite3_busy_timeout(handle, 5_000)
@@ -67,7 +73,8 @@ public final class SQLiteStore: NotificationStore {
         if version > Int64(schema.version) {
             throw ChimeError(.storeTooNew, "the Chime store at \(path) has schema version \(version), but this Chime knows versions up to \(schema.version); it was left untouched — use a newer Chime")
         }
-        try checkIntegrity(version: Int(version), schema: schema)
+        try checkIntegrity(version: Int(version), schema: schema, readEveryPage: !unchanged)
+        verifiedAtOpen = !unchanged
         if sqlite3_db_readonly(handle, "main") == 1 {
             throw ChimeError(.storeFailure, "the Chime store at \(path) is not writable (opened read-only); fix the file's permissions or choose another path")
         }
@@ -155,8 +162,8 @@ public final class SQLiteStore: NotificationStore {
     /// Refuses a damaged store before anything is written to it: every table and index of the
     /// schema must be there, and `PRAGMA quick_check` (every page of every b-tree read and its
     /// structure checked; about 0.3 s per million pending requests, see docs/benchmarks.md) must
-    /// find nothing wrong.
-    private func checkIntegrity(version: Int, schema: Schema) throws {
+    /// find nothing wrong — skipped when the file is unchanged since Chime closed it cleanly.
+    private func checkIntegrity(version: Int, schema: Schema, readEveryPage: Bool) throws {
         let recover = "it was left untouched — restore it from a backup (or recover what is readable with `sqlite3 \(path) .recover | sqlite3 recovered.sqlite`), or move it away to start with an empty store"
         var present: Set<String> = []
         let objects = try connection.statement("SELECT name FROM sqlite_schema WHERE type IN ('table', 'index')")
@@ -166,6 +173,7 @@ public final class SQLiteStore: NotificationStore {
         if !missing.isEmpty {
             throw ChimeError(.notAStore, "the Chime store at \(path) is damaged: it lacks \(missing.joined(separator: ", ")); \(recover)")
         }
+        guard readEveryPage else { return }
         var problems: [String] = []
         do {
             let check = try connection.statement("PRAGMA quick_check(10)")
@@ -183,9 +191,12 @@ public final class SQLiteStore: NotificationStore {
 
     /// Closes the store; any later call throws `storeFailure`. Called by `deinit` too.
     public func close() {
+        let wasOpen = connection.handle != nil
         checkpointer?.stop()
         checkpointer = nil
         connection.close()
+        // The last connection's close copies the log in and removes it; then the file is final.
+        if wasOpen { CleanClose.record(path) }
     }
 
     /// Makes sure the store's directory exists and the file and directory are writable, with a
