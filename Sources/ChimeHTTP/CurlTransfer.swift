@@ -35,7 +35,8 @@ final class CurlTransfer: @unchecked Sendable {
     private let multi: UnsafeMutableRawPointer
     private let easy: UnsafeMutableRawPointer
     private var headerList: UnsafeMutablePointer<curl_slist>?
-    private var errorBuffer = [CChar](repeating: 0, count: Int(CURL_ERROR_SIZE) + 1)
+    /// curl writes its detailed message here (CURLOPT_ERRORBUFFER keeps the pointer).
+    private let errorBuffer = UnsafeMutablePointer<CChar>.allocate(capacity: Int(CURL_ERROR_SIZE) + 1)
     /// Called with each piece of a 2xx body as it arrives (streams); else the body is collected.
     private let onData: (@Sendable ([UInt8]) -> Void)?
     private var collected: [UInt8] = []
@@ -51,11 +52,13 @@ final class CurlTransfer: @unchecked Sendable {
         self.multi = multi
         self.easy = easy
         self.onData = onData
+        errorBuffer.initialize(repeating: 0, count: Int(CURL_ERROR_SIZE) + 1)
     }
 
     deinit {
         curl_easy_cleanup(easy)
         curl_slist_free_all(headerList)
+        errorBuffer.deallocate()
     }
 
     /// Wakes ``run()``, which then ends with `CancellationError`.
@@ -126,7 +129,7 @@ final class CurlTransfer: @unchecked Sendable {
         // The service is reached directly, never through an `http_proxy` from the environment.
         _ = chime_curl_set_string(easy, CURLOPT_PROXY, "")
         if let caFile = options.caFile { try check(chime_curl_set_string(easy, CURLOPT_CAINFO, caFile), "with the CA file \(caFile)") }
-        errorBuffer.withUnsafeMutableBufferPointer { _ = chime_curl_set_pointer(easy, CURLOPT_ERRORBUFFER, $0.baseAddress) }
+        _ = chime_curl_set_pointer(easy, CURLOPT_ERRORBUFFER, errorBuffer)
 
         switch options.method {
         case "GET" where options.body == nil: _ = chime_curl_set_long(easy, CURLOPT_HTTPGET, 1)
@@ -137,10 +140,11 @@ final class CurlTransfer: @unchecked Sendable {
             }
             try check(chime_curl_set_string(easy, CURLOPT_CUSTOMREQUEST, options.method), options.method)
         }
-        if let body = options.body {
+        if let body = options.body, !body.isEmpty {
+            // curl copies the body (COPYPOSTFIELDS), so the array need not outlive this call.
             _ = chime_curl_set_offset(easy, CURLOPT_POSTFIELDSIZE_LARGE, curl_off_t(body.count))
-            body.withUnsafeBufferPointer { _ = chime_curl_set_pointer(easy, CURLOPT_COPYPOSTFIELDS, UnsafeMutableRawPointer(mutating: $0.baseAddress ?? UnsafePointer(bitPattern: 1))) }
-        } else if ["POST", "PUT", "PATCH"].contains(options.method) {
+            body.withUnsafeBytes { _ = chime_curl_set_pointer(easy, CURLOPT_COPYPOSTFIELDS, UnsafeMutableRawPointer(mutating: $0.baseAddress)) }
+        } else if options.body != nil || ["POST", "PUT", "PATCH"].contains(options.method) {
             _ = chime_curl_set_offset(easy, CURLOPT_POSTFIELDSIZE_LARGE, 0)
             _ = chime_curl_set_string(easy, CURLOPT_COPYPOSTFIELDS, "")
         }
@@ -203,7 +207,7 @@ final class CurlTransfer: @unchecked Sendable {
     }
 
     private func failure(_ code: CURLcode) -> Failure {
-        let detail = errorBuffer.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }
+        let detail = String(cString: errorBuffer)
         var osError = 0
         _ = chime_curl_get_long(easy, CURLINFO_OS_ERRNO, &osError)
         return Failure(code: code, osError: Int32(osError), reason: detail.isEmpty ? String(cString: curl_easy_strerror(code)) : detail)
