@@ -51,14 +51,23 @@ let package = Package(
             providers: [.apt(["libpq-dev"])]
         ),
 
+        // HTTP client: libcurl (TCP, Unix sockets, TLS, streaming) instead of hand-written HTTP.
+        .systemLibrary(
+            name: "CCurl",
+            pkgConfig: "libcurl",
+            providers: [.apt(["libcurl4-openssl-dev"])]
+        ),
+
         // Values, validation, next-fire math, the engine, store/clock protocols, codecs. Foundation only.
         .target(name: "ChimeCore"),
         // The embedded SQLite store.
         .target(name: "ChimeSQLite", dependencies: ["ChimeCore", "CSQLite"]),
         // The shared store: PostgreSQL through libpq, for several `chime serve` nodes.
         .target(name: "ChimePostgres", dependencies: ["ChimeCore", "CLibPQ"]),
+        // The one HTTP client to `chime serve`, for the CLI, the app library and the tests: libcurl.
+        .target(name: "ChimeHTTP", dependencies: ["ChimeCore", "CCurl"]),
         // Apple's UserNotifications API, as thin adapters over ChimeCore.
-        .target(name: "Chime", dependencies: ["ChimeCore", "ChimeSQLite", "ChimeDesktop"]),
+        .target(name: "Chime", dependencies: ["ChimeCore", "ChimeSQLite", "ChimeDesktop", "ChimeHTTP"]),
         // Desktop pop-ups: the freedesktop notification server on the session bus, through sd-bus.
         .target(name: "ChimeDesktop", dependencies: ["ChimeCore", "CSystemdBus"]),
         // The deterministic simulator.
@@ -67,7 +76,7 @@ let package = Package(
         // The notification center as a service: HTTP API, APNs-compatible endpoint, events, web center.
         .target(name: "ChimeServer", dependencies: ["ChimeCore", "ChimeSQLite", "ChimePostgres", "ChimeDesktop", "CMicroHTTPD", "CQREncode"]),
         // The command-line tool and daemon.
-        .target(name: "ChimeCLI", dependencies: ["ChimeServer", "ChimeCore", "ChimeSQLite", "Chime"], plugins: ["ChimeBuildInfo"]),
+        .target(name: "ChimeCLI", dependencies: ["ChimeServer", "ChimeCore", "ChimeSQLite", "Chime", "ChimeHTTP"], plugins: ["ChimeBuildInfo"]),
         // Stamps the CLI with the git commit it was built from (`chime --version`).
         .plugin(name: "ChimeBuildInfo", capability: .buildTool()),
         .executableTarget(name: "chime", dependencies: ["ChimeCLI"]),
@@ -94,7 +103,7 @@ let package = Package(
         // Chime as an app uses it (UNUserNotificationCenter and its delegate), and the cost of a delivery.
         .executableTarget(
             name: "APIBenchmarks",
-            dependencies: ["Chime", "ChimeCore", "ChimeSQLite", "ChimeServer"],
+            dependencies: ["Chime", "ChimeCore", "ChimeHTTP", "ChimeSQLite", "ChimeServer"],
             path: "Benchmarks/APIBenchmarks"
         ),
 
@@ -117,13 +126,15 @@ let package = Package(
         .testTarget(name: "ExamplesTests", dependencies: ["ExampleApps", "ChimeTesting", "Chime"]),
         // Started by the service in ChimeServerTests' background-launch tests, as an app would be.
         .executableTarget(name: "ChimeLaunchedApp", dependencies: ["Chime"], path: "Tests/Support/LaunchedApp"),
-        .testTarget(name: "ChimeServerTests", dependencies: ["ChimeServer", "ChimeCore", "ChimeSQLite", "Chime", "ChimeLaunchedApp", "PostgresTestServer", "chime"]),
+        .testTarget(name: "ChimeServerTests", dependencies: ["ChimeServer", "ChimeCore", "ChimeSQLite", "Chime", "ChimeHTTP", "ChimeLaunchedApp", "PostgresTestServer", "chime"]),
         // Against real notification servers the tests start: dbus-daemon, Xvfb, dunst, and a small
         // inline-reply server of their own (Tests/ChimeDesktopTests/Servers).
         .testTarget(name: "ChimeDesktopTests", dependencies: ["ChimeDesktop", "ChimeCore", "ChimeSQLite", "ChimeServer", "Chime",
                                                              "DrinkingReminderExample"],
                     exclude: ["Servers"]),
-        .testTarget(name: "ChimeCLITests", dependencies: ["ChimeCLI", "ChimeServer", "ChimeCore", "ChimeSQLite", "chime"]),
+        // The HTTP client against a real HTTPServer and `chime serve`, over TCP and a Unix socket.
+        .testTarget(name: "ChimeHTTPTests", dependencies: ["ChimeHTTP", "ChimeServer", "ChimeCore"]),
+        .testTarget(name: "ChimeCLITests", dependencies: ["ChimeCLI", "ChimeHTTP", "ChimeServer", "ChimeCore", "ChimeSQLite", "chime"]),
     ]
 )
 

@@ -11,13 +11,11 @@
 // Prints progress on stderr and a table on stdout; --json merges the figures into FILE under "api".
 import Chime
 import ChimeCore
+import ChimeHTTP
 import ChimeServer
 import ChimeSQLite
 import Foundation
 import Synchronization
-#if canImport(FoundationNetworking)
-import FoundationNetworking
-#endif
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -434,7 +432,7 @@ struct Cost {
 @MainActor func costService(_ options: Options, service: RunningService) async throws -> Cost {
     let app = "com.example.bench"
     let token = try await registerApp(app, service: service)
-    let backend = ServiceBackend(baseURL: URL(string: service.url)!, token: token)
+    let backend = ServiceBackend(endpoint: .url(service.url), token: token)
     let center = UNUserNotificationCenter(backend: backend, bundleIdentifier: app, timeZone: .current, driven: false, foreground: true)
     let arrivals = Arrivals(expected: options.deliveries)
     let delegate = CountingDelegate(arrivals)
@@ -461,15 +459,10 @@ struct Cost {
 
 /// Registers an app with the owner token and returns the app's token.
 func registerApp(_ app: String, service: RunningService) async throws -> String {
-    var request = URLRequest(url: URL(string: service.url + "/v1/apps")!)
-    request.httpMethod = "POST"
-    request.setValue("Bearer \(service.ownerToken)", forHTTPHeaderField: "Authorization")
-    request.setValue("application/json", forHTTPHeaderField: "Content-Type")
-    request.httpBody = Data(#"{"bundleIdentifier": "\#(app)"}"#.utf8)
-    let (data, _) = try await URLSession.shared.data(for: request)
-    guard let object = try JSONSerialization.jsonObject(with: data) as? [String: Any], let token = object["token"] as? String else {
-        fail("registering \(app) answered \(String(decoding: data, as: UTF8.self))")
-    }
+    let response = try await HTTPClient(endpoint: .url(service.url)).request(
+        "POST", "/v1/apps", headers: [("Authorization", "Bearer \(service.ownerToken)"), ("Content-Type", "application/json")],
+        body: Array(#"{"bundleIdentifier": "\#(app)"}"#.utf8))
+    guard case .string(let token)? = response.json?["token"] else { fail("registering \(app) answered \(response.text)") }
     return token
 }
 

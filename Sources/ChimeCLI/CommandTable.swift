@@ -1,4 +1,5 @@
 import ChimeCore
+import ChimeHTTP
 import ChimeServer
 import Foundation
 #if canImport(Glibc)
@@ -118,12 +119,12 @@ extension CLI {
         run: { arguments, cli in
             guard arguments.positionals.isEmpty else { throw UsageError("open takes no arguments; got \(arguments.positionals.joined(separator: " "))") }
             let client = try cli.client(arguments)
-            guard client.baseURL.scheme == "http" || client.baseURL.scheme == "https" else {
+            guard case .url(let serviceURL) = client.endpoint else {
                 throw CommandError("the service listens on a Unix socket, which a browser cannot reach; start it with --listen HOST:PORT for the web center, or put a reverse proxy in front and pass its address with --url")
             }
             let link = try await client.send("POST", "/v1/session/links").json
             guard let path = link?["path"]?.stringValue else { throw CommandError("the service did not return a login link") }
-            var base = arguments.value("url") ?? NetworkAddresses.reachable(client.baseURL.absoluteString)
+            var base = arguments.value("url") ?? NetworkAddresses.reachable(serviceURL)
             guard let parsedBase = URL(string: base), parsedBase.scheme == "http" || parsedBase.scheme == "https", parsedBase.host != nil else {
                 throw UsageError("--url is '\(base)'; give the base URL other devices open, such as https://chime.example.org")
             }

@@ -1,10 +1,8 @@
 import ChimeCore
+import ChimeHTTP
 import ChimeServer
 import Foundation
 import Testing
-#if canImport(FoundationNetworking)
-import FoundationNetworking
-#endif
 
 /// `chime open`: the one-time login link for the web center, printed (and opened where there is a
 /// desktop).
@@ -30,14 +28,10 @@ struct OpenCommandTests {
         #expect(errors.contains("once"))
         #expect(!output.contains(service.ownerToken))
         let code = String(url.split(separator: "=").last ?? "")
-        let body = Data(#"{"code": "\#(code)"}"#.utf8)
+        let body = Array(#"{"code": "\#(code)"}"#.utf8)
+        let http = HTTPClient(endpoint: try HTTPEndpoint(service.url))
         func signIn() async throws -> Int {
-            var request = URLRequest(url: URL(string: service.url + "/v1/session")!)
-            request.httpMethod = "POST"
-            request.httpBody = body
-            request.setValue("application/json", forHTTPHeaderField: "Content-Type")
-            let (_, response) = try await URLSession.shared.data(for: request)
-            return (response as? HTTPURLResponse)?.statusCode ?? 0
+            try await http.request("POST", "/v1/session", headers: [("Content-Type", "application/json")], body: body).status
         }
         #expect(try await signIn() == 201)
         #expect(try await signIn() == 401)

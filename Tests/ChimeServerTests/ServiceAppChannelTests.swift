@@ -1,5 +1,6 @@
 @testable import Chime
 import ChimeCore
+import ChimeHTTP
 import Foundation
 import Testing
 @testable import ChimeServer
@@ -45,7 +46,7 @@ final class LateService: UNNotificationServiceExtension {
 @Suite("A Chime app connected to the service: service extension and willPresent")
 struct ServiceAppChannelTests {
     static func center(_ harness: ServiceHarness, app: String, token: String, foreground: Bool = false) -> UNUserNotificationCenter {
-        UNUserNotificationCenter(backend: ServiceBackend(baseURL: URL(string: harness.service.url)!, token: token), bundleIdentifier: app,
+        UNUserNotificationCenter(backend: ServiceBackend(endpoint: .url(harness.service.url), token: token), bundleIdentifier: app,
                                  timeZone: .current, driven: false, foreground: foreground)
     }
 

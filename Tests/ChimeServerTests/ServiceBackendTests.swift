@@ -1,5 +1,6 @@
 import Chime
 import ChimeCore
+import ChimeHTTP
 import Foundation
 import Testing
 @testable import ChimeServer
@@ -16,7 +17,7 @@ struct ServiceBackendTests {
     }
 
     static func center(_ harness: ServiceHarness, app: String, token: String) -> UNUserNotificationCenter {
-        UNUserNotificationCenter(backend: ServiceBackend(baseURL: URL(string: harness.service.url)!, token: token), bundleIdentifier: app,
+        UNUserNotificationCenter(backend: ServiceBackend(endpoint: .url(harness.service.url), token: token), bundleIdentifier: app,
                                  timeZone: .current, driven: false, foreground: false)
     }
 
@@ -104,7 +105,7 @@ struct ServiceBackendTests {
             let stranger = Self.center(harness, app: app, token: "not-a-token")
             await #expect(throws: ChimeError.self) { try await stranger.setBadgeCount(1) }
 
-            let away = UNUserNotificationCenter(backend: ServiceBackend(baseURL: URL(string: "http://127.0.0.1:9")!, token: token),
+            let away = UNUserNotificationCenter(backend: ServiceBackend(endpoint: .url("http://127.0.0.1:9"), token: token),
                                                 bundleIdentifier: app, timeZone: .current, driven: false, foreground: false)
             do {
                 try await away.setBadgeCount(1)

@@ -124,7 +124,7 @@ struct WebCenterAPITests {
             #expect(try await create([("Cookie", cookie), ("X-CSRF-Token", csrf), ("Sec-Fetch-Site", "cross-site")]).status == 403)
             // Nothing was created by the refused requests.
             #expect(try await harness.owner.get("/v1/apps").json?.arrayCount == 0)
-            let made = try await create([("Cookie", cookie), ("X-CSRF-Token", csrf), ("Origin", "http://localhost"),
+            let made = try await create([("Cookie", cookie), ("X-CSRF-Token", csrf), ("Origin", harness.service.url),
                                          ("Sec-Fetch-Site", "same-origin")])
             #expect(made.status == 201)
             // Without the cookie there is no session to borrow.

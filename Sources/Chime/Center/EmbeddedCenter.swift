@@ -1,5 +1,6 @@
 import ChimeCore
 import ChimeDesktop
+import ChimeHTTP
 import ChimeSQLite
 import Foundation
 
@@ -51,8 +52,8 @@ enum EmbeddedCenter {
     /// A center whose state lives in a `chime serve` service (`CHIME_SERVICE`), as the app
     /// `CHIME_APP_TOKEN` belongs to.
     static func connected(to service: String, app: String, environment: [String: String]) -> UNUserNotificationCenter {
-        guard let url = URL(string: service), url.scheme == "http" || url.scheme == "https", url.host != nil else {
-            fatalError("Chime: CHIME_SERVICE is '\(service)'; give the service's URL as `chime serve` prints it, such as http://127.0.0.1:7878")
+        guard let endpoint = try? HTTPEndpoint(service) else {
+            fatalError("Chime: CHIME_SERVICE is '\(service)'; give the service's URL as `chime serve` prints it, such as http://127.0.0.1:7878, or unix:/PATH for its Unix socket")
         }
         guard let token = environment["CHIME_APP_TOKEN"], !token.isEmpty else {
             fatalError("Chime: CHIME_SERVICE is set but CHIME_APP_TOKEN is not; register the app with `chime apps add \(app)` and set CHIME_APP_TOKEN to the token it prints")
@@ -60,7 +61,7 @@ enum EmbeddedCenter {
         // Started by the service to hand over answers (background launch): not in front, as iOS
         // launches an app in the background; the service then does not wait for its willPresent.
         let launched = environment["CHIME_LAUNCH_REASON"].map { !$0.isEmpty } ?? false
-        return UNUserNotificationCenter(backend: ServiceBackend(baseURL: url, token: token), bundleIdentifier: app, timeZone: .current,
+        return UNUserNotificationCenter(backend: ServiceBackend(endpoint: endpoint, token: token, caFile: environment["CHIME_CA_FILE"].flatMap { $0.isEmpty ? nil : $0 }), bundleIdentifier: app, timeZone: .current,
                                         driven: false, foreground: !launched)
     }
 

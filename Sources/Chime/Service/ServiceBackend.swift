@@ -1,9 +1,7 @@
 import ChimeCore
+import ChimeHTTP
 import Foundation
 import Synchronization
-#if canImport(FoundationNetworking)
-import FoundationNetworking
-#endif
 
 /// A center's backend that is a `chime serve` service: the app's requests, categories and answers
 /// live in the service, which fires them, shows them in the web center and on the desktop, and
@@ -17,14 +15,18 @@ import FoundationNetworking
 ///   CHIME_BUNDLE_IDENTIFIER=com.example.alarm swift run alarm
 /// ```
 ///
+/// `CHIME_SERVICE` may also be `unix:/path` for a service on a Unix socket. Requests and the event
+/// stream go through ``HTTPClient`` (libcurl): the stream's thread sleeps until bytes arrive.
+///
 /// Operations run one at a time in call order, as with the embedded engine; each completes when
 /// the service has committed it. Events (deliveries, answers) arrive over a server-sent event
 /// stream that resumes where it stopped after a reconnect; answers given while the app was away
 /// wait in the service's outbox.
 package final class ServiceBackend: CenterBackend {
-    package let baseURL: URL
+    /// The service: `http://127.0.0.1:7878` or `unix:/path`.
+    package var endpoint: HTTPEndpoint { client.endpoint }
     private let token: String
-    private let session: URLSession
+    private let client: HTTPClient
     /// Names this backend's event-stream connections to the service.
     private let clientID = UUID().uuidString.lowercased()
     package let clock: any NotificationClock = SystemClock()
@@ -41,7 +43,7 @@ package final class ServiceBackend: CenterBackend {
         /// Whether the app is in front (the service then waits for its `willPresent` answers).
         var foreground = false
         /// The event stream's connection now, to reconnect when what the app declares changes.
-        var connection: URLSessionDataTask?
+        var connection: Task<Void, any Error>?
         var reconnectAtOnce = false
         /// The app whose stream this is.
         var app: String?
@@ -50,14 +52,12 @@ package final class ServiceBackend: CenterBackend {
     private let state = Mutex(State())
 
     /// - Parameters:
-    ///   - baseURL: the service, as `chime serve` prints it (`http://127.0.0.1:7878`).
+    ///   - endpoint: the service, as `chime serve` prints it (`http://127.0.0.1:7878`), or its Unix socket.
     ///   - token: the app's token from `chime apps add`.
-    package init(baseURL: URL, token: String) {
-        self.baseURL = baseURL
+    ///   - caFile: CA certificates to trust for a service with a self-signed certificate (`CHIME_CA_FILE`).
+    package init(endpoint: HTTPEndpoint, token: String, caFile: String? = nil) {
         self.token = token
-        let configuration = URLSessionConfiguration.ephemeral
-        configuration.timeoutIntervalForRequest = 30
-        self.session = URLSession(configuration: configuration)
+        self.client = HTTPClient(endpoint: endpoint, timeout: 30, caFile: caFile)
     }
 
     deinit { state.withLock { $0.stream?.cancel() } }
@@ -110,39 +110,26 @@ package final class ServiceBackend: CenterBackend {
 
     private func exchange(_ method: String, _ target: String, json: JSONValue? = nil, body: [UInt8]? = nil,
                           headers: [(String, String)] = []) async throws -> (answer: JSONValue?, link: String?) {
-        guard let url = URL(string: baseURL.absoluteString.trimmingSuffix("/") + target) else {
-            throw ChimeError(.invalidValue, field: "CHIME_SERVICE", "cannot make a URL of \(baseURL.absoluteString) and \(target)")
-        }
-        var request = URLRequest(url: url)
-        request.httpMethod = method
-        request.setValue("Bearer \(token)", forHTTPHeaderField: "Authorization")
-        if let bytes = json?.serializedBytes() ?? body {
-            request.httpBody = Data(bytes)
-            request.setValue("application/json", forHTTPHeaderField: "Content-Type")
-        }
-        for (name, value) in headers { request.setValue(value, forHTTPHeaderField: name) }
-        let data: Data, response: URLResponse
+        var fields = [("Authorization", "Bearer \(token)")]
+        let bytes = json?.serializedBytes() ?? body
+        if bytes != nil { fields.append(("Content-Type", "application/json")) }
+        let response: HTTPClient.Response
         do {
-            (data, response) = try await session.data(for: request)
-        } catch {
-            throw ChimeError(.serviceUnavailable, "cannot reach the Chime service at \(baseURL.absoluteString) (\(error.localizedDescription)); is `chime serve` running there?")
+            response = try await client.request(method, target, headers: fields + headers, body: bytes)
+        } catch let error as HTTPClientError {
+            throw ChimeError(.serviceUnavailable, field: error.code == .badRequest ? nil : "CHIME_SERVICE", error.message)
         }
-        let status = (response as? HTTPURLResponse)?.statusCode ?? 0
-        let answer = data.isEmpty ? nil : try? JSONValue.parse(data)
-        guard (200..<300).contains(status) else { throw Self.error(status: status, answer: answer, target: target) }
-        return (answer, (response as? HTTPURLResponse)?.value(forHTTPHeaderField: "Link"))
+        guard response.isSuccess else { throw Self.error(response, target: target) }
+        return (response.json, response.headers["link"])
     }
 
-    static func error(status: Int, answer: JSONValue?, target: String) -> any Error {
-        if case .string(let reason)? = answer?["reason"] {
+    static func error(_ response: HTTPClient.Response, target: String) -> any Error {
+        let status = response.status
+        let answer = response.serviceError
+        if let reason = answer?.reason {
             return APNsPayloadError(reason: reason, status: status, message: "the service refused the push: \(reason)")
         }
-        var code = "", message = "the Chime service answered HTTP \(status) to \(target)", field: String?
-        if case .object(let error)? = answer?["error"] {
-            if case .string(let text)? = error["code"] { code = text }
-            if case .string(let text)? = error["message"] { message = text }
-            if case .string(let text)? = error["field"] { field = text }
-        }
+        let code = answer?.code ?? "", message = answer?.message ?? "the Chime service answered HTTP \(status) to \(target)", field = answer?.field
         switch (status, code) {
         case (_, "notificationsNotAllowed"): return UNError(.notificationsNotAllowed, message)
         case (_, "badgeInputInvalid"): return UNError(.badgeInputInvalid, message)
@@ -318,7 +305,7 @@ package final class ServiceBackend: CenterBackend {
     /// Opens the event stream again at once, declaring what the app now does (a running stream
     /// resumes where it stopped).
     private func reconnect() {
-        let connection = state.withLock { state -> URLSessionDataTask? in
+        let connection = state.withLock { state -> Task<Void, any Error>? in
             guard state.stream != nil else { return nil }
             state.reconnectAtOnce = true
             return state.connection
@@ -367,27 +354,22 @@ package final class ServiceBackend: CenterBackend {
         if serviceExtension { query.append("serviceExtension=true") }
         if foreground { query.append("foreground=true") }
         let target = path(app, "/events") + "?" + query.joined(separator: "&")
-        guard let url = URL(string: baseURL.absoluteString.trimmingSuffix("/") + target) else { return false }
-        var request = URLRequest(url: url)
-        request.setValue("Bearer \(token)", forHTTPHeaderField: "Authorization")
-        request.setValue("text/event-stream", forHTTPHeaderField: "Accept")
-        request.timeoutInterval = 365 * 86_400
-        if let last = state.withLock({ $0.lastEventID }) { request.setValue(last, forHTTPHeaderField: "Last-Event-ID") }
+        var fields = [("Authorization", "Bearer \(token)")]
+        if let last = state.withLock({ $0.lastEventID }) { fields.append(("Last-Event-ID", last)) }
+        let (headers, client) = (fields, self.client)
         let received = Atomic<Bool>(false)
-        let reader = EventStreamReader { [weak self] kind, id, data in
+        let onEvent: @Sendable (ServerSentEventParser.Event) -> Void = { [weak self] event in
             received.store(true, ordering: .relaxed)
-            self?.dispatch(kind: kind, id: id, data: data)
+            self?.dispatch(kind: event.kind, id: event.id, data: event.data)
         }
-        let session = URLSession(configuration: .default, delegate: reader, delegateQueue: nil)
-        let task = session.dataTask(with: request)
-        state.withLock { $0.connection = task }
-        task.resume()
+        // The connection as a task of its own, so `reconnect()` can cancel just it.
+        let connection = Task { try await client.events(target, headers: headers, onEvent: onEvent) }
+        state.withLock { $0.connection = connection }
         await withTaskCancellationHandler {
-            _ = try? await reader.finished()
+            _ = try? await connection.value
         } onCancel: {
-            task.cancel()
+            connection.cancel()
         }
-        session.invalidateAndCancel()
         return received.load(ordering: .relaxed)
     }
 
@@ -418,13 +400,5 @@ package final class ServiceBackend: CenterBackend {
             let changed = await handler?(request, limit) ?? content
             _ = try? await call("POST", path(app, "/service-extension/" + PercentEncoding.encode(callID)), json: changed.json)
         }
-    }
-}
-
-extension String {
-    fileprivate func trimmingSuffix(_ suffix: String) -> String {
-        var text = self
-        while text.hasSuffix(suffix) { text.removeLast(suffix.count) }
-        return text
     }
 }

@@ -1,4 +1,5 @@
 import ChimeCore
+import ChimeHTTP
 import Foundation
 #if canImport(Glibc)
 import Glibc
@@ -32,10 +33,17 @@ struct TestClientError: Error, CustomStringConvertible {
 enum TestEndpoint: Sendable {
     case tcp(port: UInt16)
     case unix(path: String)
+
+    var http: HTTPEndpoint {
+        switch self {
+        case .tcp(let port): .url("http://127.0.0.1:\(port)")
+        case .unix(let path): .unixSocket(path: path)
+        }
+    }
 }
 
-/// A minimal HTTP/1.1 client over blocking sockets, run off the cooperative thread pool so the
-/// server's handler tasks keep their threads. One connection per request (`Connection: close`).
+/// The tests' client: Chime's own ``HTTPClient`` (libcurl), with the test's token, answering
+/// whatever the status. Tests of the server's framing use ``RawSocket`` instead.
 struct TestClient: Sendable {
     var endpoint: TestEndpoint
     var token: String?
@@ -86,20 +94,11 @@ struct TestClient: Sendable {
 
     func request(_ method: String, _ path: String, headers: [(String, String)] = [], body: [UInt8]? = nil,
                  contentType: String? = nil) async throws -> TestResponse {
-        var head = "\(method) \(path) HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n"
-        if let token { head += "Authorization: Bearer \(token)\r\n" }
-        if let contentType { head += "Content-Type: \(contentType)\r\n" }
-        for (name, value) in headers { head += "\(name): \(value)\r\n" }
-        if let body { head += "Content-Length: \(body.count)\r\n" }
-        head += "\r\n"
-        let bytes = Array(head.utf8) + (body ?? [])
-        let endpoint = self.endpoint
-        return try await Self.offPool {
-            let socket = try RawSocket(endpoint)
-            defer { socket.close() }
-            try socket.send(bytes)
-            return try HTTPParsing.response(socket.readToEnd())
-        }
+        var fields: [(String, String)] = []
+        if let token { fields.append(("Authorization", "Bearer \(token)")) }
+        if let contentType { fields.append(("Content-Type", contentType)) }
+        let response = try await HTTPClient(endpoint: endpoint.http, timeout: 15).request(method, path, headers: fields + headers, body: body)
+        return TestResponse(status: response.status, headers: response.headers, body: response.body)
     }
 
     /// Runs blocking work on a thread of its own: neither the cooperative pool (the server's

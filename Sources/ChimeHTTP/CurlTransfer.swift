@@ -1,0 +1,225 @@
+import CCurl
+import Foundation
+import Synchronization
+
+/// One request on a curl easy handle, driven by a multi handle of its own on a thread of its own:
+/// the thread sleeps in `curl_multi_poll` until the socket has bytes, curl's own timer is due, or
+/// ``cancel()`` wakes it with `curl_multi_wakeup`. No spinning, and Swift's cooperative threads are
+/// never blocked.
+///
+/// `@unchecked Sendable`: the handles are used only by the thread in ``run()``, except
+/// `curl_multi_wakeup` (documented as callable from any thread), which ``cancel()`` calls under
+/// `state`'s lock while the multi handle is alive.
+final class CurlTransfer: @unchecked Sendable {
+    struct Options {
+        var url: String
+        var unixSocket: String?
+        var method: String
+        var headers: [(String, String)]
+        var body: [UInt8]?
+        /// Limit for connecting; for the whole transfer too unless `streaming`.
+        var timeout: Double
+        var streaming: Bool
+        var caFile: String?
+    }
+
+    private struct State {
+        var multiAlive = false
+        var cancelled = false
+    }
+
+    private static let globalInit: Bool = curl_global_init(Int(CURL_GLOBAL_DEFAULT)) == CURLE_OK
+
+    private let options: Options
+    private let state = Mutex(State())
+    private let multi: UnsafeMutableRawPointer
+    private let easy: UnsafeMutableRawPointer
+    private var headerList: UnsafeMutablePointer<curl_slist>?
+    /// curl writes its detailed message here (CURLOPT_ERRORBUFFER keeps the pointer).
+    private let errorBuffer = UnsafeMutablePointer<CChar>.allocate(capacity: Int(CURL_ERROR_SIZE) + 1)
+    /// Called with each piece of a 2xx body as it arrives (streams); else the body is collected.
+    private let onData: (@Sendable ([UInt8]) -> Void)?
+    private var collected: [UInt8] = []
+    private var status: Int?
+
+    init(_ options: Options, onData: (@Sendable ([UInt8]) -> Void)?) throws(HTTPClientError) {
+        guard Self.globalInit, let multi = curl_multi_init() else { throw HTTPClientError(.failed, "libcurl failed to start") }
+        guard let easy = curl_easy_init() else {
+            curl_multi_cleanup(multi)
+            throw HTTPClientError(.failed, "libcurl failed to start")
+        }
+        self.options = options
+        self.multi = multi
+        self.easy = easy
+        self.onData = onData
+        errorBuffer.initialize(repeating: 0, count: Int(CURL_ERROR_SIZE) + 1)
+    }
+
+    deinit {
+        curl_easy_cleanup(easy)
+        curl_slist_free_all(headerList)
+        errorBuffer.deallocate()
+    }
+
+    /// Wakes ``run()``, which then ends with `CancellationError`.
+    func cancel() {
+        state.withLock { state in
+            state.cancelled = true
+            if state.multiAlive { _ = curl_multi_wakeup(multi) }
+        }
+    }
+
+    /// Performs the transfer on the calling thread (a thread of its own: this blocks).
+    func run() throws -> HTTPClient.Response {
+        defer {
+            state.withLock { $0.multiAlive = false }
+            curl_multi_remove_handle(multi, easy)
+            curl_multi_cleanup(multi)
+        }
+        try configure()
+        let alreadyCancelled = state.withLock { state -> Bool in
+            state.multiAlive = true
+            return state.cancelled
+        }
+        if alreadyCancelled { throw CancellationError() }
+        curl_multi_add_handle(multi, easy)
+        var running: Int32 = 1
+        var result = CURLE_OK
+        while true {
+            let performed = curl_multi_perform(multi, &running)
+            guard performed == CURLM_OK else {
+                throw HTTPClientError(.failed, "libcurl: " + String(cString: curl_multi_strerror(performed)))
+            }
+            if running == 0 {
+                var remaining: Int32 = 0
+                while let message = curl_multi_info_read(multi, &remaining) {
+                    if message.pointee.msg == CURLMSG_DONE { result = message.pointee.data.result }
+                }
+                break
+            }
+            if state.withLock({ $0.cancelled }) { throw CancellationError() }
+            // Sleeps until the socket is ready, curl's next timeout, a wake-up, or a minute.
+            let polled = curl_multi_poll(multi, nil, 0, 60_000, nil)
+            guard polled == CURLM_OK else {
+                throw HTTPClientError(.failed, "libcurl: " + String(cString: curl_multi_strerror(polled)))
+            }
+        }
+        if state.withLock({ $0.cancelled }) { throw CancellationError() }
+        guard result == CURLE_OK else { throw failure(result) }
+        return HTTPClient.Response(status: responseStatus(), headers: responseHeaders(), body: collected)
+    }
+
+    // MARK: Set-up
+
+    private func configure() throws(HTTPClientError) {
+        func check(_ code: CURLcode, _ what: String) throws(HTTPClientError) {
+            guard code == CURLE_OK else {
+                throw HTTPClientError(.badRequest, "cannot send \(what): " + String(cString: curl_easy_strerror(code)), curlCode: Int(code.rawValue))
+            }
+        }
+        try check(chime_curl_set_string(easy, CURLOPT_URL, options.url), "to \(options.url)")
+        if let socket = options.unixSocket { try check(chime_curl_set_string(easy, CURLOPT_UNIX_SOCKET_PATH, socket), "over the socket \(socket)") }
+        // A path is sent as the caller wrote it (curl would otherwise squash `/../`).
+        _ = chime_curl_set_long(easy, CURLOPT_PATH_AS_IS, 1)
+        _ = chime_curl_set_long(easy, CURLOPT_NOSIGNAL, 1)
+        _ = chime_curl_set_long(easy, CURLOPT_HTTP_VERSION, Int(CURL_HTTP_VERSION_1_1))
+        _ = chime_curl_set_long(easy, CURLOPT_CONNECTTIMEOUT_MS, Self.milliseconds(options.timeout))
+        if !options.streaming { _ = chime_curl_set_long(easy, CURLOPT_TIMEOUT_MS, Self.milliseconds(options.timeout)) }
+        _ = chime_curl_set_long(easy, CURLOPT_TCP_KEEPALIVE, 1)
+        // The service is reached directly, never through an `http_proxy` from the environment.
+        _ = chime_curl_set_string(easy, CURLOPT_PROXY, "")
+        if let caFile = options.caFile { try check(chime_curl_set_string(easy, CURLOPT_CAINFO, caFile), "with the CA file \(caFile)") }
+        _ = chime_curl_set_pointer(easy, CURLOPT_ERRORBUFFER, errorBuffer)
+
+        switch options.method {
+        case "GET" where options.body == nil: _ = chime_curl_set_long(easy, CURLOPT_HTTPGET, 1)
+        case "HEAD": _ = chime_curl_set_long(easy, CURLOPT_NOBODY, 1)
+        default:
+            guard !options.method.isEmpty, options.method.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7F }) else {
+                throw HTTPClientError(.badRequest, "the HTTP method '\(options.method)' is not a single word")
+            }
+            try check(chime_curl_set_string(easy, CURLOPT_CUSTOMREQUEST, options.method), options.method)
+        }
+        if let body = options.body, !body.isEmpty {
+            // curl copies the body (COPYPOSTFIELDS), so the array need not outlive this call.
+            _ = chime_curl_set_offset(easy, CURLOPT_POSTFIELDSIZE_LARGE, curl_off_t(body.count))
+            body.withUnsafeBytes { _ = chime_curl_set_pointer(easy, CURLOPT_COPYPOSTFIELDS, UnsafeMutableRawPointer(mutating: $0.baseAddress)) }
+        } else if options.body != nil || ["POST", "PUT", "PATCH"].contains(options.method) {
+            _ = chime_curl_set_offset(easy, CURLOPT_POSTFIELDSIZE_LARGE, 0)
+            _ = chime_curl_set_string(easy, CURLOPT_COPYPOSTFIELDS, "")
+        }
+
+        // `Expect:` and `Content-Type:` with no value stop curl adding its own.
+        var fields = options.headers
+        if !fields.contains(where: { $0.0.lowercased() == "content-type" }) { fields.append(("Content-Type", "")) }
+        fields.append(("Expect", ""))
+        for (name, value) in fields {
+            guard !name.isEmpty, name.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7F && $0 != UInt8(ascii: ":") }),
+                  !value.utf8.contains(where: { $0 == 13 || $0 == 10 || $0 == 0 }) else {
+                throw HTTPClientError(.badRequest, "the header \(name) cannot be sent: names are single words, values one line")
+            }
+            // "Name;" is curl's way to send a header with an empty value; "Name:" removes curl's own.
+            let line = value.isEmpty && name.lowercased() != "content-type" && name.lowercased() != "expect" ? "\(name);" : "\(name): \(value)"
+            guard let list = curl_slist_append(headerList, line) else { throw HTTPClientError(.failed, "out of memory") }
+            headerList = list
+        }
+        _ = chime_curl_set_headers(easy, headerList)
+
+        _ = chime_curl_set_write_function(easy) { pointer, size, count, context in
+            guard let pointer, let context else { return 0 }
+            let transfer = Unmanaged<CurlTransfer>.fromOpaque(context).takeUnretainedValue()
+            transfer.received(UnsafeRawBufferPointer(start: pointer, count: size * count))
+            return size * count
+        }
+        _ = chime_curl_set_pointer(easy, CURLOPT_WRITEDATA, Unmanaged.passUnretained(self).toOpaque())
+    }
+
+    /// A 2xx body goes to `onData` as it comes; any other body is collected for the error.
+    private func received(_ bytes: UnsafeRawBufferPointer) {
+        if status == nil { status = responseStatus() }
+        if let onData, let status, (200..<300).contains(status) {
+            onData(Array(bytes))
+        } else {
+            collected.append(contentsOf: bytes)
+        }
+    }
+
+    // MARK: The answer
+
+    private func responseStatus() -> Int {
+        var code = 0
+        _ = chime_curl_get_long(easy, CURLINFO_RESPONSE_CODE, &code)
+        return code
+    }
+
+    /// The last answer's header fields, as curl parsed them.
+    private func responseHeaders() -> [String: String] {
+        var headers: [String: String] = [:]
+        var previous: UnsafeMutablePointer<curl_header>?
+        while let header = curl_easy_nextheader(easy, UInt32(CURLH_HEADER), -1, previous) {
+            previous = header
+            guard let name = header.pointee.name, let value = header.pointee.value else { continue }
+            let key = String(cString: name).lowercased()
+            let text = String(cString: value)
+            headers[key] = headers[key].map { "\($0), \(text)" } ?? text
+        }
+        return headers
+    }
+
+    private func failure(_ code: CURLcode) -> Failure {
+        let detail = String(cString: errorBuffer)
+        var osError = 0
+        _ = chime_curl_get_long(easy, CURLINFO_OS_ERRNO, &osError)
+        return Failure(code: code, osError: Int32(osError), reason: detail.isEmpty ? String(cString: curl_easy_strerror(code)) : detail)
+    }
+
+    /// curl's failure, for ``HTTPClient`` to say what it means.
+    struct Failure: Error {
+        var code: CURLcode
+        /// `errno` of the failed connect or receive, 0 when none.
+        var osError: Int32
+        var reason: String
+    }
+
+    private static func milliseconds(_ seconds: Double) -> Int { Int(max(1, (seconds * 1000).rounded())) }
+}
