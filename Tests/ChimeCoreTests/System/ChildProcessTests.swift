@@ -68,4 +68,34 @@ struct ChildProcessTests {
         sleeper.onExit { end in ends.withLock { $0.append(end) } }
         #expect(ends.withLock { $0 } == [.signaled(SIGKILL)])
     }
+
+    @Test("run: standard output and error collected apart or merged, both drained at once, a status that is not 0 reported")
+    func runCollects() async throws {
+        // 300 kB on standard error before anything on standard output: a reader of one pipe at a
+        // time would wait forever on a program blocked writing the other.
+        let apart = try await ChildProcess.run("/bin/sh", arguments: ["-c", "head -c 300000 /dev/zero >&2; printf done; exit 4"], timeout: 60)
+        #expect(apart.termination == .exited(4))
+        #expect(apart.text == "done")
+        #expect(apart.standardError.count == 300_000)
+        let merged = try await ChildProcess.run("/bin/sh", arguments: ["-c", "printf a; printf b >&2; printf c"], errors: .merged, timeout: 60)
+        #expect(merged.termination.succeeded)
+        #expect(merged.text == "abc" && merged.standardError.isEmpty)
+        let discarded = try await ChildProcess.run("/bin/sh", arguments: ["-c", "printf out; printf err >&2"], errors: .stream(.null), timeout: 60)
+        #expect(discarded.text == "out" && discarded.standardError.isEmpty)
+    }
+
+    @Test("run: a program past its time is killed and reaped, and the error names it with what it wrote")
+    func runTimeout() async throws {
+        let error = #expect(throws: ChildProcess.TimeoutError.self) {
+            try ChildProcess.run("/bin/sh", arguments: ["-c", "echo started; exec sleep 30"], timeout: 0.5)
+        }
+        #expect(error?.description.hasPrefix("/bin/sh did not finish within 0.5 s") == true, "\(error.map(String.init(describing:)) ?? "")")
+        #expect(error?.partialOutput == "started\n")
+        // A program it left behind holding the output open counts as running.
+        let held = await #expect(throws: ChildProcess.TimeoutError.self) {
+            try await ChildProcess.run("/bin/sh", arguments: ["-c", "sleep 5 & echo left"], timeout: 0.5)
+        }
+        #expect(held?.partialOutput == "left\n")
+        #expect(throws: ChildProcess.StartError.self) { try ChildProcess.run("/nonexistent/program", timeout: 1) }
+    }
 }
