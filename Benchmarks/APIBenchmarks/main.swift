@@ -486,17 +486,11 @@ func registerApp(_ app: String, service: RunningService) async throws -> String 
 
 // MARK: - Main
 
+/// Runs a helper program (its standard error shown) to its end, at most an hour; its standard output.
 func run(_ executable: String, _ arguments: [String]) throws -> String {
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: executable)
-    process.arguments = arguments
-    let pipe = Pipe()
-    process.standardOutput = pipe
-    try process.run()
-    let data = pipe.fileHandleForReading.readDataToEndOfFile()
-    process.waitUntilExit()
-    guard process.terminationStatus == 0 else { fail("\(executable) exited with \(process.terminationStatus)") }
-    return String(decoding: data, as: UTF8.self)
+    let result = try ChildProcess.run(executable, arguments: arguments, errors: .stream(.inherit), timeout: 3600)
+    guard result.termination.succeeded else { fail("\(executable) ended with \(result.termination)") }
+    return result.text
 }
 
 let options = Options.parse(CommandLine.arguments)

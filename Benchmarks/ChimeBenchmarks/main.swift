@@ -418,20 +418,13 @@ func peakRSS() -> Int {
     return 0
 }
 
+/// Runs a helper program to its end, at most an hour; its standard output.
 func run(_ executable: String, _ arguments: [String], passStderr: Bool = true) throws -> String {
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: executable)
-    process.arguments = arguments
-    let pipe = Pipe()
-    process.standardOutput = pipe
-    if !passStderr { process.standardError = FileHandle.nullDevice }
-    try process.run()
-    let data = pipe.fileHandleForReading.readDataToEndOfFile()
-    process.waitUntilExit()
-    guard process.terminationStatus == 0 else {
-        throw ChimeError(.storeFailure, "\(executable) \(arguments.joined(separator: " ")) exited with \(process.terminationStatus)")
+    let result = try ChildProcess.run(executable, arguments: arguments, errors: .stream(passStderr ? .inherit : .null), timeout: 3600)
+    guard result.termination.succeeded else {
+        throw ChimeError(.storeFailure, "\(executable) \(arguments.joined(separator: " ")) ended with \(result.termination)")
     }
-    return String(decoding: data, as: UTF8.self)
+    return result.text
 }
 
 func jsonLine(_ text: String) -> [String: Any] {

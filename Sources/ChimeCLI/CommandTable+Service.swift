@@ -157,13 +157,12 @@ extension CLI {
     }
 
     static func runSystemctl(_ arguments: [String], _ cli: CLI) throws {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: AppLauncher.resolve("systemctl") ?? "/usr/bin/systemctl")
-        process.arguments = arguments
-        try process.run()
-        process.waitUntilExit()
-        guard process.terminationStatus == 0 else {
-            throw CommandError("systemctl \(arguments.joined(separator: " ")) failed (exit \(process.terminationStatus))")
+        // The terminal's streams, stdin included: systemctl may ask for a password. No time limit:
+        // the person at the terminal waits for it, as they would running it themselves.
+        let systemctl = try ChildProcess(executable: AppLauncher.resolve("systemctl") ?? "/usr/bin/systemctl", arguments: arguments,
+                                         stdin: .inherit)
+        if let end = systemctl.wait(), !end.succeeded {
+            throw CommandError("systemctl \(arguments.joined(separator: " ")) failed (\(end))")
         }
         cli.write("Ran systemctl \(arguments.joined(separator: " ")).")
     }

@@ -99,23 +99,14 @@ public struct DialogReplyPrompt: DesktopReplyPrompt {
     }
 
     public func ask(_ question: ReplyQuestion) async -> ReplyPromptOutcome {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: path)
-        process.arguments = arguments(for: question)
-        process.environment = environment
         let output = Pipe()
-        process.standardOutput = output
-        process.standardError = FileHandle.nullDevice
-        process.standardInput = FileHandle.nullDevice
-        let status: Int32? = await withCheckedContinuation { continuation in
-            process.terminationHandler = { continuation.resume(returning: $0.terminationStatus) }
-            do { try process.runWithDefaultSignalMask() } catch {
-                process.terminationHandler = nil
-                continuation.resume(returning: nil)
-            }
-        }
+        guard let dialog = try? ChildProcess(executable: path, arguments: arguments(for: question), environment: environment,
+                                             stdin: .null, stdout: .pipe(output), stderr: .null) else { return .cancelled }
+        // The user answers when they will: no time limit. The answer is one line, well within a
+        // pipe's buffer, so it is read after the dialog has ended.
+        let end = await dialog.termination
         let data = (try? output.fileHandleForReading.readToEnd()) ?? Data()
-        guard status == 0 else { return .cancelled }
+        guard end.succeeded else { return .cancelled }
         var text = String(decoding: data, as: UTF8.self)
         while text.hasSuffix("\n") || text.hasSuffix("\r") { text.removeLast() }
         // An empty field is no reply: never answer a text-input action with nothing.

@@ -16,19 +16,15 @@ struct BinaryTests {
         throw CLITestError("the chime binary was not found next to the tests in \(candidates)")
     }
 
-    /// Runs `chime ARGUMENTS` and returns (exit code, stdout, stderr).
-    static func chime(_ arguments: [String]) throws -> (Int32, String, String) {
-        let process = Process()
-        process.executableURL = try binary()
-        process.arguments = arguments
-        let out = Pipe(), err = Pipe()
-        process.standardOutput = out
-        process.standardError = err
-        try process.run()
-        let stdout = out.fileHandleForReading.readDataToEndOfFile()
-        let stderr = err.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return (process.terminationStatus, String(decoding: stdout, as: UTF8.self), String(decoding: stderr, as: UTF8.self))
+    /// Runs `chime ARGUMENTS` (at most 60 s, on a thread of its own, so an in-process server keeps
+    /// serving) and returns (exit status, or 128 + the signal that ended it; stdout; stderr).
+    static func chime(_ arguments: [String], environment: [String: String]? = nil) async throws -> (Int32, String, String) {
+        let result = try await ChildProcess.run(try binary().path, arguments: arguments, environment: environment, timeout: 60)
+        let status: Int32 = switch result.termination {
+        case .exited(let status): status
+        case .signaled(let signal): 128 + signal
+        }
+        return (status, result.text, result.errorText)
     }
 
     @Test("register, categorise, schedule, list, answer and check status through the CLI")
@@ -41,12 +37,7 @@ struct BinaryTests {
         let service = try await RunningService.start(configuration: configuration)
         let data = ["--data", directory]
 
-        // Runs the binary off the cooperative pool (it blocks), so the in-process server keeps serving.
-        func run(_ arguments: [String]) async throws -> (Int32, String, String) {
-            try await withCheckedThrowingContinuation { continuation in
-                Thread { continuation.resume(with: Result { try Self.chime(arguments + data) }) }.start()
-            }
-        }
+        func run(_ arguments: [String]) async throws -> (Int32, String, String) { try await Self.chime(arguments + data) }
 
         let (addStatus, addOutput, _) = try await run(["apps", "add", "com.example.alarm", "--json"])
         #expect(addStatus == 0)

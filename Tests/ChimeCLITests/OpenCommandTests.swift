@@ -15,11 +15,7 @@ struct OpenCommandTests {
         let configuration = ChimeService.Configuration(dataDirectory: directory, listen: .tcp(host: "127.0.0.1", port: 0), printsBanner: false)
         let service = try await RunningService.start(configuration: configuration)
         defer { Task { await service.stop() } }
-        func run(_ arguments: [String]) async throws -> (Int32, String, String) {
-            try await withCheckedThrowingContinuation { continuation in
-                Thread { continuation.resume(with: Result { try BinaryTests.chime(arguments + ["--data", directory]) }) }.start()
-            }
-        }
+        func run(_ arguments: [String]) async throws -> (Int32, String, String) { try await BinaryTests.chime(arguments + ["--data", directory]) }
 
         let (status, output, errors) = try await run(["open", "--print"])
         #expect(status == 0)

@@ -59,21 +59,13 @@ struct SelfHostingTests {
     }
 
     @Test("chime service install --user writes a unit that runs this chime with the settings file")
-    func userUnit() throws {
+    func userUnit() async throws {
         let config = Self.temporary("xdg")
-        let process = Process()
-        process.executableURL = try BinaryTests.binary()
-        process.arguments = ["service", "install", "--user", "--config", "/etc/chime/my chime.toml"]
         var environment = ProcessInfo.processInfo.environment
         environment["XDG_CONFIG_HOME"] = config
-        process.environment = environment
-        let out = Pipe()
-        process.standardOutput = out
-        process.standardError = Pipe()
-        try process.run()
-        let printed = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
-        #expect(process.terminationStatus == 0, "\(printed)")
+        let (status, printed, errors) = try await BinaryTests.chime(["service", "install", "--user", "--config", "/etc/chime/my chime.toml"],
+                                                                    environment: environment)
+        #expect(status == 0, "\(printed)\(errors)")
         let unit = try String(contentsOfFile: config + "/systemd/user/chime.service", encoding: .utf8)
         let binary = try BinaryTests.binary().resolvingSymlinksInPath().path
         #expect(unit.contains("ExecStart=\(binary) serve --config \"/etc/chime/my chime.toml\"\n"), "\(unit)")

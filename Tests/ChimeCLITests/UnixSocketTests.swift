@@ -173,29 +173,22 @@ struct UnixSocketTests {
     func binary() async throws {
         try await Self.withService { service, directory in
             let data = ["--data", directory]
-            func run(_ arguments: [String]) async throws -> (Int32, String, String) {
-                try await withCheckedThrowingContinuation { continuation in
-                    Thread { continuation.resume(with: Result { try BinaryTests.chime(arguments + data) }) }.start()
-                }
-            }
+            func run(_ arguments: [String]) async throws -> (Int32, String, String) { try await BinaryTests.chime(arguments + data) }
             #expect(try await run(["apps", "add", "com.example.bin"]).0 == 0)
             _ = try await service.engine.requestAuthorization(app: "com.example.bin", options: [.alert])
 
             // `chime events` as a process, read line by line until it shows the delivery.
-            let process = Process()
-            process.executableURL = try BinaryTests.binary()
-            process.arguments = ["events"] + data
             let out = Pipe()
-            process.standardOutput = out
-            process.standardError = out
             let seen = Mutex("")
             out.fileHandleForReading.readabilityHandler = { handle in
                 let chunk = handle.availableData
                 seen.withLock { $0 += String(decoding: chunk, as: UTF8.self) }
             }
-            try process.run()
+            let events = try ChildProcess(executable: BinaryTests.binary().path, arguments: ["events"] + data, stdout: .pipe(out), stderr: .pipe(out))
             defer {
-                if process.isRunning { process.terminate() }
+                // Ended and reaped, also when the test fails on the way.
+                events.signal(SIGKILL)
+                events.wait(timeout: 10)
                 out.fileHandleForReading.readabilityHandler = nil
             }
             try await Task.sleep(for: .milliseconds(300))
@@ -220,8 +213,8 @@ struct UnixSocketTests {
             #expect(status == 0)
             #expect(try JSONValue.parse(statusText)["url"] == .string("unix:\(directory)/chime.sock"))
 
-            process.terminate()
-            process.waitUntilExit()
+            events.signal(SIGTERM)
+            #expect(await events.termination(within: .seconds(10)) == .signaled(SIGTERM))
         }
     }
 }

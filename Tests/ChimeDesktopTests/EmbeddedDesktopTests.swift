@@ -16,7 +16,7 @@ struct EmbeddedDesktopTests {
         throw TestDesktopError(description: "\(name) was not found next to the test bundle in \(candidates.map(\.path))")
     }
 
-    func start(_ desktop: TestDesktop, desktopSetting: String?) throws -> ChildProcess {
+    func start(_ desktop: TestDesktop, desktopSetting: String?) throws -> TestProgram {
         var environment = desktop.environment
         environment["CHIME_STORE"] = desktop.directory + "/drinking.sqlite"
         environment["CHIME_BUNDLE_IDENTIFIER"] = "com.example.drinking-reminder"

@@ -30,21 +30,16 @@ struct CrashDurabilityTests {
         var totalAcknowledged = 0
 
         for run in 0..<20 {
-            let process = Process()
-            process.executableURL = crasher
-            process.arguments = [path, "run\(run)"]
             let output = Pipe(), errors = Pipe()
-            process.standardOutput = output
-            process.standardError = errors
-            try process.run()
+            let process = try ChildProcess(executable: crasher.path, arguments: [path, "run\(run)"], stdout: .pipe(output), stderr: .pipe(errors))
             // Wait for the first acknowledgement, so the kill lands while it is writing.
-            var received = output.fileHandleForReading.availableData
+            var received = output.fileHandleForReading.available(within: 30)
             Thread.sleep(forTimeInterval: Double.random(in: 0.03...0.2, using: &generator))
-            kill(process.processIdentifier, SIGKILL)
-            process.waitUntilExit()
+            process.signal(SIGKILL)
+            guard let end = process.wait(timeout: 30) else { throw HelperTimeout(description: "run \(run) outlived SIGKILL by 30 s") }
             received += output.fileHandleForReading.readDataToEndOfFile()
             let stderr = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-            #expect(process.terminationReason == .uncaughtSignal, "run \(run) ended by itself: \(stderr)")
+            #expect(end == .signaled(SIGKILL), "run \(run) ended by itself (\(end)): \(stderr)")
 
             // Only complete lines were acknowledged; a line cut by the kill does not count.
             var text = String(decoding: received, as: UTF8.self)

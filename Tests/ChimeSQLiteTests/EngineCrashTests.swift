@@ -18,15 +18,20 @@ struct EngineCrashTests {
     }
 
     /// Starts the helper; returns the process and its output pipe.
-    static func start(_ arguments: [String]) throws -> (Process, Pipe) {
-        let process = Process()
-        process.executableURL = try crasher()
-        process.arguments = arguments
+    static func start(_ arguments: [String]) throws -> (ChildProcess, Pipe) {
         let output = Pipe()
-        process.standardOutput = output
-        process.standardError = FileHandle.nullDevice
-        try process.run()
+        let process = try ChildProcess(executable: crasher().path, arguments: arguments, stdout: .pipe(output), stderr: .null)
         return (process, output)
+    }
+
+    /// Waits (at most 60 s) until the helper has ended and been reaped; how it ended.
+    static func end(_ process: ChildProcess) throws -> ChildProcess.Termination {
+        guard let end = process.wait(timeout: 60) else {
+            process.signal(SIGKILL)
+            process.wait(timeout: 10)
+            throw HelperTimeout(description: "ChimeEngineCrasher ran longer than 60 s")
+        }
+        return end
     }
 
     @Test("notifications due every 3 ms, the firing process killed again and again: each delivered exactly once")
@@ -42,16 +47,16 @@ struct EngineCrashTests {
             let (process, output) = try Self.start(["fire", path, String(count)])
             Thread.sleep(forTimeInterval: Double.random(in: 0.04...0.15, using: &generator))
             if process.isRunning {
-                kill(process.processIdentifier, SIGKILL)
+                process.signal(SIGKILL)
                 kills += 1
             }
-            process.waitUntilExit()
+            let end = try Self.end(process)
             let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-            finished = process.terminationReason == .exit && text.contains("done")
+            finished = end.succeeded && text.contains("done")
         }
         if !finished {
             let (process, output) = try Self.start(["fire", path, String(count)])
-            process.waitUntilExit()
+            _ = try Self.end(process)
             finished = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self).contains("done")
         }
         #expect(finished)
@@ -82,20 +87,22 @@ struct EngineCrashTests {
         var seen = Data()
         let deadline = Date().addingTimeInterval(20)
         while !String(decoding: seen, as: UTF8.self).contains("received") && Date() < deadline {
-            seen += firstOutput.fileHandleForReading.availableData
+            let chunk = firstOutput.fileHandleForReading.available(within: deadline.timeIntervalSinceNow)
+            if chunk.isEmpty { break }  // its end, or nothing for 20 s
+            seen += chunk
         }
         #expect(String(decoding: seen, as: UTF8.self).contains("received drink com.apple.UNNotificationDefaultActionIdentifier"))
-        kill(first.processIdentifier, SIGKILL)
-        first.waitUntilExit()
+        first.signal(SIGKILL)
+        _ = try Self.end(first)
 
         let (second, secondOutput) = try Self.start(["outbox", path, "resume"])
-        second.waitUntilExit()
+        _ = try Self.end(second)
         let resumed = String(decoding: secondOutput.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         #expect(resumed.components(separatedBy: "received drink").count - 1 == 1, "handed over \(resumed)")
         #expect(resumed.contains("finished"))
 
         let (third, thirdOutput) = try Self.start(["outbox", path, "again"])
-        third.waitUntilExit()
+        _ = try Self.end(third)
         let again = String(decoding: thirdOutput.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         #expect(!again.contains("received"), "handed over after it was handled: \(again)")
         #expect(again.contains("finished"))

@@ -1,5 +1,8 @@
 import ChimeCore
 import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// A fresh temporary directory, removed by the caller with `remove()`.
 struct TemporaryDirectory {
@@ -10,6 +13,21 @@ struct TemporaryDirectory {
     }
     func path(_ name: String) -> String { url.appendingPathComponent(name).path }
     func remove() { try? FileManager.default.removeItem(at: url) }
+}
+
+extension FileHandle {
+    /// What can be read after waiting at most `timeout` seconds for something to read; empty when
+    /// nothing came in time or the other end is closed.
+    func available(within timeout: TimeInterval) -> Data {
+        var ready = pollfd(fd: fileDescriptor, events: Int16(POLLIN), revents: 0)
+        guard poll(&ready, 1, Int32(max(0, timeout) * 1000)) > 0 else { return Data() }
+        return availableData
+    }
+}
+
+/// A helper process that did not end in time (it was killed).
+struct HelperTimeout: Error, CustomStringConvertible {
+    var description: String
 }
 
 /// Representative values, with every field set to something other than its default.

@@ -106,7 +106,7 @@ struct BackgroundLaunchTests {
         try await ServiceHarness.with(logger: log.logger) { harness in
             let setup = try await Setup(harness, mode: "fail")
             try await setup.answer("task-1", "markAsDone")
-            #expect(await Self.eventually { log.contains("status 3 without acknowledging") })
+            #expect(await Self.eventually { log.contains("status 3 without acknowledging") }, "\(log.all)")
             #expect(try await setup.outbox() == 1, "a failed launch loses nothing")
             try "handle".write(toFile: setup.mode, atomically: true, encoding: .utf8)
             #expect(try await Self.eventually { try await setup.outbox() == 0 }, "the next attempt, after the back-off, handles it")
@@ -192,4 +192,5 @@ final class LogLines: Sendable {
     private let lines = Mutex<[String]>([])
     var logger: ServerLogger { ServerLogger(sink: { [self] line in lines.withLock { $0.append(line) } }) }
     func contains(_ text: String) -> Bool { lines.withLock { $0.contains { $0.contains(text) } } }
+    var all: [String] { lines.withLock { $0 } }
 }

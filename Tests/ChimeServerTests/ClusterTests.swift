@@ -17,7 +17,7 @@ struct ClusterTests {
         let name: String
         let directory: String
         let database: String
-        private(set) var process: Process?
+        private(set) var process: ChildProcess?
         private(set) var port: UInt16 = 0
 
         init(_ name: String, database: String) {
@@ -37,17 +37,15 @@ struct ClusterTests {
             if !FileManager.default.fileExists(atPath: log) { _ = FileManager.default.createFile(atPath: log, contents: nil) }
             let output = try FileHandle(forWritingTo: URL(fileURLWithPath: log))
             output.seekToEndOfFile()
-            let process = Process()
-            process.executableURL = try ClusterTests.binary()
-            process.arguments = ["serve", "--database", database, "--data", directory, "--listen", "127.0.0.1:0", "--auto-allow"]
-            process.standardOutput = output
-            process.standardError = output
-            try process.run()
+            defer { try? output.close() }
+            let process = try ChildProcess(executable: ClusterTests.binary().path,
+                                           arguments: ["serve", "--database", database, "--data", directory, "--listen", "127.0.0.1:0", "--auto-allow"],
+                                           stdout: .file(output), stderr: .file(output))
             self.process = process
             let deadline = Date().addingTimeInterval(30)
             while Date() < deadline {
                 if let data = FileManager.default.contents(atPath: info), let json = try? JSONValue.parse(data),
-                   json["pid"] == .integer(Int64(process.processIdentifier)),
+                   json["pid"] == .integer(Int64(process.pid)),
                    case .string(let url)? = json["url"], let port = URLComponents(string: url)?.port {
                     self.port = UInt16(port)
                     return
@@ -58,21 +56,20 @@ struct ClusterTests {
             throw TestClientError(description: "\(name) did not start: \(self.log.suffix(2000))")
         }
 
-        /// SIGKILL, and wait until it is gone.
+        /// SIGKILL, and wait (at most 10 s) until it has been reaped.
         func kill9() async throws {
             guard let process else { return }
-            kill(process.processIdentifier, SIGKILL)
-            let deadline = Date().addingTimeInterval(10)
-            while process.isRunning && Date() < deadline { try await Task.sleep(for: .milliseconds(10)) }
+            process.signal(SIGKILL)
+            guard await process.termination(within: .seconds(10)) != nil else { throw TestClientError(description: "\(name) outlived SIGKILL by 10 s") }
         }
 
-        /// SIGTERM (a graceful stop), then SIGKILL after 10 s.
+        /// SIGTERM (a graceful stop), then SIGKILL after 10 s; waits (at most 10 s more) until it has been reaped.
         func stop() async {
             guard let process, process.isRunning else { return }
-            process.terminate()
-            let deadline = Date().addingTimeInterval(10)
-            while process.isRunning && Date() < deadline { try? await Task.sleep(for: .milliseconds(20)) }
-            if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+            process.signal(SIGTERM)
+            if await process.termination(within: .seconds(10)) != nil { return }
+            process.signal(SIGKILL)
+            _ = await process.termination(within: .seconds(10))
         }
 
         var log: String { (try? String(contentsOfFile: directory + "/node.log", encoding: .utf8)) ?? "" }

@@ -1,3 +1,4 @@
+import ChimeCore
 import Foundation
 import Testing
 #if canImport(Glibc)
@@ -164,33 +165,20 @@ struct HTTPServerTests {
         let directory = NSTemporaryDirectory() + "chime-tls-\(UUID().uuidString)"
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: directory) }
-        let openssl = try run("/usr/bin/openssl", ["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", directory + "/key.pem",
-                                                   "-out", directory + "/cert.pem", "-days", "1", "-subj", "/CN=127.0.0.1",
-                                                   "-addext", "subjectAltName=IP:127.0.0.1"])
-        #expect(openssl.status == 0)
+        let openssl = try await ChildProcess.run("/usr/bin/openssl", arguments: [
+            "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", directory + "/key.pem", "-out", directory + "/cert.pem",
+            "-days", "1", "-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1",
+        ], timeout: 60)
+        #expect(openssl.termination.succeeded, "\(openssl.errorText)")
         let key = try String(contentsOfFile: directory + "/key.pem", encoding: .utf8)
         let cert = try String(contentsOfFile: directory + "/cert.pem", encoding: .utf8)
         let server = try HTTPServer.started(TestHandler()) { $0.tls = .init(keyPEM: key, certificatePEM: cert) }
         #expect(server.url.hasPrefix("https://"))
-        let curl = try await TestClient.offPool {
-            try run("/usr/bin/curl", ["-sS", "--cacert", directory + "/cert.pem", server.url + "/secure?q=1"])
-        }
-        #expect(curl.status == 0)
-        #expect(curl.output == "GET /secure 0 q=1")
+        // On a thread of its own: the server keeps serving on the concurrency pool meanwhile.
+        let curl = try await ChildProcess.run("/usr/bin/curl", arguments: ["-sS", "--cacert", directory + "/cert.pem", server.url + "/secure?q=1"],
+                                              timeout: 60)
+        #expect(curl.termination.succeeded, "\(curl.errorText)")
+        #expect(curl.text == "GET /secure 0 q=1")
         await server.stop()
     }
-}
-
-/// Runs a program and returns its exit status and standard output.
-func run(_ program: String, _ arguments: [String]) throws -> (status: Int32, output: String) {
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: program)
-    process.arguments = arguments
-    let pipe = Pipe()
-    process.standardOutput = pipe
-    process.standardError = FileHandle.nullDevice
-    try process.run()
-    let data = pipe.fileHandleForReading.readDataToEndOfFile()
-    process.waitUntilExit()
-    return (process.terminationStatus, String(decoding: data, as: UTF8.self))
 }

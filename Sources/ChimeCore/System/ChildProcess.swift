@@ -32,7 +32,9 @@ package final class ChildProcess: Sendable {
         /// `/dev/null`.
         case null
         /// One end of a pipe: the child's stdin reads the pipe, its stdout or stderr writes it.
-        /// The parent's copy of the child's end is closed once the child has started.
+        /// The parent's copy of the child's end is closed once the child has started. Keep the
+        /// `Pipe` as long as you read it: Foundation closes its ends when it is released, and a
+        /// child writing to a pipe nobody reads then dies of `SIGPIPE`.
         case pipe(Pipe)
         /// An open file (the parent keeps it).
         case file(FileHandle)
@@ -176,6 +178,40 @@ package final class ChildProcess: Sendable {
                 }
                 if let known { continuation.resume(returning: known) }
             }
+        }
+    }
+
+    /// Waits for the child's end, at most `timeout`; `nil` when it still runs then.
+    ///
+    /// ```swift
+    /// child.signal(SIGTERM)
+    /// if await child.termination(within: .seconds(10)) == nil { child.signal(SIGKILL) }
+    /// ```
+    package func termination(within timeout: Duration) async -> Termination? {
+        if let known = exited { return known }
+        let answer = OneAnswer()
+        return await withCheckedContinuation { continuation in
+            answer.set(continuation)
+            onExit { answer.give($0) }
+            Task {
+                try? await Task.sleep(for: timeout)
+                answer.give(nil)
+            }
+        }
+    }
+
+    /// A continuation resumed by whichever comes first: the end, or the time limit.
+    private final class OneAnswer: Sendable {
+        private let continuation = Mutex<CheckedContinuation<Termination?, Never>?>(nil)
+
+        func set(_ waiting: CheckedContinuation<Termination?, Never>) { continuation.withLock { $0 = waiting } }
+
+        func give(_ end: Termination?) {
+            let waiting = continuation.withLock { waiting in
+                defer { waiting = nil }
+                return waiting
+            }
+            waiting?.resume(returning: end)
         }
     }
 

@@ -36,7 +36,7 @@ public actor AppLauncher {
     static let loggedLines = 200
 
     private struct Launch {
-        let process: Process
+        let process: ChildProcess
         let token: String
         /// The answers waiting when it started: it must acknowledge at least one of them.
         let waiting: Set<Int64>
@@ -105,7 +105,7 @@ public actor AppLauncher {
         for retry in retries.values { retry.cancel() }
         retries.removeAll()
         for (app, launch) in launches {
-            logger.info("stopping a launched app", ["app": app, "pid": String(launch.process.processIdentifier)])
+            logger.info("stopping a launched app", ["app": app, "pid": String(launch.process.pid)])
             launch.timer?.cancel()
             terminate(launch.process)
         }
@@ -151,38 +151,36 @@ public actor AppLauncher {
         environment["CHIME_LAUNCH_REASON"] = "response"
         environment.merge(extraEnvironment(app)) { _, extra in extra }
 
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: program)
-        process.arguments = Array(command.arguments.dropFirst())
-        process.environment = environment
-        process.standardInput = FileHandle.nullDevice
         let output = Pipe()
-        process.standardOutput = output
-        process.standardError = output
         let relay = OutputRelay(app: app, logger: logger, limit: Self.loggedLines)
+        // The handler holds the pipe until the end of its output: a released `Pipe` closes its
+        // reading end, and the app would die of SIGPIPE at its next write.
         output.fileHandleForReading.readabilityHandler = { handle in
             let data = handle.availableData
             if data.isEmpty {
                 handle.readabilityHandler = nil
+                _ = output
             } else {
                 relay.feed(data)
             }
         }
-        process.terminationHandler = { [weak self] finished in
-            let status = finished.terminationStatus, signalled = finished.terminationReason == .uncaughtSignal
-            relay.flush()
-            guard let self else { return }
-            Task { await self.exited(app, status: status, signalled: signalled) }
-        }
+        let process: ChildProcess
         do {
-            try process.runWithDefaultSignalMask()  // a child of a concurrency thread would ignore SIGTERM
+            // Started with an empty signal mask (a child of a concurrency thread would otherwise
+            // ignore SIGTERM); the parent's copy of the pipe's writing end is closed once started.
+            process = try ChildProcess(executable: program, arguments: Array(command.arguments.dropFirst()), environment: environment,
+                                       stdin: .null, stdout: .pipe(output), stderr: .pipe(output))
         } catch {
             api.revokeLaunchToken(token)
-            try? output.fileHandleForWriting.close()
-            failed(app, reason: "cannot start \(command): \(error.localizedDescription)")
+            output.fileHandleForReading.readabilityHandler = nil
+            failed(app, reason: "cannot start \(command): \(error)")
             return
         }
-        try? output.fileHandleForWriting.close()
+        process.onExit { [weak self] end in
+            relay.flush()
+            guard let self else { return }
+            Task { await self.exited(app, end: end) }
+        }
         let timeout = self.timeout
         let timer = Task { [weak self] in
             guard (try? await Task.sleep(for: timeout)) != nil, let self else { return }
@@ -190,42 +188,44 @@ public actor AppLauncher {
         }
         launches[app] = Launch(process: process, token: token, waiting: waiting, started: .now, timer: timer)
         logger.info("launched an app to hand it answers", [
-            "app": app, "pid": String(process.processIdentifier), "command": command.description, "waiting": String(waiting.count),
+            "app": app, "pid": String(process.pid), "command": command.description, "waiting": String(waiting.count),
         ])
     }
 
-    private func timedOut(_ app: String, process: Process) {
+    private func timedOut(_ app: String, process: ChildProcess) {
         guard let launch = launches[app], launch.process === process, process.isRunning else { return }
-        logger.warning("a launched app ran too long; stopping it", ["app": app, "pid": String(process.processIdentifier),
+        logger.warning("a launched app ran too long; stopping it", ["app": app, "pid": String(process.pid),
                                                                     "timeout": String(describing: timeout)])
         terminate(process)
     }
 
     /// SIGTERM now, SIGKILL after the grace period if it still runs.
-    private nonisolated func terminate(_ process: Process) {
+    private nonisolated func terminate(_ process: ChildProcess) {
         guard process.isRunning else { return }
-        let pid = process.processIdentifier
-        process.terminate()
+        process.signal(SIGTERM)
         Task {
             try? await Task.sleep(for: Self.killGrace)
-            if process.isRunning { kill(pid, SIGKILL) }
+            process.signal(SIGKILL)  // nothing is sent once it has ended
         }
     }
 
-    private func exited(_ app: String, status: Int32, signalled: Bool) async {
+    private func exited(_ app: String, end: ChildProcess.Termination) async {
         guard let launch = launches.removeValue(forKey: app) else { return }
         launch.timer?.cancel()
         api.revokeLaunchToken(launch.token)
         let remaining = Set(((try? await engine.outbox(app: app)) ?? []).map(\.id))
         let acknowledged = launch.waiting.subtracting(remaining).count
         let seconds = String(format: "%.1f", (ContinuousClock.now - launch.started).seconds)
-        if !signalled, status == 0, acknowledged > 0 {
+        if end.succeeded, acknowledged > 0 {
             failures[app] = nil
             logger.info("a launched app finished", ["app": app, "acknowledged": String(acknowledged), "seconds": seconds])
             await consider(app)  // answers that came after it had finished
             return
         }
-        let outcome = signalled ? "ended by signal \(status)" : "exited with status \(status)"
+        let outcome = switch end {
+        case .signaled(let signal): "ended by signal \(signal)"
+        case .exited(let status): "exited with status \(status)"
+        }
         failed(app, reason: acknowledged == 0 ? "\(outcome) without acknowledging an answer" : outcome)
     }
 

@@ -1,3 +1,4 @@
+import ChimeCore
 import ChimeDesktop
 import Foundation
 
@@ -18,12 +19,7 @@ package enum Browser {
 
     /// Starts `opener url` without waiting for it; false when it could not start.
     package static func launch(_ opener: String, url: String) -> Bool {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = [opener, url]
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        do { try process.runWithDefaultSignalMask() } catch { return false }
-        return true
+        // Reaped by its own thread whenever it ends.
+        (try? ChildProcess(executable: "/usr/bin/env", arguments: [opener, url], stdin: .null, stdout: .null, stderr: .null)) != nil
     }
 }

@@ -56,6 +56,15 @@ struct ChildProcessTests {
         #expect(parts.count > 5 && parts[0] == parts[5], "\(fields)")
     }
 
+    @Test("waiting for the end at most some time: nil while it runs, its end once it has ended")
+    func boundedWait() async throws {
+        let sleeper = try ChildProcess(executable: "/bin/sleep", arguments: ["30"])
+        #expect(await sleeper.termination(within: .milliseconds(50)) == nil)
+        sleeper.signal(SIGTERM)
+        #expect(await sleeper.termination(within: .seconds(30)) == .signaled(SIGTERM))
+        #expect(await sleeper.termination(within: .zero) == .signaled(SIGTERM))
+    }
+
     @Test("a program that does not exist is refused with its path, and waiting with a timeout returns while it runs")
     func failures() throws {
         let error = #expect(throws: ChildProcess.StartError.self) { try ChildProcess(executable: "/nonexistent/program") }

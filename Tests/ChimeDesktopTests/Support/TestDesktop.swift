@@ -20,26 +20,22 @@ func waitUntil(_ what: String, timeout: Duration = .seconds(20), _ condition: ()
     }
 }
 
-/// A process the tests started, with its standard output as lines. Each runs under
+/// A program the tests started, with its standard output as lines. Each runs under
 /// `timeout(1)`, so even a test process that dies leaves nothing running for long.
-final class ChildProcess: @unchecked Sendable {
-    // `@unchecked Sendable`: `process` and the pipes are set up in `init` and only read after;
-    // `lines` is behind a Mutex.
+final class TestProgram: Sendable {
     let name: String
-    private let process = Process()
+    private let child: ChildProcess
     private let input = Pipe()
     private let output = Pipe()
     private let lines = Mutex<(all: [String], partial: String)>(([], ""))
 
     init(_ name: String, _ executable: String, _ arguments: [String], environment: [String: String], log: String) throws {
         self.name = name
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/timeout")
-        process.arguments = ["--kill-after=5", "900", executable] + arguments
-        process.environment = environment
-        process.standardInput = input
-        process.standardOutput = output
         _ = FileManager.default.createFile(atPath: log, contents: nil)
-        process.standardError = FileHandle(forWritingAtPath: log)
+        guard let errors = FileHandle(forWritingAtPath: log) else { throw TestDesktopError(description: "cannot write \(log)") }
+        defer { try? errors.close() }
+        child = try ChildProcess(executable: "/usr/bin/timeout", arguments: ["--kill-after=5", "900", executable] + arguments,
+                                 environment: environment, stdin: .pipe(input), stdout: .pipe(output), stderr: .file(errors))
         output.fileHandleForReading.readabilityHandler = { [weak self] handle in
             let data = handle.availableData
             guard let self, !data.isEmpty else {
@@ -54,26 +50,22 @@ final class ChildProcess: @unchecked Sendable {
                 }
             }
         }
-        try process.runWithDefaultSignalMask()
     }
 
-    var isRunning: Bool { process.isRunning }
+    var isRunning: Bool { child.isRunning }
     var allLines: [String] { lines.withLock { $0.all } }
 
     /// The first line (from index `after` on) that `match` accepts.
     func line(after: Int = 0, timeout: Duration = .seconds(20), where match: @escaping (String) -> Bool) async throws -> (index: Int, text: String) {
         var found: (Int, String)?
         try await waitUntil("a line from \(name)", timeout: timeout) {
-            if !process.isRunning && found == nil {
-                let all = allLines
-                if let index = all.indices.dropFirst(after).first(where: { match(all[$0]) }) { found = (index, all[index]); return true }
-                throw TestDesktopError(description: "\(name) exited (\(process.terminationStatus)) before printing the line wanted; it printed: \(all)")
-            }
+            let ended = child.exited
             let all = allLines
             if let index = all.indices.dropFirst(after).first(where: { match(all[$0]) }) {
                 found = (index, all[index])
                 return true
             }
+            if let ended { throw TestDesktopError(description: "\(name) ended (\(ended)) before printing the line wanted; it printed: \(all)") }
             return false
         }
         return found!
@@ -85,29 +77,19 @@ final class ChildProcess: @unchecked Sendable {
 
     /// Stops it (SIGTERM, then SIGKILL after 5 s through timeout(1)) and waits for it to end.
     func stop(signal number: Int32 = SIGTERM) async {
-        guard process.isRunning else { return }
-        kill(process.processIdentifier, number)
-        try? await waitUntil("\(name) to stop", timeout: .seconds(15)) { !process.isRunning }
+        child.signal(number)
+        try? await waitUntil("\(name) to stop", timeout: .seconds(15)) { !child.isRunning }
     }
 }
 
-/// Runs a command to its end; its standard output.
+/// Runs a command to its end (at most 60 s); its standard output.
 @discardableResult
 func run(_ executable: String, _ arguments: [String], environment: [String: String]) async throws -> String {
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: "/usr/bin/timeout")
-    process.arguments = ["--kill-after=5", "60", executable] + arguments
-    process.environment = environment
-    let output = Pipe()
-    process.standardOutput = output
-    process.standardError = FileHandle.nullDevice
-    let status: Int32 = try await withCheckedThrowingContinuation { continuation in
-        process.terminationHandler = { continuation.resume(returning: $0.terminationStatus) }
-        do { try process.runWithDefaultSignalMask() } catch { continuation.resume(throwing: error) }
+    let result = try await ChildProcess.run(executable, arguments: arguments, environment: environment, errors: .stream(.null), timeout: 60)
+    guard result.termination.succeeded else {
+        throw TestDesktopError(description: "\(executable) \(arguments.joined(separator: " ")) ended with \(result.termination): \(result.text)")
     }
-    let text = String(decoding: (try? output.fileHandleForReading.readToEnd()) ?? Data(), as: UTF8.self)
-    guard status == 0 else { throw TestDesktopError(description: "\(executable) \(arguments.joined(separator: " ")) exited \(status): \(text)") }
-    return text
+    return result.text
 }
 
 /// A desktop session of the tests' own: a private `dbus-daemon --session` listening on a socket in
@@ -118,13 +100,13 @@ final class TestDesktop: @unchecked Sendable {
     // `@unchecked Sendable`: a test uses its desktop from one task at a time.
     let directory: String
     let socketPath: String
-    private(set) var bus: ChildProcess?
+    private(set) var bus: TestProgram?
     private(set) var busAddress = ""
-    private(set) var xvfb: ChildProcess?
+    private(set) var xvfb: TestProgram?
     private(set) var display = ""
-    private(set) var dunst: ChildProcess?
+    private(set) var dunst: TestProgram?
     private var servers: [TestServer] = []
-    private var extra: [ChildProcess] = []
+    private var extra: [TestProgram] = []
 
     static let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .deletingLastPathComponent().deletingLastPathComponent().path
@@ -180,7 +162,7 @@ final class TestDesktop: @unchecked Sendable {
         </busconfig>
         """.write(toFile: config, atomically: true, encoding: .utf8)
         unlink(socketPath)
-        let bus = try ChildProcess("dbus-daemon", "/usr/bin/dbus-daemon", ["--config-file=\(config)", "--nofork", "--print-address=1"],
+        let bus = try TestProgram("dbus-daemon", "/usr/bin/dbus-daemon", ["--config-file=\(config)", "--nofork", "--print-address=1"],
                                    environment: ProcessInfo.processInfo.environment, log: directory + "/dbus.log")
         self.bus = bus
         busAddress = try await bus.line { $0.hasPrefix("unix:") }.text
@@ -195,7 +177,7 @@ final class TestDesktop: @unchecked Sendable {
     // MARK: The display
 
     func startDisplay() async throws {
-        let xvfb = try ChildProcess("Xvfb", "/usr/bin/Xvfb", ["-displayfd", "1", "-screen", "0", "1280x800x24", "-nolisten", "tcp", "-noreset"],
+        let xvfb = try TestProgram("Xvfb", "/usr/bin/Xvfb", ["-displayfd", "1", "-screen", "0", "1280x800x24", "-nolisten", "tcp", "-noreset"],
                                     environment: ProcessInfo.processInfo.environment, log: directory + "/xvfb.log")
         self.xvfb = xvfb
         let number = try await xvfb.line { Int($0) != nil }.text
@@ -244,7 +226,7 @@ final class TestDesktop: @unchecked Sendable {
             timeout = 0
         \(markUrgency ? ["low", "normal", "critical"].map { "[mark-\($0)]\n    msg_urgency = \($0)\n    format = \"\($0.uppercased()): %s\"" }.joined(separator: "\n") : "")
         """.write(toFile: config, atomically: true, encoding: .utf8)
-        let dunst = try ChildProcess("dunst", "/usr/bin/dunst", ["-config", config], environment: environment, log: directory + "/dunst.log")
+        let dunst = try TestProgram("dunst", "/usr/bin/dunst", ["-config", config], environment: environment, log: directory + "/dunst.log")
         self.dunst = dunst
         try await waitUntil("dunst to own org.freedesktop.Notifications") {
             guard dunst.isRunning else { throw TestDesktopError(description: "dunst exited; see \(directory)/dunst.log") }
@@ -310,7 +292,7 @@ final class TestDesktop: @unchecked Sendable {
         if broadcast { arguments.append("--broadcast") }
         var environment = self.environment
         environment["PYTHONDONTWRITEBYTECODE"] = "1"
-        let process = try ChildProcess("test server", python, arguments, environment: environment,
+        let process = try TestProgram("test server", python, arguments, environment: environment,
                                        log: directory + "/server-\(servers.count).log")
         let server = TestServer(process: process)
         servers.append(server)
@@ -321,8 +303,8 @@ final class TestDesktop: @unchecked Sendable {
     // MARK: Other programs
 
     /// Starts a program in the session (a screenshot tool, xdotool, …) that ends with the desktop.
-    func spawn(_ name: String, _ executable: String, _ arguments: [String], environment: [String: String]? = nil) throws -> ChildProcess {
-        let child = try ChildProcess(name, executable, arguments, environment: environment ?? self.environment, log: directory + "/\(name).log")
+    func spawn(_ name: String, _ executable: String, _ arguments: [String], environment: [String: String]? = nil) throws -> TestProgram {
+        let child = try TestProgram(name, executable, arguments, environment: environment ?? self.environment, log: directory + "/\(name).log")
         extra.append(child)
         return child
     }
@@ -352,7 +334,7 @@ func withTestDesktop(display: Bool = true, _ body: (TestDesktop) async throws ->
 /// The tests' own notification server (Servers/notification_server.py): what it was asked, and
 /// commands that act as the user.
 struct TestServer: Sendable {
-    let process: ChildProcess
+    let process: TestProgram
 
     /// A `Notify` call the server received.
     struct Notify: @unchecked Sendable {

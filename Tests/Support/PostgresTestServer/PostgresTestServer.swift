@@ -24,8 +24,8 @@ public final class PostgresTestServer: Sendable {
     public let directory: String
     private let binaries: String
     private let runsAsPostgres: Bool
-    /// The postmaster's process id.
-    private let postmaster: Int32
+    /// The postmaster.
+    private let postmaster: ChildProcess
     private let stopped = Mutex(false)
     private let counter = Mutex(0)
 
@@ -67,7 +67,7 @@ public final class PostgresTestServer: Sendable {
             _ = try Self.run(["initdb", "-D", directory + "/data", "-U", "postgres", "--auth=trust", "-E", "UTF8", "--locale=C", "--no-sync"],
                              binaries: binaries, asPostgres: runsAsPostgres)
             var lastError = TestServerError("PostgreSQL did not start")
-            var started: (port: Int, process: Process)?
+            var started: (port: Int, process: ChildProcess)?
             for _ in 0..<3 where started == nil {
                 let candidate = try Self.freePort()
                 do {
@@ -79,7 +79,7 @@ public final class PostgresTestServer: Sendable {
             }
             guard let started else { throw lastError }
             port = started.port
-            postmaster = started.process.processIdentifier
+            postmaster = started.process
         } catch {
             try? FileManager.default.removeItem(atPath: directory)
             throw error
@@ -90,43 +90,39 @@ public final class PostgresTestServer: Sendable {
     /// Runs `postgres` itself (not through `pg_ctl`, so its process is ours to signal) and waits
     /// until its pid file says it is ready, at most 60 s.
     private static func startPostmaster(binaries: String, directory: String, port: Int, durable: Bool,
-                                        asPostgres: Bool) throws(TestServerError) -> Process {
+                                        asPostgres: Bool) throws(TestServerError) -> ChildProcess {
         var settings = ["-c", "listen_addresses=127.0.0.1", "-p", "\(port)", "-c", "unix_socket_directories=", "-c", "max_connections=200"]
         if !durable { settings += ["-c", "fsync=off", "-c", "synchronous_commit=off", "-c", "full_page_writes=off"] }
-        let process = Process()
         let program = ["\(binaries)/postgres", "-D", directory + "/data"] + settings
-        if asPostgres {
-            process.executableURL = URL(fileURLWithPath: "/usr/bin/setpriv")
-            process.arguments = ["--reuid=postgres", "--regid=postgres", "--init-groups", "--"] + program
-        } else {
-            process.executableURL = URL(fileURLWithPath: program[0])
-            process.arguments = Array(program.dropFirst())
-        }
-        process.currentDirectoryURL = URL(fileURLWithPath: "/")
+        let command = asPostgres ? asPostgresUser(program) : program
         _ = FileManager.default.createFile(atPath: directory + "/log", contents: nil)
         if asPostgres, let user = getpwnam("postgres") { chown(directory + "/log", user.pointee.pw_uid, user.pointee.pw_gid) }
         guard let log = FileHandle(forWritingAtPath: directory + "/log") else { throw TestServerError("cannot write \(directory)/log") }
         log.seekToEndOfFile()
-        process.standardOutput = log
-        process.standardError = log
-        process.standardInput = FileHandle.nullDevice
-        do { try process.run() } catch { throw TestServerError("cannot start \(program[0]): \(error)") }
-        try? log.close()
+        defer { try? log.close() }
+        let process: ChildProcess
+        do {
+            process = try ChildProcess(executable: command[0], arguments: Array(command.dropFirst()), directory: "/",
+                                       stdin: .null, stdout: .file(log), stderr: .file(log))
+        } catch {
+            throw TestServerError("cannot start \(program[0]): \(error)")
+        }
         let deadline = Date().addingTimeInterval(60)
         while Date() < deadline {
-            if !process.isRunning {
+            if let end = process.exited {
                 let text = (try? String(contentsOfFile: directory + "/log", encoding: .utf8)) ?? ""
-                throw TestServerError("PostgreSQL exited at start (\(process.terminationStatus)):\n\(text.suffix(1500))")
+                throw TestServerError("PostgreSQL exited at start (\(end)):\n\(text.suffix(1500))")
             }
             if let pidFile = try? String(contentsOfFile: directory + "/data/postmaster.pid", encoding: .utf8) {
                 let lines = pidFile.split(separator: "\n", omittingEmptySubsequences: false)
-                if lines.count > 7, lines[0] == "\(process.processIdentifier)", lines[7].trimmingCharacters(in: .whitespaces) == "ready" {
+                if lines.count > 7, lines[0] == "\(process.pid)", lines[7].trimmingCharacters(in: .whitespaces) == "ready" {
                     return process
                 }
             }
             usleep(20_000)
         }
-        process.terminate()
+        process.signal(SIGKILL)
+        process.wait(timeout: 10)
         throw TestServerError("PostgreSQL did not become ready within 60 s; see \(directory)/log")
     }
 
@@ -160,10 +156,11 @@ public final class PostgresTestServer: Sendable {
     /// Calling it again does nothing.
     public func stop() {
         guard stopped.withLock({ stopped in defer { stopped = true }; return !stopped }) else { return }
-        kill(postmaster, SIGINT)
-        let deadline = Date().addingTimeInterval(20)
-        while kill(postmaster, 0) == 0 && Date() < deadline { usleep(20_000) }
-        if kill(postmaster, 0) == 0 { kill(postmaster, SIGKILL) }
+        postmaster.signal(SIGINT)
+        if postmaster.wait(timeout: 20) == nil {
+            postmaster.signal(SIGKILL)
+            postmaster.wait(timeout: 10)
+        }
         try? FileManager.default.removeItem(atPath: directory)
     }
 
@@ -191,43 +188,31 @@ public final class PostgresTestServer: Sendable {
     }
 
     private static func run(_ arguments: [String], binaries: String, asPostgres: Bool) throws(TestServerError) -> String {
-        let process = Process()
         let program = arguments[0] == "psql" && !FileManager.default.isExecutableFile(atPath: "\(binaries)/psql")
             ? "/usr/bin/psql" : "\(binaries)/\(arguments[0])"
-        if asPostgres {
-            process.executableURL = URL(fileURLWithPath: "/usr/bin/setpriv")
-            process.arguments = ["--reuid=postgres", "--regid=postgres", "--init-groups", "--", program] + arguments.dropFirst()
-        } else {
-            process.executableURL = URL(fileURLWithPath: program)
-            process.arguments = Array(arguments.dropFirst())
+        let command = asPostgres ? asPostgresUser([program] + arguments.dropFirst()) : [program] + arguments.dropFirst()
+        let result: ChildProcess.Output
+        do {
+            result = try ChildProcess.run(command[0], arguments: Array(command.dropFirst()), directory: "/", errors: .merged, timeout: 60)
+        } catch {
+            throw TestServerError("cannot run \(arguments[0]): \(error)")
         }
-        process.currentDirectoryURL = URL(fileURLWithPath: "/")
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = output
-        process.standardInput = FileHandle.nullDevice
-        let done = DispatchSemaphore(value: 0)
-        process.terminationHandler = { _ in done.signal() }
-        do { try process.run() } catch {
-            throw TestServerError("cannot run \(program): \(error)")
+        guard result.termination.succeeded else {
+            throw TestServerError("\(arguments.prefix(2).joined(separator: " ")) failed (\(result.termination)): \(result.text.suffix(1500))")
         }
-        let reader = OutputReader(output.fileHandleForReading)
-        if done.wait(timeout: .now() + 60) == .timedOut {
-            process.terminate()
-            throw TestServerError("\(arguments[0]) did not finish within 60 s")
-        }
-        let text = reader.finish()
-        guard process.terminationStatus == 0 else {
-            throw TestServerError("\(arguments.prefix(2).joined(separator: " ")) failed (\(process.terminationStatus)): \(text.suffix(1500))")
-        }
-        return text
+        return result.text
+    }
+
+    /// `command` run as the postgres user (`setpriv`), for a test process running as root.
+    private static func asPostgresUser(_ command: [String]) -> [String] {
+        ["/usr/bin/setpriv", "--reuid=postgres", "--regid=postgres", "--init-groups", "--"] + command
     }
 
     /// A process that outlives a killed test process long enough to stop the server and remove
     /// its directory (it polls the test process once a second).
     private func startWatchdog() {
-        let script = "while kill -0 \(getpid()) 2>/dev/null; do sleep 1; done; kill -INT \(postmaster) 2>/dev/null; "
-            + "for i in $(seq 40); do kill -0 \(postmaster) 2>/dev/null || break; sleep 0.5; done; kill -KILL \(postmaster) 2>/dev/null; rm -rf '\(directory)'"
+        let script = "while kill -0 \(getpid()) 2>/dev/null; do sleep 1; done; kill -INT \(postmaster.pid) 2>/dev/null; "
+            + "for i in $(seq 40); do kill -0 \(postmaster.pid) 2>/dev/null || break; sleep 0.5; done; kill -KILL \(postmaster.pid) 2>/dev/null; rm -rf '\(directory)'"
         // In a session of its own, so it outlives the test process's group; reaped by its own
         // thread when it ends (an unreaped child is a zombie that Swift Testing's exit-test monitor,
         // waiting on every child, spins on).
@@ -249,25 +234,6 @@ public final class PostgresTestServer: Sendable {
         }
         guard bound else { throw TestServerError("cannot find a free port: \(String(cString: strerror(errno)))") }
         return Int(UInt16(bigEndian: address.sin_port))
-    }
-}
-
-/// Drains a pipe on a thread of its own, so a chatty process never blocks on a full pipe.
-private final class OutputReader: Sendable {
-    private let data = Mutex(Data())
-    private let done = DispatchSemaphore(value: 0)
-
-    init(_ handle: FileHandle) {
-        Thread { [self] in
-            let bytes = handle.readDataToEndOfFile()
-            data.withLock { $0 = bytes }
-            done.signal()
-        }.start()
-    }
-
-    func finish() -> String {
-        _ = done.wait(timeout: .now() + 5)
-        return String(decoding: data.withLock { $0 }, as: UTF8.self)
     }
 }
 
