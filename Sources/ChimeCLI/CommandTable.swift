@@ -341,7 +341,7 @@ extension CLI {
             guard arguments.positionals.isEmpty else { throw UsageError("unexpected '\(arguments.positionals[0])'; text goes in --title/--body (quote it)") }
             var request = JSONObject()
             request["identifier"] = .string(arguments.value("id") ?? UUID().uuidString)
-            for (option, field) in [("title", "title"), ("subtitle", "subtitle"), ("body", "body"), ("category", "categoryIdentifier"), ("thread", "threadIdentifier"), ("sound", "sound")] {
+            for (option, field) in addTextFields {
                 if let value = arguments.value(option) { request[field] = .string(value) }
             }
             if let badge = arguments.value("badge") {
@@ -364,6 +364,10 @@ extension CLI {
             return 0
         })
 
+    /// `chime add`'s text options and the request fields they set.
+    static let addTextFields = [("title", "title"), ("subtitle", "subtitle"), ("body", "body"), ("category", "categoryIdentifier"),
+                                ("thread", "threadIdentifier"), ("sound", "sound")]
+
     /// Reads `request` with the service's own JSON mapping and checks it with the engine's
     /// `Validation` (the rules live there alone), so a mistake is refused before anything is sent,
     /// in the words of the flags: `--every is 30.0 with repeats; …`.
@@ -382,8 +386,8 @@ extension CLI {
     /// The `chime add` flag a request field comes from.
     static func flagName(_ field: String, _ arguments: ParsedArguments) -> String {
         let name = field.hasPrefix("content.") ? String(field.dropFirst("content.".count)) : field
-        let flags = ["identifier": "--id", "title": "--title", "subtitle": "--subtitle", "body": "--body", "badge": "--badge",
-                     "sound": "--sound", "categoryIdentifier": "--category", "threadIdentifier": "--thread", "userInfo": "--user-info"]
+        let flags = Dictionary(uniqueKeysWithValues: (addTextFields + [("id", "identifier"), ("badge", "badge"), ("user-info", "userInfo")])
+            .map { option, field in (field, "--" + option) })
         if let flag = flags[name.split(separator: ".").first.map(String.init) ?? name] { return flag }
         if name.hasPrefix("trigger") {
             let given = ["in", "at", "every", "calendar", "location"].first { arguments.value($0) != nil }

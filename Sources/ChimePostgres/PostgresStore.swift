@@ -225,13 +225,7 @@ public final class PostgresStore: SharedNotificationStore {
     }
 
     public func apps() throws -> [AppRecord] {
-        let rows = try query("SELECT version, record, bundle_id FROM chime_apps")
-        var result: [AppRecord] = []
-        for row in 0..<rows.count {
-            try saw(rows.string(row, 2), version: rows.int64(row, 0))
-            result.append(try RecordCodec.decodeApp(rows.bytes(row, 1)))
-        }
-        return result.sorted { $0.bundleIdentifier < $1.bundleIdentifier }
+        try apps(after: nil, limit: Int(Int64.max))
     }
 
     public func putApp(_ record: AppRecord) throws {

@@ -7,10 +7,6 @@ import Testing
 struct PagingTests {
     let base = "/v1/apps/com.example.pages"
 
-    func walk(_ client: TestClient, _ path: String) async throws -> (items: [JSONValue], sizes: [Int]) {
-        try await client.pages(path)
-    }
-
     func identifiers(_ items: [JSONValue]) -> [String] { items.compactMap { $0["identifier"]?.stringValue } }
 
     @Test("pending requests: 100 by default, limit and after from the Link header, every one once, in order")
@@ -25,7 +21,7 @@ struct PagingTests {
             let first = try await app.get(base + "/requests")
             #expect(first.json?.arrayValue.count == 100)
             #expect(first.headers["link"]?.contains("rel=\"next\"") == true)
-            let (items, sizes) = try await walk(app, base + "/requests?limit=70")
+            let (items, sizes) = try await app.pages(base + "/requests?limit=70")
             #expect(sizes == [70, 70, 70, 40])
             #expect(identifiers(items) == (0..<250).map { "p\($0)" })
             // The last page has no Link.
@@ -45,11 +41,11 @@ struct PagingTests {
                 .joined(separator: ",") + "]"
             #expect(try await app.post(base + "/requests", json: body).status == 201)
             let all = try await app.get(base + "/notifications?limit=1000")
-            let (items, sizes) = try await walk(app, base + "/notifications?limit=7")
+            let (items, sizes) = try await app.pages(base + "/notifications?limit=7")
             #expect(sizes.count == 7)
             #expect(identifiers(items) == identifiers(all.json?.arrayValue ?? []))
             #expect(Set(identifiers(items)).count == 45)
-            let (even, _) = try await walk(app, base + "/notifications?thread=even&limit=4")
+            let (even, _) = try await app.pages(base + "/notifications?thread=even&limit=4")
             #expect(Set(identifiers(even)) == Set(stride(from: 0, to: 45, by: 2).map { "d\($0)" }))
         }
     }
@@ -58,7 +54,7 @@ struct PagingTests {
     func otherLists() async throws {
         try await ServiceHarness.with { harness in
             for index in 0..<12 { _ = try await harness.createApp("com.example.app\(index)") }
-            let (apps, sizes) = try await walk(harness.owner, "/v1/apps?limit=5")
+            let (apps, sizes) = try await harness.owner.pages("/v1/apps?limit=5")
             #expect(sizes == [5, 5, 2])
             #expect(apps.compactMap { $0["bundleIdentifier"]?.stringValue } == (0..<12).map { "com.example.app\($0)" }.sorted())
 
@@ -68,7 +64,7 @@ struct PagingTests {
             let categories = "[" + (0..<9).map { #"{"identifier": "c\#($0)", "actions": [{"identifier": "ok", "title": "OK"}]}"# }
                 .joined(separator: ",") + "]"
             #expect(try await app.put(base + "/categories", json: categories).status == 200)
-            let (listed, categorySizes) = try await walk(app, base + "/categories?limit=4")
+            let (listed, categorySizes) = try await app.pages(base + "/categories?limit=4")
             #expect(categorySizes == [4, 4, 1])
             #expect(identifiers(listed) == (0..<9).map { "c\($0)" })
 
@@ -77,7 +73,7 @@ struct PagingTests {
             for index in 0..<11 {
                 _ = try await harness.owner.post(base + "/notifications/n\(index)/responses", json: #"{"actionIdentifier": "ok"}"#)
             }
-            let (outbox, outboxSizes) = try await walk(app, base + "/responses?limit=3")
+            let (outbox, outboxSizes) = try await app.pages(base + "/responses?limit=3")
             #expect(outboxSizes == [3, 3, 3, 2])
             let ids = outbox.compactMap { item -> Int64? in if case .integer(let id)? = item["id"] { return id } else { return nil } }
             #expect(ids == ids.sorted() && Set(ids).count == 11)
@@ -97,7 +93,7 @@ struct PagingTests {
             let first = try await app.get(base + "/requests?limit=1000")
             #expect(first.body.count <= Page.byteLimit + 60_000)
             #expect((first.json?.arrayValue.count ?? 0) < 40)
-            let (items, _) = try await walk(app, base + "/requests?limit=1000")
+            let (items, _) = try await app.pages(base + "/requests?limit=1000")
             #expect(identifiers(items) == (0..<40).map { "big\($0)" })
         }
     }
