@@ -25,6 +25,8 @@ struct Options {
     var peerPython: String?
     var peerScript = "Benchmarks/peer/apscheduler_bench.py"
     var json: String?
+    /// Where the steady run writes each delivery's due offset and lateness (CSV), for profiling.
+    var trace: String?
     var mode = "all"
 
     static func parse(_ arguments: [String]) -> Options {
@@ -48,13 +50,14 @@ struct Options {
             case "--peer": options.peerPython = value(argument)
             case "--peer-script": options.peerScript = value(argument)
             case "--json": options.json = value(argument)
+            case "--trace": options.trace = value(argument)
             case "--quick":
                 options.count = 100_000
                 options.burst = 20_000
                 options.seconds = 5
                 options.rssCounts = [100_000]
             case "-h", "--help":
-                print("usage: chime-bench [--dir DIR] [--count N] [--burst N] [--rate R] [--seconds S] [--rss-counts N,M] [--quick] [--only bulk,concurrent,restart,open,burst,steady,rss] [--reference PATH] [--peer PYTHON] [--json FILE]")
+                print("usage: chime-bench [--dir DIR] [--count N] [--burst N] [--rate R] [--seconds S] [--rss-counts N,M] [--quick] [--only bulk,concurrent,restart,open,burst,steady,rss] [--reference PATH] [--peer PYTHON] [--json FILE] [--trace FILE (steady: due offset s, lateness ms per delivery)]")
                 exit(0)
             default: fail("unknown argument \(argument); see --help")
             }
@@ -259,6 +262,7 @@ final class DeliveryRecorder: @unchecked Sendable {
     // `@unchecked Sendable`: state guarded by `lock`.
     private let lock = NSLock()
     private var lateness: [Double] = []
+    private var dues: [Date] = []
     private var last = Date.distantPast
     private var waiter: CheckedContinuation<Void, Never>?
     private var skippedCount = 0
@@ -271,13 +275,17 @@ final class DeliveryRecorder: @unchecked Sendable {
     init(expected: Int) {
         self.expected = expected
         lateness.reserveCapacity(expected)
+        dues.reserveCapacity(expected)
     }
 
     func record(_ event: EngineEvent) {
         guard let due = event.delivery?.notification.date else { return }
         let now = Date()
         let resume = lock.withLock { () -> CheckedContinuation<Void, Never>? in
-            if due < sampleFrom { skippedCount += 1 } else { lateness.append(now.timeIntervalSince(due)) }
+            if due < sampleFrom { skippedCount += 1 } else {
+                lateness.append(now.timeIntervalSince(due))
+                dues.append(due)
+            }
             last = now
             if lateness.count + skippedCount >= expected { defer { waiter = nil }; return waiter }
             return nil
@@ -286,6 +294,8 @@ final class DeliveryRecorder: @unchecked Sendable {
     }
 
     var count: Int { lock.withLock { lateness.count + skippedCount } }
+    /// Each sampled delivery's due date and lateness, in the order they arrived.
+    var series: [(due: Date, lateness: Double)] { lock.withLock { Array(zip(dues, lateness)) } }
     /// How many deliveries were due before ``sampleFrom``.
     var skipped: Int { lock.withLock { skippedCount } }
 
@@ -381,6 +391,13 @@ func benchSteady(_ options: Options) async throws -> (p50: Double, p99: Double, 
     let sorted = recorder.samples.sorted()
     func percentile(_ p: Double) -> Double { sorted[min(sorted.count - 1, Int(Double(sorted.count) * p))] }
     let result = (percentile(0.5), percentile(0.99), sorted.last ?? 0)
+    if let trace = options.trace {
+        var csv = "due_s,lateness_ms\n"
+        for sample in recorder.series {
+            csv += String(format: "%.6f,%.3f\n", sample.due.timeIntervalSince(start), sample.lateness * 1000)
+        }
+        try csv.write(toFile: trace, atomically: true, encoding: .utf8)
+    }
     progress.done("steady: \(total.formatted()) at \(options.rate.formatted())/s, lateness p50 \(ms(result.0)) p99 \(ms(result.1)) max \(ms(result.2))"
                   + (recorder.skipped > 0 ? " (\(recorder.skipped.formatted()) due before the scheduler started, left out)" : ""))
     return result

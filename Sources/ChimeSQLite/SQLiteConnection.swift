@@ -30,6 +30,21 @@ final class SQLiteConnection {
 
     deinit { close() }
 
+    /// Waits for another connection's lock for up to about `seconds`, retrying every 100 µs for
+    /// the first tenth of a second and every millisecond after that. SQLite's own
+    /// `sqlite3_busy_timeout` sleeps 1, 2, 5, 10 … 100 ms between tries, so a lock held for half a
+    /// millisecond (the checkpointer restarting the log) could cost a waiter 5 ms or more.
+    static func waitForLocks(_ handle: OpaquePointer, seconds: Int) {
+        let fine: Int32 = 1000
+        let limit = fine + Int32(max(0, seconds * 1000 - 100))
+        sqlite3_busy_handler(handle, { context, tries in
+            let limit = Int32(Int(bitPattern: context))
+            guard tries < limit else { return 0 }
+            usleep(tries < 1000 ? 100 : 1000)
+            return 1
+        }, UnsafeMutableRawPointer(bitPattern: Int(limit)))
+    }
+
     /// Finalizes every statement and closes the connection (a WAL checkpoint happens here).
     func close() {
         guard let handle else { return }

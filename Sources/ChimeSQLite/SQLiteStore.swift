@@ -59,7 +59,7 @@ public final class SQLiteStore: NotificationStore {
         let unchanged = CleanClose.take(path)
         connection = try SQLiteConnection(path: path)
         guard let handle = connection.handle else { throw ChimeError(.storeFailure, "cannot open \(path)") }
-        sqlite3_busy_timeout(handle, 5_000)
+        SQLiteConnection.waitForLocks(handle, seconds: 5)
         _ = chime_sqlite_defensive(handle, 1)
         Self.restrictPermissions(path)
 
@@ -266,6 +266,7 @@ public final class SQLiteStore: NotificationStore {
             } catch let error as ChimeError {
                 throw ChimeError(error.code, "committing to the Chime store failed: \(error.message)")
             }
+            checkpointer?.committed()
             depth = 0
             return result
         } catch {
