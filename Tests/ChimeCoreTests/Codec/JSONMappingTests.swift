@@ -209,28 +209,20 @@ struct JSONMappingTests {
 
     @Test("a value out of range gets Validation's message word for word: the decoder checks JSON types, Validation the ranges")
     func rangesAreValidations() {
-        func message(_ body: () throws -> Void) -> String? {
-            do {
-                try body()
-                return nil
-            } catch {
-                return (error as? ChimeError)?.message ?? "\(error)"
-            }
-        }
         let cases: [(json: String, expected: String?)] = [
-            (#"{"identifier": "a", "badge": -1}"#, message { try Validation.validateBadge(-1, field: "badge") }),
+            (#"{"identifier": "a", "badge": -1}"#, refusalMessage { try Validation.validateBadge(-1, field: "badge") }),
             (#"{"identifier": "a", "content": {"summaryArgumentCount": -2}}"#,
-             message { try Validation.validateSummaryArgumentCount(-2, field: "content.summaryArgumentCount") }),
-            (#"{"identifier": "a", "relevanceScore": 1.5}"#, message { try Validation.validateRelevanceScore(1.5, field: "relevanceScore") }),
-            (#"{"identifier": "a", "sound": {"volume": 2}}"#, message { try Validation.validateVolume(2, field: "sound.volume") }),
+             refusalMessage { try Validation.validateSummaryArgumentCount(-2, field: "content.summaryArgumentCount") }),
+            (#"{"identifier": "a", "relevanceScore": 1.5}"#, refusalMessage { try Validation.validateRelevanceScore(1.5, field: "relevanceScore") }),
+            (#"{"identifier": "a", "sound": {"volume": 2}}"#, refusalMessage { try Validation.validateVolume(2, field: "sound.volume") }),
             (#"{"identifier": "a", "trigger": {"type": "calendar", "dateComponents": {"hour": 24}}}"#,
-             message { try Validation.validate(DateComponents(hour: 24), field: "trigger.dateComponents") }),
+             refusalMessage { try Validation.validate(DateComponents(hour: 24), field: "trigger.dateComponents") }),
             (#"{"identifier": "a", "trigger": {"type": "calendar", "dateComponents": {"timeZone": "UTC"}}}"#,
-             message { try Validation.validate(DateComponents(), field: "trigger.dateComponents") }),
+             refusalMessage { try Validation.validate(DateComponents(), field: "trigger.dateComponents") }),
         ]
         for (json, expected) in cases {
             #expect(expected != nil, "\(json): Validation accepts it")
-            #expect(message { _ = try request(json) } == expected, "\(json)")
+            #expect(refusalMessage { _ = try request(json) } == expected, "\(json)")
         }
     }
 
