@@ -3,28 +3,13 @@ import Foundation
 import Testing
 @testable import ChimeServer
 
-/// Every app-scoped route, with a body where it takes one.
-let appRoutes: [(method: String, path: String, body: String?)] = [
-    ("GET", "", nil),
-    ("DELETE", "", nil),
-    ("POST", "/token", nil),
-    ("POST", "/authorization", #"{"options": ["alert"]}"#),
-    ("POST", "/authorization/answer", #"{"allow": true}"#),
-    ("GET", "/settings", nil),
-    ("GET", "/categories", nil),
-    ("PUT", "/categories", "[]"),
-    ("POST", "/requests", #"{"identifier": "x", "title": "X"}"#),
-    ("GET", "/requests", nil),
-    ("DELETE", "/requests", nil),
-    ("DELETE", "/requests?identifier=a", nil),
-    ("GET", "/notifications", nil),
-    ("DELETE", "/notifications", nil),
-    ("POST", "/notifications/a1/responses", #"{"actionIdentifier": "com.apple.UNNotificationDefaultActionIdentifier"}"#),
-    ("GET", "/responses", nil),
-    ("POST", "/responses/1/ack", nil),
-    ("GET", "/events", nil),
-    ("GET", "/device-token", nil),
-]
+/// Every route of the table with this access, as `(method, path)` with `{app}` left for the
+/// caller and the other parameters filled in.
+func tableRoutes(_ accesses: RouteTable.Access...) -> [(method: String, path: String)] {
+    ChimeAPI.routes.entries.filter { accesses.contains($0.access) }.map { entry in
+        (entry.method.rawValue, entry.template.replacingOccurrences(of: "{identifier}", with: "a1").replacingOccurrences(of: "{id}", with: "1"))
+    }
+}
 
 @Suite("App isolation")
 struct IsolationTests {
@@ -37,19 +22,21 @@ struct IsolationTests {
             _ = try await a.post("/v1/apps/com.example.a/authorization")
             _ = try await a.post("/v1/apps/com.example.a/requests", json: #"{"identifier": "a1", "title": "Secret of A", "body": "only for A"}"#)
             let b = harness.client(token: tokenB)
-            for route in appRoutes {
+            // Every app route, and no body: the credential is refused before anything is read.
+            for route in tableRoutes(.app, .ownerOnApp) {
                 for target in ["com.example.a", "com.example.nonexistent"] {
-                    let response = try await b.request(route.method, "/v1/apps/\(target)\(route.path)", body: route.body.map { Array($0.utf8) },
-                                                       contentType: route.body == nil ? nil : "application/json")
-                    #expect(response.status == 403, "\(route.method) \(target)\(route.path) with B's token: \(response.status)")
+                    let path = route.path.replacingOccurrences(of: "{app}", with: target)
+                    let response = try await b.request(route.method, path)
+                    #expect(response.status == 403, "\(route.method) \(path) with B's token: \(response.status)")
                     #expect(!response.text.contains("Secret of A"))
                 }
-                let anonymous = try await harness.client(token: nil).request(route.method, "/v1/apps/com.example.a\(route.path)")
-                #expect(anonymous.status == 401, "\(route.method) \(route.path) without a token")
-                let bogus = try await harness.client(token: String(repeating: "0", count: 64)).request(route.method, "/v1/apps/com.example.a\(route.path)")
-                #expect(bogus.status == 401, "\(route.method) \(route.path) with an unknown token")
+                let path = route.path.replacingOccurrences(of: "{app}", with: "com.example.a")
+                let anonymous = try await harness.client(token: nil).request(route.method, path)
+                #expect(anonymous.status == 401, "\(route.method) \(path) without a token")
+                let bogus = try await harness.client(token: String(repeating: "0", count: 64)).request(route.method, path)
+                #expect(bogus.status == 401, "\(route.method) \(path) with an unknown token")
             }
-            for (method, path) in [("GET", "/v1/apps"), ("POST", "/v1/apps"), ("GET", "/v1/events"), ("POST", "/v1/location")] {
+            for (method, path) in tableRoutes(.owner) {
                 #expect(try await b.request(method, path).status == 403, "\(method) \(path) with an app token")
             }
             // A's data is intact and visible to A and the owner.

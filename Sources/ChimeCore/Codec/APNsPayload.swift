@@ -133,18 +133,26 @@ public struct APNsPayload: Sendable, Hashable {
                 content.body = try a.localized(text: "body", key: "loc-key", args: "loc-args") ?? ""
                 content.launchImageName = try a.string("launch-image") ?? ""
                 if let s = try a.string("summary-arg") { content.summaryArgument = s }
-                if let n = try a.integer("summary-arg-count", min: 0) { content.summaryArgumentCount = n }
+                if let n = try a.integer("summary-arg-count") {
+                    try Self.checked { try Validation.validateSummaryArgumentCount(n, field: a.field("summary-arg-count")) }
+                    content.summaryArgumentCount = n
+                }
             default:
                 throw APNsPayloadError.bad("aps.alert: expected a string or a dictionary, found \(alert.shortDescription)", field: "aps.alert")
             }
         }
-        content.badge = try reader.integer("badge", min: 0)
+        // The types here; the ranges (badge, counts, score, volume) are Validation's, in Apple's key names.
+        content.badge = try reader.integer("badge")
+        try Self.checked { try Validation.validateBadge(content.badge, field: reader.field("badge")) }
         if let sound = reader.object["sound"] { content.sound = try Self.sound(sound) }
         content.threadIdentifier = try reader.string("thread-id") ?? ""
         content.categoryIdentifier = try reader.string("category") ?? ""
         content.targetContentIdentifier = try reader.string("target-content-id")
         if let s = try reader.string("summary-arg") { content.summaryArgument = s }
-        if let n = try reader.integer("summary-arg-count", min: 0) { content.summaryArgumentCount = n }
+        if let n = try reader.integer("summary-arg-count") {
+            try Self.checked { try Validation.validateSummaryArgumentCount(n, field: reader.field("summary-arg-count")) }
+            content.summaryArgumentCount = n
+        }
         if let name = try reader.string("interruption-level") {
             guard let level = UNNotificationInterruptionLevel(name: name) else {
                 throw APNsPayloadError.bad("aps.interruption-level: \"\(JSONParser.clip(name))\" is not an interruption level; accepted: passive, active, time-sensitive, critical",
@@ -153,9 +161,7 @@ public struct APNsPayload: Sendable, Hashable {
             content.interruptionLevel = level
         }
         if let score = try reader.number("relevance-score") {
-            guard (0...1).contains(score) else {
-                throw APNsPayloadError.bad("aps.relevance-score is \(score); accepted: a number from 0 to 1", field: "aps.relevance-score")
-            }
+            try Self.checked { try Validation.validateRelevanceScore(score, field: reader.field("relevance-score")) }
             content.relevanceScore = score
         }
         content.filterCriteria = try reader.string("filter-criteria")
@@ -177,6 +183,18 @@ public struct APNsPayload: Sendable, Hashable {
         return payload
     }
 
+    /// A Validation rule's refusal in the provider API's terms: `PayloadEmpty` (400), with the
+    /// rule's message and field.
+    static func checked(_ rule: () throws -> Void) throws(APNsPayloadError) {
+        do {
+            try rule()
+        } catch let error as ChimeError {
+            throw APNsPayloadError.bad(error.message, field: error.field)
+        } catch {
+            throw APNsPayloadError.bad("\(error)", field: nil)
+        }
+    }
+
     static func sound(_ value: JSONValue) throws(APNsPayloadError) -> NotificationSound? {
         switch value {
         case .null: return nil
@@ -188,9 +206,7 @@ public struct APNsPayload: Sendable, Hashable {
             let critical = try r.flag("critical")
             var volume: Float?
             if let v = try r.number("volume") {
-                guard (0...1).contains(v) else {
-                    throw APNsPayloadError.bad("aps.sound.volume is \(v); accepted: a number from 0 to 1", field: "aps.sound.volume")
-                }
+                try Self.checked { try Validation.validateVolume(v, field: r.field("volume")) }
                 volume = Float(v)
             }
             return NotificationSound(name: name == "default" || name == "" ? nil : name, isCritical: critical, volume: volume)
@@ -289,7 +305,7 @@ struct APSReader {
         }
     }
 
-    func integer(_ key: String, min: Int) throws(APNsPayloadError) -> Int? {
+    func integer(_ key: String) throws(APNsPayloadError) -> Int? {
         guard let value = value(key) else { return nil }
         let result: Int?
         switch value {
@@ -298,9 +314,6 @@ struct APSReader {
         default: result = nil
         }
         guard let result else { throw wrong(key, "an integer", value) }
-        guard result >= min else {
-            throw APNsPayloadError.bad("\(field(key)) is \(result); accepted: an integer of \(min) or more", field: field(key))
-        }
         return result
     }
 

@@ -108,7 +108,7 @@ extension JSONMapping {
     /// Date components as `{"hour": 8, "minute": 30, "timeZone": "Europe/Berlin"}` (only those set).
     public static func json(_ components: DateComponents) -> JSONValue {
         var object = JSONObject()
-        for (name, keyPath, _) in dateComponentFields {
+        for (name, keyPath, _) in Validation.dateComponentRanges {
             if let value = components[keyPath: keyPath], value != NSDateComponentUndefined { object[name] = .integer(Int64(value)) }
         }
         if let zone = components.timeZone { object["timeZone"] = .string(zone.identifier) }

@@ -11,16 +11,6 @@ extension JSONMapping {
         "interruptionLevel", "relevanceScore", "filterCriteria",
     ]
 
-    /// The date components of a calendar trigger, in output order, with their accepted ranges
-    /// (the same as the engine's validation). Key paths are immutable values, so sharing is safe.
-    nonisolated(unsafe) static let dateComponentFields: [(String, WritableKeyPath<DateComponents, Int?>, ClosedRange<Int>)] = [
-        ("era", \.era, 0...1), ("year", \.year, 1...9999), ("month", \.month, 1...12), ("day", \.day, 1...31),
-        ("hour", \.hour, 0...23), ("minute", \.minute, 0...59), ("second", \.second, 0...59),
-        ("nanosecond", \.nanosecond, 0...999_999_999), ("weekday", \.weekday, 1...7),
-        ("weekdayOrdinal", \.weekdayOrdinal, -5...5), ("quarter", \.quarter, 1...4), ("weekOfMonth", \.weekOfMonth, 1...6),
-        ("weekOfYear", \.weekOfYear, 1...53), ("yearForWeekOfYear", \.yearForWeekOfYear, 1...9999),
-    ]
-
     // MARK: user info
 
     /// `userInfo` from a JSON object (see ``JSONMapping`` for the mapping of `$data` and `$date`).
@@ -156,8 +146,10 @@ extension NotificationContent {
         title = try r.string("title") ?? ""
         subtitle = try r.string("subtitle") ?? ""
         body = try r.string("body") ?? ""
+        // The JSON types here; the ranges (badge, summaryArgumentCount, relevanceScore, volume) are Validation's.
         if let value = r.value("badge") {
-            badge = try JSONObjectReader.int(value, field: r.field("badge"), in: 0...Int.max, code: .invalidValue)
+            badge = try JSONObjectReader.int(value, field: r.field("badge"), code: .invalidValue)
+            try Validation.validateBadge(badge, field: r.field("badge"))
         }
         if let value = r.value("sound") { sound = try NotificationSound(json: value, field: r.field("sound")) }
         launchImageName = try r.string("launchImageName") ?? ""
@@ -171,7 +163,8 @@ extension NotificationContent {
         threadIdentifier = try r.string("threadIdentifier") ?? ""
         targetContentIdentifier = try r.string("targetContentIdentifier")
         summaryArgument = try r.string("summaryArgument") ?? ""
-        summaryArgumentCount = try r.int("summaryArgumentCount", in: 0...Int.max) ?? 0
+        summaryArgumentCount = try r.int("summaryArgumentCount") ?? 0
+        try Validation.validateSummaryArgumentCount(summaryArgumentCount, field: r.field("summaryArgumentCount"))
         if let value = r.value("interruptionLevel") {
             let accepted = "passive, active, timeSensitive, critical"
             guard case .string(let name) = value else {
@@ -184,10 +177,7 @@ extension NotificationContent {
             interruptionLevel = level
         }
         if let score = try r.double("relevanceScore") {
-            guard (0...1).contains(score) else {
-                throw ChimeError(.invalidValue, field: r.field("relevanceScore"),
-                                 "\(r.field("relevanceScore")) is \(score); accepted: a number from 0 to 1")
-            }
+            try Validation.validateRelevanceScore(score, field: r.field("relevanceScore"))
             relevanceScore = score
         }
         filterCriteria = try r.string("filterCriteria")
@@ -211,9 +201,7 @@ extension NotificationSound {
             let name = try r.string("name")
             var volume: Float?
             if let v = try r.double("volume") {
-                guard (0...1).contains(v) else {
-                    throw ChimeError(.invalidValue, field: r.field("volume"), "\(r.field("volume")) is \(v); accepted: a number from 0 to 1")
-                }
+                try Validation.validateVolume(v, field: r.field("volume"))
                 volume = Float(v)
             }
             self.init(name: name == "default" || name == "" ? nil : name, isCritical: try r.bool("critical") ?? false, volume: volume)
@@ -309,18 +297,14 @@ extension NotificationTrigger {
 }
 
 extension JSONMapping {
-    /// Date components for a calendar trigger: integers in range, an optional IANA `timeZone`, at
-    /// least one component.
+    /// Date components for a calendar trigger: integers, an optional IANA `timeZone`; at least one
+    /// component, each in range (Validation's rules).
     public static func dateComponents(_ value: JSONValue, field: String) throws(ChimeError) -> DateComponents {
         let r = try JSONObjectReader(value, path: field, what: "date components", code: .invalidTrigger)
-        try r.finish(accepted: dateComponentFields.map(\.0) + ["timeZone"], what: "date components")
+        try r.finish(accepted: Validation.dateComponentRanges.map(\.name) + ["timeZone"], what: "date components")
         var components = DateComponents()
-        var any = false
-        for (name, keyPath, range) in dateComponentFields {
-            if let v = try r.int(name, in: range, code: .invalidTrigger) {
-                components[keyPath: keyPath] = v
-                any = true
-            }
+        for (name, keyPath, _) in Validation.dateComponentRanges {
+            if let v = try r.int(name, code: .invalidTrigger) { components[keyPath: keyPath] = v }
         }
         if let identifier = try r.string("timeZone", code: .invalidTrigger) {
             guard let zone = TimeZone(identifier: identifier) else {
@@ -329,10 +313,7 @@ extension JSONMapping {
             }
             components.timeZone = zone
         }
-        guard any else {
-            throw ChimeError(.invalidTrigger, field: field,
-                             "\(field) has no components; give at least one of \(dateComponentFields.map(\.0).joined(separator: ", "))")
-        }
+        try Validation.validate(components, field: field)
         return components
     }
 }

@@ -100,12 +100,13 @@ struct JSONObjectReader {
     }
 
     /// An integer in `range`; a number with no fractional part is accepted too (`3.0`).
-    func int(_ key: String, in range: ClosedRange<Int>, code: ChimeError.Code = .invalidValue) throws(ChimeError) -> Int? {
+    /// An integer that fits in `Int`; what range it must be in is Validation's to say.
+    func int(_ key: String, code: ChimeError.Code = .invalidValue) throws(ChimeError) -> Int? {
         guard let value = value(key) else { return nil }
-        return try JSONObjectReader.int(value, field: field(key), in: range, code: code)
+        return try JSONObjectReader.int(value, field: field(key), code: code)
     }
 
-    static func int(_ value: JSONValue, field: String, in range: ClosedRange<Int>, code: ChimeError.Code) throws(ChimeError) -> Int {
+    static func int(_ value: JSONValue, field: String, code: ChimeError.Code) throws(ChimeError) -> Int {
         let result: Int?
         switch value {
         case .integer(let i): result = Int(exactly: i)
@@ -114,10 +115,6 @@ struct JSONObjectReader {
         }
         guard let result else {
             throw ChimeError(code, field: field, "\(field): expected an integer, found \(value.shortDescription)")
-        }
-        guard range.contains(result) else {
-            let accepted = range.upperBound == Int.max ? "\(range.lowerBound) or more" : "\(range.lowerBound) to \(range.upperBound)"
-            throw ChimeError(code, field: field, "\(field) is \(result); accepted: \(accepted)")
         }
         return result
     }

@@ -37,22 +37,10 @@ public enum Validation {
 
     /// Checks content values and size.
     public static func validate(_ content: NotificationContent, field: String = "content") throws(ChimeError) {
-        if let badge = content.badge, badge < 0 {
-            throw ChimeError(.invalidValue, field: join(field, "badge"),
-                             "\(join(field, "badge")) is \(badge); give 0 or more (0 clears the badge), or nil to leave it")
-        }
-        if !content.relevanceScore.isFinite || !(0...1).contains(content.relevanceScore) {
-            throw ChimeError(.invalidValue, field: join(field, "relevanceScore"),
-                             "\(join(field, "relevanceScore")) is \(content.relevanceScore); accepted: 0 to 1")
-        }
-        if content.summaryArgumentCount < 0 {
-            throw ChimeError(.invalidValue, field: join(field, "summaryArgumentCount"),
-                             "\(join(field, "summaryArgumentCount")) is \(content.summaryArgumentCount); give 0 or more")
-        }
-        if let volume = content.sound?.volume, !volume.isFinite || !(0...1).contains(volume) {
-            throw ChimeError(.invalidValue, field: join(field, "sound.volume"),
-                             "\(join(field, "sound.volume")) is \(volume); accepted: 0 to 1")
-        }
+        try validateBadge(content.badge, field: join(field, "badge"))
+        try validateRelevanceScore(content.relevanceScore, field: join(field, "relevanceScore"))
+        try validateSummaryArgumentCount(content.summaryArgumentCount, field: join(field, "summaryArgumentCount"))
+        if let volume = content.sound?.volume { try validateVolume(Double(volume), field: join(field, "sound.volume")) }
         for (index, attachment) in content.attachments.enumerated() {
             try validateThumbnail(attachment, field: join(field, "attachments[\(index)]"))
         }
@@ -60,6 +48,39 @@ public enum Validation {
         if size > maxContentBytes {
             throw ChimeError(.tooLarge, field: field,
                              "\(field) is about \(size) bytes; at most \(maxContentBytes) bytes of text and user info are accepted")
+        }
+    }
+
+    /// Checks a badge count: 0 or more (0 clears the badge); none leaves the badge as it is.
+    ///
+    /// ```swift
+    /// try Validation.validateBadge(-1, field: "badge")   // throws: "badge is -1; give 0 or more …"
+    /// ```
+    public static func validateBadge(_ badge: Int?, field: String = "badge") throws(ChimeError) {
+        if let badge, badge < 0 {
+            throw ChimeError(.invalidValue, field: field,
+                             "\(field) is \(badge); give 0 or more (0 clears the badge), or leave it out to keep the badge as it is")
+        }
+    }
+
+    /// Checks how many items a notification adds to its group's summary: 0 or more.
+    public static func validateSummaryArgumentCount(_ count: Int, field: String = "summaryArgumentCount") throws(ChimeError) {
+        if count < 0 {
+            throw ChimeError(.invalidValue, field: field, "\(field) is \(count); give 0 or more")
+        }
+    }
+
+    /// Checks a relevance score: a number from 0 to 1.
+    public static func validateRelevanceScore(_ score: Double, field: String = "relevanceScore") throws(ChimeError) {
+        if !score.isFinite || !(0...1).contains(score) {
+            throw ChimeError(.invalidValue, field: field, "\(field) is \(score); accepted: a number from 0 to 1")
+        }
+    }
+
+    /// Checks a critical sound's volume: a number from 0 to 1.
+    public static func validateVolume(_ volume: Double, field: String = "sound.volume") throws(ChimeError) {
+        if !volume.isFinite || !(0...1).contains(volume) {
+            throw ChimeError(.invalidValue, field: field, "\(field) is \(volume); accepted: a number from 0 to 1")
         }
     }
 
@@ -102,19 +123,22 @@ public enum Validation {
         }
     }
 
+    /// The date components a calendar trigger may hold, by name (the JSON mapping reads and writes
+    /// the same names, in this order), with the range each accepts. Key paths are immutable
+    /// values, so sharing is safe.
+    nonisolated(unsafe) static let dateComponentRanges: [(name: String, keyPath: WritableKeyPath<DateComponents, Int?>, range: ClosedRange<Int>)] = [
+        ("era", \.era, 0...1), ("year", \.year, 1...9999), ("month", \.month, 1...12), ("day", \.day, 1...31),
+        ("hour", \.hour, 0...23), ("minute", \.minute, 0...59), ("second", \.second, 0...59),
+        ("nanosecond", \.nanosecond, 0...999_999_999), ("weekday", \.weekday, 1...7),
+        ("weekdayOrdinal", \.weekdayOrdinal, -5...5), ("quarter", \.quarter, 1...4), ("weekOfMonth", \.weekOfMonth, 1...6),
+        ("weekOfYear", \.weekOfYear, 1...53), ("yearForWeekOfYear", \.yearForWeekOfYear, 1...9999),
+    ]
+
     /// Checks date components for a calendar trigger: at least one component, each in range.
     public static func validate(_ components: DateComponents, field: String = "dateComponents") throws(ChimeError) {
-        let ranges: [(String, Int?, ClosedRange<Int>)] = [
-            ("era", components.era, 0...1), ("year", components.year, 1...9999), ("month", components.month, 1...12),
-            ("day", components.day, 1...31), ("hour", components.hour, 0...23), ("minute", components.minute, 0...59),
-            ("second", components.second, 0...59), ("nanosecond", components.nanosecond, 0...999_999_999),
-            ("weekday", components.weekday, 1...7), ("weekdayOrdinal", components.weekdayOrdinal, -5...5),
-            ("quarter", components.quarter, 1...4), ("weekOfMonth", components.weekOfMonth, 1...6),
-            ("weekOfYear", components.weekOfYear, 1...53), ("yearForWeekOfYear", components.yearForWeekOfYear, 1...9999),
-        ]
         var any = false
-        for (name, value, range) in ranges {
-            guard let value else { continue }
+        for (name, keyPath, range) in dateComponentRanges {
+            guard let value = components[keyPath: keyPath] else { continue }
             any = true
             if !range.contains(value) {
                 throw ChimeError(.invalidTrigger, field: join(field, name),
@@ -123,7 +147,7 @@ public enum Validation {
         }
         if !any {
             throw ChimeError(.invalidTrigger, field: field,
-                             "\(field) has no components; give at least one of year, month, day, hour, minute, second, weekday, …")
+                             "\(field) has no components; give at least one of \(dateComponentRanges.map(\.name).joined(separator: ", "))")
         }
     }
 

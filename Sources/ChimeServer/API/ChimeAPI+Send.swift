@@ -17,7 +17,7 @@ extension ChimeAPI {
         ("Delay", "trigger"), ("At", "trigger"),
     ]
 
-    func send(_ request: HTTPRequest, app: String, route: Route) async throws -> HTTPResponse {
+    func send(_ request: HTTPRequest, route: Route) async throws -> HTTPResponse {
         let type = request.header("content-type")?.split(separator: ";").first?.trimmingCharacters(in: .whitespaces).lowercased() ?? ""
         guard ["", "text/plain", "application/x-www-form-urlencoded"].contains(type) else {
             throw APIError(415, "unsupportedMediaType",
@@ -57,7 +57,7 @@ extension ChimeAPI {
         } catch {
             throw Self.inHeaderTerms(error)
         }
-        let dates = try await engine.add([notification], app: app)
+        let dates = try await engine.add([notification], app: route["app"])
         let added = PendingRequest(request: notification, nextFireDate: dates.first ?? nil, anchor: engine.clock.now).json
         return json(added, status: 201, route: route)
     }

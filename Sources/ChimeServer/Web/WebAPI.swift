@@ -6,6 +6,16 @@ import Foundation
 extension ChimeAPI {
     // MARK: Files
 
+    /// `GET /`: the center's page.
+    func webPage(_ request: HTTPRequest, route: Route) -> HTTPResponse {
+        webFile("index.html", request: request, route: route)
+    }
+
+    /// `GET /{asset}`: one of its files (the route matches only names ``WebAssets`` has).
+    func webAsset(_ request: HTTPRequest, route: Route) -> HTTPResponse {
+        webFile(route["asset"], request: request, route: route)
+    }
+
     /// A file of the center, with its security headers; `304` when the browser's copy is current.
     func webFile(_ name: String, request: HTTPRequest, route: Route) -> HTTPResponse {
         guard let file = WebAssets.file(named: name) else {
@@ -40,6 +50,33 @@ extension ChimeAPI {
                             status: 201, route: route)
         response.headers += [("Set-Cookie", WebSessions.setCookie(secret, secure: secureCookie(for: request))), ("Cache-Control", "no-store")]
         return response
+    }
+
+    /// `POST /v1/session/links` (owner token), optionally `{"base": "https://chime.example.org"}`: a
+    /// one-time login code, and with a base the link and its QR code.
+    func createLoginLink(_ request: HTTPRequest, route: Route) async throws -> HTTPResponse {
+        // Optionally the base URL the link is for (the web center signing in another device
+        // sends the address it is open at): then the link and its QR code come back too.
+        var base: String?
+        if let body = try jsonBody(request, optional: true) {
+            base = try Fields(body, accepted: ["base"]).string("base")
+            if let text = base {
+                guard let url = URL(string: text), url.scheme == "http" || url.scheme == "https", url.host != nil,
+                      url.query == nil, url.fragment == nil, text.utf8.count <= 512 else {
+                    throw APIError.badRequest("invalidValue", "base is '\(text.prefix(80))'; give the http(s) address the center is open at, such as https://chime.example.org",
+                                              field: "base")
+                }
+            }
+        }
+        let (code, expires) = try await sessions.makeLinkCode()
+        var answer: JSONObject = ["code": .string(code), "path": .string("/#login=\(code)"), "expires": JSONMapping.json(expires)]
+        if var base {
+            while base.hasSuffix("/") { base.removeLast() }
+            let link = base + "/#login=\(code)"
+            answer["url"] = .string(link)
+            answer["qrSVG"] = .string(try QRCode(link).svg())
+        }
+        return json(.object(answer), status: 201, route: route)
     }
 
     /// Whether the session cookie gets `Secure`: when this server speaks HTTPS, or when a reverse
@@ -103,7 +140,7 @@ extension ChimeAPI {
     // MARK: Settings
 
     /// `PATCH /v1/apps/{app}/settings`: `{"soundSetting": "disabled", "showPreviewsSetting": "never"}`.
-    func updateSettings(_ request: HTTPRequest, app: String) async throws -> NotificationSettings {
+    func updateSettings(_ request: HTTPRequest, route: Route) async throws -> HTTPResponse {
         let names = SettingsChange.switchNames.map(\.name) + ["showPreviewsSetting"]
         let object = try Fields(try jsonBody(request), accepted: names)
         var change = SettingsChange()
@@ -123,7 +160,7 @@ extension ChimeAPI {
             change.showPreviews = previews
         }
         do {
-            return try await engine.changeSettings(app: app, change)
+            return json(try await engine.changeSettings(app: route["app"], change).json, route: route)
         } catch let error as ChimeError where error.field == "authorizationStatus" {
             throw APIError(409, "notAllowed", error.message, field: error.field)
         }

@@ -135,6 +135,22 @@ struct APNsPayloadTests {
         }
     }
 
+    @Test("a value out of range gets Validation's message in Apple's key names: the ranges are Validation's alone")
+    func rangesAreValidations() {
+        let cases: [(payload: String, expected: String?)] = [
+            (#"{"aps": {"badge": -1}}"#, refusalMessage { try Validation.validateBadge(-1, field: "aps.badge") }),
+            (#"{"aps": {"summary-arg-count": -1}}"#, refusalMessage { try Validation.validateSummaryArgumentCount(-1, field: "aps.summary-arg-count") }),
+            (#"{"aps": {"alert": {"summary-arg-count": -3}}}"#,
+             refusalMessage { try Validation.validateSummaryArgumentCount(-3, field: "aps.alert.summary-arg-count") }),
+            (#"{"aps": {"relevance-score": 2}}"#, refusalMessage { try Validation.validateRelevanceScore(2, field: "aps.relevance-score") }),
+            (#"{"aps": {"sound": {"critical": 1, "volume": 3}}}"#, refusalMessage { try Validation.validateVolume(3, field: "aps.sound.volume") }),
+        ]
+        for (payload, expected) in cases {
+            #expect(expected != nil, "\(payload): Validation accepts it")
+            #expect(refusalMessage { _ = try decode(payload) } == expected, "\(payload)")
+        }
+    }
+
     @Test("never crashes on prefixes and byte flips of a payload")
     func robustness() {
         let bytes = Array(#"{"aps": {"alert": {"title": "T", "loc-key": "%1$@ %@", "loc-args": ["é😀"]}, "sound": {"critical": 1}}, "k": [1, {"a": null}]}"#.utf8)

@@ -207,6 +207,25 @@ struct JSONMappingTests {
         }
     }
 
+    @Test("a value out of range gets Validation's message word for word: the decoder checks JSON types, Validation the ranges")
+    func rangesAreValidations() {
+        let cases: [(json: String, expected: String?)] = [
+            (#"{"identifier": "a", "badge": -1}"#, refusalMessage { try Validation.validateBadge(-1, field: "badge") }),
+            (#"{"identifier": "a", "content": {"summaryArgumentCount": -2}}"#,
+             refusalMessage { try Validation.validateSummaryArgumentCount(-2, field: "content.summaryArgumentCount") }),
+            (#"{"identifier": "a", "relevanceScore": 1.5}"#, refusalMessage { try Validation.validateRelevanceScore(1.5, field: "relevanceScore") }),
+            (#"{"identifier": "a", "sound": {"volume": 2}}"#, refusalMessage { try Validation.validateVolume(2, field: "sound.volume") }),
+            (#"{"identifier": "a", "trigger": {"type": "calendar", "dateComponents": {"hour": 24}}}"#,
+             refusalMessage { try Validation.validate(DateComponents(hour: 24), field: "trigger.dateComponents") }),
+            (#"{"identifier": "a", "trigger": {"type": "calendar", "dateComponents": {"timeZone": "UTC"}}}"#,
+             refusalMessage { try Validation.validate(DateComponents(), field: "trigger.dateComponents") }),
+        ]
+        for (json, expected) in cases {
+            #expect(expected != nil, "\(json): Validation accepts it")
+            #expect(refusalMessage { _ = try request(json) } == expected, "\(json)")
+        }
+    }
+
     @Test("decodes the issue's category with actions, text input, icon and options")
     func category() throws {
         let c = try NotificationCategory(json: JSONValue.parse(#"""

@@ -1,0 +1,51 @@
+import ChimeCore
+import Foundation
+
+/// The event streams, and what a connected app answers over its stream's side channel: its
+/// notification service extension's content and its `willPresent` answer (see ``AppChannels``).
+extension ChimeAPI {
+    /// `GET /v1/apps/{app}/events`: the app's events as server-sent events.
+    func appEvents(_ request: HTTPRequest, route: Route) async throws -> HTTPResponse {
+        let app = route["app"]
+        // A Chime app says what it does while connected: run its service extension, answer willPresent.
+        let serviceExtension = try Self.flag(request, "serviceExtension"), foreground = try Self.flag(request, "foreground")
+        let response = try await openFeed(request, app: app, route: route)
+        if case .app? = route.caller, case .stream(let stream) = response.body { countAppStream(app, stream) }
+        if case .stream(let stream) = response.body {
+            channels.connect(app: app, stream: stream, client: request.queryValues("client").last,
+                             serviceExtension: serviceExtension, foreground: foreground)
+        }
+        return response
+    }
+
+    /// `GET /v1/events`: every app's events (the owner's stream).
+    func allEvents(_ request: HTTPRequest, route: Route) async throws -> HTTPResponse {
+        try await openFeed(request, app: nil, route: route)
+    }
+
+    /// `POST /v1/apps/{app}/service-extension/{id}`: the content the app's service extension made of a push.
+    func serviceExtensionContent(_ request: HTTPRequest, route: Route) async throws -> HTTPResponse {
+        let app = route["app"], id = route["id"]
+        let content = try NotificationContent(json: try jsonBody(request), field: "")
+        try Validation.validate(content, field: "")
+        guard channels.answerServiceExtension(app: app, id: id, content: content) else {
+            throw APIError.notFound("no push \(id) waits for \(app)'s service extension (its time ran out, or it was answered)", field: "id")
+        }
+        return HTTPResponse(status: 204, route: route.template)
+    }
+
+    /// `POST /v1/apps/{app}/notifications/{identifier}/presentation` `{"options": […]}`: the app in
+    /// front answers `willPresent`.
+    func reportPresentation(_ request: HTTPRequest, route: Route) async throws -> HTTPResponse {
+        let app = route["app"]
+        let object = try Fields(try jsonBody(request), accepted: ["options"])
+        guard let value = object["options"] else {
+            throw APIError.badRequest("invalidValue", "options is missing; give willPresent's answer, such as [\"banner\", \"sound\"]", field: "options")
+        }
+        let options = try UNNotificationPresentationOptions(json: value, field: "options")
+        guard channels.reportPresentation(app: app, identifier: route["identifier"], options: options) else {
+            throw APIError(409, "notInFront", "\(app) has no event stream open with foreground=true; its willPresent answer is not asked for")
+        }
+        return HTTPResponse(status: 204, route: route.template)
+    }
+}

@@ -1,0 +1,115 @@
+import ChimeCore
+import Foundation
+
+/// An app's categories, pending requests, delivered notifications and the answers to them (the
+/// outbox), and the device's location.
+extension ChimeAPI {
+    // MARK: Categories
+
+    func getCategories(_ request: HTTPRequest, route: Route) async throws -> HTTPResponse {
+        // Categories are few and replaced together; the cursor is a position.
+        let page = try Page(request)
+        let start = Int(try page.number())
+        let categories = try await engine.categories(app: route["app"]).enumerated().dropFirst(start).prefix(page.limit + 1)
+        return page.response(categories.map { ($0.element.json, String($0.offset + 1)) }, request: request, route: route)
+    }
+
+    func setCategories(_ request: HTTPRequest, route: Route) async throws -> HTTPResponse {
+        let categories = try JSONMapping.categories(try jsonBody(request))
+        try await engine.setCategories(categories, app: route["app"])
+        return json(.array(categories.map(\.json)), route: route)
+    }
+
+    // MARK: Pending requests
+
+    /// `POST /v1/apps/{app}/requests`: one request object, or an array of them.
+    func addRequests(_ request: HTTPRequest, route: Route) async throws -> HTTPResponse {
+        let body = try jsonBody(request)
+        let requests = try JSONMapping.requests(body)
+        if requests.isEmpty { throw APIError.badRequest("invalidValue", "the array is empty; send one request object or a non-empty array") }
+        let dates = try await engine.add(requests, app: route["app"])
+        let now = engine.clock.now
+        let added = zip(requests, dates).map { PendingRequest(request: $0, nextFireDate: $1, anchor: now).json }
+        if case .array = body { return json(.array(added), status: 201, route: route) }
+        return json(added[0], status: 201, route: route)
+    }
+
+    func listRequests(_ request: HTTPRequest, route: Route) async throws -> HTTPResponse {
+        let page = try Page(request)
+        let pending = try await engine.pending(app: route["app"], after: try page.number(), limit: page.limit + 1)
+        return page.response(pending.map { ($0.json, String($0.sequence)) }, request: request, route: route)
+    }
+
+    /// `DELETE /v1/apps/{app}/requests[?identifier=…]`: all of them without an identifier.
+    func removeRequests(_ request: HTTPRequest, route: Route) async throws -> HTTPResponse {
+        let identifiers = request.queryValues("identifier")
+        let removed = try await engine.removePending(app: route["app"], identifiers: identifiers.isEmpty ? nil : identifiers)
+        return json(["removed": .array(removed.map(JSONValue.string))], route: route)
+    }
+
+    // MARK: Delivered notifications
+
+    func listNotifications(_ request: HTTPRequest, route: Route) async throws -> HTTPResponse {
+        let app = route["app"]
+        let thread = request.queryValues("thread").last
+        let categories = Dictionary(try await engine.categories(app: app).map { ($0.identifier, $0) }, uniquingKeysWith: { a, _ in a })
+        let page = try Page(request)
+        let delivered = try await engine.delivered(app: app, thread: thread, after: try page.deliveredCursor(), limit: page.limit + 1)
+        let settings = try await engine.settings(app: app)
+        // Each with the presentation a surface gives it now (the app is not in front): what
+        // the web center uses to decide on a banner and a sound.
+        return page.response(delivered.map { notification in
+            (notification.json(category: categories[notification.request.content.categoryIdentifier],
+                               presentation: Presentation.background(for: notification.request.content, settings: settings)),
+             Page.cursor(notification))
+        }, request: request, route: route)
+    }
+
+    /// `DELETE /v1/apps/{app}/notifications[?identifier=…][&thread=…]`.
+    func removeNotifications(_ request: HTTPRequest, route: Route) async throws -> HTTPResponse {
+        let identifiers = request.queryValues("identifier")
+        let thread = request.queryValues("thread").last
+        let removed = try await engine.removeDelivered(app: route["app"], identifiers: identifiers.isEmpty ? nil : identifiers, thread: thread)
+        return json(["removed": .array(removed.map(JSONValue.string))], route: route)
+    }
+
+    // MARK: Answers
+
+    /// `POST /v1/apps/{app}/notifications/{identifier}/responses` `{"actionIdentifier": …, "userText": …}`:
+    /// the user's answer; 204 when the action only dismisses.
+    func respond(_ request: HTTPRequest, route: Route) async throws -> HTTPResponse {
+        let object = try Fields(try jsonBody(request), accepted: ["actionIdentifier", "userText"])
+        let action = try object.requiredString("actionIdentifier")
+        let text = try object.string("userText")
+        guard let response = try await engine.respond(app: route["app"], notification: route["identifier"], action: action, userText: text) else {
+            return HTTPResponse(status: 204, route: route.template)
+        }
+        return json(response.json, status: 201, route: route)
+    }
+
+    func outbox(_ request: HTTPRequest, route: Route) async throws -> HTTPResponse {
+        let page = try Page(request)
+        let responses = try await engine.outbox(app: route["app"], after: try page.number(), limit: page.limit + 1)
+        return page.response(responses.map { ($0.json, String($0.id)) }, request: request, route: route)
+    }
+
+    func acknowledge(_ request: HTTPRequest, route: Route) async throws -> HTTPResponse {
+        let app = route["app"], idText = route["id"]
+        guard let id = Int64(idText) else {
+            throw APIError.notFound("response id \(idText) is not a number; use the id from GET /v1/apps/\(app)/responses", field: "id")
+        }
+        guard try await engine.acknowledge(response: id, app: app) else {
+            throw APIError.notFound("no response \(id) in \(app)'s outbox (already acknowledged?)", field: "id")
+        }
+        return json(["acknowledged": .integer(id)], route: route)
+    }
+
+    // MARK: Location
+
+    /// `POST /v1/location` `{"latitude": …, "longitude": …}`: what location triggers it fires.
+    func updateLocation(_ request: HTTPRequest, route: Route) async throws -> HTTPResponse {
+        let coordinate = try Coordinate(json: try jsonBody(request), field: "")
+        let delivered = try await engine.updateLocation(coordinate)
+        return json(["delivered": .array(delivered.map { $0.json })], route: route)
+    }
+}

@@ -1,0 +1,236 @@
+import Foundation
+
+/// Routes declared once each: method, path template, the OpenAPI operation's id and summary, who
+/// may call it, and its handler. The matcher works from the templates alone, ``ChimeAPI`` checks
+/// the access before it calls the handler, and a test holds `docs/openapi.json` to the table. The
+/// API's own table is ``ChimeAPI/routes``.
+///
+/// A template's segments are literals or `{name}` parameters; a parameter matches one non-empty
+/// percent-decoded segment, a literal wins over a parameter, and entries sharing a template are told
+/// apart by method (HEAD runs GET; another method gets 405 with the template's methods).
+///
+/// ```swift
+/// let table = RouteTable([
+///     .init(.get, "/healthz", "health", "Liveness", .public, ChimeAPI.health),
+///     .init(.get, "/v1/apps/{app}", "getApp", "The app's record", .app, ChimeAPI.getApp),
+/// ])
+/// let route = table.match(HTTPRequest(method: "GET", path: "/v1/apps/com.example.chat"))
+/// // route.template == "/v1/apps/{app}", route["app"] == "com.example.chat"
+/// ```
+struct RouteTable: Sendable {
+    enum Method: String, Sendable, CaseIterable {
+        case get = "GET", post = "POST", put = "PUT", patch = "PATCH", delete = "DELETE"
+    }
+
+    /// Who may call a route, checked before its handler runs (``ChimeAPI/admit(_:to:route:)``).
+    /// In `docs/openapi.json`, `public` and `session` routes have `security: []`.
+    enum Access: Sendable, Equatable {
+        /// Anyone; no credential is read (liveness, the web center's files).
+        case `public`
+        /// The web center's sign-in: no Bearer token; the handler reads the session cookie itself.
+        case session
+        /// The owner only (owner token or web session): routes that name no app.
+        case owner
+        /// The app named by `{app}` with its own token (or one issued for its launch), or the owner.
+        case app
+        /// The owner only, on a route of the app named by `{app}` (which must exist): the user's
+        /// answers and app management.
+        case ownerOnApp
+        /// The handler checks the credential in its own terms: the APNs provider API.
+        case provider
+    }
+
+    /// How a request's path is held to the template.
+    enum Matching: Sendable {
+        /// Segment by segment: literals equal, parameters non-empty.
+        case segments
+        /// As `segments`, and every parameter passes `test` (`/{asset}`: a file the center has).
+        case segmentsWhere(@Sendable (String) -> Bool)
+        /// Every path under the template's first segment (`/3/…`), whatever the method and query:
+        /// the handler answers a bad path, method or query in its own terms.
+        case everythingUnderFirstSegment
+    }
+
+    typealias Handler = @Sendable (ChimeAPI) -> @Sendable (HTTPRequest, Route) async throws -> HTTPResponse
+
+    /// One route: its declaration, its documentation and its handler. (A class, so that matching
+    /// passes one reference around rather than copying strings and closures.)
+    final class Entry: Sendable {
+        let method: Method
+        /// `/v1/apps/{app}/requests`: also the route's name in metrics and the access log.
+        let template: String
+        /// The operation's `operationId` in `docs/openapi.json`.
+        let operationID: String
+        /// The operation's `summary` in `docs/openapi.json`.
+        let summary: String
+        let access: Access
+        let matching: Matching
+        let handler: Handler
+
+        init(_ method: Method, _ template: String, _ operationID: String, _ summary: String, _ access: Access,
+             matching: Matching = .segments, _ handler: @escaping Handler) {
+            self.method = method
+            self.template = template
+            self.operationID = operationID
+            self.summary = summary
+            self.access = access
+            self.matching = matching
+            self.handler = handler
+        }
+
+        /// Whether the handler answers every path under the first segment (and the query) itself.
+        var ownsFirstSegment: Bool {
+            if case .everythingUnderFirstSegment = matching { return true }
+            return false
+        }
+    }
+
+    /// A path parameter: its name and the segment that holds it.
+    struct Parameter: Sendable {
+        let name: String
+        let index: Int
+    }
+
+    /// The entries that share a template, compiled once. (A class for the same reason as ``Entry``:
+    /// the matcher walks a list of these for every request.)
+    private final class Pattern: Sendable {
+        enum Segment: Sendable {
+            case literal(String)
+            case parameter
+        }
+
+        let template: String
+        let segments: [Segment]
+        let parameters: [Parameter]
+        /// The first entry's `segmentsWhere` test, if any.
+        let test: (@Sendable (String) -> Bool)?
+        let entries: [Entry]
+        /// The methods, sorted: the `Allow` header of a 405.
+        let allowed: [String]
+
+        init(_ entries: [Entry]) {
+            template = entries[0].template
+            let parts = RouteTable.segments(of: template)
+            segments = parts.map { part in
+                part.hasPrefix("{") && part.hasSuffix("}") ? .parameter : .literal(part)
+            }
+            parameters = parts.enumerated().compactMap { index, part in
+                part.hasPrefix("{") && part.hasSuffix("}") ? Parameter(name: String(part.dropFirst().dropLast()), index: index) : nil
+            }
+            if case .segmentsWhere(let test) = entries[0].matching { self.test = test } else { test = nil }
+            self.entries = entries
+            allowed = entries.map(\.method.rawValue).sorted()
+        }
+
+        /// Whether the decoded segments (as many as the template's) fit. The last segment tells
+        /// this API's templates apart soonest, so the comparison runs from the end.
+        func matches(_ path: [String]) -> Bool {
+            var index = segments.count - 1
+            while index >= 0 {
+                switch segments[index] {
+                case .literal(let literal):
+                    if path[index] != literal { return false }
+                case .parameter:
+                    if path[index].isEmpty { return false }
+                    if let test, !test(path[index]) { return false }
+                }
+                index -= 1
+            }
+            return true
+        }
+
+        /// Where a literal stands before a parameter: patterns of one length are tried in this order.
+        func precedes(_ other: Pattern) -> Bool {
+            for (mine, theirs) in zip(segments, other.segments) {
+                switch (mine, theirs) {
+                case (.literal, .parameter): return true
+                case (.parameter, .literal): return false
+                default: continue
+                }
+            }
+            return false
+        }
+    }
+
+    /// Every entry, in declaration order.
+    let entries: [Entry]
+    /// Patterns by their number of segments, literals before parameters.
+    private let patterns: [[Pattern]]
+    /// Entries that own everything under their first segment, with that prefix (`/3`) and the prefix
+    /// followed by a slash (`/3/`).
+    private let owners: [(prefix: String, under: String, entry: Entry)]
+
+    init(_ entries: [Entry]) {
+        self.entries = entries
+        var byTemplate: [String: Int] = [:]
+        var groups: [[Entry]] = []
+        var owners: [(prefix: String, under: String, entry: Entry)] = []
+        for entry in entries {
+            if entry.ownsFirstSegment {
+                let prefix = "/" + (Self.segments(of: entry.template).first ?? "")
+                owners.append((prefix, prefix + "/", entry))
+            } else if let index = byTemplate[entry.template] {
+                groups[index].append(entry)
+            } else {
+                byTemplate[entry.template] = groups.count
+                groups.append([entry])
+            }
+        }
+        let compiled = groups.map(Pattern.init)
+        var patterns = [[Pattern]](repeating: [], count: (compiled.map(\.segments.count).max() ?? 0) + 1)
+        for pattern in compiled {
+            let count = pattern.segments.count
+            // Insert before the first pattern it precedes; otherwise declaration order.
+            let position = patterns[count].firstIndex { pattern.precedes($0) } ?? patterns[count].count
+            patterns[count].insert(pattern, at: position)
+        }
+        self.patterns = patterns
+        self.owners = owners
+    }
+
+    /// A template's or a path's segments, split as ``HTTPRequest/pathSegments()`` splits a path.
+    static func segments(of template: String) -> [String] {
+        var parts = template.split(separator: "/", omittingEmptySubsequences: false).map(String.init)
+        if parts.count > 1, parts.first == "" { parts.removeFirst() }
+        return parts
+    }
+
+    /// The route of a request: its entry (or why there is none) and its path parameters. Path
+    /// segments are percent-decoded one by one after splitting on `/`, so a parameter may hold a `/`
+    /// sent as `%2F`; one trailing slash is ignored. A query argument that does not decode is a
+    /// 400, except under a route that answers its query itself.
+    func match(_ request: HTTPRequest) -> Route {
+        var route = matchPath(request)
+        if let problem = request.queryError {
+            if case .handler(let entry) = route.outcome, entry.ownsFirstSegment { return route }
+            route.outcome = .invalidEncoding(message: problem.description, field: problem.name)
+        }
+        return route
+    }
+
+    private func matchPath(_ request: HTTPRequest) -> Route {
+        let path = request.path
+        for owner in owners where path == owner.prefix || path.hasPrefix(owner.under) {
+            return Route(outcome: .handler(owner.entry), template: owner.entry.template)
+        }
+        var segments: [String]
+        do {
+            segments = try request.pathSegments()
+        } catch {
+            return Route(outcome: .invalidEncoding(message: "path segment \(error)", field: "path"), template: "unmatched")
+        }
+        if segments.count > 1, segments.last == "" { segments.removeLast() }
+        guard segments.count < patterns.count,
+              let pattern = patterns[segments.count].first(where: { $0.matches(segments) }) else {
+            return Route(outcome: .notFound, template: "unmatched")
+        }
+        let method = request.method.uppercased()
+        var entry = pattern.entries.first { $0.method.rawValue == method }
+        if entry == nil, method == "HEAD" { entry = pattern.entries.first { $0.method == .get } }
+        guard let entry else {
+            return Route(outcome: .methodNotAllowed(pattern.allowed), template: pattern.template, segments: segments,
+                         parameters: pattern.parameters)
+        }
+        return Route(outcome: .handler(entry), template: pattern.template, segments: segments, parameters: pattern.parameters)
+    }
+}

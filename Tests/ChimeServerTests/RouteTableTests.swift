@@ -1,0 +1,160 @@
+import ChimeCore
+import Foundation
+import Testing
+@testable import ChimeServer
+
+/// A request and what the route table makes of it.
+struct RoutingCase: Sendable, CustomStringConvertible {
+    var method = "GET"
+    var path: String
+    var badQuery = false
+    /// `operationId` of the entry, `404`, `405 <Allow>`, or `400 <field>`.
+    var outcome: String
+    var template: String
+    var parameters: [String: String] = [:]
+    var description: String { "\(method) \(path)\(badQuery ? "?%zz" : "")" }
+}
+
+let routingCases: [RoutingCase] = [
+    RoutingCase(path: "/healthz", outcome: "health", template: "/healthz"),
+    RoutingCase(path: "/healthz/", outcome: "health", template: "/healthz"),
+    RoutingCase(method: "get", path: "/healthz", outcome: "health", template: "/healthz"),
+    RoutingCase(path: "/healthz//", outcome: "404", template: "unmatched"),
+    RoutingCase(path: "/", outcome: "webCenter", template: "/"),
+    RoutingCase(path: "/center.js", outcome: "webAsset", template: "/{asset}", parameters: ["asset": "center.js"]),
+    RoutingCase(method: "POST", path: "/center.js", outcome: "405 GET", template: "/{asset}"),
+    RoutingCase(path: "/nothing.js", outcome: "404", template: "unmatched"),
+    RoutingCase(path: "/.env", outcome: "404", template: "unmatched"),
+    RoutingCase(path: "/v1", outcome: "404", template: "unmatched"),
+    RoutingCase(path: "/v1/apps/", outcome: "listApps", template: "/v1/apps"),
+    RoutingCase(method: "HEAD", path: "/v1/apps/a", outcome: "getApp", template: "/v1/apps/{app}", parameters: ["app": "a"]),
+    RoutingCase(method: "PUT", path: "/v1/apps/a", outcome: "405 DELETE, GET, PATCH", template: "/v1/apps/{app}"),
+    RoutingCase(method: "HEAD", path: "/v1/session/links", outcome: "405 POST", template: "/v1/session/links"),
+    RoutingCase(method: "OPTIONS", path: "/v1/apps/a/requests", outcome: "405 DELETE, GET, POST", template: "/v1/apps/{app}/requests"),
+    RoutingCase(path: "/v1/apps//settings", outcome: "404", template: "unmatched"),
+    RoutingCase(method: "POST", path: "/v1/apps/a/notifications//responses", outcome: "404", template: "unmatched"),
+    RoutingCase(path: "/v1/apps/a/nothing", outcome: "404", template: "unmatched"),
+    RoutingCase(method: "POST", path: "/v1/apps/com.example.chat/notifications/chat%2F42%20%C3%BC/responses", outcome: "respond",
+                template: "/v1/apps/{app}/notifications/{identifier}/responses",
+                parameters: ["app": "com.example.chat", "identifier": "chat/42 ü"]),
+    RoutingCase(method: "POST", path: "/v1/apps/a/notifications/n/presentation", outcome: "reportPresentation",
+                template: "/v1/apps/{app}/notifications/{identifier}/presentation", parameters: ["app": "a", "identifier": "n"]),
+    RoutingCase(method: "POST", path: "/v1/apps/a/responses/7/ack", outcome: "acknowledge", template: "/v1/apps/{app}/responses/{id}/ack",
+                parameters: ["app": "a", "id": "7"]),
+    RoutingCase(method: "POST", path: "/v1/apps/a/service-extension/p1", outcome: "serviceExtensionContent",
+                template: "/v1/apps/{app}/service-extension/{id}", parameters: ["id": "p1"]),
+    RoutingCase(method: "POST", path: "/v1/apps/a/authorization/answer", outcome: "answerAuthorization",
+                template: "/v1/apps/{app}/authorization/answer"),
+    RoutingCase(path: "/v1/apps/%zz/settings", outcome: "400 path", template: "unmatched"),
+    RoutingCase(path: "/v1/apps/a/settings", badQuery: true, outcome: "400 q", template: "/v1/apps/{app}/settings"),
+    RoutingCase(path: "/nothing", badQuery: true, outcome: "400 q", template: "unmatched"),
+    // Everything under /3/ is the push endpoint's, which answers bad paths, methods and queries itself.
+    RoutingCase(method: "POST", path: "/3/device/abc", badQuery: true, outcome: "push", template: "/3/device/{token}"),
+    RoutingCase(method: "PATCH", path: "/3/x/%zz", outcome: "push", template: "/3/device/{token}"),
+    RoutingCase(path: "/3", outcome: "push", template: "/3/device/{token}"),
+    RoutingCase(path: "/3x", outcome: "404", template: "unmatched"),
+]
+
+@Suite("Route table")
+struct RouteTableTests {
+    @Test("a request finds its entry, or a 404, 405 or 400, from the templates alone", arguments: routingCases)
+    func routing(_ test: RoutingCase) {
+        var request = HTTPRequest(method: test.method, path: test.path)
+        if test.badQuery { request.queryError = QueryDecodingError(name: "q", problem: PercentDecodingError(text: "%zz", problem: .invalidEscape("%zz"))) }
+        let route = ChimeAPI.routes.match(request)
+        let outcome = switch route.outcome {
+        case .handler(let entry): entry.operationID
+        case .notFound: "404"
+        case .methodNotAllowed(let allowed): "405 " + allowed.joined(separator: ", ")
+        case .invalidEncoding(_, let field): "400 " + field
+        }
+        #expect(outcome == test.outcome)
+        #expect(route.template == test.template)
+        for (name, value) in test.parameters { #expect(route[name] == value, "{\(name)}") }
+    }
+
+    @Test("each entry is well formed: one per method and template, unique ids, {app} exactly on the app routes, no two templates alike")
+    func wellFormed() {
+        let entries = ChimeAPI.routes.entries
+        #expect(Set(entries.map(\.operationID)).count == entries.count, "operationIds repeat")
+        #expect(Set(entries.map { "\($0.method.rawValue) \($0.template)" }).count == entries.count, "a method and template repeat")
+        var shapes: [String: String] = [:]
+        for entry in entries {
+            let name = "\(entry.method.rawValue) \(entry.template)"
+            let segments = RouteTable.segments(of: entry.template)
+            #expect(entry.template.hasPrefix("/"), "\(name)")
+            for segment in segments where segment.contains("{") || segment.contains("}") {
+                #expect(segment.hasPrefix("{") && segment.hasSuffix("}") && segment.count > 2, "\(name): a parameter is a whole segment")
+            }
+            let scoped = entry.access == .app || entry.access == .ownerOnApp
+            #expect(segments.contains("{app}") == scoped, "\(name): {app} on the app routes (access .app or .ownerOnApp) and only there")
+            let shape = segments.map { $0.hasPrefix("{") ? "{}" : $0 }.joined(separator: "/")
+            if let other = shapes[shape] {
+                #expect(other == entry.template, "\(entry.template) and \(other) match the same paths")
+            }
+            shapes[shape] = entry.template
+        }
+    }
+
+    /// The document's operations by `METHOD /path`.
+    static func documentedOperations() throws -> [String: JSONValue] {
+        let document = try JSONValue.parse(OpenAPIDocument.json, maxDepth: 256)
+        guard case .object(let paths)? = document["paths"] else {
+            Issue.record("docs/openapi.json has no paths")
+            return [:]
+        }
+        var operations: [String: JSONValue] = [:]
+        let methods = ["get", "put", "post", "delete", "options", "head", "patch", "trace"]
+        for (path, item) in paths {
+            guard case .object(let members) = item else { continue }
+            for (method, operation) in members where methods.contains(method) {
+                // The path's own parameters belong to each of its operations.
+                var operation = operation
+                if case .object(var object) = operation, case .array(let shared)? = members["parameters"] {
+                    let own: [JSONValue] = if case .array(let list)? = object["parameters"] { list } else { [] }
+                    object["parameters"] = .array(shared + own)
+                    operation = .object(object)
+                }
+                operations["\(method.uppercased()) \(path)"] = operation
+            }
+        }
+        return operations
+    }
+
+    @Test("docs/openapi.json documents exactly the table's routes, with its operationIds, summaries, path parameters and security")
+    func documentMatchesTable() throws {
+        let operations = try Self.documentedOperations()
+        let entries = ChimeAPI.routes.entries
+        let declared = Set(entries.map { "\($0.method.rawValue) \($0.template)" })
+        for name in Set(operations.keys).subtracting(declared).sorted() {
+            Issue.record("\(name) is in docs/openapi.json but not in the route table (ChimeAPI+Routes.swift)")
+        }
+        for entry in entries {
+            let name = "\(entry.method.rawValue) \(entry.template)"
+            guard let operation = operations[name] else {
+                Issue.record("\(name) (\(entry.operationID)) is in the route table but not in docs/openapi.json")
+                continue
+            }
+            #expect(operation["operationId"] == .string(entry.operationID),
+                    "\(name): operationId is \(operation["operationId"]?.serialized() ?? "missing") in docs/openapi.json, \"\(entry.operationID)\" in the table")
+            #expect(operation["summary"] == .string(entry.summary),
+                    "\(name): summary is \(operation["summary"]?.serialized() ?? "missing") in docs/openapi.json, \"\(entry.summary)\" in the table")
+            switch entry.access {
+            case .public, .session:
+                #expect(operation["security"] == .array([]), "\(name) needs no credential: give it \"security\": [] in docs/openapi.json")
+            case .owner, .app, .ownerOnApp, .provider:
+                #expect(operation["security"] == nil, "\(name) needs a credential: no \"security\" of its own in docs/openapi.json")
+            }
+            let ownerOnly = entry.access == .owner || entry.access == .ownerOnApp
+            #expect(entry.summary.contains("owner") == ownerOnly, "\(name): the summary says \"owner\" exactly when only the owner may call it")
+            var documented: Set<String> = []
+            if case .array(let parameters)? = operation["parameters"] {
+                for parameter in parameters where parameter["in"] == .string("path") {
+                    if case .string(let parameterName)? = parameter["name"] { documented.insert(parameterName) }
+                }
+            }
+            let templated = Set(RouteTable.segments(of: entry.template).filter { $0.hasPrefix("{") }.map { String($0.dropFirst().dropLast()) })
+            #expect(documented == templated, "\(name): path parameters \(documented.sorted()) in docs/openapi.json, \(templated.sorted()) in the template")
+        }
+    }
+}
