@@ -12,6 +12,7 @@ final class SQLiteConnection {
     /// Opens (creating if needed) the database file, read-write, without a mutex (the store is
     /// used from one queue).
     init(path: String) throws {
+        _ = Self.configured
         self.path = path
         var handle: OpaquePointer?
         let flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX
@@ -29,6 +30,9 @@ final class SQLiteConnection {
     }
 
     deinit { close() }
+
+    /// SQLite's process-wide settings, made once before the first connection opens.
+    private static let configured: Bool = chime_sqlite_no_memory_statistics() == SQLITE_OK
 
     /// Waits for another connection's lock for up to about `seconds`, retrying every 100 µs for
     /// the first tenth of a second and every millisecond after that. SQLite's own

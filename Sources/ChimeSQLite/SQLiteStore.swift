@@ -351,7 +351,10 @@ public final class SQLiteStore: NotificationStore {
 
     /// Reads a row selected with `pendingColumns`.
     private func pendingRow(_ statement: Statement) throws -> (app: String, pending: PendingRequest) {
-        let request = try RecordCodec.decodeRequest(statement.blob(5))
+        try pendingRow(statement, request: RecordCodec.decodeRequest(statement.blob(5)))
+    }
+
+    private func pendingRow(_ statement: Statement, request: NotificationRequest) -> (app: String, pending: PendingRequest) {
         let pending = PendingRequest(
             request: request, nextFireDate: statement.optionalDouble(2).map(Self.date),
             anchor: Self.date(statement.double(3)), inside: statement.isNull(4) ? nil : statement.int64(4) != 0,
@@ -461,14 +464,22 @@ public final class SQLiteStore: NotificationStore {
     }
 
     public func due(before date: Date, limit: Int) throws -> [(app: String, pending: PendingRequest)] {
+        try dueEncoded(before: date, limit: limit).map { ($0.app, $0.pending) }
+    }
+
+    public func dueEncoded(before date: Date, limit: Int) throws -> [(app: String, pending: PendingRequest, encoded: [UInt8]?)] {
         let statement = try connection.statement("""
             SELECT \(Self.pendingColumns) FROM pending
             WHERE next_fire IS NOT NULL AND next_fire <= ? ORDER BY next_fire, seq LIMIT ?
             """)
         statement.bind(1, date.timeIntervalSince1970)
         statement.bind(2, Int64(max(limit, 0)))
-        var result: [(app: String, pending: PendingRequest)] = []
-        try statement.rows { result.append(try pendingRow(statement)) }
+        var result: [(app: String, pending: PendingRequest, encoded: [UInt8]?)] = []
+        try statement.rows {
+            let encoded = Array(statement.blob(5))
+            let (app, pending) = pendingRow(statement, request: try RecordCodec.decodeRequest(encoded))
+            result.append((app, pending, encoded))
+        }
         return result
     }
 
@@ -515,6 +526,10 @@ public final class SQLiteStore: NotificationStore {
 
     @discardableResult
     public func putDelivered(_ notification: DeliveredNotification, app: String) throws -> Int64 {
+        try putDelivered(notification, app: app, encodedRequest: nil)
+    }
+
+    public func putDelivered(_ notification: DeliveredNotification, app: String, encodedRequest: [UInt8]?) throws -> Int64 {
         try transaction {
             var notification = notification
             if notification.sequence == 0 { notification.sequence = takeSequence() }
@@ -526,7 +541,7 @@ public final class SQLiteStore: NotificationStore {
             statement.bind(3, notification.sequence)
             statement.bind(4, notification.date.timeIntervalSince1970)
             statement.bind(5, notification.request.content.threadIdentifier)
-            statement.bind(6, RecordCodec.encode(notification))
+            statement.bind(6, encodedRequest.map { RecordCodec.encode(notification, encodedRequest: $0) } ?? RecordCodec.encode(notification))
             try statement.run()
             return notification.sequence
         }

@@ -30,6 +30,23 @@ struct RecordCodecTests {
         #expect(try RecordCodec.decodeEvent(RecordCodec.encode(event)) == event)
     }
 
+    @Test("a delivered record built from its request's record is byte for byte the one encoded whole, in format 1 and 2",
+          arguments: [false, true])
+    func deliveredFromRequestRecord(thumbnails: Bool) throws {
+        var content = Samples.content()
+        if thumbnails { content.attachments[0].thumbnailHidden = true }
+        for (index, trigger) in Samples.triggers.enumerated() {
+            let request = NotificationRequest(identifier: "spliced-\(index)", content: content, trigger: trigger)
+            let delivered = DeliveredNotification(request: request, date: Date(timeIntervalSince1970: 1_780_000_000.25), sequence: 1_234_567)
+            let spliced = RecordCodec.encode(delivered, encodedRequest: RecordCodec.encode(request))
+            #expect(spliced == RecordCodec.encode(delivered))
+            #expect(try RecordCodec.decodeDelivered(spliced) == delivered)
+        }
+        // Not a request record: encoded whole instead.
+        let delivered = DeliveredNotification(request: Samples.request("x", trigger: nil), date: Date(timeIntervalSince1970: 0))
+        #expect(RecordCodec.encode(delivered, encodedRequest: RecordCodec.encode(delivered)) == RecordCodec.encode(delivered))
+    }
+
     @Test("date components keep every field, the time zone and the calendar")
     func dateComponents() throws {
         let request = NotificationRequest(identifier: "c", content: .init(), trigger: .calendar(Samples.components, repeats: true))

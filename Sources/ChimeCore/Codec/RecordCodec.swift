@@ -44,6 +44,19 @@ public enum RecordCodec {
         return writer.bytes
     }
 
+    /// The delivered record of `notification` built from its request's record (`encodedRequest`,
+    /// as ``encode(_:)-request`` wrote it): the same bytes as ``encode(_:)-delivered``, with the
+    /// request copied instead of encoded again.
+    public static func encode(_ notification: DeliveredNotification, encodedRequest: [UInt8]) -> [UInt8] {
+        guard encodedRequest.count > 2, encodedRequest[1] == Tag.request.rawValue else { return encode(notification) }
+        var writer = Writer(tag: .delivered, capacity: encodedRequest.count + 16)
+        writer.bytes[0] = encodedRequest[0]
+        writer.bytes.append(contentsOf: encodedRequest[2...])
+        writer.date(notification.date)
+        writer.int(notification.sequence)
+        return writer.bytes
+    }
+
     public static func encode(_ response: NotificationResponse) -> [UInt8] {
         var writer = Writer(tag: .response, capacity: 340)
         writer.response(response)

@@ -338,7 +338,8 @@ package final class EngineCore {
     /// `willPresent` answer (``Delivery/pendingBadge``; the hub applies it when the answer includes
     /// `.badge`). A badge-only request (no title, subtitle, body, sound or attachment) only sets the
     /// badge: it is not listed as delivered, nor shown (`nil`).
-    private func deliver(_ request: NotificationRequest, app: String, date: Date) throws -> DeliveredNotification? {
+    /// - Parameter encodedRequest: the request's store record, when the store gave it (firing).
+    private func deliver(_ request: NotificationRequest, app: String, date: Date, encodedRequest: [UInt8]? = nil) throws -> DeliveredNotification? {
         let content = request.content
         var record = try appRecord(app)
         var badge: Int?, pendingBadge: Int?
@@ -356,7 +357,7 @@ package final class EngineCore {
             return nil
         }
         var notification = DeliveredNotification(request: request, date: date)
-        notification.sequence = try store.putDelivered(notification, app: app)
+        notification.sequence = try store.putDelivered(notification, app: app, encodedRequest: encodedRequest)
         var delivery = Delivery(notification: notification, category: try category(content.categoryIdentifier, app: app),
                                 settings: record.settings, presentation: Presentation.background(for: content, settings: record.settings),
                                 badge: badge)
@@ -379,16 +380,16 @@ package final class EngineCore {
     /// Delivers what is due at `now`: each occurrence once, dated when it was due. A repeating
     /// request moves on to its first occurrence after `now` (missed ones coalesce).
     package func fireDue(now: Date, limit: Int) throws -> [(app: String, notification: DeliveredNotification)] {
-        let due = try store.due(before: now, limit: limit)
+        let due = try store.dueEncoded(before: now, limit: limit)
         var delivered: [(app: String, notification: DeliveredNotification)] = []
         delivered.reserveCapacity(due.count)
         var finished: [String: [String]] = [:]
-        for (app, pending) in due {
+        for (app, pending, encoded) in due {
             let request = pending.request
             let dueDate = pending.nextFireDate ?? now
             let key = ScheduleWindow.Key(app: app, identifier: request.identifier)
             if try appRecord(app).settings.authorizationStatus.allowsDelivery {
-                if let notification = try deliver(request, app: app, date: dueDate) { delivered.append((app, notification)) }
+                if let notification = try deliver(request, app: app, date: dueDate, encodedRequest: encoded) { delivered.append((app, notification)) }
             }
             if let trigger = request.trigger, trigger.repeats,
                let next = FireDates.next(for: trigger, due: dueDate, anchor: pending.anchor, now: now, timeZone: timeZone) {

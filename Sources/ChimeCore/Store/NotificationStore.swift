@@ -51,6 +51,11 @@ public protocol NotificationStore: AnyObject {
     func removeAllPending(app: String) throws -> [String]
     /// Timed requests (any app) with `nextFireDate <= date`, soonest first, at most `limit`.
     func due(before date: Date, limit: Int) throws -> [(app: String, pending: PendingRequest)]
+    /// `due(before:limit:)`, each with its request as the store keeps it (``RecordCodec`` bytes),
+    /// or `nil` from a store that keeps it otherwise: firing hands them to
+    /// ``putDelivered(_:app:encodedRequest:)``, which writes the delivered record without encoding
+    /// the request again.
+    func dueEncoded(before date: Date, limit: Int) throws -> [(app: String, pending: PendingRequest, encoded: [UInt8]?)]
     /// The soonest timed requests (any app): keys and fire dates only, soonest first.
     func soonest(limit: Int) throws -> [(app: String, identifier: String, date: Date, sequence: Int64)]
     /// Location-triggered requests (any app).
@@ -65,6 +70,9 @@ public protocol NotificationStore: AnyObject {
     /// when `notification.sequence == 0` and returns the stored sequence.
     @discardableResult
     func putDelivered(_ notification: DeliveredNotification, app: String) throws -> Int64
+    /// `putDelivered`, with the notification's request as ``dueEncoded(before:limit:)`` gave it.
+    @discardableResult
+    func putDelivered(_ notification: DeliveredNotification, app: String, encodedRequest: [UInt8]?) throws -> Int64
     func delivered(app: String, thread: String?) throws -> [DeliveredNotification]
     func delivered(app: String, identifier: String) throws -> DeliveredNotification?
     func removeDelivered(app: String, identifiers: [String]) throws -> [String]
@@ -147,6 +155,15 @@ extension NotificationStore {
 
     public func putPending(_ records: [PendingRequest], encodedRequests: [[UInt8]], app: String) throws {
         try putPending(records, app: app)
+    }
+
+    public func dueEncoded(before date: Date, limit: Int) throws -> [(app: String, pending: PendingRequest, encoded: [UInt8]?)] {
+        try due(before: date, limit: limit).map { ($0.app, $0.pending, nil) }
+    }
+
+    @discardableResult
+    public func putDelivered(_ notification: DeliveredNotification, app: String, encodedRequest: [UInt8]?) throws -> Int64 {
+        try putDelivered(notification, app: app)
     }
 
     /// The app's pending requests with a sequence above `sequence`, in sequence order, at most `limit`.
