@@ -30,6 +30,8 @@ struct Options {
     var only: Set<String> = []
     var reference: String?
     var json: String?
+    /// Where api-steady writes each delivery's due offset and lateness (CSV), for profiling.
+    var trace: String?
 
     static func parse(_ arguments: [String]) -> Options {
         var options = Options()
@@ -54,13 +56,14 @@ struct Options {
             case "--only": options.only = Set(value(argument).split(separator: ",").map(String.init))
             case "--reference": options.reference = value(argument)
             case "--json": options.json = value(argument)
+            case "--trace": options.trace = value(argument)
             case "--quick":
                 options.count = 50_000
                 options.burst = 20_000
                 options.deliveries = 5_000
                 options.seconds = 10
             case "-h", "--help":
-                print("usage: chime-bench-api [--dir DIR] [--count N] [--burst N] [--deliveries N] [--rate R] [--seconds S] [--quick] [--only api-concurrent,api-burst,api-steady,cost] [--reference PATH] [--json FILE]")
+                print("usage: chime-bench-api [--dir DIR] [--count N] [--burst N] [--deliveries N] [--rate R] [--seconds S] [--quick] [--only api-concurrent,api-burst,api-steady,cost] [--reference PATH] [--json FILE] [--trace FILE (api-steady: due offset s, lateness ms per delivery)]")
                 exit(0)
             default: fail("unknown argument \(argument); see --help")
             }
@@ -148,6 +151,7 @@ final class Arrivals: Sendable {
     private struct State {
         var count = 0
         var lateness: [Double] = []
+        var dues: [Date] = []
         var last = Date.distantPast
         var waiter: CheckedContinuation<Void, Never>?
     }
@@ -160,7 +164,10 @@ final class Arrivals: Sendable {
         let now = Date()
         let waiter = state.withLock { state -> CheckedContinuation<Void, Never>? in
             state.count += 1
-            if let due { state.lateness.append(now.timeIntervalSince(due)) }
+            if let due {
+                state.lateness.append(now.timeIntervalSince(due))
+                state.dues.append(due)
+            }
             state.last = now
             guard state.count >= expected else { return nil }
             defer { state.waiter = nil }
@@ -172,6 +179,8 @@ final class Arrivals: Sendable {
     var count: Int { state.withLock { $0.count } }
     var last: Date { state.withLock { $0.last } }
     var lateness: [Double] { state.withLock { $0.lateness } }
+    /// Each delivery's due date and lateness, in the order they arrived.
+    var series: [(due: Date, lateness: Double)] { state.withLock { Array(zip($0.dues, $0.lateness)) } }
 
     func wait(label: String) async {
         let monitor = Task {
@@ -341,6 +350,13 @@ var results: [String: Any] = [:]
     let sorted = arrivals.lateness.sorted()
     func percentile(_ p: Double) -> Double { sorted[min(sorted.count - 1, Int(Double(sorted.count) * p))] }
     let (p50, p99, max) = (percentile(0.5), percentile(0.99), sorted.last ?? 0)
+    if let trace = options.trace {
+        var csv = "due_s,lateness_ms\n"
+        for sample in arrivals.series {
+            csv += String(format: "%.6f,%.3f\n", sample.due.timeIntervalSince(start), sample.lateness * 1000)
+        }
+        try csv.write(toFile: trace, atomically: true, encoding: .utf8)
+    }
     progress.done(String(format: "api steady: lateness in willPresent p50 %.2f ms p99 %.2f ms max %.2f ms", p50 * 1000, p99 * 1000, max * 1000))
     figures.append(Figure(name: "steady \(options.rate.formatted())/s for \(options.seconds) s, lateness in willPresent p50 / p99 / max",
                           value: String(format: "%.2f / %.2f / %.2f ms", p50 * 1000, p99 * 1000, max * 1000),
