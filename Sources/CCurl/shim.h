@@ -22,6 +22,9 @@ static inline CURLcode chime_curl_set_headers(CURL *easy, struct curl_slist *hea
 static inline CURLcode chime_curl_set_write_function(CURL *easy, curl_write_callback callback) {
     return curl_easy_setopt(easy, CURLOPT_WRITEFUNCTION, callback);
 }
+static inline CURLcode chime_curl_set_header_function(CURL *easy, curl_write_callback callback) {
+    return curl_easy_setopt(easy, CURLOPT_HEADERFUNCTION, callback);
+}
 static inline CURLcode chime_curl_get_long(CURL *easy, CURLINFO info, long *value) {
     return curl_easy_getinfo(easy, info, value);
 }

@@ -21,6 +21,8 @@ final class CurlTransfer: @unchecked Sendable {
         var timeout: Double
         var streaming: Bool
         var caFile: String?
+        /// The local address to connect from (TCP only), e.g. `127.0.0.2`.
+        var localAddress: String?
     }
 
     private struct State {
@@ -39,10 +41,14 @@ final class CurlTransfer: @unchecked Sendable {
     private let errorBuffer = UnsafeMutablePointer<CChar>.allocate(capacity: Int(CURL_ERROR_SIZE) + 1)
     /// Called with each piece of a 2xx body as it arrives (streams); else the body is collected.
     private let onData: (@Sendable ([UInt8]) -> Void)?
+    /// Called once with the final answer's status and header fields, as soon as its head is in.
+    private let onResponse: (@Sendable (HTTPClient.Response) -> Void)?
     private var collected: [UInt8] = []
     private var status: Int?
+    private var headReported = false
 
-    init(_ options: Options, onData: (@Sendable ([UInt8]) -> Void)?) throws(HTTPClientError) {
+    init(_ options: Options, onResponse: (@Sendable (HTTPClient.Response) -> Void)? = nil,
+         onData: (@Sendable ([UInt8]) -> Void)?) throws(HTTPClientError) {
         guard Self.globalInit, let multi = curl_multi_init() else { throw HTTPClientError(.failed, "libcurl failed to start") }
         guard let easy = curl_easy_init() else {
             curl_multi_cleanup(multi)
@@ -52,6 +58,7 @@ final class CurlTransfer: @unchecked Sendable {
         self.multi = multi
         self.easy = easy
         self.onData = onData
+        self.onResponse = onResponse
         errorBuffer.initialize(repeating: 0, count: Int(CURL_ERROR_SIZE) + 1)
     }
 
@@ -129,6 +136,10 @@ final class CurlTransfer: @unchecked Sendable {
         // The service is reached directly, never through an `http_proxy` from the environment.
         _ = chime_curl_set_string(easy, CURLOPT_PROXY, "")
         if let caFile = options.caFile { try check(chime_curl_set_string(easy, CURLOPT_CAINFO, caFile), "with the CA file \(caFile)") }
+        // `host!` makes curl take the text as an address or host name, never as an interface name.
+        if let address = options.localAddress {
+            try check(chime_curl_set_string(easy, CURLOPT_INTERFACE, "host!" + address), "from the local address \(address)")
+        }
         _ = chime_curl_set_pointer(easy, CURLOPT_ERRORBUFFER, errorBuffer)
 
         switch options.method {
@@ -165,13 +176,33 @@ final class CurlTransfer: @unchecked Sendable {
         }
         _ = chime_curl_set_headers(easy, headerList)
 
-        _ = chime_curl_set_write_function(easy) { pointer, size, count, context in
-            guard let pointer, let context else { return 0 }
-            let transfer = Unmanaged<CurlTransfer>.fromOpaque(context).takeUnretainedValue()
-            transfer.received(UnsafeRawBufferPointer(start: pointer, count: size * count))
-            return size * count
-        }
+        _ = chime_curl_set_write_function(easy) { CurlTransfer.handOver($0, $1 * $2, $3) { $0.received($1) } }
         _ = chime_curl_set_pointer(easy, CURLOPT_WRITEDATA, Unmanaged.passUnretained(self).toOpaque())
+        if onResponse != nil {
+            _ = chime_curl_set_header_function(easy) { CurlTransfer.handOver($0, $1 * $2, $3) { $0.headerLine($1) } }
+            _ = chime_curl_set_pointer(easy, CURLOPT_HEADERDATA, Unmanaged.passUnretained(self).toOpaque())
+        }
+    }
+
+    /// For curl's callbacks, which cannot capture: the transfer `context` points at gets the
+    /// `count` bytes at `pointer`; returns how many were taken (all, or 0 to make curl stop).
+    private static func handOver(_ pointer: UnsafeMutablePointer<CChar>?, _ count: Int, _ context: UnsafeMutableRawPointer?,
+                                 _ take: (CurlTransfer, UnsafeRawBufferPointer) -> Void) -> Int {
+        guard let pointer, let context else { return 0 }
+        take(Unmanaged<CurlTransfer>.fromOpaque(context).takeUnretainedValue(), UnsafeRawBufferPointer(start: pointer, count: count))
+        return count
+    }
+
+    /// curl hands over each line of each answer's head (interim 1xx answers too) and ends every
+    /// head with an empty line; after the final answer's, its status and fields are complete and
+    /// go to `onResponse`. Trailer fields after a chunked body come through here too, and are ignored.
+    private func headerLine(_ line: UnsafeRawBufferPointer) {
+        guard !headReported, let onResponse, line.allSatisfy({ $0 == 13 || $0 == 10 }) else { return }
+        let code = responseStatus()
+        guard code >= 200 else { return }
+        headReported = true
+        status = code
+        onResponse(HTTPClient.Response(status: code, headers: responseHeaders(), body: []))
     }
 
     /// A 2xx body goes to `onData` as it comes; any other body is collected for the error.

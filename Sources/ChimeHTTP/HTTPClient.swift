@@ -11,12 +11,15 @@ import Glibc
 ///
 /// Each request runs on a thread of its own that sleeps in curl's poll (see ``CurlTransfer``), so
 /// an idle event stream costs no CPU and Swift's cooperative threads are never blocked. Cancelling
-/// the calling task wakes the poll and ends the request with `CancellationError`.
+/// the calling task wakes the poll and ends the request with `CancellationError`: a stream that
+/// returns was ended by the service, one that throws `CancellationError` was closed by the caller.
 ///
 /// ```swift
 /// let client = HTTPClient(endpoint: try HTTPEndpoint("unix:/run/chime/chime.sock"))
 /// let health = try await client.request("GET", "/healthz")
-/// try await client.events("/v1/events", headers: [("Authorization", "Bearer \(token)")]) { event in
+/// try await client.events("/v1/events", headers: [("Authorization", "Bearer \(token)")],
+///                         onResponse: { head in print("HTTP", head.status) },
+///                         onComment: { _ in print("heartbeat") }) { event in
 ///     print(event.kind, event.data)
 /// }
 /// ```
@@ -28,12 +31,17 @@ public struct HTTPClient: Sendable {
     public var caFile: String?
     /// The command that starts a service at ``endpoint``, for the error when none listens.
     public var startCommand: String
+    /// The local address to connect from (`127.0.0.2`: another client address on the same machine),
+    /// or nil for the system's choice. TCP endpoints only.
+    public var localAddress: String?
 
-    public init(endpoint: HTTPEndpoint, timeout: Double = 60, caFile: String? = nil, startCommand: String = "chime serve") {
+    public init(endpoint: HTTPEndpoint, timeout: Double = 60, caFile: String? = nil, startCommand: String = "chime serve",
+                localAddress: String? = nil) {
         self.endpoint = endpoint
         self.timeout = timeout
         self.caFile = caFile
         self.startCommand = startCommand
+        self.localAddress = localAddress
     }
 
     /// Sends a request and returns the whole answer, whatever its status.
@@ -48,34 +56,62 @@ public struct HTTPClient: Sendable {
     /// Sends a GET and hands the body of a 2xx answer to `onData` piece by piece as it arrives,
     /// until the service ends it (then returns) or the task is cancelled (`CancellationError`).
     ///
-    /// - Throws: ``HTTPClientError``; `.status(N)` with the answer when it is not 2xx.
-    public func stream(_ path: String, headers: [(String, String)] = [], onData: @escaping @Sendable ([UInt8]) -> Void) async throws {
-        let response = try await perform(method: "GET", path: path, headers: headers, body: nil, onData: onData)
+    /// - Parameters:
+    ///   - onResponse: called once, before any body, with the answer's status and header fields
+    ///     (an empty body) as soon as its head is in, whatever the status: a stream that sends
+    ///     nothing yet is known to be open.
+    /// - Throws: ``HTTPClientError``; `.status(N)` with the answer when it is not 2xx;
+    ///   `.connectionLost` when the connection broke before the service ended the answer.
+    ///
+    /// ```swift
+    /// try await client.stream("/v1/events", onResponse: { print($0.status) }) { bytes in print(bytes.count) }
+    /// ```
+    public func stream(_ path: String, headers: [(String, String)] = [],
+                       onResponse: @escaping @Sendable (HTTPClient.Response) -> Void = { _ in },
+                       onData: @escaping @Sendable ([UInt8]) -> Void) async throws {
+        let response = try await perform(method: "GET", path: path, headers: headers, body: nil, onResponse: onResponse, onData: onData)
         guard response.isSuccess else {
             throw HTTPClientError(.status(response.status), "the event stream at \(endpoint)\(path) answered HTTP \(response.status)", response: response)
         }
     }
 
-    /// ``stream(_:headers:onData:)`` of a `text/event-stream`, split into events by ChimeCore's
-    /// ``ServerSentEventParser``.
+    /// ``stream(_:headers:onResponse:onData:)`` of a `text/event-stream`, split by ChimeCore's
+    /// ``ServerSentEventParser`` into events (`onEvent`) and comment lines (`onComment`: the
+    /// service's heartbeats, their text after the colon), in the order they came.
     public func events(_ path: String, headers: [(String, String)] = [],
+                       onResponse: @escaping @Sendable (HTTPClient.Response) -> Void = { _ in },
+                       onComment: @escaping @Sendable (String) -> Void = { _ in },
                        onEvent: @escaping @Sendable (ServerSentEventParser.Event) -> Void) async throws {
         let parser = Mutex(ServerSentEventParser())
-        try await stream(path, headers: headers + [("Accept", "text/event-stream")]) { bytes in
-            for event in parser.withLock({ $0.feed(bytes) }) { onEvent(event) }
+        try await stream(path, headers: headers + [("Accept", "text/event-stream")], onResponse: onResponse) { bytes in
+            for item in parser.withLock({ $0.items(bytes) }) {
+                switch item {
+                case .event(let event): onEvent(event)
+                case .comment(let text): onComment(text)
+                }
+            }
         }
     }
 
     private func perform(method: String, path: String, headers: [(String, String)], body: [UInt8]?,
+                         onResponse: (@Sendable (HTTPClient.Response) -> Void)? = nil,
                          onData: (@Sendable ([UInt8]) -> Void)?) async throws -> HTTPClient.Response {
         guard path.hasPrefix("/"), path.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7F }) else {
             throw HTTPClientError(.badRequest, "bad request path \(path); it starts with / and has spaces and other reserved characters percent-encoded")
         }
         var socket: String?
         if case .unixSocket(let path) = endpoint { socket = path }
+        if let localAddress {
+            guard socket == nil else {
+                throw HTTPClientError(.badRequest, "the local address \(localAddress) applies to TCP only; \(endpoint) is a Unix socket")
+            }
+            guard !localAddress.isEmpty, localAddress.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7F }) else {
+                throw HTTPClientError(.badRequest, "the local address '\(localAddress)' is not an address or host name")
+            }
+        }
         let options = CurlTransfer.Options(url: endpoint.url(for: path), unixSocket: socket, method: method, headers: headers, body: body,
-                                           timeout: timeout, streaming: onData != nil, caFile: caFile)
-        let transfer = try CurlTransfer(options, onData: onData)
+                                           timeout: timeout, streaming: onData != nil, caFile: caFile, localAddress: localAddress)
+        let transfer = try CurlTransfer(options, onResponse: onResponse, onData: onData)
         do {
             return try await withTaskCancellationHandler {
                 try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<HTTPClient.Response, any Error>) in
@@ -108,6 +144,9 @@ public struct HTTPClient: Sendable {
             return HTTPClientError(.tls, "TLS with \(endpoint) failed: \(failure.reason); for a self-signed certificate give its CA file (CHIME_CA_FILE)", curlCode: code)
         case CURLE_GOT_NOTHING, CURLE_RECV_ERROR, CURLE_SEND_ERROR, CURLE_PARTIAL_FILE:
             return HTTPClientError(.connectionLost, "the Chime service at \(endpoint) closed the connection before the end of its answer (\(failure.reason)); did it stop?", curlCode: code)
+        case CURLE_INTERFACE_FAILED:
+            return HTTPClientError(.badRequest, "cannot connect to \(endpoint) from the local address \(localAddress ?? "-") (\(failure.reason)); give an address of this machine",
+                                   curlCode: code)
         case CURLE_URL_MALFORMAT, CURLE_UNSUPPORTED_PROTOCOL:
             return HTTPClientError(.badRequest, "cannot send to \(endpoint): \(failure.reason)", curlCode: code)
         default:

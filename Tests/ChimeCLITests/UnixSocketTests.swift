@@ -157,15 +157,23 @@ struct UnixSocketTests {
         #expect(throws: CommandError.self) { try ServiceClient(dataDirectory: directory) }
     }
 
-    @Test("the event parser: any line ends, pieces splitting lines and characters, comments skipped")
+    @Test("the event parser: any line ends, pieces splitting lines and characters, comments skipped or reported in order")
     func eventParser() {
-        let text = ": heartbeat\r\n\r\nid: 1\r\nevent: delivered\r\ndata: {\"title\": \"ü\"}\r\n\r\nid:2\ndata: a\ndata: b\n\nevent: x\r\r"
+        let text = ": heartbeat\r\n\r\nid: 1\r\nevent: delivered\r\ndata: {\"title\": \"ü\"}\r\n\r\nid:2\ndata: a\n:inside\ndata: b\n\nevent: x\r\r"
         let bytes = Array(text.utf8)
+        let delivered = ServerSentEventParser.Event(kind: "delivered", id: "1", data: #"{"title": "ü"}"#)
+        let message = ServerSentEventParser.Event(kind: "message", id: "2", data: "a\nb")
         for size in [1, 3, 5, bytes.count] {
             var parser = ServerSentEventParser()
             var events: [ServerSentEventParser.Event] = []
-            for start in stride(from: 0, to: bytes.count, by: size) { events += parser.feed(bytes[start..<min(start + size, bytes.count)]) }
-            #expect(events.map { [$0.kind, $0.id ?? "-", $0.data] } == [["delivered", "1", #"{"title": "ü"}"#], ["message", "2", "a\nb"]])
+            var itemParser = ServerSentEventParser()
+            var items: [ServerSentEventParser.Item] = []
+            for start in stride(from: 0, to: bytes.count, by: size) {
+                events += parser.feed(bytes[start..<min(start + size, bytes.count)])
+                items += itemParser.items(bytes[start..<min(start + size, bytes.count)])
+            }
+            #expect(events == [delivered, message])
+            #expect(items == [.comment("heartbeat"), .event(delivered), .comment("inside"), .event(message)])
         }
     }
 

@@ -9,7 +9,8 @@ import Glibc
 @testable import ChimeServer
 
 /// Answers for the client's tests: `/echo` says what it got, `/large` is 320 KB with a
-/// Content-Length, `/stream` is an event stream (chunked) the test feeds, `/missing` is a 404.
+/// Content-Length, `/stream` is an event stream (chunked) the test feeds, `/quiet` one that sends
+/// nothing until the test does, `/address` the client's address and port, `/missing` is a 404.
 final class ClientTestHandler: HTTPHandler {
     let streams = Mutex<[EventStream]>([])
     static let large = String(repeating: "0123456789abcdef", count: 20_000)
@@ -25,6 +26,12 @@ final class ClientTestHandler: HTTPHandler {
             streams.withLock { $0.append(stream) }
             stream.send(event: "hello", id: "1", data: "first")
             return HTTPResponse(status: 200, headers: [("Content-Type", "text/event-stream")], body: .stream(stream))
+        case "/quiet":
+            let stream = EventStream()
+            streams.withLock { $0.append(stream) }
+            return HTTPResponse(status: 200, headers: [("Content-Type", "text/event-stream"), ("X-Stream", "quiet")], body: .stream(stream))
+        case "/address":
+            return HTTPResponse(status: 200, contentType: "text/plain", body: Array(request.remoteAddress.utf8))
         case "/missing":
             return HTTPResponse(status: 404, contentType: "application/json", body: Array(#"{"error": {"code": "notFound", "message": "no such thing", "field": "path"}}"#.utf8))
         default:
@@ -134,6 +141,106 @@ struct HTTPClientTests {
         }
     }
 
+    @Test("a stream's status and header fields come before any event; comments (heartbeats) come in order; a refused stream's head too",
+          arguments: Transport.allCases)
+    func headAndComments(_ transport: Transport) async throws {
+        try await Self.withServer(transport) { client, handler in
+            let seen = Mutex<[String]>([])
+            let follower = Task {
+                try await client.events("/quiet", onResponse: { head in
+                    seen.withLock { $0.append("head \(head.status) \(head.headers["x-stream"] ?? "-") \(head.body.count)") }
+                }, onComment: { text in
+                    seen.withLock { $0.append("comment " + text) }
+                }) { event in
+                    seen.withLock { $0.append("event \(event.kind) \(event.data)") }
+                }
+            }
+            let stream = try #require(try await handler.waitForStreams(1).first)
+            // The server has sent no byte of the body: the head alone is reported.
+            for _ in 0..<500 where seen.withLock({ $0.isEmpty }) { try await Task.sleep(for: .milliseconds(10)) }
+            #expect(seen.withLock { $0 } == ["head 200 quiet 0"])
+            stream.sendComment("heartbeat")
+            stream.send(event: "delivered", id: "2", data: "x")
+            stream.sendComment("again")
+            stream.close()
+            // Returning (not throwing) says the service ended the stream.
+            try await follower.value
+            #expect(seen.withLock { $0 } == ["head 200 quiet 0", "comment heartbeat", "event delivered x", "comment again"])
+
+            let refusedHead = Mutex<Int?>(nil)
+            await #expect {
+                try await client.events("/missing", onResponse: { head in refusedHead.withLock { $0 = head.status } }) { _ in }
+            } throws: { error in (error as? HTTPClientError)?.code == .status(404) }
+            #expect(refusedHead.withLock { $0 } == 404)
+        }
+    }
+
+    @Test("a local address to connect from: the server sees it; over a Unix socket, or not this machine's, a clear error")
+    func localAddress() async throws {
+        try await Self.withServer(.tcp) { client, _ in
+            let unbound = try await client.request("GET", "/address").text
+            #expect(unbound.hasPrefix("127.0.0.1:"))
+            var second = client
+            second.localAddress = "127.0.0.2"
+            let bound = try await second.request("GET", "/address").text
+            #expect(bound.hasPrefix("127.0.0.2:"))
+            var foreign = client
+            foreign.localAddress = "192.0.2.1"
+            await #expect {
+                try await foreign.request("GET", "/address")
+            } throws: { error in
+                (error as? HTTPClientError)?.code == .badRequest && "\(error)".contains("from the local address 192.0.2.1")
+            }
+        }
+        try await Self.withServer(.unix) { client, _ in
+            var bound = client
+            bound.localAddress = "127.0.0.2"
+            await #expect {
+                try await bound.request("GET", "/address")
+            } throws: { error in
+                (error as? HTTPClientError)?.code == .badRequest && "\(error)".contains("applies to TCP only")
+            }
+        }
+    }
+
+    /// A TCP socket bound to a free loopback port, and the port.
+    static func boundLoopbackSocket() -> (fd: Int32, port: UInt16) {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        _ = withUnsafeMutablePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) } }
+        _ = withUnsafeMutablePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) } }
+        return (fd, UInt16(bigEndian: address.sin_port))
+    }
+
+    @Test("a stream cut before its end throws connectionLost, after the events that came: only a stream the server ended returns")
+    func cutStream() async throws {
+        let (listening, port) = Self.boundLoopbackSocket()
+        defer { close(listening) }
+        #expect(listen(listening, 4) == 0)
+        // A server that answers the head and one event of a chunked stream, then closes without the last chunk.
+        let server = Thread {
+            let connection = accept(listening, nil, nil)
+            guard connection >= 0 else { return }
+            var request = [UInt8](repeating: 0, count: 4096)
+            _ = request.withUnsafeMutableBytes { recv(connection, $0.baseAddress, $0.count, 0) }
+            let event = "event: a\ndata: 1\n\n"
+            let answer = "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n"
+                + String(event.utf8.count, radix: 16) + "\r\n" + event + "\r\n"
+            _ = Array(answer.utf8).withUnsafeBytes { send(connection, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+            close(connection)
+        }
+        server.start()
+        let client = HTTPClient(endpoint: try HTTPEndpoint("http://127.0.0.1:\(port)"), timeout: 10)
+        let events = Mutex<[String]>([])
+        await #expect {
+            try await client.events("/cut") { event in events.withLock { $0.append(event.kind + " " + event.data) } }
+        } throws: { error in (error as? HTTPClientError)?.code == .connectionLost }
+        #expect(events.withLock { $0 } == ["a 1"])
+    }
+
     @Test("nothing listening, a server that never answers, a bad path: errors that say what to do")
     func failures() async throws {
         let directory = "/tmp/chime-http-\(UUID().uuidString.prefix(8))"
@@ -151,15 +258,8 @@ struct HTTPClientTests {
         }
 
         // A TCP port nothing listens on: bind one, then close it.
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        _ = withUnsafeMutablePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) } }
-        _ = withUnsafeMutablePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) } }
+        let (fd, port) = Self.boundLoopbackSocket()
         close(fd)
-        let port = UInt16(bigEndian: address.sin_port)
         let refused = HTTPClient(endpoint: try HTTPEndpoint("http://127.0.0.1:\(port)"))
         await #expect {
             try await refused.request("GET", "/healthz")

@@ -1,11 +1,14 @@
 import Foundation
 
 /// Splits a `text/event-stream` body into events (LF, CRLF or CR line ends; `event`, `id`, `data`
-/// fields; comments skipped), whatever the pieces it arrives in.
+/// fields) and comment lines (heartbeats), whatever the pieces it arrives in.
 ///
 /// ```swift
 /// var parser = ServerSentEventParser()
 /// for event in parser.feed(Array("id: 7\nevent: delivered\ndata: {}\n\n".utf8)) { print(event.kind, event.id ?? "-") }
+/// for item in parser.items(Array(": heartbeat\n\n".utf8)) {
+///     if case .comment(let text) = item { print("comment", text) }  // comment heartbeat
+/// }
 /// ```
 public struct ServerSentEventParser: Sendable {
     public struct Event: Sendable, Equatable {
@@ -22,6 +25,13 @@ public struct ServerSentEventParser: Sendable {
         }
     }
 
+    /// What the stream holds, in its order: an event, or a comment line.
+    public enum Item: Sendable, Equatable {
+        case event(Event)
+        /// A line starting with `:` (a server's heartbeat); its text after the colon and one space.
+        case comment(String)
+    }
+
     public init() {}
 
     private var line: [UInt8] = []
@@ -31,9 +41,16 @@ public struct ServerSentEventParser: Sendable {
     private var data: [String] = []
     private var hasData = false
 
-    /// Consumes bytes and returns the events they complete.
+    /// Consumes bytes and returns the events they complete; comments are skipped.
     public mutating func feed(_ bytes: some Sequence<UInt8>) -> [Event] {
-        var events: [Event] = []
+        items(bytes).compactMap { item in
+            if case .event(let event) = item { event } else { nil }
+        }
+    }
+
+    /// Consumes bytes and returns the events and comment lines they complete, in order.
+    public mutating func items(_ bytes: some Sequence<UInt8>) -> [Item] {
+        var items: [Item] = []
         for byte in bytes {
             if afterCR {
                 afterCR = false
@@ -41,21 +58,25 @@ public struct ServerSentEventParser: Sendable {
             }
             if byte == 10 || byte == 13 {
                 afterCR = byte == 13
-                if let event = endLine() { events.append(event) }
+                if let item = endLine() { items.append(item) }
             } else {
                 line.append(byte)
             }
         }
-        return events
+        return items
     }
 
-    private mutating func endLine() -> Event? {
+    private mutating func endLine() -> Item? {
         defer { line.removeAll(keepingCapacity: true) }
         if line.isEmpty {
             defer { (kind, id, data, hasData) = (nil, nil, [], false) }
-            return hasData ? Event(kind: kind ?? "message", id: id, data: data.joined(separator: "\n")) : nil
+            return hasData ? .event(Event(kind: kind ?? "message", id: id, data: data.joined(separator: "\n"))) : nil
         }
-        if line.first == UInt8(ascii: ":") { return nil }
+        if line.first == UInt8(ascii: ":") {
+            var comment = line.dropFirst()
+            if comment.first == UInt8(ascii: " ") { comment = comment.dropFirst() }
+            return .comment(String(decoding: comment, as: UTF8.self))
+        }
         let text = String(decoding: line, as: UTF8.self)
         let name: Substring
         var value: Substring
