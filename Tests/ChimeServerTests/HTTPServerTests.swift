@@ -25,11 +25,11 @@ struct HTTPServerTests {
         let server = try HTTPServer.started(TestHandler())
         let port = server.port
         let response = try await TestClient.offPool {
-            let socket = try RawSocket(.tcp(port: port), timeout: 5)
+            let socket = try RawSocket(port: port, timeout: 5)
             defer { socket.close() }
             // Only the head: a server that waited for the body would time out here.
             try socket.send(Array("POST /small HTTP/1.1\r\nHost: x\r\nContent-Length: 100000\r\n\r\n".utf8))
-            return try HTTPParsing.response(socket.readToEnd())
+            return try RawSocket.response(socket.readToEnd())
         }
         #expect(response.status == 413)
         #expect(response.text == "too large")
@@ -43,11 +43,11 @@ struct HTTPServerTests {
         let server = try HTTPServer.started(TestHandler())
         let port = server.port
         let response = try await TestClient.offPool {
-            let socket = try RawSocket(.tcp(port: port), timeout: 5)
+            let socket = try RawSocket(port: port, timeout: 5)
             defer { socket.close() }
             let chunk = String(repeating: "a", count: 40)
             try socket.send(Array("POST /small HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n28\r\n\(chunk)\r\n0\r\n\r\n".utf8))
-            return try HTTPParsing.response(socket.readToEnd())
+            return try RawSocket.response(socket.readToEnd())
         }
         #expect(response.status == 413)
         await server.stop()
@@ -58,7 +58,7 @@ struct HTTPServerTests {
         let server = try HTTPServer.started(TestHandler()) { $0.connectionTimeout = 1 }
         let port = server.port
         let closed = try await TestClient.offPool {
-            let socket = try RawSocket(.tcp(port: port), timeout: 10)
+            let socket = try RawSocket(port: port, timeout: 10)
             defer { socket.close() }
             try socket.send(Array("GET /echo HTTP/1.1\r\nHost: x\r\n".utf8))  // never finishes the head
             let started = Date()

@@ -1,3 +1,4 @@
+import ChimeHTTP
 import Foundation
 import Testing
 #if canImport(Glibc)
@@ -14,7 +15,7 @@ struct HostileClientTests {
         let server = try HTTPServer.started(TestHandler()) { $0.headerTimeout = .seconds(1) }
         let port = server.port
         let (closed, bytesSent) = try await TestClient.offPool {
-            let socket = try RawSocket(.tcp(port: port), timeout: 40)
+            let socket = try RawSocket(port: port, timeout: 40)
             defer { socket.close() }
             try socket.send(Array("GET /echo HTTP/1.1\r\nHost: x\r\n".utf8))
             // A byte every 100 ms, for at most 30 s: far more often than the 60 s idle timeout.
@@ -37,7 +38,7 @@ struct HostileClientTests {
     func silentConnections() async throws {
         let server = try HTTPServer.started(TestHandler()) { $0.connectionLimit = 4 }
         let port = server.port
-        let silent = try await TestClient.offPool { try (0..<8).map { _ in try RawSocket(.tcp(port: port), timeout: 15, source: "127.0.0.2") } }
+        let silent = try await TestClient.offPool { try (0..<8).map { _ in try RawSocket(port: port, timeout: 15, source: "127.0.0.2") } }
         defer { for socket in silent { socket.close() } }
         // Without shedding, the limit is reached and this gets 503 (or waits for the 60 s timeout).
         let response = try await TestClient(port: port).get("/echo")
@@ -63,12 +64,7 @@ struct HostileClientTests {
         _ = try await first.next()
         _ = try await second.next()
         let port = server.port
-        let third = try await TestClient.offPool {
-            let socket = try RawSocket(.tcp(port: port), timeout: 10, source: "127.0.0.2")
-            defer { socket.close() }
-            try socket.send(Array("GET /echo HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n".utf8))
-            return try HTTPParsing.response(socket.readToEnd())
-        }
+        let third = try await HTTPClient(endpoint: endpoint.http, timeout: 10, localAddress: "127.0.0.2").request("GET", "/echo")
         #expect(third.status == 503)
         #expect(try await TestClient(port: port).get("/echo").status == 200)
         await server.stop()

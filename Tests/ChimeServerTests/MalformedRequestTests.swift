@@ -61,7 +61,7 @@ struct MalformedRequestTests {
     /// checks several of the requests got no answer until the 60 s idle timeout).
     static func exchange(_ bytes: [UInt8], port: UInt16) async throws -> [UInt8] {
         try await TestClient.offPool {
-            let socket = try RawSocket(.tcp(port: port), timeout: 10)
+            let socket = try RawSocket(port: port, timeout: 10)
             defer { socket.close() }
             try socket.send(bytes)
             return try socket.readToEnd()
@@ -73,7 +73,7 @@ struct MalformedRequestTests {
     func answered(_ request: MalformedRequest) async throws {
         try await ServiceHarness.with { harness in
             let bytes = try await Self.exchange(request.bytes, port: harness.service.port)
-            let response = try HTTPParsing.response(bytes)
+            let response = try RawSocket.response(bytes)
             #expect(response.status == request.status, "\(response.text)")
             #expect(response.errorCode == request.code, "\(response.text)")
             #expect(response.headers["content-type"] == "application/json")
@@ -91,7 +91,7 @@ struct MalformedRequestTests {
             let token = harness.service.ownerToken
             let bytes = Array("GET /v1/apps HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer \(token)".utf8) + [0]
                 + Array("junk\r\nConnection: close\r\n\r\n".utf8)
-            let response = try HTTPParsing.response(try await Self.exchange(bytes, port: harness.service.port))
+            let response = try RawSocket.response(try await Self.exchange(bytes, port: harness.service.port))
             #expect(response.status == 400)
             #expect(response.errorCode == "badHeader")
             // The same token without the NUL is the owner's.

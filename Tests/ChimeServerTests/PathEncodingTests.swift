@@ -45,10 +45,10 @@ struct PathEncodingTests {
         // Bytes outside ASCII sent unescaped arrive escaped, so the path is always ASCII.
         let port = server.port
         let raw = try await TestClient.offPool {
-            let socket = try RawSocket(.tcp(port: port), timeout: 5)
+            let socket = try RawSocket(port: port, timeout: 5)
             defer { socket.close() }
             try socket.send(Array("GET /caf".utf8) + [0xC3, 0xA9] + Array(" HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n".utf8))
-            return try HTTPParsing.response(socket.readToEnd())
+            return try RawSocket.response(socket.readToEnd())
         }
         #expect(raw.text == "GET /caf%C3%A9 0")
         await server.stop()
@@ -136,11 +136,11 @@ struct PathEncodingTests {
             let port = harness.service.port
             let ownerToken = harness.service.ownerToken
             let raw = try await TestClient.offPool {
-                let socket = try RawSocket(.tcp(port: port), timeout: 5)
+                let socket = try RawSocket(port: port, timeout: 5)
                 defer { socket.close() }
                 try socket.send(Array("GET /v1/apps/".utf8) + [0xFF, 0xFE]
                     + Array("/settings HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer \(ownerToken)\r\nConnection: close\r\n\r\n".utf8))
-                return try HTTPParsing.response(socket.readToEnd())
+                return try RawSocket.response(socket.readToEnd())
             }
             #expect(raw.status == 400)
             #expect(raw.errorCode == "invalidEncoding")

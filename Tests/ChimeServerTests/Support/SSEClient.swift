@@ -1,4 +1,5 @@
 import ChimeCore
+import ChimeHTTP
 import Foundation
 
 struct SSEEvent: Sendable {
@@ -8,151 +9,129 @@ struct SSEEvent: Sendable {
     var json: JSONValue? { try? JSONValue.parse(data) }
 }
 
-/// Reads a server-sent event stream on its own thread and hands events out in order.
-final class SSEClient: @unchecked Sendable {
+/// The tests' reader of a server-sent event stream, on Chime's own ``HTTPClient`` (libcurl, the
+/// client the CLI and `ServiceBackend` follow their streams with): `open` returns once the answer's
+/// head is in, whatever its status; events and heartbeat comments are kept in order for `next` and
+/// `waitForComments`, each wait bounded. The stream is read on HTTPClient's thread until the
+/// server ends it or `close()` (or dropping the client) cancels it.
+final class SSEClient: Sendable {
     let status: Int
     let headers: [String: String]
-    private let socket: RawSocket
-    private let condition = NSCondition()
-    // Guarded by `condition`.
-    private var events: [SSEEvent] = []
-    private var comments = 0
-    private var ended = false
-    private var closed = false
+    private let feed: Feed
+    private let reader: Task<Void, Never>
 
-    private init(socket: RawSocket, status: Int, headers: [String: String], initial: [UInt8]) {
-        self.socket = socket
-        self.status = status
-        self.headers = headers
-        let thread = Thread { [self] in self.readLoop(initial: initial) }
-        thread.start()
+    private init(head: HTTPClient.Response, feed: Feed, reader: Task<Void, Never>) {
+        status = head.status
+        headers = head.headers
+        self.feed = feed
+        self.reader = reader
     }
 
+    /// - Parameter source: the local address to connect from (`127.0.0.2`: another client
+    ///   address on the same machine), or nil for the default.
     static func open(_ endpoint: TestEndpoint, path: String, token: String?, lastEventID: String? = nil, headers: [(String, String)] = [],
                      source: String? = nil) async throws -> SSEClient {
-        try await TestClient.offPool {
-            let socket = try RawSocket(endpoint, timeout: 1, source: source)
-            var head = "GET \(path) HTTP/1.1\r\nHost: localhost\r\nAccept: text/event-stream\r\n"
-            if let token { head += "Authorization: Bearer \(token)\r\n" }
-            if let lastEventID { head += "Last-Event-ID: \(lastEventID)\r\n" }
-            for (name, value) in headers { head += "\(name): \(value)\r\n" }
-            head += "\r\n"
-            try socket.send(Array(head.utf8))
-            var bytes: [UInt8] = []
-            // Generous: while blocking tests hold Swift's cooperative threads, no server handler runs.
-            let deadline = Date().addingTimeInterval(30)
-            while Date() < deadline {
-                if let (status, headers, start) = try HTTPParsing.head(bytes) {
-                    return SSEClient(socket: socket, status: status, headers: headers, initial: Array(bytes[start...]))
-                }
-                do {
-                    let chunk = try socket.receive()
-                    if chunk.isEmpty { break }
-                    bytes += chunk
-                } catch { continue }
-            }
-            socket.close()
-            throw TestClientError(description: "no response head for \(path)")
-        }
-    }
-
-    private func readLoop(initial: [UInt8]) {
-        var decoder = ChunkDecoder()
-        var text = ""
-        var pending = initial
-        while true {
-            text += String(decoding: decoder.feed(pending), as: UTF8.self)
-            while let range = text.range(of: "\n\n") {
-                let block = String(text[..<range.lowerBound])
-                text.removeSubrange(..<range.upperBound)
-                parse(block)
-            }
-            if decoder.finished { break }
-            condition.lock()
-            let stop = closed
-            condition.unlock()
-            if stop { break }
+        var fields: [(String, String)] = []
+        if let token { fields.append(("Authorization", "Bearer \(token)")) }
+        if let lastEventID { fields.append(("Last-Event-ID", lastEventID)) }
+        let request = fields + headers
+        let client = HTTPClient(endpoint: endpoint.http, timeout: 15, localAddress: source)
+        let feed = Feed()
+        let reader = Task {
             do {
-                pending = try socket.receive()
-                if pending.isEmpty { break }
+                try await client.events(path, headers: request, onResponse: { head in feed.update { $0.head = head } },
+                                        onComment: { _ in feed.update { $0.comments += 1 } }) { event in
+                    feed.update { $0.events.append(SSEEvent(id: event.id, event: event.kind, data: event.data)) }
+                }
+                feed.update { $0.end = "the server ended it" }
+            } catch is CancellationError {
+                feed.update { $0.end = "closed by the test" }
             } catch {
-                pending = []
+                feed.update { state in
+                    state.end = "\(error)"
+                    state.failure = error
+                }
             }
         }
-        condition.lock()
-        ended = true
-        condition.broadcast()
-        condition.unlock()
-    }
-
-    private func parse(_ block: String) {
-        var event = SSEEvent(data: "")
-        var dataLines: [String] = []
-        var isComment = true
-        for line in block.split(separator: "\n", omittingEmptySubsequences: false) {
-            if line.hasPrefix(":") { continue }
-            isComment = false
-            if line.hasPrefix("id: ") { event.id = String(line.dropFirst(4)) }
-            else if line.hasPrefix("event: ") { event.event = String(line.dropFirst(7)) }
-            else if line.hasPrefix("data: ") { dataLines.append(String(line.dropFirst(6))) }
+        // Generous: while blocking tests hold Swift's cooperative threads, no server handler runs.
+        let head = try await feed.wait(30) { state -> HTTPClient.Response? in
+            if let head = state.head { return head }
+            if let failure = state.failure { throw failure }
+            if let end = state.end { throw TestClientError(description: "no response head for \(path): \(end)") }
+            return nil
         }
-        condition.lock()
-        if isComment {
-            comments += 1
-        } else if !dataLines.isEmpty {
-            event.data = dataLines.joined(separator: "\n")
-            events.append(event)
+        guard let head else {
+            reader.cancel()
+            throw TestClientError(description: "no response head for \(path) within 30 s")
         }
-        condition.broadcast()
-        condition.unlock()
+        return SSEClient(head: head, feed: feed, reader: reader)
     }
 
     /// The next event, waiting up to `timeout` seconds.
     func next(timeout: Double = 30) async throws -> SSEEvent {
-        try await TestClient.offPool { [self] in
-            let deadline = Date().addingTimeInterval(timeout)
-            condition.lock()
-            defer { condition.unlock() }
-            while events.isEmpty {
-                if ended { throw TestClientError(description: "the stream ended") }
-                if !condition.wait(until: deadline) { throw TestClientError(description: "no event within \(timeout) s") }
-            }
-            return events.removeFirst()
+        let event = try await feed.wait(timeout) { state -> SSEEvent? in
+            if !state.events.isEmpty { return state.events.removeFirst() }
+            if let end = state.end { throw TestClientError(description: "the stream ended (\(end))") }
+            return nil
         }
+        guard let event else { throw TestClientError(description: "no event within \(timeout) s") }
+        return event
     }
 
-    /// Waits until the server ends the stream.
+    /// Waits until the stream ends (the server ended it, or the connection broke).
     func waitForEnd(timeout: Double = 10) async throws -> Bool {
-        try await TestClient.offPool { [self] in
-            let deadline = Date().addingTimeInterval(timeout)
-            condition.lock()
-            defer { condition.unlock() }
-            while !ended {
-                if !condition.wait(until: deadline) { return false }
-            }
-            return true
-        }
+        try await feed.wait(timeout) { $0.end == nil ? nil : true } ?? false
     }
 
-    /// Waits until at least `count` comment blocks (heartbeats) arrived.
+    /// Waits until at least `count` comment lines (heartbeats) arrived.
     func waitForComments(_ count: Int, timeout: Double = 10) async throws -> Bool {
+        try await feed.wait(timeout) { state -> Bool? in
+            if state.comments >= count { return true }
+            return state.end == nil ? nil : false
+        } ?? false
+    }
+
+    /// Closes the connection (the reader's transfer is cancelled; curl closes the socket).
+    func close() { reader.cancel() }
+
+    deinit { reader.cancel() }
+}
+
+/// What the reader has received, for the waits.
+///
+/// `@unchecked Sendable`: `state` is read and written only with `condition` locked.
+private final class Feed: @unchecked Sendable {
+    struct State {
+        var head: HTTPClient.Response?
+        var events: [SSEEvent] = []
+        var comments = 0
+        /// How the stream ended, once it has.
+        var end: String?
+        /// The error that ended it before a head came (no service, refused).
+        var failure: (any Error)?
+    }
+
+    private let condition = NSCondition()
+    private var state = State()
+
+    func update(_ change: (inout State) -> Void) {
+        condition.lock()
+        change(&state)
+        condition.broadcast()
+        condition.unlock()
+    }
+
+    /// Waits, on a thread of its own, until `ready` gives a value or throws, or `timeout` seconds
+    /// passed (then nil).
+    func wait<T: Sendable>(_ timeout: Double, until ready: @escaping @Sendable (inout State) throws -> T?) async throws -> T? {
         try await TestClient.offPool { [self] in
             let deadline = Date().addingTimeInterval(timeout)
             condition.lock()
             defer { condition.unlock() }
-            while comments < count {
-                if ended || !condition.wait(until: deadline) { return false }
+            while true {
+                if let value = try ready(&state) { return value }
+                if !condition.wait(until: deadline) { return try ready(&state) }
             }
-            return true
         }
     }
-
-    func close() {
-        condition.lock()
-        closed = true
-        condition.unlock()
-        socket.shutdownBoth()
-    }
-
-    deinit { socket.close() }
 }
