@@ -3,12 +3,14 @@ import Foundation
 import Testing
 @testable import ChimeServer
 
-/// Every route of the table with this access, as `(method, path)` with `{app}` left for the
-/// caller and the other parameters filled in.
-func tableRoutes(_ accesses: RouteTable.Access...) -> [(method: String, path: String)] {
-    ChimeAPI.routes.entries.filter { accesses.contains($0.access) }.map { entry in
-        (entry.method.rawValue, entry.template.replacingOccurrences(of: "{identifier}", with: "a1").replacingOccurrences(of: "{id}", with: "1"))
-    }
+/// Every route of the table with this access.
+func tableRoutes(_ accesses: RouteTable.Access...) -> [APIRoute] {
+    ChimeAPI.routes.entries.filter { accesses.contains($0.access) }.map(\.route)
+}
+
+/// The route's parameters for `app`: `a1` for a notification's identifier, `1` for other ids.
+func parameters(of route: APIRoute, app: String) -> [String: String] {
+    ["app": app, "identifier": "a1", "id": "1"].filter { route.parameters.contains($0.key) }
 }
 
 @Suite("App isolation")
@@ -25,19 +27,18 @@ struct IsolationTests {
             // Every app route, and no body: the credential is refused before anything is read.
             for route in tableRoutes(.app, .ownerOnApp) {
                 for target in ["com.example.a", "com.example.nonexistent"] {
-                    let path = route.path.replacingOccurrences(of: "{app}", with: target)
-                    let response = try await b.request(route.method, path)
-                    #expect(response.status == 403, "\(route.method) \(path) with B's token: \(response.status)")
+                    let response = try await b.request(route, parameters(of: route, app: target))
+                    #expect(response.status == 403, "\(route) for \(target) with B's token: \(response.status)")
                     #expect(!response.text.contains("Secret of A"))
                 }
-                let path = route.path.replacingOccurrences(of: "{app}", with: "com.example.a")
-                let anonymous = try await harness.client(token: nil).request(route.method, path)
-                #expect(anonymous.status == 401, "\(route.method) \(path) without a token")
-                let bogus = try await harness.client(token: String(repeating: "0", count: 64)).request(route.method, path)
-                #expect(bogus.status == 401, "\(route.method) \(path) with an unknown token")
+                let own = parameters(of: route, app: "com.example.a")
+                let anonymous = try await harness.client(token: nil).request(route, own)
+                #expect(anonymous.status == 401, "\(route) without a token")
+                let bogus = try await harness.client(token: String(repeating: "0", count: 64)).request(route, own)
+                #expect(bogus.status == 401, "\(route) with an unknown token")
             }
-            for (method, path) in tableRoutes(.owner) {
-                #expect(try await b.request(method, path).status == 403, "\(method) \(path) with an app token")
+            for route in tableRoutes(.owner) {
+                #expect(try await b.request(route).status == 403, "\(route) with an app token")
             }
             // A's data is intact and visible to A and the owner.
             let own = try await a.get("/v1/apps/com.example.a/notifications")

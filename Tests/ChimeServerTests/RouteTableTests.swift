@@ -63,7 +63,7 @@ struct RouteTableTests {
         if test.badQuery { request.queryError = QueryDecodingError(name: "q", problem: PercentDecodingError(text: "%zz", problem: .invalidEscape("%zz"))) }
         let route = ChimeAPI.routes.match(request)
         let outcome = switch route.outcome {
-        case .handler(let entry): entry.operationID
+        case .handler(let entry): entry.route.operationID
         case .notFound: "404"
         case .methodNotAllowed(let allowed): "405 " + allowed.joined(separator: ", ")
         case .invalidEncoding(_, let field): "400 " + field
@@ -73,26 +73,58 @@ struct RouteTableTests {
         for (name, value) in test.parameters { #expect(route[name] == value, "{\(name)}") }
     }
 
-    @Test("each entry is well formed: one per method and template, unique ids, {app} exactly on the app routes, no two templates alike")
+    @Test("each declared route has exactly one entry, and each entry a declared route")
+    func oneEntryPerDeclaration() {
+        let entries = ChimeAPI.routes.entries
+        for route in APIRoute.all {
+            let count = entries.count { $0.route == route }
+            #expect(count == 1, "\(route) (APIRoute.\(route.operationID)) has \(count) entries in ChimeAPI+Routes.swift")
+        }
+        for entry in entries where !APIRoute.all.contains(entry.route) {
+            Issue.record("\(entry.route) (\(entry.route.operationID)) is in the route table but not in APIRoute.all (APIRoute+Routes.swift)")
+        }
+    }
+
+    @Test("a path a client fills from a declaration reaches that route's entry with the same parameters, however odd the values")
+    func clientPathsRoundTrip() {
+        let values = ["app": "com.example.chat", "identifier": "chat/42 ü?#%+&=", "id": "7", "token": String(repeating: "ab", count: 32),
+                      "asset": "center.js"]
+        for route in APIRoute.all {
+            let given = values.filter { route.parameters.contains($0.key) }
+            for method in [route.method.rawValue] + (route.method == .get ? ["HEAD"] : []) {
+                let matched = ChimeAPI.routes.match(HTTPRequest(method: method, path: route.path(given)))
+                guard case .handler(let entry) = matched.outcome else {
+                    Issue.record("\(method) \(route.path(given)) (\(route.operationID)) found no entry: \(matched.outcome)")
+                    continue
+                }
+                #expect(entry.route == route, "\(method) \(route.path(given)) reached \(entry.route)")
+                // The push endpoint reads its own path; every other route gets the values back decoded.
+                guard !entry.ownsFirstSegment else { continue }
+                for (name, value) in given { #expect(matched[name] == value, "\(route): {\(name)}") }
+            }
+        }
+    }
+
+    @Test("each declaration is well formed: one per method and template, unique ids, {app} exactly on the app routes, no two templates alike")
     func wellFormed() {
         let entries = ChimeAPI.routes.entries
-        #expect(Set(entries.map(\.operationID)).count == entries.count, "operationIds repeat")
-        #expect(Set(entries.map { "\($0.method.rawValue) \($0.template)" }).count == entries.count, "a method and template repeat")
+        let routes = APIRoute.all
+        #expect(Set(routes.map(\.operationID)).count == routes.count, "operationIds repeat")
+        #expect(Set(routes.map(\.description)).count == routes.count, "a method and template repeat")
         var shapes: [String: String] = [:]
         for entry in entries {
-            let name = "\(entry.method.rawValue) \(entry.template)"
-            let segments = RouteTable.segments(of: entry.template)
-            #expect(entry.template.hasPrefix("/"), "\(name)")
-            for segment in segments where segment.contains("{") || segment.contains("}") {
-                #expect(segment.hasPrefix("{") && segment.hasSuffix("}") && segment.count > 2, "\(name): a parameter is a whole segment")
+            let route = entry.route
+            for case .literal(let text) in route.segments {
+                #expect(!text.contains("{") && !text.contains("}"), "\(route): a parameter is a whole segment, {name}")
             }
+            #expect(Set(route.parameters).count == route.parameters.count, "\(route): a parameter name repeats")
             let scoped = entry.access == .app || entry.access == .ownerOnApp
-            #expect(segments.contains("{app}") == scoped, "\(name): {app} on the app routes (access .app or .ownerOnApp) and only there")
-            let shape = segments.map { $0.hasPrefix("{") ? "{}" : $0 }.joined(separator: "/")
+            #expect(route.parameters.contains("app") == scoped, "\(route): {app} on the app routes (access .app or .ownerOnApp) and only there")
+            let shape = route.segments.map { if case .literal(let text) = $0 { text } else { "{}" } }.joined(separator: "/")
             if let other = shapes[shape] {
-                #expect(other == entry.template, "\(entry.template) and \(other) match the same paths")
+                #expect(other == route.template, "\(route.template) and \(other) match the same paths")
             }
-            shapes[shape] = entry.template
+            shapes[shape] = route.template
         }
     }
 
@@ -125,20 +157,20 @@ struct RouteTableTests {
     func documentMatchesTable() throws {
         let operations = try Self.documentedOperations()
         let entries = ChimeAPI.routes.entries
-        let declared = Set(entries.map { "\($0.method.rawValue) \($0.template)" })
+        let declared = Set(entries.map(\.route.description))
         for name in Set(operations.keys).subtracting(declared).sorted() {
-            Issue.record("\(name) is in docs/openapi.json but not in the route table (ChimeAPI+Routes.swift)")
+            Issue.record("\(name) is in docs/openapi.json but not in the route table (APIRoute+Routes.swift, ChimeAPI+Routes.swift)")
         }
         for entry in entries {
-            let name = "\(entry.method.rawValue) \(entry.template)"
+            let route = entry.route, name = entry.route.description
             guard let operation = operations[name] else {
-                Issue.record("\(name) (\(entry.operationID)) is in the route table but not in docs/openapi.json")
+                Issue.record("\(name) (\(route.operationID)) is in the route table but not in docs/openapi.json")
                 continue
             }
-            #expect(operation["operationId"] == .string(entry.operationID),
-                    "\(name): operationId is \(operation["operationId"]?.serialized() ?? "missing") in docs/openapi.json, \"\(entry.operationID)\" in the table")
-            #expect(operation["summary"] == .string(entry.summary),
-                    "\(name): summary is \(operation["summary"]?.serialized() ?? "missing") in docs/openapi.json, \"\(entry.summary)\" in the table")
+            #expect(operation["operationId"] == .string(route.operationID),
+                    "\(name): operationId is \(operation["operationId"]?.serialized() ?? "missing") in docs/openapi.json, \"\(route.operationID)\" in APIRoute")
+            #expect(operation["summary"] == .string(route.summary),
+                    "\(name): summary is \(operation["summary"]?.serialized() ?? "missing") in docs/openapi.json, \"\(route.summary)\" in APIRoute")
             switch entry.access {
             case .public, .session:
                 #expect(operation["security"] == .array([]), "\(name) needs no credential: give it \"security\": [] in docs/openapi.json")
@@ -146,14 +178,14 @@ struct RouteTableTests {
                 #expect(operation["security"] == nil, "\(name) needs a credential: no \"security\" of its own in docs/openapi.json")
             }
             let ownerOnly = entry.access == .owner || entry.access == .ownerOnApp
-            #expect(entry.summary.contains("owner") == ownerOnly, "\(name): the summary says \"owner\" exactly when only the owner may call it")
+            #expect(route.summary.contains("owner") == ownerOnly, "\(name): the summary says \"owner\" exactly when only the owner may call it")
             var documented: Set<String> = []
             if case .array(let parameters)? = operation["parameters"] {
                 for parameter in parameters where parameter["in"] == .string("path") {
                     if case .string(let parameterName)? = parameter["name"] { documented.insert(parameterName) }
                 }
             }
-            let templated = Set(RouteTable.segments(of: entry.template).filter { $0.hasPrefix("{") }.map { String($0.dropFirst().dropLast()) })
+            let templated = Set(route.parameters)
             #expect(documented == templated, "\(name): path parameters \(documented.sorted()) in docs/openapi.json, \(templated.sorted()) in the template")
         }
     }

@@ -1,9 +1,11 @@
+import ChimeCore
 import Foundation
 
-/// Routes declared once each: method, path template, the OpenAPI operation's id and summary, who
-/// may call it, and its handler. The matcher works from the templates alone, ``ChimeAPI`` checks
-/// the access before it calls the handler, and a test holds `docs/openapi.json` to the table. The
-/// API's own table is ``ChimeAPI/routes``.
+/// The service's routes: each ``APIRoute`` declaration (method, path template, the OpenAPI
+/// operation's id and summary, shared with the clients) with who may call it and its handler. The
+/// matcher works from the templates alone, ``ChimeAPI`` checks the access before it calls the
+/// handler, and a test holds `docs/openapi.json` and ``APIRoute/all`` to the table. The API's own
+/// table is ``ChimeAPI/routes``.
 ///
 /// A template's segments are literals or `{name}` parameters; a parameter matches one non-empty
 /// percent-decoded segment, a literal wins over a parameter, and entries sharing a template are told
@@ -11,17 +13,13 @@ import Foundation
 ///
 /// ```swift
 /// let table = RouteTable([
-///     .init(.get, "/healthz", "health", "Liveness", .public, ChimeAPI.health),
-///     .init(.get, "/v1/apps/{app}", "getApp", "The app's record", .app, ChimeAPI.getApp),
+///     .init(.health, .public, ChimeAPI.health),
+///     .init(.getApp, .app, ChimeAPI.getApp),
 /// ])
 /// let route = table.match(HTTPRequest(method: "GET", path: "/v1/apps/com.example.chat"))
 /// // route.template == "/v1/apps/{app}", route["app"] == "com.example.chat"
 /// ```
 struct RouteTable: Sendable {
-    enum Method: String, Sendable, CaseIterable {
-        case get = "GET", post = "POST", put = "PUT", patch = "PATCH", delete = "DELETE"
-    }
-
     /// Who may call a route, checked before its handler runs (``ChimeAPI/admit(_:to:route:)``).
     /// In `docs/openapi.json`, `public` and `session` routes have `security: []`.
     enum Access: Sendable, Equatable {
@@ -53,26 +51,17 @@ struct RouteTable: Sendable {
 
     typealias Handler = @Sendable (ChimeAPI) -> @Sendable (HTTPRequest, Route) async throws -> HTTPResponse
 
-    /// One route: its declaration, its documentation and its handler. (A class, so that matching
-    /// passes one reference around rather than copying strings and closures.)
+    /// One route: its declaration (shared with the clients), its access and its handler. (A class,
+    /// so that matching passes one reference around rather than copying strings and closures.)
     final class Entry: Sendable {
-        let method: Method
-        /// `/v1/apps/{app}/requests`: also the route's name in metrics and the access log.
-        let template: String
-        /// The operation's `operationId` in `docs/openapi.json`.
-        let operationID: String
-        /// The operation's `summary` in `docs/openapi.json`.
-        let summary: String
+        /// Method, template, `operationId` and `summary`.
+        let route: APIRoute
         let access: Access
         let matching: Matching
         let handler: Handler
 
-        init(_ method: Method, _ template: String, _ operationID: String, _ summary: String, _ access: Access,
-             matching: Matching = .segments, _ handler: @escaping Handler) {
-            self.method = method
-            self.template = template
-            self.operationID = operationID
-            self.summary = summary
+        init(_ route: APIRoute, _ access: Access, matching: Matching = .segments, _ handler: @escaping Handler) {
+            self.route = route
             self.access = access
             self.matching = matching
             self.handler = handler
@@ -94,13 +83,8 @@ struct RouteTable: Sendable {
     /// The entries that share a template, compiled once. (A class for the same reason as ``Entry``:
     /// the matcher walks a list of these for every request.)
     private final class Pattern: Sendable {
-        enum Segment: Sendable {
-            case literal(String)
-            case parameter
-        }
-
         let template: String
-        let segments: [Segment]
+        let segments: [APIRoute.Segment]
         let parameters: [Parameter]
         /// The first entry's `segmentsWhere` test, if any.
         let test: (@Sendable (String) -> Bool)?
@@ -109,17 +93,14 @@ struct RouteTable: Sendable {
         let allowed: [String]
 
         init(_ entries: [Entry]) {
-            template = entries[0].template
-            let parts = RouteTable.segments(of: template)
-            segments = parts.map { part in
-                part.hasPrefix("{") && part.hasSuffix("}") ? .parameter : .literal(part)
-            }
-            parameters = parts.enumerated().compactMap { index, part in
-                part.hasPrefix("{") && part.hasSuffix("}") ? Parameter(name: String(part.dropFirst().dropLast()), index: index) : nil
+            template = entries[0].route.template
+            segments = entries[0].route.segments
+            parameters = segments.enumerated().compactMap { index, segment in
+                if case .parameter(let name) = segment { Parameter(name: name, index: index) } else { nil }
             }
             if case .segmentsWhere(let test) = entries[0].matching { self.test = test } else { test = nil }
             self.entries = entries
-            allowed = entries.map(\.method.rawValue).sorted()
+            allowed = entries.map(\.route.method.rawValue).sorted()
         }
 
         /// Whether the decoded segments (as many as the template's) fit. The last segment tells
@@ -167,12 +148,13 @@ struct RouteTable: Sendable {
         var owners: [(prefix: String, under: String, entry: Entry)] = []
         for entry in entries {
             if entry.ownsFirstSegment {
-                let prefix = "/" + (Self.segments(of: entry.template).first ?? "")
+                let first = if case .literal(let text)? = entry.route.segments.first { text } else { "" }
+                let prefix = "/" + first
                 owners.append((prefix, prefix + "/", entry))
-            } else if let index = byTemplate[entry.template] {
+            } else if let index = byTemplate[entry.route.template] {
                 groups[index].append(entry)
             } else {
-                byTemplate[entry.template] = groups.count
+                byTemplate[entry.route.template] = groups.count
                 groups.append([entry])
             }
         }
@@ -186,13 +168,6 @@ struct RouteTable: Sendable {
         }
         self.patterns = patterns
         self.owners = owners
-    }
-
-    /// A template's or a path's segments, split as ``HTTPRequest/pathSegments()`` splits a path.
-    static func segments(of template: String) -> [String] {
-        var parts = template.split(separator: "/", omittingEmptySubsequences: false).map(String.init)
-        if parts.count > 1, parts.first == "" { parts.removeFirst() }
-        return parts
     }
 
     /// The route of a request: its entry (or why there is none) and its path parameters. Path
@@ -211,7 +186,7 @@ struct RouteTable: Sendable {
     private func matchPath(_ request: HTTPRequest) -> Route {
         let path = request.path
         for owner in owners where path == owner.prefix || path.hasPrefix(owner.under) {
-            return Route(outcome: .handler(owner.entry), template: owner.entry.template)
+            return Route(outcome: .handler(owner.entry), template: owner.entry.route.template)
         }
         var segments: [String]
         do {
@@ -225,8 +200,8 @@ struct RouteTable: Sendable {
             return Route(outcome: .notFound, template: "unmatched")
         }
         let method = request.method.uppercased()
-        var entry = pattern.entries.first { $0.method.rawValue == method }
-        if entry == nil, method == "HEAD" { entry = pattern.entries.first { $0.method == .get } }
+        var entry = pattern.entries.first { $0.route.method.rawValue == method }
+        if entry == nil, method == "HEAD" { entry = pattern.entries.first { $0.route.method == .get } }
         guard let entry else {
             return Route(outcome: .methodNotAllowed(pattern.allowed), template: pattern.template, segments: segments,
                          parameters: pattern.parameters)

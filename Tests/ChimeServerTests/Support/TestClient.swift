@@ -90,6 +90,20 @@ struct TestClient: Sendable {
 
     func delete(_ path: String) async throws -> TestResponse { try await request("DELETE", path) }
 
+    /// A request to a declared route: its method, its template filled with `parameters` (each
+    /// percent-encoded as one segment), then `query` as given (`?identifier=a1`). `json` goes as
+    /// `application/json`; another body as `body` with its `contentType`.
+    ///
+    /// ```swift
+    /// try await client.request(.addRequests, ["app": "com.example.a"], json: #"{"identifier": "a1"}"#)
+    /// ```
+    func request(_ route: APIRoute, _ parameters: [String: String] = [:], query: String = "", json: String? = nil,
+                 body: [UInt8]? = nil, contentType: String? = nil, headers: [(String, String)] = []) async throws -> TestResponse {
+        try await request(route.method.rawValue, route.path(parameters) + query, headers: headers,
+                          body: json.map { Array($0.utf8) } ?? body, contentType: json == nil ? contentType : "application/json")
+    }
+
+    /// A request as given: any method and target, for paths no route declares or spelled on purpose.
     func request(_ method: String, _ path: String, headers: [(String, String)] = [], body: [UInt8]? = nil,
                  contentType: String? = nil) async throws -> TestResponse {
         var fields: [(String, String)] = []
