@@ -129,7 +129,7 @@ public struct CLI: Sendable {
     /// `--app`, or the only registered app when there is exactly one.
     func app(_ arguments: ParsedArguments, _ client: ServiceClient) async throws -> String {
         if let app = arguments.value("app") { return app }
-        let list = try await client.list("/v1/apps", limit: 100)
+        let list = try await client.list(.listApps, limit: 100)
         let names = list.compactMap { item -> String? in if case .string(let s)? = item["bundleIdentifier"] { return s }; return nil }
         guard names.count == 1 else {
             throw UsageError("give --app BUNDLE_IDENTIFIER (registered apps: \(names.isEmpty ? "none — add one with `chime apps add`" : names.joined(separator: ", ")))")
@@ -156,18 +156,9 @@ public struct CLI: Sendable {
         write(response.json?.serialized(pretty: true) ?? String(decoding: response.body, as: UTF8.self))
     }
 
-    /// `/v1/apps/{app}` and `rest`, the app percent-encoded; encode identifiers in `rest` with
-    /// ``segment(_:)``.
-    static func path(_ app: String, _ rest: String = "") -> String {
-        "/v1/apps/\(segment(app))\(rest)"
-    }
-
-    /// Text percent-encoded as one path segment or query value: `chat/42` becomes `chat%2F42`.
-    static func segment(_ text: String) -> String { PercentEncoding.encode(text) }
-
     /// A query string with each value percent-encoded: `?identifier=a%2Fb&identifier=c`, or "" for none.
     static func query(_ pairs: [(name: String, value: String)]) -> String {
-        pairs.isEmpty ? "" : "?" + pairs.map { "\($0.name)=\(segment($0.value))" }.joined(separator: "&")
+        pairs.isEmpty ? "" : "?" + pairs.map { "\($0.name)=\(PercentEncoding.encode($0.value))" }.joined(separator: "&")
     }
 }
 

@@ -73,34 +73,47 @@ public struct ServiceClient: Sendable {
     /// Where the service is, for messages: its URL, or `unix:/path`.
     public var location: String { endpoint.description }
 
-    /// Sends a request; a non-2xx answer becomes a `CommandError` with the server's message.
+    /// Sends a request to a declared route: its method, its template filled with `parameters`
+    /// (each percent-encoded as one segment), then `query` as given (`?identifier=a`, see
+    /// ``CLI/query(_:)``). A non-2xx answer becomes a `CommandError` with the server's message.
+    ///
+    /// ```swift
+    /// try await client.send(.addRequests, ["app": "com.example.alarm"], json: ["identifier": "Alarm", "title": "Alarm"])
+    /// ```
     @discardableResult
-    public func send(_ method: String, _ path: String, json: JSONValue? = nil, body: Data? = nil,
-                     headers: [String: String] = [:], allowing: Set<Int> = []) async throws -> Response {
+    public func send(_ route: APIRoute, _ parameters: [String: String] = [:], query: String = "", json: JSONValue? = nil,
+                     body: Data? = nil, headers: [String: String] = [:], allowing: Set<Int> = []) async throws -> Response {
+        try await send(route.method.rawValue, route.path(parameters) + query, app: parameters["app"], json: json, body: body,
+                       headers: headers, allowing: allowing)
+    }
+
+    private func send(_ method: String, _ target: String, app: String?, json: JSONValue? = nil, body: Data? = nil,
+                      headers: [String: String] = [:], allowing: Set<Int> = []) async throws -> Response {
         var fields = [("Authorization", "Bearer \(token)")]
         let bytes = json?.serializedBytes() ?? body.map(Array.init)
         if bytes != nil { fields.append(("Content-Type", "application/json")) }
         fields += headers.sorted { $0.key < $1.key }.map { ($0.key, $0.value) }
         let response: Response
         do {
-            response = try await http.request(method, path, headers: fields, body: bytes)
+            response = try await http.request(method, target, headers: fields, body: bytes)
         } catch let error as HTTPClientError {
             throw CommandError(error.message)
         }
         if !response.isSuccess && !allowing.contains(response.status) {
-            throw CommandError(Self.describeFailure(response, path: path))
+            throw CommandError(Self.describeFailure(response, app: app))
         }
         return response
     }
 
-    /// Every item of a paged list, following the answers' `Link: rel="next"` (pages of up to
-    /// 1,000), or only the first `limit` items.
-    public func list(_ path: String, limit: Int? = nil) async throws -> [JSONValue] {
+    /// Every item of the paged list a GET route answers, following the answers' `Link: rel="next"`
+    /// (pages of up to 1,000), or only the first `limit` items.
+    public func list(_ route: APIRoute, _ parameters: [String: String] = [:], query: String = "", limit: Int? = nil) async throws -> [JSONValue] {
         var items: [JSONValue] = []
         let size = min(limit ?? 1000, 1000)
+        let path = route.path(parameters) + query
         var next: String? = path + (path.contains("?") ? "&" : "?") + "limit=\(size)"
         while let page = next {
-            let response = try await send("GET", page)
+            let response = try await send(route.method.rawValue, page, app: parameters["app"])
             guard case .array(let values)? = response.json else { throw CommandError("the service answered \(path) with something other than a list") }
             items += values
             if let limit, items.count >= limit { return Array(items.prefix(limit)) }
@@ -109,11 +122,12 @@ public struct ServiceClient: Sendable {
         return items
     }
 
-    static func describeFailure(_ response: Response, path: String = "") -> String {
+    /// What went wrong, for a CLI user; `app` is the app the request named, if any.
+    static func describeFailure(_ response: Response, app: String? = nil) -> String {
         switch response.serviceError {
         case let error? where error.reason == nil:
             var message = error.message ?? "failed"
-            message = cliMessage(code: error.code, field: error.field, path: path, message: message) ?? message
+            message = cliMessage(code: error.code, field: error.field, app: app, message: message) ?? message
             return "\(message)\(error.field.map { " (field: \($0))" } ?? "") [HTTP \(response.status)]"
         case let error?:
             return "\(error.reason ?? "") [HTTP \(response.status)]"
@@ -124,9 +138,7 @@ public struct ServiceClient: Sendable {
 
     /// What to tell a CLI user for the errors whose server message names an HTTP route: the
     /// `chime` command that does the same instead.
-    static func cliMessage(code: String?, field: String?, path: String, message: String) -> String? {
-        let app = path.hasPrefix("/v1/apps/")
-            ? path.dropFirst("/v1/apps/".count).split(separator: "/").first.flatMap { try? PercentEncoding.decode($0) } : nil
+    static func cliMessage(code: String?, field: String?, app: String?, message: String) -> String? {
         switch (code, field) {
         case ("notFound", "app"?):
             let name = app ?? "APP"
@@ -139,15 +151,19 @@ public struct ServiceClient: Sendable {
         }
     }
 
-    /// Follows a server-sent event stream, calling `onEvent(kind, id, data)` for each event until
-    /// the stream ends or the task is cancelled (then it returns).
-    public func follow(_ path: String, onEvent: @escaping @Sendable (String, String?, String) -> Void) async throws {
+    /// Follows the server-sent event stream of a route (`.appEvents`, `.allEvents`), calling
+    /// `onEvent(kind, id, data)` for each event until the stream ends or the task is cancelled
+    /// (then it returns).
+    public func follow(_ route: APIRoute, _ parameters: [String: String] = [:],
+                       onEvent: @escaping @Sendable (String, String?, String) -> Void) async throws {
         do {
-            try await http.events(path, headers: [("Authorization", "Bearer \(token)")]) { onEvent($0.kind, $0.id, $0.data) }
+            try await http.events(route.path(parameters), headers: [("Authorization", "Bearer \(token)")]) { onEvent($0.kind, $0.id, $0.data) }
         } catch is CancellationError {
             return
         } catch let error as HTTPClientError {
-            if let response = error.response { throw CommandError("the event stream answered: " + Self.describeFailure(response, path: path)) }
+            if let response = error.response {
+                throw CommandError("the event stream answered: " + Self.describeFailure(response, app: parameters["app"]))
+            }
             throw CommandError(error.message)
         }
     }

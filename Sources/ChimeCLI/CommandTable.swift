@@ -122,7 +122,7 @@ extension CLI {
             guard case .url(let serviceURL) = client.endpoint else {
                 throw CommandError("the service listens on a Unix socket, which a browser cannot reach; start it with --listen HOST:PORT for the web center, or put a reverse proxy in front and pass its address with --url")
             }
-            let link = try await client.send("POST", "/v1/session/links").json
+            let link = try await client.send(.createLoginLink).json
             guard let path = link?["path"]?.stringValue else { throw CommandError("the service did not return a login link") }
             var base = arguments.value("url") ?? NetworkAddresses.reachable(serviceURL)
             guard let parsedBase = URL(string: base), parsedBase.scheme == "http" || parsedBase.scheme == "https", parsedBase.host != nil else {
@@ -187,7 +187,7 @@ extension CLI {
             }
             let client = try cli.client(arguments)
             if action == "list" {
-                let apps = try await client.list("/v1/apps")
+                let apps = try await client.list(.listApps)
                 if arguments.has("json") { cli.printJSON(apps); return 0 }
                 if apps.isEmpty { cli.write("No apps. Register one with `chime apps add BUNDLE_IDENTIFIER`.") }
                 for app in apps {
@@ -207,8 +207,8 @@ extension CLI {
                 var body: JSONObject = ["bundleIdentifier": .string(bundle)]
                 if let launch { body["launch"] = launch }
                 let response = action == "add"
-                    ? try await client.send("POST", "/v1/apps", json: .object(body))
-                    : try await client.send("POST", path(bundle, "/token"))
+                    ? try await client.send(.createApp, json: .object(body))
+                    : try await client.send(.rotateToken, ["app": bundle])
                 if arguments.has("token-only") {
                     cli.write(response.json?["token"]?.stringValue ?? "")
                 } else if arguments.has("json") {
@@ -224,7 +224,7 @@ extension CLI {
                 guard (launch != nil) != arguments.has("no-launch") else {
                     throw UsageError("say what to set: --launch 'COMMAND' or --no-launch")
                 }
-                let response = try await client.send("PATCH", path(bundle), json: ["launch": launch ?? .null])
+                let response = try await client.send(.updateApp, ["app": bundle], json: ["launch": launch ?? .null])
                 if arguments.has("json") { cli.printJSON(response); return 0 }
                 if let words = launch?.arrayValue.compactMap(\.stringValue), let command = try? LaunchCommand(arguments: words) {
                     cli.write("\(bundle): answers given while it is not running start \(command)")
@@ -232,10 +232,10 @@ extension CLI {
                     cli.write("\(bundle): no launch command; answers wait in its outbox until it runs.")
                 }
             case "remove":
-                try await client.send("DELETE", path(bundle))
+                try await client.send(.removeApp, ["app": bundle])
                 cli.write("Removed \(bundle) and everything it had.")
             default:
-                let response = try await client.send("POST", path(bundle, "/authorization/answer"), json: ["allow": .bool(action == "allow")])
+                let response = try await client.send(.answerAuthorization, ["app": bundle], json: ["allow": .bool(action == "allow")])
                 if arguments.has("json") { cli.printJSON(response) } else {
                     cli.write("\(bundle): \(response.json?["authorizationStatus"]?.stringValue ?? (action == "allow" ? "authorized" : "denied"))")
                 }
@@ -267,7 +267,7 @@ extension CLI {
                 let data = try readFile(file, what: "the categories file")
                 let client = try cli.client(arguments)
                 let app = try await cli.app(arguments, client)
-                let response = try await client.send("PUT", path(app, "/categories"), body: data)
+                let response = try await client.send(.setCategories, ["app": app], body: data)
                 if arguments.has("json") { cli.printJSON(response) } else {
                     let count = response.json?.arrayValue.count ?? 0
                     cli.write("\(app): \(count) \(count == 1 ? "category" : "categories") set.")
@@ -275,7 +275,7 @@ extension CLI {
             case "list":
                 let client = try cli.client(arguments)
                 let app = try await cli.app(arguments, client)
-                let categories = try await client.list(path(app, "/categories"))
+                let categories = try await client.list(.getCategories, ["app": app])
                 if arguments.has("json") { cli.printJSON(categories); return 0 }
                 for category in categories {
                     let actions = category["actions"]?.arrayValue.compactMap { $0["title"]?.stringValue } ?? []
@@ -356,7 +356,7 @@ extension CLI {
             try checkedRequest(request, arguments)
             let client = try cli.client(arguments)
             let app = try await cli.app(arguments, client)
-            let response = try await client.send("POST", path(app, "/requests"), json: .object(request))
+            let response = try await client.send(.addRequests, ["app": app], json: .object(request))
             if arguments.has("json") { cli.printJSON(response); return 0 }
             let added = response.json?.arrayValue.first ?? response.json
             let when = added?["nextTriggerDate"]?.stringValue.map { "fires \($0)" } ?? (request["trigger"] == .null ? "delivered now" : "waits for its trigger")
@@ -477,7 +477,7 @@ extension CLI {
         run: { arguments, cli in
             let client = try cli.client(arguments)
             let app = try await cli.app(arguments, client)
-            let items = try await client.list(path(app, "/requests"), limit: try cli.listLimit(arguments))
+            let items = try await client.list(.listRequests, ["app": app], limit: try cli.listLimit(arguments))
             if arguments.has("json") { cli.printJSON(items); return 0 }
             if items.isEmpty { cli.write("\(app): nothing pending.") }
             for item in items {
@@ -502,7 +502,7 @@ extension CLI {
             var removed: [String] = []
             for start in stride(from: 0, to: max(ids.count, 1), by: 100) {
                 let batch = Array(ids[start..<min(ids.count, start + 100)])
-                let response = try await client.send("DELETE", path(app, "/requests") + query(batch.map { ("identifier", $0) }))
+                let response = try await client.send(.removeRequests, ["app": app], query: query(batch.map { ("identifier", $0) }))
                 removed += response.json?["removed"]?.arrayValue.compactMap(\.stringValue) ?? []
             }
             if arguments.has("json") { cli.printJSON(["removed": .array(removed.map(JSONValue.string))]); return 0 }
@@ -520,7 +520,7 @@ extension CLI {
             let client = try cli.client(arguments)
             let app = try await cli.app(arguments, client)
             let thread = query(arguments.value("thread").map { [("thread", $0)] } ?? [])
-            let items = try await client.list(path(app, "/notifications") + thread, limit: try cli.listLimit(arguments))
+            let items = try await client.list(.listNotifications, ["app": app], query: thread, limit: try cli.listLimit(arguments))
             if arguments.has("json") { cli.printJSON(items); return 0 }
             if items.isEmpty { cli.write("\(app): nothing delivered.") }
             for item in items {
@@ -545,7 +545,7 @@ extension CLI {
             if let text = arguments.value("text") { body["userText"] = .string(text) }
             let client = try cli.client(arguments)
             let app = try await cli.app(arguments, client)
-            let response = try await client.send("POST", path(app, "/notifications/\(segment(identifier))/responses"), json: .object(body))
+            let response = try await client.send(.respond, ["app": app, "identifier": identifier], json: .object(body))
             if arguments.has("json") { cli.printJSON(response); return 0 }
             cli.write(response.status == 204 || response.body.isEmpty || response.json?["response"] == .null
                       ? "Answered \(identifier) with \(given)."
@@ -571,10 +571,10 @@ extension CLI {
             var app = arguments.value("app") ?? decoded.simulatorTargetBundle
             if app == nil { app = try await cli.app(arguments, client) }
             guard let app else { throw UsageError("give --app") }
-            let token = try await client.send("GET", path(app, "/device-token")).json?["deviceToken"]?.stringValue ?? ""
+            let token = try await client.send(.deviceToken, ["app": app]).json?["deviceToken"]?.stringValue ?? ""
             var headers = ["apns-topic": app, "apns-push-type": decoded.isContentAvailable ? "background" : "alert"]
             if let collapse = arguments.value("collapse-id") { headers["apns-collapse-id"] = collapse }
-            let response = try await client.send("POST", "/3/device/\(segment(token))", body: data, headers: headers)
+            let response = try await client.send(.push, ["token": token], body: data, headers: headers)
             cli.write("Pushed to \(app): apns-id \(response.headers["apns-id"] ?? "?").")
             return 0
         })
@@ -587,9 +587,9 @@ extension CLI {
         options: [.value("app", "only this app (default: every app; scheduled, categories and app come on the every-app stream only)")],
         run: { arguments, cli in
             let client = try cli.client(arguments)
-            let stream = arguments.value("app").map { path($0, "/events") } ?? "/v1/events"
+            let (stream, parameters) = arguments.value("app").map { (APIRoute.appEvents, ["app": $0]) } ?? (.allEvents, [:])
             let json = arguments.has("json")
-            try await client.follow(stream) { kind, id, data in
+            try await client.follow(stream, parameters) { kind, id, data in
                 if json { cli.write(data); return }
                 guard let event = try? JSONValue.parse(data) else { return }
                 cli.write(describeEvent(kind: kind, id: id, event))
@@ -670,8 +670,8 @@ extension CLI {
         options: [],
         run: { arguments, cli in
             let client = try cli.client(arguments)
-            let health = try await client.send("GET", "/healthz", allowing: [503])
-            let apps = try await client.list("/v1/apps")
+            let health = try await client.send(.health, allowing: [503])
+            let apps = try await client.list(.listApps)
             if arguments.has("json") {
                 cli.write(JSONValue.object(["url": .string(client.location), "healthy": .bool(health.status == 200),
                                             "apps": .array(apps.compactMap { $0["bundleIdentifier"] })]).serialized(pretty: true))

@@ -122,7 +122,7 @@ struct UnixSocketTests {
                     ["identifier": .string("r/\(index) ü"), "title": .string("Request \(index)"), "body": .string(String(repeating: "x", count: 40)),
                      "trigger": ["type": "timeInterval", "timeInterval": 3600]]
                 }
-                let added = try await client.send("POST", CLI.path("com.example.many", "/requests"), json: .array(requests))
+                let added = try await client.send(.addRequests, ["app": "com.example.many"], json: .array(requests))
                 #expect(added.status == 201)
                 #expect(added.json?.arrayValue.count == 250)
             }

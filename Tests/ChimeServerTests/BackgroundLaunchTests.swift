@@ -36,29 +36,29 @@ struct BackgroundLaunchTests {
             try mode.write(toFile: self.mode, atomically: true, encoding: .utf8)
             let command = [try BackgroundLaunchTests.launchedApp(), record, self.mode]
             let body = JSONValue.object(["bundleIdentifier": .string(app), "launch": .array(command.map(JSONValue.string))])
-            let created = try await harness.owner.post("/v1/apps", json: body.serialized())
+            let created = try await harness.owner.request(.createApp, json: body.serialized())
             try #require(created.status == 201, "\(created.text)")
             #expect(created.json?["launch"] == .array(command.map(JSONValue.string)))
             guard case .string(let token)? = created.json?["token"] else { throw TestClientError(description: "no token: \(created.text)") }
             self.token = token
             let client = harness.client(token: token)
-            try #require(try await client.post("/v1/apps/\(app)/authorization").status == 200)
+            try #require(try await client.request(.requestAuthorization, ["app": app]).status == 200)
             let categories = #"[{"identifier": "organizer", "actions": [{"identifier": "markAsDone", "title": "Mark As Done"}, {"identifier": "note", "title": "Note", "textInputButtonTitle": "Save"}]}]"#
-            try #require(try await client.put("/v1/apps/\(app)/categories", json: categories).status == 200)
+            try #require(try await client.request(.setCategories, ["app": app], json: categories).status == 200)
             try await deliver("task-1")
         }
 
         func deliver(_ identifier: String) async throws {
             let request = #"{"identifier": "\#(identifier)", "title": "Buy milk", "categoryIdentifier": "organizer"}"#
-            try #require(try await harness.client(token: token).post("/v1/apps/\(app)/requests", json: request).status == 201)
+            try #require(try await harness.client(token: token).request(.addRequests, ["app": app], json: request).status == 201)
         }
 
         /// The user's answer, as the web center or `chime respond` gives it.
         func answer(_ identifier: String, _ action: String, text: String? = nil) async throws {
             var body: JSONObject = ["actionIdentifier": .string(action)]
             if let text { body["userText"] = .string(text) }
-            let response = try await harness.owner.post("/v1/apps/\(app)/notifications/\(identifier)/responses",
-                                                        json: JSONValue.object(body).serialized())
+            let response = try await harness.owner.request(.respond, ["app": app, "identifier": identifier],
+                                                           json: JSONValue.object(body).serialized())
             try #require(response.status == 201, "\(response.text)")
         }
 
@@ -67,7 +67,7 @@ struct BackgroundLaunchTests {
         }
 
         func outbox() async throws -> Int {
-            guard case .array(let items)? = try await harness.owner.get("/v1/apps/\(app)/responses").json else { return -1 }
+            guard case .array(let items)? = try await harness.owner.request(.outbox, ["app": app]).json else { return -1 }
             return items.count
         }
     }

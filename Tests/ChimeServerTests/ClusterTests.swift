@@ -105,7 +105,7 @@ struct ClusterTests {
                 var port = port
                 while !stopping.load(ordering: .relaxed) {
                     let last = seen.withLock { $0.ids.last ?? 0 }
-                    guard let stream = try? await SSEClient.open(.tcp(port: port), path: "/v1/apps/\(app)/events", token: token,
+                    guard let stream = try? await SSEClient.open(.tcp(port: port), .appEvents, ["app": app], token: token,
                                                                  lastEventID: String(last)), stream.status == 200 else {
                         port = fallback()
                         try? await Task.sleep(for: .milliseconds(50))

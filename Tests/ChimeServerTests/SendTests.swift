@@ -10,7 +10,7 @@ struct SendTests {
 
     static func send(_ client: TestClient, _ text: String?, headers: [(String, String)] = [],
                      contentType: String? = "application/x-www-form-urlencoded") async throws -> TestResponse {
-        try await client.request("POST", "/v1/apps/\(app)/send", headers: headers, body: text.map { Array($0.utf8) }, contentType: contentType)
+        try await client.request(.send, ["app": app], body: text.map { Array($0.utf8) }, contentType: contentType, headers: headers)
     }
 
     @Test("curl -d: the text is the body, an identifier is made, it is delivered at once")

@@ -53,9 +53,9 @@ struct ServiceAppChannelTests {
     /// Pushes `payload` to `app` through the APNs endpoint with the app's token.
     static func push(_ harness: ServiceHarness, app: String, token: String, _ payload: String, id: String) async throws -> Int {
         let client = harness.client(token: token)
-        guard case .string(let device)? = try await client.get("/v1/apps/\(app)/device-token").json?["deviceToken"] else { return 0 }
-        return try await client.request("POST", "/3/device/\(device)", headers: [("apns-topic", app), ("apns-collapse-id", id)],
-                                        body: Array(payload.utf8)).status
+        guard case .string(let device)? = try await client.request(.deviceToken, ["app": app]).json?["deviceToken"] else { return 0 }
+        return try await client.request(.push, ["token": device], body: Array(payload.utf8),
+                                        headers: [("apns-topic", app), ("apns-collapse-id", id)]).status
     }
 
     static func delivered(_ harness: ServiceHarness, app: String) async throws -> [DeliveredNotification] {

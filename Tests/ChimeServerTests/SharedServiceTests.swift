@@ -54,11 +54,11 @@ struct SharedServiceTests {
     }
 
     static func register(_ app: String, on node: RunningService) async throws -> String {
-        let response = try await TestClient(port: node.port, token: node.ownerToken).post("/v1/apps", json: #"{"bundleIdentifier": "\#(app)"}"#)
+        let response = try await TestClient(port: node.port, token: node.ownerToken).request(.createApp, json: #"{"bundleIdentifier": "\#(app)"}"#)
         guard response.status == 201, case .string(let token)? = response.json?["token"] else {
             throw TestClientError(description: "registering \(app): \(response.status) \(response.text)")
         }
-        _ = try await TestClient(port: node.port, token: token).post("/v1/apps/\(app)/authorization")
+        _ = try await TestClient(port: node.port, token: token).request(.requestAuthorization, ["app": app])
         return token
     }
 
@@ -134,7 +134,7 @@ struct SharedServiceTests {
             defer { stream.close() }
             func add(_ identifier: String, on node: RunningService) async throws {
                 let response = try await TestClient(port: node.port, token: token)
-                    .post("/v1/apps/\(app)/requests", json: #"{"identifier": "\#(identifier)", "content": {"title": "\#(identifier)"}}"#)
+                    .request(.addRequests, ["app": app], json: #"{"identifier": "\#(identifier)", "content": {"title": "\#(identifier)"}}"#)
                 #expect(response.status == 201)
             }
             func delivered(_ event: SSEEvent) -> String? {

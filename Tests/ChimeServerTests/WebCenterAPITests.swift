@@ -10,13 +10,13 @@ import Testing
 struct WebCenterAPITests {
     /// Signs in: a login code from the owner, traded for a session.
     static func signIn(_ harness: ServiceHarness) async throws -> (cookie: String, csrf: String) {
-        let link = try await harness.owner.post("/v1/session/links")
+        let link = try await harness.owner.request(.createLoginLink)
         #expect(link.status == 201)
         guard case .string(let code)? = link.json?["code"], case .string(let path)? = link.json?["path"] else {
             throw TestClientError(description: "no login code: \(link.text)")
         }
         #expect(path == "/#login=\(code)")
-        let session = try await harness.client(token: nil).post("/v1/session", json: #"{"code": "\#(code)"}"#)
+        let session = try await harness.client(token: nil).request(.createSession, json: #"{"code": "\#(code)"}"#)
         #expect(session.status == 201)
         let setCookie = session.headers["set-cookie"] ?? ""
         #expect(setCookie.contains("HttpOnly"))

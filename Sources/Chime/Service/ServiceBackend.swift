@@ -83,24 +83,21 @@ package final class ServiceBackend: CenterBackend {
 
     // MARK: HTTP
 
-    private func path(_ app: String, _ rest: String = "") -> String {
-        "/v1/apps/" + PercentEncoding.encode(app) + rest
-    }
-
-    /// Sends a request and returns the JSON answer (`nil` for an empty body); an error answer
-    /// becomes the error Apple's API or Chime's would throw.
+    /// Sends a request to a declared route (its template filled with `parameters`, then `query`) and
+    /// returns the JSON answer (`nil` for an empty body); an error answer becomes the error Apple's
+    /// API or Chime's would throw.
     @discardableResult
-    private func call(_ method: String, _ target: String, json: JSONValue? = nil, body: [UInt8]? = nil,
-                      headers: [(String, String)] = []) async throws -> JSONValue? {
-        try await exchange(method, target, json: json, body: body, headers: headers).answer
+    private func call(_ route: APIRoute, _ parameters: [String: String], query: String = "", json: JSONValue? = nil,
+                      body: [UInt8]? = nil, headers: [(String, String)] = []) async throws -> JSONValue? {
+        try await exchange(route.method.rawValue, route.path(parameters) + query, json: json, body: body, headers: headers).answer
     }
 
-    /// A whole list: every page of a paged answer, following its `Link: rel="next"`.
-    private func list(_ target: String) async throws -> JSONValue {
+    /// A whole list from a GET route: every page of a paged answer, following its `Link: rel="next"`.
+    private func list(_ route: APIRoute, app: String) async throws -> JSONValue {
         var items: [JSONValue] = []
-        var next: String? = target + (target.contains("?") ? "&" : "?") + "limit=1000"
+        var next: String? = route.path(["app": app]) + "?limit=1000"
         while let page = next {
-            let (answer, link) = try await exchange("GET", page)
+            let (answer, link) = try await exchange(route.method.rawValue, page)
             guard case .array(let values)? = answer else { return answer ?? .array(items) }
             items += values
             next = LinkHeader.next(link)
@@ -161,12 +158,12 @@ package final class ServiceBackend: CenterBackend {
                                       completion: @escaping @Sendable (Result<Bool, any Error>) -> Void) {
         enqueue({ [self] in
             let names = options.names(from: UNAuthorizationOptions.names).map(JSONValue.string)
-            var answer = try await call("POST", path(app, "/authorization"), json: ["options": .array(names)])
+            var answer = try await call(.requestAuthorization, ["app": app], json: ["options": .array(names)])
             // The user has not answered yet (the web center or `chime apps allow|deny` asks): wait
             // for the answer, as iOS waits for its alert.
             while case .string("notDetermined")? = answer?["status"] {
                 try await Task.sleep(for: .milliseconds(500))
-                let settings = try await call("GET", path(app, "/settings"))
+                let settings = try await call(.getSettings, ["app": app])
                 answer = ["status": settings?["authorizationStatus"] ?? .null]
             }
             guard case .string(let name)? = answer?["status"], let status = UNAuthorizationStatus(name: name) else { return false }
@@ -175,17 +172,17 @@ package final class ServiceBackend: CenterBackend {
     }
 
     package func settings(app: String, completion: @escaping @Sendable (Result<NotificationSettings, any Error>) -> Void) {
-        enqueue({ [self] in try NotificationSettings(json: try await call("GET", path(app, "/settings")) ?? .null) }, completion: completion)
+        enqueue({ [self] in try NotificationSettings(json: try await call(.getSettings, ["app": app]) ?? .null) }, completion: completion)
     }
 
     package func setCategories(_ categories: [NotificationCategory], app: String,
                                completion: @escaping @Sendable (Result<Void, any Error>) -> Void) {
-        enqueue({ [self] in _ = try await call("PUT", path(app, "/categories"), json: .array(categories.map(\.json))) }, completion: completion)
+        enqueue({ [self] in _ = try await call(.setCategories, ["app": app], json: .array(categories.map(\.json))) }, completion: completion)
     }
 
     package func categories(app: String, completion: @escaping @Sendable (Result<[NotificationCategory], any Error>) -> Void) {
         enqueue({ [self] in
-            try Self.items(try await list(path(app, "/categories"))) { value, field throws(ChimeError) in
+            try Self.items(try await list(.getCategories, app: app)) { value, field throws(ChimeError) in
                 try NotificationCategory(json: value, field: field)
             }
         }, completion: completion)
@@ -193,7 +190,7 @@ package final class ServiceBackend: CenterBackend {
 
     package func add(_ requests: [NotificationRequest], app: String, completion: @escaping @Sendable (Result<[Date?], any Error>) -> Void) {
         enqueue({ [self] in
-            let answer = try await call("POST", path(app, "/requests"), json: .array(requests.map(\.json)))
+            let answer = try await call(.addRequests, ["app": app], json: .array(requests.map(\.json)))
             return try Self.items(answer) { value, field throws(ChimeError) in try PendingRequest(json: value, field: field).nextFireDate }
         }, completion: completion)
     }
@@ -204,35 +201,34 @@ package final class ServiceBackend: CenterBackend {
 
     package func pending(app: String, completion: @escaping @Sendable (Result<[PendingRequest], any Error>) -> Void) {
         enqueue({ [self] in
-            try Self.items(try await list(path(app, "/requests"))) { value, field throws(ChimeError) in try PendingRequest(json: value, field: field) }
+            try Self.items(try await list(.listRequests, app: app)) { value, field throws(ChimeError) in try PendingRequest(json: value, field: field) }
         }, completion: completion)
     }
 
-    private func query(_ identifiers: [String]?) -> String {
-        guard let identifiers else { return "" }
-        return "?" + identifiers.map { "identifier=" + PercentEncoding.encode($0) }.joined(separator: "&")
+    private func query(_ identifiers: [String]) -> String {
+        "?" + identifiers.map { "identifier=" + PercentEncoding.encode($0) }.joined(separator: "&")
     }
 
     /// Removes by identifier (all when nil) in calls of at most 100 identifiers: the service takes
     /// at most 128 query arguments a request.
-    private func remove(_ target: String, identifiers: [String]?) async throws -> [String] {
-        guard let identifiers else { return Self.removed(try await call("DELETE", target)) }
+    private func remove(_ route: APIRoute, app: String, identifiers: [String]?) async throws -> [String] {
+        guard let identifiers else { return Self.removed(try await call(route, ["app": app])) }
         var removed: [String] = []
         for start in stride(from: 0, to: identifiers.count, by: 100) {
             let batch = Array(identifiers[start..<min(identifiers.count, start + 100)])
-            removed += Self.removed(try await call("DELETE", target + query(batch)))
+            removed += Self.removed(try await call(route, ["app": app], query: query(batch)))
         }
         return removed
     }
 
     package func removePending(app: String, identifiers: [String]?, completion: @escaping @Sendable (Result<[String], any Error>) -> Void) {
         if identifiers?.isEmpty == true { return enqueue({ [] }, completion: completion) }
-        enqueue({ [self] in try await remove(path(app, "/requests"), identifiers: identifiers) }, completion: completion)
+        enqueue({ [self] in try await remove(.removeRequests, app: app, identifiers: identifiers) }, completion: completion)
     }
 
     package func delivered(app: String, completion: @escaping @Sendable (Result<[DeliveredNotification], any Error>) -> Void) {
         enqueue({ [self] in
-            try Self.items(try await list(path(app, "/notifications"))) { value, field throws(ChimeError) in
+            try Self.items(try await list(.listNotifications, app: app)) { value, field throws(ChimeError) in
                 try DeliveredNotification(json: value, field: field)
             }
         }, completion: completion)
@@ -240,19 +236,19 @@ package final class ServiceBackend: CenterBackend {
 
     package func removeDelivered(app: String, identifiers: [String]?, completion: @escaping @Sendable (Result<[String], any Error>) -> Void) {
         if identifiers?.isEmpty == true { return enqueue({ [] }, completion: completion) }
-        enqueue({ [self] in try await remove(path(app, "/notifications"), identifiers: identifiers) }, completion: completion)
+        enqueue({ [self] in try await remove(.removeNotifications, app: app, identifiers: identifiers) }, completion: completion)
     }
 
     package func setBadge(_ count: Int, app: String, completion: @escaping @Sendable (Result<Void, any Error>) -> Void) {
-        enqueue({ [self] in _ = try await call("PUT", path(app, "/badge"), json: ["badge": .integer(Int64(count))]) }, completion: completion)
+        enqueue({ [self] in _ = try await call(.setBadge, ["app": app], json: ["badge": .integer(Int64(count))]) }, completion: completion)
     }
 
     package func outbox(app: String) async throws -> [NotificationResponse] {
-        try Self.items(try await list(path(app, "/responses"))) { value, field throws(ChimeError) in try NotificationResponse(json: value, field: field) }
+        try Self.items(try await list(.outbox, app: app)) { value, field throws(ChimeError) in try NotificationResponse(json: value, field: field) }
     }
 
     package func acknowledgeResponse(_ id: Int64, app: String) async throws {
-        try await call("POST", path(app, "/responses/\(id)/ack"))
+        try await call(.acknowledge, ["app": app, "id": String(id)])
     }
 
     package func answer(app: String, notification: String, action: String, userText: String?) async throws -> Bool {
@@ -268,7 +264,7 @@ package final class ServiceBackend: CenterBackend {
         if let known = state.withLock({ $0.deviceToken }) {
             device = known
         } else {
-            guard case .string(let fetched)? = try await call("GET", path(app, "/device-token"))?["deviceToken"] else {
+            guard case .string(let fetched)? = try await call(.deviceToken, ["app": app])?["deviceToken"] else {
                 throw ChimeError(.malformedInput, "the service did not give the app's device token")
             }
             state.withLock { $0.deviceToken = fetched }
@@ -276,7 +272,7 @@ package final class ServiceBackend: CenterBackend {
         }
         var headers = [("apns-topic", app), ("apns-push-type", decoded.isSilent ? "background" : "alert"), ("apns-priority", decoded.isSilent ? "5" : "10")]
         if identifier.utf8.count <= 64 { headers.append(("apns-collapse-id", identifier)) }
-        try await call("POST", "/3/device/" + device, body: Array(payload), headers: headers)
+        try await call(.push, ["token": device], body: Array(payload), headers: headers)
     }
 
     package func serviceExtensionChanged(_ handler: ServiceExtensionHandler?, app: String) {
@@ -297,9 +293,10 @@ package final class ServiceBackend: CenterBackend {
 
     package func reportPresentation(_ options: UNNotificationPresentationOptions, for identifier: String, app: String) {
         let names = options.names(from: UNNotificationPresentationOptions.names).map(JSONValue.string)
-        let target = path(app, "/notifications/" + PercentEncoding.encode(identifier) + "/presentation")
         // In order with the app's other operations; a refusal (the service no longer waits) is fine.
-        enqueue({ [self] in _ = try? await call("POST", target, json: ["options": .array(names)]) }, completion: { _ in })
+        enqueue({ [self] in
+            _ = try? await call(.reportPresentation, ["app": app, "identifier": identifier], json: ["options": .array(names)])
+        }, completion: { _ in })
     }
 
     /// Opens the event stream again at once, declaring what the app now does (a running stream
@@ -353,7 +350,7 @@ package final class ServiceBackend: CenterBackend {
         var query = ["client=" + clientID]
         if serviceExtension { query.append("serviceExtension=true") }
         if foreground { query.append("foreground=true") }
-        let target = path(app, "/events") + "?" + query.joined(separator: "&")
+        let target = APIRoute.appEvents.path(["app": app]) + "?" + query.joined(separator: "&")
         var fields = [("Authorization", "Bearer \(token)")]
         if let last = state.withLock({ $0.lastEventID }) { fields.append(("Last-Event-ID", last)) }
         let (headers, client) = (fields, self.client)
@@ -398,7 +395,7 @@ package final class ServiceBackend: CenterBackend {
         Task { [self] in
             let request = NotificationRequest(identifier: identifier, content: content, trigger: .push)
             let changed = await handler?(request, limit) ?? content
-            _ = try? await call("POST", path(app, "/service-extension/" + PercentEncoding.encode(callID)), json: changed.json)
+            _ = try? await call(.serviceExtensionContent, ["app": app, "id": callID], json: changed.json)
         }
     }
 }

@@ -27,6 +27,14 @@ final class SSEClient: Sendable {
         self.reader = reader
     }
 
+    /// Opens the stream of a declared event route (`.appEvents`, `.allEvents`: GET), its template
+    /// filled with `parameters`, then `query`.
+    static func open(_ endpoint: TestEndpoint, _ route: APIRoute, _ parameters: [String: String] = [:], query: String = "", token: String?,
+                     lastEventID: String? = nil, headers: [(String, String)] = [], source: String? = nil) async throws -> SSEClient {
+        precondition(route.method == .get, "\(route) is not an event stream")
+        return try await open(endpoint, path: route.path(parameters) + query, token: token, lastEventID: lastEventID, headers: headers, source: source)
+    }
+
     /// - Parameter source: the local address to connect from (`127.0.0.2`: another client
     ///   address on the same machine), or nil for the default.
     static func open(_ endpoint: TestEndpoint, path: String, token: String?, lastEventID: String? = nil, headers: [(String, String)] = [],

@@ -44,7 +44,7 @@ struct ServiceHarness: Sendable {
 
     /// Registers an app and returns its token.
     func createApp(_ bundle: String) async throws -> String {
-        let response = try await owner.post("/v1/apps", json: #"{"bundleIdentifier": "\#(bundle)"}"#)
+        let response = try await owner.request(.createApp, json: #"{"bundleIdentifier": "\#(bundle)"}"#)
         guard response.status == 201, case .string(let token)? = response.json?["token"] else {
             throw TestClientError(description: "creating \(bundle): \(response.status) \(response.text)")
         }
