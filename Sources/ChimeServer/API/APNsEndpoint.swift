@@ -10,7 +10,8 @@ import Foundation
 /// (`InvalidPushType`, `BadMessageId`, `BadExpirationDate`, `BadPriority`, `BadCollapseId`), and the
 /// payload (`PayloadEmpty`, `PayloadTooLarge`).
 struct APNsEndpoint {
-    static let route = "/3/device/{token}"
+    /// The route's name in metrics and the access log: its declaration's template.
+    static let route = APIRoute.push.template
     static let pushTypes: Set<String> = ["alert", "background", "location", "voip", "complication", "fileprovider", "mdm",
                                          "liveactivity", "pushtotalk", "widgets", "controls"]
     static let priorities: Set<String> = ["1", "5", "10"]
