@@ -11,8 +11,8 @@ import Synchronization
 /// Every 50 ms while commits come in (every second when none did) it runs a PASSIVE checkpoint,
 /// which never blocks the writer and with `synchronous=NORMAL` flushes the database file here, off
 /// the engine's path; short passes often take the second core in small bites rather than in one
-/// long copy that the writer has to share it with. The thread runs at a lower priority (nice 10)
-/// than the writer for the same reason. A
+/// long copy that the writer has to share it with. (It keeps the process's priority: at nice 10 a
+/// busy machine starved it and the log outgrew its bound; lateness was no better for it.) A
 /// log can only start again from its beginning when a checkpoint finishes with no commit beside
 /// it, so once the log holds ``restartFrames`` frames it runs passive passes back to back — each
 /// copies what came in during the one before, so they shrink — until one finds at most
@@ -25,7 +25,7 @@ import Synchronization
 /// the rest with the lock held, so the log stays bounded.
 ///
 /// `@unchecked Sendable`: the connection is used only by the checkpointer's thread; `stopped` is
-/// guarded by `lock`, `idleWait` is atomic.
+/// guarded by `lock`, `idleWait` and `commits` are atomic, `commitsSeen` is the thread's own.
 final class WALCheckpointer: @unchecked Sendable {
     private let lock = NSLock()
     private let wake = DispatchSemaphore(value: 0)
@@ -33,6 +33,9 @@ final class WALCheckpointer: @unchecked Sendable {
     private var stopped = false
     /// Whether the thread waits the idle interval (nothing was committed for a round).
     private let idleWait = Atomic<Bool>(false)
+    /// Commits so far, and as many as the thread had seen when its last round began.
+    private let commits = Atomic<Int>(0)
+    private var commitsSeen = 0
     private var handle: OpaquePointer?
     /// Between passes while the log grows, and while it does not.
     private let interval: TimeInterval
@@ -69,18 +72,24 @@ final class WALCheckpointer: @unchecked Sendable {
     }
 
     private func run() {
-        // On Linux a thread's nice value is its own: this lowers the checkpointer only.
-        setpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0, 10)
         var previousLog: Int32 = -1
         var idle = false
         while true {
-            if idle { idleWait.store(true, ordering: .releasing) }
+            if idle {
+                // Flag first, then look: a commit after the look finds the flag and wakes the thread.
+                idleWait.store(true, ordering: .sequentiallyConsistent)
+                if commits.load(ordering: .sequentiallyConsistent) != commitsSeen {
+                    idleWait.store(false, ordering: .relaxed)
+                    idle = false
+                }
+            }
             _ = wake.wait(timeout: .now() + (idle ? idleInterval : interval))
             idleWait.store(false, ordering: .relaxed)
             if lock.withLock({ stopped }) { break }
+            commitsSeen = commits.load(ordering: .sequentiallyConsistent)
             let log = checkpoint()
             // Nothing was committed since the last round.
-            idle = log == previousLog
+            idle = log == previousLog && commits.load(ordering: .sequentiallyConsistent) == commitsSeen
             previousLog = log
         }
         sqlite3_close_v2(handle)
@@ -120,7 +129,8 @@ final class WALCheckpointer: @unchecked Sendable {
     /// Called after each commit: ends an idle wait, so the first commits after a quiet spell are
     /// copied within ``interval`` rather than a second later, in one long pass.
     func committed() {
-        if idleWait.load(ordering: .relaxed), idleWait.exchange(false, ordering: .acquiringAndReleasing) { wake.signal() }
+        commits.add(1, ordering: .sequentiallyConsistent)
+        if idleWait.load(ordering: .sequentiallyConsistent), idleWait.exchange(false, ordering: .sequentiallyConsistent) { wake.signal() }
     }
 
     /// Stops the thread and closes its connection; returns when it has.
