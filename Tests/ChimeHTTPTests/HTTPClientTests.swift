@@ -75,7 +75,10 @@ struct HTTPClientTests {
         try server.start()
         let endpoint = try transport == .tcp ? HTTPEndpoint(server.url) : HTTPEndpoint("unix:" + directory + "/http.sock")
         do {
-            try await body(HTTPClient(endpoint: endpoint, timeout: 10), handler)
+            // Generous: while other suites' synchronous tests hold both cooperative threads (the
+            // PostgreSQL test server's initdb, at the start of a parallel run, for 9-12 s), the
+            // server's async handler cannot answer.
+            try await body(HTTPClient(endpoint: endpoint, timeout: 60), handler)
         } catch {
             await server.stop()
             throw error
