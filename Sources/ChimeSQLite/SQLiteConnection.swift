@@ -39,14 +39,13 @@ final class SQLiteConnection {
     /// `sqlite3_busy_timeout` sleeps 1, 2, 5, 10 … 100 ms between tries, so a lock held for half a
     /// millisecond (the checkpointer restarting the log) could cost a waiter 5 ms or more.
     static func waitForLocks(_ handle: OpaquePointer, seconds: Int) {
-        let fine: Int32 = 1000
-        let limit = fine + Int32(max(0, seconds * 1000 - 100))
+        // 1,000 tries of 100 µs, then one a millisecond for the rest.
+        let limit = 1000 + max(0, seconds * 1000 - 100)
         sqlite3_busy_handler(handle, { context, tries in
-            let limit = Int32(Int(bitPattern: context))
-            guard tries < limit else { return 0 }
+            guard Int(tries) < Int(bitPattern: context) else { return 0 }
             usleep(tries < 1000 ? 100 : 1000)
             return 1
-        }, UnsafeMutableRawPointer(bitPattern: Int(limit)))
+        }, UnsafeMutableRawPointer(bitPattern: limit))
     }
 
     /// Finalizes every statement and closes the connection (a WAL checkpoint happens here).

@@ -25,7 +25,7 @@ import Synchronization
 /// the rest with the lock held, so the log stays bounded.
 ///
 /// `@unchecked Sendable`: the connection is used only by the checkpointer's thread; `stopped` is
-/// guarded by `lock`, `idleWait` and `commits` are atomic, `commitsSeen` is the thread's own.
+/// guarded by `lock`, `idleWait` and `commits` are atomic.
 final class WALCheckpointer: @unchecked Sendable {
     private let lock = NSLock()
     private let wake = DispatchSemaphore(value: 0)
@@ -33,9 +33,8 @@ final class WALCheckpointer: @unchecked Sendable {
     private var stopped = false
     /// Whether the thread waits the idle interval (nothing was committed for a round).
     private let idleWait = Atomic<Bool>(false)
-    /// Commits so far, and as many as the thread had seen when its last round began.
+    /// Commits so far.
     private let commits = Atomic<Int>(0)
-    private var commitsSeen = 0
     private var handle: OpaquePointer?
     /// Between passes while the log grows, and while it does not.
     private let interval: TimeInterval
@@ -72,13 +71,15 @@ final class WALCheckpointer: @unchecked Sendable {
     }
 
     private func run() {
-        var previousLog: Int32 = -1
+        // The commit count when the previous round began: unchanged after a round, nothing came in
+        // for two rounds (the last commits were copied, and the log restarted if it was long).
+        var previousStart = -1
         var idle = false
         while true {
             if idle {
                 // Flag first, then look: a commit after the look finds the flag and wakes the thread.
                 idleWait.store(true, ordering: .sequentiallyConsistent)
-                if commits.load(ordering: .sequentiallyConsistent) != commitsSeen {
+                if commits.load(ordering: .sequentiallyConsistent) != previousStart {
                     idleWait.store(false, ordering: .relaxed)
                     idle = false
                 }
@@ -86,11 +87,10 @@ final class WALCheckpointer: @unchecked Sendable {
             _ = wake.wait(timeout: .now() + (idle ? idleInterval : interval))
             idleWait.store(false, ordering: .relaxed)
             if lock.withLock({ stopped }) { break }
-            commitsSeen = commits.load(ordering: .sequentiallyConsistent)
-            let log = checkpoint()
-            // Nothing was committed since the last round.
-            idle = log == previousLog && commits.load(ordering: .sequentiallyConsistent) == commitsSeen
-            previousLog = log
+            let start = commits.load(ordering: .sequentiallyConsistent)
+            checkpoint()
+            idle = start == previousStart && commits.load(ordering: .sequentiallyConsistent) == start
+            previousStart = start
         }
         sqlite3_close_v2(handle)
         handle = nil
@@ -100,25 +100,23 @@ final class WALCheckpointer: @unchecked Sendable {
     /// One round: a passive pass; once the log is long, more passes while each finds fewer new
     /// frames, then the restart, with only what the last pass left (the commits of a millisecond
     /// or so) to copy while the writer waits.
-    /// - Returns: the log's length in frames after the round.
-    @discardableResult
-    private func checkpoint() -> Int32 {
+    private func checkpoint() {
         var logFrames: Int32 = 0
         var copied: Int32 = 0
         var previousLog: Int32 = 0
         for pass in 0..<Self.convergingPasses {
             // SQLITE_BUSY: a reader kept some frames from being copied; the counts are still set.
             let code = sqlite3_wal_checkpoint_v2(handle, nil, SQLITE_CHECKPOINT_PASSIVE, &logFrames, &copied)
-            guard code == SQLITE_OK || code == SQLITE_BUSY else { return logFrames }
+            guard code == SQLITE_OK || code == SQLITE_BUSY else { return }
             if logFrames >= forceFrames { break }
-            guard logFrames >= restartFrames, copied == logFrames else { return logFrames }
+            guard logFrames >= restartFrames, copied == logFrames else { return }
             // Few frames came in during the last pass: what the restart copies will be as few.
             if pass > 0 && logFrames - previousLog <= Self.restartRemainder { break }
             previousLog = logFrames
-            if pass == Self.convergingPasses - 1 { return logFrames }
+            if pass == Self.convergingPasses - 1 { return }
         }
         // The next commit writes the log from its start.
-        return sqlite3_wal_checkpoint_v2(handle, nil, SQLITE_CHECKPOINT_RESTART, &logFrames, &copied) == SQLITE_OK ? 0 : logFrames
+        _ = sqlite3_wal_checkpoint_v2(handle, nil, SQLITE_CHECKPOINT_RESTART, &logFrames, &copied)
     }
 
     /// The most passive passes in a row before a restart (they stop early once one finds few new frames).

@@ -106,12 +106,17 @@ public final class ChimeAPI: HTTPHandler {
 
     // MARK: - HTTPHandler
 
+    /// Whether the request is for the APNs provider endpoint (everything under `/3/`), which takes
+    /// APNs' body limit and answers refusals in APNs' error shape.
+    static func isPush(_ request: HTTPRequest) -> Bool { request.path.hasPrefix(pushPrefix) }
+    private static let pushPrefix = "/" + (APIRoute.push.template.split(separator: "/").first.map(String.init) ?? "3") + "/"
+
     public func bodyLimit(for request: HTTPRequest) -> Int {
-        request.path.hasPrefix("/3/") ? Self.pushBodyLimit : Self.defaultBodyLimit
+        Self.isPush(request) ? Self.pushBodyLimit : Self.defaultBodyLimit
     }
 
     public func payloadTooLarge(_ request: HTTPRequest, limit: Int) -> HTTPResponse {
-        if request.path.hasPrefix("/3/") {
+        if Self.isPush(request) {
             return APNsEndpoint.reason("PayloadTooLarge", status: 413, message: "the payload is over \(limit) bytes")
         }
         return APIError(413, "tooLarge", "the body is over the limit of \(limit) bytes for this route").response(route: Self.routes.match(request).template)
@@ -119,7 +124,7 @@ public final class ChimeAPI: HTTPHandler {
 
     /// The JSON error of the route's kind: `{"error": …}`, or `{"reason": …}` on the push endpoint.
     public func refused(_ request: HTTPRequest, problem: RequestProblem) -> HTTPResponse {
-        if request.path.hasPrefix("/3/") {
+        if Self.isPush(request) {
             return APNsEndpoint.reason(problem.status == 414 ? "BadPath" : "BadRequest", status: problem.status, message: problem.message)
         }
         return APIError(problem.status, problem.code, problem.message).response(route: "refused")
