@@ -253,6 +253,13 @@ package final class EngineCore {
     }
 
     package func add(_ prepared: PreparedAdd, app: String) throws -> [Date?] {
+        try add(prepared, app: app, announcing: true).firsts
+    }
+
+    /// `add`, announcing the scheduled requests (`.scheduled`) only when `announcing`; a streamed
+    /// add announces once for all its slices.
+    /// - Returns: the fire dates, and how many requests were scheduled (not delivered at once).
+    package func add(_ prepared: PreparedAdd, app: String, announcing: Bool) throws -> (firsts: [Date?], scheduled: Int) {
         let record = try appRecord(app)
         guard record.settings.authorizationStatus.allowsDelivery else {
             throw UNError(.notificationsNotAllowed,
@@ -288,7 +295,7 @@ package final class EngineCore {
         }
         if !records.isEmpty {
             try store.putPending(records, encodedRequests: encoded, app: app)
-            announce(.scheduled(identifiers: records.count <= 100 ? records.map(\.request.identifier) : []), app: app)
+            if announcing { announceScheduled(records.count <= 100 ? records.map(\.request.identifier) : [], app: app) }
         }
         for pending in records {
             let key = ScheduleWindow.Key(app: app, identifier: pending.request.identifier)
@@ -298,7 +305,12 @@ package final class EngineCore {
             _ = try store.removePending(app: app, identifiers: immediate.map(\.identifier))
             for request in immediate { _ = try deliver(request, app: app, date: now) as DeliveredNotification? }
         }
-        return firsts
+        return (firsts, records.count)
+    }
+
+    /// Tells subscribers requests were scheduled: their identifiers, or none for a large add.
+    package func announceScheduled(_ identifiers: [String], app: String) {
+        announce(.scheduled(identifiers: identifiers), app: app)
     }
 
     package func removePending(app: String, identifiers: [String]?) throws -> [String] {
@@ -340,8 +352,13 @@ package final class EngineCore {
     /// badge: it is not listed as delivered, nor shown (`nil`).
     /// - Parameter encodedRequest: the request's store record, when the store gave it (firing).
     private func deliver(_ request: NotificationRequest, app: String, date: Date, encodedRequest: [UInt8]? = nil) throws -> DeliveredNotification? {
+        try deliver(request, app: app, record: appRecord(app), date: date, encodedRequest: encodedRequest)
+    }
+
+    /// `deliver`, with the app's record as the caller already has it.
+    private func deliver(_ request: NotificationRequest, app: String, record: AppRecord, date: Date, encodedRequest: [UInt8]?) throws -> DeliveredNotification? {
         let content = request.content
-        var record = try appRecord(app)
+        var record = record
         var badge: Int?, pendingBadge: Int?
         if let wanted = content.badge, record.settings.badgeSetting == .enabled && record.badge != wanted {
             if content.isBadgeOnly || !isInFront(app) {
@@ -379,17 +396,21 @@ package final class EngineCore {
 
     /// Delivers what is due at `now`: each occurrence once, dated when it was due. A repeating
     /// request moves on to its first occurrence after `now` (missed ones coalesce).
-    package func fireDue(now: Date, limit: Int) throws -> [(app: String, notification: DeliveredNotification)] {
+    /// - Parameter listing: whether to return what was delivered (the scheduler does not ask, so a
+    ///   burst builds no list).
+    package func fireDue(now: Date, limit: Int, listing: Bool = true) throws -> [(app: String, notification: DeliveredNotification)] {
         let due = try store.dueEncoded(before: now, limit: limit)
         var delivered: [(app: String, notification: DeliveredNotification)] = []
-        delivered.reserveCapacity(due.count)
+        if listing { delivered.reserveCapacity(due.count) }
         var finished: [String: [String]] = [:]
         for (app, pending, encoded) in due {
             let request = pending.request
             let dueDate = pending.nextFireDate ?? now
             let key = ScheduleWindow.Key(app: app, identifier: request.identifier)
-            if try appRecord(app).settings.authorizationStatus.allowsDelivery {
-                if let notification = try deliver(request, app: app, date: dueDate, encodedRequest: encoded) { delivered.append((app, notification)) }
+            let record = try appRecord(app)
+            if record.settings.authorizationStatus.allowsDelivery,
+               let notification = try deliver(request, app: app, record: record, date: dueDate, encodedRequest: encoded), listing {
+                delivered.append((app, notification))
             }
             if let trigger = request.trigger, trigger.repeats,
                let next = FireDates.next(for: trigger, due: dueDate, anchor: pending.anchor, now: now, timeZone: timeZone) {

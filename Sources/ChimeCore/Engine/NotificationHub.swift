@@ -34,7 +34,7 @@ public final class NotificationHub: Sendable {
         var finish: @Sendable () -> Void
     }
 
-    private struct Attached {
+    fileprivate struct Attached {
         var app: String?
         var lane: Lane
         var surface: any NotificationSurface
@@ -198,6 +198,9 @@ public final class NotificationHub: Sendable {
             for subscriber in routes.byApp[event.app] ?? [] { subscriber.handler(event) }
         }
         guard routes.hasSurfaces || events.contains(where: { $0.delivery?.pendingBadge != nil }) else { return }
+        // An app's consecutive jobs for its presenter are queued together: one lock and one count
+        // for a firing transaction's worth, not one per delivery.
+        var run: PresenterRun?
         for event in events {
             var job: SurfaceJob
             switch event.payload {
@@ -205,8 +208,13 @@ public final class NotificationHub: Sendable {
             case .removed(let identifiers, .delivered): job = .withdraw(identifiers)
             default: continue
             }
+            if run?.app == event.app {
+                run?.jobs.append(job)
+                continue
+            }
             if let entry = routes.presenters[event.app] {
-                entry.lane.enqueue(job, presenter: entry.presenter)
+                run?.enqueue()
+                run = PresenterRun(app: event.app, presenter: entry.presenter, lane: entry.lane, jobs: [job])
                 continue
             }
             // No longer in front: a badge that waited for the app's answer is applied as in the background.
@@ -217,13 +225,28 @@ public final class NotificationHub: Sendable {
             if case .show(let delivery) = job, delivery.presentation.isEmpty { continue }
             route(job, app: event.app, surfaces: routes.surfaces(of: event.app))
         }
+        run?.enqueue()
+    }
+
+    /// Consecutive jobs of one app with a presenter, on their way to its lane.
+    private struct PresenterRun {
+        var app: String
+        var presenter: Presenter
+        var lane: PresenterLane
+        var jobs: [SurfaceJob]
+
+        func enqueue() { lane.enqueue(jobs, presenter: presenter) }
     }
 
     fileprivate func route(_ job: SurfaceJob, app: String) {
-        route(job, app: app, surfaces: state.withLock { $0.routes.surfaces(of: app) })
+        route(job, app: app, surfaces: surfaces(of: app))
     }
 
-    private func route(_ job: SurfaceJob, app: String, surfaces: [Attached]) {
+    fileprivate func surfaces(of app: String) -> [Attached] {
+        state.withLock { $0.routes.surfaces(of: app) }
+    }
+
+    fileprivate func route(_ job: SurfaceJob, app: String, surfaces: [Attached]) {
         for attachment in surfaces {
             let surface = attachment.surface
             switch job {
@@ -265,14 +288,15 @@ public final class NotificationHub: Sendable {
         for subscriber in all { subscriber.finish() }
     }
 
-    fileprivate func began() {
-        work.withLock { $0.outstanding += 1 }
+    fileprivate func began(_ count: Int = 1) {
+        work.withLock { $0.outstanding += count }
     }
 
-    fileprivate func ended() {
+    fileprivate func ended(_ count: Int = 1) {
+        guard count > 0 else { return }
         let waiters = work.withLock { work -> [CheckedContinuation<Void, Never>] in
-            work.outstanding -= 1
-            work.done &+= 1
+            work.outstanding -= count
+            work.done &+= count
             guard work.outstanding == 0 else { return [] }
             defer { work.waiters.removeAll() }
             return work.waiters
@@ -296,17 +320,20 @@ extension NotificationHub {
         static let batch = 512
         private let hub: NotificationHub
         private let app: String
-        private let queue = Mutex<(items: [(job: SurfaceJob, presenter: Presenter)], running: Bool)>(([], false))
+        /// Runs of jobs, each with the presenter it was queued for. `drain` takes them all at once
+        /// (never a prefix of a long queue, which would move the rest on every turn).
+        private let queue = Mutex<(runs: [(jobs: [SurfaceJob], presenter: Presenter)], running: Bool)>(([], false))
 
         init(hub: NotificationHub, app: String) {
             self.hub = hub
             self.app = app
         }
 
-        func enqueue(_ job: SurfaceJob, presenter: @escaping Presenter) {
-            hub.began()
+        func enqueue(_ jobs: [SurfaceJob], presenter: @escaping Presenter) {
+            guard !jobs.isEmpty else { return }
+            hub.began(jobs.count)
             let start = queue.withLock { queue -> Bool in
-                queue.items.append((job, presenter))
+                queue.runs.append((jobs, presenter))
                 if queue.running { return false }
                 queue.running = true
                 return true
@@ -316,46 +343,50 @@ extension NotificationHub {
 
         private func drain() async {
             while true {
-                let items = queue.withLock { queue -> [(job: SurfaceJob, presenter: Presenter)] in
-                    let taken = Array(queue.items.prefix(Self.batch))
-                    queue.items.removeFirst(taken.count)
-                    if taken.isEmpty { queue.running = false }
+                let runs = queue.withLock { queue -> [(jobs: [SurfaceJob], presenter: Presenter)] in
+                    if queue.runs.isEmpty { queue.running = false }
+                    let taken = queue.runs
+                    queue.runs = []
                     return taken
                 }
-                if items.isEmpty { return }
-                var index = 0
-                while index < items.count {
-                    guard case .show = items[index].job else {
-                        hub.route(items[index].job, app: app)
-                        hub.ended()
-                        index += 1
-                        continue
-                    }
-                    // A run of deliveries: one call to the presenter for all of them.
-                    var end = index
-                    var deliveries: [Delivery] = []
-                    while end < items.count, case .show(let delivery) = items[end].job {
-                        deliveries.append(delivery)
-                        end += 1
-                    }
-                    let answers = await items[index].presenter(deliveries)
-                    for (offset, var delivery) in deliveries.enumerated() {
-                        let requested = offset < answers.count ? answers[offset] : nil
-                        if let requested {
-                            delivery.presentation = Presentation.foreground(requested: requested, settings: delivery.settings)
-                        }
-                        // The badge waited for this answer: applied with `.badge` in it, or without
-                        // an answer (not in front after all).
-                        if requested == nil || delivery.presentation.contains(.badge) {
-                            hub.applyPendingBadge(&delivery, app: app)
-                        } else {
-                            delivery.pendingBadge = nil
-                        }
-                        if !delivery.presentation.isEmpty { hub.route(.show(delivery), app: app) }
-                        hub.ended()
-                    }
-                    index = end
+                if runs.isEmpty { return }
+                for run in runs { await perform(run.jobs, presenter: run.presenter) }
+            }
+        }
+
+        private func perform(_ jobs: [SurfaceJob], presenter: Presenter) async {
+            var index = 0
+            while index < jobs.count {
+                guard case .show = jobs[index] else {
+                    hub.route(jobs[index], app: app)
+                    hub.ended()
+                    index += 1
+                    continue
                 }
+                // A run of deliveries: one call to the presenter for up to `batch` of them.
+                var deliveries: [Delivery] = []
+                deliveries.reserveCapacity(min(Self.batch, jobs.count - index))
+                while index < jobs.count, deliveries.count < Self.batch, case .show(let delivery) = jobs[index] {
+                    deliveries.append(delivery)
+                    index += 1
+                }
+                let answers = await presenter(deliveries)
+                let surfaces = hub.surfaces(of: app)
+                for (offset, var delivery) in deliveries.enumerated() {
+                    let requested = offset < answers.count ? answers[offset] : nil
+                    if let requested {
+                        delivery.presentation = Presentation.foreground(requested: requested, settings: delivery.settings)
+                    }
+                    // The badge waited for this answer: applied with `.badge` in it, or without
+                    // an answer (not in front after all).
+                    if requested == nil || delivery.presentation.contains(.badge) {
+                        hub.applyPendingBadge(&delivery, app: app)
+                    } else {
+                        delivery.pendingBadge = nil
+                    }
+                    if !delivery.presentation.isEmpty { hub.route(.show(delivery), app: app, surfaces: surfaces) }
+                }
+                hub.ended(deliveries.count)
             }
         }
     }
