@@ -114,7 +114,7 @@ let package = Package(
         .executableTarget(name: "ChimeStoreCrasher", dependencies: ["ChimeSQLite", "ChimeCore"], path: "Tests/Support/StoreCrasher"),
         .testTarget(
             name: "ChimeSQLiteTests",
-            dependencies: ["ChimeSQLite", "ChimePostgres", "PostgresTestServer", "ChimeCore", "ChimeStoreCrasher", "ChimeEngineCrasher"],
+            dependencies: ["ChimeSQLite", "ChimePostgres", "PostgresTestServer", "ChimeCore", "ChimeTesting", "ChimeStoreCrasher", "ChimeEngineCrasher"],
             exclude: ["Fixtures"]),
         // Killed with SIGKILL while firing and while answering, by ChimeSQLiteTests' engine crash tests.
         .executableTarget(name: "ChimeEngineCrasher", dependencies: ["Chime", "ChimeCore", "ChimeSQLite", "ChimeTesting"],

@@ -134,17 +134,21 @@ public final class NotificationEngine: Sendable {
     ///
     /// `body` must check before it writes: a ``ChimeError`` or ``UNError`` thrown by `body` fails
     /// only this operation (its writes, if any, would stay), while any other error (a store failure)
-    /// rolls back the whole transaction and fails every operation in it.
-    package func submit<T: Sendable>(_ body: @escaping @Sendable (EngineCore) throws -> T,
-                             completion: @escaping @Sendable (Result<T, any Error>) -> Void) {
+    /// rolls back the whole transaction and fails every operation in it. With `alone`, any error
+    /// rolls back what `body` wrote.
+    /// - Parameter alone: run `body` in a transaction of its own, rolled back by any error it
+    ///   throws (then `body` may write before it knows it will fail).
+    package func submit<T: Sendable>(alone: Bool = false, _ body: @escaping @Sendable (EngineCore) throws -> T,
+                                     completion: @escaping @Sendable (Result<T, any Error>) -> Void) {
         let box = ResultBox<T>()
         let job = Job(
             run: { core in
-                do { box.result = .success(try body(core)) } catch let error where Self.isOperationError(error) {
+                do { box.result = .success(try body(core)) } catch let error where !alone && Self.isOperationError(error) {
                     box.result = .failure(error)
                 }
             },
-            finish: { failure in completion(failure.map { .failure($0) } ?? box.result ?? .failure(ChimeError(.shutDown, "no result"))) }
+            finish: { failure in completion(failure.map { .failure($0) } ?? box.result ?? .failure(ChimeError(.shutDown, "no result"))) },
+            alone: alone
         )
         let schedule = inbox.withLock { inbox -> Bool? in
             if inbox.closed { return nil }
@@ -178,8 +182,18 @@ public final class NotificationEngine: Sendable {
     private func drain() {
         while true {
             let jobs = inbox.withLock { inbox -> [Job] in
-                let batch = Array(inbox.jobs.prefix(configuration.maxBatch))
-                inbox.jobs.removeFirst(batch.count)
+                // Up to `maxBatch` jobs, stopping before one that runs alone (or taking it alone).
+                let limit = min(inbox.jobs.count, configuration.maxBatch)
+                var end = 0
+                while end < limit {
+                    if inbox.jobs[end].alone {
+                        if end == 0 { end = 1 }
+                        break
+                    }
+                    end += 1
+                }
+                let batch = Array(inbox.jobs[..<end])
+                inbox.jobs.removeFirst(end)
                 if batch.isEmpty { inbox.draining = false }
                 return batch
             }
@@ -386,10 +400,57 @@ public final class NotificationEngine: Sendable {
     /// - Returns: each request's next fire date (`nil` for location triggers and immediate delivery).
     /// - Throws: ``UNError`` `notificationsNotAllowed` when the app is not authorized;
     ///   ``ChimeError`` naming the field for invalid input (then nothing is added).
+    ///
+    /// A large add (more than two ``streamedSlice``s, on a store of its own) is prepared slice by
+    /// slice on the caller's thread while the writer writes the slices before: still one
+    /// transaction, committed before this returns, with nothing added when any request fails.
     @discardableResult
     public func add(_ requests: [NotificationRequest], app: String) async throws -> [Date?] {
+        if requests.count > 2 * Self.streamedSlice && !isStoreShared { return try await streamedAdd(requests, app: app) }
         let prepared = try prepare(requests)
         return try await perform { try $0.add(prepared, app: app) }
+    }
+
+    /// How many requests of a large add are prepared at a time while the writer writes.
+    static let streamedSlice = 1024
+
+    /// `add` for many requests: each slice checked, encoded and dated here and handed to the
+    /// writer, which writes the slices in one transaction of its own as they come. A bad request
+    /// in any slice (invalid, or a trigger with no next date) rolls back the slices before it.
+    private func streamedAdd(_ requests: [NotificationRequest], app: String) async throws -> [Date?] {
+        let now = clock.now
+        let feed = SliceFeed()
+        return try await withCheckedThrowingContinuation { continuation in
+            submit(alone: true, { core -> [Date?] in
+                defer { feed.abandon() }
+                var firsts: [Date?] = []
+                firsts.reserveCapacity(requests.count)
+                var scheduled = 0
+                while let slice = try feed.next() {
+                    let added = try core.add(slice, app: app, announcing: false)
+                    firsts += added.firsts
+                    scheduled += added.scheduled
+                }
+                if scheduled > 0 { core.announceScheduled([], app: app) }
+                return firsts
+            }, completion: { continuation.resume(with: $0) })
+            // The writer takes each slice as soon as it is here; the feed ends even when the writer
+            // stopped listening (it failed, or the engine has shut down).
+            var start = 0
+            do {
+                while start < requests.count, !feed.isAbandoned {
+                    let end = min(start + Self.streamedSlice, requests.count)
+                    for index in start..<end {
+                        try Validation.validate(requests[index], field: "[\(index)]")
+                    }
+                    feed.put(PreparedAdd(Array(requests[start..<end]), now: now, timeZone: deviceZone.withLock { $0 }))
+                    start = end
+                }
+                feed.finish(nil)
+            } catch {
+                feed.finish(error)
+            }
+        }
     }
 
     /// `add`, with a completion handler; the call order is the processing order.
@@ -505,7 +566,7 @@ public final class NotificationEngine: Sendable {
         var claimed = 0
         while true {
             let (delivered, more, taken) = try await perform { core in
-                let delivered = try core.fireDue(now: now, limit: core.configuration.fireBatch)
+                let delivered = try core.fireDue(now: now, limit: core.configuration.fireBatch, listing: wanted)
                 return (wanted ? delivered.map(\.notification) : [], core.moreDue, core.claimed)
             }
             collect?(delivered)
@@ -682,9 +743,66 @@ final class EngineCoreBox: @unchecked Sendable {
 final class Job: @unchecked Sendable {
     let run: (EngineCore) throws -> Void
     let finish: ((any Error)?) -> Void
-    init(run: @escaping (EngineCore) throws -> Void, finish: @escaping ((any Error)?) -> Void) {
+    /// Runs in a transaction of its own, which any error it throws rolls back (a streamed add,
+    /// whose later slices can fail after earlier ones were written).
+    let alone: Bool
+    init(run: @escaping (EngineCore) throws -> Void, finish: @escaping ((any Error)?) -> Void, alone: Bool = false) {
         self.run = run
         self.finish = finish
+        self.alone = alone
+    }
+}
+
+/// The slices of a streamed add, from the caller's thread (`put`, then `finish`) to the writer
+/// (`next`, which waits for the next slice: `nil` at the end, the caller's error if it failed;
+/// `abandon` when the writer stops early).
+final class SliceFeed: Sendable {
+    private struct State {
+        /// Taken slices are let go (`nil`): a large add is not held twice.
+        var slices: [PreparedAdd?] = []
+        var taken = 0
+        var finished = false
+        var failure: (any Error)?
+        var abandoned = false
+    }
+
+    private let state = Mutex(State())
+    private let ready = DispatchSemaphore(value: 0)
+
+    func put(_ slice: PreparedAdd) {
+        state.withLock { $0.slices.append(slice) }
+        ready.signal()
+    }
+
+    func finish(_ failure: (any Error)?) {
+        state.withLock { state in
+            state.finished = true
+            state.failure = failure
+        }
+        ready.signal()
+    }
+
+    var isAbandoned: Bool { state.withLock { $0.abandoned } }
+
+    func abandon() { state.withLock { $0.abandoned = true } }
+
+    func next() throws -> PreparedAdd? {
+        while true {
+            let taken = state.withLock { state -> Result<PreparedAdd?, any Error>? in
+                if state.taken < state.slices.count {
+                    defer {
+                        state.slices[state.taken] = nil
+                        state.taken += 1
+                    }
+                    return .success(state.slices[state.taken])
+                }
+                guard state.finished else { return nil }
+                if let failure = state.failure { return .failure(failure) }
+                return .success(nil)
+            }
+            if let taken { return try taken.get() }
+            ready.wait()
+        }
     }
 }
 
