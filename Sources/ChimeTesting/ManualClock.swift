@@ -21,6 +21,9 @@ public final class ManualClock: NotificationClock, @unchecked Sendable {
     /// How many tasks are sleeping on the clock (lets a test wait until code is really asleep).
     public var sleeperCount: Int { lock.withLock { sleepers.count } }
 
+    /// The deadlines the sleeping tasks wait for, soonest first (lets a test see what code waits for).
+    public var sleeperDeadlines: [Date] { lock.withLock { sleepers.map(\.deadline).sorted() } }
+
     /// Moves the clock to `date` (never backwards) and wakes the sleepers whose deadline passed.
     public func set(_ date: Date) {
         let woken = lock.withLock { () -> [CheckedContinuation<Void, any Error>] in

@@ -51,6 +51,11 @@ public final class NotificationEngine: Sendable {
         /// stream this bounds the commits (and the write-ahead log they write) to about a thousand
         /// a second instead of one per notification. 0 fires each as it falls due.
         public var firingInterval: TimeInterval = 0.001
+        /// How long before the first due date after a quiet spell (a sleep of more than a second)
+        /// the scheduler wakes to return freed memory to the system (glibc's `malloc_trim`), so
+        /// the allocator's deferred merging of freed blocks does not land in the first firing
+        /// transaction. `nil`: never.
+        public var memoryTidyLead: TimeInterval? = 0.25
         public init() {}
     }
 
@@ -670,6 +675,8 @@ public final class NotificationEngine: Sendable {
     private func schedulerLoop() async {
         // When the last firing transaction started: the next one waits for `firingInterval` after it.
         var lastFiring = Date.distantPast
+        // Whether memory was tidied since the last firing (once per quiet spell).
+        var tidied = false
         while !Task.isCancelled {
             // Anything that changes the schedule from here on sets `changed`, so a change that
             // commits while the next date is being read is never slept through.
@@ -680,6 +687,7 @@ public final class NotificationEngine: Sendable {
                 let floor = lastFiring.addingTimeInterval(configuration.firingInterval)
                 if let next, next <= now, now >= floor {
                     lastFiring = now
+                    tidied = false
                     // With a shared store the next date may belong to a request another engine is
                     // firing right now: when there was nothing to claim, give it a moment.
                     if try await fireDue(now: now, collect: nil) == 0 && isStoreShared {
@@ -687,25 +695,41 @@ public final class NotificationEngine: Sendable {
                     }
                     continue
                 }
-                let sleeper = schedulerState.withLock { state -> Task<Void, any Error>? in
-                    if state.changed { return nil }
-                    let clock = self.clock
-                    var deadline = next ?? now.addingTimeInterval(3600)
-                    // Due, but the last firing was under `firingInterval` ago: a short wait that
-                    // no schedule change shortens (nothing can be due sooner than now).
-                    let coalescing = deadline < floor
-                    if coalescing { deadline = floor }
-                    state.target = coalescing ? .distantPast : next
-                    if self.isStoreShared { deadline = min(deadline, now.addingTimeInterval(self.configuration.sharedStoreRecheck)) }
-                    let task = Task { try await clock.sleep(until: deadline) }
-                    state.sleeper = task
-                    return task
+                // A quiet spell before `next`: wake `memoryTidyLead` ahead of it to tidy memory first.
+                var tidyLead: TimeInterval?
+                if !tidied, let next, next.timeIntervalSince(now) > 1 { tidyLead = configuration.memoryTidyLead }
+                if let sleeper = sleeper(next: next, now: now, floor: floor, lead: tidyLead) {
+                    let slept = await sleeper.result
+                    if tidyLead != nil, case .success = slept {
+                        MemoryTidy.settle()
+                        tidied = true
+                    }
                 }
-                if let sleeper { _ = await sleeper.result }
             } catch {
                 // A store failure: retry after a pause rather than spinning.
                 try? await Task.sleep(for: .milliseconds(200))
             }
+        }
+    }
+
+    /// The scheduler's sleep until `next` (an hour without one), or `nil` when the schedule changed
+    /// since the loop looked: until `floor` while coalescing, `lead` earlier when memory is to be
+    /// tidied first, at most ``Configuration/sharedStoreRecheck`` with a shared store.
+    private func sleeper(next: Date?, now: Date, floor: Date, lead: TimeInterval?) -> Task<Void, any Error>? {
+        schedulerState.withLock { state -> Task<Void, any Error>? in
+            if state.changed { return nil }
+            let clock = self.clock
+            var deadline = next ?? now.addingTimeInterval(3600)
+            // Due, but the last firing was under `firingInterval` ago: a short wait that
+            // no schedule change shortens (nothing can be due sooner than now).
+            let coalescing = deadline < floor
+            if coalescing { deadline = floor }
+            state.target = coalescing ? .distantPast : next
+            if let lead { deadline = deadline.addingTimeInterval(-lead) }
+            if self.isStoreShared { deadline = min(deadline, now.addingTimeInterval(self.configuration.sharedStoreRecheck)) }
+            let task = Task { try await clock.sleep(until: deadline) }
+            state.sleeper = task
+            return task
         }
     }
 

@@ -132,6 +132,36 @@ struct EngineRulesTests {
         #expect(try await fixture.engine.delivered(app: Self.app).count == 1)
     }
 
+    @Test("after a quiet spell the scheduler wakes memoryTidyLead before the due date, then fires on the date, not earlier",
+          .timeLimit(.minutes(1)))
+    func tidyBeforeFiring() async throws {
+        let fixture = try await Fixture()
+        let lead = try #require(NotificationEngine.Configuration().memoryTidyLead)
+        let due = Self.start.addingTimeInterval(10)
+        try await fixture.add("later", .timeInterval(10, repeats: false))
+        fixture.engine.startScheduler()
+        defer { fixture.engine.stopScheduler() }
+        while fixture.clock.sleeperDeadlines != [due.addingTimeInterval(-lead)] { await Task.yield() }
+        fixture.clock.set(due.addingTimeInterval(-lead / 2))
+        // Woken to tidy, then asleep again until the due date itself (once per quiet spell).
+        while fixture.clock.sleeperDeadlines != [due] { await Task.yield() }
+        #expect(try await fixture.engine.delivered(app: Self.app).isEmpty)
+        fixture.clock.set(due)
+        while try await fixture.engine.delivered(app: Self.app).isEmpty { await Task.yield() }
+        #expect(try await fixture.engine.delivered(app: Self.app).map(\.date) == [due])
+    }
+
+    @Test("a due date within a second of now is slept for directly, with no tidy wake", .timeLimit(.minutes(1)))
+    func noTidyWhenSoon() async throws {
+        let fixture = try await Fixture()
+        let due = Self.start.addingTimeInterval(0.5)
+        try await fixture.add("soon", .timeInterval(0.5, repeats: false))
+        fixture.engine.startScheduler()
+        defer { fixture.engine.stopScheduler() }
+        while fixture.clock.sleeperCount == 0 { await Task.yield() }
+        #expect(fixture.clock.sleeperDeadlines == [due])
+    }
+
     // MARK: Many pending requests
 
     @Test("100,000 pending requests (standing in for a million, which a debug build makes slow): next date and firing the soonest",
