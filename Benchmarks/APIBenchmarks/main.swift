@@ -95,6 +95,13 @@ final class Progress: Sendable {
 
 let progress = Progress()
 
+/// Waits until what earlier measurements wrote has reached the disk (`sync`), so one part's
+/// write-back does not land in the next part's figures.
+func settleDisk() {
+    progress.update("waiting for earlier writes to reach the disk", force: true)
+    sync()
+}
+
 extension Duration {
     var seconds: Double { Double(components.seconds) + Double(components.attoseconds) / 1e18 }
 }
@@ -519,6 +526,7 @@ print("Chime API benchmarks — \(Date().formatted(.iso8601)) — \(machine), \(
 
 var reference: Double?
 if let path = options.reference, wanted("api-concurrent") || wanted("api-burst") {
+    settleDisk()
     progress.update("reference: plain C loop inserting \(options.count.formatted()) rows", force: true)
     let output = try run(path, [options.dir + "/reference.sqlite", String(max(options.count, options.burst))])
     for line in output.split(separator: "\n").reversed() {
@@ -536,10 +544,22 @@ if let path = options.reference, wanted("api-concurrent") || wanted("api-burst")
     }
 }
 
-if wanted("api-concurrent") { try await benchAPIConcurrent(options, reference: reference) }
-if wanted("api-burst") { try await benchAPIBurst(options, reference: reference) }
-if wanted("api-steady") { try await benchAPISteady(options) }
-if wanted("cost") { try await benchCost(options) }
+if wanted("api-concurrent") {
+    settleDisk()
+    try await benchAPIConcurrent(options, reference: reference)
+}
+if wanted("api-burst") {
+    settleDisk()
+    try await benchAPIBurst(options, reference: reference)
+}
+if wanted("api-steady") {
+    settleDisk()
+    try await benchAPISteady(options)
+}
+if wanted("cost") {
+    settleDisk()
+    try await benchCost(options)
+}
 
 let headers = ["measurement", "Chime", "target", "met", "ratio to the C loop"]
 let table = figures.map { [$0.name, $0.value, $0.target, $0.met.map { $0 ? "yes" : "NO" } ?? "–", $0.ratio] }

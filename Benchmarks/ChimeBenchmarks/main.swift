@@ -93,6 +93,13 @@ final class Progress: @unchecked Sendable {
 
 let progress = Progress()
 
+/// Waits until what earlier measurements wrote has reached the disk (`sync`), so one part's
+/// write-back does not land in the next part's figures.
+func settleDisk() {
+    progress.update("waiting for earlier writes to reach the disk", force: true)
+    sync()
+}
+
 struct Row {
     var name: String
     var chime: String
@@ -484,6 +491,7 @@ var referenceRate: Double?
 /// The same loop with every index today's schema has on the table (pending_order and the partial ones).
 var allIndexesRate: Double?
 if wanted("bulk"), let reference = options.reference {
+    settleDisk()
     func loop(_ extra: [String], _ label: String) throws -> Double? {
         progress.update("reference: plain C loop inserting \(options.count.formatted()) rows\(label)", force: true)
         let output = try run(reference, [options.dir + "/reference.sqlite", String(options.count)] + extra)
@@ -509,6 +517,7 @@ func peer(_ arguments: [String]) -> [String: Any]? {
 }
 
 if wanted("bulk") {
+    settleDisk()
     let chimeRate = try await benchBulk(options)
     let peerResult = peer(["schedule", "--count", "20000", "--db", options.dir + "/aps-schedule.sqlite"])
     let peerRate = double(peerResult?["jobsPerSecond"])
@@ -527,6 +536,7 @@ if wanted("bulk") {
 }
 
 if wanted("concurrent") {
+    settleDisk()
     let chimeRate = try await benchConcurrent(options)
     rows.append(Row(name: "1b. schedule \(options.count.formatted()), concurrent single adds", chime: formatRate(chimeRate),
                     target: "≥ 50,000 /s", met: chimeRate >= 50_000))
@@ -534,6 +544,7 @@ if wanted("concurrent") {
 }
 
 if wanted("restart") && wanted("bulk") {
+    settleDisk()
     let seconds = try await benchRestart(options)
     rows.append(Row(name: "2. restart with \(options.count.formatted()) pending → first due fires", chime: ms(seconds),
                     target: "≤ 1 s", met: seconds <= 1))
@@ -572,6 +583,7 @@ if wanted("open") {
 }
 
 if wanted("burst") {
+    settleDisk()
     let seconds = try await benchBurst(options)
     let peerCount = 10_000
     let peerResult = peer(["burst", "--count", String(peerCount), "--db", options.dir + "/aps-burst.sqlite"])
@@ -585,6 +597,7 @@ if wanted("burst") {
 }
 
 if wanted("steady") {
+    settleDisk()
     let lateness = try await benchSteady(options)
     let peerRate = 1000
     let peerResult = peer(["steady", "--rate", String(peerRate), "--seconds", "10", "--db", options.dir + "/aps-steady.sqlite"])

@@ -373,6 +373,8 @@ def count_on_disk(store, prefix):
 
 def run_wrk(options, server, token, mode, label, run_id):
     """Runs wrk with add.lua; returns (wrk's summary, the CPU split of the run)."""
+    # What earlier runs wrote reaches the disk first, so their write-back does not land in this run.
+    os.sync()
     result_path = os.path.join(server.dir, f"wrk-{mode}.json")
     env = dict(os.environ, CHIME_MODE=mode, CHIME_APP=APP, CHIME_TOKEN=token, CHIME_BULK=str(options.bulk),
                CHIME_RUN=run_id, CHIME_JSON=result_path)
