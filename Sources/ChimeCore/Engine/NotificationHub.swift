@@ -47,7 +47,9 @@ public final class NotificationHub: Sendable {
         var byApp: [String: [Subscriber]] = [:]
         var surfacesForEveryApp: [Attached] = []
         var surfacesByApp: [String: [Attached]] = [:]
-        var presenters: [String: (presenter: Presenter, lane: PresenterLane)] = [:]
+        /// Each app's presenter, its lane, and which `setPresenter` call set it (runs queued under
+        /// the same one are asked together).
+        var presenters: [String: (presenter: Presenter, lane: PresenterLane, generation: Int)] = [:]
 
         func surfaces(of app: String) -> [Attached] { surfacesForEveryApp + (surfacesByApp[app] ?? []) }
         var hasSurfaces: Bool { !surfacesForEveryApp.isEmpty || !surfacesByApp.isEmpty || !presenters.isEmpty }
@@ -160,7 +162,8 @@ public final class NotificationHub: Sendable {
         state.withLock { state in
             if let presenter {
                 let lane = state.routes.presenters[app]?.lane ?? PresenterLane(hub: self, app: app)
-                state.routes.presenters[app] = (presenter, lane)
+                state.next += 1
+                state.routes.presenters[app] = (presenter, lane, state.next)
             } else {
                 state.routes.presenters[app] = nil
             }
@@ -214,7 +217,7 @@ public final class NotificationHub: Sendable {
             }
             if let entry = routes.presenters[event.app] {
                 run?.enqueue()
-                run = PresenterRun(app: event.app, presenter: entry.presenter, lane: entry.lane, jobs: [job])
+                run = PresenterRun(app: event.app, presenter: entry.presenter, lane: entry.lane, generation: entry.generation, jobs: [job])
                 continue
             }
             // No longer in front: a badge that waited for the app's answer is applied as in the background.
@@ -233,9 +236,10 @@ public final class NotificationHub: Sendable {
         var app: String
         var presenter: Presenter
         var lane: PresenterLane
+        var generation: Int
         var jobs: [SurfaceJob]
 
-        func enqueue() { lane.enqueue(jobs, presenter: presenter) }
+        func enqueue() { lane.enqueue(jobs, presenter: presenter, generation: generation) }
     }
 
     fileprivate func route(_ job: SurfaceJob, app: String) {
@@ -321,19 +325,26 @@ extension NotificationHub {
         private let hub: NotificationHub
         private let app: String
         /// Runs of jobs, each with the presenter it was queued for. `drain` takes them all at once
-        /// (never a prefix of a long queue, which would move the rest on every turn).
-        private let queue = Mutex<(runs: [(jobs: [SurfaceJob], presenter: Presenter)], running: Bool)>(([], false))
+        /// (never a prefix of a long queue, which would move the rest on every turn), and asks
+        /// consecutive runs under the same presenter together.
+        private let queue = Mutex<(runs: [Run], running: Bool)>(([], false))
+
+        private struct Run {
+            var jobs: [SurfaceJob]
+            var presenter: Presenter
+            var generation: Int
+        }
 
         init(hub: NotificationHub, app: String) {
             self.hub = hub
             self.app = app
         }
 
-        func enqueue(_ jobs: [SurfaceJob], presenter: @escaping Presenter) {
+        func enqueue(_ jobs: [SurfaceJob], presenter: @escaping Presenter, generation: Int) {
             guard !jobs.isEmpty else { return }
             hub.began(jobs.count)
             let start = queue.withLock { queue -> Bool in
-                queue.runs.append((jobs, presenter))
+                queue.runs.append(Run(jobs: jobs, presenter: presenter, generation: generation))
                 if queue.running { return false }
                 queue.running = true
                 return true
@@ -343,14 +354,22 @@ extension NotificationHub {
 
         private func drain() async {
             while true {
-                let runs = queue.withLock { queue -> [(jobs: [SurfaceJob], presenter: Presenter)] in
+                let runs = queue.withLock { queue -> [Run] in
                     if queue.runs.isEmpty { queue.running = false }
                     let taken = queue.runs
                     queue.runs = []
                     return taken
                 }
                 if runs.isEmpty { return }
-                for run in runs { await perform(run.jobs, presenter: run.presenter) }
+                var merged: [Run] = []
+                for run in runs {
+                    if let last = merged.indices.last, merged[last].generation == run.generation {
+                        merged[last].jobs += run.jobs
+                    } else {
+                        merged.append(run)
+                    }
+                }
+                for run in merged { await perform(run.jobs, presenter: run.presenter) }
             }
         }
 

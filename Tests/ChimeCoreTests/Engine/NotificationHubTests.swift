@@ -162,6 +162,49 @@ struct NotificationHubTests {
 }
 
 extension NotificationHubTests {
+    @Test("deliveries that queued while willPresent was busy are asked in one call, in order, at most 512 at a time; not across a new presenter")
+    func presenterBatches() async throws {
+        let engine = try await Self.engine()
+        let gate = Gate()
+        let calls = Recorder<[String]>()
+        engine.hub.setPresenter(app: Self.app) { deliveries in
+            calls.append(deliveries.map(\.notification.request.identifier))
+            await gate.wait()
+            return deliveries.map { _ in [.banner] }
+        }
+        try await engine.add([Self.now("first")], app: Self.app)
+        while calls.values.isEmpty { await Task.yield() }
+        // Three transactions while the first call waits, then 600 in one.
+        for name in ["a", "b", "c"] { try await engine.add([Self.now(name)], app: Self.app) }
+        try await engine.add((0..<600).map { Self.now("many-\($0)") }, app: Self.app)
+        gate.open()
+        await engine.hub.settle()
+        let names = ["a", "b", "c"] + (0..<600).map { "many-\($0)" }
+        #expect(calls.values == [["first"], Array(names.prefix(512)), Array(names.dropFirst(512))])
+
+        // Queued under one presenter, then under its replacement: each is asked for its own.
+        let held = Gate()
+        let old = Recorder<[String]>()
+        engine.hub.setPresenter(app: Self.app) { deliveries in
+            old.append(deliveries.map(\.notification.request.identifier))
+            await held.wait()
+            return deliveries.map { _ in [.banner] }
+        }
+        try await engine.add([Self.now("blocking")], app: Self.app)
+        while old.values.isEmpty { await Task.yield() }
+        try await engine.add([Self.now("old")], app: Self.app)
+        let new = Recorder<[String]>()
+        engine.hub.setPresenter(app: Self.app) { deliveries in
+            new.append(deliveries.map(\.notification.request.identifier))
+            return deliveries.map { _ in [.banner] }
+        }
+        try await engine.add([Self.now("new")], app: Self.app)
+        held.open()
+        await engine.hub.settle()
+        #expect(old.values == [["blocking"], ["old"]])
+        #expect(new.values == [["new"]])
+    }
+
     @Test("in front, a delivery's badge waits for the presenter: applied with .badge in the answer, not without", arguments: [
         (UNNotificationPresentationOptions.banner, 0), ([.banner, .badge], 5), ([], 0),
     ] as [(UNNotificationPresentationOptions, Int)])
