@@ -4,8 +4,9 @@ import ChimeTesting
 import Foundation
 import Testing
 
-/// A large `engine.add` is prepared slice by slice while the writer writes: on a real SQLite file,
-/// it must behave exactly as one add in one transaction — in order, one announcement, and nothing
+/// A large `engine.add` is prepared slice by slice while the writer writes: on a real SQLite file
+/// (and the rollbacks on the simulator's memory store too), it must behave exactly as one add in
+/// one transaction — in order, one announcement, and nothing
 /// added when any request fails, whichever slice it is in.
 @Suite("A large add, streamed to the writer")
 struct StreamedAddTests {
@@ -14,14 +15,23 @@ struct StreamedAddTests {
     /// More than two slices, and not a multiple of one.
     static let count = 5_000
 
+    /// The store under the engine: a real SQLite file, or the simulator's memory store.
+    enum StoreKind: String, CaseIterable, Sendable {
+        case sqlite, memory
+    }
+
     struct Fixture {
         let directory: TemporaryDirectory
         let clock = ManualClock(now: StreamedAddTests.start)
         let engine: NotificationEngine
 
-        init(authorized: Bool = true) async throws {
+        init(authorized: Bool = true, store kind: StoreKind = .sqlite) async throws {
             directory = try TemporaryDirectory()
-            engine = NotificationEngine(store: try SQLiteStore(path: directory.path("store.sqlite")), clock: clock,
+            let store: any NotificationStore = switch kind {
+            case .sqlite: try SQLiteStore(path: directory.path("store.sqlite"))
+            case .memory: MemoryStore()
+            }
+            engine = NotificationEngine(store: store, clock: clock,
                                         timeZone: TimeZone(identifier: "UTC")!,
                                         policy: FixedAuthorizationPolicy(authorized ? .grant : .deny))
             _ = try await engine.requestAuthorization(app: StreamedAddTests.app, options: [.alert, .sound, .badge])
@@ -70,9 +80,9 @@ struct StreamedAddTests {
     }
 
     @Test("a request with no next date in any slice fails the whole add: nothing pending, nothing delivered",
-          arguments: [0, 1_500, 4_999])
-    func noNextDate(at index: Int) async throws {
-        let fixture = try await Fixture()
+          arguments: StoreKind.allCases, [0, 1_500, 4_999])
+    func noNextDate(store: StoreKind, at index: Int) async throws {
+        let fixture = try await Fixture(store: store)
         var requests = Self.requests()
         requests[index].trigger = .calendar(DateComponents(year: 2001, month: 1, day: 1), repeats: false)
         let error = await #expect(throws: ChimeError.self) { try await fixture.engine.add(requests, app: Self.app) }
@@ -88,9 +98,9 @@ struct StreamedAddTests {
     }
 
     @Test("an invalid request is refused with its index, and the slices written before it are rolled back",
-          arguments: [0, 3_210, 4_999])
-    func invalid(at index: Int) async throws {
-        let fixture = try await Fixture()
+          arguments: StoreKind.allCases, [0, 3_210, 4_999])
+    func invalid(store: StoreKind, at index: Int) async throws {
+        let fixture = try await Fixture(store: store)
         var requests = Self.requests()
         requests[index].identifier = ""
         let error = await #expect(throws: ChimeError.self) { try await fixture.engine.add(requests, app: Self.app) }
