@@ -137,20 +137,20 @@ struct RouteTable: Sendable {
     let entries: [Entry]
     /// Patterns by their number of segments, literals before parameters.
     private let patterns: [[Pattern]]
-    /// Entries that own everything under their first segment, with that prefix (`/3`) and the prefix
-    /// followed by a slash (`/3/`).
-    private let owners: [(prefix: String, under: String, entry: Entry)]
+    /// Entries that own everything under their first segment, with that segment between slashes
+    /// (`/3/`). The bare segment (`/3`) is not under it: it is matched like any other path (a 404
+    /// with Chime's error body, as the OpenAPI document says of `/{asset}`).
+    private let owners: [(under: String, entry: Entry)]
 
     init(_ entries: [Entry]) {
         self.entries = entries
         var byTemplate: [String: Int] = [:]
         var groups: [[Entry]] = []
-        var owners: [(prefix: String, under: String, entry: Entry)] = []
+        var owners: [(under: String, entry: Entry)] = []
         for entry in entries {
             if entry.ownsFirstSegment {
                 let first = if case .literal(let text)? = entry.route.segments.first { text } else { "" }
-                let prefix = "/" + first
-                owners.append((prefix, prefix + "/", entry))
+                owners.append(("/" + first + "/", entry))
             } else if let index = byTemplate[entry.route.template] {
                 groups[index].append(entry)
             } else {
@@ -185,7 +185,7 @@ struct RouteTable: Sendable {
 
     private func matchPath(_ request: HTTPRequest) -> Route {
         let path = request.path
-        for owner in owners where path == owner.prefix || path.hasPrefix(owner.under) {
+        for owner in owners where path.hasPrefix(owner.under) {
             return Route(outcome: .handler(owner.entry), template: owner.entry.route.template)
         }
         var segments: [String]
