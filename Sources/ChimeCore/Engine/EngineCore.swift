@@ -295,7 +295,7 @@ package final class EngineCore {
         }
         if !records.isEmpty {
             try store.putPending(records, encodedRequests: encoded, app: app)
-            if announcing { announceScheduled(records.count <= 100 ? records.map(\.request.identifier) : [], app: app) }
+            if announcing { announce(.scheduled(identifiers: records.count <= 100 ? records.map(\.request.identifier) : []), app: app) }
         }
         for pending in records {
             let key = ScheduleWindow.Key(app: app, identifier: pending.request.identifier)
@@ -306,11 +306,6 @@ package final class EngineCore {
             for request in immediate { _ = try deliver(request, app: app, date: now) as DeliveredNotification? }
         }
         return (firsts, records.count)
-    }
-
-    /// Tells subscribers requests were scheduled: their identifiers, or none for a large add.
-    package func announceScheduled(_ identifiers: [String], app: String) {
-        announce(.scheduled(identifiers: identifiers), app: app)
     }
 
     package func removePending(app: String, identifiers: [String]?) throws -> [String] {
@@ -350,12 +345,12 @@ package final class EngineCore {
     /// `willPresent` answer (``Delivery/pendingBadge``; the hub applies it when the answer includes
     /// `.badge`). A badge-only request (no title, subtitle, body, sound or attachment) only sets the
     /// badge: it is not listed as delivered, nor shown (`nil`).
-    /// - Parameter encodedRequest: the request's store record, when the store gave it (firing).
-    private func deliver(_ request: NotificationRequest, app: String, date: Date, encodedRequest: [UInt8]? = nil) throws -> DeliveredNotification? {
-        try deliver(request, app: app, record: appRecord(app), date: date, encodedRequest: encodedRequest)
+    private func deliver(_ request: NotificationRequest, app: String, date: Date) throws -> DeliveredNotification? {
+        try deliver(request, app: app, record: appRecord(app), date: date, encodedRequest: nil)
     }
 
     /// `deliver`, with the app's record as the caller already has it.
+    /// - Parameter encodedRequest: the request's store record, when the store gave it (firing).
     private func deliver(_ request: NotificationRequest, app: String, record: AppRecord, date: Date, encodedRequest: [UInt8]?) throws -> DeliveredNotification? {
         let content = request.content
         var record = record

@@ -139,8 +139,7 @@ public final class NotificationEngine: Sendable {
     ///
     /// `body` must check before it writes: a ``ChimeError`` or ``UNError`` thrown by `body` fails
     /// only this operation (its writes, if any, would stay), while any other error (a store failure)
-    /// rolls back the whole transaction and fails every operation in it. With `alone`, any error
-    /// rolls back what `body` wrote.
+    /// rolls back the whole transaction and fails every operation in it.
     /// - Parameter alone: run `body` in a transaction of its own, rolled back by any error it
     ///   throws (then `body` may write before it knows it will fail).
     package func submit<T: Sendable>(alone: Bool = false, _ body: @escaping @Sendable (EngineCore) throws -> T,
@@ -436,7 +435,7 @@ public final class NotificationEngine: Sendable {
                     firsts += added.firsts
                     scheduled += added.scheduled
                 }
-                if scheduled > 0 { core.announceScheduled([], app: app) }
+                if scheduled > 0 { core.announce(.scheduled(identifiers: []), app: app) }
                 return firsts
             }, completion: { continuation.resume(with: $0) })
             // The writer takes each slice as soon as it is here; the feed ends even when the writer
@@ -445,10 +444,7 @@ public final class NotificationEngine: Sendable {
             do {
                 while start < requests.count, !feed.isAbandoned {
                     let end = min(start + Self.streamedSlice, requests.count)
-                    for index in start..<end {
-                        try Validation.validate(requests[index], field: "[\(index)]")
-                    }
-                    feed.put(PreparedAdd(Array(requests[start..<end]), now: now, timeZone: deviceZone.withLock { $0 }))
+                    feed.put(try prepare(requests, start..<end, now: now))
                     start = end
                 }
                 feed.finish(nil)
@@ -474,10 +470,16 @@ public final class NotificationEngine: Sendable {
     /// What an add can do before it reaches the writer, on the caller's thread: the checks, the
     /// first fire dates (in the device's zone as last known) and the store encoding.
     private func prepare(_ requests: [NotificationRequest]) throws -> PreparedAdd {
-        for (index, request) in requests.enumerated() {
-            try Validation.validate(request, field: requests.count == 1 ? "" : "[\(index)]")
+        try prepare(requests, requests.indices, now: clock.now)
+    }
+
+    /// `prepare` for the requests at `slice` of an add of `requests` (a streamed add's slice),
+    /// each refused with its index in the whole add.
+    private func prepare(_ requests: [NotificationRequest], _ slice: Range<Int>, now: Date) throws -> PreparedAdd {
+        for index in slice {
+            try Validation.validate(requests[index], field: requests.count == 1 ? "" : "[\(index)]")
         }
-        return PreparedAdd(requests, now: clock.now, timeZone: deviceZone.withLock { $0 })
+        return PreparedAdd(Array(requests[slice]), now: now, timeZone: deviceZone.withLock { $0 })
     }
 
     /// The app's pending requests, in the order they were first added.
@@ -782,9 +784,8 @@ final class Job: @unchecked Sendable {
 /// `abandon` when the writer stops early).
 final class SliceFeed: Sendable {
     private struct State {
-        /// Taken slices are let go (`nil`): a large add is not held twice.
-        var slices: [PreparedAdd?] = []
-        var taken = 0
+        /// Slices not taken yet (a taken one is let go: a large add is not held twice).
+        var slices: [PreparedAdd] = []
         var finished = false
         var failure: (any Error)?
         var abandoned = false
@@ -813,13 +814,7 @@ final class SliceFeed: Sendable {
     func next() throws -> PreparedAdd? {
         while true {
             let taken = state.withLock { state -> Result<PreparedAdd?, any Error>? in
-                if state.taken < state.slices.count {
-                    defer {
-                        state.slices[state.taken] = nil
-                        state.taken += 1
-                    }
-                    return .success(state.slices[state.taken])
-                }
+                if !state.slices.isEmpty { return .success(state.slices.removeFirst()) }
                 guard state.finished else { return nil }
                 if let failure = state.failure { return .failure(failure) }
                 return .success(nil)
@@ -835,5 +830,3 @@ final class SliceFeed: Sendable {
 final class ResultBox<T>: @unchecked Sendable {
     var result: Result<T, any Error>?
 }
-
-

@@ -324,9 +324,9 @@ extension NotificationHub {
         static let batch = 512
         private let hub: NotificationHub
         private let app: String
-        /// Runs of jobs, each with the presenter it was queued for. `drain` takes them all at once
-        /// (never a prefix of a long queue, which would move the rest on every turn), and asks
-        /// consecutive runs under the same presenter together.
+        /// Runs of jobs, each with the presenter it was queued for; a run queued under the same
+        /// presenter as the last one joins it, so they are asked together. `drain` takes them all
+        /// at once (never a prefix of a long queue, which would move the rest on every turn).
         private let queue = Mutex<(runs: [Run], running: Bool)>(([], false))
 
         private struct Run {
@@ -344,7 +344,11 @@ extension NotificationHub {
             guard !jobs.isEmpty else { return }
             hub.began(jobs.count)
             let start = queue.withLock { queue -> Bool in
-                queue.runs.append(Run(jobs: jobs, presenter: presenter, generation: generation))
+                if let last = queue.runs.indices.last, queue.runs[last].generation == generation {
+                    queue.runs[last].jobs += jobs
+                } else {
+                    queue.runs.append(Run(jobs: jobs, presenter: presenter, generation: generation))
+                }
                 if queue.running { return false }
                 queue.running = true
                 return true
@@ -361,15 +365,7 @@ extension NotificationHub {
                     return taken
                 }
                 if runs.isEmpty { return }
-                var merged: [Run] = []
-                for run in runs {
-                    if let last = merged.indices.last, merged[last].generation == run.generation {
-                        merged[last].jobs += run.jobs
-                    } else {
-                        merged.append(run)
-                    }
-                }
-                for run in merged { await perform(run.jobs, presenter: run.presenter) }
+                for run in runs { await perform(run.jobs, presenter: run.presenter) }
             }
         }
 
