@@ -277,8 +277,9 @@ class Server:
         if os.path.exists(info_path):
             os.unlink(info_path)  # left by a killed server
         self.process = subprocess.Popen([chime, "serve", "--data", self.dir, "--listen", "127.0.0.1:0", "--auto-allow", "--desktop", "off",
-                                         # every subscriber and wrk connection comes from 127.0.0.1
-                                         "--max-connections-per-address", "1024"],
+                                         # every subscriber and wrk connection comes from 127.0.0.1, and
+                                         # the fan-out's streams all use one app's token
+                                         "--max-connections-per-address", "1024", "--max-streams-per-app", "1024"],
                                         stdout=subprocess.DEVNULL, stderr=self.log, stdin=subprocess.DEVNULL)
         LIVE.append(self.process)
         deadline = time.monotonic() + 20

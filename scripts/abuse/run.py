@@ -13,6 +13,9 @@ Attacks (each against a fresh server and data directory):
                 registered, an unknown token must cost what it costs with 10.
   subscribers   100 event streams that never read, then 100 posts of 60 KB: the server stays under
                 150 MB, and the subscribers are disconnected.
+  streams       one app's token opens 800 event streams (the issue's 768 took every slot): past its share
+                (16) each is answered 429 with Retry-After, and another app's stream, the owner's stream,
+                GET /healthz and an owner request are answered 200 meanwhile.
   revocation    an app stream when its token is rotated, an app stream when its app is removed, the web
                 center's stream when it signs out: each ends within 1 s.
   malformed     requests with broken framing or heads over the limits: each answered within 1 s.
@@ -191,7 +194,8 @@ def attack_flood(options):
 
 
 def attack_subscribers(options):
-    server = Server(options.chime)
+    # All the subscribers use one app's token: past the default share of 16 they would be refused.
+    server = Server(options.chime, extra=("--max-streams-per-app", str(options.subscribers)))
     try:
         token = server.app("com.example.subs")
         memory = PeakRSS(server)
@@ -226,6 +230,65 @@ def attack_subscribers(options):
         row("subscribers", f"{options.subscribers} streams that never read, {options.posts} posts of 60 KB", passed,
             f"server RSS {start_rss:.0f} MB before the posts, peak {peak:.0f} MB (limit 150); {ended}/{len(sockets)} subscribers disconnected")
         RESULTS["subscribers"] = {"rssBeforeMB": round(start_rss, 1), "peakMB": round(peak, 1), "disconnected": ended}
+    finally:
+        server.stop()
+        server.remove()
+
+
+# MARK: - One app's streams
+
+
+def open_stream(port, path, token):
+    """Opens an event stream on a new connection; returns (socket, status). A refused one is closed."""
+    sock = socket.create_connection((LOOPBACK, port), timeout=10)
+    sock.sendall(f"GET {path} HTTP/1.1\r\nHost: {LOOPBACK}:{port}\r\nAuthorization: Bearer {token}\r\n\r\n".encode())
+    head = b""
+    while b"\r\n\r\n" not in head and len(head) < 65536:
+        chunk = sock.recv(4096)
+        if not chunk:
+            break
+        head += chunk
+    lines = status_lines(head)
+    status = int(lines[0].split()[1]) if lines else 0
+    if status != 200:
+        sock.close()
+        return None, status, head
+    return sock, status, head
+
+
+def attack_streams(options):
+    server = Server(options.chime)
+    try:
+        greedy = server.app("com.example.greedy")
+        other = server.app("com.example.other")
+        held, statuses, retry_after = [], {}, set()
+        started = time.monotonic()
+        for _ in range(options.greedy_streams):
+            sock, status, head = open_stream(server.port, "/v1/apps/com.example.greedy/events", greedy)
+            statuses[status] = statuses.get(status, 0) + 1
+            if sock:
+                held.append(sock)
+            for line in head.split(b"\r\n"):
+                if line.lower().startswith(b"retry-after:"):
+                    retry_after.add(line.split(b":", 1)[1].strip().decode())
+        opened_in = time.monotonic() - started
+        probes = {}
+        sock, probes["another app's stream"], _ = open_stream(server.port, "/v1/apps/com.example.other/events", other)
+        if sock:
+            sock.close()
+        sock, probes["the owner's stream"], _ = open_stream(server.port, "/v1/events", server.owner)
+        if sock:
+            sock.close()
+        probes["GET /healthz"] = timed_request(server.port, "GET", "/healthz")[0]
+        probes["GET /v1/apps (owner)"] = timed_request(server.port, "GET", "/v1/apps", token=server.owner)[0]
+        for sock in held:
+            sock.close()
+        passed = (statuses.get(200, 0) == 16 and statuses.get(429, 0) == options.greedy_streams - 16 and retry_after == {"5"}
+                  and all(status == 200 for status in probes.values()) and server.alive())
+        row("streams", f"one app token opens {options.greedy_streams} event streams; others probed", passed,
+            f"{statuses.get(200, 0)} streams 200, {statuses.get(429, 0)} answered 429 (Retry-After {', '.join(sorted(retry_after)) or 'none'}) "
+            f"in {opened_in:.1f} s; " + "; ".join(f"{name} {status}" for name, status in probes.items()))
+        RESULTS["streams"] = {"statuses": statuses, "probes": probes}
     finally:
         server.stop()
         server.remove()
@@ -475,6 +538,7 @@ ATTACKS = {
     "slowloris-same": lambda options: attack_slowloris(options, same_address=True),
     "flood": attack_flood,
     "subscribers": attack_subscribers,
+    "streams": attack_streams,
     "revocation": attack_revocation,
     "malformed": attack_malformed,
     "lists": attack_lists,
@@ -493,6 +557,7 @@ def main():
     options.horde_seconds, options.settle = 40, 5
     options.apps, options.flood_connects = 10_000, 20_000
     options.subscribers, options.posts = 100, 100
+    options.greedy_streams = 800
     options.pending, options.deliveries = 20_000, 1_200
     if options.quick:
         options.slow, options.silent, options.probes, options.horde_seconds, options.settle = 300, 300, 20, 15, 2

@@ -10,7 +10,6 @@ extension ChimeAPI {
         // A Chime app says what it does while connected: run its service extension, answer willPresent.
         let serviceExtension = try Self.flag(request, "serviceExtension"), foreground = try Self.flag(request, "foreground")
         let response = try await openFeed(request, app: app, route: route)
-        if case .app? = route.caller, case .stream(let stream) = response.body { countAppStream(app, stream) }
         if case .stream(let stream) = response.body {
             channels.connect(app: app, stream: stream, client: request.queryValues("client").last,
                              serviceExtension: serviceExtension, foreground: foreground)

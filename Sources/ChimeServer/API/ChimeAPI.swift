@@ -37,8 +37,9 @@ public final class ChimeAPI: HTTPHandler {
     /// Tokens given to processes the service started for an app (background launch), by hash:
     /// valid for that app only, until the process ends.
     private let launchTokens = Mutex<[String: String]>([:])
-    /// How many event streams each app has open with its own credential (its running process).
-    private let appStreams = Mutex<[String: Int]>([:])
+    /// How many event streams each app (with its own credential) and each web session has open,
+    /// held to their shares.
+    let streamShares: StreamShares
     private let appStreamClosed = Mutex<(@Sendable (String) -> Void)?>(nil)
     private let latenessSubscription: Int
     private let appSubscription: Int
@@ -48,8 +49,9 @@ public final class ChimeAPI: HTTPHandler {
     ///   - secureCookies: mark the web center's session cookie `Secure` (set when serving HTTPS).
     ///   - serviceExtensionTimeLimit: how long a connected app's notification service extension may
     ///     take on a push (30 s, as on iOS).
+    ///   - streamLimits: the event streams one app and one web session may hold open at once.
     public init(engine: NotificationEngine, ownerTokenHash: String, metrics: Metrics, logger: ServerLogger = .silent,
-                secureCookies: Bool = false, serviceExtensionTimeLimit: TimeInterval = 30) {
+                secureCookies: Bool = false, serviceExtensionTimeLimit: TimeInterval = 30, streamLimits: StreamLimits = StreamLimits()) {
         self.engine = engine
         self.ownerTokenHash = ownerTokenHash
         self.metrics = metrics
@@ -57,6 +59,7 @@ public final class ChimeAPI: HTTPHandler {
         self.sessions = WebSessions(engine: engine)
         self.secureCookies = secureCookies
         self.channels = AppChannels(engine: engine, serviceExtensionTimeLimit: serviceExtensionTimeLimit)
+        self.streamShares = StreamShares(limits: streamLimits)
         let clock = engine.clock
         latenessSubscription = engine.subscribe(app: nil) { [metrics] event in
             guard let notification = event.delivery?.notification else { return }
@@ -253,7 +256,8 @@ public final class ChimeAPI: HTTPHandler {
     // MARK: - Event feeds
 
     /// Opens an event feed that ends when the credential that opened it stops being valid: an
-    /// app's token rotated or the app removed, a web session signed out or expired.
+    /// app's token rotated or the app removed, a web session signed out or expired. An app's own
+    /// credential and a web session each hold at most their share of streams (429 past it).
     func openFeed(_ request: HTTPRequest, app: String?, route: Route) async throws -> HTTPResponse {
         let credential: EventFeed.Credential
         switch route.caller {
@@ -267,6 +271,35 @@ public final class ChimeAPI: HTTPHandler {
                 credential = .owner
             }
         }
+        let holder: StreamShares.Holder?
+        switch credential {
+        case .owner: holder = nil
+        case .session(let hash, _): holder = .session(hash)
+        case .app: holder = app.map(StreamShares.Holder.app)
+        }
+        if let holder, !streamShares.claim(holder) { throw streamShares.refusal(holder) }
+        let response: HTTPResponse
+        do {
+            response = try await openCountedFeed(request, app: app, credential: credential, route: route)
+        } catch {
+            if let holder { streamShares.release(holder) }
+            throw error
+        }
+        if let holder {
+            if case .stream(let stream) = response.body {
+                stream.onEnd { [weak self] in
+                    guard let self else { return }
+                    self.streamShares.release(holder)
+                    if case .app(let app) = holder { self.onAppStreamClosed?(app) }
+                }
+            } else {
+                streamShares.release(holder)
+            }
+        }
+        return response
+    }
+
+    private func openCountedFeed(_ request: HTTPRequest, app: String?, credential: EventFeed.Credential, route: Route) async throws -> HTTPResponse {
         let engine = self.engine
         return try await EventFeed.open(
             engine: engine, app: app, credential: credential, request: request, route: route.template, frames: frames,
@@ -322,25 +355,13 @@ public final class ChimeAPI: HTTPHandler {
 
     /// Whether the app has an event stream open with its own credential (its process is running).
     func hasAppStream(_ app: String) -> Bool {
-        appStreams.withLock { ($0[app] ?? 0) > 0 }
+        streamShares.count(.app(app)) > 0
     }
 
     /// Called with the app when one of its own streams ends (the launcher looks again).
     var onAppStreamClosed: (@Sendable (String) -> Void)? {
         get { appStreamClosed.withLock { $0 } }
         set { appStreamClosed.withLock { $0 = newValue } }
-    }
-
-    func countAppStream(_ app: String, _ stream: EventStream) {
-        appStreams.withLock { $0[app, default: 0] += 1 }
-        stream.onEnd { [weak self] in
-            guard let self else { return }
-            self.appStreams.withLock { streams in
-                streams[app, default: 1] -= 1
-                if streams[app] == 0 { streams[app] = nil }
-            }
-            self.onAppStreamClosed?(app)
-        }
     }
 
     // MARK: - Bodies and answers

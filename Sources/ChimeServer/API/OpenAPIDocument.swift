@@ -1679,6 +1679,9 @@ enum OpenAPIDocument {
           "414": {
             "$ref": "#/components/responses/UriTooLong"
           },
+          "429": {
+            "$ref": "#/components/responses/TooManyStreams"
+          },
           "431": {
             "$ref": "#/components/responses/HeaderTooLarge"
           },
@@ -1760,6 +1763,9 @@ enum OpenAPIDocument {
           },
           "414": {
             "$ref": "#/components/responses/UriTooLong"
+          },
+          "429": {
+            "$ref": "#/components/responses/TooManyStreams"
           },
           "431": {
             "$ref": "#/components/responses/HeaderTooLarge"
@@ -4471,6 +4477,23 @@ enum OpenAPIDocument {
       },
       "UnsupportedMediaType": {
         "description": "The body is not sent as application/json.",
+        "content": {
+          "application/json": {
+            "schema": {
+              "$ref": "#/components/schemas/Error"
+            }
+          }
+        }
+      },
+      "TooManyStreams": {
+        "description": "The caller's share of event streams is in use: an app's own credentials hold at most --max-streams-per-app streams (default 16), a web session at most --max-streams-per-session (16); error.code tooManyStreams, the message names the limit. Streams opened with the owner token are not counted. Retry after one of the caller's streams ends.",
+        "headers": {
+          "Retry-After": {
+            "schema": {
+              "type": "string"
+            }
+          }
+        },
         "content": {
           "application/json": {
             "schema": {

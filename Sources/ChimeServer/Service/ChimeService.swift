@@ -53,6 +53,10 @@ public enum ChimeService {
         /// `--max-connections-per-address`: connections served at once from one client address
         /// (nil: three quarters of ``connectionLimit``).
         public var connectionLimitPerAddress: Int?
+        /// `--max-streams-per-app`, `--max-streams-per-session`: the event streams one app (with its
+        /// own credentials) and one web session may hold open at once; past that a new stream is
+        /// answered 429. Streams opened with the owner token are not counted.
+        public var streamLimits = ChimeAPI.StreamLimits()
         /// The most bytes an event stream queues for a client that does not read before the
         /// client is disconnected (it resumes with `Last-Event-ID`).
         public var streamQueueLimit: Int

@@ -86,7 +86,8 @@ public final class RunningService: Sendable {
                                         policy: FixedAuthorizationPolicy(configuration.autoAllow ? .grant : .ask),
                                         configuration: engineConfiguration)
         let api = ChimeAPI(engine: engine, ownerTokenHash: Tokens.hash(opened.ownerToken), metrics: metrics, logger: logger,
-                           secureCookies: tls != nil, serviceExtensionTimeLimit: configuration.serviceExtensionTimeLimit)
+                           secureCookies: tls != nil, serviceExtensionTimeLimit: configuration.serviceExtensionTimeLimit,
+                           streamLimits: configuration.streamLimits)
         let serverConfiguration = HTTPServer.Configuration(
             listen: configuration.listen, tls: tls, connectionLimit: configuration.connectionLimit,
             connectionLimitPerAddress: configuration.connectionLimitPerAddress, connectionTimeout: configuration.connectionTimeout,

@@ -20,7 +20,7 @@ struct ServiceHarness: Sendable {
     static func with(autoAllow: Bool = true, heartbeat: Duration = .seconds(15), connectionLimit: Int = 64,
                      launchTimeout: Duration = .seconds(30), logger: ServerLogger = .silent,
                      streamQueueLimit: Int = EventStream.defaultQueueLimit,
-                     serviceExtensionTimeLimit: TimeInterval = 30,
+                     serviceExtensionTimeLimit: TimeInterval = 30, streamLimits: ChimeAPI.StreamLimits = ChimeAPI.StreamLimits(),
                      _ body: (ServiceHarness) async throws -> Void) async throws {
         let directory = temporaryDirectory()
         var configuration = ChimeService.Configuration(dataDirectory: directory, listen: .tcp(host: "127.0.0.1", port: 0),
@@ -29,6 +29,7 @@ struct ServiceHarness: Sendable {
         configuration.launchTimeout = launchTimeout
         configuration.streamQueueLimit = streamQueueLimit
         configuration.serviceExtensionTimeLimit = serviceExtensionTimeLimit
+        configuration.streamLimits = streamLimits
         let service = try await RunningService.start(configuration: configuration, logger: logger)
         let harness = ServiceHarness(service: service, directory: directory)
         do {
