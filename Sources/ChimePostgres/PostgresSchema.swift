@@ -15,7 +15,7 @@ struct PostgresSchema: Sendable {
     var steps: [String]
     var version: Int { steps.count }
 
-    static let current = PostgresSchema(steps: [v1])
+    static let current = PostgresSchema(steps: [v1, v2])
 
     /// The advisory lock's first key ("Chim"); the second is the schema name's hash.
     static let lockKey: Int32 = 0x4368_696D
@@ -61,6 +61,17 @@ struct PostgresSchema: Sendable {
         CREATE INDEX chime_events_app ON chime_events (app, seq);
         CREATE INDEX chime_events_retention ON chime_events (seq, size, at);
         CREATE TABLE chime_kv (key text PRIMARY KEY, value text NOT NULL);
+        """
+
+    /// Version 2: the quarantine, where a node's scheduler sets aside a due request it cannot
+    /// deliver (an app that is not a valid bundle identifier, a record it cannot read), so the
+    /// rest fires. Entries are numbered by `chime_quarantine_seq`; the record is kept as it was.
+    static let v2 = """
+        CREATE SEQUENCE chime_quarantine_seq;
+        CREATE TABLE chime_quarantine (
+          id bigint PRIMARY KEY, app text NOT NULL, identifier text NOT NULL,
+          reason text NOT NULL, at float8 NOT NULL, request bytea NOT NULL);
+        CREATE INDEX chime_quarantine_app ON chime_quarantine (app);
         """
 
     /// Brings the database to this schema's version, or refuses it.

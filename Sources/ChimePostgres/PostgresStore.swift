@@ -265,11 +265,11 @@ public final class PostgresStore: SharedNotificationStore {
             try writeDeliveries()
             // Pending first: a node firing the app's requests holds them, and this waits for it
             // before touching what that node writes next (its delivered list, the app record).
-            for table in ["chime_pending", "chime_delivered", "chime_responses", "chime_events", "chime_categories"] {
+            for table in ["chime_pending", "chime_delivered", "chime_responses", "chime_events", "chime_categories", "chime_quarantine"] {
                 try query("DELETE FROM \(table) WHERE app = $1", [.text(bundleIdentifier)])
             }
             try query("DELETE FROM chime_apps WHERE bundle_id = $1", [.text(bundleIdentifier)])
-            buffered.removeAll { $0.app == bundleIdentifier }
+            buffered.removeAll { $0.app.isLiterally(bundleIdentifier) }
             versions[bundleIdentifier] = .some(nil)
             changes.removed.insert(bundleIdentifier)
         }
@@ -295,11 +295,18 @@ public final class PostgresStore: SharedNotificationStore {
 
     private static let pendingColumns = "app, seq, next_fire, anchor, inside, request"
 
-    private func pendingRows(_ rows: PostgresResult) throws -> [(app: String, pending: PendingRequest)] {
+    /// Reads rows selected with `pendingColumns`. With `identifierColumn` (the due claim), a record
+    /// that cannot be read is an ``UndeliverableRequest`` for the engine to set aside.
+    private func pendingRows(_ rows: PostgresResult, identifierColumn: Int? = nil) throws -> [(app: String, pending: PendingRequest)] {
         var result: [(app: String, pending: PendingRequest)] = []
         result.reserveCapacity(rows.count)
         for row in 0..<rows.count {
-            let request = try RecordCodec.decodeRequest(rows.bytes(row, 5))
+            let request: NotificationRequest
+            do { request = try RecordCodec.decodeRequest(rows.bytes(row, 5)) } catch {
+                guard let identifierColumn else { throw error }
+                throw UndeliverableRequest(app: rows.string(row, 0), identifier: rows.string(row, identifierColumn),
+                                           reason: "its stored record cannot be read: \(ChimeError.message(of: error))")
+            }
             let pending = PendingRequest(request: request, nextFireDate: rows.optionalDouble(row, 2).map(Self.date),
                                          anchor: Self.date(rows.double(row, 3)), inside: rows.optionalBool(row, 4),
                                          sequence: rows.int64(row, 1))
@@ -318,12 +325,13 @@ public final class PostgresStore: SharedNotificationStore {
 
     /// One row per key, at the place of the key's first, made by `merge(earlier, later)` from all
     /// of the key's rows in order (a statement's `ON CONFLICT DO UPDATE` may touch a row once).
+    /// Keys are compared literally, as PostgreSQL compares the columns (see ``LiteralKey``).
     private static func collapse<Row>(_ rows: [Row], key: (Row) -> String, merge: (Row, Row) -> Row) -> [Row] {
-        var position: [String: Int] = [:]
+        var position: [LiteralKey: Int] = [:]
         var out: [Row] = []
         out.reserveCapacity(rows.count)
         for row in rows {
-            let name = key(row)
+            let name = LiteralKey(key(row))
             if let index = position[name] {
                 out[index] = merge(out[index], row)
             } else {
@@ -418,8 +426,8 @@ public final class PostgresStore: SharedNotificationStore {
             let rows = try query("DELETE FROM \(table) WHERE app = $1 AND identifier = ANY($2::text[]) RETURNING identifier",
                                             [.text(app), .texts(identifiers)])
             if rows.count > 0 && table == "chime_pending" { changes.pending.insert(app) }
-            var found = Set((0..<rows.count).map { rows.string($0, 0) })
-            return identifiers.filter { found.remove($0) != nil }
+            var found = Set((0..<rows.count).map { LiteralKey(rows.string($0, 0)) })
+            return identifiers.filter { found.remove(LiteralKey($0)) != nil }
         }
     }
 
@@ -443,10 +451,10 @@ public final class PostgresStore: SharedNotificationStore {
         // The claim: locked until the transaction ends, and what another node holds is skipped.
         begin()
         return try pendingRows(try query("""
-            SELECT \(Self.pendingColumns) FROM chime_pending
+            SELECT \(Self.pendingColumns), identifier FROM chime_pending
             WHERE next_fire IS NOT NULL AND next_fire <= $1 ORDER BY next_fire, seq LIMIT $2
             FOR UPDATE SKIP LOCKED
-            """, [.float8(date.timeIntervalSince1970), .int8(Int64(limit))]))
+            """, [.float8(date.timeIntervalSince1970), .int8(Int64(limit))]), identifierColumn: 6)
     }
 
     /// The soonest fire date, read without a lock (a row lock would cost a flushed commit each
@@ -586,6 +594,43 @@ public final class PostgresStore: SharedNotificationStore {
     public func deliveredCount(app: String?) throws -> Int {
         try writeDeliveries()
         return try count(table: "chime_delivered", app: app)
+    }
+
+    // MARK: Quarantine
+
+    public func quarantinePending(app: String, identifier: String, reason: String, date: Date) throws -> QuarantinedRequest? {
+        try writePending()
+        return try write {
+            let rows = try query("""
+                WITH moved AS (DELETE FROM chime_pending WHERE app = $1 AND identifier = $2 RETURNING request)
+                INSERT INTO chime_quarantine (id, app, identifier, reason, at, request)
+                SELECT nextval('chime_quarantine_seq'), $1, $2, $3, $4, request FROM moved
+                RETURNING id, request
+                """, [.text(app), .text(identifier), .text(reason), .float8(date.timeIntervalSince1970)])
+            guard rows.count == 1 else { return nil }
+            changes.pending.insert(app)
+            return QuarantinedRequest(id: rows.int64(0, 0), app: app, identifier: identifier, reason: reason, date: date,
+                                      request: try? RecordCodec.decodeRequest(rows.bytes(0, 1)))
+        }
+    }
+
+    public func quarantined(after id: Int64, limit: Int) throws -> [QuarantinedRequest] {
+        let rows = try query("""
+            SELECT id, app, identifier, reason, at, request FROM chime_quarantine WHERE id > $1 ORDER BY id LIMIT $2
+            """, [.int8(id), .int8(Int64(max(limit, 0)))])
+        return (0..<rows.count).map { row in
+            QuarantinedRequest(id: rows.int64(row, 0), app: rows.string(row, 1), identifier: rows.string(row, 2),
+                               reason: rows.string(row, 3), date: Self.date(rows.double(row, 4)),
+                               request: try? RecordCodec.decodeRequest(rows.bytes(row, 5)))
+        }
+    }
+
+    public func removeQuarantined(id: Int64) throws -> Bool {
+        try write { try query("DELETE FROM chime_quarantine WHERE id = $1 RETURNING id", [.int8(id)]).count > 0 }
+    }
+
+    public func quarantinedCount() throws -> Int {
+        try count(table: "chime_quarantine", app: nil)
     }
 
     // MARK: Outbox

@@ -318,6 +318,7 @@ public final class SQLiteStore: NotificationStore {
                 "DELETE FROM apps WHERE bundle_id = ?", "DELETE FROM categories WHERE app = ?",
                 "DELETE FROM pending WHERE app = ?", "DELETE FROM delivered WHERE app = ?",
                 "DELETE FROM responses WHERE app = ?", "DELETE FROM events WHERE app = ?",
+                "DELETE FROM quarantine WHERE app = ?",
             ] {
                 let statement = try connection.statement(sql)
                 statement.bind(1, bundleIdentifier)
@@ -469,7 +470,7 @@ public final class SQLiteStore: NotificationStore {
 
     public func dueEncoded(before date: Date, limit: Int) throws -> [(app: String, pending: PendingRequest, encoded: [UInt8]?)] {
         let statement = try connection.statement("""
-            SELECT \(Self.pendingColumns) FROM pending
+            SELECT \(Self.pendingColumns), identifier FROM pending
             WHERE next_fire IS NOT NULL AND next_fire <= ? ORDER BY next_fire, seq LIMIT ?
             """)
         statement.bind(1, date.timeIntervalSince1970)
@@ -477,7 +478,13 @@ public final class SQLiteStore: NotificationStore {
         var result: [(app: String, pending: PendingRequest, encoded: [UInt8]?)] = []
         try statement.rows {
             let encoded = Array(statement.blob(5))
-            let (app, pending) = pendingRow(statement, request: try RecordCodec.decodeRequest(encoded))
+            let request: NotificationRequest
+            do { request = try RecordCodec.decodeRequest(encoded) } catch {
+                // A damaged row stops nothing: the engine sets it aside and fires the rest.
+                throw UndeliverableRequest(app: statement.string(0), identifier: statement.string(6),
+                                           reason: "its stored record cannot be read: \(ChimeError.message(of: error))")
+            }
+            let (app, pending) = pendingRow(statement, request: request)
             result.append((app, pending, encoded))
         }
         return result
@@ -595,6 +602,58 @@ public final class SQLiteStore: NotificationStore {
 
     public func deliveredCount(app: String?) throws -> Int {
         try count(table: "delivered", app: app)
+    }
+
+    // MARK: Quarantine
+
+    public func quarantinePending(app: String, identifier: String, reason: String, date: Date) throws -> QuarantinedRequest? {
+        try transaction {
+            let select = try connection.statement("SELECT request FROM pending WHERE app = ? AND identifier = ?")
+            select.bind(1, app)
+            select.bind(2, identifier)
+            var record: [UInt8]?
+            try select.rows { record = Array(select.blob(0)) }
+            guard let record else { return nil }
+            let insert = try connection.statement("INSERT INTO quarantine (app, identifier, reason, at, request) VALUES (?, ?, ?, ?, ?)")
+            insert.bind(1, app)
+            insert.bind(2, identifier)
+            insert.bind(3, reason)
+            insert.bind(4, date.timeIntervalSince1970)
+            insert.bind(5, record)
+            try insert.run()
+            let id = sqlite3_last_insert_rowid(connection.handle)
+            _ = try removePending(app: app, identifiers: [identifier])
+            return QuarantinedRequest(id: id, app: app, identifier: identifier, reason: reason, date: date,
+                                      request: try? RecordCodec.decodeRequest(record))
+        }
+    }
+
+    public func quarantined(after id: Int64, limit: Int) throws -> [QuarantinedRequest] {
+        let statement = try connection.statement("""
+            SELECT id, app, identifier, reason, at, request FROM quarantine WHERE id > ? ORDER BY id LIMIT ?
+            """)
+        statement.bind(1, id)
+        statement.bind(2, Int64(max(limit, 0)))
+        var result: [QuarantinedRequest] = []
+        try statement.rows {
+            result.append(QuarantinedRequest(
+                id: statement.int64(0), app: statement.string(1), identifier: statement.string(2), reason: statement.string(3),
+                date: Self.date(statement.double(4)), request: try? RecordCodec.decodeRequest(statement.blob(5))))
+        }
+        return result
+    }
+
+    public func removeQuarantined(id: Int64) throws -> Bool {
+        try transaction {
+            let statement = try connection.statement("DELETE FROM quarantine WHERE id = ?")
+            statement.bind(1, id)
+            try statement.run()
+            return sqlite3_changes(connection.handle) > 0
+        }
+    }
+
+    public func quarantinedCount() throws -> Int {
+        Int(try connection.integer("SELECT count(*) FROM quarantine"))
     }
 
     // MARK: Outbox

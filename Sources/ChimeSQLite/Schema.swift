@@ -21,14 +21,15 @@ struct Schema: Sendable {
     var steps: [Step]
     var version: Int { steps.count }
 
-    static let current = Schema(steps: [v1, v2, v3])
+    static let current = Schema(steps: [v1, v2, v3, v4])
 
     /// The tables and indexes a store of `version` has (each version's steps add to them).
     static func objects(atVersion version: Int) -> [String] {
         guard version >= 1 else { return [] }
         let first = ["apps", "categories", "pending", "pending_due", "pending_location", "pending_floating", "delivered", "delivered_order",
                      "responses", "responses_app", "events", "events_app", "kv", "meta"]
-        return version >= 3 ? first + ["pending_order", "events_retention"] : first
+        let third = version >= 3 ? first + ["pending_order", "events_retention"] : first
+        return version >= 4 ? third + ["quarantine", "quarantine_app"] : third
     }
 
     /// Version 1.
@@ -75,5 +76,17 @@ extension Schema {
         ALTER TABLE events ADD COLUMN at REAL NOT NULL DEFAULT 0;
         UPDATE events SET size = length(body), at = CAST(strftime('%s', 'now') AS REAL);
         CREATE INDEX events_retention ON events(seq, size, at);
+        """)
+}
+
+extension Schema {
+    /// Version 4: the quarantine, where the scheduler sets aside a due request it cannot deliver
+    /// (an app that is not a valid bundle identifier, a record it cannot read), so the rest fires.
+    /// The request's record is kept as it was in `pending`.
+    static let v4 = Step(sql: """
+        CREATE TABLE quarantine (
+          id INTEGER PRIMARY KEY AUTOINCREMENT, app TEXT NOT NULL, identifier TEXT NOT NULL,
+          reason TEXT NOT NULL, at REAL NOT NULL, request BLOB NOT NULL);
+        CREATE INDEX quarantine_app ON quarantine(app);
         """)
 }

@@ -63,7 +63,7 @@ struct PostgresStoreTests {
         let schema = Self.schema(of: url)
         #expect(try server.sql("SELECT value FROM \(schema).chime_meta WHERE key = 'schema_version'").trimmingCharacters(in: .whitespacesAndNewlines)
                 == "\(PostgresSchema.current.version)")
-        #expect(try server.sql("SELECT count(*) FROM pg_tables WHERE schemaname = '\(schema)'").trimmingCharacters(in: .whitespacesAndNewlines) == "8")
+        #expect(try server.sql("SELECT count(*) FROM pg_tables WHERE schemaname = '\(schema)'").trimmingCharacters(in: .whitespacesAndNewlines) == "9")
     }
 
     @Test("a database of a newer schema version is refused untouched, with an error naming the version and the database")

@@ -172,6 +172,9 @@ enum Samples {
         case .scheduled: payload = .scheduled(identifiers: ["x"])
         case .categories: payload = .categories(categories)
         case .app: payload = .app(.removed)
+        case .quarantined:
+            payload = .quarantined(QuarantinedRequest(id: 7, app: app, identifier: "q", reason: "its app is not a bundle identifier",
+                                                      date: base, request: nil))
         }
         return EngineEvent(app: app, date: base, payload: payload)
     }

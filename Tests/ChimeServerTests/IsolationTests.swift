@@ -38,7 +38,7 @@ struct IsolationTests {
                 #expect(bogus.status == 401, "\(route) with an unknown token")
             }
             for route in tableRoutes(.owner) {
-                #expect(try await b.request(route).status == 403, "\(route) with an app token")
+                #expect(try await b.request(route, parameters(of: route, app: "com.example.a")).status == 403, "\(route) with an app token")
             }
             // A's data is intact and visible to A and the owner.
             let own = try await a.get("/v1/apps/com.example.a/notifications")

@@ -1,4 +1,5 @@
 import ChimeCore
+import ChimeTesting
 import Dispatch
 import Foundation
 import Testing
@@ -62,11 +63,16 @@ struct RevocationTests {
 
     @Test("a session's event stream ends when the session expires")
     func sessionExpiry() async throws {
-        try await ServiceHarness.with { harness in
-            harness.service.api.sessions.lifetime.withLock { $0 = 1 }
+        // A manual clock: the session expires when the test moves time past its lifetime, however
+        // long signing in and opening the stream took (a 1-second lifetime on the system clock ran
+        // out before the stream opened on a busy machine).
+        let clock = ManualClock(now: Date())
+        try await ServiceHarness.with(clock: clock) { harness in
+            let lifetime = harness.service.api.sessions.lifetime.withLock { $0 }
             let (cookie, _) = try await WebCenterAPITests.signIn(harness)
             let stream = try await SSEClient.open(harness.endpoint, path: "/v1/events", token: nil, headers: [("Cookie", cookie)])
             #expect(stream.status == 200)
+            clock.advance(by: lifetime + 1)
             #expect(try await ended(stream))
             let reopened = try await harness.client(token: nil).get("/v1/events", headers: [("Cookie", cookie)])
             #expect(reopened.status == 401)

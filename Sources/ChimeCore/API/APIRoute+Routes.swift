@@ -62,6 +62,12 @@ extension APIRoute {
     public static let updateLocation = APIRoute(.post, "/v1/location", operationID: "updateLocation",
                                                 summary: "The device's location, for location triggers (owner)")
 
+    // The quarantine: due requests the scheduler could not deliver, set aside
+    public static let listQuarantine = APIRoute(.get, "/v1/quarantine", operationID: "listQuarantine",
+                                                summary: "Requests the scheduler could not deliver and set aside, oldest first (owner)")
+    public static let removeQuarantined = APIRoute(.delete, "/v1/quarantine/{id}", operationID: "removeQuarantined",
+                                                   summary: "Remove a quarantined request (owner)")
+
     // Event streams, and a connected app's answers
     public static let appEvents = APIRoute(.get, "/v1/apps/{app}/events", operationID: "appEvents", summary: "The app's events as server-sent events")
     public static let allEvents = APIRoute(.get, "/v1/events", operationID: "allEvents", summary: "Every app's events (owner)")
@@ -90,6 +96,7 @@ extension APIRoute {
         requestAuthorization, answerAuthorization, getSettings, updateSettings, setBadge,
         getCategories, setCategories, listRequests, addRequests, removeRequests, send, listNotifications, removeNotifications,
         respond, outbox, acknowledge, updateLocation,
+        listQuarantine, removeQuarantined,
         appEvents, allEvents, serviceExtensionContent, reportPresentation,
         webCenter, webAsset, getSession, createSession, deleteSession, createLoginLink,
     ]

@@ -197,6 +197,11 @@ extension EngineEvent {
             payload = .categories(categories)
         case .app:
             payload = .app(json["change"] == .string("removed") ? .removed : .updated)
+        case .quarantined:
+            guard let value = json["quarantined"] else {
+                throw ChimeError(.malformedInput, field: "quarantined", "a quarantined event without its entry")
+            }
+            payload = .quarantined(try QuarantinedRequest.answer(value, field: "quarantined"))
         }
         self.init(sequence: sequence, app: app, date: date, payload: payload)
     }
@@ -207,5 +212,27 @@ extension NotificationSettings {
     /// service too old to send the settings a delivery was decided with.
     static var allowingEverything: NotificationSettings {
         Presentation.settings(after: .grant, options: [.alert, .sound, .badge], previous: NotificationSettings())
+    }
+}
+
+extension QuarantinedRequest {
+    /// A quarantine entry as the service's JSON gives it (``json``).
+    static func answer(_ json: JSONValue, field: String) throws(ChimeError) -> QuarantinedRequest {
+        func text(_ name: String) throws(ChimeError) -> String {
+            guard case .string(let value)? = json[name] else {
+                throw ChimeError(.malformedInput, field: JSONPath.member(field, name), "\(JSONPath.member(field, name)): expected a string")
+            }
+            return value
+        }
+        guard case .integer(let id)? = json["id"] else {
+            throw ChimeError(.malformedInput, field: JSONPath.member(field, "id"), "\(JSONPath.member(field, "id")): expected an integer")
+        }
+        let date = try json["date"].map { value throws(ChimeError) in
+            try JSONMapping.date(value, field: JSONPath.member(field, "date"), code: .malformedInput)
+        } ?? Date(timeIntervalSince1970: 0)
+        var request: NotificationRequest?
+        if let value = json["request"], value != .null { request = try NotificationRequest.answer(value, field: JSONPath.member(field, "request")) }
+        return QuarantinedRequest(id: id, app: try text("app"), identifier: try text("identifier"), reason: try text("reason"),
+                                  date: date, request: request)
     }
 }

@@ -299,11 +299,20 @@ extension UNNotificationPresentationOptions {
     }
 }
 
+extension QuarantinedRequest {
+    /// `{"id", "app", "identifier", "reason", "date", "request"}`; `request` is null when its stored
+    /// record could not be read.
+    public var json: JSONValue {
+        ["id": .integer(id), "app": .string(app), "identifier": .string(identifier), "reason": .string(reason),
+         "date": JSONMapping.json(date), "request": request?.json ?? .null]
+    }
+}
+
 extension EngineEvent {
     /// `{"sequence", "app", "kind", "date"}` and what the kind carries: `notification` (a delivery's
     /// is shaped as a delivered-list item, with `actions` and `presentation`), `category`,
     /// `presentation`, `settings` and `badge` for a delivery; `response`; `identifiers` and `scope`;
-    /// `settings`; `categories`; `change`.
+    /// `settings`; `categories`; `change`; `quarantined`.
     public var json: JSONValue {
         var object: JSONObject = [
             "sequence": .integer(sequence), "app": .string(app), "kind": .string(kind.rawValue), "date": JSONMapping.json(date),
@@ -330,6 +339,8 @@ extension EngineEvent {
             object["categories"] = .array(categories.map(\.json))
         case .app(let change):
             object["change"] = .string(change.rawValue)
+        case .quarantined(let entry):
+            object["quarantined"] = entry.json
         }
         return .object(object)
     }

@@ -69,10 +69,10 @@ extension JSONMapping {
         guard case .array(let elements) = value else { return [try NotificationRequest(json: value)] }
         var out: [NotificationRequest] = []
         out.reserveCapacity(elements.count)
-        var seen: Set<String> = []
+        var seen: Set<LiteralKey> = []
         for (i, element) in elements.enumerated() {
             let request = try NotificationRequest(json: element, field: "[\(i)]")
-            if !seen.insert(request.identifier).inserted {
+            if !seen.insert(LiteralKey(request.identifier)).inserted {
                 throw ChimeError(.invalidIdentifier, field: "[\(i)].identifier",
                                  "[\(i)].identifier \"\(JSONParser.clip(request.identifier))\" appears earlier in the same array; each request in one call needs its own identifier")
             }
@@ -87,10 +87,10 @@ extension JSONMapping {
             throw ChimeError(.invalidCategory, field: nil, "the body: expected an array of categories, found \(value.shortDescription)")
         }
         var out: [NotificationCategory] = []
-        var seen: Set<String> = []
+        var seen: Set<LiteralKey> = []
         for (i, element) in elements.enumerated() {
             let category = try NotificationCategory(json: element, field: "[\(i)]")
-            if !seen.insert(category.identifier).inserted {
+            if !seen.insert(LiteralKey(category.identifier)).inserted {
                 throw ChimeError(.invalidCategory, field: "[\(i)].identifier",
                                  "[\(i)].identifier: category \"\(JSONParser.clip(category.identifier))\" is listed twice; each category identifier may appear once")
             }
@@ -363,11 +363,11 @@ extension NotificationCategory {
         try r.finish(accepted: Self.fields, what: "a category")
         let identifier = try r.identifier(code: .invalidCategory, what: "category")
         var actions: [NotificationAction] = []
-        var seen: Set<String> = []
+        var seen: Set<LiteralKey> = []
         for (i, element) in (try r.array("actions", code: .invalidCategory, of: "actions") ?? []).enumerated() {
             let at = JSONPath.element(r.field("actions"), i)
             let action = try NotificationAction(json: element, field: at)
-            if !seen.insert(action.identifier).inserted {
+            if !seen.insert(LiteralKey(action.identifier)).inserted {
                 throw ChimeError(.invalidCategory, field: JSONPath.member(at, "identifier"),
                                  "\(JSONPath.member(at, "identifier")): action \"\(JSONParser.clip(action.identifier))\" is listed twice in category \"\(JSONParser.clip(identifier))\"; each action identifier may appear once in a category")
             }

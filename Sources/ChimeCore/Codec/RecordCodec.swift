@@ -176,7 +176,8 @@ public enum RecordCodec {
     /// Event kinds by stable number: append new kinds, never reorder.
     // Append-only. The last three are announced but never logged; they have indexes so every
     // event can be encoded.
-    static let eventKinds: [EngineEvent.Kind] = [.delivered, .response, .removed, .silentPush, .settings, .scheduled, .categories, .app]
+    static let eventKinds: [EngineEvent.Kind] = [.delivered, .response, .removed, .silentPush, .settings, .scheduled, .categories, .app,
+                                                  .quarantined]
 
     /// Calendar identifiers by stable number (the enum has no raw values of its own).
     static let calendarIdentifiers: [Calendar.Identifier] = [
@@ -479,6 +480,10 @@ extension RecordCodec {
                 varint(UInt64(categories.count))
                 for c in categories { category(c) }
             case .app(let change): byte(change == .updated ? 0 : 1)
+            case .quarantined(let entry):
+                int(entry.id)
+                string(entry.identifier)
+                string(entry.reason)
             }
         }
     }
@@ -842,6 +847,10 @@ extension RecordCodec {
                 for _ in 0..<count { categories.append(try category()) }
                 payload = .categories(categories)
             case .app: payload = .app(try byte() == 0 ? .updated : .removed)
+            case .quarantined:
+                // The request itself stays in the quarantine; the event says which and why.
+                payload = .quarantined(QuarantinedRequest(id: try int64(), app: head.app, identifier: try string(),
+                                                          reason: try string(), date: head.date, request: nil))
             }
             return EngineEvent(sequence: head.sequence, app: head.app, date: head.date, payload: payload)
         }

@@ -18,9 +18,15 @@ package final class EngineCore {
     /// How many due requests the last `fireDue` took (with a shared store: claimed).
     package var claimed = 0
     private var pendingEvents: [EngineEvent] = []
-    private var appCache: [String: AppRecord] = [:]
+    /// Due requests a firing transaction found it cannot deliver: moved to the quarantine at the
+    /// start of the next firing transaction, and forgotten once one that moved them commits (a
+    /// rolled-back transaction leaves them here).
+    package var toQuarantine: [UndeliverableRequest] = []
+    /// Whether the transaction now running moved `toQuarantine` aside.
+    private var quarantinedInTransaction = false
+    private var appCache: [LiteralKey: AppRecord] = [:]
     /// Each app's categories by identifier, as last read or written here (deliveries carry theirs).
-    private var categoryCache: [String: [String: NotificationCategory]] = [:]
+    private var categoryCache: [LiteralKey: [LiteralKey: NotificationCategory]] = [:]
     /// Whether an app is in front — its `willPresent` is the hub's presenter for it — so its answer
     /// decides whether a delivery's badge is applied (set by the engine).
     var isInFront: @Sendable (String) -> Bool = { _ in false }
@@ -65,10 +71,19 @@ package final class EngineCore {
     /// Forgets what the failed transaction did to memory.
     package func abandon() {
         pendingEvents.removeAll()
+        quarantinedInTransaction = false
         appCache.removeAll()
         categoryCache.removeAll()
         moreDue = false
         refillWindow()
+    }
+
+    /// Called after a transaction commits.
+    package func committed() {
+        if quarantinedInTransaction {
+            toQuarantine.removeAll()
+            quarantinedInTransaction = false
+        }
     }
 
     package func takeEvents() -> [EngineEvent] {
@@ -122,15 +137,18 @@ package final class EngineCore {
     // MARK: Apps
 
     package func appRecord(_ app: String) throws -> AppRecord {
-        if let cached = appCache[app] { return cached }
+        // Before the cache: only a valid (ASCII) bundle identifier names an app, whichever adapter
+        // passed it, so nothing is ever stored under a name the store would not find again.
+        try Validation.validateBundleIdentifier(app)
+        let key = LiteralKey(app)
+        if let cached = appCache[key] { return cached }
         if let stored = try store.app(app) {
-            appCache[app] = stored
+            appCache[key] = stored
             return stored
         }
-        try Validation.validateBundleIdentifier(app)
         let record = AppRecord(bundleIdentifier: app, created: clock.now, deviceToken: Self.makeDeviceToken())
         try store.putApp(record)
-        appCache[app] = record
+        appCache[key] = record
         return record
     }
 
@@ -151,15 +169,15 @@ package final class EngineCore {
 
     func removeApp(_ app: String) throws {
         try store.removeApp(app)
-        appCache[app] = nil
-        categoryCache[app] = nil
+        appCache[LiteralKey(app)] = nil
+        categoryCache[LiteralKey(app)] = nil
         window.removeApp(app)
         announce(.app(.removed), app: app)
     }
 
     private func save(_ record: AppRecord) throws {
         try store.putApp(record)
-        appCache[record.bundleIdentifier] = record
+        appCache[LiteralKey(record.bundleIdentifier)] = record
     }
 
     // MARK: Categories
@@ -170,17 +188,17 @@ package final class EngineCore {
 
     package func setCategories(_ categories: [NotificationCategory], app: String) throws {
         try store.setCategories(categories, app: app)
-        categoryCache[app] = Dictionary(categories.map { ($0.identifier, $0) }, uniquingKeysWith: { first, _ in first })
+        categoryCache[LiteralKey(app)] = Dictionary(categories.map { (LiteralKey($0.identifier), $0) }, uniquingKeysWith: { first, _ in first })
         announce(.categories(categories), app: app)
     }
 
     /// The app's category with this identifier, from the cache (filled from the store once).
     private func category(_ identifier: String, app: String) throws -> NotificationCategory? {
         guard !identifier.isEmpty else { return nil }
-        if let cached = categoryCache[app] { return cached[identifier] }
-        let all = Dictionary(try store.categories(app: app).map { ($0.identifier, $0) }, uniquingKeysWith: { first, _ in first })
-        categoryCache[app] = all
-        return all[identifier]
+        if let cached = categoryCache[LiteralKey(app)] { return cached[LiteralKey(identifier)] }
+        let all = Dictionary(try store.categories(app: app).map { (LiteralKey($0.identifier), $0) }, uniquingKeysWith: { first, _ in first })
+        categoryCache[LiteralKey(app)] = all
+        return all[LiteralKey(identifier)]
     }
 
     static func makeDeviceToken() -> String {
@@ -393,7 +411,13 @@ package final class EngineCore {
     /// request moves on to its first occurrence after `now` (missed ones coalesce).
     /// - Parameter listing: whether to return what was delivered (the scheduler does not ask, so a
     ///   burst builds no list).
+    ///
+    /// All or nothing: a request that cannot be delivered (its app is not a valid identifier, its
+    /// record cannot be read, its delivery fails for a reason of its own) throws
+    /// ``UndeliverableRequest``, which rolls the whole transaction back; the engine then runs it
+    /// again with that request in ``toQuarantine``, which this moves aside first.
     package func fireDue(now: Date, limit: Int, listing: Bool = true) throws -> [(app: String, notification: DeliveredNotification)] {
+        try quarantineQueued(now: now)
         let due = try store.dueEncoded(before: now, limit: limit)
         var delivered: [(app: String, notification: DeliveredNotification)] = []
         if listing { delivered.reserveCapacity(due.count) }
@@ -402,21 +426,26 @@ package final class EngineCore {
             let request = pending.request
             let dueDate = pending.nextFireDate ?? now
             let key = ScheduleWindow.Key(app: app, identifier: request.identifier)
-            let record = try appRecord(app)
-            if record.settings.authorizationStatus.allowsDelivery,
-               let notification = try deliver(request, app: app, record: record, date: dueDate, encodedRequest: encoded), listing {
-                delivered.append((app, notification))
-            }
-            if let trigger = request.trigger, trigger.repeats,
-               let next = FireDates.next(for: trigger, due: dueDate, anchor: pending.anchor, now: now, timeZone: timeZone) {
-                var moved = pending
-                moved.nextFireDate = next
-                if case .calendar = trigger { moved.anchor = dueDate }
-                try store.putPending(moved, app: app)
-                window.set(key, date: next, sequence: moved.sequence)
-            } else {
-                finished[app, default: []].append(request.identifier)
-                window.remove(key)
+            do {
+                let record = try appRecord(app)
+                if record.settings.authorizationStatus.allowsDelivery,
+                   let notification = try deliver(request, app: app, record: record, date: dueDate, encodedRequest: encoded), listing {
+                    delivered.append((app, notification))
+                }
+                if let trigger = request.trigger, trigger.repeats,
+                   let next = FireDates.next(for: trigger, due: dueDate, anchor: pending.anchor, now: now, timeZone: timeZone) {
+                    var moved = pending
+                    moved.nextFireDate = next
+                    if case .calendar = trigger { moved.anchor = dueDate }
+                    try store.putPending(moved, app: app)
+                    window.set(key, date: next, sequence: moved.sequence)
+                } else {
+                    finished[app, default: []].append(request.identifier)
+                    window.remove(key)
+                }
+            } catch let error where NotificationEngine.isOperationError(error) {
+                // The request's own fault (a store failure is the store's, and is retried instead).
+                throw UndeliverableRequest(app: app, identifier: request.identifier, reason: ChimeError.message(of: error))
             }
         }
         for (app, identifiers) in finished {
@@ -426,6 +455,20 @@ package final class EngineCore {
         claimed = due.count
         if window.needsRefill { refillWindow() }
         return delivered
+    }
+
+    /// Moves ``toQuarantine`` aside: out of the pending list and the window, each with a
+    /// `quarantined` event (logged under the app as stored).
+    private func quarantineQueued(now: Date) throws {
+        guard !toQuarantine.isEmpty else { return }
+        for row in toQuarantine {
+            window.remove(ScheduleWindow.Key(app: row.app, identifier: row.identifier))
+            guard let entry = try store.quarantinePending(app: row.app, identifier: row.identifier, reason: row.reason, date: now) else {
+                continue
+            }
+            try log(.quarantined(entry), app: row.app, date: now)
+        }
+        quarantinedInTransaction = true
     }
 
     package func deliverPush(_ content: NotificationContent, identifier: String, silent: Bool, app: String, date: Date?) throws -> DeliveredNotification? {
@@ -496,17 +539,17 @@ package final class EngineCore {
         let categoryIdentifier = notification.request.content.categoryIdentifier
         let category = try self.category(categoryIdentifier, app: app)
         var respondsToApp = true
-        switch action {
-        case UNNotificationDefaultActionIdentifier:
+        // The system identifiers by their scalars (a look-alike is an ordinary, unknown action).
+        if action.isLiterally(UNNotificationDefaultActionIdentifier) {
             if userText != nil {
                 throw ChimeError(.invalidValue, field: "userText", "the default action takes no text; send userText only with a text-input action")
             }
-        case UNNotificationDismissActionIdentifier:
+        } else if action.isLiterally(UNNotificationDismissActionIdentifier) {
             if userText != nil {
                 throw ChimeError(.invalidValue, field: "userText", "a dismissal takes no text; send userText only with a text-input action")
             }
             respondsToApp = category?.options.contains(.customDismissAction) ?? false
-        default:
+        } else {
             guard let found = category?.action(action) else {
                 let available = (category?.actions.map { "'\($0.identifier)'" } ?? []) + ["the default action", "dismiss"]
                 let which = categoryIdentifier.isEmpty ? "it has no category" : category == nil

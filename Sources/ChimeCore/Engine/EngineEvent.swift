@@ -37,11 +37,14 @@ public struct EngineEvent: Sendable, Hashable {
         case categories([NotificationCategory])
         /// The app was registered or changed (its token), or removed. Announced only, not logged.
         case app(AppChange)
+        /// A due request could not be delivered and was set aside (see ``QuarantinedRequest``); the
+        /// rest fired. Logged: a resumed stream sees it.
+        case quarantined(QuarantinedRequest)
     }
 
     /// The kinds of events, by the names event streams use (`event:` of a server-sent event).
     public enum Kind: String, Sendable, Hashable, CaseIterable {
-        case delivered, response, removed, silentPush, settings, scheduled, categories, app
+        case delivered, response, removed, silentPush, settings, scheduled, categories, app, quarantined
     }
 
     /// The event's position in the store's log; resumable streams continue after it. 0 for events
@@ -71,6 +74,7 @@ public struct EngineEvent: Sendable, Hashable {
         case .scheduled: .scheduled
         case .categories: .categories
         case .app: .app
+        case .quarantined: .quarantined
         }
     }
 

@@ -175,11 +175,11 @@ public final class NotificationEngine: Sendable {
         }
     }
 
-    private static func isOperationError(_ error: any Error) -> Bool {
+    /// Whether `error` fails only the operation that threw it (an input or rule error), not the
+    /// transaction it ran in (a store failure, or anything else).
+    package static func isOperationError(_ error: any Error) -> Bool {
         if error is UNError { return true }
-        if let error = error as? ChimeError {
-            return ![.storeFailure, .storeTooNew, .notAStore, .storageFull, .storeConflict].contains(error.code)
-        }
+        if let error = error as? ChimeError { return !error.isStoreError }
         return false
     }
 
@@ -213,6 +213,7 @@ public final class NotificationEngine: Sendable {
         let core = self.core.value
         let before = core.window.first?.date
         var attempt = 0
+        var setAside = 0
         while true {
             do {
                 let deviceChanged = isStoreShared && deviceChangedElsewhere.exchange(false, ordering: .acquiring)
@@ -226,12 +227,19 @@ public final class NotificationEngine: Sendable {
                 // Another engine changed what this batch read: nothing was written; run it again.
                 core.abandon()
                 attempt += 1
+            } catch let row as UndeliverableRequest where setAside <= configuration.fireBatch {
+                // A due request firing cannot deliver: nothing of the transaction stays. Run it
+                // again with that request set aside first (one more each time, at most a batch).
+                core.abandon()
+                core.toQuarantine.append(row)
+                setAside += 1
             } catch {
                 core.abandon()
                 for job in jobs { job.finish(error) }
                 return
             }
         }
+        core.committed()
         // Events go out before completions, so whoever awaits an operation finds its events
         // already handed to subscribers.
         hub.publish(core.takeEvents())
@@ -507,6 +515,25 @@ public final class NotificationEngine: Sendable {
     /// How many requests are pending (one app, or all).
     public func pendingCount(app: String? = nil) async throws -> Int {
         try await perform { try $0.store.pendingCount(app: app) }
+    }
+
+    // MARK: - Quarantine
+
+    /// The quarantine: due requests the scheduler could not deliver and set aside (all apps), after
+    /// entry `id`, oldest first, at most `limit`. See ``QuarantinedRequest``.
+    public func quarantined(after id: Int64 = 0, limit: Int = 1000) async throws -> [QuarantinedRequest] {
+        try await perform { try $0.store.quarantined(after: id, limit: limit) }
+    }
+
+    /// How many requests are in the quarantine.
+    public func quarantinedCount() async throws -> Int {
+        try await perform { try $0.store.quarantinedCount() }
+    }
+
+    /// Removes a quarantine entry (the owner has seen it); returns whether it was there.
+    @discardableResult
+    public func removeQuarantined(_ id: Int64) async throws -> Bool {
+        try await perform { try $0.store.removeQuarantined(id: id) }
     }
 
     // MARK: - Delivered

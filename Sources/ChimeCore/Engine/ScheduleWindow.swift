@@ -8,9 +8,15 @@ import Foundation
 /// (and when `complete`, the window holds every timed pending request). So the window's first entry
 /// is the next fire date overall, and when the window runs empty it is refilled from the store.
 struct ScheduleWindow {
+    /// An app and a request identifier, compared literally (see ``LiteralKey``), as the store does.
     struct Key: Hashable {
         var app: String
         var identifier: String
+        static func == (a: Key, b: Key) -> Bool { a.app.isLiterally(b.app) && a.identifier.isLiterally(b.identifier) }
+        func hash(into hasher: inout Hasher) {
+            LiteralKey(app).hash(into: &hasher)
+            LiteralKey(identifier).hash(into: &hasher)
+        }
     }
 
     struct Entry: Comparable {
@@ -74,7 +80,7 @@ struct ScheduleWindow {
     }
 
     mutating func removeApp(_ app: String) {
-        entries.removeAll { $0.key.app == app }
-        dates = dates.filter { $0.key.app != app }
+        entries.removeAll { $0.key.app.isLiterally(app) }
+        dates = dates.filter { !$0.key.app.isLiterally(app) }
     }
 }

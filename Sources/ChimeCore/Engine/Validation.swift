@@ -197,24 +197,24 @@ public enum Validation {
     /// Checks a set of categories: identifiers present and unique, action identifiers unique within
     /// each category and not the system identifiers.
     public static func validate(_ categories: [NotificationCategory], field: String = "categories") throws(ChimeError) {
-        var seen: Set<String> = []
+        var seen: Set<LiteralKey> = []
         for (index, category) in categories.enumerated() {
             let at = "\(field)[\(index)]"
             try validateIdentifier(category.identifier, field: join(at, "identifier"))
-            if !seen.insert(category.identifier).inserted {
+            if !seen.insert(LiteralKey(category.identifier)).inserted {
                 throw ChimeError(.invalidCategory, field: join(at, "identifier"),
                                  "category '\(category.identifier)' is listed twice; each category identifier may appear once")
             }
-            var actions: Set<String> = []
+            var actions: Set<LiteralKey> = []
             for (actionIndex, action) in category.actions.enumerated() {
                 let actionField = join(at, "actions[\(actionIndex)].identifier")
                 try validateIdentifier(action.identifier, field: actionField)
-                if action.identifier == UNNotificationDefaultActionIdentifier
-                    || action.identifier == UNNotificationDismissActionIdentifier {
+                if action.identifier.isLiterally(UNNotificationDefaultActionIdentifier)
+                    || action.identifier.isLiterally(UNNotificationDismissActionIdentifier) {
                     throw ChimeError(.invalidCategory, field: actionField,
                                      "action identifier '\(action.identifier)' is reserved for the system; choose another")
                 }
-                if !actions.insert(action.identifier).inserted {
+                if !actions.insert(LiteralKey(action.identifier)).inserted {
                     throw ChimeError(.invalidCategory, field: actionField,
                                      "action '\(action.identifier)' is listed twice in category '\(category.identifier)'; each action identifier may appear once in a category")
                 }

@@ -79,3 +79,20 @@ public struct ChimeError: Error, Hashable, Sendable, CustomNSError, CustomString
     public var localizedDescription: String { message }
     public var description: String { message }
 }
+
+extension ChimeError {
+    /// The codes that are the store's failure rather than the operation's: the store could not be
+    /// read or written, is not a Chime store, is full, or (shared) conflicted with another engine.
+    /// An operation that meets one fails with the whole transaction it ran in.
+    public static let storeCodes: Set<Code> = [.storeFailure, .storeTooNew, .notAStore, .storageFull, .storeConflict]
+
+    /// Whether this error is the store's (see ``storeCodes``).
+    public var isStoreError: Bool { Self.storeCodes.contains(code) }
+
+    /// The message of any error: a ``ChimeError``'s or ``UNError``'s own, else its description.
+    package static func message(of error: any Error) -> String {
+        if let error = error as? ChimeError { return error.message }
+        if let error = error as? UNError { return error.message }
+        return String(describing: error)
+    }
+}

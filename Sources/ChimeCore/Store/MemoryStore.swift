@@ -7,16 +7,19 @@ import Foundation
 /// Not thread-safe by itself: like every ``NotificationStore`` it is used from the engine's queue.
 public final class MemoryStore: NotificationStore {
     private struct State {
-        var apps: [String: AppRecord] = [:]
-        var categories: [String: [NotificationCategory]] = [:]
-        var pending: [String: [String: PendingRequest]] = [:]
-        var delivered: [String: [String: DeliveredNotification]] = [:]
-        var responses: [String: [NotificationResponse]] = [:]
+        // Keyed literally, as the durable stores compare (see ``LiteralKey``).
+        var apps: [LiteralKey: AppRecord] = [:]
+        var categories: [LiteralKey: [NotificationCategory]] = [:]
+        var pending: [LiteralKey: [LiteralKey: PendingRequest]] = [:]
+        var delivered: [LiteralKey: [LiteralKey: DeliveredNotification]] = [:]
+        var responses: [LiteralKey: [NotificationResponse]] = [:]
         var events: [EngineEvent] = []
         var values: [String: String] = [:]
         var nextSequence: Int64 = 1
         var nextResponseID: Int64 = 1
         var nextEventSequence: Int64 = 1
+        var quarantine: [QuarantinedRequest] = []
+        var nextQuarantineID: Int64 = 1
     }
 
     private var state = State()
@@ -43,22 +46,23 @@ public final class MemoryStore: NotificationStore {
 
     // MARK: Apps
 
-    public func app(_ bundleIdentifier: String) throws -> AppRecord? { state.apps[bundleIdentifier] }
+    public func app(_ bundleIdentifier: String) throws -> AppRecord? { state.apps[LiteralKey(bundleIdentifier)] }
     public func apps() throws -> [AppRecord] { state.apps.values.sorted { $0.bundleIdentifier < $1.bundleIdentifier } }
-    public func putApp(_ record: AppRecord) throws { state.apps[record.bundleIdentifier] = record }
+    public func putApp(_ record: AppRecord) throws { state.apps[LiteralKey(record.bundleIdentifier)] = record }
     public func removeApp(_ bundleIdentifier: String) throws {
-        state.apps[bundleIdentifier] = nil
-        state.categories[bundleIdentifier] = nil
-        state.pending[bundleIdentifier] = nil
-        state.delivered[bundleIdentifier] = nil
-        state.responses[bundleIdentifier] = nil
-        state.events.removeAll { $0.app == bundleIdentifier }
+        state.apps[LiteralKey(bundleIdentifier)] = nil
+        state.categories[LiteralKey(bundleIdentifier)] = nil
+        state.pending[LiteralKey(bundleIdentifier)] = nil
+        state.delivered[LiteralKey(bundleIdentifier)] = nil
+        state.responses[LiteralKey(bundleIdentifier)] = nil
+        state.events.removeAll { $0.app.isLiterally(bundleIdentifier) }
+        state.quarantine.removeAll { $0.app.isLiterally(bundleIdentifier) }
     }
 
     // MARK: Categories
 
-    public func categories(app: String) throws -> [NotificationCategory] { state.categories[app] ?? [] }
-    public func setCategories(_ categories: [NotificationCategory], app: String) throws { state.categories[app] = categories }
+    public func categories(app: String) throws -> [NotificationCategory] { state.categories[LiteralKey(app)] ?? [] }
+    public func setCategories(_ categories: [NotificationCategory], app: String) throws { state.categories[LiteralKey(app)] = categories }
 
     // MARK: Pending
 
@@ -66,20 +70,20 @@ public final class MemoryStore: NotificationStore {
         var record = record
         let identifier = record.request.identifier
         if record.sequence == 0 {
-            record.sequence = state.pending[app]?[identifier]?.sequence ?? takeSequence()
+            record.sequence = state.pending[LiteralKey(app)]?[LiteralKey(identifier)]?.sequence ?? takeSequence()
         }
-        state.pending[app, default: [:]][identifier] = record
+        state.pending[LiteralKey(app), default: [:]][LiteralKey(identifier)] = record
     }
 
     public func pending(app: String) throws -> [PendingRequest] {
-        (state.pending[app] ?? [:]).values.sorted { $0.sequence < $1.sequence }
+        (state.pending[LiteralKey(app)] ?? [:]).values.sorted { $0.sequence < $1.sequence }
     }
 
-    public func pending(app: String, identifier: String) throws -> PendingRequest? { state.pending[app]?[identifier] }
+    public func pending(app: String, identifier: String) throws -> PendingRequest? { state.pending[LiteralKey(app)]?[LiteralKey(identifier)] }
 
     public func removePending(app: String, identifiers: [String]) throws -> [String] {
         var removed: [String] = []
-        for identifier in identifiers where state.pending[app]?.removeValue(forKey: identifier) != nil {
+        for identifier in identifiers where state.pending[LiteralKey(app)]?.removeValue(forKey: LiteralKey(identifier)) != nil {
             removed.append(identifier)
         }
         return removed
@@ -87,13 +91,13 @@ public final class MemoryStore: NotificationStore {
 
     public func removeAllPending(app: String) throws -> [String] {
         let removed = try pending(app: app).map(\.request.identifier)
-        state.pending[app] = nil
+        state.pending[LiteralKey(app)] = nil
         return removed
     }
 
     private func timed() -> [(app: String, pending: PendingRequest)] {
-        state.pending.flatMap { app, requests in
-            requests.values.filter { $0.nextFireDate != nil }.map { (app: app, pending: $0) }
+        state.pending.flatMap { key, requests in
+            requests.values.filter { $0.nextFireDate != nil }.map { (app: key.text, pending: $0) }
         }.sorted { a, b in
             (a.pending.nextFireDate!, a.pending.sequence) < (b.pending.nextFireDate!, b.pending.sequence)
         }
@@ -108,24 +112,47 @@ public final class MemoryStore: NotificationStore {
     }
 
     public func locationPending() throws -> [(app: String, pending: PendingRequest)] {
-        state.pending.flatMap { app, requests in
+        state.pending.flatMap { key, requests in
             requests.values.filter {
                 if case .location = $0.request.trigger { return true }
                 return false
-            }.map { (app: app, pending: $0) }
+            }.map { (app: key.text, pending: $0) }
         }.sorted { $0.pending.sequence < $1.pending.sequence }
     }
 
     public func floatingPending() throws -> [(app: String, pending: PendingRequest)] {
-        state.pending.flatMap { app, requests in
-            requests.values.filter { $0.request.trigger?.isFloating == true }.map { (app: app, pending: $0) }
+        state.pending.flatMap { key, requests in
+            requests.values.filter { $0.request.trigger?.isFloating == true }.map { (app: key.text, pending: $0) }
         }.sorted { $0.pending.sequence < $1.pending.sequence }
     }
 
     public func pendingCount(app: String?) throws -> Int {
-        if let app { return state.pending[app]?.count ?? 0 }
+        if let app { return state.pending[LiteralKey(app)]?.count ?? 0 }
         return state.pending.values.reduce(0) { $0 + $1.count }
     }
+
+    // MARK: Quarantine
+
+    public func quarantinePending(app: String, identifier: String, reason: String, date: Date) throws -> QuarantinedRequest? {
+        guard let pending = state.pending[LiteralKey(app)]?.removeValue(forKey: LiteralKey(identifier)) else { return nil }
+        let entry = QuarantinedRequest(id: state.nextQuarantineID, app: app, identifier: identifier, reason: reason, date: date,
+                                       request: pending.request)
+        state.nextQuarantineID += 1
+        state.quarantine.append(entry)
+        return entry
+    }
+
+    public func quarantined(after id: Int64, limit: Int) throws -> [QuarantinedRequest] {
+        Array(state.quarantine.lazy.filter { $0.id > id }.prefix(max(0, limit)))
+    }
+
+    public func removeQuarantined(id: Int64) throws -> Bool {
+        guard let index = state.quarantine.firstIndex(where: { $0.id == id }) else { return false }
+        state.quarantine.remove(at: index)
+        return true
+    }
+
+    public func quarantinedCount() throws -> Int { state.quarantine.count }
 
     // MARK: Delivered
 
@@ -133,23 +160,23 @@ public final class MemoryStore: NotificationStore {
     public func putDelivered(_ notification: DeliveredNotification, app: String) throws -> Int64 {
         var notification = notification
         if notification.sequence == 0 { notification.sequence = takeSequence() }
-        state.delivered[app, default: [:]][notification.request.identifier] = notification
+        state.delivered[LiteralKey(app), default: [:]][LiteralKey(notification.request.identifier)] = notification
         return notification.sequence
     }
 
     public func delivered(app: String, thread: String?) throws -> [DeliveredNotification] {
-        (state.delivered[app] ?? [:]).values
-            .filter { thread == nil || $0.request.content.threadIdentifier == thread }
+        (state.delivered[LiteralKey(app)] ?? [:]).values
+            .filter { thread == nil || $0.request.content.threadIdentifier.isLiterally(thread!) }
             .sorted { ($0.date, $0.sequence) > ($1.date, $1.sequence) }
     }
 
     public func delivered(app: String, identifier: String) throws -> DeliveredNotification? {
-        state.delivered[app]?[identifier]
+        state.delivered[LiteralKey(app)]?[LiteralKey(identifier)]
     }
 
     public func removeDelivered(app: String, identifiers: [String]) throws -> [String] {
         var removed: [String] = []
-        for identifier in identifiers where state.delivered[app]?.removeValue(forKey: identifier) != nil {
+        for identifier in identifiers where state.delivered[LiteralKey(app)]?.removeValue(forKey: LiteralKey(identifier)) != nil {
             removed.append(identifier)
         }
         return removed
@@ -157,12 +184,12 @@ public final class MemoryStore: NotificationStore {
 
     public func removeAllDelivered(app: String, thread: String?) throws -> [String] {
         let removed = try delivered(app: app, thread: thread).map(\.request.identifier)
-        for identifier in removed { state.delivered[app]?[identifier] = nil }
+        for identifier in removed { state.delivered[LiteralKey(app)]?[LiteralKey(identifier)] = nil }
         return removed
     }
 
     public func deliveredCount(app: String?) throws -> Int {
-        if let app { return state.delivered[app]?.count ?? 0 }
+        if let app { return state.delivered[LiteralKey(app)]?.count ?? 0 }
         return state.delivered.values.reduce(0) { $0 + $1.count }
     }
 
@@ -172,15 +199,15 @@ public final class MemoryStore: NotificationStore {
         var response = response
         response.id = state.nextResponseID
         state.nextResponseID += 1
-        state.responses[app, default: []].append(response)
+        state.responses[LiteralKey(app), default: []].append(response)
         return response.id
     }
 
-    public func responses(app: String) throws -> [NotificationResponse] { state.responses[app] ?? [] }
+    public func responses(app: String) throws -> [NotificationResponse] { state.responses[LiteralKey(app)] ?? [] }
 
     public func removeResponse(app: String, id: Int64) throws -> Bool {
-        guard let index = state.responses[app]?.firstIndex(where: { $0.id == id }) else { return false }
-        state.responses[app]?.remove(at: index)
+        guard let index = state.responses[LiteralKey(app)]?.firstIndex(where: { $0.id == id }) else { return false }
+        state.responses[LiteralKey(app)]?.remove(at: index)
         return true
     }
 
@@ -196,7 +223,7 @@ public final class MemoryStore: NotificationStore {
 
     public func events(after sequence: Int64, app: String?, limit: Int) throws -> [EngineEvent] {
         let start = state.events.partitioningIndex { $0.sequence > sequence }
-        return Array(state.events[start...].lazy.filter { app == nil || $0.app == app }.prefix(limit))
+        return Array(state.events[start...].lazy.filter { app == nil || $0.app.isLiterally(app!) }.prefix(limit))
     }
 
     public func oldestEventSequence() throws -> Int64 { state.events.first?.sequence ?? 0 }

@@ -24,7 +24,8 @@ public protocol NotificationStore: AnyObject {
     func apps() throws -> [AppRecord]
     /// Inserts or replaces the app's record.
     func putApp(_ record: AppRecord) throws
-    /// Removes the app and everything it owns (categories, pending, delivered, outbox, events).
+    /// Removes the app and everything it owns (categories, pending, delivered, outbox, events,
+    /// quarantine entries).
     func removeApp(_ bundleIdentifier: String) throws
 
     // MARK: Categories
@@ -64,6 +65,20 @@ public protocol NotificationStore: AnyObject {
     func floatingPending() throws -> [(app: String, pending: PendingRequest)]
     /// How many requests are pending, for one app or all.
     func pendingCount(app: String?) throws -> Int
+
+    // MARK: Quarantine
+    /// Moves a pending request aside, with why: it leaves the pending list (it fires no more) for the
+    /// quarantine, its stored record kept as it is (the record may be what is wrong). Returns the
+    /// new entry, or nil when the app has no pending request with this identifier. Identifiers are
+    /// compared literally (see ``LiteralKey``), and `app` need not be a valid bundle identifier.
+    func quarantinePending(app: String, identifier: String, reason: String, date: Date) throws -> QuarantinedRequest?
+    /// Quarantine entries after `id`, oldest first, at most `limit`; each with its request when the
+    /// stored record can be read.
+    func quarantined(after id: Int64, limit: Int) throws -> [QuarantinedRequest]
+    /// Removes a quarantine entry; returns whether it was there.
+    func removeQuarantined(id: Int64) throws -> Bool
+    /// How many requests are in the quarantine.
+    func quarantinedCount() throws -> Int
 
     // MARK: Delivered notifications
     /// Inserts, replacing a delivered notification with the same identifier. Assigns a sequence

@@ -153,6 +153,6 @@ public struct NotificationCategory: Sendable, Hashable {
 
     /// The action with this identifier, if the category has one.
     public func action(_ identifier: String) -> NotificationAction? {
-        actions.first { $0.identifier == identifier }
+        actions.first { $0.identifier.isLiterally(identifier) }
     }
 }

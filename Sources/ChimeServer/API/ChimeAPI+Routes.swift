@@ -45,6 +45,10 @@ extension ChimeAPI {
         .init(.acknowledge, .app, ChimeAPI.acknowledge),
         .init(.updateLocation, .owner, ChimeAPI.updateLocation),
 
+        // The quarantine
+        .init(.listQuarantine, .owner, ChimeAPI.listQuarantine),
+        .init(.removeQuarantined, .owner, ChimeAPI.removeQuarantined),
+
         // Event streams, and a connected app's answers
         .init(.appEvents, .app, ChimeAPI.appEvents),
         .init(.allEvents, .owner, ChimeAPI.allEvents),

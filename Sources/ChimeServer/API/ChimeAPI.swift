@@ -61,7 +61,14 @@ public final class ChimeAPI: HTTPHandler {
         self.channels = AppChannels(engine: engine, serviceExtensionTimeLimit: serviceExtensionTimeLimit)
         self.streamShares = StreamShares(limits: streamLimits)
         let clock = engine.clock
-        latenessSubscription = engine.subscribe(app: nil) { [metrics] event in
+        // Firing as it happens: each timed delivery's lateness, and a log line for each request the
+        // scheduler set aside (its count is a gauge in /metrics).
+        latenessSubscription = engine.subscribe(app: nil) { [metrics, logger] event in
+            if case .quarantined(let entry) = event.payload {
+                logger.warning("a due request could not be delivered and was set aside; the rest fires (GET /v1/quarantine)",
+                               ["app": entry.app, "identifier": entry.identifier, "reason": entry.reason, "id": String(entry.id)])
+                return
+            }
             guard let notification = event.delivery?.notification else { return }
             switch notification.request.trigger {
             case .timeInterval?, .calendar?: metrics.recordLateness(clock.now.timeIntervalSince(notification.date))
@@ -207,6 +214,10 @@ public final class ChimeAPI: HTTPHandler {
             guard caller == .owner else { throw try await forbiddenOrUnauthorized(request, "this route is for the owner token") }
             return caller
         case .app, .ownerOnApp:
+            // The path's app must be a bundle identifier (ASCII) before any credential is compared
+            // with it: a look-alike (U+212A KELVIN SIGN for K) equals the real name under String's
+            // `==`, but is another name to the store.
+            try Validation.validateBundleIdentifier(route["app"], field: "app")
             let caller = try await authenticate(request)
             try await authorize(caller, app: route["app"])
             if access == .ownerOnApp, caller != .owner {
@@ -221,7 +232,7 @@ public final class ChimeAPI: HTTPHandler {
     /// index: no store read and no trip through the writer, known token or not.
     func authorize(_ caller: Caller, app: String) async throws {
         if case .app(let hash) = caller, let launched = launchTokens.withLock({ $0[hash] }) {
-            guard launched == app else {
+            guard launched.isLiterally(app) else {
                 throw APIError.forbidden("this token belongs to another app; an app's token reaches only /v1/apps/{its bundle identifier}/…")
             }
             return
@@ -234,7 +245,7 @@ public final class ChimeAPI: HTTPHandler {
         case .app(let hash):
             try await loadTokens()
             switch tokens.app(forHash: hash) {
-            case app?: return
+            case let owned? where owned.isLiterally(app): return
             case _?: throw APIError.forbidden("this token belongs to another app; an app's token reaches only /v1/apps/{its bundle identifier}/…")
             case nil: throw APIError.unauthorized("the token is not valid; use the token printed when the app was registered")
             }
@@ -306,7 +317,7 @@ public final class ChimeAPI: HTTPHandler {
             stillValid: { [weak self] feed in
                 guard case .app(let hash) = feed.credential, let app else { return true }
                 // A launched process's token lasts as long as the process, whatever the app's token.
-                if self?.launchTokens.withLock({ $0[hash] }) == app { return true }
+                if let launched = self?.launchTokens.withLock({ $0[hash] }), launched.isLiterally(app) { return true }
                 // Read on the writer, after the change that prompted the question.
                 let stored = try? await engine.perform { core in try core.store.app(app)?.tokenHash }
                 return stored.flatMap { $0 }.map { Tokens.equal($0, hash) } ?? false

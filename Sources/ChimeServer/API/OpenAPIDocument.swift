@@ -1852,6 +1852,121 @@ enum OpenAPIDocument {
         ]
       }
     },
+    "/v1/quarantine": {
+      "get": {
+        "operationId": "listQuarantine",
+        "summary": "Requests the scheduler could not deliver and set aside, oldest first (owner)",
+        "description": "A request lands here instead of stopping the scheduler: the firing transaction that met it is rolled back whole (nothing is delivered twice), the request is moved here with why, a quarantined event is sent on the app's stream and the owner's, the service logs a warning, and chime_quarantined in /metrics counts them. Nothing here fires; remove an entry once seen.",
+        "responses": {
+          "200": {
+            "description": "The quarantine, oldest first. One page: see limit and after; the Link header says where the next is.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "array",
+                  "items": {
+                    "$ref": "#/components/schemas/QuarantinedRequest"
+                  }
+                }
+              }
+            },
+            "headers": {
+              "Link": {
+                "$ref": "#/components/headers/Link"
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
+          },
+          "414": {
+            "$ref": "#/components/responses/UriTooLong"
+          },
+          "431": {
+            "$ref": "#/components/responses/HeaderTooLarge"
+          },
+          "503": {
+            "$ref": "#/components/responses/Unavailable"
+          }
+        },
+        "tags": [
+          "requests"
+        ],
+        "parameters": [
+          {
+            "$ref": "#/components/parameters/Limit"
+          },
+          {
+            "$ref": "#/components/parameters/After"
+          }
+        ]
+      }
+    },
+    "/v1/quarantine/{id}": {
+      "parameters": [
+        {
+          "name": "id",
+          "in": "path",
+          "required": true,
+          "description": "The entry's id, from GET /v1/quarantine.",
+          "schema": {
+            "type": "string"
+          }
+        }
+      ],
+      "delete": {
+        "operationId": "removeQuarantined",
+        "summary": "Remove a quarantined request (owner)",
+        "responses": {
+          "200": {
+            "description": "Removed for good.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/QuarantineRemoved"
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
+          },
+          "404": {
+            "$ref": "#/components/responses/NotFound"
+          },
+          "414": {
+            "$ref": "#/components/responses/UriTooLong"
+          },
+          "431": {
+            "$ref": "#/components/responses/HeaderTooLarge"
+          },
+          "501": {
+            "$ref": "#/components/responses/NotImplemented"
+          },
+          "503": {
+            "$ref": "#/components/responses/Unavailable"
+          },
+          "507": {
+            "$ref": "#/components/responses/InsufficientStorage"
+          }
+        },
+        "tags": [
+          "requests"
+        ]
+      }
+    },
     "/v1/apps/{app}/device-token": {
       "parameters": [
         {
@@ -4052,7 +4167,8 @@ enum OpenAPIDocument {
               "settings",
               "scheduled",
               "categories",
-              "app"
+              "app",
+              "quarantined"
             ],
             "description": "scheduled, categories and app are hints to refresh, sent on GET /v1/events (the owner's stream) only; they are not in the event log (sequence 0, no id:) and are not replayed."
           },
@@ -4127,6 +4243,10 @@ enum OpenAPIDocument {
               "removed"
             ],
             "description": "app: the app was registered or changed (its token, its launch command), or removed."
+          },
+          "quarantined": {
+            "$ref": "#/components/schemas/QuarantinedRequest",
+            "description": "quarantined: a due request of this app could not be delivered and was set aside (its request is null here; GET /v1/quarantine has it). Logged and replayed like deliveries."
           }
         }
       },
@@ -4388,6 +4508,63 @@ enum OpenAPIDocument {
           }
         },
         "additionalProperties": false
+      },
+      "QuarantinedRequest": {
+        "type": "object",
+        "required": [
+          "id",
+          "app",
+          "identifier",
+          "reason",
+          "date",
+          "request"
+        ],
+        "description": "A due request the scheduler could not deliver and set aside so that everything else fires: its app is not a valid bundle identifier (a store written before identifiers were checked), its stored record cannot be read, or delivering it failed for a reason of its own. It no longer fires. Chime's own: iOS has no such list.",
+        "properties": {
+          "id": {
+            "type": "integer",
+            "description": "The entry's number (only grows); DELETE /v1/quarantine/{id} removes it."
+          },
+          "app": {
+            "type": "string",
+            "description": "The app the request was stored under, exactly as stored (it may not be a valid bundle identifier)."
+          },
+          "identifier": {
+            "type": "string"
+          },
+          "reason": {
+            "type": "string",
+            "description": "Why it could not be delivered."
+          },
+          "date": {
+            "type": "string",
+            "format": "date-time",
+            "description": "When it was set aside."
+          },
+          "request": {
+            "description": "The request, or null when its stored record cannot be read.",
+            "oneOf": [
+              {
+                "$ref": "#/components/schemas/PendingRequest"
+              },
+              {
+                "type": "null"
+              }
+            ]
+          }
+        }
+      },
+      "QuarantineRemoved": {
+        "type": "object",
+        "required": [
+          "removed"
+        ],
+        "properties": {
+          "removed": {
+            "type": "integer",
+            "description": "The id of the entry removed."
+          }
+        }
       }
     },
     "responses": {

@@ -89,6 +89,10 @@ public enum ChimeService {
         /// nodes, `postgresql://USER@HOST:PORT/DB` with libpq's parameters (`sslmode`, …) in the
         /// query. `nil`: SQLite in the data directory.
         public var database: String?
+        /// The clock of an SQLite-backed service (`nil`: the system clock). Tests pass a manual
+        /// clock to move session expiry and firing without waiting; a shared database always
+        /// uses its own clock.
+        package var clock: (any NotificationClock)?
 
         public init(dataDirectory: String = ChimeService.defaultDataDirectory(), listen: ListenAddress = .default,
                     tlsCertificatePath: String? = nil, tlsKeyPath: String? = nil, autoAllow: Bool = false,

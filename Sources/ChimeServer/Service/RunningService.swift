@@ -128,7 +128,7 @@ public final class RunningService: Sendable {
         guard let url = configuration.database else {
             let ownerToken = try loadOrCreateOwnerToken(dataDirectory: directory)
             let store = try SQLiteStore(path: directory + "/chime.sqlite", durability: configuration.fullDurability ? .full : .normal)
-            return (store, SystemClock(), ownerToken, nil, StoreHandle { store.close() })
+            return (store, configuration.clock ?? SystemClock(), ownerToken, nil, StoreHandle { store.close() })
         }
         let store = try PostgresStore(url: url)
         let skewed = Atomic<Bool>(false)
