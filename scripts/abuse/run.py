@@ -16,6 +16,9 @@ Attacks (each against a fresh server and data directory):
   streams       one app's token opens 800 event streams (the issue's 768 took every slot): past its share
                 (16) each is answered 429 with Retry-After, and another app's stream, the owner's stream,
                 GET /healthz and an owner request are answered 200 meanwhile.
+  answers       an app in front (an event stream with foreground=true) posts 2,500 willPresent answers for
+                distinct 4,000-byte identifiers nobody waits for: each is refused 404, and the server
+                grows by at most 8 MB (the issue: +16.8 MiB, kept until the stream closed).
   revocation    an app stream when its token is rotated, an app stream when its app is removed, the web
                 center's stream when it signs out: each ends within 1 s.
   malformed     requests with broken framing or heads over the limits: each answered within 1 s.
@@ -32,6 +35,7 @@ machine). Results go to --json (default .build/abuse/results.json).
 """
 import argparse
 import hashlib
+import http.client
 import json
 import os
 import shutil
@@ -294,6 +298,49 @@ def attack_streams(options):
         server.remove()
 
 
+# MARK: - willPresent answers nobody waits for
+
+
+def attack_answers(options):
+    server = Server(options.chime)
+    try:
+        token = server.app("com.example.front")
+        sock, status, _ = open_stream(server.port, "/v1/apps/com.example.front/events?foreground=true", token)
+        if status != 200:
+            raise RuntimeError(f"the foreground stream was answered {status}")
+        connection = http.client.HTTPConnection(LOOPBACK, server.port, timeout=10)
+        body = json.dumps({"options": ["banner"]}).encode()
+        headers = {"Authorization": f"Bearer {token}", "Content-Type": "application/json"}
+
+        def answer(index):
+            identifier = f"{index:06d}" + "x" * 3994
+            connection.request("POST", f"/v1/apps/com.example.front/notifications/{identifier}/presentation", body=body, headers=headers)
+            response = connection.getresponse()
+            response.read()
+            return response.status
+
+        for index in range(100):  # warm up the paths and the allocator
+            answer(index)
+        before = server.rss_mb()
+        statuses = {}
+        started = time.monotonic()
+        for index in range(100, 100 + options.answers):
+            status = answer(index)
+            statuses[status] = statuses.get(status, 0) + 1
+        seconds = time.monotonic() - started
+        after = server.rss_mb()
+        connection.close()
+        sock.close()
+        passed = statuses == {404: options.answers} and after - before <= 8 and server.alive()
+        row("answers", f"{options.answers:,} willPresent answers for distinct 4,000-byte identifiers while in front", passed,
+            f"answered {', '.join(f'{count:,}× {status}' for status, count in sorted(statuses.items()))} in {seconds:.1f} s; "
+            f"server RSS {before:.1f} → {after:.1f} MB (limit +8)")
+        RESULTS["answers"] = {"statuses": statuses, "rssBeforeMB": round(before, 1), "rssAfterMB": round(after, 1)}
+    finally:
+        server.stop()
+        server.remove()
+
+
 # MARK: - Revoked credentials
 
 
@@ -539,6 +586,7 @@ ATTACKS = {
     "flood": attack_flood,
     "subscribers": attack_subscribers,
     "streams": attack_streams,
+    "answers": attack_answers,
     "revocation": attack_revocation,
     "malformed": attack_malformed,
     "lists": attack_lists,
@@ -557,7 +605,7 @@ def main():
     options.horde_seconds, options.settle = 40, 5
     options.apps, options.flood_connects = 10_000, 20_000
     options.subscribers, options.posts = 100, 100
-    options.greedy_streams = 800
+    options.greedy_streams, options.answers = 800, 2_500
     options.pending, options.deliveries = 20_000, 1_200
     if options.quick:
         options.slow, options.silent, options.probes, options.horde_seconds, options.settle = 300, 300, 20, 15, 2

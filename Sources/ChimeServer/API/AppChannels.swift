@@ -19,10 +19,36 @@ import Synchronization
 ///   after asking its delegate (for the delivery it received on its stream), so the service's
 ///   surfaces show what the app chose and the badge is applied only with `.badge` in the answer.
 ///   Without an answer in `presentationTimeout`, or once the app is gone, the delivery is shown as
-///   in the background.
+///   in the background. An answer may come before its delivery is asked (the app's earlier
+///   deliveries are still being answered): it is kept for it, but only for a delivery that was
+///   published to the app in front and not yet asked, at most ``AnswerLimits`` of them per stream,
+///   and dropped with the stream. An answer nobody waits for or will ask for is not kept.
 ///
 /// Nothing here is stored: it lives as long as the app's connection.
 final class AppChannels: Sendable {
+    /// The most `willPresent` answers one stream keeps for deliveries not yet asked, by count and
+    /// by bytes (their identifiers); past either, an answer is refused and its delivery, when its
+    /// turn comes, waits for a new answer or is shown as in the background.
+    struct AnswerLimits: Sendable {
+        var count = 4096
+        var bytes = 1 << 20
+    }
+
+    /// What became of a `willPresent` answer.
+    enum AnswerOutcome: Equatable {
+        /// Handed to the delivery waiting for it.
+        case answered
+        /// Kept for a delivery published to the app and not yet asked.
+        case kept
+        /// The app has no stream open in front.
+        case notInFront
+        /// No delivery of that identifier waits or will be asked (its time ran out, it was answered,
+        /// or it never came).
+        case notAwaited
+        /// The stream already keeps ``AnswerLimits`` worth of early answers.
+        case full
+    }
+
     /// How long an app's extension may take, as on iOS.
     let serviceExtensionTimeLimit: TimeInterval
     /// How long a delivery waits for the `willPresent` answer of an app in front.
@@ -36,6 +62,13 @@ final class AppChannels: Sendable {
         var client: String?
         var serviceExtension: Bool
         var foreground: Bool
+        /// willPresent answers that came before their delivery asked, by identifier, first come first served.
+        var early: [String: [UNNotificationPresentationOptions]] = [:]
+        var earlyCount = 0
+        var earlyBytes = 0
+
+        /// What one kept answer costs the stream's byte bound.
+        static func cost(_ identifier: String) -> Int { identifier.utf8.count + 16 }
     }
 
     private struct State {
@@ -43,9 +76,9 @@ final class AppChannels: Sendable {
         var connections: [String: [Int: Connection]] = [:]
         /// Extension runs waiting for the app's content: call id → (app, connection, waiter).
         var calls: [String: (app: String, connection: Int, waiter: CheckedContinuation<NotificationContent?, Never>)] = [:]
-        /// Per app and notification identifier: answers that came before the delivery waited, and
-        /// deliveries waiting for an answer, first come first served.
-        var answers: [PresentationKey: [UNNotificationPresentationOptions]] = [:]
+        /// Per app in front and notification identifier: deliveries published and not yet asked
+        /// (their answer may come first), and deliveries waiting for an answer, first come first served.
+        var expected: [PresentationKey: Int] = [:]
         var waiting: [PresentationKey: [(id: Int, waiter: CheckedContinuation<UNNotificationPresentationOptions?, Never>)]] = [:]
     }
 
@@ -55,12 +88,45 @@ final class AppChannels: Sendable {
     }
 
     private let engine: NotificationEngine
+    private let answerLimits: AnswerLimits
     private let state = Mutex(State())
+    private let deliveries = Mutex<Int?>(nil)
 
-    init(engine: NotificationEngine, serviceExtensionTimeLimit: TimeInterval = 30, presentationTimeout: TimeInterval = 10) {
+    init(engine: NotificationEngine, serviceExtensionTimeLimit: TimeInterval = 30, presentationTimeout: TimeInterval = 10,
+         answerLimits: AnswerLimits = AnswerLimits()) {
         self.engine = engine
         self.serviceExtensionTimeLimit = serviceExtensionTimeLimit
         self.presentationTimeout = presentationTimeout
+        self.answerLimits = answerLimits
+        // Every app's subscribers are called before one app's, so a delivery is expected before
+        // the app's stream carries it (and before the hub queues it for the presenter).
+        let token = engine.subscribe(app: nil) { [weak self] event in
+            guard case .delivered(let delivery) = event.payload else { return }
+            self?.published(delivery.notification.request.identifier, app: event.app)
+        }
+        deliveries.withLock { $0 = token }
+    }
+
+    deinit {
+        if let token = deliveries.withLock({ $0 }) { engine.unsubscribe(token) }
+    }
+
+    /// A delivery to `app` was published: while the app is in front, its presenter will ask for it.
+    private func published(_ identifier: String, app: String) {
+        state.withLock { state in
+            guard state.connections[app]?.values.contains(where: { $0.foreground }) == true else { return }
+            state.expected[PresentationKey(app: app, identifier: identifier), default: 0] += 1
+        }
+    }
+
+    /// willPresent answers kept for deliveries not yet asked, over every stream, and deliveries
+    /// published to apps in front and not yet asked (for tests).
+    var keptAnswers: (count: Int, bytes: Int, expected: Int) {
+        state.withLock { state in
+            let connections = state.connections.values.flatMap(\.values)
+            return (connections.reduce(0) { $0 + $1.earlyCount }, connections.reduce(0) { $0 + $1.earlyBytes },
+                    state.expected.values.reduce(0, +))
+        }
     }
 
     // MARK: Connections
@@ -124,7 +190,7 @@ final class AppChannels: Sendable {
             for key in state.waiting.keys where key.app == app {
                 waiters += state.waiting.removeValue(forKey: key)?.map(\.waiter) ?? []
             }
-            for key in state.answers.keys where key.app == app { state.answers[key] = nil }
+            for key in state.expected.keys where key.app == app { state.expected[key] = nil }
             return waiters
         }
         for waiter in waiters { waiter.resume(returning: nil) }
@@ -202,11 +268,8 @@ final class AppChannels: Sendable {
         defer { timer.cancel() }
         return await withCheckedContinuation { (continuation: CheckedContinuation<UNNotificationPresentationOptions?, Never>) in
             let early = state.withLock { state -> UNNotificationPresentationOptions?? in
-                if var answers = state.answers[key], !answers.isEmpty {
-                    let first = answers.removeFirst()
-                    state.answers[key] = answers.isEmpty ? nil : answers
-                    return .some(first)
-                }
+                if let count = state.expected[key] { state.expected[key] = count > 1 ? count - 1 : nil }
+                if let first = Self.takeEarly(identifier, from: &state.connections[app]) { return .some(first) }
                 guard state.connections[app]?.values.contains(where: { $0.foreground }) == true else { return .some(nil) }
                 state.waiting[key, default: []].append((waiterID, continuation))
                 return .none
@@ -225,23 +288,47 @@ final class AppChannels: Sendable {
         waiter?.resume(returning: nil)
     }
 
-    /// The app's `willPresent` answer for its notification `identifier`; `false` when the app is not
-    /// in front (the answer is not wanted).
+    /// The oldest early answer for `identifier` kept by any of the app's streams, taken.
+    private static func takeEarly(_ identifier: String, from connections: inout [Int: Connection]?) -> UNNotificationPresentationOptions? {
+        // In place: a copy of a connection would copy its answers on the first change.
+        guard let id = connections?.first(where: { $0.value.early[identifier] != nil })?.key,
+              let first = connections?[id]?.early[identifier]?.first else { return nil }
+        connections?[id]?.early[identifier]?.removeFirst()
+        if connections?[id]?.early[identifier]?.isEmpty == true { connections?[id]?.early[identifier] = nil }
+        connections?[id]?.earlyCount -= 1
+        connections?[id]?.earlyBytes -= Connection.cost(identifier)
+        return first
+    }
+
+    /// The app's `willPresent` answer for its notification `identifier`: handed to the delivery
+    /// that waits for it, or kept (within the stream's ``AnswerLimits``) for one published and not
+    /// yet asked; an answer nobody waits for is not kept.
     @discardableResult
-    func reportPresentation(app: String, identifier: String, options: UNNotificationPresentationOptions) -> Bool {
+    func reportPresentation(app: String, identifier: String, options: UNNotificationPresentationOptions) -> AnswerOutcome {
         let key = PresentationKey(app: app, identifier: identifier)
-        let result = state.withLock { state -> (CheckedContinuation<UNNotificationPresentationOptions?, Never>?, Bool) in
-            guard state.connections[app]?.values.contains(where: { $0.foreground }) == true else { return (nil, false) }
+        let limits = answerLimits
+        let result = state.withLock { state -> (CheckedContinuation<UNNotificationPresentationOptions?, Never>?, AnswerOutcome) in
+            // The newest stream in front keeps what is kept: it goes when that stream ends.
+            var newest: Int?
+            for (id, connection) in state.connections[app] ?? [:] where connection.foreground && id > (newest ?? .min) { newest = id }
+            guard let id = newest else { return (nil, .notInFront) }
             if var waiting = state.waiting[key], !waiting.isEmpty {
                 let first = waiting.removeFirst()
                 state.waiting[key] = waiting.isEmpty ? nil : waiting
-                return (first.waiter, true)
+                return (first.waiter, .answered)
             }
-            // Before the delivery asked (its lane is still busy): kept for it, a few at most.
-            var answers = state.answers[key] ?? []
-            if answers.count < 16 { answers.append(options) }
-            state.answers[key] = answers
-            return (nil, true)
+            // Before the delivery asked (its lane is still busy): kept for it, one answer per
+            // delivery expected, within the stream's bounds.
+            let kept = state.connections[app]?.values.reduce(0) { $0 + ($1.early[identifier]?.count ?? 0) } ?? 0
+            guard kept < state.expected[key] ?? 0 else { return (nil, .notAwaited) }
+            let cost = Connection.cost(identifier)
+            let (count, bytes) = state.connections[app]?[id].map { ($0.earlyCount, $0.earlyBytes) } ?? (0, 0)
+            guard count < limits.count, bytes + cost <= limits.bytes else { return (nil, .full) }
+            // In place: a copy of the connection would copy its answers.
+            state.connections[app]?[id]?.early[identifier, default: []].append(options)
+            state.connections[app]?[id]?.earlyCount += 1
+            state.connections[app]?[id]?.earlyBytes += cost
+            return (nil, .kept)
         }
         result.0?.resume(returning: options)
         return result.1

@@ -42,9 +42,20 @@ extension ChimeAPI {
             throw APIError.badRequest("invalidValue", "options is missing; give willPresent's answer, such as [\"banner\", \"sound\"]", field: "options")
         }
         let options = try UNNotificationPresentationOptions(json: value, field: "options")
-        guard channels.reportPresentation(app: app, identifier: route["identifier"], options: options) else {
+        let identifier = route["identifier"]
+        switch channels.reportPresentation(app: app, identifier: identifier, options: options) {
+        case .answered, .kept:
+            return HTTPResponse(status: 204, route: route.template)
+        case .notInFront:
             throw APIError(409, "notInFront", "\(app) has no event stream open with foreground=true; its willPresent answer is not asked for")
+        case .notAwaited:
+            throw APIError.notFound("no delivery of \(identifier) waits for \(app)'s willPresent answer (its time ran out, it was answered, or it was not delivered while the app was in front)",
+                                    field: "identifier")
+        case .full:
+            var error = APIError(429, "tooManyAnswers",
+                                 "\(app)'s stream already keeps the most willPresent answers for deliveries not yet asked; answer them in order as they arrive")
+            error.headers = [("Retry-After", "1")]
+            throw error
         }
-        return HTTPResponse(status: 204, route: route.template)
     }
 }

@@ -2706,7 +2706,7 @@ enum OpenAPIDocument {
       "post": {
         "operationId": "reportPresentation",
         "summary": "The app in front answers willPresent for a delivery",
-        "description": "For an app with an event stream open with foreground=true: how to show the notification it just received (Apple's presentation option names). The service's surfaces show it so, within the user's settings, and apply its badge only with badge.",
+        "description": "For an app with an event stream open with foreground=true: how to show the notification it just received (Apple's presentation option names). The service's surfaces show it so, within the user's settings, and apply its badge only with badge. An answer for a delivery not yet asked (the app's earlier ones still being answered) is kept for it, at most 4,096 per stream and 1 MiB of identifiers (else 429 tooManyAnswers); one for an identifier no delivery waits for (its 10 s ran out, it was answered, or it was not delivered while the app was in front) is refused 404 and not kept.",
         "requestBody": {
           "required": true,
           "content": {
@@ -2760,6 +2760,23 @@ enum OpenAPIDocument {
           },
           "415": {
             "$ref": "#/components/responses/UnsupportedMediaType"
+          },
+          "429": {
+            "description": "The stream already keeps the most answers for deliveries not yet asked; error.code tooManyAnswers.",
+            "headers": {
+              "Retry-After": {
+                "schema": {
+                  "type": "string"
+                }
+              }
+            },
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/Error"
+                }
+              }
+            }
           },
           "431": {
             "$ref": "#/components/responses/HeaderTooLarge"
