@@ -83,6 +83,49 @@ struct PostgresStoreTests {
         #expect(try server.sql("SELECT identifier FROM \(schema).chime_pending").contains("kept"))
     }
 
+    @Test("a database of schema version 1 (every release before the quarantine) is upgraded with everything in it kept")
+    func upgradeFromVersion1() throws {
+        let server = try PostgresTestServer.shared()
+        let url = try server.makeSchema()
+        let schema = Self.schema(of: url)
+        let app = "com.example.upgrade"
+        let calendar = NotificationRequest(identifier: "calendar", content: NotificationContent(title: "c"),
+                                           trigger: .calendar(DateComponents(hour: 9, minute: 30), repeats: true))
+        var record = AppRecord(bundleIdentifier: app, created: Self.base, deviceToken: String(repeating: "ab", count: 32))
+        record.tokenHash = String(repeating: "cd", count: 32)
+        let store = try PostgresStore(url: url)
+        let response = NotificationResponse(notification: DeliveredNotification(request: calendar, date: Self.base),
+                                            actionIdentifier: "snooze", userText: nil, date: Self.base)
+        try store.transaction {
+            try store.putApp(record)
+            try store.setCategories([NotificationCategory(identifier: "alarm", actions: [NotificationAction(identifier: "snooze", title: "Snooze")])],
+                                    app: app)
+            try store.putPending(Self.pending("interval", fire: 60), app: app)
+            try store.putPending(PendingRequest(request: calendar, nextFireDate: Self.base.addingTimeInterval(3600), anchor: Self.base), app: app)
+            try store.putDelivered(DeliveredNotification(request: calendar, date: Self.base), app: app)
+            _ = try store.appendResponse(response, app: app)
+            _ = try store.appendEvent(Self.event(app, "interval"))
+        }
+        store.close()
+        // Back to version 1 as it was released: the same tables, without the quarantine.
+        try server.sql("DROP TABLE \(schema).chime_quarantine; DROP SEQUENCE \(schema).chime_quarantine_seq; "
+                       + "UPDATE \(schema).chime_meta SET value = 1 WHERE key = 'schema_version'")
+        let upgraded = try PostgresStore(url: url)
+        defer { upgraded.close() }
+        #expect(try server.sql("SELECT value FROM \(schema).chime_meta WHERE key = 'schema_version'").trimmingCharacters(in: .whitespacesAndNewlines)
+                == "\(PostgresSchema.current.version)")
+        #expect(try upgraded.app(app) == record)
+        #expect(try upgraded.categories(app: app).map(\.identifier) == ["alarm"])
+        #expect(try upgraded.pending(app: app).map(\.request.identifier) == ["interval", "calendar"])
+        #expect(try upgraded.pending(app: app, identifier: "calendar")?.request == calendar)
+        #expect(try upgraded.delivered(app: app, thread: nil).map(\.request.identifier) == ["calendar"])
+        #expect(try upgraded.responses(app: app).map(\.actionIdentifier) == ["snooze"])
+        #expect(try upgraded.events(after: 0, app: app, limit: 10).count == 1)
+        // And the new table works.
+        #expect(try upgraded.transaction { try upgraded.quarantinePending(app: app, identifier: "interval", reason: "test", date: Self.base) } != nil)
+        #expect(try upgraded.quarantinedCount() == 1)
+    }
+
     @Test("a chime_meta table that is not Chime's is refused untouched")
     func foreignRefused() throws {
         let server = try PostgresTestServer.shared()

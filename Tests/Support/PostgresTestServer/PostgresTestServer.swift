@@ -24,8 +24,9 @@ public final class PostgresTestServer: Sendable {
     public let directory: String
     private let binaries: String
     private let runsAsPostgres: Bool
-    /// The postmaster.
-    private let postmaster: ChildProcess
+    /// The postmaster (a new one after each ``restart(_:)``).
+    private let postmaster: Mutex<ChildProcess>
+    private let durable: Bool
     private let stopped = Mutex(false)
     private let counter = Mutex(0)
 
@@ -53,6 +54,7 @@ public final class PostgresTestServer: Sendable {
     public init(durable: Bool) throws(TestServerError) {
         binaries = try Self.findBinaries()
         runsAsPostgres = getuid() == 0
+        self.durable = durable
         let template = FileManager.default.temporaryDirectory.appendingPathComponent("chime-pg-XXXXXX").path
         var bytes = Array(template.utf8CString)
         guard let made = mkdtemp(&bytes) else { throw TestServerError("cannot create a temporary directory for PostgreSQL: \(String(cString: strerror(errno)))") }
@@ -79,7 +81,7 @@ public final class PostgresTestServer: Sendable {
             }
             guard let started else { throw lastError }
             port = started.port
-            postmaster = started.process
+            postmaster = Mutex(started.process)
         } catch {
             try? FileManager.default.removeItem(atPath: directory)
             throw error
@@ -156,12 +158,48 @@ public final class PostgresTestServer: Sendable {
     /// Calling it again does nothing.
     public func stop() {
         guard stopped.withLock({ stopped in defer { stopped = true }; return !stopped }) else { return }
-        postmaster.signal(SIGINT)
-        if postmaster.wait(timeout: 20) == nil {
-            postmaster.signal(SIGKILL)
-            postmaster.wait(timeout: 10)
-        }
+        postmaster.withLock { Self.end($0, signal: SIGINT) }
         try? FileManager.default.removeItem(atPath: directory)
+    }
+
+    /// How ``restart(_:)`` stops the server.
+    public enum Shutdown: Sendable {
+        /// SIGINT: sessions are ended, a checkpoint is written.
+        case fast
+        /// SIGQUIT: every process quits at once, no checkpoint; the next start recovers from the
+        /// write-ahead log, as after a crash.
+        case immediate
+    }
+
+    /// Stops the server as `shutdown` says and starts it again on the same port and data, waiting
+    /// until it accepts connections again (at most 60 s). Connections open before are broken.
+    public func restart(_ shutdown: Shutdown) throws(TestServerError) {
+        halt(shutdown)
+        try resume()
+    }
+
+    /// Stops the server as `shutdown` says, keeping its data; ``resume()`` starts it again.
+    public func halt(_ shutdown: Shutdown) {
+        postmaster.withLock { Self.end($0, signal: shutdown == .fast ? SIGINT : SIGQUIT) }
+    }
+
+    /// Starts the server ``halt(_:)`` stopped, on the same port and data, and waits until it
+    /// accepts connections (at most 60 s).
+    public func resume() throws(TestServerError) {
+        try postmaster.withLock { process throws(TestServerError) in
+            guard process.exited != nil else { return }
+            process = try Self.startPostmaster(binaries: binaries, directory: directory, port: port, durable: durable,
+                                               asPostgres: runsAsPostgres)
+        }
+    }
+
+    /// Signals the postmaster and waits for it to exit (SIGKILL after 20 s).
+    private static func end(_ process: ChildProcess, signal: Int32) {
+        process.signal(signal)
+        if process.wait(timeout: 20) == nil {
+            process.signal(SIGKILL)
+            process.wait(timeout: 10)
+        }
     }
 
     // MARK: Processes
@@ -211,8 +249,10 @@ public final class PostgresTestServer: Sendable {
     /// A process that outlives a killed test process long enough to stop the server and remove
     /// its directory (it polls the test process once a second).
     private func startWatchdog() {
-        let script = "while kill -0 \(getpid()) 2>/dev/null; do sleep 1; done; kill -INT \(postmaster.pid) 2>/dev/null; "
-            + "for i in $(seq 40); do kill -0 \(postmaster.pid) 2>/dev/null || break; sleep 0.5; done; kill -KILL \(postmaster.pid) 2>/dev/null; rm -rf '\(directory)'"
+        // The postmaster's pid from its pid file, so that a restarted server is found too.
+        let pid = "$(head -n 1 '\(directory)/data/postmaster.pid' 2>/dev/null)"
+        let script = "while kill -0 \(getpid()) 2>/dev/null; do sleep 1; done; p=\(pid); [ -n \"$p\" ] && kill -INT $p 2>/dev/null; "
+            + "for i in $(seq 40); do [ -n \"$p\" ] && kill -0 $p 2>/dev/null || break; sleep 0.5; done; [ -n \"$p\" ] && kill -KILL $p 2>/dev/null; rm -rf '\(directory)'"
         // In a session of its own, so it outlives the test process's group; reaped by its own
         // thread when it ends (an unreaped child is a zombie that Swift Testing's exit-test monitor,
         // waiting on every child, spins on).
