@@ -148,7 +148,7 @@ extension CLI {
                 cli.writeError("Over plain HTTP others on the network can read what you do; see README \"Run it for real\" for TLS.")
             }
             if !arguments.has("print"), !arguments.has("qr"), local, let opener = Browser.opener() {
-                if Browser.launch(opener, url: url) {
+                if Browser.launch(opener, link: url) {
                     cli.writeError("Opened in your browser (\(opener)).")
                 } else {
                     cli.writeError("Could not start \(opener); open the link above yourself.")

@@ -3,6 +3,9 @@ import ChimeHTTP
 import ChimeServer
 import Foundation
 import Testing
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// `chime open`: the one-time login link for the web center, printed (and opened where there is a
 /// desktop).
@@ -41,6 +44,42 @@ struct OpenCommandTests {
         let (usageStatus, _, usage) = try await run(["open", "extra"])
         #expect(usageStatus == 2)
         #expect(usage.contains("open takes no arguments"))
+        await service.stop()
+    }
+
+    @Test("with a desktop it starts the browser on a private page that holds the link: the code is never in the browser's argv")
+    func opensPrivatePage() async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("chime-open-\(UUID().uuidString)").path
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let configuration = ChimeService.Configuration(dataDirectory: directory, listen: .tcp(host: "127.0.0.1", port: 0), printsBanner: false)
+        let service = try await RunningService.start(configuration: configuration)
+        defer { Task { await service.stop() } }
+        // The browser: records its arguments, then the page's mode and the page.
+        let browser = directory + "/browser.sh"
+        try """
+            #!/bin/sh
+            printf '%s\\n' "$@" > '\(directory)/argv'
+            page=$(printf '%s' "$1" | sed 's|^file://||')
+            stat -c '%a' "$page" > '\(directory)/mode'; cat "$page" > '\(directory)/page'; touch '\(directory)/opened'
+
+            """.write(toFile: browser, atomically: true, encoding: .utf8)
+        chmod(browser, 0o755)
+        var environment = ProcessInfo.processInfo.environment
+        environment["DISPLAY"] = ":99"
+        environment["BROWSER"] = browser
+        let result = try await BinaryTests.chime(["open", "--data", directory], environment: environment)
+        #expect(result.0 == 0, "\(result.2)")
+        #expect(result.2.contains("Opened in your browser"))
+        let deadline = ContinuousClock.now + .seconds(30)
+        while !FileManager.default.fileExists(atPath: directory + "/opened"), ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(20)) }
+        let argv = try String(contentsOfFile: directory + "/argv", encoding: .utf8)
+        let printed = result.1.trimmingCharacters(in: .whitespacesAndNewlines)
+        let code = try #require(printed.split(separator: "=").last.map(String.init))
+        #expect(!argv.contains(code) && !argv.contains("login="), "\(argv)")
+        #expect(argv.hasPrefix("file://"))
+        #expect(try String(contentsOfFile: directory + "/mode", encoding: .utf8) == "600\n")
+        let page = try String(contentsOfFile: directory + "/page", encoding: .utf8)
+        #expect(page.contains(#"href="\#(printed)""#), "\(page)")
         await service.stop()
     }
 }

@@ -94,7 +94,9 @@ struct DesktopServiceTests {
             try await desktop.startDunst()
             let opened = desktop.directory + "/opened.txt"
             let browser = desktop.directory + "/browser.sh"
-            try "#!/bin/sh\necho \"$1\" >> \"\(opened)\"\n".write(toFile: browser, atomically: true, encoding: .utf8)
+            // It records its arguments, and the page it is given (the link is there, never in argv).
+            try "#!/bin/sh\necho \"$@\" > \"\(opened).argv\"\ncat \"${1#file://}\" > \"\(opened).page\"\nmv \"\(opened).page\" \"\(opened)\"\n"
+                .write(toFile: browser, atomically: true, encoding: .utf8)
             chmod(browser, 0o755)
             let service = try await RunningService.start(configuration: configuration(desktop, mode: .on, browser: browser), logger: .silent)
             let surface = try #require(service.desktop)
@@ -107,11 +109,13 @@ struct DesktopServiceTests {
             _ = try await service.engine.add([NotificationRequest(identifier: "wake/up now", content: content)], app: app)
             await service.engine.hub.settle()
             try await desktop.choose("#Add Comment (Alarm)")
-            // The script's `>>` makes the file before `echo` fills it: wait for the whole line.
-            try await waitUntil("the browser to be started") {
-                ((try? String(contentsOfFile: opened, encoding: .utf8)) ?? "").hasSuffix("\n")
-            }
-            let url = try String(contentsOfFile: opened, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)
+            // The page is moved into place whole.
+            try await waitUntil("the browser to be started") { FileManager.default.fileExists(atPath: opened) }
+            let argv = try String(contentsOfFile: opened + ".argv", encoding: .utf8)
+            #expect(argv.hasPrefix("file://") && !argv.contains("login="), "\(argv)")
+            let page = try String(contentsOfFile: opened, encoding: .utf8)
+            let href = try #require(page.range(of: #"href=""#).map { page[$0.upperBound...].prefix { $0 != "\"" } })
+            let url = href.replacingOccurrences(of: "&amp;", with: "&")
             #expect(url.hasPrefix(service.url + "/#login="))
             #expect(url.hasSuffix("&reply=com.example.alarm/wake%2Fup%20now/comment"))
             // The link signs in once.

@@ -19,6 +19,9 @@ Attacks (each against a fresh server and data directory):
   answers       an app in front (an event stream with foreground=true) posts 2,500 willPresent answers for
                 distinct 4,000-byte identifiers nobody waits for: each is refused 404, and the server
                 grows by at most 8 MB (the issue: +16.8 MiB, kept until the stream closed).
+  argv          `chime open` with a desktop (DISPLAY, BROWSER set to a recording script): the browser's
+                command line (what every local user reads in /proc/PID/cmdline) must not hold the
+                sign-in code; the page it is given is 0600 in a 0700 directory.
   revocation    an app stream when its token is rotated, an app stream when its app is removed, the web
                 center's stream when it signs out: each ends within 1 s.
   malformed     requests with broken framing or heads over the limits: each answered within 1 s.
@@ -341,6 +344,41 @@ def attack_answers(options):
         server.remove()
 
 
+# MARK: - The sign-in code on a command line
+
+
+def attack_argv(options):
+    server = Server(options.chime)
+    try:
+        record = os.path.join(server.dir, "browser")
+        os.makedirs(record)
+        script = os.path.join(record, "browser.sh")
+        with open(script, "w") as file:
+            file.write("#!/bin/sh\n"
+                       f"tr '\\0' ' ' < /proc/$$/cmdline > '{record}/cmdline'\n"
+                       "page=$(printf '%s' \"$1\" | sed 's|^file://||')\n"
+                       f"stat -c '%a' \"$page\" \"$(dirname \"$page\")\" > '{record}/modes'\n"
+                       f"touch '{record}/done'\n")
+        os.chmod(script, 0o755)
+        environment = {**os.environ, "DISPLAY": ":99", "BROWSER": script}
+        result = subprocess.run([options.chime, "open", "--data", server.dir], env=environment, capture_output=True, text=True, timeout=30)
+        code = result.stdout.strip().rsplit("=", 1)[-1]
+        deadline = time.monotonic() + 10
+        while not os.path.exists(os.path.join(record, "done")) and time.monotonic() < deadline:
+            time.sleep(0.02)
+        with open(os.path.join(record, "cmdline")) as file:
+            cmdline = file.read()
+        with open(os.path.join(record, "modes")) as file:
+            modes = file.read().split()
+        passed = bool(code) and code not in cmdline and "login=" not in cmdline and modes == ["600", "700"]
+        row("argv", "chime open starts the browser; its command line is read as another local user would", passed,
+            f"browser argv: {cmdline.strip()[:120]}; code in it: {'yes' if code and code in cmdline else 'no'}; page/dir modes {'/'.join(modes)}")
+        RESULTS["argv"] = {"cmdline": cmdline, "modes": modes}
+    finally:
+        server.stop()
+        server.remove()
+
+
 # MARK: - Revoked credentials
 
 
@@ -587,6 +625,7 @@ ATTACKS = {
     "subscribers": attack_subscribers,
     "streams": attack_streams,
     "answers": attack_answers,
+    "argv": attack_argv,
     "revocation": attack_revocation,
     "malformed": attack_malformed,
     "lists": attack_lists,

@@ -5,7 +5,8 @@ import Foundation
 /// How `chime serve` lets the user type a reply chosen on a desktop pop-up whose notification
 /// server has no inline reply field: it opens the web center in the desktop's browser with a
 /// one-time sign-in link that opens that notification's reply field
-/// (`http://127.0.0.1:7878/#login=CODE&reply=APP/NOTIFICATION/ACTION`). The answer then comes from
+/// (`http://127.0.0.1:7878/#login=CODE&reply=APP/NOTIFICATION/ACTION`), handed to the browser in a
+/// private page (``LoginPage``), never on its command line. The answer then comes from
 /// the web center, so the desktop sends nothing itself. Without a browser (or when the service
 /// listens on a Unix socket only) it falls back to `fallback`, a dialog where one is installed.
 ///
@@ -29,7 +30,7 @@ struct WebCenterReplyPrompt: DesktopReplyPrompt {
     }
 
     func ask(_ question: ReplyQuestion) async -> ReplyPromptOutcome {
-        if let baseURL, let opener, Browser.launch(opener, url: Self.link(baseURL: baseURL, code: codes(), question: question)) {
+        if let baseURL, let opener, Browser.launch(opener, link: Self.link(baseURL: baseURL, code: codes(), question: question)) {
             return .handedOver
         }
         return await fallback?.ask(question) ?? .cancelled
