@@ -158,7 +158,7 @@ public struct CLI: Sendable {
 
     /// A query string with each value percent-encoded: `?identifier=a%2Fb&identifier=c`, or "" for none.
     static func query(_ pairs: [(name: String, value: String)]) -> String {
-        pairs.isEmpty ? "" : "?" + pairs.map { "\($0.name)=\(PercentEncoding.encode($0.value))" }.joined(separator: "&")
+        pairs.isEmpty ? "" : "?" + PercentEncoding.query(pairs)
     }
 }
 

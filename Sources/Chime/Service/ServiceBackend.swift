@@ -206,7 +206,7 @@ package final class ServiceBackend: CenterBackend {
     }
 
     private func query(_ identifiers: [String]) -> String {
-        "?" + identifiers.map { "identifier=" + PercentEncoding.encode($0) }.joined(separator: "&")
+        "?" + PercentEncoding.query(identifiers.map { (name: "identifier", value: $0) })
     }
 
     /// Removes by identifier (all when nil) in calls of at most 100 identifiers: the service takes

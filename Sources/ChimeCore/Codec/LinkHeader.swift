@@ -2,8 +2,13 @@
 ///
 /// ```swift
 /// LinkHeader.next(#"</v1/apps?limit=100&after=com.b>; rel="next""#)   // "/v1/apps?limit=100&after=com.b"
+/// LinkHeader.header(next: "/v1/apps?limit=100&after=com.b")            // the same header
 /// ```
 public enum LinkHeader {
+    /// The header for a link to the next page: `<target>; rel="next"`. `target` is a path and query
+    /// as Chime's lists write them (percent-encoded, so without `<`, `>`, `,`, `;` or spaces).
+    public static func header(next target: String) -> String { "<\(target)>; rel=\"next\"" }
+
     /// The target of the link with `rel="next"`, as written (a path and query for Chime's lists).
     public static func next(_ header: String?) -> String? {
         guard let header else { return nil }

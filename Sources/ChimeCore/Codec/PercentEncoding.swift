@@ -8,6 +8,7 @@
 /// PercentEncoding.encode("chat/42 ü?#%")            // "chat%2F42%20%C3%BC%3F%23%25"
 /// try PercentEncoding.decode("chat%2F42%20%C3%BC")  // "chat/42 ü"
 /// try PercentEncoding.decode("100%")                // throws: an incomplete escape
+/// PercentEncoding.query([("after", "a b")])        // "after=a%20b"
 /// ```
 public enum PercentEncoding {
     /// Encodes text as UTF-8 and writes every byte except the unreserved characters of RFC 3986
@@ -70,9 +71,30 @@ public enum PercentEncoding {
         return text
     }
 
+    /// A query string of name=value pairs joined by `&`, each name and value encoded as by
+    /// ``encode(_:)``: `[("identifier", "a/b"), ("limit", "2")]` gives `identifier=a%2Fb&limit=2`.
+    public static func query(_ pairs: some Sequence<(name: String, value: String)>) -> String {
+        pairs.map { encode($0.name) + "=" + encode($0.value) }.joined(separator: "&")
+    }
+
+    /// A path's segments between `/`s, each decoded: `/v1/apps/a/notifications/chat%2F42/responses`
+    /// gives `["v1", "apps", "a", "notifications", "chat/42", "responses"]`. A leading `/` starts
+    /// no segment; `/` alone gives `[""]`.
+    ///
+    /// - Throws: ``PercentDecodingError`` naming the first segment with an invalid escape or bytes
+    ///   that are not UTF-8.
+    public static func segments(ofPath path: some StringProtocol) throws(PercentDecodingError) -> [String] {
+        var raw = path.utf8.split(separator: UInt8(ascii: "/"), omittingEmptySubsequences: false)
+        if raw.count > 1, raw.first?.isEmpty == true { raw.removeFirst() }
+        var segments: [String] = []
+        segments.reserveCapacity(raw.count)
+        for segment in raw { segments.append(try decode(bytes: Array(segment))) }
+        return segments
+    }
+
     /// Rewrites bytes outside ASCII (and ASCII control characters) as `%HH`, leaving everything
     /// else, existing escapes included, as it is: the result is ASCII and decodes to the same bytes.
-    package static func escapingNonASCII(_ bytes: some Collection<UInt8>) -> String {
+    public static func escapingNonASCII(_ bytes: some Collection<UInt8>) -> String {
         var out: [UInt8] = []
         out.reserveCapacity(bytes.count)
         for byte in bytes {

@@ -99,3 +99,46 @@ public struct ServerSentEventParser: Sendable {
         return nil
     }
 }
+
+/// The server's side of `text/event-stream`: how an event is written, and the `Last-Event-ID` a
+/// client sends back to resume after the last event it received.
+///
+/// ```swift
+/// ServerSentEvents.frame(event: "delivered", id: "7", data: Array("{}".utf8))   // "id: 7\nevent: delivered\ndata: {}\n\n"
+/// try ServerSentEvents.lastEventID(" 7 ")                                          // 7
+/// ```
+public enum ServerSentEvents {
+    /// One event as it goes on the wire: `id:`, `event:`, a `data:` line per line of `data`, and
+    /// the blank line that ends it.
+    public static func frame(event: String? = nil, id: String? = nil, data: [UInt8]) -> [UInt8] {
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(data.count + 64)
+        if let id { bytes += Array("id: \(id)\n".utf8) }
+        if let event { bytes += Array("event: \(event)\n".utf8) }
+        let prefix = Array("data: ".utf8)
+        var start = 0
+        for index in data.indices where data[index] == 0x0A {
+            bytes += prefix
+            bytes += data[start..<index]
+            bytes.append(0x0A)
+            start = index + 1
+        }
+        bytes += prefix
+        bytes += data[start...]
+        bytes += [0x0A, 0x0A]
+        return bytes
+    }
+
+    /// The event id a `Last-Event-ID` header names (an event log's sequence number), or nil for no
+    /// header or an empty one.
+    ///
+    /// - Throws: ``ChimeError`` `invalidValue` naming `Last-Event-ID` for anything else.
+    public static func lastEventID(_ header: String?) throws(ChimeError) -> Int64? {
+        guard let header = header?.trimmingCharacters(in: .whitespaces), !header.isEmpty else { return nil }
+        guard let value = Int64(header), value >= 0 else {
+            throw ChimeError(.invalidValue, field: "Last-Event-ID",
+                             "Last-Event-ID \"\(header.prefix(40))\" is not an event id; send the id: of the last event received")
+        }
+        return value
+    }
+}

@@ -24,6 +24,8 @@ public struct ChimeError: Error, Hashable, Sendable, CustomNSError, CustomString
         public static let invalidValue = Code(rawValue: "invalidValue")
         /// A category is malformed (for example, an action identifier listed twice).
         public static let invalidCategory = Code(rawValue: "invalidCategory")
+        /// Text is not in the encoding it must be in (a body that is not UTF-8).
+        public static let invalidEncoding = Code(rawValue: "invalidEncoding")
         /// Input could not be parsed (malformed JSON, for example).
         public static let malformedInput = Code(rawValue: "malformedInput")
         /// Something is too large.

@@ -62,15 +62,7 @@ final class EventFeed: Sendable {
     static func open(engine: NotificationEngine, app: String?, credential: Credential, request: HTTPRequest, route: String,
                      frames: FrameCache, stillValid: @escaping @Sendable (EventFeed) async -> Bool,
                      opened: @Sendable (EventFeed) -> Void = { _ in }) async throws -> HTTPResponse {
-        let header = request.header("last-event-id")?.trimmingCharacters(in: .whitespaces)
-        var after: Int64?
-        if let header, !header.isEmpty {
-            guard let value = Int64(header), value >= 0 else {
-                throw APIError.badRequest("invalidValue", "Last-Event-ID \"\(header.prefix(40))\" is not an event id; send the id: of the last event received",
-                                          field: "Last-Event-ID")
-            }
-            after = value
-        }
+        let after = try ServerSentEvents.lastEventID(request.header("last-event-id"))
         let stream = EventStream()
         let feed = EventFeed(stream: stream, frames: frames, app: app, credential: credential)
         if after != nil { feed.state.withLock { $0.mode = .replaying } }

@@ -84,15 +84,14 @@ struct Page: Sendable {
         }
         body.append(UInt8(ascii: "]"))
         var response = HTTPResponse(status: 200, contentType: "application/json", body: body, route: route.template)
-        if more, let last { response.headers.append(("Link", "<\(next(request, after: last))>; rel=\"next\"")) }
+        if more, let last { response.headers.append(("Link", LinkHeader.header(next: next(request, after: last)))) }
         return response
     }
 
     /// The request's path and query with `limit` and `after` set for the next page.
     private func next(_ request: HTTPRequest, after cursor: String) -> String {
-        var query = request.query.filter { $0.name != "limit" && $0.name != "after" }
-            .map { PercentEncoding.encode($0.name) + "=" + PercentEncoding.encode($0.value) }
-        query += ["limit=\(limit)", "after=" + PercentEncoding.encode(cursor)]
-        return request.path + "?" + query.joined(separator: "&")
+        let query = request.query.filter { $0.name != "limit" && $0.name != "after" }
+            + [(name: "limit", value: String(limit)), (name: "after", value: cursor)]
+        return request.path + "?" + PercentEncoding.query(query)
     }
 }

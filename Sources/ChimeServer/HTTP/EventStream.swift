@@ -1,3 +1,4 @@
+import ChimeCore
 import CMicroHTTPD
 import Foundation
 import Synchronization
@@ -52,22 +53,7 @@ public final class EventStream: Sendable {
     /// One event as it goes on the wire: `id:`, `event:`, a `data:` line per line of `data`, and
     /// the blank line that ends it. Built once and shared when many streams carry the same event.
     public static func frame(event: String? = nil, id: String? = nil, data: [UInt8]) -> [UInt8] {
-        var bytes: [UInt8] = []
-        bytes.reserveCapacity(data.count + 64)
-        if let id { bytes += Array("id: \(id)\n".utf8) }
-        if let event { bytes += Array("event: \(event)\n".utf8) }
-        let prefix = Array("data: ".utf8)
-        var start = 0
-        for index in data.indices where data[index] == 0x0A {
-            bytes += prefix
-            bytes += data[start..<index]
-            bytes.append(0x0A)
-            start = index + 1
-        }
-        bytes += prefix
-        bytes += data[start...]
-        bytes += [0x0A, 0x0A]
-        return bytes
+        ServerSentEvents.frame(event: event, id: id, data: data)
     }
 
     /// Queues a comment line (ignored by clients; used for heartbeats).

@@ -47,12 +47,7 @@ public struct HTTPRequest: Sendable {
     /// - Throws: ``PercentDecodingError`` naming the first segment with an invalid escape or bytes
     ///   that are not UTF-8.
     public func pathSegments() throws(PercentDecodingError) -> [String] {
-        var raw = path.utf8.split(separator: UInt8(ascii: "/"), omittingEmptySubsequences: false)
-        if raw.count > 1, raw.first?.isEmpty == true { raw.removeFirst() }
-        var segments: [String] = []
-        segments.reserveCapacity(raw.count)
-        for segment in raw { segments.append(try PercentEncoding.decode(bytes: Array(segment))) }
-        return segments
+        try PercentEncoding.segments(ofPath: path)
     }
 }
 

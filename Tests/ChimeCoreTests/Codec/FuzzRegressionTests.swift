@@ -293,6 +293,36 @@ struct FuzzRegressionTests {
         #expect(try RecordCodec.decodeDelivered(RecordCodec.encode(delivered)) == delivered)
         #expect(throws: Never.self) { try JSONValue.parse(delivered.json.serializedBytes()) }
     }
+
+    // MARK: findings of the settings-file, send and event-stream targets
+
+    @Test("fuzz-config-file: a settings file with CRLF line ends reads as with LF (it was one line, so nothing was set)")
+    func settingsFileCRLF() throws {
+        let settings = try SettingsFile.toml("# written on Windows\r\n[serve]\r\nlisten = \"0.0.0.0:7878\"  # all\r\nlaunch-timeout = 220\r\n", name: "chime.toml")
+        #expect(settings == [SettingsFile.Setting(key: "listen", value: .string("0.0.0.0:7878"), line: 3),
+                             SettingsFile.Setting(key: "launch-timeout", value: .integer(220), line: 4)])
+    }
+
+    @Test("fuzz-config-file: a quote or backslash followed by a combining mark is still a quote or backslash (TOML is read by scalars)")
+    func settingsFileCombiningMarks() throws {
+        // Swift's Characters join "\\" and U+0301 into one, so "\\\\" + U+0301 written by a tool did not read back.
+        #expect(try SettingsFile.toml("data = \"a\\\\\u{301}\"", name: "chime.toml").map(\.value) == [.string("a\\\u{301}")])
+        #expect(try SettingsFile.toml("data = \"\u{301}x\"", name: "chime.toml").map(\.value) == [.string("\u{301}x")])
+        // A backslash and a combining mark are an escape TOML does not know: refused, naming the place.
+        let error = try #require(throws: ChimeError.self) { try SettingsFile.toml("\ndata = \"0.0 \\\u{301} not a comment\"", name: "chime.toml") }
+        #expect(error.field == "chime.toml:2" && error.message.hasPrefix("chime.toml:2: "))
+    }
+
+    @Test("fuzz-send-headers: a trigger error from the At header names At, not Delay")
+    func sendAtNamesAt() throws {
+        let headers = ["at": "1938061838061800.25"]   // the finding's At: tens of millions of years ahead
+        let error = try #require(throws: ChimeError.self) {
+            try SendHeaders.request(body: Array("at seconds".utf8), header: { headers[$0.lowercased()] }, newIdentifier: { "made" })
+        }
+        #expect(error.field == "At", "\(error)")
+        #expect(error.message.hasPrefix("the At header: "))
+    }
+
 }
 
 extension Result where Failure == APNsPayloadError {

@@ -1,0 +1,98 @@
+import Foundation
+
+/// The one-line send, `POST /v1/apps/{app}/send`, as a request: the body is the notification's
+/// text and headers set the rest, named after the JSON fields of `POST …/requests` and mapped and
+/// checked the same way. Each header may also be sent with an `X-` prefix (`X-Title`).
+///
+/// ```swift
+/// let headers = ["title": "Backup", "delay": "10m"]
+/// let request = try SendHeaders.request(body: Array("Backup done".utf8), header: { headers[$0.lowercased()] },
+///                                       newIdentifier: { UUID().uuidString })
+/// // request.content.title == "Backup", a 600 s time-interval trigger
+/// ```
+public enum SendHeaders {
+    /// Header → JSON field.
+    public static let fields: [(header: String, field: String)] = [
+        ("Title", "title"), ("Subtitle", "subtitle"), ("Category", "categoryIdentifier"), ("Thread", "threadIdentifier"),
+        ("Sound", "sound"), ("Badge", "badge"), ("Interruption-Level", "interruptionLevel"), ("Identifier", "identifier"),
+        ("Delay", "trigger"), ("At", "trigger"),
+    ]
+
+    /// The request a send makes. `header` gives a header's value by its name (case-insensitively);
+    /// `newIdentifier` makes the identifier when no `Identifier` header is given.
+    ///
+    /// - Throws: ``ChimeError`` naming the header at fault (`Delay`, `Badge`, …) or `body`.
+    public static func request(body: [UInt8], header: (String) -> String?,
+                               newIdentifier: () -> String) throws(ChimeError) -> NotificationRequest {
+        guard var text = String(validating: body, as: UTF8.self) else {
+            throw ChimeError(.invalidEncoding, field: "body", "the body is not UTF-8 text; send the notification's text as UTF-8")
+        }
+        while text.hasSuffix("\n") || text.hasSuffix("\r") { text.removeLast() }
+
+        func value(_ name: String) -> String? {
+            (header(name) ?? header("X-" + name))?.trimmingCharacters(in: .whitespaces)
+        }
+        var object: JSONObject = ["identifier": .string(value("Identifier") ?? newIdentifier())]
+        if !text.isEmpty { object["body"] = .string(text) }
+        for (name, field) in fields where field != "trigger" && field != "identifier" {
+            guard let given = value(name) else { continue }
+            if field == "badge" {
+                guard let number = Int64(given) else {
+                    throw ChimeError(.invalidValue, field: "Badge", "the Badge header is '\(given.prefix(40))'; give a whole number, 0 clears the badge")
+                }
+                object[field] = .integer(number)
+            } else {
+                object[field] = .string(given)
+            }
+        }
+        guard object["body"] != nil || object["title"] != nil else {
+            throw ChimeError(.invalidValue, field: "body", "nothing to send: give the text as the body (curl -d \"Backup done\") or a Title header")
+        }
+        object["trigger"] = try trigger(delay: value("Delay"), at: value("At"))
+        do {
+            return try NotificationRequest(json: .object(object))
+        } catch {
+            throw inHeaderTerms(error, trigger: value("At") != nil ? "At" : "Delay")
+        }
+    }
+
+    /// The trigger for `Delay` (a duration, or seconds) or `At` (an ISO 8601 date and time with its
+    /// offset, or seconds since 1970); none: delivered at once.
+    public static func trigger(delay: String?, at: String?) throws(ChimeError) -> JSONValue {
+        switch (delay, at) {
+        case (nil, nil):
+            return .null
+        case (_?, _?):
+            throw ChimeError(.invalidValue, field: "Delay", "give Delay or At, not both")
+        case (let delay?, nil):
+            let seconds: TimeInterval
+            do { seconds = try DurationText.seconds(in: delay, field: "Delay", bareSeconds: true) } catch {
+                throw ChimeError(.invalidValue, field: "Delay", "the Delay header: \(error.message)")
+            }
+            return ["type": "timeInterval", "timeInterval": .number(seconds), "repeats": false]
+        case (nil, let at?):
+            guard let date = JSONMapping.parseDate(at) ?? TimeInterval(at).map(Date.init(timeIntervalSince1970:)) else {
+                throw ChimeError(.invalidValue, field: "At",
+                                 "the At header is '\(at.prefix(40))'; give a date and time with its offset, as 2026-12-01T08:30:00+01:00, or seconds since 1970")
+            }
+            var utc = Calendar(identifier: .gregorian)
+            utc.timeZone = TimeZone(identifier: "UTC")!
+            let parts = utc.dateComponents([.year, .month, .day, .hour, .minute, .second, .nanosecond], from: date)
+            var components: JSONObject = ["timeZone": "UTC"]
+            for (name, number) in [("year", parts.year), ("month", parts.month), ("day", parts.day), ("hour", parts.hour),
+                                   ("minute", parts.minute), ("second", parts.second), ("nanosecond", parts.nanosecond)] {
+                if let number { components[name] = .integer(Int64(number)) }
+            }
+            return ["type": "calendar", "dateComponents": .object(components), "repeats": false]
+        }
+    }
+
+    /// A mapping error about a field that came from a header, named by that header; the trigger's
+    /// by `trigger`, the one of Delay and At that was given (an At past the year 9999 is the At's fault).
+    static func inHeaderTerms(_ error: ChimeError, trigger: String) -> ChimeError {
+        guard let field = error.field else { return error }
+        let root = field.split(separator: ".").first.map(String.init) ?? field
+        guard let header = root == "trigger" ? trigger : fields.first(where: { $0.field == root })?.header else { return error }
+        return ChimeError(error.code, field: header, "the \(header) header: \(error.message)")
+    }
+}
