@@ -58,8 +58,17 @@ let package = Package(
             providers: [.apt(["libcurl4-openssl-dev"])]
         ),
 
+        // Cryptography: OpenSSL 3's libcrypto through its EVP interface (P-256, ECDH, HKDF, AES-GCM).
+        .systemLibrary(
+            name: "CLibCrypto",
+            pkgConfig: "libcrypto",
+            providers: [.apt(["libssl-dev"])]
+        ),
+
         // Values, validation, next-fire math, the engine, store/clock protocols, codecs. Foundation only.
         .target(name: "ChimeCore"),
+        // P-256 keys, ES256 JWTs, HKDF, AES-128-GCM and Web Push encryption, wrapping libcrypto.
+        .target(name: "ChimeCrypto", dependencies: ["ChimeCore", "CLibCrypto"]),
         // The embedded SQLite store.
         .target(name: "ChimeSQLite", dependencies: ["ChimeCore", "CSQLite"]),
         // The shared store: PostgreSQL through libpq, for several `chime serve` nodes.
@@ -74,7 +83,7 @@ let package = Package(
         .target(name: "ChimeTesting", dependencies: ["Chime", "ChimeCore"]),
 
         // The notification center as a service: HTTP API, APNs-compatible endpoint, events, web center.
-        .target(name: "ChimeServer", dependencies: ["ChimeCore", "ChimeSQLite", "ChimePostgres", "ChimeDesktop", "CMicroHTTPD", "CQREncode"]),
+        .target(name: "ChimeServer", dependencies: ["ChimeCore", "ChimeCrypto", "ChimeSQLite", "ChimePostgres", "ChimeDesktop", "CMicroHTTPD", "CQREncode"]),
         // The command-line tool and daemon.
         .target(name: "ChimeCLI", dependencies: ["ChimeServer", "ChimeCore", "ChimeSQLite", "Chime", "ChimeHTTP"], plugins: ["ChimeBuildInfo"]),
         // Stamps the CLI with the git commit it was built from (`chime --version`).
@@ -108,6 +117,9 @@ let package = Package(
         ),
 
         .testTarget(name: "ChimeCoreTests", dependencies: ["ChimeCore"]),
+        // Published vectors (RFC 7515, 5869, 8291, the GCM spec) and Python's cryptography, PyJWT and http_ece
+        // (Tests/Support/CryptoInterop, a virtual environment scripts/crypto-test-env.sh makes).
+        .testTarget(name: "ChimeCryptoTests", dependencies: ["ChimeCrypto", "ChimeCore"]),
         // Starts a PostgreSQL server of its own (Debian's postgresql) for tests and benchmarks.
         .target(name: "PostgresTestServer", dependencies: ["ChimeCore"], path: "Tests/Support/PostgresTestServer"),
         // Killed with SIGKILL by ChimeSQLiteTests' durability test.

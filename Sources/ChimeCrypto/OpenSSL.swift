@@ -1,0 +1,76 @@
+import CLibCrypto
+import ChimeCore
+
+/// What ChimeCrypto shares with OpenSSL: its error queue and the static names its parameters take.
+enum OpenSSL {
+    /// A ``ChimeError`` for a failed call, with the reasons OpenSSL queued on this thread (which are
+    /// taken off the queue, so they never turn up in a later, unrelated error).
+    static func failure(_ what: String, code: ChimeError.Code = .invalidValue) -> ChimeError {
+        var reasons: [String] = []
+        while case let error = ERR_get_error(), error != 0 {
+            var text = [CChar](repeating: 0, count: 256)
+            ERR_error_string_n(error, &text, text.count)
+            reasons.append(String(decoding: text.prefix(while: { $0 != 0 }).map { UInt8(bitPattern: $0) }, as: UTF8.self))
+        }
+        return ChimeError(code, reasons.isEmpty ? what : "\(what) (OpenSSL: \(reasons.joined(separator: "; ")))")
+    }
+
+    /// Forgets what earlier failed calls queued, before a call whose failure is an ordinary answer
+    /// (a signature that does not verify).
+    static func clearErrors() { ERR_clear_error() }
+
+    /// One DER value read with an OpenSSL `d2i_…` function, or nil when it is not one — trailing
+    /// bytes after the value included (the value is then freed with `free`).
+    static func readDER(_ der: [UInt8], read: (UnsafeMutablePointer<UnsafePointer<UInt8>?>, Int) -> OpaquePointer?,
+                        free: (OpaquePointer) -> Void) -> OpaquePointer? {
+        der.withUnsafeBufferPointer { buffer in
+            var cursor = buffer.baseAddress
+            guard let value = read(&cursor, buffer.count) else { return nil }
+            guard cursor == buffer.baseAddress.map({ $0 + buffer.count }) else { free(value); return nil }
+            return value
+        }
+    }
+
+    /// A C string that lives as long as the program: OpenSSL's parameter arrays and builders keep
+    /// the pointer to a parameter's name instead of copying it.
+    static func name(_ text: StaticString) -> UnsafePointer<CChar> {
+        UnsafeRawPointer(text.utf8Start).assumingMemoryBound(to: CChar.self)
+    }
+}
+
+extension Array where Element == UInt8 {
+    /// The bytes as lowercase hexadecimal digits (for messages and tests).
+    package var hexadecimal: String {
+        let digits = Array("0123456789abcdef".utf8)
+        var out: [UInt8] = []
+        out.reserveCapacity(count * 2)
+        for byte in self {
+            out.append(digits[Int(byte >> 4)])
+            out.append(digits[Int(byte & 0x0F)])
+        }
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    /// Bytes from hexadecimal digits (either case), or nil when `text` is not an even number of them.
+    package init?(hexadecimal text: String) {
+        let digits = Array(text.utf8)
+        guard digits.count.isMultiple(of: 2) else { return nil }
+        func value(_ digit: UInt8) -> UInt8? {
+            switch digit {
+            case UInt8(ascii: "0")...UInt8(ascii: "9"): digit - UInt8(ascii: "0")
+            case UInt8(ascii: "a")...UInt8(ascii: "f"): digit - UInt8(ascii: "a") + 10
+            case UInt8(ascii: "A")...UInt8(ascii: "F"): digit - UInt8(ascii: "A") + 10
+            default: nil
+            }
+        }
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(digits.count / 2)
+        var index = 0
+        while index < digits.count {
+            guard let high = value(digits[index]), let low = value(digits[index + 1]) else { return nil }
+            bytes.append(high << 4 | low)
+            index += 2
+        }
+        self = bytes
+    }
+}
