@@ -30,7 +30,7 @@ def raise_open_files():
 class Server:
     """A fresh `chime serve --auto-allow` on a free loopback port with its own data directory."""
 
-    def __init__(self, chime, data_dir=None, extra=()):
+    def __init__(self, chime, data_dir=None, extra=(), env=None):
         self.dir = data_dir or tempfile.mkdtemp(prefix="chime-abuse-")
         os.chmod(self.dir, 0o700)
         self.log_path = os.path.join(self.dir, "server.log")
@@ -40,7 +40,7 @@ class Server:
         self.log = open(self.log_path, "ab")
         self.process = subprocess.Popen([chime, "serve", "--data", self.dir, "--listen", f"{LOOPBACK}:0", "--auto-allow",
                                          "--log-format", "json", *extra],
-                                        stdout=subprocess.DEVNULL, stderr=self.log, stdin=subprocess.DEVNULL)
+                                        stdout=subprocess.DEVNULL, stderr=self.log, stdin=subprocess.DEVNULL, env=env)
         deadline = time.monotonic() + 30
         while not os.path.exists(info):
             if self.process.poll() is not None:

@@ -22,6 +22,11 @@ Attacks (each against a fresh server and data directory):
   argv          `chime open` with a desktop (DISPLAY, BROWSER set to a recording script): the browser's
                 command line (what every local user reads in /proc/PID/cmdline) must not hold the
                 sign-in code; the page it is given is 0600 in a 0700 directory.
+  cross-port    a page on another port of 127.0.0.1 (same site: the session cookie goes along) opens an
+                app's event stream with ?serviceExtension=true and ?foreground=true in the user's name:
+                refused 403, as a write from there is.
+  environment   the service runs with PGPASSWORD, AWS_SECRET_ACCESS_KEY and CHIME_DATABASE_URL set; an app's
+                launch command dumps its environment: none of them is in it.
   revocation    an app stream when its token is rotated, an app stream when its app is removed, the web
                 center's stream when it signs out: each ends within 1 s.
   malformed     requests with broken framing or heads over the limits: each answered within 1 s.
@@ -379,6 +384,64 @@ def attack_argv(options):
         server.remove()
 
 
+# MARK: - Session reads that change behaviour, launched apps' environment
+
+
+def sign_in(server):
+    link = server.json("POST", "/v1/session/links")
+    status, headers, data = server.request("POST", "/v1/session", body={"code": link["code"]})
+    return headers.get("Set-Cookie", "").split(";")[0], json.loads(data)["csrfToken"]
+
+
+def attack_cross_port(options):
+    server = Server(options.chime)
+    try:
+        server.app("com.example.victim")
+        cookie, _ = sign_in(server)
+        statuses = {}
+        for query in ("serviceExtension=true", "foreground=true"):
+            for name, headers in (("Origin of another port", {"Origin": f"http://{LOOPBACK}:{server.port + 1}"}),
+                                  ("Sec-Fetch-Site: same-site", {"Sec-Fetch-Site": "same-site"})):
+                status, _, _ = server.request("GET", f"/v1/apps/com.example.victim/events?{query}", headers={"Cookie": cookie, **headers}, timeout=5)
+                statuses[f"{query}, {name}"] = status
+        passed = all(status == 403 for status in statuses.values()) and server.alive()
+        row("cross-port", "a page on another 127.0.0.1 port opens streams as the app's extension / front with the session", passed,
+            "; ".join(f"{name}: {status}" for name, status in statuses.items()))
+        RESULTS["cross-port"] = statuses
+    finally:
+        server.stop()
+        server.remove()
+
+
+def attack_environment(options):
+    secrets = {"PGPASSWORD": "abuse-pg-secret", "AWS_SECRET_ACCESS_KEY": "abuse-aws-secret",
+               "CHIME_DATABASE_URL": "postgresql://chime:abuse-url-secret@127.0.0.1:1/none"}
+    # The URL must not reach the service itself as its store: it is what the launched app must not see.
+    environment = {**os.environ, **{key: value for key, value in secrets.items() if key != "CHIME_DATABASE_URL"}}
+    server = Server(options.chime, env=environment)
+    try:
+        dump = os.path.join(server.dir, "launched-env.txt")
+        bundle = "com.example.launched"
+        token = server.json("POST", "/v1/apps", {"bundleIdentifier": bundle, "launch": ["/bin/sh", "-c", f"env > '{dump}'"]})["token"]
+        server.json("POST", f"/v1/apps/{bundle}/authorization", token=token)
+        server.json("POST", f"/v1/apps/{bundle}/requests", {"identifier": "n", "title": "t"}, token=token)
+        server.json("POST", f"/v1/apps/{bundle}/notifications/n/responses", {"actionIdentifier": "com.apple.UNNotificationDefaultActionIdentifier"})
+        deadline = time.monotonic() + 20
+        while not os.path.exists(dump) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        with open(dump) as file:
+            launched = file.read()
+        leaked = [key for key, value in secrets.items() if key != "CHIME_DATABASE_URL" and value in launched]
+        names = sorted(line.split("=", 1)[0] for line in launched.splitlines() if "=" in line)
+        passed = not leaked and server.alive()
+        row("environment", "the service's secrets in the environment of an app it launches", passed,
+            f"leaked: {', '.join(leaked) or 'none'}; the launched app got {len(names)} variables: {', '.join(names)[:200]}")
+        RESULTS["environment"] = {"leaked": leaked, "variables": names}
+    finally:
+        server.stop()
+        server.remove()
+
+
 # MARK: - Revoked credentials
 
 
@@ -626,6 +689,8 @@ ATTACKS = {
     "streams": attack_streams,
     "answers": attack_answers,
     "argv": attack_argv,
+    "cross-port": attack_cross_port,
+    "environment": attack_environment,
     "revocation": attack_revocation,
     "malformed": attack_malformed,
     "lists": attack_lists,

@@ -9,6 +9,12 @@ extension ChimeAPI {
         let app = route["app"]
         // A Chime app says what it does while connected: run its service extension, answer willPresent.
         let serviceExtension = try Self.flag(request, "serviceExtension"), foreground = try Self.flag(request, "foreground")
+        // Declaring them changes what the service does (pushes wait for the stream, deliveries for
+        // its answers): with the session cookie, the same checks as a write, so that a page on
+        // another port of the same host cannot open such a stream in the user's name.
+        if serviceExtension || foreground, bearerToken(request) == nil, let secret = WebSessions.sessionCookie(in: request) {
+            try checkChange(secret, request: request)
+        }
         let response = try await openFeed(request, app: app, route: route)
         if case .stream(let stream) = response.body {
             channels.connect(app: app, stream: stream, client: request.queryValues("client").last,

@@ -13,7 +13,9 @@ import Glibc
 /// The process gets `CHIME_SERVICE` (this service), `CHIME_APP_TOKEN` (a token that is valid for
 /// this launch only and for this app only), `CHIME_BUNDLE_IDENTIFIER` and
 /// `CHIME_LAUNCH_REASON=response`; its `UNUserNotificationCenter.current()` hands the answers to its
-/// delegate and acknowledges them. Rules:
+/// delegate and acknowledges them. Of the service's own environment it gets only what
+/// ``inheritedEnvironment`` lists (where it runs, the user and the desktop session), never the
+/// service's secrets (`PGPASSWORD`, `CHIME_DATABASE_URL`, cloud credentials, …). Rules:
 /// - one launch at a time per app; answers arriving meanwhile go to that process (over its stream);
 /// - a process still running after `timeout` gets SIGTERM, and SIGKILL 5 s later;
 /// - a process that fails (exit status other than 0, a signal) or exits without acknowledging any
@@ -34,6 +36,20 @@ public actor AppLauncher {
     static let killGrace: Duration = .seconds(5)
     /// How many lines of a launched process's output reach the log per launch.
     static let loggedLines = 200
+    /// The variables of the service's environment a launched app gets (and every `LC_*`): where it
+    /// runs, the user, the locale and the desktop session. Everything else — the database's
+    /// password and URL, tokens and credentials the service was started with — stays with the service.
+    public static let inheritedEnvironment: Set<String> = [
+        "PATH", "HOME", "USER", "LOGNAME", "SHELL", "LANG", "LANGUAGE", "TZ", "TMPDIR", "TERM",
+        "XDG_RUNTIME_DIR", "XDG_DATA_HOME", "XDG_CONFIG_HOME", "XDG_CACHE_HOME", "XDG_STATE_HOME", "XDG_DATA_DIRS", "XDG_CONFIG_DIRS",
+        "XDG_SESSION_TYPE", "XDG_CURRENT_DESKTOP", "DISPLAY", "WAYLAND_DISPLAY", "DBUS_SESSION_BUS_ADDRESS",
+    ]
+
+    /// What a launched app gets of `parent` (the service's environment): ``inheritedEnvironment``
+    /// and `LC_*`, nothing else.
+    static func scrubbed(_ parent: [String: String]) -> [String: String] {
+        parent.filter { inheritedEnvironment.contains($0.key) || $0.key.hasPrefix("LC_") }
+    }
 
     private struct Launch {
         let process: ChildProcess
@@ -143,8 +159,7 @@ public actor AppLauncher {
             return
         }
         let token = api.issueLaunchToken(for: app)
-        var environment = ProcessInfo.processInfo.environment
-        for key in ["CHIME_STORE", "CHIME_DATABASE_URL"] { environment[key] = nil }
+        var environment = Self.scrubbed(ProcessInfo.processInfo.environment)
         environment["CHIME_SERVICE"] = serviceURL
         environment["CHIME_APP_TOKEN"] = token
         environment["CHIME_BUNDLE_IDENTIFIER"] = app

@@ -115,6 +115,13 @@ extension ChimeAPI {
         }
         let method = request.method.uppercased()
         guard method != "GET", method != "HEAD" else { return }
+        try checkChange(secret, request: request)
+    }
+
+    /// What a change made with the session cookie must show: a request from the center's own
+    /// origin, with the session's CSRF token. Writes, and reads that change what the service
+    /// does (an event stream that declares itself an app's service extension or its front).
+    func checkChange(_ secret: String, request: HTTPRequest) throws {
         try checkOrigin(request)
         guard let presented = request.header("x-csrf-token"), !presented.isEmpty else {
             throw APIError(403, "csrf", "a change made with the session cookie needs the X-CSRF-Token header from GET /v1/session")
