@@ -8,22 +8,39 @@ import PackageDescription
 let chime = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().lastPathComponent
 
 let fuzzTargetSettings: [SwiftSetting] = [.swiftLanguageMode(.v6)]
-let fuzzTargetDependencies: [Target.Dependency] = [.product(name: "ChimeCore", package: chime), "CFuzzerDriver"]
+let fuzzTargetDependencies: [Target.Dependency] = [.product(name: "ChimeCore", package: chime), "FuzzSupport"]
+
+/// One libFuzzer executable: `fuzz-<name>` from `Sources/<directory>`, for scripts/fuzz.sh.
+func fuzzTarget(_ name: String, _ directory: String) -> Target {
+    .executableTarget(name: "fuzz-" + name, dependencies: fuzzTargetDependencies, path: "Sources/" + directory,
+                      swiftSettings: fuzzTargetSettings)
+}
 
 let package = Package(
     name: "ChimeFuzz",
     platforms: [.macOS(.v15)],
     dependencies: [.package(path: "..")],
     targets: [
-        // Declares LLVMFuzzerRunDriver, which each target's main.swift calls.
+        // Declares LLVMFuzzerRunDriver, which FuzzSupport.runFuzzer calls.
         .target(name: "CFuzzerDriver"),
-        // APNsPayload.decode: push payload bytes → notification content.
-        .executableTarget(
-            name: "fuzz-apns-payload", dependencies: fuzzTargetDependencies,
-            path: "Sources/FuzzAPNsPayload", swiftSettings: fuzzTargetSettings),
-        // JSONValue.parse + JSONMapping.requests / .categories: the bodies of POST …/requests and PUT …/categories.
-        .executableTarget(
-            name: "fuzz-json-request", dependencies: fuzzTargetDependencies,
-            path: "Sources/FuzzJSONRequest", swiftSettings: fuzzTargetSettings),
+        // The driver call and the helpers every target uses.
+        .target(name: "FuzzSupport", dependencies: ["CFuzzerDriver"], swiftSettings: fuzzTargetSettings),
+        // APNsPayload.decode: push payload bytes (POST /3/device/{token}, `chime push FILE.apns`) → notification content.
+        fuzzTarget("apns-payload", "FuzzAPNsPayload"),
+        // JSONValue.parse + JSONMapping.requests / .categories: the bodies of POST …/requests and PUT …/categories
+        // (`chime categories set FILE.json` sends the file as it is).
+        fuzzTarget("json-request", "FuzzJSONRequest"),
+        // SettingsFile.toml / .json: `chime serve --config FILE`.
+        fuzzTarget("config-file", "FuzzConfigFile"),
+        // PercentEncoding: path segments, query strings, APIRoute.path.
+        fuzzTarget("percent-encoding", "FuzzPercentEncoding"),
+        // LinkHeader: the next page of a list.
+        fuzzTarget("link-header", "FuzzLinkHeader"),
+        // ServerSentEventParser (the clients' event streams) and ServerSentEvents.lastEventID (Last-Event-ID).
+        fuzzTarget("event-stream", "FuzzEventStream"),
+        // ParsedArguments.parse, compiled from the CLI's own Arguments.swift (a symlink; it needs only ChimeCore).
+        fuzzTarget("arguments", "FuzzArguments"),
+        // SendHeaders: POST /v1/apps/{app}/send, its headers (Delay, At, Interruption-Level, …) and body.
+        fuzzTarget("send-headers", "FuzzSendHeaders"),
     ]
 )

@@ -6,15 +6,22 @@
 #
 #   scripts/fuzz.sh                    every target, FUZZ_SECONDS (default 60) each
 #   scripts/fuzz.sh json-request       one target
+#   scripts/fuzz.sh --smoke            make test's check: every target builds, runs its committed
+#                                      corpus, then FUZZ_SMOKE_RUNS (default 10000) inputs from -seed=1
 # Environment: FUZZ_SECONDS, FUZZ_BUILD (scratch directory, default Fuzz/.build), FUZZ_ARGS (more
-# libFuzzer flags, e.g. "-jobs=2").
+# libFuzzer flags, e.g. "-use_value_profile=1"), FUZZ_SMOKE_RUNS.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export PATH="$PATH:/opt/swift/usr/bin"
+# A trap is libFuzzer's to report (and its input to save); Swift's own backtracer would hold the
+# crashing process for seconds first.
+export SWIFT_BACKTRACE="${SWIFT_BACKTRACE:-enable=no}"
 
+smoke=0
+if [ "${1:-}" = "--smoke" ]; then smoke=1; shift; fi
 seconds="${FUZZ_SECONDS:-60}"
 build="${FUZZ_BUILD:-Fuzz/.build}"
-all=(apns-payload json-request)
+all=(apns-payload json-request config-file percent-encoding link-header event-stream send-headers arguments)
 targets=("$@")
 [ "${#targets[@]}" -eq 0 ] && targets=("${all[@]}")
 
@@ -26,30 +33,56 @@ bin="$(swift build "${flags[@]}" --show-bin-path)"
 status=0
 for target in "${targets[@]}"; do
   case "$target" in
-    apns-payload) max_len=4200 ;;    # a little over Apple's 4096-byte limit
-    json-request) max_len=16384 ;;
+    apns-payload) max_len=4200; dict=json.dict ;;    # a little over Apple's 4096-byte limit
+    json-request) max_len=16384; dict=json.dict ;;
+    config-file) max_len=4096; dict=toml.dict ;;
+    percent-encoding) max_len=2048; dict=percent.dict ;;
+    link-header) max_len=2048; dict=link.dict ;;
+    event-stream) max_len=8192; dict=sse.dict ;;
+    send-headers) max_len=4096; dict=headers.dict ;;
+    arguments) max_len=2048; dict=args.dict ;;
     *) echo "fuzz: unknown target $target; accepted: ${all[*]}" >&2; exit 2 ;;
   esac
-  # New inputs go to the first corpus directory (a working copy outside the repository); the seeds
-  # in Fuzz/corpus/<target> stay as committed.
-  work="$build/corpus/$target"
   findings="Fuzz/findings/$target"
-  mkdir -p "$work" "$findings"
+  mkdir -p "$findings"
   log="$build/fuzz-$target.log"
-  echo "fuzz: $target for ${seconds}s (log: $log)"
+  common=(-timeout=10 -rss_limit_mb=2048 -max_len="$max_len" -dict="Fuzz/$dict" -artifact_prefix="$findings/"
+          -print_final_stats=1)
   set +e
-  # shellcheck disable=SC2086
-  ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1}" "$bin/fuzz-$target" \
-    -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -max_len="$max_len" \
-    -dict=Fuzz/json.dict -artifact_prefix="$findings/" -print_final_stats=1 ${FUZZ_ARGS:-} \
-    "$work" "Fuzz/corpus/$target" >"$log" 2>&1
-  rc=$?
+  if [ "$smoke" -eq 1 ]; then
+    # Every committed input once (a crash on the corpus fails), then a fixed, bounded run from it:
+    # -seed=1 makes the same inputs each time. New inputs go to a scratch directory emptied each
+    # time, so the committed corpus stays as it is and every smoke starts from the same place.
+    work="$build/smoke/$target"
+    rm -rf "$work" && mkdir -p "$work"
+    # Swift's per-process hash seed would change the order of dictionaries, and so the coverage.
+    # shellcheck disable=SC2086
+    SWIFT_DETERMINISTIC_HASHING=1 "$bin/fuzz-$target" "${common[@]}" -seed=1 -runs="${FUZZ_SMOKE_RUNS:-10000}" ${FUZZ_ARGS:-} \
+      "$work" "Fuzz/corpus/$target" >"$log" 2>&1 </dev/null
+    rc=$?
+  else
+    # New inputs go to the first corpus directory (a working copy outside the repository); the seeds
+    # in Fuzz/corpus/<target> stay as committed.
+    work="$build/corpus/$target"
+    mkdir -p "$work"
+    echo "fuzz: $target for ${seconds}s (log: $log)"
+    # shellcheck disable=SC2086
+    ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1}" "$bin/fuzz-$target" "${common[@]}" -max_total_time="$seconds" \
+      ${FUZZ_ARGS:-} "$work" "Fuzz/corpus/$target" >"$log" 2>&1 </dev/null
+    rc=$?
+  fi
   set -e
-  grep -E '^(stat::number_of_executed_units|stat::average_exec_per_sec|stat::new_units_added|stat::peak_rss_mb)|(DONE|INITED) +cov:' "$log" | sed "s/^/  $target: /" || true
+  if [ "$smoke" -eq 1 ]; then
+    summary="$(grep -E '^stat::number_of_executed_units' "$log" | sed 's/.*: *//')"
+    cov="$(grep -oE 'DONE +cov: [0-9]+' "$log" | sed 's/.*: *//')"
+    echo "fuzz smoke: $target ${summary:-?} inputs, cov ${cov:-?}, exit $rc"
+  else
+    grep -E '^(stat::number_of_executed_units|stat::average_exec_per_sec|stat::new_units_added|stat::peak_rss_mb)|(DONE|INITED) +cov:' "$log" | sed "s/^/  $target: /" || true
+  fi
   if [ "$rc" -ne 0 ]; then
     status=1
-    echo "fuzz: $target FOUND A PROBLEM (exit $rc); the input is in $findings/:" >&2
-    grep -E 'ERROR|SUMMARY|Fatal error|Test unit written|Precondition failed|Assertion failed' "$log" | head -20 >&2 || true
+    echo "fuzz: $target FOUND A PROBLEM (exit $rc, log $log); the input is in $findings/:" >&2
+    grep -E 'ERROR|SUMMARY|Fatal error|Test unit written|Assertion failed' "$log" | head -20 >&2 || true
   fi
 done
 exit "$status"

@@ -1,5 +1,6 @@
 import ChimeCore
 import Foundation
+import FuzzSupport
 
 // Fuzz target: the JSON request decoder — JSONValue.parse, then JSONMapping.requests (the body of
 // `POST /v1/apps/{app}/requests`) and JSONMapping.categories (`PUT /v1/apps/{app}/categories`),
@@ -22,8 +23,8 @@ public func fuzzJSONRequest(_ start: UnsafePointer<UInt8>?, _ count: Int) -> CIn
     do {
         value = try JSONValue.parse(bytes)
     } catch {
-        precondition(error.code == .malformedInput, "parse threw \(error.code)")
-        precondition(!error.message.isEmpty, "a parse error without a message")
+        require(error.code == .malformedInput, "parse threw \(error.code)")
+        require(!error.message.isEmpty, "a parse error without a message")
         return 0
     }
     checkPrinting(value)
@@ -34,17 +35,17 @@ public func fuzzJSONRequest(_ start: UnsafePointer<UInt8>?, _ count: Int) -> CIn
 
 func reparse(_ value: JSONValue, pretty: Bool = false) -> JSONValue {
     do { return try JSONValue.parse(value.serializedBytes(pretty: pretty)) } catch {
-        preconditionFailure("printed JSON does not parse: \(error)")
+        fatalError("printed JSON does not parse: \(error)")
     }
 }
 
 func checkPrinting(_ value: JSONValue) {
-    precondition(reparse(value) == value, "compact print/parse round trip differs")
-    precondition(reparse(value, pretty: true) == value, "pretty print/parse round trip differs")
+    require(reparse(value) == value, "compact print/parse round trip differs")
+    require(reparse(value, pretty: true) == value, "pretty print/parse round trip differs")
 }
 
 func expectChimeError(_ error: any Error, _ what: String) {
-    precondition(error is ChimeError, "\(what) threw \(type(of: error)): \(error)")
+    require(error is ChimeError, "\(what) threw \(type(of: error)): \(error)")
 }
 
 func checkRequests(_ value: JSONValue) {
@@ -59,10 +60,10 @@ func checkRequests(_ value: JSONValue) {
         }
         if let trigger = request.trigger, let first, trigger.repeats {
             if let next = FireDates.next(for: trigger, due: first, anchor: now, now: first, timeZone: utc) {
-                precondition(next > first, "the next occurrence \(next) is not after \(first)")
+                require(next > first, "the next occurrence \(next) is not after \(first)")
                 // With the second fixed, occurrences are at least a minute apart: never twice in one second.
                 if case .calendar(let components, _) = trigger, components.second != nil {
-                    precondition(next.timeIntervalSince(first) >= 1, "occurrences \(first) and \(next) are less than a second apart")
+                    require(next.timeIntervalSince(first) >= 1, "occurrences \(first) and \(next) are less than a second apart")
                 }
             }
             _ = FireDates.next(for: trigger, due: first, anchor: now, now: first.addingTimeInterval(400 * 86_400), timeZone: berlin)
@@ -70,19 +71,19 @@ func checkRequests(_ value: JSONValue) {
         _ = try? FireDates.first(for: request.trigger, now: now, timeZone: berlin)
 
         let stored: NotificationRequest
-        do { stored = try RecordCodec.decodeRequest(RecordCodec.encode(request)) } catch { preconditionFailure("store record does not decode: \(error)") }
-        precondition(stored == request, "store record round trip differs")
+        do { stored = try RecordCodec.decodeRequest(RecordCodec.encode(request)) } catch { fatalError("store record does not decode: \(error)") }
+        require(stored == request, "store record round trip differs")
         let listed = PendingRequest(request: request, nextFireDate: first, anchor: now).json
         if case .string(let date)? = listed["nextTriggerDate"] {
-            precondition(JSONMapping.parseDate(date) != nil, "nextTriggerDate \(date) is not a date the API reads")
+            require(JSONMapping.parseDate(date) != nil, "nextTriggerDate \(date) is not a date the API reads")
         }
         let once = decodeRequest(reparse(listed))
-        precondition(decodeRequest(reparse(once.json)) == once, "API JSON round trip is not stable")
+        require(decodeRequest(reparse(once.json)) == once, "API JSON round trip is not stable")
     }
 }
 
 func decodeRequest(_ json: JSONValue) -> NotificationRequest {
-    do { return try NotificationRequest(json: json) } catch { preconditionFailure("API JSON of a request does not decode: \(error)") }
+    do { return try NotificationRequest(json: json) } catch { fatalError("API JSON of a request does not decode: \(error)") }
 }
 
 func checkCategories(_ value: JSONValue) {
@@ -90,10 +91,10 @@ func checkCategories(_ value: JSONValue) {
     do { categories = try JSONMapping.categories(value) } catch { return }
     do { try Validation.validate(categories) } catch { expectChimeError(error, "Validation"); return }
     let stored: [NotificationCategory]
-    do { stored = try RecordCodec.decodeCategories(RecordCodec.encode(categories)) } catch { preconditionFailure("store record does not decode: \(error)") }
-    precondition(stored == categories, "store record round trip differs")
+    do { stored = try RecordCodec.decodeCategories(RecordCodec.encode(categories)) } catch { fatalError("store record does not decode: \(error)") }
+    require(stored == categories, "store record round trip differs")
     let listed = JSONValue.array(categories.map(\.json))
     let once: [NotificationCategory]
-    do { once = try JSONMapping.categories(reparse(listed)) } catch { preconditionFailure("API JSON of categories does not decode: \(error)") }
-    precondition(once == categories, "API JSON round trip of categories differs")
+    do { once = try JSONMapping.categories(reparse(listed)) } catch { fatalError("API JSON of categories does not decode: \(error)") }
+    require(once == categories, "API JSON round trip of categories differs")
 }

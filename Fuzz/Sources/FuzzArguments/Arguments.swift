@@ -1,0 +1,1 @@
+../../../Sources/ChimeCLI/Arguments.swift

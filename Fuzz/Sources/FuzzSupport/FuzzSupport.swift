@@ -1,0 +1,32 @@
+import CFuzzerDriver
+import Foundation
+
+/// A target's `LLVMFuzzerTestOneInput`: the input's bytes and their count; returns 0.
+public typealias FuzzTarget = @convention(c) (UnsafePointer<UInt8>?, Int) -> CInt
+
+/// Hands the command line (corpus directories, -max_total_time=…, a crash file to replay) to
+/// libFuzzer, which calls `target` with each input. A SwiftPM executable's entry point is linked as
+/// `main`, so libFuzzer's own `main` is never used.
+public func runFuzzer(_ target: FuzzTarget) -> Never {
+    var argc = CommandLine.argc
+    var argv: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>? = CommandLine.unsafeArgv
+    exit(LLVMFuzzerRunDriver(&argc, &argv, target))
+}
+
+/// The input as an array (libFuzzer passes a nil start for an empty input).
+public func fuzzBytes(_ start: UnsafePointer<UInt8>?, _ count: Int) -> [UInt8] {
+    Array(UnsafeBufferPointer(start: start, count: count))
+}
+
+/// The input cut at each `separator` byte, as text (bytes that are not UTF-8 become U+FFFD): how a
+/// target turns one input into several values (arguments, query pairs, route parameters).
+public func fuzzStrings(_ bytes: some Collection<UInt8>, separator: UInt8 = 0) -> [String] {
+    bytes.split(separator: separator, omittingEmptySubsequences: false).map { String(decoding: $0, as: UTF8.self) }
+}
+
+/// A finding unless `condition` holds: stops the run with `message`, so libFuzzer saves the input.
+public func require(_ condition: @autoclosure () -> Bool, _ message: @autoclosure () -> String,
+                    file: StaticString = #fileID, line: UInt = #line) {
+    // fatalError, not precondition: a release build drops precondition's message, and the message is the finding.
+    guard condition() else { fatalError(message(), file: file, line: line) }
+}
