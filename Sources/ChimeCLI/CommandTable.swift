@@ -26,6 +26,7 @@ extension CLI {
         .value("config", "a TOML or JSON file with any of these settings (flags given here win): listen = \"0.0.0.0:7878\""),
         .value("max-connections", "connections served at once (default 1024); slow clients give up their slots first"),
         .value("max-connections-per-address", "connections served at once from one client address (default 3/4 of --max-connections)"),
+        .value("public-url", "the https://NAME the service is reached at through a name (a reverse proxy): that name is answered in Host, besides IP addresses and localhost (others get 421)"),
         .value("max-streams-per-app", "event streams one app may hold open with its own token (default 16; past it 429)"),
         .value("max-streams-per-session", "event streams one web center sign-in may hold open (default 16; past it 429)"),
         .value("event-log-max-events", "events kept for resumed streams (default 100000)"),
@@ -78,6 +79,12 @@ extension CLI {
             configuration.desktop = mode
             if let limit = try positiveInteger(arguments, "max-connections") { configuration.connectionLimit = limit }
             configuration.connectionLimitPerAddress = try positiveInteger(arguments, "max-connections-per-address")
+            if let text = arguments.value("public-url") {
+                guard let url = URL(string: text), url.scheme == "http" || url.scheme == "https", url.host != nil else {
+                    throw UsageError("--public-url is '\(text)'; give the address the service is reached at, such as https://chime.example.org")
+                }
+                configuration.publicURL = text
+            }
             if let limit = try positiveInteger(arguments, "max-streams-per-app") { configuration.streamLimits.perApp = limit }
             if let limit = try positiveInteger(arguments, "max-streams-per-session") { configuration.streamLimits.perSession = limit }
             if let count = try positiveInteger(arguments, "event-log-max-events") { configuration.eventRetention.count = count }

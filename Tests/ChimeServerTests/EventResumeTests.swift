@@ -76,7 +76,7 @@ struct EventResumeTests {
             let port = harness.service.port
             // A subscriber with a tiny receive buffer that never reads.
             let silent = try await RawSocket.nonReading(port: port,
-                                                         head: "GET \(base)/events HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer \(token)\r\n\r\n")
+                                                         head: "GET \(base)/events HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer \(token)\r\n\r\n")
             defer { silent.close() }
             // 7.5 MB: more than the kernel's socket buffers take (up to 4 MB to send on loopback).
             let big = String(repeating: "b", count: 30_000)

@@ -47,7 +47,7 @@ struct PathEncodingTests {
         let raw = try await TestClient.offPool {
             let socket = try RawSocket(port: port, timeout: 5)
             defer { socket.close() }
-            try socket.send(Array("GET /caf".utf8) + [0xC3, 0xA9] + Array(" HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n".utf8))
+            try socket.send(Array("GET /caf".utf8) + [0xC3, 0xA9] + Array(" HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n".utf8))
             return try RawSocket.response(socket.readToEnd())
         }
         #expect(raw.text == "GET /caf%C3%A9 0")
@@ -139,7 +139,7 @@ struct PathEncodingTests {
                 let socket = try RawSocket(port: port, timeout: 5)
                 defer { socket.close() }
                 try socket.send(Array("GET /v1/apps/".utf8) + [0xFF, 0xFE]
-                    + Array("/settings HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer \(ownerToken)\r\nConnection: close\r\n\r\n".utf8))
+                    + Array("/settings HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer \(ownerToken)\r\nConnection: close\r\n\r\n".utf8))
                 return try RawSocket.response(socket.readToEnd())
             }
             #expect(raw.status == 400)

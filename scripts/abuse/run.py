@@ -27,6 +27,9 @@ Attacks (each against a fresh server and data directory):
                 refused 403, as a write from there is.
   environment   the service runs with PGPASSWORD, AWS_SECRET_ACCESS_KEY and CHIME_DATABASE_URL set; an app's
                 launch command dumps its environment: none of them is in it.
+  rebinding     requests as a DNS-rebinding page sends them (Host: a name the service was not given) to
+                /metrics, /openapi.json, the web center and the API: each 421; /healthz 200; the
+                --public-url name and 127.0.0.1 are answered.
   revocation    an app stream when its token is rotated, an app stream when its app is removed, the web
                 center's stream when it signs out: each ends within 1 s.
   malformed     requests with broken framing or heads over the limits: each answered within 1 s.
@@ -216,7 +219,7 @@ def attack_subscribers(options):
             sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
             sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
             sock.connect((LOOPBACK, server.port))
-            sock.sendall(f"GET /v1/apps/com.example.subs/events HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {token}\r\n\r\n".encode())
+            sock.sendall(f"GET /v1/apps/com.example.subs/events HTTP/1.1\r\nHost: {LOOPBACK}\r\nAuthorization: Bearer {token}\r\n\r\n".encode())
             sockets.append(sock)
         time.sleep(0.5)
         start_rss = server.rss_mb()
@@ -437,6 +440,28 @@ def attack_environment(options):
         row("environment", "the service's secrets in the environment of an app it launches", passed,
             f"leaked: {', '.join(leaked) or 'none'}; the launched app got {len(names)} variables: {', '.join(names)[:200]}")
         RESULTS["environment"] = {"leaked": leaked, "variables": names}
+    finally:
+        server.stop()
+        server.remove()
+
+
+# MARK: - DNS rebinding
+
+
+def attack_rebinding(options):
+    server = Server(options.chime, extra=("--public-url", "https://chime.example.org"))
+    try:
+        statuses = {}
+        for path in ("/metrics", "/openapi.json", "/", "/v1/apps", "/healthz"):
+            status, _, _ = server.request("GET", path, token=server.owner if path == "/v1/apps" else None,
+                                          headers={"Host": f"rebind.attacker.example:{server.port}"})
+            statuses[f"{path} as rebind.attacker.example"] = status
+        statuses["/metrics as chime.example.org"] = server.request("GET", "/metrics", headers={"Host": "chime.example.org"})[0]
+        statuses["/metrics as 127.0.0.1"] = server.request("GET", "/metrics")[0]
+        passed = all(status == (200 if "healthz" in name or "rebind" not in name else 421) for name, status in statuses.items()) and server.alive()
+        row("rebinding", "requests with a Host the service was not given (DNS rebinding)", passed,
+            "; ".join(f"{name}: {status}" for name, status in statuses.items()))
+        RESULTS["rebinding"] = statuses
     finally:
         server.stop()
         server.remove()
@@ -691,6 +716,7 @@ ATTACKS = {
     "argv": attack_argv,
     "cross-port": attack_cross_port,
     "environment": attack_environment,
+    "rebinding": attack_rebinding,
     "revocation": attack_revocation,
     "malformed": attack_malformed,
     "lists": attack_lists,

@@ -32,6 +32,8 @@ public final class ChimeAPI: HTTPHandler {
     /// Every app's token hash: an app's request is authorized in O(1), off the engine's writer.
     let tokens = TokenIndex()
     private let tokensLoading = Mutex<Task<Void, any Error>?>(nil)
+    /// The `Host` names answered (``HostNames``); `nil`: every one (a Unix socket, in-process use).
+    let hostNames: HostNames?
     /// Event feeds opened with a web session, by the session's hash: closed when it signs out.
     private let sessionFeeds = Mutex<[String: [ObjectIdentifier: EventFeed]]>([:])
     /// Tokens given to processes the service started for an app (background launch), by hash:
@@ -50,8 +52,11 @@ public final class ChimeAPI: HTTPHandler {
     ///   - serviceExtensionTimeLimit: how long a connected app's notification service extension may
     ///     take on a push (30 s, as on iOS).
     ///   - streamLimits: the event streams one app and one web session may hold open at once.
+    ///   - hostNames: the `Host` names answered (others get 421, but on `/healthz`); `nil`: every one.
     public init(engine: NotificationEngine, ownerTokenHash: String, metrics: Metrics, logger: ServerLogger = .silent,
-                secureCookies: Bool = false, serviceExtensionTimeLimit: TimeInterval = 30, streamLimits: StreamLimits = StreamLimits()) {
+                secureCookies: Bool = false, serviceExtensionTimeLimit: TimeInterval = 30, streamLimits: StreamLimits = StreamLimits(),
+                hostNames: HostNames? = nil) {
+        self.hostNames = hostNames
         self.engine = engine
         self.ownerTokenHash = ownerTokenHash
         self.metrics = metrics
@@ -150,6 +155,10 @@ public final class ChimeAPI: HTTPHandler {
     public func handle(_ request: HTTPRequest) async -> HTTPResponse {
         var route = Self.routes.match(request)
         do {
+            if let hostNames, request.path != APIRoute.health.template, !hostNames.allows(request.header("host")) {
+                throw APIError(421, "misdirectedRequest",
+                               "this service answers as its address, localhost or its --public-url name, not \(request.header("host")?.prefix(100) ?? ""); start it with --public-url https://NAME when it is reached through NAME")
+            }
             switch route.outcome {
             case .notFound:
                 throw APIError.notFound("no route \(request.path); see GET /openapi.json for the API")

@@ -95,6 +95,9 @@ enum OpenAPIDocument {
                 }
               }
             }
+          },
+          "421": {
+            "$ref": "#/components/responses/MisdirectedRequest"
           }
         },
         "security": [],
@@ -117,6 +120,9 @@ enum OpenAPIDocument {
                 }
               }
             }
+          },
+          "421": {
+            "$ref": "#/components/responses/MisdirectedRequest"
           }
         },
         "security": [],
@@ -159,6 +165,9 @@ enum OpenAPIDocument {
           },
           "414": {
             "$ref": "#/components/responses/UriTooLong"
+          },
+          "421": {
+            "$ref": "#/components/responses/MisdirectedRequest"
           },
           "431": {
             "$ref": "#/components/responses/HeaderTooLarge"
@@ -213,6 +222,9 @@ enum OpenAPIDocument {
           },
           "415": {
             "$ref": "#/components/responses/UnsupportedMediaType"
+          },
+          "421": {
+            "$ref": "#/components/responses/MisdirectedRequest"
           },
           "431": {
             "$ref": "#/components/responses/HeaderTooLarge"
@@ -284,6 +296,9 @@ enum OpenAPIDocument {
           "414": {
             "$ref": "#/components/responses/UriTooLong"
           },
+          "421": {
+            "$ref": "#/components/responses/MisdirectedRequest"
+          },
           "431": {
             "$ref": "#/components/responses/HeaderTooLarge"
           },
@@ -341,6 +356,9 @@ enum OpenAPIDocument {
           "415": {
             "$ref": "#/components/responses/UnsupportedMediaType"
           },
+          "421": {
+            "$ref": "#/components/responses/MisdirectedRequest"
+          },
           "431": {
             "$ref": "#/components/responses/HeaderTooLarge"
           },
@@ -379,6 +397,9 @@ enum OpenAPIDocument {
           },
           "414": {
             "$ref": "#/components/responses/UriTooLong"
+          },
+          "421": {
+            "$ref": "#/components/responses/MisdirectedRequest"
           },
           "431": {
             "$ref": "#/components/responses/HeaderTooLarge"
@@ -436,6 +457,9 @@ enum OpenAPIDocument {
           },
           "414": {
             "$ref": "#/components/responses/UriTooLong"
+          },
+          "421": {
+            "$ref": "#/components/responses/MisdirectedRequest"
           },
           "431": {
             "$ref": "#/components/responses/HeaderTooLarge"
@@ -502,6 +526,9 @@ enum OpenAPIDocument {
           },
           "415": {
             "$ref": "#/components/responses/UnsupportedMediaType"
+          },
+          "421": {
+            "$ref": "#/components/responses/MisdirectedRequest"
           },
           "431": {
             "$ref": "#/components/responses/HeaderTooLarge"
@@ -579,6 +606,9 @@ enum OpenAPIDocument {
           "415": {
             "$ref": "#/components/responses/UnsupportedMediaType"
           },
+          "421": {
+            "$ref": "#/components/responses/MisdirectedRequest"
+          },
           "431": {
             "$ref": "#/components/responses/HeaderTooLarge"
           },
@@ -649,6 +679,9 @@ enum OpenAPIDocument {
           "414": {
             "$ref": "#/components/responses/UriTooLong"
           },
+          "421": {
+            "$ref": "#/components/responses/MisdirectedRequest"
+          },
           "431": {
             "$ref": "#/components/responses/HeaderTooLarge"
           },
@@ -710,6 +743,9 @@ enum OpenAPIDocument {
           },
           "415": {
             "$ref": "#/components/responses/UnsupportedMediaType"
+          },
+          "421": {
+            "$ref": "#/components/responses/MisdirectedRequest"
           },
           "431": {
             "$ref": "#/components/responses/HeaderTooLarge"
@@ -776,6 +812,9 @@ enum OpenAPIDocument {
           "414": {
             "$ref": "#/components/responses/UriTooLong"
           },
+          "421": {
+            "$ref": "#/components/responses/MisdirectedRequest"
+          },
           "431": {
             "$ref": "#/components/responses/HeaderTooLarge"
           },
@@ -832,6 +871,9 @@ enum OpenAPIDocument {
           },
           "415": {
             "$ref": "#/components/responses/UnsupportedMediaType"
+          },
+          "421": {
+            "$ref": "#/components/responses/MisdirectedRequest"
           },
           "431": {
             "$ref": "#/components/responses/HeaderTooLarge"
@@ -914,6 +956,9 @@ enum OpenAPIDocument {
           "414": {
             "$ref": "#/components/responses/UriTooLong"
           },
+          "421": {
+            "$ref": "#/components/responses/MisdirectedRequest"
+          },
           "431": {
             "$ref": "#/components/responses/HeaderTooLarge"
           },
@@ -981,6 +1026,9 @@ enum OpenAPIDocument {
           "415": {
             "$ref": "#/components/responses/UnsupportedMediaType"
           },
+          "421": {
+            "$ref": "#/components/responses/MisdirectedRequest"
+          },
           "431": {
             "$ref": "#/components/responses/HeaderTooLarge"
           },
@@ -1047,6 +1095,9 @@ enum OpenAPIDocument {
           },
           "414": {
             "$ref": "#/components/responses/UriTooLong"
+          },
+          "421": {
+            "$ref": "#/components/responses/MisdirectedRequest"
           },
           "431": {
             "$ref": "#/components/responses/HeaderTooLarge"
@@ -1246,6 +1297,9 @@ enum OpenAPIDocument {
           "415": {
             "$ref": "#/components/responses/UnsupportedMediaType"
           },
+          "421": {
+            "$ref": "#/components/responses/MisdirectedRequest"
+          },
           "431": {
             "$ref": "#/components/responses/HeaderTooLarge"
           },
@@ -1314,6 +1368,9 @@ enum OpenAPIDocument {
           "414": {
             "$ref": "#/components/responses/UriTooLong"
           },
+          "421": {
+            "$ref": "#/components/responses/MisdirectedRequest"
+          },
           "431": {
             "$ref": "#/components/responses/HeaderTooLarge"
           },
@@ -1369,6 +1426,9 @@ enum OpenAPIDocument {
           },
           "414": {
             "$ref": "#/components/responses/UriTooLong"
+          },
+          "421": {
+            "$ref": "#/components/responses/MisdirectedRequest"
           },
           "431": {
             "$ref": "#/components/responses/HeaderTooLarge"
@@ -1468,6 +1528,9 @@ enum OpenAPIDocument {
           "415": {
             "$ref": "#/components/responses/UnsupportedMediaType"
           },
+          "421": {
+            "$ref": "#/components/responses/MisdirectedRequest"
+          },
           "431": {
             "$ref": "#/components/responses/HeaderTooLarge"
           },
@@ -1546,6 +1609,9 @@ enum OpenAPIDocument {
           "414": {
             "$ref": "#/components/responses/UriTooLong"
           },
+          "421": {
+            "$ref": "#/components/responses/MisdirectedRequest"
+          },
           "431": {
             "$ref": "#/components/responses/HeaderTooLarge"
           },
@@ -1616,6 +1682,9 @@ enum OpenAPIDocument {
           "414": {
             "$ref": "#/components/responses/UriTooLong"
           },
+          "421": {
+            "$ref": "#/components/responses/MisdirectedRequest"
+          },
           "431": {
             "$ref": "#/components/responses/HeaderTooLarge"
           },
@@ -1678,6 +1747,9 @@ enum OpenAPIDocument {
           },
           "414": {
             "$ref": "#/components/responses/UriTooLong"
+          },
+          "421": {
+            "$ref": "#/components/responses/MisdirectedRequest"
           },
           "429": {
             "$ref": "#/components/responses/TooManyStreams"
@@ -1764,6 +1836,9 @@ enum OpenAPIDocument {
           "414": {
             "$ref": "#/components/responses/UriTooLong"
           },
+          "421": {
+            "$ref": "#/components/responses/MisdirectedRequest"
+          },
           "429": {
             "$ref": "#/components/responses/TooManyStreams"
           },
@@ -1823,6 +1898,9 @@ enum OpenAPIDocument {
           },
           "415": {
             "$ref": "#/components/responses/UnsupportedMediaType"
+          },
+          "421": {
+            "$ref": "#/components/responses/MisdirectedRequest"
           },
           "431": {
             "$ref": "#/components/responses/HeaderTooLarge"
@@ -1888,6 +1966,9 @@ enum OpenAPIDocument {
           "414": {
             "$ref": "#/components/responses/UriTooLong"
           },
+          "421": {
+            "$ref": "#/components/responses/MisdirectedRequest"
+          },
           "431": {
             "$ref": "#/components/responses/HeaderTooLarge"
           },
@@ -1949,6 +2030,9 @@ enum OpenAPIDocument {
           "414": {
             "$ref": "#/components/responses/UriTooLong"
           },
+          "421": {
+            "$ref": "#/components/responses/MisdirectedRequest"
+          },
           "431": {
             "$ref": "#/components/responses/HeaderTooLarge"
           },
@@ -2008,6 +2092,9 @@ enum OpenAPIDocument {
           },
           "414": {
             "$ref": "#/components/responses/UriTooLong"
+          },
+          "421": {
+            "$ref": "#/components/responses/MisdirectedRequest"
           },
           "431": {
             "$ref": "#/components/responses/HeaderTooLarge"
@@ -2108,6 +2195,9 @@ enum OpenAPIDocument {
                 }
               }
             }
+          },
+          "421": {
+            "$ref": "#/components/responses/MisdirectedRequest"
           },
           "431": {
             "description": "The request head is over 16 KiB (reason BadRequest); the connection is closed.",
@@ -2274,6 +2364,9 @@ enum OpenAPIDocument {
           },
           "304": {
             "description": "The browser's copy is current."
+          },
+          "421": {
+            "$ref": "#/components/responses/MisdirectedRequest"
           }
         }
       }
@@ -2333,6 +2426,9 @@ enum OpenAPIDocument {
           },
           "404": {
             "$ref": "#/components/responses/NotFound"
+          },
+          "421": {
+            "$ref": "#/components/responses/MisdirectedRequest"
           }
         }
       }
@@ -2364,6 +2460,9 @@ enum OpenAPIDocument {
           },
           "414": {
             "$ref": "#/components/responses/UriTooLong"
+          },
+          "421": {
+            "$ref": "#/components/responses/MisdirectedRequest"
           },
           "431": {
             "$ref": "#/components/responses/HeaderTooLarge"
@@ -2419,6 +2518,9 @@ enum OpenAPIDocument {
           "415": {
             "$ref": "#/components/responses/UnsupportedMediaType"
           },
+          "421": {
+            "$ref": "#/components/responses/MisdirectedRequest"
+          },
           "431": {
             "$ref": "#/components/responses/HeaderTooLarge"
           },
@@ -2455,6 +2557,9 @@ enum OpenAPIDocument {
           },
           "414": {
             "$ref": "#/components/responses/UriTooLong"
+          },
+          "421": {
+            "$ref": "#/components/responses/MisdirectedRequest"
           },
           "431": {
             "$ref": "#/components/responses/HeaderTooLarge"
@@ -2500,6 +2605,9 @@ enum OpenAPIDocument {
           },
           "414": {
             "$ref": "#/components/responses/UriTooLong"
+          },
+          "421": {
+            "$ref": "#/components/responses/MisdirectedRequest"
           },
           "431": {
             "$ref": "#/components/responses/HeaderTooLarge"
@@ -2594,6 +2702,9 @@ enum OpenAPIDocument {
           "415": {
             "$ref": "#/components/responses/UnsupportedMediaType"
           },
+          "421": {
+            "$ref": "#/components/responses/MisdirectedRequest"
+          },
           "431": {
             "$ref": "#/components/responses/HeaderTooLarge"
           },
@@ -2666,6 +2777,9 @@ enum OpenAPIDocument {
           },
           "415": {
             "$ref": "#/components/responses/UnsupportedMediaType"
+          },
+          "421": {
+            "$ref": "#/components/responses/MisdirectedRequest"
           },
           "431": {
             "$ref": "#/components/responses/HeaderTooLarge"
@@ -2760,6 +2874,9 @@ enum OpenAPIDocument {
           },
           "415": {
             "$ref": "#/components/responses/UnsupportedMediaType"
+          },
+          "421": {
+            "$ref": "#/components/responses/MisdirectedRequest"
           },
           "429": {
             "description": "The stream already keeps the most answers for deliveries not yet asked; error.code tooManyAnswers.",
@@ -4705,6 +4822,16 @@ enum OpenAPIDocument {
             }
           }
         },
+        "content": {
+          "application/json": {
+            "schema": {
+              "$ref": "#/components/schemas/Error"
+            }
+          }
+        }
+      },
+      "MisdirectedRequest": {
+        "description": "The request's Host is a name the service was not given (DNS rebinding): only IP addresses, localhost, the listen address's name and --public-url's are answered; error.code misdirectedRequest. Every route but /healthz.",
         "content": {
           "application/json": {
             "schema": {

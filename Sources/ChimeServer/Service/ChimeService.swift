@@ -53,6 +53,10 @@ public enum ChimeService {
         /// `--max-connections-per-address`: connections served at once from one client address
         /// (nil: three quarters of ``connectionLimit``).
         public var connectionLimitPerAddress: Int?
+        /// `--public-url URL`: the address the service is reached at through a name (a reverse
+        /// proxy's `https://chime.example.org`): its host is answered in `Host`, besides IP
+        /// addresses, `localhost` and the listen address's (other names get 421: DNS rebinding).
+        public var publicURL: String?
         /// `--max-streams-per-app`, `--max-streams-per-session`: the event streams one app (with its
         /// own credentials) and one web session may hold open at once; past that a new stream is
         /// answered 429. Streams opened with the owner token are not counted.

@@ -87,7 +87,7 @@ public final class RunningService: Sendable {
                                         configuration: engineConfiguration)
         let api = ChimeAPI(engine: engine, ownerTokenHash: Tokens.hash(opened.ownerToken), metrics: metrics, logger: logger,
                            secureCookies: tls != nil, serviceExtensionTimeLimit: configuration.serviceExtensionTimeLimit,
-                           streamLimits: configuration.streamLimits)
+                           streamLimits: configuration.streamLimits, hostNames: hostNames(configuration))
         let serverConfiguration = HTTPServer.Configuration(
             listen: configuration.listen, tls: tls, connectionLimit: configuration.connectionLimit,
             connectionLimitPerAddress: configuration.connectionLimitPerAddress, connectionTimeout: configuration.connectionTimeout,
@@ -118,6 +118,13 @@ public final class RunningService: Sendable {
                                 "store": opened.database.map { "postgresql \($0)" } ?? "sqlite",
                                 "authorization": configuration.autoAllow ? "auto-allow" : "ask", "desktop": desktop == nil ? "off" : "on"])
         return service
+    }
+
+    /// The `Host` names a TCP listener answers besides IP addresses and `localhost`: the listen
+    /// address's and `--public-url`'s; `nil` (every one) on a Unix socket.
+    static func hostNames(_ configuration: ChimeService.Configuration) -> HostNames? {
+        guard case .tcp(let host, _) = configuration.listen else { return nil }
+        return HostNames(Set([host] + [configuration.publicURL.flatMap { URL(string: $0)?.host }].compactMap { $0 }))
     }
 
     /// The store, the clock and the owner token: SQLite in the data directory with the system
