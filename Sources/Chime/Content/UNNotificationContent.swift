@@ -62,8 +62,11 @@ open class UNNotificationContent: NSObject, NSCopying, NSMutableCopying, @unchec
     public var badge: NSNumber? { read { $0.value.badge.map { NSNumber(value: $0) } } }
     public var sound: UNNotificationSound? { read { $0.sound } }
     public var launchImageName: String { read { $0.value.launchImageName } }
-    /// Property-list values: `String`, numbers, `Bool`, `Data`, `Date`, arrays and dictionaries.
-    public var userInfo: [AnyHashable: Any] { read { $0.rawUserInfo ?? $0.value.userInfo.foundationUserInfo } }
+    /// Property-list values, as iOS hands them: numbers and booleans as `NSNumber` (so
+    /// `userInfo["id"] as? UInt`, `as? Double` and `as? Bool` of 0 or 1 work as on iOS),
+    /// `String`, `Data`, `Date`, and arrays and dictionaries of these. Until the content is added,
+    /// the dictionary the app set, as it set it.
+    public var userInfo: [AnyHashable: Any] { read { $0.rawUserInfo ?? $0.value.userInfo.appleUserInfo } }
     public var attachments: [UNNotificationAttachment] { read { $0.attachments } }
     public var categoryIdentifier: String { read { $0.value.categoryIdentifier } }
     public var threadIdentifier: String { read { $0.value.threadIdentifier } }

@@ -65,21 +65,6 @@ extension PropertyListValue {
         default: return .integer(number.int64Value)
         }
     }
-
-    /// The value as Foundation sees it: `String`, `Int`, `Double`, `Bool`, `Data`, `Date`, `[Any]`,
-    /// `[String: Any]`, as Apple's `userInfo` hands them back.
-    public var foundationValue: Any {
-        switch self {
-        case .string(let v): v
-        case .integer(let v): Int(exactly: v) ?? Int(truncatingIfNeeded: v)
-        case .double(let v): v
-        case .bool(let v): v
-        case .data(let v): v
-        case .date(let v): v
-        case .array(let v): v.map(\.foundationValue)
-        case .dictionary(let v): v.mapValues(\.foundationValue)
-        }
-    }
 }
 
 extension Dictionary where Key == String, Value == PropertyListValue {
@@ -93,12 +78,5 @@ extension Dictionary where Key == String, Value == PropertyListValue {
             }
             self[key] = try PropertyListValue(foundation: value, path: "\(field).\(key)")
         }
-    }
-
-    /// The dictionary as Apple's `[AnyHashable: Any]`.
-    public var foundationUserInfo: [AnyHashable: Any] {
-        var out: [AnyHashable: Any] = [:]
-        for (key, value) in self { out[key] = value.foundationValue }
-        return out
     }
 }

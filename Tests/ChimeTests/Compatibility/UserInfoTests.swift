@@ -47,21 +47,32 @@ struct UserInfoTests {
         #expect((nested["empty"] as? [String: Any])?.isEmpty == true, "\(stage)")
     }
 
-    @Test("every property-list type survives add → pending → delivered → response")
+    /// Which info a round trip carries: one key per property-list type, or the numbers an app
+    /// casts (``UserInfoBridgingTests``).
+    enum Info: CaseIterable, Sendable {
+        case propertyListTypes, numbers
+        var value: [AnyHashable: Any] { self == .numbers ? UserInfoBridgingTests.info() : UserInfoTests.info() }
+        func check(_ info: [AnyHashable: Any], at stage: String) throws {
+            try self == .numbers ? UserInfoBridgingTests.check(info, at: stage) : UserInfoTests.check(info, at: stage)
+        }
+    }
+
+    @Test("every property-list type, and numbers as NSNumbers, survive add → pending → delivered → response",
+          arguments: Info.allCases)
     @MainActor
-    func roundTrip() async throws {
+    func roundTrip(info: Info) async throws {
         let simulator = try await authorizedSimulator()
         let delegate = RecordingDelegate()
         simulator.center.delegate = delegate
         let content = content("Info")
-        content.userInfo = Self.info()
+        content.userInfo = info.value
         try await simulator.center.add(UNNotificationRequest(identifier: "info", content: content,
                                                              trigger: UNTimeIntervalNotificationTrigger(timeInterval: 1, repeats: false)))
-        try Self.check(try #require(await simulator.pendingRequests.first).content.userInfo, at: "pending")
+        try info.check(try #require(await simulator.pendingRequests.first).content.userInfo, at: "pending")
         await simulator.advance(by: 1)
-        try Self.check(try #require(await simulator.deliveredNotifications.first).request.content.userInfo, at: "delivered")
+        try info.check(try #require(await simulator.deliveredNotifications.first).request.content.userInfo, at: "delivered")
         try await simulator.tap("info")
-        try Self.check(try #require(delegate.responses.first).notification.request.content.userInfo, at: "response")
+        try info.check(try #require(delegate.responses.first).notification.request.content.userInfo, at: "response")
     }
 
     struct Task { var id = 1 }
