@@ -25,15 +25,17 @@ struct StreamedAddTests {
         let clock = ManualClock(now: StreamedAddTests.start)
         let engine: NotificationEngine
 
-        init(authorized: Bool = true, store kind: StoreKind = .sqlite) async throws {
+        init(authorized: Bool = true, store kind: StoreKind = .sqlite, refusesPastCalendarTriggers: Bool = false) async throws {
             directory = try TemporaryDirectory()
             let store: any NotificationStore = switch kind {
             case .sqlite: try SQLiteStore(path: directory.path("store.sqlite"))
             case .memory: MemoryStore()
             }
+            var configuration = NotificationEngine.Configuration()
+            configuration.refusesPastCalendarTriggers = refusesPastCalendarTriggers
             engine = NotificationEngine(store: store, clock: clock,
                                         timeZone: TimeZone(identifier: "UTC")!,
-                                        policy: FixedAuthorizationPolicy(authorized ? .grant : .deny))
+                                        policy: FixedAuthorizationPolicy(authorized ? .grant : .deny), configuration: configuration)
             _ = try await engine.requestAuthorization(app: StreamedAddTests.app, options: [.alert, .sound, .badge])
         }
 
@@ -79,10 +81,23 @@ struct StreamedAddTests {
         await fixture.close()
     }
 
-    @Test("a request with no next date in any slice fails the whole add: nothing pending, nothing delivered",
+    @Test("by default a request with no next date in any slice is accepted and never fires; the rest are added",
+          arguments: StoreKind.allCases, [0, 1_500, 4_999])
+    func noNextDateAccepted(store: StoreKind, at index: Int) async throws {
+        let fixture = try await Fixture(store: store)
+        var requests = Self.requests()
+        let scheduled = requests.filter { $0.trigger != nil }.count
+        requests[index].trigger = .calendar(DateComponents(year: 2001, month: 1, day: 1), repeats: false)
+        try await fixture.engine.add(requests, app: Self.app)
+        #expect(try await fixture.engine.pendingCount(app: Self.app) == scheduled - 1)
+        #expect(try await fixture.engine.pending(app: Self.app).contains { $0.request.identifier == "r\(index)" } == false)
+        await fixture.close()
+    }
+
+    @Test("with refusesPastCalendarTriggers a request with no next date in any slice fails the whole add: nothing pending, nothing delivered",
           arguments: StoreKind.allCases, [0, 1_500, 4_999])
     func noNextDate(store: StoreKind, at index: Int) async throws {
-        let fixture = try await Fixture(store: store)
+        let fixture = try await Fixture(store: store, refusesPastCalendarTriggers: true)
         var requests = Self.requests()
         requests[index].trigger = .calendar(DateComponents(year: 2001, month: 1, day: 1), repeats: false)
         let error = await #expect(throws: ChimeError.self) { try await fixture.engine.add(requests, app: Self.app) }

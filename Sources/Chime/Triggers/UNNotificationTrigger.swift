@@ -5,8 +5,15 @@ import Foundation
 open class UNNotificationTrigger: NSObject, NSCopying, @unchecked Sendable {
     // `@unchecked Sendable`: immutable after init.
     let value: NotificationTrigger
-    /// The engine's next fire date, for triggers read back from pending requests.
-    let scheduledDate: Date?
+    /// When Chime will fire the request, for a trigger read back from
+    /// `pendingNotificationRequests()` (`nil` for a trigger the app made, and for location and push
+    /// triggers). `nextTriggerDate()` answers as iOS does, which for a time-interval trigger is
+    /// "now plus the interval" whenever it is asked. (A Chime addition.)
+    ///
+    /// ```swift
+    /// let soonest = await center.pendingNotificationRequests().compactMap { $0.trigger?.scheduledDate }.min()
+    /// ```
+    public let scheduledDate: Date?
 
     init(value: NotificationTrigger, scheduledDate: Date?) {
         self.value = value
@@ -51,9 +58,11 @@ open class UNTimeIntervalNotificationTrigger: UNNotificationTrigger, @unchecked 
         return 0
     }
 
-    /// When it fires next: the scheduled date for a pending request, otherwise now plus the interval.
+    /// Now plus the interval, as iOS answers, also for a trigger read back from a pending request
+    /// (which fires when it was added plus the interval: that date is ``scheduledDate``). "Now" is
+    /// the current center's (the simulator's virtual clock in a test).
     open func nextTriggerDate() -> Date? {
-        scheduledDate ?? ChimeEnvironment.now().addingTimeInterval(timeInterval)
+        ChimeEnvironment.now().addingTimeInterval(timeInterval)
     }
 
     open override var description: String { "<UNTimeIntervalNotificationTrigger timeInterval: \(timeInterval), repeats: \(repeats)>" }

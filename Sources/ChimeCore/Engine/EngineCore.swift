@@ -286,19 +286,31 @@ package final class EngineCore {
         let requests = prepared.requests, now = prepared.now
         // Every fire date is known before anything is written, so a bad request fails alone. They
         // were computed on the caller's thread; a time zone change since then means again, here.
-        let firsts: [Date?]
-        if prepared.timeZone == timeZone.identifier {
-            firsts = try prepared.firsts.map { try $0.get() }
-        } else {
-            firsts = try requests.map { try FireDates.first(for: $0.trigger, now: now, timeZone: timeZone) }
+        let computed = prepared.timeZone == timeZone.identifier ? prepared.firsts
+            : requests.map { PreparedAdd.first(of: $0, now: now, timeZone: timeZone) }
+        // A calendar trigger that matches no future date is accepted and never fires, as on iOS
+        // (it still replaces a pending request of its identifier), unless the configuration refuses it.
+        var neverFires: Set<Int> = []
+        let firsts: [Date?] = try computed.enumerated().map { index, first in
+            if case .failure(let error) = first, !configuration.refusesPastCalendarTriggers, FireDates.matchesNoFutureDate(error) {
+                neverFires.insert(index)
+                return nil
+            }
+            return try first.get()
         }
         var records: [PendingRequest] = []
         records.reserveCapacity(requests.count)
         var encoded: [[UInt8]] = []
         encoded.reserveCapacity(requests.count)
         var immediate: [NotificationRequest] = []
+        var dropped: [String] = []
         for (index, (request, first)) in zip(requests, firsts).enumerated() {
             let key = ScheduleWindow.Key(app: app, identifier: request.identifier)
+            if neverFires.contains(index) {
+                dropped.append(request.identifier)
+                window.remove(key)
+                continue
+            }
             guard let trigger = request.trigger else {
                 immediate.append(request)
                 window.remove(key)
@@ -318,6 +330,9 @@ package final class EngineCore {
         for pending in records {
             let key = ScheduleWindow.Key(app: app, identifier: pending.request.identifier)
             window.set(key, date: pending.nextFireDate, sequence: pending.sequence)
+        }
+        if !dropped.isEmpty {
+            _ = try store.removePending(app: app, identifiers: dropped)
         }
         if !immediate.isEmpty {
             _ = try store.removePending(app: app, identifiers: immediate.map(\.identifier))
@@ -589,15 +604,18 @@ package struct PreparedAdd: Sendable {
         self.requests = requests
         self.now = now
         self.timeZone = timeZone.identifier
-        firsts = requests.map { request in
-            Result { () throws(ChimeError) -> Date? in
-                do { return try FireDates.first(for: request.trigger, now: now, timeZone: timeZone) } catch let error as ChimeError {
-                    throw error
-                } catch {
-                    throw ChimeError(.invalidTrigger, field: "trigger", "\(error)")
-                }
+        firsts = requests.map { Self.first(of: $0, now: now, timeZone: timeZone) }
+        encoded = requests.map { $0.trigger == nil ? [] : RecordCodec.encode($0) }
+    }
+
+    /// A request's first fire date, or the error that says why it has none.
+    static func first(of request: NotificationRequest, now: Date, timeZone: TimeZone) -> Result<Date?, ChimeError> {
+        Result { () throws(ChimeError) -> Date? in
+            do { return try FireDates.first(for: request.trigger, now: now, timeZone: timeZone) } catch let error as ChimeError {
+                throw error
+            } catch {
+                throw ChimeError(.invalidTrigger, field: "trigger", "\(error)")
             }
         }
-        encoded = requests.map { $0.trigger == nil ? [] : RecordCodec.encode($0) }
     }
 }

@@ -56,6 +56,11 @@ public final class NotificationEngine: Sendable {
         /// the allocator's deferred merging of freed blocks does not land in the first firing
         /// transaction. `nil`: never.
         public var memoryTidyLead: TimeInterval? = 0.25
+        /// Whether `add` refuses a calendar trigger that matches no future date ("today at 09:00"
+        /// added after 09:00) with ``ChimeError`` `invalidTrigger` naming `trigger.dateComponents`.
+        /// `false` (the default) does what iOS does: the request is accepted (replacing a pending
+        /// request with its identifier) and never fires; it is not listed as pending.
+        public var refusesPastCalendarTriggers = false
         public init() {}
     }
 

@@ -5,7 +5,8 @@ public enum FireDates {
     /// The date a newly added request first fires, or `nil` for triggers that fire on events
     /// (location, push) and for no trigger (delivered at once).
     ///
-    /// - Throws: ``ChimeError`` `invalidTrigger` when a calendar trigger matches no future date.
+    /// - Throws: ``ChimeError`` `invalidTrigger` when a calendar trigger matches no future date
+    ///   (see ``matchesNoFutureDate(_:)``).
     public static func first(for trigger: NotificationTrigger?, now: Date, timeZone: TimeZone) throws -> Date? {
         switch trigger {
         case .none, .location, .push:
@@ -14,11 +15,20 @@ public enum FireDates {
             return now.addingTimeInterval(interval)
         case .calendar(let components, _):
             guard let date = nextCalendarDate(matching: components, after: now, timeZone: timeZone) else {
-                throw ChimeError(.invalidTrigger, field: "trigger.dateComponents",
+                throw ChimeError(.invalidTrigger, field: noFutureDateField,
                                  "the date components \(describe(components)) match no date after \(now); give components that occur in the future")
             }
             return date
         }
+    }
+
+    /// The field ``first(for:now:timeZone:)`` names when a calendar trigger matches no future date.
+    static let noFutureDateField = "trigger.dateComponents"
+
+    /// Whether `error` is ``first(for:now:timeZone:)``'s refusal of a calendar trigger that matches
+    /// no future date ("today at 09:00" added after 09:00), which iOS accepts and never fires.
+    public static func matchesNoFutureDate(_ error: ChimeError) -> Bool {
+        error.code == .invalidTrigger && error.field == noFutureDateField
     }
 
     /// The next occurrence of a repeating trigger strictly after `now`, given the occurrence that

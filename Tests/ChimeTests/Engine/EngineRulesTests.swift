@@ -25,6 +25,42 @@ struct EngineRulesTests {
         }
     }
 
+    // MARK: Calendar triggers in the past
+
+    /// 09:00 on the day of `start` (20:26 UTC).
+    static func todayAtNine() -> NotificationTrigger {
+        .calendar(DateComponents(timeZone: TimeZone(identifier: "UTC"), year: 2026, month: 5, day: 28, hour: 9, minute: 0), repeats: false)
+    }
+
+    @Test("by default a calendar trigger in the past is accepted, replaces the pending request of its name, and never fires")
+    func pastCalendarAccepted() async throws {
+        let fixture = try await Fixture()
+        try await fixture.add("bill", .timeInterval(60, repeats: false))
+        try await fixture.add("bill", Self.todayAtNine())
+        try await fixture.add("other", .timeInterval(60, repeats: false))
+        #expect(try await fixture.engine.pending(app: Self.app).map(\.request.identifier) == ["other"])
+        fixture.clock.advance(by: 120)
+        _ = try await fixture.engine.fireDue(now: fixture.clock.now)
+        #expect(try await fixture.engine.delivered(app: Self.app).map(\.request.identifier) == ["other"])
+    }
+
+    @Test("Configuration.refusesPastCalendarTriggers refuses it with an error naming trigger.dateComponents; nothing is added")
+    func pastCalendarRefused() async throws {
+        var configuration = NotificationEngine.Configuration()
+        configuration.refusesPastCalendarTriggers = true
+        let fixture = try await Fixture(configuration: configuration)
+        try await fixture.add("bill", .timeInterval(60, repeats: false))
+        let error = await #expect(throws: ChimeError.self) {
+            try await fixture.engine.add([NotificationRequest(identifier: "fine", content: NotificationContent(title: "x"), trigger: nil),
+                                          NotificationRequest(identifier: "bill", content: NotificationContent(title: "x"),
+                                                              trigger: Self.todayAtNine())], app: Self.app)
+        }
+        #expect(error?.code == .invalidTrigger)
+        #expect(error?.field == "trigger.dateComponents")
+        #expect(try await fixture.engine.pending(app: Self.app).map(\.request.identifier) == ["bill"])
+        #expect(try await fixture.engine.delivered(app: Self.app).isEmpty)
+    }
+
     // MARK: Time-interval validation (every entry point but the Swift initialiser)
 
     @Test("an app is named by a bundle identifier, embedded or on the service: anything else is refused before it is stored",

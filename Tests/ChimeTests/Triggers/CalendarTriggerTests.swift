@@ -120,17 +120,42 @@ struct CalendarTriggerTests {
         #expect(await simulator.pendingRequests.isEmpty)
     }
 
-    @Test("date components that match no future date are refused")
+    @Test("date components that match no future date are accepted and never fire, as on iOS")
     func past() async throws {
         let simulator = try await authorizedSimulator(now: try date("2026-06-01T00:00:00Z"))
+        simulator.install()
+        defer { simulator.uninstall() }
         var components = DateComponents()
         components.year = 2020
         components.month = 1
         components.day = 1
-        await #expect(throws: ChimeError.self) {
-            try await simulator.center.add(UNNotificationRequest(identifier: "past", content: content("Past"),
-                                                                 trigger: UNCalendarNotificationTrigger(dateMatching: components, repeats: false)))
-        }
+        let trigger = UNCalendarNotificationTrigger(dateMatching: components, repeats: false)
+        try await simulator.center.add(UNNotificationRequest(identifier: "past", content: content("Past"), trigger: trigger))
+        #expect(trigger.nextTriggerDate() == nil)
+        #expect(await simulator.center.pendingNotificationRequests().isEmpty)
+        await simulator.advance(by: 400 * 86_400)
+        #expect(await simulator.center.deliveredNotifications().isEmpty)
+        #expect(await simulator.presented.isEmpty)
+    }
+
+    @Test("a request for today at 09:00 added at 17:00 replaces the pending one of its identifier and never fires")
+    func todayAtNineAfterNine() async throws {
+        let simulator = try await authorizedSimulator(now: try date("2026-06-01T08:00:00Z"))
+        var nine = Calendar(identifier: .gregorian).dateComponents(in: TimeZone(identifier: "UTC")!, from: simulator.now)
+        nine.hour = 9
+        nine.minute = 0
+        nine.second = 0
+        nine.nanosecond = nil
+        let bill = UNNotificationRequest(identifier: "bill", content: content("Pay the bill"),
+                                         trigger: UNCalendarNotificationTrigger(dateMatching: nine, repeats: false))
+        try await simulator.center.add(bill)
+        #expect(await simulator.center.pendingNotificationRequests().map(\.identifier) == ["bill"])
+        await simulator.advance(by: 9 * 3600)   // 17:00: the app schedules "today at 09:00" again
+        #expect(await simulator.deliveredNotifications.count == 1)
+        try await simulator.center.add(bill)
+        #expect(await simulator.center.pendingNotificationRequests().isEmpty)
+        await simulator.advance(by: 2 * 86_400)
+        #expect(await simulator.deliveredNotifications.count == 1, "delivered once, at 09:00, and not again")
     }
 
     @Test("a floating trigger moves when the device's time zone changes; a zoned one does not")

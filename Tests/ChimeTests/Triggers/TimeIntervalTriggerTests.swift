@@ -73,16 +73,27 @@ struct TimeIntervalTriggerTests {
         let pending = try #require(await simulator.pendingRequests.first)
         let trigger = try #require(pending.trigger as? UNTimeIntervalNotificationTrigger)
         #expect(trigger.timeInterval == 60 && trigger.repeats)
-        #expect(trigger.nextTriggerDate() == start.addingTimeInterval(240))
+        #expect(trigger.scheduledDate == start.addingTimeInterval(240))
     }
 
-    @Test("a pending trigger's nextTriggerDate is the scheduled date")
+    @Test("a pending trigger's nextTriggerDate is now plus the interval, as iOS answers; scheduledDate is when it fires")
     func pendingNextTriggerDate() async throws {
         let simulator = try await authorizedSimulator()
+        simulator.install()
+        defer { simulator.uninstall() }
         let start = simulator.now
         try await simulator.center.add(request("a", after: 3600))
         await simulator.advance(by: 600)
         let trigger = try #require(await simulator.pendingRequests.first?.trigger as? UNTimeIntervalNotificationTrigger)
-        #expect(trigger.nextTriggerDate() == start.addingTimeInterval(3600))
+        #expect(trigger.nextTriggerDate() == start.addingTimeInterval(600 + 3600))
+        #expect(trigger.scheduledDate == start.addingTimeInterval(3600))
+        let made = UNTimeIntervalNotificationTrigger(timeInterval: 3600, repeats: false)
+        #expect(made.scheduledDate == nil && made.nextTriggerDate() == start.addingTimeInterval(600 + 3600))
+        // Apps sort their pending requests by it, as on iOS.
+        try await simulator.center.add(request("b", after: 60))
+        let sorted = await simulator.center.pendingNotificationRequests().sorted {
+            ($0.trigger as! UNTimeIntervalNotificationTrigger).nextTriggerDate()! < ($1.trigger as! UNTimeIntervalNotificationTrigger).nextTriggerDate()!
+        }
+        #expect(sorted.map(\.identifier) == ["b", "a"])
     }
 }
