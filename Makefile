@@ -25,7 +25,7 @@ run: deps
 test: test-deps
 	swift build --build-tests $(SWIFT_FLAGS)
 	scripts/desktop-test-env.sh >/dev/null
-	swift test --skip-build
+	scripts/with-test-postgres.sh swift test --skip-build
 	@scripts/install-deps.sh fuzz
 	scripts/fuzz.sh --smoke
 	SWIFT_FLAGS="$(SWIFT_FLAGS)" scripts/external-package.sh

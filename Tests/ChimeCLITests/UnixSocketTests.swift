@@ -188,18 +188,22 @@ struct UnixSocketTests {
             // `chime events` as a process, read line by line until it shows the delivery.
             let out = Pipe()
             let seen = Mutex("")
-            out.fileHandleForReading.readabilityHandler = { handle in
-                let chunk = handle.availableData
-                seen.withLock { $0 += String(decoding: chunk, as: UTF8.self) }
-            }
+            let subscribers = service.engine.hub.subscriberCount
             let events = try ChildProcess(executable: BinaryTests.binary().path, arguments: ["events"] + data, stdout: .pipe(out), stderr: .pipe(out))
+            // Read by a thread that owns the pipe until `chime events` ends (not readabilityHandler,
+            // whose dispatch source could outlive the pipe).
+            _ = PipeReader(out) { chunk in seen.withLock { $0 += String(decoding: chunk, as: UTF8.self) } }
             defer {
                 // Ended and reaped, also when the test fails on the way.
                 events.signal(SIGKILL)
                 events.wait(timeout: 10)
-                out.fileHandleForReading.readabilityHandler = nil
             }
-            try await Task.sleep(for: .milliseconds(300))
+            // Its stream is listening once the engine has one more subscriber.
+            let listening = ContinuousClock.now + .seconds(30)
+            while service.engine.hub.subscriberCount <= subscribers, events.isRunning, ContinuousClock.now < listening {
+                try await Task.sleep(for: .milliseconds(10))
+            }
+            #expect(service.engine.hub.subscriberCount > subscribers, "chime events did not start listening: \(seen.withLock { $0 })")
 
             let (added, addedText, addedError) = try await run(["add", "--id", Self.chat, "--title", "From the binary"])
             #expect(added == 0, "\(addedError)")

@@ -67,7 +67,7 @@ struct PostgresRestartTests {
 
     @Test("fast and immediate shutdowns under three running nodes: nodes reconnect, nothing acknowledged is lost, nothing fires twice")
     func restarts() async throws {
-        let server = try PostgresTestServer(durable: true)
+        let server = try await PostgresTestServer.start(durable: true)
         defer { server.stop() }
         let url = try server.makeSchema()
         let stores = try (0..<3).map { _ in try PostgresStore(url: url) }
@@ -89,12 +89,12 @@ struct PostgresRestartTests {
             }
         }
         await wave("before", count: 60)
-        try server.restart(.fast)
+        try await server.restart(.fast)
         await wave("after-fast", count: 60)
         // Down for 2 s while the wave above falls due: it fires once the database is back.
-        server.halt(.immediate)
+        await server.halt(.immediate)
         try await Task.sleep(for: .seconds(2))   // the outage itself, not a wait for a state
-        try server.resume()
+        try await server.resume()
         await wave("after-immediate", count: 60)
 
         for view in seen { await view.wait(for: identifiers.count) }

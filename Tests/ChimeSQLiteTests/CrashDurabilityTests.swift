@@ -21,7 +21,7 @@ struct CrashDurabilityTests {
     }
 
     @Test("every acknowledged request survives SIGKILL at random moments (20 kills)")
-    func killNine() throws {
+    func killNine() async throws {
         let crasher = try Self.crasherURL()
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
@@ -30,15 +30,20 @@ struct CrashDurabilityTests {
         var totalAcknowledged = 0
 
         for run in 0..<20 {
-            let output = Pipe(), errors = Pipe()
-            let process = try ChildProcess(executable: crasher.path, arguments: [path, "run\(run)"], stdout: .pipe(output), stderr: .pipe(errors))
-            // Wait for the first acknowledgement, so the kill lands while it is writing.
-            var received = output.fileHandleForReading.available(within: 30)
-            Thread.sleep(forTimeInterval: Double.random(in: 0.03...0.2, using: &generator))
-            process.signal(SIGKILL)
-            guard let end = process.wait(timeout: 30) else { throw HelperTimeout(description: "run \(run) outlived SIGKILL by 30 s") }
-            received += output.fileHandleForReading.readDataToEndOfFile()
-            let stderr = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            let delay = Double.random(in: 0.03...0.2, using: &generator)
+            // The process's life, its waits and the kill on a thread of their own: they would hold
+            // one of the concurrency pool's two threads for seconds, and stall every other test.
+            let (end, received, stderr) = try await OffPool.run("test.crash") { () throws -> (ChildProcess.Termination, Data, String) in
+                let output = Pipe(), errors = Pipe()
+                let process = try ChildProcess(executable: crasher.path, arguments: [path, "run\(run)"], stdout: .pipe(output), stderr: .pipe(errors))
+                // Wait for the first acknowledgement, so the kill lands while it is writing.
+                var received = output.fileHandleForReading.available(within: 30)
+                Thread.sleep(forTimeInterval: delay)
+                process.signal(SIGKILL)
+                guard let end = process.wait(timeout: 30) else { throw HelperTimeout(description: "run \(run) outlived SIGKILL by 30 s") }
+                received += output.fileHandleForReading.readDataToEndOfFile()
+                return (end, received, String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self))
+            }
             #expect(end == .signaled(SIGKILL), "run \(run) ended by itself (\(end)): \(stderr)")
 
             // Only complete lines were acknowledged; a line cut by the kill does not count.

@@ -34,8 +34,17 @@ struct EngineCrashTests {
         return end
     }
 
+    /// Runs the helper to its end, off the concurrency pool; what it printed.
+    static func runToEnd(_ arguments: [String]) async throws -> String {
+        try await OffPool.run("test.crash") {
+            let (process, output) = try start(arguments)
+            _ = try end(process)
+            return String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        }
+    }
+
     @Test("notifications due every 3 ms, the firing process killed again and again: each delivered exactly once")
-    func firingUnderCrashes() throws {
+    func firingUnderCrashes() async throws {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
         let path = directory.path("fire.sqlite")
@@ -43,21 +52,34 @@ struct EngineCrashTests {
         var generator = SystemRandomNumberGenerator()
         var kills = 0
         var finished = false
-        for _ in 0..<40 where !finished {
-            let (process, output) = try Self.start(["fire", path, String(count)])
-            Thread.sleep(forTimeInterval: Double.random(in: 0.04...0.15, using: &generator))
-            if process.isRunning {
-                process.signal(SIGKILL)
-                kills += 1
+        for _ in 0..<80 where !finished {
+            // Killed once it has fired 1 to 24 notifications (1 to 3 transactions): at a point of
+            // its work, whatever the machine's speed, rather than after a time.
+            let firings = Int.random(in: 1...24, using: &generator)
+            // Off the concurrency pool: a run's start and waits take a thread for seconds.
+            let (killed, done) = try await OffPool.run("test.crash") { () throws -> (Bool, Bool) in
+                let (process, output) = try Self.start(["fire", path, String(count)])
+                var seen = ""
+                let deadline = Date().addingTimeInterval(30)
+                while seen.components(separatedBy: "fired").count - 1 < firings && !seen.contains("done") && Date() < deadline {
+                    let chunk = output.fileHandleForReading.available(within: deadline.timeIntervalSinceNow)
+                    if chunk.isEmpty { break }  // its end, or nothing for 30 s
+                    seen += String(decoding: chunk, as: UTF8.self)
+                }
+                var killed = false
+                if process.isRunning {
+                    process.signal(SIGKILL)
+                    killed = true
+                }
+                let end = try Self.end(process)
+                seen += String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+                return (killed, end.succeeded && seen.contains("done"))
             }
-            let end = try Self.end(process)
-            let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-            finished = end.succeeded && text.contains("done")
+            if killed { kills += 1 }
+            finished = done
         }
         if !finished {
-            let (process, output) = try Self.start(["fire", path, String(count)])
-            _ = try Self.end(process)
-            finished = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self).contains("done")
+            finished = try await Self.runToEnd(["fire", path, String(count)]).contains("done")
         }
         #expect(finished)
         #expect(kills >= 5, "the firing process was killed only \(kills) times")
@@ -78,32 +100,31 @@ struct EngineCrashTests {
     }
 
     @Test("an answer is handed over again after the app was killed before completing, once, and never after")
-    func outboxAcrossKill() throws {
+    func outboxAcrossKill() async throws {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
         let path = directory.path("outbox.sqlite")
 
-        let (first, firstOutput) = try Self.start(["outbox", path, "answer"])
-        var seen = Data()
-        let deadline = Date().addingTimeInterval(20)
-        while !String(decoding: seen, as: UTF8.self).contains("received") && Date() < deadline {
-            let chunk = firstOutput.fileHandleForReading.available(within: deadline.timeIntervalSinceNow)
-            if chunk.isEmpty { break }  // its end, or nothing for 20 s
-            seen += chunk
+        let seen = try await OffPool.run("test.crash") { () throws -> String in
+            let (first, firstOutput) = try Self.start(["outbox", path, "answer"])
+            var seen = Data()
+            let deadline = Date().addingTimeInterval(20)
+            while !String(decoding: seen, as: UTF8.self).contains("received") && Date() < deadline {
+                let chunk = firstOutput.fileHandleForReading.available(within: deadline.timeIntervalSinceNow)
+                if chunk.isEmpty { break }  // its end, or nothing for 20 s
+                seen += chunk
+            }
+            first.signal(SIGKILL)
+            _ = try Self.end(first)
+            return String(decoding: seen, as: UTF8.self)
         }
-        #expect(String(decoding: seen, as: UTF8.self).contains("received drink com.apple.UNNotificationDefaultActionIdentifier"))
-        first.signal(SIGKILL)
-        _ = try Self.end(first)
+        #expect(seen.contains("received drink com.apple.UNNotificationDefaultActionIdentifier"))
 
-        let (second, secondOutput) = try Self.start(["outbox", path, "resume"])
-        _ = try Self.end(second)
-        let resumed = String(decoding: secondOutput.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        let resumed = try await Self.runToEnd(["outbox", path, "resume"])
         #expect(resumed.components(separatedBy: "received drink").count - 1 == 1, "handed over \(resumed)")
         #expect(resumed.contains("finished"))
 
-        let (third, thirdOutput) = try Self.start(["outbox", path, "again"])
-        _ = try Self.end(third)
-        let again = String(decoding: thirdOutput.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        let again = try await Self.runToEnd(["outbox", path, "again"])
         #expect(!again.contains("received"), "handed over after it was handled: \(again)")
         #expect(again.contains("finished"))
     }

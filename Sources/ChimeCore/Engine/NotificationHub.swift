@@ -103,6 +103,10 @@ public final class NotificationHub: Sendable {
         }
     }
 
+    /// How many subscriptions the hub has (``subscribe(app:handler:)``, ``events(app:)``, each event
+    /// stream of the service): what a test waits on to know that a stream it opened is listening.
+    public var subscriberCount: Int { state.withLock { $0.subscribers.count } }
+
     /// Stops a subscription made with ``subscribe(app:handler:)``.
     public func unsubscribe(_ token: Int) {
         let removed = state.withLock { state -> Subscriber? in

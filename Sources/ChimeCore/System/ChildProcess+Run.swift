@@ -69,8 +69,8 @@ extension ChildProcess {
         }
         let child = try ChildProcess(executable: executable, arguments: arguments, environment: environment, directory: directory,
                                      stdin: stdin, stdout: .pipe(output), stderr: stderr)
-        let outputReader = PipeReader(output.fileHandleForReading)
-        let errorReader: PipeReader? = if case .captured = errors { PipeReader(errorPipe.fileHandleForReading) } else { nil }
+        let outputReader = PipeCollector(output)
+        let errorReader: PipeCollector? = if case .captured = errors { PipeCollector(errorPipe) } else { nil }
         let end = child.wait(timeout: max(0, deadline.timeIntervalSinceNow))
         let standardOutput = outputReader.finish(timeout: max(0, deadline.timeIntervalSinceNow))
         let standardError = errorReader?.finish(timeout: max(0, deadline.timeIntervalSinceNow)) ?? (data: Data(), complete: true)
@@ -92,43 +92,26 @@ extension ChildProcess {
     package static func run(_ executable: String, arguments: [String] = [], environment: [String: String]? = nil,
                             directory: String? = nil, stdin: Stream = .null, errors: ErrorOutput = .captured,
                             timeout: TimeInterval) async throws -> Output {
-        try await withCheckedThrowingContinuation { continuation in
-            let thread = Thread {
-                continuation.resume(with: Result {
-                    try run(executable, arguments: arguments, environment: environment, directory: directory, stdin: stdin,
-                            errors: errors, timeout: timeout)
-                })
-            }
-            thread.name = "chime.run"
-            thread.start()
+        try await OffPool.run("chime.run") {
+            try run(executable, arguments: arguments, environment: environment, directory: directory, stdin: stdin,
+                    errors: errors, timeout: timeout)
         }
     }
 }
 
-/// Reads a pipe to its end on a thread of its own.
-private final class PipeReader: Sendable {
+/// A pipe read to its end: what ``ChildProcess/run(_:arguments:environment:directory:stdin:errors:timeout:)`` collects.
+private final class PipeCollector: Sendable {
     private let data = Mutex(Data())
-    private let done = DispatchSemaphore(value: 0)
+    private let reader = Mutex<PipeReader?>(nil)
 
-    init(_ handle: FileHandle) {
-        let thread = Thread { [self] in
-            // read(2) itself: FileHandle's reads wait for a full buffer or the end.
-            var buffer = [UInt8](repeating: 0, count: 64 * 1024)
-            while true {
-                let count = buffer.withUnsafeMutableBytes { read(handle.fileDescriptor, $0.baseAddress, $0.count) }
-                if count < 0 && errno == EINTR { continue }
-                guard count > 0 else { break }
-                data.withLock { $0.append(contentsOf: buffer[..<count]) }
-            }
-            done.signal()
-        }
-        thread.name = "chime.read"
-        thread.start()
+    init(_ pipe: Pipe) {
+        let started = PipeReader(pipe) { [self] chunk in data.withLock { $0.append(chunk) } }
+        reader.withLock { $0 = started }
     }
 
     /// What was read, and whether the pipe reached its end within `timeout` seconds.
     func finish(timeout: TimeInterval) -> (data: Data, complete: Bool) {
-        let complete = done.wait(timeout: .now() + timeout) == .success
+        let complete = reader.withLock { $0 }?.waitForEnd(timeout: timeout) ?? true
         return (data.withLock { $0 }, complete)
     }
 }

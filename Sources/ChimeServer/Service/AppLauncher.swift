@@ -168,17 +168,6 @@ public actor AppLauncher {
 
         let output = Pipe()
         let relay = OutputRelay(app: app, logger: logger, limit: Self.loggedLines)
-        // The handler holds the pipe until the end of its output: a released `Pipe` closes its
-        // reading end, and the app would die of SIGPIPE at its next write.
-        output.fileHandleForReading.readabilityHandler = { handle in
-            let data = handle.availableData
-            if data.isEmpty {
-                handle.readabilityHandler = nil
-                _ = output
-            } else {
-                relay.feed(data)
-            }
-        }
         let process: ChildProcess
         do {
             // Started with an empty signal mask (a child of a concurrency thread would otherwise
@@ -187,10 +176,12 @@ public actor AppLauncher {
                                        stdin: .null, stdout: .pipe(output), stderr: .pipe(output))
         } catch {
             api.revokeLaunchToken(token)
-            output.fileHandleForReading.readabilityHandler = nil
             failed(app, reason: "cannot start \(command): \(error)")
             return
         }
+        // Read on a thread of its own, which holds the pipe until the end of the app's output (a
+        // released `Pipe` closes its reading end, and the app would die of SIGPIPE at its next write).
+        _ = PipeReader(output, name: "chime.launch-output") { relay.feed($0) }
         process.onExit { [weak self] end in
             relay.flush()
             guard let self else { return }

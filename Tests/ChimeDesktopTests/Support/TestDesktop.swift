@@ -36,12 +36,11 @@ final class TestProgram: Sendable {
         defer { try? errors.close() }
         child = try ChildProcess(executable: "/usr/bin/timeout", arguments: ["--kill-after=5", "900", executable] + arguments,
                                  environment: environment, stdin: .pipe(input), stdout: .pipe(output), stderr: .file(errors))
-        output.fileHandleForReading.readabilityHandler = { [weak self] handle in
-            let data = handle.availableData
-            guard let self, !data.isEmpty else {
-                handle.readabilityHandler = nil
-                return
-            }
+        // A reader thread that owns the pipe's reading end until the program's output ends (not
+        // readabilityHandler: releasing the pipe with its dispatch source armed crashed
+        // libdispatch's manager thread in the suite's teardown).
+        _ = PipeReader(output, name: "test.\(name)") { [weak self] data in
+            guard let self else { return }
             self.lines.withLock { state in
                 state.partial += String(decoding: data, as: UTF8.self)
                 while let newline = state.partial.firstIndex(of: "\n") {

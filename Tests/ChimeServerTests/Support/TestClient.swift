@@ -116,9 +116,6 @@ struct TestClient: Sendable {
     /// Runs blocking work on a thread of its own: neither the cooperative pool (the server's
     /// handlers) nor libdispatch's width-limited global queues (the engine's writer) are held up.
     static func offPool<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
-        try await withCheckedThrowingContinuation { continuation in
-            let thread = Thread { continuation.resume(with: Result { try body() }) }
-            thread.start()
-        }
+        try await OffPool.run("test.client", body)
     }
 }

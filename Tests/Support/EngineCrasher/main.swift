@@ -1,8 +1,10 @@
 // A helper for the crash tests in Tests/ChimeSQLiteTests/EngineCrashTests.swift.
 //
 //   ChimeEngineCrasher fire STORE COUNT   schedules COUNT notifications due 3 ms apart (first run
-//                                         only), fires them on the real clock, prints "done" when
-//                                         nothing is pending. Killed and restarted by the test.
+//                                         only), fires them on the real clock, 8 a transaction at
+//                                         most 200 a second, prints "fired" for each delivery and
+//                                         "done" when nothing is pending. Killed and restarted by
+//                                         the test once it has fired some.
 //   ChimeEngineCrasher outbox STORE PHASE  answer: delivers a notification, the user taps it, the
 //                                         delegate prints "received" and never completes (the test
 //                                         kills it); resume/again: a delegate that completes; prints
@@ -43,6 +45,10 @@ case "fire":
     guard let count = Int(arguments[3]) else { fail("COUNT must be a number") }
     var configuration = NotificationEngine.Configuration()
     configuration.eventRetention = 1_000_000
+    // Small transactions at most 200 a second: what a restarted run finds overdue takes many
+    // firing transactions, so the test's kill lands between or inside them, not after the end.
+    configuration.fireBatch = 8
+    configuration.firingInterval = 0.005
     let engine: NotificationEngine
     do {
         engine = NotificationEngine(store: try SQLiteStore(path: arguments[2]), policy: FixedAuthorizationPolicy(.grant),
@@ -60,6 +66,7 @@ case "fire":
         try await engine.add(requests, app: app)
         say("scheduled")
     }
+    _ = engine.subscribe(app: app) { event in if event.delivery != nil { say("fired") } }
     engine.startScheduler()
     while try await engine.pendingCount() > 0 {
         try await Task.sleep(for: .milliseconds(20))

@@ -24,18 +24,32 @@ public final class PostgresTestServer: Sendable {
     public let directory: String
     private let binaries: String
     private let runsAsPostgres: Bool
-    /// The postmaster (a new one after each ``restart(_:)``).
-    private let postmaster: Mutex<ChildProcess>
+    /// The postmaster (a new one after each ``restart(_:)``); `nil` for a server the tests did not
+    /// start (``externalPortVariable``).
+    private let postmaster: Mutex<ChildProcess?>
     private let durable: Bool
     private let stopped = Mutex(false)
     private let counter = Mutex(0)
 
     private static let sharedServer = Mutex<Result<PostgresTestServer, TestServerError>?>(nil)
 
-    /// The process's server, started on first use and stopped when the process exits.
+    /// When set (by `scripts/with-test-postgres.sh`, which `make test` runs the suite under), the
+    /// port on 127.0.0.1 of a server started before the test process: ``shared()`` uses it instead
+    /// of starting one, so no test waits for `initdb` — a start inside the process blocked the
+    /// threads of Swift's concurrency pool (two on this machine) for seconds, and service tests
+    /// timed out meanwhile.
+    public static let externalPortVariable = "CHIME_TEST_POSTGRES_PORT"
+
+    /// The process's server: the one ``externalPortVariable`` names, or one started on first use
+    /// and stopped when the process exits.
     public static func shared() throws -> PostgresTestServer {
         try sharedServer.withLock { shared -> Result<PostgresTestServer, TestServerError> in
             if let shared { return shared }
+            if let text = ProcessInfo.processInfo.environment[externalPortVariable], let port = Int(text) {
+                let external = Result { () throws(TestServerError) -> PostgresTestServer in try PostgresTestServer(external: port) }
+                shared = external
+                return external
+            }
             let result = Result { () throws(TestServerError) -> PostgresTestServer in try PostgresTestServer(durable: false) }
             if case .success = result { atexit { PostgresTestServer.stopShared() } }
             shared = result
@@ -45,6 +59,28 @@ public final class PostgresTestServer: Sendable {
 
     private static func stopShared() {
         if case .success(let server)? = sharedServer.withLock({ $0 }) { server.stop() }
+    }
+
+    /// A server of its own for one test, started on a thread outside Swift's concurrency pool (an
+    /// `initdb` and a start take seconds, which would hold one of the pool's few threads).
+    public static func start(durable: Bool) async throws -> PostgresTestServer {
+        try await offPool { () throws(TestServerError) in try PostgresTestServer(durable: durable) }
+    }
+
+    /// Runs `body` on a thread of its own and returns its result.
+    private static func offPool<T: Sendable>(_ body: @escaping @Sendable () throws(TestServerError) -> T) async throws -> T {
+        try await OffPool.run("test.postgres") { try body() }
+    }
+
+    /// A server already running on `port` (see ``externalPortVariable``): never stopped or
+    /// restarted from here.
+    private init(external port: Int) throws(TestServerError) {
+        binaries = try Self.findBinaries()
+        runsAsPostgres = getuid() == 0
+        durable = false
+        self.port = port
+        directory = ""
+        postmaster = Mutex(nil)
     }
 
     /// Starts a server.
@@ -158,7 +194,8 @@ public final class PostgresTestServer: Sendable {
     /// Calling it again does nothing.
     public func stop() {
         guard stopped.withLock({ stopped in defer { stopped = true }; return !stopped }) else { return }
-        postmaster.withLock { Self.end($0, signal: SIGINT) }
+        guard let process = postmaster.withLock({ $0 }) else { return }
+        Self.end(process, signal: SIGINT)
         try? FileManager.default.removeItem(atPath: directory)
     }
 
@@ -173,23 +210,30 @@ public final class PostgresTestServer: Sendable {
 
     /// Stops the server as `shutdown` says and starts it again on the same port and data, waiting
     /// until it accepts connections again (at most 60 s). Connections open before are broken.
-    public func restart(_ shutdown: Shutdown) throws(TestServerError) {
-        halt(shutdown)
-        try resume()
+    /// Runs on a thread of its own (see ``start(durable:)``).
+    public func restart(_ shutdown: Shutdown) async throws {
+        await halt(shutdown)
+        try await resume()
     }
 
-    /// Stops the server as `shutdown` says, keeping its data; ``resume()`` starts it again.
-    public func halt(_ shutdown: Shutdown) {
-        postmaster.withLock { Self.end($0, signal: shutdown == .fast ? SIGINT : SIGQUIT) }
+    /// Stops the server as `shutdown` says, keeping its data; ``resume()`` starts it again. Runs on
+    /// a thread of its own.
+    public func halt(_ shutdown: Shutdown) async {
+        _ = try? await Self.offPool { [self] () throws(TestServerError) in
+            if let process = postmaster.withLock({ $0 }) { Self.end(process, signal: shutdown == .fast ? SIGINT : SIGQUIT) }
+        }
     }
 
     /// Starts the server ``halt(_:)`` stopped, on the same port and data, and waits until it
-    /// accepts connections (at most 60 s).
-    public func resume() throws(TestServerError) {
-        try postmaster.withLock { process throws(TestServerError) in
-            guard process.exited != nil else { return }
-            process = try Self.startPostmaster(binaries: binaries, directory: directory, port: port, durable: durable,
-                                               asPostgres: runsAsPostgres)
+    /// accepts connections (at most 60 s), on a thread of its own.
+    public func resume() async throws {
+        try await Self.offPool { [self] () throws(TestServerError) in
+            try postmaster.withLock { process throws(TestServerError) in
+                guard let current = process else { throw TestServerError("a server the tests did not start is not restarted") }
+                guard current.exited != nil else { return }
+                process = try Self.startPostmaster(binaries: binaries, directory: directory, port: port, durable: durable,
+                                                   asPostgres: runsAsPostgres)
+            }
         }
     }
 
