@@ -85,7 +85,7 @@ let package = Package(
         // The notification center as a service: HTTP API, APNs-compatible endpoint, events, web center.
         .target(name: "ChimeServer", dependencies: ["ChimeCore", "ChimeCrypto", "ChimeSQLite", "ChimePostgres", "ChimeDesktop", "CMicroHTTPD", "CQREncode"]),
         // The command-line tool and daemon.
-        .target(name: "ChimeCLI", dependencies: ["ChimeServer", "ChimeCore", "ChimeSQLite", "Chime", "ChimeHTTP"], plugins: ["ChimeBuildInfo"]),
+        .target(name: "ChimeCLI", dependencies: ["ChimeServer", "ChimeCore", "ChimeCrypto", "ChimeSQLite", "Chime", "ChimeHTTP"], plugins: ["ChimeBuildInfo"]),
         // Stamps the CLI with the git commit it was built from (`chime --version`).
         .plugin(name: "ChimeBuildInfo", capability: .buildTool()),
         .executableTarget(name: "chime", dependencies: ["ChimeCLI"]),
@@ -119,7 +119,10 @@ let package = Package(
         .testTarget(name: "ChimeCoreTests", dependencies: ["ChimeCore"]),
         // Published vectors (RFC 7515, 5869, 8291, the GCM spec) and Python's cryptography, PyJWT and http_ece
         // (Tests/Support/CryptoInterop, a virtual environment scripts/crypto-test-env.sh makes).
-        .testTarget(name: "ChimeCryptoTests", dependencies: ["ChimeCrypto", "ChimeCore"]),
+        .testTarget(name: "ChimeCryptoTests", dependencies: ["ChimeCrypto", "ChimeCore", "CryptoInterop"]),
+        // Runs Tests/Support/CryptoInterop/interop.py (cryptography, PyJWT, http_ece) for the crypto and provider-token tests.
+        .target(name: "CryptoInterop", dependencies: ["ChimeCore"], path: "Tests/Support/CryptoInterop",
+                exclude: ["interop.py", "requirements.txt"]),
         // Starts a PostgreSQL server of its own (Debian's postgresql) for tests and benchmarks.
         .target(name: "PostgresTestServer", dependencies: ["ChimeCore"], path: "Tests/Support/PostgresTestServer"),
         // Killed with SIGKILL by ChimeSQLiteTests' durability test.
@@ -139,7 +142,7 @@ let package = Package(
         // Started by the service in ChimeServerTests' background-launch tests, as an app would be.
         .executableTarget(name: "ChimeLaunchedApp", dependencies: ["Chime"], path: "Tests/Support/LaunchedApp"),
         .testTarget(name: "ChimeServerTests", dependencies: ["ChimeServer", "ChimeCore", "ChimeSQLite", "Chime", "ChimeHTTP", "ChimeLaunchedApp", "PostgresTestServer", "chime",
-                                                            "ChimeTesting"]),
+                                                            "ChimeTesting", "ChimeCrypto", "CryptoInterop"]),
         // Against real notification servers the tests start: dbus-daemon, Xvfb, dunst, and a small
         // inline-reply server of their own (Tests/ChimeDesktopTests/Servers).
         .testTarget(name: "ChimeDesktopTests", dependencies: ["ChimeDesktop", "ChimeCore", "ChimeSQLite", "ChimeServer", "Chime",

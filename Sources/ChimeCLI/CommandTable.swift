@@ -1,4 +1,5 @@
 import ChimeCore
+import ChimeCrypto
 import ChimeHTTP
 import ChimeServer
 import Foundation
@@ -168,15 +169,22 @@ extension CLI {
 
     static let apps = Command(
         name: "apps", summary: "register apps, answer their permission requests, rotate their tokens, set their launch commands",
-        usage: "chime apps add|list|set|remove|rotate-token|allow|deny [BUNDLE_IDENTIFIER] [--launch 'COMMAND' | --no-launch]",
+        usage: "chime apps add|list|set|remove|rotate-token|allow|deny [BUNDLE_IDENTIFIER] [--launch 'COMMAND' | --no-launch] "
+            + "[--apns-key AuthKey_KEYID.p8 --key-id KEYID --team-id TEAMID | --team-id TEAMID | --no-apns]",
         examples: ["chime apps add com.example.alarm", "chime apps add com.example.alarm --json", "chime apps list",
                    "chime apps add com.example.organizer --launch '/opt/organizer/bin/organizer'",
                    "chime apps set com.example.organizer --launch 'organizer --tasks \"/srv/my tasks.json\"'",
                    "chime apps set com.example.organizer --no-launch",
+                   "chime apps set com.example.alarm --apns-key AuthKey_ABCDE12345.p8 --key-id ABCDE12345 --team-id TEAM123456",
+                   "chime apps set com.example.organizer --team-id TEAM123456",
                    "chime apps allow com.example.alarm", "chime apps rotate-token com.example.alarm", "chime apps remove com.example.alarm"],
         options: [
             .value("launch", "with add or set: the command the service starts to hand the app an answer while it is not running (split into words like a shell, but run without one)"),
             .flag("no-launch", "with set: no command; answers wait until the app runs"),
+            .value("apns-key", "with set: the team's APNs key (the .p8 file from Apple); only its public key is sent to the service and kept"),
+            .value("key-id", "with --apns-key: the key's id (the JWT's kid)"),
+            .value("team-id", "with set: the team id (the JWT's iss); alone, it makes the app one of the team's, so its keys may push to it"),
+            .flag("no-apns", "with set: no provider key or team; providers push with the app's token"),
             .flag("token-only", "with add or rotate-token: print only the token, for scripts: TOKEN=$(chime apps add APP --token-only)"),
         ],
         run: { arguments, cli in
@@ -189,6 +197,7 @@ extension CLI {
             if arguments.value("launch") != nil || arguments.has("no-launch"), action != "add" && action != "set" {
                 throw UsageError("--launch and --no-launch go with `chime apps add` or `chime apps set`")
             }
+            let apns = try apnsProvider(arguments, action: action)
             // The command is checked here as the service checks it, so a mistake is a usage error.
             var launch: JSONValue?
             if let text = arguments.value("launch") {
@@ -232,14 +241,23 @@ extension CLI {
                     }
                 }
             case "set":
-                guard (launch != nil) != arguments.has("no-launch") else {
-                    throw UsageError("say what to set: --launch 'COMMAND' or --no-launch")
+                guard !(launch != nil && arguments.has("no-launch")), launch != nil || arguments.has("no-launch") || apns != nil else {
+                    throw UsageError("say what to set: --launch 'COMMAND' or --no-launch, or --apns-key FILE --key-id ID --team-id TEAM, --team-id TEAM or --no-apns")
                 }
-                let response = try await client.send(.updateApp, ["app": bundle], json: ["launch": launch ?? .null])
+                var body: JSONObject = [:]
+                if launch != nil || arguments.has("no-launch") { body["launch"] = launch ?? .null }
+                if let apns { body["apns"] = apns }
+                let response = try await client.send(.updateApp, ["app": bundle], json: .object(body))
                 if arguments.has("json") { cli.printJSON(response); return 0 }
+                if let team = apns?["teamId"]?.stringValue {
+                    let key = apns?["keyId"]?.stringValue.map { " (key \($0) registered here)" } ?? ""
+                    cli.write("\(bundle): an app of team \(team)\(key); provider tokens from the team's keys may push to it.")
+                } else if apns != nil {
+                    cli.write("\(bundle): no provider key or team; providers push with the app's token.")
+                }
                 if let words = launch?.arrayValue.compactMap(\.stringValue), let command = try? LaunchCommand(arguments: words) {
                     cli.write("\(bundle): answers given while it is not running start \(command)")
-                } else {
+                } else if arguments.has("no-launch") {
                     cli.write("\(bundle): no launch command; answers wait in its outbox until it runs.")
                 }
             case "remove":
@@ -314,6 +332,42 @@ extension CLI {
         """
 
     /// A file's contents, or a failure naming the file and the system's reason.
+    /// `apns` for `PATCH /v1/apps/{app}` from `--apns-key FILE --key-id ID --team-id TEAM`,
+    /// `--team-id TEAM` or `--no-apns` (nil when none is given). The `.p8` file is read here and only
+    /// its public key goes to the service: the private key never leaves this machine.
+    static func apnsProvider(_ arguments: ParsedArguments, action: String) throws -> JSONValue? {
+        let file = arguments.value("apns-key"), keyID = arguments.value("key-id"), team = arguments.value("team-id")
+        let given = file != nil || keyID != nil || team != nil || arguments.has("no-apns")
+        guard given else { return nil }
+        guard action == "set" else { throw UsageError("--apns-key, --key-id, --team-id and --no-apns go with `chime apps set`") }
+        if arguments.has("no-apns") {
+            guard file == nil, keyID == nil, team == nil else { throw UsageError("--no-apns goes alone, without --apns-key, --key-id or --team-id") }
+            return .null
+        }
+        guard let team else { throw UsageError("give the team id with --team-id TEAMID (the JWT's iss; 10 characters at Apple)") }
+        guard APNsProvider.isIdentifier(team) else { throw UsageError("--team-id \(team) is not a team id: 1 to 64 letters and digits") }
+        var object: JSONObject = ["teamId": .string(team)]
+        switch (file, keyID) {
+        case (nil, nil): break
+        case (let file?, let keyID?):
+            guard APNsProvider.isIdentifier(keyID) else { throw UsageError("--key-id \(keyID) is not a key id: 1 to 64 letters and digits") }
+            let text = String(decoding: try readFile(file, what: "the APNs key file"), as: UTF8.self)
+            let key: P256PrivateKey
+            do { key = try P256PrivateKey(pemRepresentation: text) } catch {
+                throw UsageError("\(file) is not an APNs key (a .p8 file: a P-256 private key in PEM): \(error.message)")
+            }
+            object["keyId"] = .string(keyID)
+            object["key"] = .string(key.publicKey.pemRepresentation)
+        case (nil, _?): throw UsageError("--key-id goes with --apns-key AuthKey_KEYID.p8")
+        case (_?, nil):
+            let guess = file.map { ($0 as NSString).lastPathComponent }.flatMap { name -> String? in
+                name.hasPrefix("AuthKey_") && name.hasSuffix(".p8") ? String(name.dropFirst(8).dropLast(3)) : nil
+            }
+            throw UsageError("give the key's id with --key-id" + (guess.map { " (the file's name says \($0))" } ?? ""))
+        }
+        return .object(object)
+    }
+
     static func readFile(_ path: String, what: String) throws -> Data {
         if let data = FileManager.default.contents(atPath: path) { return data }
         let reason: String

@@ -20,7 +20,7 @@ struct RecordCodecTests {
         content.attachments[1].thumbnailTime = 2.5
         let request = NotificationRequest(identifier: "thumb", content: content, trigger: .timeInterval(5, repeats: false))
         let bytes = RecordCodec.encode(request)
-        #expect(bytes.first == RecordCodec.formatVersion)
+        #expect(bytes.first == 2)
         #expect(try RecordCodec.decodeRequest(bytes) == request)
         let delivered = DeliveredNotification(request: request, date: Date(timeIntervalSince1970: 1_780_000_000))
         #expect(try RecordCodec.decodeDelivered(RecordCodec.encode(delivered)) == delivered)
@@ -112,6 +112,41 @@ struct RecordCodecTests {
                                payload: .delivered(Delivery(notification: Samples.delivered("b", at: 0), category: nil,
                                                             settings: NotificationSettings(), presentation: [])))
         #expect(try RecordCodec.decodeEvent(RecordCodec.encode(bare)) == bare)
+    }
+
+    @Test("an app's APNs provider team and key round-trip in format 3; without them an app record stays format 1")
+    func apnsProvider() throws {
+        var app = Samples.app("com.example.provider")
+        #expect(RecordCodec.encode(app).first == 1)
+        app.apnsProvider = APNsProvider(teamID: "TEAM123456")
+        #expect(RecordCodec.encode(app).first == 3)
+        #expect(try RecordCodec.decodeApp(RecordCodec.encode(app)) == app)
+        app.apnsProvider?.key = .init(id: "KEY1234567", publicKey: [4] + (1...64).map { UInt8($0) })
+        app.launchCommand = try LaunchCommand(parsing: "organizer --answer")
+        let bytes = RecordCodec.encode(app)
+        #expect(try RecordCodec.decodeApp(bytes) == app)
+        for length in 0..<bytes.count {
+            #expect(throws: ChimeError.self, "length \(length)") { try RecordCodec.decodeApp(Array(bytes.prefix(length))) }
+        }
+    }
+
+    /// App records as earlier versions wrote them (from the fixtures' stores): kind `app` (store v1)
+    /// and kind `appLaunch` (store v3), both format 1.
+    @Test("app records written before format 3 still decode, without a provider key", arguments: [
+        "010513636F6D2E6578616D706C652E66697874757265030201020201020201020101020102870201054061626162616261626162616261626162616261626162616261626162616261626162616261626162616261626162616261626162616261626162616261626162010A7368613235363A616263000020808CFFC641",
+        "010913636F6D2E6578616D706C652E66697874757265030201020201020201020101020102870201054061626162616261626162616261626162616261626162616261626162616261626162616261626162616261626162616261626162616261626162616261626162010A7368613235363A616263000020808CFFC64100",
+    ])
+    func oldAppRecords(hex: String) throws {
+        var bytes: [UInt8] = []
+        var index = hex.startIndex
+        while index < hex.endIndex {
+            let next = hex.index(index, offsetBy: 2)
+            bytes.append(try #require(UInt8(hex[index..<next], radix: 16)))
+            index = next
+        }
+        let app = try RecordCodec.decodeApp(bytes)
+        #expect(app == Samples.app("com.example.fixture"))
+        #expect(app.apnsProvider == nil)
     }
 
     @Test("every truncation of a record throws notAStore instead of crashing")

@@ -288,7 +288,16 @@ extension AppRecord {
             "requestedOptions": JSONMapping.json(requestedOptions, table: UNAuthorizationOptions.names),
             "settings": settings.json,
             "launch": launchCommand.map { .array($0.arguments.map(JSONValue.string)) } ?? .null,
+            "apns": apnsProvider?.json ?? .null,
         ]
+    }
+}
+
+extension APNsProvider {
+    /// `{"teamId", "keyId", "publicKey"}`: the key's public point in base64url (null without a key).
+    public var json: JSONValue {
+        ["teamId": .string(teamID), "keyId": key.map { .string($0.id) } ?? .null,
+         "publicKey": key.map { .string(Base64URL.encode($0.publicKey)) } ?? .null]
     }
 }
 

@@ -15,9 +15,14 @@ import Foundation
 /// ```
 public enum RecordCodec {
     /// The format written by this version. A later format adds a new number and keeps reading the
-    /// old ones. Version 2 adds attachments' thumbnail options; a record is written as version 1
-    /// when it has none, so stores that use no thumbnail options stay readable by earlier Chimes.
-    public static let formatVersion: UInt8 = 2
+    /// old ones. Version 2 adds attachments' thumbnail options; version 3 adds an app's APNs
+    /// provider team and key. A record is written in the lowest version that holds what it has, so
+    /// stores that use neither stay readable by earlier Chimes.
+    public static let formatVersion: UInt8 = 3
+    /// The format that added thumbnail options.
+    static let thumbnailVersion: UInt8 = 2
+    /// The format that added app records' ``AppRecord/apnsProvider``.
+    static let apnsProviderVersion: UInt8 = 3
     /// The format of records without thumbnail options.
     static let baseVersion: UInt8 = 1
 
@@ -134,6 +139,11 @@ public enum RecordCodec {
         return try decode(buffer, .appLaunch) { reader in
             var record = try reader.app()
             record.launchCommand = try reader.flag() ? LaunchCommand(stored: try reader.strings()) : nil
+            if reader.version >= apnsProviderVersion {
+                var provider = APNsProvider(teamID: try reader.string())
+                if try reader.flag() { provider.key = .init(id: try reader.string(), publicKey: [UInt8](try reader.data())) }
+                record.apnsProvider = provider
+            }
             return record
         }
     }
@@ -314,7 +324,7 @@ extension RecordCodec {
             string(c.launchImageName)
             dictionary(c.userInfo)
             // A record holds one content at most, so the version can still change here.
-            if c.attachments.contains(where: \.hasThumbnailOptions) { bytes[0] = RecordCodec.formatVersion }
+            if c.attachments.contains(where: \.hasThumbnailOptions) { bytes[0] = RecordCodec.thumbnailVersion }
             let withOptions = bytes[0] >= 2
             varint(UInt64(c.attachments.count))
             for attachment in c.attachments {
@@ -439,6 +449,11 @@ extension RecordCodec {
             optionalString(a.tokenHash)
             date(a.created)
             if let launch = a.launchCommand { byte(1); strings(launch.arguments) } else { byte(0) }
+            if let provider = a.apnsProvider {
+                bytes[0] = RecordCodec.apnsProviderVersion
+                string(provider.teamID)
+                if let key = provider.key { byte(1); string(key.id); data(Data(key.publicKey)) } else { byte(0) }
+            }
         }
 
         mutating func settings(_ s: NotificationSettings) {

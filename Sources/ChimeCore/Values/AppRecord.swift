@@ -21,6 +21,8 @@ public struct AppRecord: Sendable, Hashable {
     /// The command the service starts to hand the app an answer while it has no open event stream
     /// (service mode, set by the owner only; an app's own token can never change it).
     public var launchCommand: LaunchCommand?
+    /// The team and provider key APNs providers authenticate with (set by the owner only).
+    public var apnsProvider: APNsProvider?
 
     public init(bundleIdentifier: String, created: Date, deviceToken: String) {
         self.bundleIdentifier = bundleIdentifier
@@ -32,5 +34,6 @@ public struct AppRecord: Sendable, Hashable {
         self.tokenHash = nil
         self.created = created
         self.launchCommand = nil
+        self.apnsProvider = nil
     }
 }

@@ -5,8 +5,9 @@ import Foundation
 /// delivered notification through the same decoder as the simulator's `push`.
 ///
 /// Checks, in order: path (`BadPath`), method (`MethodNotAllowed`), the Bearer token
-/// (`MissingProviderToken`, `InvalidProviderToken`), the topic (`MissingTopic`, `BadTopic`,
-/// `TopicDisallowed`), the device token (`BadDeviceToken`, `DeviceTokenNotForTopic`), the headers
+/// (`MissingProviderToken`, `InvalidProviderToken`), the topic (`MissingTopic`, `TopicDisallowed`),
+/// a provider token (`InvalidProviderToken`, `ExpiredProviderToken`, `TopicDisallowed`,
+/// `TooManyProviderTokenUpdates`: ``ProviderTokens``), the topic's app (`BadTopic`), the device token (`BadDeviceToken`, `DeviceTokenNotForTopic`), the headers
 /// (`InvalidPushType`, `BadMessageId`, `BadExpirationDate`, `BadPriority`, `BadCollapseId`), and the
 /// payload (`PayloadEmpty`, `PayloadTooLarge`).
 struct APNsEndpoint {
@@ -73,18 +74,23 @@ struct APNsEndpoint {
             throw Failure("MethodNotAllowed", 405, "only POST is allowed")
         }
 
-        // Authentication: the app's token (its own topic only) or the owner token (any topic).
+        // Authentication: a provider token (an ES256 JWT: a registered team key's, for its team's
+        // apps), the app's token (its own topic only) or the owner token (any topic). Chime's
+        // tokens are hexadecimal, so a token with a '.' is a JWT.
         guard let token = api.bearerToken(request) else {
-            throw Failure("MissingProviderToken", 403, "no Authorization: Bearer <app token> header")
+            throw Failure("MissingProviderToken", 403,
+                          "no authorization: bearer <token> header; send a provider token (an ES256 JWT signed with the team's key) or the app's token")
         }
-        let hash = Tokens.hash(token)
-        let isOwner = !token.isEmpty && Tokens.equal(hash, api.ownerTokenHash)
+        let providerToken = token.contains(".")
         var caller: String?
-        if !isOwner {
-            guard !token.isEmpty, let app = try await api.owner(ofTokenHash: hash) else {
-                throw Failure("InvalidProviderToken", 403, "the provider token is not valid; use the app's token")
+        if !providerToken {
+            let hash = Tokens.hash(token)
+            if token.isEmpty || !Tokens.equal(hash, api.ownerTokenHash) {
+                guard !token.isEmpty, let app = try await api.owner(ofTokenHash: hash) else {
+                    throw Failure("InvalidProviderToken", 403, "the token is neither a provider token (a JWT) nor a registered app's token")
+                }
+                caller = app
             }
-            caller = app
         }
 
         guard let topic = request.header("apns-topic"), !topic.isEmpty else {
@@ -93,7 +99,15 @@ struct APNsEndpoint {
         if let caller, caller != topic {
             throw Failure("TopicDisallowed", 400, "this token may push only to \(caller)")
         }
-        guard let app = try await api.lookup(topic) else {
+        let found = try await api.lookup(topic)
+        if providerToken {
+            do {
+                try await api.providerTokens.check(token, topic: found, now: api.engine.clock.now) { try await api.engine.apps() }
+            } catch let refusal as ProviderTokens.Refusal {
+                throw Failure(refusal.reason, refusal.status, refusal.message)
+            }
+        }
+        guard let app = found else {
             throw Failure("BadTopic", 400, "no app \(topic.prefix(255)) is registered")
         }
 

@@ -1,4 +1,5 @@
 import ChimeCore
+import ChimeCrypto
 import Foundation
 
 /// The app routes: registering, reading, changing and removing apps, their tokens.
@@ -32,14 +33,72 @@ extension ChimeAPI {
         json(try await engine.app(route["app"]).json, route: route)
     }
 
-    /// `PATCH /v1/apps/{app}` `{"launch": …}`: sets or clears the background-launch command.
+    /// `PATCH /v1/apps/{app}` `{"launch": …, "apns": …}`: sets or clears the background-launch
+    /// command and the APNs provider team and key (either or both).
     func updateApp(_ request: HTTPRequest, route: Route) async throws -> HTTPResponse {
-        let object = try Fields(try jsonBody(request), accepted: ["launch"])
-        guard let value = object.object["launch"] else {
-            throw APIError.badRequest("invalidValue", "launch is missing; give a command line, an array of words, or null to remove it",
-                                      field: "launch")
+        let object = try Fields(try jsonBody(request), accepted: ["launch", "apns"])
+        let launch = object.object["launch"], apns = object.object["apns"]
+        guard launch != nil || apns != nil else {
+            throw APIError.badRequest("invalidValue", "say what to change: launch (a command line, an array of words, or null to remove it) "
+                                      + "or apns ({\"teamId\", \"keyId\", \"key\"}, {\"teamId\"}, or null)", field: "launch")
         }
-        return json(try await engine.setLaunchCommand(try LaunchCommand.decode(value), app: route["app"]).json, route: route)
+        let command = try launch.map { value throws(ChimeError) in try LaunchCommand.decode(value) }
+        let provider = try apns.map { try Self.decodeAPNsProvider($0) }
+        let app = route["app"]
+        let record = try await engine.perform { core in
+            guard var record = try core.store.app(app) else {
+                throw ChimeError(.notFound, field: "app", "no app \(app); register it with `chime apps add \(app)`")
+            }
+            if let command { record.launchCommand = command }
+            if let provider { record.apnsProvider = provider }
+            try core.putApp(record)
+            return record
+        }
+        return json(record.json, route: route)
+    }
+
+    /// `apns`: `{"teamId": T, "keyId": K, "key": PEM}` (a `.p8` private key or a SubjectPublicKeyInfo
+    /// public key; only the public key is kept), `{"teamId": T}` (an app of team T, with no key of
+    /// its own), or null (neither: nil).
+    static func decodeAPNsProvider(_ value: JSONValue) throws -> APNsProvider? {
+        if case .null = value { return nil }
+        let object: Fields
+        do {
+            object = try Fields(value, accepted: ["teamId", "keyId", "key"])
+        } catch var error as APIError {
+            error.field = "apns" + (error.field.map { ".\($0)" } ?? "")
+            error.message = "apns: " + error.message
+            throw error
+        }
+        let team = try object.string("teamId")
+        guard let team, APNsProvider.isIdentifier(team) else {
+            throw APIError.badRequest("invalidValue", "apns.teamId must be the team id: 1 to 64 letters and digits (Apple's are 10, as ABCDE12345)",
+                                      field: "apns.teamId")
+        }
+        var provider = APNsProvider(teamID: team)
+        switch (try object.string("keyId"), try object.string("key")) {
+        case (nil, nil):
+            break
+        case (let id?, let pem?):
+            guard APNsProvider.isIdentifier(id) else {
+                throw APIError.badRequest("invalidValue", "apns.keyId must be the key id: 1 to 64 letters and digits (Apple's are 10)", field: "apns.keyId")
+            }
+            let publicKey: P256PublicKey
+            if let key = try? P256PrivateKey(pemRepresentation: pem) {
+                publicKey = key.publicKey
+            } else if let key = try? P256PublicKey(pemRepresentation: pem) {
+                publicKey = key
+            } else {
+                throw APIError.badRequest("invalidValue", "apns.key must be a P-256 key in PEM: the .p8 file's text (-----BEGIN PRIVATE KEY-----) "
+                                          + "or its public key (-----BEGIN PUBLIC KEY-----)", field: "apns.key")
+            }
+            provider.key = APNsProvider.Key(id: id, publicKey: publicKey.rawRepresentation)
+        case (nil, _?):
+            throw APIError.badRequest("invalidValue", "apns.keyId is missing: give the key id with the key", field: "apns.keyId")
+        case (_?, nil):
+            throw APIError.badRequest("invalidValue", "apns.key is missing: give the key (the .p8 file's text) with its id", field: "apns.key")
+        }
+        return provider
     }
 
     func removeApp(_ request: HTTPRequest, route: Route) async throws -> HTTPResponse {

@@ -31,6 +31,8 @@ public final class ChimeAPI: HTTPHandler {
     let channels: AppChannels
     /// Every app's token hash: an app's request is authorized in O(1), off the engine's writer.
     let tokens = TokenIndex()
+    /// APNs provider tokens: which token each registered team key uses, since when.
+    let providerTokens = ProviderTokens()
     private let tokensLoading = Mutex<Task<Void, any Error>?>(nil)
     /// The `Host` names answered (``HostNames``); `nil`: every one (a Unix socket, in-process use).
     let hostNames: HostNames?

@@ -312,8 +312,8 @@ enum OpenAPIDocument {
       },
       "patch": {
         "operationId": "updateApp",
-        "summary": "Set or clear the app's background-launch command (owner)",
-        "description": "When the service holds an answer for the app and the app has no open event stream, it starts this command with CHIME_SERVICE, CHIME_APP_TOKEN (valid for that launch only), CHIME_BUNDLE_IDENTIFIER and CHIME_LAUNCH_REASON=response; one launch at a time, stopped after --launch-timeout, retried with back-off while answers wait. An app's own token cannot change it.",
+        "summary": "Set or clear the app's background-launch command and APNs provider key (owner)",
+        "description": "When the service holds an answer for the app and the app has no open event stream, it starts this command with CHIME_SERVICE, CHIME_APP_TOKEN (valid for that launch only), CHIME_BUNDLE_IDENTIFIER and CHIME_LAUNCH_REASON=response; one launch at a time, stopped after --launch-timeout, retried with back-off while answers wait. An app's own token cannot change it. With apns, the app's APNs provider team and key: providers then push to POST /3/device/{token} with authorization: bearer <an ES256 JWT whose kid is a key registered for the team, iss the team id>; any key of the team may push to every app of the team. Only the key's public half is kept (give the .p8 file's text or its public key); the CLI sends only the public key.",
         "requestBody": {
           "required": true,
           "content": {
@@ -2137,7 +2137,7 @@ enum OpenAPIDocument {
             }
           },
           "400": {
-            "description": "Apple's reasons: BadDeviceToken, DeviceTokenNotForTopic, MissingTopic, BadTopic, TopicDisallowed, PayloadEmpty, BadPriority, BadExpirationDate, BadCollapseId, InvalidPushType, BadMessageId; BadRequest for a request whose framing is broken (the connection is then closed).",
+            "description": "Apple's reasons: BadDeviceToken, DeviceTokenNotForTopic, MissingTopic, BadTopic, TopicDisallowed (another app's token, or a provider key of another team), PayloadEmpty, BadPriority, BadExpirationDate, BadCollapseId, InvalidPushType, BadMessageId; BadRequest for a request whose framing is broken (the connection is then closed).",
             "content": {
               "application/json": {
                 "schema": {
@@ -2147,7 +2147,7 @@ enum OpenAPIDocument {
             }
           },
           "403": {
-            "description": "MissingProviderToken or InvalidProviderToken.",
+            "description": "MissingProviderToken (no authorization), InvalidProviderToken (not a JWT or Chime token, unknown kid, wrong iss, a signature that does not verify, alg other than ES256, no iat or one in the future), ExpiredProviderToken (iat more than an hour ago).",
             "content": {
               "application/json": {
                 "schema": {
@@ -2199,6 +2199,16 @@ enum OpenAPIDocument {
           "421": {
             "$ref": "#/components/responses/MisdirectedRequest"
           },
+          "429": {
+            "description": "TooManyProviderTokenUpdates: a new provider token for the same key less than 20 minutes after the last.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/APNsError"
+                }
+              }
+            }
+          },
           "431": {
             "description": "The request head is over 16 KiB (reason BadRequest); the connection is closed.",
             "content": {
@@ -2240,7 +2250,7 @@ enum OpenAPIDocument {
             }
           }
         },
-        "description": "Authorization: Bearer <the app's token> (or the owner token). Answers as Apple's provider API.",
+        "description": "Authorization: bearer <a provider token> — an ES256 JWT (header kid: a key registered with PATCH /v1/apps/{app} apns, claims iss: its team id, iat: when it was made), valid for an hour, renewed at most every 20 minutes per key, for every app of the key's team — or Bearer <the app's token> (or the owner token). Answers as Apple's provider API.",
         "parameters": [
           {
             "name": "apns-topic",
@@ -3142,7 +3152,8 @@ enum OpenAPIDocument {
           "promptPending",
           "requestedOptions",
           "settings",
-          "launch"
+          "launch",
+          "apns"
         ],
         "properties": {
           "bundleIdentifier": {
@@ -3180,6 +3191,17 @@ enum OpenAPIDocument {
                 "items": {
                   "type": "string"
                 }
+              },
+              {
+                "type": "null"
+              }
+            ]
+          },
+          "apns": {
+            "description": "The app's APNs provider team and key (set by the owner only), or null.",
+            "oneOf": [
+              {
+                "$ref": "#/components/schemas/APNsProvider"
               },
               {
                 "type": "null"
@@ -4543,13 +4565,22 @@ enum OpenAPIDocument {
       },
       "AppUpdate": {
         "type": "object",
-        "required": [
-          "launch"
-        ],
+        "minProperties": 1,
         "additionalProperties": false,
         "properties": {
           "launch": {
             "$ref": "#/components/schemas/LaunchCommand"
+          },
+          "apns": {
+            "oneOf": [
+              {
+                "$ref": "#/components/schemas/APNsProviderUpdate"
+              },
+              {
+                "type": "null"
+              }
+            ],
+            "description": "The app's APNs provider team and key; null: none (providers push with the app's token)."
           }
         }
       },
@@ -4697,6 +4728,71 @@ enum OpenAPIDocument {
           "removed": {
             "type": "integer",
             "description": "The id of the entry removed."
+          }
+        }
+      },
+      "APNsProviderUpdate": {
+        "type": "object",
+        "required": [
+          "teamId"
+        ],
+        "additionalProperties": false,
+        "description": "teamId alone makes the app one of the team's (keys registered on its other apps may push to it); with keyId and key, the key is registered on this app.",
+        "properties": {
+          "teamId": {
+            "type": "string",
+            "pattern": "^[A-Za-z0-9]{1,64}$",
+            "description": "The team id: the provider token's iss.",
+            "examples": [
+              "TEAM123456"
+            ]
+          },
+          "keyId": {
+            "type": "string",
+            "pattern": "^[A-Za-z0-9]{1,64}$",
+            "description": "The key id: the provider token's kid.",
+            "examples": [
+              "ABCDE12345"
+            ]
+          },
+          "key": {
+            "type": "string",
+            "description": "The key in PEM: the .p8 file's text (PKCS#8 P-256 private key) or its SubjectPublicKeyInfo public key. Only the public key is kept."
+          }
+        },
+        "dependentRequired": {
+          "keyId": [
+            "key"
+          ],
+          "key": [
+            "keyId"
+          ]
+        }
+      },
+      "APNsProvider": {
+        "type": "object",
+        "required": [
+          "teamId",
+          "keyId",
+          "publicKey"
+        ],
+        "properties": {
+          "teamId": {
+            "type": "string"
+          },
+          "keyId": {
+            "type": [
+              "string",
+              "null"
+            ],
+            "description": "The key registered on this app, if any."
+          },
+          "publicKey": {
+            "type": [
+              "string",
+              "null"
+            ],
+            "description": "The key's public point (uncompressed P-256, base64url)."
           }
         }
       }

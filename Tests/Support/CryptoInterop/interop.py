@@ -9,8 +9,11 @@ on standard output, and exits 1 with the reason on standard error when a check f
     interop.py verify-jwt PUBLIC_PEM TOKEN       PyJWT's verification (ES256 only): {"header": …, "claims": …}
     interop.py make-subscription                 a user agent's keys: {"private": base64url d, "p256dh": …, "auth": …}
     interop.py decrypt-web-push PRIVATE AUTH BODY  http_ece's aes128gcm decryption: {"plaintext": base64url}
+    interop.py push PORT PATH TOPIC TOKEN BODY   a push as a provider sends it, over HTTP/1.1 with http.client:
+                                                 {"status": …, "body": …, "apns-id": …}
 """
 import base64
+import http.client
 import json
 import os
 import sys
@@ -55,6 +58,15 @@ def main(command: str, *arguments: str) -> dict:
         key = ec.derive_private_key(int.from_bytes(unb64(private), "big"), ec.SECP256R1())
         plaintext = http_ece.decrypt(unb64(body), private_key=key, auth_secret=unb64(auth), version="aes128gcm")
         return {"plaintext": b64(plaintext)}
+    if command == "push":
+        port, path, topic, token, body = arguments
+        connection = http.client.HTTPConnection("127.0.0.1", int(port), timeout=60)
+        connection.request("POST", path, body=body.encode(), headers={
+            "authorization": f"bearer {token}", "apns-topic": topic, "apns-push-type": "alert", "content-type": "application/json"})
+        response = connection.getresponse()
+        answer = {"status": response.status, "body": response.read().decode(), "apns-id": response.getheader("apns-id")}
+        connection.close()
+        return answer
     raise SystemExit(f"unknown command {command}")
 
 

@@ -1,0 +1,173 @@
+import ChimeCore
+import ChimeCrypto
+import ChimeTesting
+import CryptoInterop
+import Foundation
+import Testing
+
+/// APNs provider tokens (issue 22): keys made by Python's cryptography, tokens signed by PyJWT, and
+/// pushes sent by Python's http.client over HTTP/1.1 to a real service, answered with Apple's reasons.
+@Suite("APNs provider tokens")
+struct ProviderTokenTests {
+    /// A fixed start, so a token's iat is the service's "now" to the second; the manual clock moves.
+    static let start = Date(timeIntervalSince1970: 1_800_000_000)
+    static let body = #"{"aps": {"alert": {"title": "From the provider", "body": "signed with a .p8"}}}"#
+
+    struct Setup {
+        let harness: ServiceHarness
+        let clock: ManualClock
+        let pem: String
+        let device: String
+
+        var now: Int { Int(clock.now.timeIntervalSince1970) }
+
+        func token(kid: String = "KEY1234567", iss: String = "TEAM123456", iat: Int? = nil, pem: String? = nil) async throws -> String {
+            let signed = try await Interop.run("sign-jwt", pem ?? self.pem, kid, iss, String(iat ?? now))
+            return try #require(signed["token"]?.text)
+        }
+
+        /// A push sent by http.client with `authorization: bearer <token>`.
+        func push(_ token: String, topic: String = "com.example.provider", device: String? = nil) async throws -> (status: Int, reason: String?) {
+            let answer = try await Interop.run("push", String(harness.service.port), "/3/device/\(device ?? self.device)", topic, token, ProviderTokenTests.body)
+            guard case .integer(let status)? = answer["status"] else { throw Interop.InteropFailure(what: "push", output: "\(answer)") }
+            let reason = answer["body"]?.text.flatMap { try? JSONValue.parse($0) }?["reason"]?.text
+            return (Int(status), reason)
+        }
+    }
+
+    /// A service with `com.example.provider` holding key KEY1234567 of team TEAM123456, registered
+    /// through `PATCH /v1/apps/{app}` with the .p8 text cryptography made.
+    static func with(_ body: (Setup) async throws -> Void) async throws {
+        let clock = ManualClock(now: start)
+        try await ServiceHarness.with(clock: clock) { harness in
+            let appToken = try await harness.createApp("com.example.provider")
+            _ = try await harness.client(token: appToken).post("/v1/apps/com.example.provider/authorization")   // allowed (autoAllow)
+            let made = try await Interop.run("make-key")
+            let pem = try #require(made["pem"]?.text)
+            let registered = try await harness.owner.request(.updateApp, ["app": "com.example.provider"], json: JSONValue.object([
+                "apns": ["teamId": "TEAM123456", "keyId": "KEY1234567", "key": .string(pem)]]).serialized())
+            #expect(registered.status == 200, "\(registered.text)")
+            #expect(registered.json?["apns"]?["publicKey"] == made["point"])
+            #expect(registered.json?["apns"]?["keyId"] == .string("KEY1234567"))
+            // The private key is not kept, nor shown.
+            let shown = try await harness.owner.get("/v1/apps/com.example.provider").text
+            #expect(!shown.contains("PRIVATE") && !shown.contains(String(pem.split(separator: "\n")[1].prefix(20))))
+            let device = try #require(try await harness.client(token: appToken).get("/v1/apps/com.example.provider/device-token").json?["deviceToken"]?.text)
+            try await body(Setup(harness: harness, clock: clock, pem: pem, device: device))
+        }
+    }
+
+    @Test("a token PyJWT signs with a key cryptography made is accepted over HTTP/1.1, and the push is delivered")
+    func accepted() async throws {
+        try await Self.with { setup in
+            let token = try await setup.token()
+            let answer = try await setup.push(token)
+            #expect(answer.status == 200, "\(answer)")
+            let delivered = try await setup.harness.owner.get("/v1/apps/com.example.provider/notifications").text
+            #expect(delivered.contains("From the provider"))
+            // The same token again, for as long as it is valid (59 minutes on).
+            setup.clock.advance(by: 59 * 60)
+            #expect(try await setup.push(token).status == 200)
+            setup.clock.advance(by: 2 * 60)
+            #expect(try await setup.push(token) == (403, "ExpiredProviderToken"))
+        }
+    }
+
+    @Test("every refusal with Apple's reason: expired, bad signature, unknown kid, wrong iss, malformed, unsigned, missing")
+    func refusals() async throws {
+        try await Self.with { setup in
+            let other = try #require(try await Interop.run("make-key")["pem"]?.text)
+            let unsigned = Base64URL.encode(Array(#"{"alg":"none","kid":"KEY1234567"}"#.utf8)) + "."
+                + Base64URL.encode(Array(#"{"iss":"TEAM123456","iat":\#(setup.now)}"#.utf8)) + "."
+            let cases: [(String, String, Int, String)] = [
+                ("expired", try await setup.token(iat: setup.now - 3_601), 403, "ExpiredProviderToken"),
+                ("signed with another key", try await setup.token(pem: other), 403, "InvalidProviderToken"),
+                ("unknown kid", try await setup.token(kid: "NOSUCHKEY1"), 403, "InvalidProviderToken"),
+                ("wrong iss", try await setup.token(iss: "OTHERTEAM1"), 403, "InvalidProviderToken"),
+                ("no iat", "eyJhbGciOiJFUzI1NiIsImtpZCI6IktFWTEyMzQ1NjcifQ." + Base64URL.encode(Array(#"{"iss":"TEAM123456"}"#.utf8)) + ".AAAA",
+                 403, "InvalidProviderToken"),
+                ("malformed", "not.a.jwt", 403, "InvalidProviderToken"),
+                ("unsigned (alg none)", unsigned, 403, "InvalidProviderToken"),
+                ("in the future", try await setup.token(iat: setup.now + 3_600), 403, "InvalidProviderToken"),
+            ]
+            for (name, token, status, reason) in cases {
+                let answer = try await setup.push(token)
+                #expect(answer.status == status && answer.reason == reason, "\(name): \(answer)")
+            }
+            // No authorization header at all.
+            let missing = try await setup.harness.client(token: nil).request("POST", "/3/device/\(setup.device)",
+                                                                            headers: [("apns-topic", "com.example.provider")], body: Array(Self.body.utf8))
+            #expect(missing.status == 403 && missing.reason == "MissingProviderToken", "\(missing.text)")
+            // None of these counted as a token update: a good token is accepted now.
+            #expect(try await setup.push(try await setup.token()).status == 200)
+        }
+    }
+
+    @Test("a new token for the same key within 20 minutes is 429 TooManyProviderTokenUpdates; after 20 minutes it is taken")
+    func tooManyUpdates() async throws {
+        try await Self.with { setup in
+            let first = try await setup.token()
+            #expect(try await setup.push(first).status == 200)
+            let second = try await setup.token(iat: setup.now - 1)
+            #expect(try await setup.push(second) == (429, "TooManyProviderTokenUpdates"))
+            #expect(try await setup.push(first).status == 200)   // the first keeps working
+            setup.clock.advance(by: 20 * 60)
+            let third = try await setup.token()
+            #expect(try await setup.push(third).status == 200)
+            #expect(try await setup.push(first) == (429, "TooManyProviderTokenUpdates"))
+        }
+    }
+
+    @Test("one team key pushes to every app of its team, not to others; the app's own token keeps working; an unknown topic is answered only after the token")
+    func teamKey() async throws {
+        try await Self.with { setup in
+            let harness = setup.harness
+            let teammateToken = try await harness.createApp("com.example.teammate")
+            _ = try await harness.createApp("com.example.stranger")
+            let joined = try await harness.owner.request(.updateApp, ["app": "com.example.teammate"], json: #"{"apns": {"teamId": "TEAM123456"}}"#)
+            #expect(joined.status == 200, "\(joined.text)")
+            let teammateDevice = try #require(try await harness.client(token: teammateToken).get("/v1/apps/com.example.teammate/device-token")
+                .json?["deviceToken"]?.text)
+            let token = try await setup.token()
+            #expect(try await setup.push(token, topic: "com.example.teammate", device: teammateDevice).status == 200)
+            #expect(try await setup.push(token, topic: "com.example.stranger") == (400, "TopicDisallowed"))
+            #expect(try await setup.push(token, topic: "com.example.nobody") == (400, "BadTopic"))
+            #expect(try await setup.push("not.a.jwt", topic: "com.example.nobody") == (403, "InvalidProviderToken"))
+            // The teammate's own Chime token, as before.
+            let own = try await harness.client(token: teammateToken).request("POST", "/3/device/\(teammateDevice)",
+                                                                             headers: [("apns-topic", "com.example.teammate")], body: Array(Self.body.utf8))
+            #expect(own.status == 200, "\(own.text)")
+            // Leaving the team (apns: null) ends it.
+            _ = try await harness.owner.request(.updateApp, ["app": "com.example.teammate"], json: #"{"apns": null}"#)
+            #expect(try await setup.push(token, topic: "com.example.teammate", device: teammateDevice) == (400, "TopicDisallowed"))
+        }
+    }
+
+    @Test("registration refuses what is not a team, a key id or a P-256 key, naming the field")
+    func badRegistrations() async throws {
+        try await Self.with { setup in
+            let cases: [(String, String)] = [
+                (#"{"apns": {"keyId": "K1", "key": "x"}}"#, "apns.teamId"),
+                (#"{"apns": {"teamId": "TEAM 1"}}"#, "apns.teamId"),
+                (#"{"apns": {"teamId": "T", "keyId": "K1"}}"#, "apns.key"),
+                (#"{"apns": {"teamId": "T", "key": "x"}}"#, "apns.keyId"),
+                (#"{"apns": {"teamId": "T", "keyId": "K1", "key": "-----BEGIN PRIVATE KEY-----\nAAAA\n-----END PRIVATE KEY-----\n"}}"#, "apns.key"),
+                (#"{"apns": {"teamId": "T", "extra": 1}}"#, "apns.extra"),
+                (#"{}"#, "launch"),
+            ]
+            for (json, field) in cases {
+                let response = try await setup.harness.owner.request(.updateApp, ["app": "com.example.provider"], json: json)
+                #expect(response.status == 400 && response.json?["error"]?["field"] == .string(field), "\(json): \(response.text)")
+            }
+            // A public key (SubjectPublicKeyInfo PEM) registers as well as the .p8.
+            let key = P256PrivateKey()
+            let response = try await setup.harness.owner.request(.updateApp, ["app": "com.example.provider"], json: JSONValue.object([
+                "apns": ["teamId": "T", "keyId": "K2", "key": .string(key.publicKey.pemRepresentation)]]).serialized())
+            #expect(response.json?["apns"]?["publicKey"] == .string(Base64URL.encode(key.publicKey.rawRepresentation)))
+            // Only the owner registers keys.
+            let app = try await setup.harness.client(token: setup.harness.createApp("com.example.self")).request(
+                .updateApp, ["app": "com.example.self"], json: #"{"apns": {"teamId": "T"}}"#)
+            #expect(app.status == 403)
+        }
+    }
+}
