@@ -8,7 +8,7 @@ DATA ?= $(HOME)/.local/share/chime
 # out after 15 s in 3 of 5 runs here; at 12, 5 of 5 passed, and the suite took no longer.
 export SWT_EXPERIMENTAL_MAXIMUM_PARALLELIZATION_WIDTH ?= 12
 
-.PHONY: run test build deps test-deps bench fuzz schemathesis screenshots clean examples abuse external-package
+.PHONY: run test build deps test-deps bench fuzz schemathesis screenshots clean examples abuse external-package soak
 
 deps:
 	@scripts/install-deps.sh build
@@ -54,6 +54,14 @@ fuzz:
 abuse: deps
 	swift build -c release $(SWIFT_FLAGS) --product chime
 	python3 scripts/abuse/run.py --chime .build/release/chime $(ABUSE_ARGS)
+
+## make soak: 30 minutes of steady load (1,000 adds/s with deliveries, answers, acknowledgements and
+## event streams) on a fresh release `chime serve`, sampling its memory and open descriptors every 10 s;
+## fails if either grows. SOAK_SECONDS, SOAK_RATE; CHIME_BIN to soak another build.
+soak: deps
+	@if [ -z "$(CHIME_BIN)" ]; then swift build -c release $(SWIFT_FLAGS) --product chime; fi
+	python3 scripts/soak.py --chime "$${CHIME_BIN:-.build/release/chime}" --seconds "$${SOAK_SECONDS:-1800}" \
+	  --rate "$${SOAK_RATE:-1000}" --out "$${SOAK_OUT:-.build/soak.csv}"
 
 ## make external-package: the app-code package in Tests/ExternalPackage, built once, `swift test` 20 times.
 external-package: test-deps
