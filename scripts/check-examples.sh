@@ -45,12 +45,14 @@ wait
 # the organizer (its launch command), whose own code removes the task from its file.
 background() {
   local data="$work/service" tasks="$work/background-tasks.json" app=com.example.organizer
-  ORGANIZER_TASKS="$tasks" "$bin/chime" serve --data "$data" --listen 127.0.0.1:0 --auto-allow >"$work/serve.out" 2>&1 &
+  "$bin/chime" serve --data "$data" --listen 127.0.0.1:0 --auto-allow >"$work/serve.out" 2>&1 &
   local server=$!
   for _ in $(seq 100); do [ -f "$data/server.json" ] && break; sleep 0.1; done
   local url token id=""
   url=$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["url"])' "$data/server.json")
-  token=$("$bin/chime" apps add "$app" --launch "$bin/organizer" --json --data "$data" |
+  # A launched app gets a scrubbed environment (docs/security.md): what it needs of its own goes in
+  # its launch command.
+  token=$("$bin/chime" apps add "$app" --launch "/usr/bin/env ORGANIZER_TASKS=$tasks $bin/organizer" --json --data "$data" |
           python3 -c 'import json, sys; print(json.load(sys.stdin)["token"])')
   (echo "add Buy milk in 1"; sleep 3; echo q) | CHIME_SERVICE="$url" CHIME_APP_TOKEN="$token" CHIME_BUNDLE_IDENTIFIER="$app" \
     ORGANIZER_TASKS="$tasks" timeout 30 "$bin/organizer" >"$work/organizer-background.out" 2>&1 || true
