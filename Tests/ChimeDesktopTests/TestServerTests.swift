@@ -216,6 +216,30 @@ struct TestServerTests {
         }
     }
 
+    @Test("with an attachment store, images and sound files reach the server only from inside it, links resolved")
+    func filesOnlyFromTheStore() async throws {
+        let store = FileManager.default.temporaryDirectory.appendingPathComponent("chime-desktop-store-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: store.appendingPathComponent("entry"), withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: store) }
+        let inside = store.appendingPathComponent("entry/photo.png"), link = store.appendingPathComponent("entry/passwd.png")
+        try Data([0x89]).write(to: inside)
+        try FileManager.default.createSymbolicLink(atPath: link.path, withDestinationPath: "/etc/passwd")
+        try await withServer(app: { DesktopApp(displayName: $0, attachmentDirectory: store.path) }) { server, fixture in
+            let photo = { (url: URL) in [NotificationAttachment(identifier: "photo", url: url, type: "public.png")] }
+            try await fixture.deliver("outside", sound: NotificationSound(name: "/etc/shadow.oga"),
+                                      attachments: photo(URL(fileURLWithPath: "/etc/passwd.png")))
+            try await fixture.deliver("link", attachments: photo(link))
+            try await fixture.deliver("inside", sound: NotificationSound(name: store.appendingPathComponent("entry/bell.oga").path),
+                                      attachments: photo(inside))
+            let outside = try await server.notify(number: 1), linked = try await server.notify(number: 2), stored = try await server.notify(number: 3)
+            #expect(outside.hint("image-path") == nil)
+            #expect(outside.hint("sound-file") == nil && outside.hint("sound-name") == "s:shadow")
+            #expect(linked.hint("image-path") == nil)
+            #expect(stored.hint("image-path") == "s:\(inside.absoluteString)")
+            #expect(stored.hint("sound-file") == "s:\(store.appendingPathComponent("entry/bell.oga").path)")
+        }
+    }
+
     @Test("hidden previews show the category's placeholder and the app's name")
     func hiddenPreviews() async throws {
         try await withServer { server, fixture in

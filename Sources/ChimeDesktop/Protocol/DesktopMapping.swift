@@ -13,11 +13,17 @@ public struct DesktopApp: Sendable, Hashable {
     public var icon: String?
     /// The app's desktop entry without `.desktop` (the `desktop-entry` hint), when it has one.
     public var desktopEntry: String?
+    /// The app's own attachment store (`chime serve`: `<data>/attachments/<app>`): an image
+    /// attachment or an absolute sound path is handed to the notification server only from inside
+    /// it, so an app cannot have the desktop open any file the service's user can read. `nil`: the
+    /// app shows its own notifications in its own process, and any file of its is its own.
+    public var attachmentDirectory: String?
 
-    public init(displayName: String, icon: String? = nil, desktopEntry: String? = nil) {
+    public init(displayName: String, icon: String? = nil, desktopEntry: String? = nil, attachmentDirectory: String? = nil) {
         self.displayName = displayName
         self.icon = icon
         self.desktopEntry = desktopEntry
+        self.attachmentDirectory = attachmentDirectory
     }
 }
 
@@ -86,8 +92,11 @@ enum DesktopMapping {
 
         var hints: [String: HintValue] = ["urgency": .byte(urgency(content.interruptionLevel, presentation: delivery.presentation))]
         if delivery.presentation.contains(.sound), let sound = content.sound {
-            if let name = sound.name, name.hasPrefix("/") {
+            if let name = sound.name, name.hasPrefix("/"), mayHand(name, app: app) {
                 hints["sound-file"] = .string(name)
+            } else if let name = sound.name, name.hasPrefix("/") {
+                // A file outside the app's store: the theme's sound of that name, never the file.
+                hints["sound-name"] = .string(soundName((name as NSString).lastPathComponent))
             } else {
                 hints["sound-name"] = .string(sound.name.map(soundName) ?? "message-new-instant")
             }
@@ -99,7 +108,7 @@ enum DesktopMapping {
             if !input.buttonTitle.isEmpty { hints["x-kde-reply-submit-button-text"] = .string(input.buttonTitle) }
         }
         if let entry = app.desktopEntry { hints["desktop-entry"] = .string(entry) }
-        if !hidden, let image = content.attachments.first(where: isImage), image.url.isFileURL {
+        if !hidden, let image = content.attachments.first(where: isImage), image.url.isFileURL, mayHand(image.url.path, app: app) {
             hints["image-path"] = .string(image.url.absoluteString)
         }
 
@@ -150,6 +159,16 @@ enum DesktopMapping {
     static func soundName(_ file: String) -> String {
         let base = (file as NSString).deletingPathExtension
         return base.isEmpty ? file : base
+    }
+
+    /// Whether the file at `path` may be handed to the server for `app`: anywhere without an
+    /// attachment directory, else only inside it once symbolic links are resolved (a link in the
+    /// store to a file outside it is outside).
+    static func mayHand(_ path: String, app: DesktopApp) -> Bool {
+        guard let root = app.attachmentDirectory else { return true }
+        let file = URL(fileURLWithPath: path).standardizedFileURL.resolvingSymlinksInPath().path
+        let base = URL(fileURLWithPath: root).standardizedFileURL.resolvingSymlinksInPath().path
+        return file.hasPrefix(base.hasSuffix("/") ? base : base + "/")
     }
 
     static func isImage(_ attachment: NotificationAttachment) -> Bool {

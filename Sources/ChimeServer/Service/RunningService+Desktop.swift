@@ -30,7 +30,15 @@ extension RunningService {
         let sessions = api.sessions
         let prompt = WebCenterReplyPrompt(baseURL: configuration.listen.isUnix ? nil : url, codes: { sessions.makeCode().code },
                                           opener: configuration.browser ?? Browser.opener(), fallback: DialogReplyPrompt.find())
-        let desktopConfiguration = DesktopSurface.Configuration(address: configuration.desktopBusAddress, replyPrompt: prompt,
+        // Files reach the notification server only from the app's own attachment store, laid out
+        // as the apps' centers lay it out (Chime's AttachmentStore: <data>/attachments/<app>).
+        let attachments = configuration.dataDirectory + "/attachments/"
+        let desktopApp: @Sendable (String) -> DesktopApp = { app in
+            var desktop = DesktopApp.lookup(app)
+            desktop.attachmentDirectory = attachments + app.replacingOccurrences(of: "/", with: "_")
+            return desktop
+        }
+        let desktopConfiguration = DesktopSurface.Configuration(address: configuration.desktopBusAddress, app: desktopApp, replyPrompt: prompt,
                                                                 log: { level, text in logger.log(level == .info ? .info : .warning, text) })
         let surface = DesktopSurface(engine: engine, configuration: desktopConfiguration) { response, answer in
             if let token = answer.activationToken { tokens.record(token, app: answer.app, response: response.id) }
