@@ -39,8 +39,8 @@ extension ChimeAPI {
         let object = try Fields(try jsonBody(request), accepted: ["launch", "apns"])
         let launch = object.object["launch"], apns = object.object["apns"]
         guard launch != nil || apns != nil else {
-            throw APIError.badRequest("invalidValue", "say what to change: launch (a command line, an array of words, or null to remove it) "
-                                      + "or apns ({\"teamId\", \"keyId\", \"key\"}, {\"teamId\"}, or null)", field: "launch")
+            throw APIError.badRequest("invalidValue", "launch is missing, and so is apns: give launch (a command line, an array of words, or null to remove it) "
+                                      + "or apns ({\"teamId\", \"keyId\", \"key\"}, {\"teamId\"}, or null), or both", field: "launch")
         }
         let command = try launch.map { value throws(ChimeError) in try LaunchCommand.decode(value) }
         let provider = try apns.map { try Self.decodeAPNsProvider($0) }
