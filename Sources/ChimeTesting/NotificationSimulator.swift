@@ -53,6 +53,8 @@ public final class NotificationSimulator: @unchecked Sendable {
     ///
     /// - Parameters:
     ///   - storePath: a SQLite file to keep state in; `nil` (the default) keeps it in memory.
+    ///     Attachment files that `add` moves in are kept beside it (`attachments/<bundle
+    ///     identifier>/`), or without a file in a temporary directory removed with the simulator.
     public init(bundleIdentifier: String = "com.example.app", now: Date = Date(timeIntervalSince1970: 1_780_000_000),
                 timeZone: TimeZone = TimeZone(identifier: "UTC")!, storePath: String?) throws {
         _ = SimulatorRegistry.shared
@@ -61,8 +63,13 @@ public final class NotificationSimulator: @unchecked Sendable {
         policy = SimulatedUser()
         let store: any NotificationStore = try storePath.map { try SQLiteStore(path: $0) } ?? MemoryStore()
         let engine = NotificationEngine(store: store, clock: clock, timeZone: timeZone, policy: policy)
+        // Attachment files beside a store file (so a reopened simulator finds them), else in a
+        // temporary directory of the simulator's own, removed with it.
+        let attachments = storePath.map {
+            AttachmentStore.directory(inDataDirectory: URL(fileURLWithPath: $0).deletingLastPathComponent(), app: bundleIdentifier)
+        }
         center = UNUserNotificationCenter(engine: engine, bundleIdentifier: bundleIdentifier, timeZone: timeZone,
-                                          driven: true, foreground: false)
+                                          driven: true, foreground: false, attachmentDirectory: attachments)
         center.addSurface(PresentationRecorder { [weak self] delivery in
             guard let self else { return }
             self.lock.withLock { self.presentedList.append((UNNotification(value: delivery.notification), delivery.presentation)) }

@@ -84,3 +84,83 @@ struct RealAppCodeTests {
         #expect(list.map(\.doubleValue) == [1, 2.5] && (info["list"] as? [Int]) == nil, "2.5 is no Int")
     }
 }
+
+/// A rich-notification extension as iOS apps write it: the image (here from the push itself) is
+/// written from `Data` to a temporary name without an extension, attached with a `public.png`
+/// hint in `[NSObject: AnyObject]` options, and the temporary folder is cleaned up afterwards.
+final class ImageAttachingService: UNNotificationServiceExtension {
+    static let png = Data([0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A] + [UInt8](repeating: 7, count: 56))
+
+    override func didReceive(_ request: UNNotificationRequest, withContentHandler contentHandler: @escaping (UNNotificationContent) -> Void) {
+        let content = request.content.mutableCopy() as! UNMutableNotificationContent
+        let folder = URL(fileURLWithPath: NSTemporaryDirectory(), isDirectory: true)
+            .appendingPathComponent(ProcessInfo.processInfo.globallyUniqueString, isDirectory: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        do {
+            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+            let file = folder.appendingPathComponent(UUID().uuidString)
+            try Self.png.write(to: file)
+            let options: [NSObject: AnyObject] = [UNNotificationAttachmentOptionsTypeHintKey as NSString: "public.png" as NSString]
+            content.attachments = [try UNNotificationAttachment(identifier: "image", url: file, options: options)]
+        } catch {
+            content.body = "no image: \(error)"
+        }
+        contentHandler(content)
+    }
+}
+
+extension RealAppCodeTests {
+    @Test("a bill reminder for today at 09:00 added at 17:00 is accepted, as on iOS, and never fires")
+    func billReminderAfterNine() async throws {
+        let simulator = try await grantedSimulator(now: try simulatorDate("2026-06-01T17:00:00Z"))
+        simulator.install()
+        defer { simulator.uninstall() }
+        let center = UNUserNotificationCenter.current()
+        var calendar = Calendar.current
+        calendar.timeZone = TimeZone(identifier: "UTC")!   // the simulator's zone
+        var components = calendar.dateComponents([.year, .month, .day], from: simulator.now)
+        components.hour = 9
+        components.minute = 0
+        let trigger = UNCalendarNotificationTrigger(dateMatching: components, repeats: false)
+        let content = UNMutableNotificationContent()
+        content.title = "Electricity bill due"
+        let error = await withCheckedContinuation { (done: CheckedContinuation<(any Error)?, Never>) in
+            center.add(UNNotificationRequest(identifier: "bill-42", content: content, trigger: trigger)) { done.resume(returning: $0) }
+        }
+        #expect(error == nil, "the service reports no error")
+        #expect(trigger.nextTriggerDate() == nil)
+        #expect(await center.pendingNotificationRequests().isEmpty)
+        await simulator.advance(by: 3 * 86_400)
+        #expect(await simulator.deliveredNotifications.isEmpty)
+    }
+
+    @Test("an extension's hinted, extension-less temporary image is delivered from the attachment store and leaves with it")
+    func extensionAttachesTemporaryImage() async throws {
+        let simulator = try await grantedSimulator(bundle: "com.example.rich")
+        simulator.center.notificationServiceExtension = ImageAttachingService.self
+        try await simulator.push(Data(#"{"aps": {"alert": {"title": "Photo"}, "mutable-content": 1}}"#.utf8), identifier: "photo")
+        let content = try #require(await simulator.deliveredNotifications.first).request.content
+        let attachment = try #require(content.attachments.first, "\(content.body)")
+        #expect(attachment.type == "public.png" && attachment.identifier == "image")
+        #expect(try Data(contentsOf: attachment.url) == ImageAttachingService.png, "the temporary folder is gone; the store has the file")
+        simulator.center.removeAllDeliveredNotifications()
+        #expect(await simulator.deliveredNotifications.isEmpty)
+        #expect(!FileManager.default.fileExists(atPath: attachment.url.path))
+    }
+
+    @Test("a temporary attachment file the app deletes after add is delivered all the same")
+    func temporaryFileDeletedAfterAdd() async throws {
+        let simulator = try await grantedSimulator()
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("chime-\(UUID().uuidString).jpg")
+        try Data("jpeg bytes".utf8).write(to: file)
+        let content = UNMutableNotificationContent()
+        content.title = "Receipt"
+        content.attachments = [try UNNotificationAttachment(identifier: "receipt", url: file)]
+        try await simulator.center.add(UNNotificationRequest(identifier: "r", content: content,
+                                                             trigger: UNTimeIntervalNotificationTrigger(timeInterval: 60, repeats: false)))
+        try? FileManager.default.removeItem(at: file)   // as apps clean up; on iOS (and Chime) it is already gone
+        await simulator.advance(by: 60)
+        let delivered = try #require(await simulator.deliveredNotifications.first?.request.content.attachments.first)
+        #expect(try Data(contentsOf: delivered.url) == Data("jpeg bytes".utf8))
+    }
+}

@@ -28,7 +28,9 @@ enum EmbeddedCenter {
         configuration.recordsEvents = false
         let engine = NotificationEngine(store: store, clock: SystemClock(), timeZone: .current, policy: policy, configuration: configuration)
         showOnDesktop(engine: engine, app: app, environment: environment)
-        return UNUserNotificationCenter(engine: engine, bundleIdentifier: app, timeZone: .current, driven: false, foreground: true)
+        let data = URL(fileURLWithPath: path).deletingLastPathComponent()
+        return UNUserNotificationCenter(engine: engine, bundleIdentifier: app, timeZone: .current, driven: false, foreground: true,
+                                        attachmentDirectory: AttachmentStore.directory(inDataDirectory: data, app: app))
     }
 
     /// The app's notifications also pop up on the desktop when the session bus has a notification
@@ -61,8 +63,10 @@ enum EmbeddedCenter {
         // Started by the service to hand over answers (background launch): not in front, as iOS
         // launches an app in the background; the service then does not wait for its willPresent.
         let launched = environment["CHIME_LAUNCH_REASON"].map { !$0.isEmpty } ?? false
+        // The app's attachment files stay on its own machine, in its data directory.
+        let attachments = AttachmentStore.directory(inDataDirectory: URL(fileURLWithPath: DataDirectory.chime(environment: environment)), app: app)
         return UNUserNotificationCenter(backend: ServiceBackend(endpoint: endpoint, token: token, caFile: environment["CHIME_CA_FILE"].flatMap { $0.isEmpty ? nil : $0 }), bundleIdentifier: app, timeZone: .current,
-                                        driven: false, foreground: !launched)
+                                        driven: false, foreground: !launched, attachmentDirectory: attachments)
     }
 
     /// `CHIME_BUNDLE_IDENTIFIER` (which must be a bundle identifier), else the main bundle's
@@ -82,6 +86,7 @@ enum EmbeddedCenter {
     }
 
     /// `CHIME_STORE`, else `$XDG_DATA_HOME/chime/<app>.sqlite` with XDG's default `~/.local/share`.
+    /// The app's attachment files go beside it, in `attachments/<app>/`.
     static func storePath(_ environment: [String: String], app: String) -> String {
         if let value = environment["CHIME_STORE"], !value.isEmpty { return value }
         let safe = app.replacingOccurrences(of: "/", with: "_")

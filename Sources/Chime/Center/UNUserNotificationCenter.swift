@@ -55,6 +55,10 @@ public final class UNUserNotificationCenter: NSObject, @unchecked Sendable {
     /// How many completion handlers were handed to `callbackQueue` (the simulator waits for them).
     private let callbacksIssued = Atomic<Int>(0)
     private var extensionTimeLimit: TimeInterval = 30
+    /// Where `add` moves the app's attachment files.
+    let attachmentStore: AttachmentStore
+    /// The last sweep of the attachment store started (a live center's sweeps run one after another).
+    private var sweepChain: Task<Void, Never>?
 
     /// Makes a center for an app over an engine.
     ///
@@ -63,29 +67,38 @@ public final class UNUserNotificationCenter: NSObject, @unchecked Sendable {
     ///     presents and hands over events itself. `true`: a driver (the simulator) calls
     ///     ``processEvents()``.
     ///   - foreground: whether the app starts in front (then `willPresent` decides presentation).
-    package convenience init(engine: NotificationEngine, bundleIdentifier: String, timeZone: TimeZone, driven: Bool, foreground: Bool) {
-        self.init(backend: engine, bundleIdentifier: bundleIdentifier, timeZone: timeZone, driven: driven, foreground: foreground)
+    ///   - attachmentDirectory: where `add` moves the app's attachment files (the app's directory
+    ///     in the data directory); `nil`: a temporary directory, removed with the center.
+    package convenience init(engine: NotificationEngine, bundleIdentifier: String, timeZone: TimeZone, driven: Bool, foreground: Bool,
+                             attachmentDirectory: URL? = nil) {
+        self.init(backend: engine, bundleIdentifier: bundleIdentifier, timeZone: timeZone, driven: driven, foreground: foreground,
+                  attachmentDirectory: attachmentDirectory)
     }
 
-    /// Makes a center over any backend (see ``init(engine:bundleIdentifier:timeZone:driven:foreground:)``).
-    package init(backend: any CenterBackend, bundleIdentifier: String, timeZone: TimeZone, driven: Bool, foreground: Bool) {
+    /// Makes a center over any backend (see ``init(engine:bundleIdentifier:timeZone:driven:foreground:attachmentDirectory:)``).
+    package init(backend: any CenterBackend, bundleIdentifier: String, timeZone: TimeZone, driven: Bool, foreground: Bool,
+                 attachmentDirectory: URL? = nil) {
         self.backend = backend
         self.bundleIdentifier = bundleIdentifier
         self.isDriven = driven
         self.foreground = foreground
         self.currentTimeZone = timeZone
+        attachmentStore = attachmentDirectory.map { AttachmentStore(directory: $0) } ?? .temporary(app: bundleIdentifier)
         super.init()
         // The center hands the app its answers; the hub shows its notifications on the surfaces,
         // asking `willPresent` (``presenter``) while the app is in front.
         if driven {
             subscription = backend.hub.subscribe(app: bundleIdentifier) { [weak self] event in
-                guard let self, let response = event.response else { return }
+                guard let self else { return }
+                if Self.mayFreeAttachments(event) { self.attachmentStore.markDirty() }
+                guard let response = event.response else { return }
                 self.lock.withLock { self.buffered.append(response) }
             }
         } else {
             let (stream, continuation) = AsyncStream<NotificationResponse>.makeStream()
             liveContinuation = continuation
-            subscription = backend.hub.subscribe(app: bundleIdentifier) { event in
+            subscription = backend.hub.subscribe(app: bundleIdentifier) { [weak self] event in
+                if Self.mayFreeAttachments(event) { self?.attachmentsChanged() }
                 if let response = event.response { continuation.yield(response) }
             }
             Task.detached { [weak self] in
@@ -97,6 +110,7 @@ public final class UNUserNotificationCenter: NSObject, @unchecked Sendable {
             }
             backend.foregroundChanged(foreground, app: bundleIdentifier)
             backend.start(app: bundleIdentifier)
+            attachmentsChanged()   // what an earlier run left behind
         }
         if foreground { backend.hub.setPresenter(app: bundleIdentifier, presenter) }
     }
@@ -359,26 +373,47 @@ public final class UNUserNotificationCenter: NSObject, @unchecked Sendable {
     /// handler runs after the request is stored, with `nil` or the error.
     @preconcurrency
 
+    ///
+    /// As on iOS, the files of the content's attachments are moved into the app's attachment store
+    /// (in Chime's data directory) first: the app's file is gone afterwards, and the stored
+    /// attachment's `url` points into the store, where the file stays until the notification is
+    /// removed. A file that cannot be moved fails the add with `UNError`
+    /// `attachmentMoveIntoDataStoreFailed`; a failed add moves the files back.
     public func add(_ request: UNNotificationRequest, withCompletionHandler completionHandler: (@Sendable ((any Error)?) -> Void)? = nil) {
-        let value: NotificationRequest
+        let value: NotificationRequest, taken: AttachmentStore.Taken
         do {
-            value = try request.coreValue()
+            (value, taken) = try storableValue(of: request)
         } catch {
             backend.fail(error) { _ in self.callback { completionHandler?(error) } }
             if completionHandler == nil { Self.report("add(\"\(request.identifier)\")", error) }
             return
         }
         backend.add([value], app: bundleIdentifier) { result in
+            self.attachmentStore.settle(taken, committed: result.failure == nil)
             if completionHandler == nil, let error = result.failure { Self.report("add(\"\(request.identifier)\")", error) }
             self.callback { completionHandler?(result.failure) }
         }
     }
 
     /// Schedules a request, replacing a pending one with the same identifier; returns after it is
-    /// stored.
+    /// stored. Attachment files are moved into the attachment store, as by
+    /// ``add(_:withCompletionHandler:)``.
     public func add(_ request: UNNotificationRequest) async throws {
-        let value = try request.coreValue()
-        _ = try await backend.run { backend.add([value], app: bundleIdentifier, completion: $0) }
+        let (value, taken) = try storableValue(of: request)
+        do {
+            _ = try await backend.run { backend.add([value], app: bundleIdentifier, completion: $0) }
+            attachmentStore.settle(taken, committed: true)
+        } catch {
+            attachmentStore.settle(taken, committed: false)
+            throw error
+        }
+    }
+
+    /// The request as the engine takes it, its attachment files moved into the attachment store.
+    private func storableValue(of request: UNNotificationRequest) throws -> (NotificationRequest, AttachmentStore.Taken) {
+        var value = try request.coreValue()
+        let taken = try attachmentStore.take(&value.content.attachments)
+        return (value, taken)
     }
 
     /// The pending requests, in the order they were added.
@@ -401,12 +436,12 @@ public final class UNUserNotificationCenter: NSObject, @unchecked Sendable {
 
     /// Removes pending requests.
     public func removePendingNotificationRequests(withIdentifiers identifiers: [String]) {
-        backend.removePending(app: bundleIdentifier, identifiers: identifiers) { _ in }
+        backend.removePending(app: bundleIdentifier, identifiers: identifiers) { _ in self.attachmentsChanged() }
     }
 
     /// Removes every pending request.
     public func removeAllPendingNotificationRequests() {
-        backend.removePending(app: bundleIdentifier, identifiers: nil) { _ in }
+        backend.removePending(app: bundleIdentifier, identifiers: nil) { _ in self.attachmentsChanged() }
     }
 
     // MARK: - Delivered
@@ -427,12 +462,12 @@ public final class UNUserNotificationCenter: NSObject, @unchecked Sendable {
 
     /// Removes delivered notifications.
     public func removeDeliveredNotifications(withIdentifiers identifiers: [String]) {
-        backend.removeDelivered(app: bundleIdentifier, identifiers: identifiers) { _ in }
+        backend.removeDelivered(app: bundleIdentifier, identifiers: identifiers) { _ in self.attachmentsChanged() }
     }
 
     /// Removes every delivered notification.
     public func removeAllDeliveredNotifications() {
-        backend.removeDelivered(app: bundleIdentifier, identifiers: nil) { _ in }
+        backend.removeDelivered(app: bundleIdentifier, identifiers: nil) { _ in self.attachmentsChanged() }
     }
 
     // MARK: - Badge
@@ -472,6 +507,7 @@ public final class UNUserNotificationCenter: NSObject, @unchecked Sendable {
                 return buffered
             }
             for response in responses { await handOver(response) }
+            await sweepAttachments()
             let calledBack = callbacksIssued.load(ordering: .acquiring) != issued
             if responses.isEmpty && !presented && !calledBack { return }
         }
@@ -510,6 +546,7 @@ public final class UNUserNotificationCenter: NSObject, @unchecked Sendable {
         let delivered = await UNUserNotificationCenter.$scoped.withValue(self) { await self.tellDidReceive(answer) }
         if delivered {
             try? await backend.acknowledgeResponse(response.id, app: bundleIdentifier)
+            attachmentsChanged()   // the answer no longer holds its notification's files
         }
         let idle = lock.withLock { () -> [CheckedContinuation<Void, Never>] in
             inFlight.remove(response.id)
@@ -564,6 +601,45 @@ public final class UNUserNotificationCenter: NSObject, @unchecked Sendable {
     @discardableResult
     public func respond(to identifier: String, actionIdentifier: String, userText: String? = nil) async throws -> Bool {
         try await backend.answer(app: bundleIdentifier, notification: identifier, action: actionIdentifier, userText: userText)
+    }
+
+    // MARK: - Attachments
+
+    /// Whether an event may leave attachment files that nothing refers to: a removal, or an answer
+    /// (a tap removes the delivered notification).
+    private static func mayFreeAttachments(_ event: EngineEvent) -> Bool {
+        switch event.payload {
+        case .removed, .response: true
+        default: false
+        }
+    }
+
+    /// Something may no longer refer to its attachment files: a driven center sweeps in
+    /// ``processEvents()``; a live one starts a sweep after the ones before.
+    private func attachmentsChanged() {
+        attachmentStore.markDirty()
+        guard !isDriven else { return }
+        lock.withLock {
+            let previous = sweepChain
+            sweepChain = Task { [weak self] in
+                await previous?.value
+                await self?.sweepAttachments()
+            }
+        }
+    }
+
+    /// Removes the attachment files no pending request, delivered notification or unacknowledged
+    /// answer refers to.
+    private func sweepAttachments() async {
+        let backend = self.backend, app = bundleIdentifier
+        await attachmentStore.sweepIfNeeded {
+            guard let pending = try? await backend.run({ backend.pending(app: app, completion: $0) }),
+                  let delivered = try? await backend.run({ backend.delivered(app: app, completion: $0) }),
+                  let outbox = try? await backend.outbox(app: app)
+            else { return nil }
+            return pending.flatMap(\.request.content.attachments) + delivered.flatMap(\.request.content.attachments)
+                + outbox.flatMap(\.notification.request.content.attachments)
+        }
     }
 
     // MARK: - Helpers

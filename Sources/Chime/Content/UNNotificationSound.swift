@@ -127,7 +127,7 @@ public final class UNNotificationAttachment: NSObject, NSCopying, Sendable {
         guard url.isFileURL, FileManager.default.isReadableFile(atPath: url.path) else {
             throw UNError(.attachmentInvalidURL, "attachment '\(identifier)': \(url) is not a readable local file")
         }
-        let options = options ?? [:]
+        let options = Self.stringKeyed(options ?? [:])
         let ext = url.pathExtension.lowercased()
         let type: String, limit: Int
         if let hint = options[UNNotificationAttachmentOptionsTypeHintKey] {
@@ -150,6 +150,16 @@ public final class UNNotificationAttachment: NSObject, NSCopying, Sendable {
         var value = NotificationAttachment(identifier: identifier.isEmpty ? UUID().uuidString : identifier, url: url, type: type)
         try Self.readThumbnailOptions(options, into: &value)
         self.init(value: value)
+    }
+
+    /// The options with their keys as Swift strings. Apps often build them as `[NSObject: AnyObject]`
+    /// (a helper many iOS tutorials share): its `NSString` keys are found by a `String` lookup on
+    /// Darwin, where `NSString` hashes as `String`, but not on Linux, where
+    /// `AnyHashable(NSString)` and `AnyHashable(String)` differ.
+    private static func stringKeyed(_ options: [AnyHashable: Any]) -> [AnyHashable: Any] {
+        var out: [AnyHashable: Any] = [:]
+        for (key, value) in options { out[(key.base as? String).map(AnyHashable.init) ?? key] = value }
+        return out
     }
 
     private static func readThumbnailOptions(_ options: [AnyHashable: Any], into value: inout NotificationAttachment) throws {
@@ -207,6 +217,7 @@ public final class UNNotificationAttachment: NSObject, NSCopying, Sendable {
         "mp3": ("public.mp3", 5_000_000), "m4a": ("com.apple.m4a-audio", 5_000_000), "caf": ("com.apple.coreaudio-format", 5_000_000),
         "ogg": ("org.xiph.ogg", 5_000_000), "mp4": ("public.mpeg-4", 50_000_000), "mpeg": ("public.mpeg", 50_000_000),
         "mov": ("com.apple.quicktime-movie", 50_000_000), "avi": ("public.avi", 50_000_000),
+        "m2v": ("public.mpeg-2-video", 50_000_000),
     ]
 
     /// The size limit of each type a hint may name.

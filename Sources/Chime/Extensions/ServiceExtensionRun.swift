@@ -26,12 +26,17 @@ package final class ServiceExtensionRun: @unchecked Sendable {
     private var returned = false
     private var returnWaiters: [CheckedContinuation<Void, Never>] = []
     private var outcome: Task<NotificationContent, Never>?
+    /// Whether the content handler was called (the first call counts).
+    private var handedOver = false
+    /// Where the content's attachment files go, when the handler is called.
+    private let attachmentStore: AttachmentStore
 
     /// Starts the extension at once.
     package init(extension type: UNNotificationServiceExtension.Type, request: NotificationRequest, timeLimit: TimeInterval,
                  clock: any NotificationClock, center: UNUserNotificationCenter) {
         original = request
         deadline = clock.now.addingTimeInterval(timeLimit)
+        attachmentStore = center.attachmentStore
         let box = InstanceBox()
         let shown = UNNotificationRequest(value: request)
         queue.async { [self] in
@@ -75,7 +80,7 @@ package final class ServiceExtensionRun: @unchecked Sendable {
             }
             // Let the instance go on its own queue, where it lived.
             queue.async { box.instance = nil }
-            return Self.deliverable(final, original: request.content, identifier: request.identifier)
+            return Self.deliverable(final, original: request.content, identifier: request.identifier, attachments: center.attachmentStore)
         }
     }
 
@@ -97,11 +102,23 @@ package final class ServiceExtensionRun: @unchecked Sendable {
     }
 
     /// The content handler: the first call counts, later ones and calls after the run closed do not.
+    /// The content's attachment files are moved into the attachment store before it returns, as
+    /// the extension may delete its temporary files once it has handed the content over.
     private func take(_ content: UNNotificationContent) {
+        let first = lock.withLock { () -> Bool in
+            guard !handedOver, !closed else { return false }
+            handedOver = true
+            return true
+        }
+        guard first else { return }
+        // A copy: the extension may go on changing its mutable content after handing it over.
+        let copy = content.mutableCopy() as! UNMutableNotificationContent
+        var attachments = copy.attachments.map(\.value)
+        // A file that cannot be moved is reported when the content is taken (`deliverable`).
+        if (try? attachmentStore.adopt(&attachments)) != nil { copy.attachments = attachments.map(UNNotificationAttachment.init(value:)) }
         let waiter = lock.withLock { () -> CheckedContinuation<Void, Never>? in
-            guard answer == nil, !closed else { return nil }
-            // A copy: the extension may go on changing its mutable content after handing it over.
-            answer = content.copy() as? UNNotificationContent
+            guard !closed else { return nil }
+            answer = copy
             defer { self.waiter = nil }
             return self.waiter
         }
@@ -117,13 +134,17 @@ package final class ServiceExtensionRun: @unchecked Sendable {
         waiter?.resume()
     }
 
-    /// The extension's content as the engine takes it; the original when it cannot be delivered
-    /// (`userInfo` that is not a property list, a field out of range), with a message saying why.
-    private static func deliverable(_ content: UNNotificationContent?, original: NotificationContent, identifier: String) -> NotificationContent {
+    /// The extension's content as the engine takes it, its attachment files moved into the app's
+    /// attachment store (as iOS moves the files an extension attaches); the original when it
+    /// cannot be delivered (`userInfo` that is not a property list, a field out of range, a file
+    /// that cannot be moved), with a message saying why.
+    private static func deliverable(_ content: UNNotificationContent?, original: NotificationContent, identifier: String,
+                                    attachments: AttachmentStore) -> NotificationContent {
         guard let content else { return original }
         do {
-            let value = try content.coreValue()
+            var value = try content.coreValue()
             try Validation.validate(value)
+            try attachments.adopt(&value.attachments)
             return value
         } catch {
             UNUserNotificationCenter.report("the notification service extension's content for \"\(identifier)\" (delivered as it arrived)", error)
