@@ -36,7 +36,9 @@ public struct ParsedArguments: Equatable {
     public func has(_ name: String) -> Bool { flags.contains(name) }
 
     /// Parses like swift-argument-parser: `--name value` and `--name=value`, flags, `--` ends the
-    /// options, `-h`/`--help`; unknown options are named with the closest known one.
+    /// options, `-h`/`--help`; unknown options are named with the closest known one. Dashes and `=`
+    /// are found by Unicode scalars: a value may start with a combining mark (`--title=\u{301}x`),
+    /// which Swift's Characters would join to the `=`.
     public static func parse(_ arguments: [String], options: [OptionSpec]) throws(UsageError) -> ParsedArguments {
         var result = ParsedArguments()
         var index = 0
@@ -45,7 +47,8 @@ public struct ParsedArguments: Equatable {
         while index < arguments.count {
             let argument = arguments[index]
             index += 1
-            if onlyPositionals || !argument.hasPrefix("-") || argument == "-" {
+            let scalars = argument.unicodeScalars
+            if onlyPositionals || scalars.first != "-" || argument == "-" {
                 result.positionals.append(argument)
                 continue
             }
@@ -57,7 +60,7 @@ public struct ParsedArguments: Equatable {
                 result.flags.insert("help")
                 continue
             }
-            if !argument.hasPrefix("--") {
+            if !scalars.starts(with: "--".unicodeScalars) {
                 // A negative number is a value, not an option (e.g. a longitude).
                 if Double(argument) != nil || argument.contains(",") {
                     result.positionals.append(argument)
@@ -65,11 +68,11 @@ public struct ParsedArguments: Equatable {
                 }
                 throw UsageError("unknown option '\(argument)'; options are spelled with two dashes, e.g. --\(argument.dropFirst())")
             }
-            var name = String(argument.dropFirst(2))
+            var name = String(scalars.dropFirst(2))
             var inline: String?
-            if let equals = name.firstIndex(of: "=") {
-                inline = String(name[name.index(after: equals)...])
-                name = String(name[..<equals])
+            if let equals = name.unicodeScalars.firstIndex(of: "=") {
+                inline = String(name.unicodeScalars[name.unicodeScalars.index(after: equals)...])
+                name = String(name.unicodeScalars[..<equals])
             }
             guard let spec = known[name] else {
                 let suggestion = closest(name, among: options.map(\.name) + ["help"]).map { "; did you mean --\($0)?" } ?? ""

@@ -41,6 +41,15 @@ struct ArgumentParsingTests {
         #expect(throws: UsageError(message)) { try ParsedArguments.parse(arguments, options: options) }
     }
 
+    @Test("fuzz-arguments: a value after = that starts with a combining mark is the value, not part of the option's name")
+    func combiningMarkAfterEquals() throws {
+        // The finding: --in=U+0357… was "unknown option '--in=͗…'" (Characters join = and the mark).
+        let parsed = try ParsedArguments.parse(["--title=\u{357}x", "--id=\u{301}", "--", "--\u{301}"], options: options)
+        #expect(parsed.value("title") == "\u{357}x" && parsed.all("id") == ["\u{301}"] && parsed.positionals == ["--\u{301}"])
+        let error = try #require(throws: UsageError.self) { try ParsedArguments.parse(["--\u{301}"], options: options) }
+        #expect(error.message.hasPrefix("unknown option '--\u{301}'"), "\(error)")
+    }
+
     @Test("durations as people write them", arguments: [("90s", 90.0), ("10m", 600), ("1h30m", 5400), ("2d", 172_800), ("1w", 604_800)])
     func durations(text: String, seconds: Double) throws {
         #expect(try parseDuration(text) == seconds)

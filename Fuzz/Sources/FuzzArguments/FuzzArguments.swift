@@ -29,7 +29,8 @@ public func fuzzArguments(_ start: UnsafePointer<UInt8>?, _ count: Int) -> CInt 
 
     let parsed: ParsedArguments
     do { parsed = try ParsedArguments.parse(arguments, options: options) } catch {
-        require(arguments.contains { error.message.contains($0.split(separator: "=", maxSplits: 1).first.map(String.init) ?? $0) },
+        // Split as the parser does, by scalars (a mark after = is not joined to it).
+        require(arguments.contains { error.message.contains(String($0.unicodeScalars.split(separator: "=", maxSplits: 1).first ?? $0.unicodeScalars[...])) },
                 "the refusal names nothing given: \(error.message)")
         return 0
     }

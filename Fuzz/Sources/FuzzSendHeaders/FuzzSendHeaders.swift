@@ -76,9 +76,8 @@ func checkTrigger(_ trigger: NotificationTrigger?, delay: String?, at: String?) 
     case (.timeInterval(let seconds, repeats: false)?, let delay?, nil):
         require((try? DurationText.seconds(in: delay, field: "Delay", bareSeconds: true)) == seconds, "Delay \(delay) gave \(seconds) s")
     case (.calendar(let components, repeats: false)?, nil, let at?):
-        guard let date = JSONMapping.parseDate(at) ?? TimeInterval(at).map(Date.init(timeIntervalSince1970:)) else {
-            fatalError("At \(at) accepted but not a date")
-        }
+        guard let date = JSONMapping.parseDate(at) ?? TimeInterval(at).map(Date.init(timeIntervalSince1970:)),
+              date.timeIntervalSince1970.isFinite else { fatalError("At \(at.debugDescription) accepted but not a date") }
         var calendar = Calendar(identifier: .gregorian)
         calendar.timeZone = utc
         require(components.timeZone == utc, "At \(at) gave components in \(String(describing: components.timeZone))")

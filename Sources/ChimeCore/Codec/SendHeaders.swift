@@ -71,7 +71,8 @@ public enum SendHeaders {
             }
             return ["type": "timeInterval", "timeInterval": .number(seconds), "repeats": false]
         case (nil, let at?):
-            guard let date = JSONMapping.parseDate(at) ?? TimeInterval(at).map(Date.init(timeIntervalSince1970:)) else {
+            guard let date = JSONMapping.parseDate(at) ?? TimeInterval(at).map(Date.init(timeIntervalSince1970:)),
+                  calendarYears.contains(date.timeIntervalSince1970) else {
                 throw ChimeError(.invalidValue, field: "At",
                                  "the At header is '\(at.prefix(40))'; give a date and time with its offset, as 2026-12-01T08:30:00+01:00, or seconds since 1970")
             }
@@ -86,6 +87,11 @@ public enum SendHeaders {
             return ["type": "calendar", "dateComponents": .object(components), "repeats": false]
         }
     }
+
+    /// The instants of the years a calendar trigger takes (0001-01-01 to 9999-12-31, UTC), in seconds
+    /// since 1970. An At outside them is refused: NaN, an infinity or 1e300 (which Foundation's
+    /// calendar turns into any date at all) and the year 0000 (which became 0001, its era lost).
+    static let calendarYears = -62_135_596_800.0 ..< 253_402_300_800.0
 
     /// A mapping error about a field that came from a header, named by that header; the trigger's
     /// by `trigger`, the one of Delay and At that was given (an At past the year 9999 is the At's fault).
