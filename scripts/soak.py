@@ -108,9 +108,9 @@ def adder(server, token, rate, deadline, index, workers, counters):
             counters.error(f"add: {error}")
 
 
-def read_stream(server, token, deadline, counters, reopen_every=None, count=True):
-    """Reads the app's event stream until the deadline (or for `reopen_every` seconds at a time)."""
-    while time.monotonic() < deadline:
+def read_stream(server, token, deadline, counters, reopen_every=None, count=True, done=lambda: False):
+    """Reads the app's event stream until the deadline or `done()` (or for `reopen_every` seconds at a time)."""
+    while time.monotonic() < deadline and not done():
         until = deadline if reopen_every is None else min(deadline, time.monotonic() + reopen_every)
         sock = socket.create_connection((LOOPBACK, server.port), timeout=5)
         try:
@@ -118,7 +118,7 @@ def read_stream(server, token, deadline, counters, reopen_every=None, count=True
                           "Accept: text/event-stream\r\n\r\n").encode())
             buffer = b""
             event = None
-            while time.monotonic() < until:
+            while time.monotonic() < until and not done():
                 sock.settimeout(max(0.05, min(1.0, until - time.monotonic())))
                 try:
                     chunk = sock.recv(65536)
@@ -197,6 +197,20 @@ def answerer(server, token, deadline, counters):
         time.sleep(0.1)
 
 
+def memory(pid):
+    """RssAnon and RssFile in MB: the heap apart from the store's mapped and cached file pages."""
+    values = {"RssAnon:": 0.0, "RssFile:": 0.0}
+    try:
+        with open(f"/proc/{pid}/status") as file:
+            for line in file:
+                key = line.split(":", 1)[0] + ":"
+                if key in values:
+                    values[key] = int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    return round(values["RssAnon:"], 1), round(values["RssFile:"], 1)
+
+
 def descriptors(pid):
     try:
         return len(os.listdir(f"/proc/{pid}/fd"))
@@ -221,7 +235,12 @@ def main():
     workers = 4
     threads = [threading.Thread(target=adder, args=(server, token, options.rate, deadline, i, workers, counters), daemon=True)
                for i in range(workers)]
-    threads.append(threading.Thread(target=read_stream, args=(server, token, deadline + 5, counters), daemon=True))
+    # The counting stream stays until every acknowledged add was seen delivered (at most 60 s after
+    # the last add: the last ones are due 1-3 s after it, later on a loaded machine).
+    def all_seen():
+        values = counters.snapshot()
+        return time.monotonic() >= deadline and values["delivered"] >= values["added"]
+    threads.append(threading.Thread(target=read_stream, args=(server, token, deadline + 60, counters, None, True, all_seen), daemon=True))
     threads.append(threading.Thread(target=read_stream, args=(server, token, deadline, counters, 20, False), daemon=True))
     threads.append(threading.Thread(target=answerer, args=(server, token, deadline, counters), daemon=True))
     for thread in threads:
@@ -229,16 +248,16 @@ def main():
     samples = []
     with open(options.out, "w", newline="") as file:
         writer = csv.writer(file)
-        writer.writerow(["seconds", "rss_mb", "fds", "added", "delivered", "answered", "acknowledged", "errors"])
-        while time.monotonic() < deadline + 5 and server.alive():
-            time.sleep(min(options.sample, max(0.1, deadline + 5 - time.monotonic())))
+        writer.writerow(["seconds", "rss_mb", "fds", "added", "delivered", "answered", "acknowledged", "errors", "anon_mb", "file_mb"])
+        while server.alive() and (time.monotonic() < deadline or (not all_seen() and time.monotonic() < deadline + 60)):
+            time.sleep(min(options.sample, max(0.1, deadline - time.monotonic())) if time.monotonic() < deadline else 1)
             values = counters.snapshot()
             sample = (round(time.monotonic() - started, 1), round(server.rss_mb(), 1), descriptors(server.pid), values["added"],
-                      values["delivered"], values["answered"], values["acknowledged"], values["errors"])
+                      values["delivered"], values["answered"], values["acknowledged"], values["errors"], *memory(server.pid))
             samples.append(sample)
             writer.writerow(sample)
             file.flush()
-            print(f"soak: {sample[0]:7.1f} s  RSS {sample[1]:6.1f} MB  fds {sample[2]:4d}  added {sample[3]}  delivered {sample[4]}  "
+            print(f"soak: {sample[0]:7.1f} s  RSS {sample[1]:6.1f} MB (heap {sample[8]:.1f}, files {sample[9]:.1f})  fds {sample[2]:4d}  added {sample[3]}  delivered {sample[4]}  "
                   f"answered {sample[5]}  acknowledged {sample[6]}  errors {sample[7]}", file=sys.stderr, flush=True)
     for thread in threads:
         thread.join(timeout=10)
