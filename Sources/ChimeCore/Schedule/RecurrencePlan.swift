@@ -91,7 +91,48 @@ struct RecurrencePlan: Sendable {
             for hour in hours { for minute in minutes { for second in seconds { times.append(hour * 3600 + minute * 60 + second) } } }
         }
         self.times = times
-        feasible = gridMeetsAllowedTimes() && gridMeetsAllowedWeekdays()
+        feasible = gridMeetsAllowedTimes() && gridMeetsAllowedWeekdays() && setPositionsCanPick()
+        switch rule.end {
+        case .never, .count: lastWall = Self.lastDay * 86_400 + 86_399
+        case .until(.instant(let date)):
+            // No zone is more than a day from UTC.
+            lastWall = min(Self.lastDay * 86_400 + 86_399, Int(date.timeIntervalSince1970.rounded(.down)) + 86_400)
+        case .until(.date(let year, let month, let day)): lastWall = CivilDays.days(year: year, month: month, day: day) * 86_400 + 86_399
+        case .until(.localTime(let year, let month, let day, let hour, let minute, let second)):
+            lastWall = CivilDays.days(year: year, month: month, day: day) * 86_400 + hour * 3600 + minute * 60 + second
+        }
+    }
+
+    /// No occurrence has a later wall time: 9999-12-31 23:59:59, or a day past UNTIL.
+    private(set) var lastWall = 0
+
+    /// BYSETPOS picks nothing when every position it names is beyond the most occurrences a period
+    /// can have (`FREQ=HOURLY;BYSETPOS=2` with one time an hour).
+    private func setPositionsCanPick() -> Bool {
+        guard let smallest = setPositions.map(abs).min() else { return true }
+        let perDay = hours.count * minutes.count * seconds.count
+        let most: Int = switch frequency {
+        case .secondly: 1
+        case .minutely: seconds.count
+        case .hourly: minutes.count * seconds.count
+        case .daily: perDay
+        case .weekly: (hasDays ? weekdays.nonzeroBitCount : 7) * perDay
+        case .monthly: mostDays(inMonths: 1, ordinalsPerMonth: true) * perDay
+        case .yearly: mostDays(inMonths: months == 0 ? 12 : months.nonzeroBitCount, ordinalsPerMonth: months != 0) * perDay
+        }
+        return smallest <= most
+    }
+
+    /// An upper bound of the days a monthly or yearly period has, from its day-level parts.
+    private func mostDays(inMonths count: Int, ordinalsPerMonth: Bool) -> Int {
+        var most = count == 1 ? 31 : 366
+        if hasMonthDays { most = min(most, (monthDays.nonzeroBitCount + monthDaysFromEnd.nonzeroBitCount) * count) }
+        if !yearDays.isEmpty { most = min(most, yearDays.filter { $0 }.count + yearDaysFromEnd.filter { $0 }.count) }
+        if hasDays {
+            let plain = weekdays.nonzeroBitCount * (count == 12 && !ordinalsPerMonth ? 53 : 5 * count)
+            most = min(most, plain + ordinals.count * (ordinalsPerMonth ? count : 1))
+        }
+        return most
     }
 
     /// Sub-daily periods start at `base + k·step`; their times of day are those ≡ base (mod
@@ -181,29 +222,30 @@ struct RecurrencePlan: Sendable {
         var period = first
         var days: [Int] = []
         days.reserveCapacity(366)
+        let lastDay = lastWall.floorDivided(by: 86_400)
         while budget > 0 {
             days.removeAll(keepingCapacity: true)
             switch frequency {
             case .yearly:
                 let year = startYear + period
-                guard year <= 9999 else { return }
+                guard year <= 9999, CivilDays.days(year: year, month: 1, day: 1) <= lastDay else { return }
                 yearDays(year, into: &days, budget: &budget)
             case .monthly:
                 let index = startYear * 12 + (startMonth - 1) + period
                 let year = index.floorDivided(by: 12), month = index.floorModulo(12) + 1
-                guard year <= 9999 else { return }
+                guard year <= 9999, CivilDays.days(year: year, month: month, day: 1) <= lastDay else { return }
                 budget -= 1
                 if months == 0 || months & 1 << month != 0 { monthDays(year, month, ordinalsInMonth: true, into: &days, budget: &budget) }
             case .weekly:
                 let begin = weekBeginning(startDay) + period * 7
-                guard begin <= Self.lastDay else { return }
+                guard begin <= lastDay else { return }
                 for day in begin..<begin + 7 where day <= Self.lastDay {
                     budget -= 1
                     if matchesWithoutOrdinals(day) { days.append(day) }
                 }
             default:
                 let day = startDay + period
-                guard day <= Self.lastDay else { return }
+                guard day <= lastDay else { return }
                 budget -= 1
                 if matchesWithoutOrdinals(day) {
                     days.append(day)
@@ -334,7 +376,7 @@ struct RecurrencePlan: Sendable {
         var emptyDays = 0
         while budget > 0 {
             let day = point.floorDivided(by: 86_400)
-            guard day <= Self.lastDay else { return }
+            guard point <= lastWall else { return }
             let dayEnd = (day + 1) * 86_400
             budget -= 1
             var found = false

@@ -112,13 +112,13 @@ public struct RecurrenceSchedule: Sendable, Hashable {
         var converter = WallClock(zone: timeZone)
         var collector = Collector(limit: count, after: afterSecond, exceptions: exceptions)
         var counted = 0
-        let firstPeriod: Int
-        if rule.count == nil {
-            // Start at the period around the date asked about, two days early for clock changes.
-            firstPeriod = plan.period(containing: afterSecond + converter.offset(at: afterSecond) - 2 * 86_400)
-        } else {
-            firstPeriod = 0
-        }
+        // An occurrence after `after` has a wall time past `after` plus its offset, and that offset
+        // is one of those in force around `after` (no zone is more than a day from UTC).
+        let lowestOffset = min(converter.offset(at: afterSecond - 86_400), converter.offset(at: afterSecond),
+                               converter.offset(at: afterSecond + 86_400))
+        let lowestWall = afterSecond + lowestOffset - 60
+        // Start at the period around the date asked about; from the start when COUNT needs counting.
+        let firstPeriod = rule.count == nil ? plan.period(containing: lowestWall) : 0
         plan.generate(fromPeriod: firstPeriod, budget: Self.searchBudget) { wall in
             if wall < plan.startWall { return true }
             switch rule.end {
@@ -131,6 +131,7 @@ public struct RecurrenceSchedule: Sendable, Hashable {
             case .until(.localTime(let year, let month, let day, let hour, let minute, let second)):
                 if wall > CivilDays.days(year: year, month: month, day: day) * 86_400 + hour * 3600 + minute * 60 + second { return false }
             }
+            if wall < lowestWall { return true }
             let (instant, moved) = converter.instant(wall: wall)
             if case .until(.instant(let until)) = rule.end, Double(instant) > until.timeIntervalSince1970 {
                 // A time moved by a gap may pass UNTIL while later wall times do not.

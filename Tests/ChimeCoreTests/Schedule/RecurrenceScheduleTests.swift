@@ -254,6 +254,8 @@ struct RecurrenceScheduleTests {
         "FREQ=YEARLY;BYMONTH=2;BYMONTHDAY=31", "FREQ=MONTHLY;BYMONTH=2;BYMONTHDAY=30,31", "FREQ=DAILY;BYMONTH=4;BYMONTHDAY=31",
         "FREQ=DAILY;INTERVAL=7;BYDAY=TU", "FREQ=HOURLY;BYMONTH=2;BYMONTHDAY=30", "FREQ=YEARLY;INTERVAL=4;BYMONTH=2;BYMONTHDAY=29",
         "FREQ=MINUTELY;INTERVAL=2;BYMINUTE=1", "FREQ=YEARLY;BYYEARDAY=366;BYMONTH=1",
+        // Positions past a period's only occurrence; an UNTIL before the start.
+        "FREQ=HOURLY;BYHOUR=21;BYSETPOS=-2,2", "FREQ=DAILY;BYDAY=TU,TH;BYSETPOS=-2", "FREQ=HOURLY;UNTIL=20200101T000000Z;BYDAY=MO",
     ])
     func neverMatches(_ rule: String) throws {
         // 2025 is not a leap year: every fourth year from it is not either. 1 January 2025 is a
