@@ -110,8 +110,12 @@ struct SchemathesisRegressionTests {
             } else {
                 Issue.record("not an array: \(found.text)")
             }
+            // A userInfo date past the year 9999 in UTC is refused (it could not come back as given);
+            // one just inside is kept.
+            let past = try await harness.owner.post(base + "/requests", json: #"{"identifier": "past", "userInfo": {"d": {"$date": "9999-12-31T23:59:59-12:00"}}}"#)
+            #expect(past.status == 400 && past.text.contains("userInfo.d.$date"), "\(past.text)")
             let west = try await harness.owner.post(base + "/requests", json: #"""
-                {"identifier": "west", "userInfo": {"d": {"$date": "9999-12-31T23:59:59-12:00"}},
+                {"identifier": "west", "userInfo": {"d": {"$date": "9999-12-31T11:59:59.999-12:00"}},
                  "trigger": {"type": "calendar", "dateComponents": {"year": 9999, "month": 12, "day": 31, "hour": 23, "timeZone": "Etc/GMT+12"}}}
                 """#)
             #expect(west.status == 201, "\(west.text)")

@@ -4,14 +4,20 @@ import Foundation
 // the allocation of a formatter per call.
 
 extension JSONMapping {
-    /// The first and last instants with a four-digit year, 0000-01-01T00:00:00.000Z and
+    /// The instants of the years 0001–9999 in UTC, 0001-01-01T00:00:00Z up to (not including)
+    /// 10000-01-01T00:00:00Z, in seconds since 1970: what ``parseDate(_:)`` accepts and
+    /// ``formatDate(_:)`` writes. The year 0000 is left out: Foundation's Gregorian calendar has no
+    /// such year (it is 1 BC, era 0), so a date in it would become 0001 in components, its era lost.
+    public static let dateRange: Range<Double> = -62_135_596_800 ..< 253_402_300_800
+
+    /// The first and last instants ``formatDate(_:)`` writes, 0001-01-01T00:00:00.000Z and
     /// 9999-12-31T23:59:59.999Z, in milliseconds since 1970.
-    static let formattableMilliseconds: ClosedRange<Double> = -62_167_219_200_000...253_402_300_799_999
+    static let formattableMilliseconds: ClosedRange<Double> = dateRange.lowerBound * 1000...dateRange.upperBound * 1000 - 1
 
     /// Formats a date as ISO 8601 in UTC with milliseconds: `2026-12-01T08:30:00.000Z`.
     ///
-    /// RFC 3339 (and ``parseDate(_:)``) has four-digit years only, so a date outside the years
-    /// 0000–9999 — the next fire date of a trigger thousands of years away — is written as the nearest
+    /// RFC 3339 has four-digit years only (and ``parseDate(_:)`` the years 0001–9999, ``dateRange``),
+    /// so a date outside the years 0001–9999 — the next fire date of a trigger thousands of years away — is written as the nearest
     /// one inside them.
     public static func formatDate(_ date: Date) -> String {
         let millisecondsValue = (date.timeIntervalSince1970 * 1000).rounded()
@@ -31,7 +37,9 @@ extension JSONMapping {
     }
 
     /// Parses an ISO 8601 date and time with a zone: `2026-12-01T08:30:00Z`,
-    /// `2026-12-01T08:30:00.250Z`, `2026-12-01T09:30:00+01:00`. `nil` when it is not one.
+    /// `2026-12-01T08:30:00.250Z`, `2026-12-01T09:30:00+01:00`. `nil` when it is not one, or when
+    /// the instant lies outside the years 0001–9999 in UTC (``dateRange``): `0000-06-01T00:00:00Z`,
+    /// `0001-01-01T00:00:00+01:00` (which is in the year 0000) and `9999-12-31T23:30:00-01:00` (10000).
     public static func parseDate(_ text: String) -> Date? {
         let b = Array(text.utf8)
         var i = 0
@@ -85,7 +93,9 @@ extension JSONMapping {
         guard i == b.count else { return nil }
         let days = daysFromCivil(year: year, month: month, day: day)
         let seconds = days * 86_400 + hour * 3600 + minute * 60 + second - offsetSeconds
-        return Date(timeIntervalSince1970: Double(seconds) + fraction)
+        let instant = Double(seconds) + fraction
+        guard dateRange.contains(instant) else { return nil }
+        return Date(timeIntervalSince1970: instant)
     }
 
     /// A date from a JSON string, or a `ChimeError` naming the field.
@@ -95,7 +105,7 @@ extension JSONMapping {
         }
         guard let date = parseDate(s) else {
             throw ChimeError(code, field: field,
-                             "\(field): \"\(JSONParser.clip(s))\" is not an ISO 8601 date and time with a zone; accepted: \"2026-12-01T08:30:00Z\", \"2026-12-01T08:30:00.250Z\", \"2026-12-01T09:30:00+01:00\"")
+                             "\(field): \"\(JSONParser.clip(s))\" is not an ISO 8601 date and time with a zone in the years 0001-9999; accepted: \"2026-12-01T08:30:00Z\", \"2026-12-01T08:30:00.250Z\", \"2026-12-01T09:30:00+01:00\"")
         }
         return date
     }

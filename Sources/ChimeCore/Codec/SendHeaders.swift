@@ -91,7 +91,7 @@ public enum SendHeaders {
     /// The instants of the years a calendar trigger takes (0001-01-01 to 9999-12-31, UTC), in seconds
     /// since 1970. An At outside them is refused: NaN, an infinity or 1e300 (which Foundation's
     /// calendar turns into any date at all) and the year 0000 (which became 0001, its era lost).
-    static let calendarYears = -62_135_596_800.0 ..< 253_402_300_800.0
+    static let calendarYears = JSONMapping.dateRange
 
     /// A mapping error about a field that came from a header, named by that header; the trigger's
     /// by `trigger`, the one of Delay and At that was given (an At past the year 9999 is the At's fault).

@@ -139,21 +139,29 @@ struct FuzzRegressionTests {
         #expect(listed["nextTriggerDate"] == "9999-12-31T23:59:59.999Z")
     }
 
-    @Test("dates past the year 9999 or before 0000 are written with a four-digit year that reads back")
+    @Test("dates past the year 9999 or before 0001 are written with a four-digit year that reads back")
     func farDates() throws {
         // Found by schemathesis: a timeInterval of 1e12 seconds was listed as "33715-08-26T15:20:18.630Z",
         // which is not an RFC 3339 date-time; a userInfo date on 9999-12-31 west of UTC was written as
         // "10000-01-01T…" and the listed request could not be posted back.
         for (seconds, expected) in [(1e12, "9999-12-31T23:59:59.999Z"), (.infinity, "9999-12-31T23:59:59.999Z"),
-                                    (253_402_300_799.9996, "9999-12-31T23:59:59.999Z"), (-1e15, "0000-01-01T00:00:00.000Z"),
-                                    (-.infinity, "0000-01-01T00:00:00.000Z"), (.nan, "1970-01-01T00:00:00.000Z"),
-                                    (-62_167_219_200, "0000-01-01T00:00:00.000Z"), (253_402_300_799.999, "9999-12-31T23:59:59.999Z")] {
+                                    (253_402_300_799.9996, "9999-12-31T23:59:59.999Z"), (-1e15, "0001-01-01T00:00:00.000Z"),
+                                    (-.infinity, "0001-01-01T00:00:00.000Z"), (.nan, "1970-01-01T00:00:00.000Z"),
+                                    (-62_167_219_200, "0001-01-01T00:00:00.000Z"), (-62_135_596_800, "0001-01-01T00:00:00.000Z"),
+                                    (253_402_300_799.999, "9999-12-31T23:59:59.999Z")] {
             let text = JSONMapping.formatDate(Date(timeIntervalSince1970: seconds))
             #expect(text == expected, "\(seconds)")
             #expect(JSONMapping.parseDate(text) != nil, "\(text)")
         }
-        #expect(decodeRequests(#"{"identifier": "a", "userInfo": {"d": {"$date": "9999-12-31T23:59:59-12:00"}}}"#) == nil)
-        #expect(decodeRequests(#"{"identifier": "b", "userInfo": {"d": {"$date": "0000-01-01T00:00:00+14:00"}}}"#) == nil)
+        #expect(decodeRequests(#"{"identifier": "a", "userInfo": {"d": {"$date": "9999-12-31T23:59:59+12:00"}}}"#) == nil)
+        #expect(decodeRequests(#"{"identifier": "b", "userInfo": {"d": {"$date": "0001-01-01T00:00:00-14:00"}}}"#) == nil)
+        // An instant outside the years 0001-9999 in UTC is refused, naming the field, not moved to the
+        // nearest one that can be written (the date would come back other than it was given).
+        for outside in ["9999-12-31T23:59:59-12:00", "0001-01-01T00:00:00+14:00", "0000-06-01T00:00:00Z"] {
+            let error = decodeRequests(#"{"identifier": "c", "userInfo": {"d": {"$date": ""# + outside + #""}}}"#)
+            #expect(error?.field == "userInfo.d.$date", "\(outside): \(String(describing: error))")
+            #expect(error?.message.contains("0001-9999") == true, "\(String(describing: error))")
+        }
         #expect(decodeRequests(#"{"identifier": "c", "trigger": {"type": "calendar", "dateComponents": {"year": 9999, "month": 12, "day": 31, "hour": 23, "timeZone": "Etc/GMT+12"}}}"#) == nil)
         #expect(decodeRequests(#"{"identifier": "d", "trigger": {"type": "timeInterval", "timeInterval": 1e12}}"#) == nil)
     }
@@ -334,6 +342,26 @@ struct FuzzRegressionTests {
             try SendHeaders.request(body: Array("t".utf8), header: { headers[$0.lowercased()] }, newIdentifier: { "made" })
         }
         #expect(error.field == "At" && error.code == .invalidValue, "\(error)")
+    }
+
+    @Test("JSONMapping.parseDate takes the instants of the years 0001-9999 in UTC only (it took the year 0000)",
+          arguments: ["0000-01-01T00:00:00Z", "0000-12-31T23:59:59.999Z", "0000-02-29T12:00:00Z", "0001-01-01T00:00:00+00:01",
+                      "0001-01-01T09:30:00+10:00", "9999-12-31T23:59:59-00:01", "9999-12-31T12:00:00-12:00"])
+    func parseDateYearZero(text: String) throws {
+        #expect(JSONMapping.parseDate(text) == nil, "\(text)")
+        let error = try #require(throws: ChimeError.self) { try JSONMapping.date(.string(text), field: "at") }
+        #expect(error.field == "at" && error.message.contains("0001-9999"), "\(error)")
+    }
+
+    @Test("JSONMapping.parseDate: the first and last instants of the years 0001-9999 read and write back as given")
+    func parseDateEdges() throws {
+        for (text, written) in [("0001-01-01T00:00:00Z", "0001-01-01T00:00:00.000Z"), ("0001-01-01T10:00:00+10:00", "0001-01-01T00:00:00.000Z"),
+                                ("9999-12-31T23:59:59.999Z", "9999-12-31T23:59:59.999Z"), ("9999-12-31T10:59:59.5-13:00", "9999-12-31T23:59:59.500Z")] {
+            let date = try #require(JSONMapping.parseDate(text), "\(text)")
+            #expect(JSONMapping.dateRange.contains(date.timeIntervalSince1970))
+            #expect(JSONMapping.formatDate(date) == written, "\(text)")
+            #expect(JSONMapping.parseDate(written) == date, "\(written)")
+        }
     }
 
 }
