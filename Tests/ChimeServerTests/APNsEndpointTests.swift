@@ -87,7 +87,11 @@ struct APNsEndpointTests {
             let token = try await harness.createApp("com.example.push")
             let app = harness.client(token: token)
             _ = try await app.post("/v1/apps/com.example.push/authorization")
-            guard case .string(let device)? = try await app.get("/v1/apps/com.example.push/device-token").json?["deviceToken"] else { return }
+            let answer = try await app.get("/v1/apps/com.example.push/device-token")
+            guard case .string(let device)? = answer.json?["deviceToken"] else {
+                Issue.record("no device token: \(answer.status) \(answer.text)")
+                return
+            }
             for score in ["1:0", "2:0"] {
                 let response = try await app.request("POST", "/3/device/\(device)",
                                                      headers: [("apns-topic", "com.example.push"), ("apns-collapse-id", "score")],

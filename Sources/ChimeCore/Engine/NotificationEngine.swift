@@ -181,11 +181,9 @@ public final class NotificationEngine: Sendable {
     }
 
     /// Whether `error` fails only the operation that threw it (an input or rule error), not the
-    /// transaction it ran in (a store failure, or anything else).
+    /// transaction it ran in (a store failure, or anything else): the error table's kind.
     package static func isOperationError(_ error: any Error) -> Bool {
-        if error is UNError { return true }
-        if let error = error as? ChimeError { return !error.isStoreError }
-        return false
+        ErrorTable.entry(for: error).kind == .operation
     }
 
     private func drain() {

@@ -85,8 +85,9 @@ public struct ChimeError: Error, Hashable, Sendable, CustomNSError, CustomString
 extension ChimeError {
     /// The codes that are the store's failure rather than the operation's: the store could not be
     /// read or written, is not a Chime store, is full, or (shared) conflicted with another engine.
-    /// An operation that meets one fails with the whole transaction it ran in.
-    public static let storeCodes: Set<Code> = [.storeFailure, .storeTooNew, .notAStore, .storageFull, .storeConflict]
+    /// An operation that meets one fails with the whole transaction it ran in. Derived from the one
+    /// error table (`ErrorTable` in `Errors/ErrorTable.swift`).
+    public static let storeCodes: Set<Code> = Set(ErrorTable.chime.filter { $0.value.kind == .store }.keys)
 
     /// Whether this error is the store's (see ``storeCodes``).
     public var isStoreError: Bool { Self.storeCodes.contains(code) }

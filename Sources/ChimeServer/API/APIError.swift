@@ -40,38 +40,25 @@ struct APIError: Error, Sendable {
         APIError(400, code, message, field: field)
     }
 
-    /// The answer for an error thrown by the engine or the codecs. Never a stack trace: unknown
-    /// errors become a 500 with a generic message (the details go to the log).
+    /// The answer for an error thrown by the engine or the codecs, as the error table says
+    /// (`ErrorTable`: status, code, whether the error's own text may be shown, a retry hint). Never
+    /// a stack trace or a database's text: those go to the log.
     static func from(_ error: any Error) -> APIError {
+        if let error = error as? APIError { return error }
+        let entry = ErrorTable.entry(for: error)
+        var answer: APIError
         switch error {
-        case let error as APIError:
-            return error
         case let error as ChimeError:
-            let status: Int
-            switch error.code {
-            case .notFound: status = 404
-            case .tooLarge: status = 413
-            case .shutDown: status = 503
-            case .storeFailure, .storeTooNew, .notAStore: status = 500
-            case .storageFull:
-                return APIError(507, "insufficientStorage",
-                                "the server's disk is full, so nothing was stored; free space on the server (or raise its quota) and retry")
-            default: status = 400
-            }
-            let message = status == 500 ? "the store failed; see the server log" : error.message
-            return APIError(status, error.code.rawValue, message, field: error.field)
+            answer = APIError(entry.status, entry.apiCode ?? error.code.rawValue, entry.message ?? error.message,
+                              field: error.field ?? entry.field)
         case let error as UNError:
-            switch error.code {
-            case .notificationsNotAllowed:
-                return APIError(409, "notificationsNotAllowed",
-                                "\(error.message) (POST /v1/apps/{app}/authorization, then the user allows it: the web center or `chime apps allow`)")
-            case .badgeInputInvalid:
-                return APIError(400, "badgeInputInvalid", error.message, field: "badge")
-            default:
-                return APIError(400, "\(error.code)", error.message)
-            }
+            answer = APIError(entry.status, entry.apiCode ?? "\(error.code)", entry.message ?? error.message,
+                              field: entry.field)
         default:
-            return APIError(500, "internal", "the server failed to handle the request; see the server log")
+            answer = APIError(entry.status, entry.apiCode ?? "internal", entry.message ?? "the server failed; see the server log")
         }
+        if let hint = entry.hint { answer.message += " " + hint }
+        if let seconds = entry.retryAfter { answer.headers.append(("Retry-After", String(seconds))) }
+        return answer
     }
 }

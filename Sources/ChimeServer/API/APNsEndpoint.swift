@@ -36,15 +36,15 @@ struct APNsEndpoint {
         } catch let failure as Failure {
             return Self.reason(failure.reason, status: failure.status, message: failure.message, apnsID: echo)
         } catch {
+            // The error table's reason; the message is the service's answer's (never a store's text).
             let apiError = APIError.from(error)
+            let entry = error is APIError ? (apiError.status >= 500 ? ErrorTable.unknown : .refusal) : ErrorTable.entry(for: error)
             if apiError.status >= 500 {
-                return Self.reason("InternalServerError", status: 500, message: "the server failed; see its log", apnsID: echo)
+                api.logger.error("push failed", ["route": Self.route, "error": String(describing: error)])
             }
-            if apiError.status == 503 {
-                return Self.reason("ServiceUnavailable", status: 503, message: apiError.message, apnsID: echo)
-            }
-            // The engine refused the content (a limit, an identifier): closest documented reason.
-            return Self.reason("PayloadEmpty", status: 400, message: apiError.message, apnsID: echo)
+            var response = Self.reason(entry.apnsReason, status: entry.apnsStatus, message: apiError.message, apnsID: echo)
+            response.headers += apiError.headers
+            return response
         }
     }
 

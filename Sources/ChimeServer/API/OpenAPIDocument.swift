@@ -4910,7 +4910,7 @@ enum OpenAPIDocument {
         }
       },
       "Unavailable": {
-        "description": "Too many connections, or the server is stopping.",
+        "description": "Too many connections, the server is stopping, or (a shared database) other nodes kept changing the same records past the retries: nothing was changed; retry after Retry-After seconds.",
         "headers": {
           "Retry-After": {
             "schema": {
