@@ -211,7 +211,7 @@ extension CLI {
                 if arguments.has("json") { cli.printJSON(apps); return 0 }
                 if apps.isEmpty { cli.write("No apps. Register one with `chime apps add BUNDLE_IDENTIFIER`.") }
                 for app in apps {
-                    let status = app["settings"]?["authorizationStatus"]?.stringValue ?? app["authorizationStatus"]?.stringValue ?? "?"
+                    let status = app[JSONFieldName.settings]?[JSONFieldName.authorizationStatus]?.stringValue ?? "?"
                     var line = "\(app["bundleIdentifier"]?.stringValue ?? "?")  authorization: \(status)"
                     if let words = app["launch"]?.arrayValue.compactMap(\.stringValue), let command = try? LaunchCommand(arguments: words) {
                         line += "  launch: \(command)"
@@ -264,9 +264,14 @@ extension CLI {
                 try await client.send(.removeApp, ["app": bundle])
                 cli.write("Removed \(bundle) and everything it had.")
             default:
-                let response = try await client.send(.answerAuthorization, ["app": bundle], json: ["allow": .bool(action == "allow")])
+                let response = try await client.send(.answerAuthorization, ["app": bundle], json: [JSONFieldName.allow: .bool(action == "allow")])
                 if arguments.has("json") { cli.printJSON(response) } else {
-                    cli.write("\(bundle): \(response.json?["authorizationStatus"]?.stringValue ?? (action == "allow" ? "authorized" : "denied"))")
+                    // The answer as the Apple layer reads it; the service's, never a guess of the CLI's.
+                    let answer = try AuthorizationAnswer(json: response.json ?? .null)
+                    let switches: [(String, KeyPath<NotificationSettings, UNNotificationSetting>)] = [
+                        ("alert", \.alertSetting), ("sound", \.soundSetting), ("badge", \.badgeSetting)]
+                    let enabled = switches.filter { answer.settings[keyPath: $0.1] == .enabled }.map(\.0)
+                    cli.write("\(bundle): \(answer.status.name)" + (enabled.isEmpty ? "" : " (\(enabled.joined(separator: ", ")))"))
                 }
             }
             return 0
@@ -685,7 +690,7 @@ extension CLI {
             let identifiers = event["identifiers"]?.arrayValue.compactMap(\.stringValue) ?? []
             words = [identifiers.isEmpty ? "(more than 100 requests)" : identifiers.joined(separator: ", ")]
         case "settings":
-            words = ["authorization: \(event["settings"]?["authorizationStatus"]?.stringValue ?? "?")"]
+            words = ["authorization: \(event[JSONFieldName.settings]?[JSONFieldName.authorizationStatus]?.stringValue ?? "?")"]
         case "categories":
             let names = event["categories"]?.arrayValue.compactMap { $0["identifier"]?.stringValue } ?? []
             words = [names.isEmpty ? "(none)" : names.joined(separator: ", ")]

@@ -90,6 +90,30 @@ struct BinaryTests {
     }
 }
 
+extension BinaryTests {
+    @Test("chime apps allow|deny prints the service's answer: the status and what the app may now do")
+    func allowDeny() async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("chime-cli-\(UUID().uuidString)").path
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let configuration = ChimeService.Configuration(dataDirectory: directory, listen: .tcp(host: "127.0.0.1", port: 0),
+                                                       autoAllow: false, printsBanner: false)
+        let service = try await RunningService.start(configuration: configuration)
+        let data = ["--data", directory]
+        #expect(try await Self.chime(["apps", "add", "com.example.ask"] + data).0 == 0)
+        let (_, settings) = try await service.engine.requestAuthorization(app: "com.example.ask", options: [.alert, .sound])
+        #expect(settings.authorizationStatus == .notDetermined)
+
+        let (allowed, allowedText, allowedError) = try await Self.chime(["apps", "allow", "com.example.ask"] + data)
+        #expect(allowed == 0, "\(allowedError)")
+        #expect(allowedText.trimmingCharacters(in: .newlines) == "com.example.ask: authorized (alert, sound)", "\(allowedText)")
+        let (denied, deniedText, _) = try await Self.chime(["apps", "deny", "com.example.ask"] + data)
+        #expect(denied == 0)
+        #expect(deniedText.trimmingCharacters(in: .newlines) == "com.example.ask: denied", "\(deniedText)")
+        #expect(try await service.engine.settings(app: "com.example.ask").authorizationStatus == .denied)
+        await service.stop()
+    }
+}
+
 struct CLITestError: Error, CustomStringConvertible {
     var description: String
     init(_ description: String) { self.description = description }

@@ -158,15 +158,14 @@ package final class ServiceBackend: CenterBackend {
                                       completion: @escaping @Sendable (Result<Bool, any Error>) -> Void) {
         enqueue({ [self] in
             let names = options.names(from: UNAuthorizationOptions.names).map(JSONValue.string)
-            var answer = try await call(.requestAuthorization, ["app": app], json: ["options": .array(names)])
+            var status = try AuthorizationAnswer(json: try await call(.requestAuthorization, ["app": app],
+                                                                      json: [JSONFieldName.options: .array(names)]) ?? .null).status
             // The user has not answered yet (the web center or `chime apps allow|deny` asks): wait
             // for the answer, as iOS waits for its alert.
-            while case .string("notDetermined")? = answer?["status"] {
+            while status == .notDetermined {
                 try await Task.sleep(for: .milliseconds(500))
-                let settings = try await call(.getSettings, ["app": app])
-                answer = ["status": settings?["authorizationStatus"] ?? .null]
+                status = try NotificationSettings(json: try await call(.getSettings, ["app": app]) ?? .null).authorizationStatus
             }
-            guard case .string(let name)? = answer?["status"], let status = UNAuthorizationStatus(name: name) else { return false }
             return status.allowsDelivery
         }, completion: completion)
     }
@@ -240,7 +239,7 @@ package final class ServiceBackend: CenterBackend {
     }
 
     package func setBadge(_ count: Int, app: String, completion: @escaping @Sendable (Result<Void, any Error>) -> Void) {
-        enqueue({ [self] in _ = try await call(.setBadge, ["app": app], json: ["badge": .integer(Int64(count))]) }, completion: completion)
+        enqueue({ [self] in _ = try await call(.setBadge, ["app": app], json: [JSONFieldName.badge: .integer(Int64(count))]) }, completion: completion)
     }
 
     package func outbox(app: String) async throws -> [NotificationResponse] {

@@ -33,27 +33,19 @@ extension NotificationSettings {
             guard case .string(let name)? = object[key] else { return nil }
             return UNNotificationSetting(jsonName: name)
         }
-        if case .string(let name)? = object["authorizationStatus"], let status = UNAuthorizationStatus(name: name) {
+        if case .string(let name)? = object[JSONFieldName.authorizationStatus], let status = UNAuthorizationStatus(name: name) {
             authorizationStatus = status
         }
-        soundSetting = setting("soundSetting") ?? soundSetting
-        badgeSetting = setting("badgeSetting") ?? badgeSetting
-        alertSetting = setting("alertSetting") ?? alertSetting
-        notificationCenterSetting = setting("notificationCenterSetting") ?? notificationCenterSetting
-        lockScreenSetting = setting("lockScreenSetting") ?? lockScreenSetting
-        carPlaySetting = setting("carPlaySetting") ?? carPlaySetting
-        criticalAlertSetting = setting("criticalAlertSetting") ?? criticalAlertSetting
-        announcementSetting = setting("announcementSetting") ?? announcementSetting
-        timeSensitiveSetting = setting("timeSensitiveSetting") ?? timeSensitiveSetting
-        scheduledDeliverySetting = setting("scheduledDeliverySetting") ?? scheduledDeliverySetting
-        directMessagesSetting = setting("directMessagesSetting") ?? directMessagesSetting
-        if case .string(let name)? = object["alertStyle"], let style = UNAlertStyle(jsonName: name) {
+        for field in Self.switchFields {
+            if let value = setting(field.name) { self[keyPath: field.keyPath] = value }
+        }
+        if case .string(let name)? = object[JSONFieldName.alertStyle], let style = UNAlertStyle(jsonName: name) {
             alertStyle = style
         }
-        if case .string(let name)? = object["showPreviewsSetting"], let previews = UNShowPreviewsSetting(jsonName: name) {
+        if case .string(let name)? = object[JSONFieldName.showPreviewsSetting], let previews = UNShowPreviewsSetting(jsonName: name) {
             showPreviewsSetting = previews
         }
-        if case .bool(let flag)? = object["providesAppNotificationSettings"] { providesAppNotificationSettings = flag }
+        if case .bool(let flag)? = object[JSONFieldName.providesAppNotificationSettings] { providesAppNotificationSettings = flag }
     }
 }
 

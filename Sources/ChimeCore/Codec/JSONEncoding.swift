@@ -257,25 +257,28 @@ extension UNShowPreviewsSetting {
 }
 
 extension NotificationSettings {
-    /// Apple's field names, enum values by name: `{"authorizationStatus": "authorized", "alertSetting": "enabled", …}`.
+    /// Apple's field names, enum values by name: `{"authorizationStatus": "authorized", "alertSetting": "enabled", …}`
+    /// (the names are ``JSONFieldName``'s and ``switchFields``').
     public var json: JSONValue {
-        [
-            "authorizationStatus": .string(authorizationStatus.name),
-            "soundSetting": .string(soundSetting.jsonName),
-            "badgeSetting": .string(badgeSetting.jsonName),
-            "alertSetting": .string(alertSetting.jsonName),
-            "notificationCenterSetting": .string(notificationCenterSetting.jsonName),
-            "lockScreenSetting": .string(lockScreenSetting.jsonName),
-            "carPlaySetting": .string(carPlaySetting.jsonName),
-            "alertStyle": .string(alertStyle.jsonName),
-            "showPreviewsSetting": .string(showPreviewsSetting.jsonName),
-            "criticalAlertSetting": .string(criticalAlertSetting.jsonName),
-            "providesAppNotificationSettings": .bool(providesAppNotificationSettings),
-            "announcementSetting": .string(announcementSetting.jsonName),
-            "timeSensitiveSetting": .string(timeSensitiveSetting.jsonName),
-            "scheduledDeliverySetting": .string(scheduledDeliverySetting.jsonName),
-            "directMessagesSetting": .string(directMessagesSetting.jsonName),
-        ]
+        var object: JSONObject = [JSONFieldName.authorizationStatus: .string(authorizationStatus.name)]
+        func put(_ keyPath: WritableKeyPath<NotificationSettings, UNNotificationSetting>) {
+            object[Self.fieldName(of: keyPath)] = .string(self[keyPath: keyPath].jsonName)
+        }
+        put(\.soundSetting)
+        put(\.badgeSetting)
+        put(\.alertSetting)
+        put(\.notificationCenterSetting)
+        put(\.lockScreenSetting)
+        put(\.carPlaySetting)
+        object[JSONFieldName.alertStyle] = .string(alertStyle.jsonName)
+        object[JSONFieldName.showPreviewsSetting] = .string(showPreviewsSetting.jsonName)
+        put(\.criticalAlertSetting)
+        object[JSONFieldName.providesAppNotificationSettings] = .bool(providesAppNotificationSettings)
+        put(\.announcementSetting)
+        put(\.timeSensitiveSetting)
+        put(\.scheduledDeliverySetting)
+        put(\.directMessagesSetting)
+        return .object(object)
     }
 }
 

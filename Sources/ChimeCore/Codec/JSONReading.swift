@@ -24,13 +24,19 @@ extension JSONValue {
     }
 }
 
-/// Reads the members of one JSON object, strictly: ``finish(accepted:)`` rejects members the
-/// decoder did not expect.
-struct JSONObjectReader {
-    let object: JSONObject
-    let path: String
+/// Reads the members of one JSON object, strictly: ``finish(accepted:what:)`` rejects members the
+/// decoder did not expect. The one reader of JSON objects: the JSON mapping's decoders and the
+/// service's request bodies alike, so every refusal names the field the same way.
+///
+/// ```swift
+/// let body = try JSONObjectReader(value, path: "", what: "an answer", accepted: ["allow"])
+/// let allow = try body.requiredBool("allow")
+/// ```
+package struct JSONObjectReader {
+    package let object: JSONObject
+    package let path: String
 
-    init(_ value: JSONValue, path: String, what: String, code: ChimeError.Code = .invalidValue) throws(ChimeError) {
+    package init(_ value: JSONValue, path: String, what: String, code: ChimeError.Code = .invalidValue) throws(ChimeError) {
         guard case .object(let object) = value else {
             throw ChimeError(code, field: path.isEmpty ? nil : path,
                              "\(JSONPath.display(path)): expected \(what) as a JSON object, found \(value.shortDescription)")
@@ -39,29 +45,35 @@ struct JSONObjectReader {
         self.path = path
     }
 
-    func field(_ key: String) -> String { JSONPath.member(path, key) }
+    /// A reader that has already refused members other than `accepted` (with a did-you-mean).
+    package init(_ value: JSONValue, path: String = "", what: String, accepted: [String]) throws(ChimeError) {
+        try self.init(value, path: path, what: what)
+        try finish(accepted: accepted, what: what)
+    }
+
+    package func field(_ key: String) -> String { JSONPath.member(path, key) }
 
     /// The member's value; `nil` when absent or `null` (null means "the default" for every field).
-    func value(_ key: String) -> JSONValue? {
+    package func value(_ key: String) -> JSONValue? {
         guard let value = object[key] else { return nil }
         if case .null = value { return nil }
         return value
     }
 
-    func has(_ key: String) -> Bool { value(key) != nil }
+    package func has(_ key: String) -> Bool { value(key) != nil }
 
-    func typeError(_ key: String, expected: String, found: JSONValue, code: ChimeError.Code = .invalidValue) -> ChimeError {
+    package func typeError(_ key: String, expected: String, found: JSONValue, code: ChimeError.Code = .invalidValue) -> ChimeError {
         let name = field(key)
         return ChimeError(code, field: name, "\(name): expected \(expected), found \(found.shortDescription)")
     }
 
-    func string(_ key: String, code: ChimeError.Code = .invalidValue) throws(ChimeError) -> String? {
+    package func string(_ key: String, code: ChimeError.Code = .invalidValue) throws(ChimeError) -> String? {
         guard let value = value(key) else { return nil }
         guard case .string(let s) = value else { throw typeError(key, expected: "a string", found: value, code: code) }
         return s
     }
 
-    func requiredString(_ key: String, code: ChimeError.Code = .invalidValue, hint: String = "") throws(ChimeError) -> String {
+    package func requiredString(_ key: String, code: ChimeError.Code = .invalidValue, hint: String = "") throws(ChimeError) -> String {
         guard let s = try string(key, code: code) else {
             throw ChimeError(code, field: field(key), "\(field(key)) is missing; expected a string\(hint)")
         }
@@ -69,7 +81,7 @@ struct JSONObjectReader {
     }
 
     /// A required, non-empty identifier.
-    func identifier(_ key: String = "identifier", code: ChimeError.Code = .invalidIdentifier, what: String) throws(ChimeError) -> String {
+    package func identifier(_ key: String = "identifier", code: ChimeError.Code = .invalidIdentifier, what: String) throws(ChimeError) -> String {
         let s = try requiredString(key, code: code, hint: " identifying the \(what)")
         if s.isEmpty {
             throw ChimeError(code, field: field(key), "\(field(key)) is empty; give the \(what) a non-empty identifier")
@@ -77,13 +89,13 @@ struct JSONObjectReader {
         return s
     }
 
-    func bool(_ key: String, code: ChimeError.Code = .invalidValue) throws(ChimeError) -> Bool? {
+    package func bool(_ key: String, code: ChimeError.Code = .invalidValue) throws(ChimeError) -> Bool? {
         guard let value = value(key) else { return nil }
         guard case .bool(let b) = value else { throw typeError(key, expected: "true or false", found: value, code: code) }
         return b
     }
 
-    func double(_ key: String, code: ChimeError.Code = .invalidValue) throws(ChimeError) -> Double? {
+    package func double(_ key: String, code: ChimeError.Code = .invalidValue) throws(ChimeError) -> Double? {
         guard let value = value(key) else { return nil }
         switch value {
         case .integer(let i): return Double(i)
@@ -92,16 +104,16 @@ struct JSONObjectReader {
         }
     }
 
-    func requiredDouble(_ key: String, code: ChimeError.Code = .invalidValue, hint: String = "") throws(ChimeError) -> Double {
+    package func requiredDouble(_ key: String, code: ChimeError.Code = .invalidValue, hint: String = "") throws(ChimeError) -> Double {
         guard let d = try double(key, code: code) else {
             throw ChimeError(code, field: field(key), "\(field(key)) is missing; expected a number\(hint)")
         }
         return d
     }
 
-    /// An integer in `range`; a number with no fractional part is accepted too (`3.0`).
-    /// An integer that fits in `Int`; what range it must be in is Validation's to say.
-    func int(_ key: String, code: ChimeError.Code = .invalidValue) throws(ChimeError) -> Int? {
+    /// An integer that fits in `Int`; a number with no fractional part is accepted too (`3.0`).
+    /// What range it must be in is Validation's to say.
+    package func int(_ key: String, code: ChimeError.Code = .invalidValue) throws(ChimeError) -> Int? {
         guard let value = value(key) else { return nil }
         return try JSONObjectReader.int(value, field: field(key), code: code)
     }
@@ -119,13 +131,29 @@ struct JSONObjectReader {
         return result
     }
 
-    func array(_ key: String, code: ChimeError.Code = .invalidValue, of what: String) throws(ChimeError) -> [JSONValue]? {
+    /// A required boolean.
+    package func requiredBool(_ key: String, code: ChimeError.Code = .invalidValue) throws(ChimeError) -> Bool {
+        guard let b = try bool(key, code: code) else {
+            throw ChimeError(code, field: field(key), "\(field(key)) is missing; expected true or false")
+        }
+        return b
+    }
+
+    /// A required integer (see ``int(_:code:)``).
+    package func requiredInt(_ key: String, code: ChimeError.Code = .invalidValue, hint: String = "") throws(ChimeError) -> Int {
+        guard let i = try int(key, code: code) else {
+            throw ChimeError(code, field: field(key), "\(field(key)) is missing; expected an integer\(hint)")
+        }
+        return i
+    }
+
+    package func array(_ key: String, code: ChimeError.Code = .invalidValue, of what: String) throws(ChimeError) -> [JSONValue]? {
         guard let value = value(key) else { return nil }
         guard case .array(let a) = value else { throw typeError(key, expected: "an array of \(what)", found: value, code: code) }
         return a
     }
 
-    func strings(_ key: String, code: ChimeError.Code = .invalidValue) throws(ChimeError) -> [String]? {
+    package func strings(_ key: String, code: ChimeError.Code = .invalidValue) throws(ChimeError) -> [String]? {
         guard let elements = try array(key, code: code, of: "strings") else { return nil }
         var out: [String] = []
         out.reserveCapacity(elements.count)
@@ -140,14 +168,14 @@ struct JSONObjectReader {
     }
 
     /// An option set from an array of Apple's option names.
-    func options<Options: OptionSet>(_ key: String, table: [(String, Options)], code: ChimeError.Code = .invalidValue) throws(ChimeError) -> Options?
+    package func options<Options: OptionSet>(_ key: String, table: [(String, Options)], code: ChimeError.Code = .invalidValue) throws(ChimeError) -> Options?
     where Options.RawValue == UInt, Options.Element == Options {
         guard let value = value(key) else { return nil }
         return try JSONMapping.options(value, table: table, field: field(key), code: code)
     }
 
     /// Rejects members other than `accepted`, naming them, suggesting the closest accepted name.
-    func finish(accepted: [String], what: String) throws(ChimeError) {
+    package func finish(accepted: [String], what: String) throws(ChimeError) {
         guard object.count > 0 else { return }
         for key in object.keys where !accepted.contains(key) {
             let name = field(key)

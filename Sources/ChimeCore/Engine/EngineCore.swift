@@ -249,7 +249,7 @@ package final class EngineCore {
     }
 
     package func setBadge(_ count: Int, app: String) throws {
-        guard count >= 0 else { throw UNError(.badgeInputInvalid, "the badge count is \(count); give 0 or more (0 clears the badge)") }
+        if let refusal = Validation.badgeRefusal(count, field: "badge") { throw UNError(.badgeInputInvalid, refusal) }
         var record = try appRecord(app)
         guard record.badge != count else { return }
         record.badge = count
@@ -414,6 +414,11 @@ package final class EngineCore {
     package func nextFireDate() throws -> Date? {
         // Other engines add and fire too: the store knows, the window does not.
         if let shared { return try shared.soonestFireDate() }
+        return windowNextDate()
+    }
+
+    /// The window's first date, refilled first when it ran low (an embedded store's next fire date).
+    package func windowNextDate() -> Date? {
         if window.count == 0 || window.needsRefill { refillWindowIfNeeded() }
         return window.first?.date
     }

@@ -57,10 +57,15 @@ public enum Validation {
     /// try Validation.validateBadge(-1, field: "badge")   // throws: "badge is -1; give 0 or more …"
     /// ```
     public static func validateBadge(_ badge: Int?, field: String = "badge") throws(ChimeError) {
-        if let badge, badge < 0 {
-            throw ChimeError(.invalidValue, field: field,
-                             "\(field) is \(badge); give 0 or more (0 clears the badge), or leave it out to keep the badge as it is")
+        if let badge, let refusal = badgeRefusal(badge, field: field) {
+            throw ChimeError(.invalidValue, field: field, refusal + ", or leave it out to keep the badge as it is")
         }
+    }
+
+    /// The badge rule, for a notification's badge and `setBadgeCount` alike: why `count` is not a
+    /// badge (a negative count), or `nil` when it is one.
+    package static func badgeRefusal(_ count: Int, field: String) -> String? {
+        count < 0 ? "\(field) is \(count); give 0 or more (0 clears the badge)" : nil
     }
 
     /// Checks how many items a notification adds to its group's summary: 0 or more.

@@ -30,13 +30,13 @@ public struct SettingsChange: Sendable, Hashable {
     public static let switchNames: [(name: String, keyPath: any WritableKeyPath<SettingsChange, UNNotificationSetting?> & Sendable,
                                      setting: any WritableKeyPath<NotificationSettings, UNNotificationSetting> & Sendable,
                                      requires: UNAuthorizationOptions?)] = [
-        ("alertSetting", \.alert, \.alertSetting, .alert),
-        ("soundSetting", \.sound, \.soundSetting, .sound),
-        ("badgeSetting", \.badge, \.badgeSetting, .badge),
-        ("lockScreenSetting", \.lockScreen, \.lockScreenSetting, nil),
-        ("notificationCenterSetting", \.notificationCenter, \.notificationCenterSetting, nil),
-        ("criticalAlertSetting", \.criticalAlert, \.criticalAlertSetting, .criticalAlert),
-        ("timeSensitiveSetting", \.timeSensitive, \.timeSensitiveSetting, .timeSensitive),
+        (NotificationSettings.fieldName(of: \.alertSetting), \.alert, \.alertSetting, .alert),
+        (NotificationSettings.fieldName(of: \.soundSetting), \.sound, \.soundSetting, .sound),
+        (NotificationSettings.fieldName(of: \.badgeSetting), \.badge, \.badgeSetting, .badge),
+        (NotificationSettings.fieldName(of: \.lockScreenSetting), \.lockScreen, \.lockScreenSetting, nil),
+        (NotificationSettings.fieldName(of: \.notificationCenterSetting), \.notificationCenter, \.notificationCenterSetting, nil),
+        (NotificationSettings.fieldName(of: \.criticalAlertSetting), \.criticalAlert, \.criticalAlertSetting, .criticalAlert),
+        (NotificationSettings.fieldName(of: \.timeSensitiveSetting), \.timeSensitive, \.timeSensitiveSetting, .timeSensitive),
     ]
 }
 
@@ -44,8 +44,9 @@ extension NotificationSettings {
     /// These settings with `change` applied, or the error that names the switch that cannot change.
     package func applying(_ change: SettingsChange, app: String, requested: UNAuthorizationOptions) throws -> NotificationSettings {
         guard authorizationStatus.allowsDelivery else {
-            throw ChimeError(.invalidValue, field: "authorizationStatus",
-                             "\(app) is not allowed to notify (\(authorizationStatus.name)); allow it first, then change its settings")
+            // Apple's error for an app without permission (the service answers it 409).
+            throw UNError(.notificationsNotAllowed,
+                          "\(app) is not allowed to notify (\(authorizationStatus.name)); allow it first, then change its settings")
         }
         var result = self
         for entry in SettingsChange.switchNames {

@@ -13,8 +13,8 @@ extension ChimeAPI {
 
     /// `POST /v1/apps` `{"bundleIdentifier": …, "launch": …}`: the record, with the app's token (shown once).
     func createApp(_ request: HTTPRequest, route: Route) async throws -> HTTPResponse {
-        let object = try Fields(try jsonBody(request), accepted: ["bundleIdentifier", "launch"])
-        let bundle = try object.requiredString("bundleIdentifier")
+        let object = try JSONObjectReader(try jsonBody(request), what: "a new app", accepted: ["bundleIdentifier", "launch"])
+        let bundle = try object.requiredString("bundleIdentifier", hint: " such as com.example.alarm")
         let launch = try object.object["launch"].flatMap { value throws(ChimeError) in try LaunchCommand.decode(value) }
         try Validation.validateBundleIdentifier(bundle)
         if let existing = try await lookup(bundle), existing.tokenHash != nil {
@@ -36,7 +36,7 @@ extension ChimeAPI {
     /// `PATCH /v1/apps/{app}` `{"launch": …, "apns": …}`: sets or clears the background-launch
     /// command and the APNs provider team and key (either or both).
     func updateApp(_ request: HTTPRequest, route: Route) async throws -> HTTPResponse {
-        let object = try Fields(try jsonBody(request), accepted: ["launch", "apns"])
+        let object = try JSONObjectReader(try jsonBody(request), what: "a change of the app", accepted: ["launch", "apns"])
         let launch = object.object["launch"], apns = object.object["apns"]
         guard launch != nil || apns != nil else {
             throw APIError.badRequest("invalidValue", "launch is missing, and so is apns: give launch (a command line, an array of words, or null to remove it) "
@@ -62,14 +62,7 @@ extension ChimeAPI {
     /// its own), or null (neither: nil).
     static func decodeAPNsProvider(_ value: JSONValue) throws -> APNsProvider? {
         if case .null = value { return nil }
-        let object: Fields
-        do {
-            object = try Fields(value, accepted: ["teamId", "keyId", "key"])
-        } catch var error as APIError {
-            error.field = "apns" + (error.field.map { ".\($0)" } ?? "")
-            error.message = "apns: " + error.message
-            throw error
-        }
+        let object = try JSONObjectReader(value, path: "apns", what: "the APNs provider", accepted: ["teamId", "keyId", "key"])
         let team = try object.string("teamId")
         guard let team, APNsProvider.isIdentifier(team) else {
             throw APIError.badRequest("invalidValue", "apns.teamId must be the team id: 1 to 64 letters and digits (Apple's are 10, as ABCDE12345)",

@@ -43,11 +43,10 @@ extension ChimeAPI {
     /// front answers `willPresent`.
     func reportPresentation(_ request: HTTPRequest, route: Route) async throws -> HTTPResponse {
         let app = route["app"]
-        let object = try Fields(try jsonBody(request), accepted: ["options"])
-        guard let value = object["options"] else {
+        let object = try JSONObjectReader(try jsonBody(request), what: "willPresent's answer", accepted: ["options"])
+        guard let options = try object.options("options", table: UNNotificationPresentationOptions.names) else {
             throw APIError.badRequest("invalidValue", "options is missing; give willPresent's answer, such as [\"banner\", \"sound\"]", field: "options")
         }
-        let options = try UNNotificationPresentationOptions(json: value, field: "options")
         let identifier = route["identifier"]
         switch channels.reportPresentation(app: app, identifier: identifier, options: options) {
         case .answered, .kept:

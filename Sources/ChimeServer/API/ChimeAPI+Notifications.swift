@@ -78,8 +78,8 @@ extension ChimeAPI {
     /// `POST /v1/apps/{app}/notifications/{identifier}/responses` `{"actionIdentifier": …, "userText": …}`:
     /// the user's answer; 204 when the action only dismisses.
     func respond(_ request: HTTPRequest, route: Route) async throws -> HTTPResponse {
-        let object = try Fields(try jsonBody(request), accepted: ["actionIdentifier", "userText"])
-        let action = try object.requiredString("actionIdentifier")
+        let object = try JSONObjectReader(try jsonBody(request), what: "the user's answer", accepted: ["actionIdentifier", "userText"])
+        let action = try object.requiredString("actionIdentifier", hint: " naming the action (com.apple.UNNotificationDefaultActionIdentifier for a tap)")
         let text = try object.string("userText")
         guard let response = try await engine.respond(app: route["app"], notification: route["identifier"], action: action, userText: text) else {
             return HTTPResponse(status: 204, route: route.template)

@@ -7,23 +7,16 @@ import Foundation
 extension ChimeAPI {
     /// `POST /v1/apps/{app}/authorization`, optionally `{"options": ["alert", "sound"]}`.
     func requestAuthorization(_ request: HTTPRequest, route: Route) async throws -> HTTPResponse {
-        let body = try jsonBody(request, optional: true)
-        var options: UNAuthorizationOptions = [.alert, .sound, .badge]
-        if let body {
-            let object = try Fields(body, accepted: ["options"])
-            if let value = object["options"] { options = try UNAuthorizationOptions(json: value, field: "options") }
-        }
+        let options = try JSONMapping.authorizationOptions(try jsonBody(request, optional: true))
         let (granted, settings) = try await engine.requestAuthorization(app: route["app"], options: options)
-        return json(["granted": .bool(granted), "status": .string(settings.authorizationStatus.name), "settings": settings.json], route: route)
+        return json(AuthorizationAnswer(granted: granted, settings: settings).json, route: route)
     }
 
     /// `POST /v1/apps/{app}/authorization/answer` `{"allow": true}`: the user's answer.
     func answerAuthorization(_ request: HTTPRequest, route: Route) async throws -> HTTPResponse {
-        let object = try Fields(try jsonBody(request), accepted: ["allow"])
-        let allow = try object.requiredBool("allow")
+        let allow = try JSONMapping.authorizationAllow(try jsonBody(request))
         let settings = try await engine.answerAuthorization(app: route["app"], allow: allow)
-        return json(["granted": .bool(settings.authorizationStatus.allowsDelivery), "status": .string(settings.authorizationStatus.name),
-                     "settings": settings.json], route: route)
+        return json(AuthorizationAnswer(granted: settings.authorizationStatus.allowsDelivery, settings: settings).json, route: route)
     }
 
     func getSettings(_ request: HTTPRequest, route: Route) async throws -> HTTPResponse {
@@ -32,12 +25,8 @@ extension ChimeAPI {
 
     /// `PUT /v1/apps/{app}/badge` `{"badge": 3}`; 0 clears it.
     func setBadge(_ request: HTTPRequest, route: Route) async throws -> HTTPResponse {
-        let object = try Fields(try jsonBody(request), accepted: ["badge"])
-        guard let value = object["badge"] else { throw APIError.badRequest("invalidValue", "badge is missing; give a count, 0 clears it", field: "badge") }
-        guard case .integer(let count) = value, let badge = Int(exactly: count) else {
-            throw APIError.badRequest("invalidValue", "badge: expected a whole number, found \(value.kindDescription)", field: "badge")
-        }
+        let badge = try JSONMapping.badgeCount(try jsonBody(request))
         try await engine.setBadge(badge, app: route["app"])
-        return json(["badge": .integer(Int64(badge))], route: route)
+        return json([JSONFieldName.badge: .integer(Int64(badge))], route: route)
     }
 }

@@ -39,8 +39,8 @@ extension ChimeAPI {
     /// `POST /v1/session` `{"code": "..."}`: trades a one-time login code for a session cookie.
     func createSession(_ request: HTTPRequest, route: Route) async throws -> HTTPResponse {
         try checkOrigin(request)
-        let object = try Fields(try jsonBody(request), accepted: ["code"])
-        let code = try object.requiredString("code")
+        let object = try JSONObjectReader(try jsonBody(request), what: "a sign-in", accepted: ["code"])
+        let code = try object.requiredString("code", hint: " (the sign-in link's code)")
         guard try await sessions.redeemLinkCode(code) else {
             throw APIError(401, "invalidLogin", "this sign-in link was already used or has expired (links last 2 minutes and work once); run `chime open` for a new one",
                            field: "code")
@@ -59,7 +59,7 @@ extension ChimeAPI {
         // sends the address it is open at): then the link and its QR code come back too.
         var base: String?
         if let body = try jsonBody(request, optional: true) {
-            base = try Fields(body, accepted: ["base"]).string("base")
+            base = try JSONObjectReader(body, what: "a sign-in link's address", accepted: ["base"]).string("base")
             if let text = base {
                 guard let url = URL(string: text), url.scheme == "http" || url.scheme == "https", url.host != nil,
                       url.query == nil, url.fragment == nil, text.utf8.count <= 512 else {
@@ -146,30 +146,10 @@ extension ChimeAPI {
 
     // MARK: Settings
 
-    /// `PATCH /v1/apps/{app}/settings`: `{"soundSetting": "disabled", "showPreviewsSetting": "never"}`.
+    /// `PATCH /v1/apps/{app}/settings`: `{"soundSetting": "disabled", "showPreviewsSetting": "never"}`
+    /// (``SettingsChange/init(json:)``). An app the user has not allowed has none to change: 409.
     func updateSettings(_ request: HTTPRequest, route: Route) async throws -> HTTPResponse {
-        let names = SettingsChange.switchNames.map(\.name) + ["showPreviewsSetting"]
-        let object = try Fields(try jsonBody(request), accepted: names)
-        var change = SettingsChange()
-        for entry in SettingsChange.switchNames {
-            guard let text = try object.string(entry.name) else { continue }
-            // notSupported parses too; the engine refuses it with a message naming the switch.
-            guard let setting = UNNotificationSetting(jsonName: text) else {
-                throw APIError.badRequest("invalidValue", "\(entry.name) is \"\(text.prefix(40))\"; accepted: enabled, disabled", field: entry.name)
-            }
-            change[keyPath: entry.keyPath] = setting
-        }
-        if let text = try object.string("showPreviewsSetting") {
-            guard let previews = UNShowPreviewsSetting(jsonName: text) else {
-                throw APIError.badRequest("invalidValue", "showPreviewsSetting is \"\(text.prefix(40))\"; accepted: always, whenAuthenticated, never",
-                                          field: "showPreviewsSetting")
-            }
-            change.showPreviews = previews
-        }
-        do {
-            return json(try await engine.changeSettings(app: route["app"], change).json, route: route)
-        } catch let error as ChimeError where error.field == "authorizationStatus" {
-            throw APIError(409, "notAllowed", error.message, field: error.field)
-        }
+        let change = try SettingsChange(json: try jsonBody(request))
+        return json(try await engine.changeSettings(app: route["app"], change).json, route: route)
     }
 }
