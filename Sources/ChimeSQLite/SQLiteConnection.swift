@@ -10,12 +10,12 @@ final class SQLiteConnection {
     private var statements: [String: Statement] = [:]
 
     /// Opens (creating if needed) the database file, read-write, without a mutex (the store is
-    /// used from one queue).
-    init(path: String) throws {
+    /// used from one queue); or, `readOnly`, an existing file for reading only.
+    init(path: String, readOnly: Bool = false) throws {
         _ = Self.configured
         self.path = path
         var handle: OpaquePointer?
-        let flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX
+        let flags = (readOnly ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE) | SQLITE_OPEN_NOMUTEX
         let code = sqlite3_open_v2(path, &handle, flags, nil)
         guard code == SQLITE_OK, let handle else {
             let message = handle.map { String(cString: sqlite3_errmsg($0)) } ?? String(cString: sqlite3_errstr(code))

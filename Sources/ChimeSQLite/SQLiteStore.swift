@@ -1,6 +1,7 @@
 import CSQLite
 import ChimeCore
 import Foundation
+import Synchronization
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -13,7 +14,8 @@ import Glibc
 /// ```
 ///
 /// Like every ``NotificationStore`` it is used from one queue at a time (the engine's); it keeps
-/// one connection and a cache of prepared statements. Opening checks that the file is a Chime store
+/// one connection and a cache of prepared statements. Beside it, ``readers`` hands out read-only
+/// connections to the same file (``SQLiteReaders``), which read the last commit while it writes. Opening checks that the file is a Chime store
 /// (`PRAGMA application_id`), that none of its tables or indexes is missing and that
 /// `PRAGMA quick_check` finds it sound, then upgrades an older one (`PRAGMA user_version`); a file
 /// that is not a Chime store, is empty, damaged, or was written by a newer Chime is refused without
@@ -40,6 +42,14 @@ public final class SQLiteStore: NotificationStore {
     /// Whether opening read the whole file (`PRAGMA quick_check`); `false` when it was unchanged
     /// since Chime last closed it cleanly (see `CleanClose`).
     public private(set) var verifiedAtOpen = true
+    /// A reader's connection is read-only: its transactions are plain `BEGIN` (a snapshot).
+    private let isReader: Bool
+    /// The read-only connections beside this one (none on a reader).
+    private var readerPool: SQLiteReaders?
+    /// How many write transactions (`BEGIN IMMEDIATE`) this store has opened.
+    package let writeTransactions = Atomic<Int>(0)
+
+    public var readers: (any NotificationStoreReaders)? { readerPool }
 
     /// Opens the store at `path`, creating the file (and its directory) if needed.
     ///
@@ -52,6 +62,7 @@ public final class SQLiteStore: NotificationStore {
     init(path: String, durability: Durability, schema: Schema, checkpointRestartFrames: Int32 = 4096) throws {
         self.path = path
         self.durability = durability
+        isReader = false
         try Self.checkLocation(path)
         if try Self.fileSize(path) == nil { try Self.create(path, schema: schema) }
         // Before the connection: a file unchanged since Chime closed it cleanly need not be read
@@ -91,6 +102,19 @@ public final class SQLiteStore: NotificationStore {
         // copies the log into the file as it grows and restarts it once copied, so the log (and its
         // index in shared memory) stays bounded while commits never wait for a copy.
         checkpointer = WALCheckpointer(path: path, restartFrames: checkpointRestartFrames)
+        readerPool = SQLiteReaders(path: path)
+    }
+
+    /// A reader of the store at `path`, which its writer opened and checked: a read-only connection.
+    init(readerOf path: String) throws {
+        self.path = path
+        durability = .normal
+        isReader = true
+        connection = try SQLiteConnection(path: path, readOnly: true)
+        guard let handle = connection.handle else { throw ChimeError(.storeFailure, "cannot open \(path)") }
+        SQLiteConnection.waitForLocks(handle, seconds: 5)
+        _ = chime_sqlite_defensive(handle, 1)
+        try connection.execute("PRAGMA cache_size=-8192; PRAGMA temp_store=MEMORY;")
     }
 
     /// WAL, the durability level and the cache; these write to the file.
@@ -192,6 +216,12 @@ public final class SQLiteStore: NotificationStore {
     /// Closes the store; any later call throws `storeFailure`. Called by `deinit` too.
     public func close() {
         let wasOpen = connection.handle != nil
+        // Readers first: the last connection's close is the one that copies the log in.
+        readerPool?.close()
+        if isReader {
+            connection.close()
+            return
+        }
         checkpointer?.stop()
         checkpointer = nil
         connection.close()
@@ -251,7 +281,16 @@ public final class SQLiteStore: NotificationStore {
             defer { depth -= 1 }
             return try body()
         }
+        if isReader {
+            // One snapshot for the whole read; nothing to commit, so the checkpointer is not woken.
+            try connection.statement("BEGIN").run()
+            defer { try? connection.statement("COMMIT").run() }
+            depth = 1
+            defer { depth = 0 }
+            return try body()
+        }
         try connection.statement("BEGIN IMMEDIATE").run()
+        writeTransactions.add(1, ordering: .relaxed)
         depth = 1
         let startSequence = nextSequence
         do {

@@ -66,6 +66,13 @@ public final class NotificationEngine: Sendable {
 
     let core: EngineCoreBox
     private let queue = DispatchQueue(label: "chime.engine.writer", qos: .userInitiated)
+    /// The store's connections beside the writer (`nil`: reads run on the writer), and the threads
+    /// they are used on.
+    private let readers: (any NotificationStoreReaders)?
+    private let readQueue = DispatchQueue(label: "chime.engine.readers", qos: .userInitiated, attributes: .concurrent)
+    /// The next date a timed request fires, as the writer last saw it after a commit (embedded
+    /// store: the window; a shared store's comes from the store instead).
+    private let nextDate = Mutex<Date?>(nil)
     private let inbox = Mutex(Inbox())
     /// Where events go after each commit: subscribers, presenters and attached surfaces.
     public let hub = NotificationHub()
@@ -107,6 +114,7 @@ public final class NotificationEngine: Sendable {
                 configuration: Configuration = Configuration()) {
         self.clock = clock
         self.configuration = configuration
+        readers = store.readers
         self.core = EngineCoreBox(EngineCore(store: store, clock: clock, timeZone: timeZone, policy: policy,
                                              configuration: configuration))
         deviceZone = Mutex(timeZone)
@@ -119,11 +127,12 @@ public final class NotificationEngine: Sendable {
             events: { [hub] events in hub.publish(events) },
             scheduleChanged: { [weak self] date in self?.scheduleChangedElsewhere(date) },
             deviceChanged: { [weak self] in self?.deviceChangedElsewhere.store(true, ordering: .releasing) }))
-        let opened = queue.sync { () -> TimeZone in
+        let (opened, next) = queue.sync { () -> (TimeZone, Date?) in
             core.value.open()
-            return core.value.timeZone
+            return (core.value.timeZone, shared == nil ? core.value.windowNextDate() : nil)
         }
         deviceZone.withLock { $0 = opened }
+        nextDate.withLock { $0 = next }
         // A badge that waited for the app in front: applied through the writer, in call order.
         hub.setBadgeApplier { [weak self] app, count in
             self?.submit({ try $0.applyDeferredBadge(count, app: app) }, completion: { _ in })
@@ -177,6 +186,17 @@ public final class NotificationEngine: Sendable {
     package func perform<T: Sendable>(_ body: @escaping @Sendable (EngineCore) throws -> T) async throws -> T {
         try await withCheckedThrowingContinuation { continuation in
             submit(body) { continuation.resume(with: $0) }
+        }
+    }
+
+    /// Runs a read-only `body` beside the writer, on one of the store's reader connections (a
+    /// snapshot of the last commit: every operation that completed before this call is in it), or
+    /// on the writer when the store has no readers. Never opens a write transaction.
+    package func read<T: Sendable>(_ body: @escaping @Sendable (any NotificationStore) throws -> T) async throws -> T {
+        guard let readers else { return try await perform { try body($0.store) } }
+        if inbox.withLock({ $0.closed }) { throw ChimeError(.shutDown, "the notification engine has shut down") }
+        return try await withCheckedThrowingContinuation { continuation in
+            readQueue.async { continuation.resume(with: Result { try readers.read(body) }) }
         }
     }
 
@@ -243,6 +263,12 @@ public final class NotificationEngine: Sendable {
             }
         }
         core.committed()
+        // Published before the scheduler hears of a change (`scheduleChanged` below), so it never
+        // reads an older date after being told.
+        if !isStoreShared {
+            let next = core.windowNextDate()
+            nextDate.withLock { $0 = next }
+        }
         // Events go out before completions, so whoever awaits an operation finds its events
         // already handed to subscribers.
         hub.publish(core.takeEvents())
@@ -312,29 +338,30 @@ public final class NotificationEngine: Sendable {
 
     /// Events from the store's log after `sequence`, oldest first.
     public func events(after sequence: Int64, app: String?, limit: Int = 1000) async throws -> [EngineEvent] {
-        try await perform { try $0.store.events(after: sequence, app: app, limit: limit) }
+        try await read { try $0.events(after: sequence, app: app, limit: limit) }
     }
 
     /// The oldest event sequence the log still holds (0 when empty).
     public func oldestEventSequence() async throws -> Int64 {
-        try await perform { try $0.store.oldestEventSequence() }
+        try await read { try $0.oldestEventSequence() }
     }
 
     // MARK: - Apps and authorization
 
     /// The app's record, created on first use.
     public func app(_ app: String) async throws -> AppRecord {
-        try await perform { try $0.appRecord(app) }
+        if let record = try await read({ try $0.app(app) }) { return record }
+        return try await perform { try $0.appRecord(app) }
     }
 
     /// Every app the engine knows.
     public func apps() async throws -> [AppRecord] {
-        try await perform { try $0.store.apps() }
+        try await read { try $0.apps() }
     }
 
     /// A page of the apps: those after `bundleIdentifier` (nil: from the first), at most `limit`.
     public func apps(after bundleIdentifier: String?, limit: Int) async throws -> [AppRecord] {
-        try await perform { try $0.store.apps(after: bundleIdentifier, limit: limit) }
+        try await read { try $0.apps(after: bundleIdentifier, limit: limit) }
     }
 
     /// Creates or replaces an app's record (service mode: registration, token rotation).
@@ -371,7 +398,7 @@ public final class NotificationEngine: Sendable {
 
     /// The app's current settings.
     public func settings(app: String) async throws -> NotificationSettings {
-        try await perform { try $0.appRecord(app).settings }
+        try await self.app(app).settings
     }
 
     /// Changes individual settings (what a settings screen does): alerts, sounds, badges, previews.
@@ -404,7 +431,7 @@ public final class NotificationEngine: Sendable {
 
     /// The app's categories.
     public func categories(app: String) async throws -> [NotificationCategory] {
-        try await perform { try $0.categories(app: app) }
+        try await read { try $0.categories(app: app) }
     }
 
     // MARK: - Requests
@@ -495,13 +522,13 @@ public final class NotificationEngine: Sendable {
 
     /// The app's pending requests, in the order they were first added.
     public func pending(app: String) async throws -> [PendingRequest] {
-        try await perform { try $0.store.pending(app: app) }
+        try await read { try $0.pending(app: app) }
     }
 
     /// A page of the app's pending requests: those first added after `sequence` (0: from the
     /// first), in that order, at most `limit`.
     public func pending(app: String, after sequence: Int64, limit: Int) async throws -> [PendingRequest] {
-        try await perform { try $0.store.pending(app: app, after: sequence, limit: limit) }
+        try await read { try $0.pending(app: app, after: sequence, limit: limit) }
     }
 
     /// Removes pending requests by identifier (all of the app's when `identifiers` is `nil`).
@@ -517,7 +544,7 @@ public final class NotificationEngine: Sendable {
 
     /// How many requests are pending (one app, or all).
     public func pendingCount(app: String? = nil) async throws -> Int {
-        try await perform { try $0.store.pendingCount(app: app) }
+        try await read { try $0.pendingCount(app: app) }
     }
 
     // MARK: - Quarantine
@@ -525,12 +552,12 @@ public final class NotificationEngine: Sendable {
     /// The quarantine: due requests the scheduler could not deliver and set aside (all apps), after
     /// entry `id`, oldest first, at most `limit`. See ``QuarantinedRequest``.
     public func quarantined(after id: Int64 = 0, limit: Int = 1000) async throws -> [QuarantinedRequest] {
-        try await perform { try $0.store.quarantined(after: id, limit: limit) }
+        try await read { try $0.quarantined(after: id, limit: limit) }
     }
 
     /// How many requests are in the quarantine.
     public func quarantinedCount() async throws -> Int {
-        try await perform { try $0.store.quarantinedCount() }
+        try await read { try $0.quarantinedCount() }
     }
 
     /// Removes a quarantine entry (the owner has seen it); returns whether it was there.
@@ -543,13 +570,13 @@ public final class NotificationEngine: Sendable {
 
     /// The app's delivered notifications, newest first, optionally of one thread.
     public func delivered(app: String, thread: String? = nil) async throws -> [DeliveredNotification] {
-        try await perform { try $0.store.delivered(app: app, thread: thread) }
+        try await read { try $0.delivered(app: app, thread: thread) }
     }
 
     /// A page of the app's delivered notifications, newest first, after `cursor` (nil: from the
     /// newest), at most `limit`.
     public func delivered(app: String, thread: String?, after cursor: DeliveredCursor?, limit: Int) async throws -> [DeliveredNotification] {
-        try await perform { try $0.store.delivered(app: app, thread: thread, after: cursor, limit: limit) }
+        try await read { try $0.delivered(app: app, thread: thread, after: cursor, limit: limit) }
     }
 
     /// Removes delivered notifications (all of the app's, or of a thread, when `identifiers` is `nil`).
@@ -564,7 +591,7 @@ public final class NotificationEngine: Sendable {
 
     /// How many notifications are delivered (one app, or all).
     public func deliveredCount(app: String? = nil) async throws -> Int {
-        try await perform { try $0.store.deliveredCount(app: app) }
+        try await read { try $0.deliveredCount(app: app) }
     }
 
     // MARK: - Badge
@@ -578,9 +605,11 @@ public final class NotificationEngine: Sendable {
 
     // MARK: - Firing
 
-    /// The next date a timed request fires, from the in-memory window.
+    /// The next date a timed request fires: from memory (the window as of the last commit), or
+    /// with a shared store from the store (other engines add and fire too).
     public func nextFireDate() async throws -> Date? {
-        try await perform { try $0.nextFireDate() }
+        if !isStoreShared { return nextDate.withLock { $0 } }
+        return try await perform { try $0.nextFireDate() }
     }
 
     /// Delivers every timed request due at `now` (in order of due date), in transactions of at most
@@ -649,7 +678,8 @@ public final class NotificationEngine: Sendable {
 
     /// The device's time zone.
     public func timeZone() async throws -> TimeZone {
-        try await perform { $0.timeZone }
+        if !isStoreShared { return deviceZone.withLock { $0 } }
+        return try await perform { $0.timeZone }
     }
 
     // MARK: - Responses
@@ -667,12 +697,12 @@ public final class NotificationEngine: Sendable {
 
     /// The app's outbox: responses not yet acknowledged, oldest first.
     public func outbox(app: String) async throws -> [NotificationResponse] {
-        try await perform { try $0.store.responses(app: app) }
+        try await read { try $0.responses(app: app) }
     }
 
     /// A page of the app's outbox: responses after `id`, oldest first, at most `limit`.
     public func outbox(app: String, after id: Int64, limit: Int) async throws -> [NotificationResponse] {
-        try await perform { try $0.store.responses(app: app, after: id, limit: limit) }
+        try await read { try $0.responses(app: app, after: id, limit: limit) }
     }
 
     /// Acknowledges a response: it leaves the outbox and is never handed over again.

@@ -132,6 +132,25 @@ public protocol NotificationStore: AnyObject {
     /// Stores `value` unless the key has one, and returns the value the key has afterwards: of two
     /// processes inserting at once, both get the first one's.
     func insertValue(_ value: String, forKey key: String) throws -> String
+
+    // MARK: Reading beside the writer
+    /// Connections that read the store as last committed while the writer writes, or `nil` when the
+    /// store has none (then the engine reads on its writer). Asked once, when the engine is made.
+    var readers: (any NotificationStoreReaders)? { get }
+}
+
+/// Reads beside the writer: each ``read(_:)`` runs on the caller's thread against a snapshot of
+/// what was last committed (SQLite's WAL lets readers and one writer work at once), never opening a
+/// write transaction; several run at once. The engine sends its read-only operations here (lists,
+/// pages, counts, the event log), so a GET does not wait for the writer's batch or commit.
+///
+/// ```swift
+/// let pending = try readers.read { try $0.pending(app: "com.example.alarm") }
+/// ```
+public protocol NotificationStoreReaders: Sendable {
+    /// Runs `body` with a read-only view of the store: one snapshot for the whole body. A write in
+    /// `body` fails with ``ChimeError`` `storeFailure`.
+    func read<T>(_ body: (any NotificationStore) throws -> T) throws -> T
 }
 
 /// Where a page of delivered notifications (newest first) continues: after this date and sequence.
@@ -164,6 +183,9 @@ public struct EventRetention: Sendable, Hashable {
 /// Pages of the lists (cursor paging), and the event log bounded by count, bytes and age. A store
 /// may answer from indexes; these defaults, for stores that do not, read the whole list.
 extension NotificationStore {
+    /// None: the engine reads on its writer.
+    public var readers: (any NotificationStoreReaders)? { nil }
+
     public func putPending(_ records: [PendingRequest], app: String) throws {
         for record in records { try putPending(record, app: app) }
     }
