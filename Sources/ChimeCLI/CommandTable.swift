@@ -10,7 +10,7 @@ import Glibc
 extension CLI {
     /// Every subcommand, in the order `chime --help` lists them.
     public static let commands: [Command] = [
-        serve, open, apps, categories, add, list, remove, delivered, respond, push, events, status, backup, service, version,
+        serve, open, apps, devices, categories, add, list, remove, delivered, respond, push, events, status, backup, service, version,
     ]
 
     // MARK: serve
@@ -33,6 +33,7 @@ extension CLI {
         .value("event-log-max-events", "events kept for resumed streams (default 100000)"),
         .value("event-log-max-mb", "megabytes of events kept (default 64)"),
         .value("event-log-max-days", "days an event is kept (default 7)"),
+        .value("web-push-endpoints", "push services Web Push may go to besides the public ones (FCM, Mozilla, Apple, Microsoft): URL prefixes, comma-separated, as https://up.example.org/ (a self-hosted UnifiedPush distributor); private and loopback addresses only when listed here"),
     ]
 
     static let serve = Command(
@@ -91,6 +92,11 @@ extension CLI {
             if let count = try positiveInteger(arguments, "event-log-max-events") { configuration.eventRetention.count = count }
             if let megabytes = try positiveInteger(arguments, "event-log-max-mb") { configuration.eventRetention.bytes = megabytes << 20 }
             if let days = try positiveInteger(arguments, "event-log-max-days") { configuration.eventRetention.age = TimeInterval(days) * 86_400 }
+            if let text = arguments.value("web-push-endpoints") {
+                do throws(ChimeError) {
+                    configuration.webPushEndpoints = try WebPushEndpoints(listed: text.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) })
+                } catch { throw UsageError(error.message) }
+            }
             configuration.database = try databaseURL(arguments, environment: ProcessInfo.processInfo.environment)
             if configuration.database != nil, arguments.value("durability") != nil {
                 throw UsageError("--durability is for the SQLite store; with --database, durability is the PostgreSQL server's (synchronous_commit)")
@@ -116,6 +122,67 @@ extension CLI {
             throw UsageError("\(source) is '\(given.prefix(60))'; give a PostgreSQL URL, postgresql://USER@HOST:PORT/DB (libpq's parameters such as ?sslmode=require may follow)")
         }
         return given
+    }
+
+    // MARK: devices
+
+    static let devices = Command(
+        name: "devices", summary: "browsers and phones subscribed to Web Push: list them, choose their apps, name or remove them",
+        usage: "chime devices [list] | chime devices apps ID [APP…] [--all-apps] | chime devices rename ID NAME | chime devices remove ID",
+        examples: ["chime devices", "chime devices list --json", "chime devices apps q3X9… com.example.alarm com.example.organizer",
+                   "chime devices apps q3X9… --all-apps", "chime devices rename q3X9… 'Anna’s phone'", "chime devices remove q3X9…"],
+        options: [.flag("all-apps", "with apps: the device gets every app's notifications")],
+        run: { arguments, cli in
+            let action = arguments.positionals.first ?? "list"
+            let actions = ["list", "apps", "rename", "remove"]
+            guard actions.contains(action) else {
+                let suggestion = ParsedArguments.closest(action, among: actions).map { "; did you mean '\($0)'?" } ?? ""
+                throw UsageError("unknown action '\(action)'\(suggestion)")
+            }
+            let client = try cli.client(arguments)
+            switch action {
+            case "list":
+                guard arguments.positionals.count <= 1 else { throw UsageError("chime devices list takes no arguments") }
+                let devices = try await client.list(.listWebPushSubscriptions)
+                if arguments.has("json") { cli.printJSON(devices); return 0 }
+                if devices.isEmpty { cli.write("No devices. In the web center (chime open), press \"Notify this device\" on a phone or browser.") }
+                for device in devices { cli.write(describeDevice(device)) }
+            case "apps":
+                guard arguments.positionals.count >= 2 else { throw UsageError("give the device's id (from chime devices) and its apps, or --all-apps") }
+                let apps = Array(arguments.positionals.dropFirst(2))
+                guard apps.isEmpty == arguments.has("all-apps") else {
+                    throw UsageError(apps.isEmpty ? "name the apps the device gets, or give --all-apps" : "give the apps or --all-apps, not both")
+                }
+                let body: JSONObject = ["apps": arguments.has("all-apps") ? .null : .array(apps.map(JSONValue.string))]
+                let response = try await client.send(.updateWebPushSubscription, ["id": arguments.positionals[1]], json: .object(body))
+                if arguments.has("json") { cli.printJSON(response.json ?? .null); return 0 }
+                cli.write(response.json.map(describeDevice) ?? "Done.")
+            case "rename":
+                guard arguments.positionals.count == 3 else { throw UsageError("give the device's id and its new name: chime devices rename ID NAME") }
+                let response = try await client.send(.updateWebPushSubscription, ["id": arguments.positionals[1]],
+                                                     json: .object(["name": .string(arguments.positionals[2])]))
+                if arguments.has("json") { cli.printJSON(response.json ?? .null); return 0 }
+                cli.write(response.json.map(describeDevice) ?? "Done.")
+            default:
+                guard arguments.positionals.count == 2 else { throw UsageError("give the device's id: chime devices remove ID") }
+                try await client.send(.removeWebPushSubscription, ["id": arguments.positionals[1]])
+                if arguments.has("json") { cli.printJSON(["removed": .string(arguments.positionals[1])]); return 0 }
+                cli.write("Removed \(arguments.positionals[1]); it gets no more pushes.")
+            }
+            return 0
+        })
+
+    /// One line for a subscribed device: id, name, push service, apps, last outcome.
+    static func describeDevice(_ device: JSONValue) -> String {
+        let name = device["name"]?.stringValue.flatMap { $0.isEmpty ? nil : $0 } ?? "(unnamed)"
+        var apps = "every app"
+        if case .array(let list)? = device["apps"] { apps = list.isEmpty ? "none" : list.compactMap(\.stringValue).joined(separator: ", ") }
+        var line = "\(device["id"]?.stringValue ?? "?")  \(name)  \(device["pushService"]?.stringValue ?? "?")  apps: \(apps)"
+        if let success = device["lastSuccess"]?.stringValue { line += "  last sent: \(success)" }
+        if let failure = device["lastFailure"]?.stringValue {
+            line += "  last failure: \(failure) (\(device["lastFailureReason"]?.stringValue ?? "?"))"
+        }
+        return line
     }
 
     // MARK: open

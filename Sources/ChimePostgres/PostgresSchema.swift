@@ -15,7 +15,7 @@ struct PostgresSchema: Sendable {
     var steps: [String]
     var version: Int { steps.count }
 
-    static let current = PostgresSchema(steps: [v1, v2])
+    static let current = PostgresSchema(steps: [v1, v2, v3])
 
     /// The advisory lock's first key ("Chim"); the second is the schema name's hash.
     static let lockKey: Int32 = 0x4368_696D
@@ -72,6 +72,22 @@ struct PostgresSchema: Sendable {
           id bigint PRIMARY KEY, app text NOT NULL, identifier text NOT NULL,
           reason text NOT NULL, at float8 NOT NULL, request bytea NOT NULL);
         CREATE INDEX chime_quarantine_app ON chime_quarantine (app);
+        """
+
+    /// Version 3: Web Push, as in SQLite: subscriptions (the record is
+    /// `WebPushSubscription.storedRecord`'s JSON), and the queue of pushes not yet sent — a
+    /// message's body once, and a row per message and subscriber due at `not_before`, which a node's
+    /// sender moves ahead when it claims the row (`FOR UPDATE SKIP LOCKED`: nodes never take the same
+    /// push at once; one that stopped mid-send leaves it to be taken again after the claim ends).
+    static let v3 = """
+        CREATE TABLE chime_web_push_subscriptions (id text PRIMARY KEY, endpoint text NOT NULL UNIQUE, created float8 NOT NULL, record text NOT NULL);
+        CREATE SEQUENCE chime_web_push_message_seq;
+        CREATE TABLE chime_web_push_messages (id bigint PRIMARY KEY, app text NOT NULL, body text NOT NULL);
+        CREATE TABLE chime_web_push_queue (
+          message bigint NOT NULL, subscription text NOT NULL, attempts integer NOT NULL, not_before float8 NOT NULL,
+          PRIMARY KEY (message, subscription));
+        CREATE INDEX chime_web_push_queue_due ON chime_web_push_queue (not_before, message);
+        CREATE INDEX chime_web_push_queue_subscription ON chime_web_push_queue (subscription);
         """
 
     /// Brings the database to this schema's version, or refuses it.

@@ -268,6 +268,8 @@ public final class PostgresStore: SharedNotificationStore {
             for table in ["chime_pending", "chime_delivered", "chime_responses", "chime_events", "chime_categories", "chime_quarantine"] {
                 try query("DELETE FROM \(table) WHERE app = $1", [.text(bundleIdentifier)])
             }
+            try query("DELETE FROM chime_web_push_queue WHERE message IN (SELECT id FROM chime_web_push_messages WHERE app = $1)", [.text(bundleIdentifier)])
+            try query("DELETE FROM chime_web_push_messages WHERE app = $1", [.text(bundleIdentifier)])
             try query("DELETE FROM chime_apps WHERE bundle_id = $1", [.text(bundleIdentifier)])
             buffered.removeAll { $0.app.isLiterally(bundleIdentifier) }
             versions[bundleIdentifier] = .some(nil)
@@ -777,6 +779,88 @@ public final class PostgresStore: SharedNotificationStore {
         }
         return result
     }
+
+    // MARK: Web Push
+
+    public func webPushSubscriptions() throws -> [WebPushSubscription] {
+        let rows = try query("SELECT record FROM chime_web_push_subscriptions ORDER BY created, id")
+        return try (0..<rows.count).map { try WebPushSubscription(storedRecord: rows.string($0, 0)) }
+    }
+
+    public func putWebPushSubscription(_ subscription: WebPushSubscription) throws {
+        try write {
+            let taken = try query("SELECT id FROM chime_web_push_subscriptions WHERE endpoint = $1 AND id <> $2",
+                                  [.text(subscription.endpoint), .text(subscription.id)])
+            if taken.count > 0 { throw ChimeError(.invalidValue, field: "endpoint", "another subscription has this endpoint") }
+            try query("""
+                INSERT INTO chime_web_push_subscriptions (id, endpoint, created, record) VALUES ($1, $2, $3, $4)
+                ON CONFLICT (id) DO UPDATE SET endpoint = excluded.endpoint, created = excluded.created, record = excluded.record
+                """, [.text(subscription.id), .text(subscription.endpoint), .float8(subscription.created.timeIntervalSince1970), .text(subscription.storedRecord)])
+        }
+    }
+
+    public func removeWebPushSubscription(id: String) throws -> Bool {
+        try write {
+            guard try query("DELETE FROM chime_web_push_subscriptions WHERE id = $1 RETURNING id", [.text(id)]).count > 0 else { return false }
+            let messages = try query("DELETE FROM chime_web_push_queue WHERE subscription = $1 RETURNING message", [.text(id)])
+            let ids = (0..<messages.count).map { messages.int64($0, 0) }
+            if !ids.isEmpty {
+                try query("""
+                    DELETE FROM chime_web_push_messages m WHERE m.id = ANY($1) AND NOT EXISTS (SELECT 1 FROM chime_web_push_queue q WHERE q.message = m.id)
+                    """, [.int8s(ids)])
+            }
+            return true
+        }
+    }
+
+    public func queueWebPush(_ message: String, app: String, subscriptions: [String], claimedUntil: Date) throws -> Int64 {
+        try write {
+            let id = try query("INSERT INTO chime_web_push_messages (id, app, body) VALUES (nextval('chime_web_push_message_seq'), $1, $2) RETURNING id",
+                               [.text(app), .text(message)]).int64(0, 0)
+            try query("""
+                INSERT INTO chime_web_push_queue (message, subscription, attempts, not_before)
+                SELECT $1, s, 0, $3 FROM unnest($2::text[]) AS s ON CONFLICT DO NOTHING
+                """, [.int8(id), .texts(subscriptions), .float8(claimedUntil.timeIntervalSince1970)])
+            return id
+        }
+    }
+
+    public func claimWebPushes(before date: Date, claimUntil: Date, limit: Int) throws -> [QueuedWebPush] {
+        try write {
+            let rows = try query("""
+                WITH due AS (
+                  SELECT message, subscription, not_before FROM chime_web_push_queue WHERE not_before <= $1
+                  ORDER BY not_before, message, subscription LIMIT $2 FOR UPDATE SKIP LOCKED),
+                claimed AS (
+                  UPDATE chime_web_push_queue q SET not_before = $3 FROM due
+                  WHERE q.message = due.message AND q.subscription = due.subscription
+                  RETURNING q.message, q.subscription, q.attempts, due.not_before AS was)
+                SELECT c.message, c.subscription, m.app, m.body, c.attempts, c.was FROM claimed c JOIN chime_web_push_messages m ON m.id = c.message
+                ORDER BY c.was, c.message, c.subscription
+                """, [.float8(date.timeIntervalSince1970), .int8(Int64(max(0, limit))), .float8(claimUntil.timeIntervalSince1970)])
+            return (0..<rows.count).map { row in
+                QueuedWebPush(message: rows.int64(row, 0), subscription: rows.string(row, 1), app: rows.string(row, 2), body: rows.string(row, 3),
+                              attempts: Int(rows.int64(row, 4)), notBefore: Self.date(rows.double(row, 5)))
+            }
+        }
+    }
+
+    public func retryWebPush(message: Int64, subscription: String, attempts: Int, notBefore: Date) throws {
+        try write {
+            _ = try query("UPDATE chime_web_push_queue SET attempts = $3, not_before = $4 WHERE message = $1 AND subscription = $2",
+                      [.int8(message), .text(subscription), .int8(Int64(attempts)), .float8(notBefore.timeIntervalSince1970)])
+        }
+    }
+
+    public func finishWebPush(message: Int64, subscription: String) throws {
+        try write {
+            try query("DELETE FROM chime_web_push_queue WHERE message = $1 AND subscription = $2", [.int8(message), .text(subscription)])
+            try query("DELETE FROM chime_web_push_messages m WHERE m.id = $1 AND NOT EXISTS (SELECT 1 FROM chime_web_push_queue q WHERE q.message = $1)",
+                      [.int8(message)])
+        }
+    }
+
+    public func queuedWebPushCount() throws -> Int { try count(table: "chime_web_push_queue", app: nil) }
 
     // MARK: Values
 

@@ -358,6 +358,8 @@ public final class SQLiteStore: NotificationStore {
                 "DELETE FROM pending WHERE app = ?", "DELETE FROM delivered WHERE app = ?",
                 "DELETE FROM responses WHERE app = ?", "DELETE FROM events WHERE app = ?",
                 "DELETE FROM quarantine WHERE app = ?",
+                "DELETE FROM web_push_queue WHERE message IN (SELECT id FROM web_push_messages WHERE app = ?)",
+                "DELETE FROM web_push_messages WHERE app = ?",
             ] {
                 let statement = try connection.statement(sql)
                 statement.bind(1, bundleIdentifier)
@@ -693,6 +695,118 @@ public final class SQLiteStore: NotificationStore {
 
     public func quarantinedCount() throws -> Int {
         Int(try connection.integer("SELECT count(*) FROM quarantine"))
+    }
+
+    // MARK: Web Push
+
+    public func webPushSubscriptions() throws -> [WebPushSubscription] {
+        let statement = try connection.statement("SELECT record FROM web_push_subscriptions ORDER BY created, id")
+        var result: [WebPushSubscription] = []
+        try statement.rows { result.append(try WebPushSubscription(storedRecord: statement.string(0))) }
+        return result
+    }
+
+    public func putWebPushSubscription(_ subscription: WebPushSubscription) throws {
+        try transaction {
+            let taken = try connection.statement("SELECT id FROM web_push_subscriptions WHERE endpoint = ? AND id <> ?")
+            taken.bind(1, subscription.endpoint)
+            taken.bind(2, subscription.id)
+            var other = false
+            try taken.rows { other = true }
+            if other { throw ChimeError(.invalidValue, field: "endpoint", "another subscription has this endpoint") }
+            let statement = try connection.statement("INSERT OR REPLACE INTO web_push_subscriptions (id, endpoint, created, record) VALUES (?, ?, ?, ?)")
+            statement.bind(1, subscription.id)
+            statement.bind(2, subscription.endpoint)
+            statement.bind(3, subscription.created.timeIntervalSince1970)
+            statement.bind(4, subscription.storedRecord)
+            try statement.run()
+        }
+    }
+
+    public func removeWebPushSubscription(id: String) throws -> Bool {
+        try transaction {
+            let statement = try connection.statement("DELETE FROM web_push_subscriptions WHERE id = ?")
+            statement.bind(1, id)
+            try statement.run()
+            guard sqlite3_changes(connection.handle) > 0 else { return false }
+            let queued = try connection.statement("DELETE FROM web_push_queue WHERE subscription = ?")
+            queued.bind(1, id)
+            try queued.run()
+            try connection.execute("DELETE FROM web_push_messages WHERE id NOT IN (SELECT message FROM web_push_queue)")
+            return true
+        }
+    }
+
+    public func queueWebPush(_ message: String, app: String, subscriptions: [String], claimedUntil: Date) throws -> Int64 {
+        try transaction {
+            let insert = try connection.statement("INSERT INTO web_push_messages (app, body) VALUES (?, ?)")
+            insert.bind(1, app)
+            insert.bind(2, message)
+            try insert.run()
+            let id = sqlite3_last_insert_rowid(connection.handle)
+            let queue = try connection.statement("INSERT OR IGNORE INTO web_push_queue (message, subscription, attempts, not_before) VALUES (?, ?, 0, ?)")
+            for subscription in subscriptions {
+                queue.reset()
+                queue.bind(1, id)
+                queue.bind(2, subscription)
+                queue.bind(3, claimedUntil.timeIntervalSince1970)
+                try queue.run()
+            }
+            return id
+        }
+    }
+
+    public func claimWebPushes(before date: Date, claimUntil: Date, limit: Int) throws -> [QueuedWebPush] {
+        try transaction {
+            let select = try connection.statement("""
+                SELECT q.message, q.subscription, m.app, m.body, q.attempts, q.not_before FROM web_push_queue q
+                JOIN web_push_messages m ON m.id = q.message WHERE q.not_before <= ? ORDER BY q.not_before, q.message, q.subscription LIMIT ?
+                """)
+            select.bind(1, date.timeIntervalSince1970)
+            select.bind(2, Int64(max(0, limit)))
+            var result: [QueuedWebPush] = []
+            try select.rows {
+                result.append(QueuedWebPush(message: select.int64(0), subscription: select.string(1), app: select.string(2), body: select.string(3),
+                                            attempts: Int(select.int64(4)), notBefore: Self.date(select.double(5))))
+            }
+            let claim = try connection.statement("UPDATE web_push_queue SET not_before = ? WHERE message = ? AND subscription = ?")
+            for push in result {
+                claim.reset()
+                claim.bind(1, claimUntil.timeIntervalSince1970)
+                claim.bind(2, push.message)
+                claim.bind(3, push.subscription)
+                try claim.run()
+            }
+            return result
+        }
+    }
+
+    public func retryWebPush(message: Int64, subscription: String, attempts: Int, notBefore: Date) throws {
+        try transaction {
+            let statement = try connection.statement("UPDATE web_push_queue SET attempts = ?, not_before = ? WHERE message = ? AND subscription = ?")
+            statement.bind(1, Int64(attempts))
+            statement.bind(2, notBefore.timeIntervalSince1970)
+            statement.bind(3, message)
+            statement.bind(4, subscription)
+            try statement.run()
+        }
+    }
+
+    public func finishWebPush(message: Int64, subscription: String) throws {
+        try transaction {
+            let statement = try connection.statement("DELETE FROM web_push_queue WHERE message = ? AND subscription = ?")
+            statement.bind(1, message)
+            statement.bind(2, subscription)
+            try statement.run()
+            let drop = try connection.statement("DELETE FROM web_push_messages WHERE id = ? AND NOT EXISTS (SELECT 1 FROM web_push_queue WHERE message = ?)")
+            drop.bind(1, message)
+            drop.bind(2, message)
+            try drop.run()
+        }
+    }
+
+    public func queuedWebPushCount() throws -> Int {
+        Int(try connection.integer("SELECT count(*) FROM web_push_queue"))
     }
 
     // MARK: Outbox

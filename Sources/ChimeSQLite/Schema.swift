@@ -21,7 +21,7 @@ struct Schema: Sendable {
     var steps: [Step]
     var version: Int { steps.count }
 
-    static let current = Schema(steps: [v1, v2, v3, v4])
+    static let current = Schema(steps: [v1, v2, v3, v4, v5])
 
     /// The tables and indexes a store of `version` has (each version's steps add to them).
     static func objects(atVersion version: Int) -> [String] {
@@ -29,7 +29,8 @@ struct Schema: Sendable {
         let first = ["apps", "categories", "pending", "pending_due", "pending_location", "pending_floating", "delivered", "delivered_order",
                      "responses", "responses_app", "events", "events_app", "kv", "meta"]
         let third = version >= 3 ? first + ["pending_order", "events_retention"] : first
-        return version >= 4 ? third + ["quarantine", "quarantine_app"] : third
+        let fourth = version >= 4 ? third + ["quarantine", "quarantine_app"] : third
+        return version >= 5 ? fourth + ["web_push_subscriptions", "web_push_messages", "web_push_queue", "web_push_queue_due", "web_push_queue_subscription"] : fourth
     }
 
     /// Version 1.
@@ -88,5 +89,21 @@ extension Schema {
           id INTEGER PRIMARY KEY AUTOINCREMENT, app TEXT NOT NULL, identifier TEXT NOT NULL,
           reason TEXT NOT NULL, at REAL NOT NULL, request BLOB NOT NULL);
         CREATE INDEX quarantine_app ON quarantine(app);
+        """)
+}
+
+extension Schema {
+    /// Version 5: Web Push. Subscriptions (the record is ``WebPushSubscription/storedRecord``'s
+    /// JSON, the endpoint unique beside it); the queue of pushes not yet sent: one row per message
+    /// (its body once, whatever the number of subscribers) and one per message and subscriber, due
+    /// at `not_before` (a claim by the sender moves it ahead).
+    static let v5 = Step(sql: """
+        CREATE TABLE web_push_subscriptions (id TEXT PRIMARY KEY NOT NULL, endpoint TEXT NOT NULL UNIQUE, created REAL NOT NULL, record TEXT NOT NULL) WITHOUT ROWID;
+        CREATE TABLE web_push_messages (id INTEGER PRIMARY KEY AUTOINCREMENT, app TEXT NOT NULL, body TEXT NOT NULL);
+        CREATE TABLE web_push_queue (
+          message INTEGER NOT NULL, subscription TEXT NOT NULL, attempts INTEGER NOT NULL, not_before REAL NOT NULL,
+          PRIMARY KEY (message, subscription)) WITHOUT ROWID;
+        CREATE INDEX web_push_queue_due ON web_push_queue(not_before, message);
+        CREATE INDEX web_push_queue_subscription ON web_push_queue(subscription);
         """)
 }

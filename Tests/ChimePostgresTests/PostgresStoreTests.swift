@@ -63,7 +63,7 @@ struct PostgresStoreTests {
         let schema = Self.schema(of: url)
         #expect(try server.sql("SELECT value FROM \(schema).chime_meta WHERE key = 'schema_version'").trimmingCharacters(in: .whitespacesAndNewlines)
                 == "\(PostgresSchema.current.version)")
-        #expect(try server.sql("SELECT count(*) FROM pg_tables WHERE schemaname = '\(schema)'").trimmingCharacters(in: .whitespacesAndNewlines) == "9")
+        #expect(try server.sql("SELECT count(*) FROM pg_tables WHERE schemaname = '\(schema)'").trimmingCharacters(in: .whitespacesAndNewlines) == "12")
     }
 
     @Test("a database of a newer schema version is refused untouched, with an error naming the version and the database")
@@ -108,7 +108,7 @@ struct PostgresStoreTests {
         }
         store.close()
         // Back to version 1 as it was released: the same tables, without the quarantine.
-        try server.sql("DROP TABLE \(schema).chime_quarantine; DROP SEQUENCE \(schema).chime_quarantine_seq; "
+        try server.sql(Self.dropWebPush(schema) + "DROP TABLE \(schema).chime_quarantine; DROP SEQUENCE \(schema).chime_quarantine_seq; "
                        + "UPDATE \(schema).chime_meta SET value = 1 WHERE key = 'schema_version'")
         let upgraded = try PostgresStore(url: url)
         defer { upgraded.close() }
@@ -124,6 +124,38 @@ struct PostgresStoreTests {
         // And the new table works.
         #expect(try upgraded.transaction { try upgraded.quarantinePending(app: app, identifier: "interval", reason: "test", date: Self.base) } != nil)
         #expect(try upgraded.quarantinedCount() == 1)
+    }
+
+    /// Version 3's tables dropped, as a version 2 database had none of them.
+    static func dropWebPush(_ schema: String) -> String {
+        "DROP TABLE \(schema).chime_web_push_queue; DROP TABLE \(schema).chime_web_push_messages; DROP SEQUENCE \(schema).chime_web_push_message_seq; "
+            + "DROP TABLE \(schema).chime_web_push_subscriptions; "
+    }
+
+    @Test("a database of schema version 2 (before Web Push) is upgraded with everything kept, and takes subscriptions and queued pushes")
+    func upgradeFromVersion2() throws {
+        let server = try PostgresTestServer.shared()
+        let url = try server.makeSchema()
+        let schema = Self.schema(of: url)
+        let app = "com.example.upgrade"
+        let store = try PostgresStore(url: url)
+        try store.transaction {
+            try store.putApp(AppRecord(bundleIdentifier: app, created: Self.base, deviceToken: String(repeating: "ab", count: 32)))
+            try store.putPending(Self.pending("kept", fire: 60), app: app)
+        }
+        store.close()
+        try server.sql(Self.dropWebPush(schema) + "UPDATE \(schema).chime_meta SET value = 2 WHERE key = 'schema_version'")
+        let upgraded = try PostgresStore(url: url)
+        defer { upgraded.close() }
+        #expect(try server.sql("SELECT value FROM \(schema).chime_meta WHERE key = 'schema_version'").trimmingCharacters(in: .whitespacesAndNewlines)
+                == "\(PostgresSchema.current.version)")
+        #expect(try upgraded.pending(app: app).map(\.request.identifier) == ["kept"])
+        let subscription = WebPushSubscription(id: "s", endpoint: "https://fcm.googleapis.com/fcm/send/s", p256dh: [4] + Array(repeating: 1, count: 64),
+                                               auth: Array(repeating: 2, count: 16), created: Self.base)
+        try upgraded.putWebPushSubscription(subscription)
+        #expect(try upgraded.webPushSubscriptions() == [subscription])
+        let message = try upgraded.queueWebPush("{}", app: app, subscriptions: ["s"], claimedUntil: Self.base)
+        #expect(try upgraded.claimWebPushes(before: Self.base, claimUntil: Self.base.addingTimeInterval(60), limit: 5).map(\.message) == [message])
     }
 
     @Test("a chime_meta table that is not Chime's is refused untouched")

@@ -68,6 +68,18 @@ extension APIRoute {
     public static let removeQuarantined = APIRoute(.delete, "/v1/quarantine/{id}", operationID: "removeQuarantined",
                                                    summary: "Remove a quarantined request (owner)")
 
+    // Web Push: the key browsers subscribe with, the subscribed devices
+    public static let webPushKey = APIRoute(.get, "/v1/web-push/key", operationID: "webPushKey",
+                                            summary: "The VAPID public key browsers subscribe with, applicationServerKey (owner)")
+    public static let listWebPushSubscriptions = APIRoute(.get, "/v1/web-push/subscriptions", operationID: "listWebPushSubscriptions",
+                                                          summary: "Devices subscribed to Web Push, oldest first (owner)")
+    public static let createWebPushSubscription = APIRoute(.post, "/v1/web-push/subscriptions", operationID: "createWebPushSubscription",
+                                                           summary: "Subscribe a device: the browser's PushSubscription.toJSON() (owner)")
+    public static let updateWebPushSubscription = APIRoute(.patch, "/v1/web-push/subscriptions/{id}", operationID: "updateWebPushSubscription",
+                                                           summary: "Choose a device's apps, or rename it (owner)")
+    public static let removeWebPushSubscription = APIRoute(.delete, "/v1/web-push/subscriptions/{id}", operationID: "removeWebPushSubscription",
+                                                           summary: "Unsubscribe a device (owner)")
+
     // Event streams, and a connected app's answers
     public static let appEvents = APIRoute(.get, "/v1/apps/{app}/events", operationID: "appEvents", summary: "The app's events as server-sent events")
     public static let allEvents = APIRoute(.get, "/v1/events", operationID: "allEvents", summary: "Every app's events (owner)")
@@ -97,6 +109,7 @@ extension APIRoute {
         getCategories, setCategories, listRequests, addRequests, removeRequests, send, listNotifications, removeNotifications,
         respond, outbox, acknowledge, updateLocation,
         listQuarantine, removeQuarantined,
+        webPushKey, listWebPushSubscriptions, createWebPushSubscription, updateWebPushSubscription, removeWebPushSubscription,
         appEvents, allEvents, serviceExtensionContent, reportPresentation,
         webCenter, webAsset, getSession, createSession, deleteSession, createLoginLink,
     ]

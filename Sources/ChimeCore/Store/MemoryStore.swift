@@ -20,6 +20,10 @@ public final class MemoryStore: NotificationStore {
         var nextEventSequence: Int64 = 1
         var quarantine: [QuarantinedRequest] = []
         var nextQuarantineID: Int64 = 1
+        var webPushSubscriptions: [String: WebPushSubscription] = [:]
+        var webPushMessages: [Int64: (app: String, body: String)] = [:]
+        var webPushQueue: [QueuedWebPush] = []
+        var nextWebPushMessage: Int64 = 1
     }
 
     private var state = State()
@@ -57,6 +61,8 @@ public final class MemoryStore: NotificationStore {
         state.responses[LiteralKey(bundleIdentifier)] = nil
         state.events.removeAll { $0.app.isLiterally(bundleIdentifier) }
         state.quarantine.removeAll { $0.app.isLiterally(bundleIdentifier) }
+        state.webPushQueue.removeAll { $0.app.isLiterally(bundleIdentifier) }
+        state.webPushMessages = state.webPushMessages.filter { !$0.value.app.isLiterally(bundleIdentifier) }
     }
 
     // MARK: Categories
@@ -249,6 +255,69 @@ public final class MemoryStore: NotificationStore {
     }
 
     // MARK: Values
+
+    // MARK: Web Push
+
+    public func webPushSubscriptions() throws -> [WebPushSubscription] {
+        state.webPushSubscriptions.values.sorted { ($0.created, $0.id) < ($1.created, $1.id) }
+    }
+
+    public func putWebPushSubscription(_ subscription: WebPushSubscription) throws {
+        if state.webPushSubscriptions.values.contains(where: { $0.endpoint == subscription.endpoint && $0.id != subscription.id }) {
+            throw ChimeError(.invalidValue, field: "endpoint", "another subscription has this endpoint")
+        }
+        state.webPushSubscriptions[subscription.id] = subscription
+    }
+
+    public func removeWebPushSubscription(id: String) throws -> Bool {
+        guard state.webPushSubscriptions.removeValue(forKey: id) != nil else { return false }
+        let messages = Set(state.webPushQueue.filter { $0.subscription == id }.map(\.message))
+        state.webPushQueue.removeAll { $0.subscription == id }
+        for message in messages { dropWebPushMessageIfDone(message) }
+        return true
+    }
+
+    public func queueWebPush(_ message: String, app: String, subscriptions: [String], claimedUntil: Date) throws -> Int64 {
+        let id = state.nextWebPushMessage
+        state.nextWebPushMessage += 1
+        state.webPushMessages[id] = (app, message)
+        for subscription in subscriptions {
+            state.webPushQueue.append(QueuedWebPush(message: id, subscription: subscription, app: app, body: message, attempts: 0, notBefore: claimedUntil))
+        }
+        return id
+    }
+
+    public func claimWebPushes(before date: Date, claimUntil: Date, limit: Int) throws -> [QueuedWebPush] {
+        let due = state.webPushQueue.indices.filter { state.webPushQueue[$0].notBefore <= date }
+            .sorted {
+                let (a, b) = (state.webPushQueue[$0], state.webPushQueue[$1])
+                return (a.notBefore, a.message, a.subscription) < (b.notBefore, b.message, b.subscription)
+            }
+            .prefix(max(0, limit))
+        var claimed: [QueuedWebPush] = []
+        for index in due {
+            claimed.append(state.webPushQueue[index])
+            state.webPushQueue[index].notBefore = claimUntil
+        }
+        return claimed
+    }
+
+    public func retryWebPush(message: Int64, subscription: String, attempts: Int, notBefore: Date) throws {
+        guard let index = state.webPushQueue.firstIndex(where: { $0.message == message && $0.subscription == subscription }) else { return }
+        state.webPushQueue[index].attempts = attempts
+        state.webPushQueue[index].notBefore = notBefore
+    }
+
+    public func finishWebPush(message: Int64, subscription: String) throws {
+        state.webPushQueue.removeAll { $0.message == message && $0.subscription == subscription }
+        dropWebPushMessageIfDone(message)
+    }
+
+    public func queuedWebPushCount() throws -> Int { state.webPushQueue.count }
+
+    private func dropWebPushMessageIfDone(_ message: Int64) {
+        if !state.webPushQueue.contains(where: { $0.message == message }) { state.webPushMessages[message] = nil }
+    }
 
     public func value(forKey key: String) throws -> String? { state.values[key] }
     public func setValue(_ value: String?, forKey key: String) throws { state.values[key] = value }

@@ -123,6 +123,29 @@ public protocol NotificationStore: AnyObject {
     /// Keeps the newest events within `retention` (count, bytes, and age before `now`).
     func pruneEvents(_ retention: EventRetention, now: Date) throws
 
+    // MARK: Web Push
+    /// Every Web Push subscription, oldest first (`created`, then `id`).
+    func webPushSubscriptions() throws -> [WebPushSubscription]
+    /// Inserts the subscription, or replaces the one with its `id`. Endpoints are unique: a
+    /// subscription with the endpoint of another is refused (`invalidValue`).
+    func putWebPushSubscription(_ subscription: WebPushSubscription) throws
+    /// Removes a subscription and its queued pushes; returns whether it was there.
+    func removeWebPushSubscription(id: String) throws -> Bool
+    /// Queues one message for these subscribers, claimed by the caller until `claimedUntil` (see
+    /// ``claimWebPushes(before:claimUntil:limit:)``); returns the message's id.
+    func queueWebPush(_ message: String, app: String, subscriptions: [String], claimedUntil: Date) throws -> Int64
+    /// Takes queued pushes due before `date` (`notBefore <= date`), soonest first (then by message
+    /// and subscription), at most `limit`, each with the `notBefore` it had,
+    /// and sets their `notBefore` to `claimUntil`, so no other taker (another node) gets them
+    /// meanwhile; a push neither finished nor retried by then is taken again.
+    func claimWebPushes(before date: Date, claimUntil: Date, limit: Int) throws -> [QueuedWebPush]
+    /// A push that failed for now: tried `attempts` times, not again before `notBefore`.
+    func retryWebPush(message: Int64, subscription: String, attempts: Int, notBefore: Date) throws
+    /// A push that is done (sent, or given up); the message goes when its last push does.
+    func finishWebPush(message: Int64, subscription: String) throws
+    /// How many pushes are queued.
+    func queuedWebPushCount() throws -> Int
+
     // MARK: Device state
     /// A small key/value table for device-wide state (last known location, time zone).
     func value(forKey key: String) throws -> String?
@@ -151,6 +174,28 @@ public protocol NotificationStoreReaders: Sendable {
     /// Runs `body` with a read-only view of the store: one snapshot for the whole body. A write in
     /// `body` fails with ``ChimeError`` `storeFailure`.
     func read<T>(_ body: (any NotificationStore) throws -> T) throws -> T
+}
+
+/// A push waiting in the store's Web Push queue: one message for one subscriber.
+public struct QueuedWebPush: Sendable, Hashable {
+    public var message: Int64
+    public var subscription: String
+    public var app: String
+    /// The message as the sender queued it (``WebPushMessage/storedRecord``).
+    public var body: String
+    /// How often sending it failed so far.
+    public var attempts: Int
+    /// Not sent before this date.
+    public var notBefore: Date
+
+    public init(message: Int64, subscription: String, app: String, body: String, attempts: Int, notBefore: Date) {
+        self.message = message
+        self.subscription = subscription
+        self.app = app
+        self.body = body
+        self.attempts = attempts
+        self.notBefore = notBefore
+    }
 }
 
 /// Where a page of delivered notifications (newest first) continues: after this date and sequence.

@@ -49,6 +49,13 @@ extension ChimeAPI {
         .init(.listQuarantine, .owner, ChimeAPI.listQuarantine),
         .init(.removeQuarantined, .owner, ChimeAPI.removeQuarantined),
 
+        // Web Push
+        .init(.webPushKey, .owner, ChimeAPI.webPushKey),
+        .init(.listWebPushSubscriptions, .owner, ChimeAPI.listWebPushSubscriptions),
+        .init(.createWebPushSubscription, .owner, ChimeAPI.createWebPushSubscription),
+        .init(.updateWebPushSubscription, .owner, ChimeAPI.updateWebPushSubscription),
+        .init(.removeWebPushSubscription, .owner, ChimeAPI.removeWebPushSubscription),
+
         // Event streams, and a connected app's answers
         .init(.appEvents, .app, ChimeAPI.appEvents),
         .init(.allEvents, .owner, ChimeAPI.allEvents),

@@ -36,6 +36,8 @@ public final class ChimeAPI: HTTPHandler {
     private let tokensLoading = Mutex<Task<Void, any Error>?>(nil)
     /// The `Host` names answered (``HostNames``); `nil`: every one (a Unix socket, in-process use).
     let hostNames: HostNames?
+    /// Web Push: the VAPID public key and the allowed push services; `nil` when off.
+    let webPush: WebPush?
     /// Event feeds opened with a web session, by the session's hash: closed when it signs out.
     private let sessionFeeds = Mutex<[String: [ObjectIdentifier: EventFeed]]>([:])
     /// Tokens given to processes the service started for an app (background launch), by hash:
@@ -55,10 +57,12 @@ public final class ChimeAPI: HTTPHandler {
     ///     take on a push (30 s, as on iOS).
     ///   - streamLimits: the event streams one app and one web session may hold open at once.
     ///   - hostNames: the `Host` names answered (others get 421, but on `/healthz`); `nil`: every one.
+    ///   - webPush: the VAPID public key and allowed push services of the Web Push routes; `nil`: they answer 503.
     public init(engine: NotificationEngine, ownerTokenHash: String, metrics: Metrics, logger: ServerLogger = .silent,
                 secureCookies: Bool = false, serviceExtensionTimeLimit: TimeInterval = 30, streamLimits: StreamLimits = StreamLimits(),
-                hostNames: HostNames? = nil) {
+                hostNames: HostNames? = nil, webPush: WebPush? = nil) {
         self.hostNames = hostNames
+        self.webPush = webPush
         self.engine = engine
         self.ownerTokenHash = ownerTokenHash
         self.metrics = metrics

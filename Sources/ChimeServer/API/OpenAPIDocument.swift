@@ -56,6 +56,10 @@ enum OpenAPIDocument {
     {
       "name": "web",
       "description": "The web notification center: its files, and signing in with a one-time link (`chime open`)."
+    },
+    {
+      "name": "web-push",
+      "description": "Web Push to subscribed browsers and phones (RFC 8030, VAPID RFC 8292, aes128gcm RFC 8291): the service's VAPID key, and the subscribed devices. Only the public push services (FCM, Mozilla, Apple, Microsoft) and the prefixes of `chime serve --web-push-endpoints` are accepted as endpoints."
     }
   ],
   "paths": {
@@ -2919,6 +2923,333 @@ enum OpenAPIDocument {
           "events"
         ]
       }
+    },
+    "/v1/web-push/key": {
+      "get": {
+        "operationId": "webPushKey",
+        "summary": "The VAPID public key browsers subscribe with, applicationServerKey (owner)",
+        "description": "Made at the service's first start and kept in the data directory (web-push-key.pem, mode 0600); with a shared PostgreSQL database, the same on every node. Pass it to pushManager.subscribe({userVisibleOnly: true, applicationServerKey}).",
+        "responses": {
+          "200": {
+            "description": "The key.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/WebPushKey"
+                }
+              }
+            }
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
+          },
+          "414": {
+            "$ref": "#/components/responses/UriTooLong"
+          },
+          "421": {
+            "$ref": "#/components/responses/MisdirectedRequest"
+          },
+          "431": {
+            "$ref": "#/components/responses/HeaderTooLarge"
+          },
+          "503": {
+            "$ref": "#/components/responses/Unavailable"
+          }
+        },
+        "tags": [
+          "web-push"
+        ]
+      }
+    },
+    "/v1/web-push/subscriptions": {
+      "get": {
+        "operationId": "listWebPushSubscriptions",
+        "summary": "Devices subscribed to Web Push, oldest first (owner)",
+        "responses": {
+          "200": {
+            "description": "The subscriptions, oldest first, without their keys. One page: see limit and after; the Link header says where the next is.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "array",
+                  "items": {
+                    "$ref": "#/components/schemas/WebPushSubscription"
+                  }
+                }
+              }
+            },
+            "headers": {
+              "Link": {
+                "$ref": "#/components/headers/Link"
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
+          },
+          "414": {
+            "$ref": "#/components/responses/UriTooLong"
+          },
+          "421": {
+            "$ref": "#/components/responses/MisdirectedRequest"
+          },
+          "431": {
+            "$ref": "#/components/responses/HeaderTooLarge"
+          },
+          "503": {
+            "$ref": "#/components/responses/Unavailable"
+          }
+        },
+        "tags": [
+          "web-push"
+        ],
+        "parameters": [
+          {
+            "$ref": "#/components/parameters/Limit"
+          },
+          {
+            "$ref": "#/components/parameters/After"
+          }
+        ]
+      },
+      "post": {
+        "operationId": "createWebPushSubscription",
+        "summary": "Subscribe a device: the browser's PushSubscription.toJSON() (owner)",
+        "description": "The body is what PushSubscription.toJSON() gives, with the device's name and the apps it gets when wanted. The same endpoint again updates the subscription there (its keys; its name and apps when given) and answers 200. Every error names its field: endpoint (not a push service Chime sends to), keys.p256dh (65 bytes, uncompressed P-256), keys.auth (16 bytes), apps[N].",
+        "requestBody": {
+          "required": true,
+          "content": {
+            "application/json": {
+              "schema": {
+                "$ref": "#/components/schemas/WebPushRegistration"
+              }
+            }
+          }
+        },
+        "responses": {
+          "200": {
+            "description": "The endpoint was registered already; updated.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/WebPushSubscription"
+                }
+              }
+            }
+          },
+          "201": {
+            "description": "Subscribed.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/WebPushSubscription"
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
+          },
+          "404": {
+            "$ref": "#/components/responses/NotFound"
+          },
+          "413": {
+            "$ref": "#/components/responses/PayloadTooLarge"
+          },
+          "414": {
+            "$ref": "#/components/responses/UriTooLong"
+          },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
+          },
+          "421": {
+            "$ref": "#/components/responses/MisdirectedRequest"
+          },
+          "431": {
+            "$ref": "#/components/responses/HeaderTooLarge"
+          },
+          "501": {
+            "$ref": "#/components/responses/NotImplemented"
+          },
+          "503": {
+            "$ref": "#/components/responses/Unavailable"
+          },
+          "507": {
+            "$ref": "#/components/responses/InsufficientStorage"
+          }
+        },
+        "tags": [
+          "web-push"
+        ]
+      }
+    },
+    "/v1/web-push/subscriptions/{id}": {
+      "parameters": [
+        {
+          "name": "id",
+          "in": "path",
+          "required": true,
+          "description": "The subscription's id, from GET /v1/web-push/subscriptions.",
+          "schema": {
+            "type": "string"
+          }
+        }
+      ],
+      "patch": {
+        "operationId": "updateWebPushSubscription",
+        "summary": "Choose a device's apps, or rename it (owner)",
+        "requestBody": {
+          "required": true,
+          "content": {
+            "application/json": {
+              "schema": {
+                "type": "object",
+                "properties": {
+                  "apps": {
+                    "type": [
+                      "array",
+                      "null"
+                    ],
+                    "items": {
+                      "type": "string"
+                    },
+                    "description": "The bundle identifiers whose notifications the device gets; null: every app."
+                  },
+                  "name": {
+                    "type": "string",
+                    "maxLength": 200
+                  }
+                },
+                "additionalProperties": false
+              }
+            }
+          }
+        },
+        "responses": {
+          "200": {
+            "description": "The subscription as it is now.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/WebPushSubscription"
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
+          },
+          "404": {
+            "$ref": "#/components/responses/NotFound"
+          },
+          "413": {
+            "$ref": "#/components/responses/PayloadTooLarge"
+          },
+          "414": {
+            "$ref": "#/components/responses/UriTooLong"
+          },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
+          },
+          "421": {
+            "$ref": "#/components/responses/MisdirectedRequest"
+          },
+          "431": {
+            "$ref": "#/components/responses/HeaderTooLarge"
+          },
+          "501": {
+            "$ref": "#/components/responses/NotImplemented"
+          },
+          "503": {
+            "$ref": "#/components/responses/Unavailable"
+          },
+          "507": {
+            "$ref": "#/components/responses/InsufficientStorage"
+          }
+        },
+        "tags": [
+          "web-push"
+        ]
+      },
+      "delete": {
+        "operationId": "removeWebPushSubscription",
+        "summary": "Unsubscribe a device (owner)",
+        "responses": {
+          "200": {
+            "description": "Removed, with what was queued for it.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "required": [
+                    "removed"
+                  ],
+                  "properties": {
+                    "removed": {
+                      "type": "string",
+                      "description": "The id of the subscription removed."
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
+          },
+          "404": {
+            "$ref": "#/components/responses/NotFound"
+          },
+          "414": {
+            "$ref": "#/components/responses/UriTooLong"
+          },
+          "421": {
+            "$ref": "#/components/responses/MisdirectedRequest"
+          },
+          "431": {
+            "$ref": "#/components/responses/HeaderTooLarge"
+          },
+          "501": {
+            "$ref": "#/components/responses/NotImplemented"
+          },
+          "503": {
+            "$ref": "#/components/responses/Unavailable"
+          },
+          "507": {
+            "$ref": "#/components/responses/InsufficientStorage"
+          }
+        },
+        "tags": [
+          "web-push"
+        ]
+      }
     }
   },
   "components": {
@@ -4793,6 +5124,152 @@ enum OpenAPIDocument {
               "null"
             ],
             "description": "The key's public point (uncompressed P-256, base64url)."
+          }
+        }
+      },
+      "WebPushKey": {
+        "type": "object",
+        "required": [
+          "publicKey"
+        ],
+        "properties": {
+          "publicKey": {
+            "type": "string",
+            "description": "The uncompressed P-256 point (65 bytes), base64url without padding."
+          }
+        }
+      },
+      "WebPushRegistration": {
+        "type": "object",
+        "required": [
+          "endpoint",
+          "keys"
+        ],
+        "additionalProperties": false,
+        "properties": {
+          "endpoint": {
+            "type": "string",
+            "maxLength": 2048,
+            "description": "The push service URL (PushSubscription.endpoint): https on a public push service, or under a prefix of --web-push-endpoints."
+          },
+          "expirationTime": {
+            "type": [
+              "number",
+              "null"
+            ],
+            "description": "Milliseconds since 1970 when the subscription expires, or null."
+          },
+          "keys": {
+            "type": "object",
+            "required": [
+              "p256dh",
+              "auth"
+            ],
+            "additionalProperties": false,
+            "properties": {
+              "p256dh": {
+                "type": "string",
+                "description": "base64url of the subscriber's uncompressed P-256 public key (65 bytes)."
+              },
+              "auth": {
+                "type": "string",
+                "description": "base64url of the authentication secret (16 bytes)."
+              }
+            }
+          },
+          "name": {
+            "type": "string",
+            "maxLength": 200,
+            "description": "What to call the device."
+          },
+          "apps": {
+            "type": [
+              "array",
+              "null"
+            ],
+            "items": {
+              "type": "string"
+            },
+            "description": "The bundle identifiers whose notifications the device gets; null or absent: every app."
+          }
+        }
+      },
+      "WebPushSubscription": {
+        "type": "object",
+        "required": [
+          "id",
+          "name",
+          "endpoint",
+          "pushService",
+          "apps",
+          "userAgent",
+          "created",
+          "lastSuccess",
+          "lastFailure",
+          "lastFailureReason",
+          "expires"
+        ],
+        "properties": {
+          "id": {
+            "type": "string"
+          },
+          "name": {
+            "type": "string"
+          },
+          "endpoint": {
+            "type": "string"
+          },
+          "pushService": {
+            "type": [
+              "string",
+              "null"
+            ],
+            "description": "The endpoint's origin."
+          },
+          "apps": {
+            "type": [
+              "array",
+              "null"
+            ],
+            "items": {
+              "type": "string"
+            },
+            "description": "null: every app."
+          },
+          "userAgent": {
+            "type": "string",
+            "description": "The browser's User-Agent when it subscribed."
+          },
+          "created": {
+            "type": "string",
+            "format": "date-time"
+          },
+          "lastSuccess": {
+            "type": [
+              "string",
+              "null"
+            ],
+            "format": "date-time"
+          },
+          "lastFailure": {
+            "type": [
+              "string",
+              "null"
+            ],
+            "format": "date-time"
+          },
+          "lastFailureReason": {
+            "type": [
+              "string",
+              "null"
+            ]
+          },
+          "expires": {
+            "type": [
+              "string",
+              "null"
+            ],
+            "format": "date-time"
           }
         }
       }

@@ -88,6 +88,9 @@ public enum ChimeService {
         /// How long a connected app's notification service extension may work on a push (30 s, as
         /// on iOS); the push then gets the extension's best attempt, or its original content.
         public var serviceExtensionTimeLimit: TimeInterval = 30
+        /// `--web-push-endpoints PREFIX,…`: push services Web Push is sent to besides the public
+        /// ones (a self-hosted UnifiedPush distributor); see ``WebPushEndpoints``.
+        public var webPushEndpoints = WebPushEndpoints.publicServicesOnly
 
         /// `--database URL` (or `CHIME_DATABASE_URL`): a PostgreSQL database shared by several
         /// nodes, `postgresql://USER@HOST:PORT/DB` with libpq's parameters (`sslmode`, …) in the

@@ -78,6 +78,13 @@ public final class RunningService: Sendable {
 
         let metrics = Metrics()
         let opened = try openStore(configuration: configuration, metrics: metrics, logger: logger)
+        let webPushKey: WebPushKey
+        do {
+            webPushKey = try WebPushKey.loadOrCreate(dataDirectory: directory, sharedBy: configuration.database == nil ? nil : opened.store)
+        } catch {
+            opened.handle.close()
+            throw error
+        }
         var engineConfiguration = NotificationEngine.Configuration()
         engineConfiguration.eventRetention = configuration.eventRetention.count
         engineConfiguration.eventRetentionBytes = configuration.eventRetention.bytes
@@ -87,7 +94,8 @@ public final class RunningService: Sendable {
                                         configuration: engineConfiguration)
         let api = ChimeAPI(engine: engine, ownerTokenHash: Tokens.hash(opened.ownerToken), metrics: metrics, logger: logger,
                            secureCookies: tls != nil, serviceExtensionTimeLimit: configuration.serviceExtensionTimeLimit,
-                           streamLimits: configuration.streamLimits, hostNames: hostNames(configuration))
+                           streamLimits: configuration.streamLimits, hostNames: hostNames(configuration),
+                           webPush: ChimeAPI.WebPush(publicKey: webPushKey.publicKeyText, endpoints: configuration.webPushEndpoints))
         let serverConfiguration = HTTPServer.Configuration(
             listen: configuration.listen, tls: tls, connectionLimit: configuration.connectionLimit,
             connectionLimitPerAddress: configuration.connectionLimitPerAddress, connectionTimeout: configuration.connectionTimeout,
@@ -301,6 +309,13 @@ public final class RunningService: Sendable {
     /// The token in an owner-token file, `nil` when there is no file. A file other users can
     /// read, an unreadable one, or one that is not a token is refused with what to do.
     private static func readOwnerToken(_ path: String) throws -> String? {
+        try readSecretFile(path, holder: "whoever read it has the owner's rights", remedy: "delete it to create a new owner token")
+    }
+
+    /// The text of a file only its owner may read (a token, a private key), trimmed; `nil` when
+    /// there is no file. A file other users can read (`holder` says what they gained), an
+    /// unreadable one, or an empty one is refused with what to do (`remedy`).
+    static func readSecretFile(_ path: String, holder: String, remedy: String) throws -> String? {
         var info = stat()
         guard stat(path, &info) == 0 else {
             guard errno == ENOENT else {
@@ -309,10 +324,10 @@ public final class RunningService: Sendable {
             return nil
         }
         guard info.st_mode & S_IFMT == S_IFREG else {
-            throw ServerError(.invalidConfiguration, "\(path) is not a file; remove it to create a new owner token")
+            throw ServerError(.invalidConfiguration, "\(path) is not a file; \(remedy)")
         }
         if info.st_mode & 0o077 != 0 {
-            throw ServerError(.invalidConfiguration, "\(path) can be read by other users (mode \(String(info.st_mode & 0o777, radix: 8))), and whoever read it has the owner's rights; run `chmod 600 \(path)` if no one else could have read it, else delete it to create a new owner token")
+            throw ServerError(.invalidConfiguration, "\(path) can be read by other users (mode \(String(info.st_mode & 0o777, radix: 8))), and \(holder); run `chmod 600 \(path)` if no one else could have read it, else \(remedy)")
         }
         let fd = open(path, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else {
@@ -320,11 +335,11 @@ public final class RunningService: Sendable {
         }
         let data = FileHandle(fileDescriptor: fd, closeOnDealloc: true).readDataToEndOfFile()
         guard let text = String(data: data, encoding: .utf8) else {
-            throw ServerError(.invalidConfiguration, "\(path) is not text (it is damaged); delete it to create a new owner token")
+            throw ServerError(.invalidConfiguration, "\(path) is not text (it is damaged); \(remedy)")
         }
-        let token = text.trimmingCharacters(in: .whitespacesAndNewlines)
-        guard !token.isEmpty else { throw ServerError(.invalidConfiguration, "\(path) is empty; delete it to create a new owner token") }
-        return token
+        let trimmed = text.trimmingCharacters(in: .whitespacesAndNewlines)
+        guard !trimmed.isEmpty else { throw ServerError(.invalidConfiguration, "\(path) is empty; \(remedy)") }
+        return trimmed
     }
 
     /// The owner token of a shared database. The database keeps its hash (`owner.tokenHash`): the
