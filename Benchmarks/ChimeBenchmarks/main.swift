@@ -57,7 +57,7 @@ struct Options {
                 options.seconds = 5
                 options.rssCounts = [100_000]
             case "-h", "--help":
-                print("usage: chime-bench [--dir DIR] [--count N] [--burst N] [--rate R] [--seconds S] [--rss-counts N,M] [--quick] [--only bulk,concurrent,restart,open,burst,steady,rss] [--reference PATH] [--peer PYTHON] [--json FILE] [--trace FILE (steady: due offset s, lateness ms per delivery)]")
+                print("usage: chime-bench [--dir DIR] [--count N] [--burst N] [--rate R] [--seconds S] [--rss-counts N,M] [--quick] [--only bulk,concurrent,restart,open,burst,steady,reads,rss] [--reference PATH] [--peer PYTHON] [--json FILE] [--trace FILE (steady: due offset s, lateness ms per delivery)]")
                 exit(0)
             default: fail("unknown argument \(argument); see --help")
             }
@@ -414,6 +414,52 @@ func benchSteady(_ options: Options) async throws -> (p50: Double, p99: Double, 
     return result
 }
 
+/// (6) A read (a page of 100 pending, what `GET /v1/apps/{app}/requests?limit=100` awaits) under a
+/// stream of adds (batches of 20 as fast as the writer takes them), on the store's reader
+/// connections or (`besideWriter: false`) on the writer as before: the reads' latency p50/p99/max,
+/// and the adds a second.
+func benchReads(_ options: Options, besideWriter: Bool) async throws -> (p50: Double, p99: Double, max: Double, adds: Double) {
+    let name = besideWriter ? "reads-beside" : "reads-writer"
+    let path = try freshStore(options, name)
+    var configuration = NotificationEngine.Configuration()
+    configuration.recordsEvents = true
+    configuration.readsBesideWriter = besideWriter
+    let engine = NotificationEngine(store: try SQLiteStore(path: path), policy: FixedAuthorizationPolicy(.grant),
+                                    configuration: configuration)
+    try await authorize(engine)
+    try await engine.add(makeRequests(0..<10_000, prefix: "base"), app: app)
+    let stop = Atomic<Bool>(false)
+    let added = Counter()
+    let seconds = Double(max(5, options.seconds / 3))
+    progress.update("\(name): reads for \(Int(seconds)) s under adds", force: true)
+    let writer = Task {
+        var round = 0
+        while !stop.load(ordering: .relaxed) {
+            try await engine.add(makeRequests(round * 20..<(round + 1) * 20, prefix: "stream"), app: app)
+            added.value.add(20, ordering: .relaxed)
+            round += 1
+        }
+    }
+    var samples: [Double] = []
+    let started = Date()
+    while Date().timeIntervalSince(started) < seconds {
+        let before = DispatchTime.now().uptimeNanoseconds
+        let page = try await engine.pending(app: app, after: 0, limit: 100)
+        samples.append(Double(DispatchTime.now().uptimeNanoseconds - before) / 1e9)
+        if page.count != 100 { fail("\(name): a page of \(page.count)") }
+        try await Task.sleep(for: .milliseconds(2))
+    }
+    stop.store(true, ordering: .relaxed)
+    try await writer.value
+    let elapsed = Date().timeIntervalSince(started)
+    await engine.shutdown()
+    let sorted = samples.sorted()
+    func percentile(_ p: Double) -> Double { sorted[min(sorted.count - 1, Int(Double(sorted.count) * p))] }
+    let result = (percentile(0.5), percentile(0.99), sorted.last ?? 0, rate(added.value.load(ordering: .relaxed), elapsed))
+    progress.done("\(name): \(samples.count.formatted()) reads, p50 \(ms(result.0)) p99 \(ms(result.1)) max \(ms(result.2)); \(formatRate(result.3)) added meanwhile")
+    return result
+}
+
 /// (5) Peak RSS of a process that schedules `count` requests, restarts its engine over them and
 /// fires the first: run as a child so each figure is that process's own high-water mark.
 func rssChild(_ options: Options) async throws {
@@ -610,6 +656,21 @@ if wanted("steady") {
     results["steadyP50"] = lateness.p50
     results["steadyP99"] = lateness.p99
     results["steadyMax"] = lateness.max
+}
+
+if wanted("reads") {
+    // Both in this run, one after the other on the same machine: on the writer (before) and beside it.
+    let writer = try await benchReads(options, besideWriter: false)
+    settleDisk()
+    let beside = try await benchReads(options, besideWriter: true)
+    rows.append(Row(name: "6. a page of 100 pending under a stream of adds, p50 / p99 / max", chime: "\(ms(beside.p50)) / \(ms(beside.p99)) / \(ms(beside.max))",
+                    target: "p99 below the writer's", met: beside.p99 < writer.p99,
+                    ratios: "on the writer (before): \(ms(writer.p50)) / \(ms(writer.p99)) / \(ms(writer.max)); p99 writer ÷ readers = "
+                        + String(format: "%.1f", writer.p99 / beside.p99) + "; adds \(formatRate(writer.adds)) vs \(formatRate(beside.adds))"))
+    results["readsWriterP99"] = writer.p99
+    results["readsBesideP99"] = beside.p99
+    results["readsWriterAdds"] = writer.adds
+    results["readsBesideAdds"] = beside.adds
 }
 
 if wanted("rss") {

@@ -61,6 +61,9 @@ public final class NotificationEngine: Sendable {
         /// `false` (the default) does what iOS does: the request is accepted (replacing a pending
         /// request with its identifier) and never fires; it is not listed as pending.
         public var refusesPastCalendarTriggers = false
+        /// Whether read-only operations use the store's reader connections (``NotificationStore/readers``);
+        /// `false` reads on the writer, as before readers existed (the benchmark's comparison).
+        package var readsBesideWriter = true
         public init() {}
     }
 
@@ -193,7 +196,7 @@ public final class NotificationEngine: Sendable {
     /// snapshot of the last commit: every operation that completed before this call is in it), or
     /// on the writer when the store has no readers. Never opens a write transaction.
     package func read<T: Sendable>(_ body: @escaping @Sendable (any NotificationStore) throws -> T) async throws -> T {
-        guard let readers else { return try await perform { try body($0.store) } }
+        guard configuration.readsBesideWriter, let readers else { return try await perform { try body($0.store) } }
         if inbox.withLock({ $0.closed }) { throw ChimeError(.shutDown, "the notification engine has shut down") }
         return try await withCheckedThrowingContinuation { continuation in
             readQueue.async { continuation.resume(with: Result { try readers.read(body) }) }
