@@ -52,7 +52,7 @@ extension ChimeAPI {
 
     /// `PATCH /v1/web-push/subscriptions/{id}` `{"apps": [...] | null, "name": "…"}`.
     func updateWebPushSubscription(_ request: HTTPRequest, route: Route) async throws -> HTTPResponse {
-        let object = try Fields(try jsonBody(request), accepted: ["apps", "name"])
+        let object = try JSONObjectReader(try jsonBody(request), what: "a device's apps and name", accepted: ["apps", "name"])
         guard object.object["apps"] != nil || object.object["name"] != nil else {
             throw APIError.badRequest("invalidValue", "give apps (an array of bundle identifiers, or null for every app), name, or both", field: "apps")
         }
