@@ -557,7 +557,7 @@
     if (record && typeof data.badge === "number") record.badge = data.badge;
     const trigger = item.trigger;
     if (!trigger || trigger.type === "push") return false;
-    if (trigger.repeats) return true;
+    if (trigger.repeats || trigger.type === "recurrence") return true;
     const pending = state.pending.get(app);
     if (pending) state.pending.set(app, pending.filter((request) => request.identifier !== item.identifier));
     return false;
@@ -1448,7 +1448,7 @@
     const shown = state.allPending.has(app) ? list : list.slice(0, 5);
     block.append(h("ul", { class: "pending-list" }, shown.map((request) => {
       const trigger = request.trigger;
-      const kind = !trigger ? "push" : trigger.type === "location" ? "pin" : trigger.type === "calendar" ? "calendar" : trigger.repeats ? "repeat" : "clock";
+      const kind = !trigger ? "push" : trigger.type === "location" ? "pin" : trigger.type === "calendar" ? "calendar" : trigger.repeats || trigger.type === "recurrence" ? "repeat" : "clock";
       const name = request.title || request.identifier;
       return h("li", { class: "pending-item", "data-identifier": request.identifier },
         h("span", { class: "pending-icon" }, icon(kind)),

@@ -88,6 +88,85 @@
     return `at ${place} (neither arriving nor leaving is watched)`;
   }
 
+  const RRULE_DAYS = { MO: "Monday", TU: "Tuesday", WE: "Wednesday", TH: "Thursday", FR: "Friday", SA: "Saturday", SU: "Sunday" };
+  const UNITS = { SECONDLY: "second", MINUTELY: "minute", HOURLY: "hour", DAILY: "day", WEEKLY: "week", MONTHLY: "month", YEARLY: "year" };
+
+  /** 1 → "first", -1 → "last", -2 → "second to last". */
+  function ordinalWord(n) {
+    const words = ["", "first", "second", "third", "fourth", "fifth"];
+    if (n === -1) return "last";
+    if (n < 0) return `${Math.abs(n) <= 5 ? words[-n] : ordinal(-n)} to last`;
+    return n <= 5 ? words[n] : ordinal(n);
+  }
+
+  /** ["a"] → "a", ["a", "b"] → "a and b", ["a", "b", "c"] → "a, b and c". */
+  function andList(items) {
+    return items.length <= 1 ? (items[0] || "") : `${items.slice(0, -1).join(", ")} and ${items[items.length - 1]}`;
+  }
+
+  /** "every", "every other", "every 3" for an interval, with the unit. */
+  function everyUnit(interval, unit) {
+    if (interval === 1) return `every ${unit}`;
+    if (interval === 2) return `every other ${unit}`;
+    return `every ${interval} ${unit}s`;
+  }
+
+  /** A recurrence trigger in words: "every last Friday, 09:00", "every other Tuesday and Thursday, 09:00, until 31 Dec 2027". */
+  function recurrenceWords(trigger) {
+    const parts = {};
+    for (const part of String(trigger.rrule || "").replace(/^RRULE:/i, "").split(";")) {
+      const at = part.indexOf("=");
+      if (at > 0) parts[part.slice(0, at).toUpperCase()] = part.slice(at + 1).toUpperCase();
+    }
+    const unit = UNITS[parts.FREQ];
+    if (!unit) return `by the rule ${trigger.rrule}`;
+    const interval = Math.max(1, parseInt(parts.INTERVAL || "1", 10) || 1);
+    const list = (name) => (parts[name] ? parts[name].split(",").filter((x) => x !== "") : []);
+    const days = list("BYDAY").map((text) => {
+      const match = /^([+-]?\d+)?([A-Z]{2})$/.exec(text);
+      return match ? { ordinal: match[1] ? parseInt(match[1], 10) : null, day: match[2] } : null;
+    }).filter((day) => day && RRULE_DAYS[day.day]);
+    const plainDays = days.filter((d) => d.ordinal === null).map((d) => d.day);
+    const workdays = plainDays.length === 5 && ["MO", "TU", "WE", "TH", "FR"].every((d) => plainDays.includes(d));
+    const positions = list("BYSETPOS").map((x) => parseInt(x, 10));
+    const monthDays = list("BYMONTHDAY").map((x) => parseInt(x, 10));
+    const months = list("BYMONTH").map((x) => MONTHS[parseInt(x, 10) - 1]).filter(Boolean);
+    const dayWords = workdays && days.length === 5 ? ["workday"] : days.map((d) => (d.ordinal === null ? "" : `${ordinalWord(d.ordinal)} `) + RRULE_DAYS[d.day]);
+    const monthDayWords = monthDays.map((n) => (n === -1 ? "last day" : n < 0 ? `${ordinalWord(n)} day` : ordinal(n)));
+    let phrase;
+    if (positions.length && days.length && (unit === "month" || unit === "year" || unit === "week")) {
+      const which = andList(positions.map(ordinalWord));
+      phrase = `the ${which} ${andList(dayWords)} of ${everyUnit(interval, unit)}`;
+    } else if (days.length && (unit === "week" || unit === "day" || (unit === "month" && interval === 1 && !monthDays.length))) {
+      phrase = `${interval === 1 || unit !== "week" ? "every" : everyUnit(interval, "").trim()} ${andList(dayWords)}`;
+      if (unit === "day" && interval > 1) phrase = `${everyUnit(interval, unit)}, on ${andList(dayWords)}`;
+    } else if (days.length) {
+      phrase = `${everyUnit(interval, unit)} on the ${andList(dayWords)}`;
+    } else if (monthDays.length) {
+      phrase = `${everyUnit(interval, unit)} on the ${andList(monthDayWords)}`;
+    } else {
+      phrase = everyUnit(interval, unit);
+    }
+    if (months.length) phrase += ` in ${andList(months)}`;
+    const start = /T(\d{2}):(\d{2})(?::(\d{2}))?/.exec(trigger.start || "");
+    const hours = list("BYHOUR"), minutes = list("BYMINUTE");
+    if (["day", "week", "month", "year"].includes(unit)) {
+      const hour = hours.length === 1 ? pad2(hours[0]) : start ? start[1] : null;
+      const minute = minutes.length === 1 ? pad2(minutes[0]) : start ? start[2] : "00";
+      if (hours.length > 1) phrase += `, at ${andList(hours.map((h) => `${pad2(h)}:${minute}`))}`;
+      else if (hour !== null) phrase += `, ${hour}:${minute}`;
+    }
+    if (parts.COUNT) phrase += `, ${parts.COUNT === "1" ? "once" : `${parts.COUNT} times`}`;
+    if (parts.UNTIL) {
+      const m = /^(\d{4})(\d{2})(\d{2})/.exec(parts.UNTIL);
+      if (m) phrase += `, until ${parseInt(m[3], 10)} ${MONTHS[parseInt(m[2], 10) - 1].slice(0, 3)} ${m[1]}`;
+    }
+    let here = null;
+    try { here = Intl.DateTimeFormat().resolvedOptions().timeZone; } catch (e) { here = null; }
+    if (trigger.timeZone && trigger.timeZone !== here) phrase += `, ${trigger.timeZone}`;
+    return phrase;
+  }
+
   /** Any trigger (as the API returns it) in words. */
   function triggerWords(trigger) {
     if (!trigger) return "at once";
@@ -100,6 +179,7 @@
         return `in ${durationWords(trigger.timeInterval)}`;
       case "calendar": return calendarWords(trigger.dateComponents, !!trigger.repeats);
       case "location": return regionWords(trigger.region, !!trigger.repeats);
+      case "recurrence": return recurrenceWords(trigger);
       case "push": return "from a push";
       default: return "by an unknown trigger";
     }
@@ -224,7 +304,7 @@
   }
 
   window.ChimeFormat = Object.freeze({
-    durationWords, calendarWords, regionWords, triggerWords, relativeTime, exactTime, joinList, fillFormat,
+    durationWords, calendarWords, regionWords, recurrenceWords, triggerWords, relativeTime, exactTime, joinList, fillFormat,
     groupSummary, hiddenPlaceholder, appDisplayName, hue, ordinal, requestedWords,
   });
 })();

@@ -457,10 +457,11 @@ extension CLI {
 
     static let add = Command(
         name: "add", summary: "schedule a notification",
-        usage: "chime add [--app APP] [--id ID] --title TEXT [--body TEXT] [--in 10m | --at 2026-12-01T08:30 | --every 1h | --calendar 'weekday=2 hour=8 minute=30' | --location LAT,LON,RADIUS]",
+        usage: "chime add [--app APP] [--id ID] --title TEXT [--body TEXT] [--in 10m | --at 2026-12-01T08:30 | --every 1h | --calendar 'weekday=2 hour=8 minute=30' | --rrule RULE --start 2027-01-29T09:00 [--time-zone ZONE] [--except DATE ...] | --location LAT,LON,RADIUS]",
         examples: ["chime add --app com.example.alarm --title Alarm --in 10s --category alarm.category",
                    "chime add --title 'Stand up' --every 1h", "chime add --title 'Weekly review' --calendar 'weekday=2 hour=8 minute=30 timeZone=Europe/Berlin'",
                    "chime add --title 'Buy milk' --location 52.52,13.40,100 --id milk",
+                   "chime add --title 'Team review' --rrule 'FREQ=MONTHLY;BYDAY=-1FR' --start 2027-01-29T09:00 --time-zone Europe/Berlin",
                    "chime add --title Report --at 2026-12-01T08:30 --user-info '{\"report\": 42}'"],
         options: [
             .value("app", "the app (default: the only registered app)"), .value("id", "the request identifier (default: a new UUID)"),
@@ -472,6 +473,10 @@ extension CLI {
             .value("every", "fire repeatedly at an interval of at least 60 s: 1h"),
             .value("calendar", "fire every time these components match: 'weekday=2 hour=8 minute=30 [timeZone=Europe/Berlin]'"),
             .flag("once", "with --calendar: fire at the next match only"),
+            .value("rrule", "fire at each occurrence of an RFC 5545 rule: 'FREQ=WEEKLY;INTERVAL=2;BYDAY=TU,TH;UNTIL=20271231T230000Z'"),
+            .value("start", "with --rrule: the first occurrence's wall time (DTSTART), 2027-01-29T09:00"),
+            .value("time-zone", "with --rrule: the rule's time zone, Europe/Berlin (default: this machine's)"),
+            .value("except", "with --rrule: a wall time that does not occur (EXDATE), 2027-03-26T09:00", repeatable: true),
             .value("location", "fire on entering a circle: LAT,LON,RADIUS (metres)"), .flag("on-exit", "with --location: fire on leaving instead"),
         ],
         run: { arguments, cli in
@@ -515,7 +520,11 @@ extension CLI {
             guard let field = error.field else { throw UsageError(error.message) }
             let flag = flagName(field, arguments)
             var message = error.message
-            if let range = message.range(of: field) { message.replaceSubrange(range, with: flag) }
+            if let range = message.range(of: field) {
+                message.replaceSubrange(range, with: flag)
+            } else if field.hasPrefix("trigger.") {
+                message = "\(flag): \(message)"
+            }
             throw UsageError(message)
         }
     }
@@ -527,7 +536,11 @@ extension CLI {
             .map { option, field in (field, "--" + option) })
         if let flag = flags[name.split(separator: ".").first.map(String.init) ?? name] { return flag }
         if name.hasPrefix("trigger") {
-            let given = ["in", "at", "every", "calendar", "location"].first { arguments.value($0) != nil }
+            if name.hasPrefix("trigger.start") { return "--start" }
+            if name.hasPrefix("trigger.timeZone") { return "--time-zone" }
+            if name.hasPrefix("trigger.exceptionDates") { return "--except" }
+            if name.hasPrefix("trigger.rrule.") { return "--rrule " + name.dropFirst("trigger.rrule.".count) }
+            let given = ["in", "at", "every", "calendar", "rrule", "location"].first { arguments.value($0) != nil }
             return given.map { "--\($0)" } ?? "the trigger"
         }
         return name.isEmpty ? "the notification" : name
@@ -535,8 +548,21 @@ extension CLI {
 
     /// The trigger JSON for `chime add`'s trigger options (at most one).
     static func trigger(_ arguments: ParsedArguments) throws -> JSONValue {
-        let given = ["in", "at", "every", "calendar", "location"].filter { arguments.value($0) != nil }
+        let given = ["in", "at", "every", "calendar", "rrule", "location"].filter { arguments.value($0) != nil }
         guard given.count <= 1 else { throw UsageError("give one trigger, not \(given.map { "--\($0)" }.joined(separator: " and "))") }
+        if arguments.value("rrule") == nil, let stray = ["start", "time-zone", "except"].first(where: { arguments.value($0) != nil }) {
+            throw UsageError("--\(stray) goes with --rrule RULE")
+        }
+        if let rule = arguments.value("rrule") {
+            guard let start = arguments.value("start") else {
+                throw UsageError("--rrule needs --start: the first occurrence's wall time, e.g. --start 2027-01-29T09:00")
+            }
+            var trigger: JSONObject = ["type": "recurrence", "rrule": .string(rule), "start": .string(start),
+                                       "timeZone": .string(arguments.value("time-zone") ?? TimeZone.current.identifier)]
+            let exceptions = arguments.all("except")
+            if !exceptions.isEmpty { trigger["exceptionDates"] = .array(exceptions.map(JSONValue.string)) }
+            return .object(trigger)
+        }
         if let text = arguments.value("in") {
             let seconds = try parseDuration(text)
             return ["type": "timeInterval", "timeInterval": .number(seconds), "repeats": false]
@@ -609,17 +635,28 @@ extension CLI {
 
     static let list = Command(
         name: "list", summary: "list an app's pending requests with their next fire dates",
-        usage: "chime list [--app APP] [--limit N] [--json]", examples: ["chime list --app com.example.alarm", "chime list --json", "chime list --limit 20"],
-        options: [.value("app", "the app (default: the only registered app)"), .value("limit", "show at most N (default: all, read a page at a time)")],
+        usage: "chime list [--app APP] [--limit N] [--next N] [--json]",
+        examples: ["chime list --app com.example.alarm", "chime list --json", "chime list --limit 20", "chime list --json --next 5"],
+        options: [.value("app", "the app (default: the only registered app)"), .value("limit", "show at most N (default: all, read a page at a time)"),
+                  .value("next", "list each request's next N fire dates (nextTriggerDates; 1 to \(FireDates.maximumUpcoming))")],
         run: { arguments, cli in
+            var query = ""
+            if let text = arguments.value("next") {
+                guard let count = Int(text), (1...FireDates.maximumUpcoming).contains(count) else {
+                    throw UsageError("--next is '\(text)'; give how many upcoming dates to list, 1 to \(FireDates.maximumUpcoming)")
+                }
+                query = CLI.query([("next", String(count))])
+            }
             let client = try cli.client(arguments)
             let app = try await cli.app(arguments, client)
-            let items = try await client.list(.listRequests, ["app": app], limit: try cli.listLimit(arguments))
+            let items = try await client.list(.listRequests, ["app": app], query: query, limit: try cli.listLimit(arguments))
             if arguments.has("json") { cli.printJSON(items); return 0 }
             if items.isEmpty { cli.write("\(app): nothing pending.") }
             for item in items {
-                let trigger = item["trigger"]?["type"]?.stringValue ?? "none"
+                var trigger = item["trigger"]?["type"]?.stringValue ?? "none"
+                if trigger == "recurrence", let rule = item["trigger"]?["rrule"]?.stringValue { trigger = rule }
                 cli.write("\(item["identifier"]?.stringValue ?? "?")  \(item["nextTriggerDate"]?.stringValue ?? "-")  \(trigger)  \(item["title"]?.stringValue ?? "")")
+                for date in item["nextTriggerDates"]?.arrayValue.dropFirst() ?? [] { cli.write("    then \(date.stringValue ?? "?")") }
             }
             return 0
         })

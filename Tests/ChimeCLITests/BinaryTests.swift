@@ -118,3 +118,60 @@ struct CLITestError: Error, CustomStringConvertible {
     var description: String
     init(_ description: String) { self.description = description }
 }
+
+/// Recurrence rules (a Chime addition) from the command line: the issue's three cases added with
+/// `--rrule`, listed with `--next`, and a bad part refused in the words of the flags.
+@Suite("chime: recurrence rules")
+struct RecurrenceCLITests {
+    @Test("chime add --rrule … --start … --time-zone …, then chime list --json --next 3")
+    func addAndList() async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("chime-cli-rrule-\(UUID().uuidString)").path
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let configuration = ChimeService.Configuration(dataDirectory: directory, listen: .tcp(host: "127.0.0.1", port: 0),
+                                                       autoAllow: true, printsBanner: false)
+        let service = try await RunningService.start(configuration: configuration)
+        func run(_ arguments: [String]) async throws -> (Int32, String, String) { try await BinaryTests.chime(arguments + ["--data", directory]) }
+        #expect(try await run(["apps", "add", "com.example.rrule"]).0 == 0)
+        _ = try await service.engine.requestAuthorization(app: "com.example.rrule", options: [.alert])
+
+        let (added, addedText, addedError) = try await run(["add", "--title", "Review", "--id", "review",
+                                                            "--rrule", "FREQ=MONTHLY;BYDAY=-1FR", "--start", "2027-01-29T09:00",
+                                                            "--time-zone", "Europe/Berlin"])
+        #expect(added == 0, "\(addedError)")
+        #expect(addedText.contains("Added review to com.example.rrule: fires 2027-01-29T08:00:00.000Z."))
+        #expect(try await run(["add", "--title", "Gym", "--id", "gym", "--rrule", "FREQ=WEEKLY;INTERVAL=2;BYDAY=TU,TH;UNTIL=20271231T225959Z",
+                               "--start", "2027-01-05T18:00", "--time-zone", "Europe/Berlin"]).0 == 0)
+        #expect(try await run(["add", "--title", "Report", "--id", "report", "--rrule", "FREQ=MONTHLY;BYDAY=MO,TU,WE,TH,FR;BYSETPOS=-1",
+                               "--start", "2027-01-01T17:00", "--time-zone", "Europe/Berlin"]).0 == 0)
+        #expect(try await run(["add", "--title", "Pill", "--id", "pill", "--rrule", "FREQ=DAILY;COUNT=3", "--start", "2027-03-27T07:00",
+                               "--time-zone", "Europe/Berlin", "--except", "2027-03-28T07:00"]).0 == 0)
+
+        let (listed, listedText, listedError) = try await run(["list", "--json", "--next", "3"])
+        #expect(listed == 0, "\(listedError)")
+        guard case .array(let items) = try JSONValue.parse(listedText), items.count == 4 else {
+            Issue.record("not four requests: \(listedText)")
+            return
+        }
+        func dates(_ index: Int) -> [String] {
+            guard case .array(let values)? = items[index]["nextTriggerDates"] else { return [] }
+            return values.compactMap { if case .string(let text) = $0 { text } else { nil } }
+        }
+        #expect(items[0]["trigger"]?["rrule"] == .string("FREQ=MONTHLY;BYDAY=-1FR"))
+        #expect(dates(0) == ["2027-01-29T08:00:00.000Z", "2027-02-26T08:00:00.000Z", "2027-03-26T08:00:00.000Z"])
+        #expect(dates(1) == ["2027-01-05T17:00:00.000Z", "2027-01-07T17:00:00.000Z", "2027-01-19T17:00:00.000Z"])
+        #expect(dates(2) == ["2027-01-29T16:00:00.000Z", "2027-02-26T16:00:00.000Z", "2027-03-31T15:00:00.000Z"])
+        #expect(dates(3) == ["2027-03-27T06:00:00.000Z", "2027-03-29T05:00:00.000Z"], "the exception counts toward COUNT")
+        let (_, text, _) = try await run(["list", "--next", "2"])
+        #expect(text.contains("review  2027-01-29T08:00:00.000Z  FREQ=MONTHLY;BYDAY=-1FR  Review"))
+        #expect(text.contains("    then 2027-02-26T08:00:00.000Z"))
+
+        let (bad, _, badError) = try await run(["add", "--title", "Bad", "--rrule", "FREQ=MONTHLY;BYDAY=-1FX", "--start", "2027-01-29T09:00"])
+        #expect(bad != 0)
+        #expect(badError.contains("--rrule BYDAY"), "\(badError)")
+        let (stray, _, strayError) = try await run(["add", "--title", "Stray", "--start", "2027-01-29T09:00"])
+        #expect(stray != 0 && strayError.contains("--start goes with --rrule"))
+        let (noStart, _, noStartError) = try await run(["add", "--title", "No start", "--rrule", "FREQ=DAILY"])
+        #expect(noStart != 0 && noStartError.contains("--rrule needs --start"))
+        await service.stop()
+    }
+}

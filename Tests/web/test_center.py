@@ -517,11 +517,14 @@ def test_apps_panel_prompt_settings_requests_and_removal(center):
         "identifier": "office", "latitude": 52.52, "longitude": 13.405, "radius": 100, "notifyOnEntry": True, "notifyOnExit": False}})
     asker.add("leave", title="Left the office", trigger={"type": "location", "region": {
         "identifier": "office", "latitude": 52.52, "longitude": 13.405, "radius": 100, "notifyOnEntry": False, "notifyOnExit": True}})
+    asker.add("review", title="Review", trigger={"type": "recurrence", "rrule": "FREQ=MONTHLY;BYDAY=-1FR",
+              "start": "2027-01-29T09:00", "timeZone": "Europe/Berlin"})
     asker.add("badge", title="Badge", badge=3)
     center.driver.refresh()  # adding requests sends no event; a reload (or the 30 s poll) shows them
     center.wait_screen("center")
     text = wait_for(lambda: center.in_app_card(asker.bundle, ".pending-list").text, 5, message="the pending list")
-    for words in ("every Monday at 08:30, Europe/Berlin", "in 5 minutes", "when you arrive at office", "when you leave office"):
+    for words in ("every Monday at 08:30, Europe/Berlin", "in 5 minutes", "when you arrive at office", "when you leave office",
+                  "every last Friday, 09:00"):
         assert words in text, f"{words!r} not in {text!r}"
     assert "Next: in 5 min" in text
     next_time = center.in_app_card(asker.bundle, ".pending-list time")
@@ -755,6 +758,10 @@ def test_words_and_relative_times(center):
           hourly: F.triggerWords({type: 'timeInterval', timeInterval: 3600, repeats: true}),
           arrive: F.triggerWords({type: 'location', region: {identifier: 'office', notifyOnEntry: true, notifyOnExit: false}}),
           leave: F.triggerWords({type: 'location', region: {identifier: 'office', notifyOnEntry: false, notifyOnExit: true}}),
+          here: Intl.DateTimeFormat().resolvedOptions().timeZone,
+          gym: F.triggerWords({type: 'recurrence', rrule: 'FREQ=WEEKLY;INTERVAL=2;BYDAY=TU,TH;UNTIL=20271231T225959Z', start: '2027-01-05T18:00:00', timeZone: 'Pacific/Chatham'}),
+          workday: F.triggerWords({type: 'recurrence', rrule: 'FREQ=MONTHLY;BYDAY=MO,TU,WE,TH,FR;BYSETPOS=-1', start: '2027-01-01T17:00:00', timeZone: 'Pacific/Chatham'}),
+          mornings: F.triggerWords({type: 'recurrence', rrule: 'FREQ=DAILY;COUNT=3', start: '2027-03-27T07:00:00', timeZone: 'Pacific/Chatham'}),
           now: F.relativeTime(new Date(now - 5000), now),
           twoMin: F.relativeTime(new Date(now - 120000), now),
           threeHours: F.relativeTime(new Date(now - 3 * 3600000), now),
@@ -767,6 +774,11 @@ def test_words_and_relative_times(center):
           name: F.appDisplayName('com.example.drinking-reminder'),
         };
     """)
+    # A rule's zone is named when it is not the browser's.
+    zone = "" if words.pop("here") == "Pacific/Chatham" else ", Pacific/Chatham"
+    assert words.pop("gym") == "every other Tuesday and Thursday, 18:00, until 31 Dec 2027" + zone
+    assert words.pop("workday") == "the last workday of every month, 17:00" + zone
+    assert words.pop("mornings") == "every day, 07:00, 3 times" + zone
     assert words == {
         "weekly": "every Monday at 08:30, Europe/Berlin", "daily": "every day at 07:00", "once": "on 24 December 2030 at 18:00",
         "monthly": "every month on the 1st at 09:15", "interval": "in 5 minutes", "hourly": "every hour",

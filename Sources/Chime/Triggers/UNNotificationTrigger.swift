@@ -29,6 +29,7 @@ open class UNNotificationTrigger: NSObject, NSCopying, @unchecked Sendable {
         case .timeInterval?: UNTimeIntervalNotificationTrigger(value: value!, scheduledDate: scheduledDate)
         case .calendar?: UNCalendarNotificationTrigger(value: value!, scheduledDate: scheduledDate)
         case .location(let region, _)?: UNLocationNotificationTrigger(value: value!, region: CLCircularRegion(value: region))
+        case .recurrence?: UNRecurrenceNotificationTrigger(value: value!, scheduledDate: scheduledDate)
         case .push?: UNPushNotificationTrigger(value: .push, scheduledDate: nil)
         }
     }

@@ -41,23 +41,13 @@ extension JSONMapping {
     /// the instant lies outside the years 0001–9999 in UTC (``dateRange``): `0000-06-01T00:00:00Z`,
     /// `0001-01-01T00:00:00+01:00` (which is in the year 0000) and `9999-12-31T23:30:00-01:00` (10000).
     public static func parseDate(_ text: String) -> Date? {
-        let b = Array(text.utf8)
-        var i = 0
-        func digits(_ n: Int) -> Int? {
-            guard b.count - i >= n else { return nil }
-            var value = 0
-            for _ in 0..<n {
-                let c = b[i]
-                guard c >= 0x30 && c <= 0x39 else { return nil }
-                value = value * 10 + Int(c - 0x30)
-                i += 1
-            }
-            return value
-        }
-        func expect(_ chars: String) -> Bool {
-            guard i < b.count, chars.utf8.contains(b[i]) else { return false }
-            i += 1
-            return true
+        var scanner = DigitScanner(text)
+        let b = scanner.bytes
+        func digits(_ n: Int) -> Int? { scanner.digits(n) }
+        func expect(_ chars: String) -> Bool { scanner.expect(chars) }
+        var i: Int {
+            get { scanner.index }
+            set { scanner.index = newValue }
         }
         guard let year = digits(4), expect("-"), let month = digits(2), expect("-"), let day = digits(2),
               expect("Tt"), let hour = digits(2), expect(":"), let minute = digits(2), expect(":"), let second = digits(2)
@@ -108,6 +98,36 @@ extension JSONMapping {
                              "\(field): \"\(JSONParser.clip(s))\" is not an ISO 8601 date and time with a zone in the years 0001-9999; accepted: \"2026-12-01T08:30:00Z\", \"2026-12-01T08:30:00.250Z\", \"2026-12-01T09:30:00+01:00\"")
         }
         return date
+    }
+
+    /// Reads fixed-width decimal fields and separators from a string's bytes, for the date parsers.
+    struct DigitScanner {
+        let bytes: [UInt8]
+        var index = 0
+
+        init(_ text: String) { bytes = Array(text.utf8) }
+
+        var atEnd: Bool { index == bytes.count }
+
+        /// The next `n` bytes as a decimal number, or `nil` when they are not all digits.
+        mutating func digits(_ n: Int) -> Int? {
+            guard bytes.count - index >= n else { return nil }
+            var value = 0
+            for _ in 0..<n {
+                let c = bytes[index]
+                guard c >= 0x30 && c <= 0x39 else { return nil }
+                value = value * 10 + Int(c - 0x30)
+                index += 1
+            }
+            return value
+        }
+
+        /// Takes the next byte when it is one of `chars`.
+        mutating func expect(_ chars: String) -> Bool {
+            guard index < bytes.count, chars.utf8.contains(bytes[index]) else { return false }
+            index += 1
+            return true
+        }
     }
 
     private static func pad(_ value: Int, _ width: Int) -> String {

@@ -98,6 +98,8 @@ extension NotificationTrigger {
             ["type": "calendar", "dateComponents": JSONMapping.json(components), "repeats": .bool(repeats)]
         case .location(let region, let repeats):
             ["type": "location", "region": region.json, "repeats": .bool(repeats)]
+        case .recurrence(let schedule):
+            schedule.json
         case .push:
             ["type": "push"]
         }
@@ -146,6 +148,14 @@ extension PendingRequest {
     public var json: JSONValue {
         var object = request.jsonObject()
         object["nextTriggerDate"] = nextFireDate.map(JSONMapping.json) ?? .null
+        return .object(object)
+    }
+
+    /// ``json`` with `nextTriggerDates`: the next `count` fire dates
+    /// (``FireDates/upcoming(_:count:timeZone:)``, in the device's `timeZone`).
+    public func json(upcoming count: Int, timeZone: TimeZone) -> JSONValue {
+        guard case .object(var object) = json else { return json }
+        object["nextTriggerDates"] = .array(FireDates.upcoming(self, count: count, timeZone: timeZone).map(JSONMapping.json))
         return .object(object)
     }
 }

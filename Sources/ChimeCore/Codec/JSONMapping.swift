@@ -103,7 +103,7 @@ extension JSONMapping {
 // MARK: - Request and content
 
 extension NotificationRequest {
-    static let ownFields = ["identifier", "content", "trigger", "nextTriggerDate"]
+    static let ownFields = ["identifier", "content", "trigger", "nextTriggerDate", "nextTriggerDates"]
 
     /// Decodes a request: `identifier`, the content fields at the top level (or nested under
     /// `"content"`, not both), and `trigger` (absent or `null`: deliver at once).
@@ -248,9 +248,11 @@ extension NotificationAttachment {
 // MARK: - Triggers
 
 extension NotificationTrigger {
-    static let acceptedTypes = "timeInterval, calendar, location, or omit the trigger to deliver at once"
+    static let acceptedTypes = "timeInterval, calendar, location, recurrence, or omit the trigger to deliver at once"
 
-    /// Decodes `{"type": "timeInterval" | "calendar" | "location", …}`. `push` triggers only come
+    /// Decodes `{"type": "timeInterval" | "calendar" | "location" | "recurrence", …}` (a recurrence
+    /// trigger: `rrule`, `start` as a wall time, `timeZone`, optional `exceptionDates`; no
+    /// `repeats`, its rule says how it ends). `push` triggers only come
     /// from pushes and are rejected here. Parameters the Swift initialisers would trap on (an
     /// interval under 60 seconds that repeats, a radius of 0) are errors naming the field.
     public init(json: JSONValue, field: String = "trigger") throws(ChimeError) {
@@ -260,6 +262,10 @@ extension NotificationTrigger {
         }
         guard case .string(let type) = typeValue else {
             throw r.typeError("type", expected: "a trigger type (\(Self.acceptedTypes))", found: typeValue, code: .invalidTrigger)
+        }
+        if type == "recurrence" {
+            self = .recurrence(try RecurrenceSchedule(reader: r))
+            return
         }
         let repeats = try r.bool("repeats", code: .invalidTrigger) ?? false
         switch type {
@@ -288,7 +294,7 @@ extension NotificationTrigger {
                              "\(r.field("type")): \"push\" triggers come only from pushes (POST /3/device/…); accepted: \(Self.acceptedTypes)")
         default:
             var message = "\(r.field("type")): \"\(JSONParser.clip(type))\" is not a trigger type"
-            if let suggestion = JSONMapping.closest(to: type, in: ["timeInterval", "calendar", "location"]) {
+            if let suggestion = JSONMapping.closest(to: type, in: ["timeInterval", "calendar", "location", "recurrence"]) {
                 message += " (did you mean \"\(suggestion)\"?)"
             }
             throw ChimeError(.invalidTrigger, field: r.field("type"), message + "; accepted: \(Self.acceptedTypes)")

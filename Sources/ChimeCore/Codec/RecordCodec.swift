@@ -16,13 +16,16 @@ import Foundation
 public enum RecordCodec {
     /// The format written by this version. A later format adds a new number and keeps reading the
     /// old ones. Version 2 adds attachments' thumbnail options; version 3 adds an app's APNs
-    /// provider team and key. A record is written in the lowest version that holds what it has, so
-    /// stores that use neither stay readable by earlier Chimes.
-    public static let formatVersion: UInt8 = 3
+    /// provider team and key; version 4 adds recurrence-rule triggers. A record is written in the
+    /// lowest version that holds what it has, so stores that use none of them stay readable by
+    /// earlier Chimes.
+    public static let formatVersion: UInt8 = 4
     /// The format that added thumbnail options.
     static let thumbnailVersion: UInt8 = 2
     /// The format that added app records' ``AppRecord/apnsProvider``.
     static let apnsProviderVersion: UInt8 = 3
+    /// The format that added ``NotificationTrigger/recurrence(_:)``.
+    static let recurrenceVersion: UInt8 = 4
     /// The format of records without thumbnail options.
     static let baseVersion: UInt8 = 1
 
@@ -324,7 +327,7 @@ extension RecordCodec {
             string(c.launchImageName)
             dictionary(c.userInfo)
             // A record holds one content at most, so the version can still change here.
-            if c.attachments.contains(where: \.hasThumbnailOptions) { bytes[0] = RecordCodec.thumbnailVersion }
+            if c.attachments.contains(where: \.hasThumbnailOptions) { bytes[0] = max(bytes[0], RecordCodec.thumbnailVersion) }
             let withOptions = bytes[0] >= 2
             varint(UInt64(c.attachments.count))
             for attachment in c.attachments {
@@ -388,10 +391,23 @@ extension RecordCodec {
                 bool(region.notifyOnExit)
                 bool(repeats)
             case .push?: byte(4)
+            case .recurrence(let schedule)?:
+                byte(5)
+                string(schedule.rule.rruleString)
+                for field in [schedule.start.year, schedule.start.month, schedule.start.day, schedule.start.hour,
+                              schedule.start.minute, schedule.start.second] {
+                    int(Int64(field ?? 0))
+                }
+                string(schedule.timeZone.identifier)
+                varint(UInt64(schedule.exceptionDates.count))
+                for date in schedule.exceptionDates { int(Int64(date.timeIntervalSince1970)) }
+                if let end = schedule.countEnd { byte(1); int(Int64(end)) } else { byte(0) }
             }
         }
 
         mutating func request(_ r: NotificationRequest) {
+            // The version is the record's: raised before the content, whose reading depends on it.
+            if case .recurrence? = r.trigger { bytes[0] = max(bytes[0], RecordCodec.recurrenceVersion) }
             string(r.identifier)
             content(r.content)
             trigger(r.trigger)
@@ -745,7 +761,28 @@ extension RecordCodec {
                                             notifyOnEntry: try bool(), notifyOnExit: try bool())
                 return .location(region, repeats: try bool())
             case 4: return .push
+            case 5 where version >= RecordCodec.recurrenceVersion: return .recurrence(try recurrence())
             case let other: throw corrupt("unknown trigger kind \(other)")
+            }
+        }
+
+        mutating func recurrence() throws -> RecurrenceSchedule {
+            let text = try string()
+            var fields: [Int] = []
+            for _ in 0..<6 { fields.append(Int(try int64())) }
+            let zone = try timeZone()
+            let count = try self.count(minimumBytesEach: 1)
+            var exceptions: [Date] = []
+            exceptions.reserveCapacity(count)
+            for _ in 0..<count { exceptions.append(Date(timeIntervalSince1970: TimeInterval(try int64()))) }
+            let countEnd: Int? = try flag() ? Int(try int64()) : nil
+            do {
+                return try RecurrenceSchedule(rule: RecurrenceRule(parsing: text),
+                                              start: DateComponents(year: fields[0], month: fields[1], day: fields[2], hour: fields[3],
+                                                                    minute: fields[4], second: fields[5]),
+                                              timeZone: zone, exceptionDates: exceptions, knownCountEnd: countEnd)
+            } catch {
+                throw corrupt("a stored recurrence rule does not read back (\(ChimeError.message(of: error)))")
             }
         }
 

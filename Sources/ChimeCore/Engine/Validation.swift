@@ -15,7 +15,7 @@ public enum Validation {
         if let trigger = request.trigger {
             if case .push = trigger {
                 throw ChimeError(.invalidTrigger, field: join(field, "trigger"),
-                                 "a push trigger cannot be scheduled; remote notifications arrive through the push endpoint. Accepted triggers: timeInterval, calendar, location, or none to deliver at once")
+                                 "a push trigger cannot be scheduled; remote notifications arrive through the push endpoint. Accepted triggers: timeInterval, calendar, location, recurrence, or none to deliver at once")
             }
             try validate(trigger, field: join(field, "trigger"))
         }
@@ -123,6 +123,13 @@ public enum Validation {
             try validate(components, field: join(field, "dateComponents"))
         case .location(let region, _):
             try validate(region, field: join(field, "region"))
+        case .recurrence(let schedule):
+            // A schedule is checked when it is made; a rule changed since (a `var` copy) again here.
+            do { try schedule.rule.validate() } catch let error as ChimeError {
+                throw error.movingField(from: "trigger", to: field)
+            } catch {
+                throw ChimeError(.invalidTrigger, field: join(field, "rrule"), "\(error)")
+            }
         case .push:
             break
         }

@@ -89,6 +89,14 @@ extension ChimeError {
     /// error table (`ErrorTable` in `Errors/ErrorTable.swift`).
     public static let storeCodes: Set<Code> = Set(ErrorTable.chime.filter { $0.value.kind == .store }.keys)
 
+    /// The error with its field moved under another path: `trigger.rrule.BYDAY` from `trigger` to
+    /// `[3].trigger` is `[3].trigger.rrule.BYDAY` (for rules that name fields from a fixed root and
+    /// are used inside larger documents). The message is kept.
+    package func movingField(from root: String, to path: String) -> ChimeError {
+        guard root != path, let field, field == root || field.hasPrefix(root + ".") else { return self }
+        return ChimeError(code, field: path + field.dropFirst(root.count), message)
+    }
+
     /// Whether this error is the store's (see ``storeCodes``).
     public var isStoreError: Bool { Self.storeCodes.contains(code) }
 

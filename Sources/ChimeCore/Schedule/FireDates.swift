@@ -19,6 +19,12 @@ public enum FireDates {
                                  "the date components \(describe(components)) match no date after \(now); give components that occur in the future")
             }
             return date
+        case .recurrence(let schedule):
+            guard let date = schedule.next(after: now) else {
+                throw ChimeError(.invalidTrigger, field: "trigger.rrule",
+                                 "the recurrence rule \(schedule.rule.rruleString) from \(describe(schedule.start)) in \(schedule.timeZone.identifier) has no occurrence after \(now) (it ended, or every later one is an exception date); give a rule or start with occurrences to come")
+            }
+            return date
         }
     }
 
@@ -49,9 +55,38 @@ public enum FireDates {
         case .calendar(let components, true):
             let reference = max(now, due)
             return nextCalendarDate(matching: components, after: reference, timeZone: timeZone, previous: due)
+        case .recurrence(let schedule):
+            // From the period around the later of the two: missed occurrences coalesce, and
+            // COUNT, UNTIL and the exception dates end or skip as the rule says.
+            return schedule.next(after: max(now, due))
         default:
             return nil
         }
+    }
+
+    /// The most upcoming dates ``upcoming(_:count:timeZone:)`` lists for one request.
+    public static let maximumUpcoming = 100
+
+    /// A pending request's next `count` fire dates (at most ``maximumUpcoming``), its next fire
+    /// date first: one for a trigger that does not repeat, none for one that fires on an event.
+    /// Each is what the scheduler would compute if it fired at the one before.
+    ///
+    /// ```swift
+    /// let dates = FireDates.upcoming(pending, count: 5, timeZone: .current)
+    /// ```
+    public static func upcoming(_ pending: PendingRequest, count: Int, timeZone: TimeZone) -> [Date] {
+        let count = min(count, maximumUpcoming)
+        guard count > 0, let first = pending.nextFireDate else { return [] }
+        guard let trigger = pending.request.trigger, trigger.repeats else { return [first] }
+        if case .recurrence(let schedule) = trigger { return [first] + schedule.next(count - 1, after: first) }
+        var dates = [first]
+        var anchor = pending.anchor
+        while dates.count < count, let due = dates.last,
+              let next = next(for: trigger, due: due, anchor: anchor, now: due, timeZone: timeZone) {
+            if case .calendar = trigger { anchor = due }
+            dates.append(next)
+        }
+        return dates
     }
 
     /// Foundation's `nextDate(after:matching:matchingPolicy: .nextTime, repeatedTimePolicy: .first)`

@@ -20,7 +20,8 @@ import Foundation
 ///
 /// Each answer is computed by expanding one period (a year, month, week, day, …) at a time from the
 /// one around the date asked about, never the rule's whole history (a rule with `COUNT` is expanded
-/// from its start: it has at most ``RecurrenceRule/maximumCount`` occurrences). A rule that finds
+/// from its start once, when the schedule is made, to find its last occurrence: it has at most
+/// ``RecurrenceRule/maximumCount``). A rule that finds
 /// no occurrence within one 400-year cycle of the Gregorian calendar (or within
 /// ``searchBudget`` candidate checks), or none before the year 10000, has no next date.
 ///
@@ -43,6 +44,10 @@ public struct RecurrenceSchedule: Sendable, Hashable {
 
     let plan: RecurrencePlan
     let exceptions: Set<Int>
+    /// For a rule with `COUNT`: the wall time of its last occurrence (`Int.min` when it has none),
+    /// found once when the schedule is made, so each later answer expands only the periods around
+    /// the date asked about instead of counting from the start. `nil` for other rules.
+    let countEnd: Int?
 
     /// A schedule starting at a wall time in `timeZone` (the components' year, month, day, hour,
     /// minute and second; missing time fields are 0).
@@ -56,6 +61,11 @@ public struct RecurrenceSchedule: Sendable, Hashable {
     ///                                    timeZone: TimeZone(identifier: "America/New_York")!)
     /// ```
     public init(rule: RecurrenceRule, start: DateComponents, timeZone: TimeZone, exceptionDates: [Date] = []) throws {
+        try self.init(rule: rule, start: start, timeZone: timeZone, exceptionDates: exceptionDates, knownCountEnd: nil)
+    }
+
+    /// The public initialiser, with ``countEnd`` as a store kept it (`nil`: compute it).
+    init(rule: RecurrenceRule, start: DateComponents, timeZone: TimeZone, exceptionDates: [Date], knownCountEnd: Int?) throws {
         try rule.validate()
         guard let year = start.year, let month = start.month, let day = start.day, (1...9999).contains(year), (1...12).contains(month),
               (1...CivilDays.daysIn(month: month, year: year)).contains(day)
@@ -74,7 +84,26 @@ public struct RecurrenceSchedule: Sendable, Hashable {
         let exceptions = Set(exceptionDates.map { Int($0.timeIntervalSince1970.rounded(.down)) })
         self.exceptions = exceptions
         self.exceptionDates = exceptions.sorted().map { Date(timeIntervalSince1970: TimeInterval($0)) }
-        plan = RecurrencePlan(rule: rule, startWall: CivilDays.days(year: year, month: month, day: day) * 86_400 + hour * 3600 + minute * 60 + second)
+        let plan = RecurrencePlan(rule: rule, startWall: CivilDays.days(year: year, month: month, day: day) * 86_400 + hour * 3600 + minute * 60 + second)
+        self.plan = plan
+        if let limit = rule.count {
+            countEnd = knownCountEnd ?? Self.lastWall(of: plan, count: limit)
+        } else {
+            countEnd = nil
+        }
+    }
+
+    /// The wall time of the `count`-th occurrence from the start (or the last one, when there are
+    /// fewer within the search), `Int.min` when there is none.
+    private static func lastWall(of plan: RecurrencePlan, count: Int) -> Int {
+        var counted = 0, last = Int.min
+        plan.generate(fromPeriod: 0, budget: searchBudget) { wall in
+            if wall < plan.startWall { return true }
+            counted += 1
+            last = wall
+            return counted < count
+        }
+        return last
     }
 
     /// A schedule starting at `start`'s wall time in `timeZone` (to the second).
@@ -111,21 +140,19 @@ public struct RecurrenceSchedule: Sendable, Hashable {
         let afterSecond = after < -62_135_596_800 ? -62_135_596_801 : Int(after.rounded(.down))
         var converter = WallClock(zone: timeZone)
         var collector = Collector(limit: count, after: afterSecond, exceptions: exceptions)
-        var counted = 0
         // An occurrence after `after` has a wall time past `after` plus its offset, and that offset
         // is one of those in force around `after` (no zone is more than a day from UTC).
         let lowestOffset = min(converter.offset(at: afterSecond - 86_400), converter.offset(at: afterSecond),
                                converter.offset(at: afterSecond + 86_400))
         let lowestWall = afterSecond + lowestOffset - 60
-        // Start at the period around the date asked about; from the start when COUNT needs counting.
-        let firstPeriod = rule.count == nil ? plan.period(containing: lowestWall) : 0
+        // Start at the period around the date asked about (COUNT ends at ``countEnd``).
+        let firstPeriod = plan.period(containing: lowestWall)
         plan.generate(fromPeriod: firstPeriod, budget: Self.searchBudget) { wall in
             if wall < plan.startWall { return true }
             switch rule.end {
             case .never, .until(.instant): break
-            case .count(let limit):
-                counted += 1
-                if counted > limit { return false }
+            case .count:
+                if wall > countEnd ?? .max { return false }
             case .until(.date(let year, let month, let day)):
                 if wall >= (CivilDays.days(year: year, month: month, day: day) + 1) * 86_400 { return false }
             case .until(.localTime(let year, let month, let day, let hour, let minute, let second)):
@@ -140,6 +167,22 @@ public struct RecurrenceSchedule: Sendable, Hashable {
             return collector.take(instant: instant, wall: wall, moved: moved)
         }
         return collector.finish().map { Date(timeIntervalSince1970: TimeInterval($0)) }
+    }
+
+    /// The instant of a wall time in `zone` as the occurrences read it (a time a clock change skips
+    /// moves forward; one that occurs twice is its first pass); `nil` for a day that does not exist.
+    ///
+    /// ```swift
+    /// let skipped = RecurrenceSchedule.instant(ofWallTime: DateComponents(year: 2027, month: 3, day: 26, hour: 9), in: berlin)
+    /// ```
+    public static func instant(ofWallTime wall: DateComponents, in zone: TimeZone) -> Date? {
+        guard let year = wall.year, let month = wall.month, let day = wall.day, (1...12).contains(month),
+              (1...CivilDays.daysIn(month: month, year: year)).contains(day)
+        else { return nil }
+        var converter = WallClock(zone: zone)
+        let seconds = CivilDays.days(year: year, month: month, day: day) * 86_400 + (wall.hour ?? 0) * 3600 + (wall.minute ?? 0) * 60
+            + (wall.second ?? 0)
+        return Date(timeIntervalSince1970: TimeInterval(converter.instant(wall: seconds).instant))
     }
 
     public static func == (lhs: Self, rhs: Self) -> Bool {

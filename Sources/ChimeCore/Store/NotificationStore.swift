@@ -297,7 +297,7 @@ extension NotificationStore {
 
 extension PendingRequest {
     /// The trigger's kind as the durable stores keep it in a column (`kind = 3` finds location
-    /// triggers): 0 none, 1 time interval, 2 calendar, 3 location, 4 push.
+    /// triggers): 0 none, 1 time interval, 2 calendar, 3 location, 4 push, 5 recurrence rule.
     package static func storedKind(_ trigger: NotificationTrigger?) -> Int64 {
         switch trigger {
         case nil: 0
@@ -305,6 +305,7 @@ extension PendingRequest {
         case .calendar?: 2
         case .location?: 3
         case .push?: 4
+        case .recurrence?: 5
         }
     }
 }

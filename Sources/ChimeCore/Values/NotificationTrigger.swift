@@ -8,6 +8,17 @@ public enum NotificationTrigger: Sendable, Hashable {
     case calendar(DateComponents, repeats: Bool)
     /// On entering or leaving a region.
     case location(CircularRegion, repeats: Bool)
+    /// At each occurrence of an RFC 5545 recurrence rule from its start in a named time zone,
+    /// skipping its exception dates (EXDATE), until `COUNT` or `UNTIL` ends it. A Chime addition:
+    /// Apple's triggers repeat only at an interval or when date components match.
+    ///
+    /// ```swift
+    /// let lastFriday = try RecurrenceSchedule(rule: RecurrenceRule(parsing: "FREQ=MONTHLY;BYDAY=-1FR"),
+    ///                                         start: DateComponents(year: 2027, month: 1, day: 29, hour: 9),
+    ///                                         timeZone: TimeZone(identifier: "Europe/Berlin")!)
+    /// let trigger = NotificationTrigger.recurrence(lastFriday)
+    /// ```
+    case recurrence(RecurrenceSchedule)
     /// A remote (APNs-format) notification, delivered when it arrives.
     case push
 
@@ -15,6 +26,7 @@ public enum NotificationTrigger: Sendable, Hashable {
     public var repeats: Bool {
         switch self {
         case .timeInterval(_, let repeats), .calendar(_, let repeats), .location(_, let repeats): repeats
+        case .recurrence: true
         case .push: false
         }
     }
@@ -25,12 +37,13 @@ public enum NotificationTrigger: Sendable, Hashable {
         return false
     }
 
-    /// A short name of the kind: `timeInterval`, `calendar`, `location`, `push`.
+    /// A short name of the kind: `timeInterval`, `calendar`, `location`, `recurrence`, `push`.
     public var kindName: String {
         switch self {
         case .timeInterval: "timeInterval"
         case .calendar: "calendar"
         case .location: "location"
+        case .recurrence: "recurrence"
         case .push: "push"
         }
     }

@@ -34,10 +34,23 @@ extension ChimeAPI {
         return json(added[0], status: 201, route: route)
     }
 
+    /// `GET /v1/apps/{app}/requests[?next=N]`: with `next`, each request's next N fire dates as
+    /// `nextTriggerDates`.
     func listRequests(_ request: HTTPRequest, route: Route) async throws -> HTTPResponse {
         let page = try Page(request)
+        var upcoming: Int?
+        if let text = request.queryValues("next").last {
+            guard let value = Int(text), (1...FireDates.maximumUpcoming).contains(value) else {
+                throw APIError.badRequest("invalidValue",
+                                          "next is \"\(text.prefix(20))\"; give how many upcoming dates to list, a whole number from 1 to \(FireDates.maximumUpcoming)",
+                                          field: "next")
+            }
+            upcoming = value
+        }
         let pending = try await engine.pending(app: route["app"], after: try page.number(), limit: page.limit + 1)
-        return page.response(pending.map { ($0.json, String($0.sequence)) }, request: request, route: route)
+        guard let upcoming else { return page.response(pending.map { ($0.json, String($0.sequence)) }, request: request, route: route) }
+        let zone = try await engine.timeZone()
+        return page.response(pending.map { ($0.json(upcoming: upcoming, timeZone: zone), String($0.sequence)) }, request: request, route: route)
     }
 
     /// `DELETE /v1/apps/{app}/requests[?identifier=…]`: all of them without an identifier.

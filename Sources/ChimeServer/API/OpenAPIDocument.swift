@@ -979,6 +979,17 @@ enum OpenAPIDocument {
           },
           {
             "$ref": "#/components/parameters/After"
+          },
+          {
+            "name": "next",
+            "in": "query",
+            "required": false,
+            "description": "List each request's next N fire dates as nextTriggerDates (1 to 100).",
+            "schema": {
+              "type": "integer",
+              "minimum": 1,
+              "maximum": 100
+            }
           }
         ]
       },
@@ -3905,6 +3916,53 @@ enum OpenAPIDocument {
           },
           {
             "type": "object",
+            "title": "recurrence",
+            "required": [
+              "type",
+              "rrule",
+              "start",
+              "timeZone"
+            ],
+            "properties": {
+              "type": {
+                "const": "recurrence"
+              },
+              "rrule": {
+                "type": "string",
+                "examples": [
+                  "FREQ=MONTHLY;BYDAY=-1FR",
+                  "FREQ=WEEKLY;INTERVAL=2;BYDAY=TU,TH;UNTIL=20271231T230000Z"
+                ],
+                "description": "An RFC 5545 recurrence rule (RRULE, with or without the RRULE: prefix): FREQ, INTERVAL, COUNT or UNTIL, BYSECOND, BYMINUTE, BYHOUR, BYDAY (with ordinals: -1FR, 4TH), BYMONTHDAY, BYYEARDAY, BYWEEKNO, BYMONTH, BYSETPOS, WKST. A part that is wrong is refused with the field trigger.rrule.PART. COUNT counts from start; a rule that has ended is removed from the pending list. A Chime addition."
+              },
+              "start": {
+                "type": "string",
+                "examples": [
+                  "2027-01-29T09:00",
+                  "2027-01-29T09:00:00",
+                  "20270129T090000"
+                ],
+                "description": "DTSTART: the first occurrence's wall time in timeZone, without a zone of its own. A time a daylight-saving change skips moves forward by the gap; one that occurs twice fires once, at its first pass. Answers write it to the second."
+              },
+              "timeZone": {
+                "type": "string",
+                "examples": [
+                  "Europe/Berlin"
+                ],
+                "description": "An IANA time zone: the zone the rule's times are in."
+              },
+              "exceptionDates": {
+                "type": "array",
+                "items": {
+                  "type": "string"
+                },
+                "description": "EXDATE: occurrences that do not happen, each a wall time in timeZone (2027-03-26T09:00) or an instant with its zone (2027-03-26T08:00:00Z). Answers write UTC instants. They count toward COUNT, as RFC 5545 says."
+              }
+            },
+            "additionalProperties": false
+          },
+          {
+            "type": "object",
             "title": "push",
             "required": [
               "type"
@@ -4300,6 +4358,14 @@ enum OpenAPIDocument {
             ],
             "format": "date-time",
             "description": "null for location triggers and immediate delivery."
+          },
+          "nextTriggerDates": {
+            "type": "array",
+            "items": {
+              "type": "string",
+              "format": "date-time"
+            },
+            "description": "Only with ?next=N: the next N fire dates, nextTriggerDate first (one for a trigger that does not repeat, none for location triggers and immediate delivery; fewer when a recurrence rule ends first). A Chime addition."
           },
           "title": {
             "type": "string"
