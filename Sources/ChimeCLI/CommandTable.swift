@@ -30,6 +30,9 @@ extension CLI {
         .value("public-url", "the https://NAME the service is reached at through a name (a reverse proxy): that name is answered in Host, besides IP addresses and localhost (others get 421)"),
         .value("max-streams-per-app", "event streams one app may hold open with its own token (default 16; past it 429)"),
         .value("max-streams-per-session", "event streams one web center sign-in may hold open (default 16; past it 429)"),
+        .value("app-max-pending", "pending requests one app may have (default 1000000; 0: no bound); past it its adds get 507"),
+        .value("app-max-delivered", "delivered notifications one app keeps (default 10000; 0: no bound); past it its oldest are removed"),
+        .value("app-max-mb", "megabytes of pending and delivered notifications one app may keep (default 1024; 0: no bound)"),
         .value("event-log-max-events", "events kept for resumed streams (default 100000)"),
         .value("event-log-max-mb", "megabytes of events kept (default 64)"),
         .value("event-log-max-days", "days an event is kept (default 7)"),
@@ -89,6 +92,9 @@ extension CLI {
             }
             if let limit = try positiveInteger(arguments, "max-streams-per-app") { configuration.streamLimits.perApp = limit }
             if let limit = try positiveInteger(arguments, "max-streams-per-session") { configuration.streamLimits.perSession = limit }
+            if let bound = try quotaBound(arguments, "app-max-pending") { configuration.quota.pending = bound }
+            if let bound = try quotaBound(arguments, "app-max-delivered") { configuration.quota.delivered = bound }
+            if let megabytes = try quotaBound(arguments, "app-max-mb") { configuration.quota.bytes = megabytes.map { $0 << 20 } }
             if let count = try positiveInteger(arguments, "event-log-max-events") { configuration.eventRetention.count = count }
             if let megabytes = try positiveInteger(arguments, "event-log-max-mb") { configuration.eventRetention.bytes = megabytes << 20 }
             if let days = try positiveInteger(arguments, "event-log-max-days") { configuration.eventRetention.age = TimeInterval(days) * 86_400 }
@@ -110,6 +116,15 @@ extension CLI {
         guard let text = arguments.value(name) else { return nil }
         guard let number = Int(text), number >= 1 else { throw UsageError("--\(name) is '\(text)'; give a whole number of at least 1") }
         return number
+    }
+
+    /// A quota flag: `nil` when not given, `.some(nil)` for 0 (no bound), else the bound.
+    static func quotaBound(_ arguments: ParsedArguments, _ name: String) throws -> Int?? {
+        guard let text = arguments.value(name) else { return nil }
+        guard let number = Int(text), number >= 0, number <= Int(Int32.max) else {
+            throw UsageError("--\(name) is '\(text)'; give a whole number from 1 to \(Int32.max), or 0 for no bound")
+        }
+        return .some(number == 0 ? nil : number)
     }
 
     /// `--database URL`, else `CHIME_DATABASE_URL`; `nil` for SQLite. Only PostgreSQL URLs

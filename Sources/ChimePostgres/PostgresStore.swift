@@ -478,12 +478,14 @@ public final class PostgresStore: SharedNotificationStore {
 
     public func locationPending() throws -> [(app: String, pending: PendingRequest)] {
         try writePending()
-        return try pendingRows(try query("SELECT \(Self.pendingColumns) FROM chime_pending WHERE kind = 3 ORDER BY seq"))
+        return try pendingRows(try query("SELECT \(Self.pendingColumns), identifier FROM chime_pending WHERE kind = 3 ORDER BY seq"),
+                               identifierColumn: 6)
     }
 
     public func floatingPending() throws -> [(app: String, pending: PendingRequest)] {
         try writePending()
-        return try pendingRows(try query("SELECT \(Self.pendingColumns) FROM chime_pending WHERE floating ORDER BY seq"))
+        return try pendingRows(try query("SELECT \(Self.pendingColumns), identifier FROM chime_pending WHERE floating ORDER BY seq"),
+                               identifierColumn: 6)
     }
 
     public func pendingCount(app: String?) throws -> Int {
@@ -596,6 +598,23 @@ public final class PostgresStore: SharedNotificationStore {
     public func deliveredCount(app: String?) throws -> Int {
         try writeDeliveries()
         return try count(table: "chime_delivered", app: app)
+    }
+
+    public func oldestDelivered(app: String, limit: Int) throws -> [String] {
+        try writeDeliveries()
+        let rows = try query("SELECT identifier FROM chime_delivered WHERE app = $1 ORDER BY date, seq LIMIT $2",
+                             [.text(app), .int8(Int64(max(limit, 0)))])
+        return (0..<rows.count).map { rows.string($0, 0) }
+    }
+
+    public func usage(app: String) throws -> StorageUsage {
+        try writePending()
+        try writeDeliveries()
+        let rows = try query("""
+            SELECT (SELECT count(*) FROM chime_pending WHERE app = $1), (SELECT coalesce(sum(octet_length(request)), 0) FROM chime_pending WHERE app = $1),
+                   (SELECT count(*) FROM chime_delivered WHERE app = $1), (SELECT coalesce(sum(octet_length(body)), 0) FROM chime_delivered WHERE app = $1)
+            """, [.text(app)])
+        return StorageUsage(pending: Int(rows.int64(0, 0)), delivered: Int(rows.int64(0, 2)), bytes: Int(rows.int64(0, 1) + rows.int64(0, 3)))
     }
 
     // MARK: Quarantine

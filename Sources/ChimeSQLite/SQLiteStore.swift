@@ -519,13 +519,7 @@ public final class SQLiteStore: NotificationStore {
         var result: [(app: String, pending: PendingRequest, encoded: [UInt8]?)] = []
         try statement.rows {
             let encoded = Array(statement.blob(5))
-            let request: NotificationRequest
-            do { request = try RecordCodec.decodeRequest(encoded) } catch {
-                // A damaged row stops nothing: the engine sets it aside and fires the rest.
-                throw UndeliverableRequest(app: statement.string(0), identifier: statement.string(6),
-                                           reason: "its stored record cannot be read: \(ChimeError.message(of: error))")
-            }
-            let (app, pending) = pendingRow(statement, request: request)
+            let (app, pending) = pendingRow(statement, request: try readableRequest(statement))
             result.append((app, pending, encoded))
         }
         return result
@@ -545,17 +539,29 @@ public final class SQLiteStore: NotificationStore {
     }
 
     public func locationPending() throws -> [(app: String, pending: PendingRequest)] {
-        let statement = try connection.statement("SELECT \(Self.pendingColumns) FROM pending WHERE kind = 3 ORDER BY seq")
-        var result: [(app: String, pending: PendingRequest)] = []
-        try statement.rows { result.append(try pendingRow(statement)) }
-        return result
+        try readablePending(where: "kind = 3")
     }
 
     public func floatingPending() throws -> [(app: String, pending: PendingRequest)] {
-        let statement = try connection.statement("SELECT \(Self.pendingColumns) FROM pending WHERE floating = 1 ORDER BY seq")
+        try readablePending(where: "floating = 1")
+    }
+
+    /// The pending rows matching `condition`, in sequence order; a row whose record cannot be read
+    /// throws ``UndeliverableRequest`` naming it, so the engine sets it aside and carries on.
+    private func readablePending(where condition: String) throws -> [(app: String, pending: PendingRequest)] {
+        let statement = try connection.statement("SELECT \(Self.pendingColumns), identifier FROM pending WHERE \(condition) ORDER BY seq")
         var result: [(app: String, pending: PendingRequest)] = []
-        try statement.rows { result.append(try pendingRow(statement)) }
+        try statement.rows { result.append(pendingRow(statement, request: try readableRequest(statement))) }
         return result
+    }
+
+    /// The request of a row selected with `pendingColumns` and then `identifier`. A damaged row
+    /// stops nothing: it throws ``UndeliverableRequest`` naming it, and the engine sets it aside.
+    private func readableRequest(_ statement: Statement) throws -> NotificationRequest {
+        do { return try RecordCodec.decodeRequest(statement.blob(5)) } catch {
+            throw UndeliverableRequest(app: statement.string(0), identifier: statement.string(6),
+                                       reason: "its stored record cannot be read: \(ChimeError.message(of: error))")
+        }
     }
 
     public func pendingCount(app: String?) throws -> Int {
@@ -643,6 +649,28 @@ public final class SQLiteStore: NotificationStore {
 
     public func deliveredCount(app: String?) throws -> Int {
         try count(table: "delivered", app: app)
+    }
+
+    public func oldestDelivered(app: String, limit: Int) throws -> [String] {
+        let statement = try connection.statement("SELECT identifier FROM delivered WHERE app = ? ORDER BY date, seq LIMIT ?")
+        statement.bind(1, app)
+        statement.bind(2, Int64(max(limit, 0)))
+        defer { statement.reset() }
+        var identifiers: [String] = []
+        try statement.rows { identifiers.append(statement.string(0)) }
+        return identifiers
+    }
+
+    public func usage(app: String) throws -> StorageUsage {
+        let statement = try connection.statement("""
+            SELECT (SELECT count(*) FROM pending WHERE app = ?1), (SELECT coalesce(sum(length(request)), 0) FROM pending WHERE app = ?1),
+                   (SELECT count(*) FROM delivered WHERE app = ?1), (SELECT coalesce(sum(length(body)), 0) FROM delivered WHERE app = ?1)
+            """)
+        statement.bind(1, app)
+        defer { statement.reset() }
+        guard try statement.step() else { return StorageUsage() }
+        return StorageUsage(pending: Int(statement.int64(0)), delivered: Int(statement.int64(2)),
+                            bytes: Int(statement.int64(1) + statement.int64(3)))
     }
 
     // MARK: Quarantine

@@ -1,4 +1,4 @@
-@testable import ChimeCore
+import ChimeCore
 import Dispatch
 import Foundation
 @testable import ChimeSQLite

@@ -1,4 +1,4 @@
-@testable import ChimeCore
+import ChimeCore
 import Foundation
 import Testing
 @testable import ChimeServer

@@ -1,4 +1,4 @@
-@testable import ChimeCore
+import ChimeCore
 import ChimeTesting
 import Dispatch
 import Foundation

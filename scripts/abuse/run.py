@@ -643,6 +643,51 @@ def attack_lists(options):
         server.remove()
 
 
+# MARK: - One app filling the store
+
+
+def attack_storage(options):
+    """One app adds 48 KB batches as fast as it can against --app-max-mb 8: it must get 507 naming it, while
+    another app still adds and the owner and /healthz are served."""
+    server = Server(options.chime, extra=("--app-max-mb", "8"))
+    try:
+        filler = server.app("com.example.filler")
+        other = server.app("com.example.other")
+        statuses, first_refusal, message, added = {}, None, "", 0
+        started = time.monotonic()
+        for batch in range(1_000):  # bounded: 48 MB offered against an 8 MB quota
+            body = [add_body("f", batch * 12 + index, size=4_000) for index in range(12)]
+            status, _, data = server.request("POST", "/v1/apps/com.example.filler/requests", body=body, token=filler)
+            statuses[status] = statuses.get(status, 0) + 1
+            if status == 201:
+                added += 12
+            elif status == 507 and first_refusal is None:
+                first_refusal = batch
+                message = json.loads(data)["error"]["message"]
+            if first_refusal is not None and batch >= first_refusal + 20:
+                break
+        elapsed = time.monotonic() - started
+        probes = {
+            "another app's add": server.request("POST", "/v1/apps/com.example.other/requests", body=add_body("o", 0), token=other)[0],
+            "GET /healthz": server.request("GET", "/healthz")[0],
+            "GET /v1/apps (owner)": server.request("GET", "/v1/apps", token=server.owner)[0],
+            "the filler's list": server.request("GET", "/v1/apps/com.example.filler/requests?limit=10", token=filler)[0],
+        }
+        server.stop()
+        store = sqlite3.connect(os.path.join(server.dir, "chime.sqlite"))
+        kept = store.execute("SELECT coalesce(sum(length(request)), 0) FROM pending WHERE app = 'com.example.filler'").fetchone()[0]
+        store.close()
+        passed = (first_refusal is not None and "com.example.filler" in message and kept <= 8 << 20
+                  and probes["another app's add"] == 201 and all(status == 200 for name, status in probes.items() if name != "another app's add"))
+        row("storage", "one app adds 48 KB batches against --app-max-mb 8; others probed", passed,
+            f"{added:,} requests added, then 507 from batch {first_refusal} on ({statuses.get(507, 0)} refusals) in {elapsed:.1f} s; "
+            f"the app keeps {kept / 1e6:.1f} MB of records (bound 8.4 MB); " + "; ".join(f"{name} {status}" for name, status in probes.items()))
+        RESULTS["storage"] = {"statuses": statuses, "added": added, "keptBytes": kept, "probes": probes}
+    finally:
+        server.stop()
+        server.remove()
+
+
 # MARK: - Damaged stores
 
 
@@ -720,6 +765,7 @@ ATTACKS = {
     "revocation": attack_revocation,
     "malformed": attack_malformed,
     "lists": attack_lists,
+    "storage": attack_storage,
     "stores": attack_stores,
 }
 

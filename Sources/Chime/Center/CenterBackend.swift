@@ -81,31 +81,31 @@ extension NotificationEngine: CenterBackend {
 
     package func requestAuthorization(app: String, options: UNAuthorizationOptions,
                                       completion: @escaping @Sendable (Result<Bool, any Error>) -> Void) {
-        requestAuthorization(app: app, options: options, ordered: completion)
+        submit({ try $0.requestAuthorization(app: app, options: options).granted }, completion: completion)
     }
 
     package func settings(app: String, completion: @escaping @Sendable (Result<NotificationSettings, any Error>) -> Void) {
-        settings(app: app, ordered: completion)
+        submit({ try $0.appRecord(app).settings }, completion: completion)
     }
 
     package func categories(app: String, completion: @escaping @Sendable (Result<[NotificationCategory], any Error>) -> Void) {
-        categories(app: app, ordered: completion)
+        submit({ try $0.store.categories(app: app) }, completion: completion)
     }
 
     package func fail(_ error: any Error, completion: @escaping @Sendable (Result<Void, any Error>) -> Void) {
-        fail(error, ordered: completion)
+        submit({ _ in throw error }, completion: completion)
     }
 
     package func pending(app: String, completion: @escaping @Sendable (Result<[PendingRequest], any Error>) -> Void) {
-        pending(app: app, ordered: completion)
+        submit({ try $0.store.pending(app: app) }, completion: completion)
     }
 
     package func delivered(app: String, completion: @escaping @Sendable (Result<[DeliveredNotification], any Error>) -> Void) {
-        delivered(app: app, ordered: completion)
+        submit({ try $0.store.delivered(app: app, thread: nil) }, completion: completion)
     }
 
     package func setBadge(_ count: Int, app: String, completion: @escaping @Sendable (Result<Void, any Error>) -> Void) {
-        setBadge(count, app: app, ordered: completion)
+        submit({ try $0.setBadge(count, app: app) }, completion: completion)
     }
 
     package func acknowledgeResponse(_ id: Int64, app: String) async throws {

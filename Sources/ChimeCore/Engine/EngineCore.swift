@@ -3,7 +3,7 @@ import Foundation
 /// The engine's state machine: the rules, applied to the store. Runs only on the engine's writer,
 /// always inside a store transaction. Every operation checks before it writes (see
 /// `NotificationEngine.submit`).
-final class EngineCore {
+package final class EngineCore {
     package let store: any NotificationStore
     /// The store, when other engines share it (see ``SharedNotificationStore``).
     package let shared: (any SharedNotificationStore)?
@@ -12,6 +12,8 @@ final class EngineCore {
     package let configuration: NotificationEngine.Configuration
     package var timeZone: TimeZone
     package var location: Coordinate?
+    /// The zone the engine was made with, for a store that has none recorded.
+    private let initialTimeZone: TimeZone
     var window: ScheduleWindow
     /// Set when a fire batch was full, so the scheduler runs again at once.
     package var moreDue = false
@@ -25,6 +27,8 @@ final class EngineCore {
     /// Whether the transaction now running moved `toQuarantine` aside.
     private var quarantinedInTransaction = false
     private var appCache: [LiteralKey: AppRecord] = [:]
+    /// Each app's usage as counted here since the store was last asked (see ``StorageQuota``).
+    private var usage: [LiteralKey: UsageTally] = [:]
     /// Each app's categories by identifier, as last read or written here (deliveries carry theirs).
     private var categoryCache: [LiteralKey: [LiteralKey: NotificationCategory]] = [:]
     /// Whether an app is in front — its `willPresent` is the hub's presenter for it — so its answer
@@ -39,6 +43,7 @@ final class EngineCore {
         self.policy = policy
         self.configuration = configuration
         self.timeZone = timeZone
+        self.initialTimeZone = timeZone
         self.window = ScheduleWindow(capacity: configuration.windowCapacity)
     }
 
@@ -49,12 +54,13 @@ final class EngineCore {
     }
 
     private func loadDeviceState() {
-        if let identifier = try? store.value(forKey: "device.timeZone"), let zone = TimeZone(identifier: identifier) {
-            timeZone = zone
+        // A store that cannot be read now leaves what is in memory.
+        if case .success(let stored) = Result(catching: { try store.value(forKey: "device.timeZone") }) {
+            timeZone = stored.flatMap(TimeZone.init(identifier:)) ?? initialTimeZone
         }
-        if let text = try? store.value(forKey: "device.location") {
-            let parts = text.split(separator: ",").compactMap { Double($0) }
-            if parts.count == 2 { location = Coordinate(latitude: parts[0], longitude: parts[1]) }
+        if case .success(let stored) = Result(catching: { try store.value(forKey: "device.location") }) {
+            let parts = stored?.split(separator: ",").compactMap { Double($0) } ?? []
+            location = parts.count == 2 ? Coordinate(latitude: parts[0], longitude: parts[1]) : nil
         }
     }
 
@@ -70,9 +76,12 @@ final class EngineCore {
 
     /// Forgets what the failed transaction did to memory.
     package func abandon() {
+        // The zone and location as the store still has them (a rolled-back change set them here).
+        loadDeviceState()
         pendingEvents.removeAll()
         quarantinedInTransaction = false
         appCache.removeAll()
+        usage.removeAll()
         categoryCache.removeAll()
         moreDue = false
         refillWindow()
@@ -171,6 +180,7 @@ final class EngineCore {
         try store.removeApp(app)
         appCache[LiteralKey(app)] = nil
         categoryCache[LiteralKey(app)] = nil
+        usage[LiteralKey(app)] = nil
         window.removeApp(app)
         announce(.app(.removed), app: app)
     }
@@ -324,6 +334,7 @@ final class EngineCore {
             encoded.append(prepared.encoded[index])
         }
         if !records.isEmpty {
+            try admit(records, bytes: encoded.reduce(0) { $0 + $1.count }, app: app)
             try store.putPending(records, encodedRequests: encoded, app: app)
             if announcing { announce(.scheduled(identifiers: records.count <= 100 ? records.map(\.request.identifier) : []), app: app) }
         }
@@ -332,10 +343,10 @@ final class EngineCore {
             window.set(key, date: pending.nextFireDate, sequence: pending.sequence)
         }
         if !dropped.isEmpty {
-            _ = try store.removePending(app: app, identifiers: dropped)
+            countRemoved(app: app, pending: try store.removePending(app: app, identifiers: dropped).count)
         }
         if !immediate.isEmpty {
-            _ = try store.removePending(app: app, identifiers: immediate.map(\.identifier))
+            countRemoved(app: app, pending: try store.removePending(app: app, identifiers: immediate.map(\.identifier)).count)
             for request in immediate { _ = try deliver(request, app: app, date: now) as DeliveredNotification? }
         }
         return (firsts, records.count)
@@ -350,6 +361,7 @@ final class EngineCore {
         }
         for identifier in removed { window.remove(.init(app: app, identifier: identifier)) }
         if !removed.isEmpty {
+            countRemoved(app: app, pending: removed.count)
             try log(.removed(identifiers: removed, scope: .pending), app: app)
         }
         return removed
@@ -363,9 +375,141 @@ final class EngineCore {
             removed = try store.removeAllDelivered(app: app, thread: thread)
         }
         if !removed.isEmpty {
+            countRemoved(app: app, delivered: removed.count)
             try log(.removed(identifiers: removed, scope: .delivered), app: app)
         }
         return removed
+    }
+
+    // MARK: Quota
+
+    /// An app's usage as counted here: what the store said when last asked, plus what was added
+    /// and minus what was removed since. A replacement by identifier counts as an addition, so the
+    /// tally errs high, never low (with a shared store, other engines' additions are not seen: it
+    /// is asked again after a sixteenth of a bound).
+    private struct UsageTally {
+        var pending: Int
+        var delivered: Int
+        var bytes: Int
+        /// When the store was asked.
+        var asked: Date
+        /// Requests and deliveries counted since the store was asked.
+        var sinceAsked = 0
+
+        /// Bytes of `count` records by the tally's average record.
+        func bytes(of count: Int) -> Int {
+            let records = pending + delivered
+            return records > 0 ? bytes / records * count : 0
+        }
+    }
+
+    /// The shortest time between two asks of the store for one app when its tally is at a bound:
+    /// an app at its quota that keeps adding costs the writer one count of its rows per this.
+    private static let recountInterval: TimeInterval = 2
+
+    /// The app's usage as the store has it now.
+    @discardableResult
+    private func askStore(_ app: String) throws -> UsageTally {
+        let counted = try store.usage(app: app)
+        let tally = UsageTally(pending: counted.pending, delivered: counted.delivered, bytes: counted.bytes, asked: clock.now)
+        usage[LiteralKey(app)] = tally
+        return tally
+    }
+
+    /// Whether the store should be asked again, rather than the tally trusted, for a bound.
+    private func isStale(_ tally: UsageTally, bound: Int) -> Bool {
+        guard shared != nil else { return false }
+        return tally.sinceAsked >= max(1, bound / 16)
+    }
+
+    /// Counts removals the app's tally has not seen (when there is one).
+    private func countRemoved(app: String, pending: Int = 0, delivered: Int = 0) {
+        guard pending + delivered > 0, var tally = usage[LiteralKey(app)] else { return }
+        tally.bytes = max(0, tally.bytes - tally.bytes(of: pending + delivered))
+        tally.pending = max(0, tally.pending - pending)
+        tally.delivered = max(0, tally.delivered - delivered)
+        usage[LiteralKey(app)] = tally
+    }
+
+    /// Checks that `records` (`bytes` of records) fit the app's pending and byte bounds, or
+    /// throws `quotaExceeded`; counts them when they do.
+    private func admit(_ records: [PendingRequest], bytes: Int, app: String) throws {
+        let quota = configuration.quota
+        guard quota.pending != nil || quota.bytes != nil else { return }
+        let key = LiteralKey(app)
+        var tally = try usage[key] ?? askStore(app)
+        func exceeds(_ tally: UsageTally, replacing: Int = 0, replacingBytes: Int = 0) -> Bool {
+            if let bound = quota.pending, tally.pending - replacing + records.count > bound { return true }
+            if let bound = quota.bytes, tally.bytes - replacingBytes + bytes > bound { return true }
+            return false
+        }
+        if isStale(tally, bound: quota.pending ?? 16_384) { tally = try askStore(app) }
+        if exceeds(tally) {
+            if clock.now.timeIntervalSince(tally.asked) >= Self.recountInterval { tally = try askStore(app) }
+            if exceeds(tally) {
+                // At a bound, count exactly: requests replaced by identifier free their room.
+                var replacing = 0, replacingBytes = 0
+                for record in records {
+                    if let existing = try store.pending(app: app, identifier: record.request.identifier) {
+                        replacing += 1
+                        replacingBytes += RecordCodec.encode(existing.request).count
+                    }
+                }
+                if exceeds(tally, replacing: replacing, replacingBytes: replacingBytes) {
+                    throw quotaExceeded(tally, adding: records.count, bytes: bytes, replacing: replacing,
+                                        replacingBytes: replacingBytes, app: app)
+                }
+                tally.pending -= replacing
+                tally.bytes -= replacingBytes
+            }
+        }
+        tally.pending += records.count
+        tally.bytes += bytes
+        tally.sinceAsked += records.count
+        usage[key] = tally
+    }
+
+    private func quotaExceeded(_ tally: UsageTally, adding count: Int, bytes: Int, replacing: Int, replacingBytes: Int,
+                               app: String) -> ChimeError {
+        let quota = configuration.quota
+        let adding = count == 1 ? "1 request" : "\(count) requests"
+        if let bound = quota.pending, tally.pending - replacing + count > bound {
+            return ChimeError(.quotaExceeded, field: "app", """
+                \(app) has \(tally.pending) pending requests and may have at most \(bound) (chime serve --app-max-pending); \
+                \(adding) not added: remove pending requests, or ask the owner to raise the quota
+                """)
+        }
+        return ChimeError(.quotaExceeded, field: "app", """
+            \(app) keeps \(tally.bytes) bytes of pending and delivered notifications and may keep at most \(quota.bytes ?? 0) \
+            (chime serve --app-max-bytes); \(adding) of \(bytes - replacingBytes) bytes not added: remove pending or \
+            delivered notifications, or ask the owner to raise the quota
+            """)
+    }
+
+    /// Past the app's delivered bound, removes its oldest delivered notifications down to nine
+    /// tenths of it, with a `removed` event, so the next removal is a tenth of the bound away.
+    private func keepDeliveredWithinQuota(app: String, bytes: Int) throws {
+        guard let bound = configuration.quota.delivered else { return }
+        let key = LiteralKey(app)
+        guard var tally = usage[key] else {
+            // The store's count includes the one just delivered.
+            try askStore(app)
+            return try trimDelivered(app: app, bound: bound)
+        }
+        tally.delivered += 1
+        tally.bytes += bytes
+        tally.sinceAsked += 1
+        usage[key] = tally
+        if isStale(tally, bound: bound) { tally = try askStore(app) }
+        if tally.delivered > bound { try trimDelivered(app: app, bound: bound) }
+    }
+
+    private func trimDelivered(app: String, bound: Int) throws {
+        guard let tally = usage[LiteralKey(app)], tally.delivered > bound else { return }
+        let oldest = try store.oldestDelivered(app: app, limit: tally.delivered - (bound - bound / 10))
+        let removed = try store.removeDelivered(app: app, identifiers: oldest)
+        if !removed.isEmpty { try log(.removed(identifiers: removed, scope: .delivered), app: app) }
+        countRemoved(app: app, delivered: removed.count)
     }
 
     // MARK: Delivery
@@ -403,6 +547,7 @@ final class EngineCore {
         }
         var notification = DeliveredNotification(request: request, date: date)
         notification.sequence = try store.putDelivered(notification, app: app, encodedRequest: encodedRequest)
+        try keepDeliveredWithinQuota(app: app, bytes: encodedRequest?.count ?? 0)
         var delivery = Delivery(notification: notification, category: try category(content.categoryIdentifier, app: app),
                                 settings: record.settings, presentation: Presentation.background(for: content, settings: record.settings),
                                 badge: badge)
@@ -446,7 +591,7 @@ final class EngineCore {
             let request = pending.request
             let dueDate = pending.nextFireDate ?? now
             let key = ScheduleWindow.Key(app: app, identifier: request.identifier)
-            do {
+            try settingAside(app: app, identifier: request.identifier) {
                 let record = try appRecord(app)
                 if record.settings.authorizationStatus.allowsDelivery,
                    let notification = try deliver(request, app: app, record: record, date: dueDate, encodedRequest: encoded), listing {
@@ -463,13 +608,10 @@ final class EngineCore {
                     finished[app, default: []].append(request.identifier)
                     window.remove(key)
                 }
-            } catch let error where NotificationEngine.isOperationError(error) {
-                // The request's own fault (a store failure is the store's, and is retried instead).
-                throw UndeliverableRequest(app: app, identifier: request.identifier, reason: ChimeError.message(of: error))
             }
         }
         for (app, identifiers) in finished {
-            _ = try store.removePending(app: app, identifiers: identifiers)
+            countRemoved(app: app, pending: try store.removePending(app: app, identifiers: identifiers).count)
         }
         moreDue = due.count == limit
         claimed = due.count
@@ -486,6 +628,7 @@ final class EngineCore {
             guard let entry = try store.quarantinePending(app: row.app, identifier: row.identifier, reason: row.reason, date: now) else {
                 continue
             }
+            countRemoved(app: row.app, pending: 1)
             try log(.quarantined(entry), app: row.app, date: now)
         }
         quarantinedInTransaction = true
@@ -512,26 +655,38 @@ final class EngineCore {
         location = coordinate
         try store.setValue("\(coordinate.latitude),\(coordinate.longitude)", forKey: "device.location")
         let now = clock.now
+        try quarantineQueued(now: now)
         var delivered: [DeliveredNotification] = []
         for (app, pending) in try store.locationPending() {
             guard case .location(let region, let repeats) = pending.request.trigger else { continue }
             let inside = region.contains(coordinate)
             let wasInside = pending.inside ?? false
             let fires = (inside && !wasInside && region.notifyOnEntry) || (!inside && wasInside && region.notifyOnExit)
-            if fires, try appRecord(app).settings.authorizationStatus.allowsDelivery {
-                if let notification = try deliver(pending.request, app: app, date: now) { delivered.append(notification) }
-                if !repeats {
-                    _ = try store.removePending(app: app, identifiers: [pending.request.identifier])
-                    continue
+            try settingAside(app: app, identifier: pending.request.identifier) {
+                if fires, try appRecord(app).settings.authorizationStatus.allowsDelivery {
+                    if let notification = try deliver(pending.request, app: app, date: now) { delivered.append(notification) }
+                    if !repeats {
+                        countRemoved(app: app, pending: try store.removePending(app: app, identifiers: [pending.request.identifier]).count)
+                        return
+                    }
                 }
-            }
-            if pending.inside != inside {
-                var moved = pending
-                moved.inside = inside
-                try store.putPending(moved, app: app)
+                if pending.inside != inside {
+                    var moved = pending
+                    moved.inside = inside
+                    try store.putPending(moved, app: app)
+                }
             }
         }
         return delivered
+    }
+
+    /// Runs `body` for one stored request; an error that is the request's own (not the store's)
+    /// becomes ``UndeliverableRequest``, so the engine sets the request aside and runs the
+    /// operation again without it, as the scheduler does.
+    private func settingAside(app: String, identifier: String, _ body: () throws -> Void) throws {
+        do { try body() } catch let error where NotificationEngine.isOperationError(error) {
+            throw UndeliverableRequest(app: app, identifier: identifier, reason: ChimeError.message(of: error))
+        }
     }
 
     package func setTimeZone(_ zone: TimeZone) throws {
@@ -539,6 +694,7 @@ final class EngineCore {
         timeZone = zone
         try store.setValue(zone.identifier, forKey: "device.timeZone")
         let now = clock.now
+        try quarantineQueued(now: now)
         for (app, pending) in try store.floatingPending() {
             guard case .calendar(let components, _) = pending.request.trigger else { continue }
             var moved = pending

@@ -42,6 +42,9 @@ public struct ChimeError: Error, Hashable, Sendable, CustomNSError, CustomString
         public static let notAStore = Code(rawValue: "notAStore")
         /// The store could not be written because its disk (or quota) is full; nothing was stored.
         public static let storageFull = Code(rawValue: "storageFull")
+        /// The app keeps as much in the store as its quota allows (``StorageQuota``); nothing was
+        /// stored. The message names the app and the bound.
+        public static let quotaExceeded = Code(rawValue: "quotaExceeded")
         /// Another process sharing the store changed the same records in the meantime (a shared
         /// store's write conflict or deadlock); the engine runs the transaction again.
         public static let storeConflict = Code(rawValue: "storeConflict")

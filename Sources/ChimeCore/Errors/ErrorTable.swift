@@ -72,6 +72,8 @@ package enum ErrorTable {
         .notFound: Entry(.operation, 404, apns: ("BadTopic", 400)),
         .notPermitted: Entry(.operation, 403, apns: ("Forbidden", 403)),
         .shutDown: Entry(.operation, 503, apns: ("ServiceUnavailable", 503)),
+        // The app's own bound (StorageQuota), not the store's failure: only that app's add fails.
+        .quotaExceeded: Entry(.operation, 507, apns: ("ServiceUnavailable", 503)),
         .serviceUnavailable: Entry(.operation, 503, apns: ("ServiceUnavailable", 503)),
         .storeFailure: storeFailed,
         .storeTooNew: storeFailed,

@@ -93,6 +93,10 @@ public protocol NotificationStore: AnyObject {
     func removeDelivered(app: String, identifiers: [String]) throws -> [String]
     func removeAllDelivered(app: String, thread: String?) throws -> [String]
     func deliveredCount(app: String?) throws -> Int
+    /// The app's oldest delivered notifications' identifiers (by date, then sequence), at most `limit`.
+    func oldestDelivered(app: String, limit: Int) throws -> [String]
+    /// What the app keeps: pending requests, delivered notifications and their records' bytes.
+    func usage(app: String) throws -> StorageUsage
 
     // MARK: Outbox
     /// Stores a response and returns its new id (ids only grow).
@@ -246,6 +250,18 @@ extension NotificationStore {
     @discardableResult
     public func putDelivered(_ notification: DeliveredNotification, app: String, encodedRequest: [UInt8]?) throws -> Int64 {
         try putDelivered(notification, app: app)
+    }
+
+    public func oldestDelivered(app: String, limit: Int) throws -> [String] {
+        try delivered(app: app, thread: nil).suffix(max(0, limit)).reversed().map(\.request.identifier)
+    }
+
+    /// Counts by reading the app's lists, their bytes as ``RecordCodec`` encodes them.
+    public func usage(app: String) throws -> StorageUsage {
+        let pending = try pending(app: app), delivered = try delivered(app: app, thread: nil)
+        let bytes = pending.reduce(0) { $0 + RecordCodec.encode($1.request).count }
+            + delivered.reduce(0) { $0 + RecordCodec.encode($1).count }
+        return StorageUsage(pending: pending.count, delivered: delivered.count, bytes: bytes)
     }
 
     /// The app's pending requests with a sequence above `sequence`, in sequence order, at most `limit`.

@@ -5510,7 +5510,7 @@ enum OpenAPIDocument {
         }
       },
       "InsufficientStorage": {
-        "description": "The server's disk is full: nothing was stored. Free space on the server and retry.",
+        "description": "Nothing was stored: the server's disk is full (error.code insufficientStorage: free space on the server and retry), or the app keeps as much as its storage quota allows (error.code quotaExceeded, field app; the message names the app and the bound: chime serve --app-max-pending, --app-max-mb; remove pending or delivered notifications, or the owner raises the quota). Other apps are not affected by one app's quota.",
         "content": {
           "application/json": {
             "schema": {

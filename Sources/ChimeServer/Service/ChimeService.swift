@@ -61,6 +61,10 @@ public enum ChimeService {
         /// own credentials) and one web session may hold open at once; past that a new stream is
         /// answered 429. Streams opened with the owner token are not counted.
         public var streamLimits = ChimeAPI.StreamLimits()
+        /// `--app-max-pending`, `--app-max-delivered`, `--app-max-mb`: how much each app may keep
+        /// in the store (``StorageQuota``); past it the app's adds are answered 507 `quotaExceeded`
+        /// and its oldest delivered notifications are removed, while other apps carry on.
+        public var quota = StorageQuota.serviceDefault
         /// The most bytes an event stream queues for a client that does not read before the
         /// client is disconnected (it resumes with `Last-Event-ID`).
         public var streamQueueLimit: Int

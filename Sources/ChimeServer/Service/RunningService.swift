@@ -89,6 +89,7 @@ public final class RunningService: Sendable {
         engineConfiguration.eventRetention = configuration.eventRetention.count
         engineConfiguration.eventRetentionBytes = configuration.eventRetention.bytes
         engineConfiguration.eventRetentionAge = configuration.eventRetention.age
+        engineConfiguration.quota = configuration.quota
         let engine = NotificationEngine(store: opened.store, clock: opened.clock,
                                         policy: FixedAuthorizationPolicy(configuration.autoAllow ? .grant : .ask),
                                         configuration: engineConfiguration)

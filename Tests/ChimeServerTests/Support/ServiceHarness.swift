@@ -21,7 +21,7 @@ struct ServiceHarness: Sendable {
                      launchTimeout: Duration = .seconds(30), logger: ServerLogger = .silent,
                      streamQueueLimit: Int = EventStream.defaultQueueLimit,
                      serviceExtensionTimeLimit: TimeInterval = 30, streamLimits: ChimeAPI.StreamLimits = ChimeAPI.StreamLimits(),
-                     clock: (any NotificationClock)? = nil, publicURL: String? = nil,
+                     clock: (any NotificationClock)? = nil, publicURL: String? = nil, quota: StorageQuota = .serviceDefault,
                      _ body: (ServiceHarness) async throws -> Void) async throws {
         let directory = temporaryDirectory()
         var configuration = ChimeService.Configuration(dataDirectory: directory, listen: .tcp(host: "127.0.0.1", port: 0),
@@ -33,6 +33,7 @@ struct ServiceHarness: Sendable {
         configuration.streamLimits = streamLimits
         configuration.publicURL = publicURL
         configuration.clock = clock
+        configuration.quota = quota
         let service = try await RunningService.start(configuration: configuration, logger: logger)
         let harness = ServiceHarness(service: service, directory: directory)
         do {
