@@ -8,7 +8,7 @@ DATA ?= $(HOME)/.local/share/chime
 # out after 15 s in 3 of 5 runs here; at 12, 5 of 5 passed, and the suite took no longer.
 export SWT_EXPERIMENTAL_MAXIMUM_PARALLELIZATION_WIDTH ?= 12
 
-.PHONY: run test build deps test-deps bench fuzz schemathesis screenshots clean examples abuse external-package soak
+.PHONY: run test build deps test-deps bench fuzz fuzz-differential schemathesis screenshots clean examples abuse external-package soak
 
 deps:
 	@scripts/install-deps.sh build
@@ -47,6 +47,12 @@ bench:
 fuzz:
 	@scripts/install-deps.sh fuzz
 	scripts/fuzz.sh
+
+## make fuzz-differential: recurrence rules against python-dateutil and JWTs against PyJWT on generated
+## inputs (DIFFERENTIAL_CASES, default 2000; DIFFERENTIAL_SEED, default from the clock).
+fuzz-differential: test-deps
+	swift build --build-tests $(SWIFT_FLAGS)
+	scripts/fuzz-differential.sh $(or $(DIFFERENTIAL_CASES),2000) $(DIFFERENTIAL_SEED)
 
 ## make abuse: bounded attacks on loopback (slowloris, floods, subscribers that never read, revoked
 ## credentials, malformed and smuggling requests, damaged stores) against a fresh release `chime serve`;

@@ -8,6 +8,8 @@ let package = Package(
         .library(name: "Chime", targets: ["Chime"]),
         .library(name: "ChimeTesting", targets: ["ChimeTesting"]),
         .library(name: "ChimeCore", targets: ["ChimeCore"]),
+        // For the Fuzz/ package (fuzz-jwt); apps use Chime, the service uses ChimeServer.
+        .library(name: "ChimeCrypto", targets: ["ChimeCrypto"]),
         .library(name: "ChimeServer", targets: ["ChimeServer"]),
         .library(name: "ChimeDesktop", targets: ["ChimeDesktop"]),
         .executable(name: "chime", targets: ["chime"]),

@@ -42,5 +42,13 @@ let package = Package(
         fuzzTarget("arguments", "FuzzArguments"),
         // SendHeaders: POST /v1/apps/{app}/send, its headers (Delay, At, Interruption-Level, …) and body.
         fuzzTarget("send-headers", "FuzzSendHeaders"),
+        // JSONWebToken (ChimeCrypto) and ProviderTokens, compiled from the server's own ProviderTokens.swift (a symlink;
+        // it needs only ChimeCore and ChimeCrypto): APNs provider tokens, VAPID JWTs.
+        .executableTarget(name: "fuzz-jwt", dependencies: fuzzTargetDependencies + [.product(name: "ChimeCrypto", package: chime)],
+                          path: "Sources/FuzzJWT", swiftSettings: fuzzTargetSettings),
+        // RecurrenceRule / RecurrenceSchedule: RFC 5545 RRULE text and its next dates.
+        fuzzTarget("rrule", "FuzzRecurrenceRule"),
+        // WebPushRegistration.decode (POST /v1/web-push/subscriptions) and the store's record of a subscription.
+        fuzzTarget("web-push-subscription", "FuzzWebPushSubscription"),
     ]
 )

@@ -21,7 +21,7 @@ smoke=0
 if [ "${1:-}" = "--smoke" ]; then smoke=1; shift; fi
 seconds="${FUZZ_SECONDS:-60}"
 build="${FUZZ_BUILD:-Fuzz/.build}"
-all=(apns-payload json-request config-file percent-encoding link-header event-stream send-headers arguments)
+all=(apns-payload json-request config-file percent-encoding link-header event-stream send-headers arguments jwt rrule web-push-subscription)
 targets=("$@")
 [ "${#targets[@]}" -eq 0 ] && targets=("${all[@]}")
 
@@ -41,6 +41,9 @@ for target in "${targets[@]}"; do
     event-stream) max_len=8192; dict=sse.dict ;;
     send-headers) max_len=4096; dict=headers.dict ;;
     arguments) max_len=2048; dict=args.dict ;;
+    jwt) max_len=4200; dict=jwt.dict ;;              # a little over JSONWebToken.maximumLength
+    rrule) max_len=1024; dict=rrule.dict ;;
+    web-push-subscription) max_len=4096; dict=webpush.dict ;;
     *) echo "fuzz: unknown target $target; accepted: ${all[*]}" >&2; exit 2 ;;
   esac
   findings="Fuzz/findings/$target"

@@ -40,6 +40,10 @@ struct JSONWebTokenTests {
         Bad(name: "no alg", token: segment(#"{"kid":"K"}"#) + "." + claims + "." + signature, code: .invalidValue, message: "no alg"),
         Bad(name: "alg a number", token: segment(#"{"alg":256}"#) + "." + claims + "." + signature, code: .invalidValue, message: "an integer"),
         Bad(name: "crit", token: segment(#"{"alg":"ES256","crit":["exp"]}"#) + "." + claims + "." + signature, code: .invalidValue, message: "crit"),
+        // Found by JSONWebTokenDifferentialTests: PyJWT reads such a payload as it stands (RFC 7797), Chime read it as base64url.
+        Bad(name: "b64 false", token: segment(#"{"alg":"ES256","b64":false}"#) + "." + claims + "." + signature, code: .invalidValue, message: "RFC 7797"),
+        Bad(name: "b64 a string", token: segment(#"{"alg":"ES256","b64":"false"}"#) + "." + claims + "." + signature, code: .invalidValue, message: "b64: a string"),
+        Bad(name: "kid a number", token: segment(#"{"alg":"ES256","kid":5}"#) + "." + claims + "." + signature, code: .invalidValue, message: "kid is an integer"),
         Bad(name: "two segments", token: segment(#"{"alg":"ES256"}"#) + "." + claims, code: .malformedInput, message: "this has 2"),
         Bad(name: "five segments (a JWE)", token: "a.b.c.d.e", code: .malformedInput, message: "this has 5"),
         Bad(name: "empty", token: "", code: .malformedInput, message: "this has 1"),

@@ -30,3 +30,22 @@ public func require(_ condition: @autoclosure () -> Bool, _ message: @autoclosur
     // fatalError, not precondition: a release build drops precondition's message, and the message is the finding.
     guard condition() else { fatalError(message(), file: file, line: line) }
 }
+
+/// Runs async `body` to its end from the synchronous fuzz callback (for code that is async, such as
+/// the server's provider-token check): one task, waited for on a semaphore.
+public func blocking<T: Sendable>(_ body: @escaping @Sendable () async -> T) -> T {
+    let outcome = BlockingOutcome<T>()
+    let done = DispatchSemaphore(value: 0)
+    Task {
+        outcome.value = await body()
+        done.signal()
+    }
+    done.wait()
+    guard let value = outcome.value else { fatalError("the task ended without a value") }
+    return value
+}
+
+/// The value of `blocking`'s task: written by the task before the signal, read after the wait.
+private final class BlockingOutcome<T>: @unchecked Sendable {
+    var value: T?
+}

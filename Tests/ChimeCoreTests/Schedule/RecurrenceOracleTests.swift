@@ -45,7 +45,22 @@ struct RecurrenceOracleTests {
 
     @Test("the first 20 occurrences of 400 generated rules (from the start and from a later date) match dateutil's")
     func matchesDateutil() async throws {
-        let cases = Self.cases(count: 400, seed: 0x5EED_2024)
+        try await Self.compare(Self.cases(count: 400, seed: 0x5EED_2024), label: "recurrence oracle")
+    }
+
+    /// The differential run of scripts/fuzz-differential.sh: `CHIME_DIFFERENTIAL_CASES` rules (two
+    /// queries each) from `CHIME_DIFFERENTIAL_SEED` (default: one from the clock, printed).
+    @Test("many generated rules from any seed match dateutil's (scripts/fuzz-differential.sh)",
+          .enabled(if: ProcessInfo.processInfo.environment["CHIME_DIFFERENTIAL_CASES"] != nil))
+    func differential() async throws {
+        let environment = ProcessInfo.processInfo.environment
+        let count = Int(environment["CHIME_DIFFERENTIAL_CASES"] ?? "") ?? 1000
+        let seed = UInt64(environment["CHIME_DIFFERENTIAL_SEED"] ?? "") ?? UInt64(Date().timeIntervalSince1970 * 1000)
+        try await Self.compare(Self.cases(count: count, seed: seed), label: "recurrence differential (seed \(seed))")
+    }
+
+    /// Asks dateutil for each case's first 20 occurrences and expects Chime's to be the same.
+    static func compare(_ cases: [Case], label: String) async throws {
         let input = JSONValue.array(cases.map { c in
             let s = c.start
             func pad(_ value: Int, _ width: Int = 2) -> String { String(repeating: "0", count: max(0, width - String(value).count)) + String(value) }
@@ -62,11 +77,11 @@ struct RecurrenceOracleTests {
         let file = directory.appendingPathComponent("cases.json")
         try Data(input.serialized().utf8).write(to: file)
 
-        let environment = try await ChildProcess.run(Self.packageRoot + "/scripts/recurrence-test-env.sh", timeout: 600)
+        let environment = try await ChildProcess.run(packageRoot + "/scripts/recurrence-test-env.sh", timeout: 600)
         try #require(environment.termination.succeeded, "recurrence-test-env.sh: \(environment.errorText)")
         let python = environment.text.trimmingCharacters(in: .whitespacesAndNewlines)
-        let output = try await ChildProcess.run(python, arguments: [Self.packageRoot + "/Tests/Support/RecurrenceOracle/rrule_oracle.py", file.path],
-                                                environment: ["PYTHONDONTWRITEBYTECODE": "1", "PATH": "/usr/bin:/bin"], timeout: 600)
+        let output = try await ChildProcess.run(python, arguments: [packageRoot + "/Tests/Support/RecurrenceOracle/rrule_oracle.py", file.path],
+                                                environment: ["PYTHONDONTWRITEBYTECODE": "1", "PATH": "/usr/bin:/bin"], timeout: 600 + Double(cases.count) / 2)
         try #require(output.termination.succeeded, "rrule_oracle.py: \(output.errorText)")
         guard case .array(let answers) = try JSONValue.parse(output.text) else { Issue.record("not a list: \(output.text.prefix(200))"); return }
         try #require(answers.count == cases.count)
@@ -102,7 +117,7 @@ struct RecurrenceOracleTests {
                                   + "first difference at \(firstDifference): \(ours.dropFirst(firstDifference).prefix(2)) vs \(theirs.dropFirst(firstDifference).prefix(2))")
             }
         }
-        print("recurrence oracle: \(matched) of \(cases.count - slow) queries matched python-dateutil (\(occurrences) occurrences); \(slow) too slow for dateutil, left out")
+        print("\(label): \(matched) of \(cases.count - slow) queries matched python-dateutil (\(occurrences) occurrences); \(slow) too slow for dateutil, left out")
         #expect(slow < cases.count / 10, "dateutil was too slow for \(slow) of \(cases.count) queries")
         #expect(mismatches.isEmpty, "\(matched) of \(cases.count) matched:\n\(mismatches.joined(separator: "\n"))")
     }

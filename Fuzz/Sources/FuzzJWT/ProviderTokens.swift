@@ -1,0 +1,1 @@
+../../../Sources/ChimeServer/API/ProviderTokens.swift
