@@ -67,6 +67,20 @@ let package = Package(
             providers: [.apt(["libssl-dev"])]
         ),
 
+        // HTTP/2 (framing, HPACK, flow control, the protocol's checks) for the server: nghttp2.
+        .systemLibrary(
+            name: "CNGHTTP2",
+            pkgConfig: "libnghttp2",
+            providers: [.apt(["libnghttp2-dev"])]
+        ),
+
+        // TLS for the server (ALPN: HTTP/2 or HTTP/1.1): OpenSSL 3's libssl.
+        .systemLibrary(
+            name: "CLibSSL",
+            pkgConfig: "libssl",
+            providers: [.apt(["libssl-dev"])]
+        ),
+
         // Values, validation, next-fire math, the engine, store/clock protocols, codecs. Foundation only.
         .target(name: "ChimeCore"),
         // P-256 keys, ES256 JWTs, HKDF, AES-128-GCM and Web Push encryption, wrapping libcrypto.
@@ -85,7 +99,7 @@ let package = Package(
         .target(name: "ChimeTesting", dependencies: ["Chime", "ChimeCore"]),
 
         // The notification center as a service: HTTP API, APNs-compatible endpoint, events, web center.
-        .target(name: "ChimeServer", dependencies: ["ChimeCore", "ChimeCrypto", "ChimeSQLite", "ChimePostgres", "ChimeDesktop", "CMicroHTTPD", "CQREncode"]),
+        .target(name: "ChimeServer", dependencies: ["ChimeCore", "ChimeCrypto", "ChimeSQLite", "ChimePostgres", "ChimeDesktop", "CMicroHTTPD", "CNGHTTP2", "CLibSSL", "CQREncode"]),
         // The command-line tool and daemon.
         .target(name: "ChimeCLI", dependencies: ["ChimeServer", "ChimeCore", "ChimeCrypto", "ChimeSQLite", "Chime", "ChimeHTTP"], plugins: ["ChimeBuildInfo"]),
         // Stamps the CLI with the git commit it was built from (`chime --version`).

@@ -14,7 +14,7 @@ if ! command -v swift >/dev/null 2>&1; then
   exit 1
 fi
 
-packages=(libsqlite3-dev libmicrohttpd-dev libcurl4-openssl-dev libsystemd-dev libqrencode-dev libpq-dev libssl-dev pkg-config sqlite3)
+packages=(libsqlite3-dev libmicrohttpd-dev libcurl4-openssl-dev libsystemd-dev libqrencode-dev libpq-dev libssl-dev libnghttp2-dev pkg-config sqlite3)
 # The desktop tests' session: a private bus, a display, dunst with dunstctl (dbus-send), a dialog for
 # replies (yad) driven by xdotool.
 desktop=(dbus-daemon dbus-bin xvfb dunst yad xdotool)

@@ -121,6 +121,24 @@ static inline void chime_mhd_drop_query(const char *uri) {
     if (question != NULL) question[1] = '\0';
 }
 
+/// An eventfd for waking a poll loop (non-blocking, close-on-exec); <sys/eventfd.h> is not in Swift's Glibc module.
+#include <sys/eventfd.h>
+static inline int chime_eventfd(void) { return eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC); }
+
+/// accept4(2) with a non-blocking, close-on-exec socket (glibc declares it only with _GNU_SOURCE).
+int accept4(int sockfd, struct sockaddr *addr, socklen_t *addrlen, int flags);
+static inline int chime_accept(int fd, struct sockaddr *address, socklen_t *length) {
+    return accept4(fd, address, length, SOCK_NONBLOCK | SOCK_CLOEXEC);
+}
+
+/// Bytes written to a socket that the peer has not acknowledged yet (SIOCOUTQ), or 0.
+#include <sys/ioctl.h>
+#include <linux/sockios.h>
+static inline int chime_unsent_bytes(int fd) {
+    int count = 0;
+    return ioctl(fd, SIOCOUTQ, &count) == 0 ? count : 0;
+}
+
 /// poll(2)'s "the peer closed its writing side" event (POLLRDHUP, a Linux extension that glibc
 /// only declares with _GNU_SOURCE).
 static inline short chime_pollrdhup(void) { return 0x2000; }

@@ -38,6 +38,12 @@ Attacks (each against a fresh server and data directory):
   lists         20,000 pending: a list answer is one page (≤ about 1 MiB), 20 concurrent lists do not
                 grow the server by more than ~60 MB; 1,200 deliveries of 60 KB keep the event log
                 within 64 MiB.
+  http2         HTTP/2's own attacks through the h2 library (Tests/Support/HTTP2Clients/clients.py, in the venv
+                scripts/http2-test-env.sh makes): rapid reset (CVE-2023-44487, 3,000 streams opened and reset),
+                PING and SETTINGS floods of 200,000 frames from a client that does not read, 300 requests at
+                once on one connection, a 20 KB header (HPACK's list over the limit): each connection is
+                refused or ended (GOAWAY, reset) or served within its limits, the server grows by at most
+                20 MB, and /healthz is answered afterwards.
   stores        damaged store files (random bytes in a data page and mid-file, the apps table dropped,
                 0 bytes): `chime serve` refuses each, naming the file, and leaves it untouched.
 
@@ -751,6 +757,60 @@ def attack_stores(options):
         server.remove()
 
 
+# MARK: - HTTP/2
+
+
+def http2_python():
+    result = subprocess.run([os.path.join(HERE, "..", "http2-test-env.sh")], capture_output=True, text=True, timeout=900)
+    if result.returncode != 0:
+        raise RuntimeError(f"http2-test-env.sh: {result.stderr[-400:]}")
+    return result.stdout.strip()
+
+
+def h2_client(python, *arguments, timeout=120):
+    script = os.path.join(HERE, "..", "..", "Tests", "Support", "HTTP2Clients", "clients.py")
+    started = time.monotonic()
+    result = subprocess.run([python, script, *arguments], capture_output=True, text=True, timeout=timeout)
+    if result.returncode != 0:
+        raise RuntimeError(f"clients.py {arguments[0]}: {result.stderr[-400:]}")
+    return json.loads(result.stdout), time.monotonic() - started
+
+
+def attack_http2(options):
+    python = http2_python()
+    server = Server(options.chime)
+    try:
+        port = str(server.port)
+        peak = PeakRSS(server)
+        details, passed = [], True
+        reset, seconds = h2_client(python, "rapid-reset", LOOPBACK, port, "-", "/healthz", "3000")
+        ended = reset.get("goaway") is not None or reset.get("closed")
+        passed &= bool(ended) and reset.get("status") is None
+        details.append(f"rapid reset x3000: {'ended' if ended else 'SERVED'} ({reset.get('goaway') or reset.get('error')}) in {seconds:.1f} s")
+        for kind in ("ping-flood", "settings-flood"):
+            flood, seconds = h2_client(python, kind, LOOPBACK, port, "-", "200000")
+            cut = (flood.get("closed") or flood.get("goaway") is not None) and flood.get("error") not in ("TimeoutError", "timeout")
+            passed &= bool(cut)
+            details.append(f"{kind}: {flood.get('sent')} sent, {'ended' if cut else 'NOT ENDED'} "
+                           f"({flood.get('goaway') or flood.get('error')}) in {seconds:.1f} s")
+        many, seconds = h2_client(python, "many", f"http://{LOOPBACK}:{port}/healthz", "-", server.owner, "300")
+        passed &= many.get("statuses") == {"200": 300}
+        details.append(f"300 at once on one connection: {many.get('statuses')} in {seconds:.1f} s")
+        big = subprocess.run(["curl", "-s", "-o", "/dev/null", "-w", "%{http_code}", "--http2-prior-knowledge", "-H",
+                              "X-Big: " + "b" * 20000, f"http://{LOOPBACK}:{port}/healthz"], capture_output=True, text=True, timeout=60)
+        passed &= big.stdout == "431"
+        details.append(f"20 KB header: {big.stdout}")
+        healthz = subprocess.run(["curl", "-s", "-o", "/dev/null", "-w", "%{http_code}", "--http2-prior-knowledge",
+                                  f"http://{LOOPBACK}:{port}/healthz"], capture_output=True, text=True, timeout=60)
+        top = peak.stop()
+        passed &= healthz.stdout == "200" and top - peak.start <= 20
+        details.append(f"/healthz after: {healthz.stdout}; RSS {peak.start:.1f} -> peak {top:.1f} MB")
+        RESULTS["http2"] = {"rapidReset": reset, "details": details}
+        row("http2", "rapid reset, PING/SETTINGS floods, many streams, oversized headers: ended or bounded", passed, "; ".join(details))
+    finally:
+        server.remove()
+
+
 ATTACKS = {
     "slowloris": attack_slowloris,
     "slowloris-same": lambda options: attack_slowloris(options, same_address=True),
@@ -767,6 +827,7 @@ ATTACKS = {
     "lists": attack_lists,
     "storage": attack_storage,
     "stores": attack_stores,
+    "http2": attack_http2,
 }
 
 

@@ -70,8 +70,11 @@ final class ConnectionGuard: Sendable {
 
     /// A connection was accepted: admit it or refuse it, shedding what the table says.
     func opened(_ connection: OpaquePointer) -> Entry {
-        let fd = chime_mhd_connection_fd(connection)
-        let address = Self.addressKey(chime_mhd_client_address(connection))
+        opened(fd: chime_mhd_connection_fd(connection), address: Self.addressKey(chime_mhd_client_address(connection)))
+    }
+
+    /// A connection Chime serves itself (HTTP/2) was accepted on socket `fd`.
+    func opened(fd: Int32, address: String) -> Entry {
         let now = self.now
         return state.withLock { state in
             state.next += 1

@@ -3,11 +3,29 @@ import CMicroHTTPD
 import Foundation
 import Synchronization
 
+/// Where an ``EventStream`` is written: parked when nothing is queued, resumed when something is.
+/// Both are called under the stream's lock and must return at once.
+protocol StreamSink: Sendable {
+    /// Nothing is queued: stop asking the stream for bytes.
+    func suspend()
+    /// Bytes (or the end) are queued: ask again.
+    func resume()
+}
+
+/// An HTTP/1.1 connection of libmicrohttpd's, suspended and resumed.
+struct MicroHTTPDSink: StreamSink {
+    /// The bit pattern of libmicrohttpd's `struct MHD_Connection *`.
+    let connection: Int
+    func suspend() { OpaquePointer(bitPattern: connection).map { MHD_suspend_connection($0) } }
+    func resume() { OpaquePointer(bitPattern: connection).map { MHD_resume_connection($0) } }
+}
+
 /// A server-sent event stream: the application sends events, the server writes them to the
 /// connection.
 ///
-/// No thread waits for a subscriber: when nothing is queued, the stream's reader suspends the
-/// connection (libmicrohttpd then ignores it), and ``send(_:)`` resumes it. A heartbeat comment
+/// No thread waits for a subscriber: when nothing is queued, the stream's reader parks its
+/// connection (libmicrohttpd suspends an HTTP/1.1 connection; an HTTP/2 stream's data is
+/// deferred), and ``send(_:)`` resumes it. A heartbeat comment
 /// from the server keeps idle streams alive and finds clients that went away.
 ///
 /// ```swift
@@ -30,8 +48,8 @@ public final class EventStream: Sendable {
         var closed = false
         /// The client did not keep up (or went away): the queue was dropped, the connection is cut.
         var abandoned = false
-        /// The connection, once the response is queued; nil again when the connection ended.
-        var connection: Int = 0  // the bit pattern of libmicrohttpd's `struct MHD_Connection *`
+        /// Where the stream is written, once the response is queued; nil again when it ended.
+        var sink: (any StreamSink)?
         var suspended = false
         var ended = false
         var onEnd: [@Sendable () -> Void] = []
@@ -39,8 +57,8 @@ public final class EventStream: Sendable {
         var disconnect: (@Sendable () -> Void)?
     }
 
-    // libmicrohttpd's connection pointer is only used under this lock, and only while the
-    // connection is known to exist (between `attach` and `detach`).
+    // The sink is only used under this lock, and only while its connection is known to exist
+    // (between `attach` and `detach`).
     private let state = Mutex(State())
 
     public init() {}
@@ -139,18 +157,17 @@ public final class EventStream: Sendable {
     // MARK: - Server side
 
     private func resumeIfSuspended(_ state: inout State) {
-        if state.suspended, let connection = OpaquePointer(bitPattern: state.connection) {
+        if state.suspended, let sink = state.sink {
             state.suspended = false
-            MHD_resume_connection(connection)
+            sink.resume()
         }
     }
 
-    /// The server queued the stream on `connection`: at most `limit` bytes may wait, and
-    /// `disconnect` ends the connection when the client does not keep up.
-    func attach(_ connection: OpaquePointer, limit: Int, disconnect: @escaping @Sendable () -> Void) {
-        let bits = Int(bitPattern: connection)
+    /// The server queued the stream on `sink`: at most `limit` bytes may wait, and
+    /// `disconnect` ends the connection (or the HTTP/2 stream) when the client does not keep up.
+    func attach(_ sink: any StreamSink, limit: Int, disconnect: @escaping @Sendable () -> Void) {
         state.withLock { state in
-            state.connection = bits
+            state.sink = sink
             state.limit = max(limit, 1)
             state.disconnect = disconnect
         }
@@ -159,7 +176,7 @@ public final class EventStream: Sendable {
     /// The connection is finished: never touch it again.
     func detach() {
         let calls = state.withLock { state -> [@Sendable () -> Void] in
-            state.connection = 0
+            state.sink = nil
             state.suspended = false
             state.frames = TimeQueue()
             state.queued = 0
@@ -176,9 +193,10 @@ public final class EventStream: Sendable {
     /// Whether the connection is parked waiting for events.
     var isSuspended: Bool { state.withLock { $0.suspended } }
 
-    /// libmicrohttpd's content reader: queued bytes, end of stream, or suspend and return 0.
-    /// Called on the daemon's thread.
-    func read(into buffer: UnsafeMutablePointer<CChar>, max: Int) -> Int {
+    /// The server's reader (libmicrohttpd's content reader, an HTTP/2 data source): queued bytes,
+    /// -1 at the end of the stream, -2 when the client was abandoned, or 0 after parking the sink.
+    /// Called on the server's thread.
+    func read(into buffer: UnsafeMutableRawPointer, max: Int) -> Int {
         let address = Int(bitPattern: buffer)
         let (count, drained) = state.withLock { state -> (Int, (@Sendable () -> Void)?) in
             if state.abandoned { return (-2, nil) }  // MHD_CONTENT_READER_END_WITH_ERROR: close now
@@ -205,9 +223,9 @@ public final class EventStream: Sendable {
             if state.closed { return (-1, nil) }  // MHD_CONTENT_READER_END_OF_STREAM
             // Nothing to write: park the connection until `send` or `close` resumes it. Suspending
             // from the content reader is one of the two places libmicrohttpd allows it.
-            if let connection = OpaquePointer(bitPattern: state.connection) {
+            if let sink = state.sink {
                 state.suspended = true
-                MHD_suspend_connection(connection)
+                sink.suspend()
             }
             return (0, state.onDrain)
         }

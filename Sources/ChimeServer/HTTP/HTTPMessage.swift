@@ -23,6 +23,8 @@ public struct HTTPRequest: Sendable {
     public var body: [UInt8]
     /// The client's address for the access log (`127.0.0.1:51234`, or `unix`).
     public var remoteAddress: String
+    /// `HTTP/1.1`, `HTTP/1.0` or `HTTP/2`: what carried the request.
+    public var protocolVersion = "HTTP/1.1"
 
     public init(method: String, path: String, query: [(name: String, value: String)] = [], headers: [String: String] = [:],
                 body: [UInt8] = [], remoteAddress: String = "") {

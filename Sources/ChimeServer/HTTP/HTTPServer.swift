@@ -54,12 +54,14 @@ public final class HTTPServer: Sendable {
         public var heartbeatInterval: Duration
         /// How long ``HTTPServer/stop()`` waits for in-flight requests.
         public var shutdownGrace: Duration
+        /// HTTP/2's settings and flood defences.
+        public var http2: HTTP2Limits
 
         public init(listen: ListenAddress = .default, tls: TLS? = nil, connectionLimit: Int = 1024,
                     connectionLimitPerAddress: Int? = nil, connectionTimeout: Int = 60, headerTimeout: Duration = .seconds(10),
                     bodyTimeout: Duration = .seconds(30), headLimits: HeadLimits = HeadLimits(),
                     streamQueueLimit: Int = EventStream.defaultQueueLimit, heartbeatInterval: Duration = .seconds(15),
-                    shutdownGrace: Duration = .seconds(10)) {
+                    shutdownGrace: Duration = .seconds(10), http2: HTTP2Limits = HTTP2Limits()) {
             self.listen = listen
             self.tls = tls
             self.connectionLimit = connectionLimit
@@ -71,6 +73,7 @@ public final class HTTPServer: Sendable {
             self.streamQueueLimit = streamQueueLimit
             self.heartbeatInterval = heartbeatInterval
             self.shutdownGrace = shutdownGrace
+            self.http2 = http2
         }
 
         /// The slot policy these settings give.
@@ -141,7 +144,6 @@ final class ServerCore: Sendable {
     struct State {
         /// The bit pattern of libmicrohttpd's `struct MHD_Daemon *` (0: not running).
         var daemon = 0
-        var listenFD: Int32 = -1
         var port: UInt16 = 0
         var draining = false
         /// Set just before the daemon stops: no connection may be suspended any more.
@@ -149,6 +151,12 @@ final class ServerCore: Sendable {
         var inFlight: [ObjectIdentifier: RequestState] = [:]
         var streams: [ObjectIdentifier: EventStream] = [:]
         var heartbeat: Task<Void, Never>?
+        /// The loop that accepts connections and serves HTTP/2, and its listener's id there.
+        var loop: IOLoop?
+        var listener = 0
+        /// HTTP/2 connections open (ids on the loop), and their requests being handled.
+        var http2Connections: Set<Int> = []
+        var http2Requests = 0
     }
 
     let configuration: HTTPServer.Configuration
@@ -158,6 +166,8 @@ final class ServerCore: Sendable {
     let state = Mutex(State())
     /// The slot policy: deadlines, the per-address share, shedding slow connections.
     let guardian: ConnectionGuard
+    /// The TLS context, once started with TLS.
+    nonisolated(unsafe) var tls: TLSContext?
 
     init(configuration: HTTPServer.Configuration, handler: any HTTPHandler, logger: ServerLogger, metrics: Metrics) {
         self.configuration = configuration
@@ -174,44 +184,29 @@ final class ServerCore: Sendable {
 
     func start() throws {
         let context = Unmanaged.passUnretained(self).toOpaque()
-        var flags = MHD_USE_INTERNAL_POLLING_THREAD.rawValue | MHD_USE_EPOLL.rawValue | MHD_ALLOW_SUSPEND_RESUME.rawValue
-            | MHD_USE_ERROR_LOG.rawValue
-        if configuration.tls != nil { flags |= MHD_USE_TLS.rawValue }
-        var listenFD: Int32 = -1
-        var port: UInt16 = 0
-        var address = sockaddr_in()
+        // Chime accepts connections itself (``Listener``, on the I/O loop) and hands HTTP/1.1 ones
+        // to libmicrohttpd, which has no listening socket of its own.
+        let flags = MHD_USE_INTERNAL_POLLING_THREAD.rawValue | MHD_USE_EPOLL.rawValue | MHD_ALLOW_SUSPEND_RESUME.rawValue
+            | MHD_USE_ERROR_LOG.rawValue | MHD_USE_NO_LISTEN_SOCKET.rawValue
+        // TLS is Chime's (OpenSSL, for ALPN); libmicrohttpd gets HTTP/1.1-over-TLS decrypted.
+        tls = try configuration.tls.map { try TLSContext($0) }
+        let listenFD: Int32
         switch configuration.listen {
-        case .tcp(let host, let requested):
-            address.sin_family = sa_family_t(AF_INET)
-            address.sin_port = requested.bigEndian
-            guard inet_pton(AF_INET, host, &address.sin_addr) == 1 else {
-                throw ServerError(.invalidConfiguration, "\(host) is not an IPv4 address")
-            }
-            port = requested
-        case .unix(let path):
-            listenFD = try UnixSocket.listen(path: path)
+        case .tcp(let host, let requested): listenFD = try TCPSocket.listen(host: host, port: requested)
+        case .unix(let path): listenFD = try UnixSocket.listen(path: path)
         }
-        let key = configuration.tls.map { strdup($0.keyPEM) } ?? nil
-        let cert = configuration.tls.map { strdup($0.certificatePEM) } ?? nil
-        defer {
-            free(key)
-            free(cert)
-        }
-        let daemon: OpaquePointer? = withUnsafePointer(to: &address) { addressPointer in
-            addressPointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { sockaddrPointer in
+        _ = fcntl(listenFD, F_SETFL, fcntl(listenFD, F_GETFL) | O_NONBLOCK)
+        let port = TCPSocket.boundPort(listenFD)
+        let daemon: OpaquePointer? = {
                 var config = chime_mhd_config()
                 config.flags = flags
-                config.port = port
-                config.bind_address = listenFD >= 0 ? nil : sockaddrPointer
-                config.listen_fd = listenFD
+                config.listen_fd = -1
                 config.connection_limit = UInt32(configuration.daemonConnectionLimit)
                 config.connection_timeout = UInt32(max(0, configuration.connectionTimeout))
                 // Headers and libmicrohttpd's read and write buffers (bodies are copied out as they
                 // arrive): 32 KiB keeps a thousand open event streams small and the per-connection
                 // clearing cheap. `HeadLimits` stays below what it holds.
                 config.connection_memory_limit = 32 * 1024
-                config.tls_key = UnsafePointer(key)
-                config.tls_cert = UnsafePointer(cert)
                 config.handler = accessHandlerCallback
                 config.completed = requestCompletedCallback
                 config.notify_connection = connectionCallback
@@ -220,16 +215,14 @@ final class ServerCore: Sendable {
                 config.uri_log = targetCallback
                 config.context = context
                 return chime_mhd_start_daemon(&config)
-            }
-        }
+        }()
         guard let daemon else {
-            if listenFD >= 0 { close(listenFD) }
-            let reason = configuration.tls != nil
-                ? "check that --tls-key and --tls-cert are a matching PEM key and certificate, and that the address is free"
-                : "is the address in use or not available?"
-            throw ServerError(.startFailed, "cannot serve on \(configuration.listen): \(reason)")
+            close(listenFD)
+            if case .unix(let path) = configuration.listen { unlink(path) }
+            throw ServerError(.startFailed, "cannot serve on \(configuration.listen): libmicrohttpd did not start")
         }
-        let bound = chime_mhd_bound_port(daemon)
+        let loop = IOLoop()
+        let listener = loop.add { Listener(id: $0, fd: listenFD, core: self, loop: loop) }
         let interval = configuration.heartbeatInterval
         let heartbeat = Task.detached { [weak self] in
             while !Task.isCancelled {
@@ -240,11 +233,13 @@ final class ServerCore: Sendable {
         }
         state.withLock { state in
             state.daemon = Int(bitPattern: daemon)
-            state.listenFD = -1  // libmicrohttpd closes its listening socket when stopped unless quiesced
-            state.port = bound
+            state.port = port
             state.heartbeat = heartbeat
+            state.loop = loop
+            state.listener = listener
         }
         guardian.start()
+        loop.start(name: "chime-http-accept")
     }
 
     func stop() async {
@@ -253,20 +248,16 @@ final class ServerCore: Sendable {
             state.draining = true
             return state.daemon
         }
-        guard let daemon = OpaquePointer(bitPattern: bits) else { return }
-        // Stop accepting; the returned socket is closed after the daemon stops.
-        let quiesced = MHD_quiesce_daemon(daemon)
-        // Refuse new connections at once instead of leaving them in the kernel's backlog: the
-        // socket stays open (libmicrohttpd's thread may still look at it) but stops listening.
-        if quiesced >= 0 {
-            shutdown(quiesced, Int32(SHUT_RDWR))
-            // Closed by `forceStop` after the daemon stops (the same socket when we made it).
-            state.withLock { $0.listenFD = quiesced }
-        }
+        guard OpaquePointer(bitPattern: bits) != nil else { return }
+        // Stop accepting (the listener closes its socket, so new connections are refused at once),
+        // and tell HTTP/2 clients (GOAWAY) to start nothing new.
+        let (loop, listener, connections) = state.withLock { ($0.loop, $0.listener, $0.http2Connections) }
+        loop?.post(listener, .stopListening)
+        for connection in connections { loop?.post(connection, .drain) }
         if case .unix(let path) = configuration.listen { unlink(path) }
         let clock = ContinuousClock()
         let deadline = clock.now + configuration.shutdownGrace
-        while state.withLock({ !$0.inFlight.isEmpty }), clock.now < deadline {
+        while state.withLock({ !$0.inFlight.isEmpty || $0.http2Requests > 0 }), clock.now < deadline {
             try? await Task.sleep(for: .milliseconds(5))
         }
         // Answer what is still being handled with 503 (the handler's own answer is then dropped),
@@ -291,23 +282,25 @@ final class ServerCore: Sendable {
     /// dropped), and every event stream is closed (which resumes it): the daemon's stop moves
     /// resumed connections off its suspended list before it checks.
     func forceStop() {
-        let (bits, heartbeat, listenFD, requests, streams) = state.withLock { state in
+        let (bits, heartbeat, loop, requests, streams) = state.withLock { state in
             defer {
                 state.daemon = 0
                 state.heartbeat = nil
+                state.loop = nil
             }
             state.stopping = true
-            return (state.daemon, state.heartbeat, state.listenFD, Array(state.inFlight.values), Array(state.streams.values))
+            return (state.daemon, state.heartbeat, state.loop, Array(state.inFlight.values), Array(state.streams.values))
         }
         heartbeat?.cancel()
         guardian.stop()
+        // The loop closes its listener, the connections it is sniffing and its HTTP/2 connections.
+        loop?.stop()
         guard let daemon = OpaquePointer(bitPattern: bits) else { return }
         for requestState in requests {
             requestState.finish(handler.unavailable(requestState.request, reason: "the server is stopping"))
         }
         for stream in streams { stream.close() }
         MHD_stop_daemon(daemon)
-        if listenFD >= 0 { close(listenFD) }
         if case .unix(let path) = configuration.listen { unlink(path) }
     }
 
@@ -446,17 +439,11 @@ final class ServerCore: Sendable {
         case .stream(let stream):
             let entry = requestState.entry
             let guardian = self.guardian
-            stream.attach(connection, limit: configuration.streamQueueLimit) {
+            stream.attach(MicroHTTPDSink(connection: Int(bitPattern: connection)), limit: configuration.streamQueueLimit) {
                 if let entry { guardian.disconnect(entry) }
             }
             if let entry { guardian.streaming(entry, stream: stream) }
-            let id = ObjectIdentifier(stream)
-            let stopping = state.withLock { state -> Bool in
-                state.streams[id] = stream
-                return state.stopping
-            }
-            if stopping { stream.close() }
-            stream.onEnd { [weak self] in self?.state.withLock { _ = $0.streams.removeValue(forKey: id) } }
+            register(stream)
             mhdResponse = MHD_create_response_from_callback(UInt64.max, 4096, streamReaderCallback,
                                                             Unmanaged.passRetained(stream).toOpaque(), streamFreeCallback)
         }
@@ -477,20 +464,58 @@ final class ServerCore: Sendable {
         // The connection now waits for its next request head (or closes).
         if let connection, let entry = entry(connection) { guardian.enter(.awaitingHead, entry) }
         guard requestState.headSeen else { return }  // libmicrohttpd answered it itself (a malformed head)
-        let seconds = Double((ContinuousClock.now - requestState.started_at).components.attoseconds) / 1e18
-            + Double((ContinuousClock.now - requestState.started_at).components.seconds)
-        let status = requestState.status ?? 0
-        let route = requestState.route
+        logRequest(requestState.request, status: requestState.status ?? 0, route: requestState.route,
+                   seconds: (ContinuousClock.now - requestState.started_at).seconds,
+                   outcome: code == .REQUEST_TERMINATED_COMPLETED_OK ? "ok" : "aborted")
+    }
+
+    /// The metrics and the access-log line of a finished request, whichever protocol carried it.
+    func logRequest(_ request: HTTPRequest, status: Int, route: String, seconds: Double, outcome: String) {
         metrics.recordRequest(route: route, status: status, seconds: seconds)
-        let outcome = code == .REQUEST_TERMINATED_COMPLETED_OK ? "ok" : "aborted"
         logger.info("request", [
-            "method": requestState.request.method, "path": requestState.request.path, "status": String(status),
-            "route": route, "ms": String(format: "%.2f", seconds * 1000), "remote": requestState.request.remoteAddress,
-            "outcome": outcome,
+            "method": request.method, "path": request.path, "status": String(status),
+            "route": route, "ms": String(format: "%.2f", seconds * 1000), "remote": request.remoteAddress,
+            "outcome": outcome, "protocol": request.protocolVersion,
         ])
     }
 
+    /// An event stream is answered: it gets heartbeats, and is closed when the server stops.
+    func register(_ stream: EventStream) {
+        let id = ObjectIdentifier(stream)
+        let stopping = state.withLock { state -> Bool in
+            state.streams[id] = stream
+            return state.stopping
+        }
+        if stopping { stream.close() }
+        stream.onEnd { [weak self] in self?.state.withLock { _ = $0.streams.removeValue(forKey: id) } }
+    }
+
+    // MARK: - Connections the loop accepted
+
+    /// Whether the server is stopping (new requests are answered 503).
+    var isDraining: Bool { state.withLock { $0.draining } }
+
+    /// Gives an accepted HTTP/1.1 connection to libmicrohttpd (which closes it when done).
+    func handToMicroHTTPD(_ fd: Int32, peer: PeerAddress) {
+        let bits = state.withLock { $0.stopping ? 0 : $0.daemon }
+        guard let daemon = OpaquePointer(bitPattern: bits) else {
+            close(fd)
+            return
+        }
+        // On failure libmicrohttpd has closed the socket already.
+        _ = peer.withPointer { MHD_add_connection(daemon, fd, $0, peer.length) }
+    }
+
+    func http2Opened(_ id: Int) { state.withLock { _ = $0.http2Connections.insert(id) } }
+    func http2Closed(_ id: Int) { state.withLock { _ = $0.http2Connections.remove(id) } }
+    func requestStarted() { state.withLock { $0.http2Requests += 1 } }
+    func requestEnded() { state.withLock { $0.http2Requests -= 1 } }
+
     func log(_ message: String) {
+        // A connection bridged from TLS is a Unix socket pair: TCP's options do not apply to it.
+        for expected in ["TCP_NODELAY option", "TCP_CORK option", "Failed to push the data from buffers"] where message.contains(expected) {
+            return
+        }
         logger.warning("libmicrohttpd: \(message.trimmingCharacters(in: .whitespacesAndNewlines))")
     }
 
@@ -511,6 +536,7 @@ final class ServerCore: Sendable {
                                   query: collector.query, headers: collector.headers, body: [],
                                   remoteAddress: Self.describe(chime_mhd_client_address(connection)))
         request.queryError = collector.queryError
+        request.protocolVersion = versionText
         let headSize = chime_mhd_header_size(connection)
         let problem = RequestChecks.head(bytes: headSize, limits: configuration.headLimits)
             ?? RequestChecks.method(methodText)
@@ -601,6 +627,14 @@ final class HeadCollector {
     func addArgument(key: UnsafePointer<CChar>, keySize: Int, value: UnsafePointer<CChar>?, valueSize: Int) {
         let rawKey = Array(UnsafeRawBufferPointer(start: key, count: keySize))
         let rawValue = value.map { Array(UnsafeRawBufferPointer(start: $0, count: valueSize)) } ?? []
+        decodeArgument(rawKey: rawKey, rawValue: rawValue)
+        argumentSpans.append((UnsafeRawPointer(key), keySize))
+        if let value { argumentSpans.append((UnsafeRawPointer(value), valueSize)) }
+    }
+
+    /// Decodes one query argument (`+` already a space, `%HH` not yet decoded), as HTTP/1.1's and
+    /// HTTP/2's requests both have it.
+    func decodeArgument(rawKey: [UInt8], rawValue: [UInt8]) {
         var name = String(decoding: rawKey, as: UTF8.self)
         do {
             name = try PercentEncoding.decode(bytes: rawKey)
@@ -609,8 +643,6 @@ final class HeadCollector {
             if queryError == nil { queryError = QueryDecodingError(name: name, problem: error) }
             query.append((name, String(decoding: rawValue, as: UTF8.self)))
         }
-        argumentSpans.append((UnsafeRawPointer(key), keySize))
-        if let value { argumentSpans.append((UnsafeRawPointer(value), valueSize)) }
     }
 
     /// Finds bytes of the head that no parsed string accounts for: a NUL or a bare CR inside a
@@ -718,7 +750,7 @@ private let keepEscapesCallback: chime_mhd_unescape_callback = { _, _, text in
 
 private let streamReaderCallback: MHD_ContentReaderCallback = { cls, _, buffer, max in
     guard let cls, let buffer else { return -2 }
-    return Unmanaged<EventStream>.fromOpaque(cls).takeUnretainedValue().read(into: buffer, max: max)
+    return Unmanaged<EventStream>.fromOpaque(cls).takeUnretainedValue().read(into: UnsafeMutableRawPointer(buffer), max: max)
 }
 
 private let streamFreeCallback: MHD_ContentReaderFreeCallback = { cls in
@@ -729,4 +761,9 @@ private let streamFreeCallback: MHD_ContentReaderFreeCallback = { cls in
 /// The text of a NUL-terminated C buffer.
 func cText(_ buffer: [CChar]) -> String {
     String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+}
+
+extension Duration {
+    /// The duration in seconds, as a Double.
+    var seconds: Double { Double(components.seconds) + Double(components.attoseconds) / 1e18 }
 }

@@ -112,3 +112,38 @@ enum UnixSocket {
         return fd
     }
 }
+
+enum TCPSocket {
+    /// Creates, binds and listens on an IPv4 TCP socket (SO_REUSEADDR, non-blocking, close-on-exec).
+    static func listen(host: String, port: UInt16, backlog: Int32 = 511) throws -> Int32 {
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = port.bigEndian
+        guard inet_pton(AF_INET, host, &address.sin_addr) == 1 else {
+            throw ServerError(.invalidConfiguration, "\(host) is not an IPv4 address")
+        }
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue) | Int32(SOCK_NONBLOCK.rawValue), 0)
+        guard fd >= 0 else { throw ServerError(.startFailed, "cannot create a TCP socket: \(String(cString: strerror(errno)))") }
+        var one: Int32 = 1
+        setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, socklen_t(MemoryLayout<Int32>.size))
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        guard bound == 0, Glibc.listen(fd, backlog) == 0 else {
+            close(fd)
+            throw ServerError(.startFailed, "cannot serve on \(host):\(port): is the address in use or not available?")
+        }
+        return fd
+    }
+
+    /// The port a socket is bound to (0 for a Unix socket).
+    static func boundPort(_ fd: Int32) -> UInt16 {
+        var address = sockaddr_in()
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let found = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
+        }
+        guard found == 0, address.sin_family == sa_family_t(AF_INET) else { return 0 }
+        return UInt16(bigEndian: address.sin_port)
+    }
+}

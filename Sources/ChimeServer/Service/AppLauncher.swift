@@ -305,7 +305,3 @@ final class OutputRelay: Sendable {
         if let rest { logger.info("launched app output", ["app": app, "line": rest]) }
     }
 }
-
-extension Duration {
-    fileprivate var seconds: Double { Double(components.seconds) + Double(components.attoseconds) / 1e18 }
-}

@@ -22,6 +22,7 @@ struct ServiceHarness: Sendable {
                      streamQueueLimit: Int = EventStream.defaultQueueLimit,
                      serviceExtensionTimeLimit: TimeInterval = 30, streamLimits: ChimeAPI.StreamLimits = ChimeAPI.StreamLimits(),
                      clock: (any NotificationClock)? = nil, publicURL: String? = nil, quota: StorageQuota = .serviceDefault,
+                     tls: (certificatePath: String, keyPath: String)? = nil,
                      _ body: (ServiceHarness) async throws -> Void) async throws {
         let directory = temporaryDirectory()
         var configuration = ChimeService.Configuration(dataDirectory: directory, listen: .tcp(host: "127.0.0.1", port: 0),
@@ -34,6 +35,8 @@ struct ServiceHarness: Sendable {
         configuration.publicURL = publicURL
         configuration.clock = clock
         configuration.quota = quota
+        configuration.tlsCertificatePath = tls?.certificatePath
+        configuration.tlsKeyPath = tls?.keyPath
         let service = try await RunningService.start(configuration: configuration, logger: logger)
         let harness = ServiceHarness(service: service, directory: directory)
         do {

@@ -1,0 +1,283 @@
+import ChimeCore
+import Foundation
+import Synchronization
+import Testing
+@testable import ChimeServer
+
+/// HTTP/2 on the same listener as HTTP/1.1: h2c with prior knowledge on TCP and a Unix socket,
+/// through curl (nghttp2 inside), with the same handler, checks, limits, metrics and access log.
+@Suite("HTTP/2")
+struct HTTP2Tests {
+    /// What curl printed and what it says it spoke.
+    struct CurlResult {
+        var status: Int
+        var version: String
+        var body: String
+    }
+
+    /// One request with curl; `-w` appends the status and the HTTP version after a marker line.
+    static func curl(_ arguments: [String]) async throws -> CurlResult {
+        let output = try await ChildProcess.run("/usr/bin/curl", arguments: ["-s", "--max-time", "60", "-w", "\n@@%{http_code} %{http_version}"] + arguments,
+                                                timeout: 90)
+        let text = output.text
+        guard let marker = text.range(of: "\n@@", options: .backwards) else {
+            throw ServerError(.startFailed, "curl printed no status: \(text) \(output.errorText)")
+        }
+        let tail = text[marker.upperBound...].split(separator: " ")
+        return CurlResult(status: Int(tail.first ?? "") ?? 0, version: tail.count > 1 ? String(tail[1]) : "",
+                          body: String(text[..<marker.lowerBound]))
+    }
+
+    /// A server with `handler` on a Unix socket in a short temporary directory.
+    static func withUnixServer(_ handler: TestHandler, metrics: Metrics = Metrics(), logger: ServerLogger = .silent,
+                               _ body: (String, HTTPServer) async throws -> Void) async throws {
+        let directory = "/tmp/chime-h2-\(UUID().uuidString.prefix(8))"
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let socket = directory + "/http.sock"
+        let server = HTTPServer(configuration: .init(listen: .unix(path: socket)), handler: handler, logger: logger, metrics: metrics)
+        try server.start()
+        do {
+            try await body(socket, server)
+        } catch {
+            await server.stop()
+            throw error
+        }
+        await server.stop()
+    }
+
+    @Test("h2c and HTTP/1.1 on one TCP port of chime serve: the same answers, access rules and metrics")
+    func sameListenerTCP() async throws {
+        let lines = Mutex<[String]>([])
+        try await ServiceHarness.with(logger: ServerLogger(sink: { line in lines.withLock { $0.append(line) } })) { harness in
+            let base = "http://127.0.0.1:\(harness.service.port)"
+            let h2 = try await Self.curl(["--http2-prior-knowledge", base + "/healthz"])
+            #expect(h2.status == 200 && h2.version == "2" && h2.body.contains("ok"))
+            let h1 = try await Self.curl([base + "/healthz"])
+            #expect(h1.status == 200 && h1.version == "1.1" && h1.body == h2.body)
+
+            // The same access rules: no token 401, the owner's token 200.
+            let refused = try await Self.curl(["--http2-prior-knowledge", base + "/v1/apps"])
+            #expect(refused.status == 401 && refused.version == "2")
+            let token = harness.service.ownerToken
+            let add = try await Self.curl(["--http2-prior-knowledge", "-X", "POST", "-H", "Authorization: Bearer \(token)",
+                                           "-H", "Content-Type: application/json", "--data-binary",
+                                           #"{"bundleIdentifier": "com.example.h2"}"#, base + "/v1/apps"])
+            #expect(add.status == 201, "\(add.body)")
+            let listed = try await Self.curl(["--http2-prior-knowledge", "-H", "Authorization: Bearer \(token)", base + "/v1/apps?limit=5"])
+            #expect(listed.status == 200 && listed.body.contains("com.example.h2"))
+            // A Host that is not the service's is refused as over HTTP/1.1 (:authority is HTTP/2's Host).
+            let rebound = try await Self.curl(["--http2-prior-knowledge", "-H", "Host: attacker.example", base + "/v1/apps"])
+            #expect(rebound.status == 421)
+
+            let metrics = try await Self.curl(["--http2-prior-knowledge", base + "/metrics"])
+            #expect(metrics.body.contains(#"route="/v1/apps""#))
+        }
+        let logged = lines.withLock { $0 }.filter { $0.contains("INFO request") }
+        #expect(logged.contains { $0.contains("path=/healthz") && $0.contains("protocol=HTTP/2") && $0.contains("status=200") })
+        #expect(logged.contains { $0.contains("path=/healthz") && $0.contains("protocol=HTTP/1.1") })
+        #expect(logged.contains { $0.contains("path=/v1/apps") && $0.contains("status=401") && $0.contains("protocol=HTTP/2") })
+    }
+
+    @Test("h2c over a Unix socket: path, query, body and limits as over HTTP/1.1")
+    func unixSocket() async throws {
+        let metrics = Metrics()
+        try await Self.withUnixServer(TestHandler(), metrics: metrics) { socket, _ in
+            let echo = try await Self.curl(["--http2-prior-knowledge", "--unix-socket", socket, "-X", "POST", "--data-binary", "12345",
+                                            "http://localhost/a%2Fb?x=1&y=%C3%BC+z&x=2"])
+            #expect(echo.version == "2")
+            #expect(echo.body == "POST /a%2Fb 5 x=1 y=ü z x=2")
+            let plain = try await Self.curl(["--unix-socket", socket, "-X", "POST", "--data-binary", "12345",
+                                             "http://localhost/a%2Fb?x=1&y=%C3%BC+z&x=2"])
+            #expect(plain.version == "1.1" && plain.body == echo.body)
+
+            // A body over the route's limit: 413, before and without a Content-Length.
+            let large = try await Self.curl(["--http2-prior-knowledge", "--unix-socket", socket, "--data-binary",
+                                             String(repeating: "x", count: 100), "http://localhost/small"])
+            #expect(large.status == 413 && large.body == "too large")
+            // A head over the limit: 431, the server's own answer.
+            let header = try await Self.curl(["--http2-prior-knowledge", "--unix-socket", socket, "-H",
+                                              "X-Big: " + String(repeating: "b", count: 17_000), "http://localhost/echo"])
+            #expect(header.status == 431)
+            // A target over the limit: 414.
+            let target = try await Self.curl(["--http2-prior-knowledge", "--unix-socket", socket,
+                                              "http://localhost/echo?" + String(repeating: "q", count: 9000)])
+            #expect(target.status == 414)
+        }
+        #expect(metrics.requestCount(route: "/echo", status: 200) == 2)
+        #expect(metrics.requestCount(route: "/413", status: 413) == 1)
+    }
+
+    @Test("an event stream over HTTP/2: events as DATA frames as they are sent, the end when the server ends it")
+    func eventStream() async throws {
+        let handler = TestHandler()
+        try await Self.withUnixServer(handler) { socket, server in
+            let follower = Task { try await Self.curl(["--http2-prior-knowledge", "-N", "--unix-socket", socket, "http://localhost/stream"]) }
+            var stream: EventStream?
+            for _ in 0..<3000 where stream == nil {
+                stream = handler.streams.withLock { $0.first }
+                if stream == nil { try await Task.sleep(for: .milliseconds(10)) }
+            }
+            let open = try #require(stream)
+            // The first event was queued with the response; wait until curl has it (the queue drains).
+            for _ in 0..<3000 where open.queuedBytes > 0 { try await Task.sleep(for: .milliseconds(10)) }
+            #expect(server.openStreams == 1)
+            open.sendComment("heartbeat")
+            open.send(event: "delivered", id: "2", data: "line 1\nline 2 ü")
+            open.close()
+            let result = try await follower.value
+            #expect(result.status == 200 && result.version == "2")
+            #expect(result.body == "id: 1\nevent: hello\ndata: first\n\n: heartbeat\n\nid: 2\nevent: delivered\ndata: line 1\ndata: line 2 ü\n\n")
+        }
+    }
+
+    // MARK: - TLS, ALPN and clients from PyPI
+
+    /// A test CA and a certificate it signed for 127.0.0.1 and localhost, made by openssl in `directory`.
+    static func makeCertificates(in directory: String) async throws -> (ca: String, certificate: String, key: String) {
+        let steps: [[String]] = [
+            ["req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes", "-keyout", directory + "/ca.key",
+             "-out", directory + "/ca.pem", "-days", "1", "-subj", "/CN=Chime Test CA"],
+            ["req", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes", "-keyout", directory + "/key.pem",
+             "-out", directory + "/leaf.csr", "-subj", "/CN=localhost"],
+            ["x509", "-req", "-in", directory + "/leaf.csr", "-CA", directory + "/ca.pem", "-CAkey", directory + "/ca.key",
+             "-CAcreateserial", "-out", directory + "/cert.pem", "-days", "1", "-extfile", directory + "/leaf.ext"],
+        ]
+        try "subjectAltName=IP:127.0.0.1,DNS:localhost\n".write(toFile: directory + "/leaf.ext", atomically: true, encoding: .utf8)
+        for step in steps {
+            let made = try await ChildProcess.run("/usr/bin/openssl", arguments: step, timeout: 60)
+            #expect(made.termination.succeeded, "\(made.errorText)")
+        }
+        return (directory + "/ca.pem", directory + "/cert.pem", directory + "/key.pem")
+    }
+
+    /// The environment's python (scripts/http2-test-env.sh), set up once per test process.
+    static let python = Task<String, any Error> {
+        let output = try await ChildProcess.run(Self.packageRoot + "/scripts/http2-test-env.sh", timeout: 600)
+        guard output.termination.succeeded else { throw ServerError(.startFailed, "http2-test-env.sh: \(output.errorText)") }
+        return output.text.trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
+    static let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent().path
+
+    /// One command of Tests/Support/HTTP2Clients/clients.py, and its JSON answer.
+    static func client(_ arguments: String...) async throws -> JSONValue {
+        let output = try await ChildProcess.run(try await python.value, arguments: [packageRoot + "/Tests/Support/HTTP2Clients/clients.py"] + arguments,
+                                                environment: ["PYTHONDONTWRITEBYTECODE": "1", "PATH": "/usr/bin:/bin"], timeout: 120)
+        guard output.termination.succeeded else { throw ServerError(.startFailed, "clients.py \(arguments.first ?? ""): \(output.errorText)") }
+        return try JSONValue.parse(output.text)
+    }
+
+    /// The `index`th of a clients.py answer's results.
+    static func result(_ answer: JSONValue, _ index: Int) -> JSONValue? {
+        guard case .array(let results)? = answer["results"], index < results.count else { return nil }
+        return results[index]
+    }
+
+    /// A JSON body's field, from curl's output.
+    static func field(_ body: String, _ name: String) -> String? {
+        (try? JSONValue.parse(body))?[name].flatMap { if case .string(let text) = $0 { text } else { nil } }
+    }
+
+    @Test("TLS with a test CA: ALPN h2 for curl --http2 and httpx, http/1.1 for curl --http1.1, on one port")
+    func tlsALPN() async throws {
+        let directory = "/tmp/chime-h2tls-\(UUID().uuidString.prefix(8))"
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let files = try await Self.makeCertificates(in: directory)
+        try await ServiceHarness.with(tls: (files.certificate, files.key)) { harness in
+            let base = "https://localhost:\(harness.service.port)"
+            let token = harness.service.ownerToken
+            let h2 = try await Self.curl(["--http2", "--cacert", files.ca, base + "/healthz"])
+            #expect(h2.status == 200 && h2.version == "2")
+            let h1 = try await Self.curl(["--http1.1", "--cacert", files.ca, "-H", "Authorization: Bearer \(token)", base + "/v1/apps"])
+            #expect(h1.status == 200 && h1.version == "1.1")
+            // Not trusted without the CA.
+            let untrusted = try await ChildProcess.run("/usr/bin/curl", arguments: ["-s", "--http2", base + "/healthz"], timeout: 60)
+            #expect(untrusted.termination.succeeded == false)
+
+            // 300 requests at once through one connection (SETTINGS_MAX_CONCURRENT_STREAMS is 128: httpx queues the rest).
+            let many = try await Self.client("many", base + "/v1/apps", files.ca, token, "300")
+            #expect(many["statuses"] == .object(["200": .integer(300)]), "\(many)")
+            #expect(many["versions"] == .array([.string("HTTP/2")]))
+        }
+    }
+
+    @Test("aioapns, given only a host, port and CA, delivers a push signed with a .p8 key; refusals carry Apple's reasons")
+    func providerLibrary() async throws {
+        let directory = "/tmp/chime-h2apns-\(UUID().uuidString.prefix(8))"
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let files = try await Self.makeCertificates(in: directory)
+        for name in ["AuthKey_KEY1234567.p8", "Other.p8"] {
+            let key = try await ChildProcess.run("/usr/bin/openssl", arguments: ["genpkey", "-algorithm", "EC", "-pkeyopt", "ec_paramgen_curve:P-256",
+                                                                                 "-out", directory + "/" + name], timeout: 60)
+            #expect(key.termination.succeeded, "\(key.errorText)")
+        }
+        try await ServiceHarness.with(tls: (files.certificate, files.key)) { harness in
+            let base = "https://localhost:\(harness.service.port)"
+            let owner = ["--http2", "--cacert", files.ca, "-H", "Authorization: Bearer \(harness.service.ownerToken)", "-H", "Content-Type: application/json"]
+            let created = try await Self.curl(owner + ["--data-binary", #"{"bundleIdentifier": "com.example.provider"}"#, base + "/v1/apps"])
+            #expect(created.status == 201 && created.version == "2")
+            let appToken = try #require(Self.field(created.body, "token"))
+            let app = ["--http2", "--cacert", files.ca, "-H", "Authorization: Bearer \(appToken)"]
+            #expect(try await Self.curl(app + ["-X", "POST", base + "/v1/apps/com.example.provider/authorization"]).status == 200)
+            let pem = try String(contentsOfFile: directory + "/AuthKey_KEY1234567.p8", encoding: .utf8)
+            let registration = JSONValue.object(["apns": ["teamId": "TEAM123456", "keyId": "KEY1234567", "key": .string(pem)]]).serialized()
+            let registered = try await Self.curl(owner + ["-X", "PATCH", "--data-binary", registration, base + "/v1/apps/com.example.provider"])
+            #expect(registered.status == 200, "\(registered.body)")
+            let device = try #require(Self.field(try await Self.curl(app + [base + "/v1/apps/com.example.provider/device-token"]).body, "deviceToken"))
+
+            let port = String(harness.service.port)
+            let key = directory + "/AuthKey_KEY1234567.p8"
+            let first = try await Self.client("aioapns", "localhost", port, files.ca, key, "KEY1234567", "TEAM123456", "com.example.provider",
+                                              device + "," + String(repeating: "ab", count: 32))
+            let sent = try #require(Self.result(first, 0))
+            #expect(sent["success"] == .bool(true), "\(first)")
+            #expect(sent["apnsId"] == sent["sent"])
+            let delivered = try await Self.curl(owner + [base + "/v1/apps/com.example.provider/notifications"])
+            #expect(delivered.body.contains("From aioapns"), "\(delivered.body)")
+            // A device token the app was not given: BadDeviceToken (the same provider token).
+            #expect(Self.result(first, 1)?["reason"] == .string("BadDeviceToken"), "\(first)")
+
+            // Another client makes a new token for the same key at once: TooManyProviderTokenUpdates.
+            let again = try await Self.client("aioapns", "localhost", port, files.ca, key, "KEY1234567", "TEAM123456", "com.example.provider", device)
+            #expect(Self.result(again, 0)?["status"] == .string("429") && Self.result(again, 0)?["reason"] == .string("TooManyProviderTokenUpdates"),
+                    "\(again)")
+            // Another key under the same key id: InvalidProviderToken.
+            let forged = try await Self.client("aioapns", "localhost", port, files.ca, directory + "/Other.p8",
+                                               "KEY1234567", "TEAM123456", "com.example.provider", device)
+            #expect(Self.result(forged, 0)?["status"] == .string("403") && Self.result(forged, 0)?["reason"] == .string("InvalidProviderToken"),
+                    "\(forged)")
+        }
+    }
+
+    @Test("rapid reset (CVE-2023-44487): resets within nghttp2's budget are served; a flood of them ends the connection with GOAWAY")
+    func rapidReset() async throws {
+        try await ServiceHarness.with { harness in
+            let port = String(harness.service.port)
+            // Fewer than SETTINGS_MAX_CONCURRENT_STREAMS (128) reset streams: their work is bounded, the next request is served.
+            let within = try await Self.client("rapid-reset", "127.0.0.1", port, "-", "/healthz", "100")
+            #expect(within["status"] == .integer(200), "\(within)")
+            let flood = try await Self.client("rapid-reset", "127.0.0.1", port, "-", "/healthz", "3000")
+            #expect(flood["goaway"] == .string("ENHANCE_YOUR_CALM") || flood["closed"] == .bool(true), "\(flood)")
+            #expect(flood["status"] == .null, "\(flood)")
+            // The service goes on.
+            #expect(try await Self.curl(["--http2-prior-knowledge", "http://127.0.0.1:\(port)/healthz"]).status == 200)
+        }
+    }
+
+    @Test("PING and SETTINGS floods from a client that does not read: the connection is ended, the service goes on")
+    func floods() async throws {
+        try await ServiceHarness.with { harness in
+            let port = String(harness.service.port)
+            for kind in ["ping-flood", "settings-flood"] {
+                let answer = try await Self.client(kind, "127.0.0.1", port, "-", "200000")
+                #expect(answer["closed"] == .bool(true) || answer["goaway"] != .null, "\(kind): \(answer)")
+                #expect(answer["error"] != .string("TimeoutError") && answer["error"] != .string("timeout"), "\(kind): \(answer)")
+            }
+            #expect(try await Self.curl(["--http2-prior-knowledge", "http://127.0.0.1:\(port)/healthz"]).status == 200)
+        }
+    }
+}

@@ -1,0 +1,14 @@
+#!/usr/bin/env bash
+# The Python environment of the HTTP/2 client tests (Tests/Support/HTTP2Clients/clients.py: httpx
+# with h2, the h2 library itself, and aioapns, an APNs provider library on h2), for ChimeServerTests
+# and `make abuse`.
+#
+#   scripts/http2-test-env.sh     sets up .build/venv-http2 if needed; prints its python
+#
+# Needs python3-venv (scripts/install-deps.sh test). Override the place with HTTP2_TEST_VENV.
+# Test processes running at once share the environment: the first sets it up, under a lock.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+venv="${HTTP2_TEST_VENV:-.build/venv-http2}"
+mkdir -p "$(dirname "$venv")"
+exec flock "$venv.lock" scripts/python-venv.sh "$venv" Tests/Support/HTTP2Clients/requirements.txt
