@@ -155,7 +155,8 @@ struct JSONWebTokenDifferentialTests {
         }
         print("jwt differential (seed \(Self.seed)): \(tokens.count) tokens, \(bothAccepted) accepted by both, \(bothRefused) refused by both; "
               + "refused by Chime alone, by design: \(allowed.sorted { $0.key < $1.key }.map { "\($0.value) \($0.key)" }.joined(separator: ", "))")
-        #expect(bothAccepted > tokens.count / 20, "too few accepted tokens to compare: \(bothAccepted)")
+        // About 5% are accepted by both (1,032 of 20,000 from one seed); fewer than 2% would mean the generator broke.
+        #expect(bothAccepted > tokens.count / 50, "too few accepted tokens to compare: \(bothAccepted)")
         #expect(failures.isEmpty, "\(failures.count) differences:\n\(failures.prefix(12).joined(separator: "\n"))")
     }
 }

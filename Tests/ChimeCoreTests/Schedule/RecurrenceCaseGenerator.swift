@@ -2,10 +2,11 @@ import ChimeCore
 import Foundation
 
 /// Random recurrence rules, starts and zones from a fixed seed (SplitMix64), so a failure repeats.
-/// Rules keep to what RFC 5545 allows, and stay clear of two places where python-dateutil (the
+/// Rules keep to what RFC 5545 allows, and stay clear of three places where python-dateutil (the
 /// oracle) is known to differ from RFC 5545: a BYDAY list mixing plain weekdays with ordinals
-/// (dateutil intersects the two instead of joining them) and sub-daily rules narrowed to some days
-/// (dateutil steps through every minute or second, which takes it minutes).
+/// (dateutil intersects the two instead of joining them), sub-daily rules narrowed to some days
+/// (dateutil steps through every minute or second, which takes it minutes) and BYSETPOS in WEEKLY
+/// rules (dateutil's first week begins at DTSTART, see `rule()`).
 struct RecurrenceCaseGenerator {
     private var state: UInt64
 
@@ -61,7 +62,13 @@ struct RecurrenceCaseGenerator {
         if frequency != .secondly, chance(25) { rule.byHour = some(1...3) { $0.int(0...23) } }
         if chance(20) { rule.byMinute = some(1...3) { $0.int(0...59) } }
         if chance(10) { rule.bySecond = some(1...2) { $0.int(0...59) } }
-        if rule.hasAnyByPart, chance(25) { rule.bySetPosition = some(1...2) { $0.pick([1, 2, 3, -1, -2]) } }
+        if rule.hasAnyByPart, chance(25) {
+            let positions = some(1...2) { $0.pick([1, 2, 3, -1, -2]) }
+            // Not with WEEKLY: dateutil's first week begins at DTSTART, not at WKST, so BYSETPOS
+            // counts within a shorter set there (found by make fuzz-differential; RFC 5545 counts
+            // within the whole week, as Chime does). Drawn either way, so the other cases stay.
+            if frequency != .weekly { rule.bySetPosition = positions }
+        }
         if chance(20) { rule.weekStart = pick(RecurrenceRule.Weekday.allCases) }
         return rule
     }
