@@ -99,7 +99,7 @@ let package = Package(
         .target(name: "ChimeTesting", dependencies: ["Chime", "ChimeCore"]),
 
         // The notification center as a service: HTTP API, APNs-compatible endpoint, events, web center.
-        .target(name: "ChimeServer", dependencies: ["ChimeCore", "ChimeCrypto", "ChimeSQLite", "ChimePostgres", "ChimeDesktop", "CMicroHTTPD", "CNGHTTP2", "CLibSSL", "CQREncode"]),
+        .target(name: "ChimeServer", dependencies: ["ChimeCore", "ChimeCrypto", "ChimeHTTP", "ChimeSQLite", "ChimePostgres", "ChimeDesktop", "CMicroHTTPD", "CNGHTTP2", "CLibSSL", "CQREncode"]),
         // The command-line tool and daemon.
         .target(name: "ChimeCLI", dependencies: ["ChimeServer", "ChimeCore", "ChimeCrypto", "ChimeSQLite", "Chime", "ChimeHTTP"], plugins: ["ChimeBuildInfo"]),
         // Stamps the CLI with the git commit it was built from (`chime --version`).
@@ -138,7 +138,7 @@ let package = Package(
         .testTarget(name: "ChimeCryptoTests", dependencies: ["ChimeCrypto", "ChimeCore", "CryptoInterop"]),
         // Runs Tests/Support/CryptoInterop/interop.py (cryptography, PyJWT, http_ece) for the crypto and provider-token tests.
         .target(name: "CryptoInterop", dependencies: ["ChimeCore"], path: "Tests/Support/CryptoInterop",
-                exclude: ["interop.py", "requirements.txt"]),
+                exclude: ["interop.py", "push_service.py", "requirements.txt"]),
         // Starts a PostgreSQL server of its own (Debian's postgresql) for tests and benchmarks.
         .target(name: "PostgresTestServer", dependencies: ["ChimeCore"], path: "Tests/Support/PostgresTestServer"),
         // Killed with SIGKILL by ChimeSQLiteTests' durability test.

@@ -36,6 +36,7 @@ extension CLI {
         .value("event-log-max-events", "events kept for resumed streams (default 100000)"),
         .value("event-log-max-mb", "megabytes of events kept (default 64)"),
         .value("event-log-max-days", "days an event is kept (default 7)"),
+        .value("web-push-contact", "the contact push services see in every push's VAPID token: mailto:you@example.org or https://… (default: --public-url when https, else mailto:chime@HOSTNAME)"),
         .value("web-push-endpoints", "push services Web Push may go to besides the public ones (FCM, Mozilla, Apple, Microsoft): URL prefixes, comma-separated, as https://up.example.org/ (a self-hosted UnifiedPush distributor); private and loopback addresses only when listed here"),
     ]
 
@@ -102,6 +103,12 @@ extension CLI {
                 do throws(ChimeError) {
                     configuration.webPushEndpoints = try WebPushEndpoints(listed: text.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) })
                 } catch { throw UsageError(error.message) }
+            }
+            if let contact = arguments.value("web-push-contact") {
+                guard (contact.hasPrefix("mailto:") || contact.hasPrefix("https://")) && contact.count > 8 else {
+                    throw UsageError("--web-push-contact is '\(contact.prefix(80))'; give mailto:you@example.org or an https:// URL (RFC 8292: how a push service reaches you)")
+                }
+                configuration.webPushContact = contact
             }
             configuration.database = try databaseURL(arguments, environment: ProcessInfo.processInfo.environment)
             if configuration.database != nil, arguments.value("durability") != nil {

@@ -30,7 +30,7 @@ final class CurlTransfer: @unchecked Sendable {
         var cancelled = false
     }
 
-    private static let globalInit: Bool = curl_global_init(Int(CURL_GLOBAL_DEFAULT)) == CURLE_OK
+    static let globalInit: Bool = curl_global_init(Int(CURL_GLOBAL_DEFAULT)) == CURLE_OK
 
     private let options: Options
     private let state = Mutex(State())
@@ -160,20 +160,7 @@ final class CurlTransfer: @unchecked Sendable {
             _ = chime_curl_set_string(easy, CURLOPT_COPYPOSTFIELDS, "")
         }
 
-        // `Expect:` and `Content-Type:` with no value stop curl adding its own.
-        var fields = options.headers
-        if !fields.contains(where: { $0.0.lowercased() == "content-type" }) { fields.append(("Content-Type", "")) }
-        fields.append(("Expect", ""))
-        for (name, value) in fields {
-            guard !name.isEmpty, name.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7F && $0 != UInt8(ascii: ":") }),
-                  !value.utf8.contains(where: { $0 == 13 || $0 == 10 || $0 == 0 }) else {
-                throw HTTPClientError(.badRequest, "the header \(name) cannot be sent: names are single words, values one line")
-            }
-            // "Name;" is curl's way to send a header with an empty value; "Name:" removes curl's own.
-            let line = value.isEmpty && name.lowercased() != "content-type" && name.lowercased() != "expect" ? "\(name);" : "\(name): \(value)"
-            guard let list = curl_slist_append(headerList, line) else { throw HTTPClientError(.failed, "out of memory") }
-            headerList = list
-        }
+        if let error = CurlEasy.appendHeaders(options.headers, to: &headerList) { throw error }
         _ = chime_curl_set_headers(easy, headerList)
 
         _ = chime_curl_set_write_function(easy) { CurlTransfer.handOver($0, $1 * $2, $3) { $0.received($1) } }
@@ -224,18 +211,7 @@ final class CurlTransfer: @unchecked Sendable {
     }
 
     /// The last answer's header fields, as curl parsed them.
-    private func responseHeaders() -> [String: String] {
-        var headers: [String: String] = [:]
-        var previous: UnsafeMutablePointer<curl_header>?
-        while let header = curl_easy_nextheader(easy, UInt32(CURLH_HEADER), -1, previous) {
-            previous = header
-            guard let name = header.pointee.name, let value = header.pointee.value else { continue }
-            let key = String(cString: name).lowercased()
-            let text = String(cString: value)
-            headers[key] = headers[key].map { "\($0), \(text)" } ?? text
-        }
-        return headers
-    }
+    private func responseHeaders() -> [String: String] { CurlEasy.responseHeaders(easy) }
 
     private func failure(_ code: CURLcode) -> Failure {
         let detail = String(cString: errorBuffer)

@@ -10,9 +10,10 @@ import Foundation
 /// for device in try await engine.webPushSubscriptions() { print(device.name, device.endpoint) }
 /// ```
 extension NotificationEngine {
-    /// Every subscription, oldest first.
+    /// Every subscription, oldest first. Read beside the writer where the store has readers (the
+    /// Web Push surface asks for every delivery).
     public func webPushSubscriptions() async throws -> [WebPushSubscription] {
-        try await perform { try $0.store.webPushSubscriptions() }
+        try await read { try $0.webPushSubscriptions() }
     }
 
     /// Registers a browser's subscription. The same endpoint again (the browser registering once

@@ -95,6 +95,10 @@ public enum ChimeService {
         /// `--web-push-endpoints PREFIX,…`: push services Web Push is sent to besides the public
         /// ones (a self-hosted UnifiedPush distributor); see ``WebPushEndpoints``.
         public var webPushEndpoints = WebPushEndpoints.publicServicesOnly
+        /// `--web-push-contact mailto:…|https://…`: the VAPID `sub` claim, how a push service
+        /// reaches the operator (RFC 8292 §2.1); `nil`: `--public-url` when it is https, else
+        /// `mailto:chime@HOSTNAME`.
+        public var webPushContact: String?
 
         /// `--database URL` (or `CHIME_DATABASE_URL`): a PostgreSQL database shared by several
         /// nodes, `postgresql://USER@HOST:PORT/DB` with libpq's parameters (`sslmode`, …) in the

@@ -34,6 +34,9 @@ public final class RunningService: Sendable {
     /// The activation tokens of desktop answers, for the apps they launch.
     public let activationTokens: ActivationTokens
     private let desktopAttachment: NotificationHub.Attachment?
+    /// Web Push to the subscribed devices.
+    public let webPush: WebPushSurface
+    private let webPushAttachment: NotificationHub.Attachment
     let logger: ServerLogger
     let store: StoreHandle
     let api: ChimeAPI
@@ -43,7 +46,8 @@ public final class RunningService: Sendable {
 
     private init(configuration: ChimeService.Configuration, url: String, port: UInt16, ownerToken: String, database: String?,
                  engine: NotificationEngine, server: HTTPServer, metrics: Metrics, logger: ServerLogger, store: StoreHandle, api: ChimeAPI,
-                 launcher: AppLauncher, desktop: (DesktopSurface, NotificationHub.Attachment)?, activationTokens: ActivationTokens) {
+                 launcher: AppLauncher, desktop: (DesktopSurface, NotificationHub.Attachment)?, activationTokens: ActivationTokens,
+                 webPush: (WebPushSurface, NotificationHub.Attachment)) {
         self.configuration = configuration
         self.url = url
         self.port = port
@@ -59,6 +63,8 @@ public final class RunningService: Sendable {
         self.desktop = desktop?.0
         self.desktopAttachment = desktop?.1
         self.activationTokens = activationTokens
+        self.webPush = webPush.0
+        self.webPushAttachment = webPush.1
     }
 
     /// Opens the data directory and starts everything.
@@ -118,9 +124,17 @@ public final class RunningService: Sendable {
         }
         let desktop = desktopWanted
             ? startDesktop(configuration, engine: engine, api: api, url: server.url, tokens: activationTokens, logger: logger) : nil
+        let contact = configuration.webPushContact
+            ?? configuration.publicURL.flatMap { $0.hasPrefix("https://") ? $0 : nil }
+            ?? "mailto:chime@" + ProcessInfo.processInfo.hostName
+        let webPush = WebPushSurface(engine: engine, configuration: .init(key: webPushKey, contact: contact, endpoints: configuration.webPushEndpoints),
+                                     logger: logger)
+        let webPushAttachment = engine.attach(webPush, app: nil)
+        webPush.start()
         let service = RunningService(configuration: configuration, url: server.url, port: server.port, ownerToken: opened.ownerToken,
                                      database: opened.database, engine: engine, server: server, metrics: metrics, logger: logger,
-                                     store: opened.handle, api: api, launcher: launcher, desktop: desktop, activationTokens: activationTokens)
+                                     store: opened.handle, api: api, launcher: launcher, desktop: desktop, activationTokens: activationTokens,
+                                     webPush: (webPush, webPushAttachment))
         try service.writeServerInfo()
         await launcher.start()
         logger.info("serving", ["url": service.url, "data": directory, "listen": configuration.listen.description,
@@ -191,6 +205,9 @@ public final class RunningService: Sendable {
         // Answers already given on the desktop reach the engine before it shuts down.
         desktopAttachment?.detach()
         await desktop?.stop()
+        // Pushes not sent yet stay queued in the store for the next start.
+        webPushAttachment.detach()
+        await webPush.stop()
         await engine.shutdown()
         store.close()
         unlink(ChimeService.serverInfoPath(dataDirectory: configuration.dataDirectory))

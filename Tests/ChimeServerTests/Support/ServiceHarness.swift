@@ -22,9 +22,9 @@ struct ServiceHarness: Sendable {
                      streamQueueLimit: Int = EventStream.defaultQueueLimit,
                      serviceExtensionTimeLimit: TimeInterval = 30, streamLimits: ChimeAPI.StreamLimits = ChimeAPI.StreamLimits(),
                      clock: (any NotificationClock)? = nil, publicURL: String? = nil, quota: StorageQuota = .serviceDefault,
-                     tls: (certificatePath: String, keyPath: String)? = nil,
-                     _ body: (ServiceHarness) async throws -> Void) async throws {
-        let directory = temporaryDirectory()
+                     tls: (certificatePath: String, keyPath: String)? = nil, webPushEndpoints: [String] = [],
+                     directory given: String? = nil, _ body: (ServiceHarness) async throws -> Void) async throws {
+        let directory = given ?? temporaryDirectory()
         var configuration = ChimeService.Configuration(dataDirectory: directory, listen: .tcp(host: "127.0.0.1", port: 0),
                                                        autoAllow: autoAllow, connectionLimit: connectionLimit,
                                                        heartbeatInterval: heartbeat, printsBanner: false)
@@ -37,17 +37,18 @@ struct ServiceHarness: Sendable {
         configuration.quota = quota
         configuration.tlsCertificatePath = tls?.certificatePath
         configuration.tlsKeyPath = tls?.keyPath
+        configuration.webPushEndpoints = try WebPushEndpoints(listed: webPushEndpoints)
         let service = try await RunningService.start(configuration: configuration, logger: logger)
         let harness = ServiceHarness(service: service, directory: directory)
         do {
             try await body(harness)
         } catch {
             await service.stop()
-            try? FileManager.default.removeItem(atPath: directory)
+            if given == nil { try? FileManager.default.removeItem(atPath: directory) }
             throw error
         }
         await service.stop()
-        try? FileManager.default.removeItem(atPath: directory)
+        if given == nil { try? FileManager.default.removeItem(atPath: directory) }
     }
 
     /// Registers an app and returns its token.
