@@ -1,4 +1,4 @@
-import ChimeCore
+@testable import ChimeCore
 import Dispatch
 import Foundation
 @testable import ChimeSQLite

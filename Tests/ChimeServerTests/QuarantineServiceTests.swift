@@ -1,4 +1,4 @@
-import ChimeCore
+@testable import ChimeCore
 import Foundation
 import Testing
 @testable import ChimeServer

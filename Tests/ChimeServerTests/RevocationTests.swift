@@ -1,4 +1,4 @@
-import ChimeCore
+@testable import ChimeCore
 import ChimeTesting
 import Dispatch
 import Foundation

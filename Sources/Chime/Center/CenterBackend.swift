@@ -81,31 +81,31 @@ extension NotificationEngine: CenterBackend {
 
     package func requestAuthorization(app: String, options: UNAuthorizationOptions,
                                       completion: @escaping @Sendable (Result<Bool, any Error>) -> Void) {
-        submit({ try $0.requestAuthorization(app: app, options: options).granted }, completion: completion)
+        requestAuthorization(app: app, options: options, ordered: completion)
     }
 
     package func settings(app: String, completion: @escaping @Sendable (Result<NotificationSettings, any Error>) -> Void) {
-        submit({ try $0.appRecord(app).settings }, completion: completion)
+        settings(app: app, ordered: completion)
     }
 
     package func categories(app: String, completion: @escaping @Sendable (Result<[NotificationCategory], any Error>) -> Void) {
-        submit({ try $0.store.categories(app: app) }, completion: completion)
+        categories(app: app, ordered: completion)
     }
 
     package func fail(_ error: any Error, completion: @escaping @Sendable (Result<Void, any Error>) -> Void) {
-        submit({ _ in throw error }, completion: completion)
+        fail(error, ordered: completion)
     }
 
     package func pending(app: String, completion: @escaping @Sendable (Result<[PendingRequest], any Error>) -> Void) {
-        submit({ try $0.store.pending(app: app) }, completion: completion)
+        pending(app: app, ordered: completion)
     }
 
     package func delivered(app: String, completion: @escaping @Sendable (Result<[DeliveredNotification], any Error>) -> Void) {
-        submit({ try $0.store.delivered(app: app, thread: nil) }, completion: completion)
+        delivered(app: app, ordered: completion)
     }
 
     package func setBadge(_ count: Int, app: String, completion: @escaping @Sendable (Result<Void, any Error>) -> Void) {
-        submit({ try $0.setBadge(count, app: app) }, completion: completion)
+        setBadge(count, app: app, ordered: completion)
     }
 
     package func acknowledgeResponse(_ id: Int64, app: String) async throws {

@@ -3,7 +3,7 @@ import Foundation
 /// The engine's state machine: the rules, applied to the store. Runs only on the engine's writer,
 /// always inside a store transaction. Every operation checks before it writes (see
 /// `NotificationEngine.submit`).
-package final class EngineCore {
+final class EngineCore {
     package let store: any NotificationStore
     /// The store, when other engines share it (see ``SharedNotificationStore``).
     package let shared: (any SharedNotificationStore)?

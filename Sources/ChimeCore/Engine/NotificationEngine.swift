@@ -71,7 +71,7 @@ public final class NotificationEngine: Sendable {
     }
 
     let core: EngineCoreBox
-    private let queue = DispatchQueue(label: "chime.engine.writer", qos: .userInitiated)
+    private let queue: DispatchQueue
     /// The store's connections beside the writer (`nil`: reads run on the writer), and the threads
     /// they are used on.
     private let readers: (any NotificationStoreReaders)?
@@ -121,11 +121,13 @@ public final class NotificationEngine: Sendable {
         self.clock = clock
         self.configuration = configuration
         readers = store.readers
-        self.core = EngineCoreBox(EngineCore(store: store, clock: clock, timeZone: timeZone, policy: policy,
+        let queue = DispatchQueue(label: "chime.engine.writer", qos: .userInitiated)
+        self.queue = queue
+        self.core = EngineCoreBox(queue: queue, EngineCore(store: store, clock: clock, timeZone: timeZone, policy: policy,
                                              configuration: configuration))
         deviceZone = Mutex(timeZone)
         let hub = self.hub
-        core.value.isInFront = { app in hub.hasPresenter(app: app) }
+        core.beforeShared.isInFront = { app in hub.hasPresenter(app: app) }
         let shared = store as? any SharedNotificationStore
         isStoreShared = shared != nil
         // The feed first, so that what other engines commit while this one loads is not missed.
@@ -162,7 +164,7 @@ public final class NotificationEngine: Sendable {
     /// rolls back the whole transaction and fails every operation in it.
     /// - Parameter alone: run `body` in a transaction of its own, rolled back by any error it
     ///   throws (then `body` may write before it knows it will fail).
-    package func submit<T: Sendable>(alone: Bool = false, _ body: @escaping @Sendable (EngineCore) throws -> T,
+    func submit<T: Sendable>(alone: Bool = false, _ body: @escaping @Sendable (EngineCore) throws -> T,
                                      completion: @escaping @Sendable (Result<T, any Error>) -> Void) {
         let box = ResultBox<T>()
         let job = Job(
@@ -189,7 +191,7 @@ public final class NotificationEngine: Sendable {
     }
 
     /// `submit`, awaited.
-    package func perform<T: Sendable>(_ body: @escaping @Sendable (EngineCore) throws -> T) async throws -> T {
+    func perform<T: Sendable>(_ body: @escaping @Sendable (EngineCore) throws -> T) async throws -> T {
         try await withCheckedThrowingContinuation { continuation in
             submit(body) { continuation.resume(with: $0) }
         }
@@ -198,7 +200,7 @@ public final class NotificationEngine: Sendable {
     /// Runs a read-only `body` beside the writer, on one of the store's reader connections (a
     /// snapshot of the last commit: every operation that completed before this call is in it), or
     /// on the writer when the store has no readers. Never opens a write transaction.
-    package func read<T: Sendable>(_ body: @escaping @Sendable (any NotificationStore) throws -> T) async throws -> T {
+    func read<T: Sendable>(_ body: @escaping @Sendable (any NotificationStore) throws -> T) async throws -> T {
         guard configuration.readsBesideWriter, let readers else { return try await perform { try body($0.store) } }
         if inbox.withLock({ $0.closed }) { throw ChimeError(.shutDown, "the notification engine has shut down") }
         return try await withCheckedThrowingContinuation { continuation in
@@ -288,7 +290,7 @@ public final class NotificationEngine: Sendable {
     /// shared store's feed).
     public func shutdown() async {
         stopScheduler()
-        (core.value.shared)?.stopFeed()
+        core.shared?.stopFeed()
         inbox.withLock { $0.closed = true }
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             queue.async { continuation.resume() }
@@ -823,11 +825,32 @@ public final class NotificationEngine: Sendable {
     }
 }
 
-/// Holds the writer-confined core. `@unchecked Sendable`: the core is only touched on the engine's
-/// serial writer queue (and once in `init`, before the engine is shared).
+/// Holds the writer-confined core, and checks at run time that it is used on the writer's queue:
+/// ``value`` stops the program (`dispatchPrecondition`) when called anywhere else, so the
+/// confinement rests on a check, not a comment. `@unchecked Sendable` for that reason: the core is
+/// reached only through ``value`` on the writer, or through ``beforeShared`` in the engine's `init`,
+/// before the engine exists for any other thread; ``shared`` is immutable.
 final class EngineCoreBox: @unchecked Sendable {
-    let value: EngineCore
-    init(_ value: EngineCore) { self.value = value }
+    private let core: EngineCore
+    private let queue: DispatchQueue
+    /// The core's shared store (immutable, so readable from any thread: the feed is stopped off the
+    /// writer).
+    let shared: (any SharedNotificationStore)?
+
+    init(queue: DispatchQueue, _ core: EngineCore) {
+        self.core = core
+        self.queue = queue
+        shared = core.shared
+    }
+
+    /// The core, on the writer's queue only.
+    var value: EngineCore {
+        dispatchPrecondition(condition: .onQueue(queue))
+        return core
+    }
+
+    /// The core while the engine is being made (no other thread can reach it yet).
+    var beforeShared: EngineCore { core }
 }
 
 /// A queued operation. `@unchecked Sendable`: created on the caller's thread, then only touched on

@@ -45,14 +45,9 @@ extension ChimeAPI {
         let command = try launch.map { value throws(ChimeError) in try LaunchCommand.decode(value) }
         let provider = try apns.map { try Self.decodeAPNsProvider($0) }
         let app = route["app"]
-        let record = try await engine.perform { core in
-            guard var record = try core.store.app(app) else {
-                throw ChimeError(.notFound, field: "app", "no app \(app); register it with `chime apps add \(app)`")
-            }
+        let record = try await engine.changeApp(app) { record in
             if let command { record.launchCommand = command }
             if let provider { record.apnsProvider = provider }
-            try core.putApp(record)
-            return record
         }
         return json(record.json, route: route)
     }
@@ -116,33 +111,19 @@ extension ChimeAPI {
     /// token index takes the new hash in the same operation, so the old token fails from the
     /// moment the change commits.
     private func storeTokenHash(_ hash: String, app: String, create: Bool) async throws -> AppRecord {
-        let deviceToken = Tokens.make()
         try await loadTokens()
         let tokens = self.tokens
         do {
-            return try await engine.perform { core in
-                var record: AppRecord
-                if let existing = try core.store.app(app) {
-                    record = existing
-                } else if create {
-                    record = AppRecord(bundleIdentifier: app, created: core.clock.now, deviceToken: deviceToken)
-                } else {
-                    throw ChimeError(.notFound, field: "app", "no app \(app)")
-                }
-                record.tokenHash = hash
-                try core.putApp(record)
-                tokens.set(app: app, hash: hash)
-                return record
-            }
+            return try await engine.setTokenHash(hash, app: app, create: create) { hash in tokens.set(app: app, hash: hash) }
         } catch {
             // The transaction may have failed after the index took the hash: read the store again.
-            engine.submit({ core in tokens.set(app: app, hash: try core.store.app(app)?.tokenHash) }, completion: { _ in })
+            engine.withTokenHash(app: app) { hash in tokens.set(app: app, hash: hash) }
             throw error
         }
     }
 
     /// The app's record without creating it.
     func lookup(_ app: String) async throws -> AppRecord? {
-        try await engine.perform { try $0.store.app(app) }
+        try await engine.registeredApp(app)
     }
 }

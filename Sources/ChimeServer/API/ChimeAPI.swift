@@ -94,9 +94,9 @@ public final class ChimeAPI: HTTPHandler {
             switch change {
             case .removed: tokens.set(app: app, hash: nil)
             case .updated:
-                engine.submit({ core in
-                    if tokens.isLoaded { tokens.set(app: app, hash: try core.store.app(app)?.tokenHash) }
-                }, completion: { _ in })
+                engine.withTokenHash(app: app) { hash in
+                    if tokens.isLoaded { tokens.set(app: app, hash: hash) }
+                }
             }
         }
     }
@@ -113,7 +113,7 @@ public final class ChimeAPI: HTTPHandler {
             if let loading { return loading }
             let engine = self.engine
             let tokens = self.tokens
-            let task = Task { try await engine.perform { core in tokens.load(try core.store.apps()) } }
+            let task = Task { try await engine.withApps { apps in tokens.load(apps) } }
             loading = task
             return task
         }
@@ -333,8 +333,8 @@ public final class ChimeAPI: HTTPHandler {
                 guard case .app(let hash) = feed.credential, let app else { return true }
                 // A launched process's token lasts as long as the process, whatever the app's token.
                 if let launched = self?.launchTokens.withLock({ $0[hash] }), launched.isLiterally(app) { return true }
-                // Read on the writer, after the change that prompted the question.
-                let stored = try? await engine.perform { core in try core.store.app(app)?.tokenHash }
+                // Read after the change that prompted the question committed.
+                let stored = try? await engine.registeredApp(app)?.tokenHash
                 return stored.flatMap { $0 }.map { Tokens.equal($0, hash) } ?? false
             },
             opened: { [weak self] feed in self?.track(feed) })

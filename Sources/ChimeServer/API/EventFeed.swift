@@ -123,12 +123,10 @@ final class EventFeed: Sendable {
         while !isEnded {
             let page: [EngineEvent]
             do {
-                page = try await engine.perform { [self, cursor] core in
-                    let events = try core.store.events(after: cursor, app: app, limit: Self.pageSize)
-                    // Read on the writer: an event committed after this read is published after
-                    // it, so holding from here on misses nothing.
+                // Read on the writer: an event committed after this read is published after it,
+                // so holding from here on misses nothing.
+                page = try await engine.eventPage(after: cursor, app: app, limit: Self.pageSize) { [self] events in
                     if events.count < Self.pageSize { state.withLock { $0.mode = .holding } }
-                    return events
                 }
             } catch {
                 end()

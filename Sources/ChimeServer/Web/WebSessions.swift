@@ -67,7 +67,7 @@ final class WebSessions: Sendable {
         let code = Tokens.make()
         let expires = now.addingTimeInterval(Self.codeLifetime)
         let key = Self.codeKey(Tokens.hash(code)), value = String(expires.timeIntervalSince1970)
-        try await engine.perform { core in try core.store.setValue(value, forKey: key) }
+        try await engine.setStoredValue(value, forKey: key)
         return (code, expires)
     }
 
@@ -87,7 +87,7 @@ final class WebSessions: Sendable {
         if redeem(code) { return true }
         guard shared else { return false }
         let key = Self.codeKey(Tokens.hash(code))
-        guard let stored = try await engine.perform({ core in try core.store.takeValue(forKey: key) }),
+        guard let stored = try await engine.takeStoredValue(forKey: key),
               let seconds = Double(stored) else { return false }
         return Date(timeIntervalSince1970: seconds) > now
     }
@@ -102,7 +102,7 @@ final class WebSessions: Sendable {
         let expires = now.addingTimeInterval(lifetime.withLock { $0 })
         let key = Self.storeKey(Tokens.hash(secret))
         let value = String(Int64(expires.timeIntervalSince1970))
-        try await engine.perform { core in try core.store.setValue(value, forKey: key) }
+        try await engine.setStoredValue(value, forKey: key)
         if !shared { cache.withLock { $0[Tokens.hash(secret)] = expires } }
         return (secret, expires)
     }
@@ -116,13 +116,13 @@ final class WebSessions: Sendable {
             return expires > now ? expires : nil
         }
         let key = Self.storeKey(hash)
-        guard let stored = try await engine.perform({ core in try core.store.value(forKey: key) }),
+        guard let stored = try await engine.storedValue(forKey: key),
               let seconds = Int64(stored) else { return nil }
         let expires = Date(timeIntervalSince1970: TimeInterval(seconds))
         if !shared { cache.withLock { $0[hash] = expires } }
         if expires <= now {
             // An expired session is of no use to anyone: forget it.
-            try await engine.perform { core in try core.store.setValue(nil, forKey: key) }
+            try await engine.setStoredValue(nil, forKey: key)
             return nil
         }
         return expires
@@ -132,7 +132,7 @@ final class WebSessions: Sendable {
     func endSession(_ secret: String) async throws {
         let hash = Tokens.hash(secret)
         let key = Self.storeKey(hash)
-        try await engine.perform { core in try core.store.setValue(nil, forKey: key) }
+        try await engine.setStoredValue(nil, forKey: key)
         cache.withLock { $0[hash] = Date.distantPast }
     }
 
