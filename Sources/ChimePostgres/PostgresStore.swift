@@ -297,16 +297,15 @@ public final class PostgresStore: SharedNotificationStore {
 
     private static let pendingColumns = "app, seq, next_fire, anchor, inside, request"
 
-    /// Reads rows selected with `pendingColumns`. With `identifierColumn` (the due claim), a record
-    /// that cannot be read is an ``UndeliverableRequest`` for the engine to set aside.
-    private func pendingRows(_ rows: PostgresResult, identifierColumn: Int? = nil) throws -> [(app: String, pending: PendingRequest)] {
+    /// Reads rows selected with `pendingColumns` and then `identifier`. A record that cannot be
+    /// read is an ``UndeliverableRequest`` for the engine to set aside (then it reads again).
+    private func pendingRows(_ rows: PostgresResult) throws -> [(app: String, pending: PendingRequest)] {
         var result: [(app: String, pending: PendingRequest)] = []
         result.reserveCapacity(rows.count)
         for row in 0..<rows.count {
             let request: NotificationRequest
             do { request = try RecordCodec.decodeRequest(rows.bytes(row, 5)) } catch {
-                guard let identifierColumn else { throw error }
-                throw UndeliverableRequest(app: rows.string(row, 0), identifier: rows.string(row, identifierColumn),
+                throw UndeliverableRequest(app: rows.string(row, 0), identifier: rows.string(row, 6),
                                            reason: "its stored record cannot be read: \(ChimeError.message(of: error))")
             }
             let pending = PendingRequest(request: request, nextFireDate: rows.optionalDouble(row, 2).map(Self.date),
@@ -411,13 +410,13 @@ public final class PostgresStore: SharedNotificationStore {
 
     public func pending(app: String) throws -> [PendingRequest] {
         try writePending()
-        return try pendingRows(try query("SELECT \(Self.pendingColumns) FROM chime_pending WHERE app = $1 ORDER BY seq", [.text(app)]))
+        return try pendingRows(try query("SELECT \(Self.pendingColumns), identifier FROM chime_pending WHERE app = $1 ORDER BY seq", [.text(app)]))
             .map(\.pending)
     }
 
     public func pending(app: String, identifier: String) throws -> PendingRequest? {
         try writePending()
-        return try pendingRows(try query("SELECT \(Self.pendingColumns) FROM chime_pending WHERE app = $1 AND identifier = $2",
+        return try pendingRows(try query("SELECT \(Self.pendingColumns), identifier FROM chime_pending WHERE app = $1 AND identifier = $2",
                                              [.text(app), .text(identifier)])).first?.pending
     }
 
@@ -456,7 +455,7 @@ public final class PostgresStore: SharedNotificationStore {
             SELECT \(Self.pendingColumns), identifier FROM chime_pending
             WHERE next_fire IS NOT NULL AND next_fire <= $1 ORDER BY next_fire, seq LIMIT $2
             FOR UPDATE SKIP LOCKED
-            """, [.float8(date.timeIntervalSince1970), .int8(Int64(limit))]), identifierColumn: 6)
+            """, [.float8(date.timeIntervalSince1970), .int8(Int64(limit))]))
     }
 
     /// The soonest fire date, read without a lock (a row lock would cost a flushed commit each
@@ -478,14 +477,12 @@ public final class PostgresStore: SharedNotificationStore {
 
     public func locationPending() throws -> [(app: String, pending: PendingRequest)] {
         try writePending()
-        return try pendingRows(try query("SELECT \(Self.pendingColumns), identifier FROM chime_pending WHERE kind = 3 ORDER BY seq"),
-                               identifierColumn: 6)
+        return try pendingRows(try query("SELECT \(Self.pendingColumns), identifier FROM chime_pending WHERE kind = 3 ORDER BY seq"))
     }
 
     public func floatingPending() throws -> [(app: String, pending: PendingRequest)] {
         try writePending()
-        return try pendingRows(try query("SELECT \(Self.pendingColumns), identifier FROM chime_pending WHERE floating ORDER BY seq"),
-                               identifierColumn: 6)
+        return try pendingRows(try query("SELECT \(Self.pendingColumns), identifier FROM chime_pending WHERE floating ORDER BY seq"))
     }
 
     public func pendingCount(app: String?) throws -> Int {
@@ -754,7 +751,7 @@ public final class PostgresStore: SharedNotificationStore {
 
     public func pending(app: String, after sequence: Int64, limit: Int) throws -> [PendingRequest] {
         try writePending()
-        return try pendingRows(try query("SELECT \(Self.pendingColumns) FROM chime_pending WHERE app = $1 AND seq > $2 ORDER BY seq LIMIT $3",
+        return try pendingRows(try query("SELECT \(Self.pendingColumns), identifier FROM chime_pending WHERE app = $1 AND seq > $2 ORDER BY seq LIMIT $3",
                                          [.text(app), .int8(sequence), .int8(Int64(max(0, limit)))])).map(\.pending)
     }
 

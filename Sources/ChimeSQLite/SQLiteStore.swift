@@ -391,9 +391,10 @@ public final class SQLiteStore: NotificationStore {
 
     private static let pendingColumns = "app, seq, next_fire, anchor, inside, request"
 
-    /// Reads a row selected with `pendingColumns`.
+    /// Reads a row selected with `pendingColumns` and then `identifier`; a damaged record throws
+    /// ``UndeliverableRequest`` naming it (the engine sets it aside and reads again).
     private func pendingRow(_ statement: Statement) throws -> (app: String, pending: PendingRequest) {
-        try pendingRow(statement, request: RecordCodec.decodeRequest(statement.blob(5)))
+        pendingRow(statement, request: try readableRequest(statement))
     }
 
     private func pendingRow(_ statement: Statement, request: NotificationRequest) -> (app: String, pending: PendingRequest) {
@@ -458,7 +459,7 @@ public final class SQLiteStore: NotificationStore {
     }
 
     public func pending(app: String) throws -> [PendingRequest] {
-        let statement = try connection.statement("SELECT \(Self.pendingColumns) FROM pending WHERE app = ? ORDER BY seq")
+        let statement = try connection.statement("SELECT \(Self.pendingColumns), identifier FROM pending WHERE app = ? ORDER BY seq")
         statement.bind(1, app)
         var result: [PendingRequest] = []
         try statement.rows { result.append(try pendingRow(statement).pending) }
@@ -466,7 +467,7 @@ public final class SQLiteStore: NotificationStore {
     }
 
     public func pending(app: String, identifier: String) throws -> PendingRequest? {
-        let statement = try connection.statement("SELECT \(Self.pendingColumns) FROM pending WHERE app = ? AND identifier = ?")
+        let statement = try connection.statement("SELECT \(Self.pendingColumns), identifier FROM pending WHERE app = ? AND identifier = ?")
         statement.bind(1, app)
         statement.bind(2, identifier)
         var result: PendingRequest?
@@ -961,7 +962,7 @@ public final class SQLiteStore: NotificationStore {
     // MARK: Pages
 
     public func pending(app: String, after sequence: Int64, limit: Int) throws -> [PendingRequest] {
-        let statement = try connection.statement("SELECT \(Self.pendingColumns) FROM pending WHERE app = ? AND seq > ? ORDER BY seq LIMIT ?")
+        let statement = try connection.statement("SELECT \(Self.pendingColumns), identifier FROM pending WHERE app = ? AND seq > ? ORDER BY seq LIMIT ?")
         statement.bind(1, app)
         statement.bind(2, sequence)
         statement.bind(3, Int64(max(0, limit)))

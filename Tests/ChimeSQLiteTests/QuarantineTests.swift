@@ -1,5 +1,5 @@
 import ChimeCore
-import ChimePostgres
+@testable import ChimePostgres
 @testable import ChimeSQLite
 import ChimeTesting
 import Foundation
@@ -188,6 +188,54 @@ struct QuarantineTests {
         #expect(quarantined.map(\.identifier) == ["r2", "r4"])
         #expect(quarantined.allSatisfy { $0.request == nil && $0.reason.contains("cannot be read") })
         #expect(try await engine.pendingCount() == 0)
+        await engine.shutdown()
+    }
+
+    @Test("a listing that meets a record it cannot read sets it aside and lists the rest, beside the writer and on it",
+          arguments: [StoreKind.sqlite, .postgres])
+    func damagedRecordListed(kind: StoreKind) async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let path = directory.path("store.sqlite")
+        let url = kind == .postgres ? try PostgresTestServer.shared().makeSchema() : ""
+        func open() throws -> any NotificationStore {
+            kind == .postgres ? try PostgresStore(url: url) : try SQLiteStore(path: path)
+        }
+        func damage(_ identifiers: [String]) throws {
+            let list = identifiers.map { "'\($0)'" }.joined(separator: ", ")
+            if kind == .postgres {
+                let raw = try PostgresConnection(url: url, applicationName: "chime-test-damage")
+                try raw.execute("UPDATE chime_pending SET request = '\\x00ff00ff'::bytea WHERE identifier IN (\(list))")
+            } else {
+                let raw = try SQLiteConnection(path: path)
+                try raw.execute("UPDATE pending SET request = x'00ff00ff' WHERE identifier IN (\(list))")
+                raw.close()
+            }
+        }
+        let clock = ManualClock(now: Samples.base)
+        let engine = Self.engine(try open(), clock: clock)
+        let collector = EventCollector(engine.events(app: nil))
+        _ = try await engine.requestAuthorization(app: Self.app, options: [.alert])
+        _ = try await engine.add((1...5).map { NotificationRequest(identifier: "r\($0)", content: NotificationContent(title: "t"),
+                                                                   trigger: .timeInterval(100, repeats: false)) }, app: Self.app)
+        try damage(["r2", "r4"])
+
+        // Beside the writer (SQLite's readers) or on it (PostgreSQL): the damaged rows go to the
+        // quarantine, each with an event, and the listing has the others in their order.
+        #expect(try await engine.pending(app: Self.app).map(\.request.identifier) == ["r1", "r3", "r5"])
+        #expect(try await engine.quarantined().map(\.identifier) == ["r2", "r4"])
+        _ = try await collector.wait { $0.filter { $0.kind == .quarantined }.count == 2 }
+        #expect(try await engine.pendingCount(app: Self.app) == 3)
+
+        // A page and the writer's own reads (the Apple API's ordered listing) meet one more.
+        try damage(["r3"])
+        #expect(try await engine.pending(app: Self.app, after: 0, limit: 10).map(\.request.identifier) == ["r1", "r5"])
+        try damage(["r5"])
+        let ordered = try await withCheckedThrowingContinuation { continuation in
+            engine.pending(app: Self.app, ordered: { continuation.resume(with: $0) })
+        }
+        #expect(ordered.map(\.request.identifier) == ["r1"])
+        #expect(try await engine.quarantined().map(\.identifier) == ["r2", "r4", "r3", "r5"])
         await engine.shutdown()
     }
 

@@ -621,7 +621,7 @@ final class EngineCore {
 
     /// Moves ``toQuarantine`` aside: out of the pending list and the window, each with a
     /// `quarantined` event (logged under the app as stored).
-    private func quarantineQueued(now: Date) throws {
+    package func quarantineQueued(now: Date) throws {
         guard !toQuarantine.isEmpty else { return }
         for row in toQuarantine {
             window.remove(ScheduleWindow.Key(app: row.app, identifier: row.identifier))

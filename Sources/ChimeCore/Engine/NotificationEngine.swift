@@ -200,11 +200,25 @@ public final class NotificationEngine: Sendable {
     /// Runs a read-only `body` beside the writer, on one of the store's reader connections (a
     /// snapshot of the last commit: every operation that completed before this call is in it), or
     /// on the writer when the store has no readers. Never opens a write transaction.
+    ///
+    /// A pending record that cannot be read stops no listing: the writer sets it aside (the
+    /// quarantine, with a `quarantined` event) and the read runs again, at most a batch of times.
     func read<T: Sendable>(_ body: @escaping @Sendable (any NotificationStore) throws -> T) async throws -> T {
         guard configuration.readsBesideWriter, let readers else { return try await perform { try body($0.store) } }
-        if inbox.withLock({ $0.closed }) { throw ChimeError(.shutDown, "the notification engine has shut down") }
-        return try await withCheckedThrowingContinuation { continuation in
-            readQueue.async { continuation.resume(with: Result { try readers.read(body) }) }
+        var setAside = 0
+        while true {
+            if inbox.withLock({ $0.closed }) { throw ChimeError(.shutDown, "the notification engine has shut down") }
+            do {
+                return try await withCheckedThrowingContinuation { continuation in
+                    readQueue.async { continuation.resume(with: Result { try readers.read(body) }) }
+                }
+            } catch let row as UndeliverableRequest where setAside < configuration.fireBatch {
+                setAside += 1
+                try await perform { core in
+                    core.toQuarantine.append(row)
+                    try core.quarantineQueued(now: core.clock.now)
+                }
+            }
         }
     }
 
@@ -250,6 +264,8 @@ public final class NotificationEngine: Sendable {
                 let deviceChanged = isStoreShared && deviceChangedElsewhere.exchange(false, ordering: .acquiring)
                 try core.store.transaction {
                     core.beginTransaction(deviceChanged: deviceChanged)
+                    // Rows met unreadable by an earlier try (any job's, not only a firing's).
+                    try core.quarantineQueued(now: core.clock.now)
                     for job in jobs { try job.run(core) }
                 }
                 if deviceChanged { deviceZone.withLock { $0 = core.timeZone } }
@@ -259,8 +275,9 @@ public final class NotificationEngine: Sendable {
                 core.abandon()
                 attempt += 1
             } catch let row as UndeliverableRequest where setAside <= configuration.fireBatch {
-                // A due request firing cannot deliver: nothing of the transaction stays. Run it
-                // again with that request set aside first (one more each time, at most a batch).
+                // A due request firing cannot deliver, or a record a job read cannot be read:
+                // nothing of the transaction stays. Run it again with that request set aside first
+                // (one more each time, at most a batch).
                 core.abandon()
                 core.toQuarantine.append(row)
                 setAside += 1
