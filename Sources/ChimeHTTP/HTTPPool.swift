@@ -41,21 +41,33 @@ public final class HTTPPool: Sendable {
     private struct State {
         var waiting: [PoolTransfer] = []
         var stopping = false
+        /// Why nothing can be sent (libcurl could not make the multi handle): every send fails so.
+        var broken: HTTPClientError?
     }
 
     private let state = Mutex(State())
-    private let multi: UncheckedMulti
+    private let multi: UncheckedMulti?
     private let addressCheck: AddressCheck
     private let finished = DispatchSemaphore(value: 0)
 
     /// - Parameters:
     ///   - connectionsPerHost: connections kept to one host at most (HTTP/2 multiplexes on them).
+    ///
+    /// When libcurl cannot make its multi handle (out of memory), the pool still exists and every
+    /// ``send(_:)`` fails with `.failed` saying so: the caller's retries handle it like an outage.
     public init(connectionsPerHost: Int = 8, addressCheck: @escaping AddressCheck = { _, _ in true }) {
         _ = CurlTransfer.globalInit
-        guard let multi = curl_multi_init() else { fatalError("libcurl could not make a multi handle") }
+        self.addressCheck = addressCheck
+        guard let multi = curl_multi_init() else {
+            self.multi = nil
+            state.withLock {
+                $0.stopping = true
+                $0.broken = HTTPClientError(.failed, "libcurl could not make a multi handle (out of memory?); nothing is sent")
+            }
+            return
+        }
         let handle = UncheckedMulti(pointer: multi)
         self.multi = handle
-        self.addressCheck = addressCheck
         _ = chime_curl_multi_set_long(multi, CURLMOPT_PIPELINING, CURLPIPE_MULTIPLEX)
         _ = chime_curl_multi_set_long(multi, CURLMOPT_MAX_HOST_CONNECTIONS, connectionsPerHost)
         let thread = Thread { [self] in self.loop(handle.pointer) }
@@ -69,14 +81,17 @@ public final class HTTPPool: Sendable {
     ///   refused every address; `.noService`, `.timedOut`, `.tls`, …), or the pool is shut down.
     public func send(_ request: Request) async throws(HTTPClientError) -> HTTPClient.Response {
         let result: Result<HTTPClient.Response, HTTPClientError> = await withCheckedContinuation { continuation in
-            let transfer = PoolTransfer(request, addressCheck: addressCheck) { continuation.resume(returning: $0) }
-            let accepted = state.withLock { state -> Bool in
-                guard !state.stopping else { return false }
+            guard let transfer = PoolTransfer(request, addressCheck: addressCheck, completion: { continuation.resume(returning: $0) }) else {
+                continuation.resume(returning: .failure(HTTPClientError(.failed, "libcurl could not make a handle for \(request.url.prefix(100)) (out of memory?)")))
+                return
+            }
+            let refusal = state.withLock { state -> HTTPClientError? in
+                guard !state.stopping, let multi else { return state.broken ?? HTTPClientError(.failed, "the HTTP pool is shut down") }
                 state.waiting.append(transfer)
                 _ = curl_multi_wakeup(multi.pointer)
-                return true
+                return nil
             }
-            if !accepted { transfer.finish(.failure(HTTPClientError(.failed, "the HTTP pool is shut down"))) }
+            if let refusal { transfer.finish(.failure(refusal)) }
         }
         return try result.get()
     }
@@ -85,7 +100,7 @@ public final class HTTPPool: Sendable {
     public func shutdown() {
         let first = state.withLock { state -> Bool in
             defer { state.stopping = true }
-            if !state.stopping { _ = curl_multi_wakeup(multi.pointer) }
+            if !state.stopping, let multi { _ = curl_multi_wakeup(multi.pointer) }
             return !state.stopping
         }
         if first { finished.wait() }
@@ -153,9 +168,10 @@ final class PoolTransfer: @unchecked Sendable {
     private var refused: [String] = []
     private var done = false
 
-    init(_ request: HTTPPool.Request, addressCheck: @escaping HTTPPool.AddressCheck,
-         completion: @escaping (Result<HTTPClient.Response, HTTPClientError>) -> Void) {
-        guard let easy = curl_easy_init() else { fatalError("libcurl could not make an easy handle") }
+    /// `nil` when libcurl cannot make an easy handle (out of memory).
+    init?(_ request: HTTPPool.Request, addressCheck: @escaping HTTPPool.AddressCheck,
+          completion: @escaping (Result<HTTPClient.Response, HTTPClientError>) -> Void) {
+        guard let easy = curl_easy_init() else { return nil }
         self.easy = easy
         self.request = request
         self.addressCheck = addressCheck
