@@ -4,6 +4,7 @@
 #include <string.h>
 #include <openssl/bio.h>
 #include <openssl/err.h>
+#include <openssl/evp.h>
 #include <openssl/pem.h>
 #include <openssl/ssl.h>
 #include <openssl/x509.h>
@@ -75,5 +76,27 @@ static inline int chime_tls_selected_any(const SSL *ssl) {
     unsigned int length = 0;
     SSL_get0_alpn_selected(ssl, &data, &length);
     return length > 0;
+}
+/// The SHA-256 of the first certificate's public key (its DER SubjectPublicKeyInfo) in PEM text:
+/// what curl's CURLOPT_PINNEDPUBLICKEY takes as "sha256//<base64>". 1 when `out` holds it.
+static inline int chime_tls_public_key_sha256(const char *certificate_pem, unsigned char out[32]) {
+    BIO *bio = BIO_new_mem_buf(certificate_pem, -1);
+    X509 *leaf = bio ? PEM_read_bio_X509(bio, NULL, NULL, NULL) : NULL;
+    if (bio) BIO_free(bio);
+    if (leaf == NULL) {
+        ERR_clear_error();
+        return 0;
+    }
+    unsigned char *der = NULL;
+    int length = i2d_PUBKEY(X509_get0_pubkey(leaf), &der);
+    X509_free(leaf);
+    if (length <= 0) {
+        ERR_clear_error();
+        return 0;
+    }
+    unsigned int size = 0;
+    int ok = EVP_Digest(der, (size_t)length, out, &size, EVP_sha256(), NULL) == 1 && size == 32;
+    OPENSSL_free(der);
+    return ok;
 }
 #endif

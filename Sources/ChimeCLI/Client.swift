@@ -33,8 +33,10 @@ public struct ServiceClient: Sendable {
     }
     private var http: HTTPClient
 
-    /// Finds the service of a data directory. `CHIME_CA_FILE` names a PEM file of CA certificates
-    /// to trust for a service with a self-signed certificate.
+    /// Finds the service of a data directory. A service serving TLS is trusted by the key its
+    /// server.json pins (`tlsPin`: the certificate `chime serve --tls-cert` serves, self-signed or
+    /// naming another host); `CHIME_CA_FILE`, when set, names a PEM file of CA certificates to
+    /// verify it with instead.
     public init(dataDirectory: String, environment: [String: String] = ProcessInfo.processInfo.environment) throws {
         let infoPath = ChimeService.serverInfoPath(dataDirectory: dataDirectory)
         guard let data = FileManager.default.contents(atPath: infoPath),
@@ -66,7 +68,10 @@ public struct ServiceClient: Sendable {
             throw CommandError("cannot read the owner token \(tokenPath); run as the user who started `chime serve`")
         }
         let start = socket.map { "chime serve --listen unix:\($0)\(dataFlag)" } ?? "chime serve\(dataFlag)"
-        http = HTTPClient(endpoint: endpoint, caFile: environment["CHIME_CA_FILE"].flatMap { $0.isEmpty ? nil : $0 }, startCommand: start)
+        var pin: String?
+        if case .string(let text)? = info["tlsPin"], text.hasPrefix("sha256//") { pin = text }
+        http = HTTPClient(endpoint: endpoint, caFile: environment["CHIME_CA_FILE"].flatMap { $0.isEmpty ? nil : $0 },
+                          pinnedPublicKey: pin, startCommand: start)
         token = String(decoding: tokenData, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
     }
 

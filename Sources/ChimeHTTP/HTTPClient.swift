@@ -29,17 +29,22 @@ public struct HTTPClient: Sendable {
     public var timeout: Double
     /// A PEM file of CA certificates to trust instead of the system's (for a self-signed `chime serve --tls-cert`).
     public var caFile: String?
+    /// A public-key pin (`sha256//<base64>`, curl's `--pinnedpubkey`): with no ``caFile``, the
+    /// service is trusted when its certificate's key is this one, whatever CA signed it and whatever
+    /// names it carries (the CLI takes it from the server.json of its own data directory).
+    public var pinnedPublicKey: String?
     /// The command that starts a service at ``endpoint``, for the error when none listens.
     public var startCommand: String
     /// The local address to connect from (`127.0.0.2`: another client address on the same machine),
     /// or nil for the system's choice. TCP endpoints only.
     public var localAddress: String?
 
-    public init(endpoint: HTTPEndpoint, timeout: Double = 60, caFile: String? = nil, startCommand: String = "chime serve",
-                localAddress: String? = nil) {
+    public init(endpoint: HTTPEndpoint, timeout: Double = 60, caFile: String? = nil, pinnedPublicKey: String? = nil,
+                startCommand: String = "chime serve", localAddress: String? = nil) {
         self.endpoint = endpoint
         self.timeout = timeout
         self.caFile = caFile
+        self.pinnedPublicKey = pinnedPublicKey
         self.startCommand = startCommand
         self.localAddress = localAddress
     }
@@ -110,7 +115,8 @@ public struct HTTPClient: Sendable {
             }
         }
         let options = CurlTransfer.Options(url: endpoint.url(for: path), unixSocket: socket, method: method, headers: headers, body: body,
-                                           timeout: timeout, streaming: onData != nil, caFile: caFile, localAddress: localAddress)
+                                           timeout: timeout, streaming: onData != nil, caFile: caFile,
+                                           pinnedPublicKey: pinnedPublicKey, localAddress: localAddress)
         let transfer = try CurlTransfer(options, onResponse: onResponse, onData: onData)
         do {
             return try await withTaskCancellationHandler {
@@ -140,6 +146,8 @@ public struct HTTPClient: Sendable {
             return HTTPClientError(.noService, "no chime serve at \(endpoint) (\(reason)); start it with `\(startCommand)`", curlCode: code)
         case CURLE_OPERATION_TIMEDOUT:
             return HTTPClientError(.timedOut, "the Chime service at \(endpoint) did not answer within \(Self.seconds(timeout)); is it overloaded or stopped?", curlCode: code)
+        case CURLE_SSL_PINNEDPUBKEYNOTMATCH:
+            return HTTPClientError(.tls, "TLS with \(endpoint) failed: its certificate's key is not the one the service of this data directory serves (tlsPin in server.json); is another server on that address?", curlCode: code)
         case CURLE_PEER_FAILED_VERIFICATION, CURLE_SSL_CONNECT_ERROR, CURLE_SSL_CACERT_BADFILE, CURLE_SSL_CERTPROBLEM:
             return HTTPClientError(.tls, "TLS with \(endpoint) failed: \(failure.reason); for a self-signed certificate give its CA file (CHIME_CA_FILE)", curlCode: code)
         case CURLE_GOT_NOTHING, CURLE_RECV_ERROR, CURLE_SEND_ERROR, CURLE_PARTIAL_FILE:

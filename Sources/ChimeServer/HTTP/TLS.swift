@@ -25,6 +25,19 @@ final class TLSContext: @unchecked Sendable {
 
     deinit { SSL_CTX_free(context) }
 
+    /// The pin of the first certificate in `certificatePEM`: `sha256//` and the base64 SHA-256 of
+    /// its public key, as curl's `--pinnedpubkey` takes it. `chime serve` writes it to server.json,
+    /// so the CLI of the same data directory trusts exactly the key its service serves.
+    ///
+    /// ```swift
+    /// TLSContext.publicKeyPin(certificatePEM: pem)   // "sha256//x3Lm…="
+    /// ```
+    static func publicKeyPin(certificatePEM: String) -> String? {
+        var hash = [UInt8](repeating: 0, count: 32)
+        guard chime_tls_public_key_sha256(certificatePEM, &hash) == 1 else { return nil }
+        return "sha256//" + Data(hash).base64EncodedString()
+    }
+
     /// A server-side TLS connection on `fd` (non-blocking), not yet handshaken.
     func connection(_ fd: Int32) -> OpaquePointer? {
         guard let ssl = SSL_new(context) else { return nil }

@@ -43,12 +43,15 @@ public final class RunningService: Sendable {
     /// Starts apps' launch commands to hand them answers while they are not running.
     public let launcher: AppLauncher
     private let stopped = OnceFlag()
+    /// The served certificate's public-key pin (`sha256//…`), written to server.json for the CLI.
+    let tlsPin: String?
 
     private init(configuration: ChimeService.Configuration, url: String, port: UInt16, ownerToken: String, database: String?,
                  engine: NotificationEngine, server: HTTPServer, metrics: Metrics, logger: ServerLogger, store: StoreHandle, api: ChimeAPI,
                  launcher: AppLauncher, desktop: (DesktopSurface, NotificationHub.Attachment)?, activationTokens: ActivationTokens,
-                 webPush: (WebPushSurface, NotificationHub.Attachment)) {
+                 webPush: (WebPushSurface, NotificationHub.Attachment), tlsPin: String?) {
         self.configuration = configuration
+        self.tlsPin = tlsPin
         self.url = url
         self.port = port
         self.ownerToken = ownerToken
@@ -134,7 +137,7 @@ public final class RunningService: Sendable {
         let service = RunningService(configuration: configuration, url: server.url, port: server.port, ownerToken: opened.ownerToken,
                                      database: opened.database, engine: engine, server: server, metrics: metrics, logger: logger,
                                      store: opened.handle, api: api, launcher: launcher, desktop: desktop, activationTokens: activationTokens,
-                                     webPush: (webPush, webPushAttachment))
+                                     webPush: (webPush, webPushAttachment), tlsPin: tls.flatMap { TLSContext.publicKeyPin(certificatePEM: $0.certificatePEM) })
         try service.writeServerInfo()
         await launcher.start()
         logger.info("serving", ["url": service.url, "data": directory, "listen": configuration.listen.description,
@@ -266,6 +269,7 @@ public final class RunningService: Sendable {
             "listen": .string(configuration.listen.description), "tls": .bool(configuration.tlsCertificatePath != nil),
         ]
         object["unixSocket"] = configuration.listen.socketPath.map(JSONValue.string) ?? .null
+        if let tlsPin { object["tlsPin"] = .string(tlsPin) }
         let path = ChimeService.serverInfoPath(dataDirectory: configuration.dataDirectory)
         let temporary = path + ".tmp"
         try Self.writeFile(temporary, contents: JSONValue.object(object).serialized(pretty: true) + "\n", mode: 0o600, exclusive: false)
