@@ -74,3 +74,51 @@ struct DataDirectoryTests {
         #expect(error.message.contains("disk is full"))
     }
 }
+
+/// A start that fails after the listener is up leaves nothing running: every part that started is
+/// stopped again, in reverse, and the same directory starts cleanly afterwards.
+@Suite("Service start: a failure stops what started")
+struct ServiceStartTests {
+    /// Whether anything accepts connections on the Unix socket at `path`.
+    static func accepts(_ path: String) -> Bool {
+        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { return false }
+        defer { close(fd) }
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        withUnsafeMutableBytes(of: &address.sun_path) { buffer in
+            for (index, byte) in path.utf8.prefix(buffer.count - 1).enumerated() { buffer[index] = byte }
+        }
+        return withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) == 0 }
+        }
+    }
+
+    @Test("server.json cannot be written (a directory in its place): start fails naming it, the listener, scheduler and store are stopped, and the directory starts again")
+    func failureAfterListening() async throws {
+        let directory = "/tmp/chime-start-\(UUID().uuidString.prefix(8))"
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        let socketPath = directory + "/chime.sock"
+        let configuration = ChimeService.Configuration(dataDirectory: directory, listen: .unix(path: socketPath), printsBanner: false)
+        let info = ChimeService.serverInfoPath(dataDirectory: directory)
+        try FileManager.default.createDirectory(atPath: info, withIntermediateDirectories: false)
+        try FileManager.default.createDirectory(atPath: info + "/keep", withIntermediateDirectories: false)
+
+        await #expect {
+            _ = try await RunningService.start(configuration: configuration, logger: .silent)
+        } throws: { error in
+            "\(error)".contains("server.json")
+        }
+        #expect(!Self.accepts(socketPath), "the listener of the failed start is still accepting")
+        #expect(!FileManager.default.fileExists(atPath: info + ".tmp"))
+
+        // The same directory and socket start cleanly: nothing of the failed start holds them.
+        try FileManager.default.removeItem(atPath: info)
+        let service = try await RunningService.start(configuration: configuration, logger: .silent)
+        #expect(Self.accepts(socketPath))
+        #expect(FileManager.default.fileExists(atPath: info))
+        await service.stop()
+        #expect(!Self.accepts(socketPath))
+    }
+}

@@ -138,7 +138,14 @@ public final class RunningService: Sendable {
                                      database: opened.database, engine: engine, server: server, metrics: metrics, logger: logger,
                                      store: opened.handle, api: api, launcher: launcher, desktop: desktop, activationTokens: activationTokens,
                                      webPush: (webPush, webPushAttachment), tlsPin: tls.flatMap { TLSContext.publicKeyPin(certificatePEM: $0.certificatePEM) })
-        try service.writeServerInfo()
+        do {
+            try service.writeServerInfo()
+        } catch {
+            // Everything above started; nothing may be left running (in reverse: the listener
+            // first, the store last).
+            await service.stop()
+            throw error
+        }
         await launcher.start()
         logger.info("serving", ["url": service.url, "data": directory, "listen": configuration.listen.description,
                                 "store": opened.database.map { "postgresql \($0)" } ?? "sqlite",
@@ -274,7 +281,9 @@ public final class RunningService: Sendable {
         let temporary = path + ".tmp"
         try Self.writeFile(temporary, contents: JSONValue.object(object).serialized(pretty: true) + "\n", mode: 0o600, exclusive: false)
         guard rename(temporary, path) == 0 else {
-            throw ServerError(.startFailed, "cannot write \(path): \(String(cString: strerror(errno)))")
+            let reason = String(cString: strerror(errno))
+            unlink(temporary)
+            throw ServerError(.startFailed, "cannot write \(path): \(reason)")
         }
     }
 
