@@ -24,13 +24,12 @@ import Synchronization
 /// Should passive passes keep falling behind (a long reader), a RESTART at ``forceFrames`` copies
 /// the rest with the lock held, so the log stays bounded.
 ///
-/// `@unchecked Sendable`: the connection is used only by the checkpointer's thread; `stopped` is
-/// guarded by `lock`, `idleWait` and `commits` are atomic.
+/// `@unchecked Sendable`: the connection is used only by the checkpointer's thread; `stopped`,
+/// `idleWait` and `commits` are atomic.
 final class WALCheckpointer: @unchecked Sendable {
-    private let lock = NSLock()
     private let wake = DispatchSemaphore(value: 0)
     private let finished = DispatchSemaphore(value: 0)
-    private var stopped = false
+    private let stopped = Atomic<Bool>(false)
     /// Whether the thread waits the idle interval (nothing was committed for a round).
     private let idleWait = Atomic<Bool>(false)
     /// Commits so far.
@@ -86,7 +85,7 @@ final class WALCheckpointer: @unchecked Sendable {
             }
             _ = wake.wait(timeout: .now() + (idle ? idleInterval : interval))
             idleWait.store(false, ordering: .relaxed)
-            if lock.withLock({ stopped }) { break }
+            if stopped.load(ordering: .acquiring) { break }
             let start = commits.load(ordering: .sequentiallyConsistent)
             checkpoint()
             idle = start == previousStart && commits.load(ordering: .sequentiallyConsistent) == start
@@ -133,11 +132,7 @@ final class WALCheckpointer: @unchecked Sendable {
 
     /// Stops the thread and closes its connection; returns when it has.
     func stop() {
-        let first = lock.withLock { () -> Bool in
-            defer { stopped = true }
-            return !stopped
-        }
-        guard first else { return }
+        guard !stopped.exchange(true, ordering: .acquiringAndReleasing) else { return }
         wake.signal()
         finished.wait()
     }
