@@ -231,8 +231,12 @@ struct HTTP2Tests {
 
             let port = String(harness.service.port)
             let key = directory + "/AuthKey_KEY1234567.p8"
+            // One provider token for all: the push, an unknown device, then the headers' refusals as the library sends them.
+            let cases = #"[{}, {}, {"push_type": "background", "priority": 10}, {"collapse_key": "\#(String(repeating: "c", count: 65))"}, "#
+                + #"{"push_type": "background", "priority": 5, "collapse_key": "sync"}]"#
             let first = try await Self.client("aioapns", "localhost", port, files.ca, key, "KEY1234567", "TEAM123456", "com.example.provider",
-                                              device + "," + String(repeating: "ab", count: 32))
+                                              [device, String(repeating: "ab", count: 32), device, device, device].joined(separator: ","),
+                                              "alert", "10", cases)
             let sent = try #require(Self.result(first, 0))
             #expect(sent["success"] == .bool(true), "\(first)")
             #expect(sent["apnsId"] == sent["sent"])
@@ -240,6 +244,27 @@ struct HTTP2Tests {
             #expect(delivered.body.contains("From aioapns"), "\(delivered.body)")
             // A device token the app was not given: BadDeviceToken (the same provider token).
             #expect(Self.result(first, 1)?["reason"] == .string("BadDeviceToken"), "\(first)")
+            #expect(Self.result(first, 2)?["status"] == .string("400") && Self.result(first, 2)?["reason"] == .string("BadPriority"), "\(first)")
+            #expect(Self.result(first, 3)?["status"] == .string("400") && Self.result(first, 3)?["reason"] == .string("BadCollapseId"), "\(first)")
+            #expect(Self.result(first, 4)?["success"] == .bool(true), "\(first)")
+
+            // curl over HTTP/2 with the app's token: each header's refusal, Apple's reason in the body, apns-id echoed.
+            let id = "123E4567-E89B-12D3-A456-426614174000"
+            let refusals: [(header: String, value: String, reason: String)] = [
+                ("apns-id", "123e4567-e89b-12d3-a456", "BadMessageId"), ("apns-push-type", "banner", "InvalidPushType"),
+                ("apns-priority", "7", "BadPriority"), ("apns-priority", "05", "BadPriority"),
+                ("apns-expiration", "-1", "BadExpirationDate"), ("apns-expiration", "tomorrow", "BadExpirationDate"),
+                ("apns-collapse-id", String(repeating: "é", count: 33), "BadCollapseId"),
+            ]
+            for refusal in refusals {
+                var headers = ["-H", "apns-topic: com.example.provider", "-H", "\(refusal.header): \(refusal.value)"]
+                if refusal.header != "apns-id" { headers += ["-H", "apns-id: \(id)"] }
+                let answer = try await Self.curl(app + headers + ["-i", "--data-binary", #"{"aps": {"alert": "x"}}"#, base + "/3/device/" + device])
+                let head = answer.body.components(separatedBy: "\r\n\r\n").first ?? "", json = answer.body.components(separatedBy: "\r\n\r\n").last ?? ""
+                #expect(answer.status == 400 && answer.version == "2", "\(refusal): \(answer.body)")
+                #expect(Self.field(json, "reason") == refusal.reason, "\(refusal): \(answer.body)")
+                if refusal.header != "apns-id" { #expect(head.lowercased().contains("apns-id: \(id.lowercased())"), "\(answer.body)") }
+            }
 
             // Another client makes a new token for the same key at once: TooManyProviderTokenUpdates.
             let again = try await Self.client("aioapns", "localhost", port, files.ca, key, "KEY1234567", "TEAM123456", "com.example.provider", device)

@@ -67,8 +67,8 @@ struct SchemathesisRegressionTests {
             guard case .array(let values)? = parameters.first(where: { $0["name"] == .string(header) })?["schema"]?["enum"] else { return [] }
             return Set(values.compactMap { if case .string(let s) = $0 { s } else { nil } })
         }
-        #expect(values("apns-push-type") == APNsEndpoint.pushTypes)
-        #expect(values("apns-priority") == APNsEndpoint.priorities)
+        #expect(values("apns-push-type") == Set(APNsRequestHeaders.PushType.allCases.map(\.rawValue)))
+        #expect(values("apns-priority") == Set(APNsRequestHeaders.Priority.allCases.map { String($0.rawValue) }))
     }
 
     @Test("a calendar date at 23:59:59.999999999 is accepted, not refused as matching no date")

@@ -8,14 +8,12 @@ import Foundation
 /// (`MissingProviderToken`, `InvalidProviderToken`), the topic (`MissingTopic`, `TopicDisallowed`),
 /// a provider token (`InvalidProviderToken`, `ExpiredProviderToken`, `TopicDisallowed`,
 /// `TooManyProviderTokenUpdates`: ``ProviderTokens``), the topic's app (`BadTopic`), the device token (`BadDeviceToken`, `DeviceTokenNotForTopic`), the headers
-/// (`InvalidPushType`, `BadMessageId`, `BadExpirationDate`, `BadPriority`, `BadCollapseId`), and the
+/// (``APNsRequestHeaders``: `InvalidPushType`, `BadMessageId`, `BadExpirationDate`, `BadPriority`,
+/// `BadCollapseId`), and the
 /// payload (`PayloadEmpty`, `PayloadTooLarge`).
 struct APNsEndpoint {
     /// The route's name in metrics and the access log: its declaration's template.
     static let route = APIRoute.push.template
-    static let pushTypes: Set<String> = ["alert", "background", "location", "voip", "complication", "fileprovider", "mdm",
-                                         "liveactivity", "pushtotalk", "widgets", "controls"]
-    static let priorities: Set<String> = ["1", "5", "10"]
 
     let api: ChimeAPI
 
@@ -122,24 +120,11 @@ struct APNsEndpoint {
             throw Failure("BadDeviceToken", 400, "no app has this device token; \(topic)'s is at GET /v1/apps/\(topic)/device-token")
         }
 
-        let pushType = request.header("apns-push-type") ?? "alert"
-        guard Self.pushTypes.contains(pushType) else {
-            throw Failure("InvalidPushType", 400, "apns-push-type \(pushType.prefix(40)) is not one of \(Self.pushTypes.sorted().joined(separator: ", "))")
-        }
-        if let id = request.header("apns-id"), echo == nil {
-            throw Failure("BadMessageId", 400, "apns-id \(id.prefix(60)) is not a UUID (8-4-4-4-12 hexadecimal digits)")
-        }
-        if let expiration = request.header("apns-expiration") {
-            guard let seconds = Int64(expiration), seconds >= 0 else {
-                throw Failure("BadExpirationDate", 400, "apns-expiration must be a UNIX time in seconds, or 0")
-            }
-        }
-        if let priority = request.header("apns-priority"), !Self.priorities.contains(priority) {
-            throw Failure("BadPriority", 400, "apns-priority must be 10, 5 or 1")
-        }
-        let collapseID = request.header("apns-collapse-id")
-        if let collapseID, collapseID.isEmpty || collapseID.utf8.count > 64 {
-            throw Failure("BadCollapseId", 400, "apns-collapse-id must be 1 to 64 bytes")
+        let headers: APNsRequestHeaders
+        do {
+            headers = try APNsRequestHeaders.parse { request.header($0) }
+        } catch {
+            throw Failure(error.reason, error.status, error.message)
         }
 
         let payload: APNsPayload
@@ -149,16 +134,17 @@ struct APNsEndpoint {
             throw Failure(error.reason, error.status, error.message)
         }
         var content = payload.content
-        let silent = pushType == "background" || payload.isSilent
+        let silent = headers.effectivePushType == .background || payload.isSilent
         let id = echo ?? UUID().uuidString.lowercased()
+        let identifier = headers.requestIdentifier(apnsID: id)
         if !silent && payload.goesThroughServiceExtension {
             // The app's service extension, when the app is connected; it has its time limit, and
             // the push is answered once delivered, so a 200 still means committed.
-            let request = NotificationRequest(identifier: collapseID ?? id, content: content, trigger: .push)
+            let request = NotificationRequest(identifier: identifier, content: content, trigger: .push)
             content = await api.channels.runServiceExtension(app: topic, request: request) ?? content
         }
         do {
-            try await api.engine.deliverPush(content, identifier: collapseID ?? id, silent: silent, app: topic)
+            try await api.engine.deliverPush(content, identifier: identifier, silent: silent, app: topic)
         } catch UNError.notificationsNotAllowed {
             // As on iOS: APNs accepts the push; the device does not show it.
             api.logger.info("push not shown: notifications are not allowed", ["app": topic, "apns-id": id])
@@ -166,10 +152,6 @@ struct APNsEndpoint {
         return HTTPResponse(status: 200, headers: [("apns-id", id)], body: .bytes([]), route: Self.route)
     }
 
-    /// `8-4-4-4-12` hexadecimal digits, any case.
-    static func isUUID(_ text: String) -> Bool {
-        let groups = text.split(separator: "-", omittingEmptySubsequences: false)
-        guard groups.map(\.count) == [8, 4, 4, 4, 12] else { return false }
-        return groups.allSatisfy { $0.allSatisfy(\.isHexDigit) }
-    }
+    /// `8-4-4-4-12` hexadecimal digits, any case (``APNsRequestHeaders/isUUID(_:)``).
+    static func isUUID(_ text: String) -> Bool { APNsRequestHeaders.isUUID(text) }
 }

@@ -3,7 +3,7 @@
 Each command prints one JSON object on stdout:
 
   many URL CA TOKEN COUNT          COUNT GETs at once through one httpx (h2) connection
-  aioapns HOST PORT CA KEY KEYID TEAMID TOPIC DEVICE[,DEVICE...] [PUSH_TYPE PRIORITY]
+  aioapns HOST PORT CA KEY KEYID TEAMID TOPIC DEVICE[,DEVICE...] [PUSH_TYPE PRIORITY [CASES]]
                                    a push to each device through one aioapns client (one provider token)
   rapid-reset HOST PORT CA PATH N  N streams opened and reset at once (h2), then one real request
   ping-flood HOST PORT CA N        N PINGs without reading the answers, then whether the server ended it
@@ -49,7 +49,7 @@ async def many(url: str, ca: str, token: str, count: str) -> dict:
     return {"statuses": statuses, "versions": sorted(versions)}
 
 
-async def push(host, port, ca, key, key_id, team_id, topic, device, push_type="alert", priority="10") -> dict:
+async def push(host, port, ca, key, key_id, team_id, topic, device, push_type="alert", priority="10", cases="[]") -> dict:
     from aioapns import APNs, NotificationRequest, PushType
     from aioapns.connection import APNsDevelopmentClientProtocol, APNsProductionClientProtocol
     # The library's own settings for where APNs is: the host and port of its protocol classes.
@@ -63,9 +63,15 @@ async def push(host, port, ca, key, key_id, team_id, topic, device, push_type="a
         body = {"aps": {"content-available": 1}}
     results = []
     # One client, so one provider token, for every device given (comma-separated), in order.
-    for token in device.split(","):
-        request = NotificationRequest(device_token=token, message=body, notification_id=str(uuid.uuid4()),
-                                      push_type=PushType(push_type), priority=int(priority))
+    # CASES (JSON): per device, in order, what changes: push_type, priority, collapse_key.
+    changes = json.loads(cases)
+    for index, token in enumerate(device.split(",")):
+        case = changes[index] if index < len(changes) else {}
+        kind = case.get("push_type", push_type)
+        message = {"aps": {"content-available": 1}} if kind == "background" else body
+        request = NotificationRequest(device_token=token, message=message, notification_id=str(uuid.uuid4()),
+                                      push_type=PushType(kind), priority=int(case.get("priority", priority)),
+                                      collapse_key=case.get("collapse_key"))
         result = await client.send_notification(request)
         results.append({"success": result.is_successful, "status": str(result.status), "reason": result.description,
                         "apnsId": result.notification_id, "sent": request.notification_id})
