@@ -1,7 +1,8 @@
 #!/bin/sh
 # Embeds the web notification center (the files in Web/) in the server binary as Swift string
 # literals (Sources/ChimeServer/Web/WebAssets+Files.swift). Run after editing a file in Web/;
-# `--check` fails when the Swift file is out of date. Text files only (UTF-8).
+# `--check` fails when the Swift file is out of date. Text files as UTF-8; the PNG icons (made by
+# scripts/make-icons.sh) as base64.
 set -eu
 cd "$(dirname "$0")/.."
 target=Sources/ChimeServer/Web/WebAssets+Files.swift
@@ -22,6 +23,13 @@ trap 'rm -f "$generated"' EXIT
         # The literal drops the newline before its closing delimiter; files end with exactly one.
         sed -e '$a\' "Web/$file"
         printf '"""####,\n'
+    done
+    printf '    ]\n'
+    printf '    /// The binary files of Web/ (the PNG icons) by name, base64-encoded.\n'
+    printf '    static let embeddedBinary: [String: String] = [\n'
+    for file in $(cd Web && ls | LC_ALL=C sort); do
+        case "$file" in *.png) ;; *) continue ;; esac
+        printf '        "%s": "%s",\n' "$file" "$(base64 -w0 "Web/$file")"
     done
     printf '    ]\n}\n'
 } > "$generated"

@@ -19,6 +19,10 @@ enum WebAssets {
     private static let files: [String: File] = {
         var files: [String: File] = [:]
         for (name, text) in embedded { files[name] = make(name: name, bytes: Array((text + "\n").utf8)) }
+        for (name, text) in embeddedBinary {
+            // The generator wrote it; a file that does not decode is left out (and its test fails).
+            if let data = Data(base64Encoded: text) { files[name] = make(name: name, bytes: Array(data)) }
+        }
         return files
     }()
 
@@ -47,7 +51,9 @@ enum WebAssets {
         case "css": "text/css; charset=utf-8"
         case "js": "text/javascript; charset=utf-8"
         case "svg": "image/svg+xml"
-        case "json", "webmanifest": "application/json"
+        case "json": "application/json"
+        case "webmanifest": "application/manifest+json"
+        case "png": "image/png"
         case "wav": "audio/wav"
         default: "application/octet-stream"
         }
