@@ -4,7 +4,7 @@
 Starts `chime serve` with a temporary data directory (serving Web/ from disk), plays a few apps
 over the HTTP API — the alarm, the drinking reminder, the task organizer, a chat app, and a
 weather app whose permission prompt waits — signs in a headless Chromium and writes
-docs/images/center-{light,dark}-{wide,phone}.png.
+docs/images/center-{light,dark}-{wide,phone}.png and center-device-phone.png.
 
 The deliveries are spread over about two minutes so the list shows real relative times
 ("2 min ago"); SCREENSHOTS_FAST=1 skips the waiting.
@@ -211,6 +211,12 @@ def main():
            apps["weather"].bundle)
         scheme(driver, "dark")
         shoot(driver, "center-dark-phone.png")
+
+        # Phone, light: the apps view's top, This device (Notify this device, the install hint).
+        scheme(driver, "light")
+        wait_for(lambda: js(driver, "return !!document.getElementById('notify-device')"), 10, message="Notify this device")
+        js(driver, "window.scrollTo(0, 0)")
+        shoot(driver, "center-device-phone.png")
     finally:
         if driver:
             driver.quit()
