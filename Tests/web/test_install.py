@@ -8,7 +8,8 @@ browser runs them: a push event delivered by DevTools (`ServiceWorker.deliverPus
 `push` event with the payload Chime's sender encrypts, here unencrypted), then the notification it
 shows read back from `registration.getNotifications()`; the click handler is called in the worker
 through DevTools (`Runtime.evaluate` on the worker's target), since a synthetic NotificationEvent
-cannot be dispatched as a trusted one, and its answer is read from the app's outbox."""
+cannot be dispatched as a trusted one, and its answer is read from the app's outbox; likewise the
+close handler's dismissal. A trimmed push is completed from the service before it shows."""
 from __future__ import annotations
 
 import itertools
@@ -192,6 +193,18 @@ def test_worker_shows_a_push_and_answers_from_the_notification(center):
         tools.send("ServiceWorker.deliverPushMessage", {"origin": chime.base + "/", "registrationId": registration,
                                                         "data": json.dumps({"v": 1, "kind": "close", "app": app.bundle, "ids": ["wake"]})}, page)
         wait_for(lambda: shown_notifications(center) == [], 10, message="the close push to close it")
+        # A trimmed push (truncated: true) is completed from the service before it shows.
+        app.add("long", title="Alarm", body="Wake up, the taxi is here", categoryIdentifier="alarm.category")
+        trimmed = dict(payload, id="long", body="Wake up, th…", truncated=True)
+        tools.send("ServiceWorker.deliverPushMessage", {"origin": chime.base + "/", "registrationId": registration,
+                                                        "data": json.dumps(trimmed)}, page)
+        shown = wait_for(lambda: shown_notifications(center) or None, 10, message="the trimmed push shown")
+        assert shown[0]["body"] == "Wake up, the taxi is here"
+        # Closed by the user: the category asked for customDismissAction, so the app hears of it.
+        tools.evaluate(worker, """self.registration.getNotifications().then((all) =>
+            self.ChimeWorker.handleClose(all[0])).then(() => true)""")
+        wait_for(lambda: any(r["actionIdentifier"] == "com.apple.UNNotificationDismissActionIdentifier" for r in app.outbox()), 10,
+                 message="the dismissal in the app's outbox")
     finally:
         tools.close()
 
