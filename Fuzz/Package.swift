@@ -50,5 +50,7 @@ let package = Package(
         fuzzTarget("rrule", "FuzzRecurrenceRule"),
         // WebPushRegistration.decode (POST /v1/web-push/subscriptions) and the store's record of a subscription.
         fuzzTarget("web-push-subscription", "FuzzWebPushSubscription"),
+        // APNsRequestHeaders: the apns-* headers of POST /3/device/{token}.
+        fuzzTarget("apns-headers", "FuzzAPNsHeaders"),
     ]
 )

@@ -21,7 +21,7 @@ smoke=0
 if [ "${1:-}" = "--smoke" ]; then smoke=1; shift; fi
 seconds="${FUZZ_SECONDS:-60}"
 build="${FUZZ_BUILD:-Fuzz/.build}"
-all=(apns-payload json-request config-file percent-encoding link-header event-stream send-headers arguments jwt rrule web-push-subscription)
+all=(apns-payload json-request config-file percent-encoding link-header event-stream send-headers arguments jwt rrule web-push-subscription apns-headers)
 targets=("$@")
 [ "${#targets[@]}" -eq 0 ] && targets=("${all[@]}")
 
@@ -44,6 +44,7 @@ for target in "${targets[@]}"; do
     jwt) max_len=4200; dict=jwt.dict ;;              # a little over JSONWebToken.maximumLength
     rrule) max_len=1024; dict=rrule.dict ;;
     web-push-subscription) max_len=4096; dict=webpush.dict ;;
+    apns-headers) max_len=1024; dict=apns-headers.dict ;;
     *) echo "fuzz: unknown target $target; accepted: ${all[*]}" >&2; exit 2 ;;
   esac
   findings="Fuzz/findings/$target"
