@@ -113,12 +113,15 @@ public final class DesktopSurface: NotificationSurface {
         consumer.withLock { $0 = task }
     }
 
-    /// A surface whose answers go to `engine.respond`. `onResponse` is told of each stored
-    /// response with the answer it came from (its ``DesktopAnswer/activationToken`` is for the
-    /// app the answer launches).
+    /// A surface whose answers go to `engine.respond`. `onAnswer` is told of each answer before
+    /// it reaches the engine — before anything that hears of the response (an app launched to take
+    /// it) can run, so that is where its ``DesktopAnswer/activationToken`` is kept for the app the
+    /// answer launches. `onResponse` is told of each stored response with the answer it came from.
     public convenience init(engine: NotificationEngine, configuration: Configuration = Configuration(),
+                            onAnswer: (@Sendable (DesktopAnswer) -> Void)? = nil,
                             onResponse: (@Sendable (NotificationResponse, DesktopAnswer) -> Void)? = nil) {
         self.init(configuration: configuration) { answer in
+            onAnswer?(answer)
             let response = try await engine.respond(app: answer.app, notification: answer.notification, action: answer.action,
                                                     userText: answer.userText)
             if let response { onResponse?(response, answer) }

@@ -33,6 +33,24 @@ struct TestServerTests {
         }
     }
 
+    @Test("an answer's activation token is handed over before the engine has the response: whoever hears of the response finds it")
+    func activationTokenBeforeTheResponse() async throws {
+        try await withServer(broadcast: true) { server, fixture in
+            let events = fixture.engine.events(app: DesktopFixture.app)
+            try await fixture.deliver("wake")
+            let id = try await server.notify(number: 1).id
+            try await server.invoke(id, "snooze", token: "xdg-token-9")
+            // The response event is published after the response is stored; by then `onAnswer`
+            // has run (this is what `chime serve`'s launcher relies on for XDG_ACTIVATION_TOKEN).
+            for await event in events where event.kind == .response {
+                #expect(fixture.responses.answered.map(\.activationToken) == ["xdg-token-9"])
+                break
+            }
+            let (answer, _) = try await fixture.events.answered()
+            #expect(answer.action == "snooze" && answer.activationToken == "xdg-token-9")
+        }
+    }
+
     @Test("NotificationReplied is a text response to the text-input action")
     func inlineReply() async throws {
         try await withServer { server, fixture in

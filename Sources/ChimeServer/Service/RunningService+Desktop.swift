@@ -40,15 +40,20 @@ extension RunningService {
         }
         let desktopConfiguration = DesktopSurface.Configuration(address: configuration.desktopBusAddress, app: desktopApp, replyPrompt: prompt,
                                                                 log: { level, text in logger.log(level == .info ? .info : .warning, text) })
-        let surface = DesktopSurface(engine: engine, configuration: desktopConfiguration) { response, answer in
-            if let token = answer.activationToken { tokens.record(token, app: answer.app, response: response.id) }
-        }
+        // Kept before the answer reaches the engine: the response event starts the app's launch,
+        // which takes the token, possibly before `respond` has returned here.
+        let surface = DesktopSurface(engine: engine, configuration: desktopConfiguration, onAnswer: { answer in
+            if let token = answer.activationToken { tokens.record(token, app: answer.app) }
+        })
         return (surface, engine.attach(surface, app: nil))
     }
 }
 
-/// The XDG activation tokens that came with desktop answers (`ActivationToken`), by app and
-/// response id, for the app the answer starts (`XDG_ACTIVATION_TOKEN`). Holds the newest 256.
+/// The XDG activation tokens that came with desktop answers (`ActivationToken`), by app, for the
+/// app the answer starts (`XDG_ACTIVATION_TOKEN`). Each is kept as its answer goes to the engine,
+/// before the response can start a launch; holds the newest 256. A token whose answer the engine
+/// refused (answered elsewhere already) waits for the app's next launch like the others: a
+/// compositor refuses a token that is no longer valid, so a stale one grants nothing.
 ///
 /// ```swift
 /// if let token = service.activationTokens.takeNewest(app: "com.example.alarm") {
@@ -56,42 +61,24 @@ extension RunningService {
 /// }
 /// ```
 public final class ActivationTokens: Sendable {
-    private struct Key: Hashable {
-        var app: String
-        var response: Int64
-    }
-
-    private let tokens = Mutex<(byKey: [Key: String], order: [Key])>(([:], []))
+    private let tokens = Mutex<[(app: String, token: String)]>([])
 
     public init() {}
 
-    func record(_ token: String, app: String, response: Int64) {
-        tokens.withLock { state in
-            let key = Key(app: app, response: response)
-            if state.byKey.updateValue(token, forKey: key) == nil { state.order.append(key) }
-            if state.order.count > 256 { state.byKey[state.order.removeFirst()] = nil }
+    func record(_ token: String, app: String) {
+        tokens.withLock { tokens in
+            tokens.append((app, token))
+            if tokens.count > 256 { tokens.removeFirst(tokens.count - 256) }
         }
     }
 
     /// The newest token of the app's answers, once (the app's launch gets it; older ones go too,
     /// since a launch hands every waiting answer over).
     public func takeNewest(app: String) -> String? {
-        tokens.withLock { state in
-            let keys = state.order.filter { $0.app == app }
-            state.order.removeAll { $0.app == app }
-            let newest = keys.last.flatMap { state.byKey[$0] }
-            for key in keys { state.byKey[key] = nil }
+        tokens.withLock { tokens in
+            let newest = tokens.last { $0.app == app }?.token
+            tokens.removeAll { $0.app == app }
             return newest
-        }
-    }
-
-    /// The token sent with the answer that became this response, once.
-    public func take(app: String, response: Int64) -> String? {
-        tokens.withLock { state in
-            let key = Key(app: app, response: response)
-            guard let token = state.byKey.removeValue(forKey: key) else { return nil }
-            state.order.removeAll { $0 == key }
-            return token
         }
     }
 }

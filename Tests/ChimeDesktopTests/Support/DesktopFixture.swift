@@ -35,9 +35,11 @@ struct DesktopFixture: Sendable {
         let configuration = DesktopSurface.Configuration(address: desktop.busAddress, callTimeout: .seconds(3), app: app,
                                                          replyPrompt: prompt, log: events.log, observer: events.observer,
                                                          closesPopUpsOnStop: closesPopUpsOnStop)
-        let surface = DesktopSurface(engine: engine, configuration: configuration) { response, answer in
+        let surface = DesktopSurface(engine: engine, configuration: configuration, onAnswer: { answer in
+            responses.answering(answer)
+        }, onResponse: { response, answer in
             responses.add(response, answer)
-        }
+        })
         engine.attach(surface, app: nil)
         return DesktopFixture(engine: engine, surface: surface, events: events, responses: responses)
     }
@@ -84,6 +86,11 @@ struct DesktopFixture: Sendable {
 /// Responses handed to `onResponse`, with the answers they came from.
 final class ResponsesSeen: Sendable {
     private let seen = Mutex<[(NotificationResponse, DesktopAnswer)]>([])
+    private let beforeEngine = Mutex<[DesktopAnswer]>([])
     func add(_ response: NotificationResponse, _ answer: DesktopAnswer) { seen.withLock { $0.append((response, answer)) } }
     var all: [(NotificationResponse, DesktopAnswer)] { seen.withLock { $0 } }
+    /// `onAnswer`: an answer on its way to the engine.
+    func answering(_ answer: DesktopAnswer) { beforeEngine.withLock { $0.append(answer) } }
+    /// The answers `onAnswer` was told of, in order.
+    var answered: [DesktopAnswer] { beforeEngine.withLock { $0 } }
 }
