@@ -26,6 +26,26 @@ let pushCases: [PushCase] = [
         ("apns-expiration", "0"), ("apns-priority", "10"), ("apns-collapse-id", "score")]),
     PushCase(name: "silent", status: 200, reason: nil, headers: [("apns-topic", "com.example.push"), ("apns-push-type", "background")],
              body: #"{"aps": {"content-available": 1}, "job": 7}"#),
+    PushCase(name: "voip topic and type", status: 200, reason: nil,
+             headers: [("apns-topic", "com.example.push.voip"), ("apns-push-type", "voip"), ("apns-priority", "10")]),
+    PushCase(name: "voip topic, no type", status: 200, reason: nil, headers: [("apns-topic", "com.example.push.voip")]),
+    PushCase(name: "complication", status: 200, reason: nil, headers: [("apns-topic", "com.example.push.complication"), ("apns-push-type", "complication")]),
+    PushCase(name: "live activity", status: 200, reason: nil,
+             headers: [("apns-topic", "com.example.push.push-type.liveactivity"), ("apns-push-type", "liveactivity")]),
+    PushCase(name: "live activity (owner)", status: 200, reason: nil, token: .owner,
+             headers: [("apns-topic", "com.example.push.push-type.liveactivity"), ("apns-push-type", "liveactivity")]),
+    PushCase(name: "background without content-available", status: 200, reason: nil,
+             headers: [("apns-topic", "com.example.push"), ("apns-push-type", "background")]),
+    PushCase(name: "voip type to the bundle id", status: 400, reason: "InvalidPushType",
+             headers: [("apns-topic", "com.example.push"), ("apns-push-type", "voip")]),
+    PushCase(name: "alert to the voip topic", status: 400, reason: "InvalidPushType",
+             headers: [("apns-topic", "com.example.push.voip"), ("apns-push-type", "alert")]),
+    PushCase(name: "live activity to the bundle id", status: 400, reason: "InvalidPushType",
+             headers: [("apns-topic", "com.example.push"), ("apns-push-type", "liveactivity")]),
+    PushCase(name: "other app's voip topic", status: 400, reason: "TopicDisallowed", token: .otherApp,
+             headers: [("apns-topic", "com.example.push.voip"), ("apns-push-type", "voip")]),
+    PushCase(name: "unknown app's voip topic (owner)", status: 400, reason: "BadTopic", token: .owner,
+             headers: [("apns-topic", "com.example.none.voip"), ("apns-push-type", "voip")]),
     PushCase(name: "bad path", status: 404, reason: "BadPath", path: "/3/device/"),
     PushCase(name: "bad path extra segment", status: 404, reason: "BadPath", path: "/3/device/{device}/x"),
     PushCase(name: "GET", status: 405, reason: "MethodNotAllowed", method: "GET"),
@@ -55,15 +75,24 @@ let pushCases: [PushCase] = [
 
 @Suite("APNs endpoint")
 struct APNsEndpointTests {
+    /// Registers `bundle`, allows it notifications, and returns its client, token and device token.
+    static func authorizedApp(_ bundle: String, in harness: ServiceHarness) async throws -> (client: TestClient, token: String, device: String) {
+        let token = try await harness.createApp(bundle)
+        let client = harness.client(token: token)
+        _ = try await client.post("/v1/apps/\(bundle)/authorization")
+        let answer = try await client.get("/v1/apps/\(bundle)/device-token")
+        guard case .string(let device)? = answer.json?["deviceToken"] else {
+            throw TestClientError(description: "no device token: \(answer.status) \(answer.text)")
+        }
+        return (client, token, device)
+    }
+
     @Test("answers as Apple's provider API", arguments: pushCases)
     func push(_ testCase: PushCase) async throws {
         try await ServiceHarness.with { harness in
-            let token = try await harness.createApp("com.example.push")
+            let (app, _, device) = try await Self.authorizedApp("com.example.push", in: harness)
             let other = try await harness.createApp("com.example.other")
-            let app = harness.client(token: token)
-            _ = try await app.post("/v1/apps/com.example.push/authorization")
-            guard case .string(let device)? = try await app.get("/v1/apps/com.example.push/device-token").json?["deviceToken"],
-                  case .string(let otherDevice)? = try await harness.client(token: other).get("/v1/apps/com.example.other/device-token").json?["deviceToken"]
+            guard case .string(let otherDevice)? = try await harness.client(token: other).get("/v1/apps/com.example.other/device-token").json?["deviceToken"]
             else { throw TestClientError(description: "no device token") }
             let client: TestClient = switch testCase.token {
             case .app: app
@@ -80,6 +109,11 @@ struct APNsEndpointTests {
                 let apnsID = try #require(response.headers["apns-id"])
                 #expect(APNsEndpoint.isUUID(apnsID))
                 if let sent = testCase.headers.first(where: { $0.0 == "apns-id" }) { #expect(apnsID == sent.1) }
+                // As Apple's development server: a UUID of its own for the Push Notifications Console.
+                let uniqueID = try #require(response.headers["apns-unique-id"])
+                #expect(APNsEndpoint.isUUID(uniqueID) && uniqueID != apnsID)
+            } else {
+                #expect(response.headers["apns-unique-id"] == nil)
             }
         }
     }
@@ -87,14 +121,7 @@ struct APNsEndpointTests {
     @Test("a push becomes a delivered notification; the collapse id replaces the earlier one")
     func delivery() async throws {
         try await ServiceHarness.with { harness in
-            let token = try await harness.createApp("com.example.push")
-            let app = harness.client(token: token)
-            _ = try await app.post("/v1/apps/com.example.push/authorization")
-            let answer = try await app.get("/v1/apps/com.example.push/device-token")
-            guard case .string(let device)? = answer.json?["deviceToken"] else {
-                Issue.record("no device token: \(answer.status) \(answer.text)")
-                return
-            }
+            let (app, _, device) = try await Self.authorizedApp("com.example.push", in: harness)
             for score in ["1:0", "2:0"] {
                 let response = try await app.request("POST", "/3/device/\(device)",
                                                      headers: [("apns-topic", "com.example.push"), ("apns-collapse-id", "score")],
@@ -108,6 +135,41 @@ struct APNsEndpointTests {
             #expect(delivered.json?[0]?["threadIdentifier"] == .string("match"))
             #expect(delivered.json?[0]?["userInfo"]?["matchID"] == .integer(42))
             #expect(delivered.json?[0]?["trigger"]?["type"] == .string("push"))
+        }
+    }
+
+    @Test("each push type is shown or handed to the app as iOS does: an alert shown, a VoIP push to the app, a background push without content-available dropped")
+    func pushTypes() async throws {
+        try await ServiceHarness.with { harness in
+            let (app, token, device) = try await Self.authorizedApp("com.example.push", in: harness)
+            let base = "/v1/apps/com.example.push"
+            let alert = Array(#"{"aps": {"alert": {"title": "Call", "body": "from Ann"}}}"#.utf8)
+            let pushes: [(id: String, topic: String, type: String)] = [
+                ("00000000-0000-0000-0000-000000000001", "com.example.push.voip", "voip"),
+                ("00000000-0000-0000-0000-000000000002", "com.example.push", "background"),
+                ("00000000-0000-0000-0000-000000000003", "com.example.push.push-type.liveactivity", "liveactivity"),
+                ("00000000-0000-0000-0000-000000000004", "com.example.push.complication", "complication"),
+                ("00000000-0000-0000-0000-000000000005", "com.example.push", "alert"),
+            ]
+            for push in pushes {
+                var headers = [("apns-topic", push.topic), ("apns-push-type", push.type), ("apns-id", push.id)]
+                if push.type == "background" { headers.append(("apns-priority", "5")) }
+                let response = try await app.request("POST", "/3/device/\(device)", headers: headers, body: alert)
+                #expect(response.status == 200, "\(push): \(response.text)")
+            }
+            let delivered = try await app.get(base + "/notifications")
+            #expect(delivered.json?.arrayCount == 2, "\(delivered.text)")
+            let events = try await SSEClient.open(harness.endpoint, path: base + "/events", token: token, lastEventID: "0")
+            defer { events.close() }
+            var seen: [String] = []
+            while seen.last != "delivered 00000000-0000-0000-0000-000000000005" {
+                let event = try await events.next()
+                guard case .string(let identifier)? = event.json?["notification"]?["identifier"] else { continue }
+                seen.append("\(event.event ?? "") \(identifier)")
+                try #require(seen.count <= pushes.count, "\(seen)")
+            }
+            #expect(seen == ["silentPush 00000000-0000-0000-0000-000000000001", "delivered 00000000-0000-0000-0000-000000000003",
+                             "silentPush 00000000-0000-0000-0000-000000000004", "delivered 00000000-0000-0000-0000-000000000005"])
         }
     }
 }

@@ -233,9 +233,12 @@ struct HTTP2Tests {
             let key = directory + "/AuthKey_KEY1234567.p8"
             // One provider token for all: the push, an unknown device, then the headers' refusals as the library sends them.
             let cases = #"[{}, {}, {"push_type": "background", "priority": 10}, {"collapse_key": "\#(String(repeating: "c", count: 65))"}, "#
-                + #"{"push_type": "background", "priority": 5, "collapse_key": "sync"}]"#
+                + #"{"push_type": "background", "priority": 5, "collapse_key": "sync"}, "#
+                + #"{"push_type": "voip", "topic": "com.example.provider.voip"}, {"push_type": "voip"}, "#
+                + #"{"push_type": "liveactivity", "topic": "com.example.provider.push-type.liveactivity"}, {"topic": "com.example.provider.complication"}]"#
             let first = try await Self.client("aioapns", "localhost", port, files.ca, key, "KEY1234567", "TEAM123456", "com.example.provider",
-                                              [device, String(repeating: "ab", count: 32), device, device, device].joined(separator: ","),
+                                              [device, String(repeating: "ab", count: 32), device, device, device, device, device, device, device]
+                                                .joined(separator: ","),
                                               "alert", "10", cases)
             let sent = try #require(Self.result(first, 0))
             #expect(sent["success"] == .bool(true), "\(first)")
@@ -247,6 +250,12 @@ struct HTTP2Tests {
             #expect(Self.result(first, 2)?["status"] == .string("400") && Self.result(first, 2)?["reason"] == .string("BadPriority"), "\(first)")
             #expect(Self.result(first, 3)?["status"] == .string("400") && Self.result(first, 3)?["reason"] == .string("BadCollapseId"), "\(first)")
             #expect(Self.result(first, 4)?["success"] == .bool(true), "\(first)")
+            // Apple's topic suffixes: a VoIP push to bundle id + .voip; to the bare bundle id, InvalidPushType; a live
+            // activity to .push-type.liveactivity; an alert (aioapns's type) to the .complication topic, InvalidPushType.
+            #expect(Self.result(first, 5)?["success"] == .bool(true), "\(first)")
+            #expect(Self.result(first, 6)?["status"] == .string("400") && Self.result(first, 6)?["reason"] == .string("InvalidPushType"), "\(first)")
+            #expect(Self.result(first, 7)?["success"] == .bool(true), "\(first)")
+            #expect(Self.result(first, 8)?["status"] == .string("400") && Self.result(first, 8)?["reason"] == .string("InvalidPushType"), "\(first)")
 
             // curl over HTTP/2 with the app's token: each header's refusal, Apple's reason in the body, apns-id echoed.
             let id = "123E4567-E89B-12D3-A456-426614174000"
@@ -264,6 +273,28 @@ struct HTTP2Tests {
                 #expect(answer.status == 400 && answer.version == "2", "\(refusal): \(answer.body)")
                 #expect(Self.field(json, "reason") == refusal.reason, "\(refusal): \(answer.body)")
                 if refusal.header != "apns-id" { #expect(head.lowercased().contains("apns-id: \(id.lowercased())"), "\(answer.body)") }
+            }
+
+            // Topic suffixes over curl: the push type a topic is for, else InvalidPushType; every 200 has an apns-unique-id.
+            let suffixes: [(topic: String, type: String?, status: Int, reason: String?)] = [
+                ("com.example.provider.voip", "voip", 200, nil), ("com.example.provider.voip", nil, 200, nil),
+                ("com.example.provider.push-type.liveactivity", "liveactivity", 200, nil), ("com.example.provider", "complication", 400, "InvalidPushType"),
+                ("com.example.provider.voip", "alert", 400, "InvalidPushType"), ("com.example.stranger.voip", "voip", 400, "TopicDisallowed"),
+            ]
+            for suffix in suffixes {
+                var headers = ["-H", "apns-topic: \(suffix.topic)", "-H", "apns-id: \(id)"]
+                if let type = suffix.type { headers += ["-H", "apns-push-type: \(type)"] }
+                let answer = try await Self.curl(app + headers + ["-i", "--data-binary", #"{"aps": {"alert": "x"}}"#, base + "/3/device/" + device])
+                let parts = answer.body.components(separatedBy: "\r\n\r\n")
+                let head = (parts.first ?? "").lowercased()
+                #expect(answer.status == suffix.status && answer.version == "2", "\(suffix): \(answer.body)")
+                #expect(head.contains("apns-id: \(id.lowercased())"), "\(answer.body)")
+                if let reason = suffix.reason {
+                    #expect(Self.field(parts.last ?? "", "reason") == reason && !head.contains("apns-unique-id"), "\(suffix): \(answer.body)")
+                } else {
+                    let unique = head.split(separator: "\r\n").first { $0.hasPrefix("apns-unique-id: ") }.map { String($0.dropFirst(16)) }
+                    #expect(unique.map(APNsEndpoint.isUUID) == true, "\(answer.body)")
+                }
             }
 
             // Another client makes a new token for the same key at once: TooManyProviderTokenUpdates.

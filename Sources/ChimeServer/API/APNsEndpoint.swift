@@ -5,11 +5,12 @@ import Foundation
 /// delivered notification through the same decoder as the simulator's `push`.
 ///
 /// Checks, in order: path (`BadPath`), method (`MethodNotAllowed`), the Bearer token
-/// (`MissingProviderToken`, `InvalidProviderToken`), the topic (`MissingTopic`, `TopicDisallowed`),
+/// (`MissingProviderToken`, `InvalidProviderToken`), the topic (`MissingTopic`, `TopicDisallowed`;
+/// ``APNsTopic``: a bundle identifier with Apple's suffix for a push type of its own),
 /// a provider token (`InvalidProviderToken`, `ExpiredProviderToken`, `TopicDisallowed`,
 /// `TooManyProviderTokenUpdates`: ``ProviderTokens``), the topic's app (`BadTopic`), the device token (`BadDeviceToken`, `DeviceTokenNotForTopic`), the headers
 /// (``APNsRequestHeaders``: `InvalidPushType`, `BadMessageId`, `BadExpirationDate`, `BadPriority`,
-/// `BadCollapseId`), and the
+/// `BadCollapseId`; `InvalidPushType` for a push type the topic is not for), and the
 /// payload (`PayloadEmpty`, `PayloadTooLarge`).
 struct APNsEndpoint {
     /// The route's name in metrics and the access log: its declaration's template.
@@ -91,13 +92,22 @@ struct APNsEndpoint {
             }
         }
 
-        guard let topic = request.header("apns-topic"), !topic.isEmpty else {
+        guard let topicText = request.header("apns-topic"), !topicText.isEmpty else {
             throw Failure("MissingTopic", 400, "the apns-topic header is missing; set it to the app's bundle identifier")
         }
+        // The topic names the app, with Apple's suffix for a push type of its own channel
+        // (`.voip`, …); an app registered under the whole topic is that app.
+        var apnsTopic = APNsTopic(topicText)
+        var found = try await api.lookup(topicText)
+        if found != nil {
+            apnsTopic = APNsTopic(bundleIdentifier: topicText)
+        } else if apnsTopic.suffixPushType != nil {
+            found = try await api.lookup(apnsTopic.bundleIdentifier)
+        }
+        let topic = apnsTopic.bundleIdentifier
         if let caller, caller != topic {
             throw Failure("TopicDisallowed", 400, "this token may push only to \(caller)")
         }
-        let found = try await api.lookup(topic)
         if providerToken {
             do {
                 try await api.providerTokens.check(token, topic: found, now: api.engine.clock.now) { try await api.engine.apps() }
@@ -121,8 +131,10 @@ struct APNsEndpoint {
         }
 
         let headers: APNsRequestHeaders
+        let pushType: APNsRequestHeaders.PushType
         do {
             headers = try APNsRequestHeaders.parse { request.header($0) }
+            pushType = try apnsTopic.pushType(given: headers.pushType)
         } catch {
             throw Failure(error.reason, error.status, error.message)
         }
@@ -134,8 +146,16 @@ struct APNsEndpoint {
             throw Failure(error.reason, error.status, error.message)
         }
         var content = payload.content
-        let silent = headers.effectivePushType == .background || payload.isSilent
         let id = echo ?? UUID().uuidString.lowercased()
+        let uniqueID = UUID().uuidString.lowercased()
+        let success = HTTPResponse(status: 200, headers: [("apns-id", id), ("apns-unique-id", uniqueID)], body: .bytes([]), route: Self.route)
+        let delivery = APNsTopic.delivery(of: pushType, payload: payload)
+        if delivery == .dropped {
+            // As on iOS: a background push without content-available wakes nothing.
+            api.logger.warning("background push without content-available: 1 dropped", ["app": topic, "apns-id": id])
+            return success
+        }
+        let silent = delivery == .toApp
         let identifier = headers.requestIdentifier(apnsID: id)
         if !silent && payload.goesThroughServiceExtension {
             // The app's service extension, when the app is connected; it has its time limit, and
@@ -149,7 +169,7 @@ struct APNsEndpoint {
             // As on iOS: APNs accepts the push; the device does not show it.
             api.logger.info("push not shown: notifications are not allowed", ["app": topic, "apns-id": id])
         }
-        return HTTPResponse(status: 200, headers: [("apns-id", id)], body: .bytes([]), route: Self.route)
+        return success
     }
 
     /// `8-4-4-4-12` hexadecimal digits, any case (``APNsRequestHeaders/isUUID(_:)``).

@@ -2148,11 +2148,18 @@ enum OpenAPIDocument {
                   "format": "uuid"
                 },
                 "description": "The request's apns-id, or a generated one."
+              },
+              "apns-unique-id": {
+                "schema": {
+                  "type": "string",
+                  "format": "uuid"
+                },
+                "description": "A UUID of the service's own for this push, as Apple's development server gives (on Apple's, a key for the Push Notifications Console; Chime keeps nothing under it)."
               }
             }
           },
           "400": {
-            "description": "Apple's reasons: BadDeviceToken, DeviceTokenNotForTopic, MissingTopic, BadTopic, TopicDisallowed (another app's token, or a provider key of another team), PayloadEmpty, BadPriority, BadExpirationDate, BadCollapseId, InvalidPushType, BadMessageId; BadRequest for a request whose framing is broken (the connection is then closed).",
+            "description": "Apple's reasons: BadDeviceToken, DeviceTokenNotForTopic, MissingTopic, BadTopic, TopicDisallowed (another app's token, or a provider key of another team), PayloadEmpty, BadPriority, BadExpirationDate, BadCollapseId, InvalidPushType (also a push type the apns-topic is not for: voip needs the bundle id + .voip, …), BadMessageId; BadRequest for a request whose framing is broken (the connection is then closed).",
             "content": {
               "application/json": {
                 "schema": {
@@ -2271,7 +2278,7 @@ enum OpenAPIDocument {
             "name": "apns-topic",
             "in": "header",
             "required": true,
-            "description": "The app's bundle identifier.",
+            "description": "The app's bundle identifier; with Apple's suffix for the push types of their own topic: .voip (voip), .complication, .pushkit.fileprovider, .location-query (location), .push-type.liveactivity, .voip-ptt (pushtotalk), .push-type.widgets, .push-type.controls. Without apns-push-type, the suffix's type (else alert).",
             "schema": {
               "type": "string"
             }
@@ -2280,7 +2287,7 @@ enum OpenAPIDocument {
             "name": "apns-push-type",
             "in": "header",
             "required": false,
-            "description": "alert (default), background, …",
+            "description": "alert (default, or the type of the topic's suffix), background (needs content-available: 1, else dropped as on iOS; priority 5 or 1), …; alert and liveactivity are shown, the others handed to the app (silentPush event).",
             "schema": {
               "type": "string",
               "enum": [

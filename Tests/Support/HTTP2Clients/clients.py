@@ -63,7 +63,7 @@ async def push(host, port, ca, key, key_id, team_id, topic, device, push_type="a
         body = {"aps": {"content-available": 1}}
     results = []
     # One client, so one provider token, for every device given (comma-separated), in order.
-    # CASES (JSON): per device, in order, what changes: push_type, priority, collapse_key.
+    # CASES (JSON): per device, in order, what changes: push_type, priority, collapse_key, topic.
     changes = json.loads(cases)
     for index, token in enumerate(device.split(",")):
         case = changes[index] if index < len(changes) else {}
@@ -71,7 +71,7 @@ async def push(host, port, ca, key, key_id, team_id, topic, device, push_type="a
         message = {"aps": {"content-available": 1}} if kind == "background" else body
         request = NotificationRequest(device_token=token, message=message, notification_id=str(uuid.uuid4()),
                                       push_type=PushType(kind), priority=int(case.get("priority", priority)),
-                                      collapse_key=case.get("collapse_key"))
+                                      collapse_key=case.get("collapse_key"), apns_topic=case.get("topic"))
         result = await client.send_notification(request)
         results.append({"success": result.is_successful, "status": str(result.status), "reason": result.description,
                         "apnsId": result.notification_id, "sent": request.notification_id})
