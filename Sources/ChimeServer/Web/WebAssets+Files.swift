@@ -1864,7 +1864,12 @@ code {
     const category = categoryOf(app, n);
     const hidden = previewsHidden(app, key);
     const reply = state.reply && state.reply.key === key && state.reply.ctx === ctx ? state.reply.action : null;
-    const fresh = state.fresh.has(key) && Date.now() - state.fresh.get(key) < 700;
+    // A card slides in the first time the list draws it after it arrived, and never again: the
+    // mark is taken here, whether the card is built now or comes from the cache (it may have been
+    // drawn before its arrival was announced), so a later redraw (a reply field opening) does not
+    // slide it in a second time, hidden while it fades in.
+    const fresh = ctx === "list" && state.fresh.has(key) && Date.now() - state.fresh.get(key) < 700;
+    if (ctx === "list") state.fresh.delete(key);
     const signature = JSON.stringify([ctx, key, n, category && category.options, category && category.hiddenPreviewsBodyPlaceholder, hidden,
       state.busy.get(key), state.sent.get(key), state.errors.get(key), reply, extra && extra.placeholderCount]);
     return cached("note", signature, () => buildNote(app, n, ctx, { key, category, hidden, reply, fresh, count: extra && extra.placeholderCount }));
@@ -1889,10 +1894,7 @@ code {
     const classes = ["note", `level-${level}`];
     if (ctx === "banner") classes.push("in-banner");
     else if (!chip) classes.push("compact");
-    if (info.fresh && ctx === "list") {
-      classes.push("fresh");
-      state.fresh.delete(key); // slides in once, not again when redrawn
-    }
+    if (info.fresh) classes.push("fresh");
     if (busy) classes.push("busy");
     if (sent) classes.push("sent");
     if (error) classes.push("failed");
