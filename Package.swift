@@ -156,7 +156,7 @@ let package = Package(
         .testTarget(name: "ChimeTestingTests", dependencies: ["ChimeTesting", "Chime"]),
         .testTarget(name: "ExamplesTests", dependencies: ["ExampleApps", "ChimeTesting", "Chime"]),
         // Started by the service in ChimeServerTests' background-launch tests, as an app would be.
-        .executableTarget(name: "ChimeLaunchedApp", dependencies: ["Chime"], path: "Tests/Support/LaunchedApp"),
+        .executableTarget(name: "ChimeLaunchedApp", dependencies: ["Chime", "ChimeCore"], path: "Tests/Support/LaunchedApp"),
         .testTarget(name: "ChimeServerTests", dependencies: ["ChimeServer", "ChimeCore", "ChimeSQLite", "Chime", "ChimeHTTP", "ChimeLaunchedApp", "PostgresTestServer", "chime",
                                                             "ChimeTesting", "ChimeCrypto", "CryptoInterop"]),
         // Against real notification servers the tests start: dbus-daemon, Xvfb, dunst, and a small

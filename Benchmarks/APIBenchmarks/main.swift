@@ -193,7 +193,7 @@ final class Arrivals: Sendable {
         let monitor = Task {
             while !Task.isCancelled {
                 progress.update("\(label): \(count.formatted())/\(expected.formatted())")
-                try? await Task.sleep(for: .milliseconds(100))
+                try? await Sleep.for(.milliseconds(100))
             }
         }
         await withCheckedContinuation { continuation in
@@ -323,7 +323,7 @@ var results: [String: Any] = [:]
     progress.update("api burst: scheduling \(options.burst.formatted())", force: true)
     let requests = (0..<options.burst).map { makeRequest($0, prefix: "burst", trigger: exactly(due)) }
     try await addConcurrently(center, requests, inFlight: 64, label: "api burst: scheduling")
-    try await Task.sleep(until: .now + .seconds(max(0, due.timeIntervalSinceNow - 0.05)))
+    try await Sleep.seconds(due.timeIntervalSinceNow - 0.05)
     let cpu = cpuSeconds()
     await arrivals.wait(label: "api burst: in willPresent")
     let seconds = arrivals.last.timeIntervalSince(due)
@@ -403,7 +403,7 @@ struct Cost {
         let mine = stride(from: index, to: requests.count, by: apps).map { requests[$0] }
         try await addConcurrently(center, mine, inFlight: 64, label: "cost, \(apps) apps: scheduling")
     }
-    try await Task.sleep(until: .now + .seconds(max(0, due.timeIntervalSinceNow - 0.05)))
+    try await Sleep.seconds(due.timeIntervalSinceNow - 0.05)
     let cpu = cpuSeconds()
     await arrivals.wait(label: "cost, \(apps) apps' surfaces")
     let cost = Cost(wall: arrivals.last.timeIntervalSince(due) / Double(options.deliveries),
@@ -426,7 +426,7 @@ struct Cost {
     let due = dueInstant(after: options.deliveries, perSecond: 20_000)
     let requests = (0..<options.deliveries).map { makeRequest($0, prefix: "cost", trigger: exactly(due)) }
     try await addConcurrently(center, requests, inFlight: 64, label: "cost, delegate: scheduling")
-    try await Task.sleep(until: .now + .seconds(max(0, due.timeIntervalSinceNow - 0.05)))
+    try await Sleep.seconds(due.timeIntervalSinceNow - 0.05)
     let cpu = cpuSeconds()
     await arrivals.wait(label: "cost, delegate")
     let cost = Cost(wall: arrivals.last.timeIntervalSince(due) / Double(options.deliveries),
@@ -469,7 +469,7 @@ struct Cost {
     let due = dueInstant(after: options.deliveries, perSecond: 1_500)
     let requests = (0..<options.deliveries).map { makeRequest($0, prefix: "cost", trigger: exactly(due)) }
     try await addConcurrently(center, requests, inFlight: 64, label: "cost, service: scheduling")
-    try await Task.sleep(until: .now + .seconds(max(0, due.timeIntervalSinceNow - 0.05)))
+    try await Sleep.seconds(due.timeIntervalSinceNow - 0.05)
     let cpu = cpuSeconds()
     await arrivals.wait(label: "cost, through the service")
     let cost = Cost(wall: arrivals.last.timeIntervalSince(due) / Double(options.deliveries),

@@ -253,7 +253,7 @@ func benchRestart(_ options: Options) async throws -> Double {
                                                   trigger: .timeInterval(0.2, repeats: false))], app: app)
         await engine.shutdown()
     }
-    try await Task.sleep(for: .milliseconds(300))
+    try await Sleep.for(.milliseconds(300))
     progress.update("restart: opening a store with \(options.count.formatted()) pending", force: true)
     let start = ContinuousClock.now
     let engine = try makeEngine(path)
@@ -349,7 +349,7 @@ func benchBurst(_ options: Options) async throws -> Double {
     let monitor = Task {
         while !Task.isCancelled {
             progress.update("burst: delivered \(recorder.count.formatted())/\(options.burst.formatted())")
-            try? await Task.sleep(for: .milliseconds(100))
+            try? await Sleep.for(.milliseconds(100))
         }
     }
     await recorder.wait()
@@ -392,7 +392,7 @@ func benchSteady(_ options: Options) async throws -> (p50: Double, p99: Double, 
     let monitor = Task {
         while !Task.isCancelled {
             progress.update("steady: delivered \(recorder.count.formatted())/\(total.formatted()) at \(options.rate.formatted())/s")
-            try? await Task.sleep(for: .milliseconds(200))
+            try? await Sleep.for(.milliseconds(200))
         }
     }
     await recorder.wait()
@@ -447,7 +447,7 @@ func benchReads(_ options: Options, besideWriter: Bool) async throws -> (p50: Do
         let page = try await engine.pending(app: app, after: 0, limit: 100)
         samples.append(Double(DispatchTime.now().uptimeNanoseconds - before) / 1e9)
         if page.count != 100 { fail("\(name): a page of \(page.count)") }
-        try await Task.sleep(for: .milliseconds(2))
+        try await Sleep.for(.milliseconds(2))
     }
     stop.store(true, ordering: .relaxed)
     try await writer.value

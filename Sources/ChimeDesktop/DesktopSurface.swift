@@ -217,7 +217,7 @@ public final class DesktopSurface: NotificationSurface {
                 configuration.observer?(.answerFailed(answer, "\(error)"))
                 return
             } catch {
-                try? await Task.sleep(for: delay)
+                try? await Sleep.for(delay)
                 delay *= 5
             }
         }

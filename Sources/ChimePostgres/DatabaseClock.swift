@@ -56,7 +56,7 @@ public final class DatabaseClock: NotificationClock {
         while true {
             let remaining = deadline.timeIntervalSince(now)
             if remaining <= 0 { return }
-            try await Task.sleep(for: .nanoseconds(Int64(min(remaining, 5) * 1e9)), tolerance: .microseconds(100), clock: .continuous)
+            try await Sleep.seconds(min(remaining, 5))
         }
     }
 

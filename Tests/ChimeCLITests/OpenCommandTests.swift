@@ -71,7 +71,7 @@ struct OpenCommandTests {
         #expect(result.0 == 0, "\(result.2)")
         #expect(result.2.contains("Opened in your browser"))
         let deadline = ContinuousClock.now + .seconds(30)
-        while !FileManager.default.fileExists(atPath: directory + "/opened"), ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(20)) }
+        while !FileManager.default.fileExists(atPath: directory + "/opened"), ContinuousClock.now < deadline { try await Sleep.for(.milliseconds(20)) }
         let argv = try String(contentsOfFile: directory + "/argv", encoding: .utf8)
         let printed = result.1.trimmingCharacters(in: .whitespacesAndNewlines)
         let code = try #require(printed.split(separator: "=").last.map(String.init))

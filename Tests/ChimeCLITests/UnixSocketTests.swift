@@ -50,7 +50,7 @@ struct UnixSocketTests {
             let deadline = ContinuousClock.now + timeout
             while ContinuousClock.now < deadline {
                 if self.text.contains(text) { return true }
-                try? await Task.sleep(for: .milliseconds(20))
+                try? await Sleep.for(.milliseconds(20))
             }
             return false
         }
@@ -82,7 +82,9 @@ struct UnixSocketTests {
             // Follow the events while a notification is delivered and answered.
             let events = Output()
             let follower = Task { await events.cli.main(["events", "--data", directory]) }
-            try await Task.sleep(for: .milliseconds(200))  // the stream is open before the delivery
+            // The stream is open before the delivery: the service counts it.
+            for _ in 0..<1000 where service.server.openStreams == 0 { try await Sleep.for(.milliseconds(10)) }
+            #expect(service.server.openStreams > 0, "chime events did not open its stream: \(events.errorText)")
             let (scheduled, scheduledOutput) = await Self.run(["add", "--id", Self.chat, "--title", "Chat", "--category", "chat"], directory)
             #expect(scheduled == 0, "\(scheduledOutput.errorText)")
             #expect(scheduledOutput.text.contains("Added \(Self.chat) to com.example.chat: delivered now."))
@@ -201,7 +203,7 @@ struct UnixSocketTests {
             // Its stream is listening once the engine has one more subscriber.
             let listening = ContinuousClock.now + .seconds(30)
             while service.engine.hub.subscriberCount <= subscribers, events.isRunning, ContinuousClock.now < listening {
-                try await Task.sleep(for: .milliseconds(10))
+                try await Sleep.for(.milliseconds(10))
             }
             #expect(service.engine.hub.subscriberCount > subscribers, "chime events did not start listening: \(seen.withLock { $0 })")
 
@@ -210,7 +212,7 @@ struct UnixSocketTests {
             #expect(addedText.contains("Added \(Self.chat)"))
             let deadline = ContinuousClock.now + .seconds(10)
             while !seen.withLock({ $0.contains("delivered  com.example.bin  \(Self.chat)  \"From the binary\"") }), ContinuousClock.now < deadline {
-                try await Task.sleep(for: .milliseconds(20))
+                try await Sleep.for(.milliseconds(20))
             }
             #expect(seen.withLock { $0.contains("delivered  com.example.bin  \(Self.chat)  \"From the binary\"") }, "\(seen.withLock { $0 })")
 

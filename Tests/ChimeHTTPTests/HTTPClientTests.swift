@@ -50,7 +50,7 @@ final class ClientTestHandler: HTTPHandler {
         for _ in 0..<500 {
             let open = streams.withLock { $0 }
             if open.count >= count { return open }
-            try await Task.sleep(for: .milliseconds(10))
+            try await Sleep.for(.milliseconds(10))
         }
         throw HTTPClientError(.failed, "no stream opened")
     }
@@ -131,7 +131,7 @@ struct HTTPClientTests {
             let received = Mutex(0)
             let follower = Task { try await client.events("/stream") { _ in received.withLock { $0 += 1 } } }
             _ = try await handler.waitForStreams(1)
-            while received.withLock({ $0 }) == 0 { try await Task.sleep(for: .milliseconds(10)) }
+            while received.withLock({ $0 }) == 0 { try await Sleep.for(.milliseconds(10)) }
             follower.cancel()
             await #expect(throws: CancellationError.self) { try await follower.value }
 
@@ -160,7 +160,7 @@ struct HTTPClientTests {
             }
             let stream = try #require(try await handler.waitForStreams(1).first)
             // The server has sent no byte of the body: the head alone is reported.
-            for _ in 0..<500 where seen.withLock({ $0.isEmpty }) { try await Task.sleep(for: .milliseconds(10)) }
+            for _ in 0..<500 where seen.withLock({ $0.isEmpty }) { try await Sleep.for(.milliseconds(10)) }
             #expect(seen.withLock { $0 } == ["head 200 quiet 0"])
             stream.sendComment("heartbeat")
             stream.send(event: "delivered", id: "2", data: "x")

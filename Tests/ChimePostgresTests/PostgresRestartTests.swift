@@ -60,7 +60,7 @@ struct PostgresRestartTests {
                 return failures
             } catch {
                 failures += 1
-                try? await Task.sleep(for: .milliseconds(50))   // a pause between attempts, not a wait for a state
+                try? await Sleep.for(.milliseconds(50))   // a pause between attempts, not a wait for a state
             }
         }
     }
@@ -93,7 +93,7 @@ struct PostgresRestartTests {
         await wave("after-fast", count: 60)
         // Down for 2 s while the wave above falls due: it fires once the database is back.
         await server.halt(.immediate)
-        try await Task.sleep(for: .seconds(2))   // the outage itself, not a wait for a state
+        try await Sleep.for(.seconds(2))   // the outage itself, not a wait for a state
         try await server.resume()
         await wave("after-immediate", count: 60)
 

@@ -12,7 +12,7 @@ struct SharedEngineTests {
     /// A clock that stands still at `base` (the tests fire with `fireDue(now:)`).
     struct StillClock: NotificationClock {
         var now: Date { PostgresStoreTests.base }
-        func sleep(until deadline: Date) async throws { try await Task.sleep(for: .seconds(3600)) }
+        func sleep(until deadline: Date) async throws { try await Sleep.for(.seconds(3600)) }
     }
 
     /// Engines on stores of their own on one fresh schema; shut down and closed at the end.
@@ -44,7 +44,7 @@ struct SharedEngineTests {
         /// Waits (at most 30 s) until `count` deliveries arrived.
         func wait(for count: Int) async throws {
             let deadline = Date().addingTimeInterval(30)
-            while all.count < count && Date() < deadline { try await Task.sleep(for: .milliseconds(10)) }
+            while all.count < count && Date() < deadline { try await Sleep.for(.milliseconds(10)) }
         }
     }
 
@@ -138,7 +138,7 @@ struct SharedEngineTests {
             let zone = try #require(TimeZone(identifier: "Pacific/Auckland"))
             try await engines[0].setTimeZone(zone)
             let deadline = Date().addingTimeInterval(10)
-            while try await engines[1].timeZone() != zone && Date() < deadline { try await Task.sleep(for: .milliseconds(10)) }
+            while try await engines[1].timeZone() != zone && Date() < deadline { try await Sleep.for(.milliseconds(10)) }
             #expect(try await engines[1].timeZone() == zone)
         }
     }

@@ -141,7 +141,7 @@ struct StreamedAddTests {
         let requests = Self.requests(count: 20_000)
         let large = Task { try await engine.add(requests, app: Self.app).count }
         // Called once the large add is under way: its count must include every request of the add.
-        try await Task.sleep(for: .milliseconds(1))
+        try await Sleep.for(.milliseconds(1))
         let counted = try await engine.pendingCount(app: Self.app)
         #expect(try await large.value == requests.count)
         #expect(counted == 0 || counted == requests.filter { $0.trigger != nil }.count, "never a part of the add: \(counted)")

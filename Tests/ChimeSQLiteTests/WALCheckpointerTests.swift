@@ -34,7 +34,7 @@ struct WALCheckpointerTests {
                 }
             }
             largest = max(largest, Self.walSize(path))
-            try await Task.sleep(for: .milliseconds(300))  // the checkpointer's pass (every 250 ms) comes
+            try await Sleep.for(.milliseconds(300))  // the checkpointer's pass (every 250 ms) comes
         }
         #expect(try store.pendingCount(app: nil) == written)
         // About 11 MB were written in all; a log that never restarted would hold all of it.

@@ -77,7 +77,7 @@ struct BackgroundLaunchTests {
         let deadline = ContinuousClock.now + .seconds(20)
         while ContinuousClock.now < deadline {
             if try await condition() { return true }
-            try? await Task.sleep(for: .milliseconds(50))
+            try? await Sleep.for(.milliseconds(50))
         }
         return try await condition()
     }
@@ -152,7 +152,7 @@ struct BackgroundLaunchTests {
             try await setup.answer("task-1", "markAsDone")
             var kinds: [String] = []
             while !kinds.contains("response") { kinds.append(try await stream.next().event ?? "") }
-            try await Task.sleep(for: .milliseconds(500))
+            try await Sleep.for(.milliseconds(500))
             #expect(setup.lines.isEmpty, "nothing was started while the app's own stream is open")
             #expect(await !harness.service.launcher.isRunning(Self.app))
             stream.close()

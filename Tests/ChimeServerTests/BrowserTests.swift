@@ -32,7 +32,7 @@ struct BrowserTests {
         #expect(FileManager.default.fileExists(atPath: page.path))
         page.remove(after: .milliseconds(100))
         let deadline = ContinuousClock.now + .seconds(20)
-        while FileManager.default.fileExists(atPath: page.directory), ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(20)) }
+        while FileManager.default.fileExists(atPath: page.directory), ContinuousClock.now < deadline { try await Sleep.for(.milliseconds(20)) }
         #expect(!FileManager.default.fileExists(atPath: page.directory))
     }
 }
@@ -64,7 +64,7 @@ struct BrowserRecorder {
     func record() async throws -> (argv: String, modes: [String], page: String) {
         let deadline = ContinuousClock.now + .seconds(30)
         while !FileManager.default.fileExists(atPath: directory + "/done"), ContinuousClock.now < deadline {
-            try await Task.sleep(for: .milliseconds(20))
+            try await Sleep.for(.milliseconds(20))
         }
         func read(_ name: String) throws -> String { try String(contentsOfFile: directory + "/" + name, encoding: .utf8) }
         return (try read("argv"), try read("modes").split(separator: "\n").map(String.init), try read("page"))

@@ -51,7 +51,7 @@ struct ClusterTests {
                     return
                 }
                 if !process.isRunning { break }
-                try await Task.sleep(for: .milliseconds(20))
+                try await Sleep.for(.milliseconds(20))
             }
             throw TestClientError(description: "\(name) did not start: \(self.log.suffix(2000))")
         }
@@ -108,7 +108,7 @@ struct ClusterTests {
                     guard let stream = try? await SSEClient.open(.tcp(port: port), .appEvents, ["app": app], token: token,
                                                                  lastEventID: String(last)), stream.status == 200 else {
                         port = fallback()
-                        try? await Task.sleep(for: .milliseconds(50))
+                        try? await Sleep.for(.milliseconds(50))
                         continue
                     }
                     while !stopping.load(ordering: .relaxed) {
@@ -155,7 +155,7 @@ struct ClusterTests {
         let deadline = Date().addingTimeInterval(seconds)
         while Date() < deadline {
             if try await condition() { return true }
-            try await Task.sleep(for: .milliseconds(50))
+            try await Sleep.for(.milliseconds(50))
         }
         return try await condition()
     }
@@ -212,7 +212,7 @@ struct ClusterTests {
                     for round in 0..<(perNode / batch) {
                         if index == 1 && round == killAt {
                             progress.killed.store(true, ordering: .releasing)
-                            while !progress.restarted.load(ordering: .acquiring) { try await Task.sleep(for: .milliseconds(10)) }
+                            while !progress.restarted.load(ordering: .acquiring) { try await Sleep.for(.milliseconds(10)) }
                         }
                         let identifiers = (0..<batch).map { "n\(index + 1)-\(round * batch + $0)" }
                         let body = "[" + identifiers.enumerated().map { offset, identifier in
@@ -226,10 +226,10 @@ struct ClusterTests {
                 }
             }
             group.addTask {
-                while !progress.killed.load(ordering: .acquiring) { try await Task.sleep(for: .milliseconds(5)) }
+                while !progress.killed.load(ordering: .acquiring) { try await Sleep.for(.milliseconds(5)) }
                 // Killed while the other nodes add and everyone fires.
                 try await nodes[1].kill9()
-                try await Task.sleep(for: .milliseconds(300))
+                try await Sleep.for(.milliseconds(300))
                 try await nodes[1].start()
                 progress.restarted.store(true, ordering: .releasing)
             }

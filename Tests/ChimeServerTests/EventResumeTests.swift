@@ -83,7 +83,7 @@ struct EventResumeTests {
             for index in 0..<250 {
                 #expect(try await app.post(base + "/requests", json: #"{"identifier": "big\#(index)", "body": "\#(big)"}"#).status == 201)
             }
-            for _ in 0..<600 where harness.service.server.openStreams > 0 { try await Task.sleep(for: .milliseconds(50)) }
+            for _ in 0..<600 where harness.service.server.openStreams > 0 { try await Sleep.for(.milliseconds(50)) }
             #expect(harness.service.server.openStreams == 0, "the non-reading subscriber is still connected")
             // Everything is in the log for a subscriber that comes back.
             let resumed = try await SSEClient.open(harness.endpoint, path: base + "/events", token: token, lastEventID: "0")

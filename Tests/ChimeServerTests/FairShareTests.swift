@@ -75,7 +75,7 @@ struct FairShareTests {
     /// Waits (at most 20 s) for `condition`, looking again every 20 ms.
     static func eventually(_ condition: () -> Bool) async throws -> Bool {
         let deadline = ContinuousClock.now + .seconds(20)
-        while ContinuousClock.now < deadline, !condition() { try await Task.sleep(for: .milliseconds(20)) }
+        while ContinuousClock.now < deadline, !condition() { try await Sleep.for(.milliseconds(20)) }
         return condition()
     }
 }

@@ -116,11 +116,11 @@ struct HTTP2Tests {
             var stream: EventStream?
             for _ in 0..<3000 where stream == nil {
                 stream = handler.streams.withLock { $0.first }
-                if stream == nil { try await Task.sleep(for: .milliseconds(10)) }
+                if stream == nil { try await Sleep.for(.milliseconds(10)) }
             }
             let open = try #require(stream)
             // The first event was queued with the response; wait until curl has it (the queue drains).
-            for _ in 0..<3000 where open.queuedBytes > 0 { try await Task.sleep(for: .milliseconds(10)) }
+            for _ in 0..<3000 where open.queuedBytes > 0 { try await Sleep.for(.milliseconds(10)) }
             #expect(server.openStreams == 1)
             open.sendComment("heartbeat")
             open.send(event: "delivered", id: "2", data: "line 1\nline 2 ü")

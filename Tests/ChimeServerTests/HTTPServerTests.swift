@@ -92,7 +92,7 @@ struct HTTPServerTests {
         for _ in 0..<100 {
             status = try await TestClient(port: server.port).get("/echo").status
             if status == 200 { break }
-            try await Task.sleep(for: .milliseconds(50))
+            try await Sleep.for(.milliseconds(50))
         }
         #expect(status == 200)
         await server.stop()
@@ -132,7 +132,7 @@ struct HTTPServerTests {
         for _ in 0..<100 {
             do {
                 _ = try await TestClient(port: port).get("/echo")
-                try await Task.sleep(for: .milliseconds(20))
+                try await Sleep.for(.milliseconds(20))
             } catch {
                 refused = true
                 break

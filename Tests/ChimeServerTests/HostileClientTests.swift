@@ -1,3 +1,4 @@
+import ChimeCore
 import ChimeHTTP
 import Foundation
 import Testing
@@ -83,7 +84,7 @@ struct HostileClientTests {
         #expect(server.openStreams == 3)
         for client in clients { client.close() }
         // Wait (at most 30 s; the heartbeat would take 600) for the server to notice.
-        for _ in 0..<600 where server.openStreams > 0 { try await Task.sleep(for: .milliseconds(50)) }
+        for _ in 0..<600 where server.openStreams > 0 { try await Sleep.for(.milliseconds(50)) }
         #expect(server.openStreams == 0)
         #expect(try await TestClient(port: server.port).get("/echo").status == 200)
         await server.stop()
@@ -99,7 +100,7 @@ struct HostileClientTests {
         var stream: EventStream?
         for _ in 0..<200 where stream == nil {
             stream = handler.streams.withLock { $0.first }
-            if stream == nil { try await Task.sleep(for: .milliseconds(10)) }
+            if stream == nil { try await Sleep.for(.milliseconds(10)) }
         }
         let open = try #require(stream)
         let frame = EventStream.frame(event: "big", id: nil, data: Array(repeating: UInt8(ascii: "x"), count: 16 * 1024))
@@ -108,11 +109,11 @@ struct HostileClientTests {
         for _ in 0..<1000 {
             guard open.send(frame) else { break }
             accepted += 1
-            if accepted % 16 == 0 { try await Task.sleep(for: .milliseconds(5)) }
+            if accepted % 16 == 0 { try await Sleep.for(.milliseconds(5)) }
         }
         #expect(accepted < 1000, "the stream took 16 MB for a client that reads nothing")
         #expect(open.queuedBytes == 0)
-        for _ in 0..<600 where server.openStreams > 0 { try await Task.sleep(for: .milliseconds(50)) }
+        for _ in 0..<600 where server.openStreams > 0 { try await Sleep.for(.milliseconds(50)) }
         #expect(server.openStreams == 0)
         await server.stop()
     }
@@ -131,16 +132,17 @@ struct HostileClientTests {
             await handler.entered.wait()
             let stream = try await SSEClient.open(.tcp(port: port), path: "/stream", token: nil)
             _ = try await stream.next()
-            try await Task.sleep(for: .milliseconds(100))
+            try await Sleep.for(.milliseconds(100))
             server = nil  // deinit stops the daemon: open connections are closed
             let answer = try? await slow.value
             guard answer == nil || answer?.status == 503 else { exit(3) }
             // And a graceful stop with the same state.
-            let second = HTTPServer(configuration: configuration, handler: handler)
+            let secondHandler = TestHandler()
+            let second = HTTPServer(configuration: configuration, handler: secondHandler)
             try second.start()
             let secondPort = second.port
             let stalled = Task { try await TestClient(port: secondPort).get("/slow") }
-            try await Task.sleep(for: .milliseconds(200))
+            await secondHandler.entered.wait()  // being handled when the stop begins
             await second.stop()
             // Past the grace the request still being handled is answered 503.
             guard try await stalled.value.status == 503 else { exit(4) }

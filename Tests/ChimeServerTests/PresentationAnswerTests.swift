@@ -67,7 +67,7 @@ struct PresentationAnswerTests {
     /// Waits (at most 20 s) for `condition`, looking again every 10 ms.
     static func eventually(_ condition: () -> Bool) async throws -> Bool {
         let deadline = ContinuousClock.now + .seconds(20)
-        while ContinuousClock.now < deadline, !condition() { try await Task.sleep(for: .milliseconds(10)) }
+        while ContinuousClock.now < deadline, !condition() { try await Sleep.for(.milliseconds(10)) }
         return condition()
     }
 }

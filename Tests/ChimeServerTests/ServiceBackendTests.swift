@@ -25,7 +25,7 @@ struct ServiceBackendTests {
     static func eventually(_ condition: @escaping @MainActor () async -> Bool) async -> Bool {
         for _ in 0..<100 {
             if await condition() { return true }
-            try? await Task.sleep(for: .milliseconds(50))
+            try? await Sleep.for(.milliseconds(50))
         }
         return false
     }

@@ -20,7 +20,7 @@ struct ServiceTests {
         var server: JSONValue?
         for _ in 0..<400 where server == nil {
             server = try? JSONValue.parse(Data(contentsOf: URL(fileURLWithPath: info)))
-            if server == nil { try await Task.sleep(for: .milliseconds(10)) }
+            if server == nil { try await Sleep.for(.milliseconds(10)) }
         }
         guard case .string(let url)? = server?["url"], let port = URL(string: url)?.port else {
             Issue.record("no server.json")

@@ -48,7 +48,7 @@ struct SharedServiceTests {
         repeat {
             last = try await client.get(path).status
             if last == status { return last }
-            try await Task.sleep(for: .milliseconds(20))
+            try await Sleep.for(.milliseconds(20))
         } while Date() < deadline
         return last
     }

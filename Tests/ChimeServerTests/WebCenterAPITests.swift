@@ -252,8 +252,13 @@ struct WebCenterAPITests {
             _ = try await app.post(base + "/authorization", json: #"{"options": ["alert", "sound", "badge"]}"#)
             _ = try await app.post(base + "/requests", json: #"[{"identifier": "loud", "title": "A", "sound": "default"},"# +
                                    #"{"identifier": "quiet", "title": "B", "interruptionLevel": "passive"}]"#)
-            try await Task.sleep(for: .milliseconds(300))
-            let list = try await app.get(base + "/notifications")
+            // Both are delivered by the scheduler: wait until the list has them (not for a fixed time).
+            var list = try await app.get(base + "/notifications")
+            for _ in 0..<1000 {
+                if case .array(let items)? = list.json, items.count == 2 { break }
+                try await Sleep.for(.milliseconds(10))
+                list = try await app.get(base + "/notifications")
+            }
             guard case .array(let items)? = list.json else { Issue.record("no list: \(list.text)"); return }
             let byIdentifier = Dictionary(uniqueKeysWithValues: items.compactMap { item -> (String, JSONValue)? in
                 guard case .string(let identifier)? = item["identifier"], let presentation = item["presentation"] else { return nil }

@@ -163,7 +163,7 @@ package final class ServiceBackend: CenterBackend {
             // The user has not answered yet (the web center or `chime apps allow|deny` asks): wait
             // for the answer, as iOS waits for its alert.
             while status == .notDetermined {
-                try await Task.sleep(for: .milliseconds(500))
+                try await Sleep.for(.milliseconds(500))
                 status = try NotificationSettings(json: try await call(.getSettings, ["app": app]) ?? .null).authorizationStatus
             }
             return status.allowsDelivery
@@ -329,7 +329,7 @@ package final class ServiceBackend: CenterBackend {
                     let received = await self.follow(app: app)
                     delay = received ? 1 : min(delay * 2, 10)
                     if self.state.withLock({ state in defer { state.reconnectAtOnce = false }; return state.reconnectAtOnce }) { continue }
-                    try? await Task.sleep(for: .seconds(delay))
+                    try? await Sleep.for(.seconds(delay))
                 }
             }
         }

@@ -27,7 +27,7 @@ public struct SystemClock: NotificationClock {
             let remaining = deadline.timeIntervalSinceNow
             if remaining <= 0 { return }
             let slice = remaining > 0.002 ? min(remaining * 0.95, 30) : remaining
-            try await Task.sleep(for: .nanoseconds(Int64(slice * 1e9)), tolerance: .microseconds(100), clock: .continuous)
+            try await Sleep.seconds(slice)
         }
     }
 }

@@ -778,7 +778,7 @@ public final class NotificationEngine: Sendable {
                     // With a shared store the next date may belong to a request another engine is
                     // firing right now: when there was nothing to claim, give it a moment.
                     if try await fireDue(now: now, collect: nil) == 0 && isStoreShared {
-                        try? await Task.sleep(for: .milliseconds(5))
+                        try? await Sleep.for(.milliseconds(5))
                     }
                     continue
                 }
@@ -794,7 +794,7 @@ public final class NotificationEngine: Sendable {
                 }
             } catch {
                 // A store failure: retry after a pause rather than spinning.
-                try? await Task.sleep(for: .milliseconds(200))
+                try? await Sleep.for(.milliseconds(200))
             }
         }
     }

@@ -194,7 +194,7 @@ package final class ChildProcess: Sendable {
             answer.set(continuation)
             onExit { answer.give($0) }
             Task {
-                try? await Task.sleep(for: timeout)
+                try? await Sleep.for(timeout)
                 answer.give(nil)
             }
         }

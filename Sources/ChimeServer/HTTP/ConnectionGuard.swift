@@ -1,3 +1,4 @@
+import ChimeCore
 import CMicroHTTPD
 import Foundation
 import Synchronization
@@ -50,7 +51,7 @@ final class ConnectionGuard: Sendable {
     func start() {
         let task = Task.detached { [weak self] in
             while !Task.isCancelled {
-                try? await Task.sleep(for: .milliseconds(250))
+                try? await Sleep.for(.milliseconds(250))
                 guard let self, !Task.isCancelled else { return }
                 self.sweep()
             }

@@ -226,7 +226,7 @@ final class ServerCore: Sendable {
         let interval = configuration.heartbeatInterval
         let heartbeat = Task.detached { [weak self] in
             while !Task.isCancelled {
-                try? await Task.sleep(for: interval)
+                try? await Sleep.for(interval)
                 guard let self, !Task.isCancelled else { return }
                 for stream in self.state.withLock({ Array($0.streams.values) }) { stream.sendComment("heartbeat") }
             }
@@ -258,7 +258,7 @@ final class ServerCore: Sendable {
         let clock = ContinuousClock()
         let deadline = clock.now + configuration.shutdownGrace
         while state.withLock({ !$0.inFlight.isEmpty || $0.http2Requests > 0 }), clock.now < deadline {
-            try? await Task.sleep(for: .milliseconds(5))
+            try? await Sleep.for(.milliseconds(5))
         }
         // Answer what is still being handled with 503 (the handler's own answer is then dropped),
         // end the event streams, and give both a moment to be written.
@@ -269,7 +269,7 @@ final class ServerCore: Sendable {
         let streamDeadline = clock.now + .seconds(2)
         while state.withLock({ $0.streams.values.contains { $0.isSuspended } || !$0.inFlight.isEmpty }),
               clock.now < streamDeadline {
-            try? await Task.sleep(for: .milliseconds(5))
+            try? await Sleep.for(.milliseconds(5))
         }
         forceStop()
     }

@@ -189,7 +189,7 @@ public actor AppLauncher {
         }
         let timeout = self.timeout
         let timer = Task { [weak self] in
-            guard (try? await Task.sleep(for: timeout)) != nil, let self else { return }
+            guard (try? await Sleep.for(timeout)) != nil, let self else { return }
             await self.timedOut(app, process: process)
         }
         launches[app] = Launch(process: process, token: token, waiting: waiting, started: .now, timer: timer)
@@ -210,7 +210,7 @@ public actor AppLauncher {
         guard process.isRunning else { return }
         process.signal(SIGTERM)
         Task {
-            try? await Task.sleep(for: Self.killGrace)
+            try? await Sleep.for(Self.killGrace)
             process.signal(SIGKILL)  // nothing is sent once it has ended
         }
     }
@@ -245,7 +245,7 @@ public actor AppLauncher {
         ])
         guard !stopped else { return }
         retries[app] = Task { [weak self] in
-            guard (try? await Task.sleep(for: delay)) != nil, let self else { return }
+            guard (try? await Sleep.for(delay)) != nil, let self else { return }
             await self.retry(app)
         }
     }

@@ -322,7 +322,7 @@ public final class WebPushSurface: NotificationSurface {
                 let until = min(state.retryAt ?? .distantFuture, now.addingTimeInterval(configuration.lease / 2))
                 state.sleepUntil = until
                 let seconds = max(0.001, until.timeIntervalSince(now))
-                let task = Task<Void, Never> { _ = try? await Task.sleep(for: .milliseconds(Int((seconds * 1000).rounded(.up)))) }
+                let task = Task<Void, Never> { _ = try? await Sleep.for(.milliseconds(Int((seconds * 1000).rounded(.up)))) }
                 state.sleeper = task
                 return task
             }

@@ -293,7 +293,7 @@ final class RecordingSurface: NotificationSurface {
     /// Waits (bounded: 10 s) until `count` notifications were shown.
     func waitFor(count: Int) async {
         let deadline = ContinuousClock.now + .seconds(10)
-        while shown.count < count, ContinuousClock.now < deadline { try? await Task.sleep(for: .milliseconds(2)) }
+        while shown.count < count, ContinuousClock.now < deadline { try? await Sleep.for(.milliseconds(2)) }
     }
 }
 

@@ -16,7 +16,7 @@ func waitUntil(_ what: String, timeout: Duration = .seconds(20), _ condition: ()
     while true {
         if try await condition() { return }
         if ContinuousClock.now >= deadline { throw TestDesktopError(description: "timed out waiting for \(what)") }
-        try await Task.sleep(for: .milliseconds(40))
+        try await Sleep.for(.milliseconds(40))
     }
 }
 

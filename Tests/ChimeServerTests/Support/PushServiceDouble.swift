@@ -36,7 +36,7 @@ final class PushServiceDouble: Sendable {
                 return PushServiceDouble(process: process, port: Int(port), directory: directory)
             }
             guard process.isRunning else { break }
-            try await Task.sleep(for: .milliseconds(20))
+            try await Sleep.for(.milliseconds(20))
         }
         process.signal(SIGKILL)
         throw TestClientError(description: "the push service double did not start")

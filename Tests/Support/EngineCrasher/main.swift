@@ -69,7 +69,7 @@ case "fire":
     _ = engine.subscribe(app: app) { event in if event.delivery != nil { say("fired") } }
     engine.startScheduler()
     while try await engine.pendingCount() > 0 {
-        try await Task.sleep(for: .milliseconds(20))
+        try await Sleep.for(.milliseconds(20))
     }
     say("done")
     exit(0)
@@ -88,7 +88,7 @@ case "outbox":
         try await schedule(UNNotificationRequest(identifier: "drink", content: content, trigger: nil), on: center)
         await simulator.advance(by: 0)
         Task { try await simulator.tap("drink") }   // never completes: the delegate never calls back
-        try await Task.sleep(for: .seconds(60))
+        try await Sleep.for(.seconds(60))
         fail("the test did not kill the process")
     case "resume", "again":
         let delegate = Delegate(completes: true)

@@ -1,4 +1,5 @@
 import Chime
+import ChimeCore
 import Foundation
 
 // A stand-in app for the background-launch tests, started by `chime serve` with CHIME_SERVICE,
@@ -44,9 +45,9 @@ case "fail":
     print("failing on purpose")
     exit(3)
 case "hang":
-    try await Task.sleep(for: .seconds(600))
+    try await Sleep.for(.seconds(600))
 case "slow":
-    try await Task.sleep(for: .milliseconds(1500))
+    try await Sleep.for(.milliseconds(1500))
 default:
     break
 }
@@ -56,7 +57,7 @@ center.delegate = handler
 await center.handleWaitingResponses()
 if mode == "slow" {
     // Answers given while it started reach it over its event stream; take them too.
-    try await Task.sleep(for: .milliseconds(500))
+    try await Sleep.for(.milliseconds(500))
     await center.handleWaitingResponses()
 }
 exit(0)

@@ -1,0 +1,63 @@
+@testable import ChimeCore
+import Foundation
+import Testing
+
+/// ``Sleep``: its arithmetic, cancellation, and that it is the only sleep in the tree.
+@Suite("One way to sleep")
+struct SleepTests {
+    @Test("durations become whole nanoseconds, negatives none, huge ones the most there is")
+    func nanoseconds() {
+        #expect(Sleep.nanoseconds(in: .milliseconds(250)) == 250_000_000)
+        #expect(Sleep.nanoseconds(in: .seconds(3) + .nanoseconds(7)) == 3_000_000_007)
+        #expect(Sleep.nanoseconds(in: .zero) == 0)
+        #expect(Sleep.nanoseconds(in: .milliseconds(-5)) == 0)
+        #expect(Sleep.nanoseconds(in: .seconds(Int64.max)) == .max)
+    }
+
+    @Test("a sleep ends when it is cancelled, with CancellationError, long before its time")
+    func cancelled() async {
+        let sleeper = Task { try await Sleep.seconds(3600) }
+        sleeper.cancel()
+        await #expect(throws: CancellationError.self) { try await sleeper.value }
+        let already = Task {
+            withUnsafeCurrentTask { $0?.cancel() }
+            try await Sleep.for(.zero)
+        }
+        await #expect(throws: CancellationError.self) { try await already.value }
+    }
+
+    @Test("a sleep lasts at least as long as asked")
+    func lastsAtLeast() async throws {
+        let start = ContinuousClock.now
+        try await Sleep.for(.milliseconds(20))
+        #expect(ContinuousClock.now - start >= .milliseconds(20))
+        let deadline = ContinuousClock.now + .milliseconds(10)
+        try await Sleep.until(deadline)
+        #expect(ContinuousClock.now >= deadline)
+        try await Sleep.seconds(-1)
+        try await Sleep.until(deadline)
+    }
+
+    /// The generic clock sleeps (see ``Sleep``) are kept out of the product, the tests, the
+    /// benchmarks and the examples.
+    @Test("nothing sleeps through the generic clock sleeps", arguments: ["Sources", "Tests", "Benchmarks", "Examples"])
+    func onlyOneSleep(folder: String) throws {
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().deletingLastPathComponent()
+        let files = try #require(FileManager.default.enumerator(at: root.appendingPathComponent(folder), includingPropertiesForKeys: nil))
+            .compactMap { $0 as? URL }.filter { $0.pathExtension == "swift" && !$0.path.contains("/ExternalPackage/.build/") }
+        #expect(!files.isEmpty, "no sources found in \(folder)")
+        let forbidden = ["Task.sleep(for", "Task.sleep(until", "Task.sleep(nanoseconds", ".sleep(for:", "clock: .continuous)",
+                         "ContinuousClock().sleep", "SuspendingClock().sleep"]
+        for file in files where file.lastPathComponent != "Sleep.swift" && file.lastPathComponent != "SleepTests.swift" {
+            let text = try String(contentsOf: file, encoding: .utf8)
+            for (number, line) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
+                let code = line.trimmingCharacters(in: .whitespaces)
+                if code.hasPrefix("//") { continue }
+                for pattern in forbidden where line.contains(pattern) {
+                    Issue.record("\(folder)/…/\(file.lastPathComponent):\(number + 1) sleeps with \(pattern): use Sleep (ChimeCore)")
+                }
+            }
+        }
+    }
+}
