@@ -7,7 +7,8 @@
 # --only names http-add, http-bulk and fanout go to Benchmarks/http/http_bench.py; api-concurrent,
 # api-burst, api-steady and cost (the public API and the cost of a delivery) to chime-bench-api;
 # cluster (all four) or cluster-bulk, cluster-concurrent, cluster-burst, cluster-steady to
-# Benchmarks/cluster/cluster_bench.py; the others to chime-bench; --quick shortens all four. CHIME_HTTP_BENCH_ARGS adds options for http_bench.py (e.g.
+# Benchmarks/cluster/cluster_bench.py; webpush (one delivery to 1,000 and 10,000 Web Push
+# subscribers, against pywebpush) to Benchmarks/webpush/webpush_bench.py; the others to chime-bench; --quick shortens all four. CHIME_HTTP_BENCH_ARGS adds options for http_bench.py (e.g.
 # "--seconds 60 --perf"); CHIME_BENCH_SCRATCH builds somewhere other than .build.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -20,12 +21,13 @@ engine_args=()
 api_args=()
 http_args=()
 cluster_args=()
+webpush_args=()
 only=""
 while [ $# -gt 0 ]; do
   case "$1" in
     --only) [ $# -ge 2 ] || { echo "bench.sh: --only needs a list of names" >&2; exit 2; }; only="$2"; shift 2 ;;
     --only=*) only="${1#--only=}"; shift ;;
-    --quick) engine_args+=(--quick); api_args+=(--quick); http_args+=(--quick); cluster_args+=(--quick); shift ;;
+    --quick) engine_args+=(--quick); api_args+=(--quick); http_args+=(--quick); cluster_args+=(--quick); webpush_args+=(--quick); shift ;;
     *) engine_args+=("$1"); shift ;;
   esac
 done
@@ -33,7 +35,9 @@ run_engine=1
 run_api=1
 run_http=1
 run_cluster=1
+run_webpush=1
 if [ -n "$only" ]; then
+  run_webpush=0
   engine_only=()
   api_only=()
   http_only=()
@@ -45,6 +49,7 @@ if [ -n "$only" ]; then
       api-concurrent|api-burst|api-steady|cost) api_only+=("$name") ;;
       cluster) cluster_only+=(bulk concurrent burst steady) ;;
       cluster-*) cluster_only+=("${name#cluster-}") ;;
+      webpush) run_webpush=1 ;;
       *) engine_only+=("$name") ;;
     esac
   done
@@ -62,7 +67,7 @@ if [ "$run_api" = 1 ]; then
   echo "building chime-bench-api (release)…" >&2
   swift build -c release --scratch-path "$scratch" --product chime-bench-api >&2
 fi
-if [ "$run_http" = 1 ] || [ "$run_cluster" = 1 ]; then
+if [ "$run_http" = 1 ] || [ "$run_cluster" = 1 ] || [ "$run_webpush" = 1 ]; then
   echo "building chime (release)…" >&2
   swift build -c release --scratch-path "$scratch" --product chime >&2
 fi
@@ -92,4 +97,9 @@ fi
 if [ "$run_cluster" = 1 ]; then
   python3 Benchmarks/cluster/cluster_bench.py --chime "$scratch/release/chime" --dir "$dir" --json "$out/results.json" \
     ${cluster_args[@]+"${cluster_args[@]}"}
+fi
+if [ "$run_webpush" = 1 ]; then
+  webpush_python="$(scripts/python-venv.sh .build/venv-webpush-bench Benchmarks/webpush/requirements.txt)"
+  "$webpush_python" Benchmarks/webpush/webpush_bench.py --chime "$scratch/release/chime" --json "$out/webpush.json" \
+    ${webpush_args[@]+"${webpush_args[@]}"}
 fi

@@ -266,6 +266,23 @@ def describe_load(cpu):
 # MARK: - The server
 
 
+def request(host, port, method, path, token=None, body=None, timeout=60):
+    """One HTTP/1.1 request on a connection of its own: (status, body bytes). `body` is sent as JSON."""
+    connection = http.client.HTTPConnection(host, port, timeout=timeout)
+    headers = {}
+    if token:
+        headers["Authorization"] = "Bearer " + token
+    data = None
+    if body is not None:
+        data = json.dumps(body).encode()
+        headers["Content-Type"] = "application/json"
+    connection.request(method, path, body=data, headers=headers)
+    response = connection.getresponse()
+    payload = response.read()
+    connection.close()
+    return response.status, payload
+
+
 class Server:
     def __init__(self, chime, parent_dir, data_dir=None):
         """A new server on a fresh data directory under `parent_dir`, or again on `data_dir`. Its
@@ -299,19 +316,7 @@ class Server:
         self.store = os.path.join(self.dir, "chime.sqlite")
 
     def call(self, method, path, token=None, body=None):
-        connection = http.client.HTTPConnection(self.host, self.port, timeout=60)
-        headers = {}
-        if token:
-            headers["Authorization"] = "Bearer " + token
-        data = None
-        if body is not None:
-            data = json.dumps(body).encode()
-            headers["Content-Type"] = "application/json"
-        connection.request(method, path, body=data, headers=headers)
-        response = connection.getresponse()
-        payload = response.read()
-        connection.close()
-        return response.status, payload
+        return request(self.host, self.port, method, path, token, body)
 
     def register(self, app=APP):
         """Registers the app, asks for authorization (granted: --auto-allow); returns the app's token."""

@@ -803,6 +803,16 @@ public final class PostgresStore: SharedNotificationStore {
         return try (0..<rows.count).map { try WebPushSubscription(storedRecord: rows.string($0, 0)) }
     }
 
+    public func webPushSubscription(id: String) throws -> WebPushSubscription? {
+        let rows = try query("SELECT record FROM chime_web_push_subscriptions WHERE id = $1", [.text(id)])
+        return rows.count > 0 ? try WebPushSubscription(storedRecord: rows.string(0, 0)) : nil
+    }
+
+    public func webPushSubscription(endpoint: String) throws -> WebPushSubscription? {
+        let rows = try query("SELECT record FROM chime_web_push_subscriptions WHERE endpoint = $1", [.text(endpoint)])
+        return rows.count > 0 ? try WebPushSubscription(storedRecord: rows.string(0, 0)) : nil
+    }
+
     public func putWebPushSubscription(_ subscription: WebPushSubscription) throws {
         try write {
             let taken = try query("SELECT id FROM chime_web_push_subscriptions WHERE endpoint = $1 AND id <> $2",

@@ -735,6 +735,23 @@ public final class SQLiteStore: NotificationStore {
         return result
     }
 
+    public func webPushSubscription(id: String) throws -> WebPushSubscription? {
+        try webPushSubscription(where: "id", is: id)
+    }
+
+    public func webPushSubscription(endpoint: String) throws -> WebPushSubscription? {
+        try webPushSubscription(where: "endpoint", is: endpoint)
+    }
+
+    /// One subscription by a unique column (`id`, the key, or `endpoint`, a unique index).
+    private func webPushSubscription(where column: StaticString, is value: String) throws -> WebPushSubscription? {
+        let statement = try connection.statement("SELECT record FROM web_push_subscriptions WHERE \(column) = ?")
+        statement.bind(1, value)
+        var found: WebPushSubscription?
+        try statement.rows { found = try WebPushSubscription(storedRecord: statement.string(0)) }
+        return found
+    }
+
     public func putWebPushSubscription(_ subscription: WebPushSubscription) throws {
         try transaction {
             let taken = try connection.statement("SELECT id FROM web_push_subscriptions WHERE endpoint = ? AND id <> ?")

@@ -25,6 +25,11 @@ struct WebPushStoreTests {
             replaced.name = "Anna’s phone"
             try store.putWebPushSubscription(replaced)
             #expect(try store.webPushSubscriptions() == [webPushSubscription("a", created: 1, apps: ["com.example.alarm"]), replaced])
+            // One by id and one by endpoint, as the outcome of each push and a registration read them.
+            #expect(try store.webPushSubscription(id: "b") == replaced)
+            #expect(try store.webPushSubscription(endpoint: replaced.endpoint) == replaced)
+            #expect(try store.webPushSubscription(id: "z") == nil)
+            #expect(try store.webPushSubscription(endpoint: replaced.endpoint + "x") == nil)
             // Another id with the endpoint of "a" is refused, and nothing changes.
             var clash = webPushSubscription("c", created: 3)
             clash.endpoint = webPushSubscription("a", created: 1).endpoint

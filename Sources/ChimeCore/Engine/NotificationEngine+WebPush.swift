@@ -27,7 +27,7 @@ extension NotificationEngine {
             let store = core.store
             let agent = String(userAgent.unicodeScalars.filter { $0.properties.generalCategory != .control }.prefix(WebPushSubscription.maximumUserAgentLength)
                 .map(Character.init))
-            if var existing = try store.webPushSubscriptions().first(where: { $0.endpoint == registration.endpoint }) {
+            if var existing = try store.webPushSubscription(endpoint: registration.endpoint) {
                 existing.p256dh = registration.p256dh
                 existing.auth = registration.auth
                 existing.expires = registration.expires
@@ -52,7 +52,7 @@ extension NotificationEngine {
     @discardableResult
     public func updateWebPushSubscription(id: String, apps: [String]??, name: String?) async throws -> WebPushSubscription {
         try await perform { core in
-            guard var subscription = try core.store.webPushSubscriptions().first(where: { $0.id == id }) else {
+            guard var subscription = try core.store.webPushSubscription(id: id) else {
                 throw ChimeError(.notFound, field: "id", "no web push subscription \(id.prefix(40)); see GET /v1/web-push/subscriptions")
             }
             if let apps { subscription.apps = apps }
@@ -70,7 +70,7 @@ extension NotificationEngine {
     /// Notes how sending to a subscriber went: a success, or a failure with its reason.
     public func recordWebPushOutcome(id: String, failure reason: String?, date: Date) async throws {
         try await perform { core in
-            guard var subscription = try core.store.webPushSubscriptions().first(where: { $0.id == id }) else { return }
+            guard var subscription = try core.store.webPushSubscription(id: id) else { return }
             if let reason {
                 subscription.lastFailure = date
                 subscription.lastFailureReason = String(reason.prefix(300))

@@ -262,6 +262,14 @@ public final class MemoryStore: NotificationStore {
         state.webPushSubscriptions.values.sorted { ($0.created, $0.id) < ($1.created, $1.id) }
     }
 
+    public func webPushSubscription(id: String) throws -> WebPushSubscription? {
+        state.webPushSubscriptions[id]
+    }
+
+    public func webPushSubscription(endpoint: String) throws -> WebPushSubscription? {
+        state.webPushSubscriptions.values.first { $0.endpoint == endpoint }
+    }
+
     public func putWebPushSubscription(_ subscription: WebPushSubscription) throws {
         if state.webPushSubscriptions.values.contains(where: { $0.endpoint == subscription.endpoint && $0.id != subscription.id }) {
             throw ChimeError(.invalidValue, field: "endpoint", "another subscription has this endpoint")

@@ -130,6 +130,10 @@ public protocol NotificationStore: AnyObject {
     // MARK: Web Push
     /// Every Web Push subscription, oldest first (`created`, then `id`).
     func webPushSubscriptions() throws -> [WebPushSubscription]
+    /// The subscription with this `id`, or `nil` (one row read: a push's outcome is noted per push).
+    func webPushSubscription(id: String) throws -> WebPushSubscription?
+    /// The subscription with this push service `endpoint`, or `nil` (endpoints are unique).
+    func webPushSubscription(endpoint: String) throws -> WebPushSubscription?
     /// Inserts the subscription, or replaces the one with its `id`. Endpoints are unique: a
     /// subscription with the endpoint of another is refused (`invalidValue`).
     func putWebPushSubscription(_ subscription: WebPushSubscription) throws

@@ -14,6 +14,10 @@ Control (JSON):
     POST /answers/ID {"statuses": [429, 201], "retryAfter": "1"}   the next answers for ID, in order
     GET  /requests?after=N                -> the requests recorded after the first N
     GET  /wait?count=N&timeout=S          -> waits until N pushes were received (or S seconds), then /requests
+    POST /decrypt {"on": false}           decrypts nothing (the default: every push)
+    POST /sample {"every": N}             decrypts and verifies one push in N, for a benchmark's
+                                          thousands (the others are recorded with their headers)
+    POST /reset                           forgets the requests recorded so far
 """
 import base64
 import json
@@ -45,6 +49,7 @@ class Service:
         self.requests = []
         self.next_id = 0
         self.decrypt = True
+        self.every = 1             # decrypt and verify one push in `every`
 
     def subscribe(self, origin: str) -> dict:
         key = ec.generate_private_key(ec.SECP256R1())
@@ -62,7 +67,8 @@ class Service:
             subscriber = self.subscribers.get(sid)
             queued = self.answers.get(sid) or []
             status, retry_after = queued.pop(0) if queued else (201 if subscriber else 404, None)
-        if subscriber and self.decrypt:
+            sampled = len(self.requests) % self.every == 0
+        if subscriber and self.decrypt and sampled:
             key, auth = subscriber
             try:
                 plaintext = http_ece.decrypt(body, private_key=key, auth_secret=auth, version="aes128gcm")
@@ -70,7 +76,8 @@ class Service:
                 record["plaintextSize"] = len(plaintext)
             except Exception as error:  # recorded for the test to see
                 record["decryptError"] = repr(error)
-        record["vapid"] = self.verify_vapid(headers.get("Authorization", ""), origin)
+        if sampled:
+            record["vapid"] = self.verify_vapid(headers.get("Authorization", ""), origin)
         record["status"] = status
         with self.lock:
             self.requests.append(record)
@@ -131,6 +138,13 @@ class Handler(BaseHTTPRequestHandler):
             told = json.loads(body or b"{}")
             with SERVICE.lock:
                 SERVICE.answers[path.split("/")[2]] = [(status, told.get("retryAfter")) for status in told.get("statuses", [])]
+            return self.reply(200, {})
+        if path == "/sample":
+            SERVICE.every = max(1, int(json.loads(body).get("every", 1)))
+            return self.reply(200, {})
+        if path == "/reset":
+            with SERVICE.lock:
+                SERVICE.requests = []
             return self.reply(200, {})
         if path == "/decrypt":
             SERVICE.decrypt = json.loads(body).get("on", True)
