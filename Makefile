@@ -77,12 +77,14 @@ external-package: test-deps
 schemathesis: test-deps
 	scripts/schemathesis.sh
 
-## make screenshots: pictures of the web center (light/dark, wide/phone) and of a desktop pop-up in docs/images/.
+## make screenshots: pictures of the web center (light/dark, wide/phone), of a desktop pop-up and of a pushed
+## notification (the web center's service worker, in Chromium on Xvfb) in docs/images/.
 screenshots: deps
 	@scripts/install-deps.sh screenshots
 	swift build $(SWIFT_FLAGS) --product chime
 	CHIME_BIN=.build/debug/chime PYTHONDONTWRITEBYTECODE=1 "$$(scripts/web-tests.sh --venv-only)" scripts/screenshots.py
 	CHIME_BIN=.build/debug/chime scripts/desktop-screenshot.sh
+	CHIME_BIN=.build/debug/chime scripts/push-screenshot.sh
 
 examples: deps
 	swift build $(SWIFT_FLAGS) --product alarm --product drinking-reminder --product show-me --product organizer

@@ -5,68 +5,16 @@
 #
 #   CHIME_BIN=.build/debug/chime scripts/desktop-screenshot.sh
 #
-# Needs `scripts/install-deps.sh screenshots` (dbus-daemon, xvfb, dunst, dmenu, imagemagick).
+# Needs `scripts/install-deps.sh screenshots`; the desktop is scripts/desktop-session.sh's.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 chime="${CHIME_BIN:-.build/debug/chime}"
 out="docs/images/desktop-dunst.png"
-work="$(mktemp -d /tmp/chime-screenshot-XXXXXX)"
-pids=()
-cleanup() {
-  for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
-  wait 2>/dev/null || true
-  rm -rf "$work"
-}
-trap cleanup EXIT
-
-cat >"$work/bus.conf" <<CONF
-<!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
- "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
-<busconfig>
-  <type>session</type>
-  <listen>unix:path=$work/bus</listen>
-  <auth>EXTERNAL</auth>
-  <policy context="default"><allow send_destination="*" eavesdrop="true"/><allow eavesdrop="true"/><allow own="*"/></policy>
-</busconfig>
-CONF
-dbus-daemon --config-file="$work/bus.conf" --nofork --print-address=3 3>"$work/address" &
-pids+=($!)
-Xvfb -displayfd 3 -screen 0 760x300x24 -nolisten tcp -noreset 3>"$work/display" 2>/dev/null &
-pids+=($!)
-for _ in $(seq 100); do [ -s "$work/address" ] && [ -s "$work/display" ] && break; sleep 0.1; done
-export DBUS_SESSION_BUS_ADDRESS="$(head -n1 "$work/address")" DISPLAY=":$(head -n1 "$work/display")"
-export HOME="$work" XDG_CONFIG_HOME="$work/config"
-
-cat >"$work/dunstrc" <<'CONF'
-[global]
-    font = Inter 12
-    width = 440
-    origin = top-right
-    offset = 24x24
-    padding = 14
-    horizontal_padding = 16
-    frame_width = 1
-    frame_color = "#d0d4dc"
-    corner_radius = 10
-    separator_height = 0
-    format = "<span size='small' foreground='#6b7280'>%a</span>\n<b>%s</b>\n%b"
-    show_indicators = yes
-    markup = full
-    dmenu = "/usr/bin/dmenu -b -l 3 -fn Inter-12 -nb '#ffffff' -nf '#111827' -sb '#2563eb' -sf '#ffffff' -p Actions:"
-[urgency_normal]
-    background = "#ffffff"
-    foreground = "#111827"
-    timeout = 0
-CONF
-dunst -config "$work/dunstrc" >"$work/dunst.log" 2>&1 &
-pids+=($!)
-
-# The root window: a quiet desktop colour behind the pop-up.
-xsetroot_color() { command -v xsetroot >/dev/null && xsetroot -solid "#3b4252" || true; }
-xsetroot_color
+source scripts/desktop-session.sh
+desktop_session 560x266
 
 "$chime" serve --data "$work/data" --listen 127.0.0.1:0 --auto-allow --desktop on >"$work/serve.log" 2>&1 &
-pids+=($!)
+session_pids+=($!)
 for _ in $(seq 100); do [ -s "$work/data/server.json" ] && break; sleep 0.1; done
 [ -s "$work/data/server.json" ] || { cat "$work/serve.log" >&2; exit 1; }
 
@@ -82,11 +30,8 @@ JSON
 "$chime" add --app com.example.alarm --id Alarm --title Alarm --subtitle "First Alarm" \
   --body "Time to get up — Snooze, or add a comment from the pop-up's menu." --sound default \
   --category alarm.category --data "$work/data" >/dev/null
-for _ in $(seq 100); do [ "$(dunstctl count displayed)" = "1" ] && break; sleep 0.1; done
-[ "$(dunstctl count displayed)" = "1" ] || { echo "desktop-screenshot: no pop-up; see $work" >&2; cat "$work/serve.log" "$work/dunst.log" >&2; exit 1; }
+wait_popups 1 || { echo "desktop-screenshot: no pop-up; see $work" >&2; cat "$work/serve.log" "$work/dunst.log" >&2; exit 1; }
 # The pop-up's actions, as dunst offers them: its context menu (dmenu) at the bottom.
-dunstctl context &
-pids+=($!)
-sleep 1
-import -window root "$out"
+show_actions_menu
+shoot "$out"
 echo "desktop-screenshot: wrote $out"

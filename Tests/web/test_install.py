@@ -12,14 +12,12 @@ cannot be dispatched as a trusted one, and its answer is read from the app's out
 close handler's dismissal. A trimmed push is completed from the service before it shows."""
 from __future__ import annotations
 
-import itertools
 import json
 import struct
 import urllib.request
 
-import websocket
-
 from chime_harness import ALARM_CATEGORY, wait_for
+from devtools import DevTools, WorkerPush, active_worker_scope, grant_notifications
 
 # The alarm example's category, with the dismissal told to the app.
 ALARM = dict(ALARM_CATEGORY, options=["customDismissAction"])
@@ -36,55 +34,8 @@ def png_size(data: bytes):
     return struct.unpack(">II", data[16:24])
 
 
-class DevTools:
-    """The browser's own DevTools connection (beside Selenium's), for the worker's target."""
-
-    def __init__(self, driver):
-        address = driver.capabilities["goog:chromeOptions"]["debuggerAddress"]
-        with urllib.request.urlopen(f"http://{address}/json/version", timeout=5) as response:
-            url = json.load(response)["webSocketDebuggerUrl"]
-        self.socket = websocket.create_connection(url, timeout=15, suppress_origin=True)
-        self.ids = itertools.count(1)
-        self.events = []
-
-    def send(self, method, params=None, session=None):
-        number = next(self.ids)
-        message = {"id": number, "method": method, "params": params or {}}
-        if session:
-            message["sessionId"] = session
-        self.socket.send(json.dumps(message))
-        while True:
-            answer = json.loads(self.socket.recv())
-            if answer.get("id") == number:
-                assert "error" not in answer, f"{method}: {answer['error']}"
-                return answer.get("result", {})
-            self.events.append(answer)
-
-    def worker_session(self, url_end="/sw.js"):
-        def find():
-            targets = self.send("Target.getTargets")["targetInfos"]
-            return next((t for t in targets if t["type"] == "service_worker" and t["url"].endswith(url_end)), None)
-        target = wait_for(find, 10, message="the service worker's target")
-        return self.send("Target.attachToTarget", {"targetId": target["targetId"], "flatten": True})["sessionId"]
-
-    def evaluate(self, session, expression):
-        result = self.send("Runtime.evaluate", {"expression": expression, "awaitPromise": True, "returnByValue": True}, session)
-        assert "exceptionDetails" not in result, f"{expression}: {result['exceptionDetails']}"
-        return result["result"].get("value")
-
-    def close(self):
-        self.socket.close()
-
-
-def grant_notifications(driver, chime):
-    driver.execute_cdp_cmd("Browser.grantPermissions", {"origin": chime.base, "permissions": ["notifications"]})
-
-
 def wait_worker(center):
-    return wait_for(lambda: center.driver.execute_async_script("""
-        const done = arguments[arguments.length - 1];
-        navigator.serviceWorker.getRegistration('/').then((r) => done(r && r.active ? r.scope : null), () => done(null));
-    """), 15, message="the service worker to be active")
+    return wait_for(lambda: active_worker_scope(center.driver), 15, message="the service worker to be active")
 
 
 def test_manifest_is_valid_and_its_icons_are_served(center):
@@ -128,7 +79,7 @@ def test_notify_this_device_asks_only_on_the_click(center):
     wait_for(lambda: driver.find_elements("id", "notify-device"), 10, message="the Notify this device button")
     # Loading the page asked nothing: the permission is still the browser's default.
     assert center.js("return Notification.permission") == "default"
-    grant_notifications(driver, center.chime)
+    grant_notifications(driver, center.chime.base)
     button = wait_for(lambda: driver.find_elements("id", "notify-device"), 10, message="the Notify this device button")[0]
     assert button.text == "Notify this device"
     assert wait_for(lambda: driver.find_elements("id", "install-hint") or driver.find_elements("id", "install-app"), 5)
@@ -155,7 +106,7 @@ def test_notify_this_device_asks_only_on_the_click(center):
 
 def test_worker_shows_a_push_and_answers_from_the_notification(center):
     driver, chime = center.driver, center.chime
-    grant_notifications(driver, chime)
+    grant_notifications(driver, chime.base)
     app = chime.register("com.example.alarm")
     app.set_categories([ALARM])
     app.add("wake", title="Alarm", body="Wake up", categoryIdentifier="alarm.category")
@@ -167,15 +118,10 @@ def test_worker_shows_a_push_and_answers_from_the_notification(center):
                    "actions": [{"id": "snooze", "title": "Snooze 5 Sec", "options": []},
                                {"id": "comment", "title": "Add Comment", "options": [],
                                 "input": {"button": "Send", "placeholder": "Type a comment"}}]}
-        page = tools.send("Target.attachToTarget", {"targetId": page_target(tools, chime), "flatten": True})["sessionId"]
-        tools.send("ServiceWorker.enable", {}, page)
-        registration = wait_for(lambda: registration_id(tools, chime), 10, message="the worker's registration id")
-        # A worker reads the notification permission when it starts: stop it, so the push starts
-        # it again with the permission granted above.
-        tools.send("ServiceWorker.stopAllWorkers", {}, page)
+        push = WorkerPush(tools, chime.base)
+        push.restart_worker()
         # A real push event, delivered by the browser to the registered worker.
-        tools.send("ServiceWorker.deliverPushMessage", {"origin": chime.base + "/", "registrationId": registration,
-                                                        "data": json.dumps(payload)}, page)
+        push.deliver(payload)
         shown = wait_for(lambda: shown_notifications(center) or None, 10, message="the pushed notification shown")
         assert len(shown) == 1
         assert shown[0]["title"] == "Alarm" and shown[0]["body"] == "Wake up"
@@ -190,14 +136,12 @@ def test_worker_shows_a_push_and_answers_from_the_notification(center):
         outbox = wait_for(lambda: app.outbox() or None, 10, message="Snooze in the app's outbox")
         assert outbox[0]["actionIdentifier"] == "snooze"
         # A close push (the service removed it): the notification goes.
-        tools.send("ServiceWorker.deliverPushMessage", {"origin": chime.base + "/", "registrationId": registration,
-                                                        "data": json.dumps({"v": 1, "kind": "close", "app": app.bundle, "ids": ["wake"]})}, page)
+        push.deliver({"v": 1, "kind": "close", "app": app.bundle, "ids": ["wake"]})
         wait_for(lambda: shown_notifications(center) == [], 10, message="the close push to close it")
         # A trimmed push (truncated: true) is completed from the service before it shows.
         app.add("long", title="Alarm", body="Wake up, the taxi is here", categoryIdentifier="alarm.category")
         trimmed = dict(payload, id="long", body="Wake up, th…", truncated=True)
-        tools.send("ServiceWorker.deliverPushMessage", {"origin": chime.base + "/", "registrationId": registration,
-                                                        "data": json.dumps(trimmed)}, page)
+        push.deliver(trimmed)
         shown = wait_for(lambda: shown_notifications(center) or None, 10, message="the trimmed push shown")
         assert shown[0]["body"] == "Wake up, the taxi is here"
         # Closed by the user: the category asked for customDismissAction, so the app hears of it.
@@ -217,18 +161,3 @@ def shown_notifications(center):
           title: n.title, body: n.body, tag: n.tag, actions: n.actions.map((a) => [a.action, a.title]), data: n.data}))),
           (e) => done([String(e)]));
     """)
-
-
-def page_target(tools, chime):
-    targets = tools.send("Target.getTargets")["targetInfos"]
-    return next(t["targetId"] for t in targets if t["type"] == "page" and t["url"].startswith(chime.base))
-
-
-def registration_id(tools, chime):
-    for event in tools.events:
-        if event.get("method") == "ServiceWorker.workerRegistrationUpdated":
-            for registration in event["params"]["registrations"]:
-                if registration["scopeURL"] == chime.base + "/" and not registration.get("isDeleted"):
-                    return registration["registrationId"]
-    tools.send("Runtime.evaluate", {"expression": "1"})  # reads the events that came meanwhile
-    return None

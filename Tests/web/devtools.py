@@ -1,0 +1,101 @@
+"""The browser's own DevTools connection, for what Selenium does not reach: the service worker's
+target, and push messages delivered to the worker.
+
+Used by Tests/web/test_install.py and by scripts/push_screenshot.py. Needs websocket-client (a
+dependency of Selenium).
+"""
+from __future__ import annotations
+
+import itertools
+import json
+import urllib.request
+
+import websocket
+
+from chime_harness import wait_for
+
+
+class DevTools:
+    """The browser's own DevTools connection (beside Selenium's), for the worker's target."""
+
+    def __init__(self, driver):
+        address = driver.capabilities["goog:chromeOptions"]["debuggerAddress"]
+        with urllib.request.urlopen(f"http://{address}/json/version", timeout=5) as response:
+            url = json.load(response)["webSocketDebuggerUrl"]
+        self.socket = websocket.create_connection(url, timeout=15, suppress_origin=True)
+        self.ids = itertools.count(1)
+        self.events = []
+
+    def send(self, method, params=None, session=None):
+        number = next(self.ids)
+        message = {"id": number, "method": method, "params": params or {}}
+        if session:
+            message["sessionId"] = session
+        self.socket.send(json.dumps(message))
+        while True:
+            answer = json.loads(self.socket.recv())
+            if answer.get("id") == number:
+                assert "error" not in answer, f"{method}: {answer['error']}"
+                return answer.get("result", {})
+            self.events.append(answer)
+
+    def worker_session(self, url_end="/sw.js"):
+        def find():
+            targets = self.send("Target.getTargets")["targetInfos"]
+            return next((t for t in targets if t["type"] == "service_worker" and t["url"].endswith(url_end)), None)
+        target = wait_for(find, 10, message="the service worker's target")
+        return self.send("Target.attachToTarget", {"targetId": target["targetId"], "flatten": True})["sessionId"]
+
+    def evaluate(self, session, expression):
+        result = self.send("Runtime.evaluate", {"expression": expression, "awaitPromise": True, "returnByValue": True}, session)
+        assert "exceptionDetails" not in result, f"{expression}: {result['exceptionDetails']}"
+        return result["result"].get("value")
+
+    def close(self):
+        self.socket.close()
+
+
+class WorkerPush:
+    """Push messages to the service worker that the page of `base` (an origin) registered: DevTools'
+    `ServiceWorker.deliverPushMessage` hands the browser a message as its push service would, and
+    the browser fires a real `push` event in the worker (the message unencrypted: the push
+    service's leg and the decryption are what it skips)."""
+
+    def __init__(self, tools: DevTools, base: str):
+        self.tools = tools
+        self.base = base
+        targets = tools.send("Target.getTargets")["targetInfos"]
+        page = next(t["targetId"] for t in targets if t["type"] == "page" and t["url"].startswith(base))
+        self.page = tools.send("Target.attachToTarget", {"targetId": page, "flatten": True})["sessionId"]
+        tools.send("ServiceWorker.enable", {}, self.page)
+        self.registration = wait_for(self._registration_id, 10, message="the worker's registration id")
+
+    def _registration_id(self):
+        for event in self.tools.events:
+            if event.get("method") == "ServiceWorker.workerRegistrationUpdated":
+                for registration in event["params"]["registrations"]:
+                    if registration["scopeURL"] == self.base + "/" and not registration.get("isDeleted"):
+                        return registration["registrationId"]
+        self.tools.send("Runtime.evaluate", {"expression": "1"})  # reads the events that came meanwhile
+        return None
+
+    def restart_worker(self):
+        """A worker reads the notification permission when it starts: stopped, the next push
+        starts it again with a permission granted since."""
+        self.tools.send("ServiceWorker.stopAllWorkers", {}, self.page)
+
+    def deliver(self, message: dict):
+        self.tools.send("ServiceWorker.deliverPushMessage", {"origin": self.base + "/", "registrationId": self.registration,
+                                                             "data": json.dumps(message)}, self.page)
+
+
+def grant_notifications(driver, base: str):
+    driver.execute_cdp_cmd("Browser.grantPermissions", {"origin": base, "permissions": ["notifications"]})
+
+
+def active_worker_scope(driver):
+    """The scope of the page's active service worker, or None while it has none."""
+    return driver.execute_async_script("""
+        const done = arguments[arguments.length - 1];
+        navigator.serviceWorker.getRegistration('/').then((r) => done(r && r.active ? r.scope : null), () => done(null));
+    """)
