@@ -5,9 +5,7 @@
 #   scripts/crypto-test-env.sh     sets up .build/venv-crypto if needed; prints its python
 #
 # Needs python3-venv (scripts/install-deps.sh test). Override the place with CRYPTO_TEST_VENV.
-# Test processes running at once share the environment: the first sets it up, under a lock.
+# Test processes running at once share the environment: the first sets it up (python-venv.sh locks it).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-venv="${CRYPTO_TEST_VENV:-.build/venv-crypto}"
-mkdir -p "$(dirname "$venv")"
-exec flock "$venv.lock" scripts/python-venv.sh "$venv" Tests/Support/CryptoInterop/requirements.txt
+exec scripts/python-venv.sh "${CRYPTO_TEST_VENV:-.build/venv-crypto}" Tests/Support/CryptoInterop/requirements.txt

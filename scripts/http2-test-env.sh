@@ -6,9 +6,7 @@
 #   scripts/http2-test-env.sh     sets up .build/venv-http2 if needed; prints its python
 #
 # Needs python3-venv (scripts/install-deps.sh test). Override the place with HTTP2_TEST_VENV.
-# Test processes running at once share the environment: the first sets it up, under a lock.
+# Test processes running at once share the environment: the first sets it up (python-venv.sh locks it).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-venv="${HTTP2_TEST_VENV:-.build/venv-http2}"
-mkdir -p "$(dirname "$venv")"
-exec flock "$venv.lock" scripts/python-venv.sh "$venv" Tests/Support/HTTP2Clients/requirements.txt
+exec scripts/python-venv.sh "${HTTP2_TEST_VENV:-.build/venv-http2}" Tests/Support/HTTP2Clients/requirements.txt

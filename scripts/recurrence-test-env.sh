@@ -5,9 +5,7 @@
 #   scripts/recurrence-test-env.sh     sets up .build/venv-recurrence if needed; prints its python
 #
 # Needs python3-venv (scripts/install-deps.sh test). Override the place with RECURRENCE_TEST_VENV.
-# Test processes running at once share the environment: the first sets it up, under a lock.
+# Test processes running at once share the environment: the first sets it up (python-venv.sh locks it).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-venv="${RECURRENCE_TEST_VENV:-.build/venv-recurrence}"
-mkdir -p "$(dirname "$venv")"
-exec flock "$venv.lock" scripts/python-venv.sh "$venv" Tests/Support/RecurrenceOracle/requirements.txt
+exec scripts/python-venv.sh "${RECURRENCE_TEST_VENV:-.build/venv-recurrence}" Tests/Support/RecurrenceOracle/requirements.txt
