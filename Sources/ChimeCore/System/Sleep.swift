@@ -14,8 +14,12 @@
 /// ```
 ///
 /// Each throws `CancellationError` when the task is cancelled, as `Task.sleep` does; a negative or
-/// zero length returns at once (after checking for cancellation).
+/// zero length suspends once and returns as soon as the task is run again.
 package enum Sleep {
+    /// The longest sleep, in nanoseconds (about 95 years): longer ones are cut to it, so the wake-up
+    /// time the runtime computes (now plus this, in signed nanoseconds) cannot overflow into the past.
+    package static let longest: UInt64 = 3_000_000_000 * 1_000_000_000
+
     /// Suspends the current task for `duration`.
     package static func `for`(_ duration: Duration) async throws {
         try await nanoseconds(nanoseconds(in: duration))
@@ -24,10 +28,10 @@ package enum Sleep {
     /// Suspends the current task for `seconds` (fractions allowed).
     package static func seconds(_ seconds: Double) async throws {
         guard seconds.isFinite else {
-            if seconds > 0 { try await nanoseconds(.max) } else { try Task.checkCancellation() }
+            try await nanoseconds(seconds > 0 ? longest : 0)
             return
         }
-        try await nanoseconds(seconds <= 0 ? 0 : seconds >= 1.8e10 ? .max : UInt64(seconds * 1e9))
+        try await nanoseconds(seconds <= 0 ? 0 : seconds >= Double(longest) / 1e9 ? longest : UInt64(seconds * 1e9))
     }
 
     /// Suspends the current task until `deadline` on the continuous clock (at once when it has passed).
@@ -35,21 +39,17 @@ package enum Sleep {
         try await self.for(ContinuousClock.now.duration(to: deadline))
     }
 
-    /// Whole nanoseconds in `duration`, 0 for a negative one, saturating at `UInt64.max`.
+    /// Whole nanoseconds in `duration`: 0 for a negative one, at most ``longest``.
     package static func nanoseconds(in duration: Duration) -> UInt64 {
         let (seconds, attoseconds) = duration.components
         if seconds < 0 || (seconds == 0 && attoseconds <= 0) { return 0 }
-        let (whole, overflow) = UInt64(seconds).multipliedReportingOverflow(by: 1_000_000_000)
-        if overflow { return .max }
-        let (sum, carry) = whole.addingReportingOverflow(UInt64(attoseconds / 1_000_000_000))
-        return carry ? .max : sum
+        guard seconds < Int64(longest / 1_000_000_000) else { return longest }
+        return UInt64(seconds) * 1_000_000_000 + UInt64(attoseconds / 1_000_000_000)
     }
 
+    /// Even a sleep of no length suspends (as `Task.sleep` does), so a loop that sleeps for
+    /// what is left of a wait never spins on a thread of the cooperative pool.
     private static func nanoseconds(_ count: UInt64) async throws {
-        if count == 0 {
-            try Task.checkCancellation()
-            return
-        }
         try await Task.sleep(nanoseconds: count)
     }
 }

@@ -5,13 +5,15 @@ import Testing
 /// ``Sleep``: its arithmetic, cancellation, and that it is the only sleep in the tree.
 @Suite("One way to sleep")
 struct SleepTests {
-    @Test("durations become whole nanoseconds, negatives none, huge ones the most there is")
+    @Test("durations become whole nanoseconds, negatives none, huge ones the longest sleep (about 95 years)")
     func nanoseconds() {
         #expect(Sleep.nanoseconds(in: .milliseconds(250)) == 250_000_000)
         #expect(Sleep.nanoseconds(in: .seconds(3) + .nanoseconds(7)) == 3_000_000_007)
         #expect(Sleep.nanoseconds(in: .zero) == 0)
         #expect(Sleep.nanoseconds(in: .milliseconds(-5)) == 0)
-        #expect(Sleep.nanoseconds(in: .seconds(Int64.max)) == .max)
+        #expect(Sleep.nanoseconds(in: .seconds(Int64.max)) == Sleep.longest)
+        #expect(Sleep.nanoseconds(in: .seconds(3_000_000_000)) == Sleep.longest)
+        #expect(Sleep.nanoseconds(in: .seconds(2_999_999_999)) == 2_999_999_999_000_000_000)
     }
 
     @Test("a sleep ends when it is cancelled, with CancellationError, long before its time")
@@ -36,6 +38,7 @@ struct SleepTests {
         #expect(ContinuousClock.now >= deadline)
         try await Sleep.seconds(-1)
         try await Sleep.until(deadline)
+        try await Sleep.for(.zero)  // suspends once, and returns
     }
 
     /// The generic clock sleeps (see ``Sleep``) are kept out of the product, the tests, the
