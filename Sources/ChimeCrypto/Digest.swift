@@ -17,6 +17,16 @@ public enum Digest {
         precondition(done == 1 && length == 32, "OpenSSL could not compute SHA-256")
         return hash
     }
+
+    /// The SHA-256 hash of `bytes` as 64 lowercase hexadecimal characters (how the service keeps
+    /// token hashes, and its assets' ETags).
+    ///
+    /// ```swift
+    /// Digest.sha256Hex(Array("abc".utf8))   // "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
+    /// ```
+    public static func sha256Hex(_ bytes: some Collection<UInt8>) -> String {
+        sha256(bytes).hexadecimal
+    }
 }
 
 /// Random bytes from OpenSSL's generator (`RAND_bytes`, seeded from the system's entropy).

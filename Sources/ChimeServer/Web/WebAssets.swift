@@ -1,3 +1,4 @@
+import ChimeCrypto
 import Foundation
 
 /// The web notification center's files — plain HTML, CSS and JavaScript kept in `Web/` and
@@ -42,7 +43,7 @@ enum WebAssets {
     }
 
     private static func make(name: String, bytes: [UInt8]) -> File {
-        File(name: name, contentType: contentType(name), bytes: bytes, etag: "\"" + String(SHA256.hex(bytes).prefix(32)) + "\"")
+        File(name: name, contentType: contentType(name), bytes: bytes, etag: "\"" + String(Digest.sha256Hex(bytes).prefix(32)) + "\"")
     }
 
     static func contentType(_ name: String) -> String {

@@ -1,4 +1,5 @@
 import ChimeCore
+import ChimeCrypto
 import Foundation
 import Synchronization
 
@@ -139,7 +140,7 @@ final class WebSessions: Sendable {
     /// The session's CSRF token: derived from the session's secret, so it needs no storage and
     /// cannot be guessed without the cookie.
     static func csrfToken(forSession secret: String) -> String {
-        SHA256.hex(Array("chime-csrf:\(secret)".utf8))
+        Digest.sha256Hex(Array("chime-csrf:\(secret)".utf8))
     }
 
     private static func storeKey(_ hash: String) -> String { "web.session.\(hash)" }
