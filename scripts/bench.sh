@@ -13,6 +13,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export PATH="$PATH:/opt/swift/usr/bin"
+# What the benchmarks run (gcc for the C loop, wrk, python3-venv, PostgreSQL): installed when
+# missing, so scripts/bench.sh alone works as `make bench` does.
+scripts/install-deps.sh bench
 out=Benchmarks/out
 mkdir -p "$out"
 scratch="${CHIME_BENCH_SCRATCH:-.build}"

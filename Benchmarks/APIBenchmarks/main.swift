@@ -77,23 +77,8 @@ func fail(_ message: String) -> Never {
     exit(1)
 }
 
-/// A progress line on stderr, redrawn in place at most ten times a second.
-final class Progress: Sendable {
-    private let last = Mutex(Date.distantPast)
-    func update(_ text: String, force: Bool = false) {
-        last.withLock { last in
-            let now = Date()
-            guard force || now.timeIntervalSince(last) >= 0.1 else { return }
-            last = now
-            FileHandle.standardError.write(Data("\r\u{1B}[2K\(text)".utf8))
-        }
-    }
-    func done(_ text: String) {
-        last.withLock { _ in FileHandle.standardError.write(Data("\r\u{1B}[2K\(text)\n".utf8)) }
-    }
-}
-
-let progress = Progress()
+/// Progress on stderr: redrawn in place on a terminal, plain lines in a log (ChimeCore).
+let progress = ProgressLine()
 
 /// Waits until what earlier measurements wrote has reached the disk (`sync`), so one part's
 /// write-back does not land in the next part's figures.

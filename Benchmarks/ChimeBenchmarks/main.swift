@@ -73,25 +73,8 @@ func fail(_ message: String) -> Never {
 
 // MARK: - Progress and results
 
-/// A progress line on stderr, redrawn in place, at most ten times a second.
-final class Progress: @unchecked Sendable {
-    // `@unchecked Sendable`: state guarded by `lock`.
-    private let lock = NSLock()
-    private var last = Date.distantPast
-    func update(_ text: String, force: Bool = false) {
-        lock.withLock {
-            let now = Date()
-            guard force || now.timeIntervalSince(last) >= 0.1 else { return }
-            last = now
-            FileHandle.standardError.write(Data("\r\u{1B}[2K\(text)".utf8))
-        }
-    }
-    func done(_ text: String) {
-        lock.withLock { FileHandle.standardError.write(Data("\r\u{1B}[2K\(text)\n".utf8)) }
-    }
-}
-
-let progress = Progress()
+/// Progress on stderr: redrawn in place on a terminal, plain lines in a log (ChimeCore).
+let progress = ProgressLine()
 
 /// Waits until what earlier measurements wrote has reached the disk (`sync`), so one part's
 /// write-back does not land in the next part's figures.

@@ -71,14 +71,14 @@ class Progress:
         self.tty = sys.stderr.isatty()
 
     def update(self, text, force=False):
+        """On a terminal the line is redrawn in place; in a log, a plain line at most every 5 s."""
         with self.lock:
             now = time.monotonic()
-            if not force and now - self.last < 0.5:
+            if not force and now - self.last < (0.5 if self.tty else 5):
                 return
             self.last = now
-            if self.tty:
-                sys.stderr.write("\r\033[2K" + text)
-                sys.stderr.flush()
+            sys.stderr.write("\r\033[2K" + text if self.tty else text + "\n")
+            sys.stderr.flush()
 
     def done(self, text):
         with self.lock:

@@ -119,24 +119,28 @@ def ran_snapshot():
 
 
 class Progress:
-    """One stderr line, rewritten with '\\r' at most ~10 times a second."""
+    """One stderr line: on a terminal rewritten with '\\r' at most ~10 times a second; into a log,
+    plain lines at most every 5 seconds (no control characters in a CI log)."""
 
     def __init__(self, label, total):
         self.label = label
         self.total = total
         self._last = 0.0
+        self._tty = sys.stderr.isatty()
 
     def update(self, done, force=False, extra=""):
         now = time.monotonic()
-        if not force and now - self._last < 0.1:
+        if not force and now - self._last < (0.1 if self._tty else 5):
             return
         self._last = now
-        sys.stderr.write("\rapscheduler %s: %d/%d%s   " % (self.label, done, self.total, extra))
+        text = "apscheduler %s: %d/%d%s" % (self.label, done, self.total, extra)
+        sys.stderr.write("\r" + text + "   " if self._tty else text + "\n")
         sys.stderr.flush()
 
     def finish(self, done, extra=""):
         self.update(done, force=True, extra=extra)
-        sys.stderr.write("\n")
+        if self._tty:
+            sys.stderr.write("\n")
         sys.stderr.flush()
 
 
