@@ -3,6 +3,7 @@ import ChimeDesktop
 import ChimeHTTP
 import ChimeSQLite
 import Foundation
+import Synchronization
 
 /// The default center: one app, its state in a SQLite file, firing on the real clock.
 enum EmbeddedCenter {
@@ -35,7 +36,16 @@ enum EmbeddedCenter {
 
     /// The app's notifications also pop up on the desktop when the session bus has a notification
     /// server (`CHIME_DESKTOP=off` turns that off). The answers given there reach the delegate like
-    /// any other. Asked in the background, so `current()` never waits for the bus.
+    /// any other.
+    ///
+    /// The surface is attached here, before the app can add anything, and connects on its own
+    /// thread, so `current()` never waits for the bus and nothing delivered from the start is
+    /// missed: what comes before a server answers waits in the surface's backlog and pops up when
+    /// one does (at once, or when one starts later, as when the app starts before the desktop's
+    /// notification daemon). Asking first and attaching afterwards lost what was delivered
+    /// meanwhile, and an app started before the server never popped up. Until a server has
+    /// answered once the surface says nothing: a bus without a notification server is no fault of
+    /// the app's; after that, losing the server is logged as under `chime serve`.
     static func showOnDesktop(engine: NotificationEngine, app: String, environment: [String: String]) {
         switch environment["CHIME_DESKTOP"]?.lowercased() {
         case nil, "", "auto", "on": break
@@ -44,11 +54,18 @@ enum EmbeddedCenter {
             FileHandle.standardError.write(Data("Chime: CHIME_DESKTOP is '\(other)'; accepted: auto, off. Using auto.\n".utf8))
         }
         guard let address = DesktopSurface.sessionBusAddress(environment: environment) else { return }
-        Task.detached {
-            guard case .success = await DesktopSurface.probe(address: address, timeout: .seconds(2)) else { return }
-            let surface = DesktopSurface(engine: engine, configuration: .init(address: address, closesPopUpsOnStop: false))
-            engine.attach(surface, app: app)
-        }
+        let answered = Mutex(false)
+        let configuration = DesktopSurface.Configuration(
+            address: address,
+            log: { level, text in
+                guard level == .info || answered.withLock({ $0 }) else { return }
+                DesktopSurface.standardErrorLog(level, text)
+            },
+            observer: { event in
+                if case .connected = event { answered.withLock { $0 = true } }
+            },
+            closesPopUpsOnStop: false)
+        engine.attach(DesktopSurface(engine: engine, configuration: configuration), app: app)
     }
 
     /// A center whose state lives in a `chime serve` service (`CHIME_SERVICE`), as the app
