@@ -114,6 +114,32 @@ extension BinaryTests {
     }
 }
 
+extension BinaryTests {
+    @Test("chime device-token shows, unregisters and registers again an app's device token")
+    func deviceToken() async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("chime-cli-\(UUID().uuidString)").path
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let configuration = ChimeService.Configuration(dataDirectory: directory, listen: .tcp(host: "127.0.0.1", port: 0), printsBanner: false)
+        let service = try await RunningService.start(configuration: configuration)
+        let data = ["--data", directory]
+        #expect(try await Self.chime(["apps", "add", "com.example.chat"] + data).0 == 0)
+        let token = try await service.engine.app("com.example.chat").deviceToken
+
+        let (shown, shownText, shownError) = try await Self.chime(["device-token"] + data)
+        #expect(shown == 0, "\(shownError)")
+        #expect(shownText == "com.example.chat: device token \(token), registered.\n", "\(shownText)")
+        let (gone, goneText, _) = try await Self.chime(["device-token", "unregister", "--app", "com.example.chat"] + data)
+        let since = try #require(try await service.engine.app("com.example.chat").deviceTokenUnregistered)
+        #expect(gone == 0 && goneText.contains("unregistered since \(JSONMapping.formatDate(since)): pushes to it get 410 Unregistered"), "\(goneText)")
+        let (back, backText, _) = try await Self.chime(["device-token", "register", "--json"] + data)
+        #expect(back == 0 && (try? JSONValue.parse(backText)) == ["deviceToken": .string(token), "registered": true, "unregistered": .null], "\(backText)")
+        #expect(try await service.engine.app("com.example.chat").deviceTokenUnregistered == nil)
+        let (wrong, _, wrongError) = try await Self.chime(["device-token", "forget"] + data)
+        #expect(wrong == 2 && wrongError.contains("register or unregister"), "\(wrongError)")
+        await service.stop()
+    }
+}
+
 struct CLITestError: Error, CustomStringConvertible {
     var description: String
     init(_ description: String) { self.description = description }

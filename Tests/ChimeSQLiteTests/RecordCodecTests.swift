@@ -130,6 +130,23 @@ struct RecordCodecTests {
         }
     }
 
+    @Test("an app's unregistration round-trips in format 5, with and without a provider; registered, the record keeps its earlier format")
+    func unregistered() throws {
+        var app = Samples.app("com.example.chat")
+        app.deviceTokenUnregistered = Samples.base.addingTimeInterval(0.125)
+        #expect(RecordCodec.encode(app).first == 5)
+        #expect(try RecordCodec.decodeApp(RecordCodec.encode(app)) == app)
+        app.apnsProvider = APNsProvider(teamID: "TEAM123456", key: .init(id: "KEY1234567", publicKey: [4] + (1...64).map { UInt8($0) }))
+        let bytes = RecordCodec.encode(app)
+        #expect(try RecordCodec.decodeApp(bytes) == app)
+        for length in 0..<bytes.count {
+            #expect(throws: ChimeError.self, "length \(length)") { try RecordCodec.decodeApp(Array(bytes.prefix(length))) }
+        }
+        app.deviceTokenUnregistered = nil
+        #expect(RecordCodec.encode(app).first == 3)
+        #expect(try RecordCodec.decodeApp(RecordCodec.encode(app)) == app)
+    }
+
     /// App records as earlier versions wrote them (from the fixtures' stores): kind `app` (store v1)
     /// and kind `appLaunch` (store v3), both format 1.
     @Test("app records written before format 3 still decode, without a provider key", arguments: [

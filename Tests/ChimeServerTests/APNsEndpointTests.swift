@@ -172,4 +172,38 @@ struct APNsEndpointTests {
                              "silentPush 00000000-0000-0000-0000-000000000004", "delivered 00000000-0000-0000-0000-000000000005"])
         }
     }
+
+    @Test("after unregisterForRemoteNotifications a push is 410 Unregistered with the time in milliseconds; registering again takes pushes with the same token")
+    func unregistered() async throws {
+        try await ServiceHarness.with { harness in
+            let (app, _, device) = try await Self.authorizedApp("com.example.push", in: harness)
+            let other = try await Self.authorizedApp("com.example.other", in: harness)
+            let base = "/v1/apps/com.example.push/device-token"
+            let alert = Array(#"{"aps": {"alert": "Hi"}}"#.utf8)
+            func push(_ client: TestClient = app, _ token: String = device, topic: String = "com.example.push") async throws -> TestResponse {
+                try await client.request("POST", "/3/device/\(token)", headers: [("apns-topic", topic)], body: alert)
+            }
+            #expect(try await app.get(base).json == ["deviceToken": .string(device), "registered": true, "unregistered": .null])
+            #expect(try await push().status == 200)
+
+            let gone = try await app.delete(base)
+            #expect(gone.status == 200 && gone.json?["deviceToken"] == .string(device) && gone.json?["registered"] == false, "\(gone.text)")
+            guard case .string(let sinceText)? = gone.json?["unregistered"], let since = JSONMapping.parseDate(sinceText) else {
+                throw TestClientError(description: "no unregistration date: \(gone.text)")
+            }
+            let refused = try await push()
+            #expect(refused.status == 410 && refused.reason == "Unregistered", "\(refused.text)")
+            #expect(refused.json?["timestamp"] == .integer(Int64((since.timeIntervalSince1970 * 1000).rounded())), "\(refused.text)")
+            // The owner's token, a suffixed topic: the same answer; another app's token still takes pushes.
+            #expect(try await push(harness.owner, topic: "com.example.push.voip").status == 410)
+            #expect(try await push(other.client, other.device, topic: "com.example.other").status == 200)
+            // Unregistering twice keeps the first date; the app's record says it too.
+            #expect(try await app.delete(base).json?["unregistered"] == gone.json?["unregistered"])
+            #expect(try await app.get("/v1/apps/com.example.push").json?["deviceTokenUnregistered"] == gone.json?["unregistered"])
+
+            let back = try await app.post(base)
+            #expect(back.status == 200 && back.json == ["deviceToken": .string(device), "registered": true, "unregistered": .null], "\(back.text)")
+            #expect(try await push().status == 200)
+        }
+    }
 }

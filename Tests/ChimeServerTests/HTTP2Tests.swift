@@ -297,6 +297,18 @@ struct HTTP2Tests {
                 }
             }
 
+            // unregisterForRemoteNotifications over HTTP/2: a push is 410 Unregistered with the time in milliseconds; registering again takes pushes.
+            let gone = try await Self.curl(app + ["-X", "DELETE", base + "/v1/apps/com.example.provider/device-token"])
+            #expect(gone.status == 200 && gone.version == "2" && Self.field(gone.body, "unregistered") != nil, "\(gone.body)")
+            let pushed = app + ["-H", "apns-topic: com.example.provider", "--data-binary", #"{"aps": {"alert": "x"}}"#, base + "/3/device/" + device]
+            let refused = try await Self.curl(pushed)
+            let answer = try JSONValue.parse(Array(refused.body.utf8))
+            #expect(refused.status == 410 && answer["reason"] == .string("Unregistered"), "\(refused.body)")
+            let since = try #require(Self.field(gone.body, "unregistered").flatMap(JSONMapping.parseDate))
+            #expect(answer["timestamp"] == .integer(Int64((since.timeIntervalSince1970 * 1000).rounded())), "\(refused.body)")
+            #expect(try await Self.curl(app + ["-X", "POST", base + "/v1/apps/com.example.provider/device-token"]).status == 200)
+            #expect(try await Self.curl(pushed).status == 200)
+
             // Another client makes a new token for the same key at once: TooManyProviderTokenUpdates.
             let again = try await Self.client("aioapns", "localhost", port, files.ca, key, "KEY1234567", "TEAM123456", "com.example.provider", device)
             #expect(Self.result(again, 0)?["status"] == .string("429") && Self.result(again, 0)?["reason"] == .string("TooManyProviderTokenUpdates"),

@@ -55,6 +55,11 @@ package protocol CenterBackend: AnyObject, Sendable {
     func reportPresentation(_ options: UNNotificationPresentationOptions, for identifier: String, app: String)
     /// The device's location, for location triggers.
     func moveDevice(to coordinate: Coordinate) async throws
+    /// `registerForRemoteNotifications()`: the app's device token (64 hexadecimal characters), the
+    /// app taking pushes again if it had unregistered.
+    func registerDevice(app: String) async throws -> String
+    /// `unregisterForRemoteNotifications()`: pushes to the app's device token are answered 410.
+    func unregisterDevice(app: String) async throws
 }
 
 /// Runs the app's notification service extension on a notification that arrived and returns the
@@ -131,5 +136,13 @@ extension NotificationEngine: CenterBackend {
 
     package func moveDevice(to coordinate: Coordinate) async throws {
         _ = try await updateLocation(coordinate)
+    }
+
+    package func registerDevice(app: String) async throws -> String {
+        try await registerForRemoteNotifications(app: app).deviceToken
+    }
+
+    package func unregisterDevice(app: String) async throws {
+        _ = try await unregisterForRemoteNotifications(app: app)
     }
 }

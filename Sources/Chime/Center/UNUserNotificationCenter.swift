@@ -33,6 +33,16 @@ public final class UNUserNotificationCenter: NSObject, @unchecked Sendable {
     }
     /// The app this center speaks for.
     public let bundleIdentifier: String
+    /// The app's ``UIApplication``, made on first use.
+    package var application: UIApplication {
+        lock.withLock {
+            if let made = _application { return made }
+            let made = UIApplication(center: self)
+            _application = made
+            return made
+        }
+    }
+    private var _application: UIApplication?
     /// Whether the center processes engine events itself (an app running on the real clock) or
     /// leaves that to a driver (the simulator).
     package let isDriven: Bool

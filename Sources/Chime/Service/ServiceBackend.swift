@@ -274,6 +274,18 @@ package final class ServiceBackend: CenterBackend {
         try await call(.push, ["token": device], body: Array(payload), headers: headers)
     }
 
+    package func registerDevice(app: String) async throws -> String {
+        guard case .string(let token)? = try await call(.registerDevice, ["app": app])?["deviceToken"] else {
+            throw ChimeError(.malformedInput, "the service did not give the app's device token")
+        }
+        state.withLock { $0.deviceToken = token }
+        return token
+    }
+
+    package func unregisterDevice(app: String) async throws {
+        try await call(.unregisterDevice, ["app": app])
+    }
+
     package func serviceExtensionChanged(_ handler: ServiceExtensionHandler?, app: String) {
         let changed = state.withLock { state -> Bool in
             defer { state.serviceExtension = handler }

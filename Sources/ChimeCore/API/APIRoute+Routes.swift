@@ -24,7 +24,11 @@ extension APIRoute {
                                            summary: "Remove an app and everything it owns (owner)")
     public static let rotateToken = APIRoute(.post, "/v1/apps/{app}/token", operationID: "rotateToken", summary: "Replace the app's token (owner)")
     public static let deviceToken = APIRoute(.get, "/v1/apps/{app}/device-token", operationID: "deviceToken",
-                                             summary: "The app's device token, as from registerForRemoteNotifications")
+                                             summary: "The app's device token and whether it is registered")
+    public static let registerDevice = APIRoute(.post, "/v1/apps/{app}/device-token", operationID: "registerForRemoteNotifications",
+                                                summary: "registerForRemoteNotifications: the app's device token, taking pushes again")
+    public static let unregisterDevice = APIRoute(.delete, "/v1/apps/{app}/device-token", operationID: "unregisterForRemoteNotifications",
+                                                  summary: "unregisterForRemoteNotifications: pushes to the device token are answered 410 Unregistered")
 
     // Permission, settings, badge
     public static let requestAuthorization = APIRoute(.post, "/v1/apps/{app}/authorization", operationID: "requestAuthorization",
@@ -104,7 +108,7 @@ extension APIRoute {
     /// Every route above, in this order. The service's table has one entry for each.
     public static let all: [APIRoute] = [
         health, metrics, openapi, push,
-        listApps, createApp, getApp, updateApp, removeApp, rotateToken, deviceToken,
+        listApps, createApp, getApp, updateApp, removeApp, rotateToken, deviceToken, registerDevice, unregisterDevice,
         requestAuthorization, answerAuthorization, getSettings, updateSettings, setBadge,
         getCategories, setCategories, listRequests, addRequests, removeRequests, send, listNotifications, removeNotifications,
         respond, outbox, acknowledge, updateLocation,

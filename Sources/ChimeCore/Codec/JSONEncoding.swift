@@ -302,7 +302,15 @@ extension AppRecord {
             "settings": settings.json,
             "launch": launchCommand.map { .array($0.arguments.map(JSONValue.string)) } ?? .null,
             "apns": apnsProvider?.json ?? .null,
+            "deviceTokenUnregistered": deviceTokenUnregistered.map { JSONMapping.json($0) } ?? .null,
         ]
+    }
+
+    /// `{"deviceToken", "registered", "unregistered"}`: the app's device token, whether pushes to
+    /// it are taken, and when the app unregistered it (null while registered).
+    public var deviceTokenJSON: JSONValue {
+        ["deviceToken": .string(deviceToken), "registered": .bool(deviceTokenUnregistered == nil),
+         "unregistered": deviceTokenUnregistered.map { JSONMapping.json($0) } ?? .null]
     }
 }
 

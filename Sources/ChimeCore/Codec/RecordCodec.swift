@@ -16,16 +16,19 @@ import Foundation
 public enum RecordCodec {
     /// The format written by this version. A later format adds a new number and keeps reading the
     /// old ones. Version 2 adds attachments' thumbnail options; version 3 adds an app's APNs
-    /// provider team and key; version 4 adds recurrence-rule triggers. A record is written in the
+    /// provider team and key; version 4 adds recurrence-rule triggers; version 5 adds when an app
+    /// unregistered its device token (its provider then optional). A record is written in the
     /// lowest version that holds what it has, so stores that use none of them stay readable by
     /// earlier Chimes.
-    public static let formatVersion: UInt8 = 4
+    public static let formatVersion: UInt8 = 5
     /// The format that added thumbnail options.
     static let thumbnailVersion: UInt8 = 2
     /// The format that added app records' ``AppRecord/apnsProvider``.
     static let apnsProviderVersion: UInt8 = 3
     /// The format that added ``NotificationTrigger/recurrence(_:)``.
     static let recurrenceVersion: UInt8 = 4
+    /// The format that added ``AppRecord/deviceTokenUnregistered``.
+    static let unregisteredVersion: UInt8 = 5
     /// The format of records without thumbnail options.
     static let baseVersion: UInt8 = 1
 
@@ -142,10 +145,11 @@ public enum RecordCodec {
         return try decode(buffer, .appLaunch) { reader in
             var record = try reader.app()
             record.launchCommand = try reader.flag() ? LaunchCommand(stored: try reader.strings()) : nil
-            if reader.version >= apnsProviderVersion {
-                var provider = APNsProvider(teamID: try reader.string())
-                if try reader.flag() { provider.key = .init(id: try reader.string(), publicKey: [UInt8](try reader.data())) }
-                record.apnsProvider = provider
+            if reader.version >= unregisteredVersion {
+                record.apnsProvider = try reader.flag() ? try reader.apnsProvider() : nil
+                record.deviceTokenUnregistered = try reader.date()
+            } else if reader.version >= apnsProviderVersion {
+                record.apnsProvider = try reader.apnsProvider()
             }
             return record
         }
@@ -465,11 +469,20 @@ extension RecordCodec {
             optionalString(a.tokenHash)
             date(a.created)
             if let launch = a.launchCommand { byte(1); strings(launch.arguments) } else { byte(0) }
-            if let provider = a.apnsProvider {
+            if let unregistered = a.deviceTokenUnregistered {
+                // Format 5: the provider behind a flag, then the date.
+                bytes[0] = RecordCodec.unregisteredVersion
+                if let provider = a.apnsProvider { byte(1); apnsProvider(provider) } else { byte(0) }
+                date(unregistered)
+            } else if let provider = a.apnsProvider {
                 bytes[0] = RecordCodec.apnsProviderVersion
-                string(provider.teamID)
-                if let key = provider.key { byte(1); string(key.id); data(Data(key.publicKey)) } else { byte(0) }
+                apnsProvider(provider)
             }
+        }
+
+        mutating func apnsProvider(_ provider: APNsProvider) {
+            string(provider.teamID)
+            if let key = provider.key { byte(1); string(key.id); data(Data(key.publicKey)) } else { byte(0) }
         }
 
         mutating func settings(_ s: NotificationSettings) {
@@ -847,6 +860,12 @@ extension RecordCodec {
             record.badge = badge
             record.tokenHash = tokenHash
             return record
+        }
+
+        mutating func apnsProvider() throws -> APNsProvider {
+            var provider = APNsProvider(teamID: try string())
+            if try flag() { provider.key = .init(id: try string(), publicKey: [UInt8](try data())) }
+            return provider
         }
 
         mutating func settings() throws -> NotificationSettings {

@@ -211,6 +211,28 @@ final class EngineCore {
         return all[LiteralKey(identifier)]
     }
 
+    /// `registerForRemoteNotifications()`: the app's record, registered again if it had
+    /// unregistered (with the same device token, as iOS gives an app that stays installed).
+    package func registerForRemoteNotifications(app: String) throws -> AppRecord {
+        var record = try appRecord(app)
+        if record.deviceTokenUnregistered != nil {
+            record.deviceTokenUnregistered = nil
+            try putApp(record)
+        }
+        return record
+    }
+
+    /// `unregisterForRemoteNotifications()`: pushes to the app's device token are answered 410
+    /// `Unregistered` from now (the first unregistration's date is kept until it registers again).
+    package func unregisterForRemoteNotifications(app: String) throws -> AppRecord {
+        var record = try appRecord(app)
+        if record.deviceTokenUnregistered == nil {
+            record.deviceTokenUnregistered = clock.now
+            try putApp(record)
+        }
+        return record
+    }
+
     static func makeDeviceToken() -> String {
         var generator = SystemRandomNumberGenerator()
         return (0..<32).map { _ in String(format: "%02x", UInt8.random(in: 0...255, using: &generator)) }.joined()

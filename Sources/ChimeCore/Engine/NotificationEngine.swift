@@ -389,6 +389,23 @@ public final class NotificationEngine: Sendable {
         try await read { try $0.apps(after: bundleIdentifier, limit: limit) }
     }
 
+    /// `registerForRemoteNotifications()`: the app's record (created on first use) with its device
+    /// token, taking pushes again if the app had unregistered; the token stays the same.
+    ///
+    /// ```swift
+    /// let token = try await engine.registerForRemoteNotifications(app: "com.example.chat").deviceToken
+    /// ```
+    public func registerForRemoteNotifications(app: String) async throws -> AppRecord {
+        try await perform { try $0.registerForRemoteNotifications(app: app) }
+    }
+
+    /// `unregisterForRemoteNotifications()`: from now a push to the app's device token is answered
+    /// 410 `Unregistered`, with the date in ``AppRecord/deviceTokenUnregistered``, until the app
+    /// registers again.
+    public func unregisterForRemoteNotifications(app: String) async throws -> AppRecord {
+        try await perform { try $0.unregisterForRemoteNotifications(app: app) }
+    }
+
     /// Creates or replaces an app's record (service mode: registration, token rotation).
     public func putApp(_ record: AppRecord) async throws {
         try await perform { try $0.putApp(record) }

@@ -23,6 +23,10 @@ public struct AppRecord: Sendable, Hashable {
     public var launchCommand: LaunchCommand?
     /// The team and provider key APNs providers authenticate with (set by the owner only).
     public var apnsProvider: APNsProvider?
+    /// When the app gave up its device token with `unregisterForRemoteNotifications()`; `nil`
+    /// while it is registered (from its first use, and again after `registerForRemoteNotifications()`).
+    /// A push to the token meanwhile is answered 410 `Unregistered` with this date.
+    public var deviceTokenUnregistered: Date?
 
     public init(bundleIdentifier: String, created: Date, deviceToken: String) {
         self.bundleIdentifier = bundleIdentifier
@@ -35,5 +39,6 @@ public struct AppRecord: Sendable, Hashable {
         self.created = created
         self.launchCommand = nil
         self.apnsProvider = nil
+        self.deviceTokenUnregistered = nil
     }
 }

@@ -8,7 +8,8 @@ import Foundation
 /// (`MissingProviderToken`, `InvalidProviderToken`), the topic (`MissingTopic`, `TopicDisallowed`;
 /// ``APNsTopic``: a bundle identifier with Apple's suffix for a push type of its own),
 /// a provider token (`InvalidProviderToken`, `ExpiredProviderToken`, `TopicDisallowed`,
-/// `TooManyProviderTokenUpdates`: ``ProviderTokens``), the topic's app (`BadTopic`), the device token (`BadDeviceToken`, `DeviceTokenNotForTopic`), the headers
+/// `TooManyProviderTokenUpdates`: ``ProviderTokens``), the topic's app (`BadTopic`), the device token (`BadDeviceToken`, `DeviceTokenNotForTopic`;
+/// 410 `Unregistered` with its `timestamp` after `unregisterForRemoteNotifications`), the headers
 /// (``APNsRequestHeaders``: `InvalidPushType`, `BadMessageId`, `BadExpirationDate`, `BadPriority`,
 /// `BadCollapseId`; `InvalidPushType` for a push type the topic is not for), and the
 /// payload (`PayloadEmpty`, `PayloadTooLarge`).
@@ -18,8 +19,9 @@ struct APNsEndpoint {
 
     let api: ChimeAPI
 
-    static func reason(_ reason: String, status: Int, message: String? = nil, apnsID: String? = nil) -> HTTPResponse {
+    static func reason(_ reason: String, status: Int, message: String? = nil, apnsID: String? = nil, timestamp: Int64? = nil) -> HTTPResponse {
         var object: JSONObject = ["reason": .string(reason)]
+        if let timestamp { object["timestamp"] = .integer(timestamp) }
         if let message { object["message"] = .string(message) }
         var response = HTTPResponse(status: status, contentType: "application/json", body: JSONValue.object(object).serializedBytes(),
                                     route: route)
@@ -33,7 +35,7 @@ struct APNsEndpoint {
         do {
             return try await deliver(request, echo: echo)
         } catch let failure as Failure {
-            return Self.reason(failure.reason, status: failure.status, message: failure.message, apnsID: echo)
+            return Self.reason(failure.reason, status: failure.status, message: failure.message, apnsID: echo, timestamp: failure.timestamp)
         } catch {
             // The error table's reason; the message is the service's answer's (never a store's text).
             let apiError = APIError.from(error)
@@ -51,10 +53,13 @@ struct APNsEndpoint {
         var reason: String
         var status: Int
         var message: String
-        init(_ reason: String, _ status: Int, _ message: String) {
+        /// 410 `Unregistered`'s `timestamp`: when the token stopped being valid, in milliseconds since 1970 (rounded as JSON dates are).
+        var timestamp: Int64?
+        init(_ reason: String, _ status: Int, _ message: String, timestamp: Int64? = nil) {
             self.reason = reason
             self.status = status
             self.message = message
+            self.timestamp = timestamp
         }
     }
 
@@ -128,6 +133,10 @@ struct APNsEndpoint {
                 throw Failure("DeviceTokenNotForTopic", 400, "the device token belongs to another app than \(topic)")
             }
             throw Failure("BadDeviceToken", 400, "no app has this device token; \(topic)'s is at GET /v1/apps/\(topic)/device-token")
+        }
+        if let unregistered = app.deviceTokenUnregistered {
+            throw Failure("Unregistered", 410, "\(topic) unregistered this device token (unregisterForRemoteNotifications) at \(JSONMapping.formatDate(unregistered)); it takes pushes again once the app registers",
+                          timestamp: Int64((unregistered.timeIntervalSince1970 * 1000).rounded()))
         }
 
         let headers: APNsRequestHeaders

@@ -103,7 +103,15 @@ extension ChimeAPI {
     }
 
     func deviceToken(_ request: HTTPRequest, route: Route) async throws -> HTTPResponse {
-        json(["deviceToken": .string(try await engine.app(route["app"]).deviceToken)], route: route)
+        json(try await engine.app(route["app"]).deviceTokenJSON, route: route)
+    }
+
+    func registerDevice(_ request: HTTPRequest, route: Route) async throws -> HTTPResponse {
+        json(try await engine.registerForRemoteNotifications(app: route["app"]).deviceTokenJSON, route: route)
+    }
+
+    func unregisterDevice(_ request: HTTPRequest, route: Route) async throws -> HTTPResponse {
+        json(try await engine.unregisterForRemoteNotifications(app: route["app"]).deviceTokenJSON, route: route)
     }
 
     /// Writes the app's token hash, creating the record if asked, in one engine operation (through

@@ -23,6 +23,8 @@ extension ChimeAPI {
         .init(.removeApp, .ownerOnApp, ChimeAPI.removeApp),
         .init(.rotateToken, .ownerOnApp, ChimeAPI.rotateToken),
         .init(.deviceToken, .app, ChimeAPI.deviceToken),
+        .init(.registerDevice, .app, ChimeAPI.registerDevice),
+        .init(.unregisterDevice, .app, ChimeAPI.unregisterDevice),
 
         // Permission, settings, badge
         .init(.requestAuthorization, .app, ChimeAPI.requestAuthorization),

@@ -2081,10 +2081,10 @@ enum OpenAPIDocument {
       ],
       "get": {
         "operationId": "deviceToken",
-        "summary": "The app's device token, as from registerForRemoteNotifications",
+        "summary": "The app's device token and whether it is registered",
         "responses": {
           "200": {
-            "description": "The device token.",
+            "description": "The device token, whether pushes to it are taken, and since when they are not.",
             "content": {
               "application/json": {
                 "schema": {
@@ -2121,6 +2121,94 @@ enum OpenAPIDocument {
         "tags": [
           "device"
         ]
+      },
+      "post": {
+        "operationId": "registerForRemoteNotifications",
+        "summary": "registerForRemoteNotifications: the app's device token, taking pushes again",
+        "responses": {
+          "200": {
+            "description": "The device token, registered.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/DeviceToken"
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
+          },
+          "404": {
+            "$ref": "#/components/responses/NotFound"
+          },
+          "414": {
+            "$ref": "#/components/responses/UriTooLong"
+          },
+          "421": {
+            "$ref": "#/components/responses/MisdirectedRequest"
+          },
+          "431": {
+            "$ref": "#/components/responses/HeaderTooLarge"
+          },
+          "503": {
+            "$ref": "#/components/responses/Unavailable"
+          }
+        },
+        "tags": [
+          "device"
+        ],
+        "description": "As the app's registerForRemoteNotifications(): the device token (the same across restarts and after unregistering), and pushes to it are taken again."
+      },
+      "delete": {
+        "operationId": "unregisterForRemoteNotifications",
+        "summary": "unregisterForRemoteNotifications: pushes to the device token are answered 410 Unregistered",
+        "responses": {
+          "200": {
+            "description": "The device token, unregistered, with the date.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/DeviceToken"
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
+          },
+          "404": {
+            "$ref": "#/components/responses/NotFound"
+          },
+          "414": {
+            "$ref": "#/components/responses/UriTooLong"
+          },
+          "421": {
+            "$ref": "#/components/responses/MisdirectedRequest"
+          },
+          "431": {
+            "$ref": "#/components/responses/HeaderTooLarge"
+          },
+          "503": {
+            "$ref": "#/components/responses/Unavailable"
+          }
+        },
+        "tags": [
+          "device"
+        ],
+        "description": "As the app's unregisterForRemoteNotifications(): from now a push to the token is answered 410 {\"reason\": \"Unregistered\", \"timestamp\": <milliseconds since 1970 of the unregistration>} until the app registers again. Unregistering twice keeps the first date."
       }
     },
     "/3/device/{token}": {
@@ -2190,6 +2278,16 @@ enum OpenAPIDocument {
           },
           "405": {
             "description": "MethodNotAllowed.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/APNsError"
+                }
+              }
+            }
+          },
+          "410": {
+            "description": "Unregistered: the app gave up this device token with unregisterForRemoteNotifications; timestamp is when, in milliseconds since 1970.",
             "content": {
               "application/json": {
                 "schema": {
@@ -3343,11 +3441,18 @@ enum OpenAPIDocument {
               "BadPath",
               "MissingProviderToken",
               "InvalidProviderToken",
+              "ExpiredProviderToken",
+              "TooManyProviderTokenUpdates",
+              "Unregistered",
               "InternalServerError",
               "ServiceUnavailable",
               "BadRequest"
             ],
             "description": "Apple's reason names, and Chime's BadRequest for a request whose HTTP framing or head is refused."
+          },
+          "timestamp": {
+            "type": "integer",
+            "description": "With 410 Unregistered: when the app unregistered the device token, in milliseconds since 1970 (as Apple's)."
           },
           "message": {
             "type": "string",
@@ -3502,7 +3607,8 @@ enum OpenAPIDocument {
           "requestedOptions",
           "settings",
           "launch",
-          "apns"
+          "apns",
+          "deviceTokenUnregistered"
         ],
         "properties": {
           "bundleIdentifier": {
@@ -3551,6 +3657,18 @@ enum OpenAPIDocument {
             "oneOf": [
               {
                 "$ref": "#/components/schemas/APNsProvider"
+              },
+              {
+                "type": "null"
+              }
+            ]
+          },
+          "deviceTokenUnregistered": {
+            "description": "When the app unregistered its device token (unregisterForRemoteNotifications), or null while registered.",
+            "oneOf": [
+              {
+                "type": "string",
+                "format": "date-time"
               },
               {
                 "type": "null"
@@ -4691,12 +4809,30 @@ enum OpenAPIDocument {
       "DeviceToken": {
         "type": "object",
         "required": [
-          "deviceToken"
+          "deviceToken",
+          "registered",
+          "unregistered"
         ],
         "properties": {
           "deviceToken": {
             "type": "string",
             "pattern": "^[0-9a-f]{64}$"
+          },
+          "registered": {
+            "type": "boolean",
+            "description": "Whether pushes to the token are taken (false after unregisterForRemoteNotifications)."
+          },
+          "unregistered": {
+            "description": "When the app unregistered the token (UTC ISO 8601), or null while registered.",
+            "oneOf": [
+              {
+                "type": "string",
+                "format": "date-time"
+              },
+              {
+                "type": "null"
+              }
+            ]
           }
         }
       },
