@@ -479,7 +479,7 @@
         setConnection("reconnecting");
       }
     };
-    for (const kind of ["delivered", "removed", "response", "settings", "silentPush", "scheduled", "categories", "app"]) {
+    for (const kind of ["delivered", "removed", "response", "settings", "silentPush", "scheduled", "categories", "app", "expired"]) {
       source.addEventListener(kind, (message) => {
         let data = null;
         try { data = JSON.parse(message.data); } catch (e) { return; }
@@ -530,6 +530,8 @@
         enqueue(app, { apps: true, notifications: true, categories: true, pending: true });
         break;
       case "scheduled":
+      case "expired":
+        // An expired request left the pending list undelivered.
         enqueue(app, { pending: true });
         break;
       case "categories":

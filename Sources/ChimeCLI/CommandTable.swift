@@ -479,12 +479,13 @@ extension CLI {
 
     static let add = Command(
         name: "add", summary: "schedule a notification",
-        usage: "chime add [--app APP] [--id ID] --title TEXT [--body TEXT] [--in 10m | --at 2026-12-01T08:30 | --every 1h | --calendar 'weekday=2 hour=8 minute=30' | --rrule RULE --start 2027-01-29T09:00 [--time-zone ZONE] [--except DATE ...] | --location LAT,LON,RADIUS]",
+        usage: "chime add [--app APP] [--id ID] --title TEXT [--body TEXT] [--in 10m | --at 2026-12-01T08:30 | --every 1h | --calendar 'weekday=2 hour=8 minute=30' | --rrule RULE --start 2027-01-29T09:00 [--time-zone ZONE] [--except DATE ...] | --location LAT,LON,RADIUS] [--expires-in 10m | --expires-at 2026-12-01T09:00]",
         examples: ["chime add --app com.example.alarm --title Alarm --in 10s --category alarm.category",
                    "chime add --title 'Stand up' --every 1h", "chime add --title 'Weekly review' --calendar 'weekday=2 hour=8 minute=30 timeZone=Europe/Berlin'",
                    "chime add --title 'Buy milk' --location 52.52,13.40,100 --id milk",
                    "chime add --title 'Team review' --rrule 'FREQ=MONTHLY;BYDAY=-1FR' --start 2027-01-29T09:00 --time-zone Europe/Berlin",
-                   "chime add --title Report --at 2026-12-01T08:30 --user-info '{\"report\": 42}'"],
+                   "chime add --title Report --at 2026-12-01T08:30 --user-info '{\"report\": 42}'",
+                   "chime add --title 'Your ride is here' --in 5m --expires-in 10m"],
         options: [
             .value("app", "the app (default: the only registered app)"), .value("id", "the request identifier (default: a new UUID)"),
             .value("title", "the title"), .value("subtitle", "the subtitle"), .value("body", "the body"),
@@ -500,6 +501,8 @@ extension CLI {
             .value("time-zone", "with --rrule: the rule's time zone, Europe/Berlin (default: this machine's)"),
             .value("except", "with --rrule: a wall time that does not occur (EXDATE), 2027-03-26T09:00", repeatable: true),
             .value("location", "fire on entering a circle: LAT,LON,RADIUS (metres)"), .flag("on-exit", "with --location: fire on leaving instead"),
+            .value("expires-in", "not delivered if due later than this after the add (an expired event instead): 10m"),
+            .value("expires-at", "not delivered if due after this local date and time (or an ISO 8601 date with its offset): 2026-12-01T09:00"),
         ],
         run: { arguments, cli in
             guard arguments.positionals.isEmpty else { throw UsageError("unexpected '\(arguments.positionals[0])'; text goes in --title/--body (quote it)") }
@@ -517,6 +520,7 @@ extension CLI {
                 request["userInfo"] = parsed
             }
             request["trigger"] = try trigger(arguments)
+            try expiration(arguments, into: &request)
             try checkedRequest(request, arguments)
             let client = try cli.client(arguments)
             let app = try await cli.app(arguments, client)
@@ -554,7 +558,8 @@ extension CLI {
     /// The `chime add` flag a request field comes from.
     static func flagName(_ field: String, _ arguments: ParsedArguments) -> String {
         let name = field.hasPrefix("content.") ? String(field.dropFirst("content.".count)) : field
-        let flags = Dictionary(uniqueKeysWithValues: (addTextFields + [("id", "identifier"), ("badge", "badge"), ("user-info", "userInfo")])
+        let flags = Dictionary(uniqueKeysWithValues: (addTextFields + [("id", "identifier"), ("badge", "badge"), ("user-info", "userInfo"),
+                                                                       ("expires-in", "expiresIn"), ("expires-at", "expirationDate")])
             .map { option, field in (field, "--" + option) })
         if let flag = flags[name.split(separator: ".").first.map(String.init) ?? name] { return flag }
         if name.hasPrefix("trigger") {
@@ -594,14 +599,7 @@ extension CLI {
             return ["type": "timeInterval", "timeInterval": .number(seconds), "repeats": true]
         }
         if let text = arguments.value("at") {
-            let formatter = DateFormatter()
-            formatter.locale = Locale(identifier: "en_US_POSIX")
-            var date: Date?
-            for format in ["yyyy-MM-dd'T'HH:mm", "yyyy-MM-dd'T'HH:mm:ss", "yyyy-MM-dd HH:mm", "yyyy-MM-dd"] where date == nil {
-                formatter.dateFormat = format
-                date = formatter.date(from: text)
-            }
-            guard let date else { throw UsageError("--at is '\(text)'; write a local date and time like 2026-12-01T08:30") }
+            guard let date = localDate(text) else { throw UsageError("--at is '\(text)'; write a local date and time like 2026-12-01T08:30") }
             let parts = Calendar.current.dateComponents([.year, .month, .day, .hour, .minute, .second], from: date)
             var components = JSONObject()
             for (name, value) in [("year", parts.year), ("month", parts.month), ("day", parts.day), ("hour", parts.hour), ("minute", parts.minute), ("second", parts.second)] {
@@ -637,6 +635,34 @@ extension CLI {
             return ["type": "location", "region": region, "repeats": false]
         }
         return .null
+    }
+
+    /// A local date and time as people write it (2026-12-01T08:30, with seconds, with a space, or a
+    /// day alone), in this machine's time zone.
+    static func localDate(_ text: String) -> Date? {
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        for format in ["yyyy-MM-dd'T'HH:mm", "yyyy-MM-dd'T'HH:mm:ss", "yyyy-MM-dd HH:mm", "yyyy-MM-dd"] {
+            formatter.dateFormat = format
+            if let date = formatter.date(from: text) { return date }
+        }
+        return nil
+    }
+
+    /// `--expires-in` (a duration) or `--expires-at` (a local date and time, or an ISO 8601 date
+    /// with its offset) as the request's `expiresIn` or `expirationDate`.
+    static func expiration(_ arguments: ParsedArguments, into request: inout JSONObject) throws {
+        switch (arguments.value("expires-in"), arguments.value("expires-at")) {
+        case (nil, nil): return
+        case (_?, _?): throw UsageError("give --expires-in or --expires-at, not both")
+        case (let text?, nil):
+            do { request["expiresIn"] = .number(try parseDuration(text)) } catch { throw UsageError("--expires-in: \(error.message)") }
+        case (nil, let text?):
+            guard let date = JSONMapping.parseDate(text) ?? localDate(text) else {
+                throw UsageError("--expires-at is '\(text)'; write a local date and time like 2026-12-01T09:00, or 2026-12-01T09:00:00+01:00")
+            }
+            request["expirationDate"] = JSONMapping.json(date)
+        }
     }
 
     /// A weekday as Apple numbers them (1 = Sunday … 7 = Saturday), from a number or an English name.
@@ -677,7 +703,8 @@ extension CLI {
             for item in items {
                 var trigger = item["trigger"]?["type"]?.stringValue ?? "none"
                 if trigger == "recurrence", let rule = item["trigger"]?["rrule"]?.stringValue { trigger = rule }
-                cli.write("\(item["identifier"]?.stringValue ?? "?")  \(item["nextTriggerDate"]?.stringValue ?? "-")  \(trigger)  \(item["title"]?.stringValue ?? "")")
+                let expires = item["expirationDate"]?.stringValue.map { "  (expires \($0))" } ?? ""
+                cli.write("\(item["identifier"]?.stringValue ?? "?")  \(item["nextTriggerDate"]?.stringValue ?? "-")  \(trigger)  \(item["title"]?.stringValue ?? "")\(expires)")
                 for date in item["nextTriggerDates"]?.arrayValue.dropFirst() ?? [] { cli.write("    then \(date.stringValue ?? "?")") }
             }
             return 0

@@ -45,6 +45,8 @@ public final class NotificationSimulator: @unchecked Sendable {
     private let lock = NSLock()
     private let policy: SimulatedUser
     private var presentedList: [(notification: UNNotification, options: UNNotificationPresentationOptions)] = []
+    private var expiredList: [(request: UNNotificationRequest, dueDate: Date)] = []
+    private var expiredSubscription = 0
     /// Pushes the app's service extension is working on: when their time runs out (virtual), and
     /// the delivery that follows.
     private var extensionRuns: [(id: UUID, deadline: Date, delivery: Task<Void, any Error>)] = []
@@ -74,7 +76,13 @@ public final class NotificationSimulator: @unchecked Sendable {
             guard let self else { return }
             self.lock.withLock { self.presentedList.append((UNNotification(value: delivery.notification), delivery.presentation)) }
         })
+        expiredSubscription = engine.subscribe(app: bundleIdentifier) { [weak self] event in
+            guard let self, case .expired(let expired) = event.payload else { return }
+            self.lock.withLock { self.expiredList.append((UNNotificationRequest(value: expired.request), expired.dueDate)) }
+        }
     }
+
+    deinit { engine.unsubscribe(expiredSubscription) }
 
     /// A simulator kept in memory (this initialiser does not throw).
     public convenience init(bundleIdentifier: String = "com.example.app", now: Date = Date(timeIntervalSince1970: 1_780_000_000),
@@ -216,6 +224,23 @@ public final class NotificationSimulator: @unchecked Sendable {
         get async {
             await center.processEvents()
             return lock.withLock { presentedList }
+        }
+    }
+
+    /// The requests that fell due after their expiration (Chime's addition, ``UNNotificationRequest/expiration``)
+    /// and so were never delivered, with when each was due, oldest first.
+    ///
+    /// ```swift
+    /// try await center.add(UNNotificationRequest(identifier: "ride", content: content,
+    ///                                            trigger: UNTimeIntervalNotificationTrigger(timeInterval: 600, repeats: false),
+    ///                                            expiration: .after(300)))
+    /// await simulator.advance(by: 600)
+    /// #expect(await simulator.expired.map(\.request.identifier) == ["ride"])
+    /// ```
+    public var expired: [(request: UNNotificationRequest, dueDate: Date)] {
+        get async {
+            await center.processEvents()
+            return lock.withLock { expiredList }
         }
     }
 

@@ -201,3 +201,45 @@ struct RecurrenceCLITests {
         await service.stop()
     }
 }
+
+/// Request expiry (a Chime addition) from the command line: `--expires-in` and `--expires-at` on
+/// `chime add`, shown by `chime list`, and mistakes refused in the words of the flags.
+@Suite("chime: expiring requests")
+struct ExpiryCLITests {
+    @Test("chime add --in 10m --expires-in 5m, --expires-at, then chime list (--json)")
+    func addAndList() async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("chime-cli-expiry-\(UUID().uuidString)").path
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let configuration = ChimeService.Configuration(dataDirectory: directory, listen: .tcp(host: "127.0.0.1", port: 0),
+                                                       autoAllow: true, printsBanner: false)
+        let service = try await RunningService.start(configuration: configuration)
+        func run(_ arguments: [String]) async throws -> (Int32, String, String) { try await BinaryTests.chime(arguments + ["--data", directory]) }
+        #expect(try await run(["apps", "add", "com.example.expiry"]).0 == 0)
+        _ = try await service.engine.requestAuthorization(app: "com.example.expiry", options: [.alert])
+
+        let before = Date()
+        let (added, _, addedError) = try await run(["add", "--title", "Your ride", "--id", "ride", "--in", "10m", "--expires-in", "5m"])
+        #expect(added == 0, "\(addedError)")
+        #expect(try await run(["add", "--title", "Report", "--id", "report", "--in", "1h", "--expires-at", "2099-01-01T09:00:00+01:00"]).0 == 0)
+        let (listed, listedText, listedError) = try await run(["list", "--json"])
+        #expect(listed == 0, "\(listedError)")
+        guard case .array(let items) = try JSONValue.parse(listedText), items.count == 2,
+              case .string(let rideExpiry)? = items[0]["expirationDate"], let date = JSONMapping.parseDate(rideExpiry) else {
+            Issue.record("not two requests with expirations: \(listedText)")
+            return
+        }
+        // Five minutes after the add (the service's clock): between the two moments around the call.
+        #expect(date >= before.addingTimeInterval(300 - 1) && date <= Date().addingTimeInterval(300 + 1), "\(rideExpiry)")
+        #expect(items[1]["expirationDate"] == .string("2099-01-01T08:00:00.000Z"))
+        let (_, text, _) = try await run(["list"])
+        #expect(text.contains("(expires 2099-01-01T08:00:00.000Z)"), "\(text)")
+
+        let (both, _, bothError) = try await run(["add", "--title", "X", "--expires-in", "5m", "--expires-at", "2099-01-01T09:00"])
+        #expect(both != 0 && bothError.contains("give --expires-in or --expires-at, not both"), "\(bothError)")
+        let (bad, _, badError) = try await run(["add", "--title", "X", "--expires-in", "soon"])
+        #expect(bad != 0 && badError.contains("--expires-in"), "\(badError)")
+        let (badDate, _, badDateError) = try await run(["add", "--title", "X", "--expires-at", "tomorrow"])
+        #expect(badDate != 0 && badDateError.contains("--expires-at is 'tomorrow'"), "\(badDateError)")
+        await service.stop()
+    }
+}

@@ -131,8 +131,9 @@ struct RecurrenceStoreTests {
 }
 
 extension StoreKind {
-    /// An engine over a fresh store of this kind (real clock; the tests fire with explicit dates).
-    func withEngine(_ body: (NotificationEngine) async throws -> Void) async throws {
+    /// An engine over a fresh store of this kind (on `clock`, the real one by default; the tests
+    /// fire with explicit dates).
+    func withEngine(clock: any NotificationClock = SystemClock(), _ body: (NotificationEngine) async throws -> Void) async throws {
         let store: NotificationStore
         var directory: TemporaryDirectory?
         switch self {
@@ -142,7 +143,7 @@ extension StoreKind {
             store = try SQLiteStore(path: directory!.path("store.sqlite"))
         case .postgres: store = try PostgresStore(url: try PostgresTestServer.shared().makeSchema())
         }
-        let engine = NotificationEngine(store: store, timeZone: TimeZone(identifier: "Europe/Berlin")!)
+        let engine = NotificationEngine(store: store, clock: clock, timeZone: TimeZone(identifier: "Europe/Berlin")!)
         do { try await body(engine) } catch {
             await engine.shutdown()
             throw error

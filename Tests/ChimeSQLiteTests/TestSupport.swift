@@ -175,6 +175,10 @@ enum Samples {
         case .quarantined:
             payload = .quarantined(QuarantinedRequest(id: 7, app: app, identifier: "q", reason: "its app is not a bundle identifier",
                                                       date: base, request: nil))
+        case .expired:
+            var request = request("x")
+            request.expiration = .at(base)
+            payload = .expired(ExpiredRequest(request: request, dueDate: base.addingTimeInterval(60)))
         }
         return EngineEvent(app: app, date: base, payload: payload)
     }

@@ -19,10 +19,16 @@ struct RecurrenceAPITests {
           "rrule": "FREQ=DAILY;COUNT=3", "start": "2027-03-27T07:00", "timeZone": "Europe/Berlin"}}]
         """#
 
-    /// `curl -sS -X METHOD URL` with the app's token (and a JSON body); the status and the body.
-    static func curl(_ method: String, _ url: String, token: String, body: String? = nil) async throws -> (status: Int, json: JSONValue?) {
+    /// `curl -sS -X METHOD URL` with the app's token, `headers`, and a body (JSON unless `headers`
+    /// give its Content-Type); the status and the body.
+    static func curl(_ method: String, _ url: String, token: String, body: String? = nil,
+                     headers: [(String, String)] = []) async throws -> (status: Int, json: JSONValue?) {
         var arguments = ["-sS", "-X", method, "-H", "Authorization: Bearer \(token)", "-w", "\n%{http_code}", url]
-        if let body { arguments += ["-H", "Content-Type: application/json", "--data-binary", body] }
+        for (name, value) in headers { arguments += ["-H", "\(name): \(value)"] }
+        if let body {
+            if !headers.contains(where: { $0.0.lowercased() == "content-type" }) { arguments += ["-H", "Content-Type: application/json"] }
+            arguments += ["--data-binary", body]
+        }
         let result = try await ChildProcess.run("/usr/bin/curl", arguments: arguments, timeout: 30)
         let lines = result.text.split(separator: "\n", omittingEmptySubsequences: false)
         let status = Int(lines.last ?? "") ?? 0

@@ -13,27 +13,50 @@ open class UNNotificationRequest: NSObject, NSCopying, @unchecked Sendable {
     public let identifier: String
     public let content: UNNotificationContent
     public let trigger: UNNotificationTrigger?
+    /// When the request expires — a Chime addition; Apple's requests do not expire. Due after it,
+    /// the notification is not delivered: the request is removed instead (a repeating one ends), and
+    /// the engine announces an `expired` event (`NotificationSimulator.expired` lists them).
+    /// `.after(seconds)` counts from the add; a request read back from the center
+    /// (`pendingNotificationRequests()`) has the date it made, `.at(date)`. `nil`: it never expires.
+    ///
+    /// ```swift
+    /// let ride = UNNotificationRequest(identifier: "ride", content: content,
+    ///                                  trigger: UNTimeIntervalNotificationTrigger(timeInterval: 300, repeats: false),
+    ///                                  expiration: .after(600))   // not delivered after 10 minutes
+    /// ```
+    public let expiration: NotificationDeadline?
 
     public init(identifier: String, content: UNNotificationContent, trigger: UNNotificationTrigger?) {
         self.identifier = identifier
         self.content = content.copy() as! UNNotificationContent
         self.trigger = trigger
+        self.expiration = nil
     }
 
-    init(value: NotificationRequest, scheduledDate: Date? = nil) {
+    /// A request that expires (Chime's addition): see ``expiration``.
+    public init(identifier: String, content: UNNotificationContent, trigger: UNNotificationTrigger?, expiration: NotificationDeadline?) {
+        self.identifier = identifier
+        self.content = content.copy() as! UNNotificationContent
+        self.trigger = trigger
+        self.expiration = expiration
+    }
+
+    package init(value: NotificationRequest, scheduledDate: Date? = nil) {
         identifier = value.identifier
         content = UNNotificationContent(value: value.content)
         trigger = UNNotificationTrigger.make(value.trigger, scheduledDate: scheduledDate)
+        expiration = value.expiration
     }
 
     func coreValue() throws -> NotificationRequest {
-        NotificationRequest(identifier: identifier, content: try content.coreValue(), trigger: trigger?.value)
+        NotificationRequest(identifier: identifier, content: try content.coreValue(), trigger: trigger?.value, expiration: expiration)
     }
 
     open func copy(with zone: NSZone? = nil) -> Any { self }
     open override func isEqual(_ object: Any?) -> Bool {
         guard let other = object as? UNNotificationRequest else { return false }
         return identifier == other.identifier && content.isEqual(other.content) && trigger?.value == other.trigger?.value
+            && expiration == other.expiration
     }
     open override var hash: Int { identifier.hashValue }
     open override var description: String { "<UNNotificationRequest identifier: \"\(identifier)\", content: \(content), trigger: \(trigger.map { "\($0)" } ?? "nil")>" }

@@ -53,7 +53,7 @@ extension NotificationRequest {
     /// A request as the service lists it (content fields, `identifier`, `trigger`), where `trigger`
     /// may also be `{"type": "push"}`.
     static func answer(_ json: JSONValue, field: String) throws(ChimeError) -> NotificationRequest {
-        let known = ["identifier", "trigger"] + JSONMapping.contentFields
+        let known = ["identifier", "trigger", "expiresIn", "expirationDate"] + JSONMapping.contentFields
         var value = JSONMapping.keeping(known, from: json)
         var push = false
         if case .object(let trigger)? = value["trigger"], trigger["type"] == .string("push") {
@@ -61,7 +61,7 @@ extension NotificationRequest {
             value = JSONMapping.dropping(["trigger"], from: value)
         }
         var request = try NotificationRequest(json: value, field: field)
-        if push { request = NotificationRequest(identifier: request.identifier, content: request.content, trigger: .push) }
+        if push { request.trigger = .push }
         return request
     }
 }
@@ -194,6 +194,10 @@ extension EngineEvent {
                 throw ChimeError(.malformedInput, field: "quarantined", "a quarantined event without its entry")
             }
             payload = .quarantined(try QuarantinedRequest.answer(value, field: "quarantined"))
+        case .expired:
+            guard let value = json["request"] else { throw ChimeError(.malformedInput, field: "request", "an expired event without its request") }
+            let due = try json["dueDate"].map { value throws(ChimeError) in try JSONMapping.date(value, field: "dueDate", code: .malformedInput) } ?? date
+            payload = .expired(ExpiredRequest(request: try NotificationRequest.answer(value, field: "request"), dueDate: due))
         }
         self.init(sequence: sequence, app: app, date: date, payload: payload)
     }

@@ -139,7 +139,17 @@ extension NotificationRequest {
         var object: JSONObject = ["identifier": .string(identifier)]
         content.appendJSON(to: &object)
         object["trigger"] = trigger?.json ?? .null
+        appendExpiration(to: &object)
         return object
+    }
+
+    /// `expirationDate` (or `expiresIn` for a request not yet added), when it has an expiration.
+    func appendExpiration(to object: inout JSONObject) {
+        switch expiration {
+        case nil: break
+        case .at(let date)?: object["expirationDate"] = JSONMapping.json(date)
+        case .after(let seconds)?: object["expiresIn"] = .number(seconds)
+        }
     }
 }
 
@@ -200,6 +210,7 @@ extension DeliveredNotification {
         var object: JSONObject = ["identifier": .string(request.identifier), "date": JSONMapping.json(date)]
         request.content.appendJSON(to: &object)
         object["trigger"] = request.trigger?.json ?? .null
+        request.appendExpiration(to: &object)
         if let category { object["actions"] = .array(category.actions.map(\.json)) }
         if let presentation { object["presentation"] = presentation.json }
         return .object(object)
@@ -342,7 +353,8 @@ extension EngineEvent {
     /// `{"sequence", "app", "kind", "date"}` and what the kind carries: `notification` (a delivery's
     /// is shaped as a delivered-list item, with `actions` and `presentation`), `category`,
     /// `presentation`, `settings` and `badge` for a delivery; `response`; `identifiers` and `scope`;
-    /// `settings`; `categories`; `change`; `quarantined`.
+    /// `settings`; `categories`; `change`; `quarantined`; `request` (with its `expirationDate`) and
+    /// `dueDate` for `expired`.
     public var json: JSONValue {
         var object: JSONObject = [
             "sequence": .integer(sequence), "app": .string(app), "kind": .string(kind.rawValue), "date": JSONMapping.json(date),
@@ -371,6 +383,9 @@ extension EngineEvent {
             object["change"] = .string(change.rawValue)
         case .quarantined(let entry):
             object["quarantined"] = entry.json
+        case .expired(let expired):
+            object["request"] = expired.request.json
+            object["dueDate"] = JSONMapping.json(expired.dueDate)
         }
         return .object(object)
     }

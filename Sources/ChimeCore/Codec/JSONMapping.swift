@@ -103,10 +103,12 @@ extension JSONMapping {
 // MARK: - Request and content
 
 extension NotificationRequest {
-    static let ownFields = ["identifier", "content", "trigger", "nextTriggerDate", "nextTriggerDates"]
+    static let ownFields = ["identifier", "content", "trigger", "expiresIn", "expirationDate", "nextTriggerDate", "nextTriggerDates"]
 
     /// Decodes a request: `identifier`, the content fields at the top level (or nested under
-    /// `"content"`, not both), and `trigger` (absent or `null`: deliver at once).
+    /// `"content"`, not both), `trigger` (absent or `null`: deliver at once), and when it expires
+    /// (Chime's addition): `expiresIn` (seconds after the add) or `expirationDate` (an ISO 8601
+    /// date), not both.
     ///
     /// ```swift
     /// let request = try NotificationRequest(json: .parse(#"{"identifier": "a", "title": "Hi", "trigger": {"type": "timeInterval", "timeInterval": 10}}"#))
@@ -129,7 +131,27 @@ extension NotificationRequest {
         }
         var trigger: NotificationTrigger?
         if let value = reader.value("trigger") { trigger = try NotificationTrigger(json: value, field: reader.field("trigger")) }
-        self.init(identifier: identifier, content: content, trigger: trigger)
+        self.init(identifier: identifier, content: content, trigger: trigger, expiration: try Self.expiration(reader))
+    }
+
+    /// `expiresIn` or `expirationDate` (`null` is the same as absent).
+    static func expiration(_ reader: JSONObjectReader) throws(ChimeError) -> NotificationDeadline? {
+        let seconds = reader.value("expiresIn").flatMap { $0 == .null ? nil : $0 }
+        let date = reader.value("expirationDate").flatMap { $0 == .null ? nil : $0 }
+        switch (seconds, date) {
+        case (nil, nil):
+            return nil
+        case (_?, _?):
+            throw ChimeError(.invalidValue, field: reader.field("expiresIn"),
+                             "\(reader.field("expiresIn")) and \(reader.field("expirationDate")) are both given; give one: seconds after the add, or a date")
+        case (_?, nil):
+            let value = try reader.requiredDouble("expiresIn", hint: " of seconds after the add")
+            let deadline = NotificationDeadline.after(value)
+            try Validation.validate(deadline, field: reader.field("expiresIn"))
+            return deadline
+        case (nil, let value?):
+            return .at(try JSONMapping.date(value, field: reader.field("expirationDate")))
+        }
     }
 }
 

@@ -17,10 +17,10 @@ public enum RecordCodec {
     /// The format written by this version. A later format adds a new number and keeps reading the
     /// old ones. Version 2 adds attachments' thumbnail options; version 3 adds an app's APNs
     /// provider team and key; version 4 adds recurrence-rule triggers; version 5 adds when an app
-    /// unregistered its device token (its provider then optional). A record is written in the
-    /// lowest version that holds what it has, so stores that use none of them stay readable by
-    /// earlier Chimes.
-    public static let formatVersion: UInt8 = 5
+    /// unregistered its device token (its provider then optional); version 6 adds a request's
+    /// expiration and the `expired` event. A record is written in the lowest version that holds
+    /// what it has, so stores that use none of them stay readable by earlier Chimes.
+    public static let formatVersion: UInt8 = 6
     /// The format that added thumbnail options.
     static let thumbnailVersion: UInt8 = 2
     /// The format that added app records' ``AppRecord/apnsProvider``.
@@ -29,6 +29,9 @@ public enum RecordCodec {
     static let recurrenceVersion: UInt8 = 4
     /// The format that added ``AppRecord/deviceTokenUnregistered``.
     static let unregisteredVersion: UInt8 = 5
+    /// The format that added ``NotificationRequest/expiration`` (a request's record then ends with
+    /// a mask of its optional parts; see `Writer.requestOptions`) and the `expired` event.
+    static let expirationVersion: UInt8 = 6
     /// The format of records without thumbnail options.
     static let baseVersion: UInt8 = 1
 
@@ -194,7 +197,7 @@ public enum RecordCodec {
     // Append-only. The last three are announced but never logged; they have indexes so every
     // event can be encoded.
     static let eventKinds: [EngineEvent.Kind] = [.delivered, .response, .removed, .silentPush, .settings, .scheduled, .categories, .app,
-                                                  .quarantined]
+                                                  .quarantined, .expired]
 
     /// Calendar identifiers by stable number (the enum has no raw values of its own).
     static let calendarIdentifiers: [Calendar.Identifier] = [
@@ -412,9 +415,22 @@ extension RecordCodec {
         mutating func request(_ r: NotificationRequest) {
             // The version is the record's: raised before the content, whose reading depends on it.
             if case .recurrence? = r.trigger { bytes[0] = max(bytes[0], RecordCodec.recurrenceVersion) }
+            if r.expiration != nil { bytes[0] = max(bytes[0], RecordCodec.expirationVersion) }
             string(r.identifier)
             content(r.content)
             trigger(r.trigger)
+            if bytes[0] >= RecordCodec.expirationVersion { requestOptions(r) }
+        }
+
+        /// From format 6, a request ends with a mask of its optional parts, then each part given:
+        /// bit 0 an expiration date, bit 1 an expiration as seconds after the add (the engine
+        /// stores dates; a request encoded before it is added may hold seconds).
+        mutating func requestOptions(_ r: NotificationRequest) {
+            switch r.expiration {
+            case nil: varint(0)
+            case .at(let date)?: varint(1); self.date(date)
+            case .after(let seconds)?: varint(2); double(seconds)
+            }
         }
 
         mutating func delivered(_ d: DeliveredNotification) {
@@ -528,6 +544,11 @@ extension RecordCodec {
                 int(entry.id)
                 string(entry.identifier)
                 string(entry.reason)
+            case .expired(let expired):
+                // Raised before the request, whose reading depends on the version.
+                bytes[0] = max(bytes[0], RecordCodec.expirationVersion)
+                request(expired.request)
+                date(expired.dueDate)
             }
         }
     }
@@ -800,7 +821,17 @@ extension RecordCodec {
         }
 
         mutating func request() throws -> NotificationRequest {
-            NotificationRequest(identifier: try string(), content: try content(), trigger: try trigger())
+            var request = NotificationRequest(identifier: try string(), content: try content(), trigger: try trigger())
+            if version >= RecordCodec.expirationVersion {
+                let mask = try varint()
+                guard mask < 1 << 2 else { throw corrupt("unknown request options \(mask)") }
+                if mask & 1 != 0 { request.expiration = .at(try date()) }
+                if mask & 2 != 0 {
+                    guard request.expiration == nil else { throw corrupt("two expirations") }
+                    request.expiration = .after(try double())
+                }
+            }
+            return request
         }
 
         mutating func delivered() throws -> DeliveredNotification {
@@ -922,6 +953,8 @@ extension RecordCodec {
                 // The request itself stays in the quarantine; the event says which and why.
                 payload = .quarantined(QuarantinedRequest(id: try int64(), app: head.app, identifier: try string(),
                                                           reason: try string(), date: head.date, request: nil))
+            case .expired:
+                payload = .expired(ExpiredRequest(request: try request(), dueDate: try date()))
             }
             return EngineEvent(sequence: head.sequence, app: head.app, date: head.date, payload: payload)
         }

@@ -15,7 +15,7 @@ public enum SendHeaders {
     public static let fields: [(header: String, field: String)] = [
         ("Title", "title"), ("Subtitle", "subtitle"), ("Category", "categoryIdentifier"), ("Thread", "threadIdentifier"),
         ("Sound", "sound"), ("Badge", "badge"), ("Interruption-Level", "interruptionLevel"), ("Identifier", "identifier"),
-        ("Delay", "trigger"), ("At", "trigger"),
+        ("Delay", "trigger"), ("At", "trigger"), ("Expires-In", "expiresIn"), ("Expires-At", "expirationDate"),
     ]
 
     /// The request a send makes. `header` gives a header's value by its name (case-insensitively);
@@ -34,7 +34,7 @@ public enum SendHeaders {
         }
         var object: JSONObject = ["identifier": .string(value("Identifier") ?? newIdentifier())]
         if !text.isEmpty { object["body"] = .string(text) }
-        for (name, field) in fields where field != "trigger" && field != "identifier" {
+        for (name, field) in fields where !["trigger", "identifier", "expiresIn", "expirationDate"].contains(field) {
             guard let given = value(name) else { continue }
             if field == "badge" {
                 guard let number = Int64(given) else {
@@ -49,6 +49,7 @@ public enum SendHeaders {
             throw ChimeError(.invalidValue, field: "body", "nothing to send: give the text as the body (curl -d \"Backup done\") or a Title header")
         }
         object["trigger"] = try trigger(delay: value("Delay"), at: value("At"))
+        if let expiration = try expiration(in: value("Expires-In"), at: value("Expires-At")) { object[expiration.field] = expiration.value }
         do {
             return try NotificationRequest(json: .object(object))
         } catch {
@@ -85,6 +86,28 @@ public enum SendHeaders {
                 if let number { components[name] = .integer(Int64(number)) }
             }
             return ["type": "calendar", "dateComponents": .object(components), "repeats": false]
+        }
+    }
+
+    /// `Expires-In` (a duration, or seconds) as `expiresIn`, or `Expires-At` (an ISO 8601 date and
+    /// time with its offset, or seconds since 1970) as `expirationDate`; neither: `nil`.
+    public static func expiration(in duration: String?, at date: String?) throws(ChimeError) -> (field: String, value: JSONValue)? {
+        switch (duration, date) {
+        case (nil, nil):
+            return nil
+        case (_?, _?):
+            throw ChimeError(.invalidValue, field: "Expires-In", "give Expires-In or Expires-At, not both")
+        case (let duration?, nil):
+            do { return ("expiresIn", .number(try DurationText.seconds(in: duration, field: "Expires-In", bareSeconds: true))) } catch {
+                throw ChimeError(.invalidValue, field: "Expires-In", "the Expires-In header: \(error.message)")
+            }
+        case (nil, let at?):
+            guard let date = JSONMapping.parseDate(at) ?? TimeInterval(at).map(Date.init(timeIntervalSince1970:)),
+                  calendarYears.contains(date.timeIntervalSince1970) else {
+                throw ChimeError(.invalidValue, field: "Expires-At",
+                                 "the Expires-At header is '\(at.prefix(40))'; give a date and time with its offset, as 2026-12-01T09:00:00+01:00, or seconds since 1970")
+            }
+            return ("expirationDate", JSONMapping.json(date))
         }
     }
 

@@ -369,7 +369,13 @@ final class EngineCore {
         }
         if !immediate.isEmpty {
             countRemoved(app: app, pending: try store.removePending(app: app, identifiers: immediate.map(\.identifier)).count)
-            for request in immediate { _ = try deliver(request, app: app, date: now) as DeliveredNotification? }
+            for request in immediate {
+                if request.isExpired(at: now) {
+                    try expire(request, app: app, due: now, now: now)
+                } else {
+                    _ = try deliver(request, app: app, date: now) as DeliveredNotification?
+                }
+            }
         }
         return (firsts, records.count)
     }
@@ -614,6 +620,12 @@ final class EngineCore {
             let dueDate = pending.nextFireDate ?? now
             let key = ScheduleWindow.Key(app: app, identifier: request.identifier)
             try settingAside(app: app, identifier: request.identifier) {
+                if request.isExpired(at: now) {
+                    try expire(request, app: app, due: dueDate, now: now)
+                    finished[app, default: []].append(request.identifier)
+                    window.remove(key)
+                    return
+                }
                 let record = try appRecord(app)
                 if record.settings.authorizationStatus.allowsDelivery,
                    let notification = try deliver(request, app: app, record: record, date: dueDate, encodedRequest: encoded), listing {
@@ -656,13 +668,23 @@ final class EngineCore {
         quarantinedInTransaction = true
     }
 
-    package func deliverPush(_ content: NotificationContent, identifier: String, silent: Bool, app: String, date: Date?) throws -> DeliveredNotification? {
+    /// Records that `request`, due at `due`, expired undelivered: an `expired` event, logged with
+    /// the caller's removal of the request (part of its transaction, so it happens once).
+    private func expire(_ request: NotificationRequest, app: String, due: Date, now: Date) throws {
+        try log(.expired(ExpiredRequest(request: request, dueDate: due)), app: app, date: now)
+    }
+
+    /// - Parameter expiration: APNs' `apns-expiration` as a deadline; the push is delivered now
+    ///   whatever it says (there is no device to wait for), and keeps it (resolved from `date`).
+    package func deliverPush(_ content: NotificationContent, identifier: String, silent: Bool, app: String, date: Date?,
+                             expiration: NotificationDeadline? = nil) throws -> DeliveredNotification? {
         let record = try appRecord(app)
         guard record.settings.authorizationStatus.allowsDelivery || silent else {
             throw UNError(.notificationsNotAllowed, "notifications are not allowed for \(app); the push was not delivered")
         }
-        let request = NotificationRequest(identifier: identifier, content: content, trigger: .push)
         let when = date ?? clock.now
+        let request = NotificationRequest(identifier: identifier, content: content, trigger: .push,
+                                          expiration: expiration?.resolved(from: when))
         if silent {
             let notification = DeliveredNotification(request: request, date: when)
             try log(.silentPush(notification), app: app, date: when)
@@ -685,6 +707,11 @@ final class EngineCore {
             let wasInside = pending.inside ?? false
             let fires = (inside && !wasInside && region.notifyOnEntry) || (!inside && wasInside && region.notifyOnExit)
             try settingAside(app: app, identifier: pending.request.identifier) {
+                if fires, pending.request.isExpired(at: now) {
+                    try expire(pending.request, app: app, due: now, now: now)
+                    countRemoved(app: app, pending: try store.removePending(app: app, identifiers: [pending.request.identifier]).count)
+                    return
+                }
                 if fires, try appRecord(app).settings.authorizationStatus.allowsDelivery {
                     if let notification = try deliver(pending.request, app: app, date: now) { delivered.append(notification) }
                     if !repeats {
@@ -784,7 +811,9 @@ package struct PreparedAdd: Sendable {
     let encoded: [[UInt8]]
 
     init(_ requests: [NotificationRequest], now: Date, timeZone: TimeZone) {
-        self.requests = requests
+        // An expiration given as a duration counts from the add: kept as the date it makes.
+        self.requests = requests.map { $0.added(at: now) }
+        let requests = self.requests
         self.now = now
         self.timeZone = timeZone.identifier
         firsts = requests.map { Self.first(of: $0, now: now, timeZone: timeZone) }

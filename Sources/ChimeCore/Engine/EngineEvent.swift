@@ -40,11 +40,15 @@ public struct EngineEvent: Sendable, Hashable {
         /// A due request could not be delivered and was set aside (see ``QuarantinedRequest``); the
         /// rest fired. Logged: a resumed stream sees it.
         case quarantined(QuarantinedRequest)
+        /// A request fell due after its expiration (``NotificationRequest/expiration``): it was not
+        /// delivered, and was removed in the same transaction (a repeating one ends). Logged: a
+        /// resumed stream sees it. A Chime addition.
+        case expired(ExpiredRequest)
     }
 
     /// The kinds of events, by the names event streams use (`event:` of a server-sent event).
     public enum Kind: String, Sendable, Hashable, CaseIterable {
-        case delivered, response, removed, silentPush, settings, scheduled, categories, app, quarantined
+        case delivered, response, removed, silentPush, settings, scheduled, categories, app, quarantined, expired
     }
 
     /// The event's position in the store's log; resumable streams continue after it. 0 for events
@@ -75,6 +79,7 @@ public struct EngineEvent: Sendable, Hashable {
         case .categories: .categories
         case .app: .app
         case .quarantined: .quarantined
+        case .expired: .expired
         }
     }
 
@@ -118,6 +123,19 @@ public struct Delivery: Sendable, Hashable {
         self.settings = settings
         self.presentation = presentation
         self.badge = badge
+    }
+}
+
+/// A request that fell due after its expiration, as the `expired` event carries it.
+public struct ExpiredRequest: Sendable, Hashable {
+    /// The request, with its expiration date.
+    public var request: NotificationRequest
+    /// When it fell due (its fire date; for a request without a trigger, when it was added).
+    public var dueDate: Date
+
+    public init(request: NotificationRequest, dueDate: Date) {
+        self.request = request
+        self.dueDate = dueDate
     }
 }
 

@@ -685,12 +685,21 @@ public final class NotificationEngine: Sendable {
 
     /// Delivers a remote notification at once (the push endpoint and the simulator's `push`). A
     /// delivered notification with the same identifier is replaced (APNs' collapse id).
+    ///
+    /// - Parameter expiration: APNs' `apns-expiration` (``APNsRequestHeaders/Expiration``): how
+    ///   long the push may be held for a device that is away. The engine delivers it now whatever
+    ///   it says — APNs too tries a push at least once — and the notification keeps it as its
+    ///   request's ``NotificationRequest/expiration`` (`0`, "now or never", is the arrival), for
+    ///   surfaces that hand it on to a device: Web Push's `TTL`.
     @discardableResult
     public func deliverPush(_ content: NotificationContent, identifier: String, silent: Bool, app: String,
-                            date: Date? = nil) async throws -> DeliveredNotification? {
+                            date: Date? = nil, expiration: NotificationDeadline? = nil) async throws -> DeliveredNotification? {
         try Validation.validateIdentifier(identifier, field: "identifier")
         try Validation.validate(content)
-        return try await perform { try $0.deliverPush(content, identifier: identifier, silent: silent, app: app, date: date) }
+        if let expiration { try Validation.validate(expiration, field: "expiration") }
+        return try await perform {
+            try $0.deliverPush(content, identifier: identifier, silent: silent, app: app, date: date, expiration: expiration)
+        }
     }
 
     // MARK: - Device state

@@ -19,7 +19,33 @@ public enum Validation {
             }
             try validate(trigger, field: join(field, "trigger"))
         }
+        if let expiration = request.expiration {
+            try validate(expiration, field: join(field, expiration.date == nil ? "expiresIn" : "expirationDate"))
+        }
     }
+
+    /// Checks a deadline (a request's expiration): a duration of 0 seconds or more, or a date in
+    /// the years 0001-9999.
+    ///
+    /// ```swift
+    /// try Validation.validate(.after(-5), field: "expiresIn")   // throws: "expiresIn is -5.0; give 0 or more seconds …"
+    /// ```
+    public static func validate(_ deadline: NotificationDeadline, field: String) throws(ChimeError) {
+        switch deadline {
+        case .after(let seconds):
+            guard seconds.isFinite, seconds >= 0, seconds <= maxDeadlineSeconds else {
+                throw ChimeError(.invalidValue, field: field,
+                                 "\(field) is \(seconds); give 0 or more seconds (at most \(Int(maxDeadlineSeconds)), about 100 years), or a date")
+            }
+        case .at(let date):
+            guard JSONMapping.dateRange.contains(date.timeIntervalSince1970) else {
+                throw ChimeError(.invalidValue, field: field, "\(field) is \(date.timeIntervalSince1970) seconds since 1970; give a date in the years 0001-9999")
+            }
+        }
+    }
+
+    /// The longest duration a deadline may count (about 100 years), so the date it makes is a date.
+    public static let maxDeadlineSeconds: TimeInterval = 100 * 366 * 86_400
 
     /// Checks an identifier: not empty, at most ``maxIdentifierBytes`` bytes, no NUL characters.
     public static func validateIdentifier(_ identifier: String, field: String) throws(ChimeError) {

@@ -1,15 +1,44 @@
 import Foundation
 
-/// A notification to schedule: identifier, content and trigger (`nil` delivers at once).
+/// A notification to schedule: identifier, content and trigger (`nil` delivers at once), and
+/// optionally when it expires.
 public struct NotificationRequest: Sendable, Hashable {
     public var identifier: String
     public var content: NotificationContent
     public var trigger: NotificationTrigger?
+    /// When the request expires (a Chime addition): due after it, it is not delivered but removed
+    /// with an `expired` event (``EngineEvent/Payload/expired(_:)``); a repeating request ends
+    /// there. ``NotificationDeadline/after(_:)`` counts from the add: the engine keeps the date it
+    /// makes (``NotificationDeadline/at(_:)``), so a listed request shows when it expires. A
+    /// request delivered late — its service was down at its fire date — is delivered only if it
+    /// has not expired by then. A push (``NotificationTrigger/push``) is delivered as it arrives
+    /// whatever its expiration, which it keeps (APNs' `apns-expiration`; see
+    /// ``NotificationEngine/deliverPush(_:identifier:silent:app:date:expiration:)``).
+    public var expiration: NotificationDeadline?
 
-    public init(identifier: String, content: NotificationContent, trigger: NotificationTrigger? = nil) {
+    public init(identifier: String, content: NotificationContent, trigger: NotificationTrigger? = nil,
+                expiration: NotificationDeadline? = nil) {
         self.identifier = identifier
         self.content = content
         self.trigger = trigger
+        self.expiration = expiration
+    }
+
+    /// The request as the engine keeps it when added at `now`: an expiration given as a duration
+    /// becomes the date it makes. (An adapter that answers with the request calls this first, so its
+    /// answer shows the date the engine keeps.)
+    public func added(at now: Date) -> NotificationRequest {
+        guard case .after? = expiration else { return self }
+        var resolved = self
+        resolved.expiration = expiration?.resolved(from: now)
+        return resolved
+    }
+
+    /// Whether the request has expired at `now`: its expiration date lies before `now` (an
+    /// unresolved ``NotificationDeadline/after(_:)`` is counted from `now`, so never).
+    public func isExpired(at now: Date) -> Bool {
+        guard let expiration else { return false }
+        return now > expiration.date(from: now)
     }
 }
 

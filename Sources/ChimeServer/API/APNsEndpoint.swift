@@ -173,7 +173,10 @@ struct APNsEndpoint {
             content = await api.channels.runServiceExtension(app: topic, request: request) ?? content
         }
         do {
-            try await api.engine.deliverPush(content, identifier: identifier, silent: silent, app: topic)
+            // apns-expiration: APNs holds a push for an absent device until then; Chime delivers at
+            // once, and the notification keeps it (its expirationDate).
+            let expiration = headers.expiration.map { $0.date.map(NotificationDeadline.at) ?? .after(0) }
+            try await api.engine.deliverPush(content, identifier: identifier, silent: silent, app: topic, expiration: expiration)
         } catch UNError.notificationsNotAllowed {
             // As on iOS: APNs accepts the push; the device does not show it.
             api.logger.info("push not shown: notifications are not allowed", ["app": topic, "apns-id": id])

@@ -25,10 +25,11 @@ extension ChimeAPI {
     /// `POST /v1/apps/{app}/requests`: one request object, or an array of them.
     func addRequests(_ request: HTTPRequest, route: Route) async throws -> HTTPResponse {
         let body = try jsonBody(request)
-        let requests = try JSONMapping.requests(body)
+        let now = engine.clock.now
+        // Expirations given as durations count from now: the answer shows the dates kept.
+        let requests = try JSONMapping.requests(body).map { $0.added(at: now) }
         if requests.isEmpty { throw APIError.badRequest("invalidValue", "the array is empty; send one request object or a non-empty array") }
         let dates = try await engine.add(requests, app: route["app"])
-        let now = engine.clock.now
         let added = zip(requests, dates).map { PendingRequest(request: $0, nextFireDate: $1, anchor: now).json }
         if case .array = body { return json(.array(added), status: 201, route: route) }
         return json(added[0], status: 201, route: route)

@@ -18,9 +18,10 @@ extension ChimeAPI {
             throw APIError(415, "unsupportedMediaType",
                            "Content-Type \(type) is not taken here: …/send takes the text itself as the body (text/plain, or what curl -d sends); for a JSON request use POST /v1/apps/{app}/requests")
         }
-        let notification = try SendHeaders.request(body: request.body, header: request.header, newIdentifier: { UUID().uuidString })
+        let now = engine.clock.now
+        let notification = try SendHeaders.request(body: request.body, header: request.header, newIdentifier: { UUID().uuidString }).added(at: now)
         let dates = try await engine.add([notification], app: route["app"])
-        let added = PendingRequest(request: notification, nextFireDate: dates.first ?? nil, anchor: engine.clock.now).json
+        let added = PendingRequest(request: notification, nextFireDate: dates.first ?? nil, anchor: now).json
         return json(added, status: 201, route: route)
     }
 }

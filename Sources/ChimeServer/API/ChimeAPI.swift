@@ -72,12 +72,16 @@ public final class ChimeAPI: HTTPHandler {
         self.channels = AppChannels(engine: engine, serviceExtensionTimeLimit: serviceExtensionTimeLimit)
         self.streamShares = StreamShares(limits: streamLimits)
         let clock = engine.clock
-        // Firing as it happens: each timed delivery's lateness, and a log line for each request the
-        // scheduler set aside (its count is a gauge in /metrics).
+        // Firing as it happens: each timed delivery's lateness, a log line for each request the
+        // scheduler set aside (its count is a gauge in /metrics), and each expiry counted.
         latenessSubscription = engine.subscribe(app: nil) { [metrics, logger] event in
             if case .quarantined(let entry) = event.payload {
                 logger.warning("a due request could not be delivered and was set aside; the rest fires (GET /v1/quarantine)",
                                ["app": entry.app, "identifier": entry.identifier, "reason": entry.reason, "id": String(entry.id)])
+                return
+            }
+            if case .expired = event.payload {
+                metrics.recordExpired()
                 return
             }
             guard let notification = event.delivery?.notification else { return }

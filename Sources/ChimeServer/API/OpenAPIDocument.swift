@@ -1259,6 +1259,24 @@ enum OpenAPIDocument {
             "schema": {
               "type": "string"
             }
+          },
+          {
+            "name": "Expires-In",
+            "in": "header",
+            "required": false,
+            "description": "Chime's addition: not delivered if due later than this after the send (an expired event instead): 10m, 1h, or seconds. Not with Expires-At.",
+            "schema": {
+              "type": "string"
+            }
+          },
+          {
+            "name": "Expires-At",
+            "in": "header",
+            "required": false,
+            "description": "Chime's addition: not delivered if due after this moment: an ISO 8601 date and time with its offset, or seconds since 1970. Not with Expires-In.",
+            "schema": {
+              "type": "string"
+            }
           }
         ],
         "requestBody": {
@@ -2417,7 +2435,7 @@ enum OpenAPIDocument {
             "name": "apns-expiration",
             "in": "header",
             "required": false,
-            "description": "UNIX seconds, or 0.",
+            "description": "UNIX seconds, or 0. APNs holds a push for an absent device until this date (0: now or never); Chime delivers every push at once, so it is not held here: the notification keeps it as its expirationDate (0: the arrival).",
             "schema": {
               "type": "string",
               "pattern": "^[0-9]{1,18}$"
@@ -4247,6 +4265,16 @@ enum OpenAPIDocument {
                   }
                 ]
               },
+              "expiresIn": {
+                "type": "number",
+                "minimum": 0,
+                "description": "Chime's addition: the request expires this many seconds after the add (a date is kept: a listed request shows expirationDate). Due after it, it is not delivered: an expired event instead, and it is removed (a repeating request ends). Not with expirationDate."
+              },
+              "expirationDate": {
+                "type": "string",
+                "format": "date-time",
+                "description": "Chime's addition: the request expires at this date; due after it, it is not delivered (an expired event instead) and is removed. Not with expiresIn."
+              },
               "nextTriggerDate": {
                 "description": "Ignored: what GET adds, so a listed request can be posted back."
               },
@@ -4357,6 +4385,16 @@ enum OpenAPIDocument {
                     "$ref": "#/components/schemas/Trigger"
                   }
                 ]
+              },
+              "expiresIn": {
+                "type": "number",
+                "minimum": 0,
+                "description": "Chime's addition: the request expires this many seconds after the add (a date is kept: a listed request shows expirationDate). Due after it, it is not delivered: an expired event instead, and it is removed (a repeating request ends). Not with expirationDate."
+              },
+              "expirationDate": {
+                "type": "string",
+                "format": "date-time",
+                "description": "Chime's addition: the request expires at this date; due after it, it is not delivered (an expired event instead) and is removed. Not with expiresIn."
               },
               "nextTriggerDate": {
                 "description": "Ignored: what GET adds, so a listed request can be posted back."
@@ -4475,6 +4513,11 @@ enum OpenAPIDocument {
                 "$ref": "#/components/schemas/Trigger"
               }
             ]
+          },
+          "expirationDate": {
+            "type": "string",
+            "format": "date-time",
+            "description": "Chime's addition: when the request expires (absent: never). Due after it, it is not delivered: an expired event instead."
           },
           "nextTriggerDate": {
             "type": [
@@ -4595,6 +4638,11 @@ enum OpenAPIDocument {
                 "$ref": "#/components/schemas/Trigger"
               }
             ]
+          },
+          "expirationDate": {
+            "type": "string",
+            "format": "date-time",
+            "description": "Chime's addition: the request's expiration, when it had one (for a push, apns-expiration: 0 is its arrival)."
           },
           "actions": {
             "type": "array",
@@ -4864,7 +4912,8 @@ enum OpenAPIDocument {
               "scheduled",
               "categories",
               "app",
-              "quarantined"
+              "quarantined",
+              "expired"
             ],
             "description": "scheduled, categories and app are hints to refresh, sent on GET /v1/events (the owner's stream) only; they are not in the event log (sequence 0, no id:) and are not replayed."
           },
@@ -4943,6 +4992,24 @@ enum OpenAPIDocument {
           "quarantined": {
             "$ref": "#/components/schemas/QuarantinedRequest",
             "description": "quarantined: a due request of this app could not be delivered and was set aside (its request is null here; GET /v1/quarantine has it). Logged and replayed like deliveries."
+          },
+          "request": {
+            "type": "object",
+            "description": "expired: the request that fell due after its expirationDate; it was not delivered and was removed in the same transaction (a repeating request ends). Logged and replayed like deliveries; counted in /metrics as chime_expired_total. Shaped as a pending request (identifier, content fields, trigger, expirationDate) without nextTriggerDate.",
+            "properties": {
+              "identifier": {
+                "type": "string"
+              },
+              "expirationDate": {
+                "type": "string",
+                "format": "date-time"
+              }
+            }
+          },
+          "dueDate": {
+            "type": "string",
+            "format": "date-time",
+            "description": "expired: when the request fell due."
           }
         }
       },

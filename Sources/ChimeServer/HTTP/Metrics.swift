@@ -45,6 +45,7 @@ public final class Metrics: Sendable {
         var durations: [String: Histogram] = [:]
         var lateness = Histogram(bounds: Histogram.latenessBounds)
         var gauges: [String: (help: String, value: Double)] = [:]
+        var expired: UInt64 = 0
     }
 
     private let state = Mutex(State())
@@ -62,6 +63,11 @@ public final class Metrics: Sendable {
     /// Records how late a notification fired, in seconds.
     public func recordLateness(_ seconds: Double) {
         state.withLock { $0.lateness.observe(max(0, seconds)) }
+    }
+
+    /// Counts a request that fell due after its expiration and was not delivered.
+    public func recordExpired() {
+        state.withLock { $0.expired += 1 }
     }
 
     /// Sets a gauge that every rendering includes (the node's clock offset, for one).
@@ -87,6 +93,9 @@ public final class Metrics: Sendable {
         lines.append("# HELP chime_fire_lateness_seconds How long after its fire date a timed notification was delivered.")
         lines.append("# TYPE chime_fire_lateness_seconds histogram")
         lines += snapshot.lateness.lines(name: "chime_fire_lateness_seconds", labels: "")
+        lines.append("# HELP chime_expired_total Requests that fell due after their expiration and were removed undelivered (expired events seen since start).")
+        lines.append("# TYPE chime_expired_total counter")
+        lines.append("chime_expired_total \(snapshot.expired)")
         lines.append("# HELP chime_http_requests_total HTTP requests by route template and status.")
         lines.append("# TYPE chime_http_requests_total counter")
         for route in snapshot.requests.keys.sorted() {
