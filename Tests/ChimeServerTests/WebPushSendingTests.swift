@@ -82,6 +82,31 @@ struct WebPushSendingTests {
         }
     }
 
+    @Test("a notification that expires within the week is pushed with the seconds it has left as its TTL; apns-expiration 0 with TTL 0")
+    func ttlFromExpiration() async throws {
+        let double = try await PushServiceDouble.start()
+        defer { Task { await double.stop() } }
+        try await ServiceHarness.with(webPushEndpoints: [double.origin]) { harness in
+            let (token, _) = try await Self.prepare(harness, double)
+            let client = harness.client(token: token)
+            let request: JSONValue = ["identifier": "ride", "title": "Your ride is here", "expiresIn": 600]
+            #expect(try await client.post("/v1/apps/\(Self.app)/requests", json: request.serialized()).status == 201)
+            let ride = try #require(try await double.requests(atLeast: 1).first)
+            #expect(ride["payload"]?["id"] == "ride")
+            #expect(ride["headers"]?["ttl"].flatMap(\.text).flatMap(Int.init).map { $0 > 500 && $0 <= 600 } == true, "\(ride["headers"] ?? .null)")
+            guard case .string(let device)? = try await client.get("/v1/apps/\(Self.app)/device-token").json?["deviceToken"] else {
+                throw TestClientError(description: "no device token")
+            }
+            let pushed = try await client.request("POST", "/3/device/\(device)", headers: [("apns-topic", Self.app), ("apns-expiration", "0"),
+                                                                                        ("apns-collapse-id", "score")],
+                                                  body: Array(#"{"aps": {"alert": "Score"}}"#.utf8))
+            #expect(pushed.status == 200, "\(pushed.text)")
+            let score = try #require(try await double.requests(atLeast: 2).last)
+            #expect(score["payload"]?["id"] == "score")
+            #expect(score["headers"]?["ttl"] == "0", "\(score["headers"] ?? .null)")
+        }
+    }
+
     @Test("410 and 404 remove the subscription; 429 with Retry-After is tried again; a long body is trimmed to fit 4096 bytes")
     func answers() async throws {
         let double = try await PushServiceDouble.start()

@@ -2435,7 +2435,7 @@ enum OpenAPIDocument {
             "name": "apns-expiration",
             "in": "header",
             "required": false,
-            "description": "UNIX seconds, or 0. APNs holds a push for an absent device until this date (0: now or never); Chime delivers every push at once, so it is not held here: the notification keeps it as its expirationDate (0: the arrival).",
+            "description": "UNIX seconds, or 0. APNs holds a push for an absent device until this date (0: now or never); Chime delivers every push at once, so it is not held here: the notification keeps it as its expirationDate (0: the arrival); Web Push hands it to a phone's push service as the TTL (0: now or never).",
             "schema": {
               "type": "string",
               "pattern": "^[0-9]{1,18}$"

@@ -69,7 +69,19 @@ struct WebPushMessage: Sendable, Hashable {
         case .active: "normal"
         case .timeSensitive, .critical: "high"
         }
-        return WebPushMessage(payload: payload, ttl: showTTL, urgency: urgency, topic: topic(app: app, identifier: notification.request.identifier), created: now)
+        return WebPushMessage(payload: payload, ttl: showTTL(notification, now: now), urgency: urgency,
+                              topic: topic(app: app, identifier: notification.request.identifier), created: now)
+    }
+
+    /// How long the push service may keep a notification for a device that is away: a week, or
+    /// less when the notification expires sooner (its request's expiration, APNs'
+    /// `apns-expiration` for a push): the seconds left until then, 0 — now or never, RFC 8030's
+    /// TTL 0 — when it is already due.
+    static func showTTL(_ notification: DeliveredNotification, now: Date) -> Int {
+        guard let expiration = notification.request.expiration?.date(from: notification.date) else { return showTTL }
+        let left = expiration.timeIntervalSince(now)
+        guard left.isFinite, left > 0 else { return 0 }
+        return Int(min(Double(showTTL), left.rounded(.down)))
     }
 
     /// Notifications removed on the service: the worker closes them. One identifier carries its
@@ -96,7 +108,8 @@ struct WebPushMessage: Sendable, Hashable {
         return messages
     }
 
-    /// Kept for a device that is away: a week for a notification, a day for a close.
+    /// Kept for a device that is away: a week for a notification (less when it expires sooner, see
+    /// ``showTTL(_:now:)``), a day for a close.
     static let showTTL = 7 * 86_400, closeTTL = 86_400
 
     /// The body trimmed (then the subtitle and title, then the actions' titles) until the JSON

@@ -223,7 +223,8 @@ public final class WebPushSurface: NotificationSurface {
         guard let message = WebPushMessage(storedRecord: job.push.body) else { return .failed("the queued message is damaged") }
         let now = engine.clock.now
         let age = Int(max(0, now.timeIntervalSince(message.created)))
-        guard age < message.ttl else { return .failed("expired before it could be sent (TTL \(message.ttl) s)") }
+        // A TTL of 0 (now or never) still has its one try, in the second it was made.
+        guard age < max(message.ttl, 1) else { return .failed("expired before it could be sent (TTL \(message.ttl) s)") }
         guard configuration.endpoints.allowance(subscription.endpoint) != nil,
               let parsed = WebPushEndpoints.parse(subscription.endpoint) else {
             return .failed("the endpoint is not a push service this service sends to (see --web-push-endpoints)")
@@ -238,7 +239,7 @@ public final class WebPushSurface: NotificationSurface {
         let audience = "\(parsed.scheme)://\(parsed.host)" + (parsed.port.map { ":\($0)" } ?? "")
         let token: String
         do { token = try vapidToken(audience: audience, now: now) } catch { return .failed("could not sign the VAPID token: \(error.message)") }
-        var headers = [("TTL", String(message.ttl - age)), ("Urgency", message.urgency), ("Content-Encoding", "aes128gcm"),
+        var headers = [("TTL", String(max(0, message.ttl - age))), ("Urgency", message.urgency), ("Content-Encoding", "aes128gcm"),
                        ("Content-Type", "application/octet-stream"),
                        ("Authorization", "vapid t=\(token), k=\(configuration.key.publicKeyText)")]
         if let topic = message.topic { headers.append(("Topic", topic)) }
