@@ -10,6 +10,8 @@ let package = Package(
         .library(name: "ChimeCore", targets: ["ChimeCore"]),
         // For the Fuzz/ package (fuzz-jwt); apps use Chime, the service uses ChimeServer.
         .library(name: "ChimeCrypto", targets: ["ChimeCrypto"]),
+        // nghttp2's module, for the Fuzz/ package's fuzz-http2 (which compiles the server's HTTP2Session.swift).
+        .library(name: "CNGHTTP2", targets: ["CNGHTTP2"]),
         .library(name: "ChimeServer", targets: ["ChimeServer"]),
         .library(name: "ChimeDesktop", targets: ["ChimeDesktop"]),
         .executable(name: "chime", targets: ["chime"]),

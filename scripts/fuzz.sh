@@ -8,6 +8,8 @@
 #   scripts/fuzz.sh json-request       one target
 #   scripts/fuzz.sh --smoke            make test's check: every target builds, runs its committed
 #                                      corpus, then FUZZ_SMOKE_RUNS (default 10000) inputs from -seed=1
+#   scripts/fuzz.sh --no-build T       runs what the last build made (a long run outside the build
+#                                      lock, after `scripts/fuzz.sh --build-only` inside it)
 # Environment: FUZZ_SECONDS, FUZZ_BUILD (scratch directory, default Fuzz/.build), FUZZ_ARGS (more
 # libFuzzer flags, e.g. "-use_value_profile=1"), FUZZ_SMOKE_RUNS.
 set -euo pipefail
@@ -18,20 +20,31 @@ export PATH="$PATH:/opt/swift/usr/bin"
 export SWIFT_BACKTRACE="${SWIFT_BACKTRACE:-enable=no}"
 
 smoke=0
-if [ "${1:-}" = "--smoke" ]; then smoke=1; shift; fi
+build_step=1
+case "${1:-}" in
+  --smoke) smoke=1; shift ;;
+  --no-build) build_step=0; shift ;;
+  --build-only) build_step=2; shift ;;
+esac
 seconds="${FUZZ_SECONDS:-60}"
 build="${FUZZ_BUILD:-Fuzz/.build}"
-all=(apns-payload json-request config-file percent-encoding link-header event-stream send-headers arguments jwt rrule web-push-subscription apns-headers)
+all=(apns-payload json-request config-file percent-encoding link-header event-stream send-headers arguments jwt rrule web-push-subscription apns-headers http2)
 targets=("$@")
 [ "${#targets[@]}" -eq 0 ] && targets=("${all[@]}")
 
 flags=(--package-path Fuzz --scratch-path "$build" -c release
        -Xswiftc -sanitize=fuzzer,address -Xswiftc -warnings-as-errors)
-swift build "${flags[@]}"
-bin="$(swift build "${flags[@]}" --show-bin-path)"
+if [ "$build_step" -eq 0 ]; then
+  bin="$build/release"
+else
+  swift build "${flags[@]}"
+  bin="$(swift build "${flags[@]}" --show-bin-path)"
+  [ "$build_step" -eq 2 ] && exit 0
+fi
 
 status=0
 for target in "${targets[@]}"; do
+  extra=()
   case "$target" in
     apns-payload) max_len=4200; dict=json.dict ;;    # a little over Apple's 4096-byte limit
     json-request) max_len=16384; dict=json.dict ;;
@@ -45,13 +58,14 @@ for target in "${targets[@]}"; do
     rrule) max_len=1024; dict=rrule.dict ;;
     web-push-subscription) max_len=4096; dict=webpush.dict ;;
     apns-headers) max_len=1024; dict=apns-headers.dict ;;
+    http2) max_len=4096; dict=http2.dict ;;                 # a client's choices: limits, then frames and the handler's moves
     *) echo "fuzz: unknown target $target; accepted: ${all[*]}" >&2; exit 2 ;;
   esac
   findings="Fuzz/findings/$target"
   mkdir -p "$findings"
   log="$build/fuzz-$target.log"
   common=(-timeout=10 -rss_limit_mb=2048 -max_len="$max_len" -dict="Fuzz/$dict" -artifact_prefix="$findings/"
-          -print_final_stats=1)
+          -print_final_stats=1 "${extra[@]}")
   set +e
   if [ "$smoke" -eq 1 ]; then
     # Every committed input once (a crash on the corpus fails), then a fixed, bounded run from it:

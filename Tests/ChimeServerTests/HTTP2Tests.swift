@@ -336,6 +336,30 @@ struct HTTP2Tests {
         }
     }
 
+    /// fuzz-http2's findings (Fuzz/README.md), over the wire: nghttp2 leaves these to the server
+    /// (RFC 9113 §8.3.1), and before they were handed to the handler — a Host field naming another
+    /// authority than :authority was what the Host check saw, so a request for any authority passed
+    /// it with `Host: 127.0.0.1`; a :path not from `/` (with a :scheme other than http or https) and
+    /// CONNECT (no :path at all) reached the routes as paths.
+    @Test("heads nghttp2 lets through: Host naming another authority than :authority, :path not from /, CONNECT", arguments: [
+        (#"[[":method","GET"],[":scheme","http"],[":authority","evil.example"],[":path","/healthz"],["host","127.0.0.1"]]"#, 400, ":authority"),
+        (#"[[":method","GET"],[":scheme","ftp"],[":authority","127.0.0.1"],[":path","healthz"]]"#, 400, "must start with /"),
+        (#"[[":method","CONNECT"],[":authority","127.0.0.1:1"]]"#, 501, "CONNECT is not served"),
+        // The same authority in another case, and OPTIONS *, are requests like any other.
+        (#"[[":method","GET"],[":scheme","http"],[":authority","127.0.0.1"],[":path","/healthz"],["host","127.0.0.1"]]"#, 200, "ok"),
+    ])
+    func headsNghttp2LetsThrough(fields: String, status: Int, says: String) async throws {
+        try await ServiceHarness.with { harness in
+            let answer = try await Self.client("request", "127.0.0.1", String(harness.service.port), "-", fields)
+            #expect(answer["status"] == .integer(Int64(status)), "\(fields): \(answer)")
+            guard case .string(let body)? = answer["body"] else {
+                Issue.record("no body: \(answer)")
+                return
+            }
+            #expect(body.contains(says), "\(fields): \(body)")
+        }
+    }
+
     @Test("PING and SETTINGS floods from a client that does not read: the connection is ended, the service goes on")
     func floods() async throws {
         try await ServiceHarness.with { harness in

@@ -533,9 +533,9 @@ final class ServerCore: Sendable {
         let methodText = method.map { String(cString: $0) } ?? "GET"
         let versionText = version.map { String(cString: $0) } ?? ""
         var request = HTTPRequest(method: methodText, path: path.isEmpty ? "/" : path,
-                                  query: collector.query, headers: collector.headers, body: [],
+                                  query: collector.arguments.query, headers: collector.headers, body: [],
                                   remoteAddress: Self.describe(chime_mhd_client_address(connection)))
-        request.queryError = collector.queryError
+        request.queryError = collector.arguments.error
         request.protocolVersion = versionText
         let headSize = chime_mhd_header_size(connection)
         let problem = RequestChecks.head(bytes: headSize, limits: configuration.headLimits)
@@ -606,9 +606,7 @@ final class HeadCollector {
     var headers: [String: String] = [:]
     /// Every header field in the order received, names as sent.
     var fields: [(name: String, value: String)] = []
-    var query: [(name: String, value: String)] = []
-    /// The first query argument that did not decode.
-    var queryError: QueryDecodingError?
+    var arguments = QueryArguments()
     /// Where each collected string lies: its start and its length, in the order received.
     private var headerSpans: [(start: UnsafeRawPointer, count: Int)] = []
     private var argumentSpans: [(start: UnsafeRawPointer, count: Int)] = []
@@ -627,22 +625,9 @@ final class HeadCollector {
     func addArgument(key: UnsafePointer<CChar>, keySize: Int, value: UnsafePointer<CChar>?, valueSize: Int) {
         let rawKey = Array(UnsafeRawBufferPointer(start: key, count: keySize))
         let rawValue = value.map { Array(UnsafeRawBufferPointer(start: $0, count: valueSize)) } ?? []
-        decodeArgument(rawKey: rawKey, rawValue: rawValue)
+        arguments.add(rawKey: rawKey, rawValue: rawValue)
         argumentSpans.append((UnsafeRawPointer(key), keySize))
         if let value { argumentSpans.append((UnsafeRawPointer(value), valueSize)) }
-    }
-
-    /// Decodes one query argument (`+` already a space, `%HH` not yet decoded), as HTTP/1.1's and
-    /// HTTP/2's requests both have it.
-    func decodeArgument(rawKey: [UInt8], rawValue: [UInt8]) {
-        var name = String(decoding: rawKey, as: UTF8.self)
-        do {
-            name = try PercentEncoding.decode(bytes: rawKey)
-            query.append((name, try PercentEncoding.decode(bytes: rawValue)))
-        } catch {
-            if queryError == nil { queryError = QueryDecodingError(name: name, problem: error) }
-            query.append((name, String(decoding: rawValue, as: UTF8.self)))
-        }
     }
 
     /// Finds bytes of the head that no parsed string accounts for: a NUL or a bare CR inside a

@@ -143,8 +143,7 @@ final class Sniffer: PendingConnection {
         } else if count >= 2 {
             // "PR" starts no HTTP/1.1 method: the rest must be the preface, which nghttp2 checks.
             finish()
-            loop.replace(id, with: HTTP2Connection(id: id, transport: SocketTransport(fd: fd), peer: peer, core: core, loop: loop,
-                                                   secure: false))
+            loop.replace(id, with: HTTP2Connection(id: id, transport: SocketTransport(fd: fd), peer: peer, core: core, loop: loop))
         } else {
             waiting = true
         }

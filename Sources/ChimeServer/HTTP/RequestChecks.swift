@@ -72,6 +72,27 @@ enum RequestChecks {
         return RequestProblem(status: 400, code: "badRequest", message: "the method is not a token (letters, digits and !#$%&'*+-.^_`|~)")
     }
 
+    /// An HTTP/2 request's target and authority (RFC 9113 §8.3.1), which nghttp2 leaves to the
+    /// server: a `:path` from `/` (`*` only for OPTIONS; CONNECT, which has none, is not served), and
+    /// Host, when sent beside `:authority`, once and naming the same authority (the handler's Host
+    /// check must not see another host than the one the request is for).
+    static func http2Target(method: String, path: String, authority: String?, hosts: [String]) -> RequestProblem? {
+        if method == "CONNECT" {
+            return RequestProblem(status: 501, code: "notImplemented", message: "CONNECT is not served; send requests for paths")
+        }
+        guard path.hasPrefix("/") || (path == "*" && method == "OPTIONS") else {
+            return RequestProblem(status: 400, code: "badRequest", message: ":path \(quoted(path)) must start with / (or be * for OPTIONS)")
+        }
+        if hosts.count > 1 {
+            return RequestProblem(status: 400, code: "badRequest", message: "the request has \(hosts.count) Host header fields; send one, or :authority alone")
+        }
+        if let authority, let host = hosts.first, host.lowercased() != authority.lowercased() {
+            return RequestProblem(status: 400, code: "badRequest",
+                                  message: "the Host header field \(quoted(host)) names another authority than :authority \(quoted(authority))")
+        }
+        return nil
+    }
+
     /// Field names must be tokens (so `Transfer-Encoding : chunked`, with whitespace before the
     /// colon, is refused as RFC 9112 §5.1 requires), and values must not hold control characters
     /// other than tab (RFC 9110 §5.5).

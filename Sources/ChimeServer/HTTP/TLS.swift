@@ -208,7 +208,7 @@ final class TLSHandshake: PendingConnection {
         }
         done = true
         if http2 {
-            let connection = HTTP2Connection(id: id, transport: transport, peer: peer, core: core, loop: loop, secure: true)
+            let connection = HTTP2Connection(id: id, transport: transport, peer: peer, core: core, loop: loop)
             loop.replace(id, with: connection)
             connection.ready(fd: transport.fd, revents: Int16(POLLIN))
         } else if let bridge = TLSBridge(id: id, tls: transport, peer: peer, core: core, loop: loop) {

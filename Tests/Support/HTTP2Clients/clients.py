@@ -8,6 +8,8 @@ Each command prints one JSON object on stdout:
   rapid-reset HOST PORT CA PATH N  N streams opened and reset at once (h2), then one real request
   ping-flood HOST PORT CA N        N PINGs without reading the answers, then whether the server ended it
   settings-flood HOST PORT CA N    N SETTINGS frames without reading, as above
+  request HOST PORT CA FIELDS      one request with the header list FIELDS (JSON [[name, value], ...]) sent
+                                   as it is (h2's own checks of outgoing fields off), its status and body
 
 CA is a PEM file to trust (TLS), or "-" for h2c on plain TCP.
 """
@@ -160,6 +162,44 @@ def flood(host, port, ca, count, kind) -> dict:
     return answer
 
 
+def request(host, port, ca, fields) -> dict:
+    """One request whose header list is sent exactly as given, even where h2 would refuse it."""
+    sock = socket.create_connection((host, int(port)), timeout=30)
+    made = context(ca)
+    if made is not None:
+        sock = made.wrap_socket(sock, server_hostname=host)
+    config = h2.config.H2Configuration(client_side=True, header_encoding="utf-8", validate_outbound_headers=False,
+                                       normalize_outbound_headers=False)
+    connection = h2.connection.H2Connection(config=config)
+    connection.initiate_connection()
+    stream = connection.get_next_available_stream_id()
+    connection.send_headers(stream, [tuple(field) for field in json.loads(fields)], end_stream=True)
+    sock.sendall(connection.data_to_send())
+    sock.settimeout(20)
+    answer = {"status": None, "body": "", "reset": None}
+    try:
+        while True:
+            data = sock.recv(65536)
+            if not data:
+                return answer
+            for event in connection.receive_data(data):
+                if isinstance(event, h2.events.ResponseReceived) and event.stream_id == stream:
+                    answer["status"] = int(dict(event.headers)[":status"])
+                if isinstance(event, h2.events.DataReceived) and event.stream_id == stream:
+                    answer["body"] += event.data.decode("utf-8", "replace")
+                    connection.acknowledge_received_data(event.flow_controlled_length, stream)
+                if isinstance(event, h2.events.StreamReset) and event.stream_id == stream:
+                    answer["reset"] = event.error_code.name if hasattr(event.error_code, "name") else str(event.error_code)
+                    return answer
+                if isinstance(event, h2.events.StreamEnded) and event.stream_id == stream:
+                    return answer
+            pending = connection.data_to_send()
+            if pending:
+                sock.sendall(pending)
+    finally:
+        sock.close()
+
+
 def main(command: str, *arguments: str) -> dict:
     if command == "many":
         return asyncio.run(many(*arguments))
@@ -171,6 +211,8 @@ def main(command: str, *arguments: str) -> dict:
         return flood(*arguments, "ping")
     if command == "settings-flood":
         return flood(*arguments, "settings")
+    if command == "request":
+        return request(*arguments)
     raise SystemExit(f"unknown command {command}")
 
 

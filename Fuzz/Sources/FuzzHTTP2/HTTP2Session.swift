@@ -1,0 +1,1 @@
+../../../Sources/ChimeServer/HTTP/HTTP2Session.swift
