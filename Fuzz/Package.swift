@@ -56,5 +56,8 @@ let package = Package(
         // they need only ChimeCore and nghttp2): a server session driven in memory by a client's frames.
         .executableTarget(name: "fuzz-http2", dependencies: fuzzTargetDependencies + [.product(name: "CNGHTTP2", package: chime)], path: "Sources/FuzzHTTP2",
                           swiftSettings: fuzzTargetSettings),
+        // WebPushEncryption (ChimeCrypto, OpenSSL) with a subscriber's keys: p256dh, auth, padding, record size.
+        .executableTarget(name: "fuzz-web-push-keys", dependencies: fuzzTargetDependencies + [.product(name: "ChimeCrypto", package: chime)],
+                          path: "Sources/FuzzWebPushKeys", swiftSettings: fuzzTargetSettings),
     ]
 )

@@ -29,7 +29,7 @@ public enum WebPushEncryption {
     public static func keys(sharedSecret: [UInt8], userAgentPublicKey: P256PublicKey, applicationServerPublicKey: P256PublicKey,
                             authSecret: [UInt8], salt: [UInt8]) throws(ChimeError) -> Keys {
         guard authSecret.count == authSecretLength else {
-            throw ChimeError(.invalidValue, field: "auth", "a Web Push auth secret is 16 bytes, not \(authSecret.count)")
+            throw ChimeError(.invalidValue, field: "keys.auth", "keys.auth: a Web Push auth secret is 16 bytes, not \(authSecret.count)")
         }
         guard salt.count == saltLength else { throw ChimeError(.invalidValue, "a Web Push salt is 16 bytes, not \(salt.count)") }
         let keyInfo = Array("WebPush: info\0".utf8) + userAgentPublicKey.rawRepresentation + applicationServerPublicKey.rawRepresentation
@@ -39,6 +39,37 @@ public enum WebPushEncryption {
         return Keys(sharedSecret: sharedSecret, inputKeyingMaterial: ikm, contentEncryptionKey: cek, nonce: nonce)
     }
 
+    /// A subscription's `keys.p256dh` as a key: 65 bytes, `04 || x || y`, a point on P-256 (OpenSSL
+    /// checks it).
+    ///
+    /// ```swift
+    /// let key = try WebPushEncryption.subscriberKey(subscription.p256dh)
+    /// ```
+    ///
+    /// - Throws: ``ChimeError`` `invalidValue` with field `keys.p256dh`, its message saying what is
+    ///   wrong (the length, the first byte, a point not on the curve).
+    public static func subscriberKey(_ p256dh: [UInt8]) throws(ChimeError) -> P256PublicKey {
+        do {
+            return try P256PublicKey(rawRepresentation: p256dh)
+        } catch {
+            throw ChimeError(.invalidValue, field: "keys.p256dh", "keys.p256dh: \(error.message)")
+        }
+    }
+
+    /// The `aes128gcm` body of a push message for a subscription's keys as registered: `p256dh`
+    /// read by ``subscriberKey(_:)``, `auth` 16 bytes.
+    ///
+    /// ```swift
+    /// let body = try WebPushEncryption.encrypt(Array(json.utf8), p256dh: subscription.p256dh, auth: subscription.auth)
+    /// ```
+    ///
+    /// - Throws: ``ChimeError`` naming `keys.p256dh` or `keys.auth` for keys that cannot be used,
+    ///   `tooLarge` when the plaintext does not fit one record.
+    public static func encrypt(_ plaintext: [UInt8], p256dh: [UInt8], auth: [UInt8], padding: Int = 0,
+                               recordSize: Int = 4096) throws(ChimeError) -> [UInt8] {
+        try encrypt(plaintext, userAgentPublicKey: try subscriberKey(p256dh), authSecret: auth, padding: padding, recordSize: recordSize)
+    }
+
     /// The `aes128gcm` body of a push message: salt (16) || record size (4, big-endian) || 65 ||
     /// the ephemeral public key (65) || one encrypted record (the plaintext, the last-record
     /// delimiter 0x02, `padding` zero bytes, and the 16-byte tag).
@@ -46,17 +77,21 @@ public enum WebPushEncryption {
     /// - Parameters:
     ///   - userAgentPublicKey: the subscription's `p256dh`.
     ///   - authSecret: the subscription's `auth` (16 bytes).
-    ///   - recordSize: the record size written in the header; the record must fit it.
+    ///   - recordSize: the record size written in the header: greater than the record (RFC 8291
+    ///     §4: the plaintext, the delimiter, the padding and the 16-byte tag).
     ///   - ephemeralKey, salt: fresh for every message; given only to reproduce a published example.
-    /// - Throws: ``ChimeError`` `tooLarge` when the plaintext and padding do not fit one record.
+    /// - Throws: ``ChimeError`` `tooLarge` when the plaintext and padding do not fit one record
+    ///   smaller than `recordSize`.
     public static func encrypt(_ plaintext: [UInt8], userAgentPublicKey: P256PublicKey, authSecret: [UInt8], padding: Int = 0,
                                recordSize: Int = 4096, ephemeralKey: P256PrivateKey = P256PrivateKey(),
                                salt: [UInt8] = SecureRandom.bytes(16)) throws(ChimeError) -> [UInt8] {
         guard padding >= 0, (18...Int(UInt32.max)).contains(recordSize) else {
             throw ChimeError(.invalidValue, "a record size of \(recordSize) with \(padding) bytes of padding")
         }
-        guard plaintext.count + 1 + padding + AES128GCM.tagLength <= recordSize else {
-            throw ChimeError(.tooLarge, "\(plaintext.count) bytes with \(padding) of padding do not fit one \(recordSize)-byte record (at most \(recordSize - 17 - padding))")
+        // RFC 8291 §4: the record size is greater than the record (so a full-size record is never
+        // taken for one that has another after it).
+        guard plaintext.count + 1 + padding + AES128GCM.tagLength < recordSize else {
+            throw ChimeError(.tooLarge, "\(plaintext.count) bytes with \(padding) of padding do not fit one \(recordSize)-byte record (at most \(recordSize - 18 - padding))")
         }
         let keys = try keys(sharedSecret: try ephemeralKey.sharedSecret(with: userAgentPublicKey), userAgentPublicKey: userAgentPublicKey,
                             applicationServerPublicKey: ephemeralKey.publicKey, authSecret: authSecret, salt: salt)

@@ -1,4 +1,5 @@
 import ChimeCore
+import ChimeCrypto
 import Foundation
 
 /// The Web Push routes: the service's VAPID public key, and the subscribed devices (registered by
@@ -44,6 +45,8 @@ extension ChimeAPI {
     /// 201 with the new subscription, 200 when the endpoint was registered already (updated).
     func createWebPushSubscription(_ request: HTTPRequest, route: Route) async throws -> HTTPResponse {
         let registration = try WebPushRegistration.decode(try jsonBody(request), endpoints: try webPushOn().endpoints)
+        // The point itself (OpenSSL's check), so that a key no push could be encrypted to is refused now, not at the first push.
+        _ = try WebPushEncryption.subscriberKey(registration.p256dh)
         try await requireApps(registration.apps ?? nil)
         let (subscription, created) = try await engine.registerWebPushSubscription(registration, userAgent: request.header("user-agent") ?? "",
                                                                                   date: engine.clock.now)

@@ -3158,7 +3158,7 @@ enum OpenAPIDocument {
       "post": {
         "operationId": "createWebPushSubscription",
         "summary": "Subscribe a device: the browser's PushSubscription.toJSON() (owner)",
-        "description": "The body is what PushSubscription.toJSON() gives, with the device's name and the apps it gets when wanted. The same endpoint again updates the subscription there (its keys; its name and apps when given) and answers 200. Every error names its field: endpoint (not a push service Chime sends to), keys.p256dh (65 bytes, uncompressed P-256), keys.auth (16 bytes), apps[N].",
+        "description": "The body is what PushSubscription.toJSON() gives, with the device's name and the apps it gets when wanted. The same endpoint again updates the subscription there (its keys; its name and apps when given) and answers 200. Every error names its field: endpoint (not a push service Chime sends to), keys.p256dh (65 bytes, an uncompressed point on P-256), keys.auth (16 bytes), apps[N].",
         "requestBody": {
           "required": true,
           "content": {

@@ -231,8 +231,7 @@ public final class WebPushSurface: NotificationSurface {
         }
         let body: [UInt8]
         do {
-            body = try WebPushEncryption.encrypt(message.payload.serializedBytes(), userAgentPublicKey: try P256PublicKey(rawRepresentation: subscription.p256dh),
-                                                 authSecret: subscription.auth)
+            body = try WebPushEncryption.encrypt(message.payload.serializedBytes(), p256dh: subscription.p256dh, auth: subscription.auth)
         } catch {
             return .failed("the subscription's keys are unusable: \(error.message)")
         }
