@@ -57,6 +57,9 @@ public final class UIApplication: NSObject, @unchecked Sendable {
     private let lock = NSLock()
     private weak var _delegate: (any UIApplicationDelegate)?
     private var registered = false
+    /// How many registration calls were made: a registration's answer marks the app registered only
+    /// when no call came after it (an unregistration right after must win).
+    private var calls = 0
     /// The last registration call's work: each waits for the one before, so answers come in order.
     private var chain: Task<Void, Never>?
 
@@ -70,7 +73,8 @@ public final class UIApplication: NSObject, @unchecked Sendable {
         set { lock.withLock { _delegate = newValue } }
     }
 
-    /// Whether the app registered in this run and has not unregistered since.
+    /// Whether the app registered in this run and has not unregistered since (false as soon as
+    /// ``unregisterForRemoteNotifications()`` is called, as on iOS).
     public var isRegisteredForRemoteNotifications: Bool { lock.withLock { registered } }
 
     /// Asks for the app's device token; the delegate's
@@ -78,11 +82,15 @@ public final class UIApplication: NSObject, @unchecked Sendable {
     /// `application(_:didFailToRegisterForRemoteNotificationsWithError:)` says why not. Pushes to
     /// the token are taken again if the app had unregistered.
     public func registerForRemoteNotifications() {
+        let call = lock.withLock { () -> Int in
+            calls += 1
+            return calls
+        }
         enqueue { center in
             do {
                 let hex = try await center.backend.registerDevice(app: center.bundleIdentifier)
                 let token = try Self.bytes(hex)
-                self.lock.withLock { self.registered = true }
+                self.lock.withLock { if self.calls == call { self.registered = true } }
                 center.callback { self.delegate?.application(self, didRegisterForRemoteNotificationsWithDeviceToken: token) }
             } catch {
                 center.callback { self.delegate?.application(self, didFailToRegisterForRemoteNotificationsWithError: error) }
@@ -93,10 +101,13 @@ public final class UIApplication: NSObject, @unchecked Sendable {
     /// Gives up the device token: a provider's push to it is answered 410 `Unregistered` until the
     /// app registers again. A failure is reported on standard error (UIKit reports none).
     public func unregisterForRemoteNotifications() {
+        lock.withLock {
+            calls += 1
+            registered = false
+        }
         enqueue { center in
             do {
                 try await center.backend.unregisterDevice(app: center.bundleIdentifier)
-                self.lock.withLock { self.registered = false }
             } catch {
                 UNUserNotificationCenter.report("unregisterForRemoteNotifications", error)
             }
