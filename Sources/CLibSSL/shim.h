@@ -1,7 +1,9 @@
 #ifndef CHIME_CLIBSSL_SHIM_H
 #define CHIME_CLIBSSL_SHIM_H
 // OpenSSL 3's libssl: the server's TLS, with ALPN choosing HTTP/2 or HTTP/1.1 (RFC 7301).
+#include <stdint.h>
 #include <string.h>
+#include <time.h>
 #include <openssl/bio.h>
 #include <openssl/err.h>
 #include <openssl/evp.h>
@@ -97,6 +99,63 @@ static inline int chime_tls_public_key_sha256(const char *certificate_pem, unsig
     unsigned int size = 0;
     int ok = EVP_Digest(der, (size_t)length, out, &size, EVP_sha256(), NULL) == 1 && size == 32;
     OPENSSL_free(der);
+    return ok;
+}
+
+/// Accepts whatever client certificate the handshake brings: the service checks it against the
+/// certificates registered for apps (by pin, so a self-signed provider certificate works), not
+/// against a chain. libssl still checks that the client holds the certificate's key.
+static int chime_tls_accept_any_client_certificate(int preverified, X509_STORE_CTX *store) {
+    (void)preverified;
+    (void)store;
+    return 1;
+}
+
+/// Asks this connection's client for a certificate, without requiring one.
+static inline void chime_tls_request_client_certificate(SSL *ssl) {
+    SSL_set_verify(ssl, SSL_VERIFY_PEER, chime_tls_accept_any_client_certificate);
+}
+
+/// A certificate's pins and validity: the SHA-256 of its DER encoding and of its public key (DER
+/// SubjectPublicKeyInfo), and notBefore/notAfter as seconds since 1970. 1 when all were read.
+static inline int chime_tls_x509_facts(X509 *certificate, unsigned char certificate_sha256[32], unsigned char key_sha256[32],
+                                       int64_t *not_before, int64_t *not_after) {
+    unsigned int size = 0;
+    if (X509_digest(certificate, EVP_sha256(), certificate_sha256, &size) != 1 || size != 32) return 0;
+    unsigned char *der = NULL;
+    int length = i2d_PUBKEY(X509_get0_pubkey(certificate), &der);
+    if (length <= 0) return 0;
+    int ok = EVP_Digest(der, (size_t)length, key_sha256, &size, EVP_sha256(), NULL) == 1 && size == 32;
+    OPENSSL_free(der);
+    struct tm before, after;
+    ok = ok && ASN1_TIME_to_tm(X509_get0_notBefore(certificate), &before) == 1 && ASN1_TIME_to_tm(X509_get0_notAfter(certificate), &after) == 1;
+    if (ok) {
+        *not_before = (int64_t)timegm(&before);
+        *not_after = (int64_t)timegm(&after);
+    }
+    return ok;
+}
+
+/// The facts of the certificate the client presented on `ssl` (see chime_tls_x509_facts); 0 when
+/// it presented none.
+static inline int chime_tls_peer_certificate(const SSL *ssl, unsigned char certificate_sha256[32], unsigned char key_sha256[32],
+                                             int64_t *not_before, int64_t *not_after) {
+    X509 *peer = SSL_get0_peer_certificate(ssl);
+    if (peer == NULL) return 0;
+    int ok = chime_tls_x509_facts(peer, certificate_sha256, key_sha256, not_before, not_after);
+    ERR_clear_error();
+    return ok;
+}
+
+/// The facts of the first certificate in PEM text (see chime_tls_x509_facts); 0 when there is none.
+static inline int chime_tls_pem_certificate(const char *certificate_pem, unsigned char certificate_sha256[32], unsigned char key_sha256[32],
+                                            int64_t *not_before, int64_t *not_after) {
+    BIO *bio = BIO_new_mem_buf(certificate_pem, -1);
+    X509 *leaf = bio ? PEM_read_bio_X509(bio, NULL, NULL, NULL) : NULL;
+    if (bio) BIO_free(bio);
+    int ok = leaf != NULL && chime_tls_x509_facts(leaf, certificate_sha256, key_sha256, not_before, not_after);
+    if (leaf) X509_free(leaf);
+    ERR_clear_error();
     return ok;
 }
 #endif

@@ -259,13 +259,14 @@ extension CLI {
     static let apps = Command(
         name: "apps", summary: "register apps, answer their permission requests, rotate their tokens, set their launch commands",
         usage: "chime apps add|list|set|remove|rotate-token|allow|deny [BUNDLE_IDENTIFIER] [--launch 'COMMAND' | --no-launch] "
-            + "[--apns-key AuthKey_KEYID.p8 --key-id KEYID --team-id TEAMID | --team-id TEAMID | --no-apns]",
+            + "[--apns-key AuthKey_KEYID.p8 --key-id KEYID --team-id TEAMID | --team-id TEAMID | --no-apns] [--apns-certificate FILE.pem | --no-apns-certificate]",
         examples: ["chime apps add com.example.alarm", "chime apps add com.example.alarm --json", "chime apps list",
                    "chime apps add com.example.organizer --launch '/opt/organizer/bin/organizer'",
                    "chime apps set com.example.organizer --launch 'organizer --tasks \"/srv/my tasks.json\"'",
                    "chime apps set com.example.organizer --no-launch",
                    "chime apps set com.example.alarm --apns-key AuthKey_ABCDE12345.p8 --key-id ABCDE12345 --team-id TEAM123456",
                    "chime apps set com.example.organizer --team-id TEAM123456",
+                   "chime apps set com.example.alarm --apns-certificate push-cert.pem",
                    "chime apps allow com.example.alarm", "chime apps rotate-token com.example.alarm", "chime apps remove com.example.alarm"],
         options: [
             .value("launch", "with add or set: the command the service starts to hand the app an answer while it is not running (split into words like a shell, but run without one)"),
@@ -274,6 +275,8 @@ extension CLI {
             .value("key-id", "with --apns-key: the key's id (the JWT's kid)"),
             .value("team-id", "with set: the team id (the JWT's iss); alone, it makes the app one of the team's, so its keys may push to it"),
             .flag("no-apns", "with set: no provider key or team; providers push with the app's token"),
+            .value("apns-certificate", "with set: the provider's TLS client certificate (PEM); a provider connecting with it may push to the app (only its fingerprints and dates are sent and kept)"),
+            .flag("no-apns-certificate", "with set: no provider certificate"),
             .flag("token-only", "with add or rotate-token: print only the token, for scripts: TOKEN=$(chime apps add APP --token-only)"),
         ],
         run: { arguments, cli in
@@ -287,6 +290,7 @@ extension CLI {
                 throw UsageError("--launch and --no-launch go with `chime apps add` or `chime apps set`")
             }
             let apns = try apnsProvider(arguments, action: action)
+            let certificate = try apnsCertificate(arguments, action: action)
             // The command is checked here as the service checks it, so a mistake is a usage error.
             var launch: JSONValue?
             if let text = arguments.value("launch") {
@@ -330,12 +334,14 @@ extension CLI {
                     }
                 }
             case "set":
-                guard !(launch != nil && arguments.has("no-launch")), launch != nil || arguments.has("no-launch") || apns != nil else {
-                    throw UsageError("say what to set: --launch 'COMMAND' or --no-launch, or --apns-key FILE --key-id ID --team-id TEAM, --team-id TEAM or --no-apns")
+                guard !(launch != nil && arguments.has("no-launch")), launch != nil || arguments.has("no-launch") || apns != nil || certificate != nil else {
+                    throw UsageError("say what to set: --launch 'COMMAND' or --no-launch, --apns-key FILE --key-id ID --team-id TEAM, --team-id TEAM or --no-apns, "
+                                     + "or --apns-certificate FILE.pem or --no-apns-certificate")
                 }
                 var body: JSONObject = [:]
                 if launch != nil || arguments.has("no-launch") { body["launch"] = launch ?? .null }
                 if let apns { body["apns"] = apns }
+                if let certificate { body["apnsCertificate"] = certificate }
                 let response = try await client.send(.updateApp, ["app": bundle], json: .object(body))
                 if arguments.has("json") { cli.printJSON(response); return 0 }
                 if let team = apns?["teamId"]?.stringValue {
@@ -343,6 +349,12 @@ extension CLI {
                     cli.write("\(bundle): an app of team \(team)\(key); provider tokens from the team's keys may push to it.")
                 } else if apns != nil {
                     cli.write("\(bundle): no provider key or team; providers push with the app's token.")
+                }
+                if case .string? = certificate, let sha256 = response.json?["apnsCertificate"]?["sha256"]?.stringValue {
+                    let until = response.json?["apnsCertificate"]?["notAfter"]?.stringValue ?? "?"
+                    cli.write("\(bundle): a provider presenting the certificate \(sha256) (valid until \(until)) may push to it.")
+                } else if certificate != nil {
+                    cli.write("\(bundle): no provider certificate.")
                 }
                 if let words = launch?.arrayValue.compactMap(\.stringValue), let command = try? LaunchCommand(arguments: words) {
                     cli.write("\(bundle): answers given while it is not running start \(command)")
@@ -426,6 +438,23 @@ extension CLI {
         """
 
     /// A file's contents, or a failure naming the file and the system's reason.
+    /// `apnsCertificate` for `PATCH /v1/apps/{app}` from `--apns-certificate FILE.pem` (the file's
+    /// certificate; a private key in it is not sent) or `--no-apns-certificate` (null); nil when neither.
+    static func apnsCertificate(_ arguments: ParsedArguments, action: String) throws -> JSONValue? {
+        let file = arguments.value("apns-certificate")
+        guard file != nil || arguments.has("no-apns-certificate") else { return nil }
+        guard action == "set" else { throw UsageError("--apns-certificate and --no-apns-certificate go with `chime apps set`") }
+        guard let file else { return .null }
+        guard !arguments.has("no-apns-certificate") else { throw UsageError("give --apns-certificate FILE.pem or --no-apns-certificate, not both") }
+        let text = String(decoding: try readFile(file, what: "the certificate file"), as: UTF8.self)
+        // Only the certificate leaves this machine: a key kept in the same file stays behind.
+        guard let begin = text.range(of: "-----BEGIN CERTIFICATE-----"),
+              let end = text.range(of: "-----END CERTIFICATE-----", range: begin.upperBound..<text.endIndex) else {
+            throw UsageError("\(file) holds no certificate (-----BEGIN CERTIFICATE-----); give the provider's certificate in PEM")
+        }
+        return .string(String(text[begin.lowerBound..<end.upperBound]) + "\n")
+    }
+
     /// `apns` for `PATCH /v1/apps/{app}` from `--apns-key FILE --key-id ID --team-id TEAM`,
     /// `--team-id TEAM` or `--no-apns` (nil when none is given). The `.p8` file is read here and only
     /// its public key goes to the service: the private key never leaves this machine.

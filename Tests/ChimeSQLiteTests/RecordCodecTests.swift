@@ -147,6 +147,22 @@ struct RecordCodecTests {
         #expect(try RecordCodec.decodeApp(RecordCodec.encode(app)) == app)
     }
 
+    @Test("an app's provider certificate round-trips in format 7, with and without the other optional parts")
+    func certificate() throws {
+        var app = Samples.app("com.example.certified")
+        app.apnsCertificate = CertificateFingerprint(sha256: (1...32).map { UInt8($0) }, publicKeySHA256: (33...64).map { UInt8($0) },
+                                                     notBefore: Samples.base, notAfter: Samples.base.addingTimeInterval(86_400))
+        #expect(RecordCodec.encode(app).first == 7)
+        #expect(try RecordCodec.decodeApp(RecordCodec.encode(app)) == app)
+        app.deviceTokenUnregistered = Samples.base.addingTimeInterval(5)
+        app.apnsProvider = APNsProvider(teamID: "TEAM123456")
+        let bytes = RecordCodec.encode(app)
+        #expect(try RecordCodec.decodeApp(bytes) == app)
+        for length in 0..<bytes.count {
+            #expect(throws: ChimeError.self, "length \(length)") { try RecordCodec.decodeApp(Array(bytes.prefix(length))) }
+        }
+    }
+
     /// App records as earlier versions wrote them (from the fixtures' stores): kind `app` (store v1)
     /// and kind `appLaunch` (store v3), both format 1.
     @Test("app records written before format 3 still decode, without a provider key", arguments: [

@@ -1,4 +1,5 @@
 import ChimeCore
+import ChimeTesting
 import Foundation
 import Synchronization
 import Testing
@@ -318,6 +319,93 @@ struct HTTP2Tests {
                                                "KEY1234567", "TEAM123456", "com.example.provider", device)
             #expect(Self.result(forged, 0)?["status"] == .string("403") && Self.result(forged, 0)?["reason"] == .string("InvalidProviderToken"),
                     "\(forged)")
+        }
+    }
+
+    @Test("a provider's client certificate authorizes its app's topics over HTTP/2 and HTTP/1.1 (curl --cert, httpx, aioapns); Apple's reasons otherwise")
+    func clientCertificates() async throws {
+        let directory = "/tmp/chime-h2cert-\(UUID().uuidString.prefix(8))"
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let files = try await Self.makeCertificates(in: directory)
+        // Self-signed provider certificates made by openssl, the topic in the subject's UID as in Apple's.
+        for name in ["provider", "stranger"] {
+            let made = try await ChildProcess.run("/usr/bin/openssl", arguments: [
+                "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes", "-keyout", "\(directory)/\(name)-key.pem",
+                "-out", "\(directory)/\(name).pem", "-days", "2", "-subj", "/UID=com.example.certified/CN=Apple Push Services: com.example.certified"], timeout: 60)
+            #expect(made.termination.succeeded, "\(made.errorText)")
+            let both = try String(contentsOfFile: "\(directory)/\(name).pem", encoding: .utf8) + String(contentsOfFile: "\(directory)/\(name)-key.pem", encoding: .utf8)
+            try both.write(toFile: "\(directory)/\(name)-both.pem", atomically: true, encoding: .utf8)
+        }
+        let clock = ManualClock(now: Date())
+        try await ServiceHarness.with(clock: clock, tls: (files.certificate, files.key)) { harness in
+            let base = "https://localhost:\(harness.service.port)"
+            let owner = ["--http2", "--cacert", files.ca, "-H", "Authorization: Bearer \(harness.service.ownerToken)", "-H", "Content-Type: application/json"]
+            var appToken = ""
+            for app in ["com.example.certified", "com.example.other"] {
+                let created = try await Self.curl(owner + ["--data-binary", #"{"bundleIdentifier": "\#(app)"}"#, base + "/v1/apps"])
+                #expect(created.status == 201, "\(created.body)")
+                if app == "com.example.certified" { appToken = try #require(Self.field(created.body, "token")) }
+            }
+            let app = ["--http2", "--cacert", files.ca, "-H", "Authorization: Bearer \(appToken)"]
+            #expect(try await Self.curl(app + ["-X", "POST", base + "/v1/apps/com.example.certified/authorization"]).status == 200)
+            let device = try #require(Self.field(try await Self.curl(app + [base + "/v1/apps/com.example.certified/device-token"]).body, "deviceToken"))
+            func push(_ certificate: String?, topic: String? = "com.example.certified", type: String? = nil,
+                      http1: Bool = false) async throws -> (status: Int, reason: String?, head: String) {
+                var arguments = [http1 ? "--http1.1" : "--http2", "--cacert", files.ca, "-i", "--data-binary", #"{"aps": {"alert": "x"}}"#]
+                if let certificate { arguments += ["--cert", "\(directory)/\(certificate).pem", "--key", "\(directory)/\(certificate)-key.pem"] }
+                if let topic { arguments += ["-H", "apns-topic: \(topic)"] }
+                if let type { arguments += ["-H", "apns-push-type: \(type)"] }
+                let answer = try await Self.curl(arguments + [base + "/3/device/" + device])
+                #expect(answer.version == (http1 ? "1.1" : "2"), "\(answer.body)")
+                let parts = answer.body.components(separatedBy: "\r\n\r\n")
+                return (answer.status, Self.field(parts.last ?? "", "reason"), (parts.first ?? "").lowercased())
+            }
+            // No app has a certificate yet: none is asked for, so none is sent.
+            let unasked = try await push("provider")
+            #expect(unasked.status == 403 && unasked.reason == "MissingProviderToken", "\(unasked)")
+
+            let pem = try String(contentsOfFile: "\(directory)/provider.pem", encoding: .utf8)
+            let registered = try await Self.curl(owner + ["-X", "PATCH", "--data-binary", JSONValue.object(["apnsCertificate": .string(pem)]).serialized(),
+                                                          base + "/v1/apps/com.example.certified"])
+            #expect(registered.status == 200, "\(registered.body)")
+            let fingerprint = try await ChildProcess.run("/usr/bin/openssl", arguments: ["x509", "-in", "\(directory)/provider.pem", "-noout", "-fingerprint", "-sha256"],
+                                                         timeout: 60)
+            let expected = fingerprint.text.split(separator: "=").last.map { $0.replacingOccurrences(of: ":", with: "").lowercased().trimmingCharacters(in: .whitespacesAndNewlines) }
+            #expect((try JSONValue.parse(registered.body))["apnsCertificate"]?["sha256"] == expected.map(JSONValue.string), "\(registered.body)")
+
+            let accepted = try await push("provider")
+            #expect(accepted.status == 200 && accepted.head.contains("apns-unique-id: "), "\(accepted)")
+            #expect(try await push("provider", topic: nil).status == 200)  // one topic: apns-topic may be left out, as with Apple
+            #expect(try await push("provider", topic: "com.example.certified.voip", type: "voip").status == 200)
+            #expect(try await push("provider", topic: "com.example.other").reason == "TopicDisallowed")
+            let stranger = try await push("stranger")
+            #expect(stranger.status == 403 && stranger.reason == "BadCertificate", "\(stranger)")
+            #expect(try await push(nil).reason == "MissingProviderToken")
+            // Apple takes Live Activity pushes with a provider token only.
+            let liveActivity = try await push("provider", topic: "com.example.certified.push-type.liveactivity", type: "liveactivity")
+            #expect(liveActivity.status == 400 && liveActivity.reason == "TopicDisallowed", "\(liveActivity)")
+            // HTTP/1.1 over TLS carries the certificate too; a connection after it without one is not taken for it.
+            let http1 = try await push("provider", http1: true)
+            #expect(http1.status == 200 && http1.head.contains("apns-unique-id: "), "\(http1)")
+            #expect(try await push("stranger", http1: true).reason == "BadCertificate")
+            #expect(try await push(nil, http1: true).reason == "MissingProviderToken")
+            #expect(try await push("provider", topic: "com.example.other", http1: true).reason == "TopicDisallowed")
+
+            let httpx = try await Self.client("cert-push", base + "/3/device/" + device, files.ca, "\(directory)/provider.pem", "\(directory)/provider-key.pem",
+                                              "com.example.certified")
+            #expect(httpx["status"] == .integer(200) && httpx["version"] == .string("HTTP/2"), "\(httpx)")
+            let unmodified = try await Self.client("aioapns-cert", "localhost", String(harness.service.port), files.ca, "\(directory)/provider-both.pem", device)
+            #expect(unmodified["success"] == .bool(true), "\(unmodified)")
+            let delivered = try await Self.curl(owner + [base + "/v1/apps/com.example.certified/notifications"])
+            #expect(delivered.body.contains("with a certificate"), "\(delivered.body)")
+
+            // Past the certificate's notAfter: BadCertificate; with the certificate removed too.
+            clock.advance(by: 3 * 86_400)
+            let expired = try await push("provider")
+            #expect(expired.status == 403 && expired.reason == "BadCertificate", "\(expired)")
+            #expect(try await Self.curl(owner + ["-X", "PATCH", "--data-binary", #"{"apnsCertificate": null}"#, base + "/v1/apps/com.example.certified"]).status == 200)
+            #expect(try await push("provider").reason == "MissingProviderToken")
         }
     }
 

@@ -19,7 +19,7 @@ extension APIRoute {
                                            summary: "Register an app (owner); its token is returned once")
     public static let getApp = APIRoute(.get, "/v1/apps/{app}", operationID: "getApp", summary: "The app's record")
     public static let updateApp = APIRoute(.patch, "/v1/apps/{app}", operationID: "updateApp",
-                                           summary: "Set or clear the app's background-launch command and APNs provider key (owner)")
+                                           summary: "Set or clear the app's background-launch command, APNs provider key and APNs provider certificate (owner)")
     public static let removeApp = APIRoute(.delete, "/v1/apps/{app}", operationID: "removeApp",
                                            summary: "Remove an app and everything it owns (owner)")
     public static let rotateToken = APIRoute(.post, "/v1/apps/{app}/token", operationID: "rotateToken", summary: "Replace the app's token (owner)")

@@ -314,6 +314,7 @@ extension AppRecord {
             "launch": launchCommand.map { .array($0.arguments.map(JSONValue.string)) } ?? .null,
             "apns": apnsProvider?.json ?? .null,
             "deviceTokenUnregistered": deviceTokenUnregistered.map { JSONMapping.json($0) } ?? .null,
+            "apnsCertificate": apnsCertificate?.json ?? .null,
         ]
     }
 

@@ -18,9 +18,10 @@ public enum RecordCodec {
     /// old ones. Version 2 adds attachments' thumbnail options; version 3 adds an app's APNs
     /// provider team and key; version 4 adds recurrence-rule triggers; version 5 adds when an app
     /// unregistered its device token (its provider then optional); version 6 adds a request's
-    /// expiration and the `expired` event. A record is written in the lowest version that holds
-    /// what it has, so stores that use none of them stay readable by earlier Chimes.
-    public static let formatVersion: UInt8 = 6
+    /// expiration and the `expired` event; version 7 adds an app's APNs provider certificate (the
+    /// unregistration then optional too). A record is written in the lowest version that holds what
+    /// it has, so stores that use none of them stay readable by earlier Chimes.
+    public static let formatVersion: UInt8 = 7
     /// The format that added thumbnail options.
     static let thumbnailVersion: UInt8 = 2
     /// The format that added app records' ``AppRecord/apnsProvider``.
@@ -32,6 +33,8 @@ public enum RecordCodec {
     /// The format that added ``NotificationRequest/expiration`` (a request's record then ends with
     /// a mask of its optional parts; see `Writer.requestOptions`) and the `expired` event.
     static let expirationVersion: UInt8 = 6
+    /// The format that added ``AppRecord/apnsCertificate``.
+    static let certificateVersion: UInt8 = 7
     /// The format of records without thumbnail options.
     static let baseVersion: UInt8 = 1
 
@@ -148,7 +151,12 @@ public enum RecordCodec {
         return try decode(buffer, .appLaunch) { reader in
             var record = try reader.app()
             record.launchCommand = try reader.flag() ? LaunchCommand(stored: try reader.strings()) : nil
-            if reader.version >= unregisteredVersion {
+            if reader.version >= certificateVersion {
+                record.apnsProvider = try reader.flag() ? try reader.apnsProvider() : nil
+                record.deviceTokenUnregistered = try reader.flag() ? try reader.date() : nil
+                record.apnsCertificate = CertificateFingerprint(sha256: [UInt8](try reader.data()), publicKeySHA256: [UInt8](try reader.data()),
+                                                                notBefore: try reader.date(), notAfter: try reader.date())
+            } else if reader.version >= unregisteredVersion {
                 record.apnsProvider = try reader.flag() ? try reader.apnsProvider() : nil
                 record.deviceTokenUnregistered = try reader.date()
             } else if reader.version >= apnsProviderVersion {
@@ -485,7 +493,16 @@ extension RecordCodec {
             optionalString(a.tokenHash)
             date(a.created)
             if let launch = a.launchCommand { byte(1); strings(launch.arguments) } else { byte(0) }
-            if let unregistered = a.deviceTokenUnregistered {
+            if let certificate = a.apnsCertificate {
+                // Format 7: provider and unregistration each behind a flag, then the certificate.
+                bytes[0] = RecordCodec.certificateVersion
+                if let provider = a.apnsProvider { byte(1); apnsProvider(provider) } else { byte(0) }
+                if let unregistered = a.deviceTokenUnregistered { byte(1); date(unregistered) } else { byte(0) }
+                data(Data(certificate.sha256))
+                data(Data(certificate.publicKeySHA256))
+                date(certificate.notBefore)
+                date(certificate.notAfter)
+            } else if let unregistered = a.deviceTokenUnregistered {
                 // Format 5: the provider behind a flag, then the date.
                 bytes[0] = RecordCodec.unregisteredVersion
                 if let provider = a.apnsProvider { byte(1); apnsProvider(provider) } else { byte(0) }

@@ -51,10 +51,16 @@ extension NotificationEngine {
         }
     }
 
-    /// Hands the app's token hash (`nil`: none, or not registered) to `body` on the writer, after
-    /// every operation called before: for an index of hashes that must follow the store's order.
-    package func withTokenHash(app: String, _ body: @escaping @Sendable (String?) -> Void) {
-        submit({ core in body(try core.store.app(app)?.tokenHash) }, completion: { _ in })
+    /// Hands the app's record (`nil`: not registered) to `body` on the writer, after every
+    /// operation called before: for an index of tokens and certificates that must follow the
+    /// store's order.
+    package func withApp(_ app: String, _ body: @escaping @Sendable (AppRecord?) -> Void) {
+        submit({ core in body(try core.store.app(app)) }, completion: { _ in })
+    }
+
+    /// ``withApp(_:_:)``, returning once `body` has run.
+    package func withAppNow(_ app: String, _ body: @escaping @Sendable (AppRecord?) -> Void) async throws {
+        try await perform { core in body(try core.store.app(app)) }
     }
 
     /// Hands every app's record to `body` on the writer (an index loaded there misses no change

@@ -27,6 +27,9 @@ public struct AppRecord: Sendable, Hashable {
     /// while it is registered (from its first use, and again after `registerForRemoteNotifications()`).
     /// A push to the token meanwhile is answered 410 `Unregistered` with this date.
     public var deviceTokenUnregistered: Date?
+    /// The APNs provider certificate registered for the app (set by the owner only): a TLS client
+    /// presenting it may push to the app's topics.
+    public var apnsCertificate: CertificateFingerprint?
 
     public init(bundleIdentifier: String, created: Date, deviceToken: String) {
         self.bundleIdentifier = bundleIdentifier
@@ -40,5 +43,6 @@ public struct AppRecord: Sendable, Hashable {
         self.launchCommand = nil
         self.apnsProvider = nil
         self.deviceTokenUnregistered = nil
+        self.apnsCertificate = nil
     }
 }

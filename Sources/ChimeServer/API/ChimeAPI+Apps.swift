@@ -36,20 +36,50 @@ extension ChimeAPI {
     /// `PATCH /v1/apps/{app}` `{"launch": …, "apns": …}`: sets or clears the background-launch
     /// command and the APNs provider team and key (either or both).
     func updateApp(_ request: HTTPRequest, route: Route) async throws -> HTTPResponse {
-        let object = try JSONObjectReader(try jsonBody(request), what: "a change of the app", accepted: ["launch", "apns"])
-        let launch = object.object["launch"], apns = object.object["apns"]
-        guard launch != nil || apns != nil else {
-            throw APIError.badRequest("invalidValue", "launch is missing, and so is apns: give launch (a command line, an array of words, or null to remove it) "
-                                      + "or apns ({\"teamId\", \"keyId\", \"key\"}, {\"teamId\"}, or null), or both", field: "launch")
+        let object = try JSONObjectReader(try jsonBody(request), what: "a change of the app", accepted: ["launch", "apns", "apnsCertificate"])
+        let launch = object.object["launch"], apns = object.object["apns"], certificate = object.object["apnsCertificate"]
+        guard launch != nil || apns != nil || certificate != nil else {
+            throw APIError.badRequest("invalidValue", "launch is missing, and so are apns and apnsCertificate: give launch (a command line, an array of words, or null to remove it), "
+                                      + "apns ({\"teamId\", \"keyId\", \"key\"}, {\"teamId\"}, or null) or apnsCertificate (a PEM certificate, or null), or more", field: "launch")
         }
         let command = try launch.map { value throws(ChimeError) in try LaunchCommand.decode(value) }
         let provider = try apns.map { try Self.decodeAPNsProvider($0) }
+        let pinned = try certificate.map { try Self.decodeAPNsCertificate($0) }
         let app = route["app"]
         let record = try await engine.changeApp(app) { record in
             if let command { record.launchCommand = command }
             if let provider { record.apnsProvider = provider }
+            if let pinned { record.apnsCertificate = pinned }
         }
+        if certificate != nil { try await indexCertificate(app: app) }
         return json(record.json, route: route)
+    }
+
+    /// `apnsCertificate`: a provider certificate in PEM (its first certificate is pinned: its
+    /// SHA-256, its key's SHA-256 and its dates; a private key in the text is ignored, never kept),
+    /// or null (none).
+    static func decodeAPNsCertificate(_ value: JSONValue) throws -> CertificateFingerprint? {
+        switch value {
+        case .null: return nil
+        case .string(let pem):
+            guard let fingerprint = TLSContext.fingerprint(certificatePEM: pem) else {
+                throw APIError.badRequest("invalidValue", "apnsCertificate must be an X.509 certificate in PEM (-----BEGIN CERTIFICATE-----), as the provider's .pem file holds it",
+                                          field: "apnsCertificate")
+            }
+            return fingerprint
+        default:
+            throw APIError.badRequest("invalidValue", "apnsCertificate must be a PEM certificate as a string, or null", field: "apnsCertificate")
+        }
+    }
+
+    /// The index takes the app's certificate as the store has it before the change is answered,
+    /// so a push right after it is authorized by the new certificate (and no longer by the old);
+    /// TLS clients are asked for certificates while any app has one (a browser is then offered
+    /// the choice of the user's certificates, so only then).
+    private func indexCertificate(app: String) async throws {
+        try await loadTokens()
+        let tokens = self.tokens
+        try await engine.withAppNow(app) { record in tokens.update(app: app, record: record) }
     }
 
     /// `apns`: `{"teamId": T, "keyId": K, "key": PEM}` (a `.p8` private key or a SubjectPublicKeyInfo
@@ -125,7 +155,7 @@ extension ChimeAPI {
             return try await engine.setTokenHash(hash, app: app, create: create) { hash in tokens.set(app: app, hash: hash) }
         } catch {
             // The transaction may have failed after the index took the hash: read the store again.
-            engine.withTokenHash(app: app) { hash in tokens.set(app: app, hash: hash) }
+            engine.withApp(app) { record in tokens.update(app: app, record: record) }
             throw error
         }
     }

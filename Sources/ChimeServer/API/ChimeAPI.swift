@@ -33,6 +33,9 @@ public final class ChimeAPI: HTTPHandler {
     let tokens = TokenIndex()
     /// APNs provider tokens: which token each registered team key uses, since when.
     let providerTokens = ProviderTokens()
+    /// TLS clients are asked for a certificate while an app has one registered (the index is
+    /// loaded as the service starts: ``loadTokens()``).
+    public var requestsClientCertificates: Bool { tokens.hasCertificates }
     private let tokensLoading = Mutex<Task<Void, any Error>?>(nil)
     /// The `Host` names answered (``HostNames``); `nil`: every one (a Unix socket, in-process use).
     let hostNames: HostNames?
@@ -96,10 +99,10 @@ public final class ChimeAPI: HTTPHandler {
             guard case .app(let change) = event.payload else { return }
             let app = event.app
             switch change {
-            case .removed: tokens.set(app: app, hash: nil)
+            case .removed: tokens.update(app: app, record: nil)
             case .updated:
-                engine.withTokenHash(app: app) { hash in
-                    if tokens.isLoaded { tokens.set(app: app, hash: hash) }
+                engine.withApp(app) { record in
+                    if tokens.isLoaded { tokens.update(app: app, record: record) }
                 }
             }
         }

@@ -316,7 +316,7 @@ enum OpenAPIDocument {
       },
       "patch": {
         "operationId": "updateApp",
-        "summary": "Set or clear the app's background-launch command and APNs provider key (owner)",
+        "summary": "Set or clear the app's background-launch command, APNs provider key and APNs provider certificate (owner)",
         "description": "When the service holds an answer for the app and the app has no open event stream, it starts this command with CHIME_SERVICE, CHIME_APP_TOKEN (valid for that launch only), CHIME_BUNDLE_IDENTIFIER and CHIME_LAUNCH_REASON=response; one launch at a time, stopped after --launch-timeout, retried with back-off while answers wait. An app's own token cannot change it. With apns, the app's APNs provider team and key: providers then push to POST /3/device/{token} with authorization: bearer <an ES256 JWT whose kid is a key registered for the team, iss the team id>; any key of the team may push to every app of the team. Only the key's public half is kept (give the .p8 file's text or its public key); the CLI sends only the public key.",
         "requestBody": {
           "required": true,
@@ -2265,7 +2265,7 @@ enum OpenAPIDocument {
             }
           },
           "400": {
-            "description": "Apple's reasons: BadDeviceToken, DeviceTokenNotForTopic, MissingTopic, BadTopic, TopicDisallowed (another app's token, or a provider key of another team), PayloadEmpty, BadPriority, BadExpirationDate, BadCollapseId, InvalidPushType (also a push type the apns-topic is not for: voip needs the bundle id + .voip, …), BadMessageId; BadRequest for a request whose framing is broken (the connection is then closed).",
+            "description": "Apple's reasons: BadDeviceToken, DeviceTokenNotForTopic, MissingTopic, BadTopic, TopicDisallowed (another app's token, a provider key of another team, a client certificate registered for other apps, or a Live Activity push with a client certificate), PayloadEmpty, BadPriority, BadExpirationDate, BadCollapseId, InvalidPushType (also a push type the apns-topic is not for: voip needs the bundle id + .voip, …), BadMessageId; BadRequest for a request whose framing is broken (the connection is then closed).",
             "content": {
               "application/json": {
                 "schema": {
@@ -2275,7 +2275,7 @@ enum OpenAPIDocument {
             }
           },
           "403": {
-            "description": "MissingProviderToken (no authorization), InvalidProviderToken (not a JWT or Chime token, unknown kid, wrong iss, a signature that does not verify, alg other than ES256, no iat or one in the future), ExpiredProviderToken (iat more than an hour ago).",
+            "description": "MissingProviderToken (no authorization and no client certificate), InvalidProviderToken (not a JWT or Chime token, unknown kid, wrong iss, a signature that does not verify, alg other than ES256, no iat or one in the future), ExpiredProviderToken (iat more than an hour ago), BadCertificate (a TLS client certificate registered for no app, or outside its validity dates).",
             "content": {
               "application/json": {
                 "schema": {
@@ -2388,7 +2388,7 @@ enum OpenAPIDocument {
             }
           }
         },
-        "description": "Authorization: bearer <a provider token> — an ES256 JWT (header kid: a key registered with PATCH /v1/apps/{app} apns, claims iss: its team id, iat: when it was made), valid for an hour, renewed at most every 20 minutes per key, for every app of the key's team — or Bearer <the app's token> (or the owner token). Answers as Apple's provider API.",
+        "description": "Authorization: bearer <a provider token> — an ES256 JWT (header kid: a key registered with PATCH /v1/apps/{app} apns, claims iss: its team id, iat: when it was made), valid for an hour, renewed at most every 20 minutes per key, for every app of the key's team — or Bearer <the app's token> (or the owner token). Without an authorization header: the TLS client certificate of the connection (HTTP/2, or HTTP/1.1 on TLS), registered for apps with PATCH /v1/apps/{app} apnsCertificate (apns-topic may then be left out when it is registered for one app; a Live Activity push needs a provider token, as with Apple: TopicDisallowed). Answers as Apple's provider API.",
         "parameters": [
           {
             "name": "apns-topic",
@@ -3461,6 +3461,7 @@ enum OpenAPIDocument {
               "InvalidProviderToken",
               "ExpiredProviderToken",
               "TooManyProviderTokenUpdates",
+              "BadCertificate",
               "Unregistered",
               "InternalServerError",
               "ServiceUnavailable",
@@ -3626,7 +3627,8 @@ enum OpenAPIDocument {
           "settings",
           "launch",
           "apns",
-          "deviceTokenUnregistered"
+          "deviceTokenUnregistered",
+          "apnsCertificate"
         ],
         "properties": {
           "bundleIdentifier": {
@@ -3687,6 +3689,17 @@ enum OpenAPIDocument {
               {
                 "type": "string",
                 "format": "date-time"
+              },
+              {
+                "type": "null"
+              }
+            ]
+          },
+          "apnsCertificate": {
+            "description": "The app's APNs provider certificate's pins and dates (set by the owner only), or null.",
+            "oneOf": [
+              {
+                "$ref": "#/components/schemas/CertificateFingerprint"
               },
               {
                 "type": "null"
@@ -5188,6 +5201,18 @@ enum OpenAPIDocument {
               }
             ],
             "description": "The app's APNs provider team and key; null: none (providers push with the app's token)."
+          },
+          "apnsCertificate": {
+            "oneOf": [
+              {
+                "type": "string",
+                "description": "An X.509 certificate in PEM (-----BEGIN CERTIFICATE-----)."
+              },
+              {
+                "type": "null"
+              }
+            ],
+            "description": "The app's APNs provider certificate: a TLS client presenting it (or one with its key) within its dates may push to the app over TLS without a token; only its SHA-256 pins and dates are kept. null: none."
           }
         }
       },
@@ -5545,6 +5570,36 @@ enum OpenAPIDocument {
               "string",
               "null"
             ],
+            "format": "date-time"
+          }
+        }
+      },
+      "CertificateFingerprint": {
+        "type": "object",
+        "required": [
+          "sha256",
+          "publicKeySha256",
+          "notBefore",
+          "notAfter"
+        ],
+        "description": "A certificate as Chime pins it.",
+        "properties": {
+          "sha256": {
+            "type": "string",
+            "pattern": "^[0-9a-f]{64}$",
+            "description": "SHA-256 of the certificate's DER."
+          },
+          "publicKeySha256": {
+            "type": "string",
+            "pattern": "^[0-9a-f]{64}$",
+            "description": "SHA-256 of its public key (DER SubjectPublicKeyInfo)."
+          },
+          "notBefore": {
+            "type": "string",
+            "format": "date-time"
+          },
+          "notAfter": {
+            "type": "string",
             "format": "date-time"
           }
         }

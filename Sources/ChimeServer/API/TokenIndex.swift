@@ -3,7 +3,9 @@ import Synchronization
 
 /// Every app's token hash, both ways, so a presented token is checked with one dictionary lookup
 /// whatever the number of apps, and without a trip through the engine's writer: an unknown token
-/// costs the same as a known one.
+/// costs the same as a known one. With them, the APNs provider certificates registered for apps
+/// (``AppRecord/apnsCertificate``), so a push authorized by a TLS client certificate reads no app
+/// record to find the apps it may push to.
 ///
 /// The index is a copy of what the store says, kept current on the writer only, in commit order:
 /// it is loaded from the store in one writer operation, a token written by ``ChimeAPI`` is set in
@@ -17,12 +19,14 @@ import Synchronization
 /// let index = TokenIndex()
 /// index.load([record])                       // on the writer
 /// index.app(forHash: Tokens.hash(token))     // "com.example.alarm"
+/// index.apps(certifiedBy: presented)         // ["com.example.alarm"] when its certificate
 /// ```
 final class TokenIndex: Sendable {
     private struct State {
         var loaded = false
         var appByHash: [String: String] = [:]
         var hashByApp: [String: String] = [:]
+        var certificateByApp: [String: CertificateFingerprint] = [:]
     }
 
     private let state = Mutex(State())
@@ -40,9 +44,28 @@ final class TokenIndex: Sendable {
         state.withLock { state in
             state = State()
             state.loaded = true
-            for record in records { Self.set(&state, app: record.bundleIdentifier, hash: record.tokenHash) }
+            for record in records { Self.update(&state, app: record.bundleIdentifier, record: record) }
         }
     }
+
+    /// Takes the app's record as the store now has it (nil: the app is gone).
+    func update(app: String, record: AppRecord?) {
+        state.withLock { Self.update(&$0, app: app, record: record) }
+    }
+
+    private static func update(_ state: inout State, app: String, record: AppRecord?) {
+        set(&state, app: app, hash: record?.tokenHash)
+        state.certificateByApp[app] = record?.apnsCertificate
+    }
+
+    /// The apps whose registered certificate `presented` matches (the same certificate, or its
+    /// key), in bundle identifier order. Only apps with a certificate are looked at.
+    func apps(certifiedBy presented: CertificateFingerprint) -> [String] {
+        state.withLock { state in state.certificateByApp.filter { $0.value.matches(presented) }.map(\.key).sorted() }
+    }
+
+    /// Whether some app has a certificate registered.
+    var hasCertificates: Bool { state.withLock { !$0.certificateByApp.isEmpty } }
 
     /// Records the app's token hash (nil: the app has no token, or is gone).
     func set(app: String, hash: String?) {

@@ -27,7 +27,8 @@ final class HTTP2Connection: LoopClient {
     private var closed = false
     private var phase = ConnectionTable.Phase.awaitingHead
 
-    init(id: Int, transport: ByteTransport, peer: PeerAddress, core: ServerCore, loop: IOLoop) {
+    /// `clientCertificate`: what the TLS client presented in the handshake, handed to every request.
+    init(id: Int, transport: ByteTransport, peer: PeerAddress, core: ServerCore, loop: IOLoop, clientCertificate: CertificateFingerprint? = nil) {
         self.id = id
         self.transport = transport
         self.peer = peer
@@ -35,7 +36,7 @@ final class HTTP2Connection: LoopClient {
         self.loop = loop
         self.entry = core.guardian.opened(fd: transport.fd, address: peer.key)
         session = HTTP2Session(limits: core.configuration.http2, headLimits: core.configuration.headLimits,
-                               remoteAddress: peer.description, delegate: self)
+                               remoteAddress: peer.description, clientCertificate: clientCertificate, delegate: self)
         core.http2Opened(id)
         flush()
     }

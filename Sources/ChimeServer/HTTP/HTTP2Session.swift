@@ -130,6 +130,8 @@ final class HTTP2Session {
     let limits: HTTP2Limits
     let headLimits: HeadLimits
     private let remoteAddress: String
+    /// The certificate the TLS client presented, handed to every request of the connection.
+    private let clientCertificate: CertificateFingerprint?
     private unowned let delegate: any HTTP2SessionDelegate
     private var session: OpaquePointer?
     /// Streams whose head began within the share, by id, until nghttp2 closes them.
@@ -139,10 +141,12 @@ final class HTTP2Session {
     /// Streams refused because ``handling`` was at the share.
     private(set) var refused = 0
 
-    init(limits: HTTP2Limits, headLimits: HeadLimits, remoteAddress: String, delegate: any HTTP2SessionDelegate) {
+    init(limits: HTTP2Limits, headLimits: HeadLimits, remoteAddress: String, clientCertificate: CertificateFingerprint? = nil,
+         delegate: any HTTP2SessionDelegate) {
         self.limits = limits
         self.headLimits = headLimits
         self.remoteAddress = remoteAddress
+        self.clientCertificate = clientCertificate
         self.delegate = delegate
         var callbacks: OpaquePointer?
         nghttp2_session_callbacks_new(&callbacks)
@@ -363,6 +367,7 @@ final class HTTP2Session {
                                   headers: headers, body: [], remoteAddress: remoteAddress)
         request.queryError = query.error
         request.protocolVersion = "HTTP/2"
+        request.clientCertificate = clientCertificate
         stream.request = request
         if stream.problem == nil {
             stream.problem = RequestChecks.target(bytes: stream.path.utf8.count, queryArguments: arguments.count, limits: headLimits)

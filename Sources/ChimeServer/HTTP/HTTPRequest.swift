@@ -25,6 +25,9 @@ public struct HTTPRequest: Sendable {
     public var remoteAddress: String
     /// `HTTP/1.1`, `HTTP/1.0` or `HTTP/2`: what carried the request.
     public var protocolVersion = "HTTP/1.1"
+    /// The certificate the client presented on TLS (asked for while the handler
+    /// ``HTTPHandler/requestsClientCertificates``), or nil.
+    public var clientCertificate: CertificateFingerprint?
 
     public init(method: String, path: String, query: [(name: String, value: String)] = [], headers: [String: String] = [:],
                 body: [UInt8] = [], remoteAddress: String = "") {

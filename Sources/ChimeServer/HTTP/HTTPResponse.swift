@@ -36,6 +36,9 @@ public struct HTTPResponse: Sendable {
 /// What the server asks of the application: body limits, the handler, and the answers it gives
 /// without running the handler.
 public protocol HTTPHandler: Sendable {
+    /// Whether new TLS connections ask the client for a certificate (read as each connection
+    /// starts; a browser may then offer the user's certificates, so ask only when one is used).
+    var requestsClientCertificates: Bool { get }
     /// The largest body accepted for this request head, in bytes.
     func bodyLimit(for request: HTTPRequest) -> Int
     /// Handles a complete request. Must not throw: errors become error responses.
@@ -50,6 +53,9 @@ public protocol HTTPHandler: Sendable {
 }
 
 extension HTTPHandler {
+    /// None by default.
+    public var requestsClientCertificates: Bool { false }
+
     /// Plain text: the problem's status and message.
     public func refused(_ request: HTTPRequest, problem: RequestProblem) -> HTTPResponse {
         HTTPResponse(status: problem.status, contentType: "text/plain; charset=utf-8", body: Array((problem.message + "\n").utf8),

@@ -157,6 +157,11 @@ final class ServerCore: Sendable {
         /// HTTP/2 connections open (ids on the loop), and their requests being handled.
         var http2Connections: Set<Int> = []
         var http2Requests = 0
+        /// The certificate each TLS client presented, by the socket its HTTP/1.1 is handed to
+        /// libmicrohttpd on. Set or cleared at every hand-over, so while a connection is open the
+        /// entry for its socket is its own (a closed socket's number is handed over again before
+        /// it is read again).
+        var bridgedCertificates: [Int32: CertificateFingerprint] = [:]
     }
 
     let configuration: HTTPServer.Configuration
@@ -496,8 +501,11 @@ final class ServerCore: Sendable {
     var isDraining: Bool { state.withLock { $0.draining } }
 
     /// Gives an accepted HTTP/1.1 connection to libmicrohttpd (which closes it when done).
-    func handToMicroHTTPD(_ fd: Int32, peer: PeerAddress) {
-        let bits = state.withLock { $0.stopping ? 0 : $0.daemon }
+    func handToMicroHTTPD(_ fd: Int32, peer: PeerAddress, clientCertificate: CertificateFingerprint? = nil) {
+        let bits = state.withLock { state in
+            if tls != nil { state.bridgedCertificates[fd] = clientCertificate }
+            return state.stopping ? 0 : state.daemon
+        }
         guard let daemon = OpaquePointer(bitPattern: bits) else {
             close(fd)
             return
@@ -537,6 +545,10 @@ final class ServerCore: Sendable {
                                   remoteAddress: Self.describe(chime_mhd_client_address(connection)))
         request.queryError = collector.arguments.error
         request.protocolVersion = versionText
+        if tls != nil {
+            let fd = chime_mhd_connection_fd(connection)
+            request.clientCertificate = state.withLock { $0.bridgedCertificates[fd] }
+        }
         let headSize = chime_mhd_header_size(connection)
         let problem = RequestChecks.head(bytes: headSize, limits: configuration.headLimits)
             ?? RequestChecks.method(methodText)

@@ -44,7 +44,7 @@ final class Listener: LoopClient {
                 (loop.client(oldest) as? any PendingConnection)?.drop()
             }
             if let tls = core.tls {
-                guard let ssl = tls.connection(client) else {
+                guard let ssl = tls.connection(client, requestCertificate: core.handler.requestsClientCertificates) else {
                     close(client)
                     continue
                 }

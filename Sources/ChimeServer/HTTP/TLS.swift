@@ -1,3 +1,4 @@
+import ChimeCore
 import CLibSSL
 import CMicroHTTPD
 import CNGHTTP2
@@ -38,9 +39,21 @@ final class TLSContext: @unchecked Sendable {
         return "sha256//" + Data(hash).base64EncodedString()
     }
 
-    /// A server-side TLS connection on `fd` (non-blocking), not yet handshaken.
-    func connection(_ fd: Int32) -> OpaquePointer? {
+    /// The first certificate in PEM text as Chime pins it, or nil when the text holds none.
+    static func fingerprint(certificatePEM: String) -> CertificateFingerprint? {
+        var certificate = [UInt8](repeating: 0, count: 32), key = [UInt8](repeating: 0, count: 32)
+        var notBefore: Int64 = 0, notAfter: Int64 = 0
+        guard chime_tls_pem_certificate(certificatePEM, &certificate, &key, &notBefore, &notAfter) == 1 else { return nil }
+        return CertificateFingerprint(sha256: certificate, publicKeySHA256: key, notBefore: Date(timeIntervalSince1970: TimeInterval(notBefore)),
+                                      notAfter: Date(timeIntervalSince1970: TimeInterval(notAfter)))
+    }
+
+    /// A server-side TLS connection on `fd` (non-blocking), not yet handshaken; with
+    /// `requestCertificate`, the client is asked for a certificate (not required; any is taken,
+    /// and the handler checks it: ``HTTPRequest/clientCertificate``).
+    func connection(_ fd: Int32, requestCertificate: Bool = false) -> OpaquePointer? {
         guard let ssl = SSL_new(context) else { return nil }
+        if requestCertificate { chime_tls_request_client_certificate(ssl) }
         SSL_set_fd(ssl, fd)
         SSL_set_accept_state(ssl)
         return ssl
@@ -82,6 +95,15 @@ final class TLSTransport: ByteTransport {
     }
 
     var selectedHTTP2: Bool { chime_tls_selected_h2(ssl) == 1 }
+
+    /// The certificate the client presented in the handshake, or nil.
+    var clientCertificate: CertificateFingerprint? {
+        var certificate = [UInt8](repeating: 0, count: 32), key = [UInt8](repeating: 0, count: 32)
+        var notBefore: Int64 = 0, notAfter: Int64 = 0
+        guard chime_tls_peer_certificate(ssl, &certificate, &key, &notBefore, &notAfter) == 1 else { return nil }
+        return CertificateFingerprint(sha256: certificate, publicKeySHA256: key, notBefore: Date(timeIntervalSince1970: TimeInterval(notBefore)),
+                                      notAfter: Date(timeIntervalSince1970: TimeInterval(notAfter)))
+    }
     /// Whether ALPN chose a protocol at all.
     var selectedProtocol: Bool { chime_tls_selected_any(ssl) == 1 }
     /// The connection broke while peeking.
@@ -208,7 +230,8 @@ final class TLSHandshake: PendingConnection {
         }
         done = true
         if http2 {
-            let connection = HTTP2Connection(id: id, transport: transport, peer: peer, core: core, loop: loop)
+            let connection = HTTP2Connection(id: id, transport: transport, peer: peer, core: core, loop: loop,
+                                             clientCertificate: transport.clientCertificate)
             loop.replace(id, with: connection)
             connection.ready(fd: transport.fd, revents: Int16(POLLIN))
         } else if let bridge = TLSBridge(id: id, tls: transport, peer: peer, core: core, loop: loop) {
@@ -265,7 +288,7 @@ final class TLSBridge: LoopClient {
         self.tls = tls
         self.local = SocketTransport(fd: pair[0])
         self.loop = loop
-        core.handToMicroHTTPD(pair[1], peer: peer)
+        core.handToMicroHTTPD(pair[1], peer: peer, clientCertificate: tls.clientCertificate)
     }
 
     var interests: [(fd: Int32, events: Int16)] {

@@ -110,6 +110,14 @@ public final class RunningService: Sendable {
             listen: configuration.listen, tls: tls, connectionLimit: configuration.connectionLimit,
             connectionLimitPerAddress: configuration.connectionLimitPerAddress, connectionTimeout: configuration.connectionTimeout,
             streamQueueLimit: configuration.streamQueueLimit, heartbeatInterval: configuration.heartbeatInterval)
+        do {
+            // The token and certificate index: TLS clients are asked for a certificate while an app has one.
+            try await api.loadTokens()
+        } catch {
+            await engine.shutdown()
+            opened.handle.close()
+            throw error
+        }
         let server = HTTPServer(configuration: serverConfiguration, handler: api, logger: logger, metrics: metrics)
         raiseOpenFileLimit(descriptors: serverConfiguration.daemonConnectionLimit, logger: logger)
         engine.startScheduler()

@@ -5,6 +5,10 @@ Each command prints one JSON object on stdout:
   many URL CA TOKEN COUNT          COUNT GETs at once through one httpx (h2) connection
   aioapns HOST PORT CA KEY KEYID TEAMID TOPIC DEVICE[,DEVICE...] [PUSH_TYPE PRIORITY [CASES]]
                                    a push to each device through one aioapns client (one provider token)
+  aioapns-cert HOST PORT CA CERTKEY DEVICE
+                                   a push with aioapns authenticated by a client certificate (CERTKEY: the
+                                   certificate and its key in one PEM file; the topic is the certificate's UID)
+  cert-push URL CA CERT KEY [TOPIC] one POST over HTTP/2 with httpx and a client certificate, no authorization header
   rapid-reset HOST PORT CA PATH N  N streams opened and reset at once (h2), then one real request
   ping-flood HOST PORT CA N        N PINGs without reading the answers, then whether the server ended it
   settings-flood HOST PORT CA N    N SETTINGS frames without reading, as above
@@ -78,6 +82,32 @@ async def push(host, port, ca, key, key_id, team_id, topic, device, push_type="a
         results.append({"success": result.is_successful, "status": str(result.status), "reason": result.description,
                         "apnsId": result.notification_id, "sent": request.notification_id})
     return {"results": results}
+
+
+async def push_with_certificate(host, port, ca, certificate, device) -> dict:
+    from aioapns import APNs, NotificationRequest, PushType
+    from aioapns.connection import APNsDevelopmentClientProtocol, APNsProductionClientProtocol
+    for protocol in (APNsDevelopmentClientProtocol, APNsProductionClientProtocol):
+        protocol.APNS_SERVER = host
+        protocol.APNS_PORT = int(port)
+    client = APNs(client_cert=certificate, use_sandbox=True, ssl_context=ssl.create_default_context(cafile=ca),
+                  max_connection_attempts=1)
+    request = NotificationRequest(device_token=device, message={"aps": {"alert": {"title": "From aioapns", "body": "with a certificate"}}},
+                                  notification_id=str(uuid.uuid4()), push_type=PushType.ALERT)
+    result = await client.send_notification(request)
+    return {"success": result.is_successful, "status": str(result.status), "reason": result.description,
+            "apnsId": result.notification_id, "sent": request.notification_id}
+
+
+async def post_with_certificate(url, ca, certificate, key, topic=None) -> dict:
+    made = context(ca)
+    made.load_cert_chain(certificate, key)
+    headers = {"apns-topic": topic} if topic else {}
+    async with httpx.AsyncClient(http2=True, http1=False, verify=made) as client:
+        answer = await client.post(url, headers=headers, content=b'{"aps": {"alert": "with httpx and a certificate"}}')
+    body = answer.json() if answer.content else {}
+    return {"status": answer.status_code, "version": answer.http_version, "reason": body.get("reason"),
+            "uniqueId": answer.headers.get("apns-unique-id")}
 
 
 def raw(host: str, port: str, ca: str):
@@ -205,6 +235,10 @@ def main(command: str, *arguments: str) -> dict:
         return asyncio.run(many(*arguments))
     if command == "aioapns":
         return asyncio.run(push(*arguments))
+    if command == "aioapns-cert":
+        return asyncio.run(push_with_certificate(*arguments))
+    if command == "cert-push":
+        return asyncio.run(post_with_certificate(*arguments))
     if command == "rapid-reset":
         return rapid_reset(*arguments)
     if command == "ping-flood":
