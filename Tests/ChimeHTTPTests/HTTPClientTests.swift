@@ -218,22 +218,29 @@ struct HTTPClientTests {
         return (fd, UInt16(bigEndian: address.sin_port))
     }
 
+    /// Reads the request on `connection`, answers the head and one event of a chunked stream, and
+    /// closes without the last chunk.
+    static func answerAndCut(_ connection: Int32) {
+        var request = [UInt8](repeating: 0, count: 4096)
+        _ = request.withUnsafeMutableBytes { recv(connection, $0.baseAddress, $0.count, 0) }
+        let event = "event: a\ndata: 1\n\n"
+        let answer = "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n"
+            + String(event.utf8.count, radix: 16) + "\r\n" + event + "\r\n"
+        _ = Array(answer.utf8).withUnsafeBytes { send(connection, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+        close(connection)
+    }
+
     @Test("a stream cut before its end throws connectionLost, after the events that came: only a stream the server ended returns")
     func cutStream() async throws {
         let (listening, port) = Self.boundLoopbackSocket()
         defer { close(listening) }
         #expect(listen(listening, 4) == 0)
         // A server that answers the head and one event of a chunked stream, then closes without the last chunk.
+        let accepted = Mutex<Int32?>(nil)
         let server = Thread {
             let connection = accept(listening, nil, nil)
-            guard connection >= 0 else { return }
-            var request = [UInt8](repeating: 0, count: 4096)
-            _ = request.withUnsafeMutableBytes { recv(connection, $0.baseAddress, $0.count, 0) }
-            let event = "event: a\ndata: 1\n\n"
-            let answer = "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n"
-                + String(event.utf8.count, radix: 16) + "\r\n" + event + "\r\n"
-            _ = Array(answer.utf8).withUnsafeBytes { send(connection, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
-            close(connection)
+            accepted.withLock { $0 = connection >= 0 ? 0 : errno }
+            if connection >= 0 { Self.answerAndCut(connection) }
         }
         server.start()
         let client = HTTPClient(endpoint: try HTTPEndpoint("http://127.0.0.1:\(port)"), timeout: 10)
@@ -242,6 +249,9 @@ struct HTTPClientTests {
             try await client.events("/cut") { event in events.withLock { $0.append(event.kind + " " + event.data) } }
         } throws: { error in (error as? HTTPClientError)?.code == .connectionLost }
         #expect(events.withLock { $0 } == ["a 1"])
+        // The stream was cut by this server, not lost some other way (an accept that failed leaves the client without an answer).
+        let acceptError = accepted.withLock { $0 }
+        #expect(acceptError == 0, "accept: \(acceptError.map { "errno \($0)" } ?? "never returned")")
     }
 
     @Test("nothing listening, a server that never answers, a bad path: errors that say what to do")

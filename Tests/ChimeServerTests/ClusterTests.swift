@@ -58,7 +58,7 @@ struct ClusterTests {
 
         /// SIGKILL, and wait (at most 10 s) until it has been reaped.
         func kill9() async throws {
-            guard let process else { return }
+            guard let process else { throw TestClientError(description: "\(name) was never started") }
             process.signal(SIGKILL)
             guard await process.termination(within: .seconds(10)) != nil else { throw TestClientError(description: "\(name) outlived SIGKILL by 10 s") }
         }

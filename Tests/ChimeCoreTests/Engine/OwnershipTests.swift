@@ -25,19 +25,15 @@ struct OwnershipTests {
     /// its named operations only (`NotificationEngine+Adapters.swift` and the public API).
     @Test("no adapter runs closures on the writer or touches the store", arguments: ["ChimeServer", "Chime", "ChimeCLI", "ChimeDesktop"])
     func adaptersUseNamedOperations(module: String) throws {
-        let sources = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("Sources/\(module)")
-        let files = try #require(FileManager.default.enumerator(at: sources, includingPropertiesForKeys: nil))
-            .compactMap { $0 as? URL }.filter { $0.pathExtension == "swift" }
-        #expect(files.count > 3, "no sources found at \(sources.path)")
+        let files = try SourceTree.swiftFiles(in: "Sources/\(module)")
+        #expect(files.count > 3, "only \(files.count) sources found in Sources/\(module)")
         let forbidden = ["engine.perform", "engine.submit", ".perform {", ".perform({", "submit({", "EngineCore", "core.store", "$0.store"]
         for file in files {
-            let text = try String(contentsOf: file, encoding: .utf8)
-            for (number, line) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
+            for line in try SourceTree.lines(of: file) {
                 // The desktop's own bus loop has a perform of its own (DesktopLoop), which is not the engine's.
-                if line.contains("loop.perform") { continue }
-                for pattern in forbidden where line.contains(pattern) {
-                    Issue.record("\(file.lastPathComponent):\(number + 1) uses \(pattern): \(line.trimmingCharacters(in: .whitespaces))")
+                if line.text.contains("loop.perform") { continue }
+                for pattern in forbidden where line.text.contains(pattern) {
+                    Issue.record("\(line.place) uses \(pattern): \(line.text.trimmingCharacters(in: .whitespaces))")
                 }
             }
         }

@@ -45,20 +45,12 @@ struct SleepTests {
     /// benchmarks and the examples.
     @Test("nothing sleeps through the generic clock sleeps", arguments: ["Sources", "Tests", "Benchmarks", "Examples"])
     func onlyOneSleep(folder: String) throws {
-        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .deletingLastPathComponent().deletingLastPathComponent()
-        let files = try #require(FileManager.default.enumerator(at: root.appendingPathComponent(folder), includingPropertiesForKeys: nil))
-            .compactMap { $0 as? URL }.filter { $0.pathExtension == "swift" && !$0.path.contains("/ExternalPackage/.build/") }
-        #expect(!files.isEmpty, "no sources found in \(folder)")
         let forbidden = ["Task.sleep(for", "Task.sleep(until", "Task.sleep(nanoseconds", ".sleep(for:", "clock: .continuous)",
                          "ContinuousClock().sleep", "SuspendingClock().sleep"]
-        for file in files where file.lastPathComponent != "Sleep.swift" && file.lastPathComponent != "SleepTests.swift" {
-            let text = try String(contentsOf: file, encoding: .utf8)
-            for (number, line) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
-                let code = line.trimmingCharacters(in: .whitespaces)
-                if code.hasPrefix("//") { continue }
-                for pattern in forbidden where line.contains(pattern) {
-                    Issue.record("\(folder)/…/\(file.lastPathComponent):\(number + 1) sleeps with \(pattern): use Sleep (ChimeCore)")
+        for file in try SourceTree.swiftFiles(in: folder) where file.lastPathComponent != "Sleep.swift" && file.lastPathComponent != "SleepTests.swift" {
+            for line in try SourceTree.codeLines(of: file) {
+                for pattern in forbidden where line.text.contains(pattern) {
+                    Issue.record("\(folder)/…/\(line.place) sleeps with \(pattern): use Sleep (ChimeCore)")
                 }
             }
         }

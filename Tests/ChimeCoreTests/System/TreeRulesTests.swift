@@ -1,0 +1,88 @@
+import Foundation
+import Testing
+
+/// Rules kept over the whole tree by reading it (as SleepTests keeps the one way to sleep).
+@Suite("Rules over the whole tree")
+struct TreeRulesTests {
+    /// Whether `line` has a `return` with no value: the end of a block or of the line follows it.
+    static func returnsNothing(_ line: Substring) -> Bool {
+        var rest = line[...]
+        while let found = rest.range(of: "return") {
+            let before = rest[..<found.lowerBound].last
+            let after = rest[found.upperBound...].drop { $0 == " " }
+            let isWord = before.map { !$0.isLetter && !$0.isNumber && $0 != "_" } ?? true
+            if isWord, after.isEmpty || after.first == "}" { return true }
+            rest = rest[found.upperBound...]
+        }
+        return false
+    }
+
+    /// What makes an early exit a failure rather than a pass.
+    static let failures = ["Issue.record", "XCTFail"]
+
+    /// A test that leaves its body early without recording an issue passes without asserting what
+    /// follows (as `guard case … = answer else { return }` did in APNsEndpointTests). In the body of
+    /// every `@Test` and XCTest `test…` function, a `return` without a value is preceded, on its
+    /// line or within the 3 lines before, by `Issue.record` or `XCTFail`; `#require` and `throw`
+    /// need no `return`.
+    @Test("no test leaves its body early without recording an issue")
+    func testsAssert() throws {
+        let files = try SourceTree.swiftFiles(in: "Tests")
+        var bodies = 0
+        for file in files {
+            // Searched without comments and string contents (a test's text may show a return).
+            let text = try String(contentsOf: file, encoding: .utf8)
+            let code = SourceTree.code(of: text)
+            let lines = try SourceTree.lines(of: file, text: code), shown = try SourceTree.lines(of: file, text: text)
+            for body in SourceTree.testBodies(in: code) {
+                bodies += 1
+                for index in (body.lowerBound - 1)..<body.upperBound where Self.returnsNothing(lines[index].text) {
+                    let window = lines[max(body.lowerBound - 1, index - 3)...index]
+                    if window.contains(where: { line in Self.failures.contains { line.text.contains($0) } }) { continue }
+                    Issue.record("""
+                        \(lines[index].place) leaves a test early without recording an issue: \
+                        \(shown[index].text.trimmingCharacters(in: .whitespaces)) (use try #require, or Issue.record before the return)
+                        """)
+                }
+            }
+        }
+        // The reader finds the tests (about 750 today): a reader that found none would pass this check.
+        #expect(bodies > 500, "\(bodies) test bodies found in \(files.count) files")
+    }
+
+    @Test("a return without a value is told from one with a value")
+    func returns() {
+        #expect(Self.returnsNothing("    guard x else { return }"))
+        #expect(Self.returnsNothing("        return"))
+        #expect(Self.returnsNothing("if done { return}"))
+        #expect(!Self.returnsNothing("    guard x else { return nil }"))
+        #expect(!Self.returnsNothing("    return value"))
+        #expect(!Self.returnsNothing("    let returned = 1 // noreturn"))
+    }
+
+    /// The reader of test bodies, on the shapes that could mislead it: braces in strings, raw and
+    /// multi-line strings, interpolations and comments.
+    @Test("test bodies are found past braces in strings, interpolations and comments")
+    func bodiesFound() {
+        let text = #"""
+        @Suite struct S {
+            @Test("a {") func a() {
+                let s = "}\("{")"
+                // }
+                /* } */
+                let r = #"}"\"#
+            }
+            func helper() { print(1) }
+            @Test func b() async throws {
+                let m = """
+                    }
+                    """
+                _ = m
+            }
+            func testXC() {
+            }
+        }
+        """#
+        #expect(SourceTree.testBodies(in: SourceTree.code(of: text)) == [2...7, 9...14, 15...16])
+    }
+}
