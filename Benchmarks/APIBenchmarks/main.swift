@@ -4,10 +4,11 @@
 // SQLite in one transaction, in the same run.
 //
 //   chime-bench-api [--dir DIR] [--count N] [--burst N] [--deliveries N] [--quick] [--only NAME[,NAME]]
-//                   [--reference PATH] [--json FILE]
+//                   [--reference PATH] [--json FILE] [--realistic-shape interval|attachment]
 //
-// Names: api-concurrent, api-burst, api-steady, cost (cost per delivery: delegate, surfaces for 1,
-// 10 and 100 apps, through the service).
+// Names: api-concurrent, api-realistic (the realistic add path: requests built as an app builds
+// them, inside the timed region, through `UNUserNotificationCenter.current()`), api-burst,
+// api-steady, cost (cost per delivery: delegate, surfaces for 1, 10 and 100 apps, through the service).
 // Prints progress on stderr and a table on stdout; --json merges the figures into FILE under "api".
 import Chime
 import ChimeCore
@@ -32,6 +33,8 @@ struct Options {
     var json: String?
     /// Where api-steady writes each delivery's due offset and lateness (CSV), for profiling.
     var trace: String?
+    /// Which shapes api-realistic runs (both by default; one alone to profile it).
+    var realisticShapes: Set<String> = ["interval", "attachment"]
 
     static func parse(_ arguments: [String]) -> Options {
         var options = Options()
@@ -57,13 +60,17 @@ struct Options {
             case "--reference": options.reference = value(argument)
             case "--json": options.json = value(argument)
             case "--trace": options.trace = value(argument)
+            case "--realistic-shape":
+                let shape = value(argument)
+                guard ["interval", "attachment"].contains(shape) else { fail("--realistic-shape is interval or attachment, not \(shape)") }
+                options.realisticShapes = [shape]
             case "--quick":
                 options.count = 50_000
                 options.burst = 20_000
                 options.deliveries = 5_000
                 options.seconds = 10
             case "-h", "--help":
-                print("usage: chime-bench-api [--dir DIR] [--count N] [--burst N] [--deliveries N] [--rate R] [--seconds S] [--quick] [--only api-concurrent,api-burst,api-steady,cost] [--reference PATH] [--json FILE] [--trace FILE (api-steady: due offset s, lateness ms per delivery)]")
+                print("usage: chime-bench-api [--dir DIR] [--count N] [--burst N] [--deliveries N] [--rate R] [--seconds S] [--quick] [--only api-concurrent,api-realistic,api-burst,api-steady,cost] [--reference PATH] [--json FILE] [--trace FILE (api-steady: due offset s, lateness ms per delivery)] [--realistic-shape interval|attachment (api-realistic: one shape alone)]")
                 exit(0)
             default: fail("unknown argument \(argument); see --help")
             }
@@ -116,15 +123,21 @@ func exactly(_ date: Date) -> UNCalendarNotificationTrigger {
     return UNCalendarNotificationTrigger(dateMatching: components, repeats: false)
 }
 
-/// The request an app makes: a title, a body, a sound, a category, a thread and ~200 bytes of
-/// user info, as the engine benchmark's workload.
-func makeRequest(_ index: Int, prefix: String, trigger: UNNotificationTrigger) -> UNNotificationRequest {
+/// New content with a reminder's title, body, default sound, category and `thread`.
+func reminderContent(_ index: Int, thread: String) -> UNMutableNotificationContent {
     let content = UNMutableNotificationContent()
     content.title = "Reminder \(index)"
     content.body = "Time to stretch, drink some water and look away from the screen."
     content.sound = .default
     content.categoryIdentifier = "reminder"
-    content.threadIdentifier = "thread-\(index % 16)"
+    content.threadIdentifier = thread
+    return content
+}
+
+/// The request an app makes: a title, a body, a sound, a category, a thread and ~200 bytes of
+/// user info, as the engine benchmark's workload.
+func makeRequest(_ index: Int, prefix: String, trigger: UNNotificationTrigger) -> UNNotificationRequest {
+    let content = reminderContent(index, thread: "thread-\(index % 16)")
     content.userInfo = ["taskID": "task-\(index)", "list": "Personal errands and weekly chores", "priority": index % 5,
                         "tags": ["health", "daily", "focus"], "note": String(repeating: "n", count: 80)]
     return UNNotificationRequest(identifier: "\(prefix)-\(index)", content: content, trigger: trigger)
@@ -492,6 +505,133 @@ func registerApp(_ app: String, service: RunningService) async throws -> String 
     results["costServiceCPUMicroseconds"] = service.cpu * 1e6
 }
 
+// MARK: - The realistic add path
+
+/// A 160-character note; each add ends it with its own number (``realisticNote(_:)``).
+let realisticNoteText = "Pick up the dry cleaning on the way home, then call the pharmacy about the refill and ask "
+    + "whether the new dosage needs a fresh prescription from the clinic, ok."
+
+/// The note of add `index`: 160 characters, its last ones the index, as an app's text differs per
+/// notification.
+func realisticNote(_ index: Int) -> String {
+    let digits = String(index)
+    return String(realisticNoteText.dropFirst(digits.count)) + digits
+}
+
+/// The two shapes of the realistic path.
+enum RealisticShape {
+    /// A time-interval trigger between 1 and 30 days.
+    case interval
+    /// An image attachment and a calendar trigger (year to minute, 1 to 30 days ahead).
+    case attachmentAndCalendar(images: String)
+}
+
+/// Request `index` as an app builds it: new content with a title, a body, the default sound, a
+/// category, a thread and `userInfo` holding an integer and a 160-character string; the trigger and,
+/// for the second shape, the attachment of a file the app has (moved into the attachment store by
+/// `add`, as on iOS).
+func realisticRequest(_ index: Int, shape: RealisticShape) throws -> UNNotificationRequest {
+    var random = SplitMix64(seed: UInt64(index))
+    let content = reminderContent(index, thread: "list-\(index % 16)")
+    content.userInfo = ["taskID": index, "note": realisticNote(index)]
+    let interval = Double.random(in: 86_400...30 * 86_400, using: &random)
+    let trigger: UNNotificationTrigger
+    switch shape {
+    case .interval:
+        trigger = UNTimeIntervalNotificationTrigger(timeInterval: interval, repeats: false)
+    case .attachmentAndCalendar(let images):
+        content.attachments = [try UNNotificationAttachment(identifier: "image",
+                                                            url: URL(fileURLWithPath: images + "/image-\(index).png"), options: nil)]
+        let components = Calendar.current.dateComponents([.year, .month, .day, .hour, .minute], from: Date().addingTimeInterval(interval))
+        trigger = UNCalendarNotificationTrigger(dateMatching: components, repeats: false)
+    }
+    return UNNotificationRequest(identifier: "realistic-\(index)", content: content, trigger: trigger)
+}
+
+/// Builds and adds requests `0..<count` of a shape through `center`, `inFlight` at a time, each
+/// built by the task that adds it.
+func addRealistic(_ center: UNUserNotificationCenter, count: Int, offset: Int, shape: RealisticShape, inFlight: Int, label: String) async throws {
+    let next = Counter()
+    try await withThrowingTaskGroup(of: Void.self) { group in
+        for _ in 0..<inFlight {
+            group.addTask {
+                while true {
+                    let index = next.value.add(1, ordering: .relaxed).oldValue
+                    guard index < count else { return }
+                    try await center.add(try realisticRequest(offset + index, shape: shape))
+                    if index % 2000 == 0 { progress.update("\(label): \(index.formatted())/\(count.formatted())") }
+                }
+            }
+        }
+        try await group.waitForAll()
+    }
+}
+
+/// The realistic add path (issue 25): `UNUserNotificationCenter.current()` on its SQLite store (a
+/// fresh file through `CHIME_STORE`), requests built inside the timed region, 64 adds in flight.
+/// First `count` adds with interval triggers, then `count / 5` with an attachment and a calendar
+/// trigger (the image files, 2 KB each, are the app's before the clock starts; the second shape
+/// adds to the store the first one filled).
+@MainActor func benchAPIRealistic(_ options: Options, reference: Double?) async throws {
+    precondition(realisticNote(options.count).count == 160, "the realistic note is 160 characters")
+    let directory = try freshDirectory(options, "api-realistic")
+    setenv("CHIME_STORE", directory + "/realistic.sqlite", 1)
+    setenv("CHIME_BUNDLE_IDENTIFIER", "com.example.realistic", 1)
+    setenv("CHIME_DESKTOP", "off", 1)
+    setenv("CHIME_AUTHORIZATION", "allow", 1)
+    let center = UNUserNotificationCenter.current()
+    _ = try await center.requestAuthorization(options: [.alert, .sound, .badge])
+    center.setNotificationCategories([reminderCategory])
+
+    if options.realisticShapes.contains("interval") {
+        let start = ContinuousClock.now
+        let cpu = cpuSeconds()
+        try await addRealistic(center, count: options.count, offset: 0, shape: .interval, inFlight: 64, label: "api realistic adds, interval")
+        let seconds = (ContinuousClock.now - start).seconds
+        let cpuPerAdd = (cpuSeconds() - cpu) / Double(options.count)
+        let rate = Double(options.count) / seconds
+        let pending = try await center.engine.pendingCount(app: center.bundleIdentifier)
+        guard pending == options.count else { fail("api-realistic: \(pending) pending after \(options.count) adds") }
+        progress.done("api realistic adds, interval trigger: \(options.count.formatted()) in \(String(format: "%.2f", seconds)) s, \(String(format: "%.1f", cpuPerAdd * 1e6)) µs CPU each")
+        results["apiRealisticPerSecond"] = rate
+        results["apiRealisticCPUMicroseconds"] = cpuPerAdd * 1e6
+        let ratio = reference.map { rate / $0 }
+        figures.append(Figure(name: "realistic adds through UNUserNotificationCenter.current(): built in the clock, userInfo, interval 1-30 days (64 in flight)",
+                              value: "\(Int(rate).formatted()) /s", target: "≥ 0.40 × C loop", met: ratio.map { $0 >= 0.40 },
+                              ratio: ratio.map { String(format: "%.2f", $0) } ?? ""))
+    }
+    if options.realisticShapes.contains("attachment") {
+        let count = max(1, options.count / 5)
+        let before = try await center.engine.pendingCount(app: center.bundleIdentifier)
+        let images = try freshDirectory(options, "api-realistic-images")
+        progress.update("api realistic: writing \(count.formatted()) images", force: true)
+        let image = Data((0..<2048).map { UInt8(truncatingIfNeeded: $0 &* 31) })
+        for index in 0..<count {
+            try image.write(to: URL(fileURLWithPath: images + "/image-\(options.count + index).png"))
+        }
+        settleDisk()
+        let start = ContinuousClock.now
+        let cpu = cpuSeconds()
+        try await addRealistic(center, count: count, offset: options.count, shape: .attachmentAndCalendar(images: images), inFlight: 64,
+                               label: "api realistic adds, attachment and calendar")
+        let seconds = (ContinuousClock.now - start).seconds
+        let cpuPerAdd = (cpuSeconds() - cpu) / Double(count)
+        let rate = Double(count) / seconds
+        let pending = try await center.engine.pendingCount(app: center.bundleIdentifier)
+        let left = try FileManager.default.contentsOfDirectory(atPath: images).count
+        guard pending == before + count, left == 0 else {
+            fail("api-realistic: \(pending - before) pending after \(count) adds, \(left) images not moved into the attachment store")
+        }
+        progress.done("api realistic adds, attachment and calendar trigger: \(count.formatted()) in \(String(format: "%.2f", seconds)) s, \(String(format: "%.1f", cpuPerAdd * 1e6)) µs CPU each")
+        results["apiRealisticAttachmentPerSecond"] = rate
+        results["apiRealisticAttachmentCPUMicroseconds"] = cpuPerAdd * 1e6
+        let ratio = reference.map { rate / $0 }
+        figures.append(Figure(name: "realistic adds, second shape: an image attachment (moved into the store) and a calendar trigger",
+                              value: "\(Int(rate).formatted()) /s", ratio: ratio.map { String(format: "%.2f", $0) } ?? ""))
+    }
+    await center.engine.shutdown()
+}
+
 // MARK: - Main
 
 /// Runs a helper program (its standard error shown) to its end, at most an hour; its standard output.
@@ -507,10 +647,14 @@ try FileManager.default.createDirectory(atPath: options.dir, withIntermediateDir
 let machine = (try? String(contentsOfFile: "/proc/cpuinfo", encoding: .utf8))?
     .split(separator: "\n").first { $0.hasPrefix("model name") }?.split(separator: ":").last?
     .trimmingCharacters(in: .whitespaces) ?? "unknown CPU"
-print("Chime API benchmarks — \(Date().formatted(.iso8601)) — \(machine), \(ProcessInfo.processInfo.activeProcessorCount) cores")
+/// The 1-, 5- and 15-minute load averages (`/proc/loadavg`).
+func loadAverage() -> String {
+    ((try? String(contentsOfFile: "/proc/loadavg", encoding: .utf8)) ?? "").split(separator: " ").prefix(3).joined(separator: " ")
+}
+print("Chime API benchmarks — \(Date().formatted(.iso8601)) — \(machine), \(ProcessInfo.processInfo.activeProcessorCount) cores — load average \(loadAverage())")
 
 var reference: Double?
-if let path = options.reference, wanted("api-concurrent") || wanted("api-burst") {
+if let path = options.reference, wanted("api-concurrent") || wanted("api-realistic") || wanted("api-burst") {
     settleDisk()
     progress.update("reference: plain C loop inserting \(options.count.formatted()) rows", force: true)
     let output = try run(path, [options.dir + "/reference.sqlite", String(max(options.count, options.burst))])
@@ -533,6 +677,10 @@ if wanted("api-concurrent") {
     settleDisk()
     try await benchAPIConcurrent(options, reference: reference)
 }
+if wanted("api-realistic") {
+    settleDisk()
+    try await benchAPIRealistic(options, reference: reference)
+}
 if wanted("api-burst") {
     settleDisk()
     try await benchAPIBurst(options, reference: reference)
@@ -546,6 +694,7 @@ if wanted("cost") {
     try await benchCost(options)
 }
 
+print("load average at the end: \(loadAverage())")
 let headers = ["measurement", "Chime", "target", "met", "ratio to the C loop"]
 let table = figures.map { [$0.name, $0.value, $0.target, $0.met.map { $0 ? "yes" : "NO" } ?? "–", $0.ratio] }
 let widths = headers.indices.map { column in ([headers[column]] + table.map { $0[column] }).map(\.count).max() ?? 0 }
