@@ -134,10 +134,12 @@ let package = Package(
             path: "Benchmarks/APIBenchmarks"
         ),
 
-        .testTarget(name: "ChimeCoreTests", dependencies: ["ChimeCore"]),
+        // The threads test bodies run on instead of Swift's two-thread cooperative pool (every suite carries `.testThreads`).
+        .target(name: "TestThreads", path: "Tests/Support/TestThreads"),
+        .testTarget(name: "ChimeCoreTests", dependencies: ["TestThreads", "ChimeCore"]),
         // Published vectors (RFC 7515, 5869, 8291, the GCM spec) and Python's cryptography, PyJWT and http_ece
         // (Tests/Support/CryptoInterop, a virtual environment scripts/crypto-test-env.sh makes).
-        .testTarget(name: "ChimeCryptoTests", dependencies: ["ChimeCrypto", "ChimeCore", "CryptoInterop"]),
+        .testTarget(name: "ChimeCryptoTests", dependencies: ["TestThreads", "ChimeCrypto", "ChimeCore", "CryptoInterop"]),
         // Runs Tests/Support/CryptoInterop/interop.py (cryptography, PyJWT, http_ece) for the crypto and provider-token tests.
         .target(name: "CryptoInterop", dependencies: ["ChimeCore"], path: "Tests/Support/CryptoInterop",
                 exclude: ["interop.py", "push_service.py", "requirements.txt"]),
@@ -147,28 +149,28 @@ let package = Package(
         .executableTarget(name: "ChimeStoreCrasher", dependencies: ["ChimeSQLite", "ChimeCore"], path: "Tests/Support/StoreCrasher"),
         .testTarget(
             name: "ChimeSQLiteTests",
-            dependencies: ["ChimeSQLite", "ChimePostgres", "PostgresTestServer", "ChimeCore", "ChimeTesting", "ChimeStoreCrasher", "ChimeEngineCrasher"],
+            dependencies: ["TestThreads", "ChimeSQLite", "ChimePostgres", "PostgresTestServer", "ChimeCore", "ChimeTesting", "ChimeStoreCrasher", "ChimeEngineCrasher"],
             exclude: ["Fixtures"]),
         // Killed with SIGKILL while firing and while answering, by ChimeSQLiteTests' engine crash tests.
         .executableTarget(name: "ChimeEngineCrasher", dependencies: ["Chime", "ChimeCore", "ChimeSQLite", "ChimeTesting"],
                           path: "Tests/Support/EngineCrasher"),
         // The PostgreSQL store on a server of the tests' own: migrations, claims, commit-order events, the feed.
-        .testTarget(name: "ChimePostgresTests", dependencies: ["ChimePostgres", "ChimeCore", "PostgresTestServer"]),
-        .testTarget(name: "ChimeTests", dependencies: ["Chime", "ChimeTesting"]),
-        .testTarget(name: "ChimeTestingTests", dependencies: ["ChimeTesting", "Chime"]),
-        .testTarget(name: "ExamplesTests", dependencies: ["ExampleApps", "ChimeTesting", "Chime"]),
+        .testTarget(name: "ChimePostgresTests", dependencies: ["TestThreads", "ChimePostgres", "ChimeCore", "PostgresTestServer"]),
+        .testTarget(name: "ChimeTests", dependencies: ["TestThreads", "Chime", "ChimeTesting"]),
+        .testTarget(name: "ChimeTestingTests", dependencies: ["TestThreads", "ChimeTesting", "Chime"]),
+        .testTarget(name: "ExamplesTests", dependencies: ["TestThreads", "ExampleApps", "ChimeTesting", "Chime"]),
         // Started by the service in ChimeServerTests' background-launch tests, as an app would be.
         .executableTarget(name: "ChimeLaunchedApp", dependencies: ["Chime", "ChimeCore"], path: "Tests/Support/LaunchedApp"),
-        .testTarget(name: "ChimeServerTests", dependencies: ["ChimeServer", "ChimeCore", "ChimeSQLite", "Chime", "ChimeHTTP", "ChimeLaunchedApp", "PostgresTestServer", "chime",
+        .testTarget(name: "ChimeServerTests", dependencies: ["TestThreads", "ChimeServer", "ChimeCore", "ChimeSQLite", "Chime", "ChimeHTTP", "ChimeLaunchedApp", "PostgresTestServer", "chime",
                                                             "ChimeTesting", "ChimeCrypto", "CryptoInterop"]),
         // Against real notification servers the tests start: dbus-daemon, Xvfb, dunst, and a small
         // inline-reply server of their own (Tests/ChimeDesktopTests/Servers).
-        .testTarget(name: "ChimeDesktopTests", dependencies: ["ChimeDesktop", "ChimeCore", "ChimeSQLite", "ChimeServer", "Chime",
+        .testTarget(name: "ChimeDesktopTests", dependencies: ["TestThreads", "ChimeDesktop", "ChimeCore", "ChimeSQLite", "ChimeServer", "Chime",
                                                              "DrinkingReminderExample"],
                     exclude: ["Servers"]),
         // The HTTP client against a real HTTPServer and `chime serve`, over TCP and a Unix socket.
-        .testTarget(name: "ChimeHTTPTests", dependencies: ["ChimeHTTP", "ChimeServer", "ChimeCore"]),
-        .testTarget(name: "ChimeCLITests", dependencies: ["ChimeCLI", "ChimeHTTP", "ChimeServer", "ChimeCore", "ChimeSQLite", "chime"]),
+        .testTarget(name: "ChimeHTTPTests", dependencies: ["TestThreads", "ChimeHTTP", "ChimeServer", "ChimeCore"]),
+        .testTarget(name: "ChimeCLITests", dependencies: ["TestThreads", "ChimeCLI", "ChimeHTTP", "ChimeServer", "ChimeCore", "ChimeSQLite", "chime"]),
     ]
 )
 

@@ -1,9 +1,10 @@
 import Foundation
 @testable import ChimeCLI
 import ChimeCore
+import TestThreads
 import Testing
 
-@Suite("chime: argument parsing, in-process")
+@Suite("chime: argument parsing, in-process", .testThreads)
 struct ArgumentParsingTests {
     let options: [OptionSpec] = [.value("title", "t"), .value("id", "i", repeatable: true), .flag("json", "j")]
 

@@ -1,10 +1,11 @@
 import ChimeCore
 import ChimeServer
 import Foundation
+import TestThreads
 import Testing
 
 /// The built `chime` binary, run as a process against a live service.
-@Suite("chime: the binary against a running service")
+@Suite("chime: the binary against a running service", .testThreads)
 struct BinaryTests {
     static func binary() throws -> URL {
         let candidates = [Bundle.main.executableURL, URL(fileURLWithPath: CommandLine.arguments[0])]
@@ -147,7 +148,7 @@ struct CLITestError: Error, CustomStringConvertible {
 
 /// Recurrence rules (a Chime addition) from the command line: the three cases added with
 /// `--rrule`, listed with `--next`, and a bad part refused in the words of the flags.
-@Suite("chime: recurrence rules")
+@Suite("chime: recurrence rules", .testThreads)
 struct RecurrenceCLITests {
     @Test("chime add --rrule … --start … --time-zone …, then chime list --json --next 3")
     func addAndList() async throws {
@@ -204,7 +205,7 @@ struct RecurrenceCLITests {
 
 /// Request expiry (a Chime addition) from the command line: `--expires-in` and `--expires-at` on
 /// `chime add`, shown by `chime list`, and mistakes refused in the words of the flags.
-@Suite("chime: expiring requests")
+@Suite("chime: expiring requests", .testThreads)
 struct ExpiryCLITests {
     @Test("chime add --in 10m --expires-in 5m, --expires-at, then chime list (--json)")
     func addAndList() async throws {

@@ -2,11 +2,12 @@ import ChimeCore
 import ChimeCrypto
 import ChimeServer
 import Foundation
+import TestThreads
 import Testing
 
 /// `chime devices`: the Web Push subscriptions, listed, given apps, renamed and removed with the
 /// built binary.
-@Suite("chime devices")
+@Suite("chime devices", .testThreads)
 struct DevicesCommandTests {
     @Test("lists the subscribed devices, chooses their apps, renames and removes them; usage errors say what to give")
     func devices() async throws {

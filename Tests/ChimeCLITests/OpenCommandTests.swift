@@ -2,6 +2,7 @@ import ChimeCore
 import ChimeHTTP
 import ChimeServer
 import Foundation
+import TestThreads
 import Testing
 #if canImport(Glibc)
 import Glibc
@@ -9,7 +10,7 @@ import Glibc
 
 /// `chime open`: the one-time login link for the web center, printed (and opened where there is a
 /// desktop).
-@Suite("chime open")
+@Suite("chime open", .testThreads)
 struct OpenCommandTests {
     @Test("--print prints a one-time link on the server's URL that signs in once; --json gives url and expiry")
     func printsLink() async throws {

@@ -3,11 +3,12 @@ import ChimeCore
 import ChimeServer
 import ChimeSQLite
 import Foundation
+import TestThreads
 import Testing
 
 /// Running it for real: a settings file, a systemd unit, a backup while the service writes, the
 /// sign-in link as a QR code.
-@Suite("chime: self-hosting")
+@Suite("chime: self-hosting", .testThreads)
 struct SelfHostingTests {
     static func temporary(_ name: String) -> String {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("chime-selfhost-\(UUID().uuidString)").path

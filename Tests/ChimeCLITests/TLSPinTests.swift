@@ -1,13 +1,14 @@
 import ChimeCore
 import ChimeServer
 import Foundation
+import TestThreads
 import Testing
 @testable import ChimeCLI
 
 /// The CLI trusts the certificate the service of its own data directory serves: server.json pins
 /// its key, so a self-signed certificate — or one naming a host other than the address the CLI
 /// connects to — needs no CHIME_CA_FILE, and any other key is refused before the owner token goes out.
-@Suite("chime: TLS trusted by the key its service pins", .timeLimit(.minutes(2)))
+@Suite("chime: TLS trusted by the key its service pins", .testThreads, .timeLimit(.minutes(2)))
 struct TLSPinTests {
     /// A self-signed P-256 certificate for `chime.example.org` only (not 127.0.0.1, where the
     /// service listens), and its key.

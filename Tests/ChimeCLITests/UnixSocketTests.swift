@@ -2,6 +2,7 @@ import ChimeCore
 import ChimeServer
 import Foundation
 import Synchronization
+import TestThreads
 import Testing
 #if canImport(Glibc)
 import Glibc
@@ -9,7 +10,7 @@ import Glibc
 @testable import ChimeCLI
 
 /// The CLI against a service on a Unix socket (`chime serve --listen unix:/path`).
-@Suite("chime: over a Unix socket")
+@Suite("chime: over a Unix socket", .testThreads)
 struct UnixSocketTests {
     static let chat = "chat/42 ü?#%"
 

@@ -1,9 +1,10 @@
 import ChimeCore
 import Foundation
+import TestThreads
 import Testing
 
 /// The SSRF guard of Web Push: which endpoints Chime sends to, and which addresses count as public.
-@Suite("Web Push endpoints: the public push services, listed prefixes, private addresses")
+@Suite("Web Push endpoints: the public push services, listed prefixes, private addresses", .testThreads)
 struct WebPushEndpointsTests {
     @Test("the public services are accepted by default; anything else is refused", arguments: [
         ("https://fcm.googleapis.com/fcm/send/abc:APA91b", true),

@@ -2,9 +2,10 @@ import ChimeCore
 import ChimeCrypto
 import CryptoInterop
 import Foundation
+import TestThreads
 import Testing
 
-@Suite("ChimeCrypto against Python's cryptography, PyJWT and http_ece")
+@Suite("ChimeCrypto against Python's cryptography, PyJWT and http_ece", .testThreads)
 struct InteropTests {
     @Test("a JWT Chime signs verifies in PyJWT, with its header and claims")
     func chimeSignsPyJWTVerifies() async throws {

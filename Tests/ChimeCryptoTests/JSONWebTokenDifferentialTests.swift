@@ -2,6 +2,7 @@ import ChimeCore
 import ChimeCrypto
 import CryptoInterop
 import Foundation
+import TestThreads
 import Testing
 
 /// Chime's JWT reading and verification held to PyJWT's (Tests/Support/CryptoInterop/interop.py
@@ -18,7 +19,7 @@ import Testing
 ///
 /// Runs 600 cases in the suite; `CHIME_DIFFERENTIAL_CASES=N CHIME_DIFFERENTIAL_SEED=S` makes more
 /// (scripts/fuzz-differential.sh).
-@Suite("JWTs against PyJWT, on generated and mutated tokens")
+@Suite("JWTs against PyJWT, on generated and mutated tokens", .testThreads)
 struct JSONWebTokenDifferentialTests {
     static let environment = ProcessInfo.processInfo.environment
     static let count = Int(environment["CHIME_DIFFERENTIAL_CASES"] ?? "") ?? 600

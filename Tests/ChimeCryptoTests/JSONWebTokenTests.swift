@@ -1,8 +1,9 @@
 import ChimeCore
 import ChimeCrypto
+import TestThreads
 import Testing
 
-@Suite("JSONWebToken: ES256 only, and every malformed token refused with what is wrong")
+@Suite("JSONWebToken: ES256 only, and every malformed token refused with what is wrong", .testThreads)
 struct JSONWebTokenTests {
     static let key = P256PrivateKey()
 
@@ -84,7 +85,7 @@ struct JSONWebTokenTests {
     }
 }
 
-@Suite("ChimeCrypto: keys, signatures, base64url")
+@Suite("ChimeCrypto: keys, signatures, base64url", .testThreads)
 struct KeyTests {
     @Test("a key pair round-trips through PKCS#8 PEM, SubjectPublicKeyInfo PEM and DER, and the raw point")
     func keyFormats() throws {

@@ -1,9 +1,10 @@
 import ChimeCore
 import ChimeCrypto
+import TestThreads
 import Testing
 
 /// Published test vectors, each value as the document gives it.
-@Suite("ChimeCrypto: published test vectors")
+@Suite("ChimeCrypto: published test vectors", .testThreads)
 struct VectorTests {
     static func hex(_ text: String) throws -> [UInt8] { try #require([UInt8](hexadecimal: text.filter { !$0.isWhitespace })) }
     static func b64(_ text: String) throws -> [UInt8] { try Base64URL.decode(text) }

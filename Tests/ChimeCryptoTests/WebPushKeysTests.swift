@@ -1,10 +1,11 @@
 import ChimeCore
 import ChimeCrypto
+import TestThreads
 import Testing
 
 /// A subscriber's keys as the Web Push sender gives them to the encryptor
 /// (`WebPushEncryption.encrypt(_:p256dh:auth:)`), with fuzz-web-push-keys' findings (Fuzz/README.md).
-@Suite("ChimeCrypto: a subscriber's keys")
+@Suite("ChimeCrypto: a subscriber's keys", .testThreads)
 struct WebPushKeysTests {
     static let prime: [UInt8] = [0xFF, 0xFF, 0xFF, 0xFF, 0, 0, 0, 1] + Array(repeating: 0, count: 12) + Array(repeating: 0xFF, count: 12)
 

@@ -1,10 +1,11 @@
 import ChimeCore
 import Foundation
+import TestThreads
 import Testing
 @testable import ChimeDesktop
 
 /// The pure parts on their own: what the integration tests cannot reach cheaply.
-@Suite("Desktop surface parts")
+@Suite("Desktop surface parts", .testThreads)
 struct DesktopPartsTests {
     @Test("a bus address loses its guid, so a bus restarted on the same socket is reached again", arguments: [
         ("unix:path=/run/user/1000/bus,guid=0123abcd", "unix:path=/run/user/1000/bus"),

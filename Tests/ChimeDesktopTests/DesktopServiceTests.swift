@@ -1,11 +1,12 @@
 import ChimeCore
 import Foundation
+import TestThreads
 import Testing
 @testable import ChimeDesktop
 @testable import ChimeServer
 
 /// `chime serve --desktop`: the service's desktop pop-ups for every app, on a test desktop.
-@Suite("chime serve --desktop", .serialized)
+@Suite("chime serve --desktop", .testThreads, .serialized)
 struct DesktopServiceTests {
     func configuration(_ desktop: TestDesktop, mode: ChimeService.DesktopMode, browser: String? = nil) -> ChimeService.Configuration {
         ChimeService.Configuration(dataDirectory: desktop.directory + "/data", listen: .tcp(host: "127.0.0.1", port: 0), autoAllow: true,

@@ -1,6 +1,7 @@
 import ChimeCore
 import Foundation
 import Synchronization
+import TestThreads
 import Testing
 @testable import ChimeDesktop
 
@@ -8,7 +9,7 @@ import Testing
 /// dunst's menu is a script, so `dunstctl context` picks an action as a user would, and
 /// `dunstctl close` dismisses as a user would. dunst sends its signals to the connection that
 /// called `Notify` alone.
-@Suite("Desktop pop-ups on dunst", .serialized)
+@Suite("Desktop pop-ups on dunst", .testThreads, .serialized)
 struct DunstTests {
     /// Starts a desktop with dunst and a fixture connected to it.
     func withDunst(markup: Bool = true, lowTimeout: Int = 0, markUrgency: Bool = false, prompt: (any DesktopReplyPrompt)? = nil,

@@ -1,11 +1,12 @@
 import ChimeCore
 import Foundation
+import TestThreads
 import Testing
 @testable import ChimeDesktop
 
 /// An embedded app (`UNUserNotificationCenter.current()`, no service) also pops up on the desktop:
 /// the drinking-reminder example, run as a person runs it, on a test desktop with dunst.
-@Suite("Embedded apps on the desktop", .serialized)
+@Suite("Embedded apps on the desktop", .testThreads, .serialized)
 struct EmbeddedDesktopTests {
     static func example(_ name: String) throws -> String {
         let candidates = [Bundle.main.executableURL, URL(fileURLWithPath: CommandLine.arguments[0])]

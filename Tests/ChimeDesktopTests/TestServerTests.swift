@@ -1,6 +1,7 @@
 import ChimeCore
 import Foundation
 import Synchronization
+import TestThreads
 import Testing
 @testable import ChimeDesktop
 
@@ -8,7 +9,7 @@ import Testing
 /// it advertises KDE's `inline-reply`, sends `NotificationReplied` and `ActivationToken`, can
 /// broadcast its signals as KDE Plasma does, and reports every `Notify` exactly as received, so
 /// each mapping rule is checked on what went over the bus.
-@Suite("Desktop pop-ups on an inline-reply server", .serialized)
+@Suite("Desktop pop-ups on an inline-reply server", .testThreads, .serialized)
 struct TestServerTests {
     func withServer(capabilities: [String] = ["actions", "body", "body-markup", "inline-reply"], broadcast: Bool = false,
                     prompt: (any DesktopReplyPrompt)? = nil,

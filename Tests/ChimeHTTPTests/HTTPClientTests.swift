@@ -1,6 +1,7 @@
 import ChimeCore
 import Foundation
 import Synchronization
+import TestThreads
 import Testing
 #if canImport(Glibc)
 import Glibc
@@ -56,7 +57,7 @@ final class ClientTestHandler: HTTPHandler {
     }
 }
 
-@Suite("HTTP client on libcurl")
+@Suite("HTTP client on libcurl", .testThreads)
 struct HTTPClientTests {
     enum Transport: String, CaseIterable, CustomStringConvertible {
         case tcp, unix

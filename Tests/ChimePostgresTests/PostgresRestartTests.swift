@@ -3,13 +3,14 @@ import ChimePostgres
 import Foundation
 import PostgresTestServer
 import Synchronization
+import TestThreads
 import Testing
 
 /// The database going away under running nodes: three engines with their schedulers on one
 /// PostgreSQL server of the test's own, restarted with a fast and then an immediate shutdown while
 /// requests fall due and adds come in. The nodes reconnect by themselves; every acknowledged add is
 /// delivered, exactly once, and every node's hub sees each delivery once.
-@Suite("PostgreSQL restarted under running nodes", .timeLimit(.minutes(3)))
+@Suite("PostgreSQL restarted under running nodes", .testThreads, .timeLimit(.minutes(3)))
 struct PostgresRestartTests {
     static let app = "com.example.restart"
 

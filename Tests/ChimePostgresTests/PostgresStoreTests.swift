@@ -3,12 +3,13 @@ import ChimeCore
 import Foundation
 import PostgresTestServer
 import Synchronization
+import TestThreads
 import Testing
 
 /// What only a shared store has to get right: migrating once, refusing what it cannot read,
 /// claiming due requests once, numbering events in commit order, refusing lost updates, and the
 /// feed. (What every store does is in `StoreConformanceTests`.)
-@Suite("PostgreSQL store: schema, claims, commit order, conflicts, feed")
+@Suite("PostgreSQL store: schema, claims, commit order, conflicts, feed", .testThreads)
 struct PostgresStoreTests {
     static let base = Date(timeIntervalSince1970: 1_800_000_000)
 

@@ -3,11 +3,12 @@ import ChimePostgres
 import Foundation
 import PostgresTestServer
 import Synchronization
+import TestThreads
 import Testing
 
 /// Engines in one process, each with a store of its own on one database: what several `chime
 /// serve` nodes do, without the HTTP around it.
-@Suite("Engines sharing a PostgreSQL database")
+@Suite("Engines sharing a PostgreSQL database", .testThreads)
 struct SharedEngineTests {
     /// A clock that stands still at `base` (the tests fire with `fireDue(now:)`).
     struct StillClock: NotificationClock {

@@ -1,13 +1,14 @@
 import ChimeCore
 import ChimeSQLite
 import Foundation
+import TestThreads
 import Testing
 
 /// Kill -9 durability: a child process (`ChimeStoreCrasher`, Tests/Support/StoreCrasher) adds
 /// requests one transaction at a time and prints each identifier after its commit; the test kills
 /// it with SIGKILL at a random moment, reopens the store and checks that every acknowledged
 /// request is there, intact.
-@Suite("SQLiteStore: survives kill -9")
+@Suite("SQLiteStore: survives kill -9", .testThreads)
 struct CrashDurabilityTests {
     /// The helper is built next to the test bundle (`.build/debug/ChimeStoreCrasher`).
     static func crasherURL() throws -> URL {

@@ -5,11 +5,12 @@ import ChimeTesting
 import Foundation
 import Synchronization
 import PostgresTestServer
+import TestThreads
 import Testing
 
 /// registerForRemoteNotifications / unregisterForRemoteNotifications kept by the durable stores:
 /// the device token and the unregistration outlive the engine, on SQLite and on PostgreSQL.
-@Suite("Device token registration in the store", .timeLimit(.minutes(2)))
+@Suite("Device token registration in the store", .testThreads, .timeLimit(.minutes(2)))
 struct DeviceTokenStoreTests {
     enum Durable: String, CaseIterable, Sendable { case sqlite, postgres }
 

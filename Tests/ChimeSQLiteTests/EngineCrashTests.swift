@@ -1,11 +1,12 @@
 import ChimeCore
 import ChimeSQLite
 import Foundation
+import TestThreads
 import Testing
 
 /// The engine on SQLite under kill -9: occurrences fire exactly once across restarts, and an
 /// answer is handed over again until the app's completion handler has run, and never after.
-@Suite("Engine: exactly once across kill -9")
+@Suite("Engine: exactly once across kill -9", .testThreads)
 struct EngineCrashTests {
     static func crasher() throws -> URL {
         let candidates = [Bundle.main.executableURL, URL(fileURLWithPath: CommandLine.arguments[0])]

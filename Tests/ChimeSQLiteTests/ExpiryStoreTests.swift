@@ -2,11 +2,12 @@ import ChimeCore
 @testable import ChimeSQLite
 import ChimeTesting
 import Foundation
+import TestThreads
 import Testing
 
 /// Request expiry (a Chime addition) in the record format and in the engine on every store: a
 /// request due after its expiration is removed with one `expired` event instead of being delivered.
-@Suite("Request expiry in the stores")
+@Suite("Request expiry in the stores", .testThreads)
 struct ExpiryStoreTests {
     static let app = "com.example.expiry"
 

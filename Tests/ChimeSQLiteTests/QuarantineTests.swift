@@ -4,12 +4,13 @@ import ChimeCore
 import ChimeTesting
 import Foundation
 import PostgresTestServer
+import TestThreads
 import Testing
 
 /// Nothing stored can stop the scheduler or make anything fire twice: a due request that cannot be
 /// delivered is set aside (the quarantine) in a transaction of which nothing else stays, and the
 /// rest fires. And identifiers are compared literally, as the stores compare them.
-@Suite("The quarantine, and identifiers compared literally", .timeLimit(.minutes(2)))
+@Suite("The quarantine, and identifiers compared literally", .testThreads, .timeLimit(.minutes(2)))
 struct QuarantineTests {
     /// `com.example.Kiosk` with U+212A KELVIN SIGN for the K: equal to the real name under
     /// `String ==`, another name to the stores — and not a bundle identifier.

@@ -3,11 +3,12 @@ import Dispatch
 import Foundation
 @testable import ChimeSQLite
 import Synchronization
+import TestThreads
 import Testing
 
 /// Reads beside the writer: the engine's read-only operations run on the SQLite store's reader
 /// connections (WAL snapshots), not through the writer's transactions.
-@Suite("Reads beside the writer")
+@Suite("Reads beside the writer", .testThreads)
 struct ReadersTests {
     static let app = "com.example.readers"
 

@@ -1,8 +1,9 @@
 import ChimeCore
 import Foundation
+import TestThreads
 import Testing
 
-@Suite("RecordCodec")
+@Suite("RecordCodec", .testThreads)
 struct RecordCodecTests {
     @Test("a request round-trips with every trigger kind", arguments: Samples.triggers.indices)
     func requestRoundTrip(triggerIndex: Int) throws {

@@ -3,10 +3,11 @@ import ChimePostgres
 @testable import ChimeSQLite
 import Foundation
 import PostgresTestServer
+import TestThreads
 import Testing
 
 /// Recurrence-rule triggers in the stores (memory, SQLite, PostgreSQL) and in the record format.
-@Suite("Recurrence triggers in the stores")
+@Suite("Recurrence triggers in the stores", .testThreads)
 struct RecurrenceStoreTests {
     static let berlin = TimeZone(identifier: "Europe/Berlin")!
 

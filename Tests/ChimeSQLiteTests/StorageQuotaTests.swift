@@ -2,13 +2,14 @@ import ChimeCore
 @testable import ChimeSQLite
 import ChimeTesting
 import Foundation
+import TestThreads
 import Testing
 
 /// One app cannot fill the store for every other: its pending requests and stored bytes are
 /// bounded (an add past a bound is refused whole, naming the app), its delivered list keeps the
 /// newest, and other apps carry on. And the device-state operations set damaged rows aside as the
 /// scheduler does.
-@Suite("Per-app storage quotas, and damaged rows in device-state changes", .timeLimit(.minutes(2)))
+@Suite("Per-app storage quotas, and damaged rows in device-state changes", .testThreads, .timeLimit(.minutes(2)))
 struct StorageQuotaTests {
     static let app = "com.example.filler"
     static let other = "com.example.other"

@@ -3,6 +3,7 @@ import ChimePostgres
 @testable import ChimeSQLite
 import Foundation
 import PostgresTestServer
+import TestThreads
 import Testing
 
 /// The stores under test. Every scenario runs against the in-memory reference, the SQLite store and
@@ -42,7 +43,7 @@ func pending(_ identifier: String, fire: Double?, trigger: NotificationTrigger? 
                    anchor: Samples.base.addingTimeInterval(-1), inside: inside, sequence: sequence)
 }
 
-@Suite("Store conformance (memory, SQLite and PostgreSQL behave the same)")
+@Suite("Store conformance (memory, SQLite and PostgreSQL behave the same)", .testThreads)
 struct StoreConformanceTests {
     @Test("apps: put, replace, list sorted, remove", arguments: StoreKind.allCases)
     func apps(kind: StoreKind) throws {

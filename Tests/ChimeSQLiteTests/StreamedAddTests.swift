@@ -2,13 +2,14 @@ import ChimeCore
 import ChimeSQLite
 import ChimeTesting
 import Foundation
+import TestThreads
 import Testing
 
 /// A large `engine.add` is prepared slice by slice while the writer writes: on a real SQLite file
 /// (and the rollbacks on the simulator's memory store too), it must behave exactly as one add in
 /// one transaction — in order, one announcement, and nothing
 /// added when any request fails, whichever slice it is in.
-@Suite("A large add, streamed to the writer")
+@Suite("A large add, streamed to the writer", .testThreads)
 struct StreamedAddTests {
     static let app = "com.example.streamed"
     static let start = Date(timeIntervalSince1970: 1_780_000_000)

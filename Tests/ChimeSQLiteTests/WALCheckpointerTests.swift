@@ -1,11 +1,12 @@
 import ChimeCore
 @testable import ChimeSQLite
 import Foundation
+import TestThreads
 import Testing
 
 /// The write-ahead log is copied into the file and restarted by the background checkpointer, with
 /// no checkpoint inside a commit: it stays bounded while writes go on.
-@Suite("SQLiteStore: the write-ahead log stays bounded")
+@Suite("SQLiteStore: the write-ahead log stays bounded", .testThreads)
 struct WALCheckpointerTests {
     static func walSize(_ path: String) -> Int {
         ((try? FileManager.default.attributesOfItem(atPath: path + "-wal"))?[.size] as? NSNumber)?.intValue ?? 0

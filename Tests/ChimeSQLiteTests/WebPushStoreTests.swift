@@ -3,6 +3,7 @@ import ChimePostgres
 @testable import ChimeSQLite
 import Foundation
 import PostgresTestServer
+import TestThreads
 import Testing
 
 func webPushSubscription(_ id: String, created: Double, apps: [String]? = nil) -> WebPushSubscription {
@@ -11,7 +12,7 @@ func webPushSubscription(_ id: String, created: Double, apps: [String]? = nil) -
                         created: Samples.base.addingTimeInterval(created))
 }
 
-@Suite("Store conformance: Web Push subscriptions and the push queue")
+@Suite("Store conformance: Web Push subscriptions and the push queue", .testThreads)
 struct WebPushStoreTests {
     @Test("subscriptions: put, replace by id, oldest first, endpoints unique, remove", arguments: StoreKind.allCases)
     func subscriptions(kind: StoreKind) throws {

@@ -1,5 +1,6 @@
 import ChimeCore
 import Foundation
+import TestThreads
 import Testing
 @testable import ChimeServer
 
@@ -10,7 +11,7 @@ let alarmCategory = #"""
   "intentIdentifiers": [], "options": ["customDismissAction"]}]
 """#
 
-@Suite("API flow")
+@Suite("API flow", .testThreads)
 struct APIFlowTests {
     @Test("register, authorize, categories, a 1 s trigger delivered over SSE, the owner's answer, outbox and ack")
     func fullFlow() async throws {

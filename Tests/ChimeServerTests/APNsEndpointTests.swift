@@ -1,5 +1,6 @@
 import ChimeCore
 import Foundation
+import TestThreads
 import Testing
 @testable import ChimeServer
 
@@ -73,7 +74,7 @@ let pushCases: [PushCase] = [
              body: #"{"aps": {"alert": "\#(String(repeating: "x", count: 5000))"}}"#),
 ]
 
-@Suite("APNs endpoint")
+@Suite("APNs endpoint", .testThreads)
 struct APNsEndpointTests {
     /// Registers `bundle`, allows it notifications, and returns its client, token and device token.
     static func authorizedApp(_ bundle: String, in harness: ServiceHarness) async throws -> (client: TestClient, token: String, device: String) {

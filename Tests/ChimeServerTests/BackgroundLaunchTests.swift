@@ -1,12 +1,13 @@
 import ChimeCore
 import Foundation
 import Synchronization
+import TestThreads
 import Testing
 @testable import ChimeServer
 
 /// Background launch: an answer for an app that is not running starts the app's launch command,
 /// whose `UNUserNotificationCenter` hands it to the delegate, as iOS launches an app for an action.
-@Suite("Background launch")
+@Suite("Background launch", .testThreads)
 struct BackgroundLaunchTests {
     static let app = "com.example.organizer"
 

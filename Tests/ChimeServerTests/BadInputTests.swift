@@ -1,5 +1,6 @@
 import ChimeCore
 import Foundation
+import TestThreads
 import Testing
 @testable import ChimeServer
 
@@ -41,7 +42,7 @@ let badInputs: [BadInput] = [
     BadInput(name: "Last-Event-ID not a number", method: "GET", path: "/events", status: 400, code: "invalidValue"),
 ]
 
-@Suite("Bad input")
+@Suite("Bad input", .testThreads)
 struct BadInputTests {
     @Test("clear errors with the right status, and nothing stored is lost", arguments: badInputs)
     func badInput(_ input: BadInput) async throws {

@@ -1,5 +1,6 @@
 import ChimeCore
 import Foundation
+import TestThreads
 import Testing
 #if canImport(Glibc)
 import Glibc
@@ -8,7 +9,7 @@ import Glibc
 
 /// The sign-in link reaches the browser through a private page, never its command line (which
 /// every local user reads in /proc).
-@Suite("Opening the browser on a sign-in link")
+@Suite("Opening the browser on a sign-in link", .testThreads)
 struct BrowserTests {
     static let link = "http://127.0.0.1:7878/#login=SECRETCODE42&reply=com.example.alarm/wake%2Fup/comment"
 

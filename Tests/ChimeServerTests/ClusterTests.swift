@@ -2,6 +2,7 @@ import ChimeCore
 import Foundation
 import PostgresTestServer
 import Synchronization
+import TestThreads
 import Testing
 #if canImport(Glibc)
 import Glibc
@@ -9,7 +10,7 @@ import Glibc
 
 /// The cluster as it runs: PostgreSQL and three `chime serve --database` processes. Requests are
 /// added through all three while one is killed with SIGKILL and started again.
-@Suite("Three chime serve processes on one PostgreSQL database, one killed with SIGKILL")
+@Suite("Three chime serve processes on one PostgreSQL database, one killed with SIGKILL", .testThreads)
 struct ClusterTests {
     /// A `chime serve` process with a data directory of its own.
     final class Node: @unchecked Sendable {

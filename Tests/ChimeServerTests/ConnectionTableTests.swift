@@ -1,7 +1,8 @@
+import TestThreads
 import Testing
 @testable import ChimeServer
 
-@Suite("Connection slots")
+@Suite("Connection slots", .testThreads)
 struct ConnectionTableTests {
     let limits = ConnectionTable.Limits(total: 3, perAddress: 2, headTimeout: .seconds(10), bodyTimeout: .seconds(30),
                                         refusedTimeout: .seconds(1))

@@ -1,13 +1,14 @@
 import ChimeCore
 import Foundation
 import Synchronization
+import TestThreads
 import Testing
 #if canImport(Glibc)
 import Glibc
 #endif
 @testable import ChimeServer
 
-@Suite("Data directory")
+@Suite("Data directory", .testThreads)
 struct DataDirectoryTests {
     func configuration(_ directory: String) -> ChimeService.Configuration {
         ChimeService.Configuration(dataDirectory: directory, listen: .tcp(host: "127.0.0.1", port: 0), printsBanner: false)
@@ -77,7 +78,7 @@ struct DataDirectoryTests {
 
 /// A start that fails after the listener is up leaves nothing running: every part that started is
 /// stopped again, in reverse, and the same directory starts cleanly afterwards.
-@Suite("Service start: a failure stops what started")
+@Suite("Service start: a failure stops what started", .testThreads)
 struct ServiceStartTests {
     /// Whether anything accepts connections on the Unix socket at `path`.
     static func accepts(_ path: String) -> Bool {

@@ -3,11 +3,12 @@ import Foundation
 @testable import ChimePostgres
 import PostgresTestServer
 @testable import ChimeServer
+import TestThreads
 import Testing
 
 /// The one error table (`ErrorTable`) as the service answers it: a conflict on a shared database
 /// that outlasts the engine's retries is 503 with `Retry-After`, never PostgreSQL's text.
-@Suite("Errors answered from the one table")
+@Suite("Errors answered from the one table", .testThreads)
 struct ErrorTableTests {
     @Test("a conflict that survives the retries is 503 with Retry-After and no database text, on the API and the push endpoint")
     func conflictAfterRetries() async throws {

@@ -1,9 +1,10 @@
 import ChimeCore
 import Foundation
+import TestThreads
 import Testing
 @testable import ChimeServer
 
-@Suite("Event frames")
+@Suite("Event frames", .testThreads)
 struct EventFrameTests {
     @Test("a frame has id, event, one data line per line, and ends with a blank line")
     func frame() {

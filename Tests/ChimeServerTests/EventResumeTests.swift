@@ -1,9 +1,10 @@
 import ChimeCore
 import Foundation
+import TestThreads
 import Testing
 @testable import ChimeServer
 
-@Suite("Event streams")
+@Suite("Event streams", .testThreads)
 struct EventResumeTests {
     @Test("Last-Event-ID replays the log after that id, then continues live without gaps or repeats")
     func resume() async throws {

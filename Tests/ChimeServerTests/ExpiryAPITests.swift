@@ -1,13 +1,14 @@
 import ChimeCore
 import ChimeTesting
 import Foundation
+import TestThreads
 import Testing
 
 /// Request expiry (a Chime addition) over HTTP, with the real `curl` binary against a running
 /// service on a manual clock: `expiresIn`/`expirationDate` in JSON, `Expires-In`/`Expires-At` on
 /// the one-line send, `apns-expiration` on a push; the `expired` event on the stream and
 /// `chime_expired_total` in /metrics; bad values refused naming the field.
-@Suite("Request expiry over HTTP")
+@Suite("Request expiry over HTTP", .testThreads)
 struct ExpiryAPITests {
     static let start = JSONMapping.parseDate("2027-06-01T12:00:00Z")!
     static func curl(_ method: String, _ url: String, token: String, body: String? = nil,

@@ -1,11 +1,12 @@
 import ChimeCore
 import Foundation
+import TestThreads
 import Testing
 @testable import ChimeServer
 
 /// One app (or one browser session) cannot take what every client shares: its event streams are
 /// held to a share, answered 429 past it, while the owner, `/healthz` and other apps are served.
-@Suite("Fair shares")
+@Suite("Fair shares", .testThreads)
 struct FairShareTests {
     static let limits = ChimeAPI.StreamLimits(perApp: 3, perSession: 2)
 

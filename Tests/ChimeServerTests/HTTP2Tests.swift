@@ -2,12 +2,13 @@ import ChimeCore
 import ChimeTesting
 import Foundation
 import Synchronization
+import TestThreads
 import Testing
 @testable import ChimeServer
 
 /// HTTP/2 on the same listener as HTTP/1.1: h2c with prior knowledge on TCP and a Unix socket,
 /// through curl (nghttp2 inside), with the same handler, checks, limits, metrics and access log.
-@Suite("HTTP/2")
+@Suite("HTTP/2", .testThreads)
 struct HTTP2Tests {
     /// What curl printed and what it says it spoke.
     struct CurlResult {

@@ -1,12 +1,13 @@
 import ChimeCore
 import Foundation
+import TestThreads
 import Testing
 #if canImport(Glibc)
 import Glibc
 #endif
 @testable import ChimeServer
 
-@Suite("HTTP server")
+@Suite("HTTP server", .testThreads)
 struct HTTPServerTests {
     @Test("port 0 binds a free port and the handler sees method, path, query and body")
     func echo() async throws {

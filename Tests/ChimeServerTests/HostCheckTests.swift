@@ -1,11 +1,12 @@
 import ChimeCore
 import Foundation
+import TestThreads
 import Testing
 @testable import ChimeServer
 
 /// DNS rebinding: a request whose `Host` is a name the service was not given is refused 421,
 /// but on `/healthz`.
-@Suite("Host names answered")
+@Suite("Host names answered", .testThreads)
 struct HostCheckTests {
     @Test("IP literals, localhost and the given names are answered; other names are not",
           arguments: [("127.0.0.1:7878", true), ("[::1]:7878", true), ("LOCALHOST:7878", true), ("10.0.0.5", true),

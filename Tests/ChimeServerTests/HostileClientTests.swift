@@ -1,6 +1,7 @@
 import ChimeCore
 import ChimeHTTP
 import Foundation
+import TestThreads
 import Testing
 #if canImport(Glibc)
 import Glibc
@@ -9,7 +10,7 @@ import Glibc
 
 /// Clients that try to take the server's connection slots: slow heads (slowloris), silent
 /// connections, one address taking every slot, subscribers that leave.
-@Suite("Hostile clients")
+@Suite("Hostile clients", .testThreads)
 struct HostileClientTests {
     @Test("a client that sends its head a byte at a time is cut off at the head deadline, though it is never idle")
     func slowloris() async throws {

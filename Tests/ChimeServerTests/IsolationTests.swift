@@ -1,5 +1,6 @@
 import ChimeCore
 import Foundation
+import TestThreads
 import Testing
 @testable import ChimeServer
 
@@ -13,7 +14,7 @@ func parameters(of route: APIRoute, app: String) -> [String: String] {
     ["app": app, "identifier": "a1", "id": "1"].filter { route.parameters.contains($0.key) }
 }
 
-@Suite("App isolation")
+@Suite("App isolation", .testThreads)
 struct IsolationTests {
     @Test("an app's token never reaches another app's routes, nor the owner's")
     func isolation() async throws {

@@ -1,12 +1,13 @@
 import ChimeCore
 import Foundation
 @testable import ChimeServer
+import TestThreads
 import Testing
 
 /// The permission, settings and badge bodies are read by the JSON mapping's one object reader
 /// (`JSONObjectReader`): integers as every integer field takes them, unknown fields with a
 /// did-you-mean, and an app without permission answered 409 from the error table.
-@Suite("Request bodies through the one JSON reader")
+@Suite("Request bodies through the one JSON reader", .testThreads)
 struct JSONBodyTests {
     @Test("PUT /badge takes 3.0 as every other integer field does, and refuses 3.5 naming the field")
     func badgeNumbers() async throws {

@@ -1,9 +1,10 @@
 import Foundation
+import TestThreads
 import Testing
 @testable import ChimeServer
 
 /// What an app started by the service (background launch) gets of the service's environment.
-@Suite("A launched app's environment")
+@Suite("A launched app's environment", .testThreads)
 struct LaunchEnvironmentTests {
     @Test("only the documented variables and LC_* are inherited: no database password, URL or credentials")
     func scrubbed() {

@@ -1,6 +1,7 @@
 import ChimeCore
 import Foundation
 import Synchronization
+import TestThreads
 import Testing
 @testable import ChimeServer
 
@@ -55,7 +56,7 @@ let malformedRequests: [MalformedRequest] = [
     MalformedRequest("a terminal escape in the method", "G\u{1b}[31mET /healthz HTTP/1.1\r\nHost: x\r\n\r\n", 400, "badRequest"),
 ]
 
-@Suite("Malformed requests")
+@Suite("Malformed requests", .testThreads)
 struct MalformedRequestTests {
     /// Sends raw bytes and reads until the server closes the connection (at most 10 s; before these
     /// checks several of the requests got no answer until the 60 s idle timeout).

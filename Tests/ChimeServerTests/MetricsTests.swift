@@ -1,9 +1,10 @@
 import ChimeCore
 import Foundation
+import TestThreads
 import Testing
 @testable import ChimeServer
 
-@Suite("Metrics and documents")
+@Suite("Metrics and documents", .testThreads)
 struct MetricsTests {
     @Test("GET /metrics is Prometheus text with the gauges, request counters and histograms")
     func metrics() async throws {

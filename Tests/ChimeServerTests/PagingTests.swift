@@ -1,9 +1,10 @@
 import ChimeCore
 import Foundation
+import TestThreads
 import Testing
 @testable import ChimeServer
 
-@Suite("Paged lists")
+@Suite("Paged lists", .testThreads)
 struct PagingTests {
     let base = "/v1/apps/com.example.pages"
 

@@ -1,5 +1,6 @@
 import ChimeCore
 import Foundation
+import TestThreads
 import Testing
 #if canImport(Glibc)
 import Glibc
@@ -7,7 +8,7 @@ import Glibc
 @testable import ChimeServer
 
 /// Identifiers with `/`, `?`, `#`, `%`, spaces and non-ASCII letters in paths and query strings.
-@Suite("Percent-encoded identifiers")
+@Suite("Percent-encoded identifiers", .testThreads)
 struct PathEncodingTests {
     static let chat = "chat/42 ü?#%"
 

@@ -1,11 +1,12 @@
 import ChimeCore
 import Foundation
+import TestThreads
 import Testing
 @testable import ChimeServer
 
 /// What the service keeps of an app's `willPresent` answers: nothing for an identifier nobody
 /// waits for, a bounded number for deliveries not yet asked, and nothing once the stream is gone.
-@Suite("willPresent answers kept by the service")
+@Suite("willPresent answers kept by the service", .testThreads)
 struct PresentationAnswerTests {
     static let app = "com.example.front"
 

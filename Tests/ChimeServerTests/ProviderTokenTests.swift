@@ -3,11 +3,12 @@ import ChimeCrypto
 import ChimeTesting
 import CryptoInterop
 import Foundation
+import TestThreads
 import Testing
 
 /// APNs provider tokens (issue 22): keys made by Python's cryptography, tokens signed by PyJWT, and
 /// pushes sent by Python's http.client over HTTP/1.1 to a real service, answered with Apple's reasons.
-@Suite("APNs provider tokens")
+@Suite("APNs provider tokens", .testThreads)
 struct ProviderTokenTests {
     /// A fixed start, so a token's iat is the service's "now" to the second; the manual clock moves.
     static let start = Date(timeIntervalSince1970: 1_800_000_000)

@@ -1,11 +1,12 @@
 @testable import ChimeCore
 import Foundation
+import TestThreads
 import Testing
 @testable import ChimeServer
 
 /// The service's side of "nothing stored can stop the scheduler": look-alike app names refused at
 /// the door, and the quarantine shown to the owner.
-@Suite("Look-alike identifiers and the quarantine, over HTTP", .timeLimit(.minutes(2)))
+@Suite("Look-alike identifiers and the quarantine, over HTTP", .testThreads, .timeLimit(.minutes(2)))
 struct QuarantineServiceTests {
     @Test("an app's token does not reach its name spelled with a look-alike (U+212A KELVIN SIGN): 400 naming app, nothing stored")
     func lookAlikePath() async throws {

@@ -1,10 +1,11 @@
 import ChimeCore
 import Foundation
+import TestThreads
 import Testing
 @testable import ChimeServer
 
 /// One app at its storage quota gets 507 naming it; the owner and other apps are served as before.
-@Suite("Per-app storage quotas, over HTTP", .timeLimit(.minutes(2)))
+@Suite("Per-app storage quotas, over HTTP", .testThreads, .timeLimit(.minutes(2)))
 struct QuotaServiceTests {
     static func add(_ identifier: String) -> String {
         #"{"identifier": "\#(identifier)", "title": "t", "trigger": {"type": "timeInterval", "timeInterval": 3600}}"#

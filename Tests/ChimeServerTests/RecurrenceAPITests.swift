@@ -1,12 +1,13 @@
 import ChimeCore
 import ChimeTesting
 import Foundation
+import TestThreads
 import Testing
 
 /// Recurrence-rule triggers over HTTP, sent with the real `curl` binary: the cases added,
 /// listed with their next dates (`?next=N`), refused naming the part, and fired on the service's
 /// clock at RFC 5545's dates across the spring clock change.
-@Suite("Recurrence triggers over HTTP")
+@Suite("Recurrence triggers over HTTP", .testThreads)
 struct RecurrenceAPITests {
     static let start = JSONMapping.parseDate("2027-01-01T00:00:00Z")!
 

@@ -2,12 +2,13 @@
 import ChimeTesting
 import Dispatch
 import Foundation
+import TestThreads
 import Testing
 @testable import ChimeServer
 
 /// Open event streams end when the credential that opened them stops being valid; tokens are
 /// checked without the engine's writer.
-@Suite("Revoked credentials")
+@Suite("Revoked credentials", .testThreads)
 struct RevocationTests {
     let base = "/v1/apps/com.example.revoke"
 

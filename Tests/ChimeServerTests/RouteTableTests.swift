@@ -1,5 +1,6 @@
 import ChimeCore
 import Foundation
+import TestThreads
 import Testing
 @testable import ChimeServer
 
@@ -57,7 +58,7 @@ let routingCases: [RoutingCase] = [
     RoutingCase(path: "/3x", outcome: "404", template: "unmatched"),
 ]
 
-@Suite("Route table")
+@Suite("Route table", .testThreads)
 struct RouteTableTests {
     @Test("a request finds its entry, or a 404, 405 or 400, from the templates alone", arguments: routingCases)
     func routing(_ test: RoutingCase) {

@@ -1,11 +1,12 @@
 @testable import ChimeCore
 import Foundation
+import TestThreads
 import Testing
 @testable import ChimeServer
 
 /// What scripts/schemathesis.sh (schemathesis against the live server's /openapi.json) found, and the
 /// agreements between the document and the server that let it generate requests the server takes.
-@Suite("Schemathesis regressions")
+@Suite("Schemathesis regressions", .testThreads)
 struct SchemathesisRegressionTests {
     static func document() throws -> JSONValue { try JSONValue.parse(OpenAPIDocument.json, maxDepth: 256) }
 

@@ -1,10 +1,11 @@
 import ChimeCore
 import Foundation
+import TestThreads
 import Testing
 @testable import ChimeServer
 
 /// One-line sends: `curl -d "Backup done" …/send` delivers at once; headers set the rest.
-@Suite("POST /v1/apps/{app}/send")
+@Suite("POST /v1/apps/{app}/send", .testThreads)
 struct SendTests {
     static let app = "com.example.backup"
 

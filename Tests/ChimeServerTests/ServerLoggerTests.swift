@@ -1,10 +1,11 @@
 import Foundation
 import Synchronization
+import TestThreads
 import Testing
 
 @testable import ChimeServer
 
-@Suite("ServerLogger")
+@Suite("ServerLogger", .testThreads)
 struct ServerLoggerTests {
     @Test("the hand-built timestamp is what ISO8601FormatStyle writes, for dates across years, leap days and millisecond edges")
     func timestamp() {

@@ -2,6 +2,7 @@
 import ChimeCore
 import ChimeHTTP
 import Foundation
+import TestThreads
 import Testing
 @testable import ChimeServer
 
@@ -43,7 +44,7 @@ final class LateService: UNNotificationServiceExtension {
 
 /// What the service asks of a connected Chime app: its notification service extension, and its
 /// willPresent (and with it the badge) while it is in front.
-@Suite("A Chime app connected to the service: service extension and willPresent")
+@Suite("A Chime app connected to the service: service extension and willPresent", .testThreads)
 struct ServiceAppChannelTests {
     static func center(_ harness: ServiceHarness, app: String, token: String, foreground: Bool = false) -> UNUserNotificationCenter {
         UNUserNotificationCenter(backend: ServiceBackend(endpoint: .url(harness.service.url), token: token), bundleIdentifier: app,

@@ -2,12 +2,13 @@ import Chime
 import ChimeCore
 import ChimeHTTP
 import Foundation
+import TestThreads
 import Testing
 @testable import ChimeServer
 
 /// Apple's API over a running `chime serve` (`CHIME_SERVICE`): the app's state lives in the
 /// service, and the user's answers come back through its event stream and outbox.
-@Suite("UNUserNotificationCenter connected to a service")
+@Suite("UNUserNotificationCenter connected to a service", .testThreads)
 struct ServiceBackendTests {
     @MainActor final class Recorder: UNUserNotificationCenterDelegate {
         var responses: [UNNotificationResponse] = []

@@ -1,13 +1,14 @@
 import ChimeCore
 import Foundation
 import Synchronization
+import TestThreads
 import Testing
 #if canImport(Glibc)
 import Glibc
 #endif
 @testable import ChimeServer
 
-@Suite("Service", .serialized)
+@Suite("Service", .testThreads, .serialized)
 struct ServiceTests {
     @Test("run(configuration:) serves until SIGTERM, then stops cleanly and removes server.json")
     func sigterm() async throws {

@@ -1,10 +1,11 @@
 import ChimeCore
 import Foundation
+import TestThreads
 import Testing
 @testable import ChimeServer
 
 /// Reads made with the session cookie that change what the service does get the checks of a write.
-@Suite("Session reads that change behaviour")
+@Suite("Session reads that change behaviour", .testThreads)
 struct SessionOriginTests {
     @Test("a session stream that declares an app's service extension or front needs the center's origin and CSRF token",
           arguments: ["serviceExtension=true", "foreground=true"])

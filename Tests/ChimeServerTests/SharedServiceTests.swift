@@ -2,12 +2,13 @@ import ChimeCore
 import Foundation
 import PostgresTestServer
 @testable import ChimeServer
+import TestThreads
 import Testing
 
 /// Two services in this process on one PostgreSQL database, as two `chime serve --database` nodes
 /// behind a load balancer: one truth for tokens, sessions and events. (Separate processes, killed
 /// with SIGKILL, are `ClusterTests`.)
-@Suite("Services sharing a PostgreSQL database")
+@Suite("Services sharing a PostgreSQL database", .testThreads)
 struct SharedServiceTests {
     /// Starts a node on `database` with the data directory `directory`.
     static func node(_ database: String, _ directory: String) async throws -> RunningService {

@@ -1,9 +1,10 @@
 import ChimeCore
 import Foundation
+import TestThreads
 import Testing
 @testable import ChimeServer
 
-@Suite("Smoke")
+@Suite("Smoke", .testThreads)
 struct SmokeTests {
     @Test("healthz answers")
     func healthz() async throws {

@@ -1,12 +1,13 @@
 import ChimeCore
 import Foundation
+import TestThreads
 import Testing
 @testable import ChimeServer
 
 /// The server side of the web notification center: its files and their headers, signing in with a
 /// one-time code, the session cookie, CSRF, and the settings switches. The browser itself is
 /// tested by Tests/web (headless chromium).
-@Suite("Web center API")
+@Suite("Web center API", .testThreads)
 struct WebCenterAPITests {
     /// Signs in: a login code from the owner, traded for a session.
     static func signIn(_ harness: ServiceHarness) async throws -> (cookie: String, csrf: String) {

@@ -1,6 +1,7 @@
 import ChimeCore
 import ChimeHTTP
 import Foundation
+import TestThreads
 import Testing
 @testable import ChimeServer
 
@@ -8,7 +9,7 @@ import Testing
 /// by http_ece with the subscriber's private key, every VAPID token verified by PyJWT, the RFC 8030
 /// headers, and the push service's answers — 201, 404/410 (the subscription goes), 429 with
 /// Retry-After (tried again) — and a restart with pushes still queued.
-@Suite("Web Push sending, to a loopback push service", .timeLimit(.minutes(3)))
+@Suite("Web Push sending, to a loopback push service", .testThreads, .timeLimit(.minutes(3)))
 struct WebPushSendingTests {
     static let app = "com.example.alarm"
 

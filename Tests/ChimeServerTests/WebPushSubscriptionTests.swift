@@ -1,6 +1,7 @@
 import ChimeCore
 import ChimeCrypto
 import Foundation
+import TestThreads
 import Testing
 @testable import ChimeServer
 #if canImport(Glibc)
@@ -10,7 +11,7 @@ import Glibc
 /// The Web Push routes over HTTP: the VAPID key made at first start (0600, the same after a
 /// restart), subscriptions from `PushSubscription.toJSON()` with errors naming their fields, the
 /// devices' apps and names, removal; who may call them.
-@Suite("Web Push key and subscriptions, over HTTP", .timeLimit(.minutes(2)))
+@Suite("Web Push key and subscriptions, over HTTP", .testThreads, .timeLimit(.minutes(2)))
 struct WebPushSubscriptionTests {
     /// A subscription as a browser's `PushSubscription.toJSON()` gives it, for a fresh key pair.
     static func browserSubscription(endpoint: String = "https://fcm.googleapis.com/fcm/send/dXNlcjE:APA91b", extra: String = "") -> String {

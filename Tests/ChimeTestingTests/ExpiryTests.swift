@@ -1,11 +1,12 @@
 import Chime
 import ChimeTesting
 import Foundation
+import TestThreads
 import Testing
 
 /// Request expiry (a Chime addition) from app code, in virtual time: a request due after its
 /// expiration is never shown and is listed by the simulator as expired; one due in time is shown.
-@Suite("Request expiry in the simulator")
+@Suite("Request expiry in the simulator", .testThreads)
 struct ExpiryTests {
     static func request(_ identifier: String, after seconds: TimeInterval, repeats: Bool = false,
                         expiration: NotificationDeadline?) -> UNNotificationRequest {

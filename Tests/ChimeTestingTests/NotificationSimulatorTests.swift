@@ -1,6 +1,7 @@
 import Chime
 import ChimeTesting
 import Foundation
+import TestThreads
 import Testing
 
 func simulatorDate(_ text: String) throws -> Date { try Date(text, strategy: .iso8601) }
@@ -36,7 +37,7 @@ final class Recorder: UNUserNotificationCenterDelegate {
 }
 
 /// Every member of the simulator's API (issue 2 §4).
-@Suite("NotificationSimulator API")
+@Suite("NotificationSimulator API", .testThreads)
 struct NotificationSimulatorTests {
     @Test("the initialiser sets bundle identifier, virtual date and time zone; defaults are background and grant")
     func initialiser() async throws {

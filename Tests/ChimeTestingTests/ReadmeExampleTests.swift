@@ -1,5 +1,6 @@
 import Chime
 import ChimeTesting
+import TestThreads
 import Testing
 
 // The README's porting example and its test, kept compiling and passing here.
@@ -29,7 +30,7 @@ final class ReadmeAlarm: UNUserNotificationCenterDelegate {
     }
 }
 
-@Suite("The README's example", .notificationSimulator(bundleIdentifier: "com.example.alarm"))
+@Suite("The README's example", .testThreads, .notificationSimulator(bundleIdentifier: "com.example.alarm"))
 struct ReadmeExampleTests {
     @Test("snooze brings the alarm back, as the README says")
     @MainActor

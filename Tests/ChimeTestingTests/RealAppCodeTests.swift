@@ -1,6 +1,7 @@
 import Chime
 import ChimeTesting
 import Foundation
+import TestThreads
 import Testing
 
 /// A messaging app's reply handling, as such apps write it for iOS: the sender's id comes from the
@@ -23,7 +24,7 @@ final class MessagingDelegate: UNUserNotificationCenterDelegate {
 }
 
 /// Real notification code from iOS apps, unchanged but for the import, behaves as on iOS.
-@Suite("Real app code, as on iOS")
+@Suite("Real app code, as on iOS", .testThreads)
 struct RealAppCodeTests {
     /// A messaging app's simulator, with its reply category and delegate.
     @MainActor

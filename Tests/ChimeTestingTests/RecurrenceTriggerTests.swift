@@ -1,12 +1,13 @@
 import Chime
 import ChimeTesting
 import Foundation
+import TestThreads
 import Testing
 
 /// Recurrence-rule triggers (a Chime addition) from app code, fired in virtual time: the issue's
 /// cases, across daylight-saving changes in Berlin and New York, and across a restart on a real
 /// SQLite file.
-@Suite("Recurrence triggers in the simulator")
+@Suite("Recurrence triggers in the simulator", .testThreads)
 struct RecurrenceTriggerTests {
     static let berlin = TimeZone(identifier: "Europe/Berlin")!
 

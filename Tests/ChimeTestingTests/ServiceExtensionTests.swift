@@ -1,6 +1,7 @@
 import Chime
 import ChimeTesting
 import Foundation
+import TestThreads
 import Testing
 
 /// A push the app's service extension gets: `mutable-content` and an alert.
@@ -107,7 +108,7 @@ final class Recorded<T>: @unchecked Sendable {
     var all: [T] { lock.withLock { items } }
 }
 
-@Suite("The notification service extension in the simulator")
+@Suite("The notification service extension in the simulator", .testThreads)
 struct ServiceExtensionTests {
     func simulator(_ type: UNNotificationServiceExtension.Type) async throws -> NotificationSimulator {
         let simulator = try await grantedSimulator(bundle: "com.example.service-\(type)")

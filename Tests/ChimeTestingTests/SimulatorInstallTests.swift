@@ -1,6 +1,7 @@
 import Chime
 @testable import ChimeTesting
 import Foundation
+import TestThreads
 import Testing
 
 /// Asks the center for its pending identifiers through a completion handler, as app code does.
@@ -29,7 +30,7 @@ private final class FollowUp: UNUserNotificationCenterDelegate {
 
 /// `install()` and `current()`: each test's `current()` is its own simulator's center, wherever the
 /// test's code runs. These tests run in parallel with every other simulator test in the process.
-@Suite("NotificationSimulator.install")
+@Suite("NotificationSimulator.install", .testThreads)
 struct SimulatorInstallTests {
     @Test("install makes current() return the simulator's center; a later install replaces it")
     func installReplaces() {
@@ -155,7 +156,7 @@ struct SimulatorInstallTests {
 }
 
 /// The trait gives every test a fresh simulator that `current()` returns.
-@Suite("The notificationSimulator trait", .notificationSimulator(bundleIdentifier: "com.example.trait"))
+@Suite("The notificationSimulator trait", .testThreads, .notificationSimulator(bundleIdentifier: "com.example.trait"))
 struct SimulatorTraitTests {
     @Test("current() is the trait's simulator, fresh for each test", arguments: ["a", "b", "c", "d"])
     func fresh(identifier: String) async throws {

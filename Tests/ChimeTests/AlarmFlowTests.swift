@@ -1,6 +1,7 @@
 import Chime
 import ChimeTesting
 import Foundation
+import TestThreads
 import Testing
 
 @MainActor
@@ -26,7 +27,7 @@ final class SnoozeDelegate: UNUserNotificationCenterDelegate {
     }
 }
 
-@Suite("Alarm flow through the simulator")
+@Suite("Alarm flow through the simulator", .testThreads)
 struct AlarmFlowTests {
     @Test("snooze brings the alarm back 5 s later")
     @MainActor

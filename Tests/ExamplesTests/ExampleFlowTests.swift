@@ -2,11 +2,12 @@ import Chime
 import ChimeTesting
 import ExampleApps
 import Foundation
+import TestThreads
 import Testing
 
 /// The four tutorial apps, driven through the simulator. They call `UNUserNotificationCenter.current()`,
 /// so every test installs a simulator (for itself: the tests run in parallel).
-@Suite("Tutorial apps through the simulator")
+@Suite("Tutorial apps through the simulator", .testThreads)
 @MainActor
 struct ExampleFlowTests {
     static let start = Date(timeIntervalSince1970: 1_780_000_000)

@@ -2,6 +2,7 @@ import Chime
 import ChimeTesting
 import Foundation
 import Synchronization
+import TestThreads
 import Testing
 
 /// Lines typed in advance; then the end of input.
@@ -35,7 +36,7 @@ final class Answers: Sendable {
     var all: [Answer] { list.withLock { $0 } }
 }
 
-@Suite("TerminalSurface")
+@Suite("TerminalSurface", .testThreads)
 struct TerminalSurfaceTests {
     static let alarmCategory = NotificationCategory(identifier: "alarm.category", actions: [
         NotificationAction(identifier: "snooze", title: "Snooze 5 Sec"),

@@ -1,7 +1,8 @@
 import ChimeCore
+import TestThreads
 import Testing
 
-@Suite("API routes")
+@Suite("API routes", .testThreads)
 struct APIRouteTests {
     @Test("a declaration's path has each parameter percent-encoded as one segment, as the service decodes it")
     func path() {

@@ -1,9 +1,10 @@
 import Foundation
+import TestThreads
 import Testing
 
 @testable import ChimeCore
 
-@Suite("APNs payload decoder")
+@Suite("APNs payload decoder", .testThreads)
 struct APNsPayloadTests {
     func decode(_ text: String) throws(APNsPayloadError) -> APNsPayload {
         try APNsPayload.decode(Array(text.utf8))

@@ -1,8 +1,9 @@
 import ChimeCore
 import Foundation
+import TestThreads
 import Testing
 
-@Suite("APNs request headers")
+@Suite("APNs request headers", .testThreads)
 struct APNsRequestHeadersTests {
     static func parse(_ headers: [String: String]) throws(APNsHeaderError) -> APNsRequestHeaders {
         try APNsRequestHeaders.parse { headers[$0] }

@@ -1,8 +1,9 @@
 import ChimeCore
 import Foundation
+import TestThreads
 import Testing
 
-@Suite("APNs topics")
+@Suite("APNs topics", .testThreads)
 struct APNsTopicTests {
     typealias PushType = APNsRequestHeaders.PushType
 

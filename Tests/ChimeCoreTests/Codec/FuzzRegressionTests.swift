@@ -1,4 +1,5 @@
 import Foundation
+import TestThreads
 import Testing
 
 @testable import ChimeCore
@@ -7,7 +8,7 @@ import Testing
 /// path as the targets: JSONValue.parse → JSONMapping → Validation → FireDates → the API's JSON and
 /// the store's record, and APNsPayload.decode. Each must end in a clean error or a sound value — never
 /// a crash, a trap or a stack overflow. A finding of `make fuzz` is added here with its exact input.
-@Suite("Fuzz regressions")
+@Suite("Fuzz regressions", .testThreads)
 struct FuzzRegressionTests {
     static let now = Date(timeIntervalSince1970: 1_800_000_000)
     static let utc = TimeZone(identifier: "UTC")!

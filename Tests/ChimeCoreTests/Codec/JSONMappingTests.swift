@@ -1,9 +1,10 @@
 import Foundation
+import TestThreads
 import Testing
 
 @testable import ChimeCore
 
-@Suite("JSON mapping of Chime's values")
+@Suite("JSON mapping of Chime's values", .testThreads)
 struct JSONMappingTests {
     func request(_ text: String) throws(ChimeError) -> NotificationRequest {
         try NotificationRequest(json: JSONValue.parse(text))

@@ -1,9 +1,10 @@
 import Foundation
+import TestThreads
 import Testing
 
 @testable import ChimeCore
 
-@Suite("JSONValue parser and serializer")
+@Suite("JSONValue parser and serializer", .testThreads)
 struct JSONValueTests {
     func parse(_ text: String) throws(ChimeError) -> JSONValue { try JSONValue.parse(Array(text.utf8)) }
 

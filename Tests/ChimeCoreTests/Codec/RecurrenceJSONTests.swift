@@ -1,9 +1,10 @@
 @testable import ChimeCore
 import Foundation
+import TestThreads
 import Testing
 
 /// The JSON shape of recurrence-rule triggers, its refusals, and the upcoming dates a listing shows.
-@Suite("Recurrence triggers in JSON")
+@Suite("Recurrence triggers in JSON", .testThreads)
 struct RecurrenceJSONTests {
     static let berlin = TimeZone(identifier: "Europe/Berlin")!
     static let utc = TimeZone(identifier: "UTC")!

@@ -1,8 +1,9 @@
 import ChimeCore
 import Foundation
+import TestThreads
 import Testing
 
-@Suite("The event log's bounds")
+@Suite("The event log's bounds", .testThreads)
 struct EventLogRetentionTests {
     @Test("large deliveries never take the log past its byte bound; small ones are bounded by count")
     func byteBound() async throws {

@@ -1,10 +1,11 @@
 import ChimeCore
 import Foundation
 import Synchronization
+import TestThreads
 import Testing
 
 /// The engine as the hub: what a delivery event carries, and surfaces attached off the writer.
-@Suite("The engine as the hub")
+@Suite("The engine as the hub", .testThreads)
 struct NotificationHubTests {
     static let app = "com.example.hub"
 

@@ -1,10 +1,11 @@
 @testable import ChimeCore
 import Foundation
+import TestThreads
 import Testing
 
 /// The engine is the only owner of its state: its core is reached on the writer only (checked at
 /// run time), and no adapter runs closures against the store or the core.
-@Suite("The engine owns its state")
+@Suite("The engine owns its state", .testThreads)
 struct OwnershipTests {
     @Test("the writer's core used off the writer stops the program")
     func coreOffTheWriter() async {

@@ -1,9 +1,10 @@
 import ChimeCore
 import Foundation
+import TestThreads
 import Testing
 
 /// The presentation rules shared by every surface.
-@Suite("Presentation rules")
+@Suite("Presentation rules", .testThreads)
 struct PresentationTests {
     static func settings(_ options: UNAuthorizationOptions, decision: AuthorizationDecision = .grant) -> NotificationSettings {
         Presentation.settings(after: decision, options: options, previous: NotificationSettings())

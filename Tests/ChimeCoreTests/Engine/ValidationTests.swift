@@ -1,9 +1,10 @@
 import ChimeCore
 import Foundation
+import TestThreads
 import Testing
 
 /// The checks every entry point applies; the errors name the field and say what is accepted.
-@Suite("Validation")
+@Suite("Validation", .testThreads)
 struct ValidationTests {
     struct Case: Sendable, CustomTestStringConvertible {
         var name: String

@@ -1,10 +1,11 @@
 @testable import ChimeCore
 import Foundation
+import TestThreads
 import Testing
 
 /// Calendar triggers for one moment take a short cut past Foundation's search: it must give what
 /// the search gives, or step aside.
-@Suite("Next fire date: the short cut for one exact instant")
+@Suite("Next fire date: the short cut for one exact instant", .testThreads)
 struct ExactInstantTests {
     static let zones = ["UTC", "Europe/Berlin", "America/New_York", "Australia/Lord_Howe", "Asia/Kolkata", "Pacific/Chatham",
                         "America/Sao_Paulo", "Africa/Casablanca"]

@@ -1,5 +1,6 @@
 import ChimeCore
 import Foundation
+import TestThreads
 import Testing
 
 private func utc(_ text: String) throws -> Date { try Date(text, strategy: .iso8601) }
@@ -14,7 +15,7 @@ private func components(hour: Int, minute: Int, weekday: Int? = nil, zone: Strin
 }
 
 /// Next-fire-date math for calendar and time-interval triggers.
-@Suite("Fire dates")
+@Suite("Fire dates", .testThreads)
 struct FireDatesTests {
     struct WallTimeCase: Sendable, CustomTestStringConvertible {
         var name: String
@@ -216,7 +217,7 @@ struct FireDatesTests {
     }
 }
 
-@Suite("FireDates: days that do not exist in every month")
+@Suite("FireDates: days that do not exist in every month", .testThreads)
 struct MissingDayTests {
     @Test("day 31 fires only in months that have a 31st; 29 February only in leap years")
     func missingDays() throws {

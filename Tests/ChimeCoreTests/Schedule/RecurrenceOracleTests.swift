@@ -1,5 +1,6 @@
 @testable import ChimeCore
 import Foundation
+import TestThreads
 import Testing
 
 /// Chime's recurrence engine held to an independent implementation: python-dateutil's `rrule`
@@ -12,7 +13,7 @@ import Testing
 /// repeated time at its first pass. So the two are compared as instants, also across clock
 /// changes. Where dateutil departs from RFC 5545 the generator does not go (see
 /// ``RecurrenceCaseGenerator``).
-@Suite("Recurrence rules against python-dateutil")
+@Suite("Recurrence rules against python-dateutil", .testThreads)
 struct RecurrenceOracleTests {
     static let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .deletingLastPathComponent().deletingLastPathComponent().path

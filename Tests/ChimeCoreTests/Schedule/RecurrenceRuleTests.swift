@@ -1,9 +1,10 @@
 import ChimeCore
 import Foundation
+import TestThreads
 import Testing
 
 /// RRULE text: what is read, what is refused and why, and the canonical form.
-@Suite("RecurrenceRule parsing")
+@Suite("RecurrenceRule parsing", .testThreads)
 struct RecurrenceRuleTests {
     @Test("the parts are read, with or without the RRULE: prefix, in any case")
     func parsesParts() throws {

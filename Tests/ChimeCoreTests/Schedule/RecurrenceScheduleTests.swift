@@ -1,5 +1,6 @@
 import ChimeCore
 import Foundation
+import TestThreads
 import Testing
 
 /// A schedule from RRULE text and a wall-time start "YYYY-MM-DD HH:MM[:SS]".
@@ -36,7 +37,7 @@ private func firsts(_ schedule: RecurrenceSchedule, _ count: Int, offset: Bool =
 
 /// Occurrences of rules: RFC 5545's examples, daylight-saving changes, leap days, month ends and
 /// the bounds of the search.
-@Suite("Recurrence schedules")
+@Suite("Recurrence schedules", .testThreads)
 struct RecurrenceScheduleTests {
     struct Example: Sendable, CustomTestStringConvertible {
         var name: String

@@ -1,12 +1,13 @@
 import ChimeCore
 import Foundation
 import Synchronization
+import TestThreads
 import Testing
 #if canImport(Glibc)
 import Glibc
 #endif
 
-@Suite("ChildProcess: programs started with posix_spawn and reaped at once")
+@Suite("ChildProcess: programs started with posix_spawn and reaped at once", .testThreads)
 struct ChildProcessTests {
     /// Runs a shell line and returns its standard output and how it ended.
     func shell(_ line: String, environment: [String: String]? = nil, directory: String? = nil,

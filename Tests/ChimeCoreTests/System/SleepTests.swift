@@ -1,9 +1,10 @@
 @testable import ChimeCore
 import Foundation
+import TestThreads
 import Testing
 
 /// ``Sleep``: its arithmetic, cancellation, and that it is the only sleep in the tree.
-@Suite("One way to sleep")
+@Suite("One way to sleep", .testThreads)
 struct SleepTests {
     @Test("durations become whole nanoseconds, negatives none, huge ones the longest sleep (about 95 years)")
     func nanoseconds() {

@@ -1,8 +1,9 @@
 import Foundation
+import TestThreads
 import Testing
 
 /// Rules kept over the whole tree by reading it (as SleepTests keeps the one way to sleep).
-@Suite("Rules over the whole tree")
+@Suite("Rules over the whole tree", .testThreads)
 struct TreeRulesTests {
     /// Whether `line` has a `return` with no value: the end of a block or of the line follows it.
     static func returnsNothing(_ line: Substring) -> Bool {

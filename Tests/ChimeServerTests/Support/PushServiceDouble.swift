@@ -56,9 +56,15 @@ final class PushServiceDouble: Sendable {
     }
 
     /// Every request received, once at least `count` were (the double waits, at most `timeout` s).
+    /// Fewer than `count` after `timeout` is an error that says so (the client waits 30 s longer
+    /// than the double, so it is never the client's own time-out that answers).
     func requests(atLeast count: Int, timeout: Int = 60) async throws -> [JSONValue] {
-        let response = try await http.request("GET", "/wait?count=\(count)&timeout=\(timeout)")
+        let client = HTTPClient(endpoint: try HTTPEndpoint(origin), timeout: Double(timeout + 30))
+        let response = try await client.request("GET", "/wait?count=\(count)&timeout=\(timeout)")
         guard case .array(let items)? = response.json else { throw TestClientError(description: "the double answered \(response.text)") }
+        guard items.count >= count else {
+            throw TestClientError(description: "the push service received \(items.count) of \(count) pushes within \(timeout) s: \(items)")
+        }
         return items
     }
 

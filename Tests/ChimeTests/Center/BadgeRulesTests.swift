@@ -1,6 +1,7 @@
 import Chime
 import ChimeTesting
 import Foundation
+import TestThreads
 import Testing
 
 /// Content with a badge (and a title unless `badgeOnly`).
@@ -11,7 +12,7 @@ private func badged(_ count: Int, badgeOnly: Bool = false) -> UNMutableNotificat
     return content
 }
 
-@Suite("Badges as iOS applies them")
+@Suite("Badges as iOS applies them", .testThreads)
 @MainActor
 struct BadgeRulesTests {
     func badge(_ simulator: NotificationSimulator) async throws -> Int {

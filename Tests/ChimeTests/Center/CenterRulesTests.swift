@@ -1,10 +1,11 @@
 import Chime
 import ChimeTesting
 import Foundation
+import TestThreads
 import Testing
 
 /// The engine's rules as an app sees them through `UNUserNotificationCenter` and the simulator.
-@Suite("Center rules: requests, delivery, authorization, categories")
+@Suite("Center rules: requests, delivery, authorization, categories", .testThreads)
 struct CenterRulesTests {
     @Test("adding a request whose identifier is pending replaces it")
     func replacePending() async throws {

@@ -2,12 +2,13 @@ import Chime
 import ChimeTesting
 import Dispatch
 import Foundation
+import TestThreads
 import Testing
 
 /// App code hops to the main queue from completion handlers to update its state, as on iOS; the
 /// main queue must be served while Swift Testing runs tests (the issue saw such a hop not run
 /// within 5 s while a test polled for it).
-@Suite("Completion handlers that hop to DispatchQueue.main", .timeLimit(.minutes(1)))
+@Suite("Completion handlers that hop to DispatchQueue.main", .testThreads, .timeLimit(.minutes(1)))
 struct MainQueueTests {
     /// (Where it runs is not asserted: a process whose main thread called `dispatch_main()` — as
     /// an async `main` and the test runner do — has libdispatch serve the main queue from another

@@ -1,10 +1,11 @@
 import Chime
 import ChimeTesting
 import Foundation
+import TestThreads
 import Testing
 
 /// How notifications are shown, and how the user's answers reach the app.
-@Suite("Presentation and responses")
+@Suite("Presentation and responses", .testThreads)
 struct PresentationAndResponseTests {
     enum DelegateKind: String, Sendable, CustomTestStringConvertible {
         case full, responseOnly, none

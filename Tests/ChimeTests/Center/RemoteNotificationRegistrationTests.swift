@@ -1,11 +1,12 @@
 import Chime
 import ChimeTesting
 import Foundation
+import TestThreads
 import Testing
 
 /// `UIApplication.shared.registerForRemoteNotifications()` hands the app delegate the device token
 /// as iOS does; `unregisterForRemoteNotifications()` gives it up; registering again gives it back.
-@Suite("Remote-notification registration", .notificationSimulator(bundleIdentifier: "com.example.chat"))
+@Suite("Remote-notification registration", .testThreads, .notificationSimulator(bundleIdentifier: "com.example.chat"))
 struct RemoteNotificationRegistrationTests {
     /// Records what the application tells it, for the test to wait on.
     final class Delegate: UIApplicationDelegate, Sendable {

@@ -1,6 +1,7 @@
 import Chime
 import ChimeCore
 import Foundation
+import TestThreads
 import Testing
 
 /// Doubles a notification's title.
@@ -19,7 +20,7 @@ final class MuteService: UNNotificationServiceExtension {
 
 /// The embedded center (an app on the real clock) runs the service extension on a remote
 /// notification delivered to it.
-@Suite("The notification service extension in an app's own center")
+@Suite("The notification service extension in an app's own center", .testThreads)
 struct ServiceExtensionEmbeddedTests {
     func center(_ type: UNNotificationServiceExtension.Type) async throws -> UNUserNotificationCenter {
         let engine = NotificationEngine(store: MemoryStore(), clock: SystemClock(), policy: FixedAuthorizationPolicy(.grant))

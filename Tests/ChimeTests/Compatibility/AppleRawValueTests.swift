@@ -1,9 +1,10 @@
 import Chime
 import Foundation
+import TestThreads
 import Testing
 
 /// Raw values, identifiers and error codes that code written for iOS depends on.
-@Suite("Apple's raw values, identifiers and error codes")
+@Suite("Apple's raw values, identifiers and error codes", .testThreads)
 struct AppleRawValueTests {
     @Test("UNAuthorizationOptions have Apple's raw values", arguments: [
         (UNAuthorizationOptions.badge, 1), (.sound, 2), (.alert, 4), (.carPlay, 8), (.criticalAlert, 16),

@@ -1,10 +1,11 @@
 import Chime
 import ChimeTesting
 import Foundation
+import TestThreads
 import Testing
 
 /// Content, actions, categories and sounds behave as Apple's classes do.
-@Suite("Apple-compatible content, actions, categories and sounds")
+@Suite("Apple-compatible content, actions, categories and sounds", .testThreads)
 struct ContentCompatibilityTests {
     /// Content with every field set to something other than its default.
     static func fullContent() -> UNMutableNotificationContent {

@@ -1,13 +1,14 @@
 import Chime
 import ChimeTesting
 import Foundation
+import TestThreads
 import Testing
 
 /// A content provider as an app might declare one (on iOS, an intent).
 private final class MessageIntentStandIn: UNNotificationContentProviding {}
 
 /// Members of Apple's reference that Chime added for this check (docs/differences-from-apple.md).
-@Suite("Apple's reference members")
+@Suite("Apple's reference members", .testThreads)
 struct ReferenceMembersTests {
     @Test("updating(from:) throws contentProvidingObjectNotAllowed (1500): no intents on Linux")
     func updatingFrom() throws {

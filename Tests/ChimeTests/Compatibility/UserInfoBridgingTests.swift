@@ -1,11 +1,12 @@
 import Chime
 import ChimeTesting
 import Foundation
+import TestThreads
 import Testing
 
 /// `userInfo` numbers as iOS hands them: `NSNumber`s, which bridge to every numeric type that
 /// holds them (SE-0170), through every path an app reads them from.
-@Suite("userInfo numbers bridge as on iOS")
+@Suite("userInfo numbers bridge as on iOS", .testThreads)
 struct UserInfoBridgingTests {
     /// What swift-corelibs-foundation does with the casts iOS code makes on `userInfo` values, and
     /// that Chime's NSNumbers therefore get. (Darwin's Foundation answers the same, except

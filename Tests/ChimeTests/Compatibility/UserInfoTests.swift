@@ -1,10 +1,11 @@
 import Chime
 import ChimeTesting
 import Foundation
+import TestThreads
 import Testing
 
 /// `userInfo` holds property-list values, and only those.
-@Suite("userInfo property-list values")
+@Suite("userInfo property-list values", .testThreads)
 struct UserInfoTests {
     static let when = Date(timeIntervalSince1970: 1_780_000_123.5)
     static let bytes = Data([0, 1, 2, 254, 255])

@@ -1,10 +1,11 @@
 import Chime
 import ChimeTesting
 import Foundation
+import TestThreads
 import Testing
 
 /// `add` moves attachment files into the app's attachment store, as iOS moves them into its own.
-@Suite("The attachment store")
+@Suite("The attachment store", .testThreads)
 struct AttachmentStoreTests {
     /// A file in a fresh temporary directory, as apps write one before attaching it.
     static func temporaryFile(_ name: String, bytes: Data = Data(repeating: 0x42, count: 64)) throws -> URL {

@@ -1,6 +1,7 @@
 import Chime
 import ChimeTesting
 import Foundation
+import TestThreads
 import Testing
 
 /// A file of `size` bytes in a fresh temporary directory, named `name`.
@@ -12,7 +13,7 @@ private func temporaryFile(_ name: String, size: Int = 64) throws -> URL {
     return url
 }
 
-@Suite("Attachments and their options")
+@Suite("Attachments and their options", .testThreads)
 struct AttachmentTests {
     @Test("the type comes from the extension; an unknown one without a hint is refused, saying how to fix it")
     func typeFromExtension() throws {

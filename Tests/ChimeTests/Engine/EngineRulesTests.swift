@@ -1,10 +1,11 @@
 import ChimeCore
 import ChimeTesting
 import Foundation
+import TestThreads
 import Testing
 
 /// The engine's rules, driven directly: `NotificationEngine` over a `MemoryStore` on a `ManualClock`.
-@Suite("Notification engine rules")
+@Suite("Notification engine rules", .testThreads)
 struct EngineRulesTests {
     static let app = "com.example.engine"
     static let start = Date(timeIntervalSince1970: 1_780_000_000)

@@ -1,9 +1,10 @@
 import Chime
 import ChimeTesting
 import Foundation
+import TestThreads
 import Testing
 
-@Suite("CoreLocation's types for location triggers")
+@Suite("CoreLocation's types for location triggers", .testThreads)
 struct CLLocationTests {
     @Test("CLLocation(latitude:longitude:) has CoreLocation's defaults")
     func defaults() {

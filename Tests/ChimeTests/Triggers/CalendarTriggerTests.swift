@@ -1,10 +1,11 @@
 import Chime
 import ChimeTesting
 import Foundation
+import TestThreads
 import Testing
 
 /// Calendar triggers through the simulator: wall times, daylight-saving changes, time-zone changes.
-@Suite("Calendar triggers")
+@Suite("Calendar triggers", .testThreads)
 struct CalendarTriggerTests {
     /// A repeating daily trigger at a wall time, followed through a daylight-saving change.
     struct DSTCase: Sendable, CustomTestStringConvertible {

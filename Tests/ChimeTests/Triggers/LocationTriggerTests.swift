@@ -1,9 +1,10 @@
 import Chime
 import ChimeTesting
 import Foundation
+import TestThreads
 import Testing
 
-@Suite("Location triggers")
+@Suite("Location triggers", .testThreads)
 struct LocationTriggerTests {
     static let berlin = CLLocationCoordinate2D(latitude: 52.5200, longitude: 13.4050)
     /// About 55 m north of `berlin`.

@@ -1,9 +1,10 @@
 import Chime
 import ChimeTesting
 import Foundation
+import TestThreads
 import Testing
 
-@Suite("Time-interval triggers")
+@Suite("Time-interval triggers", .testThreads)
 struct TimeIntervalTriggerTests {
     @Test("the trigger keeps its interval and repeats flag")
     func fields() {

@@ -1,0 +1,102 @@
+import Foundation
+import Synchronization
+import Testing
+
+/// The threads every test body runs on, instead of Swift's cooperative pool.
+///
+/// On Linux the cooperative pool that runs every task has as many threads as the machine has
+/// cores — two on the machines this suite is held to. A test body that computes for seconds
+/// (100,000 adds, random rules against an oracle) or waits synchronously (`psql`, a child process,
+/// a semaphore) holds one of them, and two such bodies at once stop every other task in the
+/// process: the services other tests started in-process stop answering ("did not answer within
+/// 15 s"). With ``TestThreadsTrait`` on a suite, its test bodies — and everything they await that is
+/// not isolated to an actor of its own — run here instead: threads started as needed (at most
+/// ``limit``), scheduled by the kernel beside the pool, so a busy test slows others down but
+/// never stops them. What the services start with `Task {}` stays on the pool.
+///
+/// ```swift
+/// @Suite("Something heavy", .testThreads)
+/// struct HeavyTests { … }
+/// ```
+public final class TestThreads: TaskExecutor, Sendable {
+    /// The one executor of the test process.
+    public static let shared = TestThreads(limit: 64)
+
+    private struct State: ~Copyable {
+        var jobs: [UnownedJob] = []
+        var next = 0
+        var idle = 0
+        var threads = 0
+    }
+
+    /// At most this many threads are started; past it, jobs wait for one to come free.
+    public let limit: Int
+    private let state = Mutex(State())
+    private let wake = DispatchSemaphore(value: 0)
+
+    init(limit: Int) {
+        self.limit = limit
+    }
+
+    public func enqueue(_ job: consuming ExecutorJob) {
+        let job = UnownedJob(job)
+        enum Then { case nothing, wakeOne, startOne }
+        let then = state.withLock { state -> Then in
+            state.jobs.append(job)
+            if state.idle > 0 {
+                state.idle -= 1
+                return .wakeOne
+            }
+            guard state.threads < limit else { return .nothing }
+            state.threads += 1
+            return .startOne
+        }
+        switch then {
+        case .nothing: break
+        case .wakeOne: wake.signal()
+        case .startOne:
+            Thread { [self] in
+                Thread.current.name = "chime.test"  // set from the thread itself, so the system sees it too
+                work()
+            }.start()
+        }
+    }
+
+    /// A thread's life: the oldest job waiting, or wait for one.
+    private func work() {
+        let executor = asUnownedTaskExecutor()
+        while true {
+            let job = state.withLock { state -> UnownedJob? in
+                guard state.next < state.jobs.count else {
+                    state.jobs.removeAll(keepingCapacity: true)
+                    state.next = 0
+                    state.idle += 1
+                    return nil
+                }
+                defer { state.next += 1 }
+                return state.jobs[state.next]
+            }
+            if let job {
+                job.runSynchronously(on: executor)
+            } else {
+                wake.wait()
+            }
+        }
+    }
+}
+
+/// Runs a suite's tests (recursively) on ``TestThreads``. Every suite in `Tests/` carries it
+/// (`TestThreadsCheckTests` holds the tree to it).
+public struct TestThreadsTrait: SuiteTrait, TestTrait, TestScoping {
+    public var isRecursive: Bool { true }
+
+    public func provideScope(for test: Test, testCase: Test.Case?,
+                             performing function: @Sendable () async throws -> Void) async throws {
+        try await withTaskExecutorPreference(TestThreads.shared) { try await function() }
+    }
+}
+
+extension Trait where Self == TestThreadsTrait {
+    /// The suite's test bodies run on ``TestThreads``, off Swift's cooperative pool.
+    public static var testThreads: Self { TestThreadsTrait() }
+}
