@@ -4,9 +4,9 @@
 # benchmarks against a release `chime serve` (Benchmarks/http/: wrk adds, event fan-out), then the
 # cluster part (Benchmarks/cluster/: PostgreSQL and 1, 2, 3 nodes against SQLite, same workloads).
 #   scripts/bench.sh [chime-bench options, e.g. --quick or --only bulk,steady,http-add,http-bulk,fanout,cluster]
-# --only names http-add, http-bulk and fanout go to Benchmarks/http/http_bench.py; api-concurrent,
-# api-realistic (the realistic add path), api-burst, api-steady and cost (the public API and the cost
-# of a delivery) to chime-bench-api;
+# --only names http-add, http-bulk, fanout and apns (APNs pushes over HTTP/2 against HTTP/1.1, h2load) go to
+# Benchmarks/http/http_bench.py; api-concurrent, api-realistic (the realistic add path), api-burst, api-steady
+# and cost (the public API and the cost of a delivery) to chime-bench-api;
 # cluster (all four) or cluster-bulk, cluster-concurrent, cluster-burst, cluster-steady to
 # Benchmarks/cluster/cluster_bench.py; webpush (one delivery to 1,000 and 10,000 Web Push
 # subscribers, against pywebpush) to Benchmarks/webpush/webpush_bench.py; the others to chime-bench; --quick shortens all four. CHIME_HTTP_BENCH_ARGS adds options for http_bench.py (e.g.
@@ -49,7 +49,7 @@ if [ -n "$only" ]; then
   IFS=, read -ra names <<< "$only"
   for name in "${names[@]}"; do
     case "$name" in
-      http-add|http-bulk|fanout) http_only+=("$name") ;;
+      http-add|http-bulk|fanout|apns) http_only+=("$name") ;;
       api-concurrent|api-realistic|api-burst|api-steady|cost) api_only+=("$name") ;;
       cluster) cluster_only+=(bulk concurrent burst steady) ;;
       cluster-*) cluster_only+=("${name#cluster-}") ;;

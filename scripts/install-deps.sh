@@ -22,7 +22,7 @@ case "$purpose" in
   # postgresql: the tests start servers of their own (initdb into a temporary directory).
   test) packages+=(openssl python3-venv chromium chromium-driver curl postgresql "${desktop[@]}") ;;
   screenshots) packages+=(python3-venv chromium chromium-driver fonts-inter "${desktop[@]}" suckless-tools x11-xserver-utils imagemagick) ;;
-  bench) packages+=(gcc wrk python3-venv postgresql) ;;
+  bench) packages+=(gcc wrk nghttp2-client python3-venv postgresql) ;;
   fuzz)
     # libFuzzer and AddressSanitizer come with the Swift toolchain's clang runtime; nothing from Debian.
     runtime="$(dirname "$(readlink -f "$(command -v swift)")")/../lib/swift/clang/lib/linux"

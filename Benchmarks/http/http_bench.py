@@ -13,6 +13,14 @@
    Durability check: each 201 is answered after its transaction commits, so after wrk the server's
    pending count (GET /metrics) and, after SIGTERM, the rows in the store file must cover every 201
    wrk counted (they may exceed it by the requests in flight when wrk stopped).
+8. APNs pushes, HTTP/2 against HTTP/1.1 (h2load from nghttp2-client, one tool for both): on one
+   fresh server, POST /3/device/{token} with the app's token and a fixed apns-collapse-id (each push
+   replaces the one delivered notification, so the store stays small and the protocol's cost shows)
+   through one HTTP/2 connection with --h2-streams streams in flight (h2c with prior knowledge), then
+   through --h1-connections HTTP/1.1 keep-alive connections, one request in flight each; then the
+   same two for GET /healthz (the protocols' own cost). Each run is --apns-requests requests; the
+   figures are pushes/s, the server's CPU µs per push (from /proc/PID/stat) and pushes per
+   server-core-second, whose ratio HTTP/2 ÷ HTTP/1.1 is the goal's (at least 1).
 7. Event fan-out: --subscribers connections on GET /v1/apps/{app}/events, spread over --procs
    processes (fanout_client.py); then --rate POSTs per second for --fanout-seconds, each a request
    with no trigger (delivered at once) carrying its send time; latency = send → each subscriber has
@@ -569,6 +577,112 @@ def summarize_perf(options, name):
     progress.done(f"perf: profile of the server during the {name} run in {report}")
 
 
+# MARK: - APNs pushes: HTTP/2 against HTTP/1.1
+
+
+def run_h2load(options, server, label, path, headers, body_file, http2):
+    """One h2load run; returns (its figures, the CPU split of the run)."""
+    os.sync()
+    command = ["h2load", "-n", str(options.apns_requests), "-t", "1"]
+    if http2:
+        command += ["-c", "1", "-m", str(options.h2_streams)]
+    else:
+        command += ["--h1", "-c", str(options.h1_connections), "-m", "1"]
+    for name, value in headers:
+        command += ["-H", f"{name}: {value}"]
+    if body_file:
+        command += ["-d", body_file]
+    command.append(server.url + path)
+    window = Window(server.pid, label)
+    perf = start_perf(options, server.pid, label.replace(" ", "-").replace("/", ""), 8) if options.perf else None
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    output = process.stdout.read().decode(errors="replace")
+    _, status, usage = os.wait4(process.pid, 0)
+    cpu = window.finish(usage.ru_utime + usage.ru_stime)
+    if perf:
+        perf.wait()
+    shown = " ".join(command).replace(server.url, "http://127.0.0.1:PORT")
+    for name, value in headers:
+        if name == "authorization":
+            shown = shown.replace(value, "bearer APP-TOKEN")
+    figures = {"command": shown}
+    for key, pattern in [("seconds", r"finished in ([\d.]+(?:us|ms|s)),"), ("succeeded", r"(\d+) succeeded"), ("failed", r"(\d+) failed"),
+                         ("errored", r"(\d+) errored"), ("status2xx", r"(\d+) 2xx"), ("statusOther", r"2xx, (\d+) 3xx, (\d+) 4xx, (\d+) 5xx"),
+                         ("meanUs", r"time for request:\s+[\d.]+\w+\s+[\d.]+\w+\s+([\d.]+\w+)")]:
+        match = re.search(pattern, output)
+        if key == "statusOther":
+            figures[key] = sum(int(g) for g in match.groups()) if match else None
+        elif key == "meanUs":
+            figures[key] = duration_us(match.group(1)) if match else None
+        elif key == "seconds":
+            figures[key] = duration_us(match.group(1)) / 1e6 if match else None
+        else:
+            figures[key] = float(match.group(1)) if match else None
+    if os.waitstatus_to_exitcode(status) != 0 or not figures["seconds"] or figures["status2xx"] != options.apns_requests:
+        fail(f"h2load failed or not every answer was 2xx: {output[-2000:]}")
+    figures["perSecond"] = figures["status2xx"] / figures["seconds"]
+    return figures, cpu
+
+
+def duration_us(text):
+    """h2load's `12.34ms`, `567us`, `1.2s` in µs."""
+    match = re.fullmatch(r"([\d.]+)(us|ms|s)", text)
+    return float(match.group(1)) * {"us": 1, "ms": 1e3, "s": 1e6}[match.group(2)] if match else None
+
+
+def bench_apns(options, rows, results):
+    """8: pushes and /healthz through one HTTP/2 connection and through HTTP/1.1 keep-alive connections."""
+    server = Server(options.chime, options.dir)
+    token = server.register()
+    status, payload = server.call("GET", f"/v1/apps/{APP}/device-token", token)
+    if status != 200:
+        fail(f"GET device-token answered {status}")
+    device = json.loads(payload)["deviceToken"]
+    body_file = os.path.join(server.dir, "push.json")
+    with open(body_file, "w") as f:
+        json.dump({"aps": {"alert": {"title": "Benchmark", "body": "One push of many"}, "sound": "default"}, "run": 1}, f)
+    push_headers = [("authorization", f"bearer {token}"), ("apns-topic", APP), ("apns-push-type", "alert"),
+                    ("apns-collapse-id", "bench"), ("content-type", "application/json")]
+    h2 = f"HTTP/2, 1 connection, {options.h2_streams} streams"
+    h1 = f"HTTP/1.1, {options.h1_connections} connections"
+    figures = {}
+    for key, path, headers, body, http2, label in [
+        ("pushH2", f"/3/device/{device}", push_headers, body_file, True, f"apns push {h2}"),
+        ("pushH1", f"/3/device/{device}", push_headers, body_file, False, f"apns push {h1}"),
+        ("healthzH2", "/healthz", [], None, True, f"healthz {h2}"),
+        ("healthzH1", "/healthz", [], None, False, f"healthz {h1}"),
+    ]:
+        progress.update(f"{label}: h2load, {options.apns_requests:,} requests", force=True)
+        run, cpu = run_h2load(options, server, label, path, headers, body, http2)
+        run["serverCPUMicrosecondsPerRequest"] = cpu_us(cpu, run["perSecond"])
+        run["perServerCoreSecond"] = run["perSecond"] / cpu["serverCores"] if cpu["serverCores"] else float("nan")
+        run["cpu"] = cpu
+        figures[key] = run
+        progress.done(f"{label}: {run['perSecond']:,.0f} /s, mean {ms(run['meanUs'] or 0)}, server CPU "
+                      f"{run['serverCPUMicrosecondsPerRequest']:.0f} µs/request ({cpu['serverCores']:.2f} cores), "
+                      f"{run['perServerCoreSecond']:,.0f} per server-core-second; " + describe_load(cpu))
+        if options.perf:
+            summarize_perf(options, label.replace(" ", "-").replace("/", ""))
+    code, _ = server.stop()
+    if code != 0:
+        fail(f"chime serve exited with {code} after the APNs runs")
+    server.remove()
+    for kind, name in [("push", "APNs push"), ("healthz", "GET /healthz")]:
+        two, one = figures[f"{kind}H2"], figures[f"{kind}H1"]
+        per_core = two["perServerCoreSecond"] / one["perServerCoreSecond"]
+        goal = kind == "push"
+        rows.append([f"8. {name}, {h2} (h2load)", f"{two['perSecond']:,.0f} /s", "≥ HTTP/1.1 per core" if goal else "",
+                     ("yes" if per_core >= 1 else f"NO ({per_core:.0%})") if goal else "–",
+                     f"mean {ms(two['meanUs'] or 0)}; server CPU {two['serverCPUMicrosecondsPerRequest']:.0f} µs/request "
+                     f"({two['cpu']['serverCores']:.2f} cores)",
+                     f"per core ÷ HTTP/1.1 = {per_core:.2f}; rate ÷ HTTP/1.1 = {two['perSecond'] / one['perSecond']:.2f}"])
+        rows.append([f"8. {name}, {h1} (h2load --h1)", f"{one['perSecond']:,.0f} /s", "", "–",
+                     f"mean {ms(one['meanUs'] or 0)}; server CPU {one['serverCPUMicrosecondsPerRequest']:.0f} µs/request "
+                     f"({one['cpu']['serverCores']:.2f} cores)", ""])
+        figures[f"{kind}PerCoreRatio"] = per_core
+    results["apns"] = figures
+
+
 # MARK: - Fan-out
 
 
@@ -719,7 +833,7 @@ def main():
     parser.add_argument("--chime", default=".build/release/chime", help="the chime executable (release build)")
     parser.add_argument("--dir", default="Benchmarks/out/stores", help="where the servers' data directories go (on disk)")
     parser.add_argument("--out", default="Benchmarks/out", help="where perf output goes")
-    parser.add_argument("--only", default="http-add,http-bulk,fanout", help="http-add (with healthz), http-bulk, fanout")
+    parser.add_argument("--only", default="http-add,http-bulk,fanout,apns", help="http-add (with healthz), http-bulk, fanout, apns")
     parser.add_argument("--seconds", type=int, default=30, help="wrk duration per run")
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--connections", type=int, default=64)
@@ -728,6 +842,9 @@ def main():
     parser.add_argument("--procs", type=int, default=4, help="subscriber processes")
     parser.add_argument("--rate", type=int, default=20, help="notifications per second in the fan-out run")
     parser.add_argument("--fanout-seconds", type=int, default=30)
+    parser.add_argument("--apns-requests", type=int, default=100_000, help="requests per run of the APNs benchmark")
+    parser.add_argument("--h2-streams", type=int, default=100, help="streams in flight on the APNs benchmark's HTTP/2 connection")
+    parser.add_argument("--h1-connections", type=int, default=64, help="HTTP/1.1 keep-alive connections in the APNs benchmark")
     parser.add_argument("--perf", action="store_true", help="profile the server with perf (OUT/perf-*.txt); perf costs CPU too")
     parser.add_argument("--no-crash-check", dest="crash_check", action="store_false",
                         help="skip the kill -9 check after the add run")
@@ -737,15 +854,18 @@ def main():
     if options.quick:
         options.seconds = 5
         options.fanout_seconds = 5
+        options.apns_requests = 10_000
     wanted = set(options.only.split(","))
-    unknown = wanted - {"http-add", "http-bulk", "fanout"}
+    unknown = wanted - {"http-add", "http-bulk", "fanout", "apns"}
     if unknown:
-        fail(f"unknown --only {','.join(sorted(unknown))}; accepted: http-add, http-bulk, fanout")
+        fail(f"unknown --only {','.join(sorted(unknown))}; accepted: http-add, http-bulk, fanout, apns")
     options.want = lambda name: name in wanted
     if not os.access(options.chime, os.X_OK):
         fail(f"{options.chime} is not an executable; build it with swift build -c release --product chime")
     if (options.want("http-add") or options.want("http-bulk")) and shutil.which("wrk") is None:
         fail("wrk is not installed (scripts/install-deps.sh bench installs it)")
+    if options.want("apns") and shutil.which("h2load") is None:
+        fail("h2load is not installed (nghttp2-client; scripts/install-deps.sh bench installs it)")
     os.makedirs(options.dir, exist_ok=True)
     os.makedirs(options.out, exist_ok=True)
     options.dir = os.path.abspath(options.dir)
@@ -764,6 +884,8 @@ def main():
         crash_check(options, rows, results)
     if options.want("fanout"):
         bench_fanout(options, rows, results)
+    if options.want("apns"):
+        bench_apns(options, rows, results)
 
     headers = ["measurement", "Chime", "target", "met", "details", "checks and ratios"]
     widths = [max(len(str(r[i])) for r in rows + [headers]) for i in range(len(headers))]
@@ -774,6 +896,9 @@ def main():
     for key in ("add", "bulk", "healthz", "fanout"):
         if key in results:
             print(f"  {key}: {describe_load(results[key]['cpu'])}")
+    for key in ("pushH2", "pushH1", "healthzH2", "healthzH1"):
+        if key in results.get("apns", {}):
+            print(f"  apns {key}: {describe_load(results['apns'][key]['cpu'])}")
 
     if options.json:
         existing = {}

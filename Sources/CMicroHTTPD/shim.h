@@ -131,6 +131,16 @@ static inline int chime_accept(int fd, struct sockaddr *address, socklen_t *leng
     return accept4(fd, address, length, SOCK_NONBLOCK | SOCK_CLOEXEC);
 }
 
+/// Turns off Nagle's algorithm on a TCP socket Chime writes itself (HTTP/2, TLS): its answers are
+/// small writes as they are ready, which Nagle would hold back until the peer's delayed ACK (up to
+/// 40 ms on Linux). Nothing on a Unix socket.
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+static inline void chime_tcp_nodelay(int fd) {
+    int one = 1;
+    (void)setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+}
+
 /// Bytes written to a socket that the peer has not acknowledged yet (SIOCOUTQ), or 0.
 #include <sys/ioctl.h>
 #include <linux/sockios.h>

@@ -35,6 +35,7 @@ final class HTTP2Connection: LoopClient {
         self.core = core
         self.loop = loop
         self.entry = core.guardian.opened(fd: transport.fd, address: peer.key)
+        chime_tcp_nodelay(transport.fd)
         session = HTTP2Session(limits: core.configuration.http2, headLimits: core.configuration.headLimits,
                                remoteAddress: peer.description, clientCertificate: clientCertificate, delegate: self)
         core.http2Opened(id)

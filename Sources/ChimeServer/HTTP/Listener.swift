@@ -44,6 +44,8 @@ final class Listener: LoopClient {
                 (loop.client(oldest) as? any PendingConnection)?.drop()
             }
             if let tls = core.tls {
+                // Chime writes this socket itself (TLS records, for HTTP/2 and the bridge alike).
+                chime_tcp_nodelay(client)
                 guard let ssl = tls.connection(client, requestCertificate: core.handler.requestsClientCertificates) else {
                     close(client)
                     continue
