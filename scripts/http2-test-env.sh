@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The Python environment of the HTTP/2 client tests (Tests/Support/HTTP2Clients/clients.py: httpx
-# with h2, the h2 library itself, and aioapns, an APNs provider library on h2), for ChimeServerTests
-# and `make abuse`.
+# with h2, the h2 library itself, aioapns, an APNs provider library on h2, and kalyke-apns, one on
+# httpx), for ChimeServerTests and `make abuse`.
 #
 #   scripts/http2-test-env.sh     sets up .build/venv-http2 if needed; prints its python
 #

@@ -182,6 +182,47 @@ struct HTTP2Tests {
         (try? JSONValue.parse(body))?[name].flatMap { if case .string(let text) = $0 { text } else { nil } }
     }
 
+    /// A provider's service: TLS with a test CA, the app registered and authorized, a team key
+    /// (`AuthKey_KEY1234567.p8`, key id KEY1234567, team TEAM123456) registered for it, and another
+    /// key (`Other.p8`) made but not registered.
+    struct ProviderSetup {
+        let harness: ServiceHarness
+        let files: (ca: String, certificate: String, key: String)
+        let directory: String
+        let base: String
+        /// curl's arguments with the owner's token, and with the app's.
+        let owner: [String]
+        let app: [String]
+        let device: String
+    }
+
+    static func withProviderApp(_ bundleIdentifier: String, _ body: (ProviderSetup) async throws -> Void) async throws {
+        let directory = "/tmp/chime-h2apns-\(UUID().uuidString.prefix(8))"
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let files = try await makeCertificates(in: directory)
+        for name in ["AuthKey_KEY1234567.p8", "Other.p8"] {
+            let key = try await ChildProcess.run("/usr/bin/openssl", arguments: ["genpkey", "-algorithm", "EC", "-pkeyopt", "ec_paramgen_curve:P-256",
+                                                                                 "-out", directory + "/" + name], timeout: 60)
+            #expect(key.termination.succeeded, "\(key.errorText)")
+        }
+        try await ServiceHarness.with(tls: (files.certificate, files.key)) { harness in
+            let base = "https://localhost:\(harness.service.port)"
+            let owner = ["--http2", "--cacert", files.ca, "-H", "Authorization: Bearer \(harness.service.ownerToken)", "-H", "Content-Type: application/json"]
+            let created = try await curl(owner + ["--data-binary", #"{"bundleIdentifier": "\#(bundleIdentifier)"}"#, base + "/v1/apps"])
+            #expect(created.status == 201 && created.version == "2")
+            let appToken = try #require(field(created.body, "token"))
+            let app = ["--http2", "--cacert", files.ca, "-H", "Authorization: Bearer \(appToken)"]
+            #expect(try await curl(app + ["-X", "POST", base + "/v1/apps/\(bundleIdentifier)/authorization"]).status == 200)
+            let pem = try String(contentsOfFile: directory + "/AuthKey_KEY1234567.p8", encoding: .utf8)
+            let registration = JSONValue.object(["apns": ["teamId": "TEAM123456", "keyId": "KEY1234567", "key": .string(pem)]]).serialized()
+            let registered = try await curl(owner + ["-X", "PATCH", "--data-binary", registration, base + "/v1/apps/\(bundleIdentifier)"])
+            #expect(registered.status == 200, "\(registered.body)")
+            let device = try #require(field(try await curl(app + [base + "/v1/apps/\(bundleIdentifier)/device-token"]).body, "deviceToken"))
+            try await body(ProviderSetup(harness: harness, files: files, directory: directory, base: base, owner: owner, app: app, device: device))
+        }
+    }
+
     @Test("TLS with a test CA: ALPN h2 for curl --http2 and httpx, http/1.1 for curl --http1.1, on one port")
     func tlsALPN() async throws {
         let directory = "/tmp/chime-h2tls-\(UUID().uuidString.prefix(8))"
@@ -208,29 +249,9 @@ struct HTTP2Tests {
 
     @Test("aioapns, given only a host, port and CA, delivers a push signed with a .p8 key; refusals carry Apple's reasons")
     func providerLibrary() async throws {
-        let directory = "/tmp/chime-h2apns-\(UUID().uuidString.prefix(8))"
-        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(atPath: directory) }
-        let files = try await Self.makeCertificates(in: directory)
-        for name in ["AuthKey_KEY1234567.p8", "Other.p8"] {
-            let key = try await ChildProcess.run("/usr/bin/openssl", arguments: ["genpkey", "-algorithm", "EC", "-pkeyopt", "ec_paramgen_curve:P-256",
-                                                                                 "-out", directory + "/" + name], timeout: 60)
-            #expect(key.termination.succeeded, "\(key.errorText)")
-        }
-        try await ServiceHarness.with(tls: (files.certificate, files.key)) { harness in
-            let base = "https://localhost:\(harness.service.port)"
-            let owner = ["--http2", "--cacert", files.ca, "-H", "Authorization: Bearer \(harness.service.ownerToken)", "-H", "Content-Type: application/json"]
-            let created = try await Self.curl(owner + ["--data-binary", #"{"bundleIdentifier": "com.example.provider"}"#, base + "/v1/apps"])
-            #expect(created.status == 201 && created.version == "2")
-            let appToken = try #require(Self.field(created.body, "token"))
-            let app = ["--http2", "--cacert", files.ca, "-H", "Authorization: Bearer \(appToken)"]
-            #expect(try await Self.curl(app + ["-X", "POST", base + "/v1/apps/com.example.provider/authorization"]).status == 200)
-            let pem = try String(contentsOfFile: directory + "/AuthKey_KEY1234567.p8", encoding: .utf8)
-            let registration = JSONValue.object(["apns": ["teamId": "TEAM123456", "keyId": "KEY1234567", "key": .string(pem)]]).serialized()
-            let registered = try await Self.curl(owner + ["-X", "PATCH", "--data-binary", registration, base + "/v1/apps/com.example.provider"])
-            #expect(registered.status == 200, "\(registered.body)")
-            let device = try #require(Self.field(try await Self.curl(app + [base + "/v1/apps/com.example.provider/device-token"]).body, "deviceToken"))
-
+        try await Self.withProviderApp("com.example.provider") { setup in
+            let (harness, files, directory, base, owner, app, device) = (setup.harness, setup.files, setup.directory, setup.base, setup.owner,
+                                                                         setup.app, setup.device)
             let port = String(harness.service.port)
             let key = directory + "/AuthKey_KEY1234567.p8"
             // One provider token for all: the push, an unknown device, then the headers' refusals as the library sends them.
@@ -320,6 +341,21 @@ struct HTTP2Tests {
                                                "KEY1234567", "TEAM123456", "com.example.provider", device)
             #expect(Self.result(forged, 0)?["status"] == .string("403") && Self.result(forged, 0)?["reason"] == .string("InvalidProviderToken"),
                     "\(forged)")
+        }
+    }
+
+    @Test("kalyke-apns (httpx), given Chime's URL and CA, delivers a push signed with a .p8 key (its iat a string); a forged key is InvalidProviderToken")
+    func httpxProviderLibrary() async throws {
+        try await Self.withProviderApp("com.example.kalyke") { setup in
+            let (files, directory, base, owner, device) = (setup.files, setup.directory, setup.base, setup.owner, setup.device)
+            let sent = try await Self.client("kalyke", base, files.ca, directory + "/AuthKey_KEY1234567.p8", "KEY1234567", "TEAM123456",
+                                             "com.example.kalyke", device)
+            #expect(sent["success"] == .bool(true), "\(sent)")
+            let delivered = try await Self.curl(owner + [base + "/v1/apps/com.example.kalyke/notifications"])
+            #expect(delivered.body.contains("From kalyke"), "\(delivered.body)")
+            // Another key under the same key id: refused with Apple's reason, which kalyke raises as its exception of that name.
+            let forged = try await Self.client("kalyke", base, files.ca, directory + "/Other.p8", "KEY1234567", "TEAM123456", "com.example.kalyke", device)
+            #expect(forged["reason"] == .string("InvalidProviderToken"), "\(forged)")
         }
     }
 

@@ -29,6 +29,15 @@ final class ProviderTokens: Sendable {
 
     private let book = Mutex(ProviderTokenBook())
 
+    /// A token's `iat` in seconds since 1970: a JSON number, as RFC 7519 has it, or a string of
+    /// decimal digits, as kalyke-apns (a provider library on PyPI, used against Apple's service)
+    /// sends it (`"iat": "1764796828"`).
+    static func issuedAt(_ token: JSONWebToken) -> Int64? {
+        if let seconds = token.seconds("iat") { return seconds }
+        guard let text = token.string("iat"), (1...12).contains(text.utf8.count), text.utf8.allSatisfy({ (0x30...0x39).contains($0) }) else { return nil }
+        return Int64(text)
+    }
+
     /// Checks `text` for a push to `topic` (nil when no app has that bundle identifier: the token is
     /// still checked first, so an unauthenticated caller learns nothing about which apps exist).
     /// The key is looked for on the topic's own record first, then on every app (`apps`).
@@ -44,7 +53,7 @@ final class ProviderTokens: Sendable {
         }
         guard let keyID = token.keyID else { throw Refusal.invalid("the provider token's header has no kid (the key id)") }
         guard let team = token.string("iss") else { throw Refusal.invalid("the provider token has no iss (the team id)") }
-        guard let issued = token.seconds("iat") else { throw Refusal.invalid("the provider token has no iat (when it was made, in seconds)") }
+        guard let issued = Self.issuedAt(token) else { throw Refusal.invalid("the provider token has no iat (when it was made, in seconds)") }
 
         var owner = topic.flatMap { Self.key(keyID, team: team, in: [$0]) }
         if owner == nil { owner = Self.key(keyID, team: team, in: try await apps()) }

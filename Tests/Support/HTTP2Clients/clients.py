@@ -8,6 +8,8 @@ Each command prints one JSON object on stdout:
   aioapns-cert HOST PORT CA CERTKEY DEVICE
                                    a push with aioapns authenticated by a client certificate (CERTKEY: the
                                    certificate and its key in one PEM file; the topic is the certificate's UID)
+  kalyke URL CA KEY KEYID TEAMID TOPIC DEVICE
+                                   a push with kalyke-apns (an APNs provider library on httpx), signed with KEY
   cert-push URL CA CERT KEY [TOPIC] one POST over HTTP/2 with httpx and a client certificate, no authorization header
   rapid-reset HOST PORT CA PATH N  N streams opened and reset at once (h2), then one real request
   ping-flood HOST PORT CA N        N PINGs without reading the answers, then whether the server ended it
@@ -108,6 +110,29 @@ async def post_with_certificate(url, ca, certificate, key, topic=None) -> dict:
     body = answer.json() if answer.content else {}
     return {"status": answer.status_code, "version": answer.http_version, "reason": body.get("reason"),
             "uniqueId": answer.headers.get("apns-unique-id")}
+
+
+async def push_with_kalyke(base, ca, key, key_id, team_id, topic, device) -> dict:
+    # kalyke-apns has no host setting: its base URL is a property, given Chime's here; it trusts the
+    # system's store through truststore, which reads the CA from SSL_CERT_FILE.
+    import os
+    from dataclasses import dataclass
+    from kalyke import ApnsClient, ApnsConfig, Payload, PayloadAlert
+    os.environ["SSL_CERT_FILE"] = ca
+
+    @dataclass(frozen=True)
+    class ChimeClient(ApnsClient):
+        @property
+        def _base_url(self) -> str:
+            return base
+
+    client = ChimeClient(use_sandbox=True, team_id=team_id, auth_key_id=key_id, auth_key_filepath=key)
+    try:
+        apns_id = await client.send_message(device_token=device, apns_config=ApnsConfig(topic=topic),
+                                            payload=Payload(alert=PayloadAlert(title="From kalyke", body="signed with a .p8 key")))
+    except Exception as error:  # kalyke raises an exception class named after APNs' reason
+        return {"success": False, "reason": type(error).__name__}
+    return {"success": True, "apnsId": apns_id}
 
 
 def raw(host: str, port: str, ca: str):
@@ -237,6 +262,8 @@ def main(command: str, *arguments: str) -> dict:
         return asyncio.run(push(*arguments))
     if command == "aioapns-cert":
         return asyncio.run(push_with_certificate(*arguments))
+    if command == "kalyke":
+        return asyncio.run(push_with_kalyke(*arguments))
     if command == "cert-push":
         return asyncio.run(post_with_certificate(*arguments))
     if command == "rapid-reset":
