@@ -108,6 +108,32 @@ struct WebPushSendingTests {
         }
     }
 
+    /// Chime's own queue may hold a push a few seconds on a busy machine; a TTL 0 push ("now or
+    /// never" to the push service) must still get its one try then (it was dropped after 1 s).
+    @Test("a TTL 0 push is tried once even when Chime's queue held it seconds, not again, and not when it is stale")
+    func nowOrNeverHeld() async throws {
+        let double = try await PushServiceDouble.start()
+        defer { Task { await double.stop() } }
+        try await ServiceHarness.with(webPushEndpoints: [double.origin]) { harness in
+            _ = try await Self.prepare(harness, double)
+            let surface = harness.service.webPush
+            let subscription = try #require(try await harness.service.engine.webPushSubscriptions().first)
+            func job(age: TimeInterval, attempts: Int) -> WebPushSurface.Job {
+                let message = WebPushMessage(payload: ["id": "score", "title": "Score"], ttl: 0, urgency: "high", topic: nil,
+                                             created: harness.service.engine.clock.now.addingTimeInterval(-age))
+                return WebPushSurface.Job(push: QueuedWebPush(message: 1, subscription: subscription.id, app: Self.app, body: message.storedRecord,
+                                                              attempts: attempts, notBefore: .distantPast),
+                                          subscription: subscription)
+            }
+            #expect(await surface.attempt(job(age: 5, attempts: 0)) == .sent)
+            let pushed = try #require(try await double.requests(atLeast: 1).last)
+            #expect(pushed["headers"]?["ttl"] == "0", "\(pushed["headers"] ?? .null)")
+            #expect(await surface.attempt(job(age: 5, attempts: 1)) == .failed("expired before it could be sent (TTL 0 s)"))
+            #expect(await surface.attempt(job(age: Double(WebPushSurface.nowOrNeverGrace), attempts: 0))
+                    == .failed("expired before it could be sent (TTL 0 s)"))
+        }
+    }
+
     @Test("410 and 404 remove the subscription; 429 with Retry-After is tried again; a long body is trimmed to fit 4096 bytes")
     func answers() async throws {
         let double = try await PushServiceDouble.start()

@@ -217,14 +217,20 @@ public final class WebPushSurface: NotificationSurface {
         }
     }
 
+    /// How old a push with TTL 0 may be and still get its one try (seconds).
+    static let nowOrNeverGrace = 30
+
     /// One try: encrypt, sign, POST, and judge the answer.
     func attempt(_ job: Job) async -> Outcome {
         let subscription = job.subscription
         guard let message = WebPushMessage(storedRecord: job.push.body) else { return .failed("the queued message is damaged") }
         let now = engine.clock.now
         let age = Int(max(0, now.timeIntervalSince(message.created)))
-        // A TTL of 0 (now or never) still has its one try, in the second it was made.
-        guard age < max(message.ttl, 1) else { return .failed("expired before it could be sent (TTL \(message.ttl) s)") }
+        // A TTL of 0 (RFC 8030's now or never: the push service delivers it only to a device that is
+        // there) has its one try, as long as it is still news: Chime's own queue may hold it a few
+        // seconds on a busy machine, which must not make "now" into "never".
+        let fresh = message.ttl > 0 ? age < message.ttl : job.push.attempts == 0 && age < Self.nowOrNeverGrace
+        guard fresh else { return .failed("expired before it could be sent (TTL \(message.ttl) s)") }
         guard configuration.endpoints.allowance(subscription.endpoint) != nil,
               let parsed = WebPushEndpoints.parse(subscription.endpoint) else {
             return .failed("the endpoint is not a push service this service sends to (see --web-push-endpoints)")
