@@ -252,60 +252,70 @@ func benchRestart(_ options: Options) async throws -> Double {
 
 /// Waits for `count` delivered events through the live scheduler; returns lateness samples
 /// (delivered − due, seconds) and the time the last one arrived.
-final class DeliveryRecorder: @unchecked Sendable {
-    // `@unchecked Sendable`: state guarded by `lock`.
-    private let lock = NSLock()
-    private var lateness: [Double] = []
-    private var dues: [Date] = []
-    private var last = Date.distantPast
-    private var waiter: CheckedContinuation<Void, Never>?
-    private var skippedCount = 0
+final class DeliveryRecorder: Sendable {
+    private struct State {
+        var lateness: [Double] = []
+        var dues: [Date] = []
+        var last = Date.distantPast
+        var waiter: CheckedContinuation<Void, Never>?
+        var skippedCount = 0
+        var sampleFrom = Date.distantPast
+    }
+
+    private let state = Mutex(State())
     let expected: Int
     /// Deliveries due before this are counted but not sampled: they were due before the
     /// scheduler started (the scheduling ran past the lead time), so their lateness is not the
     /// engine's.
-    var sampleFrom = Date.distantPast
+    var sampleFrom: Date {
+        get { state.withLock { $0.sampleFrom } }
+        set { state.withLock { $0.sampleFrom = newValue } }
+    }
 
     init(expected: Int) {
         self.expected = expected
-        lateness.reserveCapacity(expected)
-        dues.reserveCapacity(expected)
+        state.withLock { state in
+            state.lateness.reserveCapacity(expected)
+            state.dues.reserveCapacity(expected)
+        }
     }
 
     func record(_ event: EngineEvent) {
         guard let due = event.delivery?.notification.date else { return }
         let now = Date()
-        let resume = lock.withLock { () -> CheckedContinuation<Void, Never>? in
-            if due < sampleFrom { skippedCount += 1 } else {
-                lateness.append(now.timeIntervalSince(due))
-                dues.append(due)
+        let expected = self.expected
+        let resume = state.withLock { state -> CheckedContinuation<Void, Never>? in
+            if due < state.sampleFrom { state.skippedCount += 1 } else {
+                state.lateness.append(now.timeIntervalSince(due))
+                state.dues.append(due)
             }
-            last = now
-            if lateness.count + skippedCount >= expected { defer { waiter = nil }; return waiter }
+            state.last = now
+            if state.lateness.count + state.skippedCount >= expected { defer { state.waiter = nil }; return state.waiter }
             return nil
         }
         resume?.resume()
     }
 
-    var count: Int { lock.withLock { lateness.count + skippedCount } }
+    var count: Int { state.withLock { $0.lateness.count + $0.skippedCount } }
     /// Each sampled delivery's due date and lateness, in the order they arrived.
-    var series: [(due: Date, lateness: Double)] { lock.withLock { Array(zip(dues, lateness)) } }
+    var series: [(due: Date, lateness: Double)] { state.withLock { Array(zip($0.dues, $0.lateness)) } }
     /// How many deliveries were due before ``sampleFrom``.
-    var skipped: Int { lock.withLock { skippedCount } }
+    var skipped: Int { state.withLock { $0.skippedCount } }
 
     func wait() async {
         await withCheckedContinuation { continuation in
-            let done = lock.withLock { () -> Bool in
-                if lateness.count + skippedCount >= expected { return true }
-                waiter = continuation
+            let expected = self.expected
+            let done = state.withLock { state -> Bool in
+                if state.lateness.count + state.skippedCount >= expected { return true }
+                state.waiter = continuation
                 return false
             }
             if done { continuation.resume() }
         }
     }
 
-    var samples: [Double] { lock.withLock { lateness } }
-    var lastArrival: Date { lock.withLock { last } }
+    var samples: [Double] { state.withLock { $0.lateness } }
+    var lastArrival: Date { state.withLock { $0.last } }
 }
 
 /// (3) `count` requests due at the same instant: time from that instant until all are delivered.

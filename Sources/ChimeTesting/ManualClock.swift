@@ -1,5 +1,6 @@
 import ChimeCore
 import Foundation
+import Synchronization
 
 /// A clock that moves only when told to. Sleepers wake when the clock passes their deadline.
 ///
@@ -8,28 +9,31 @@ import Foundation
 /// clock.advance(by: 10)
 /// ```
 ///
-/// `@unchecked Sendable`: its state is guarded by `lock`.
-public final class ManualClock: NotificationClock, @unchecked Sendable {
-    private let lock = NSLock()
-    private var current: Date
-    private var sleepers: [(deadline: Date, id: UUID, continuation: CheckedContinuation<Void, any Error>)] = []
+public final class ManualClock: NotificationClock, Sendable {
+    private struct State {
+        var now: Date
+        var sleepers: [(deadline: Date, id: UUID, continuation: CheckedContinuation<Void, any Error>)] = []
+    }
 
-    public init(now: Date) { current = now }
+    private let state: Mutex<State>
 
-    public var now: Date { lock.withLock { current } }
+    public init(now: Date) { state = Mutex(State(now: now)) }
+
+    public var now: Date { state.withLock { $0.now } }
 
     /// How many tasks are sleeping on the clock (lets a test wait until code is really asleep).
-    public var sleeperCount: Int { lock.withLock { sleepers.count } }
+    public var sleeperCount: Int { state.withLock { $0.sleepers.count } }
 
     /// The deadlines the sleeping tasks wait for, soonest first (lets a test see what code waits for).
-    public var sleeperDeadlines: [Date] { lock.withLock { sleepers.map(\.deadline).sorted() } }
+    public var sleeperDeadlines: [Date] { state.withLock { $0.sleepers.map(\.deadline).sorted() } }
 
     /// Moves the clock to `date` (never backwards) and wakes the sleepers whose deadline passed.
     public func set(_ date: Date) {
-        let woken = lock.withLock { () -> [CheckedContinuation<Void, any Error>] in
-            if date > current { current = date }
-            let due = sleepers.filter { $0.deadline <= current }
-            sleepers.removeAll { $0.deadline <= current }
+        let woken = state.withLock { state -> [CheckedContinuation<Void, any Error>] in
+            if date > state.now { state.now = date }
+            let now = state.now
+            let due = state.sleepers.filter { $0.deadline <= now }
+            state.sleepers.removeAll { $0.deadline <= now }
             return due.map(\.continuation)
         }
         for continuation in woken { continuation.resume() }
@@ -42,17 +46,17 @@ public final class ManualClock: NotificationClock, @unchecked Sendable {
         let id = UUID()
         try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
-                let resumeNow = lock.withLock { () -> Bool in
-                    if deadline <= current || Task.isCancelled { return true }
-                    sleepers.append((deadline, id, continuation))
+                let resumeNow = state.withLock { state -> Bool in
+                    if deadline <= state.now || Task.isCancelled { return true }
+                    state.sleepers.append((deadline, id, continuation))
                     return false
                 }
                 if resumeNow { continuation.resume() }
             }
         } onCancel: {
-            let cancelled = lock.withLock { () -> CheckedContinuation<Void, any Error>? in
-                guard let index = sleepers.firstIndex(where: { $0.id == id }) else { return nil }
-                return sleepers.remove(at: index).continuation
+            let cancelled = state.withLock { state -> CheckedContinuation<Void, any Error>? in
+                guard let index = state.sleepers.firstIndex(where: { $0.id == id }) else { return nil }
+                return state.sleepers.remove(at: index).continuation
             }
             cancelled?.resume(throwing: CancellationError())
         }

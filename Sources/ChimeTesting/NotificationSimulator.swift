@@ -2,6 +2,7 @@ import Chime
 import ChimeCore
 import ChimeSQLite
 import Foundation
+import Synchronization
 
 /// A deterministic stand-in for the device and its user, running the real engine on a manual clock.
 ///
@@ -20,7 +21,8 @@ import Foundation
 /// `advance`, `tap`, `perform`, `reply`, `dismiss`, `push` and `move` return when every delegate
 /// callback they caused has finished and everything those callbacks asked the center to do is done.
 ///
-/// `@unchecked Sendable`: mutable state is guarded by `lock`; the center and engine are thread-safe.
+/// `@unchecked Sendable`: what it records is behind a `Mutex`, the center and engine are thread-safe,
+/// and `expiredSubscription` is written once, in `init`.
 public final class NotificationSimulator: @unchecked Sendable {
     /// What the simulated user answers when the app asks for permission.
     public enum AuthorizationAnswer: Sendable, Hashable {
@@ -42,14 +44,19 @@ public final class NotificationSimulator: @unchecked Sendable {
     public var engine: NotificationEngine { center.engine }
     public let bundleIdentifier: String
 
-    private let lock = NSLock()
     private let policy: SimulatedUser
-    private var presentedList: [(notification: UNNotification, options: UNNotificationPresentationOptions)] = []
-    private var expiredList: [(request: UNNotificationRequest, dueDate: Date)] = []
     private var expiredSubscription = 0
-    /// Pushes the app's service extension is working on: when their time runs out (virtual), and
-    /// the delivery that follows.
-    private var extensionRuns: [(id: UUID, deadline: Date, delivery: Task<Void, any Error>)] = []
+
+    /// What the simulator saw and is waiting for.
+    private struct Record {
+        var presented: [(notification: UNNotification, options: UNNotificationPresentationOptions)] = []
+        var expired: [(request: UNNotificationRequest, dueDate: Date)] = []
+        /// Pushes the app's service extension is working on: when their time runs out (virtual),
+        /// and the delivery that follows.
+        var extensionRuns: [(id: UUID, deadline: Date, delivery: Task<Void, any Error>)] = []
+    }
+
+    private let record = Mutex(Record())
 
     /// Makes a simulator.
     ///
@@ -74,11 +81,11 @@ public final class NotificationSimulator: @unchecked Sendable {
                                           driven: true, foreground: false, attachmentDirectory: attachments)
         center.addSurface(PresentationRecorder { [weak self] delivery in
             guard let self else { return }
-            self.lock.withLock { self.presentedList.append((UNNotification(value: delivery.notification), delivery.presentation)) }
+            self.record.withLock { $0.presented.append((UNNotification(value: delivery.notification), delivery.presentation)) }
         })
         expiredSubscription = engine.subscribe(app: bundleIdentifier) { [weak self] event in
             guard let self, case .expired(let expired) = event.payload else { return }
-            self.lock.withLock { self.expiredList.append((UNNotificationRequest(value: expired.request), expired.dueDate)) }
+            self.record.withLock { $0.expired.append((UNNotificationRequest(value: expired.request), expired.dueDate)) }
         }
     }
 
@@ -181,7 +188,7 @@ public final class NotificationSimulator: @unchecked Sendable {
         await center.processEvents()
         while true {
             let fire = try? await engine.nextFireDate()
-            let expiry = lock.withLock { extensionRuns.map(\.deadline).min() }
+            let expiry = record.withLock { $0.extensionRuns.map(\.deadline).min() }
             guard let next = [fire, expiry].compactMap({ $0 }).min(), next <= date else { break }
             clock.set(max(next, clock.now))
             if let fire, fire <= clock.now { _ = try? await engine.fireDue(now: clock.now) }
@@ -194,9 +201,9 @@ public final class NotificationSimulator: @unchecked Sendable {
 
     /// Waits for the pushes whose service extension ran out of time by `date` to be delivered.
     private func finishExtensionRuns(until date: Date) async {
-        let expired = lock.withLock { () -> [Task<Void, any Error>] in
-            defer { extensionRuns.removeAll { $0.deadline <= date } }
-            return extensionRuns.filter { $0.deadline <= date }.map(\.delivery)
+        let expired = record.withLock { record -> [Task<Void, any Error>] in
+            defer { record.extensionRuns.removeAll { $0.deadline <= date } }
+            return record.extensionRuns.filter { $0.deadline <= date }.map(\.delivery)
         }
         for delivery in expired { _ = await delivery.result }
     }
@@ -223,7 +230,7 @@ public final class NotificationSimulator: @unchecked Sendable {
     public var presented: [(notification: UNNotification, options: UNNotificationPresentationOptions)] {
         get async {
             await center.processEvents()
-            return lock.withLock { presentedList }
+            return record.withLock { $0.presented }
         }
     }
 
@@ -240,7 +247,7 @@ public final class NotificationSimulator: @unchecked Sendable {
     public var expired: [(request: UNNotificationRequest, dueDate: Date)] {
         get async {
             await center.processEvents()
-            return lock.withLock { expiredList }
+            return record.withLock { $0.expired }
         }
     }
 
@@ -318,11 +325,11 @@ public final class NotificationSimulator: @unchecked Sendable {
             _ = try await engine.deliverPush(await run.content(), identifier: identifier, silent: false, app: app)
         }
         let id = UUID()
-        lock.withLock { extensionRuns.append((id, run.deadline, delivery)) }
+        record.withLock { $0.extensionRuns.append((id, run.deadline, delivery)) }
         await run.didReceiveReturned()
         if let seconds { await advance(by: seconds) }
         let result = await delivery.result
-        lock.withLock { extensionRuns.removeAll { $0.id == id } }
+        record.withLock { $0.extensionRuns.removeAll { $0.id == id } }
         await center.processEvents()
         try result.get()
     }
@@ -348,14 +355,13 @@ private struct PresentationRecorder: NotificationSurface {
     func withdraw(_ identifiers: [String], app: String) async {}
 }
 
-/// The simulated user's answer to permission requests. `@unchecked Sendable`: guarded by `lock`.
-final class SimulatedUser: AuthorizationPolicy, @unchecked Sendable {
-    private let lock = NSLock()
-    private var current = NotificationSimulator.AuthorizationAnswer.grant
+/// The simulated user's answer to permission requests.
+final class SimulatedUser: AuthorizationPolicy, Sendable {
+    private let current = Mutex(NotificationSimulator.AuthorizationAnswer.grant)
 
     var answer: NotificationSimulator.AuthorizationAnswer {
-        get { lock.withLock { current } }
-        set { lock.withLock { current = newValue } }
+        get { current.withLock { $0 } }
+        set { current.withLock { $0 = newValue } }
     }
 
     func decide(app: String, options: UNAuthorizationOptions) -> AuthorizationDecision {

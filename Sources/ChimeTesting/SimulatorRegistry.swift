@@ -1,5 +1,6 @@
 import Chime
 import Foundation
+import Synchronization
 import Testing
 
 /// Which simulator `UNUserNotificationCenter.current()` means, test by test.
@@ -15,8 +16,7 @@ import Testing
 /// gets the simulator only when one is installed in the whole process; with more, it cannot be told
 /// which test it belongs to, and `current()` stops the program with a message naming the fix.
 ///
-/// `@unchecked Sendable`: the entries are guarded by `lock`.
-final class SimulatorRegistry: @unchecked Sendable {
+final class SimulatorRegistry: Sendable {
     static let shared: SimulatorRegistry = {
         let registry = SimulatorRegistry()
         UNUserNotificationCenter.setLookup { registry.lookup() }
@@ -66,14 +66,13 @@ final class SimulatorRegistry: @unchecked Sendable {
         var owner: Owner
     }
 
-    private let lock = NSLock()
-    private var entries: [Entry] = []
+    private let entries = Mutex<[Entry]>([])
 
     /// Records `simulator` for the running test (or the process, outside any test), replacing what
     /// that owner installed before.
     func install(_ simulator: NotificationSimulator) {
         let owner: Owner = TestKey.current.map { .test($0) } ?? .process
-        lock.withLock {
+        entries.withLock { entries in
             entries.removeAll { $0.owner == owner || $0.simulator == nil }
             entries.append(Entry(simulator: simulator, owner: owner))
         }
@@ -81,7 +80,7 @@ final class SimulatorRegistry: @unchecked Sendable {
 
     /// Records the trait's simulator while its test runs.
     func add(_ simulator: NotificationSimulator, trait key: TestKey?) {
-        lock.withLock {
+        entries.withLock { entries in
             entries.removeAll { $0.simulator == nil }
             entries.append(Entry(simulator: simulator, owner: key.map { .trait($0) } ?? .process))
         }
@@ -89,12 +88,12 @@ final class SimulatorRegistry: @unchecked Sendable {
 
     /// Forgets `simulator` wherever it was installed.
     func remove(_ simulator: NotificationSimulator) {
-        lock.withLock { entries.removeAll { $0.simulator == nil || $0.simulator === simulator } }
+        entries.withLock { $0.removeAll { $0.simulator == nil || $0.simulator === simulator } }
     }
 
     /// The simulator of the running test: the one it installed last, else the trait's.
     func simulatorOfRunningTest() -> NotificationSimulator? {
-        if let key = TestKey.current, let installed = lock.withLock({ entries.last { $0.owner == .test(key) }?.simulator }) {
+        if let key = TestKey.current, let installed = entries.withLock({ $0.last { $0.owner == .test(key) }?.simulator }) {
             return installed
         }
         return Self.bound
@@ -105,7 +104,7 @@ final class SimulatorRegistry: @unchecked Sendable {
         if let simulator = simulatorOfRunningTest() { return .center(simulator.center) }
         // In a test that installed none: the default center, whatever other tests do.
         if TestKey.current != nil { return .none }
-        let live = lock.withLock { () -> [(NotificationSimulator, Owner)] in
+        let live = entries.withLock { entries -> [(NotificationSimulator, Owner)] in
             entries.removeAll { $0.simulator == nil }
             return entries.compactMap { entry in entry.simulator.map { ($0, entry.owner) } }
         }

@@ -3,6 +3,7 @@ import Foundation
 import ChimeCore
 import TestThreads
 import Testing
+import Synchronization
 
 @Suite("chime: argument parsing, in-process", .testThreads)
 struct ArgumentParsingTests {
@@ -132,12 +133,10 @@ struct ArgumentParsingTests {
     }
 }
 
-final class Output: @unchecked Sendable {
-    // `@unchecked Sendable`: guarded by `lock`.
-    private let lock = NSLock()
-    private var lines: [String] = []
-    func append(_ line: String) { lock.withLock { lines.append(line) } }
-    var text: String { lock.withLock { lines.joined(separator: "\n") } }
+final class Output: Sendable {
+    private let lines = Mutex<[String]>([])
+    func append(_ line: String) { lines.withLock { $0.append(line) } }
+    var text: String { lines.withLock { $0.joined(separator: "\n") } }
 
     @Test("serve --database takes a PostgreSQL URL, else CHIME_DATABASE_URL; anything else is refused naming where it came from")
     func database() throws {

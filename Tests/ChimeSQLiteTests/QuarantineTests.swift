@@ -6,6 +6,7 @@ import Foundation
 import PostgresTestServer
 import TestThreads
 import Testing
+import Synchronization
 
 /// Nothing stored can stop the scheduler or make anything fire twice: a due request that cannot be
 /// delivered is set aside (the quarantine) in a transaction of which nothing else stays, and the
@@ -294,10 +295,13 @@ struct QuarantineTests {
 
 /// Collects a stream's events and lets a test wait for a condition on them (a signal, not a sleep).
 final class EventCollector: @unchecked Sendable {
-    // @unchecked: `events` is only touched under `lock`.
-    private let lock = NSLock()
-    private var events: [EngineEvent] = []
-    private var waiters: [(condition: ([EngineEvent]) -> Bool, continuation: CheckedContinuation<[EngineEvent], Never>)] = []
+    // @unchecked: `task` is written once, in `init`.
+    private struct State {
+        var events: [EngineEvent] = []
+        var waiters: [(condition: @Sendable ([EngineEvent]) -> Bool, continuation: CheckedContinuation<[EngineEvent], Never>)] = []
+    }
+
+    private let state = Mutex(State())
     private var task: Task<Void, Never>?
 
     init(_ stream: AsyncStream<EngineEvent>) {
@@ -309,10 +313,11 @@ final class EventCollector: @unchecked Sendable {
     deinit { task?.cancel() }
 
     private func append(_ event: EngineEvent) {
-        let ready: [(CheckedContinuation<[EngineEvent], Never>, [EngineEvent])] = lock.withLock {
-            events.append(event)
+        let ready: [(CheckedContinuation<[EngineEvent], Never>, [EngineEvent])] = state.withLock { state in
+            state.events.append(event)
             var ready: [(CheckedContinuation<[EngineEvent], Never>, [EngineEvent])] = []
-            waiters.removeAll { waiter in
+            let events = state.events
+            state.waiters.removeAll { waiter in
                 guard waiter.condition(events) else { return false }
                 ready.append((waiter.continuation, events))
                 return true
@@ -323,11 +328,11 @@ final class EventCollector: @unchecked Sendable {
     }
 
     /// The events so far once `condition` holds for them.
-    func wait(_ condition: @escaping ([EngineEvent]) -> Bool) async throws -> [EngineEvent] {
+    func wait(_ condition: @escaping @Sendable ([EngineEvent]) -> Bool) async throws -> [EngineEvent] {
         await withCheckedContinuation { continuation in
-            let now: [EngineEvent]? = lock.withLock {
-                if condition(events) { return events }
-                waiters.append((condition, continuation))
+            let now: [EngineEvent]? = state.withLock { state in
+                if condition(state.events) { return state.events }
+                state.waiters.append((condition, continuation))
                 return nil
             }
             if let now { continuation.resume(returning: now) }

@@ -4,6 +4,7 @@ import ChimeHTTP
 import Foundation
 import TestThreads
 import Testing
+import Synchronization
 @testable import ChimeServer
 
 /// Rewrites the title, as a decrypting extension would.
@@ -178,10 +179,9 @@ struct ServiceAppChannelTests {
 }
 
 /// A surface that records the deliveries it is asked to show.
-final class ShownRecorder: NotificationSurface, @unchecked Sendable {
-    private let lock = NSLock()
-    private var shown: [Delivery] = []
-    func show(_ delivery: Delivery, app: String) async { lock.withLock { shown.append(delivery) } }
+final class ShownRecorder: NotificationSurface, Sendable {
+    private let shown = Mutex<[Delivery]>([])
+    func show(_ delivery: Delivery, app: String) async { shown.withLock { $0.append(delivery) } }
     func withdraw(_ identifiers: [String], app: String) async {}
-    var all: [Delivery] { lock.withLock { shown } }
+    var all: [Delivery] { shown.withLock { $0 } }
 }

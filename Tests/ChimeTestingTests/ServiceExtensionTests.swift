@@ -3,6 +3,7 @@ import ChimeTesting
 import Foundation
 import TestThreads
 import Testing
+import Synchronization
 
 /// A push the app's service extension gets: `mutable-content` and an alert.
 private func mutablePush(_ title: String, extra: String = "") -> Data {
@@ -94,18 +95,16 @@ final class CenterReadingService: UNNotificationServiceExtension {
     }
 }
 
-final class Counter: @unchecked Sendable {
-    private let lock = NSLock()
-    private var count = 0
-    func add() { lock.withLock { count += 1 } }
-    var value: Int { lock.withLock { count } }
+final class Counter: Sendable {
+    private let count = Mutex(0)
+    func add() { count.withLock { $0 += 1 } }
+    var value: Int { count.withLock { $0 } }
 }
 
-final class Recorded<T>: @unchecked Sendable {
-    private let lock = NSLock()
-    private var items: [T] = []
-    func add(_ item: T) { lock.withLock { items.append(item) } }
-    var all: [T] { lock.withLock { items } }
+final class Recorded<T: Sendable>: Sendable {
+    private let items = Mutex<[T]>([])
+    func add(_ item: T) { items.withLock { $0.append(item) } }
+    var all: [T] { items.withLock { $0 } }
 }
 
 @Suite("The notification service extension in the simulator", .testThreads)

@@ -1,5 +1,6 @@
 import ChimeCore
 import Foundation
+import Synchronization
 
 // Linux has no UIKit. These are the parts of `UIApplication` and its delegate that registering
 // for remote notifications needs, under UIKit's names, so the code that asks for a device token
@@ -48,20 +49,26 @@ extension UIApplicationDelegate {
 /// is the app's, the same across restarts; registering again after unregistering gives the same
 /// token. The delegate is called on the center's callback queue, in the order the calls were made.
 ///
-/// `@unchecked Sendable`: its mutable state is guarded by `lock`.
+/// `@unchecked Sendable` (an `NSObject`): its mutable state is behind a `Mutex` (the delegate under
+/// its lock too).
 public final class UIApplication: NSObject, @unchecked Sendable {
     /// The app of `UNUserNotificationCenter.current()`.
     public class var shared: UIApplication { UNUserNotificationCenter.current().application }
 
     private weak var center: UNUserNotificationCenter?
-    private let lock = NSLock()
+    private struct State {
+        var registered = false
+        /// How many registration calls were made: a registration's answer marks the app registered
+        /// only when no call came after it (an unregistration right after must win).
+        var calls = 0
+        /// The last registration call's work: each waits for the one before, so answers come in order.
+        var chain: Task<Void, Never>?
+    }
+
+    private let state = Mutex(State())
+    /// The app's object, not Sendable by type (as UIKit's delegates), so outside `State`: read and
+    /// written only inside `state.withLock`.
     private weak var _delegate: (any UIApplicationDelegate)?
-    private var registered = false
-    /// How many registration calls were made: a registration's answer marks the app registered only
-    /// when no call came after it (an unregistration right after must win).
-    private var calls = 0
-    /// The last registration call's work: each waits for the one before, so answers come in order.
-    private var chain: Task<Void, Never>?
 
     init(center: UNUserNotificationCenter) {
         self.center = center
@@ -69,28 +76,28 @@ public final class UIApplication: NSObject, @unchecked Sendable {
 
     /// The delegate that gets the device token (held weakly, as UIKit holds it).
     public var delegate: (any UIApplicationDelegate)? {
-        get { lock.withLock { _delegate } }
-        set { lock.withLock { _delegate = newValue } }
+        get { state.withLock { _ in _delegate } }
+        set { state.withLock { _ in _delegate = newValue } }
     }
 
     /// Whether the app registered in this run and has not unregistered since (false as soon as
     /// ``unregisterForRemoteNotifications()`` is called, as on iOS).
-    public var isRegisteredForRemoteNotifications: Bool { lock.withLock { registered } }
+    public var isRegisteredForRemoteNotifications: Bool { state.withLock { $0.registered } }
 
     /// Asks for the app's device token; the delegate's
     /// `application(_:didRegisterForRemoteNotificationsWithDeviceToken:)` gets it, or
     /// `application(_:didFailToRegisterForRemoteNotificationsWithError:)` says why not. Pushes to
     /// the token are taken again if the app had unregistered.
     public func registerForRemoteNotifications() {
-        let call = lock.withLock { () -> Int in
-            calls += 1
-            return calls
+        let call = state.withLock { state -> Int in
+            state.calls += 1
+            return state.calls
         }
         enqueue { center in
             do {
                 let hex = try await center.backend.registerDevice(app: center.bundleIdentifier)
                 let token = try Self.bytes(hex)
-                self.lock.withLock { if self.calls == call { self.registered = true } }
+                self.state.withLock { if $0.calls == call { $0.registered = true } }
                 center.callback { self.delegate?.application(self, didRegisterForRemoteNotificationsWithDeviceToken: token) }
             } catch {
                 center.callback { self.delegate?.application(self, didFailToRegisterForRemoteNotificationsWithError: error) }
@@ -101,9 +108,9 @@ public final class UIApplication: NSObject, @unchecked Sendable {
     /// Gives up the device token: a provider's push to it is answered 410 `Unregistered` until the
     /// app registers again. A failure is reported on standard error (UIKit reports none).
     public func unregisterForRemoteNotifications() {
-        lock.withLock {
-            calls += 1
-            registered = false
+        state.withLock { state in
+            state.calls += 1
+            state.registered = false
         }
         enqueue { center in
             do {
@@ -115,9 +122,9 @@ public final class UIApplication: NSObject, @unchecked Sendable {
     }
 
     private func enqueue(_ work: @escaping @Sendable (UNUserNotificationCenter) async -> Void) {
-        lock.withLock {
-            let previous = chain
-            chain = Task { [weak center] in
+        state.withLock { state in
+            let previous = state.chain
+            state.chain = Task { [weak center] in
                 await previous?.value
                 guard let center else { return }
                 await work(center)

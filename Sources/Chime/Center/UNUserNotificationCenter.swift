@@ -20,7 +20,9 @@ import Synchronization
 /// (a remove called before an add of the same identifier happens first), and each completes after
 /// its change is committed to the store.
 ///
-/// `@unchecked Sendable`: its mutable state is guarded by `lock`; the engine is thread-safe.
+/// `@unchecked Sendable` (an `NSObject`): its mutable state is behind a `Mutex` (the delegate under
+/// its lock too), `subscription`
+/// and `liveContinuation` are written in `init` only, and the engine is thread-safe.
 public final class UNUserNotificationCenter: NSObject, @unchecked Sendable {
     /// What does the work: the engine in this process, or a `chime serve` service.
     package let backend: any CenterBackend
@@ -35,40 +37,46 @@ public final class UNUserNotificationCenter: NSObject, @unchecked Sendable {
     public let bundleIdentifier: String
     /// The app's ``UIApplication``, made on first use.
     package var application: UIApplication {
-        lock.withLock {
-            if let made = _application { return made }
+        state.withLock { state in
+            if let made = state.application { return made }
             let made = UIApplication(center: self)
-            _application = made
+            state.application = made
             return made
         }
     }
-    private var _application: UIApplication?
     /// Whether the center processes engine events itself (an app running on the real clock) or
     /// leaves that to a driver (the simulator).
     package let isDriven: Bool
 
-    private let lock = NSLock()
+    /// What the center changes after it is made.
+    private struct State {
+        var application: UIApplication?
+        var foreground: Bool
+        /// Responses waiting for a driver's ``processEvents()``.
+        var buffered: [NotificationResponse] = []
+        var inFlight: Set<Int64> = []
+        /// Who waits in ``handleWaitingResponses()`` for the answers in flight to be handled.
+        var idleWaiters: [CheckedContinuation<Void, Never>] = []
+        var handled: Set<Int64> = []
+        var attachments: [NotificationHub.Attachment] = []
+        var timeZone: TimeZone
+        var extensionType: ExtensionType?
+        var extensionTimeLimit: TimeInterval = 30
+        /// The last sweep of the attachment store started (a live center's sweeps run one after another).
+        var sweepChain: Task<Void, Never>?
+    }
+
+    private let state: Mutex<State>
+    /// The app's object, not Sendable by type (as on Apple's platforms), so outside `State`: read
+    /// and written only inside `state.withLock`.
     private weak var _delegate: (any UNUserNotificationCenterDelegate)?
-    private var foreground: Bool
-    /// Responses waiting for a driver's ``processEvents()``.
-    private var buffered: [NotificationResponse] = []
-    private var inFlight: Set<Int64> = []
-    /// Who waits in ``handleWaitingResponses()`` for the answers in flight to be handled.
-    private var idleWaiters: [CheckedContinuation<Void, Never>] = []
-    private var handled: Set<Int64> = []
-    private var attachments: [NotificationHub.Attachment] = []
-    private var currentTimeZone: TimeZone
     private var subscription: Int?
     private var liveContinuation: AsyncStream<NotificationResponse>.Continuation?
-    private var extensionType: ExtensionType?
     private let callbackQueue = DispatchQueue(label: "chime.callbacks")
     /// How many completion handlers were handed to `callbackQueue` (the simulator waits for them).
     private let callbacksIssued = Atomic<Int>(0)
-    private var extensionTimeLimit: TimeInterval = 30
     /// Where `add` moves the app's attachment files.
     let attachmentStore: AttachmentStore
-    /// The last sweep of the attachment store started (a live center's sweeps run one after another).
-    private var sweepChain: Task<Void, Never>?
 
     /// Makes a center for an app over an engine.
     ///
@@ -91,8 +99,7 @@ public final class UNUserNotificationCenter: NSObject, @unchecked Sendable {
         self.backend = backend
         self.bundleIdentifier = bundleIdentifier
         self.isDriven = driven
-        self.foreground = foreground
-        self.currentTimeZone = timeZone
+        state = Mutex(State(foreground: foreground, timeZone: timeZone))
         attachmentStore = attachmentDirectory.map { AttachmentStore(directory: $0) } ?? .temporary(app: bundleIdentifier)
         super.init()
         // The center hands the app its answers; the hub shows its notifications on the surfaces,
@@ -102,7 +109,7 @@ public final class UNUserNotificationCenter: NSObject, @unchecked Sendable {
                 guard let self else { return }
                 if Self.mayFreeAttachments(event) { self.attachmentStore.markDirty() }
                 guard let response = event.response else { return }
-                self.lock.withLock { self.buffered.append(response) }
+                self.state.withLock { $0.buffered.append(response) }
             }
         } else {
             let (stream, continuation) = AsyncStream<NotificationResponse>.makeStream()
@@ -128,7 +135,7 @@ public final class UNUserNotificationCenter: NSObject, @unchecked Sendable {
     deinit {
         if let subscription { backend.hub.unsubscribe(subscription) }
         backend.hub.setPresenter(app: bundleIdentifier, nil)
-        for attachment in attachments { attachment.detach() }
+        for attachment in state.withLock({ $0.attachments }) { attachment.detach() }
         liveContinuation?.finish()
         if !isDriven { backend.stop(app: bundleIdentifier) }
     }
@@ -152,8 +159,8 @@ public final class UNUserNotificationCenter: NSObject, @unchecked Sendable {
 
     // MARK: - The current center
 
-    private static let installedLock = NSLock()
-    nonisolated(unsafe) private static var installed: UNUserNotificationCenter?  // guarded by installedLock
+    /// The default center, once `current()` has made it.
+    private static let installed = Mutex<UNUserNotificationCenter?>(nil)
 
     /// The center a delegate callback or completion handler runs for, so `current()` inside a
     /// callback (and in the tasks it starts) finds its center.
@@ -169,13 +176,12 @@ public final class UNUserNotificationCenter: NSObject, @unchecked Sendable {
         case none
     }
 
-    private static let lookupLock = NSLock()
-    nonisolated(unsafe) private static var lookup: (@Sendable () -> Lookup)?  // guarded by lookupLock
+    private static let lookup = Mutex<(@Sendable () -> Lookup)?>(nil)
 
     /// Lets test support (`ChimeTesting`) say which center `current()` returns: each test's own
     /// simulator. Set once, by the first simulator made.
     package static func setLookup(_ body: @escaping @Sendable () -> Lookup) {
-        lookupLock.withLock { lookup = body }
+        lookup.withLock { $0 = body }
     }
 
     /// The app's notification center.
@@ -191,7 +197,7 @@ public final class UNUserNotificationCenter: NSObject, @unchecked Sendable {
     /// test's simulator, also in the tasks the test starts and in callbacks (see `ChimeTesting`).
     public class func current() -> UNUserNotificationCenter {
         if let center = bound() { return center }
-        return installedLock.withLock {
+        return installed.withLock { installed in
             if let installed { return installed }
             let center = EmbeddedCenter.make()
             installed = center
@@ -206,7 +212,7 @@ public final class UNUserNotificationCenter: NSObject, @unchecked Sendable {
     /// either would silently mix one test's notifications into another's.
     static func bound() -> UNUserNotificationCenter? {
         if let scoped { return scoped }
-        if let lookup = lookupLock.withLock({ lookup }) {
+        if let lookup = lookup.withLock({ $0 }) {
             switch lookup() {
             case .center(let center): return center
             case .ambiguous(let message): fatalError(message)
@@ -217,15 +223,15 @@ public final class UNUserNotificationCenter: NSObject, @unchecked Sendable {
     }
 
     /// The default center, if `current()` has made it.
-    static var defaultCenter: UNUserNotificationCenter? { installedLock.withLock { installed } }
+    static var defaultCenter: UNUserNotificationCenter? { installed.withLock { $0 } }
 
     // MARK: - Delegate and state
 
     /// The delegate; held weakly. Setting it hands over answers waiting in the outbox.
     public weak var delegate: (any UNUserNotificationCenterDelegate)? {
-        get { lock.withLock { _delegate } }
+        get { state.withLock { _ in _delegate } }
         set {
-            lock.withLock { _delegate = newValue }
+            state.withLock { _ in _delegate = newValue }
             if newValue != nil && !isDriven {
                 Task.detached { [weak self] in await self?.drainOutbox() }
             }
@@ -235,11 +241,11 @@ public final class UNUserNotificationCenter: NSObject, @unchecked Sendable {
     /// Whether the app is in front: then `willPresent` decides how a notification is shown.
     /// (A Chime addition; iOS knows this by itself.)
     public var isAppInForeground: Bool {
-        get { lock.withLock { foreground } }
+        get { state.withLock { $0.foreground } }
         set {
-            let changed = lock.withLock { () -> Bool in
-                defer { foreground = newValue }
-                return foreground != newValue
+            let changed = state.withLock { state -> Bool in
+                defer { state.foreground = newValue }
+                return state.foreground != newValue
             }
             if changed {
                 backend.hub.setPresenter(app: bundleIdentifier, newValue ? presenter : nil)
@@ -263,9 +269,9 @@ public final class UNUserNotificationCenter: NSObject, @unchecked Sendable {
     /// UNUserNotificationCenter.current().notificationServiceExtension = NotificationService.self
     /// ```
     public var notificationServiceExtension: UNNotificationServiceExtension.Type? {
-        get { lock.withLock { extensionType?.type } }
+        get { state.withLock { $0.extensionType?.type } }
         set {
-            lock.withLock { extensionType = newValue.map(ExtensionType.init) }
+            state.withLock { $0.extensionType = newValue.map(ExtensionType.init) }
             backend.serviceExtensionChanged(newValue == nil ? nil : serviceExtensionHandler, app: bundleIdentifier)
         }
     }
@@ -274,13 +280,13 @@ public final class UNUserNotificationCenter: NSObject, @unchecked Sendable {
     /// `serviceExtensionTimeWillExpire()`: 30 s by default, as on iOS (virtual seconds under the
     /// simulator). (A Chime addition.)
     public var serviceExtensionTimeLimit: TimeInterval {
-        get { lock.withLock { extensionTimeLimit } }
-        set { lock.withLock { extensionTimeLimit = max(0, newValue) } }
+        get { state.withLock { $0.extensionTimeLimit } }
+        set { state.withLock { $0.extensionTimeLimit = max(0, newValue) } }
     }
 
     /// Starts the app's service extension on a notification, if the app has one.
     package func startServiceExtension(for request: NotificationRequest, limit: TimeInterval? = nil) -> ServiceExtensionRun? {
-        let (type, ownLimit) = lock.withLock { (extensionType?.type, extensionTimeLimit) }
+        let (type, ownLimit) = state.withLock { ($0.extensionType?.type, $0.extensionTimeLimit) }
         guard let type else { return nil }
         return ServiceExtensionRun(extension: type, request: request, timeLimit: min(ownLimit, limit ?? ownLimit),
                                    clock: backend.clock, center: self)
@@ -299,12 +305,12 @@ public final class UNUserNotificationCenter: NSObject, @unchecked Sendable {
     /// answer). The surface runs on a queue of its own. (A Chime addition.)
     public func addSurface(_ surface: any NotificationSurface) {
         let attachment = backend.hub.attach(surface, app: bundleIdentifier)
-        lock.withLock { attachments.append(attachment) }
+        state.withLock { $0.attachments.append(attachment) }
     }
 
     package var timeZone: TimeZone {
-        get { lock.withLock { currentTimeZone } }
-        set { lock.withLock { currentTimeZone = newValue } }
+        get { state.withLock { $0.timeZone } }
+        set { state.withLock { $0.timeZone = newValue } }
     }
 
     // MARK: - Authorization
@@ -512,9 +518,9 @@ public final class UNUserNotificationCenter: NSObject, @unchecked Sendable {
             }
             let presented = await backend.hub.settle()
             await drainOutbox()
-            let responses = lock.withLock { () -> [NotificationResponse] in
-                defer { buffered.removeAll() }
-                return buffered
+            let responses = state.withLock { state -> [NotificationResponse] in
+                defer { state.buffered.removeAll() }
+                return state.buffered
             }
             for response in responses { await handOver(response) }
             await sweepAttachments()
@@ -546,9 +552,9 @@ public final class UNUserNotificationCenter: NSObject, @unchecked Sendable {
     /// Hands a response to the delegate; when its completion handler has run, acknowledges it so it
     /// leaves the outbox. Without a delegate the response stays in the outbox for later.
     private func handOver(_ response: NotificationResponse) async {
-        let start = lock.withLock { () -> Bool in
-            guard !handled.contains(response.id), !inFlight.contains(response.id) else { return false }
-            inFlight.insert(response.id)
+        let start = state.withLock { state -> Bool in
+            guard !state.handled.contains(response.id), !state.inFlight.contains(response.id) else { return false }
+            state.inFlight.insert(response.id)
             return true
         }
         guard start else { return }
@@ -558,12 +564,12 @@ public final class UNUserNotificationCenter: NSObject, @unchecked Sendable {
             try? await backend.acknowledgeResponse(response.id, app: bundleIdentifier)
             attachmentsChanged()   // the answer no longer holds its notification's files
         }
-        let idle = lock.withLock { () -> [CheckedContinuation<Void, Never>] in
-            inFlight.remove(response.id)
-            if delivered { handled.insert(response.id) }
-            guard inFlight.isEmpty else { return [] }
-            defer { idleWaiters.removeAll() }
-            return idleWaiters
+        let idle = state.withLock { state -> [CheckedContinuation<Void, Never>] in
+            state.inFlight.remove(response.id)
+            if delivered { state.handled.insert(response.id) }
+            guard state.inFlight.isEmpty else { return [] }
+            defer { state.idleWaiters.removeAll() }
+            return state.idleWaiters
         }
         for waiter in idle { waiter.resume() }
     }
@@ -597,9 +603,9 @@ public final class UNUserNotificationCenter: NSObject, @unchecked Sendable {
     public func handleWaitingResponses() async {
         await drainOutbox()
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            let idle = lock.withLock { () -> Bool in
-                if inFlight.isEmpty { return true }
-                idleWaiters.append(continuation)
+            let idle = state.withLock { state -> Bool in
+                if state.inFlight.isEmpty { return true }
+                state.idleWaiters.append(continuation)
                 return false
             }
             if idle { continuation.resume() }
@@ -629,9 +635,9 @@ public final class UNUserNotificationCenter: NSObject, @unchecked Sendable {
     private func attachmentsChanged() {
         attachmentStore.markDirty()
         guard !isDriven else { return }
-        lock.withLock {
-            let previous = sweepChain
-            sweepChain = Task { [weak self] in
+        state.withLock { state in
+            let previous = state.sweepChain
+            state.sweepChain = Task { [weak self] in
                 await previous?.value
                 await self?.sweepAttachments()
             }

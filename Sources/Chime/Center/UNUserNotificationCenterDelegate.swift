@@ -1,5 +1,6 @@
 import ChimeCore
 import Foundation
+import Synchronization
 
 /// Receives notifications while the app is in front, and the user's answers.
 ///
@@ -74,10 +75,9 @@ extension UNUserNotificationCenterDelegate {
 
 /// Lets a completion handler called twice resume its continuation once.
 final class Once: Sendable {
-    private let done = NSLock()
-    nonisolated(unsafe) private var called = false  // guarded by `done`
+    private let called = Mutex(false)
     func first() -> Bool {
-        done.withLock {
+        called.withLock { called in
             defer { called = true }
             return !called
         }

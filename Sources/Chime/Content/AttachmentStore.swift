@@ -1,5 +1,6 @@
 import ChimeCore
 import Foundation
+import Synchronization
 
 /// Where a center keeps its app's attachment files, as iOS keeps them in its own data store: `add`
 /// moves each attachment's file into a directory of its own here (the app's file is gone
@@ -9,23 +10,26 @@ import Foundation
 ///
 /// Layout: `<directory>/<UUID>/<the file's own name>`, one entry per attachment added.
 ///
-/// `@unchecked Sendable`: the set of entries being added is guarded by `lock`; the rest is
-/// immutable, and file operations are atomic renames or removals of whole entries.
-package final class AttachmentStore: @unchecked Sendable {
+/// Sendable: the entries being added are behind a `Mutex`; the rest is immutable, and file
+/// operations are atomic renames or removals of whole entries.
+package final class AttachmentStore: Sendable {
     /// The app's directory (made when the first attachment is moved in).
     let directory: URL
     /// Whether ``directory`` belongs to this store alone and goes when it does (a simulator's).
     private let removesDirectory: Bool
 
-    private let lock = NSLock()
-    /// Entries moved in whose request is not committed yet, so a sweep meanwhile keeps them:
-    /// entry name -> how many adds hold it.
-    private var held: [String: Int] = [:]
-    /// Entries a service extension's content moved in: kept until a sweep sees them referenced
-    /// (the delivery they belong to is committed by the backend, out of the center's sight).
-    private var heldUntilReferenced: Set<String> = []
-    /// Whether something may no longer be referenced (a removal, a replacement, an answer).
-    private var dirty = true
+    private struct Holds {
+        /// Entries moved in whose request is not committed yet, so a sweep meanwhile keeps them:
+        /// entry name -> how many adds hold it.
+        var held: [String: Int] = [:]
+        /// Entries a service extension's content moved in: kept until a sweep sees them referenced
+        /// (the delivery they belong to is committed by the backend, out of the center's sight).
+        var untilReferenced: Set<String> = []
+        /// Whether something may no longer be referenced (a removal, a replacement, an answer).
+        var dirty = true
+    }
+
+    private let holds = Mutex(Holds())
 
     /// - Parameter removesDirectory: remove `directory` when the store goes (for a temporary one).
     init(directory: URL, removesDirectory: Bool = false) {
@@ -111,13 +115,13 @@ package final class AttachmentStore: @unchecked Sendable {
                 try? FileManager.default.removeItem(at: move.to.deletingLastPathComponent())
             }
         }
-        lock.withLock {
+        holds.withLock { holds in
             for entry in taken.entries {
-                held[entry, default: 0] -= 1
-                if held[entry] == 0 { held[entry] = nil }
+                holds.held[entry, default: 0] -= 1
+                if holds.held[entry] == 0 { holds.held[entry] = nil }
             }
             // A committed add may have replaced a request whose files nothing else refers to.
-            dirty = true
+            holds.dirty = true
         }
     }
 
@@ -125,25 +129,27 @@ package final class AttachmentStore: @unchecked Sendable {
     /// their notification.
     func adopt(_ attachments: inout [NotificationAttachment]) throws {
         let taken = try take(&attachments)
-        lock.withLock { heldUntilReferenced.formUnion(taken.entries) }
+        holds.withLock { $0.untilReferenced.formUnion(taken.entries) }
         settle(taken, committed: true)
     }
 
     private func hold(_ entries: [String]) {
-        lock.withLock { for entry in entries { held[entry, default: 0] += 1 } }
+        holds.withLock { holds in
+            for entry in entries { holds.held[entry, default: 0] += 1 }
+        }
     }
 
     /// Something may have stopped referring to a file: the next ``sweepIfNeeded(referenced:)`` looks.
-    func markDirty() { lock.withLock { dirty = true } }
+    func markDirty() { holds.withLock { $0.dirty = true } }
 
     /// Sweeps when something may have stopped referring to a file and the store holds any.
     ///
     /// - Parameter referenced: reads what still refers to attachments (pending requests, delivered
     ///   notifications, unacknowledged answers) — called only when there is something to sweep.
     func sweepIfNeeded(referenced: () async -> [NotificationAttachment]?) async {
-        let due = lock.withLock { () -> Bool in
-            defer { dirty = false }
-            return dirty
+        let due = holds.withLock { holds -> Bool in
+            defer { holds.dirty = false }
+            return holds.dirty
         }
         guard due else { return }
         await sweep(referenced: referenced)
@@ -156,13 +162,13 @@ package final class AttachmentStore: @unchecked Sendable {
     /// which `referenced` (read afterwards) sees.
     func sweep(referenced: () async -> [NotificationAttachment]?) async {
         guard let listed = try? FileManager.default.contentsOfDirectory(atPath: directory.path), !listed.isEmpty else { return }
-        let (holding, untilReferenced) = lock.withLock { (Set(held.keys), heldUntilReferenced) }
+        let (holding, untilReferenced) = holds.withLock { (Set($0.held.keys), $0.untilReferenced) }
         guard let attachments = await referenced() else {
             markDirty()   // could not tell: try again later
             return
         }
         let inUse = Set(attachments.compactMap { entry(of: $0.url) })
-        lock.withLock { heldUntilReferenced.subtract(inUse) }
+        holds.withLock { $0.untilReferenced.subtract(inUse) }
         for entry in listed where !inUse.contains(entry) && !holding.contains(entry) && !untilReferenced.contains(entry) {
             try? FileManager.default.removeItem(at: directory.appendingPathComponent(entry))
         }

@@ -1,5 +1,6 @@
 import ChimeCore
 import Foundation
+import Synchronization
 
 /// What a notification says. Immutable; make changes on a ``UNMutableNotificationContent``:
 ///
@@ -20,7 +21,9 @@ open class UNNotificationContent: NSObject, NSCopying, NSMutableCopying, @unchec
         var sound: UNNotificationSound?
     }
 
-    private let lock = NSLock()
+    /// Guards `state`, which holds the app's values that are not Sendable by type (`userInfo`'s
+    /// `Any`), so it cannot live inside the `Mutex`.
+    private let lock = Mutex(())
     private var state: State
 
     public override init() {
@@ -40,8 +43,8 @@ open class UNNotificationContent: NSObject, NSCopying, NSMutableCopying, @unchec
         super.init()
     }
 
-    func read<T>(_ body: (State) -> T) -> T { lock.withLock { body(state) } }
-    func write(_ body: (inout State) -> Void) { lock.withLock { body(&state) } }
+    func read<T>(_ body: (State) -> T) -> T { lock.withLock { _ in body(state) } }
+    func write(_ body: (inout State) -> Void) { lock.withLock { _ in body(&state) } }
 
     /// The content as the engine's value; converts `userInfo`.
     ///

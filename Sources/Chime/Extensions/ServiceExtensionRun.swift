@@ -1,5 +1,6 @@
 import ChimeCore
 import Foundation
+import Synchronization
 
 /// One run of an app's notification service extension on one notification: makes the instance,
 /// calls `didReceive` on the extension's queue, and settles on the content to deliver — the first
@@ -9,8 +10,8 @@ import Foundation
 /// The time limit runs on the center's clock: real time for an app, virtual time under the
 /// simulator (the run wakes when the simulator's clock passes ``deadline``).
 ///
-/// `@unchecked Sendable`: the answer is guarded by `lock`; the extension instance is touched only
-/// on `queue`.
+/// `@unchecked Sendable`: the answer and the waiters are behind a `Mutex`, `outcome` is written
+/// once, in `init`, and the extension instance is touched only on `queue`.
 package final class ServiceExtensionRun: @unchecked Sendable {
     /// When the extension's time runs out.
     package let deadline: Date
@@ -18,16 +19,19 @@ package final class ServiceExtensionRun: @unchecked Sendable {
     package let original: NotificationRequest
 
     private let queue = DispatchQueue(label: "chime.service-extension")
-    private let lock = NSLock()
-    private var answer: UNNotificationContent?
-    private var closed = false
-    private var timeUp = false
-    private var waiter: CheckedContinuation<Void, Never>?
-    private var returned = false
-    private var returnWaiters: [CheckedContinuation<Void, Never>] = []
+    private struct State {
+        var answer: UNNotificationContent?
+        var closed = false
+        var timeUp = false
+        var waiter: CheckedContinuation<Void, Never>?
+        var returned = false
+        var returnWaiters: [CheckedContinuation<Void, Never>] = []
+        /// Whether the content handler was called (the first call counts).
+        var handedOver = false
+    }
+
+    private let state = Mutex(State())
     private var outcome: Task<NotificationContent, Never>?
-    /// Whether the content handler was called (the first call counts).
-    private var handedOver = false
     /// Where the content's attachment files go, when the handler is called.
     private let attachmentStore: AttachmentStore
 
@@ -44,10 +48,10 @@ package final class ServiceExtensionRun: @unchecked Sendable {
                 box.instance = type.init()
                 box.instance?.didReceive(shown) { [self] content in take(content) }
             }
-            let waiters = lock.withLock { () -> [CheckedContinuation<Void, Never>] in
-                returned = true
-                defer { returnWaiters.removeAll() }
-                return returnWaiters
+            let waiters = state.withLock { state -> [CheckedContinuation<Void, Never>] in
+                state.returned = true
+                defer { state.returnWaiters.removeAll() }
+                return state.returnWaiters
             }
             for waiter in waiters { waiter.resume() }
         }
@@ -57,15 +61,15 @@ package final class ServiceExtensionRun: @unchecked Sendable {
                 wake()
             }
             await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-                let done = lock.withLock { () -> Bool in
-                    if answer != nil || timeUp { return true }
-                    waiter = continuation
+                let done = state.withLock { state -> Bool in
+                    if state.answer != nil || state.timeUp { return true }
+                    state.waiter = continuation
                     return false
                 }
                 if done { continuation.resume() }
             }
             timer.cancel()
-            if lock.withLock({ answer == nil }) {
+            if state.withLock({ $0.answer == nil }) {
                 // Out of time: the extension's last chance to hand over its best attempt.
                 await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
                     queue.async {
@@ -74,9 +78,9 @@ package final class ServiceExtensionRun: @unchecked Sendable {
                     }
                 }
             }
-            let final = lock.withLock { () -> UNNotificationContent? in
-                closed = true
-                return answer
+            let final = state.withLock { state -> UNNotificationContent? in
+                state.closed = true
+                return state.answer
             }
             // Let the instance go on its own queue, where it lived.
             queue.async { box.instance = nil }
@@ -92,9 +96,9 @@ package final class ServiceExtensionRun: @unchecked Sendable {
     /// Returns once `didReceive` has returned (the extension may still answer later).
     package func didReceiveReturned() async {
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            let done = lock.withLock { () -> Bool in
-                if returned { return true }
-                returnWaiters.append(continuation)
+            let done = state.withLock { state -> Bool in
+                if state.returned { return true }
+                state.returnWaiters.append(continuation)
                 return false
             }
             if done { continuation.resume() }
@@ -105,9 +109,9 @@ package final class ServiceExtensionRun: @unchecked Sendable {
     /// The content's attachment files are moved into the attachment store before it returns, as
     /// the extension may delete its temporary files once it has handed the content over.
     private func take(_ content: UNNotificationContent) {
-        let first = lock.withLock { () -> Bool in
-            guard !handedOver, !closed else { return false }
-            handedOver = true
+        let first = state.withLock { state -> Bool in
+            guard !state.handedOver, !state.closed else { return false }
+            state.handedOver = true
             return true
         }
         guard first else { return }
@@ -116,20 +120,20 @@ package final class ServiceExtensionRun: @unchecked Sendable {
         var attachments = copy.attachments.map(\.value)
         // A file that cannot be moved is reported when the content is taken (`deliverable`).
         if (try? attachmentStore.adopt(&attachments)) != nil { copy.attachments = attachments.map(UNNotificationAttachment.init(value:)) }
-        let waiter = lock.withLock { () -> CheckedContinuation<Void, Never>? in
-            guard !closed else { return nil }
-            answer = copy
-            defer { self.waiter = nil }
-            return self.waiter
+        let waiter = state.withLock { state -> CheckedContinuation<Void, Never>? in
+            guard !state.closed else { return nil }
+            state.answer = copy
+            defer { state.waiter = nil }
+            return state.waiter
         }
         waiter?.resume()
     }
 
     private func wake() {
-        let waiter = lock.withLock { () -> CheckedContinuation<Void, Never>? in
-            timeUp = true
-            defer { self.waiter = nil }
-            return self.waiter
+        let waiter = state.withLock { state -> CheckedContinuation<Void, Never>? in
+            state.timeUp = true
+            defer { state.waiter = nil }
+            return state.waiter
         }
         waiter?.resume()
     }

@@ -1,5 +1,6 @@
 import ChimeCore
 import Foundation
+import Synchronization
 
 /// Where a ``TerminalSurface`` reads the user's lines from.
 public protocol TerminalInput: Sendable {
@@ -18,10 +19,11 @@ public protocol TerminalOutput: Sendable {
 /// and for good.
 public final class StandardInput: TerminalInput {
     private let lines: AsyncStream<String>
-    // `@unchecked Sendable`: AsyncStream's iterator is not Sendable; it is only used under `lock`
-    // by one reader at a time (`readLine` is not meant to be called concurrently).
+    // `@unchecked Sendable`: AsyncStream's iterator is not Sendable (so it cannot live inside the
+    // `Mutex`); it is only used under `lock` by one reader at a time (`readLine` is not meant to be
+    // called concurrently).
     private final class Reader: @unchecked Sendable {
-        let lock = NSLock()
+        let lock = Mutex(())
         var iterator: AsyncStream<String>.AsyncIterator?
         var started = false
     }
@@ -34,7 +36,7 @@ public final class StandardInput: TerminalInput {
     }
 
     public func readLine() async -> String? {
-        let start = reader.lock.withLock { () -> Bool in
+        let start = reader.lock.withLock { _ -> Bool in
             defer { reader.started = true }
             return !reader.started
         }
@@ -47,9 +49,9 @@ public final class StandardInput: TerminalInput {
             thread.name = "chime.terminal.stdin"
             thread.start()
         }
-        var iterator = reader.lock.withLock { reader.iterator }
+        var iterator = reader.lock.withLock { _ in reader.iterator }
         let line = await iterator?.next()
-        reader.lock.withLock { reader.iterator = iterator }
+        reader.lock.withLock { _ in reader.iterator = iterator }
         return line
     }
 }

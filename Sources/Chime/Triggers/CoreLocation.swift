@@ -1,5 +1,6 @@
 import ChimeCore
 import Foundation
+import Synchronization
 
 // Linux has no CoreLocation. These are the parts a location trigger and the code around it need,
 // under CoreLocation's names, so code that makes a `UNLocationNotificationTrigger` compiles
@@ -139,23 +140,21 @@ public typealias CLLocationSpeedAccuracy = Double
 
 /// A geographic region.
 open class CLRegion: NSObject, NSCopying, @unchecked Sendable {
-    // `@unchecked Sendable`: the flags are guarded by the lock below; the identifier is immutable.
+    // `@unchecked Sendable` (an open class): the flags are behind a `Mutex`; the identifier is immutable.
     public let identifier: String
-    private let lock = NSLock()
-    private var entry = true
-    private var exit = true
+    private let flags = Mutex((entry: true, exit: true))
 
     init(identifier: String) { self.identifier = identifier }
 
     /// Whether entering the region fires its triggers (default `true`).
     public var notifyOnEntry: Bool {
-        get { lock.withLock { entry } }
-        set { lock.withLock { entry = newValue } }
+        get { flags.withLock { $0.entry } }
+        set { flags.withLock { $0.entry = newValue } }
     }
     /// Whether leaving the region fires its triggers (default `true`).
     public var notifyOnExit: Bool {
-        get { lock.withLock { exit } }
-        set { lock.withLock { exit = newValue } }
+        get { flags.withLock { $0.exit } }
+        set { flags.withLock { $0.exit = newValue } }
     }
 
     open func copy(with zone: NSZone? = nil) -> Any { self }

@@ -21,11 +21,15 @@ enum SourceTree {
         var isComment: Bool { text.drop { $0 == " " || $0 == "\t" }.hasPrefix("//") }
     }
 
-    /// The Swift files under `folder` (a path from the root), without the external package's build
-    /// products. Records an issue when there are none, so a moved folder cannot pass a check unread.
+    /// The Swift files under `folder` (a path from the root), without build products (a `.build`
+    /// directory: the external package's, the fuzz package's). Records an issue when there are
+    /// none, so a moved folder cannot pass a check unread.
     static func swiftFiles(in folder: String) throws -> [URL] {
-        let files = try #require(FileManager.default.enumerator(at: root.appendingPathComponent(folder), includingPropertiesForKeys: nil))
-            .compactMap { $0 as? URL }.filter { $0.pathExtension == "swift" && !$0.path.contains("/ExternalPackage/.build/") }
+        let enumerator = try #require(FileManager.default.enumerator(at: root.appendingPathComponent(folder), includingPropertiesForKeys: nil))
+        var files: [URL] = []
+        for case let url as URL in enumerator {
+            if url.lastPathComponent == ".build" { enumerator.skipDescendants() } else if url.pathExtension == "swift" { files.append(url) }
+        }
         #expect(!files.isEmpty, "no Swift files found in \(folder)")
         return files.sorted { $0.path < $1.path }
     }

@@ -2,7 +2,8 @@ import Foundation
 import TestThreads
 import Testing
 
-/// Rules kept over the whole tree by reading it (as SleepTests keeps the one way to sleep).
+/// Rules kept over the whole tree by reading it (as SleepTests keeps the one way to sleep): tests
+/// that assert, one lock type.
 @Suite("Rules over the whole tree", .testThreads)
 struct TreeRulesTests {
     /// Whether `line` has a `return` with no value: the end of a block or of the line follows it.
@@ -49,6 +50,23 @@ struct TreeRulesTests {
         }
         // The reader finds the tests (about 750 today): a reader that found none would pass this check.
         #expect(bodies > 500, "\(bodies) test bodies found in \(files.count) files")
+    }
+
+    /// State shared between threads sits in a `Mutex` (Synchronization), which owns what it guards;
+    /// no second lock type beside it. `NSCondition` stays where a thread must block until a
+    /// condition holds (SSEClient), which a `Mutex` cannot do. The external package is app code as
+    /// its developers write it, which may use Foundation's locks.
+    @Test("one lock type: Mutex, no NSLock", arguments: ["Sources", "Tests", "Benchmarks", "Examples", "Fuzz"])
+    func oneLockType(folder: String) throws {
+        let forbidden = ["NSLock", "NSRecursiveLock", "os_unfair_lock", "pthread_mutex", "pthread_rwlock"]
+        for file in try SourceTree.swiftFiles(in: folder) where !file.path.contains("/Tests/ExternalPackage/") {
+            let code = SourceTree.code(of: try String(contentsOf: file, encoding: .utf8))
+            for line in try SourceTree.lines(of: file, text: code) {
+                for name in forbidden where line.text.contains(name) {
+                    Issue.record("\(folder)/…/\(line.place) uses \(name): keep the state in a Mutex (Synchronization)")
+                }
+            }
+        }
     }
 
     @Test("a return without a value is told from one with a value")
