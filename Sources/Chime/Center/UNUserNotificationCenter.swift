@@ -416,8 +416,9 @@ public final class UNUserNotificationCenter: NSObject, @unchecked Sendable {
     /// ``add(_:withCompletionHandler:)``.
     public func add(_ request: UNNotificationRequest) async throws {
         let (value, taken) = try storableValue(of: request)
+        let values = [value]
         do {
-            _ = try await backend.run { backend.add([value], app: bundleIdentifier, completion: $0) }
+            _ = try await backend.run { backend.add(values, app: bundleIdentifier, completion: $0) }
             attachmentStore.settle(taken, committed: true)
         } catch {
             attachmentStore.settle(taken, committed: false)

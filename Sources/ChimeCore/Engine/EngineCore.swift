@@ -811,9 +811,10 @@ package struct PreparedAdd: Sendable {
     let encoded: [[UInt8]]
 
     init(_ requests: [NotificationRequest], now: Date, timeZone: TimeZone) {
-        // An expiration given as a duration counts from the add: kept as the date it makes.
-        self.requests = requests.map { $0.added(at: now) }
-        let requests = self.requests
+        // An expiration given as a duration counts from the add: kept as the date it makes. Only
+        // then is the list copied; most requests have none and are kept as they came.
+        let requests = requests.contains(where: { $0.expiresAfterAdd }) ? requests.map { $0.added(at: now) } : requests
+        self.requests = requests
         self.now = now
         self.timeZone = timeZone.identifier
         firsts = requests.map { Self.first(of: $0, now: now, timeZone: timeZone) }

@@ -559,7 +559,9 @@ public final class NotificationEngine: Sendable {
         for index in slice {
             try Validation.validate(requests[index], field: requests.count == 1 ? "" : "[\(index)]")
         }
-        return PreparedAdd(Array(requests[slice]), now: now, timeZone: deviceZone.withLock { $0 })
+        // The whole add (the usual case) is handed on as it is, not copied request by request.
+        let taken = slice == requests.indices ? requests : Array(requests[slice])
+        return PreparedAdd(taken, now: now, timeZone: deviceZone.withLock { $0 })
     }
 
     /// The app's pending requests, in the order they were first added.

@@ -82,8 +82,10 @@ public enum Validation {
     /// ```swift
     /// try Validation.validateBadge(-1, field: "badge")   // throws: "badge is -1; give 0 or more …"
     /// ```
-    public static func validateBadge(_ badge: Int?, field: String = "badge") throws(ChimeError) {
-        if let badge, let refusal = badgeRefusal(badge, field: field) {
+    public static func validateBadge(_ badge: Int?, field: @autoclosure () -> String = "badge") throws(ChimeError) {
+        guard let badge else { return }   // most content sets none: no field name to make
+        let field = field()
+        if let refusal = badgeRefusal(badge, field: field) {
             throw ChimeError(.invalidValue, field: field, refusal + ", or leave it out to keep the badge as it is")
         }
     }
@@ -95,15 +97,17 @@ public enum Validation {
     }
 
     /// Checks how many items a notification adds to its group's summary: 0 or more.
-    public static func validateSummaryArgumentCount(_ count: Int, field: String = "summaryArgumentCount") throws(ChimeError) {
+    public static func validateSummaryArgumentCount(_ count: Int, field: @autoclosure () -> String = "summaryArgumentCount") throws(ChimeError) {
         if count < 0 {
+            let field = field()
             throw ChimeError(.invalidValue, field: field, "\(field) is \(count); give 0 or more")
         }
     }
 
     /// Checks a relevance score: a number from 0 to 1.
-    public static func validateRelevanceScore(_ score: Double, field: String = "relevanceScore") throws(ChimeError) {
+    public static func validateRelevanceScore(_ score: Double, field: @autoclosure () -> String = "relevanceScore") throws(ChimeError) {
         if !score.isFinite || !(0...1).contains(score) {
+            let field = field()
             throw ChimeError(.invalidValue, field: field, "\(field) is \(score); accepted: a number from 0 to 1")
         }
     }
@@ -137,11 +141,12 @@ public enum Validation {
     public static func validate(_ trigger: NotificationTrigger, field: String = "trigger") throws(ChimeError) {
         switch trigger {
         case .timeInterval(let interval, let repeats):
-            let name = join(field, "timeInterval")
             guard interval.isFinite, interval > 0 else {
+                let name = join(field, "timeInterval")
                 throw ChimeError(.invalidTrigger, field: name, "\(name) is \(interval); the time interval must be greater than 0")
             }
             if repeats && interval < 60 {
+                let name = join(field, "timeInterval")
                 throw ChimeError(.invalidTrigger, field: name,
                                  "\(name) is \(interval) with repeats; the time interval must be at least 60 if repeating")
             }

@@ -28,10 +28,16 @@ public struct NotificationRequest: Sendable, Hashable {
     /// becomes the date it makes. (An adapter that answers with the request calls this first, so its
     /// answer shows the date the engine keeps.)
     public func added(at now: Date) -> NotificationRequest {
-        guard case .after? = expiration else { return self }
+        guard expiresAfterAdd else { return self }
         var resolved = self
         resolved.expiration = expiration?.resolved(from: now)
         return resolved
+    }
+
+    /// Whether the expiration is a duration counted from the add (``added(at:)`` makes it a date).
+    var expiresAfterAdd: Bool {
+        if case .after? = expiration { return true }
+        return false
     }
 
     /// Whether the request has expired at `now`: its expiration date lies before `now` (an

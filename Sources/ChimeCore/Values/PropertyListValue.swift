@@ -23,9 +23,20 @@ extension PropertyListValue {
     /// - Parameter path: where the value sits, used in the error (`userInfo.items[2]`).
     /// - Throws: ``ChimeError`` with code `invalidUserInfo` naming the path and the type found.
     public init(foundation value: Any, path: String) throws {
-        if let v = value as? PropertyListValue { self = v; return }
+        try self.init(foundation: value, at: { path })
+    }
+
+    /// ``init(foundation:path:)`` with the path made only when it is needed: for an error, or for
+    /// the values inside an array or dictionary (each add converts its whole `userInfo`, and a
+    /// path string per key was most of the cost).
+    init(foundation value: Any, at path: () -> String) throws {
         let type = Swift.type(of: value)
+        // The common exact types first: a cast that succeeds at once is cheap, one that fails
+        // searches for bridges and conformances.
+        if type == String.self { self = .string(value as! String); return }
+        if type == Int.self { self = .integer(Int64(value as! Int)); return }
         if type == Bool.self { self = .bool(value as! Bool); return }
+        if type == Double.self { self = .double(value as! Double); return }
         if type is NSNumber.Type, let number = value as? NSNumber { self = Self.fromNumber(number); return }
         switch value {
         case let v as String: self = .string(v)
@@ -44,14 +55,19 @@ extension PropertyListValue {
         case let v as Data: self = .data(v)
         case let v as Date: self = .date(v)
         case let v as [Any]:
-            self = .array(try v.enumerated().map { try PropertyListValue(foundation: $0.element, path: "\(path)[\($0.offset)]") })
+            self = .array(try v.enumerated().map { item in try PropertyListValue(foundation: item.element, at: { "\(path())[\(item.offset)]" }) })
         case let v as [String: Any]:
             var out: [String: PropertyListValue] = [:]
-            for (key, element) in v { out[key] = try PropertyListValue(foundation: element, path: "\(path).\(key)") }
+            out.reserveCapacity(v.count)
+            for (key, element) in v { out[key] = try PropertyListValue(foundation: element, at: { "\(path()).\(key)" }) }
             self = .dictionary(out)
         case let v as [AnyHashable: Any]:
-            self = .dictionary(try [String: PropertyListValue](userInfo: v, field: path))
+            self = .dictionary(try [String: PropertyListValue](userInfo: v, at: path))
+        case let v as PropertyListValue:
+            // Not a value of the types above, so trying it last changes no answer.
+            self = v
         default:
+            let path = path()
             throw ChimeError(.invalidUserInfo, field: path,
                              "\(path) is a \(type), which is not a property-list type; accepted: String, integer and floating-point numbers, Bool, Data, Date, and arrays and dictionaries (with String keys) of these")
         }
@@ -70,13 +86,19 @@ extension PropertyListValue {
 extension Dictionary where Key == String, Value == PropertyListValue {
     /// Converts Apple's `[AnyHashable: Any]` user info, naming the first offending key on failure.
     public init(userInfo: [AnyHashable: Any], field: String = "userInfo") throws {
-        self.init()
+        try self.init(userInfo: userInfo, at: { field })
+    }
+
+    /// ``init(userInfo:field:)`` with the field's name made only when it is needed.
+    init(userInfo: [AnyHashable: Any], at field: () -> String) throws {
+        self.init(minimumCapacity: userInfo.count)
         for (key, value) in userInfo {
             guard let key = key.base as? String else {
+                let field = field()
                 throw ChimeError(.invalidUserInfo, field: field,
                                  "\(field) has a key of type \(type(of: key.base)); property-list dictionary keys must be strings")
             }
-            self[key] = try PropertyListValue(foundation: value, path: "\(field).\(key)")
+            self[key] = try PropertyListValue(foundation: value, at: { "\(field()).\(key)" })
         }
     }
 }
