@@ -5,6 +5,7 @@ import CryptoInterop
 import Foundation
 import TestThreads
 import Testing
+@testable import ChimeServer
 
 /// APNs provider tokens (issue 22): keys made by Python's cryptography, tokens signed by PyJWT, and
 /// pushes sent by Python's http.client over HTTP/1.1 to a real service, answered with Apple's reasons.
@@ -33,6 +34,18 @@ struct ProviderTokenTests {
             guard case .integer(let status)? = answer["status"] else { throw Interop.InteropFailure(what: "push", output: "\(answer)") }
             let reason = answer["body"]?.text.flatMap { try? JSONValue.parse($0) }?["reason"]?.text
             return (Int(status), reason)
+        }
+
+        /// A push on `connection`, an HTTP/1.1 keep-alive connection the test holds open.
+        func push(_ token: String, on connection: RawSocket) async throws -> (status: Int, reason: String?) {
+            let body = Array(ProviderTokenTests.body.utf8)
+            let head = "POST /3/device/\(device) HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: bearer \(token)\r\napns-topic: com.example.provider\r\n"
+                + "apns-push-type: alert\r\nContent-Type: application/json\r\nContent-Length: \(body.count)\r\n\r\n"
+            let answer = try await TestClient.offPool {
+                try connection.send(Array(head.utf8) + body)
+                return try connection.receiveResponse()
+            }
+            return (answer.status, answer.json?["reason"]?.text)
         }
     }
 
@@ -104,19 +117,46 @@ struct ProviderTokenTests {
         }
     }
 
-    @Test("a new token for the same key within 20 minutes is 429 TooManyProviderTokenUpdates; after 20 minutes it is taken")
+    @Test("as Apple counts it: a connection changing its token for a key within 20 minutes is 429 TooManyProviderTokenUpdates; new connections with new tokens are taken")
     func tooManyUpdates() async throws {
         try await Self.with { setup in
+            let port = setup.harness.service.port
+            let kept = try await TestClient.offPool { try RawSocket(port: port, timeout: 60) }
+            defer { kept.close() }
             let first = try await setup.token()
-            #expect(try await setup.push(first).status == 200)
+            #expect(try await setup.push(first, on: kept).status == 200)
             let second = try await setup.token(iat: setup.now - 1)
-            #expect(try await setup.push(second) == (429, "TooManyProviderTokenUpdates"))
-            #expect(try await setup.push(first).status == 200)   // the first keeps working
+            #expect(try await setup.push(second, on: kept) == (429, "TooManyProviderTokenUpdates"))
+            #expect(try await setup.push(first, on: kept).status == 200)   // the first keeps working on it
+            // Each new connection (http.client, one per push) with a token of its own, within the 20 minutes: taken.
+            #expect(try await setup.push(second).status == 200)
+            #expect(try await setup.push(try await setup.token(iat: setup.now - 2)).status == 200)
+            // Another kept connection starts with its own token, then may not change it either.
+            let other = try await TestClient.offPool { try RawSocket(port: port, timeout: 60) }
+            defer { other.close() }
+            #expect(try await setup.push(second, on: other).status == 200)
+            #expect(try await setup.push(first, on: other) == (429, "TooManyProviderTokenUpdates"))
             setup.clock.advance(by: 20 * 60)
             let third = try await setup.token()
-            #expect(try await setup.push(third).status == 200)
-            #expect(try await setup.push(first) == (429, "TooManyProviderTokenUpdates"))
+            #expect(try await setup.push(third, on: kept).status == 200)
+            #expect(try await setup.push(first, on: kept) == (429, "TooManyProviderTokenUpdates"))
+            #expect(try await setup.push(first, on: other).status == 200)   // its 20 minutes are over too
         }
+    }
+
+    @Test("ProviderTokenBook: one connection's token per key, a change at most every 20 minutes, keys apart")
+    func book() throws {
+        let start = Date(timeIntervalSince1970: 1_800_000_000)
+        let key = APNsProvider.Key(id: "KEY1234567", publicKey: Array(repeating: 4, count: 65))
+        let another = APNsProvider.Key(id: "KEY7654321", publicKey: Array(repeating: 5, count: 65))
+        var book = ProviderTokenBook()
+        #expect(book.admit("a", key: key, now: start) == nil)
+        #expect(book.admit("b", key: key, now: start + 60).map { Int($0.rounded()) } == 19 * 60)
+        #expect(book.admit("a", key: key, now: start + 60) == nil)
+        #expect(book.admit("b", key: another, now: start + 60) == nil)
+        #expect(book.admit("b", key: key, now: start + 20 * 60) == nil)
+        #expect(book.admit("a", key: key, now: start + 21 * 60).map { Int($0.rounded()) } == 19 * 60)
+        #expect(book.entries.count == 2)
     }
 
     @Test("one team key pushes to every app of its team, not to others; the app's own token keeps working; an unknown topic is answered only after the token")

@@ -119,7 +119,9 @@ struct APNsEndpoint {
         }
         if providerToken {
             do {
-                try await api.providerTokens.check(token, topic: found, now: api.engine.clock.now) { try await api.engine.apps() }
+                try await api.providerTokens.check(token, topic: found, now: api.engine.clock.now, connection: request.connection) {
+                    try await api.engine.apps()
+                }
             } catch let refusal as ProviderTokens.Refusal {
                 throw Failure(refusal.reason, refusal.status, refusal.message)
             }

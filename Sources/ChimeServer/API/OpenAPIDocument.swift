@@ -2338,7 +2338,7 @@ enum OpenAPIDocument {
             "$ref": "#/components/responses/MisdirectedRequest"
           },
           "429": {
-            "description": "TooManyProviderTokenUpdates: a new provider token for the same key less than 20 minutes after the last.",
+            "description": "TooManyProviderTokenUpdates: a connection changed its provider token for a key less than 20 minutes after the last.",
             "content": {
               "application/json": {
                 "schema": {

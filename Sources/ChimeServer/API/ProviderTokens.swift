@@ -4,12 +4,16 @@ import Foundation
 import Synchronization
 
 /// APNs provider tokens checked as Apple checks them: an ES256 JWT whose `kid` is a registered
-/// team key, `iss` that key's team, `iat` within the last hour, signed with the key; a new token
-/// for the same key at most every 20 minutes; the topic an app of the key's team.
+/// team key, `iss` that key's team, `iat` within the last hour, signed with the key; a connection
+/// changing its token for the same key at most every 20 minutes; the topic an app of the key's team.
 ///
 /// Keys live in the app records (``AppRecord/apnsProvider``, in the store, so every node sees the
-/// same); what this keeps in memory is only the token each key last used and since when (for
-/// `TooManyProviderTokenUpdates`), which also spares verifying the same token's signature again.
+/// same). Apple counts token updates per connection: a provider that opens a new connection with a
+/// new token for each push (kalyke-apns does) is served, one that changes the token of an open
+/// connection sooner than 20 minutes after the last is `TooManyProviderTokenUpdates`. So which
+/// token a connection last used for each key, and since when, is kept on the connection
+/// (``HTTPConnection``, gone with it); what this keeps is only the token each key was last verified
+/// with, which spares verifying the same token's signature again (one entry per registered key).
 final class ProviderTokens: Sendable {
     /// Apple: a token more than an hour old is refused.
     static let lifetime: TimeInterval = 60 * 60
@@ -27,7 +31,8 @@ final class ProviderTokens: Sendable {
         static func invalid(_ message: String) -> Refusal { Refusal(reason: "InvalidProviderToken", status: 403, message: message) }
     }
 
-    private let book = Mutex(ProviderTokenBook())
+    /// The token each key was last verified with.
+    private let verified = Mutex<[APNsProvider.Key: String]>([:])
 
     /// A token's `iat` in seconds since 1970: a JSON number, as RFC 7519 has it, or a string of
     /// decimal digits, as kalyke-apns (a provider library on PyPI, used against Apple's service)
@@ -41,10 +46,13 @@ final class ProviderTokens: Sendable {
     /// Checks `text` for a push to `topic` (nil when no app has that bundle identifier: the token is
     /// still checked first, so an unauthenticated caller learns nothing about which apps exist).
     /// The key is looked for on the topic's own record first, then on every app (`apps`).
+    /// `connection` is the one the push came on (nil: a connection of its own, so a new token is
+    /// never an update).
     ///
     /// - Returns: normally; the caller then answers `BadTopic` for a nil `topic`.
     /// - Throws: ``Refusal``.
-    func check(_ text: String, topic: AppRecord?, now: Date, apps: () async throws -> [AppRecord]) async throws {
+    func check(_ text: String, topic: AppRecord?, now: Date, connection: HTTPConnection? = nil,
+               apps: () async throws -> [AppRecord]) async throws {
         let token: JSONWebToken
         do {
             token = try JSONWebToken(parsing: text)
@@ -64,10 +72,11 @@ final class ProviderTokens: Sendable {
         guard keyTeam == team else {
             throw Refusal.invalid("the provider token's iss \(team.prefix(64)) is not key \(keyID)'s team (\(keyTeam))")
         }
-        if !book.withLock({ $0.isKnown(text, key: key) }) {
+        if verified.withLock({ $0[key] }) != text {
             guard let publicKey = try? P256PublicKey(rawRepresentation: key.publicKey), token.isSignatureValid(for: publicKey) else {
                 throw Refusal.invalid("the provider token's signature does not verify with key \(keyID) of team \(team)")
             }
+            verified.withLock { $0[key] = text }
         }
         let age = now.timeIntervalSince1970 - TimeInterval(issued)
         guard age <= Self.lifetime else {
@@ -82,10 +91,10 @@ final class ProviderTokens: Sendable {
                           message: "key \(keyID) of team \(team) may not push to \(topic.bundleIdentifier); make it an app of the team with "
                               + "`chime apps set \(topic.bundleIdentifier) --team-id \(team)`")
         }
-        if let wait = book.withLock({ $0.admit(text, key: key, now: now) }) {
+        if let wait = connection?.withValue(ProviderTokenBook(), { $0.admit(text, key: key, now: now) }) {
             throw Refusal(reason: "TooManyProviderTokenUpdates", status: 429,
-                          message: "a new token for key \(keyID) came \(Int((Self.updateInterval - wait) / 60)) minutes after the last; "
-                              + "make a new token at most every 20 minutes (\(Int(wait.rounded(.up))) s from now)")
+                          message: "this connection changed its token for key \(keyID) \(Int((Self.updateInterval - wait) / 60)) minutes after the last; "
+                              + "change a connection's token at most every 20 minutes (\(Int(wait.rounded(.up))) s from now), or open a new connection")
         }
     }
 
@@ -101,9 +110,10 @@ final class ProviderTokens: Sendable {
     }
 }
 
-/// Which token each key last used, and since when: a pure state machine, "now" passed in.
-struct ProviderTokenBook {
-    struct Entry {
+/// Which token one connection last used for each key, and since when: a pure state machine, "now"
+/// passed in. Kept on the connection (``HTTPConnection/withValue(_:_:)``).
+struct ProviderTokenBook: Sendable {
+    struct Entry: Sendable {
         var token: String
         var since: Date
     }
@@ -111,11 +121,8 @@ struct ProviderTokenBook {
     /// By key id and public key (a key registered again with another public key starts afresh).
     private(set) var entries: [APNsProvider.Key: Entry] = [:]
 
-    /// Whether `token` is the one `key` uses now (its signature was verified when it was admitted).
-    func isKnown(_ token: String, key: APNsProvider.Key) -> Bool { entries[key]?.token == token }
-
-    /// Takes `token` as the one `key` uses from now on, unless the key took another token less
-    /// than ``ProviderTokens/updateInterval`` ago.
+    /// Takes `token` as the one the connection uses for `key` from now on, unless it took another
+    /// token for the key less than ``ProviderTokens/updateInterval`` ago.
     ///
     /// - Returns: nil when admitted; else the seconds until a new token would be.
     mutating func admit(_ token: String, key: APNsProvider.Key, now: Date) -> TimeInterval? {

@@ -22,6 +22,8 @@ final class ConnectionGuard: Sendable {
         let id: Int
         /// Whether it holds a slot (false: answered 503 and closed).
         let admitted: Bool
+        /// What its requests carry as ``HTTPRequest/connection``.
+        let connection = HTTPConnection()
         init(id: Int, admitted: Bool) {
             self.id = id
             self.admitted = admitted

@@ -132,6 +132,8 @@ final class HTTP2Session {
     private let remoteAddress: String
     /// The certificate the TLS client presented, handed to every request of the connection.
     private let clientCertificate: CertificateFingerprint?
+    /// What every request of the connection carries as ``HTTPRequest/connection``.
+    private let connection = HTTPConnection()
     private unowned let delegate: any HTTP2SessionDelegate
     private var session: OpaquePointer?
     /// Streams whose head began within the share, by id, until nghttp2 closes them.
@@ -368,6 +370,7 @@ final class HTTP2Session {
         request.queryError = query.error
         request.protocolVersion = "HTTP/2"
         request.clientCertificate = clientCertificate
+        request.connection = connection
         stream.request = request
         if stream.problem == nil {
             stream.problem = RequestChecks.target(bytes: stream.path.utf8.count, queryArguments: arguments.count, limits: headLimits)

@@ -28,6 +28,9 @@ public struct HTTPRequest: Sendable {
     /// The certificate the client presented on TLS (asked for while the handler
     /// ``HTTPHandler/requestsClientCertificates``), or nil.
     public var clientCertificate: CertificateFingerprint?
+    /// The connection that carried it (its HTTP/2 connection, or its HTTP/1.1 connection shared
+    /// by keep-alive requests), or nil for a request not read from a socket.
+    public var connection: HTTPConnection?
 
     public init(method: String, path: String, query: [(name: String, value: String)] = [], headers: [String: String] = [:],
                 body: [UInt8] = [], remoteAddress: String = "") {

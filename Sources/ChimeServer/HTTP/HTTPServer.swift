@@ -363,7 +363,9 @@ final class ServerCore: Sendable {
             requestState.headSeen = true
             let entry = self.entry(connection)
             requestState.entry = entry
-            let (request, problem) = collectHead(connection, url: url, method: method, version: version)
+            let (collected, problem) = collectHead(connection, url: url, method: method, version: version)
+            var request = collected
+            request.connection = entry?.connection
             requestState.request = request
             if let problem = requestState.problem ?? problem {
                 logger.warning("request refused", ["status": String(problem.status), "reason": problem.code, "remote": request.remoteAddress])

@@ -86,6 +86,20 @@ final class RawSocket: @unchecked Sendable {
         }
     }
 
+    /// Reads one whole answer on a keep-alive connection: its head and as many body bytes as its
+    /// Content-Length says (each recv blocks at most the socket's timeout).
+    func receiveResponse() throws -> TestResponse {
+        var bytes: [UInt8] = []
+        while true {
+            if let response = try? Self.response(bytes), response.body.count >= response.headers["content-length"].flatMap(Int.init) ?? 0 {
+                return response
+            }
+            let chunk = try receive()
+            if chunk.isEmpty { return try Self.response(bytes) }
+            bytes += chunk
+        }
+    }
+
     func close() { Glibc.close(fd) }
 }
 

@@ -8,8 +8,12 @@ Each command prints one JSON object on stdout:
   aioapns-cert HOST PORT CA CERTKEY DEVICE
                                    a push with aioapns authenticated by a client certificate (CERTKEY: the
                                    certificate and its key in one PEM file; the topic is the certificate's UID)
-  kalyke URL CA KEY KEYID TEAMID TOPIC DEVICE
-                                   a push with kalyke-apns (an APNs provider library on httpx), signed with KEY
+  kalyke URL CA KEY KEYID TEAMID TOPIC DEVICE [COUNT]
+                                   COUNT pushes (1) with kalyke-apns (an APNs provider library on httpx), signed
+                                   with KEY: kalyke opens a new connection and makes a new token for each
+  token-changes URL CA KEY KEYID TEAMID TOPIC PATTERN
+                                   pushes to URL through one httpx (h2) connection, one for each letter of PATTERN
+                                   ("ABA"), each letter a provider token PyJWT signs with KEY when first used
   cert-push URL CA CERT KEY [TOPIC] one POST over HTTP/2 with httpx and a client certificate, no authorization header
   rapid-reset HOST PORT CA PATH N  N streams opened and reset at once (h2), then one real request
   ping-flood HOST PORT CA N        N PINGs without reading the answers, then whether the server ended it
@@ -112,7 +116,7 @@ async def post_with_certificate(url, ca, certificate, key, topic=None) -> dict:
             "uniqueId": answer.headers.get("apns-unique-id")}
 
 
-async def push_with_kalyke(base, ca, key, key_id, team_id, topic, device) -> dict:
+async def push_with_kalyke(base, ca, key, key_id, team_id, topic, device, count="1") -> dict:
     # kalyke-apns has no host setting: its base URL is a property, given Chime's here; it trusts the
     # system's store through truststore, which reads the CA from SSL_CERT_FILE.
     import os
@@ -127,12 +131,32 @@ async def push_with_kalyke(base, ca, key, key_id, team_id, topic, device) -> dic
             return base
 
     client = ChimeClient(use_sandbox=True, team_id=team_id, auth_key_id=key_id, auth_key_filepath=key)
-    try:
-        apns_id = await client.send_message(device_token=device, apns_config=ApnsConfig(topic=topic),
-                                            payload=Payload(alert=PayloadAlert(title="From kalyke", body="signed with a .p8 key")))
-    except Exception as error:  # kalyke raises an exception class named after APNs' reason
-        return {"success": False, "reason": type(error).__name__}
-    return {"success": True, "apnsId": apns_id}
+    apns_ids = []
+    for _ in range(int(count)):
+        try:
+            apns_ids.append(await client.send_message(device_token=device, apns_config=ApnsConfig(topic=topic),
+                                                      payload=Payload(alert=PayloadAlert(title="From kalyke", body="signed with a .p8 key"))))
+        except Exception as error:  # kalyke raises an exception class named after APNs' reason
+            return {"success": False, "reason": type(error).__name__, "delivered": len(apns_ids)}
+    return {"success": True, "apnsId": apns_ids[0], "delivered": len(apns_ids)}
+
+
+async def token_changes(url, ca, key, key_id, team_id, topic, pattern) -> dict:
+    import time
+    import jwt
+    pem = open(key).read()
+    tokens: dict = {}
+    results = []
+    limits = httpx.Limits(max_connections=1, max_keepalive_connections=1)
+    async with httpx.AsyncClient(http2=True, http1=False, verify=context(ca), limits=limits) as client:
+        for letter in pattern:
+            if letter not in tokens:
+                tokens[letter] = jwt.encode({"iss": team_id, "iat": int(time.time())}, pem, algorithm="ES256", headers={"kid": key_id})
+            answer = await client.post(url, content=b'{"aps": {"alert": "token changes"}}', headers={
+                "authorization": f"bearer {tokens[letter]}", "apns-topic": topic, "apns-push-type": "alert"})
+            body = answer.json() if answer.content else {}
+            results.append({"status": answer.status_code, "reason": body.get("reason"), "version": answer.http_version})
+    return {"results": results, "distinct": len(set(tokens.values()))}
 
 
 def raw(host: str, port: str, ca: str):
@@ -264,6 +288,8 @@ def main(command: str, *arguments: str) -> dict:
         return asyncio.run(push_with_certificate(*arguments))
     if command == "kalyke":
         return asyncio.run(push_with_kalyke(*arguments))
+    if command == "token-changes":
+        return asyncio.run(token_changes(*arguments))
     if command == "cert-push":
         return asyncio.run(post_with_certificate(*arguments))
     if command == "rapid-reset":
