@@ -3,9 +3,9 @@ SHELL := /bin/bash
 export PATH := $(PATH):/opt/swift/usr/bin
 SWIFT_FLAGS ?= -Xswiftc -warnings-as-errors
 DATA ?= $(HOME)/.local/share/chime
-# At most 12 tests at a time (Swift Testing's own setting): with every test started at once, two
-# cores' worth of concurrency threads served ~90 in-process services so slowly that requests timed
-# out after 15 s in 3 of 5 runs here; at 12, 5 of 5 passed, and the suite took no longer.
+# At most 12 tests at a time (Swift Testing's own setting). Test bodies run on threads of their own
+# (the .testThreads trait, docs/architecture.md "Tests on two cores"), so they never hold the two
+# threads of Swift's pool that the ~90 in-process services answer on.
 export SWT_EXPERIMENTAL_MAXIMUM_PARALLELIZATION_WIDTH ?= 12
 
 .PHONY: run test build deps test-deps bench fuzz fuzz-differential schemathesis screenshots clean examples abuse external-package soak
