@@ -292,8 +292,9 @@ final class RecordingSurface: NotificationSurface {
     var presentations: [String: UNNotificationPresentationOptions] { state.withLock { $0.presentations } }
 
     /// Waits (bounded: 10 s) until `count` notifications were shown.
+    /// At most 60 s: a bound for a hang (the first seconds of a full run keep two cores busy).
     func waitFor(count: Int) async {
-        let deadline = ContinuousClock.now + .seconds(10)
+        let deadline = ContinuousClock.now + .seconds(60)
         while shown.count < count, ContinuousClock.now < deadline { try? await Sleep.for(.milliseconds(2)) }
     }
 }

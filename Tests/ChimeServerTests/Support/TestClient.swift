@@ -109,7 +109,9 @@ struct TestClient: Sendable {
         var fields: [(String, String)] = []
         if let token { fields.append(("Authorization", "Bearer \(token)")) }
         if let contentType { fields.append(("Content-Type", contentType)) }
-        let response = try await HTTPClient(endpoint: endpoint.http, timeout: 15).request(method, path, headers: fields + headers, body: body)
+        // 60 s: a bound for a hang, not a measure: in the first seconds of a full run hundreds of test
+        // bodies open stores and fsync at once on two cores, and an answer can take more than 15 s.
+        let response = try await HTTPClient(endpoint: endpoint.http, timeout: 60).request(method, path, headers: fields + headers, body: body)
         return TestResponse(status: response.status, headers: response.headers, body: response.body)
     }
 

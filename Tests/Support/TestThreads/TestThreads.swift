@@ -20,7 +20,7 @@ import Testing
 /// ```
 public final class TestThreads: TaskExecutor, Sendable {
     /// The one executor of the test process.
-    public static let shared = TestThreads(limit: 64)
+    public static let shared = TestThreads(limit: 512)
 
     private struct State: ~Copyable {
         var jobs: [UnownedJob] = []
