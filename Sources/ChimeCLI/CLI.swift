@@ -165,4 +165,11 @@ public struct CLI: Sendable {
 extension JSONValue {
     var stringValue: String? { if case .string(let s) = self { return s }; return nil }
     var arrayValue: [JSONValue] { if case .array(let a) = self { return a }; return [] }
+    var numberValue: Double? {
+        switch self {
+        case .number(let n): n
+        case .integer(let n): Double(n)
+        default: nil
+        }
+    }
 }

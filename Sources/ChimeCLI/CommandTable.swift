@@ -508,13 +508,14 @@ extension CLI {
 
     static let add = Command(
         name: "add", summary: "schedule a notification",
-        usage: "chime add [--app APP] [--id ID] --title TEXT [--body TEXT] [--in 10m | --at 2026-12-01T08:30 | --every 1h | --calendar 'weekday=2 hour=8 minute=30' | --rrule RULE --start 2027-01-29T09:00 [--time-zone ZONE] [--except DATE ...] | --location LAT,LON,RADIUS] [--expires-in 10m | --expires-at 2026-12-01T09:00]",
+        usage: "chime add [--app APP] [--id ID] --title TEXT [--body TEXT] [--in 10m | --at 2026-12-01T08:30 | --every 1h | --calendar 'weekday=2 hour=8 minute=30' | --rrule RULE --start 2027-01-29T09:00 [--time-zone ZONE] [--except DATE ...] | --location LAT,LON,RADIUS] [--expires-in 10m | --expires-at 2026-12-01T09:00] [--dismiss-in 10m | --dismiss-at 2026-12-01T09:00]",
         examples: ["chime add --app com.example.alarm --title Alarm --in 10s --category alarm.category",
                    "chime add --title 'Stand up' --every 1h", "chime add --title 'Weekly review' --calendar 'weekday=2 hour=8 minute=30 timeZone=Europe/Berlin'",
                    "chime add --title 'Buy milk' --location 52.52,13.40,100 --id milk",
                    "chime add --title 'Team review' --rrule 'FREQ=MONTHLY;BYDAY=-1FR' --start 2027-01-29T09:00 --time-zone Europe/Berlin",
                    "chime add --title Report --at 2026-12-01T08:30 --user-info '{\"report\": 42}'",
-                   "chime add --title 'Your ride is here' --in 5m --expires-in 10m"],
+                   "chime add --title 'Your ride is here' --in 5m --expires-in 10m",
+                   "chime add --title 'Bus 42 in 3 minutes' --dismiss-in 5m"],
         options: [
             .value("app", "the app (default: the only registered app)"), .value("id", "the request identifier (default: a new UUID)"),
             .value("title", "the title"), .value("subtitle", "the subtitle"), .value("body", "the body"),
@@ -532,6 +533,8 @@ extension CLI {
             .value("location", "fire on entering a circle: LAT,LON,RADIUS (metres)"), .flag("on-exit", "with --location: fire on leaving instead"),
             .value("expires-in", "not delivered if due later than this after the add (an expired event instead): 10m"),
             .value("expires-at", "not delivered if due after this local date and time (or an ISO 8601 date with its offset): 2026-12-01T09:00"),
+            .value("dismiss-in", "removed from the delivered list this long after each delivery (auto-dismiss): 10m"),
+            .value("dismiss-at", "removed from the delivered list at this local date and time (or an ISO 8601 date with its offset): 2026-12-01T09:00"),
         ],
         run: { arguments, cli in
             guard arguments.positionals.isEmpty else { throw UsageError("unexpected '\(arguments.positionals[0])'; text goes in --title/--body (quote it)") }
@@ -550,6 +553,7 @@ extension CLI {
             }
             request["trigger"] = try trigger(arguments)
             try expiration(arguments, into: &request)
+            try autoDismiss(arguments, into: &request)
             try checkedRequest(request, arguments)
             let client = try cli.client(arguments)
             let app = try await cli.app(arguments, client)
@@ -588,7 +592,8 @@ extension CLI {
     static func flagName(_ field: String, _ arguments: ParsedArguments) -> String {
         let name = field.hasPrefix("content.") ? String(field.dropFirst("content.".count)) : field
         let flags = Dictionary(uniqueKeysWithValues: (addTextFields + [("id", "identifier"), ("badge", "badge"), ("user-info", "userInfo"),
-                                                                       ("expires-in", "expiresIn"), ("expires-at", "expirationDate")])
+                                                                       ("expires-in", "expiresIn"), ("expires-at", "expirationDate"),
+                                                                       ("dismiss-in", "dismissIn"), ("dismiss-at", "dismissAt")])
             .map { option, field in (field, "--" + option) })
         if let flag = flags[name.split(separator: ".").first.map(String.init) ?? name] { return flag }
         if name.hasPrefix("trigger") {
@@ -681,16 +686,27 @@ extension CLI {
     /// `--expires-in` (a duration) or `--expires-at` (a local date and time, or an ISO 8601 date
     /// with its offset) as the request's `expiresIn` or `expirationDate`.
     static func expiration(_ arguments: ParsedArguments, into request: inout JSONObject) throws {
-        switch (arguments.value("expires-in"), arguments.value("expires-at")) {
+        try deadline(arguments, flags: ("expires-in", "expires-at"), fields: ("expiresIn", "expirationDate"), into: &request)
+    }
+
+    /// `--dismiss-in` (a duration after each delivery) or `--dismiss-at` (as `--expires-at`) as
+    /// the request's `dismissIn` or `dismissAt`.
+    static func autoDismiss(_ arguments: ParsedArguments, into request: inout JSONObject) throws {
+        try deadline(arguments, flags: ("dismiss-in", "dismiss-at"), fields: ("dismissIn", "dismissAt"), into: &request)
+    }
+
+    private static func deadline(_ arguments: ParsedArguments, flags: (duration: String, date: String), fields: (duration: String, date: String),
+                                 into request: inout JSONObject) throws {
+        switch (arguments.value(flags.duration), arguments.value(flags.date)) {
         case (nil, nil): return
-        case (_?, _?): throw UsageError("give --expires-in or --expires-at, not both")
+        case (_?, _?): throw UsageError("give --\(flags.duration) or --\(flags.date), not both")
         case (let text?, nil):
-            do { request["expiresIn"] = .number(try parseDuration(text)) } catch { throw UsageError("--expires-in: \(error.message)") }
+            do { request[fields.duration] = .number(try parseDuration(text)) } catch { throw UsageError("--\(flags.duration): \(error.message)") }
         case (nil, let text?):
             guard let date = JSONMapping.parseDate(text) ?? localDate(text) else {
-                throw UsageError("--expires-at is '\(text)'; write a local date and time like 2026-12-01T09:00, or 2026-12-01T09:00:00+01:00")
+                throw UsageError("--\(flags.date) is '\(text)'; write a local date and time like 2026-12-01T09:00, or 2026-12-01T09:00:00+01:00")
             }
-            request["expirationDate"] = JSONMapping.json(date)
+            request[fields.date] = JSONMapping.json(date)
         }
     }
 
@@ -733,7 +749,9 @@ extension CLI {
                 var trigger = item["trigger"]?["type"]?.stringValue ?? "none"
                 if trigger == "recurrence", let rule = item["trigger"]?["rrule"]?.stringValue { trigger = rule }
                 let expires = item["expirationDate"]?.stringValue.map { "  (expires \($0))" } ?? ""
-                cli.write("\(item["identifier"]?.stringValue ?? "?")  \(item["nextTriggerDate"]?.stringValue ?? "-")  \(trigger)  \(item["title"]?.stringValue ?? "")\(expires)")
+                let dismiss = item["dismissIn"]?.numberValue.map { "  (dismissed \(Int($0)) s after delivery)" }
+                    ?? item["dismissAt"]?.stringValue.map { "  (dismissed at \($0))" } ?? ""
+                cli.write("\(item["identifier"]?.stringValue ?? "?")  \(item["nextTriggerDate"]?.stringValue ?? "-")  \(trigger)  \(item["title"]?.stringValue ?? "")\(expires)\(dismiss)")
                 for date in item["nextTriggerDates"]?.arrayValue.dropFirst() ?? [] { cli.write("    then \(date.stringValue ?? "?")") }
             }
             return 0
@@ -777,7 +795,8 @@ extension CLI {
             if items.isEmpty { cli.write("\(app): nothing delivered.") }
             for item in items {
                 let actions = item["actions"]?.arrayValue.compactMap { $0["identifier"]?.stringValue } ?? []
-                cli.write("\(item["identifier"]?.stringValue ?? "?")  \(item["date"]?.stringValue ?? "")  \(headline(item))\(actions.isEmpty ? "" : "  actions: " + actions.joined(separator: ", "))")
+                let dismiss = item["dismissAt"]?.stringValue.map { "  (dismissed at \($0))" } ?? ""
+                cli.write("\(item["identifier"]?.stringValue ?? "?")  \(item["date"]?.stringValue ?? "")  \(headline(item))\(actions.isEmpty ? "" : "  actions: " + actions.joined(separator: ", "))\(dismiss)")
             }
             return 0
         })

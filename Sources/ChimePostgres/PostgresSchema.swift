@@ -15,7 +15,7 @@ struct PostgresSchema: Sendable {
     var steps: [String]
     var version: Int { steps.count }
 
-    static let current = PostgresSchema(steps: [v1, v2, v3])
+    static let current = PostgresSchema(steps: [v1, v2, v3, v4])
 
     /// The advisory lock's first key ("Chim"); the second is the schema name's hash.
     static let lockKey: Int32 = 0x4368_696D
@@ -88,6 +88,15 @@ struct PostgresSchema: Sendable {
           PRIMARY KEY (message, subscription));
         CREATE INDEX chime_web_push_queue_due ON chime_web_push_queue (not_before, message);
         CREATE INDEX chime_web_push_queue_subscription ON chime_web_push_queue (subscription);
+        """
+
+    /// Version 4: auto-dismissal, as in SQLite: a delivered notification's end of relevance in
+    /// `dismiss_at`, with an index of only the rows that have one (the scheduler's next removal,
+    /// and the claim of due ones, `FOR UPDATE SKIP LOCKED`, read it alone). Rows from before have
+    /// none.
+    static let v4 = """
+        ALTER TABLE chime_delivered ADD COLUMN dismiss_at float8;
+        CREATE INDEX chime_delivered_dismiss ON chime_delivered (dismiss_at, seq) WHERE dismiss_at IS NOT NULL;
         """
 
     /// Brings the database to this schema's version, or refuses it.

@@ -463,8 +463,13 @@ public final class PostgresStore: SharedNotificationStore {
     /// in which case the claim finds nothing and the engine looks again a moment later.
     public func soonestFireDate() throws -> Date? {
         try writePending()
-        let rows = try query("SELECT next_fire FROM chime_pending WHERE next_fire IS NOT NULL ORDER BY next_fire, seq LIMIT 1")
-        return rows.count == 0 ? nil : Self.date(rows.double(0, 0))
+        try writeDeliveries()
+        // Each from its partial index; LEAST ignores a NULL (nothing of that kind).
+        let rows = try query("""
+            SELECT LEAST((SELECT next_fire FROM chime_pending WHERE next_fire IS NOT NULL ORDER BY next_fire, seq LIMIT 1),
+                         (SELECT dismiss_at FROM chime_delivered WHERE dismiss_at IS NOT NULL ORDER BY dismiss_at, seq LIMIT 1))
+            """)
+        return rows.count == 0 || rows.isNull(0, 0) ? nil : Self.date(rows.double(0, 0))
     }
 
     public func soonest(limit: Int) throws -> [(app: String, identifier: String, date: Date, sequence: Int64)] {
@@ -505,6 +510,8 @@ public final class PostgresStore: SharedNotificationStore {
         var date: Double
         var thread: String
         var body: [UInt8]
+        /// The end of relevance (`nil` for most: then the statement leaves the column out).
+        var dismissAt: Double?
     }
 
     /// Returns the row's sequence at once (from a block drawn ahead); the row itself is written
@@ -516,7 +523,8 @@ public final class PostgresStore: SharedNotificationStore {
             if notification.sequence == 0 { notification.sequence = try takeSequence() }
             deliveries.append(DeliveredRow(app: app, identifier: notification.request.identifier, sequence: notification.sequence,
                                            date: notification.date.timeIntervalSince1970, thread: notification.request.content.threadIdentifier,
-                                           body: RecordCodec.encode(notification)))
+                                           body: RecordCodec.encode(notification),
+                                           dismissAt: notification.dismissDate?.timeIntervalSince1970))
             if deliveries.count >= 8192 { try writeDeliveries() }
             return notification.sequence
         }
@@ -539,12 +547,38 @@ public final class PostgresStore: SharedNotificationStore {
         guard !deliveries.isEmpty else { return nil }
         let rows = Self.collapse(deliveries, key: { $0.app + "\u{0}" + $0.identifier }) { _, later in later }
         deliveries.removeAll(keepingCapacity: true)
+        var parameters: [PostgresValue] = [.texts(rows.map(\.app)), .texts(rows.map(\.identifier)), .int8s(rows.map(\.sequence)),
+                                           .float8s(rows.map(\.date)), .texts(rows.map(\.thread)), .byteas(rows.map(\.body))]
+        // The end of relevance only when some row has one; otherwise the column's default (none),
+        // which also clears it from a replaced row.
+        let dismissals = rows.contains { $0.dismissAt != nil }
+        if dismissals { parameters.append(.float8s(rows.map(\.dismissAt))) }
         return ("""
-            INSERT INTO chime_delivered (app, identifier, seq, date, thread, body)
-            SELECT * FROM unnest($1::text[], $2::text[], $3::int8[], $4::float8[], $5::text[], $6::bytea[])
-            ON CONFLICT (app, identifier) DO UPDATE SET seq = excluded.seq, date = excluded.date, thread = excluded.thread, body = excluded.body
-            """, [.texts(rows.map(\.app)), .texts(rows.map(\.identifier)), .int8s(rows.map(\.sequence)), .float8s(rows.map(\.date)),
-                  .texts(rows.map(\.thread)), .byteas(rows.map(\.body))])
+            INSERT INTO chime_delivered (app, identifier, seq, date, thread, body\(dismissals ? ", dismiss_at" : ""))
+            SELECT * FROM unnest($1::text[], $2::text[], $3::int8[], $4::float8[], $5::text[], $6::bytea[]\(dismissals ? ", $7::float8[]" : ""))
+            ON CONFLICT (app, identifier) DO UPDATE SET seq = excluded.seq, date = excluded.date, thread = excluded.thread, body = excluded.body,
+              dismiss_at = excluded.dismiss_at
+            """, parameters)
+    }
+
+    public func dueDismissals(before date: Date, limit: Int) throws -> [(app: String, identifier: String)] {
+        try writeDeliveries()
+        guard limit > 0 else { return [] }
+        // The claim, as `due(before:limit:)`'s: one node removes each.
+        begin()
+        let rows = try query("""
+            SELECT app, identifier FROM chime_delivered WHERE dismiss_at IS NOT NULL AND dismiss_at <= $1 ORDER BY dismiss_at, seq LIMIT $2
+            FOR UPDATE SKIP LOCKED
+            """, [.float8(date.timeIntervalSince1970), .int8(Int64(limit))])
+        return (0..<rows.count).map { (rows.string($0, 0), rows.string($0, 1)) }
+    }
+
+    public func soonestDismissals(limit: Int) throws -> [(app: String, identifier: String, date: Date, sequence: Int64)] {
+        try writeDeliveries()
+        let rows = try query("""
+            SELECT app, identifier, dismiss_at, seq FROM chime_delivered WHERE dismiss_at IS NOT NULL ORDER BY dismiss_at, seq LIMIT $1
+            """, [.int8(Int64(max(limit, 0)))])
+        return (0..<rows.count).map { (rows.string($0, 0), rows.string($0, 1), Self.date(rows.double($0, 2)), rows.int64($0, 3)) }
     }
 
     /// Rows of `seq, body` (the sequence is drawn in the statement, so the column has it).

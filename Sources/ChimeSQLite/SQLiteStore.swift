@@ -589,7 +589,7 @@ public final class SQLiteStore: NotificationStore {
             var notification = notification
             if notification.sequence == 0 { notification.sequence = takeSequence() }
             let statement = try connection.statement("""
-                INSERT OR REPLACE INTO delivered (app, identifier, seq, date, thread, body) VALUES (?, ?, ?, ?, ?, ?)
+                INSERT OR REPLACE INTO delivered (app, identifier, seq, date, thread, body, dismiss_at) VALUES (?, ?, ?, ?, ?, ?, ?)
                 """)
             statement.bind(1, app)
             statement.bind(2, notification.request.identifier)
@@ -597,6 +597,7 @@ public final class SQLiteStore: NotificationStore {
             statement.bind(4, notification.date.timeIntervalSince1970)
             statement.bind(5, notification.request.content.threadIdentifier)
             statement.bind(6, encodedRequest.map { RecordCodec.encode(notification, encodedRequest: $0) } ?? RecordCodec.encode(notification))
+            statement.bind(7, notification.dismissDate?.timeIntervalSince1970)
             try statement.run()
             return notification.sequence
         }
@@ -646,6 +647,29 @@ public final class SQLiteStore: NotificationStore {
             try statement.run()
             return removed
         }
+    }
+
+    public func dueDismissals(before date: Date, limit: Int) throws -> [(app: String, identifier: String)] {
+        let statement = try connection.statement("""
+            SELECT app, identifier FROM delivered WHERE dismiss_at IS NOT NULL AND dismiss_at <= ? ORDER BY dismiss_at, seq LIMIT ?
+            """)
+        statement.bind(1, date.timeIntervalSince1970)
+        statement.bind(2, Int64(max(limit, 0)))
+        var result: [(app: String, identifier: String)] = []
+        try statement.rows { result.append((statement.string(0), statement.string(1))) }
+        return result
+    }
+
+    public func soonestDismissals(limit: Int) throws -> [(app: String, identifier: String, date: Date, sequence: Int64)] {
+        let statement = try connection.statement("""
+            SELECT app, identifier, dismiss_at, seq FROM delivered WHERE dismiss_at IS NOT NULL ORDER BY dismiss_at, seq LIMIT ?
+            """)
+        statement.bind(1, Int64(max(limit, 0)))
+        var result: [(app: String, identifier: String, date: Date, sequence: Int64)] = []
+        try statement.rows {
+            result.append((statement.string(0), statement.string(1), Self.date(statement.double(2)), statement.int64(3)))
+        }
+        return result
     }
 
     public func deliveredCount(app: String?) throws -> Int {

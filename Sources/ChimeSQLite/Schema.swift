@@ -21,7 +21,7 @@ struct Schema: Sendable {
     var steps: [Step]
     var version: Int { steps.count }
 
-    static let current = Schema(steps: [v1, v2, v3, v4, v5])
+    static let current = Schema(steps: [v1, v2, v3, v4, v5, v6])
 
     /// The tables and indexes a store of `version` has (each version's steps add to them).
     static func objects(atVersion version: Int) -> [String] {
@@ -30,7 +30,8 @@ struct Schema: Sendable {
                      "responses", "responses_app", "events", "events_app", "kv", "meta"]
         let third = version >= 3 ? first + ["pending_order", "events_retention"] : first
         let fourth = version >= 4 ? third + ["quarantine", "quarantine_app"] : third
-        return version >= 5 ? fourth + ["web_push_subscriptions", "web_push_messages", "web_push_queue", "web_push_queue_due", "web_push_queue_subscription"] : fourth
+        let fifth = version >= 5 ? fourth + ["web_push_subscriptions", "web_push_messages", "web_push_queue", "web_push_queue_due", "web_push_queue_subscription"] : fourth
+        return version >= 6 ? fifth + ["delivered_dismiss"] : fifth
     }
 
     /// Version 1.
@@ -105,5 +106,16 @@ extension Schema {
           PRIMARY KEY (message, subscription)) WITHOUT ROWID;
         CREATE INDEX web_push_queue_due ON web_push_queue(not_before, message);
         CREATE INDEX web_push_queue_subscription ON web_push_queue(subscription);
+        """)
+}
+
+extension Schema {
+    /// Version 6: auto-dismissal. A delivered notification's end of relevance
+    /// (`NotificationRequest.autoDismiss` as a date) in a column, with an index of only the rows
+    /// that have one, so the scheduler finds the next removal without reading the others (and a
+    /// notification without one costs no index entry). Rows from before have none.
+    static let v6 = Step(sql: """
+        ALTER TABLE delivered ADD COLUMN dismiss_at REAL;
+        CREATE INDEX delivered_dismiss ON delivered(dismiss_at, seq) WHERE dismiss_at IS NOT NULL;
         """)
 }

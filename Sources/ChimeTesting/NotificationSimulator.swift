@@ -51,6 +51,7 @@ public final class NotificationSimulator: @unchecked Sendable {
     private struct Record {
         var presented: [(notification: UNNotification, options: UNNotificationPresentationOptions)] = []
         var expired: [(request: UNNotificationRequest, dueDate: Date)] = []
+        var autoDismissed: [(identifier: String, date: Date)] = []
         /// Pushes the app's service extension is working on: when their time runs out (virtual),
         /// and the delivery that follows.
         var extensionRuns: [(id: UUID, deadline: Date, delivery: Task<Void, any Error>)] = []
@@ -84,8 +85,15 @@ public final class NotificationSimulator: @unchecked Sendable {
             self.record.withLock { $0.presented.append((UNNotification(value: delivery.notification), delivery.presentation)) }
         })
         expiredSubscription = engine.subscribe(app: bundleIdentifier) { [weak self] event in
-            guard let self, case .expired(let expired) = event.payload else { return }
-            self.record.withLock { $0.expired.append((UNNotificationRequest(value: expired.request), expired.dueDate)) }
+            guard let self else { return }
+            switch event.payload {
+            case .expired(let expired):
+                self.record.withLock { $0.expired.append((UNNotificationRequest(value: expired.request), expired.dueDate)) }
+            case .removed(let identifiers, .delivered, .autoDismiss):
+                self.record.withLock { $0.autoDismissed += identifiers.map { ($0, event.date) } }
+            default:
+                break
+            }
         }
     }
 
@@ -248,6 +256,24 @@ public final class NotificationSimulator: @unchecked Sendable {
         get async {
             await center.processEvents()
             return record.withLock { $0.expired }
+        }
+    }
+
+    /// The delivered notifications removed at their end of relevance (Chime's addition,
+    /// ``UNNotificationRequest/autoDismiss``), with when, oldest first. They are gone from
+    /// `deliveredNotifications()` too.
+    ///
+    /// ```swift
+    /// try await center.add(UNNotificationRequest(identifier: "bus", content: content,
+    ///                                            trigger: UNTimeIntervalNotificationTrigger(timeInterval: 60, repeats: false),
+    ///                                            autoDismiss: .after(600)))
+    /// await simulator.advance(by: 660)
+    /// #expect(await simulator.autoDismissed.map(\.identifier) == ["bus"])
+    /// ```
+    public var autoDismissed: [(identifier: String, date: Date)] {
+        get async {
+            await center.processEvents()
+            return record.withLock { $0.autoDismissed }
         }
     }
 

@@ -244,3 +244,58 @@ struct ExpiryCLITests {
         await service.stop()
     }
 }
+
+/// `chime add --dismiss-in/--dismiss-at` (auto-dismissal, a Chime addition) through the built binary.
+@Suite("chime add --dismiss-in (the binary)", .testThreads)
+struct AutoDismissCLITests {
+    @Test("chime add --dismiss-in 10m, --every 1h --dismiss-in 30m, then chime delivered and chime list (--json); a short one goes; bad flags refused")
+    func addAndList() async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("chime-cli-dismiss-\(UUID().uuidString)").path
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let configuration = ChimeService.Configuration(dataDirectory: directory, listen: .tcp(host: "127.0.0.1", port: 0),
+                                                       autoAllow: true, printsBanner: false)
+        let service = try await RunningService.start(configuration: configuration)
+        func run(_ arguments: [String]) async throws -> (Int32, String, String) { try await BinaryTests.chime(arguments + ["--data", directory]) }
+        let app = "com.example.dismiss"
+        #expect(try await run(["apps", "add", app]).0 == 0)
+        _ = try await service.engine.requestAuthorization(app: app, options: [.alert])
+
+        let before = Date()
+        let (added, _, addedError) = try await run(["add", "--title", "Bus 42 in 3 minutes", "--id", "bus", "--dismiss-in", "10m"])
+        #expect(added == 0, "\(addedError)")
+        #expect(try await run(["add", "--title", "Stand up", "--id", "hourly", "--every", "1h", "--dismiss-in", "30m"]).0 == 0)
+        let (listed, deliveredText, deliveredError) = try await run(["delivered", "--json"])
+        #expect(listed == 0, "\(deliveredError)")
+        guard case .array(let items) = try JSONValue.parse(deliveredText), items.count == 1,
+              case .string(let dismissAt)? = items[0]["dismissAt"], let date = JSONMapping.parseDate(dismissAt) else {
+            Issue.record("not one delivered notification with dismissAt: \(deliveredText)")
+            return
+        }
+        // Ten minutes after the delivery (the service's clock): between the two moments around the call.
+        #expect(date >= before.addingTimeInterval(600 - 1) && date <= Date().addingTimeInterval(600 + 1), "\(dismissAt)")
+        #expect(try await run(["delivered"]).1.contains("(dismissed at \(dismissAt))"))
+        let (_, pendingText, _) = try await run(["list"])
+        #expect(pendingText.contains("(dismissed 1800 s after delivery)"), "\(pendingText)")
+        if case .array(let pending) = try JSONValue.parse(try await run(["list", "--json"]).1) {
+            #expect(pending.first?["dismissIn"] == .number(1800) || pending.first?["dismissIn"] == .integer(1800))
+        } else {
+            Issue.record("chime list --json is not an array")
+        }
+
+        // One second: gone from the list when its time comes (waited for, at most 20 s).
+        #expect(try await run(["add", "--title", "Blink", "--id", "blink", "--dismiss-in", "1s"]).0 == 0)
+        let deadline = ContinuousClock.now + .seconds(20)
+        while try await service.engine.delivered(app: app).contains(where: { $0.request.identifier == "blink" }), ContinuousClock.now < deadline {
+            try await Sleep.for(.milliseconds(50))
+        }
+        #expect(try await run(["delivered", "--json"]).1.contains("blink") == false)
+
+        let (both, _, bothError) = try await run(["add", "--title", "X", "--dismiss-in", "5m", "--dismiss-at", "2099-01-01T09:00"])
+        #expect(both != 0 && bothError.contains("give --dismiss-in or --dismiss-at, not both"), "\(bothError)")
+        let (zero, _, zeroError) = try await run(["add", "--title", "X", "--dismiss-in", "0s"])
+        #expect(zero != 0 && zeroError.contains("--dismiss-in") && zeroError.contains("more than 0 seconds"), "\(zeroError)")
+        let (badDate, _, badDateError) = try await run(["add", "--title", "X", "--dismiss-at", "tomorrow"])
+        #expect(badDate != 0 && badDateError.contains("--dismiss-at is 'tomorrow'"), "\(badDateError)")
+        await service.stop()
+    }
+}

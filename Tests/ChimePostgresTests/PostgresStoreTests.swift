@@ -127,9 +127,14 @@ struct PostgresStoreTests {
         #expect(try upgraded.quarantinedCount() == 1)
     }
 
-    /// Version 3's tables dropped, as a version 2 database had none of them.
+    /// Version 4's column (and its index) dropped, as a version 3 database had none.
+    static func dropAutoDismiss(_ schema: String) -> String {
+        "ALTER TABLE \(schema).chime_delivered DROP COLUMN dismiss_at; "
+    }
+
+    /// Version 3's tables (and version 4's column) dropped, as a version 2 database had none of them.
     static func dropWebPush(_ schema: String) -> String {
-        "DROP TABLE \(schema).chime_web_push_queue; DROP TABLE \(schema).chime_web_push_messages; DROP SEQUENCE \(schema).chime_web_push_message_seq; "
+        dropAutoDismiss(schema) + "DROP TABLE \(schema).chime_web_push_queue; DROP TABLE \(schema).chime_web_push_messages; DROP SEQUENCE \(schema).chime_web_push_message_seq; "
             + "DROP TABLE \(schema).chime_web_push_subscriptions; "
     }
 
@@ -157,6 +162,56 @@ struct PostgresStoreTests {
         #expect(try upgraded.webPushSubscriptions() == [subscription])
         let message = try upgraded.queueWebPush("{}", app: app, subscriptions: ["s"], claimedUntil: Self.base)
         #expect(try upgraded.claimWebPushes(before: Self.base, claimUntil: Self.base.addingTimeInterval(60), limit: 5).map(\.message) == [message])
+    }
+
+    @Test("a database of schema version 3 (before auto-dismissal) is upgraded: delivered rows kept without an end of relevance, new ones take one")
+    func upgradeFromVersion3() throws {
+        let server = try PostgresTestServer.shared()
+        let url = try server.makeSchema()
+        let schema = Self.schema(of: url)
+        let app = "com.example.upgrade"
+        let old = DeliveredNotification(request: NotificationRequest(identifier: "old", content: NotificationContent(title: "o")), date: Self.base)
+        let store = try PostgresStore(url: url)
+        _ = try store.transaction { try store.putDelivered(old, app: app) }
+        store.close()
+        try server.sql(Self.dropAutoDismiss(schema) + "UPDATE \(schema).chime_meta SET value = 3 WHERE key = 'schema_version'")
+        let upgraded = try PostgresStore(url: url)
+        defer { upgraded.close() }
+        #expect(try server.sql("SELECT value FROM \(schema).chime_meta WHERE key = 'schema_version'").trimmingCharacters(in: .whitespacesAndNewlines)
+                == "\(PostgresSchema.current.version)")
+        #expect(try upgraded.delivered(app: app, thread: nil).map(\.request.identifier) == ["old"])
+        #expect(try upgraded.soonestDismissals(limit: 5).isEmpty)
+        #expect(try upgraded.soonestFireDate() == nil)
+        let dismissAt = Self.base.addingTimeInterval(300)
+        let new = DeliveredNotification(request: NotificationRequest(identifier: "new", content: NotificationContent(title: "n"),
+                                                                     autoDismiss: .at(dismissAt)), date: Self.base)
+        _ = try upgraded.transaction { try upgraded.putDelivered(new, app: app) }
+        #expect(try upgraded.soonestDismissals(limit: 5).map(\.identifier) == ["new"])
+        #expect(try upgraded.soonestFireDate() == dismissAt)
+        #expect(try upgraded.transaction { try upgraded.dueDismissals(before: dismissAt, limit: 5).map(\.identifier) } == ["new"])
+        #expect(try upgraded.transaction { try upgraded.dueDismissals(before: dismissAt.addingTimeInterval(-1), limit: 5) }.isEmpty)
+    }
+
+    @Test("a due dismissal is claimed by one node: the other skips it while the first holds it")
+    func dismissalClaimedOnce() throws {
+        try Self.withTwoStores { first, second in
+            let app = "com.example.claim"
+            let dismissAt = Self.base.addingTimeInterval(60)
+            for identifier in ["a", "b"] {
+                let notification = DeliveredNotification(request: NotificationRequest(identifier: identifier, content: NotificationContent(title: identifier),
+                                                                                      autoDismiss: .at(dismissAt)), date: Self.base)
+                _ = try first.transaction { try first.putDelivered(notification, app: app) }
+            }
+            try first.transaction {
+                let held = try first.dueDismissals(before: dismissAt, limit: 1).map(\.identifier)
+                #expect(held == ["a"])
+                // While the first node holds "a", the second takes "b" only.
+                let taken = try second.transaction { try second.dueDismissals(before: dismissAt, limit: 5).map(\.identifier) }
+                #expect(taken == ["b"])
+                _ = try first.removeDelivered(app: app, identifiers: ["a"])
+            }
+            #expect(try second.soonestDismissals(limit: 5).map(\.identifier) == ["b"])
+        }
     }
 
     @Test("a chime_meta table that is not Chime's is refused untouched")

@@ -144,7 +144,7 @@ struct StorageQuotaTests {
             #expect(kept == (25 - kept.count..<25).reversed().map { "d\($0)" })
             let events = try await collector.wait { events in events.filter { $0.delivery != nil }.count == 25 }
             let removed = events.flatMap { event -> [String] in
-                if case .removed(let identifiers, .delivered) = event.payload { return identifiers }
+                if case .removed(let identifiers, .delivered, _) = event.payload { return identifiers }
                 return []
             }
             #expect(Set(removed) == Set((0..<(25 - kept.count)).map { "d\($0)" }))

@@ -134,6 +134,26 @@ struct WebPushSendingTests {
         }
     }
 
+    @Test("a notification with an end of relevance is pushed with the seconds it has left as its TTL, and closed on the device when it comes")
+    func autoDismissClosesOnDevice() async throws {
+        let double = try await PushServiceDouble.start()
+        defer { Task { await double.stop() } }
+        try await ServiceHarness.with(webPushEndpoints: [double.origin]) { harness in
+            let (token, _) = try await Self.prepare(harness, double)
+            let client = harness.client(token: token)
+            let request: JSONValue = ["identifier": "bus", "title": "Bus 42 in 3 minutes", "dismissIn": 3]
+            #expect(try await client.post("/v1/apps/\(Self.app)/requests", json: request.serialized()).status == 201)
+            let show = try #require(try await double.requests(atLeast: 1).first)
+            #expect(show["payload"]?["kind"] == "show")
+            #expect(show["headers"]?["ttl"].flatMap(\.text).flatMap(Int.init).map { $0 >= 0 && $0 <= 3 } == true, "\(show["headers"] ?? .null)")
+            // Three seconds after the delivery the service removes it; the device is told to close it.
+            let close = try #require(try await double.requests(atLeast: 2).last)
+            #expect(close["payload"]?["kind"] == "close")
+            #expect(close["payload"]?["ids"] == .array(["bus"]))
+            #expect(close["headers"]?["topic"] == show["headers"]?["topic"])
+        }
+    }
+
     @Test("410 and 404 remove the subscription; 429 with Retry-After is tried again; a long body is trimmed to fit 4096 bytes")
     func answers() async throws {
         let double = try await PushServiceDouble.start()

@@ -25,20 +25,50 @@ open class UNNotificationRequest: NSObject, NSCopying, @unchecked Sendable {
     ///                                  expiration: .after(600))   // not delivered after 10 minutes
     /// ```
     public let expiration: NotificationDeadline?
+    /// When the delivered notification stops being relevant and is removed — a Chime addition;
+    /// on Apple's platforms only the app (`removeDeliveredNotifications(withIdentifiers:)`) or the
+    /// user removes one. Then it leaves `deliveredNotifications()` and every surface (the web
+    /// center, a desktop pop-up, a Web Push device, event streams' `removed` event with reason
+    /// `autoDismiss`); the app's delegate is not called (it is not the user's dismissal).
+    /// `.after(seconds)` counts from each delivery, so every occurrence of a repeating request gets
+    /// its own; a delivered notification read back (`UNNotification.request`) has the date it made,
+    /// `.at(date)`. A notification that would be delivered at or after its end of relevance (its
+    /// service was down at its fire date) is not delivered: it expires (see ``expiration``).
+    ///
+    /// Named `autoDismiss`, not "dismissal", so it is never taken for the user's dismiss action
+    /// (`UNNotificationDismissActionIdentifier`); the JSON fields are `dismissIn` / `dismissAt`.
+    ///
+    /// ```swift
+    /// let bus = UNNotificationRequest(identifier: "bus", content: content,
+    ///                                 trigger: UNTimeIntervalNotificationTrigger(timeInterval: 300, repeats: false),
+    ///                                 autoDismiss: .after(600))   // shown at +5 min, gone at +15 min
+    /// ```
+    public let autoDismiss: NotificationDeadline?
 
     public init(identifier: String, content: UNNotificationContent, trigger: UNNotificationTrigger?) {
         self.identifier = identifier
         self.content = content.copy() as! UNNotificationContent
         self.trigger = trigger
         self.expiration = nil
+        self.autoDismiss = nil
     }
 
-    /// A request that expires (Chime's addition): see ``expiration``.
-    public init(identifier: String, content: UNNotificationContent, trigger: UNNotificationTrigger?, expiration: NotificationDeadline?) {
+    /// A request that expires, or whose notification is removed when it stops being relevant, or
+    /// both (Chime's additions): see ``expiration`` and ``autoDismiss``.
+    public init(identifier: String, content: UNNotificationContent, trigger: UNNotificationTrigger?, expiration: NotificationDeadline?,
+                autoDismiss: NotificationDeadline? = nil) {
         self.identifier = identifier
         self.content = content.copy() as! UNNotificationContent
         self.trigger = trigger
         self.expiration = expiration
+        self.autoDismiss = autoDismiss
+    }
+
+    /// A request whose delivered notification is removed when it stops being relevant (Chime's
+    /// addition): see ``autoDismiss``.
+    public convenience init(identifier: String, content: UNNotificationContent, trigger: UNNotificationTrigger?,
+                            autoDismiss: NotificationDeadline?) {
+        self.init(identifier: identifier, content: content, trigger: trigger, expiration: nil, autoDismiss: autoDismiss)
     }
 
     package init(value: NotificationRequest, scheduledDate: Date? = nil) {
@@ -46,17 +76,19 @@ open class UNNotificationRequest: NSObject, NSCopying, @unchecked Sendable {
         content = UNNotificationContent(value: value.content)
         trigger = UNNotificationTrigger.make(value.trigger, scheduledDate: scheduledDate)
         expiration = value.expiration
+        autoDismiss = value.autoDismiss
     }
 
     func coreValue() throws -> NotificationRequest {
-        NotificationRequest(identifier: identifier, content: try content.coreValue(), trigger: trigger?.value, expiration: expiration)
+        NotificationRequest(identifier: identifier, content: try content.coreValue(), trigger: trigger?.value, expiration: expiration,
+                            autoDismiss: autoDismiss)
     }
 
     open func copy(with zone: NSZone? = nil) -> Any { self }
     open override func isEqual(_ object: Any?) -> Bool {
         guard let other = object as? UNNotificationRequest else { return false }
         return identifier == other.identifier && content.isEqual(other.content) && trigger?.value == other.trigger?.value
-            && expiration == other.expiration
+            && expiration == other.expiration && autoDismiss == other.autoDismiss
     }
     open override var hash: Int { identifier.hashValue }
     open override var description: String { "<UNNotificationRequest identifier: \"\(identifier)\", content: \(content), trigger: \(trigger.map { "\($0)" } ?? "nil")>" }

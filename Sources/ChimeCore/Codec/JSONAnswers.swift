@@ -53,7 +53,7 @@ extension NotificationRequest {
     /// A request as the service lists it (content fields, `identifier`, `trigger`), where `trigger`
     /// may also be `{"type": "push"}`.
     static func answer(_ json: JSONValue, field: String) throws(ChimeError) -> NotificationRequest {
-        let known = ["identifier", "trigger", "expiresIn", "expirationDate"] + JSONMapping.contentFields
+        let known = ["identifier", "trigger", "expiresIn", "expirationDate", "dismissIn", "dismissAt"] + JSONMapping.contentFields
         var value = JSONMapping.keeping(known, from: json)
         var push = false
         if case .object(let trigger)? = value["trigger"], trigger["type"] == .string("push") {
@@ -174,7 +174,8 @@ extension EngineEvent {
             guard let value = json["response"] else { throw ChimeError(.malformedInput, field: "response", "a response event without its response") }
             payload = .response(try NotificationResponse(json: value, field: "response"))
         case .removed:
-            payload = .removed(identifiers: identifiers, scope: json["scope"] == .string("pending") ? .pending : .delivered)
+            payload = .removed(identifiers: identifiers, scope: json["scope"] == .string("pending") ? .pending : .delivered,
+                               reason: json["reason"] == .string(RemovalReason.autoDismiss.rawValue) ? .autoDismiss : .request)
         case .silentPush:
             payload = .silentPush(try notification())
         case .settings:

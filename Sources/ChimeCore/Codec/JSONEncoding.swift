@@ -143,12 +143,19 @@ extension NotificationRequest {
         return object
     }
 
-    /// `expirationDate` (or `expiresIn` for a request not yet added), when it has an expiration.
+    /// `expirationDate` (or `expiresIn` for a request not yet added), when it has an expiration;
+    /// `dismissIn` (a request: seconds after each delivery) or `dismissAt` (a delivered
+    /// notification), when it has an auto-dismissal.
     func appendExpiration(to object: inout JSONObject) {
         switch expiration {
         case nil: break
         case .at(let date)?: object["expirationDate"] = JSONMapping.json(date)
         case .after(let seconds)?: object["expiresIn"] = .number(seconds)
+        }
+        switch autoDismiss {
+        case nil: break
+        case .at(let date)?: object["dismissAt"] = JSONMapping.json(date)
+        case .after(let seconds)?: object["dismissIn"] = .number(seconds)
         }
     }
 }
@@ -369,9 +376,10 @@ extension EngineEvent {
             if let badge = delivery.badge { object["badge"] = .integer(Int64(badge)) }
         case .response(let response):
             object["response"] = response.json
-        case .removed(let identifiers, let scope):
+        case .removed(let identifiers, let scope, let reason):
             object["identifiers"] = .array(identifiers.map(JSONValue.string))
             object["scope"] = .string(scope.rawValue)
+            if reason != .request { object["reason"] = .string(reason.rawValue) }
         case .silentPush(let notification):
             object["notification"] = notification.json
         case .settings(let settings):

@@ -103,12 +103,14 @@ extension JSONMapping {
 // MARK: - Request and content
 
 extension NotificationRequest {
-    static let ownFields = ["identifier", "content", "trigger", "expiresIn", "expirationDate", "nextTriggerDate", "nextTriggerDates"]
+    static let ownFields = ["identifier", "content", "trigger", "expiresIn", "expirationDate", "dismissIn", "dismissAt", "nextTriggerDate",
+                            "nextTriggerDates"]
 
     /// Decodes a request: `identifier`, the content fields at the top level (or nested under
     /// `"content"`, not both), `trigger` (absent or `null`: deliver at once), and when it expires
     /// (Chime's addition): `expiresIn` (seconds after the add) or `expirationDate` (an ISO 8601
-    /// date), not both.
+    /// date), not both; and when the delivered notification stops being relevant and is removed
+    /// (Chime's addition): `dismissIn` (seconds after each delivery) or `dismissAt` (a date), not both.
     ///
     /// ```swift
     /// let request = try NotificationRequest(json: .parse(#"{"identifier": "a", "title": "Hi", "trigger": {"type": "timeInterval", "timeInterval": 10}}"#))
@@ -131,26 +133,44 @@ extension NotificationRequest {
         }
         var trigger: NotificationTrigger?
         if let value = reader.value("trigger") { trigger = try NotificationTrigger(json: value, field: reader.field("trigger")) }
-        self.init(identifier: identifier, content: content, trigger: trigger, expiration: try Self.expiration(reader))
+        self.init(identifier: identifier, content: content, trigger: trigger, expiration: try Self.expiration(reader),
+                  autoDismiss: try Self.autoDismiss(reader))
     }
 
     /// `expiresIn` or `expirationDate` (`null` is the same as absent).
     static func expiration(_ reader: JSONObjectReader) throws(ChimeError) -> NotificationDeadline? {
-        let seconds = reader.value("expiresIn").flatMap { $0 == .null ? nil : $0 }
-        let date = reader.value("expirationDate").flatMap { $0 == .null ? nil : $0 }
+        try deadline(reader, seconds: "expiresIn", date: "expirationDate", after: "the add")
+    }
+
+    /// `dismissIn` or `dismissAt` (`null` is the same as absent): when the delivered notification
+    /// stops being relevant.
+    static func autoDismiss(_ reader: JSONObjectReader) throws(ChimeError) -> NotificationDeadline? {
+        let deadline = try deadline(reader, seconds: "dismissIn", date: "dismissAt", after: "each delivery")
+        if case .after(0)? = deadline {
+            throw ChimeError(.invalidValue, field: reader.field("dismissIn"),
+                             "\(reader.field("dismissIn")) is 0: the notification would be gone as it came; give more than 0 seconds after each delivery, or dismissAt")
+        }
+        return deadline
+    }
+
+    /// A deadline given as the field `seconds` (after `after`) or the field `date`, not both.
+    private static func deadline(_ reader: JSONObjectReader, seconds secondsField: String, date dateField: String,
+                                 after: String) throws(ChimeError) -> NotificationDeadline? {
+        let seconds = reader.value(secondsField).flatMap { $0 == .null ? nil : $0 }
+        let date = reader.value(dateField).flatMap { $0 == .null ? nil : $0 }
         switch (seconds, date) {
         case (nil, nil):
             return nil
         case (_?, _?):
-            throw ChimeError(.invalidValue, field: reader.field("expiresIn"),
-                             "\(reader.field("expiresIn")) and \(reader.field("expirationDate")) are both given; give one: seconds after the add, or a date")
+            throw ChimeError(.invalidValue, field: reader.field(secondsField),
+                             "\(reader.field(secondsField)) and \(reader.field(dateField)) are both given; give one: seconds after \(after), or a date")
         case (_?, nil):
-            let value = try reader.requiredDouble("expiresIn", hint: " of seconds after the add")
+            let value = try reader.requiredDouble(secondsField, hint: " of seconds after \(after)")
             let deadline = NotificationDeadline.after(value)
-            try Validation.validate(deadline, field: reader.field("expiresIn"))
+            try Validation.validate(deadline, field: reader.field(secondsField))
             return deadline
         case (nil, let value?):
-            return .at(try JSONMapping.date(value, field: reader.field("expirationDate")))
+            return .at(try JSONMapping.date(value, field: reader.field(dateField)))
         }
     }
 }

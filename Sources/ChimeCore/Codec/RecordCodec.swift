@@ -19,9 +19,10 @@ public enum RecordCodec {
     /// provider team and key; version 4 adds recurrence-rule triggers; version 5 adds when an app
     /// unregistered its device token (its provider then optional); version 6 adds a request's
     /// expiration and the `expired` event; version 7 adds an app's APNs provider certificate (the
-    /// unregistration then optional too). A record is written in the lowest version that holds what
-    /// it has, so stores that use none of them stay readable by earlier Chimes.
-    public static let formatVersion: UInt8 = 7
+    /// unregistration then optional too); version 8 a request's auto-dismissal. A record is written
+    /// in the lowest version that holds what it has, so stores that use none of them stay readable
+    /// by earlier Chimes.
+    public static let formatVersion: UInt8 = 8
     /// The format that added thumbnail options.
     static let thumbnailVersion: UInt8 = 2
     /// The format that added app records' ``AppRecord/apnsProvider``.
@@ -35,6 +36,8 @@ public enum RecordCodec {
     static let expirationVersion: UInt8 = 6
     /// The format that added ``AppRecord/apnsCertificate``.
     static let certificateVersion: UInt8 = 7
+    /// The format that added ``NotificationRequest/autoDismiss`` (bits 2 and 3 of a request's mask).
+    static let autoDismissVersion: UInt8 = 8
     /// The format of records without thumbnail options.
     static let baseVersion: UInt8 = 1
 
@@ -424,6 +427,7 @@ extension RecordCodec {
             // The version is the record's: raised before the content, whose reading depends on it.
             if case .recurrence? = r.trigger { bytes[0] = max(bytes[0], RecordCodec.recurrenceVersion) }
             if r.expiration != nil { bytes[0] = max(bytes[0], RecordCodec.expirationVersion) }
+            if r.autoDismiss != nil { bytes[0] = max(bytes[0], RecordCodec.autoDismissVersion) }
             string(r.identifier)
             content(r.content)
             trigger(r.trigger)
@@ -432,12 +436,21 @@ extension RecordCodec {
 
         /// From format 6, a request ends with a mask of its optional parts, then each part given:
         /// bit 0 an expiration date, bit 1 an expiration as seconds after the add (the engine
-        /// stores dates; a request encoded before it is added may hold seconds).
+        /// stores dates; a request encoded before it is added may hold seconds); from format 8,
+        /// bit 2 an auto-dismissal date, bit 3 an auto-dismissal as seconds after each delivery.
         mutating func requestOptions(_ r: NotificationRequest) {
-            switch r.expiration {
-            case nil: varint(0)
-            case .at(let date)?: varint(1); self.date(date)
-            case .after(let seconds)?: varint(2); double(seconds)
+            var mask: UInt64 = 0
+            if let expiration = r.expiration { mask |= expiration.date == nil ? 2 : 1 }
+            if let autoDismiss = r.autoDismiss { mask |= autoDismiss.date == nil ? 8 : 4 }
+            varint(mask)
+            if let expiration = r.expiration { deadline(expiration) }
+            if let autoDismiss = r.autoDismiss { deadline(autoDismiss) }
+        }
+
+        mutating func deadline(_ deadline: NotificationDeadline) {
+            switch deadline {
+            case .at(let date): self.date(date)
+            case .after(let seconds): double(seconds)
             }
         }
 
@@ -547,9 +560,10 @@ extension RecordCodec {
                 varint(UInt64(d.presentation.rawValue))
                 if let badge = d.badge { byte(1); int(Int64(badge)) } else { byte(0) }
             case .response(let r): response(r)
-            case .removed(let identifiers, let scope):
+            case .removed(let identifiers, let scope, let reason):
                 strings(identifiers)
-                byte(scope == .pending ? 0 : 1)
+                // 2: delivered, auto-dismissed (a reader before it takes any non-zero as delivered).
+                byte(scope == .pending ? 0 : reason == .autoDismiss ? 2 : 1)
             case .silentPush(let n): delivered(n)
             case .settings(let s): settings(s)
             case .scheduled(let identifiers): strings(identifiers)
@@ -841,12 +855,13 @@ extension RecordCodec {
             var request = NotificationRequest(identifier: try string(), content: try content(), trigger: try trigger())
             if version >= RecordCodec.expirationVersion {
                 let mask = try varint()
-                guard mask < 1 << 2 else { throw corrupt("unknown request options \(mask)") }
+                guard mask < 1 << (version >= RecordCodec.autoDismissVersion ? 4 : 2) else { throw corrupt("unknown request options \(mask)") }
+                guard mask & 3 != 3 else { throw corrupt("two expirations") }
+                guard mask & 12 != 12 else { throw corrupt("two auto-dismissals") }
                 if mask & 1 != 0 { request.expiration = .at(try date()) }
-                if mask & 2 != 0 {
-                    guard request.expiration == nil else { throw corrupt("two expirations") }
-                    request.expiration = .after(try double())
-                }
+                if mask & 2 != 0 { request.expiration = .after(try double()) }
+                if mask & 4 != 0 { request.autoDismiss = .at(try date()) }
+                if mask & 8 != 0 { request.autoDismiss = .after(try double()) }
             }
             return request
         }
@@ -956,7 +971,9 @@ extension RecordCodec {
                 payload = .delivered(Delivery(notification: notification, category: category, settings: settings,
                                               presentation: presentation, badge: badge))
             case .response: payload = .response(try response())
-            case .removed: payload = .removed(identifiers: try strings(), scope: try byte() == 0 ? .pending : .delivered)
+            case .removed:
+                let identifiers = try strings(), scope = try byte()
+                payload = .removed(identifiers: identifiers, scope: scope == 0 ? .pending : .delivered, reason: scope == 2 ? .autoDismiss : .request)
             case .silentPush: payload = .silentPush(try delivered())
             case .settings: payload = .settings(try settings())
             case .scheduled: payload = .scheduled(identifiers: try strings())

@@ -16,6 +16,7 @@ public enum SendHeaders {
         ("Title", "title"), ("Subtitle", "subtitle"), ("Category", "categoryIdentifier"), ("Thread", "threadIdentifier"),
         ("Sound", "sound"), ("Badge", "badge"), ("Interruption-Level", "interruptionLevel"), ("Identifier", "identifier"),
         ("Delay", "trigger"), ("At", "trigger"), ("Expires-In", "expiresIn"), ("Expires-At", "expirationDate"),
+        ("Dismiss-In", "dismissIn"), ("Dismiss-At", "dismissAt"),
     ]
 
     /// The request a send makes. `header` gives a header's value by its name (case-insensitively);
@@ -34,7 +35,7 @@ public enum SendHeaders {
         }
         var object: JSONObject = ["identifier": .string(value("Identifier") ?? newIdentifier())]
         if !text.isEmpty { object["body"] = .string(text) }
-        for (name, field) in fields where !["trigger", "identifier", "expiresIn", "expirationDate"].contains(field) {
+        for (name, field) in fields where !["trigger", "identifier", "expiresIn", "expirationDate", "dismissIn", "dismissAt"].contains(field) {
             guard let given = value(name) else { continue }
             if field == "badge" {
                 guard let number = Int64(given) else {
@@ -50,6 +51,7 @@ public enum SendHeaders {
         }
         object["trigger"] = try trigger(delay: value("Delay"), at: value("At"))
         if let expiration = try expiration(in: value("Expires-In"), at: value("Expires-At")) { object[expiration.field] = expiration.value }
+        if let dismissal = try autoDismiss(in: value("Dismiss-In"), at: value("Dismiss-At")) { object[dismissal.field] = dismissal.value }
         do {
             return try NotificationRequest(json: .object(object))
         } catch {
@@ -92,22 +94,33 @@ public enum SendHeaders {
     /// `Expires-In` (a duration, or seconds) as `expiresIn`, or `Expires-At` (an ISO 8601 date and
     /// time with its offset, or seconds since 1970) as `expirationDate`; neither: `nil`.
     public static func expiration(in duration: String?, at date: String?) throws(ChimeError) -> (field: String, value: JSONValue)? {
+        try deadline(in: duration, at: date, headers: ("Expires-In", "Expires-At"), fields: ("expiresIn", "expirationDate"))
+    }
+
+    /// `Dismiss-In` (a duration after the delivery, or seconds) as `dismissIn`, or `Dismiss-At` (as
+    /// `Expires-At`) as `dismissAt`; neither: `nil`.
+    public static func autoDismiss(in duration: String?, at date: String?) throws(ChimeError) -> (field: String, value: JSONValue)? {
+        try deadline(in: duration, at: date, headers: ("Dismiss-In", "Dismiss-At"), fields: ("dismissIn", "dismissAt"))
+    }
+
+    private static func deadline(in duration: String?, at date: String?, headers: (duration: String, date: String),
+                                 fields: (duration: String, date: String)) throws(ChimeError) -> (field: String, value: JSONValue)? {
         switch (duration, date) {
         case (nil, nil):
             return nil
         case (_?, _?):
-            throw ChimeError(.invalidValue, field: "Expires-In", "give Expires-In or Expires-At, not both")
+            throw ChimeError(.invalidValue, field: headers.duration, "give \(headers.duration) or \(headers.date), not both")
         case (let duration?, nil):
-            do { return ("expiresIn", .number(try DurationText.seconds(in: duration, field: "Expires-In", bareSeconds: true))) } catch {
-                throw ChimeError(.invalidValue, field: "Expires-In", "the Expires-In header: \(error.message)")
+            do { return (fields.duration, .number(try DurationText.seconds(in: duration, field: headers.duration, bareSeconds: true))) } catch {
+                throw ChimeError(.invalidValue, field: headers.duration, "the \(headers.duration) header: \(error.message)")
             }
         case (nil, let at?):
             guard let date = JSONMapping.parseDate(at) ?? TimeInterval(at).map(Date.init(timeIntervalSince1970:)),
                   calendarYears.contains(date.timeIntervalSince1970) else {
-                throw ChimeError(.invalidValue, field: "Expires-At",
-                                 "the Expires-At header is '\(at.prefix(40))'; give a date and time with its offset, as 2026-12-01T09:00:00+01:00, or seconds since 1970")
+                throw ChimeError(.invalidValue, field: headers.date,
+                                 "the \(headers.date) header is '\(at.prefix(40))'; give a date and time with its offset, as 2026-12-01T09:00:00+01:00, or seconds since 1970")
             }
-            return ("expirationDate", JSONMapping.json(date))
+            return (fields.date, JSONMapping.json(date))
         }
     }
 

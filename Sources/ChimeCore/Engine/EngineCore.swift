@@ -15,6 +15,9 @@ final class EngineCore {
     /// The zone the engine was made with, for a store that has none recorded.
     private let initialTimeZone: TimeZone
     var window: ScheduleWindow
+    /// The soonest ends of relevance of delivered notifications (``NotificationRequest/autoDismiss``),
+    /// as `window` holds fire dates: the scheduler removes each when it comes.
+    var dismissals: ScheduleWindow
     /// Set when a fire batch was full, so the scheduler runs again at once.
     package var moreDue = false
     /// How many due requests the last `fireDue` took (with a shared store: claimed).
@@ -45,12 +48,14 @@ final class EngineCore {
         self.timeZone = timeZone
         self.initialTimeZone = timeZone
         self.window = ScheduleWindow(capacity: configuration.windowCapacity)
+        self.dismissals = ScheduleWindow(capacity: configuration.windowCapacity)
     }
 
     /// Loads device state and the window. Errors here surface on the first operation instead.
     package func open() {
         loadDeviceState()
         refillWindow()
+        refillDismissals()
     }
 
     private func loadDeviceState() {
@@ -85,6 +90,7 @@ final class EngineCore {
         categoryCache.removeAll()
         moreDue = false
         refillWindow()
+        refillDismissals()
     }
 
     /// Called after a transaction commits.
@@ -105,6 +111,12 @@ final class EngineCore {
     private func refillWindow() {
         if let soonest = try? store.soonest(limit: window.capacity) {
             window.load(soonest)
+        }
+    }
+
+    private func refillDismissals() {
+        if let soonest = try? store.soonestDismissals(limit: dismissals.capacity) {
+            dismissals.load(soonest)
         }
     }
 
@@ -178,6 +190,7 @@ final class EngineCore {
 
     func removeApp(_ app: String) throws {
         try store.removeApp(app)
+        dismissals.removeApp(app)
         appCache[LiteralKey(app)] = nil
         categoryCache[LiteralKey(app)] = nil
         usage[LiteralKey(app)] = nil
@@ -370,7 +383,7 @@ final class EngineCore {
         if !immediate.isEmpty {
             countRemoved(app: app, pending: try store.removePending(app: app, identifiers: immediate.map(\.identifier)).count)
             for request in immediate {
-                if request.isExpired(at: now) {
+                if request.isStale(deliveredAt: now, now: now) {
                     try expire(request, app: app, due: now, now: now)
                 } else {
                     _ = try deliver(request, app: app, date: now) as DeliveredNotification?
@@ -403,10 +416,54 @@ final class EngineCore {
             removed = try store.removeAllDelivered(app: app, thread: thread)
         }
         if !removed.isEmpty {
+            forgetDismissals(app: app, identifiers: removed)
             countRemoved(app: app, delivered: removed.count)
             try log(.removed(identifiers: removed, scope: .delivered), app: app)
         }
         return removed
+    }
+
+    /// Delivered notifications gone from the list: out of the dismissal window too (when it holds
+    /// any: most engines' is empty).
+    private func forgetDismissals(app: String, identifiers: [String]) {
+        guard dismissals.count > 0 else { return }
+        for identifier in identifiers { dismissals.remove(.init(app: app, identifier: identifier)) }
+    }
+
+    /// Removes the delivered notifications whose end of relevance has come by `now`, at most
+    /// `limit`, through the path every removal takes (a `removed` event, here with reason
+    /// ``RemovalReason/autoDismiss``, which every surface follows); part of the firing
+    /// transaction, so each is removed once, and one due while the service was down goes at the
+    /// first firing after it starts.
+    /// - Returns: how many were due (a full `limit`: there may be more).
+    private func dismissDue(now: Date, limit: Int) throws -> Int {
+        // Without a shared store, the window says whether anything is due (and nothing is asked
+        // of the store when nothing is).
+        if shared == nil, dismissals.first.map({ $0.date > now }) ?? dismissals.complete { return 0 }
+        let due = try store.dueDismissals(before: now, limit: limit)
+        var byApp: [(app: String, identifiers: [String])] = []
+        var index: [LiteralKey: Int] = [:]
+        for (app, identifier) in due {
+            dismissals.remove(.init(app: app, identifier: identifier))
+            if let at = index[LiteralKey(app)] {
+                byApp[at].identifiers.append(identifier)
+            } else {
+                index[LiteralKey(app)] = byApp.count
+                byApp.append((app, [identifier]))
+            }
+        }
+        for (app, identifiers) in byApp {
+            let removed = try store.removeDelivered(app: app, identifiers: identifiers)
+            guard !removed.isEmpty else { continue }
+            countRemoved(app: app, delivered: removed.count)
+            try log(.removed(identifiers: removed, scope: .delivered, reason: .autoDismiss), app: app, date: now)
+        }
+        // Whatever else the window holds as due is gone from the store (removed meanwhile).
+        if due.count < limit {
+            while let first = dismissals.first, first.date <= now { dismissals.remove(first.key) }
+        }
+        if dismissals.needsRefill || (dismissals.count == 0 && !dismissals.complete) { refillDismissals() }
+        return due.count
     }
 
     // MARK: Quota
@@ -536,6 +593,7 @@ final class EngineCore {
         guard let tally = usage[LiteralKey(app)], tally.delivered > bound else { return }
         let oldest = try store.oldestDelivered(app: app, limit: tally.delivered - (bound - bound / 10))
         let removed = try store.removeDelivered(app: app, identifiers: oldest)
+        forgetDismissals(app: app, identifiers: removed)
         if !removed.isEmpty { try log(.removed(identifiers: removed, scope: .delivered), app: app) }
         countRemoved(app: app, delivered: removed.count)
     }
@@ -573,8 +631,22 @@ final class EngineCore {
             if badge != nil { announce(.app(.updated), app: app) }
             return nil
         }
+        var encodedRequest = encodedRequest
+        var request = request
+        if case .after? = request.autoDismiss {
+            // Counted from this delivery: the notification keeps the date (its record is new).
+            request = request.delivered(at: date)
+            encodedRequest = nil
+        }
         var notification = DeliveredNotification(request: request, date: date)
         notification.sequence = try store.putDelivered(notification, app: app, encodedRequest: encodedRequest)
+        // A replaced notification's end of relevance goes with it.
+        let key = ScheduleWindow.Key(app: app, identifier: request.identifier)
+        if let dismissDate = notification.dismissDate {
+            dismissals.set(key, date: dismissDate, sequence: notification.sequence)
+        } else if dismissals.count > 0 {
+            dismissals.remove(key)
+        }
         try keepDeliveredWithinQuota(app: app, bytes: encodedRequest?.count ?? 0)
         var delivery = Delivery(notification: notification, category: try category(content.categoryIdentifier, app: app),
                                 settings: record.settings, presentation: Presentation.background(for: content, settings: record.settings),
@@ -590,10 +662,20 @@ final class EngineCore {
         return windowNextDate()
     }
 
-    /// The window's first date, refilled first when it ran low (an embedded store's next fire date).
+    /// The windows' first date — the next fire date or end of relevance — each refilled first
+    /// when it ran low (an embedded store's next date the scheduler has work).
     package func windowNextDate() -> Date? {
         if window.count == 0 || window.needsRefill { refillWindowIfNeeded() }
-        return window.first?.date
+        if dismissals.needsRefill || (dismissals.count == 0 && !dismissals.complete) { refillDismissals() }
+        return windowFirstDate
+    }
+
+    /// The sooner of the windows' first dates, as they are.
+    package var windowFirstDate: Date? {
+        switch (window.first?.date, dismissals.first?.date) {
+        case (let fire?, let dismiss?): min(fire, dismiss)
+        case (let fire, let dismiss): fire ?? dismiss
+        }
     }
 
     private func refillWindowIfNeeded() {
@@ -611,6 +693,7 @@ final class EngineCore {
     /// again with that request in ``toQuarantine``, which this moves aside first.
     package func fireDue(now: Date, limit: Int, listing: Bool = true) throws -> [(app: String, notification: DeliveredNotification)] {
         try quarantineQueued(now: now)
+        let dismissed = try dismissDue(now: now, limit: limit)
         let due = try store.dueEncoded(before: now, limit: limit)
         var delivered: [(app: String, notification: DeliveredNotification)] = []
         if listing { delivered.reserveCapacity(due.count) }
@@ -620,7 +703,7 @@ final class EngineCore {
             let dueDate = pending.nextFireDate ?? now
             let key = ScheduleWindow.Key(app: app, identifier: request.identifier)
             try settingAside(app: app, identifier: request.identifier) {
-                if request.isExpired(at: now) {
+                if request.isStale(deliveredAt: dueDate, now: now) {
                     try expire(request, app: app, due: dueDate, now: now)
                     finished[app, default: []].append(request.identifier)
                     window.remove(key)
@@ -647,8 +730,8 @@ final class EngineCore {
         for (app, identifiers) in finished {
             countRemoved(app: app, pending: try store.removePending(app: app, identifiers: identifiers).count)
         }
-        moreDue = due.count == limit
-        claimed = due.count
+        moreDue = due.count == limit || dismissed == limit
+        claimed = due.count + dismissed
         if window.needsRefill { refillWindow() }
         return delivered
     }
@@ -707,7 +790,7 @@ final class EngineCore {
             let wasInside = pending.inside ?? false
             let fires = (inside && !wasInside && region.notifyOnEntry) || (!inside && wasInside && region.notifyOnExit)
             try settingAside(app: app, identifier: pending.request.identifier) {
-                if fires, pending.request.isExpired(at: now) {
+                if fires, pending.request.isStale(deliveredAt: now, now: now) {
                     try expire(pending.request, app: app, due: now, now: now)
                     countRemoved(app: app, pending: try store.removePending(app: app, identifiers: [pending.request.identifier]).count)
                     return

@@ -24,8 +24,10 @@ public struct EngineEvent: Sendable, Hashable {
         case delivered(Delivery)
         /// The user answered; the response is in the app's outbox until acknowledged.
         case response(NotificationResponse)
-        /// Pending requests or delivered notifications were removed.
-        case removed(identifiers: [String], scope: RemovalScope)
+        /// Pending requests or delivered notifications were removed; `reason` says whether someone
+        /// asked (the app, the user, a quota) or delivered notifications reached their end of
+        /// relevance (``NotificationRequest/autoDismiss``).
+        case removed(identifiers: [String], scope: RemovalScope, reason: RemovalReason = .request)
         /// A silent (content-available) push arrived; it is never shown.
         case silentPush(DeliveredNotification)
         /// The app's authorization or settings changed; these are the new settings.
@@ -145,6 +147,16 @@ public enum RemovalScope: String, Sendable, Hashable {
     case pending
     /// Delivered notifications (answered, dismissed, or removed by the app or the user).
     case delivered
+}
+
+/// Why notifications were removed.
+public enum RemovalReason: String, Sendable, Hashable {
+    /// The app, the user or the owner removed them (or answered them), or the app's delivered
+    /// quota made room.
+    case request
+    /// Delivered notifications reached their end of relevance (``NotificationRequest/autoDismiss``;
+    /// a Chime addition). Event streams say `"reason": "autoDismiss"`.
+    case autoDismiss
 }
 
 /// What happened to an app's record.

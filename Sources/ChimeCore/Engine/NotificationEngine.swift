@@ -256,7 +256,7 @@ public final class NotificationEngine: Sendable {
 
     private func run(_ jobs: [Job]) {
         let core = self.core.value
-        let before = core.window.first?.date
+        let before = core.windowFirstDate
         var attempt = 0
         var setAside = 0
         while true {
@@ -298,7 +298,7 @@ public final class NotificationEngine: Sendable {
         // already handed to subscribers.
         hub.publish(core.takeEvents())
         for job in jobs { job.finish(nil) }
-        let after = core.window.first?.date
+        let after = core.windowFirstDate
         if after != before { scheduleChanged(next: after) }
         if core.moreDue { wakeScheduler() }
     }

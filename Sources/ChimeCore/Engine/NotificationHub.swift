@@ -212,7 +212,7 @@ public final class NotificationHub: Sendable {
             var job: SurfaceJob
             switch event.payload {
             case .delivered(let delivery): job = .show(delivery)
-            case .removed(let identifiers, .delivered): job = .withdraw(identifiers)
+            case .removed(let identifiers, .delivered, _): job = .withdraw(identifiers)
             default: continue
             }
             if run?.app == event.app {

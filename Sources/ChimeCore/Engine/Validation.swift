@@ -22,6 +22,14 @@ public enum Validation {
         if let expiration = request.expiration {
             try validate(expiration, field: join(field, expiration.date == nil ? "expiresIn" : "expirationDate"))
         }
+        if let autoDismiss = request.autoDismiss {
+            let name = join(field, autoDismiss.date == nil ? "dismissIn" : "dismissAt")
+            try validate(autoDismiss, field: name)
+            if case .after(let seconds) = autoDismiss, seconds == 0 {
+                throw ChimeError(.invalidValue, field: name,
+                                 "\(name) is 0: the notification would be gone as it came; give more than 0 seconds after the delivery, or a date")
+            }
+        }
     }
 
     /// Checks a deadline (a request's expiration): a duration of 0 seconds or more, or a date in

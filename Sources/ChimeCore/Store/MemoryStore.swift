@@ -194,6 +194,24 @@ public final class MemoryStore: NotificationStore {
         return removed
     }
 
+    /// Every delivered notification with an end of relevance, soonest first (a scan: this store
+    /// is the reference, not the fast path).
+    private func dismissals() -> [(app: String, identifier: String, date: Date, sequence: Int64)] {
+        state.delivered.flatMap { key, notifications in
+            notifications.values.compactMap { notification in
+                notification.dismissDate.map { (key.text, notification.request.identifier, $0, notification.sequence) }
+            }
+        }.sorted { ($0.date, $0.sequence) < ($1.date, $1.sequence) }
+    }
+
+    public func dueDismissals(before date: Date, limit: Int) throws -> [(app: String, identifier: String)] {
+        dismissals().prefix { $0.date <= date }.prefix(max(0, limit)).map { ($0.app, $0.identifier) }
+    }
+
+    public func soonestDismissals(limit: Int) throws -> [(app: String, identifier: String, date: Date, sequence: Int64)] {
+        Array(dismissals().prefix(max(0, limit)))
+    }
+
     public func deliveredCount(app: String?) throws -> Int {
         if let app { return state.delivered[LiteralKey(app)]?.count ?? 0 }
         return state.delivered.values.reduce(0) { $0 + $1.count }

@@ -93,6 +93,16 @@ public protocol NotificationStore: AnyObject {
     func removeDelivered(app: String, identifiers: [String]) throws -> [String]
     func removeAllDelivered(app: String, thread: String?) throws -> [String]
     func deliveredCount(app: String?) throws -> Int
+    /// Delivered notifications (any app) whose end of relevance
+    /// (``NotificationRequest/autoDismiss``, a date once delivered) is at or before `date`,
+    /// soonest first (then by sequence), at most `limit`: keys only. A shared store claims them as
+    /// `due(before:limit:)` does (locked until the transaction ends; rows another engine holds are
+    /// skipped), so one engine removes each.
+    func dueDismissals(before date: Date, limit: Int) throws -> [(app: String, identifier: String)]
+    /// The soonest ends of relevance of delivered notifications (any app): keys, dates and
+    /// sequences, soonest first, at most `limit`. Notifications without one cost nothing here: the
+    /// durable stores keep the date in a column with an index of only the rows that have one.
+    func soonestDismissals(limit: Int) throws -> [(app: String, identifier: String, date: Date, sequence: Int64)]
     /// The app's oldest delivered notifications' identifiers (by date, then sequence), at most `limit`.
     func oldestDelivered(app: String, limit: Int) throws -> [String]
     /// What the app keeps: pending requests, delivered notifications and their records' bytes.

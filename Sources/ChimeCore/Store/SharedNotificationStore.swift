@@ -23,9 +23,10 @@ import Foundation
 /// let engine = NotificationEngine(store: store, clock: DatabaseClock(url: url))  // starts the feed
 /// ```
 public protocol SharedNotificationStore: NotificationStore {
-    /// The soonest fire date of a timed request (`nil`: none). It may be one another engine is
-    /// firing at this moment: when `due(before:limit:)` then claims nothing, the engine waits a
-    /// moment (5 ms) before asking again.
+    /// The soonest date the scheduler has work (`nil`: none): a timed request's fire date, or a
+    /// delivered notification's end of relevance (``NotificationStore/soonestDismissals(limit:)``).
+    /// It may be one another engine is firing at this moment: when `due(before:limit:)` then
+    /// claims nothing, the engine waits a moment (5 ms) before asking again.
     func soonestFireDate() throws -> Date?
 
     /// Starts telling `feed` what every engine on the store commits. Safe to call from any thread;

@@ -13,4 +13,8 @@ public struct DeliveredNotification: Sendable, Hashable {
         self.date = date
         self.sequence = sequence
     }
+
+    /// When it stops being relevant and is removed (its request's
+    /// ``NotificationRequest/autoDismiss``, counted from ``date``), or `nil`.
+    public var dismissDate: Date? { request.autoDismiss?.date(from: date) }
 }

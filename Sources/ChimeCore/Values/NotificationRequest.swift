@@ -1,7 +1,7 @@
 import Foundation
 
 /// A notification to schedule: identifier, content and trigger (`nil` delivers at once), and
-/// optionally when it expires.
+/// optionally when it expires and when its delivered notification stops being relevant.
 public struct NotificationRequest: Sendable, Hashable {
     public var identifier: String
     public var content: NotificationContent
@@ -15,13 +15,30 @@ public struct NotificationRequest: Sendable, Hashable {
     /// whatever its expiration, which it keeps (APNs' `apns-expiration`; see
     /// ``NotificationEngine/deliverPush(_:identifier:silent:app:date:expiration:)``).
     public var expiration: NotificationDeadline?
+    /// When the delivered notification stops being relevant (a Chime addition): then it is
+    /// removed from the delivered list — and so from every surface: the web center, a desktop
+    /// pop-up, a Web Push device, event streams (a `removed` event with reason
+    /// ``RemovalReason/autoDismiss``). ``NotificationDeadline/after(_:)`` counts from each
+    /// delivery (a repeating request's every occurrence gets its own); the delivered notification
+    /// keeps the date it makes (``NotificationDeadline/at(_:)``). A request that would be delivered
+    /// at or after its end of relevance (late, after the service was down) is not delivered: it
+    /// expires instead (``EngineEvent/Payload/expired(_:)``). Not the user's dismissal: the app is
+    /// sent no dismiss action.
+    ///
+    /// ```swift
+    /// let bus = NotificationRequest(identifier: "bus", content: content, trigger: .timeInterval(300, repeats: false),
+    ///                               autoDismiss: .after(600))
+    /// // added at 12:00: delivered at 12:05, gone from the list at 12:15
+    /// ```
+    public var autoDismiss: NotificationDeadline?
 
     public init(identifier: String, content: NotificationContent, trigger: NotificationTrigger? = nil,
-                expiration: NotificationDeadline? = nil) {
+                expiration: NotificationDeadline? = nil, autoDismiss: NotificationDeadline? = nil) {
         self.identifier = identifier
         self.content = content
         self.trigger = trigger
         self.expiration = expiration
+        self.autoDismiss = autoDismiss
     }
 
     /// The request as the engine keeps it when added at `now`: an expiration given as a duration
@@ -45,6 +62,23 @@ public struct NotificationRequest: Sendable, Hashable {
     public func isExpired(at now: Date) -> Bool {
         guard let expiration else { return false }
         return now > expiration.date(from: now)
+    }
+
+    /// The request as delivered at `date`: an auto-dismissal given as a duration becomes the date
+    /// it makes (the delivered notification keeps that).
+    public func delivered(at date: Date) -> NotificationRequest {
+        guard case .after? = autoDismiss else { return self }
+        var resolved = self
+        resolved.autoDismiss = autoDismiss?.resolved(from: date)
+        return resolved
+    }
+
+    /// Whether a delivery dated `date` would come too late at `now`: the request has expired, or
+    /// the notification's end of relevance (``autoDismiss``, counted from `date`) is already here.
+    public func isStale(deliveredAt date: Date, now: Date) -> Bool {
+        if isExpired(at: now) { return true }
+        guard let autoDismiss else { return false }
+        return autoDismiss.date(from: date) <= now
     }
 }
 

@@ -76,7 +76,8 @@ public final class ChimeAPI: HTTPHandler {
         self.streamShares = StreamShares(limits: streamLimits)
         let clock = engine.clock
         // Firing as it happens: each timed delivery's lateness, a log line for each request the
-        // scheduler set aside (its count is a gauge in /metrics), and each expiry counted.
+        // scheduler set aside (its count is a gauge in /metrics), and each expiry and
+        // auto-dismissal counted.
         latenessSubscription = engine.subscribe(app: nil) { [metrics, logger] event in
             if case .quarantined(let entry) = event.payload {
                 logger.warning("a due request could not be delivered and was set aside; the rest fires (GET /v1/quarantine)",
@@ -85,6 +86,10 @@ public final class ChimeAPI: HTTPHandler {
             }
             if case .expired = event.payload {
                 metrics.recordExpired()
+                return
+            }
+            if case .removed(let identifiers, .delivered, .autoDismiss) = event.payload {
+                metrics.recordAutoDismissed(identifiers.count)
                 return
             }
             guard let notification = event.delivery?.notification else { return }

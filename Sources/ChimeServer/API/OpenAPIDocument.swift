@@ -1277,6 +1277,24 @@ enum OpenAPIDocument {
             "schema": {
               "type": "string"
             }
+          },
+          {
+            "name": "Dismiss-In",
+            "in": "header",
+            "required": false,
+            "description": "Chime's addition: the delivered notification is removed this long after its delivery (a removed event with reason autoDismiss): 10m, 1h, or seconds. Not with Dismiss-At.",
+            "schema": {
+              "type": "string"
+            }
+          },
+          {
+            "name": "Dismiss-At",
+            "in": "header",
+            "required": false,
+            "description": "Chime's addition: the delivered notification is removed at this moment: an ISO 8601 date and time with its offset, or seconds since 1970. Not with Dismiss-In.",
+            "schema": {
+              "type": "string"
+            }
           }
         ],
         "requestBody": {
@@ -4288,6 +4306,16 @@ enum OpenAPIDocument {
                 "format": "date-time",
                 "description": "Chime's addition: the request expires at this date; due after it, it is not delivered (an expired event instead) and is removed. Not with expiresIn."
               },
+              "dismissIn": {
+                "type": "number",
+                "exclusiveMinimum": 0,
+                "description": "Chime's addition: the delivered notification stops being relevant this many seconds after each delivery (a repeating request's every occurrence gets its own) and is then removed from the delivered list and every surface: a removed event with reason autoDismiss, counted in /metrics as chime_auto_dismissed_total. A pending request keeps the duration; the delivered notification shows dismissAt. Due at or after its end of relevance (the service was down), it is not delivered: an expired event instead. Not with dismissAt."
+              },
+              "dismissAt": {
+                "type": "string",
+                "format": "date-time",
+                "description": "Chime's addition: the delivered notification is removed at this date (as for dismissIn); one that would be delivered at or after it expires instead. Not with dismissIn."
+              },
               "nextTriggerDate": {
                 "description": "Ignored: what GET adds, so a listed request can be posted back."
               },
@@ -4408,6 +4436,16 @@ enum OpenAPIDocument {
                 "type": "string",
                 "format": "date-time",
                 "description": "Chime's addition: the request expires at this date; due after it, it is not delivered (an expired event instead) and is removed. Not with expiresIn."
+              },
+              "dismissIn": {
+                "type": "number",
+                "exclusiveMinimum": 0,
+                "description": "Chime's addition: the delivered notification stops being relevant this many seconds after each delivery (a repeating request's every occurrence gets its own) and is then removed from the delivered list and every surface: a removed event with reason autoDismiss, counted in /metrics as chime_auto_dismissed_total. A pending request keeps the duration; the delivered notification shows dismissAt. Due at or after its end of relevance (the service was down), it is not delivered: an expired event instead. Not with dismissAt."
+              },
+              "dismissAt": {
+                "type": "string",
+                "format": "date-time",
+                "description": "Chime's addition: the delivered notification is removed at this date (as for dismissIn); one that would be delivered at or after it expires instead. Not with dismissIn."
               },
               "nextTriggerDate": {
                 "description": "Ignored: what GET adds, so a listed request can be posted back."
@@ -4531,6 +4569,15 @@ enum OpenAPIDocument {
             "type": "string",
             "format": "date-time",
             "description": "Chime's addition: when the request expires (absent: never). Due after it, it is not delivered: an expired event instead."
+          },
+          "dismissIn": {
+            "type": "number",
+            "description": "Chime's addition: the delivered notification is removed this many seconds after each delivery (absent: kept until removed)."
+          },
+          "dismissAt": {
+            "type": "string",
+            "format": "date-time",
+            "description": "Chime's addition: the delivered notification is removed at this date."
           },
           "nextTriggerDate": {
             "type": [
@@ -4656,6 +4703,11 @@ enum OpenAPIDocument {
             "type": "string",
             "format": "date-time",
             "description": "Chime's addition: the request's expiration, when it had one (for a push, apns-expiration: 0 is its arrival)."
+          },
+          "dismissAt": {
+            "type": "string",
+            "format": "date-time",
+            "description": "Chime's addition: when the notification stops being relevant and is removed from the list and every surface (a removed event with reason autoDismiss); absent: kept until removed."
           },
           "actions": {
             "type": "array",
@@ -4953,6 +5005,13 @@ enum OpenAPIDocument {
               "pending",
               "delivered"
             ]
+          },
+          "reason": {
+            "type": "string",
+            "enum": [
+              "autoDismiss"
+            ],
+            "description": "removed: present only when delivered notifications reached their end of relevance (dismissIn/dismissAt; Chime's addition); absent when the app, the user or a quota removed them."
           },
           "category": {
             "description": "delivered: the notification's category, or null when it names none the app registered.",

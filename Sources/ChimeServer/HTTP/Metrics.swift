@@ -46,6 +46,7 @@ public final class Metrics: Sendable {
         var lateness = Histogram(bounds: Histogram.latenessBounds)
         var gauges: [String: (help: String, value: Double)] = [:]
         var expired: UInt64 = 0
+        var autoDismissed: UInt64 = 0
     }
 
     private let state = Mutex(State())
@@ -68,6 +69,11 @@ public final class Metrics: Sendable {
     /// Counts a request that fell due after its expiration and was not delivered.
     public func recordExpired() {
         state.withLock { $0.expired += 1 }
+    }
+
+    /// Counts delivered notifications removed at their end of relevance.
+    public func recordAutoDismissed(_ count: Int) {
+        state.withLock { $0.autoDismissed += UInt64(count) }
     }
 
     /// Sets a gauge that every rendering includes (the node's clock offset, for one).
@@ -96,6 +102,9 @@ public final class Metrics: Sendable {
         lines.append("# HELP chime_expired_total Requests that fell due after their expiration and were removed undelivered (expired events seen since start).")
         lines.append("# TYPE chime_expired_total counter")
         lines.append("chime_expired_total \(snapshot.expired)")
+        lines.append("# HELP chime_auto_dismissed_total Delivered notifications removed at their end of relevance (autoDismiss; removed events seen since start).")
+        lines.append("# TYPE chime_auto_dismissed_total counter")
+        lines.append("chime_auto_dismissed_total \(snapshot.autoDismissed)")
         lines.append("# HELP chime_http_requests_total HTTP requests by route template and status.")
         lines.append("# TYPE chime_http_requests_total counter")
         for route in snapshot.requests.keys.sorted() {

@@ -74,12 +74,13 @@ struct WebPushMessage: Sendable, Hashable {
     }
 
     /// How long the push service may keep a notification for a device that is away: a week, or
-    /// less when the notification expires sooner (its request's expiration, APNs'
-    /// `apns-expiration` for a push): the seconds left until then, 0 — now or never, RFC 8030's
-    /// TTL 0 — when it is already due.
+    /// less when the notification expires or stops being relevant sooner (its request's
+    /// expiration, APNs' `apns-expiration` for a push; its end of relevance, `autoDismiss`): the
+    /// seconds left until the sooner, 0 — now or never, RFC 8030's TTL 0 — when it is already due.
     static func showTTL(_ notification: DeliveredNotification, now: Date) -> Int {
-        guard let expiration = notification.request.expiration?.date(from: notification.date) else { return showTTL }
-        let left = expiration.timeIntervalSince(now)
+        let expiration = notification.request.expiration?.date(from: notification.date)
+        guard let end = [expiration, notification.dismissDate].compactMap({ $0 }).min() else { return showTTL }
+        let left = end.timeIntervalSince(now)
         guard left.isFinite, left > 0 else { return 0 }
         return Int(min(Double(showTTL), left.rounded(.down)))
     }
