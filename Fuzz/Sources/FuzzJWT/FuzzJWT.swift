@@ -146,10 +146,18 @@ func checkParsing(_ text: String, signed: (input: [UInt8], signature: [UInt8])?)
     return token
 }
 
+/// The model's reading of an `iat` sent as a string (kalyke-apns does): 1 to 12 ASCII digits, as
+/// a number; anything else is no `iat`.
+func digitsIssuedAt(_ token: JSONWebToken) -> Int64? {
+    guard let text = token.string("iat"), !text.isEmpty, text.unicodeScalars.count <= 12,
+          text.unicodeScalars.allSatisfy({ $0.value >= 48 && $0.value <= 57 }) else { return nil }
+    return Int64(text)
+}
+
 func checkProviderToken(_ text: String, parsed: JSONWebToken?, topic: AppRecord?) {
     // The conditions, apart from ProviderTokens: nil when the token must be accepted.
     var expected: String? = "InvalidProviderToken"
-    if let parsed, let kid = parsed.keyID, let iss = parsed.string("iss"), let iat = parsed.seconds("iat"),
+    if let parsed, let kid = parsed.keyID, let iss = parsed.string("iss"), let iat = parsed.seconds("iat") ?? digitsIssuedAt(parsed),
        let app = apps.first(where: { $0.apnsProvider?.key?.id == kid }), let provider = app.apnsProvider,
        provider.teamID == iss, let publicKey = try? P256PublicKey(rawRepresentation: provider.key!.publicKey),
        parsed.isSignatureValid(for: publicKey) {
