@@ -59,6 +59,39 @@ struct WebCenterAPITests {
         }
     }
 
+    @Test("the page's script is modules: each one it imports is served as JavaScript, revalidated like the rest")
+    func scriptModules() async throws {
+        // The page loads center.js as a module; it and the modules it imports name their imports
+        // as "./NAME.js", and each must be an embedded file (a missing one stops the whole page).
+        let page = try #require(WebAssets.embedded["index.html"])
+        #expect(page.contains(#"<script type="module" src="/center.js"></script>"#))
+        #expect(page.components(separatedBy: "<script").count == 2, "one script element: the modules are imported, not listed")
+        var wanted: Set<String> = ["center.js"], seen: Set<String> = []
+        while let name = wanted.popFirst() {
+            seen.insert(name)
+            let source = try #require(WebAssets.embedded[name], "\(name) is imported but not in Web/")
+            for line in source.split(separator: "\n") where line.hasPrefix("import ") {
+                let specifier = try #require(line.split(separator: "\"").dropFirst().first, "an import without a quoted name: \(line)")
+                #expect(specifier.hasPrefix("./") && specifier.hasSuffix(".js"), "\(name) imports \(specifier)")
+                let imported = String(specifier.dropFirst(2))
+                if !seen.contains(imported) { wanted.insert(imported) }
+            }
+        }
+        let modules = Set(WebAssets.embedded.keys.filter { $0.hasSuffix(".js") && $0 != "sw.js" })
+        #expect(seen == modules, "every script in Web/ but the service worker is reached from center.js")
+        try await ServiceHarness.with { harness in
+            let anonymous = harness.client(token: nil)
+            for name in seen.sorted() + ["sw.js"] {
+                let file = try await anonymous.get("/" + name)
+                #expect(file.status == 200, "\(name)")
+                #expect(file.headers["content-type"] == "text/javascript; charset=utf-8", "\(name)")
+                #expect(file.headers["cache-control"] == "no-cache", "\(name)")
+                let etag = try #require(file.headers["etag"], "\(name)")
+                #expect(try await anonymous.get("/" + name, headers: [("If-None-Match", etag)]).status == 304, "\(name)")
+            }
+        }
+    }
+
     @Test("the embedded files are the ones in Web/")
     func embeddedFilesCurrent() throws {
         let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()

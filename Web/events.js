@@ -1,0 +1,124 @@
+// Chime web center: the live event stream (GET /v1/events), reconnecting by itself, and the
+// once-a-minute safety reload.
+import { api } from "./api.js";
+import { banners, hideBanner } from "./notifications.js";
+import { applyDelivery, enqueue, refreshAll } from "./lists.js";
+import { hooks, state } from "./state.js";
+
+let events = null;
+let reconnectTimer = null;
+let reconnectDelay = 2000;
+let pollTimer = null;
+
+// Every change arrives as an event (new requests, categories and apps as the owner stream's
+// refresh hints); a full reload once a minute only guards against a missed one.
+async function poll() {
+  if (state.screen !== "center" || document.hidden) return;
+  try {
+    await refreshAll();
+  } catch (e) { /* shown by the connection state; tried again on the next poll */ }
+}
+
+/** Starts the once-a-minute safety reload (stopped with the stream). */
+export function startPolling() {
+  clearInterval(pollTimer);
+  pollTimer = setInterval(poll, 60000);
+}
+
+export function stopEvents() {
+  if (events) events.close();
+  events = null;
+  clearTimeout(reconnectTimer);
+  clearInterval(pollTimer);
+  state.everConnected = false;
+}
+
+export function connectEvents() {
+  if (events) events.close();
+  clearTimeout(reconnectTimer);
+  setConnection(state.everConnected ? "reconnecting" : "connecting");
+  const source = new EventSource("/v1/events");
+  events = source;
+  source.onopen = () => {
+    if (events !== source) return;
+    reconnectDelay = 2000;
+    const again = state.everConnected;
+    state.everConnected = true;
+    setConnection("live");
+    // After a gap (server restart, sleep), catch up on what no event told us.
+    if (again) refreshAll().catch(() => {});
+  };
+  source.onerror = () => {
+    if (events !== source) return;
+    if (source.readyState === EventSource.CLOSED) {
+      setConnection("offline");
+      scheduleReconnect();
+    } else {
+      setConnection("reconnecting");
+    }
+  };
+  for (const kind of ["delivered", "removed", "response", "settings", "silentPush", "scheduled", "categories", "app", "expired"]) {
+    source.addEventListener(kind, (message) => {
+      let data = null;
+      try { data = JSON.parse(message.data); } catch (e) { return; }
+      onEvent(kind, data);
+    });
+  }
+}
+
+function scheduleReconnect() {
+  clearTimeout(reconnectTimer);
+  reconnectTimer = setTimeout(async () => {
+    try {
+      await api("GET", "/v1/session");
+    } catch (e) {
+      if (e.status === 401) { hooks.sessionEnded("Your session has ended. Run chime open to sign in again."); return; }
+      reconnectDelay = Math.min(reconnectDelay * 2, 30000);
+      scheduleReconnect();
+      return;
+    }
+    if (state.screen === "center") connectEvents();
+  }, reconnectDelay);
+}
+
+function setConnection(value) {
+  state.connection = value;
+  hooks.renderHeader();
+}
+
+function onEvent(kind, data) {
+  if (!data || typeof data.app !== "string") return;
+  const app = data.app;
+  switch (kind) {
+    case "delivered":
+      // The event carries everything: the notification with its actions and presentation, its
+      // category and the app's badge. Only a repeating request's next date needs a read.
+      if (data.notification) enqueue(app, { pending: applyDelivery(app, data) }, data.notification);
+      break;
+    case "removed":
+      if (data.scope === "pending") enqueue(app, { pending: true });
+      else {
+        for (const identifier of data.identifiers || []) {
+          for (const [key, banner] of banners) if (banner.app === app && banner.n.identifier === identifier && !state.sent.has(key)) hideBanner(key);
+        }
+        enqueue(app, { notifications: true });
+      }
+      break;
+    case "settings":
+      enqueue(app, { apps: true, notifications: true, categories: true, pending: true });
+      break;
+    case "scheduled":
+    case "expired":
+      // An expired request left the pending list undelivered.
+      enqueue(app, { pending: true });
+      break;
+    case "categories":
+      enqueue(app, { categories: true, notifications: true });
+      break;
+    case "app":
+      enqueue(app, { apps: true, notifications: true, categories: true, pending: true });
+      break;
+    default:
+      break;
+  }
+}
