@@ -1,8 +1,8 @@
 // Chime web center: the apps panel (permission prompts, settings, scheduled requests, removal).
 import * as F from "./format.js";
-import { api, apiList, appPath } from "./api.js";
+import { api, appPath } from "./api.js";
 import { $, append, appIcon, cached, confirmDialog, h, icon, reconcile, timeElement, toast } from "./dom.js";
-import { refreshApp, setApps } from "./lists.js";
+import { applySettings, forgetApp, refreshApp } from "./lists.js";
 import { appName, enc, hooks, state } from "./state.js";
 
 /** A command's words as one line a shell would split back into them (for reading, never run here). */
@@ -225,19 +225,17 @@ async function appChange(app, what, work) {
 
 function answerPrompt(app, allow) {
   return appChange(app, "answer", async () => {
-    await api("POST", `${appPath(app)}/authorization/answer`, { allow });
+    const answer = await api("POST", `${appPath(app)}/authorization/answer`, { allow });
     toast(allow ? `${appName(app)} may now send notifications` : `${appName(app)} will not send notifications`, "ok");
-    setApps(await apiList("/v1/apps"));
-    await refreshApp(app, { categories: true, notifications: true, pending: true });
+    // The answer's settings, applied as their settings event is (whichever comes first reads what they change).
+    if (answer && answer.settings) await refreshApp(app, applySettings(app, answer.settings));
   });
 }
 
 function changeSetting(app, field, value) {
   return appChange(app, field, async () => {
     const settings = await api("PATCH", `${appPath(app)}/settings`, { [field]: value });
-    const record = state.apps.get(app);
-    if (record && settings) record.settings = settings;
-    await refreshApp(app, { notifications: true });
+    if (settings) await refreshApp(app, applySettings(app, settings));
   });
 }
 
@@ -258,10 +256,7 @@ async function removeApp(app) {
   if (!ok) return;
   await appChange(app, "remove", async () => {
     await api("DELETE", appPath(app));
-    state.apps.delete(app);
-    state.delivered.delete(app);
-    state.pending.delete(app);
-    state.categories.delete(app);
+    forgetApp(app);
     toast(`Removed ${appName(app)}`, "ok");
   });
 }

@@ -1,8 +1,7 @@
 // Chime web center: the live event stream (GET /v1/events), reconnecting by itself, and the
 // once-a-minute safety reload.
 import { api } from "./api.js";
-import { banners, hideBanner } from "./notifications.js";
-import { applyDelivery, enqueue, refreshAll } from "./lists.js";
+import { applyAppChange, applyDelivery, applyRemoval, applySettings, enqueue, refreshAll } from "./lists.js";
 import { hooks, state } from "./state.js";
 
 let events = null;
@@ -39,14 +38,22 @@ export function connectEvents() {
   setConnection(state.everConnected ? "reconnecting" : "connecting");
   const source = new EventSource("/v1/events");
   events = source;
+  // Whether this source has seen a logged event (one with an id): when it reconnects by itself the
+  // browser then sends Last-Event-ID, and the service replays every logged event after it.
+  let seenId = false;
+  let opened = false;
   source.onopen = () => {
     if (events !== source) return;
     reconnectDelay = 2000;
     const again = state.everConnected;
+    const resumed = opened && seenId;
+    opened = true;
     state.everConnected = true;
     setConnection("live");
-    // After a gap (server restart, sleep), catch up on what no event told us.
-    if (again) refreshAll().catch(() => {});
+    // After a gap (server restart, sleep), catch up on what no event told us: a resumed stream
+    // replayed the deliveries and removals, but not the hints, which are never logged; a new one
+    // (the browser gave up and this page opened another) lost everything in between.
+    if (again) refreshAll({ delivered: !resumed }).catch(() => {});
   };
   source.onerror = () => {
     if (events !== source) return;
@@ -60,6 +67,7 @@ export function connectEvents() {
   for (const kind of ["delivered", "removed", "response", "settings", "silentPush", "scheduled", "categories", "app", "expired"]) {
     source.addEventListener(kind, (message) => {
       let data = null;
+      if (message.lastEventId) seenId = true;
       try { data = JSON.parse(message.data); } catch (e) { return; }
       onEvent(kind, data);
     });
@@ -95,17 +103,14 @@ function onEvent(kind, data) {
       // category and the app's badge. Only a repeating request's next date needs a read.
       if (data.notification) enqueue(app, { pending: applyDelivery(app, data) }, data.notification);
       break;
+    // Removals, settings and removed apps are applied where they are (the flush only draws, and
+    // reads what the event cannot carry); a banner whose notification left goes with it.
     case "removed":
-      if (data.scope === "pending") enqueue(app, { pending: true });
-      else {
-        for (const identifier of data.identifiers || []) {
-          for (const [key, banner] of banners) if (banner.app === app && banner.n.identifier === identifier && !state.sent.has(key)) hideBanner(key);
-        }
-        enqueue(app, { notifications: true });
-      }
+      applyRemoval(app, data);
+      enqueue(app, {});
       break;
     case "settings":
-      enqueue(app, { apps: true, notifications: true, categories: true, pending: true });
+      if (data.settings && typeof data.settings === "object") enqueue(app, applySettings(app, data.settings));
       break;
     case "scheduled":
     case "expired":
@@ -116,7 +121,7 @@ function onEvent(kind, data) {
       enqueue(app, { categories: true, notifications: true });
       break;
     case "app":
-      enqueue(app, { apps: true, notifications: true, categories: true, pending: true });
+      enqueue(app, applyAppChange(app, data.change));
       break;
     default:
       break;

@@ -1,16 +1,23 @@
 // Chime web center: the lists the page holds (apps, categories, delivered, pending) — read from the
-// service, and changed by the events the stream brings.
-import { apiList, appPath } from "./api.js";
+// service, and changed in place by the events the stream brings: a delivery, a removal, new
+// settings and a removed app carry all the page needs, so they cost no request.
+import { api, apiList, appPath } from "./api.js";
 import { toast } from "./dom.js";
 import { hooks, nkey, state } from "./state.js";
 
-/** Delivered events taken so far (orders them against list reads in flight). */
-let deliveredEvents = 0;
+/** Deliveries and removals taken from the stream so far: orders them against list reads in flight. */
+let listEvents = 0;
+/** "app\u0001identifier" → the removal (its listEvents count) that took it from the delivered or the
+ *  pending list, until a read sent after it covers it (a read sent before may still hold it). */
+const removedDelivered = new Map();
+const removedPending = new Map();
+/** app → the settings event (its listEvents count) last applied to its record. */
+const settingsApplied = new Map();
 
 /** Puts a delivery from the event stream into the state; returns whether the pending list needs a read. */
 export function applyDelivery(app, data) {
   const item = data.notification;
-  state.arrived.set(nkey(app, item), ++deliveredEvents);
+  state.arrived.set(nkey(app, item), ++listEvents);
   const others = (state.delivered.get(app) || []).filter((n) => n.identifier !== item.identifier);
   state.delivered.set(app, [item, ...others].sort((a, b) => Date.parse(b.date) - Date.parse(a.date)));
   if (data.category && typeof data.category.identifier === "string") {
@@ -28,15 +35,72 @@ export function applyDelivery(app, data) {
   return false;
 }
 
+/** Takes what a `removed` event names out of the delivered or the pending list (it names every one). */
+export function applyRemoval(app, data) {
+  const identifiers = new Set(Array.isArray(data.identifiers) ? data.identifiers : []);
+  const count = ++listEvents;
+  const pending = data.scope === "pending";
+  for (const identifier of identifiers) (pending ? removedPending : removedDelivered).set(`${app}\u0001${identifier}`, count);
+  if (pending) {
+    const list = state.pending.get(app);
+    if (list) state.pending.set(app, list.filter((request) => !identifiers.has(request.identifier)));
+    return;
+  }
+  const list = state.delivered.get(app);
+  // One being answered here stays a moment to show it was sent (answering takes it out then).
+  if (list) {
+    state.delivered.set(app, list.filter((n) => !identifiers.has(n.identifier) || state.sent.has(nkey(app, n)) || state.busy.has(nkey(app, n))));
+  }
+}
+
+/**
+ * Puts a `settings` event's settings in the app's record, and says what they cannot tell: the record
+ * (whether a prompt waits, what the app asked for) when a request for authorization or its answer
+ * may be behind them, and the delivered list when they change which notifications the list shows
+ * (the service decides each one's presentation; the page does not repeat that rule).
+ */
+export function applySettings(app, settings) {
+  const record = state.apps.get(app);
+  if (!record) return { record: true, categories: true, notifications: true, pending: true };
+  const before = record.settings || {};
+  record.settings = settings;
+  settingsApplied.set(app, ++listEvents);
+  const status = settings.authorizationStatus;
+  const statusChanged = status !== before.authorizationStatus;
+  return {
+    record: statusChanged || status === "notDetermined" || status === "provisional",
+    notifications: statusChanged || settings.notificationCenterSetting !== before.notificationCenterSetting,
+  };
+}
+
+/** What an `app` event asks for: a removed app leaves the lists; a changed one's record is read
+ *  (the event names only the change), with its lists when the page did not know it yet. */
+export function applyAppChange(app, change) {
+  if (change === "removed") {
+    forgetApp(app);
+    return {};
+  }
+  return state.apps.has(app) ? { record: true } : { record: true, categories: true, notifications: true, pending: true };
+}
+
+/** Takes an app out of every list (removed here, by an event, or found gone). */
+export function forgetApp(app) {
+  state.apps.delete(app);
+  state.delivered.delete(app);
+  state.pending.delete(app);
+  state.categories.delete(app);
+}
+
 // Refreshes asked for by events are merged and run together, one batch at a time.
-let queue = { apps: false, perApp: new Map(), announce: [] };
+let queue = { perApp: new Map(), announce: [] };
 let queueTimer = null;
 let flushing = Promise.resolve();
 
+/** Asks for reads of an app's lists (`record`, `categories`, `notifications`, `pending`; none just
+ *  draws), merged with others into one batch; `announce` is a delivery to banner once read. */
 export function enqueue(app, what, announce) {
-  if (what.apps) queue.apps = true;
   const entry = queue.perApp.get(app) || {};
-  for (const [name, wanted] of Object.entries(what)) if (wanted && name !== "apps") entry[name] = true;
+  for (const [name, wanted] of Object.entries(what)) if (wanted) entry[name] = true;
   queue.perApp.set(app, entry);
   if (announce) queue.announce.push({ app, identifier: announce.identifier, date: announce.date });
   if (!queueTimer) queueTimer = setTimeout(() => { queueTimer = null; flushing = flushing.then(flush, flush); }, 15);
@@ -44,11 +108,10 @@ export function enqueue(app, what, announce) {
 
 async function flush() {
   const batch = queue;
-  queue = { apps: false, perApp: new Map(), announce: [] };
+  queue = { perApp: new Map(), announce: [] };
   if (state.screen !== "center") return;
   try {
-    if (batch.apps) setApps(await apiList("/v1/apps"));
-    await Promise.all([...batch.perApp].filter(([app]) => state.apps.has(app)).map(([app, what]) => refreshApp(app, what)));
+    await Promise.all([...batch.perApp].filter(([app, what]) => what.record || state.apps.has(app)).map(([app, what]) => refreshApp(app, what)));
   } catch (e) {
     if (state.screen === "center" && e.status !== 401) toast(`Could not update: ${e.message}`, "error");
   }
@@ -66,52 +129,74 @@ async function flush() {
   hooks.announce(arrivals);
 }
 
-export function setApps(list) {
+function setApps(list) {
   state.apps = new Map(list.map((record) => [record.bundleIdentifier, record]));
   for (const map of [state.categories, state.delivered, state.pending]) {
     for (const app of [...map.keys()]) if (!state.apps.has(app)) map.delete(app);
   }
 }
 
-export async function refreshAll() {
+/**
+ * Reads every list again. `delivered: false` after the stream resumed with Last-Event-ID: its replay
+ * brought every delivery and removal, so only what the unlogged hints (scheduled, categories, app)
+ * would have said is read, and the delivered list only of apps the page did not know.
+ */
+export async function refreshAll({ delivered = true } = {}) {
   const list = await apiList("/v1/apps");
   setApps(list);
-  await Promise.all(list.map((record) => refreshApp(record.bundleIdentifier, { categories: true, notifications: true, pending: true })));
+  await Promise.all(list.map((record) => refreshApp(record.bundleIdentifier,
+    { categories: true, notifications: delivered || !state.delivered.has(record.bundleIdentifier), pending: true })));
   hooks.render();
 }
 
 export async function refreshApp(app, what) {
   const base = appPath(app);
   const jobs = [];
+  const since = listEvents;
+  if (what.record) {
+    jobs.push(api("GET", base).then((record) => {
+      if (!record || record.bundleIdentifier !== app) return;
+      // Settings an event brought after the read was sent are newer than the answer's.
+      const known = state.apps.get(app);
+      if (known && settingsApplied.get(app) > since) record.settings = known.settings;
+      state.apps.set(app, record);
+    }));
+  }
   if (what.categories) {
     jobs.push(apiList(`${base}/categories`).then((list) => {
       state.categories.set(app, new Map(list.map((category) => [category.identifier, category])));
     }));
   }
   if (what.notifications) {
-    const since = deliveredEvents;
     jobs.push(apiList(`${base}/notifications`).then((list) => state.delivered.set(app, mergeDelivered(app, list, since))));
   }
-  if (what.pending) jobs.push(apiList(`${base}/requests`).then((list) => state.pending.set(app, list)));
+  if (what.pending) jobs.push(apiList(`${base}/requests`).then((list) => state.pending.set(app, withoutRemoved(removedPending, app, list, since))));
   const results = await Promise.allSettled(jobs);
   for (const result of results) {
     if (result.status !== "rejected") continue;
     if (result.reason && result.reason.status === 404) {
-      state.apps.delete(app);
-      state.delivered.delete(app);
-      state.pending.delete(app);
-      state.categories.delete(app);
+      forgetApp(app);
       return;
     }
     throw result.reason;
   }
 }
 
+/** A list read (sent when `since` events had been taken) without what a later removal took; the
+ *  removals it covers are forgotten. */
+function withoutRemoved(removed, app, list, since) {
+  const prefix = `${app}\u0001`;
+  for (const [key, count] of removed) if (count <= since && key.startsWith(prefix)) removed.delete(key);
+  return list.filter((item) => !(removed.get(prefix + item.identifier) > since));
+}
+
 /**
- * The list read from the service, plus what it cannot know yet: notifications being answered, and
- * those whose delivered event came after the read was sent (the answer is older than them).
+ * The list read from the service, without what a removal took after the read was sent, plus what
+ * it cannot know yet: notifications being answered, and those whose delivered event came after the
+ * read was sent (the answer is older than them).
  */
-function mergeDelivered(app, list, since) {
+function mergeDelivered(app, read, since) {
+  const list = withoutRemoved(removedDelivered, app, read, since);
   const keys = new Set(list.map((n) => nkey(app, n)));
   const kept = (state.delivered.get(app) || []).filter((n) => {
     const key = nkey(app, n);

@@ -817,6 +817,32 @@ def test_reconnects_after_the_server_restarts(center):
     center.wait_note(app.bundle, "after")
 
 
+def test_a_resumed_stream_replays_what_it_missed(center):
+    """The browser reconnects by itself with Last-Event-ID: the service replays the logged events it
+    missed (a removal while it was away), so the page reads no delivered list again, only what the
+    unlogged hints would have told (apps, categories, scheduled requests)."""
+    chime = center.chime
+    app = chime.register("com.example.resume")
+    app.add("a", title="Away", threadIdentifier="one")
+    app.add("b", title="Still here", threadIdentifier="two")
+    center.wait_note(app.bundle, "a")
+    center.wait_note(app.bundle, "b")
+    center.js("performance.setResourceTimingBufferSize(10000); performance.clearResourceTimings()")
+    chime.stop()
+    wait_for(lambda: center.js("return window.ChimeCenter.connection") != "live", 5, message="the lost connection")
+    chime.start()
+    app.call("DELETE", "/notifications?identifier=a")  # before or after the browser is back: logged either way
+    center.wait_gone(app.bundle, "a", timeout=15)
+    wait_for(lambda: center.js("return window.ChimeCenter.connection") == "live", 15, message="the stream to come back")
+    requests_read = f"/v1/apps/{q(app.bundle)}/requests"
+
+    def paths():
+        return center.js("return performance.getEntriesByType('resource').map((e) => new URL(e.name).pathname)")
+    wait_for(lambda: requests_read in paths(), 10, message="the scheduled requests read again")
+    assert f"/v1/apps/{q(app.bundle)}/notifications" not in paths(), paths()
+    assert center.identifiers(app.bundle) == ["b"]
+
+
 def test_new_apps_requests_and_categories_show_at_once(center):
     """The owner's stream announces new apps, scheduled requests and category changes: the page
     shows them within a second, without waiting for its once-a-minute reload."""
@@ -853,6 +879,43 @@ def test_a_delivery_shows_from_its_event_alone(center):
     requested = center.js("return performance.getEntriesByType('resource').map((e) => e.name)")
     reads = [url for url in requested if "/v1/apps" in url]
     assert reads == [], f"the page read {reads} for a delivery"
+
+
+def test_removals_settings_and_app_changes_apply_in_place(center):
+    """A removed event, a settings event and an app event change the page where they are: it reads
+    no list again (an app change names no field, so the app's one record is read), and shows them."""
+    chime = center.chime
+    app = chime.register("com.example.inplace")
+    app.add("keep", title="Keep me", body="kept body", threadIdentifier="one")  # two threads: no stack hides one
+    app.add("gone", title="Remove me", threadIdentifier="two")
+    app.add("later", title="Later", trigger={"type": "timeInterval", "timeInterval": 3600, "repeats": False})
+    center.wait_note(app.bundle, "keep")
+    center.wait_note(app.bundle, "gone")
+    # The page takes events one batch after another: once this request shows, every read the
+    # events above asked for has finished, so the count below starts clean.
+    app.add("marker", title="Marker", trigger={"type": "timeInterval", "timeInterval": 7200, "repeats": False})
+    wait_for(lambda: center.in_app_card(app.bundle, '.pending-item[data-identifier="marker"]'), 5, message="the marker request")
+    center.js("performance.setResourceTimingBufferSize(10000); performance.clearResourceTimings()")
+
+    app.call("DELETE", "/notifications?identifier=gone")
+    center.wait_gone(app.bundle, "gone", timeout=5)
+    app.call("DELETE", "/requests?identifier=later")
+    wait_for(lambda: center.in_app_card(app.bundle, '.pending-item[data-identifier="later"]') is None, 5,
+             message="the cancelled request to leave the apps panel")
+    chime.owner("PATCH", f"/v1/apps/{q(app.bundle)}/settings", {"alertSetting": "disabled", "showPreviewsSetting": "never"})
+    wait_for(lambda: center.in_app_card(app.bundle, '[data-setting="alertSetting"]').get_attribute("aria-checked") == "false", 5,
+             message="the Banners switch to turn off")
+    wait_for(lambda: "kept body" not in center.js("return document.getElementById('list').textContent"), 5,
+             message="the preview to hide")
+    chime.owner("PATCH", f"/v1/apps/{q(app.bundle)}", {"launch": "/opt/inplace/bin/inplace --quiet"})
+    line = wait_for(lambda: center.in_app_card(app.bundle, ".launch-command"), 5, message="the launch command")
+    assert line.text == "/opt/inplace/bin/inplace --quiet"
+    assert center.identifiers(app.bundle) == ["keep"]
+
+    # The app event's read ends the last batch, after the others' (there were none).
+    requested = center.js("return performance.getEntriesByType('resource').map((e) => new URL(e.name).pathname + new URL(e.name).search)")
+    reads = [url for url in requested if url.startswith("/v1/apps")]
+    assert reads == [f"/v1/apps/{q(app.bundle)}"], f"the page read {reads} for a removal, a pending removal, settings and an app change"
 
 
 def test_the_apps_panel_shows_the_launch_command(center):
