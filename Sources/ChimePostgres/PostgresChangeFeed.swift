@@ -12,7 +12,8 @@ import Glibc
 ///   reads the log after the last number it handed over and hands the new events over in order.
 ///   Numbers follow commit order (see ``PostgresStore``), so nothing is skipped or repeated.
 /// - Other nodes' changes become the hints the engine announces for its own (`app`, `categories`,
-///   `scheduled`), their earliest fire date wakes the scheduler, and device changes are passed on.
+///   `scheduled`), their earliest fire date wakes the scheduler, and device changes and Web Push
+///   claims given back are passed on.
 /// - When the connection drops it reconnects (every 200 ms to 2 s); then it catches up on the log,
 ///   announces every app as changed (caches start over) and wakes the scheduler.
 final class PostgresChangeFeed: Sendable {
@@ -123,6 +124,7 @@ final class PostgresChangeFeed: Sendable {
                 var earliest: Double?
                 var schedule = false
                 var device = false
+                var released = false
                 for note in notes {
                     guard let (sender, changes) = PostgresChanges.parse(note.payload) else { continue }
                     if changes.events { readLog = true }
@@ -131,6 +133,7 @@ final class PostgresChangeFeed: Sendable {
                     if let date = changes.earliest { earliest = min(earliest ?? date, date) }
                     schedule = schedule || changes.earliest != nil
                     device = device || changes.device
+                    released = released || changes.webPush
                 }
                 if readLog, let known = position {
                     position = try catchUp(live, after: known)
@@ -139,6 +142,7 @@ final class PostgresChangeFeed: Sendable {
                 if !hints.isEmpty { handlers.events(hints) }
                 if schedule { handlers.scheduleChanged(earliest.map { Date(timeIntervalSince1970: $0) }) }
                 if device { handlers.deviceChanged() }
+                if released { handlers.webPushReleased() }
             } catch {
                 connection?.close()
                 connection = nil

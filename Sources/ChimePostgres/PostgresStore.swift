@@ -753,6 +753,10 @@ public final class PostgresStore: SharedNotificationStore {
         try query("SELECT coalesce(min(seq), 0) FROM chime_events").int64(0, 0)
     }
 
+    public func newestEventSequence() throws -> Int64 {
+        try query("SELECT coalesce(max(seq), 0) FROM chime_events").int64(0, 0)
+    }
+
     public func pruneEvents(keeping: Int) throws {
         try write {
             if keeping <= 0 {
@@ -873,6 +877,10 @@ public final class PostgresStore: SharedNotificationStore {
         }
     }
 
+    public func hasWebPushSubscriptions() throws -> Bool {
+        try query("SELECT EXISTS (SELECT 1 FROM chime_web_push_subscriptions)").bool(0, 0)
+    }
+
     public func queueWebPush(_ message: String, app: String, subscriptions: [String], claimedUntil: Date) throws -> Int64 {
         try write {
             let id = try query("INSERT INTO chime_web_push_messages (id, app, body) VALUES (nextval('chime_web_push_message_seq'), $1, $2) RETURNING id",
@@ -917,6 +925,18 @@ public final class PostgresStore: SharedNotificationStore {
             try query("DELETE FROM chime_web_push_queue WHERE message = $1 AND subscription = $2", [.int8(message), .text(subscription)])
             try query("DELETE FROM chime_web_push_messages m WHERE m.id = $1 AND NOT EXISTS (SELECT 1 FROM chime_web_push_queue q WHERE q.message = $1)",
                       [.int8(message)])
+        }
+    }
+
+    /// Tells the other nodes at commit (`w` in the notification), whose feeds wake their senders.
+    public func releaseWebPushes(_ pushes: [QueuedWebPushID], at date: Date) throws {
+        guard !pushes.isEmpty else { return }
+        try write {
+            try query("""
+                UPDATE chime_web_push_queue q SET not_before = $1 FROM unnest($2::int8[], $3::text[]) AS r(message, subscription)
+                WHERE q.message = r.message AND q.subscription = r.subscription
+                """, [.float8(date.timeIntervalSince1970), .int8s(pushes.map(\.message)), .texts(pushes.map(\.subscription))])
+            changes.webPush = true
         }
     }
 
@@ -987,13 +1007,15 @@ public final class PostgresStore: SharedNotificationStore {
 /// What a transaction changed that other nodes cache or wait for, and its notification payloads.
 ///
 /// A payload is lines: `chime1 NODE`, then `e` (events were logged), `s SECONDS` (the earliest fire
-/// date written), `d` (device state), and `a APP` (app record written), `r APP` (app removed),
+/// date written), `d` (device state), `w` (Web Push claims given back), and `a APP` (app record written), `r APP` (app removed),
 /// `c APP` (categories), `p APP` (pending requests), with app names percent-encoded. Payloads stay
 /// under PostgreSQL's 8,000-byte limit: a long list is cut into several.
 struct PostgresChanges {
     var events = false
     var earliest: Double?
     var device = false
+    /// Claimed Web Push pushes were given back (a node stopping): other senders take them now.
+    var webPush = false
     var apps: Set<String> = []
     var removed: Set<String> = []
     var categories: Set<String> = []
@@ -1006,6 +1028,7 @@ struct PostgresChanges {
         if events { first.append("e") }
         if let earliest { first.append("s \(earliest)") }
         if device { first.append("d") }
+        if webPush { first.append("w") }
         let lists = [("a", apps), ("r", removed), ("c", categories), ("p", pending)]
             .flatMap { tag, names in names.sorted().map { "\(tag) \(PercentEncoding.encode($0))" } }
         if first.isEmpty && lists.isEmpty { return [] }
@@ -1036,6 +1059,7 @@ struct PostgresChanges {
             case "e": changes.events = true
             case "s": if let value = Double(rest) { changes.earliest = min(changes.earliest ?? value, value) }
             case "d": changes.device = true
+            case "w": changes.webPush = true
             case "a": changes.apps.insert(name())
             case "r": changes.removed.insert(name())
             case "c": changes.categories.insert(name())

@@ -807,6 +807,10 @@ public final class SQLiteStore: NotificationStore {
         }
     }
 
+    public func hasWebPushSubscriptions() throws -> Bool {
+        try connection.integer("SELECT EXISTS (SELECT 1 FROM web_push_subscriptions)") != 0
+    }
+
     public func queueWebPush(_ message: String, app: String, subscriptions: [String], claimedUntil: Date) throws -> Int64 {
         try transaction {
             let insert = try connection.statement("INSERT INTO web_push_messages (app, body) VALUES (?, ?)")
@@ -839,14 +843,7 @@ public final class SQLiteStore: NotificationStore {
                 result.append(QueuedWebPush(message: select.int64(0), subscription: select.string(1), app: select.string(2), body: select.string(3),
                                             attempts: Int(select.int64(4)), notBefore: Self.date(select.double(5))))
             }
-            let claim = try connection.statement("UPDATE web_push_queue SET not_before = ? WHERE message = ? AND subscription = ?")
-            for push in result {
-                claim.reset()
-                claim.bind(1, claimUntil.timeIntervalSince1970)
-                claim.bind(2, push.message)
-                claim.bind(3, push.subscription)
-                try claim.run()
-            }
+            try setNotBefore(claimUntil, of: result.map(\.id))
             return result
         }
     }
@@ -872,6 +869,23 @@ public final class SQLiteStore: NotificationStore {
             drop.bind(1, message)
             drop.bind(2, message)
             try drop.run()
+        }
+    }
+
+    public func releaseWebPushes(_ pushes: [QueuedWebPushID], at date: Date) throws {
+        guard !pushes.isEmpty else { return }
+        try transaction { try setNotBefore(date, of: pushes) }
+    }
+
+    /// Moves pushes' `not_before` (a claim, or a claim given back).
+    private func setNotBefore(_ date: Date, of pushes: [QueuedWebPushID]) throws {
+        let statement = try connection.statement("UPDATE web_push_queue SET not_before = ? WHERE message = ? AND subscription = ?")
+        for push in pushes {
+            statement.reset()
+            statement.bind(1, date.timeIntervalSince1970)
+            statement.bind(2, push.message)
+            statement.bind(3, push.subscription)
+            try statement.run()
         }
     }
 
@@ -959,6 +973,10 @@ public final class SQLiteStore: NotificationStore {
 
     public func oldestEventSequence() throws -> Int64 {
         try connection.integer("SELECT coalesce(min(seq), 0) FROM events")
+    }
+
+    public func newestEventSequence() throws -> Int64 {
+        try connection.integer("SELECT coalesce(max(seq), 0) FROM events")
     }
 
     public func pruneEvents(keeping: Int) throws {

@@ -80,6 +80,37 @@ struct WebPushStoreTests {
         }
     }
 
+    @Test("claims given back are due at once with their attempts kept; whether any device is subscribed; the log's newest event",
+          arguments: StoreKind.allCases)
+    func releaseAndQueries(kind: StoreKind) throws {
+        try kind.withStore { store in
+            let at = { (seconds: Double) in Samples.base.addingTimeInterval(seconds) }
+            #expect(try !store.hasWebPushSubscriptions())
+            #expect(try store.newestEventSequence() == 0)
+            for id in ["s1", "s2", "s3"] { try store.putWebPushSubscription(webPushSubscription(id, created: 0)) }
+            #expect(try store.hasWebPushSubscriptions())
+            let message = try store.queueWebPush("{\"m\":1}", app: "com.a", subscriptions: ["s1", "s2", "s3"], claimedUntil: at(120))
+            try store.retryWebPush(message: message, subscription: "s2", attempts: 3, notBefore: at(500))
+            try store.transaction {
+                try store.releaseWebPushes([QueuedWebPushID(message: message, subscription: "s1"), QueuedWebPushID(message: message, subscription: "s2")],
+                                           at: at(-120))
+            }
+            let due = try store.claimWebPushes(before: at(0), claimUntil: at(200), limit: 10)
+            #expect(due.map(\.subscription) == ["s1", "s2"])
+            #expect(due.map(\.attempts) == [0, 3])
+            #expect(due.map(\.id) == [QueuedWebPushID(message: message, subscription: "s1"), QueuedWebPushID(message: message, subscription: "s2")])
+            // s3's claim stands.
+            #expect(try store.claimWebPushes(before: at(119), claimUntil: at(200), limit: 10).isEmpty)
+            for id in ["s1", "s2", "s3"] { _ = try store.removeWebPushSubscription(id: id) }
+            #expect(try !store.hasWebPushSubscriptions())
+            let event = EngineEvent(app: "com.a", date: Samples.base, payload: .removed(identifiers: ["x"], scope: .delivered))
+            let first = try store.appendEvent(event)
+            let second = try store.appendEvent(event)
+            #expect(second > first)
+            #expect(try store.newestEventSequence() == second)
+        }
+    }
+
     @Test("a stored subscription reads back the same, and a damaged record is a store failure naming it")
     func storedRecord() throws {
         var subscription = webPushSubscription("x", created: 0.125, apps: [])

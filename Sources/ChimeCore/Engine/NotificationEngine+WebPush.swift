@@ -11,7 +11,7 @@ import Foundation
 /// ```
 extension NotificationEngine {
     /// Every subscription, oldest first. Read beside the writer where the store has readers (the
-    /// Web Push surface asks for every delivery).
+    /// Web Push sender asks for every batch of events it queues).
     public func webPushSubscriptions() async throws -> [WebPushSubscription] {
         try await read { try $0.webPushSubscriptions() }
     }
@@ -40,6 +40,12 @@ extension NotificationEngine {
             let subscription = WebPushSubscription(id: WebPushSubscription.makeID(), endpoint: registration.endpoint, p256dh: registration.p256dh,
                                                    auth: registration.auth, apps: registration.apps ?? nil, name: registration.name ?? "",
                                                    userAgent: agent, created: date, expires: registration.expires)
+            // The first subscriber: the queue's position in the log stood still while nobody was
+            // subscribed (nothing to queue), and what was logged meanwhile is not for this device.
+            if try !store.hasWebPushSubscriptions() {
+                let newest = try store.newestEventSequence()
+                if newest > (try Self.webPushQueuedThrough(store)) { try store.setValue(String(newest), forKey: Self.webPushPositionKey) }
+            }
             try store.putWebPushSubscription(subscription)
             return (subscription, true)
         }
@@ -82,7 +88,8 @@ extension NotificationEngine {
     }
 
     /// Queues a message for these subscribers (durably: a restart sends what is queued), claimed
-    /// by the caller until `claimedUntil`.
+    /// by the caller until `claimedUntil`. (The service's sender queues what the event log says
+    /// with ``queueWebPushes(_:through:claimedUntil:)``, once per event.)
     public func queueWebPush(_ message: String, app: String, subscriptions: [String], claimedUntil: Date) async throws -> Int64 {
         try await perform { try $0.store.queueWebPush(message, app: app, subscriptions: subscriptions, claimedUntil: claimedUntil) }
     }
@@ -102,8 +109,100 @@ extension NotificationEngine {
         try await perform { try $0.store.finishWebPush(message: message, subscription: subscription) }
     }
 
+    /// Claimed pushes given back, due again from `date` (a sender that stops); with a shared
+    /// store the other engines' senders are told at once.
+    public func releaseWebPushes(_ pushes: [QueuedWebPushID], at date: Date) async throws {
+        guard !pushes.isEmpty else { return }
+        try await perform { try $0.store.releaseWebPushes(pushes, at: date) }
+    }
+
+    // MARK: Queueing from the event log
+
+    /// The key (in the store's values) of the Web Push queue's position in the event log.
+    static let webPushPositionKey = "webPush.queuedThrough"
+
+    /// The Web Push queue's position in the event log: the messages of every `delivered` and
+    /// `removed` event up to this sequence are queued (or were for nobody). Read and moved only in
+    /// the transaction that queues them, so a crash in between leaves neither: the sender's next
+    /// start reads the log after it and queues what is missing. With a shared store the read
+    /// locks the position until the transaction ends: of several nodes queueing one event, the
+    /// first queues it and the others find it done.
+    public func webPushQueuedThrough() async throws -> Int64 {
+        if let position = try await read({ try $0.value(forKey: Self.webPushPositionKey) }) { return Int64(position) ?? 0 }
+        // None yet (a store from before the position was kept, whose sender queued as events
+        // came): what is logged is taken as queued, so it is not pushed a second time.
+        return try await perform { core in
+            Int64(try core.store.insertValue(String(try core.store.newestEventSequence()), forKey: Self.webPushPositionKey)) ?? 0
+        }
+    }
+
+    /// Whether any device is subscribed (one index read).
+    public func hasWebPushSubscriptions() async throws -> Bool {
+        try await read { try $0.hasWebPushSubscriptions() }
+    }
+
+    static func webPushQueuedThrough(_ store: any NotificationStore) throws -> Int64 {
+        Int64(try store.insertValue("0", forKey: webPushPositionKey)) ?? 0
+    }
+
+    /// Queues the messages of logged events, each event once, and moves the queue's position in
+    /// the log to `sequence` (the last event the caller looked at) — in one transaction. Entries at
+    /// or below the position are skipped (queued by an earlier run, or by another node); an entry
+    /// with sequence 0 (an event not logged) is queued as it comes.
+    ///
+    /// - Returns: the pushes queued, claimed by the caller until `claimedUntil`.
+    ///
+    /// ```swift
+    /// let entry = WebPushQueueEntry(sequence: event.sequence, app: event.app, messages: [record], subscriptions: ids)
+    /// let queued = try await engine.queueWebPushes([entry], through: event.sequence, claimedUntil: now + 120)
+    /// ```
+    public func queueWebPushes(_ entries: [WebPushQueueEntry], through sequence: Int64, claimedUntil: Date) async throws -> [QueuedWebPush] {
+        try await perform { core in
+            let store = core.store
+            let done = sequence > 0 ? try Self.webPushQueuedThrough(store) : 0
+            var queued: [QueuedWebPush] = []
+            for entry in entries where (entry.sequence == 0 || entry.sequence > done) && !entry.subscriptions.isEmpty {
+                for message in entry.messages {
+                    let id = try store.queueWebPush(message, app: entry.app, subscriptions: entry.subscriptions, claimedUntil: claimedUntil)
+                    queued += entry.subscriptions.map {
+                        QueuedWebPush(message: id, subscription: $0, app: entry.app, body: message, attempts: 0, notBefore: claimedUntil)
+                    }
+                }
+            }
+            if sequence > done { try store.setValue(String(sequence), forKey: Self.webPushPositionKey) }
+            return queued
+        }
+    }
+
+    /// Calls `handler` when another engine on a shared store gives back the pushes it had claimed
+    /// (``releaseWebPushes(_:at:)``), so they can be taken at once; `nil` stops it.
+    package func onWebPushReleased(_ handler: (@Sendable () -> Void)?) {
+        webPushReleasedHandler.withLock { $0 = handler }
+    }
+
+    func webPushReleasedElsewhere() {
+        webPushReleasedHandler.withLock { $0 }?()
+    }
+
     /// How many pushes are queued.
     public func queuedWebPushCount() async throws -> Int {
         try await perform { try $0.store.queuedWebPushCount() }
+    }
+}
+
+/// What one logged event asks of the Web Push queue: its messages (each as queued, see
+/// ``QueuedWebPush/body``), for these subscribers.
+public struct WebPushQueueEntry: Sendable, Hashable {
+    /// The event's sequence in the log (0: not logged).
+    public var sequence: Int64
+    public var app: String
+    public var messages: [String]
+    public var subscriptions: [String]
+
+    public init(sequence: Int64, app: String, messages: [String], subscriptions: [String]) {
+        self.sequence = sequence
+        self.app = app
+        self.messages = messages
+        self.subscriptions = subscriptions
     }
 }

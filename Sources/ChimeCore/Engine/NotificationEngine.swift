@@ -93,6 +93,8 @@ public final class NotificationEngine: Sendable {
     private let configuration: Configuration
     /// Set by a shared store's feed when another engine changed device state.
     private let deviceChangedElsewhere = Atomic<Bool>(false)
+    /// Who is told when another engine gives back Web Push claims (the Web Push sender).
+    let webPushReleasedHandler = Mutex<(@Sendable () -> Void)?>(nil)
 
     private struct Inbox {
         var jobs: [Job] = []
@@ -134,7 +136,8 @@ public final class NotificationEngine: Sendable {
         shared?.startFeed(SharedStoreFeed(
             events: { [hub] events in hub.publish(events) },
             scheduleChanged: { [weak self] date in self?.scheduleChangedElsewhere(date) },
-            deviceChanged: { [weak self] in self?.deviceChangedElsewhere.store(true, ordering: .releasing) }))
+            deviceChanged: { [weak self] in self?.deviceChangedElsewhere.store(true, ordering: .releasing) },
+            webPushReleased: { [weak self] in self?.webPushReleasedElsewhere() }))
         let (opened, next) = queue.sync { () -> (TimeZone, Date?) in
             core.value.open()
             return (core.value.timeZone, shared == nil ? core.value.windowNextDate() : nil)

@@ -252,6 +252,8 @@ public final class MemoryStore: NotificationStore {
 
     public func oldestEventSequence() throws -> Int64 { state.events.first?.sequence ?? 0 }
 
+    public func newestEventSequence() throws -> Int64 { state.events.last?.sequence ?? 0 }
+
     public func pruneEvents(keeping: Int) throws {
         if state.events.count > keeping { state.events.removeFirst(state.events.count - max(0, keeping)) }
     }
@@ -303,6 +305,8 @@ public final class MemoryStore: NotificationStore {
         return true
     }
 
+    public func hasWebPushSubscriptions() throws -> Bool { !state.webPushSubscriptions.isEmpty }
+
     public func queueWebPush(_ message: String, app: String, subscriptions: [String], claimedUntil: Date) throws -> Int64 {
         let id = state.nextWebPushMessage
         state.nextWebPushMessage += 1
@@ -337,6 +341,13 @@ public final class MemoryStore: NotificationStore {
     public func finishWebPush(message: Int64, subscription: String) throws {
         state.webPushQueue.removeAll { $0.message == message && $0.subscription == subscription }
         dropWebPushMessageIfDone(message)
+    }
+
+    public func releaseWebPushes(_ pushes: [QueuedWebPushID], at date: Date) throws {
+        let released = Set(pushes)
+        for index in state.webPushQueue.indices where released.contains(state.webPushQueue[index].id) {
+            state.webPushQueue[index].notBefore = date
+        }
     }
 
     public func queuedWebPushCount() throws -> Int { state.webPushQueue.count }

@@ -122,6 +122,8 @@ public protocol NotificationStore: AnyObject {
     func events(after sequence: Int64, app: String?, limit: Int) throws -> [EngineEvent]
     /// The oldest sequence still kept (0 when the log is empty).
     func oldestEventSequence() throws -> Int64
+    /// The newest sequence in the log (0 when the log is empty).
+    func newestEventSequence() throws -> Int64
     /// Drops all but the newest `keeping` events.
     func pruneEvents(keeping: Int) throws
 
@@ -149,6 +151,8 @@ public protocol NotificationStore: AnyObject {
     func putWebPushSubscription(_ subscription: WebPushSubscription) throws
     /// Removes a subscription and its queued pushes; returns whether it was there.
     func removeWebPushSubscription(id: String) throws -> Bool
+    /// Whether there is any subscription (one index read, not a list).
+    func hasWebPushSubscriptions() throws -> Bool
     /// Queues one message for these subscribers, claimed by the caller until `claimedUntil` (see
     /// ``claimWebPushes(before:claimUntil:limit:)``); returns the message's id.
     func queueWebPush(_ message: String, app: String, subscriptions: [String], claimedUntil: Date) throws -> Int64
@@ -161,6 +165,10 @@ public protocol NotificationStore: AnyObject {
     func retryWebPush(message: Int64, subscription: String, attempts: Int, notBefore: Date) throws
     /// A push that is done (sent, or given up); the message goes when its last push does.
     func finishWebPush(message: Int64, subscription: String) throws
+    /// Claimed pushes given back (a sender that stops): due again from `date`, attempts kept. A
+    /// shared store tells the other engines at commit (``SharedStoreFeed/webPushReleased``), so
+    /// their senders take them at once instead of when the claim would have ended.
+    func releaseWebPushes(_ pushes: [QueuedWebPushID], at date: Date) throws
     /// How many pushes are queued.
     func queuedWebPushCount() throws -> Int
 
@@ -171,7 +179,10 @@ public protocol NotificationStore: AnyObject {
     /// Removes the value and returns what it was: of two processes taking the same key, one gets it.
     func takeValue(forKey key: String) throws -> String?
     /// Stores `value` unless the key has one, and returns the value the key has afterwards: of two
-    /// processes inserting at once, both get the first one's.
+    /// processes inserting at once, both get the first one's. Inside a transaction of a shared
+    /// store the key's row stays locked until the transaction ends: another process's
+    /// `insertValue` of the key waits, then reads what this one wrote (the Web Push queue's
+    /// position in the event log is read and moved so, once per event across nodes).
     func insertValue(_ value: String, forKey key: String) throws -> String
 
     // MARK: Reading beside the writer
@@ -194,6 +205,17 @@ public protocol NotificationStoreReaders: Sendable {
     func read<T>(_ body: (any NotificationStore) throws -> T) throws -> T
 }
 
+/// One push of the Web Push queue: a message for a subscriber.
+public struct QueuedWebPushID: Sendable, Hashable {
+    public var message: Int64
+    public var subscription: String
+
+    public init(message: Int64, subscription: String) {
+        self.message = message
+        self.subscription = subscription
+    }
+}
+
 /// A push waiting in the store's Web Push queue: one message for one subscriber.
 public struct QueuedWebPush: Sendable, Hashable {
     public var message: Int64
@@ -214,6 +236,9 @@ public struct QueuedWebPush: Sendable, Hashable {
         self.attempts = attempts
         self.notBefore = notBefore
     }
+
+    /// Its identity in the queue.
+    public var id: QueuedWebPushID { QueuedWebPushID(message: message, subscription: subscription) }
 }
 
 /// Where a page of delivered notifications (newest first) continues: after this date and sequence.

@@ -47,11 +47,15 @@ public struct SharedStoreFeed: Sendable {
     public var scheduleChanged: @Sendable (Date?) -> Void
     /// Another engine changed device-wide state (time zone, location).
     public var deviceChanged: @Sendable () -> Void
+    /// Another engine gave back Web Push pushes it had claimed
+    /// (``NotificationStore/releaseWebPushes(_:at:)``): they are due now.
+    public var webPushReleased: @Sendable () -> Void
 
     public init(events: @escaping @Sendable ([EngineEvent]) -> Void, scheduleChanged: @escaping @Sendable (Date?) -> Void,
-                deviceChanged: @escaping @Sendable () -> Void) {
+                deviceChanged: @escaping @Sendable () -> Void, webPushReleased: @escaping @Sendable () -> Void = {}) {
         self.events = events
         self.scheduleChanged = scheduleChanged
         self.deviceChanged = deviceChanged
+        self.webPushReleased = webPushReleased
     }
 }

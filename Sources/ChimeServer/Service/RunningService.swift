@@ -36,7 +36,6 @@ public final class RunningService: Sendable {
     private let desktopAttachment: NotificationHub.Attachment?
     /// Web Push to the subscribed devices.
     public let webPush: WebPushSurface
-    private let webPushAttachment: NotificationHub.Attachment
     let logger: ServerLogger
     let store: StoreHandle
     let api: ChimeAPI
@@ -49,7 +48,7 @@ public final class RunningService: Sendable {
     private init(configuration: ChimeService.Configuration, url: String, port: UInt16, ownerToken: String, database: String?,
                  engine: NotificationEngine, server: HTTPServer, metrics: Metrics, logger: ServerLogger, store: StoreHandle, api: ChimeAPI,
                  launcher: AppLauncher, desktop: (DesktopSurface, NotificationHub.Attachment)?, activationTokens: ActivationTokens,
-                 webPush: (WebPushSurface, NotificationHub.Attachment), tlsPin: String?) {
+                 webPush: WebPushSurface, tlsPin: String?) {
         self.configuration = configuration
         self.tlsPin = tlsPin
         self.url = url
@@ -66,8 +65,7 @@ public final class RunningService: Sendable {
         self.desktop = desktop?.0
         self.desktopAttachment = desktop?.1
         self.activationTokens = activationTokens
-        self.webPush = webPush.0
-        self.webPushAttachment = webPush.1
+        self.webPush = webPush
     }
 
     /// Opens the data directory and starts everything.
@@ -140,12 +138,11 @@ public final class RunningService: Sendable {
             ?? "mailto:chime@" + ProcessInfo.processInfo.hostName
         let webPush = WebPushSurface(engine: engine, configuration: .init(key: webPushKey, contact: contact, endpoints: configuration.webPushEndpoints),
                                      logger: logger)
-        let webPushAttachment = engine.attach(webPush, app: nil)
         webPush.start()
         let service = RunningService(configuration: configuration, url: server.url, port: server.port, ownerToken: opened.ownerToken,
                                      database: opened.database, engine: engine, server: server, metrics: metrics, logger: logger,
                                      store: opened.handle, api: api, launcher: launcher, desktop: desktop, activationTokens: activationTokens,
-                                     webPush: (webPush, webPushAttachment), tlsPin: tls.flatMap { TLSContext.publicKeyPin(certificatePEM: $0.certificatePEM) })
+                                     webPush: webPush, tlsPin: tls.flatMap { TLSContext.publicKeyPin(certificatePEM: $0.certificatePEM) })
         do {
             try service.writeServerInfo()
         } catch {
@@ -223,8 +220,8 @@ public final class RunningService: Sendable {
         // Answers already given on the desktop reach the engine before it shuts down.
         desktopAttachment?.detach()
         await desktop?.stop()
-        // Pushes not sent yet stay queued in the store for the next start.
-        webPushAttachment.detach()
+        // Pushes not sent yet stay queued in the store: claims given back for another node (or the
+        // next start) to send.
         await webPush.stop()
         await engine.shutdown()
         store.close()

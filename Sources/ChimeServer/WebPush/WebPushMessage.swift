@@ -40,7 +40,8 @@ struct WebPushMessage: Sendable, Hashable {
         object["title"] = .string(content.title)
         object["subtitle"] = .string(content.subtitle)
         object["body"] = .string(content.body)
-        object["badge"] = delivery.badge.map { .integer(Int64($0)) } ?? .null
+        // The badge the app asked for: applied, or waiting for its `willPresent` answer on the service.
+        object["badge"] = (delivery.badge ?? delivery.pendingBadge).map { .integer(Int64($0)) } ?? .null
         object["level"] = .string(levelName(content.interruptionLevel))
         object["thread"] = .string(content.threadIdentifier)
         object["date"] = JSONMapping.json(notification.date)

@@ -55,6 +55,27 @@ final class PushServiceDouble: Sendable {
                                    body: JSONValue.object(object).serializedBytes())
     }
 
+    /// Holds the next `count` pushes unanswered, each until its sender closes the connection (a
+    /// sender cut off as it stops); held pushes are not recorded.
+    func hold(_ count: Int) async throws {
+        _ = try await http.request("POST", "/hold", headers: [("Content-Type", "application/json")],
+                                   body: JSONValue.object(["count": .integer(Int64(count))]).serializedBytes())
+    }
+
+    /// How many pushes are held now and how many were let go (their sender closed), once at least
+    /// `count` are held and `released` were let go; fewer after `timeout` seconds is an error that says so.
+    func held(atLeast count: Int, released wanted: Int = 0, timeout: Int = 60) async throws -> (holding: Int, released: Int) {
+        let client = HTTPClient(endpoint: try HTTPEndpoint(origin), timeout: Double(timeout + 30))
+        let answer = try await client.request("GET", "/held?count=\(count)&released=\(wanted)&timeout=\(timeout)").json
+        guard case .integer(let holding)? = answer?["holding"], case .integer(let released)? = answer?["released"] else {
+            throw TestClientError(description: "the double answered \(answer ?? .null)")
+        }
+        guard holding >= count, released >= wanted else {
+            throw TestClientError(description: "the push service held \(holding) of \(count) pushes and let go \(released) of \(wanted) within \(timeout) s")
+        }
+        return (Int(holding), Int(released))
+    }
+
     /// Every request received, once at least `count` were (the double waits, at most `timeout` s).
     /// Fewer than `count` after `timeout` is an error that says so (the client waits 30 s longer
     /// than the double, so it is never the client's own time-out that answers).

@@ -18,9 +18,15 @@ Control (JSON):
     POST /sample {"every": N}             decrypts and verifies one push in N, for a benchmark's
                                           thousands (the others are recorded with their headers)
     POST /reset                           forgets the requests recorded so far
+    POST /hold {"count": N}               the next N pushes get no answer: each is held until its
+                                          sender closes the connection (a sender cut off while
+                                          stopping), and is not recorded
+    GET  /held?count=N&released=R&timeout=S  -> {"holding", "released"} once N pushes are held and R were
+                                          let go (or S seconds)
 """
 import base64
 import json
+import select
 import sys
 import threading
 import time
@@ -50,6 +56,9 @@ class Service:
         self.next_id = 0
         self.decrypt = True
         self.every = 1             # decrypt and verify one push in `every`
+        self.hold = 0              # how many of the next pushes are held unanswered
+        self.holding = 0           # pushes held now
+        self.released = 0          # held pushes whose sender closed the connection
 
     def subscribe(self, origin: str) -> dict:
         key = ec.generate_private_key(ec.SECP256R1())
@@ -149,7 +158,19 @@ class Handler(BaseHTTPRequestHandler):
         if path == "/decrypt":
             SERVICE.decrypt = json.loads(body).get("on", True)
             return self.reply(200, {})
+        if path == "/hold":
+            with SERVICE.lock:
+                SERVICE.hold = int(json.loads(body).get("count", 0))
+            return self.reply(200, {})
         if path.startswith("/push/"):
+            with SERVICE.lock:
+                held = SERVICE.hold > 0
+                if held:
+                    SERVICE.hold -= 1
+                    SERVICE.holding += 1
+                    SERVICE.lock.notify_all()
+            if held:
+                return self.hold_until_closed()
             status, retry_after = SERVICE.receive(path.split("/")[2], self.headers, body, self.origin())
             headers = [("Location", f"{self.origin()}/message/{len(SERVICE.requests)}")]
             if retry_after is not None:
@@ -157,9 +178,30 @@ class Handler(BaseHTTPRequestHandler):
             return self.reply(status, None, headers)
         self.reply(404, {"error": "no such path"})
 
+    def hold_until_closed(self):
+        """Answers nothing until the sender closes the connection (at most 300 s), then forgets the push."""
+        deadline = time.time() + 300
+        while time.time() < deadline:
+            readable, _, _ = select.select([self.connection], [], [], 0.05)
+            if readable and not self.connection.recv(1, __import__("socket").MSG_PEEK):
+                break
+        with SERVICE.lock:
+            SERVICE.holding -= 1
+            SERVICE.released += 1
+            SERVICE.lock.notify_all()
+        self.close_connection = True
+
     def do_GET(self):
         url = urlparse(self.path)
         query = parse_qs(url.query)
+        if url.path == "/held":
+            count = int(query.get("count", ["1"])[0])
+            deadline = time.time() + float(query.get("timeout", ["30"])[0])
+            with SERVICE.lock:
+                released = int(query.get("released", ["0"])[0])
+                while (SERVICE.holding < count or SERVICE.released < released) and time.time() < deadline:
+                    SERVICE.lock.wait(deadline - time.time())
+                return self.reply(200, {"holding": SERVICE.holding, "released": SERVICE.released})
         if url.path == "/wait":
             count = int(query.get("count", ["1"])[0])
             deadline = time.time() + float(query.get("timeout", ["30"])[0])
