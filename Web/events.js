@@ -1,7 +1,7 @@
 // Chime web center: the live event stream (GET /v1/events), reconnecting by itself, and the
 // once-a-minute safety reload.
 import { api } from "./api.js";
-import { applyAppChange, applyDelivery, applyRemoval, applySettings, enqueue, refreshAll } from "./lists.js";
+import { applyAppChange, applyCategories, applyDelivery, applyRemoval, applySettings, enqueue, refreshAll } from "./lists.js";
 import { hooks, state } from "./state.js";
 
 let events = null;
@@ -103,8 +103,9 @@ function onEvent(kind, data) {
       // category and the app's badge. Only a repeating request's next date needs a read.
       if (data.notification) enqueue(app, { pending: applyDelivery(app, data) }, data.notification);
       break;
-    // Removals, settings and removed apps are applied where they are (the flush only draws, and
-    // reads what the event cannot carry); a banner whose notification left goes with it.
+    // Removals, settings, categories, expiries and removed apps are applied where they are (the
+    // flush only draws, and reads what the event cannot carry); a banner whose notification left
+    // goes with it.
     case "removed":
       applyRemoval(app, data);
       enqueue(app, {});
@@ -113,12 +114,25 @@ function onEvent(kind, data) {
       if (data.settings && typeof data.settings === "object") enqueue(app, applySettings(app, data.settings));
       break;
     case "scheduled":
-    case "expired":
-      // An expired request left the pending list undelivered.
+      // It names the requests (not always), not what they are: the pending list is read.
       enqueue(app, { pending: true });
       break;
+    case "expired":
+      // The request left the pending list undelivered (a repeating one ends).
+      if (data.request && typeof data.request.identifier === "string") {
+        applyRemoval(app, { scope: "pending", identifiers: [data.request.identifier] });
+        enqueue(app, {});
+      } else {
+        enqueue(app, { pending: true });
+      }
+      break;
     case "categories":
-      enqueue(app, { categories: true, notifications: true });
+      if (Array.isArray(data.categories)) {
+        applyCategories(app, data.categories);
+        enqueue(app, {});
+      } else {
+        enqueue(app, { categories: true, notifications: true });
+      }
       break;
     case "app":
       enqueue(app, applyAppChange(app, data.change));

@@ -13,6 +13,8 @@ const removedDelivered = new Map();
 const removedPending = new Map();
 /** app → the settings event (its listEvents count) last applied to its record. */
 const settingsApplied = new Map();
+/** app → the categories event (its listEvents count) last applied to its lists. */
+const categoriesApplied = new Map();
 
 /** Puts a delivery from the event stream into the state; returns whether the pending list needs a read. */
 export function applyDelivery(app, data) {
@@ -71,6 +73,30 @@ export function applySettings(app, settings) {
     record: statusChanged || status === "notDetermined" || status === "provisional",
     notifications: statusChanged || settings.notificationCenterSetting !== before.notificationCenterSetting,
   };
+}
+
+/**
+ * A `categories` event carries all the app's categories: they replace the page's, and each delivered
+ * notification's buttons become its category's, as the service lists them (a notification whose
+ * category is gone has none).
+ */
+export function applyCategories(app, categories) {
+  categoriesApplied.set(app, ++listEvents);
+  state.categories.set(app, new Map(categories.filter((c) => c && typeof c.identifier === "string").map((c) => [c.identifier, c])));
+  const list = state.delivered.get(app);
+  if (list) state.delivered.set(app, withCategoryActions(app, list));
+}
+
+/** The notifications with the actions of their categories as the page now holds them. */
+function withCategoryActions(app, list) {
+  const categories = state.categories.get(app) || new Map();
+  return list.map((n) => {
+    if (!n.categoryIdentifier) return n;
+    const category = categories.get(n.categoryIdentifier);
+    const item = { ...n, actions: category ? category.actions || [] : [] };
+    if (!category) delete item.actions;
+    return item;
+  });
 }
 
 /** What an `app` event asks for: a removed app leaves the lists; a changed one's record is read
@@ -164,7 +190,8 @@ export async function refreshApp(app, what) {
   }
   if (what.categories) {
     jobs.push(apiList(`${base}/categories`).then((list) => {
-      state.categories.set(app, new Map(list.map((category) => [category.identifier, category])));
+      // Categories an event brought after the read was sent are newer than the answer.
+      if (!(categoriesApplied.get(app) > since)) state.categories.set(app, new Map(list.map((category) => [category.identifier, category])));
     }));
   }
   if (what.notifications) {
@@ -196,7 +223,9 @@ function withoutRemoved(removed, app, list, since) {
  * read was sent (the answer is older than them).
  */
 function mergeDelivered(app, read, since) {
-  const list = withoutRemoved(removedDelivered, app, read, since);
+  let list = withoutRemoved(removedDelivered, app, read, since);
+  // Buttons from before a categories event that came after the read was sent are out of date.
+  if (categoriesApplied.get(app) > since) list = withCategoryActions(app, list);
   const keys = new Set(list.map((n) => nkey(app, n)));
   const kept = (state.delivered.get(app) || []).filter((n) => {
     const key = nkey(app, n);

@@ -882,13 +882,16 @@ def test_a_delivery_shows_from_its_event_alone(center):
 
 
 def test_removals_settings_and_app_changes_apply_in_place(center):
-    """A removed event, a settings event and an app event change the page where they are: it reads
+    """Removed, settings, categories, expired and app events change the page where they are: it reads
     no list again (an app change names no field, so the app's one record is read), and shows them."""
     chime = center.chime
     app = chime.register("com.example.inplace")
-    app.add("keep", title="Keep me", body="kept body", threadIdentifier="one")  # two threads: no stack hides one
+    app.set_categories([{"identifier": "c", "actions": [{"identifier": "x", "title": "Old button"}]}])
+    app.add("keep", title="Keep me", body="kept body", threadIdentifier="one", categoryIdentifier="c")  # two threads: no stack hides one
     app.add("gone", title="Remove me", threadIdentifier="two")
     app.add("later", title="Later", trigger={"type": "timeInterval", "timeInterval": 3600, "repeats": False})
+    # Falls due in 3 s, after its expiration (at the add): it expires instead of being delivered.
+    app.add("stale", title="Too late", expiresIn=0, trigger={"type": "timeInterval", "timeInterval": 3, "repeats": False})
     center.wait_note(app.bundle, "keep")
     center.wait_note(app.bundle, "gone")
     # The page takes events one batch after another: once this request shows, every read the
@@ -907,6 +910,10 @@ def test_removals_settings_and_app_changes_apply_in_place(center):
              message="the Banners switch to turn off")
     wait_for(lambda: "kept body" not in center.js("return document.getElementById('list').textContent"), 5,
              message="the preview to hide")
+    app.set_categories([{"identifier": "c", "actions": [{"identifier": "x", "title": "New button"}]}])
+    wait_for(lambda: "New button" in center.wait_note(app.bundle, "keep").text, 5, message="the changed category's button")
+    wait_for(lambda: center.in_app_card(app.bundle, '.pending-item[data-identifier="stale"]') is None, 10,
+             message="the expired request to leave the apps panel")
     chime.owner("PATCH", f"/v1/apps/{q(app.bundle)}", {"launch": "/opt/inplace/bin/inplace --quiet"})
     line = wait_for(lambda: center.in_app_card(app.bundle, ".launch-command"), 5, message="the launch command")
     assert line.text == "/opt/inplace/bin/inplace --quiet"
@@ -915,7 +922,7 @@ def test_removals_settings_and_app_changes_apply_in_place(center):
     # The app event's read ends the last batch, after the others' (there were none).
     requested = center.js("return performance.getEntriesByType('resource').map((e) => new URL(e.name).pathname + new URL(e.name).search)")
     reads = [url for url in requested if url.startswith("/v1/apps")]
-    assert reads == [f"/v1/apps/{q(app.bundle)}"], f"the page read {reads} for a removal, a pending removal, settings and an app change"
+    assert reads == [f"/v1/apps/{q(app.bundle)}"], f"the page read {reads} for removals, settings, categories, an expiry and an app change"
 
 
 def test_the_apps_panel_shows_the_launch_command(center):

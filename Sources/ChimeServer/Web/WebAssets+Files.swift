@@ -1847,7 +1847,7 @@ export function toast(text, kind) {
 // Chime web center: the live event stream (GET /v1/events), reconnecting by itself, and the
 // once-a-minute safety reload.
 import { api } from "./api.js";
-import { applyAppChange, applyDelivery, applyRemoval, applySettings, enqueue, refreshAll } from "./lists.js";
+import { applyAppChange, applyCategories, applyDelivery, applyRemoval, applySettings, enqueue, refreshAll } from "./lists.js";
 import { hooks, state } from "./state.js";
 
 let events = null;
@@ -1949,8 +1949,9 @@ function onEvent(kind, data) {
       // category and the app's badge. Only a repeating request's next date needs a read.
       if (data.notification) enqueue(app, { pending: applyDelivery(app, data) }, data.notification);
       break;
-    // Removals, settings and removed apps are applied where they are (the flush only draws, and
-    // reads what the event cannot carry); a banner whose notification left goes with it.
+    // Removals, settings, categories, expiries and removed apps are applied where they are (the
+    // flush only draws, and reads what the event cannot carry); a banner whose notification left
+    // goes with it.
     case "removed":
       applyRemoval(app, data);
       enqueue(app, {});
@@ -1959,12 +1960,25 @@ function onEvent(kind, data) {
       if (data.settings && typeof data.settings === "object") enqueue(app, applySettings(app, data.settings));
       break;
     case "scheduled":
-    case "expired":
-      // An expired request left the pending list undelivered.
+      // It names the requests (not always), not what they are: the pending list is read.
       enqueue(app, { pending: true });
       break;
+    case "expired":
+      // The request left the pending list undelivered (a repeating one ends).
+      if (data.request && typeof data.request.identifier === "string") {
+        applyRemoval(app, { scope: "pending", identifiers: [data.request.identifier] });
+        enqueue(app, {});
+      } else {
+        enqueue(app, { pending: true });
+      }
+      break;
     case "categories":
-      enqueue(app, { categories: true, notifications: true });
+      if (Array.isArray(data.categories)) {
+        applyCategories(app, data.categories);
+        enqueue(app, {});
+      } else {
+        enqueue(app, { categories: true, notifications: true });
+      }
       break;
     case "app":
       enqueue(app, applyAppChange(app, data.change));
@@ -2394,6 +2408,8 @@ const removedDelivered = new Map();
 const removedPending = new Map();
 /** app → the settings event (its listEvents count) last applied to its record. */
 const settingsApplied = new Map();
+/** app → the categories event (its listEvents count) last applied to its lists. */
+const categoriesApplied = new Map();
 
 /** Puts a delivery from the event stream into the state; returns whether the pending list needs a read. */
 export function applyDelivery(app, data) {
@@ -2452,6 +2468,30 @@ export function applySettings(app, settings) {
     record: statusChanged || status === "notDetermined" || status === "provisional",
     notifications: statusChanged || settings.notificationCenterSetting !== before.notificationCenterSetting,
   };
+}
+
+/**
+ * A `categories` event carries all the app's categories: they replace the page's, and each delivered
+ * notification's buttons become its category's, as the service lists them (a notification whose
+ * category is gone has none).
+ */
+export function applyCategories(app, categories) {
+  categoriesApplied.set(app, ++listEvents);
+  state.categories.set(app, new Map(categories.filter((c) => c && typeof c.identifier === "string").map((c) => [c.identifier, c])));
+  const list = state.delivered.get(app);
+  if (list) state.delivered.set(app, withCategoryActions(app, list));
+}
+
+/** The notifications with the actions of their categories as the page now holds them. */
+function withCategoryActions(app, list) {
+  const categories = state.categories.get(app) || new Map();
+  return list.map((n) => {
+    if (!n.categoryIdentifier) return n;
+    const category = categories.get(n.categoryIdentifier);
+    const item = { ...n, actions: category ? category.actions || [] : [] };
+    if (!category) delete item.actions;
+    return item;
+  });
 }
 
 /** What an `app` event asks for: a removed app leaves the lists; a changed one's record is read
@@ -2545,7 +2585,8 @@ export async function refreshApp(app, what) {
   }
   if (what.categories) {
     jobs.push(apiList(`${base}/categories`).then((list) => {
-      state.categories.set(app, new Map(list.map((category) => [category.identifier, category])));
+      // Categories an event brought after the read was sent are newer than the answer.
+      if (!(categoriesApplied.get(app) > since)) state.categories.set(app, new Map(list.map((category) => [category.identifier, category])));
     }));
   }
   if (what.notifications) {
@@ -2577,7 +2618,9 @@ function withoutRemoved(removed, app, list, since) {
  * read was sent (the answer is older than them).
  */
 function mergeDelivered(app, read, since) {
-  const list = withoutRemoved(removedDelivered, app, read, since);
+  let list = withoutRemoved(removedDelivered, app, read, since);
+  // Buttons from before a categories event that came after the read was sent are out of date.
+  if (categoriesApplied.get(app) > since) list = withCategoryActions(app, list);
   const keys = new Set(list.map((n) => nkey(app, n)));
   const kept = (state.delivered.get(app) || []).filter((n) => {
     const key = nkey(app, n);
