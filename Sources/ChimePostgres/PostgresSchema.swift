@@ -15,7 +15,7 @@ struct PostgresSchema: Sendable {
     var steps: [String]
     var version: Int { steps.count }
 
-    static let current = PostgresSchema(steps: [v1, v2, v3, v4])
+    static let current = PostgresSchema(steps: [v1, v2, v3, v4, v5])
 
     /// The advisory lock's first key ("Chim"); the second is the schema name's hash.
     static let lockKey: Int32 = 0x4368_696D
@@ -97,6 +97,21 @@ struct PostgresSchema: Sendable {
     static let v4 = """
         ALTER TABLE chime_delivered ADD COLUMN dismiss_at float8;
         CREATE INDEX chime_delivered_dismiss ON chime_delivered (dismiss_at, seq) WHERE dismiss_at IS NOT NULL;
+        """
+
+    /// Version 5: escalation, as in SQLite: one row per escalating notification with its schedule
+    /// (`next_at`, indexed for only the rows still escalating; the claim of due steps,
+    /// `FOR UPDATE SKIP LOCKED`, reads it alone) and its receipt, kept after the delivered row
+    /// until `ended_at` is older than the retention age.
+    static let v5 = """
+        CREATE TABLE chime_receipts (
+          app text NOT NULL, identifier text NOT NULL, seq bigint NOT NULL, delivered_at float8 NOT NULL,
+          every float8 NOT NULL, duration float8 NOT NULL, alerts bigint NOT NULL, last_alerted float8 NOT NULL,
+          next_at float8, acknowledged_at float8, action text, surface text, expired boolean NOT NULL DEFAULT false,
+          removed_at float8, ended_at float8,
+          PRIMARY KEY (app, identifier));
+        CREATE INDEX chime_receipts_next ON chime_receipts (next_at, seq) WHERE next_at IS NOT NULL;
+        CREATE INDEX chime_receipts_ended ON chime_receipts (ended_at) WHERE ended_at IS NOT NULL;
         """
 
     /// Brings the database to this schema's version, or refuses it.

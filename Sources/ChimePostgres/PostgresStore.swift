@@ -265,7 +265,8 @@ public final class PostgresStore: SharedNotificationStore {
             try writeDeliveries()
             // Pending first: a node firing the app's requests holds them, and this waits for it
             // before touching what that node writes next (its delivered list, the app record).
-            for table in ["chime_pending", "chime_delivered", "chime_responses", "chime_events", "chime_categories", "chime_quarantine"] {
+            for table in ["chime_pending", "chime_delivered", "chime_responses", "chime_events", "chime_categories", "chime_quarantine",
+                          "chime_receipts"] {
                 try query("DELETE FROM \(table) WHERE app = $1", [.text(bundleIdentifier)])
             }
             try query("DELETE FROM chime_web_push_queue WHERE message IN (SELECT id FROM chime_web_push_messages WHERE app = $1)", [.text(bundleIdentifier)])
@@ -467,7 +468,8 @@ public final class PostgresStore: SharedNotificationStore {
         // Each from its partial index; LEAST ignores a NULL (nothing of that kind).
         let rows = try query("""
             SELECT LEAST((SELECT next_fire FROM chime_pending WHERE next_fire IS NOT NULL ORDER BY next_fire, seq LIMIT 1),
-                         (SELECT dismiss_at FROM chime_delivered WHERE dismiss_at IS NOT NULL ORDER BY dismiss_at, seq LIMIT 1))
+                         (SELECT dismiss_at FROM chime_delivered WHERE dismiss_at IS NOT NULL ORDER BY dismiss_at, seq LIMIT 1),
+                         (SELECT next_at FROM chime_receipts WHERE next_at IS NOT NULL ORDER BY next_at, seq LIMIT 1))
             """)
         return rows.count == 0 || rows.isNull(0, 0) ? nil : Self.date(rows.double(0, 0))
     }
@@ -598,6 +600,70 @@ public final class PostgresStore: SharedNotificationStore {
         }
         return try deliveredRows(try query("SELECT seq, body FROM chime_delivered WHERE app = $1 ORDER BY date DESC, seq DESC",
                                                       [.text(app)]))
+    }
+
+    // MARK: Escalation receipts
+
+    private static let receiptColumns = """
+        app, identifier, seq, delivered_at, every, duration, alerts, last_alerted, next_at, acknowledged_at, action, surface,
+        expired, removed_at
+        """
+
+    public func putReceipt(_ receipt: EscalationReceipt) throws {
+        _ = try write {
+            try query("""
+                INSERT INTO chime_receipts (\(Self.receiptColumns), ended_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)
+                ON CONFLICT (app, identifier) DO UPDATE SET seq = excluded.seq, delivered_at = excluded.delivered_at, every = excluded.every,
+                  duration = excluded.duration, alerts = excluded.alerts, last_alerted = excluded.last_alerted, next_at = excluded.next_at,
+                  acknowledged_at = excluded.acknowledged_at, action = excluded.action, surface = excluded.surface,
+                  expired = excluded.expired, removed_at = excluded.removed_at, ended_at = excluded.ended_at
+                """, [.text(receipt.app), .text(receipt.identifier), .int8(receipt.sequence), .float8(receipt.deliveredAt.timeIntervalSince1970),
+                        .float8(receipt.escalation.interval), .float8(receipt.escalation.duration), .int8(Int64(receipt.alerts)),
+                        .float8(receipt.lastAlertedAt.timeIntervalSince1970), .float8(receipt.nextAlertAt?.timeIntervalSince1970),
+                        .float8(receipt.acknowledgedAt?.timeIntervalSince1970), .text(receipt.actionIdentifier), .text(receipt.surface),
+                        .bool(receipt.expired), .float8(receipt.removedAt?.timeIntervalSince1970), .float8(receipt.endedAt?.timeIntervalSince1970)])
+        }
+    }
+
+    private static func receipts(_ rows: PostgresResult) -> [EscalationReceipt] {
+        (0..<rows.count).map { row in
+            EscalationReceipt(app: rows.string(row, 0), identifier: rows.string(row, 1), sequence: rows.int64(row, 2),
+                              deliveredAt: date(rows.double(row, 3)),
+                              escalation: NotificationEscalation(every: rows.double(row, 4), for: rows.double(row, 5)),
+                              alerts: Int(rows.int64(row, 6)), lastAlertedAt: date(rows.double(row, 7)),
+                              nextAlertAt: rows.optionalDouble(row, 8).map(date), acknowledgedAt: rows.optionalDouble(row, 9).map(date),
+                              actionIdentifier: rows.isNull(row, 10) ? nil : rows.string(row, 10),
+                              surface: rows.isNull(row, 11) ? nil : rows.string(row, 11),
+                              expired: rows.bool(row, 12), removedAt: rows.optionalDouble(row, 13).map(date))
+        }
+    }
+
+    public func receipt(app: String, identifier: String) throws -> EscalationReceipt? {
+        Self.receipts(try query("SELECT \(Self.receiptColumns) FROM chime_receipts WHERE app = $1 AND identifier = $2",
+                                [.text(app), .text(identifier)])).first
+    }
+
+    public func dueEscalations(before date: Date, limit: Int) throws -> [EscalationReceipt] {
+        guard limit > 0 else { return [] }
+        // The claim, as `due(before:limit:)`'s: one node takes each step.
+        begin()
+        return Self.receipts(try query("""
+            SELECT \(Self.receiptColumns) FROM chime_receipts WHERE next_at IS NOT NULL AND next_at <= $1 ORDER BY next_at, seq LIMIT $2
+            FOR UPDATE SKIP LOCKED
+            """, [.float8(date.timeIntervalSince1970), .int8(Int64(limit))]))
+    }
+
+    public func soonestEscalations(limit: Int) throws -> [(app: String, identifier: String, date: Date, sequence: Int64)] {
+        let rows = try query("""
+            SELECT app, identifier, next_at, seq FROM chime_receipts WHERE next_at IS NOT NULL ORDER BY next_at, seq LIMIT $1
+            """, [.int8(Int64(max(limit, 0)))])
+        return (0..<rows.count).map { (rows.string($0, 0), rows.string($0, 1), Self.date(rows.double($0, 2)), rows.int64($0, 3)) }
+    }
+
+    public func pruneReceipts(endedBefore date: Date) throws {
+        _ = try write {
+            try query("DELETE FROM chime_receipts WHERE ended_at IS NOT NULL AND ended_at < $1", [.float8(date.timeIntervalSince1970)])
+        }
     }
 
     public func delivered(app: String, identifier: String) throws -> DeliveredNotification? {

@@ -359,7 +359,7 @@ public final class SQLiteStore: NotificationStore {
                 "DELETE FROM responses WHERE app = ?", "DELETE FROM events WHERE app = ?",
                 "DELETE FROM quarantine WHERE app = ?",
                 "DELETE FROM web_push_queue WHERE message IN (SELECT id FROM web_push_messages WHERE app = ?)",
-                "DELETE FROM web_push_messages WHERE app = ?",
+                "DELETE FROM web_push_messages WHERE app = ?", "DELETE FROM receipts WHERE app = ?",
             ] {
                 let statement = try connection.statement(sql)
                 statement.bind(1, bundleIdentifier)
@@ -661,8 +661,14 @@ public final class SQLiteStore: NotificationStore {
     }
 
     public func soonestDismissals(limit: Int) throws -> [(app: String, identifier: String, date: Date, sequence: Int64)] {
+        try soonest(column: "dismiss_at", of: "delivered", limit: limit)
+    }
+
+    /// The rows of `table` with the soonest dates in `column` (from its partial index), for a
+    /// schedule window: keys, dates and sequences.
+    private func soonest(column: String, of table: String, limit: Int) throws -> [(app: String, identifier: String, date: Date, sequence: Int64)] {
         let statement = try connection.statement("""
-            SELECT app, identifier, dismiss_at, seq FROM delivered WHERE dismiss_at IS NOT NULL ORDER BY dismiss_at, seq LIMIT ?
+            SELECT app, identifier, \(column), seq FROM \(table) WHERE \(column) IS NOT NULL ORDER BY \(column), seq LIMIT ?
             """)
         statement.bind(1, Int64(max(limit, 0)))
         var result: [(app: String, identifier: String, date: Date, sequence: Int64)] = []
@@ -670,6 +676,76 @@ public final class SQLiteStore: NotificationStore {
             result.append((statement.string(0), statement.string(1), Self.date(statement.double(2)), statement.int64(3)))
         }
         return result
+    }
+
+    // MARK: Escalation receipts
+
+    private static let receiptColumns = """
+        app, identifier, seq, delivered_at, every, duration, alerts, last_alerted, next_at, acknowledged_at, action, surface,
+        expired, removed_at
+        """
+
+    public func putReceipt(_ receipt: EscalationReceipt) throws {
+        let statement = try connection.statement("""
+            INSERT OR REPLACE INTO receipts (\(Self.receiptColumns), ended_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+            """)
+        statement.bind(1, receipt.app)
+        statement.bind(2, receipt.identifier)
+        statement.bind(3, receipt.sequence)
+        statement.bind(4, receipt.deliveredAt.timeIntervalSince1970)
+        statement.bind(5, receipt.escalation.interval)
+        statement.bind(6, receipt.escalation.duration)
+        statement.bind(7, Int64(receipt.alerts))
+        statement.bind(8, receipt.lastAlertedAt.timeIntervalSince1970)
+        statement.bind(9, receipt.nextAlertAt?.timeIntervalSince1970)
+        statement.bind(10, receipt.acknowledgedAt?.timeIntervalSince1970)
+        statement.bind(11, receipt.actionIdentifier)
+        statement.bind(12, receipt.surface)
+        statement.bind(13, Int64(receipt.expired ? 1 : 0))
+        statement.bind(14, receipt.removedAt?.timeIntervalSince1970)
+        statement.bind(15, receipt.endedAt?.timeIntervalSince1970)
+        try statement.run()
+    }
+
+    /// A receipt from a row of `receiptColumns`.
+    private static func receipt(_ statement: Statement) -> EscalationReceipt {
+        EscalationReceipt(app: statement.string(0), identifier: statement.string(1), sequence: statement.int64(2),
+                          deliveredAt: date(statement.double(3)),
+                          escalation: NotificationEscalation(every: statement.double(4), for: statement.double(5)),
+                          alerts: Int(statement.int64(6)), lastAlertedAt: date(statement.double(7)),
+                          nextAlertAt: statement.optionalDouble(8).map(date), acknowledgedAt: statement.optionalDouble(9).map(date),
+                          actionIdentifier: statement.optionalString(10), surface: statement.optionalString(11),
+                          expired: statement.int64(12) != 0, removedAt: statement.optionalDouble(13).map(date))
+    }
+
+    public func receipt(app: String, identifier: String) throws -> EscalationReceipt? {
+        let statement = try connection.statement("SELECT \(Self.receiptColumns) FROM receipts WHERE app = ? AND identifier = ?")
+        statement.bind(1, app)
+        statement.bind(2, identifier)
+        var result: EscalationReceipt?
+        try statement.rows { result = Self.receipt(statement) }
+        return result
+    }
+
+    public func dueEscalations(before date: Date, limit: Int) throws -> [EscalationReceipt] {
+        let statement = try connection.statement("""
+            SELECT \(Self.receiptColumns) FROM receipts WHERE next_at IS NOT NULL AND next_at <= ? ORDER BY next_at, seq LIMIT ?
+            """)
+        statement.bind(1, date.timeIntervalSince1970)
+        statement.bind(2, Int64(max(limit, 0)))
+        var result: [EscalationReceipt] = []
+        try statement.rows { result.append(Self.receipt(statement)) }
+        return result
+    }
+
+    public func soonestEscalations(limit: Int) throws -> [(app: String, identifier: String, date: Date, sequence: Int64)] {
+        try soonest(column: "next_at", of: "receipts", limit: limit)
+    }
+
+    public func pruneReceipts(endedBefore date: Date) throws {
+        let statement = try connection.statement("DELETE FROM receipts WHERE ended_at IS NOT NULL AND ended_at < ?")
+        statement.bind(1, date.timeIntervalSince1970)
+        try statement.run()
     }
 
     public func deliveredCount(app: String?) throws -> Int {

@@ -21,7 +21,7 @@ struct Schema: Sendable {
     var steps: [Step]
     var version: Int { steps.count }
 
-    static let current = Schema(steps: [v1, v2, v3, v4, v5, v6])
+    static let current = Schema(steps: [v1, v2, v3, v4, v5, v6, v7])
 
     /// The tables and indexes a store of `version` has (each version's steps add to them).
     static func objects(atVersion version: Int) -> [String] {
@@ -31,7 +31,8 @@ struct Schema: Sendable {
         let third = version >= 3 ? first + ["pending_order", "events_retention"] : first
         let fourth = version >= 4 ? third + ["quarantine", "quarantine_app"] : third
         let fifth = version >= 5 ? fourth + ["web_push_subscriptions", "web_push_messages", "web_push_queue", "web_push_queue_due", "web_push_queue_subscription"] : fourth
-        return version >= 6 ? fifth + ["delivered_dismiss"] : fifth
+        let sixth = version >= 6 ? fifth + ["delivered_dismiss"] : fifth
+        return version >= 7 ? sixth + ["receipts", "receipts_next", "receipts_ended"] : sixth
     }
 
     /// Version 1.
@@ -117,5 +118,24 @@ extension Schema {
     static let v6 = Step(sql: """
         ALTER TABLE delivered ADD COLUMN dismiss_at REAL;
         CREATE INDEX delivered_dismiss ON delivered(dismiss_at, seq) WHERE dismiss_at IS NOT NULL;
+        """)
+}
+
+extension Schema {
+    /// Version 7: escalation (repeat until acknowledged). One row per escalating notification
+    /// (app and identifier; a later delivery replaces it): its schedule — the next step in
+    /// `next_at`, indexed for only the rows still escalating, which the scheduler reads alone —
+    /// and its receipt, kept after the delivered row goes, until `ended_at` is older than the
+    /// retention age (an index of only the ended rows finds them). Notifications that do not
+    /// escalate have no row. Stores from before have none.
+    static let v7 = Step(sql: """
+        CREATE TABLE receipts (
+          app TEXT NOT NULL, identifier TEXT NOT NULL, seq INTEGER NOT NULL, delivered_at REAL NOT NULL,
+          every REAL NOT NULL, duration REAL NOT NULL, alerts INTEGER NOT NULL, last_alerted REAL NOT NULL,
+          next_at REAL, acknowledged_at REAL, action TEXT, surface TEXT, expired INTEGER NOT NULL DEFAULT 0,
+          removed_at REAL, ended_at REAL,
+          PRIMARY KEY (app, identifier)) WITHOUT ROWID;
+        CREATE INDEX receipts_next ON receipts(next_at, seq) WHERE next_at IS NOT NULL;
+        CREATE INDEX receipts_ended ON receipts(ended_at) WHERE ended_at IS NOT NULL;
         """)
 }

@@ -52,6 +52,7 @@ public final class NotificationSimulator: @unchecked Sendable {
         var presented: [(notification: UNNotification, options: UNNotificationPresentationOptions)] = []
         var expired: [(request: UNNotificationRequest, dueDate: Date)] = []
         var autoDismissed: [(identifier: String, date: Date)] = []
+        var realerted: [(identifier: String, alert: Int, date: Date)] = []
         /// Pushes the app's service extension is working on: when their time runs out (virtual),
         /// and the delivery that follows.
         var extensionRuns: [(id: UUID, deadline: Date, delivery: Task<Void, any Error>)] = []
@@ -91,6 +92,8 @@ public final class NotificationSimulator: @unchecked Sendable {
                 self.record.withLock { $0.expired.append((UNNotificationRequest(value: expired.request), expired.dueDate)) }
             case .removed(let identifiers, .delivered, .autoDismiss):
                 self.record.withLock { $0.autoDismissed += identifiers.map { ($0, event.date) } }
+            case .realerted(let delivery):
+                self.record.withLock { $0.realerted.append((delivery.notification.request.identifier, delivery.alert, event.date)) }
             default:
                 break
             }
@@ -277,6 +280,30 @@ public final class NotificationSimulator: @unchecked Sendable {
         }
     }
 
+    /// The escalating notifications alerted again (Chime's addition, ``UNNotificationRequest/escalation``),
+    /// each with the number of the alert (2 for the first time again) and when, oldest first.
+    /// Each is in ``presented`` too, shown again.
+    ///
+    /// ```swift
+    /// try await center.add(UNNotificationRequest(identifier: "wake", content: content, trigger: nil,
+    ///                                            escalation: NotificationEscalation(every: 60, for: 300)))
+    /// await simulator.advance(by: 150)
+    /// #expect(await simulator.realerted.map(\.alert) == [2, 3])
+    /// ```
+    public var realerted: [(identifier: String, alert: Int, date: Date)] {
+        get async {
+            await center.processEvents()
+            return record.withLock { $0.realerted }
+        }
+    }
+
+    /// The receipt of an escalating notification: alerts so far, whether and how it was answered
+    /// (the simulator's answers say `surface` "simulator"), whether its window ended unanswered.
+    public func receipt(for identifier: String) async throws -> EscalationReceipt? {
+        await center.processEvents()
+        return try await engine.receipt(app: bundleIdentifier, notification: identifier)
+    }
+
     // MARK: - What the user does
 
     /// Taps the notification's body: the default action.
@@ -301,7 +328,7 @@ public final class NotificationSimulator: @unchecked Sendable {
 
     private func respond(_ identifier: String, action: String, text: String?) async throws {
         await center.processEvents()
-        _ = try await engine.respond(app: bundleIdentifier, notification: identifier, action: action, userText: text)
+        _ = try await engine.respond(app: bundleIdentifier, notification: identifier, action: action, userText: text, surface: "simulator")
         await center.processEvents()
     }
 

@@ -64,7 +64,7 @@ struct PostgresStoreTests {
         let schema = Self.schema(of: url)
         #expect(try server.sql("SELECT value FROM \(schema).chime_meta WHERE key = 'schema_version'").trimmingCharacters(in: .whitespacesAndNewlines)
                 == "\(PostgresSchema.current.version)")
-        #expect(try server.sql("SELECT count(*) FROM pg_tables WHERE schemaname = '\(schema)'").trimmingCharacters(in: .whitespacesAndNewlines) == "12")
+        #expect(try server.sql("SELECT count(*) FROM pg_tables WHERE schemaname = '\(schema)'").trimmingCharacters(in: .whitespacesAndNewlines) == "13")
     }
 
     @Test("a database of a newer schema version is refused untouched, with an error naming the version and the database")
@@ -127,9 +127,14 @@ struct PostgresStoreTests {
         #expect(try upgraded.quarantinedCount() == 1)
     }
 
-    /// Version 4's column (and its index) dropped, as a version 3 database had none.
+    /// Version 5's table dropped, as a version 4 database had none.
+    static func dropReceipts(_ schema: String) -> String {
+        "DROP TABLE \(schema).chime_receipts; "
+    }
+
+    /// Version 4's column (and its index, and version 5's table) dropped, as a version 3 database had none.
     static func dropAutoDismiss(_ schema: String) -> String {
-        "ALTER TABLE \(schema).chime_delivered DROP COLUMN dismiss_at; "
+        dropReceipts(schema) + "ALTER TABLE \(schema).chime_delivered DROP COLUMN dismiss_at; "
     }
 
     /// Version 3's tables (and version 4's column) dropped, as a version 2 database had none of them.
@@ -190,6 +195,46 @@ struct PostgresStoreTests {
         #expect(try upgraded.soonestFireDate() == dismissAt)
         #expect(try upgraded.transaction { try upgraded.dueDismissals(before: dismissAt, limit: 5).map(\.identifier) } == ["new"])
         #expect(try upgraded.transaction { try upgraded.dueDismissals(before: dismissAt.addingTimeInterval(-1), limit: 5) }.isEmpty)
+    }
+
+    @Test("a database of schema version 4 (before escalation) is upgraded: no receipts; new escalations keep theirs and wake the scheduler")
+    func upgradeFromVersion4() throws {
+        let server = try PostgresTestServer.shared()
+        let url = try server.makeSchema()
+        let schema = Self.schema(of: url)
+        try PostgresStore(url: url).close()
+        try server.sql(Self.dropReceipts(schema) + "UPDATE \(schema).chime_meta SET value = 4 WHERE key = 'schema_version'")
+        let upgraded = try PostgresStore(url: url)
+        defer { upgraded.close() }
+        #expect(try server.sql("SELECT value FROM \(schema).chime_meta WHERE key = 'schema_version'").trimmingCharacters(in: .whitespacesAndNewlines)
+                == "\(PostgresSchema.current.version)")
+        #expect(try upgraded.soonestEscalations(limit: 5).isEmpty)
+        let next = Self.base.addingTimeInterval(60)
+        let receipt = EscalationReceipt(app: "com.example.upgrade", identifier: "wake", sequence: 3, deliveredAt: Self.base,
+                                        escalation: NotificationEscalation(every: 60, for: 600), nextAlertAt: next, surface: "ünïcödé")
+        try upgraded.transaction { try upgraded.putReceipt(receipt) }
+        #expect(try upgraded.receipt(app: "com.example.upgrade", identifier: "wake") == receipt)
+        #expect(try upgraded.soonestFireDate() == next)
+        #expect(try upgraded.transaction { try upgraded.dueEscalations(before: next, limit: 5) } == [receipt])
+    }
+
+    @Test("a due escalation step is claimed by one node: the other skips it while the first holds it")
+    func escalationClaimedOnce() throws {
+        try Self.withTwoStores { first, second in
+            let next = Self.base.addingTimeInterval(60)
+            for identifier in ["a", "b"] {
+                let receipt = EscalationReceipt(app: "com.example.claim", identifier: identifier, sequence: identifier == "a" ? 1 : 2,
+                                                deliveredAt: Self.base, escalation: NotificationEscalation(every: 60, for: 600), nextAlertAt: next)
+                try first.transaction { try first.putReceipt(receipt) }
+            }
+            try first.transaction {
+                let held = try first.dueEscalations(before: next, limit: 1).map(\.identifier)
+                #expect(held == ["a"])
+                // While the first node holds "a", the second takes "b" only.
+                let taken = try second.transaction { try second.dueEscalations(before: next, limit: 5).map(\.identifier) }
+                #expect(taken == ["b"])
+            }
+        }
     }
 
     @Test("a due dismissal is claimed by one node: the other skips it while the first holds it")

@@ -111,6 +111,40 @@ struct SharedEngineTests {
         }
     }
 
+    @Test("an escalation step is alerted once whichever of three engines takes it; an answer on one ends it on all")
+    func escalationStepOnce() async throws {
+        try await Self.withEngines(3) { engines in
+            let app = "com.example.escalate"
+            let base = PostgresStoreTests.base
+            _ = try await engines[0].requestAuthorization(app: app, options: [.alert])
+            try await engines[0].add((0..<20).map {
+                NotificationRequest(identifier: "e\($0)", content: NotificationContent(title: "\($0)"),
+                                    escalation: NotificationEscalation(every: 60, for: 600))
+            }, app: app)
+            for minute in 1...3 {
+                let now = base.addingTimeInterval(Double(minute) * 60 + 1)
+                async let a = engines[0].fireDue(now: now)
+                async let b = engines[1].fireDue(now: now)
+                async let c = engines[2].fireDue(now: now)
+                _ = try await (a, b, c)
+                let alerts = try await engines[1].events(after: 0, app: app, limit: 10_000).filter { $0.kind == .realerted }
+                #expect(alerts.count == 20 * minute, "minute \(minute)")
+                for index in 0..<20 {
+                    #expect(try await engines[index % 3].receipt(app: app, notification: "e\(index)")?.alerts == minute + 1)
+                }
+            }
+            _ = try await engines[2].respond(app: app, notification: "e7", action: UNNotificationDefaultActionIdentifier, surface: "web")
+            let now = base.addingTimeInterval(241)
+            async let a = engines[0].fireDue(now: now)
+            async let b = engines[1].fireDue(now: now)
+            _ = try await (a, b)
+            let receipt = try await engines[0].receipt(app: app, notification: "e7")
+            #expect(receipt?.acknowledged == true && receipt?.alerts == 4 && receipt?.surface == "web")
+            let alerts = try await engines[0].events(after: 0, app: app, limit: 10_000).filter { $0.kind == .realerted }
+            #expect(alerts.count == 60 + 19)
+        }
+    }
+
     @Test("what one engine writes to an app the other reads at its next operation, and concurrent writes lose nothing")
     func appsAreShared() async throws {
         try await Self.withEngines(2) { engines in

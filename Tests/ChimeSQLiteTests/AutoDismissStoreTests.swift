@@ -128,9 +128,7 @@ struct AutoDismissStoreTests {
     func upgradeFromVersion5() throws {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
-        let copy = directory.path("store-v5.sqlite")
-        try FileManager.default.copyItem(atPath: StoreFixtureTests.fixtures.appendingPathComponent("store-v5.sqlite").path, toPath: copy)
-        let store = try SQLiteStore(path: copy)
+        let store = try SQLiteStore(path: try StoreFixtureTests.copy("store-v5.sqlite", into: directory))
         defer { store.close() }
         let app = "com.example.fixture"
         let before = try store.delivered(app: app, thread: nil)
@@ -153,29 +151,18 @@ struct AutoDismissStoreTests {
         defer { directory.remove() }
         let path = directory.path("chime.sqlite")
         let start = Samples.base
-        func run(at date: Date, scheduler: Bool = false, _ body: (NotificationEngine) async throws -> Void) async throws {
-            let store = try SQLiteStore(path: path)
-            let engine = NotificationEngine(store: store, clock: ManualClock(now: date), timeZone: TimeZone(identifier: "UTC")!)
-            if scheduler { engine.startScheduler() }
-            try await body(engine)
-            await engine.shutdown()
-            store.close()
-        }
-        try await run(at: start) { engine in
+        try await withSQLiteEngine(path: path, at: start) { engine in
             _ = try await engine.requestAuthorization(app: Self.app, options: [.alert])
             _ = try await engine.add([Self.request("r", nil, dismiss: .after(600)), Self.request("kept", nil, dismiss: .after(7200))], app: Self.app)
             #expect(try await engine.nextFireDate() == start.addingTimeInterval(600))
         }
-        try await run(at: start.addingTimeInterval(1000), scheduler: true) { (engine) async throws in
+        try await withSQLiteEngine(path: path, at: start.addingTimeInterval(1000), scheduler: true) { (engine) async throws in
             // The scheduler finds it due at once (the manual clock never moves here).
-            let deadline = ContinuousClock.now + .seconds(20)
-            while try await engine.delivered(app: Self.app).count > 1, ContinuousClock.now < deadline {
-                try await Sleep.for(.milliseconds(20))
-            }
+            try await waitWhile { try await engine.delivered(app: Self.app).count > 1 }
             #expect(try await engine.delivered(app: Self.app).map(\.request.identifier) == ["kept"])
             #expect(try await engine.nextFireDate() == start.addingTimeInterval(7200))
         }
-        try await run(at: start.addingTimeInterval(2000)) { (engine) async throws in
+        try await withSQLiteEngine(path: path, at: start.addingTimeInterval(2000)) { (engine) async throws in
             try await engine.fireDue(now: start.addingTimeInterval(2000))
             let dismissed = try await Self.dismissals(engine)
             #expect(dismissed.map(\.0) == [["r"]])

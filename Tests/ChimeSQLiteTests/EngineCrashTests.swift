@@ -44,25 +44,22 @@ struct EngineCrashTests {
         }
     }
 
-    @Test("notifications due every 3 ms, the firing process killed again and again: each delivered exactly once")
-    func firingUnderCrashes() async throws {
-        let directory = try TemporaryDirectory()
-        defer { directory.remove() }
-        let path = directory.path("fire.sqlite")
-        let count = 400
+    /// Runs the helper with `arguments` again and again (at most 80 times), each run killed once it
+    /// has printed `marker` 1 to `most` times — at a point of its work, whatever the machine's speed,
+    /// rather than after a time — until a run prints "done"; then once more to its end if none did.
+    /// - Returns: whether a run finished, and how many were killed.
+    static func killRepeatedly(_ arguments: [String], marker: String, most: Int = 24) async throws -> (finished: Bool, kills: Int) {
         var generator = SystemRandomNumberGenerator()
         var kills = 0
         var finished = false
         for _ in 0..<80 where !finished {
-            // Killed once it has fired 1 to 24 notifications (1 to 3 transactions): at a point of
-            // its work, whatever the machine's speed, rather than after a time.
-            let firings = Int.random(in: 1...24, using: &generator)
+            let wanted = Int.random(in: 1...most, using: &generator)
             // Off the concurrency pool: a run's start and waits take a thread for seconds.
             let (killed, done) = try await OffPool.run("test.crash") { () throws -> (Bool, Bool) in
-                let (process, output) = try Self.start(["fire", path, String(count)])
+                let (process, output) = try Self.start(arguments)
                 var seen = ""
                 let deadline = Date().addingTimeInterval(30)
-                while seen.components(separatedBy: "fired").count - 1 < firings && !seen.contains("done") && Date() < deadline {
+                while seen.components(separatedBy: marker).count - 1 < wanted && !seen.contains("done") && Date() < deadline {
                     let chunk = output.fileHandleForReading.available(within: deadline.timeIntervalSinceNow)
                     if chunk.isEmpty { break }  // its end, or nothing for 30 s
                     seen += String(decoding: chunk, as: UTF8.self)
@@ -80,8 +77,19 @@ struct EngineCrashTests {
             finished = done
         }
         if !finished {
-            finished = try await Self.runToEnd(["fire", path, String(count)]).contains("done")
+            finished = try await Self.runToEnd(arguments).contains("done")
         }
+        return (finished, kills)
+    }
+
+    @Test("notifications due every 3 ms, the firing process killed again and again: each delivered exactly once")
+    func firingUnderCrashes() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let path = directory.path("fire.sqlite")
+        let count = 400
+        // Killed once it has fired 1 to 24 notifications (1 to 3 transactions).
+        let (finished, kills) = try await Self.killRepeatedly(["fire", path, String(count)], marker: "fired")
         #expect(finished)
         #expect(kills >= 5, "the firing process was killed only \(kills) times")
 
@@ -97,6 +105,36 @@ struct EngineCrashTests {
         for delivery in deliveries {
             let index = Double(delivery.notification.request.identifier.split(separator: "-").last!)!
             #expect(delivery.notification.request.trigger == .timeInterval(0.05 + index * 0.003, repeats: false))
+        }
+    }
+
+    @Test("escalating notifications alerted every 50 ms for 8 s, the process killed again and again: no step alerted twice, receipts agree")
+    func escalationUnderCrashes() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let path = directory.path("escalate.sqlite")
+        let count = 20
+        // The window runs on the real clock (8 s from the first run): killed after 1 to 8 alerts,
+        // so that several runs fall inside it however slowly the machine starts them.
+        let (finished, kills) = try await Self.killRepeatedly(["escalate", path, String(count)], marker: "alerted", most: 8)
+        #expect(finished)
+        #expect(kills >= 2, "the escalating process was killed only \(kills) times")
+
+        let store = try SQLiteStore(path: path)
+        defer { store.close() }
+        let app = "com.example.escalate"
+        var byIdentifier: [String: [Int]] = [:]
+        for event in try store.events(after: 0, app: app, limit: 1_000_000) {
+            if case .realerted(let delivery) = event.payload { byIdentifier[delivery.notification.request.identifier, default: []].append(delivery.alert) }
+        }
+        #expect(byIdentifier.values.reduce(0) { $0 + $1.count } > count, "too few alerts to show anything")
+        for index in 0..<count {
+            let identifier = "alarm-\(index)"
+            let receipt = try #require(try store.receipt(app: app, identifier: identifier))
+            let numbers = byIdentifier[identifier] ?? []
+            // Each step once: the alert numbers 2, 3, 4 … in order, none twice, and the receipt counted each.
+            #expect(numbers == Array(stride(from: 2, through: receipt.alerts, by: 1)), "\(identifier): \(numbers) for \(receipt.alerts) alerts")
+            #expect(receipt.expired && receipt.nextAlertAt == nil)
         }
     }
 

@@ -1,4 +1,7 @@
 import ChimeCore
+import ChimeSQLite
+import ChimeTesting
+import TestThreads
 import Foundation
 #if canImport(Glibc)
 import Glibc
@@ -22,6 +25,25 @@ extension FileHandle {
         var ready = pollfd(fd: fileDescriptor, events: Int16(POLLIN), revents: 0)
         guard poll(&ready, 1, Int32(max(0, timeout) * 1000)) > 0 else { return Data() }
         return availableData
+    }
+}
+
+/// An engine on the SQLite file at `path` on a manual clock standing at `date` (UTC), its scheduler
+/// started when `scheduler`, for `body`; shut down and closed after it, as a service restarting.
+func withSQLiteEngine(path: String, at date: Date, scheduler: Bool = false, _ body: (NotificationEngine) async throws -> Void) async throws {
+    let store = try SQLiteStore(path: path)
+    let engine = NotificationEngine(store: store, clock: ManualClock(now: date), timeZone: TimeZone(identifier: "UTC")!)
+    if scheduler { engine.startScheduler() }
+    try await body(engine)
+    await engine.shutdown()
+    store.close()
+}
+
+/// Waits (at most 30 s) until `condition` no longer holds.
+func waitWhile(_ condition: () async throws -> Bool) async throws {
+    let deadline = ContinuousClock.now + .seconds(30)
+    while try await condition(), ContinuousClock.now < deadline {
+        try await Sleep.for(.milliseconds(20))
     }
 }
 
@@ -179,6 +201,13 @@ enum Samples {
             var request = request("x")
             request.expiration = .at(base)
             payload = .expired(ExpiredRequest(request: request, dueDate: base.addingTimeInterval(60)))
+        case .realerted:
+            var notification = delivered("e", at: 1)
+            notification.request.escalation = NotificationEscalation(every: 60, for: 1800)
+            var delivery = Delivery(notification: notification, category: categories[0], settings: settings,
+                                    presentation: [.banner, .list, .sound], badge: 3)
+            delivery.alert = 4
+            payload = .realerted(delivery)
         }
         return EngineEvent(app: app, date: base, payload: payload)
     }

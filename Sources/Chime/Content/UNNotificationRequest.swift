@@ -44,6 +44,21 @@ open class UNNotificationRequest: NSObject, NSCopying, @unchecked Sendable {
     ///                                 autoDismiss: .after(600))   // shown at +5 min, gone at +15 min
     /// ```
     public let autoDismiss: NotificationDeadline?
+    /// Repeat until acknowledged — a Chime addition; Apple's notifications alert once (a critical
+    /// alert included). The delivered notification is alerted again — sound and banner, a desktop
+    /// pop-up shown again with urgency critical, a Web Push sent again — every `interval` seconds
+    /// until the user answers it (an action, opening it, dismissing it) or it is removed, or its
+    /// window (`duration` seconds after the delivery) ends. In front, the delegate's `willPresent`
+    /// is asked again for each alert; the answer reaches `didReceive` as usual.
+    /// `UNUserNotificationCenter.receipt(for:)` says how often it was alerted and whether, when and
+    /// where it was answered. The service's limits apply (by default every 10 seconds or more, for
+    /// at most 24 hours).
+    ///
+    /// ```swift
+    /// let alarm = UNNotificationRequest(identifier: "wake", content: content, trigger: nil,
+    ///                                   escalation: NotificationEscalation(every: 60, for: 1800))
+    /// ```
+    public let escalation: NotificationEscalation?
 
     public init(identifier: String, content: UNNotificationContent, trigger: UNNotificationTrigger?) {
         self.identifier = identifier
@@ -51,17 +66,26 @@ open class UNNotificationRequest: NSObject, NSCopying, @unchecked Sendable {
         self.trigger = trigger
         self.expiration = nil
         self.autoDismiss = nil
+        self.escalation = nil
     }
 
     /// A request that expires, or whose notification is removed when it stops being relevant, or
     /// both (Chime's additions): see ``expiration`` and ``autoDismiss``.
     public init(identifier: String, content: UNNotificationContent, trigger: UNNotificationTrigger?, expiration: NotificationDeadline?,
-                autoDismiss: NotificationDeadline? = nil) {
+                autoDismiss: NotificationDeadline? = nil, escalation: NotificationEscalation? = nil) {
         self.identifier = identifier
         self.content = content.copy() as! UNNotificationContent
         self.trigger = trigger
         self.expiration = expiration
         self.autoDismiss = autoDismiss
+        self.escalation = escalation
+    }
+
+    /// A request whose delivered notification is alerted again until answered (Chime's addition):
+    /// see ``escalation``.
+    public convenience init(identifier: String, content: UNNotificationContent, trigger: UNNotificationTrigger?,
+                            escalation: NotificationEscalation?) {
+        self.init(identifier: identifier, content: content, trigger: trigger, expiration: nil, autoDismiss: nil, escalation: escalation)
     }
 
     /// A request whose delivered notification is removed when it stops being relevant (Chime's
@@ -77,18 +101,19 @@ open class UNNotificationRequest: NSObject, NSCopying, @unchecked Sendable {
         trigger = UNNotificationTrigger.make(value.trigger, scheduledDate: scheduledDate)
         expiration = value.expiration
         autoDismiss = value.autoDismiss
+        escalation = value.escalation
     }
 
     func coreValue() throws -> NotificationRequest {
         NotificationRequest(identifier: identifier, content: try content.coreValue(), trigger: trigger?.value, expiration: expiration,
-                            autoDismiss: autoDismiss)
+                            autoDismiss: autoDismiss, escalation: escalation)
     }
 
     open func copy(with zone: NSZone? = nil) -> Any { self }
     open override func isEqual(_ object: Any?) -> Bool {
         guard let other = object as? UNNotificationRequest else { return false }
         return identifier == other.identifier && content.isEqual(other.content) && trigger?.value == other.trigger?.value
-            && expiration == other.expiration && autoDismiss == other.autoDismiss
+            && expiration == other.expiration && autoDismiss == other.autoDismiss && escalation == other.escalation
     }
     open override var hash: Int { identifier.hashValue }
     open override var description: String { "<UNNotificationRequest identifier: \"\(identifier)\", content: \(content), trigger: \(trigger.map { "\($0)" } ?? "nil")>" }

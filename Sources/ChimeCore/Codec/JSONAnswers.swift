@@ -159,7 +159,7 @@ extension EngineEvent {
         }
         let payload: Payload
         switch kind {
-        case .delivered:
+        case .delivered, .realerted:
             let delivered = try notification()
             let settings = try json["settings"].map { value throws(ChimeError) in try NotificationSettings(json: value) }
             var category: NotificationCategory?
@@ -168,8 +168,17 @@ extension EngineEvent {
                 ?? Presentation.background(for: delivered.request.content, settings: settings ?? .allowingEverything)
             var badge: Int?
             if case .integer(let value)? = json["badge"] { badge = Int(exactly: value) }
-            payload = .delivered(Delivery(notification: delivered, category: category, settings: settings ?? .allowingEverything,
-                                          presentation: presentation, badge: badge))
+            var delivery = Delivery(notification: delivered, category: category, settings: settings ?? .allowingEverything,
+                                    presentation: presentation, badge: badge)
+            if kind == .realerted {
+                guard case .integer(let alert)? = json["alert"], let number = Int(exactly: alert), number >= 2 else {
+                    throw ChimeError(.malformedInput, field: "alert", "a realerted event without its alert number (2 or more)")
+                }
+                delivery.alert = number
+                payload = .realerted(delivery)
+            } else {
+                payload = .delivered(delivery)
+            }
         case .response:
             guard let value = json["response"] else { throw ChimeError(.malformedInput, field: "response", "a response event without its response") }
             payload = .response(try NotificationResponse(json: value, field: "response"))

@@ -362,18 +362,19 @@ extension EngineEvent {
     /// is shaped as a delivered-list item, with `actions` and `presentation`), `category`,
     /// `presentation`, `settings` and `badge` for a delivery; `response`; `identifiers` and `scope`;
     /// `settings`; `categories`; `change`; `quarantined`; `request` (with its `expirationDate`) and
-    /// `dueDate` for `expired`.
+    /// `dueDate` for `expired`; for `realerted`, what a delivery carries and `alert` (2 and on).
     public var json: JSONValue {
         var object: JSONObject = [
             "sequence": .integer(sequence), "app": .string(app), "kind": .string(kind.rawValue), "date": JSONMapping.json(date),
         ]
         switch payload {
-        case .delivered(let delivery):
+        case .delivered(let delivery), .realerted(let delivery):
             object["notification"] = delivery.notification.json(category: delivery.category, presentation: delivery.presentation)
             object["category"] = delivery.category?.json ?? .null
             object["presentation"] = delivery.presentation.json
             object["settings"] = delivery.settings.json
             if let badge = delivery.badge { object["badge"] = .integer(Int64(badge)) }
+            if delivery.alert > 1 { object["alert"] = .integer(Int64(delivery.alert)) }
         case .response(let response):
             object["response"] = response.json
         case .removed(let identifiers, let scope, let reason):

@@ -19,10 +19,10 @@ public enum RecordCodec {
     /// provider team and key; version 4 adds recurrence-rule triggers; version 5 adds when an app
     /// unregistered its device token (its provider then optional); version 6 adds a request's
     /// expiration and the `expired` event; version 7 adds an app's APNs provider certificate (the
-    /// unregistration then optional too); version 8 a request's auto-dismissal. A record is written
-    /// in the lowest version that holds what it has, so stores that use none of them stay readable
-    /// by earlier Chimes.
-    public static let formatVersion: UInt8 = 8
+    /// unregistration then optional too); version 8 a request's auto-dismissal; version 9 a
+    /// request's escalation and the `realerted` event. A record is written in the lowest version
+    /// that holds what it has, so stores that use none of them stay readable by earlier Chimes.
+    public static let formatVersion: UInt8 = 9
     /// The format that added thumbnail options.
     static let thumbnailVersion: UInt8 = 2
     /// The format that added app records' ``AppRecord/apnsProvider``.
@@ -38,6 +38,9 @@ public enum RecordCodec {
     static let certificateVersion: UInt8 = 7
     /// The format that added ``NotificationRequest/autoDismiss`` (bits 2 and 3 of a request's mask).
     static let autoDismissVersion: UInt8 = 8
+    /// The format that added ``NotificationRequest/escalation`` (bit 4 of a request's mask) and the
+    /// `realerted` event.
+    static let escalationVersion: UInt8 = 9
     /// The format of records without thumbnail options.
     static let baseVersion: UInt8 = 1
 
@@ -208,7 +211,7 @@ public enum RecordCodec {
     // Append-only. The last three are announced but never logged; they have indexes so every
     // event can be encoded.
     static let eventKinds: [EngineEvent.Kind] = [.delivered, .response, .removed, .silentPush, .settings, .scheduled, .categories, .app,
-                                                  .quarantined, .expired]
+                                                  .quarantined, .expired, .realerted]
 
     /// Calendar identifiers by stable number (the enum has no raw values of its own).
     static let calendarIdentifiers: [Calendar.Identifier] = [
@@ -428,6 +431,7 @@ extension RecordCodec {
             if case .recurrence? = r.trigger { bytes[0] = max(bytes[0], RecordCodec.recurrenceVersion) }
             if r.expiration != nil { bytes[0] = max(bytes[0], RecordCodec.expirationVersion) }
             if r.autoDismiss != nil { bytes[0] = max(bytes[0], RecordCodec.autoDismissVersion) }
+            if r.escalation != nil { bytes[0] = max(bytes[0], RecordCodec.escalationVersion) }
             string(r.identifier)
             content(r.content)
             trigger(r.trigger)
@@ -437,14 +441,20 @@ extension RecordCodec {
         /// From format 6, a request ends with a mask of its optional parts, then each part given:
         /// bit 0 an expiration date, bit 1 an expiration as seconds after the add (the engine
         /// stores dates; a request encoded before it is added may hold seconds); from format 8,
-        /// bit 2 an auto-dismissal date, bit 3 an auto-dismissal as seconds after each delivery.
+        /// bit 2 an auto-dismissal date, bit 3 an auto-dismissal as seconds after each delivery;
+        /// from format 9, bit 4 an escalation (its interval and duration, two doubles).
         mutating func requestOptions(_ r: NotificationRequest) {
             var mask: UInt64 = 0
             if let expiration = r.expiration { mask |= expiration.date == nil ? 2 : 1 }
             if let autoDismiss = r.autoDismiss { mask |= autoDismiss.date == nil ? 8 : 4 }
+            if r.escalation != nil { mask |= 16 }
             varint(mask)
             if let expiration = r.expiration { deadline(expiration) }
             if let autoDismiss = r.autoDismiss { deadline(autoDismiss) }
+            if let escalation = r.escalation {
+                double(escalation.interval)
+                double(escalation.duration)
+            }
         }
 
         mutating func deadline(_ deadline: NotificationDeadline) {
@@ -547,6 +557,14 @@ extension RecordCodec {
             }
         }
 
+        mutating func delivery(_ d: Delivery) {
+            delivered(d.notification)
+            if let category = d.category { byte(1); self.category(category) } else { byte(0) }
+            settings(d.settings)
+            varint(UInt64(d.presentation.rawValue))
+            if let badge = d.badge { byte(1); int(Int64(badge)) } else { byte(0) }
+        }
+
         mutating func event(_ e: EngineEvent) {
             int(e.sequence)
             string(e.app)
@@ -554,11 +572,12 @@ extension RecordCodec {
             date(e.date)
             switch e.payload {
             case .delivered(let d):
-                delivered(d.notification)
-                if let category = d.category { byte(1); self.category(category) } else { byte(0) }
-                settings(d.settings)
-                varint(UInt64(d.presentation.rawValue))
-                if let badge = d.badge { byte(1); int(Int64(badge)) } else { byte(0) }
+                delivery(d)
+            case .realerted(let d):
+                // Raised before the notification, whose reading depends on the version.
+                bytes[0] = max(bytes[0], RecordCodec.escalationVersion)
+                delivery(d)
+                varint(UInt64(max(d.alert, 1)))
             case .response(let r): response(r)
             case .removed(let identifiers, let scope, let reason):
                 strings(identifiers)
@@ -855,13 +874,15 @@ extension RecordCodec {
             var request = NotificationRequest(identifier: try string(), content: try content(), trigger: try trigger())
             if version >= RecordCodec.expirationVersion {
                 let mask = try varint()
-                guard mask < 1 << (version >= RecordCodec.autoDismissVersion ? 4 : 2) else { throw corrupt("unknown request options \(mask)") }
+                let known = version >= RecordCodec.escalationVersion ? 5 : version >= RecordCodec.autoDismissVersion ? 4 : 2
+                guard mask < 1 << known else { throw corrupt("unknown request options \(mask)") }
                 guard mask & 3 != 3 else { throw corrupt("two expirations") }
                 guard mask & 12 != 12 else { throw corrupt("two auto-dismissals") }
                 if mask & 1 != 0 { request.expiration = .at(try date()) }
                 if mask & 2 != 0 { request.expiration = .after(try double()) }
                 if mask & 4 != 0 { request.autoDismiss = .at(try date()) }
                 if mask & 8 != 0 { request.autoDismiss = .after(try double()) }
+                if mask & 16 != 0 { request.escalation = NotificationEscalation(every: try double(), for: try double()) }
             }
             return request
         }
@@ -958,18 +979,26 @@ extension RecordCodec {
             return (sequence, app, RecordCodec.eventKinds[Int(kindIndex)], try date())
         }
 
+        mutating func delivery() throws -> Delivery {
+            let notification = try delivered()
+            let category: NotificationCategory? = try flag() ? try self.category() : nil
+            let settings = try settings()
+            let presentation = UNNotificationPresentationOptions(rawValue: UInt(truncatingIfNeeded: try varint()))
+            let badge: Int? = try flag() ? try int() : nil
+            return Delivery(notification: notification, category: category, settings: settings, presentation: presentation, badge: badge)
+        }
+
         mutating func event() throws -> EngineEvent {
             let head = try eventHead()
             let payload: EngineEvent.Payload
             switch head.kind {
-            case .delivered:
-                let notification = try delivered()
-                let category: NotificationCategory? = try flag() ? try self.category() : nil
-                let settings = try settings()
-                let presentation = UNNotificationPresentationOptions(rawValue: UInt(truncatingIfNeeded: try varint()))
-                let badge: Int? = try flag() ? try int() : nil
-                payload = .delivered(Delivery(notification: notification, category: category, settings: settings,
-                                              presentation: presentation, badge: badge))
+            case .delivered: payload = .delivered(try delivery())
+            case .realerted:
+                var delivery = try delivery()
+                let alert = try varint()
+                guard (2...UInt64(Int32.max)).contains(alert) else { throw corrupt("a realerted event's alert is \(alert)") }
+                delivery.alert = Int(alert)
+                payload = .realerted(delivery)
             case .response: payload = .response(try response())
             case .removed:
                 let identifiers = try strings(), scope = try byte()

@@ -18,6 +18,9 @@ final class EngineCore {
     /// The soonest ends of relevance of delivered notifications (``NotificationRequest/autoDismiss``),
     /// as `window` holds fire dates: the scheduler removes each when it comes.
     var dismissals: ScheduleWindow
+    /// The soonest next steps of escalating notifications (``NotificationRequest/escalation``), as
+    /// `window` holds fire dates: the scheduler alerts each again when it comes.
+    var escalations: ScheduleWindow
     /// Set when a fire batch was full, so the scheduler runs again at once.
     package var moreDue = false
     /// How many due requests the last `fireDue` took (with a shared store: claimed).
@@ -49,6 +52,7 @@ final class EngineCore {
         self.initialTimeZone = timeZone
         self.window = ScheduleWindow(capacity: configuration.windowCapacity)
         self.dismissals = ScheduleWindow(capacity: configuration.windowCapacity)
+        self.escalations = ScheduleWindow(capacity: configuration.windowCapacity)
     }
 
     /// Loads device state and the window. Errors here surface on the first operation instead.
@@ -56,6 +60,7 @@ final class EngineCore {
         loadDeviceState()
         refillWindow()
         refillDismissals()
+        refillEscalations()
     }
 
     private func loadDeviceState() {
@@ -91,6 +96,7 @@ final class EngineCore {
         moreDue = false
         refillWindow()
         refillDismissals()
+        refillEscalations()
     }
 
     /// Called after a transaction commits.
@@ -120,6 +126,12 @@ final class EngineCore {
         }
     }
 
+    private func refillEscalations() {
+        if let soonest = try? store.soonestEscalations(limit: escalations.capacity) {
+            escalations.load(soonest)
+        }
+    }
+
     private var eventsSincePrune = 0
     private var bytesSincePrune = 0
 
@@ -138,6 +150,8 @@ final class EngineCore {
                 var target = retention
                 target.bytes -= retention.bytes / 10
                 try store.pruneEvents(target, now: clock.now)
+                // Ended escalations' receipts, at the same pace (an index of only the ended ones).
+                try store.pruneReceipts(endedBefore: clock.now.addingTimeInterval(-configuration.receiptRetentionAge))
                 eventsSincePrune = 0
                 bytesSincePrune = 0
             }
@@ -191,6 +205,7 @@ final class EngineCore {
     func removeApp(_ app: String) throws {
         try store.removeApp(app)
         dismissals.removeApp(app)
+        escalations.removeApp(app)
         appCache[LiteralKey(app)] = nil
         categoryCache[LiteralKey(app)] = nil
         usage[LiteralKey(app)] = nil
@@ -416,7 +431,7 @@ final class EngineCore {
             removed = try store.removeAllDelivered(app: app, thread: thread)
         }
         if !removed.isEmpty {
-            forgetDismissals(app: app, identifiers: removed)
+            try forgetDelivered(app: app, identifiers: removed)
             countRemoved(app: app, delivered: removed.count)
             try log(.removed(identifiers: removed, scope: .delivered), app: app)
         }
@@ -424,10 +439,113 @@ final class EngineCore {
     }
 
     /// Delivered notifications gone from the list: out of the dismissal window too (when it holds
-    /// any: most engines' is empty).
-    private func forgetDismissals(app: String, identifiers: [String]) {
-        guard dismissals.count > 0 else { return }
-        for identifier in identifiers { dismissals.remove(.init(app: app, identifier: identifier)) }
+    /// any: most engines' is empty), and their escalations end.
+    private func forgetDelivered(app: String, identifiers: [String]) throws {
+        if dismissals.count > 0 {
+            for identifier in identifiers { dismissals.remove(.init(app: app, identifier: identifier)) }
+        }
+        try endEscalations(app: app, identifiers: identifiers, removedAt: clock.now)
+    }
+
+    // MARK: Escalation
+
+    /// Ends the escalations of these notifications, removed unanswered at `removedAt`: their
+    /// receipts say so and the scheduler no longer wakes for them. Without a shared store, the
+    /// window says which may have one (most engines' is empty: nothing is asked of the store).
+    private func endEscalations(app: String, identifiers: [String], removedAt: Date) throws {
+        guard shared != nil || escalations.count > 0 || !escalations.complete else { return }
+        for identifier in identifiers {
+            let key = ScheduleWindow.Key(app: app, identifier: identifier)
+            guard shared != nil || escalations.mayHold(key) else { continue }
+            escalations.remove(key)
+            guard var receipt = try store.receipt(app: app, identifier: identifier), receipt.isEscalating else { continue }
+            receipt.nextAlertAt = nil
+            receipt.removedAt = removedAt
+            try store.putReceipt(receipt)
+        }
+    }
+
+    /// Starts the escalation of a notification just delivered (its receipt, the first step in the
+    /// window), or, for a notification without one, ends the escalation of the one it replaced.
+    private func startEscalation(_ notification: DeliveredNotification, app: String) throws {
+        let identifier = notification.request.identifier
+        guard let escalation = notification.request.escalation else {
+            // A replacement without one: only when the window says there may be one to end (a
+            // shared store's is found by its next step instead).
+            if shared == nil, escalations.mayHold(.init(app: app, identifier: identifier)) {
+                try endEscalations(app: app, identifiers: [identifier], removedAt: notification.date)
+            }
+            return
+        }
+        let next = escalation.nextDate(after: notification.date, deliveredAt: notification.date)
+        try store.putReceipt(EscalationReceipt(app: app, identifier: identifier, sequence: notification.sequence,
+                                               deliveredAt: notification.date, escalation: escalation, nextAlertAt: next))
+        escalations.set(.init(app: app, identifier: identifier), date: next, sequence: notification.sequence)
+    }
+
+    /// The user answered an escalating notification: its receipt records when, how and where, in
+    /// the answer's transaction (also after its window ended), and the escalation stops.
+    private func acknowledge(app: String, identifier: String, action: String, surface: String?, now: Date) throws {
+        escalations.remove(.init(app: app, identifier: identifier))
+        guard var receipt = try store.receipt(app: app, identifier: identifier),
+              receipt.acknowledgedAt == nil, receipt.removedAt == nil else { return }
+        receipt.nextAlertAt = nil
+        receipt.acknowledgedAt = now
+        receipt.actionIdentifier = action
+        receipt.surface = surface
+        try store.putReceipt(receipt)
+    }
+
+    /// Takes the escalation steps due by `now`, at most `limit`: each notification still delivered
+    /// and unanswered is alerted again — a `realerted` event, which every surface presents again —
+    /// and its next step set; at the end of its window the receipt says it expired. Part of the
+    /// firing transaction, so each step is taken once (a shared store claims it), and a step
+    /// missed while the service was down is alerted once at the first firing after it starts.
+    /// - Returns: how many were due (a full `limit`: there may be more).
+    private func escalateDue(now: Date, limit: Int) throws -> Int {
+        // Without a shared store, the window says whether anything is due.
+        if shared == nil, escalations.first.map({ $0.date > now }) ?? escalations.complete { return 0 }
+        let due = try store.dueEscalations(before: now, limit: limit)
+        for var receipt in due {
+            let key = ScheduleWindow.Key(app: receipt.app, identifier: receipt.identifier)
+            escalations.remove(key)
+            if now >= receipt.endsAt {
+                receipt.nextAlertAt = nil
+                receipt.expired = true
+                try store.putReceipt(receipt)
+                continue
+            }
+            // Replaced or removed meanwhile (a shared store's other engine, or a replacement
+            // without an escalation): it ends here.
+            guard let notification = try store.delivered(app: receipt.app, identifier: receipt.identifier),
+                  notification.sequence == receipt.sequence else {
+                receipt.nextAlertAt = nil
+                receipt.removedAt = now
+                try store.putReceipt(receipt)
+                continue
+            }
+            try settingAside(app: receipt.app, identifier: receipt.identifier) {
+                receipt.alerts += 1
+                receipt.lastAlertedAt = now
+                let next = receipt.escalation.nextDate(after: now, deliveredAt: receipt.deliveredAt)
+                receipt.nextAlertAt = next
+                try store.putReceipt(receipt)
+                escalations.set(key, date: next, sequence: receipt.sequence)
+                let record = try appRecord(receipt.app)
+                let content = notification.request.content
+                var delivery = Delivery(notification: notification, category: try category(content.categoryIdentifier, app: receipt.app),
+                                        settings: record.settings,
+                                        presentation: Presentation.background(for: content, settings: record.settings))
+                delivery.alert = receipt.alerts
+                try log(.realerted(delivery), app: receipt.app, date: now)
+            }
+        }
+        // Whatever else the window holds as due is gone from the store (ended meanwhile).
+        if due.count < limit {
+            while let first = escalations.first, first.date <= now { escalations.remove(first.key) }
+        }
+        if escalations.needsRefill || (escalations.count == 0 && !escalations.complete) { refillEscalations() }
+        return due.count
     }
 
     /// Removes the delivered notifications whose end of relevance has come by `now`, at most
@@ -455,6 +573,7 @@ final class EngineCore {
         for (app, identifiers) in byApp {
             let removed = try store.removeDelivered(app: app, identifiers: identifiers)
             guard !removed.isEmpty else { continue }
+            try endEscalations(app: app, identifiers: removed, removedAt: now)
             countRemoved(app: app, delivered: removed.count)
             try log(.removed(identifiers: removed, scope: .delivered, reason: .autoDismiss), app: app, date: now)
         }
@@ -593,7 +712,7 @@ final class EngineCore {
         guard let tally = usage[LiteralKey(app)], tally.delivered > bound else { return }
         let oldest = try store.oldestDelivered(app: app, limit: tally.delivered - (bound - bound / 10))
         let removed = try store.removeDelivered(app: app, identifiers: oldest)
-        forgetDismissals(app: app, identifiers: removed)
+        try forgetDelivered(app: app, identifiers: removed)
         if !removed.isEmpty { try log(.removed(identifiers: removed, scope: .delivered), app: app) }
         countRemoved(app: app, delivered: removed.count)
     }
@@ -647,6 +766,10 @@ final class EngineCore {
         } else if dismissals.count > 0 {
             dismissals.remove(key)
         }
+        // Most notifications neither escalate nor replace one that did: nothing asked of the store.
+        if request.escalation != nil || escalations.count > 0 || !escalations.complete {
+            try startEscalation(notification, app: app)
+        }
         try keepDeliveredWithinQuota(app: app, bytes: encodedRequest?.count ?? 0)
         var delivery = Delivery(notification: notification, category: try category(content.categoryIdentifier, app: app),
                                 settings: record.settings, presentation: Presentation.background(for: content, settings: record.settings),
@@ -667,15 +790,22 @@ final class EngineCore {
     package func windowNextDate() -> Date? {
         if window.count == 0 || window.needsRefill { refillWindowIfNeeded() }
         if dismissals.needsRefill || (dismissals.count == 0 && !dismissals.complete) { refillDismissals() }
+        if escalations.needsRefill || (escalations.count == 0 && !escalations.complete) { refillEscalations() }
         return windowFirstDate
     }
 
-    /// The sooner of the windows' first dates, as they are.
+    /// The soonest of the windows' first dates, as they are.
     package var windowFirstDate: Date? {
-        switch (window.first?.date, dismissals.first?.date) {
-        case (let fire?, let dismiss?): min(fire, dismiss)
-        case (let fire, let dismiss): fire ?? dismiss
-        }
+        let fire = window.first?.date
+        // Most engines have no dismissal or escalation: then the fire date, as before.
+        guard dismissals.count > 0 || escalations.count > 0 else { return fire }
+        return Self.sooner(Self.sooner(fire, dismissals.first?.date), escalations.first?.date)
+    }
+
+    private static func sooner(_ a: Date?, _ b: Date?) -> Date? {
+        guard let a else { return b }
+        guard let b else { return a }
+        return min(a, b)
     }
 
     private func refillWindowIfNeeded() {
@@ -694,6 +824,7 @@ final class EngineCore {
     package func fireDue(now: Date, limit: Int, listing: Bool = true) throws -> [(app: String, notification: DeliveredNotification)] {
         try quarantineQueued(now: now)
         let dismissed = try dismissDue(now: now, limit: limit)
+        let escalated = try escalateDue(now: now, limit: limit)
         let due = try store.dueEncoded(before: now, limit: limit)
         var delivered: [(app: String, notification: DeliveredNotification)] = []
         if listing { delivered.reserveCapacity(due.count) }
@@ -730,8 +861,8 @@ final class EngineCore {
         for (app, identifiers) in finished {
             countRemoved(app: app, pending: try store.removePending(app: app, identifiers: identifiers).count)
         }
-        moreDue = due.count == limit || dismissed == limit
-        claimed = due.count + dismissed
+        moreDue = due.count == limit || dismissed == limit || escalated == limit
+        claimed = due.count + dismissed + escalated
         if window.needsRefill { refillWindow() }
         return delivered
     }
@@ -838,7 +969,7 @@ final class EngineCore {
 
     // MARK: Responses
 
-    package func respond(app: String, identifier: String, action: String, userText: String?) throws -> NotificationResponse? {
+    package func respond(app: String, identifier: String, action: String, userText: String?, surface: String? = nil) throws -> NotificationResponse? {
         guard let notification = try store.delivered(app: app, identifier: identifier) else {
             let delivered = try store.delivered(app: app, thread: nil).prefix(10).map { "'\($0.request.identifier)'" }
             throw ChimeError(.notFound, field: "identifier",
@@ -873,6 +1004,9 @@ final class EngineCore {
             }
         }
         let now = clock.now
+        if notification.request.escalation != nil {
+            try acknowledge(app: app, identifier: identifier, action: action, surface: surface, now: now)
+        }
         _ = try removeDelivered(app: app, identifiers: [identifier], thread: nil)
         guard respondsToApp else { return nil }
         var response = NotificationResponse(notification: notification, actionIdentifier: action, userText: userText, date: now)

@@ -46,11 +46,15 @@ public struct EngineEvent: Sendable, Hashable {
         /// delivered, and was removed in the same transaction (a repeating one ends). Logged: a
         /// resumed stream sees it. A Chime addition.
         case expired(ExpiredRequest)
+        /// A delivered notification that escalates (``NotificationRequest/escalation``) was alerted
+        /// again, unanswered: surfaces show it again (``Delivery/alert`` is 2 or more). Logged, in
+        /// the transaction that took the step, so a step is alerted once. A Chime addition.
+        case realerted(Delivery)
     }
 
     /// The kinds of events, by the names event streams use (`event:` of a server-sent event).
     public enum Kind: String, Sendable, Hashable, CaseIterable {
-        case delivered, response, removed, silentPush, settings, scheduled, categories, app, quarantined, expired
+        case delivered, response, removed, silentPush, settings, scheduled, categories, app, quarantined, expired, realerted
     }
 
     /// The event's position in the store's log; resumable streams continue after it. 0 for events
@@ -82,6 +86,7 @@ public struct EngineEvent: Sendable, Hashable {
         case .app: .app
         case .quarantined: .quarantined
         case .expired: .expired
+        case .realerted: .realerted
         }
     }
 
@@ -117,6 +122,9 @@ public struct Delivery: Sendable, Hashable {
     /// hub applies it then, or when the app is no longer in front). Held in memory only: not in the
     /// event log or on event streams.
     public var pendingBadge: Int?
+    /// Which alert this is: 1 for the delivery, 2 and on for an escalating notification alerted
+    /// again (a `realerted` event; a Chime addition), which surfaces present with more urgency.
+    public var alert = 1
 
     public init(notification: DeliveredNotification, category: NotificationCategory?, settings: NotificationSettings,
                 presentation: UNNotificationPresentationOptions, badge: Int? = nil) {

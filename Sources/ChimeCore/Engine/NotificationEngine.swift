@@ -67,6 +67,12 @@ public final class NotificationEngine: Sendable {
         /// How much each app may keep in the store (``StorageQuota``; none by default, as an app's
         /// own engine; `chime serve` sets ``StorageQuota/serviceDefault``).
         public var quota = StorageQuota.unlimited
+        /// What escalations (``NotificationRequest/escalation``) may ask: by default alerts at
+        /// least 10 seconds apart, for at most 24 hours. An add beyond them is refused naming the
+        /// field (`escalateEvery`, `escalateFor`).
+        public var escalationLimits = EscalationLimits()
+        /// How long an ended escalation's receipt is kept, in seconds (7 days).
+        public var receiptRetentionAge: TimeInterval = 7 * 24 * 3600
         public init() {}
     }
 
@@ -560,7 +566,8 @@ public final class NotificationEngine: Sendable {
     /// each refused with its index in the whole add.
     private func prepare(_ requests: [NotificationRequest], _ slice: Range<Int>, now: Date) throws -> PreparedAdd {
         for index in slice {
-            try Validation.validate(requests[index], field: requests.count == 1 ? "" : "[\(index)]")
+            try Validation.validate(requests[index], field: requests.count == 1 ? "" : "[\(index)]",
+                                    escalationLimits: configuration.escalationLimits)
         }
         // The whole add (the usual case) is handed on as it is, not copied request by request.
         let taken = slice == requests.indices ? requests : Array(requests[slice])
@@ -747,8 +754,25 @@ public final class NotificationEngine: Sendable {
     ///   has no `.customDismissAction` (the app does not hear of it).
     /// - Throws: ``ChimeError`` `notFound` when the notification is not delivered, `unknownAction`
     ///   when the action is not in its category, `invalidValue` for text on a non-text action.
-    public func respond(app: String, notification identifier: String, action: String, userText: String? = nil) async throws -> NotificationResponse? {
-        try await perform { try $0.respond(app: app, identifier: identifier, action: action, userText: userText) }
+    /// - Parameter surface: where the answer came from (`web`, `desktop`, `webPush`, `api` …), kept
+    ///   in an escalating notification's ``EscalationReceipt``.
+    public func respond(app: String, notification identifier: String, action: String, userText: String? = nil,
+                        surface: String? = nil) async throws -> NotificationResponse? {
+        try await perform { try $0.respond(app: app, identifier: identifier, action: action, userText: userText, surface: surface) }
+    }
+
+    /// The receipt of the app's escalating notification with this identifier (its latest
+    /// delivery's): alerts so far, whether and how it was answered, whether its window ended.
+    /// Kept after the notification is removed, for ``Configuration/receiptRetentionAge`` after
+    /// the escalation ended. `nil` when there is none.
+    ///
+    /// ```swift
+    /// if let receipt = try await engine.receipt(app: "com.example.alarm", notification: "wake"), receipt.acknowledged {
+    ///     print("answered with", receipt.actionIdentifier ?? "", "on", receipt.surface ?? "")
+    /// }
+    /// ```
+    public func receipt(app: String, notification identifier: String) async throws -> EscalationReceipt? {
+        try await read { try $0.receipt(app: app, identifier: identifier) }
     }
 
     /// The app's outbox: responses not yet acknowledged, oldest first.

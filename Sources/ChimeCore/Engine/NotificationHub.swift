@@ -211,7 +211,7 @@ public final class NotificationHub: Sendable {
         for event in events {
             var job: SurfaceJob
             switch event.payload {
-            case .delivered(let delivery): job = .show(delivery)
+            case .delivered(let delivery), .realerted(let delivery): job = .show(delivery)
             case .removed(let identifiers, .delivered, _): job = .withdraw(identifiers)
             default: continue
             }

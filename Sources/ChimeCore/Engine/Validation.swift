@@ -8,8 +8,9 @@ public enum Validation {
     /// The largest content accepted, in bytes of text and user info.
     public static let maxContentBytes = 256 * 1024
 
-    /// Checks a request to add (not a push).
-    public static func validate(_ request: NotificationRequest, field: String = "") throws(ChimeError) {
+    /// Checks a request to add (not a push); an escalation within `escalationLimits`.
+    public static func validate(_ request: NotificationRequest, field: String = "",
+                                escalationLimits: EscalationLimits = EscalationLimits()) throws(ChimeError) {
         try validateIdentifier(request.identifier, field: join(field, "identifier"))
         try validate(request.content, field: join(field, "content"))
         if let trigger = request.trigger {
@@ -30,6 +31,37 @@ public enum Validation {
                                  "\(name) is 0: the notification would be gone as it came; give more than 0 seconds after the delivery, or a date")
             }
         }
+        if let escalation = request.escalation { try validate(escalation, limits: escalationLimits, field: field) }
+    }
+
+    /// Checks an escalation against the limits: its interval (`escalateEvery`) at least the
+    /// shortest allowed, its window (`escalateFor`) longer than one interval and at most the
+    /// longest allowed. The fields are named as JSON names them, after `field`.
+    ///
+    /// ```swift
+    /// try Validation.validate(NotificationEscalation(every: 5, for: 600), limits: EscalationLimits(), field: "")
+    /// // throws: "escalateEvery is 5 seconds; give 10 or more seconds between alerts …"
+    /// ```
+    public static func validate(_ escalation: NotificationEscalation, limits: EscalationLimits, field: String) throws(ChimeError) {
+        let every = join(field, "escalateEvery"), window = join(field, "escalateFor")
+        let interval = escalation.interval, duration = escalation.duration
+        guard interval.isFinite, interval >= limits.minimumInterval else {
+            throw ChimeError(.invalidValue, field: every,
+                             "\(every) is \(seconds(interval)) seconds; give \(seconds(limits.minimumInterval)) or more seconds between alerts (the service's shortest), at most \(seconds(limits.maximumDuration))")
+        }
+        guard duration.isFinite, duration <= limits.maximumDuration else {
+            throw ChimeError(.invalidValue, field: window,
+                             "\(window) is \(seconds(duration)) seconds; give at most \(seconds(limits.maximumDuration)) seconds (the service's longest escalation)")
+        }
+        guard duration > interval else {
+            throw ChimeError(.invalidValue, field: window,
+                             "\(window) is \(seconds(duration)) seconds, not longer than \(every) (\(seconds(interval))): nothing would be alerted again; give a window longer than one interval, at most \(seconds(limits.maximumDuration)) seconds")
+        }
+    }
+
+    /// Seconds as text: whole numbers without a fraction.
+    private static func seconds(_ value: Double) -> String {
+        value.isFinite && value == value.rounded() && abs(value) < 1e15 ? String(Int64(value)) : String(value)
     }
 
     /// Checks a deadline (a request's expiration): a duration of 0 seconds or more, or a date in

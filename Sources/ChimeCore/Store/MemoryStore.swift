@@ -24,6 +24,7 @@ public final class MemoryStore: NotificationStore {
         var webPushMessages: [Int64: (app: String, body: String)] = [:]
         var webPushQueue: [QueuedWebPush] = []
         var nextWebPushMessage: Int64 = 1
+        var receipts: [LiteralKey: [LiteralKey: EscalationReceipt]] = [:]
     }
 
     private var state = State()
@@ -63,6 +64,7 @@ public final class MemoryStore: NotificationStore {
         state.quarantine.removeAll { $0.app.isLiterally(bundleIdentifier) }
         state.webPushQueue.removeAll { $0.app.isLiterally(bundleIdentifier) }
         state.webPushMessages = state.webPushMessages.filter { !$0.value.app.isLiterally(bundleIdentifier) }
+        state.receipts[LiteralKey(bundleIdentifier)] = nil
     }
 
     // MARK: Categories
@@ -210,6 +212,36 @@ public final class MemoryStore: NotificationStore {
 
     public func soonestDismissals(limit: Int) throws -> [(app: String, identifier: String, date: Date, sequence: Int64)] {
         Array(dismissals().prefix(max(0, limit)))
+    }
+
+    public func putReceipt(_ receipt: EscalationReceipt) throws {
+        state.receipts[LiteralKey(receipt.app), default: [:]][LiteralKey(receipt.identifier)] = receipt
+    }
+
+    public func receipt(app: String, identifier: String) throws -> EscalationReceipt? {
+        state.receipts[LiteralKey(app)]?[LiteralKey(identifier)]
+    }
+
+    /// Every receipt still escalating, soonest next step first (a scan: this store is the
+    /// reference, not the fast path).
+    private func escalating() -> [EscalationReceipt] {
+        state.receipts.values.flatMap { $0.values.filter(\.isEscalating) }
+            .sorted { ($0.nextAlertAt!, $0.sequence) < ($1.nextAlertAt!, $1.sequence) }
+    }
+
+    public func dueEscalations(before date: Date, limit: Int) throws -> [EscalationReceipt] {
+        Array(escalating().prefix { $0.nextAlertAt! <= date }.prefix(max(0, limit)))
+    }
+
+    public func soonestEscalations(limit: Int) throws -> [(app: String, identifier: String, date: Date, sequence: Int64)] {
+        escalating().prefix(max(0, limit)).map { ($0.app, $0.identifier, $0.nextAlertAt!, $0.sequence) }
+    }
+
+    public func pruneReceipts(endedBefore date: Date) throws {
+        for (app, receipts) in state.receipts {
+            let kept = receipts.filter { $0.value.endedAt.map { $0 >= date } ?? true }
+            state.receipts[app] = kept.isEmpty ? nil : kept
+        }
     }
 
     public func deliveredCount(app: String?) throws -> Int {

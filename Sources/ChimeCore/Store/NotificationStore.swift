@@ -25,7 +25,7 @@ public protocol NotificationStore: AnyObject {
     /// Inserts or replaces the app's record.
     func putApp(_ record: AppRecord) throws
     /// Removes the app and everything it owns (categories, pending, delivered, outbox, events,
-    /// quarantine entries).
+    /// quarantine entries, receipts).
     func removeApp(_ bundleIdentifier: String) throws
 
     // MARK: Categories
@@ -103,6 +103,21 @@ public protocol NotificationStore: AnyObject {
     /// sequences, soonest first, at most `limit`. Notifications without one cost nothing here: the
     /// durable stores keep the date in a column with an index of only the rows that have one.
     func soonestDismissals(limit: Int) throws -> [(app: String, identifier: String, date: Date, sequence: Int64)]
+
+    // MARK: Escalation receipts
+    /// Inserts or replaces the receipt of the app's notification with its identifier (one per app
+    /// and identifier). Only escalating notifications have one, so others cost nothing here.
+    func putReceipt(_ receipt: EscalationReceipt) throws
+    func receipt(app: String, identifier: String) throws -> EscalationReceipt?
+    /// Receipts (any app) whose next step (``EscalationReceipt/nextAlertAt``) is at or before
+    /// `date`, soonest first (then by sequence), at most `limit`. A shared store claims them as
+    /// `due(before:limit:)` does, so one engine takes each step.
+    func dueEscalations(before date: Date, limit: Int) throws -> [EscalationReceipt]
+    /// The soonest next steps of escalating notifications (any app): keys, dates and sequences,
+    /// from a column indexed for only the receipts still escalating.
+    func soonestEscalations(limit: Int) throws -> [(app: String, identifier: String, date: Date, sequence: Int64)]
+    /// Removes receipts whose escalation ended (``EscalationReceipt/endedAt``) before `date`.
+    func pruneReceipts(endedBefore date: Date) throws
     /// The app's oldest delivered notifications' identifiers (by date, then sequence), at most `limit`.
     func oldestDelivered(app: String, limit: Int) throws -> [String]
     /// What the app keeps: pending requests, delivered notifications and their records' bytes.

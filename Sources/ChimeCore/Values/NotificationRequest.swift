@@ -31,14 +31,26 @@ public struct NotificationRequest: Sendable, Hashable {
     /// // added at 12:00: delivered at 12:05, gone from the list at 12:15
     /// ```
     public var autoDismiss: NotificationDeadline?
+    /// Repeat until acknowledged (a Chime addition): the delivered notification is alerted again
+    /// every ``NotificationEscalation/interval`` until it is answered or removed, or its window
+    /// ends; each delivery (a repeating request's every occurrence) escalates on its own, with an
+    /// ``EscalationReceipt``. See ``NotificationEscalation``.
+    ///
+    /// ```swift
+    /// let alarm = NotificationRequest(identifier: "wake", content: content,
+    ///                                 escalation: NotificationEscalation(every: 60, for: 1800))
+    /// ```
+    public var escalation: NotificationEscalation?
 
     public init(identifier: String, content: NotificationContent, trigger: NotificationTrigger? = nil,
-                expiration: NotificationDeadline? = nil, autoDismiss: NotificationDeadline? = nil) {
+                expiration: NotificationDeadline? = nil, autoDismiss: NotificationDeadline? = nil,
+                escalation: NotificationEscalation? = nil) {
         self.identifier = identifier
         self.content = content
         self.trigger = trigger
         self.expiration = expiration
         self.autoDismiss = autoDismiss
+        self.escalation = escalation
     }
 
     /// The request as the engine keeps it when added at `now`: an expiration given as a duration

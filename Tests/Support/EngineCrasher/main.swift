@@ -9,6 +9,10 @@
 //                                         delegate prints "received" and never completes (the test
 //                                         kills it); resume/again: a delegate that completes; prints
 //                                         "received ..." for each response handed over, then "finished".
+//   ChimeEngineCrasher escalate STORE COUNT  delivers COUNT notifications that escalate every 50 ms
+//                                         for 8 s (first run only), takes the steps on the real
+//                                         clock, prints "alerted" for each realerted event and
+//                                         "done" when every escalation ended.
 import Chime
 import ChimeCore
 import ChimeSQLite
@@ -22,7 +26,7 @@ func fail(_ line: String) -> Never {
 }
 
 let arguments = CommandLine.arguments
-guard arguments.count == 4 else { fail("usage: ChimeEngineCrasher fire STORE COUNT | outbox STORE answer|resume|again") }
+guard arguments.count == 4 else { fail("usage: ChimeEngineCrasher fire STORE COUNT | outbox STORE answer|resume|again | escalate STORE COUNT") }
 
 @MainActor
 final class Delegate: UNUserNotificationCenterDelegate {
@@ -40,20 +44,24 @@ func schedule(_ request: UNNotificationRequest, on center: UNUserNotificationCen
     try await center.add(request)
 }
 
+/// An engine on the store at `path` on the real clock, firing in small transactions at most 200 a
+/// second: what a restarted run finds overdue takes many firing transactions, so the test's kill
+/// lands between or inside them, not after the end.
+func crashableEngine(_ path: String, _ configure: (inout NotificationEngine.Configuration) -> Void = { _ in }) -> NotificationEngine {
+    var configuration = NotificationEngine.Configuration()
+    configuration.eventRetention = 1_000_000
+    configuration.fireBatch = 8
+    configuration.firingInterval = 0.005
+    configure(&configuration)
+    do {
+        return NotificationEngine(store: try SQLiteStore(path: path), policy: FixedAuthorizationPolicy(.grant), configuration: configuration)
+    } catch { fail("\(error)") }
+}
+
 switch arguments[1] {
 case "fire":
     guard let count = Int(arguments[3]) else { fail("COUNT must be a number") }
-    var configuration = NotificationEngine.Configuration()
-    configuration.eventRetention = 1_000_000
-    // Small transactions at most 200 a second: what a restarted run finds overdue takes many
-    // firing transactions, so the test's kill lands between or inside them, not after the end.
-    configuration.fireBatch = 8
-    configuration.firingInterval = 0.005
-    let engine: NotificationEngine
-    do {
-        engine = NotificationEngine(store: try SQLiteStore(path: arguments[2]), policy: FixedAuthorizationPolicy(.grant),
-                                    configuration: configuration)
-    } catch { fail("\(error)") }
+    let engine = crashableEngine(arguments[2])
     let app = "com.example.fire"
     let pending = try await engine.pendingCount()
     let delivered = try await engine.deliveredCount()
@@ -69,6 +77,32 @@ case "fire":
     _ = engine.subscribe(app: app) { event in if event.delivery != nil { say("fired") } }
     engine.startScheduler()
     while try await engine.pendingCount() > 0 {
+        try await Sleep.for(.milliseconds(20))
+    }
+    say("done")
+    exit(0)
+
+case "escalate":
+    guard let count = Int(arguments[3]) else { fail("COUNT must be a number") }
+    let engine = crashableEngine(arguments[2]) { $0.escalationLimits = EscalationLimits(minimumInterval: 0.01, maximumDuration: 60) }
+    let app = "com.example.escalate"
+    let identifiers = (0..<count).map { "alarm-\($0)" }
+    if try await engine.deliveredCount() == 0 {
+        _ = try await engine.requestAuthorization(app: app, options: [.alert])
+        try await engine.add(identifiers.map { identifier in
+            NotificationRequest(identifier: identifier, content: NotificationContent(title: identifier),
+                                escalation: NotificationEscalation(every: 0.05, for: 8))
+        }, app: app)
+        say("scheduled")
+    }
+    _ = engine.subscribe(app: app) { event in if event.kind == .realerted { say("alerted") } }
+    engine.startScheduler()
+    while true {
+        var escalating = false
+        for identifier in identifiers where try await engine.receipt(app: app, notification: identifier)?.isEscalating != false {
+            escalating = true
+        }
+        if !escalating { break }
         try await Sleep.for(.milliseconds(20))
     }
     say("done")
