@@ -1,4 +1,5 @@
 import ChimeCore
+import CLibPQ
 import Foundation
 import Synchronization
 #if canImport(Glibc)
@@ -15,7 +16,8 @@ import Glibc
 ///   `scheduled`), their earliest fire date wakes the scheduler, and device changes and Web Push
 ///   claims given back are passed on.
 /// - When the connection drops it reconnects (every 200 ms to 2 s); then it catches up on the log,
-///   announces every app as changed (caches start over) and wakes the scheduler.
+///   announces every app as changed (caches start over; its categories and requests too, so an
+///   event stream's reader re-reads them) and wakes the scheduler.
 final class PostgresChangeFeed: Sendable {
     private let url: String
     private let channel: String
@@ -23,7 +25,7 @@ final class PostgresChangeFeed: Sendable {
     private let handlers: SharedStoreFeed
     /// A pipe whose write end wakes the thread to stop.
     private let wake: (read: Int32, write: Int32)
-    private let state = Mutex<(stopping: Bool, thread: Thread?)>((false, nil))
+    private let state = Mutex<(stopping: Bool, thread: Thread?, backendPID: Int32?)>((false, nil, nil))
     private let finished = DispatchSemaphore(value: 0)
     /// Signalled once the first connection listens (or the first attempt failed).
     private let listening = DispatchSemaphore(value: 0)
@@ -74,6 +76,10 @@ final class PostgresChangeFeed: Sendable {
 
     private var stopping: Bool { state.withLock { $0.stopping } }
 
+    /// The server process of the feed's current connection (for tests that cut it), nil while
+    /// there is none.
+    var backendPID: Int32? { state.withLock { $0.backendPID } }
+
     // MARK: The loop
 
     private func run() {
@@ -95,6 +101,8 @@ final class PostgresChangeFeed: Sendable {
                         position = try opened.query("SELECT coalesce(max(seq), 0) FROM chime_events").int64(0, 0)
                     }
                     connection = opened
+                    let pid = opened.handle.map { PQbackendPID($0) }
+                    state.withLock { $0.backendPID = pid }
                     delay = 0.2
                     if first { listening.signal() }
                     first = false
@@ -186,12 +194,20 @@ final class PostgresChangeFeed: Sendable {
         return hints
     }
 
-    /// After a reconnect, what was missed is unknown: every app counts as changed, the schedule
-    /// and the device state too.
+    /// After a reconnect, what was missed is unknown: every app counts as changed — its record
+    /// (`app`), its categories (`categories`, as they are now) and its requests (`scheduled`), the
+    /// hints another node's changes would have brought — and the schedule and the device state too.
     private func resynchronize(_ connection: PostgresConnection) throws {
         let rows = try connection.query("SELECT bundle_id FROM chime_apps ORDER BY bundle_id")
+        let apps = (0..<rows.count).map { rows.string($0, 0) }
+        // One read for every app's categories (an app without a row has none).
+        let stored = try connection.query("SELECT app, body FROM chime_categories")
+        var categories: [String: [NotificationCategory]] = [:]
+        for row in 0..<stored.count { categories[stored.string(row, 0)] = try RecordCodec.decodeCategories(stored.bytes(row, 1)) }
         let now = Date()
-        let hints = (0..<rows.count).map { EngineEvent(app: rows.string($0, 0), date: now, payload: .app(.updated)) }
+        let hints = apps.map { EngineEvent(app: $0, date: now, payload: .app(.updated)) }
+            + apps.map { EngineEvent(app: $0, date: now, payload: .categories(categories[$0] ?? [])) }
+            + apps.map { EngineEvent(app: $0, date: now, payload: .scheduled(identifiers: [])) }
         if !hints.isEmpty { handlers.events(hints) }
         handlers.scheduleChanged(nil)
         handlers.deviceChanged()

@@ -1052,6 +1052,9 @@ public final class PostgresStore: SharedNotificationStore {
 
     // MARK: The feed
 
+    /// The server process of the change feed's connection, for tests that cut it.
+    var feedBackendPID: Int32? { feed.withLock { $0?.backendPID } }
+
     public func startFeed(_ handlers: SharedStoreFeed) {
         feed.withLock { feed in
             feed?.stop()

@@ -468,6 +468,32 @@ struct PostgresStoreTests {
         }
     }
 
+    @Test("after its connection is cut, the feed announces every app's record, categories and requests again")
+    func feedResynchronizes() throws {
+        try Self.withTwoStores { listener, writer throws in
+            try writer.transaction {
+                try writer.putApp(AppRecord(bundleIdentifier: "a", created: Self.base, deviceToken: "t1"))
+                try writer.putApp(AppRecord(bundleIdentifier: "b", created: Self.base, deviceToken: "t2"))
+                try writer.setCategories([NotificationCategory(identifier: "C")], app: "a")
+            }
+            let received = Mutex<[EngineEvent]>([])
+            listener.startFeed(SharedStoreFeed(
+                events: { events in received.withLock { $0 += events } }, scheduleChanged: { _ in }, deviceChanged: {}))
+            let pid = try #require(listener.feedBackendPID, "the feed listens")
+            let cut = try PostgresTestServer.shared().sql("SELECT pg_terminate_backend(\(pid))")
+            #expect(cut.trimmingCharacters(in: .whitespacesAndNewlines) == "t", "the feed's connection was cut: \(cut)")
+            // What another node changed while the feed was away is unknown: each app's hints come again.
+            let deadline = Date().addingTimeInterval(30)
+            while Date() < deadline && received.withLock({ $0.filter { $0.sequence == 0 }.count < 6 }) { usleep(20_000) }
+            let hints = received.withLock { $0 }.filter { $0.sequence == 0 }
+            #expect(hints.map { "\($0.app) \($0.kind.rawValue)" } == ["a app", "b app", "a categories", "b categories", "a scheduled", "b scheduled"])
+            let categories = hints.compactMap { hint -> [String]? in
+                if case .categories(let categories) = hint.payload { return categories.map(\.identifier) } else { return nil }
+            }
+            #expect(categories == [["C"], []])
+        }
+    }
+
     @Test("notification payloads stay under PostgreSQL's limit and read back whole")
     func payloads() throws {
         var changes = PostgresChanges()
