@@ -12,18 +12,21 @@ import Glibc
 /// added through all three while one is killed with SIGKILL and started again.
 @Suite("Three chime serve processes on one PostgreSQL database, one killed with SIGKILL", .testThreads)
 struct ClusterTests {
-    /// A `chime serve` process with a data directory of its own.
+    /// A `chime serve` process with a data directory of its own (on the PostgreSQL `database`, or
+    /// with SQLite in its directory), with `arguments` besides.
     final class Node: @unchecked Sendable {
         // `process` and `port` change only on the test's task (start, kill); readers run after.
         let name: String
         let directory: String
-        let database: String
+        let database: String?
+        let arguments: [String]
         private(set) var process: ChildProcess?
         private(set) var port: UInt16 = 0
 
-        init(_ name: String, database: String) {
+        init(_ name: String, database: String?, arguments: [String] = []) {
             self.name = name
             self.database = database
+            self.arguments = arguments
             directory = ServiceHarness.temporaryDirectory()
         }
 
@@ -40,7 +43,8 @@ struct ClusterTests {
             output.seekToEndOfFile()
             defer { try? output.close() }
             let process = try ChildProcess(executable: ClusterTests.binary().path,
-                                           arguments: ["serve", "--database", database, "--data", directory, "--listen", "127.0.0.1:0", "--auto-allow"],
+                                           arguments: ["serve"] + (database.map { ["--database", $0] } ?? [])
+                                               + ["--data", directory, "--listen", "127.0.0.1:0", "--auto-allow"] + arguments,
                                            stdout: .file(output), stderr: .file(output))
             self.process = process
             let deadline = Date().addingTimeInterval(30)
