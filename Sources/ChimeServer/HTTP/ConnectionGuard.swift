@@ -34,6 +34,8 @@ final class ConnectionGuard: Sendable {
         var table: ConnectionTable
         var next = 0
         var sockets: [Int: Int32] = [:]
+        /// How connections Chime serves itself are ended (an HTTP/2 GOAWAY first), instead of a shutdown.
+        var enders: [Int: @Sendable () -> Void] = [:]
         var streams: [Int: EventStream] = [:]
     }
 
@@ -76,14 +78,16 @@ final class ConnectionGuard: Sendable {
         opened(fd: chime_mhd_connection_fd(connection), address: Self.addressKey(chime_mhd_client_address(connection)))
     }
 
-    /// A connection Chime serves itself (HTTP/2) was accepted on socket `fd`.
-    func opened(fd: Int32, address: String) -> Entry {
+    /// A connection Chime serves itself (HTTP/2) was accepted on socket `fd`; `end`, when given,
+    /// ends it when it is shed or past its deadline (instead of shutting its socket down).
+    func opened(fd: Int32, address: String, end: (@Sendable () -> Void)? = nil) -> Entry {
         let now = self.now
         return state.withLock { state in
             state.next += 1
             let id = state.next
             let (admitted, shed) = state.table.open(id, address: address, now: now)
             state.sockets[id] = fd
+            state.enders[id] = end
             for victim in shed { Self.shutDown(victim, in: state) }
             return Entry(id: id, admitted: admitted)
         }
@@ -109,6 +113,7 @@ final class ConnectionGuard: Sendable {
         state.withLock { state in
             state.table.close(entry.id)
             state.sockets[entry.id] = nil
+            state.enders[entry.id] = nil
             state.streams[entry.id] = nil
         }
     }
@@ -161,6 +166,7 @@ final class ConnectionGuard: Sendable {
     }
 
     private static func shutDown(_ id: Int, in state: State) {
+        if let end = state.enders[id] { return end() }
         guard let fd = state.sockets[id], fd >= 0 else { return }
         Glibc.shutdown(fd, Int32(SHUT_RDWR))
     }

@@ -26,6 +26,16 @@ final class HTTP2Connection: LoopClient {
     private var pendingOffset = 0
     private var closed = false
     private var phase = ConnectionTable.Phase.awaitingHead
+    /// Closing gracefully: the GOAWAY is sent and the write side shut; what the client still sends
+    /// is read and dropped until it closes or this instant, so the kernel does not answer it with a
+    /// reset that could discard the GOAWAY before the client read it.
+    private var lingerUntil: ContinuousClock.Instant?
+    private var released = false
+
+    /// The most bytes read from the client in one turn of the loop before other connections get theirs.
+    static let readShare = 256 * 1024
+    /// How long a closed connection reads and drops what its client still sends.
+    static let lingerTime: Duration = .seconds(2)
 
     /// `clientCertificate`: what the TLS client presented in the handshake, handed to every request.
     init(id: Int, transport: ByteTransport, peer: PeerAddress, core: ServerCore, loop: IOLoop, clientCertificate: CertificateFingerprint? = nil) {
@@ -34,7 +44,7 @@ final class HTTP2Connection: LoopClient {
         self.peer = peer
         self.core = core
         self.loop = loop
-        self.entry = core.guardian.opened(fd: transport.fd, address: peer.key)
+        self.entry = core.guardian.opened(fd: transport.fd, address: peer.key) { [loop] in loop.post(id, .expire) }
         chime_tcp_nodelay(transport.fd)
         session = HTTP2Session(limits: core.configuration.http2, headLimits: core.configuration.headLimits,
                                remoteAddress: peer.description, clientCertificate: clientCertificate, delegate: self)
@@ -45,6 +55,7 @@ final class HTTP2Connection: LoopClient {
     // MARK: - The loop
 
     var interests: [(fd: Int32, events: Int16)] {
+        if lingerUntil != nil { return [(transport.fd, Int16(POLLIN))] }
         guard !closed else { return [] }
         var events: Int16 = 0
         if pendingOffset < pending.count {
@@ -56,6 +67,7 @@ final class HTTP2Connection: LoopClient {
     }
 
     func ready(fd: Int32, revents: Int16) {
+        if lingerUntil != nil { return drop() }
         guard !closed else { return }
         if pendingOffset < pending.count {
             flush()
@@ -64,7 +76,15 @@ final class HTTP2Connection: LoopClient {
         readAvailable()
     }
 
-    func tick(now: ContinuousClock.Instant) {}
+    func tick(now: ContinuousClock.Instant) {
+        if let until = lingerUntil {
+            if now >= until { release() }
+            return
+        }
+        guard !closed, let session else { return }
+        session.expireStalled(now: now)
+        flush()
+    }
 
     func receive(_ message: LoopMessage) {
         guard !closed, let session else { return }
@@ -74,20 +94,31 @@ final class HTTP2Connection: LoopClient {
         case .resume(let streamID): session.resume(streamID)
         case .reset(let streamID): session.reset(streamID)
         case .drain: session.drain()
+        case .expire: session.terminate()
         case .stopListening: break
         }
         flush()
     }
 
-    func shutDown() { close() }
+    func shutDown() {
+        close()
+        release()
+    }
 
     /// Reads what the socket has and feeds it to the session, until it would block or output backs up.
     private func readAvailable() {
         var buffer = [UInt8](repeating: 0, count: 16384)
+        var read = 0
         while !closed, let session {
+            if read >= Self.readShare {
+                // A client sending without pause (a flood) gets its share; the others get theirs.
+                loop.readAgain(id)
+                return
+            }
             let result = buffer.withUnsafeMutableBytes { transport.receive(into: $0.baseAddress!, count: $0.count) }
             switch result {
             case .moved(let count):
+                read += count
                 if let failure = buffer.withUnsafeBytes({ session.receive(UnsafeRawBufferPointer(rebasing: $0[..<count])) }) {
                     core.logger.info("HTTP/2 connection ended", ["reason": failure, "remote": peer.description])
                     flush()
@@ -146,7 +177,11 @@ final class HTTP2Connection: LoopClient {
                 return
             }
         }
-        if session.isFinished { close() }
+        if session.isFinished {
+            close()
+            return
+        }
+        session.dispatchWaiting()
         updatePhase()
     }
 
@@ -156,14 +191,39 @@ final class HTTP2Connection: LoopClient {
         session?.close()
         session = nil
         core.guardian.closed(entry)
+        core.http2Closed(id)
         if pendingOffset < pending.count || chime_unsent_bytes(transport.fd) > 0 {
             // The client does not read what it was sent (a flood, a stall): reset the connection
             // rather than leave the kernel holding the unsent bytes behind a closed window.
             var abort = linger(l_onoff: 1, l_linger: 0)
             setsockopt(transport.fd, SOL_SOCKET, SO_LINGER, &abort, socklen_t(MemoryLayout<linger>.size))
+            release()
+            return
         }
+        // Everything was sent (a GOAWAY last): shut the write side and read what the client still
+        // sends for a moment, so its GOAWAY is not lost to a reset of the kernel's.
+        Glibc.shutdown(transport.fd, Int32(SHUT_WR))
+        lingerUntil = .now + Self.lingerTime
+    }
+
+    /// Reads and drops what the client of a closing connection still sends; closes at its end.
+    private func drop() {
+        var scratch = [UInt8](repeating: 0, count: 16384)
+        for _ in 0..<16 {
+            let count = recv(transport.fd, &scratch, scratch.count, Int32(MSG_DONTWAIT))
+            if count > 0 { continue }
+            if count < 0, errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR { return }
+            release()
+            return
+        }
+    }
+
+    /// Closes the socket and forgets the connection.
+    private func release() {
+        guard closed, !released else { return }
+        released = true
+        lingerUntil = nil
         transport.close()
-        core.http2Closed(id)
         loop.remove(id)
     }
 

@@ -22,9 +22,26 @@ public struct HTTP2Limits: Sendable, Equatable {
     public var maxSettingsEntries: Int
     /// CONTINUATION frames after one HEADERS frame.
     public var maxContinuations: Int
+    /// DATA frames with nothing in them (and no END_STREAM) in a row, with no byte of a body or a
+    /// new request between them; past it the connection is ended (GOAWAY ENHANCE_YOUR_CALM): an
+    /// empty-frame flood costs the server work for nothing (CVE-2019-9518).
+    public var maxEmptyFrames: Int
+    /// Frames nghttp2 refuses as a stream's error (a malformed request: its stream is reset); past
+    /// it the connection is ended (GOAWAY ENHANCE_YOUR_CALM): a flood of them costs the server work for nothing.
+    public var maxInvalidFrames: Int
+    /// Bytes of answers a connection may hold that its client has not taken (its flow-control
+    /// windows shut, or it reads slowly). While it holds this much, complete requests wait to be
+    /// handled; an answer that comes back while it does is dropped and its stream reset
+    /// (ENHANCE_YOUR_CALM), so a client that never opens its windows holds at most this and one answer.
+    public var maxQueuedResponseBytes: Int
+    /// How long an answer may wait with nothing of it taken (its flow-control window shut): then
+    /// its stream is reset (ENHANCE_YOUR_CALM), or the connection ended (GOAWAY ENHANCE_YOUR_CALM)
+    /// when the connection's own window is the one shut.
+    public var stallTimeout: Duration
 
     public init(maxConcurrentStreams: Int = 128, refusedStreamsBeforeGoaway: Int = 256, resetBurst: Int = 1000,
-                resetsPerSecond: Int = 33, maxQueuedAcks: Int = 1000, maxSettingsEntries: Int = 32, maxContinuations: Int = 8) {
+                resetsPerSecond: Int = 33, maxQueuedAcks: Int = 1000, maxSettingsEntries: Int = 32, maxContinuations: Int = 8,
+                maxEmptyFrames: Int = 64, maxInvalidFrames: Int = 64, maxQueuedResponseBytes: Int = 8 << 20, stallTimeout: Duration = .seconds(30)) {
         self.maxConcurrentStreams = maxConcurrentStreams
         self.refusedStreamsBeforeGoaway = refusedStreamsBeforeGoaway
         self.resetBurst = resetBurst
@@ -32,6 +49,10 @@ public struct HTTP2Limits: Sendable, Equatable {
         self.maxQueuedAcks = maxQueuedAcks
         self.maxSettingsEntries = maxSettingsEntries
         self.maxContinuations = maxContinuations
+        self.maxEmptyFrames = maxEmptyFrames
+        self.maxInvalidFrames = maxInvalidFrames
+        self.maxQueuedResponseBytes = maxQueuedResponseBytes
+        self.stallTimeout = stallTimeout
     }
 }
 
@@ -52,6 +73,8 @@ struct HTTP2Response {
 
 /// A body read as it comes (an event stream's queue).
 protocol HTTP2BodySource: AnyObject {
+    /// Bytes waiting to be read.
+    var queuedBytes: Int { get }
     /// Up to `max` bytes into `buffer`: their count; 0 when none are ready (the stream waits until
     /// ``HTTP2Session/resume(_:)``); -1 at the end; -2 when the stream is to be reset.
     func read(into buffer: UnsafeMutableRawPointer, max: Int) -> Int
@@ -94,6 +117,8 @@ final class HTTP2Stream {
     var fields: [(name: String, value: String)] = []
     var cookies: [String] = []
     var headBytes = 0
+    /// The head is complete (HEADERS with END_HEADERS came).
+    var headComplete = false
     var problem: RequestProblem?
     var request = HTTPRequest(method: "GET", path: "/")
     var limit = 0
@@ -108,8 +133,13 @@ final class HTTP2Stream {
     var body: [UInt8] = []
     var offset = 0
     var source: (any HTTP2BodySource)?
+    /// When the client last took bytes of the answer (or the answer was queued).
+    var lastProgress = ContinuousClock.now
 
     init(id: Int32) { self.id = id }
+
+    /// Bytes of the answer not yet handed to nghttp2.
+    var untaken: Int { source?.queuedBytes ?? (body.count - offset) }
 }
 
 /// The server side of one HTTP/2 connection, without I/O: nghttp2's session (framing, HPACK, flow
@@ -142,6 +172,16 @@ final class HTTP2Session {
     private(set) var handling = 0
     /// Streams refused because ``handling`` was at the share.
     private(set) var refused = 0
+    /// Bytes of byte-body answers not yet handed to nghttp2 (their client has not opened its window for them).
+    private(set) var queuedResponseBytes = 0
+    /// Complete requests waiting to be handled until ``queuedResponseBytes`` falls under its limit, oldest first.
+    private var waiting: [Int32] = []
+    /// Empty DATA frames in a row.
+    private var emptyFrames = 0
+    /// Frames nghttp2 refused as a stream's error.
+    private var invalidFrames = 0
+    /// The session ended the connection for the client's doing (GOAWAY queued).
+    private var ending = false
 
     init(limits: HTTP2Limits, headLimits: HeadLimits, remoteAddress: String, clientCertificate: CertificateFingerprint? = nil,
          delegate: any HTTP2SessionDelegate) {
@@ -157,6 +197,7 @@ final class HTTP2Session {
         nghttp2_session_callbacks_set_on_frame_recv_callback(callbacks, frameCallback)
         nghttp2_session_callbacks_set_on_data_chunk_recv_callback(callbacks, dataCallback)
         nghttp2_session_callbacks_set_on_stream_close_callback(callbacks, streamCloseCallback)
+        nghttp2_session_callbacks_set_on_invalid_frame_recv_callback(callbacks, invalidFrameCallback)
         var option: OpaquePointer?
         nghttp2_option_new(&option)
         nghttp2_option_set_max_outbound_ack(option, limits.maxQueuedAcks)
@@ -192,8 +233,15 @@ final class HTTP2Session {
     func receive(_ bytes: UnsafeRawBufferPointer) -> String? {
         guard let session else { return "the session is closed" }
         guard let base = bytes.baseAddress?.assumingMemoryBound(to: UInt8.self) else { return nil }
+        // Ended by the session itself (a flood): what the client still sends is not looked at.
+        guard !ending else { return nil }
         let consumed = nghttp2_session_mem_recv(session, base, bytes.count)
-        return consumed < 0 ? String(cString: nghttp2_strerror(Int32(consumed))) : nil
+        guard consumed < 0 else { return nil }
+        if consumed == NGHTTP2_ERR_TOO_MANY_CONTINUATIONS.rawValue {
+            // nghttp2 stops reading; the client is told why (GOAWAY) before the connection closes.
+            nghttp2_session_terminate_session(session, NGHTTP2_ENHANCE_YOUR_CALM.rawValue)
+        }
+        return String(cString: nghttp2_strerror(Int32(consumed)))
     }
 
     /// The next bytes to send, valid until the next call; empty when there are none now, nil when
@@ -218,7 +266,10 @@ final class HTTP2Session {
 
     var activity: Activity {
         if streams.isEmpty && handling == 0 { return .idle }
-        return handling > 0 || streams.values.contains(where: { $0.dispatched }) ? .busy : .receiving
+        if handling > 0 || streams.values.contains(where: { $0.dispatched }) { return .busy }
+        // A head still arriving is timed as HTTP/1.1's: from the end of the previous request (or the
+        // connection's start), however slowly its bytes come.
+        return streams.values.contains(where: { $0.headComplete }) ? .receiving : .idle
     }
 
     /// Bytes held for the streams' requests: header fields and bodies. At most the head's limit and
@@ -237,8 +288,42 @@ final class HTTP2Session {
     /// `response` is made and sent only when its stream still waits for it.
     func handled(_ streamID: Int32, response: () -> HTTP2Response) {
         handling -= 1
-        guard session != nil, let stream = streams[streamID], !stream.answered else { return }
+        guard let session, let stream = streams[streamID], !stream.answered else { return }
+        if queuedResponseBytes >= limits.maxQueuedResponseBytes {
+            // The client has not taken what it was sent: this answer is not kept too (the access
+            // log has the stream aborted).
+            nghttp2_submit_rst_stream(session, UInt8(NGHTTP2_FLAG_NONE.rawValue), streamID, NGHTTP2_ENHANCE_YOUR_CALM.rawValue)
+            return
+        }
         answer(stream, with: response())
+    }
+
+    /// Hands waiting requests to the handler while the connection holds less than its limit of
+    /// answers not taken (after output was sent).
+    func dispatchWaiting() {
+        while !waiting.isEmpty, queuedResponseBytes < limits.maxQueuedResponseBytes, session != nil {
+            let id = waiting.removeFirst()
+            if let stream = streams[id], !stream.answered { handOver(stream) }
+        }
+    }
+
+    /// Resets streams whose answer has waited `stallTimeout` with nothing of it taken; ends the
+    /// connection when its own flow-control window is what is shut. Called about four times a second.
+    func expireStalled(now: ContinuousClock.Instant) {
+        guard let session else { return }
+        var stalled: [Int32] = []
+        for stream in streams.values where stream.answered && stream.untaken > 0 && now - stream.lastProgress >= limits.stallTimeout {
+            stalled.append(stream.id)
+        }
+        guard !stalled.isEmpty else { return }
+        if nghttp2_session_get_remote_window_size(session) <= 0 {
+            end(because: "the client's flow-control window stayed shut")
+            return
+        }
+        for id in stalled.sorted() {
+            streams[id]?.lastProgress = now
+            nghttp2_submit_rst_stream(session, UInt8(NGHTTP2_FLAG_NONE.rawValue), id, NGHTTP2_ENHANCE_YOUR_CALM.rawValue)
+        }
     }
 
     /// A body source has bytes (or its end) again.
@@ -251,6 +336,13 @@ final class HTTP2Session {
     func reset(_ streamID: Int32) {
         guard let session, streams[streamID] != nil else { return }
         nghttp2_submit_rst_stream(session, UInt8(NGHTTP2_FLAG_NONE.rawValue), streamID, NGHTTP2_ENHANCE_YOUR_CALM.rawValue)
+    }
+
+    /// Ends the connection at once, gracefully: GOAWAY (NO_ERROR) and no more streams (a connection
+    /// past its deadline, or whose slot went to a newcomer).
+    func terminate() {
+        guard let session else { return }
+        nghttp2_session_terminate_session(session, NGHTTP2_NO_ERROR.rawValue)
     }
 
     /// The server is stopping: GOAWAY (NO_ERROR); the streams begun are finished.
@@ -270,6 +362,14 @@ final class HTTP2Session {
         self.session = nil
     }
 
+    /// Ends the connection for the client's doing: GOAWAY ENHANCE_YOUR_CALM, said once.
+    private func end(because reason: String) {
+        guard !ending, let session else { return }
+        ending = true
+        delegate.ending(reason: reason)
+        nghttp2_session_terminate_session(session, NGHTTP2_ENHANCE_YOUR_CALM.rawValue)
+    }
+
     // MARK: - nghttp2's callbacks
 
     fileprivate func beginHeaders(_ frame: UnsafePointer<nghttp2_frame>) -> Int32 {
@@ -279,8 +379,7 @@ final class HTTP2Session {
             // The client resets streams to open new ones while their work goes on (rapid reset).
             refused += 1
             if refused > limits.refusedStreamsBeforeGoaway {
-                delegate.ending(reason: "too many refused streams")
-                nghttp2_session_terminate_session(session, NGHTTP2_ENHANCE_YOUR_CALM.rawValue)
+                end(because: "too many refused streams")
             } else {
                 nghttp2_submit_rst_stream(session, UInt8(NGHTTP2_FLAG_NONE.rawValue), streamID, NGHTTP2_REFUSED_STREAM.rawValue)
             }
@@ -295,8 +394,11 @@ final class HTTP2Session {
         stream.headBytes += name.count + value.count + 32
         if stream.headBytes > headLimits.headBytes {
             if stream.problem == nil { stream.problem = RequestChecks.head(bytes: stream.headBytes, limits: headLimits) }
-            // An HPACK bomb: stop decoding into this stream well past the limit.
-            return stream.headBytes > 4 * headLimits.headBytes ? NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE.rawValue : 0
+            // An HPACK bomb (or a client ignoring SETTINGS_MAX_HEADER_LIST_SIZE): well past the limit,
+            // nothing more is decoded into the stream and the connection is ended.
+            guard stream.headBytes > 4 * headLimits.headBytes else { return 0 }
+            end(because: "a header list over four times SETTINGS_MAX_HEADER_LIST_SIZE")
+            return NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE.rawValue
         }
         let nameText = String(decoding: name, as: UTF8.self)
         switch nameText {
@@ -313,13 +415,31 @@ final class HTTP2Session {
 
     fileprivate func frameReceived(_ frame: UnsafePointer<nghttp2_frame>) -> Int32 {
         let type = frame.pointee.hd.type
+        if type == UInt8(NGHTTP2_DATA.rawValue) {
+            let empty = frame.pointee.hd.length == frame.pointee.data.padlen
+                && frame.pointee.hd.flags & UInt8(NGHTTP2_FLAG_END_STREAM.rawValue) == 0
+            emptyFrames = empty ? emptyFrames + 1 : 0
+            if emptyFrames > limits.maxEmptyFrames {
+                end(because: "a flood of empty DATA frames")
+                return 0
+            }
+        } else if type == UInt8(NGHTTP2_HEADERS.rawValue) {
+            emptyFrames = 0
+        }
         guard type == UInt8(NGHTTP2_HEADERS.rawValue) || type == UInt8(NGHTTP2_DATA.rawValue),
               let stream = streams[frame.pointee.hd.stream_id] else { return 0 }
         let endOfStream = frame.pointee.hd.flags & UInt8(NGHTTP2_FLAG_END_STREAM.rawValue) != 0
         if type == UInt8(NGHTTP2_HEADERS.rawValue), frame.pointee.headers.cat == NGHTTP2_HCAT_REQUEST {
+            stream.headComplete = true
             headComplete(stream)
         }
         if endOfStream, !stream.answered, !stream.dispatched { dispatch(stream) }
+        return 0
+    }
+
+    fileprivate func invalidFrame() -> Int32 {
+        invalidFrames += 1
+        if invalidFrames > limits.maxInvalidFrames { end(because: "a flood of invalid frames") }
         return 0
     }
 
@@ -389,9 +509,18 @@ final class HTTP2Session {
         }
     }
 
-    /// The request is complete: the delegate answers it or hands it to the handler.
+    /// The request is complete: the delegate answers it or hands it to the handler, or it waits
+    /// while the connection holds its limit of answers not taken.
     private func dispatch(_ stream: HTTP2Stream) {
         stream.dispatched = true
+        if queuedResponseBytes >= limits.maxQueuedResponseBytes {
+            waiting.append(stream.id)
+            return
+        }
+        handOver(stream)
+    }
+
+    private func handOver(_ stream: HTTP2Stream) {
         switch delegate.dispatch(stream.request, stream: stream.id) {
         case .handling: handling += 1
         case .answer(let response): answer(stream, with: response)
@@ -415,6 +544,7 @@ final class HTTP2Session {
         switch response.body {
         case .bytes(let bytes):
             stream.body = hasBody ? bytes : []
+            queuedResponseBytes += stream.body.count
             if !fields.contains(where: { $0.0 == "content-length" }) { fields.append(("content-length", String(bytes.count))) }
         case .source(let source):
             stream.source = source
@@ -429,6 +559,7 @@ final class HTTP2Session {
             storage.append(contentsOf: value.utf8)
             spans.append((nameStart, valueStart - nameStart, valueStart, storage.count - valueStart))
         }
+        stream.lastProgress = .now
         var provider = nghttp2_data_provider(source: nghttp2_data_source(ptr: Unmanaged.passUnretained(stream).toOpaque()),
                                              read_callback: dataSourceCallback)
         // An empty body ends the stream with the HEADERS frame, as Apple's 200 does (some
@@ -460,7 +591,9 @@ final class HTTP2Session {
                 return 0
             case -2: return Int(NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE.rawValue)
             case 0: return Int(NGHTTP2_ERR_DEFERRED.rawValue)
-            default: return count
+            default:
+                stream.lastProgress = .now
+                return count
             }
         }
         let count = min(length, stream.body.count - stream.offset)
@@ -469,6 +602,8 @@ final class HTTP2Session {
                 UnsafeMutableRawPointer(buffer).copyMemory(from: raw.baseAddress! + stream.offset, byteCount: count)
             }
             stream.offset += count
+            queuedResponseBytes -= count
+            stream.lastProgress = .now
         }
         if stream.offset >= stream.body.count { flags.pointee |= UInt32(NGHTTP2_DATA_FLAG_EOF.rawValue) }
         return count
@@ -476,6 +611,9 @@ final class HTTP2Session {
 
     /// The stream is gone: its body source detached, the delegate told.
     private func finish(_ stream: HTTP2Stream, outcome: String) {
+        queuedResponseBytes -= stream.body.count - stream.offset
+        stream.body = []
+        stream.offset = 0
         stream.source?.detach()
         stream.source = nil
         delegate.ended(stream, outcome: outcome)
@@ -507,6 +645,10 @@ private let frameCallback: nghttp2_on_frame_recv_callback = { _, frame, userData
 private let dataCallback: nghttp2_on_data_chunk_recv_callback = { _, _, streamID, data, length, userData in
     guard let session = session(userData) else { return 0 }
     return session.dataChunk(stream: streamID, UnsafeRawBufferPointer(start: data, count: data == nil ? 0 : length))
+}
+
+private let invalidFrameCallback: nghttp2_on_invalid_frame_recv_callback = { _, _, _, userData in
+    session(userData)?.invalidFrame() ?? 0
 }
 
 private let streamCloseCallback: nghttp2_on_stream_close_callback = { _, streamID, errorCode, userData in

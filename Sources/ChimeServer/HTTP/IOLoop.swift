@@ -30,6 +30,8 @@ enum LoopMessage: Sendable {
     case reset(stream: Int32)
     /// The server is stopping: no new requests (an HTTP/2 GOAWAY), finish the others.
     case drain
+    /// The connection is past its deadline or its slot went to a newcomer: end it (an HTTP/2 GOAWAY).
+    case expire
     /// Stop listening (the listener only).
     case stopListening
 }
@@ -49,6 +51,9 @@ final class IOLoop: @unchecked Sendable {
     private let inbox = Mutex(Inbox())
     private let wake: Int32
     private var clients: [Int: any LoopClient] = [:]
+    /// Clients that stopped reading with bytes still to read, so others get their turn: called
+    /// again at the next turn without waiting for poll.
+    private var again: [Int] = []
     private var nextID = 0
     private var thread: Thread?
     private let done = DispatchSemaphore(value: 0)
@@ -103,6 +108,11 @@ final class IOLoop: @unchecked Sendable {
     /// Replaces client `id` by another under the same id (a sniffed connection becoming HTTP/2).
     func replace(_ id: Int, with client: any LoopClient) { clients[id] = client }
 
+    /// Calls client `id`'s ``LoopClient/ready(fd:revents:)`` (fd -1, POLLIN) at the next turn: it
+    /// read its share of this turn and has more waiting (a client sending without pause must not
+    /// keep the loop from every other connection).
+    func readAgain(_ id: Int) { again.append(id) }
+
     /// Forgets client `id` (it closed its sockets or handed them on).
     func remove(_ id: Int) { clients[id] = nil }
 
@@ -131,7 +141,9 @@ final class IOLoop: @unchecked Sendable {
                     owners.append(id)
                 }
             }
-            let count = poll(&polled, nfds_t(polled.count), 250)
+            let turn = again
+            again.removeAll(keepingCapacity: true)
+            let count = poll(&polled, nfds_t(polled.count), turn.isEmpty ? 250 : 0)
             if count > 0 {
                 if polled[0].revents != 0 {
                     var value: UInt64 = 0
@@ -141,6 +153,7 @@ final class IOLoop: @unchecked Sendable {
                     clients[owners[index]]?.ready(fd: polled[index].fd, revents: polled[index].revents)
                 }
             }
+            for id in turn { clients[id]?.ready(fd: -1, revents: Int16(POLLIN)) }
             let now = ContinuousClock.now
             if now - lastTick >= .milliseconds(250) {
                 lastTick = now

@@ -28,7 +28,7 @@ final class Signal: Sendable {
 }
 
 /// A handler for HTTP-layer tests: `/slow` waits for `release`, `/stream` opens an event stream,
-/// everything else echoes the body.
+/// `/large?bytes=N` answers N bytes, everything else echoes the body.
 final class TestHandler: HTTPHandler {
     let entered = Signal()
     let release = Signal()
@@ -47,6 +47,9 @@ final class TestHandler: HTTPHandler {
             streams.withLock { $0.append(stream) }
             stream.send(event: "hello", id: "1", data: "first")
             return HTTPResponse(status: 200, headers: [("Content-Type", "text/event-stream")], body: .stream(stream), route: "/stream")
+        case "/large":
+            let count = request.query.first { $0.0 == "bytes" }.flatMap { Int($0.1) } ?? 0
+            return HTTPResponse(status: 200, contentType: "application/octet-stream", body: [UInt8](repeating: 0x78, count: count), route: "/large")
         default:
             var text = "\(request.method) \(request.path) \(request.body.count)"
             for (name, value) in request.query { text += " \(name)=\(value)" }

