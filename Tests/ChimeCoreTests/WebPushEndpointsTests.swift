@@ -74,4 +74,12 @@ struct WebPushEndpointsTests {
         let everyApp = try WebPushRegistration.decode(try JSONValue.parse(#"{"endpoint": "https://fcm.googleapis.com/fcm/send/x", "keys": {"p256dh": "\#(Base64URL.encode(p256dh))", "auth": "\#(Base64URL.encode(auth))"}, "apps": null}"#), endpoints: .publicServicesOnly)
         #expect(everyApp.apps == .some(nil))
     }
+
+    /// One random id in 64 started with `-`, which `chime devices` took for an option (DevicesCommandTests failed so).
+    @Test("subscription ids are 22 base64url characters and never start with a dash")
+    func subscriptionIDs() {
+        let ids = (0..<2000).map { _ in WebPushSubscription.makeID() }
+        #expect(ids.allSatisfy { $0.count == 22 && !$0.hasPrefix("-") && (try? Base64URL.decode($0))?.count == 16 })
+        #expect(Set(ids).count == ids.count)
+    }
 }

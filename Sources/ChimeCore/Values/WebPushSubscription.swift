@@ -67,10 +67,14 @@ public struct WebPushSubscription: Sendable, Hashable {
         }
     }
 
-    /// A new random id: 16 bytes, base64url.
+    /// A new random id: 16 bytes, base64url, never starting with `-` (so `chime devices remove ID`
+    /// does not read it as an option; one id in 64 did).
     public static func makeID() -> String {
         var generator = SystemRandomNumberGenerator()
-        return Base64URL.encode((0..<16).map { _ in UInt8.random(in: .min ... .max, using: &generator) })
+        while true {
+            let id = Base64URL.encode((0..<16).map { _ in UInt8.random(in: .min ... .max, using: &generator) })
+            if !id.hasPrefix("-") { return id }
+        }
     }
 }
 
