@@ -31,6 +31,20 @@ public final class TestThreads: TaskExecutor, Sendable {
 
     /// At most this many threads are started; past it, jobs wait for one to come free.
     public let limit: Int
+    /// The threads started so far, to tell them apart (``isCurrent``).
+    private static let started = Mutex(Set<pthread_t>())
+
+    /// Whether the caller runs on one of these threads.
+    ///
+    /// Told by the thread's identity, not its name: a thread's name on Linux starts as its
+    /// creator's (here a thread of Swift's pool, "com.apple.root.default-qos", of which the
+    /// kernel keeps 15 bytes), and `Thread.current.name` was seen to read that old name on a
+    /// test thread now and then (issue 20: TestThreadsCheckTests failed so in 3 runs of the
+    /// whole suite while every job ran here).
+    public static var isCurrent: Bool {
+        let me = pthread_self()
+        return started.withLock { $0.contains(me) }
+    }
     private let state = Mutex(State())
     private let wake = DispatchSemaphore(value: 0)
 
@@ -56,7 +70,8 @@ public final class TestThreads: TaskExecutor, Sendable {
         case .wakeOne: wake.signal()
         case .startOne:
             Thread { [self] in
-                Thread.current.name = "chime.test"  // set from the thread itself, so the system sees it too
+                Self.started.withLock { _ = $0.insert(pthread_self()) }
+                Thread.current.name = "chime.test"  // for debuggers and `top -H`
                 work()
             }.start()
         }
