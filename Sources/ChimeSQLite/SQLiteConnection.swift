@@ -1,6 +1,7 @@
 import CSQLite
 import ChimeCore
 import Foundation
+import Synchronization
 
 /// One SQLite connection and its cache of prepared statements. Not thread-safe: like the store
 /// that owns it, it is used from one queue at a time.
@@ -8,6 +9,8 @@ final class SQLiteConnection {
     private(set) var handle: OpaquePointer?
     let path: String
     private var statements: [String: Statement] = [:]
+    /// The statements of the hot paths, by ``StatementKey/index``: found without hashing their text.
+    private var keyed: [Statement?] = []
 
     /// Opens (creating if needed) the database file, read-write, without a mutex (the store is
     /// used from one queue); or, `readOnly`, an existing file for reading only.
@@ -53,6 +56,8 @@ final class SQLiteConnection {
         guard let handle else { return }
         for statement in statements.values { statement.finalize() }
         statements = [:]
+        for statement in keyed { statement?.finalize() }
+        keyed = []
         sqlite3_close_v2(handle)
         self.handle = nil
     }
@@ -63,6 +68,21 @@ final class SQLiteConnection {
         guard handle != nil else { throw ChimeError(.storeFailure, "the Chime store at \(path) is closed; open it again") }
         let statement = try Statement(connection: self, sql: sql)
         statements[sql] = statement
+        return statement
+    }
+
+    /// The cached prepared statement for a hot path's key (prepared on first use): an array index
+    /// instead of hashing the SQL text on every call.
+    @inline(__always) func statement(_ key: StatementKey) throws -> Statement {
+        if key.index < keyed.count, let statement = keyed[key.index] { return statement }
+        return try prepare(key)
+    }
+
+    private func prepare(_ key: StatementKey) throws -> Statement {
+        guard handle != nil else { throw ChimeError(.storeFailure, "the Chime store at \(path) is closed; open it again") }
+        let statement = try Statement(connection: self, sql: key.sql)
+        if key.index >= keyed.count { keyed += Array(repeating: nil, count: key.index + 1 - keyed.count) }
+        keyed[key.index] = statement
         return statement
     }
 
@@ -103,5 +123,23 @@ final class SQLiteConnection {
         default:
             return ChimeError(.storeFailure, "the Chime store at \(path) failed while \(doing): \(detail) (SQLite code \(code))")
         }
+    }
+}
+
+/// The SQL of a statement a hot path runs on every transaction or row, with a number of its own
+/// (given once, as the `static let` holding it is made), by which ``SQLiteConnection`` finds its
+/// prepared statement without hashing the text.
+///
+/// ```swift
+/// static let begin = StatementKey("BEGIN IMMEDIATE")
+/// try connection.statement(Self.begin).run()
+/// ```
+struct StatementKey: Sendable {
+    private static let count = Atomic<Int>(0)
+    let index: Int
+    let sql: String
+    init(_ sql: String) {
+        self.sql = sql
+        index = Self.count.add(1, ordering: .relaxed).oldValue
     }
 }

@@ -283,25 +283,25 @@ public final class SQLiteStore: NotificationStore {
         }
         if isReader {
             // One snapshot for the whole read; nothing to commit, so the checkpointer is not woken.
-            try connection.statement("BEGIN").run()
-            defer { try? connection.statement("COMMIT").run() }
+            try connection.statement(Self.beginRead).run()
+            defer { try? connection.statement(Self.commit).run() }
             depth = 1
             defer { depth = 0 }
             return try body()
         }
-        try connection.statement("BEGIN IMMEDIATE").run()
+        try connection.statement(Self.beginWrite).run()
         writeTransactions.add(1, ordering: .relaxed)
         depth = 1
         let startSequence = nextSequence
         do {
             let result = try body()
             if nextSequence != startSequence {
-                let save = try connection.statement("UPDATE meta SET value = ? WHERE key = 'next_sequence'")
+                let save = try connection.statement(Self.saveSequence)
                 save.bind(1, nextSequence)
                 try save.run()
             }
             do {
-                try connection.statement("COMMIT").run()
+                try connection.statement(Self.commit).run()
             } catch let error as ChimeError {
                 throw ChimeError(error.code, "committing to the Chime store failed: \(error.message)")
             }
@@ -312,11 +312,17 @@ public final class SQLiteStore: NotificationStore {
             depth = 0
             nextSequence = startSequence
             if let handle = connection.handle, sqlite3_get_autocommit(handle) == 0 {
-                try? connection.statement("ROLLBACK").run()
+                try? connection.statement(Self.rollback).run()
             }
             throw error
         }
     }
+
+    private static let beginRead = StatementKey("BEGIN")
+    private static let beginWrite = StatementKey("BEGIN IMMEDIATE")
+    private static let commit = StatementKey("COMMIT")
+    private static let rollback = StatementKey("ROLLBACK")
+    private static let saveSequence = StatementKey("UPDATE meta SET value = ? WHERE key = 'next_sequence'")
 
     private func takeSequence() -> Int64 {
         defer { nextSequence += 1 }
@@ -413,37 +419,40 @@ public final class SQLiteStore: NotificationStore {
         try putPending(records, encodedRequests: [], app: app)
     }
 
+    /// The fast path of `putPending`: a new row with a fresh sequence; the insert changes nothing
+    /// when the identifier exists. (An upsert with RETURNING would say which happened in one
+    /// statement, but costs about 40% of the bulk throughput.)
+    private static let insertPending = StatementKey("""
+        INSERT INTO pending (app, identifier, seq, next_fire, kind, floating, anchor, inside, request)
+        VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)
+        ON CONFLICT (app, identifier) DO NOTHING
+        """)
+    /// `putPending` of an identifier that exists: keeps the old sequence when the record carries none.
+    private static let updatePending = StatementKey("""
+        UPDATE pending SET seq = CASE WHEN ?10 THEN seq ELSE ?3 END, next_fire = ?4, kind = ?5, floating = ?6,
+          anchor = ?7, inside = ?8, request = ?9
+        WHERE app = ?1 AND identifier = ?2
+        """)
+
     public func putPending(_ records: [PendingRequest], encodedRequests: [[UInt8]], app: String) throws {
         let given = encodedRequests.count == records.count
         try transaction {
-            // The fast path inserts a new row with a fresh sequence; only when the identifier exists
-            // (the insert changed nothing) does an UPDATE follow, keeping the old sequence when the
-            // record carries none. (An upsert with RETURNING would say which happened in one
-            // statement, but costs about 40% of the bulk throughput.)
-            let insert = try connection.statement("""
-                INSERT INTO pending (app, identifier, seq, next_fire, kind, floating, anchor, inside, request)
-                VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)
-                ON CONFLICT (app, identifier) DO NOTHING
-                """)
-            let update = try connection.statement("""
-                UPDATE pending SET seq = CASE WHEN ?10 THEN seq ELSE ?3 END, next_fire = ?4, kind = ?5, floating = ?6,
-                  anchor = ?7, inside = ?8, request = ?9
-                WHERE app = ?1 AND identifier = ?2
-                """)
-            for (index, record) in records.enumerated() {
-                let keep = record.sequence == 0
-                let sequence = keep ? nextSequence : record.sequence
-                let body = given && !encodedRequests[index].isEmpty ? encodedRequests[index] : RecordCodec.encode(record.request)
+            // Only when the insert changed nothing does the UPDATE follow (looked up then).
+            let insert = try connection.statement(Self.insertPending)
+            for index in records.indices {
+                let keep = records[index].sequence == 0
+                let sequence = keep ? nextSequence : records[index].sequence
+                let encoded = given && !encodedRequests[index].isEmpty
                 func bind(_ statement: Statement) {
                     statement.bind(1, app)
-                    statement.bind(2, record.request.identifier)
+                    statement.bind(2, records[index].request.identifier)
                     statement.bind(3, sequence)
-                    statement.bind(4, record.nextFireDate?.timeIntervalSince1970)
-                    statement.bind(5, PendingRequest.storedKind(record.request.trigger))
-                    statement.bind(6, Int64(record.request.trigger?.isFloating == true ? 1 : 0))
-                    statement.bind(7, record.anchor.timeIntervalSince1970)
-                    statement.bind(8, record.inside)
-                    statement.bind(9, body)
+                    statement.bind(4, records[index].nextFireDate?.timeIntervalSince1970)
+                    statement.bind(5, PendingRequest.storedKind(records[index].request.trigger))
+                    statement.bind(6, Int64(records[index].request.trigger?.isFloating == true ? 1 : 0))
+                    statement.bind(7, records[index].anchor.timeIntervalSince1970)
+                    statement.bind(8, records[index].inside)
+                    statement.bind(9, encoded ? encodedRequests[index] : RecordCodec.encode(records[index].request))
                 }
                 bind(insert)
                 try insert.run()
@@ -451,6 +460,7 @@ public final class SQLiteStore: NotificationStore {
                     if keep { nextSequence += 1 }
                     continue
                 }
+                let update = try connection.statement(Self.updatePending)
                 bind(update)
                 update.bind(10, Int64(keep ? 1 : 0))
                 try update.run()

@@ -364,6 +364,10 @@ final class EngineCore {
         encoded.reserveCapacity(requests.count)
         var immediate: [NotificationRequest] = []
         var dropped: [String] = []
+        // The `.scheduled` event names at most 100 requests (none for more), gathered here for
+        // the usual small add rather than copied out of the records after.
+        let listsScheduled = announcing && requests.count <= 100
+        var scheduled: [String] = []
         for (index, (request, first)) in zip(requests, firsts).enumerated() {
             let key = ScheduleWindow.Key(app: app, identifier: request.identifier)
             if neverFires.contains(index) {
@@ -382,15 +386,16 @@ final class EngineCore {
             }
             records.append(pending)
             encoded.append(prepared.encoded[index])
+            if listsScheduled { scheduled.append(request.identifier) }
         }
         if !records.isEmpty {
             try admit(records, bytes: encoded.reduce(0) { $0 + $1.count }, app: app)
             try store.putPending(records, encodedRequests: encoded, app: app)
-            if announcing { announce(.scheduled(identifiers: records.count <= 100 ? records.map(\.request.identifier) : []), app: app) }
+            if announcing { announce(.scheduled(identifiers: records.count > 100 ? [] : listsScheduled ? scheduled : records.map(\.request.identifier)), app: app) }
         }
-        for pending in records {
-            let key = ScheduleWindow.Key(app: app, identifier: pending.request.identifier)
-            window.set(key, date: pending.nextFireDate, sequence: pending.sequence)
+        for index in records.indices {
+            let key = ScheduleWindow.Key(app: app, identifier: records[index].request.identifier)
+            window.set(key, date: records[index].nextFireDate, sequence: records[index].sequence)
         }
         if !dropped.isEmpty {
             countRemoved(app: app, pending: try store.removePending(app: app, identifiers: dropped).count)
