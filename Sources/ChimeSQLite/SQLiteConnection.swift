@@ -13,13 +13,16 @@ final class SQLiteConnection {
     private var keyed: [Statement?] = []
 
     /// Opens (creating if needed) the database file, read-write, without a mutex (the store is
-    /// used from one queue); or, `readOnly`, an existing file for reading only.
+    /// used from one queue), writing its log through ``LogWriteVFS``; or, `readOnly`, an existing
+    /// file for reading only.
     init(path: String, readOnly: Bool = false) throws {
         _ = Self.configured
         self.path = path
         var handle: OpaquePointer?
         let flags = (readOnly ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE) | SQLITE_OPEN_NOMUTEX
-        let code = sqlite3_open_v2(path, &handle, flags, nil)
+        // A writing connection writes the log through LogWriteVFS (a commit's frames in one call).
+        let vfs = !readOnly && LogWriteVFS.registered ? LogWriteVFS.name : nil
+        let code = sqlite3_open_v2(path, &handle, flags, vfs)
         guard code == SQLITE_OK, let handle else {
             let message = handle.map { String(cString: sqlite3_errmsg($0)) } ?? String(cString: sqlite3_errstr(code))
             sqlite3_close_v2(handle)

@@ -1,0 +1,110 @@
+import CSQLite
+@testable import ChimeCore
+import Foundation
+@testable import ChimeSQLite
+import TestThreads
+import Testing
+
+/// The writer's log goes through `LogWriteVFS`, which gathers a commit's frames and writes them
+/// with one call: what a commit acknowledges must be in the log file when it returns, for another
+/// connection (another process) to read, whatever the commit's size.
+@Suite("SQLite store: the log written a commit at a time", .testThreads)
+struct LogWriteVFSTests {
+    static let app = "com.example.log"
+
+    /// The rows another connection (SQLite's own VFS, as another process would open the file) sees.
+    static func countFromOutside(_ path: String) throws -> Int {
+        var handle: OpaquePointer?
+        guard sqlite3_open_v2(path, &handle, SQLITE_OPEN_READONLY, nil) == SQLITE_OK, let handle else {
+            sqlite3_close_v2(handle)
+            throw ChimeError(.storeFailure, "cannot open \(path) from outside")
+        }
+        defer { sqlite3_close_v2(handle) }
+        var statement: OpaquePointer?
+        guard sqlite3_prepare_v2(handle, "SELECT count(*) FROM pending", -1, &statement, nil) == SQLITE_OK else {
+            throw ChimeError(.storeFailure, String(cString: sqlite3_errmsg(handle)))
+        }
+        defer { sqlite3_finalize(statement) }
+        guard sqlite3_step(statement) == SQLITE_ROW else { throw ChimeError(.storeFailure, String(cString: sqlite3_errmsg(handle))) }
+        return Int(sqlite3_column_int64(statement, 0))
+    }
+
+    static func records(_ range: Range<Int>) -> [PendingRequest] {
+        range.map { index in
+            var content = NotificationContent(title: "Request \(index)")
+            // Large enough that a few hundred fill more than one gathered write (128 KiB).
+            content.body = String(repeating: "body \(index) ", count: 40)
+            let request = NotificationRequest(identifier: "r\(index)", content: content, trigger: .timeInterval(Double(60 + index % 977), repeats: false))
+            return PendingRequest(request: request, nextFireDate: Date(timeIntervalSince1970: 1_750_000_000 + Double(index % 977)),
+                                  anchor: Date(timeIntervalSince1970: 1_750_000_000))
+        }
+    }
+
+    @Test("the writer's connection uses the VFS, and readers SQLite's own")
+    func writerUsesVFS() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let connection = try SQLiteConnection(path: directory.path("vfs.sqlite"))
+        var vfs: UnsafeMutablePointer<sqlite3_vfs>?
+        #expect(sqlite3_file_control(connection.handle, "main", SQLITE_FCNTL_VFS_POINTER, &vfs) == SQLITE_OK)
+        #expect(vfs.map { String(cString: $0.pointee.zName) } == LogWriteVFS.name)
+        connection.close()
+        let reader = try SQLiteConnection(path: directory.path("vfs.sqlite"), readOnly: true)
+        var readerVFS: UnsafeMutablePointer<sqlite3_vfs>?
+        #expect(sqlite3_file_control(reader.handle, "main", SQLITE_FCNTL_VFS_POINTER, &readerVFS) == SQLITE_OK)
+        #expect(readerVFS.map { String(cString: $0.pointee.zName) } != LogWriteVFS.name)
+        reader.close()
+    }
+
+    @Test("every commit, small or larger than one gathered write, is readable from outside as it returns",
+          arguments: [SQLiteStore.Durability.normal, .full])
+    func commitsReadableFromOutside(durability: SQLiteStore.Durability) throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let path = directory.path("log.sqlite")
+        let store = try SQLiteStore(path: path, durability: durability)
+        defer { store.close() }
+        var expected = 0
+        // One request, then commits of growing size up to thousands of frames' worth (written in
+        // many parts), each checked from outside before the next.
+        for size in [1, 2, 30, 64, 300, 1000, 3000] {
+            try store.putPending(Self.records(expected..<(expected + size)), app: Self.app)
+            expected += size
+            #expect(try Self.countFromOutside(path) == expected, "after a commit of \(size)")
+        }
+        // Replacing (the UPDATE path) and removing are committed through the log as well.
+        try store.putPending(Self.records(0..<500), app: Self.app)
+        _ = try store.removePending(app: Self.app, identifiers: (0..<250).map { "r\($0)" })
+        expected -= 250
+        #expect(try Self.countFromOutside(path) == expected)
+        #expect(try store.pendingCount(app: Self.app) == expected)
+        // A rolled-back transaction leaves nothing behind.
+        struct Refused: Error {}
+        #expect(throws: Refused.self) {
+            try store.transaction {
+                try store.putPending(Self.records(10_000..<10_400), app: Self.app)
+                throw Refused()
+            }
+        }
+        #expect(try Self.countFromOutside(path) == expected)
+        #expect(try store.pendingCount(app: Self.app) == expected)
+    }
+
+    @Test("a store written through the VFS reopens whole, its log replayed or checkpointed")
+    func reopens() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let path = directory.path("reopen.sqlite")
+        do {
+            let store = try SQLiteStore(path: path)
+            for start in stride(from: 0, to: 2000, by: 100) { try store.putPending(Self.records(start..<(start + 100)), app: Self.app) }
+            store.close()
+        }
+        let store = try SQLiteStore(path: path)
+        defer { store.close() }
+        let pending = try store.pending(app: Self.app)
+        #expect(pending.count == 2000)
+        #expect(pending.first?.request.content.body == String(repeating: "body 0 ", count: 40))
+        #expect(Set(pending.map(\.sequence)).count == 2000)
+    }
+}
