@@ -76,7 +76,7 @@ final class SSEClient: Sendable {
     }
 
     /// The next event, waiting up to `timeout` seconds.
-    func next(timeout: Double = 30) async throws -> SSEEvent {
+    func next(timeout: Double = 60) async throws -> SSEEvent {
         let event = try await feed.wait(timeout) { state -> SSEEvent? in
             if !state.events.isEmpty { return state.events.removeFirst() }
             if let end = state.end { throw TestClientError(description: "the stream ended (\(end))") }
@@ -87,12 +87,12 @@ final class SSEClient: Sendable {
     }
 
     /// Waits until the stream ends (the server ended it, or the connection broke).
-    func waitForEnd(timeout: Double = 10) async throws -> Bool {
+    func waitForEnd(timeout: Double = 60) async throws -> Bool {
         try await feed.wait(timeout) { $0.end == nil ? nil : true } ?? false
     }
 
     /// Waits until at least `count` comment lines (heartbeats) arrived.
-    func waitForComments(_ count: Int, timeout: Double = 10) async throws -> Bool {
+    func waitForComments(_ count: Int, timeout: Double = 60) async throws -> Bool {
         try await feed.wait(timeout) { state -> Bool? in
             if state.comments >= count { return true }
             return state.end == nil ? nil : false
