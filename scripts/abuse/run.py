@@ -44,6 +44,16 @@ Attacks (each against a fresh server and data directory):
                 once on one connection, a 20 KB header (HPACK's list over the limit): each connection is
                 refused or ended (GOAWAY, reset) or served within its limits, the server grows by at most
                 20 MB, and /healthz is answered afterwards.
+  http2-hostile HTTP/2 clients writing frames themselves (clients.py), each against a fresh server while a
+                well-behaved client on its own h2 connection sends GET /healthz and an APNs push in turn
+                (every answer 200, p99 ≤ 1 s, during and after), with the server's memory and open files
+                sampled: empty DATA, empty CONTINUATION and zero-length HEADERS floods (GOAWAY), PING
+                acknowledgements nobody asked for, for 12 s (the others keep their share), CONTINUATION never ended and an HPACK
+                dynamic-table bomb (GOAWAY ENHANCE_YOUR_CALM), 4 connections × 128 list pages of 1 MiB
+                and an event stream never given a flow-control window (every stream reset within the
+                30 s stall time, memory given back), 200 idle connections and a dribbled request (GOAWAY
+                NO_ERROR at the 10 s head timeout), 300 connections × 128 streams whose bodies never come
+                (GOAWAY NO_ERROR at the 30 s body timeout).
   stores        damaged store files (random bytes in a data page and mid-file, the apps table dropped,
                 0 bytes): `chime serve` refuses each, naming the file, and leaves it untouched.
 
@@ -811,6 +821,138 @@ def attack_http2(options):
         server.remove()
 
 
+def h2_probe(python, server, token, device, seconds):
+    """A well-behaved client on one h2 connection for `seconds` (clients.py probe), started now."""
+    script = os.path.join(HERE, "..", "..", "Tests", "Support", "HTTP2Clients", "clients.py")
+    return subprocess.Popen([python, script, "probe", f"http://{LOOPBACK}:{server.port}", token, "com.example.probe", device,
+                             str(seconds), "0.2"], stdout=subprocess.PIPE, text=True)
+
+
+def probe_ok(answer):
+    """Every probe answered 200 with p99 at most 1 s."""
+    return (not answer.get("failures") and all(key.endswith(" 200") for key in answer.get("statuses", {}))
+            and answer["healthz"].get("count", 0) > 0 and answer["push"].get("count", 0) > 0
+            and answer["healthz"].get("p99Ms", 1e9) <= 1000 and answer["push"].get("p99Ms", 1e9) <= 1000)
+
+
+def open_files(server):
+    try:
+        return len(os.listdir(f"/proc/{server.pid}/fd"))
+    except OSError:
+        return 0
+
+
+def hostile_row(options, python, name, outcome, arguments, judge, seconds, setup=None, rss_bound=100, settle=0.0):
+    """One hostile client (clients.py ARGUMENTS; PORT and TOKEN filled in) against a fresh server, a
+    probe beside it for `seconds` and one after it; `judge(answer)` says whether the attack got the
+    right answer. Memory: the peak over the start (at most `rss_bound` MB), or, after `settle` s, what
+    is left."""
+    server = Server(options.chime)
+    try:
+        token = server.app("com.example.probe")
+        device = server.json("GET", "/v1/apps/com.example.probe/device-token", token=token)["deviceToken"]
+        extra = setup(server) if setup else {}
+        peak = PeakRSS(server)
+        files = [open_files(server)]
+        sampling = threading.Event()
+
+        def sample():
+            while not sampling.is_set():
+                files.append(open_files(server))
+                time.sleep(0.1)
+        sampler = threading.Thread(target=sample, daemon=True)
+        sampler.start()
+        during = h2_probe(python, server, token, device, seconds)
+        filled = [argument.replace("PORT", str(server.port)).replace("TOKEN", extra.get("token", token)) for argument in arguments]
+        answer, took = h2_client(python, *filled, timeout=seconds + 120)
+        probe_during = json.loads(during.communicate(timeout=seconds + 60)[0])
+        if settle:
+            time.sleep(settle)
+        left = server.rss_mb()
+        after, _ = h2_client(python, "probe", f"http://{LOOPBACK}:{server.port}", token, "com.example.probe", device, "2", "0.2")
+        sampling.set()
+        sampler.join()
+        top = peak.stop()
+        grown = (left if settle else top) - peak.start
+        verdict, said = judge(answer)
+        passed = verdict and probe_ok(probe_during) and probe_ok(after) and server.alive() and grown <= rss_bound
+        row(name, outcome, passed,
+            f"{said} in {took:.1f} s; probe during: healthz p50/p99/max {probe_during['healthz'].get('p50Ms')}/{probe_during['healthz'].get('p99Ms')}/"
+            f"{probe_during['healthz'].get('maxMs')} ms, push {probe_during['push'].get('p50Ms')}/{probe_during['push'].get('p99Ms')}/"
+            f"{probe_during['push'].get('maxMs')} ms, {sum(probe_during['statuses'].values())} answered, failed "
+            f"{sum(probe_during['failures'].values())}; after: {'all 200' if probe_ok(after) else after}; RSS {peak.start:.0f} → peak {top:.0f} MB"
+            + (f", {left:.0f} MB {settle:.0f} s after" if settle else "") + f"; open files {files[0]} → at most {max(files)}")
+        RESULTS[name] = {"attack": answer, "probeDuring": probe_during, "probeAfter": after, "rssStartMB": round(peak.start, 1),
+                         "rssPeakMB": round(top, 1), "rssLeftMB": round(left, 1), "openFilesMax": max(files)}
+    finally:
+        server.stop()
+        server.remove()
+
+
+def goaway_judge(*codes):
+    def judge(answer):
+        return answer.get("goaway") in codes, f"GOAWAY {answer.get('goaway')} after {answer.get('sent')} sent"
+    return judge
+
+
+def list_pages(server):
+    """An app with 2,000 pending requests: a list page of 1,000 is about 1 MiB."""
+    token = server.app("com.example.lists")
+    for batch in range(40):
+        server.json("POST", "/v1/apps/com.example.lists/requests", [
+            {"identifier": f"p-{batch}-{index}", "title": "x" * 200, "body": "y" * 500, "trigger": {"type": "timeInterval", "timeInterval": 3600}}
+            for index in range(50)], token=token, expect=(201,))
+    return {"token": token}
+
+
+def attack_http2_hostile(options):
+    python = http2_python()
+    local = ["127.0.0.1", "PORT", "-"]
+    hostile_row(options, python, "h2 empty DATA", "2,000,000 empty DATA frames on one request", ["empty-frames", *local, "data", "2000000", "10"],
+                goaway_judge("ENHANCE_YOUR_CALM"), 4)
+    hostile_row(options, python, "h2 empty CONTINUATION", "empty CONTINUATION frames after a HEADERS frame",
+                ["empty-frames", *local, "continuation", "1000000", "10"], goaway_judge("ENHANCE_YOUR_CALM"), 4)
+    hostile_row(options, python, "h2 empty HEADERS", "zero-length HEADERS frames, a new stream each", ["empty-frames", *local, "headers", "1000000", "10"],
+                goaway_judge("ENHANCE_YOUR_CALM", "PROTOCOL_ERROR"), 4)
+    hostile_row(options, python, "h2 unasked PING acks", "PING acknowledgements nobody asked for, as fast as they go for 12 s", ["empty-frames", *local, "pings", "1000000000", "12"],
+                lambda answer: (answer.get("goaway") in ("NO_ERROR", None) and answer.get("sent", 0) > 0,
+                                f"{answer.get('sent'):,} frames sent, the connection ended at its idle deadline (GOAWAY {answer.get('goaway')} at {answer.get('goawayAt')} s)"), 12)
+    hostile_row(options, python, "h2 CONTINUATION never ended", "64 CONTINUATION frames of 16 KB of header fields, END_HEADERS never set",
+                ["endless-continuation", *local, "64", "16384"], lambda answer: (answer.get("goaway") == "ENHANCE_YOUR_CALM",
+                                                                               f"GOAWAY {answer.get('goaway')} after {answer.get('sent')} frames"), 4)
+    hostile_row(options, python, "h2 HPACK bomb", "a 4,000-byte header in the decoding table, then 200 requests of 16,000 references (64 MB each)",
+                ["hpack-bomb", *local, "200", "16000"],
+                lambda answer: (answer.get("first") == 200 and answer.get("goaway") == "ENHANCE_YOUR_CALM",
+                                f"first request {answer.get('first')}, then GOAWAY {answer.get('goaway')}"), 4)
+
+    def stalled(answer):
+        ended = answer.get("unfinished") == 0 and answer.get("resets", {}).get("ENHANCE_YOUR_CALM") == answer.get("opened")
+        return ended, (f"{answer.get('opened')} streams, {sum(answer.get('statuses', {}).values())} answered (headers only, "
+                       f"{answer.get('dataBytes')} bytes of body), resets {answer.get('resets')}, GOAWAY {answer.get('goaway')}")
+
+    hostile_row(options, python, "h2 stalled window", "128 list pages of 1 MiB asked on a connection whose stream windows are 0",
+                ["stall", *local, "/v1/apps/com.example.lists/requests?limit=1000", "TOKEN", "128", "60", "stream"], stalled, 45,
+                setup=list_pages, rss_bound=150, settle=5)
+    hostile_row(options, python, "h2 stalled connection window", "128 list pages of 1 MiB; the connection's 65,535 bytes left to run out",
+                ["stall", *local, "/v1/apps/com.example.lists/requests?limit=1000", "TOKEN", "128", "60", "connection"],
+                lambda answer: (answer.get("goaway") == "ENHANCE_YOUR_CALM", f"{sum(answer.get('statuses', {}).values())} answered, "
+                                f"resets {answer.get('resets')}, GOAWAY {answer.get('goaway')} at {answer.get('goawayAt')} s"), 45,
+                setup=list_pages, rss_bound=150, settle=5)
+    hostile_row(options, python, "h2 stalled event stream", "an app's event stream on a connection whose stream windows are 0",
+                ["stall", *local, "/v1/apps/com.example.probe/events", "TOKEN", "1", "60", "stream"], stalled, 45)
+    hostile_row(options, python, "h2 idle", "200 connections: the preface, then nothing", ["idle", *local, "200", "30"],
+                lambda answer: (answer.get("goaways") == {"NO_ERROR": 200}, f"{answer.get('closed')} ended between "
+                                f"{answer.get('firstClosedAt')} and {answer.get('lastClosedAt')} s, GOAWAY {answer.get('goaways')}"), 14)
+    hostile_row(options, python, "h2 dribble", "the preface and a request a byte every 0.2 s (23 s to send)", ["dribble", *local, "/healthz", "0.2", "40"],
+                lambda answer: (answer.get("goaway") == "NO_ERROR" and not answer.get("statuses"),
+                                f"GOAWAY {answer.get('goaway')} at {answer.get('goawayAt')} s after {answer.get('sentBytes')} of {answer.get('ofBytes')} bytes"), 14)
+    hostile_row(options, python, "h2 crowd", "300 connections × 128 POST streams whose bodies never come",
+                ["crowd", *local, "300", "128", "/v1/apps/com.example.probe/requests", "TOKEN", "60"],
+                lambda answer: (answer.get("closed") == 300 and answer.get("goaways") == {"NO_ERROR": 300},
+                                f"{answer.get('closed')} connections ended by {answer.get('lastClosedAt')} s, GOAWAY {answer.get('goaways')}, "
+                                f"resets {answer.get('resets')}"), 34)
+
+
 ATTACKS = {
     "slowloris": attack_slowloris,
     "slowloris-same": lambda options: attack_slowloris(options, same_address=True),
@@ -828,6 +970,7 @@ ATTACKS = {
     "storage": attack_storage,
     "stores": attack_stores,
     "http2": attack_http2,
+    "http2-hostile": attack_http2_hostile,
 }
 
 
