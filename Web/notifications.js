@@ -363,7 +363,7 @@ async function answer(app, n, actionIdentifier, userText, label) {
   state.busy.set(key, label);
   state.errors.delete(key);
   hooks.render();
-  const body = { actionIdentifier };
+  const body = { actionIdentifier, surface: "web" };
   if (userText !== null && userText !== undefined) body.userText = userText;
   try {
     await api("POST", `${appPath(app)}/notifications/${enc(n.identifier)}/responses`, body);
@@ -417,7 +417,7 @@ async function clearNotifications(app, items) {
   hooks.render();
   const failures = [];
   const results = await Promise.allSettled(items.map((n) =>
-    api("POST", `${appPath(app)}/notifications/${enc(n.identifier)}/responses`, { actionIdentifier: DISMISS_ACTION })));
+    api("POST", `${appPath(app)}/notifications/${enc(n.identifier)}/responses`, { actionIdentifier: DISMISS_ACTION, surface: "web" })));
   for (const result of results) if (result.status === "rejected") failures.push(result.reason.message);
   for (const key of keys) state.busy.delete(key);
   if (failures.length > 0) {

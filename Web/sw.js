@@ -125,7 +125,7 @@ async function handleClick(notification, action, reply) {
     // A text field the browser does not offer: the center opens at this notification's.
     return openCenter(`#reply=${[data.app, data.id, action].map(encodeURIComponent).join("/")}`, { reply: [data.app, data.id, action] });
   }
-  const answer = { actionIdentifier: action === "" ? DEFAULT_ACTION : action };
+  const answer = { actionIdentifier: action === "" ? DEFAULT_ACTION : action, surface: "webPush" };
   if (action !== "" && described && described.input) answer.userText = reply;
   const posted = await postResponse(data.app, data.id, answer);
   const foreground = action === "" || !posted || (described && (described.options || []).includes("foreground"));
@@ -137,7 +137,7 @@ async function handleClick(notification, action, reply) {
 async function handleClose(notification) {
   const data = notification.data || {};
   if (data.dismiss === true && typeof data.app === "string" && typeof data.id === "string") {
-    await postResponse(data.app, data.id, { actionIdentifier: DISMISS_ACTION });
+    await postResponse(data.app, data.id, { actionIdentifier: DISMISS_ACTION, surface: "webPush" });
   }
 }
 

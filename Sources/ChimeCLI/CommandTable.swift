@@ -10,7 +10,7 @@ import Glibc
 extension CLI {
     /// Every subcommand, in the order `chime --help` lists them.
     public static let commands: [Command] = [
-        serve, open, apps, devices, categories, add, list, remove, delivered, respond, push, deviceToken, events, status, backup, service, version,
+        serve, open, apps, devices, categories, add, list, remove, delivered, respond, receipt, push, deviceToken, events, status, backup, service, version,
     ]
 
     // MARK: serve
@@ -35,7 +35,9 @@ extension CLI {
         .value("app-max-mb", "megabytes of pending and delivered notifications one app may keep (default 1024; 0: no bound)"),
         .value("event-log-max-events", "events kept for resumed streams (default 100000)"),
         .value("event-log-max-mb", "megabytes of events kept (default 64)"),
-        .value("event-log-max-days", "days an event is kept (default 7)"),
+        .value("event-log-max-days", "days an event is kept (default 7), and an ended escalation's receipt"),
+        .value("escalation-min-every", "the shortest time between an escalating notification's alerts a request may ask (default 10s)"),
+        .value("escalation-max-for", "the longest an escalation may last (default 24h)"),
         .value("web-push-contact", "the contact push services see in every push's VAPID token: mailto:you@example.org or https://… (default: --public-url when https, else mailto:chime@HOSTNAME)"),
         .value("web-push-endpoints", "push services Web Push may go to besides the public ones (FCM, Mozilla, Apple, Microsoft): URL prefixes, comma-separated, as https://up.example.org/ (a self-hosted UnifiedPush distributor); private and loopback addresses only when listed here"),
     ]
@@ -99,6 +101,16 @@ extension CLI {
             if let count = try positiveInteger(arguments, "event-log-max-events") { configuration.eventRetention.count = count }
             if let megabytes = try positiveInteger(arguments, "event-log-max-mb") { configuration.eventRetention.bytes = megabytes << 20 }
             if let days = try positiveInteger(arguments, "event-log-max-days") { configuration.eventRetention.age = TimeInterval(days) * 86_400 }
+            if let text = arguments.value("escalation-min-every") {
+                do throws(UsageError) { configuration.escalationLimits.minimumInterval = try parseDuration(text) } catch { throw UsageError("--escalation-min-every: \(error.message)") }
+            }
+            if let text = arguments.value("escalation-max-for") {
+                do throws(UsageError) { configuration.escalationLimits.maximumDuration = try parseDuration(text) } catch { throw UsageError("--escalation-max-for: \(error.message)") }
+            }
+            guard configuration.escalationLimits.minimumInterval > 0,
+                  configuration.escalationLimits.maximumDuration > configuration.escalationLimits.minimumInterval else {
+                throw UsageError("--escalation-min-every must be more than 0 and less than --escalation-max-for (defaults 10s and 24h)")
+            }
             if let text = arguments.value("web-push-endpoints") {
                 do throws(ChimeError) {
                     configuration.webPushEndpoints = try WebPushEndpoints(listed: text.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) })
@@ -508,14 +520,15 @@ extension CLI {
 
     static let add = Command(
         name: "add", summary: "schedule a notification",
-        usage: "chime add [--app APP] [--id ID] --title TEXT [--body TEXT] [--in 10m | --at 2026-12-01T08:30 | --every 1h | --calendar 'weekday=2 hour=8 minute=30' | --rrule RULE --start 2027-01-29T09:00 [--time-zone ZONE] [--except DATE ...] | --location LAT,LON,RADIUS] [--expires-in 10m | --expires-at 2026-12-01T09:00] [--dismiss-in 10m | --dismiss-at 2026-12-01T09:00]",
+        usage: "chime add [--app APP] [--id ID] --title TEXT [--body TEXT] [--in 10m | --at 2026-12-01T08:30 | --every 1h | --calendar 'weekday=2 hour=8 minute=30' | --rrule RULE --start 2027-01-29T09:00 [--time-zone ZONE] [--except DATE ...] | --location LAT,LON,RADIUS] [--expires-in 10m | --expires-at 2026-12-01T09:00] [--dismiss-in 10m | --dismiss-at 2026-12-01T09:00] [--escalate every=60s,for=30m]",
         examples: ["chime add --app com.example.alarm --title Alarm --in 10s --category alarm.category",
                    "chime add --title 'Stand up' --every 1h", "chime add --title 'Weekly review' --calendar 'weekday=2 hour=8 minute=30 timeZone=Europe/Berlin'",
                    "chime add --title 'Buy milk' --location 52.52,13.40,100 --id milk",
                    "chime add --title 'Team review' --rrule 'FREQ=MONTHLY;BYDAY=-1FR' --start 2027-01-29T09:00 --time-zone Europe/Berlin",
                    "chime add --title Report --at 2026-12-01T08:30 --user-info '{\"report\": 42}'",
                    "chime add --title 'Your ride is here' --in 5m --expires-in 10m",
-                   "chime add --title 'Bus 42 in 3 minutes' --dismiss-in 5m"],
+                   "chime add --title 'Bus 42 in 3 minutes' --dismiss-in 5m",
+                   "chime add --title 'Wake up' --at 2026-12-01T07:00 --sound default --escalate every=60s,for=30m"],
         options: [
             .value("app", "the app (default: the only registered app)"), .value("id", "the request identifier (default: a new UUID)"),
             .value("title", "the title"), .value("subtitle", "the subtitle"), .value("body", "the body"),
@@ -535,6 +548,7 @@ extension CLI {
             .value("expires-at", "not delivered if due after this local date and time (or an ISO 8601 date with its offset): 2026-12-01T09:00"),
             .value("dismiss-in", "removed from the delivered list this long after each delivery (auto-dismiss): 10m"),
             .value("dismiss-at", "removed from the delivered list at this local date and time (or an ISO 8601 date with its offset): 2026-12-01T09:00"),
+            .value("escalate", "alerted again until answered or removed: every=60s,for=30m (see chime receipt)"),
         ],
         run: { arguments, cli in
             guard arguments.positionals.isEmpty else { throw UsageError("unexpected '\(arguments.positionals[0])'; text goes in --title/--body (quote it)") }
@@ -554,6 +568,7 @@ extension CLI {
             request["trigger"] = try trigger(arguments)
             try expiration(arguments, into: &request)
             try autoDismiss(arguments, into: &request)
+            try escalation(arguments, into: &request)
             try checkedRequest(request, arguments)
             let client = try cli.client(arguments)
             let app = try await cli.app(arguments, client)
@@ -574,7 +589,9 @@ extension CLI {
     /// in the words of the flags: `--every is 30.0 with repeats; …`.
     static func checkedRequest(_ request: JSONObject, _ arguments: ParsedArguments) throws {
         do {
-            try Validation.validate(try NotificationRequest(json: .object(request)))
+            // The service holds an escalation to its own limits; here only to what any service accepts.
+            try Validation.validate(try NotificationRequest(json: .object(request)),
+                                    escalationLimits: EscalationLimits(minimumInterval: 0, maximumDuration: Validation.maxDeadlineSeconds))
         } catch {
             guard let field = error.field else { throw UsageError(error.message) }
             let flag = flagName(field, arguments)
@@ -593,7 +610,8 @@ extension CLI {
         let name = field.hasPrefix("content.") ? String(field.dropFirst("content.".count)) : field
         let flags = Dictionary(uniqueKeysWithValues: (addTextFields + [("id", "identifier"), ("badge", "badge"), ("user-info", "userInfo"),
                                                                        ("expires-in", "expiresIn"), ("expires-at", "expirationDate"),
-                                                                       ("dismiss-in", "dismissIn"), ("dismiss-at", "dismissAt")])
+                                                                       ("dismiss-in", "dismissIn"), ("dismiss-at", "dismissAt"),
+                                                                       ("escalate", "escalateEvery"), ("escalate", "escalateFor")])
             .map { option, field in (field, "--" + option) })
         if let flag = flags[name.split(separator: ".").first.map(String.init) ?? name] { return flag }
         if name.hasPrefix("trigger") {
@@ -695,6 +713,25 @@ extension CLI {
         try deadline(arguments, flags: ("dismiss-in", "dismiss-at"), fields: ("dismissIn", "dismissAt"), into: &request)
     }
 
+    /// `--escalate every=60s,for=30m` as the request's `escalateEvery` and `escalateFor` (seconds).
+    static func escalation(_ arguments: ParsedArguments, into request: inout JSONObject) throws {
+        guard let text = arguments.value("escalate") else { return }
+        let usage = "write --escalate every=60s,for=30m (how often it is alerted again, and for how long after the delivery)"
+        var given: [String: TimeInterval] = [:]
+        for part in text.split(separator: ",", omittingEmptySubsequences: false) {
+            let pair = part.split(separator: "=", maxSplits: 1).map { $0.trimmingCharacters(in: .whitespaces) }
+            guard pair.count == 2, ["every", "for"].contains(pair[0]), given[pair[0]] == nil else {
+                throw UsageError("--escalate is '\(text)': '\(part)' is not every=DURATION or for=DURATION; \(usage)")
+            }
+            do { given[pair[0]] = try parseDuration(pair[1]) } catch { throw UsageError("--escalate \(pair[0]): \(error.message)") }
+        }
+        guard let every = given["every"], let duration = given["for"] else {
+            throw UsageError("--escalate is '\(text)': it needs both every= and for=; \(usage)")
+        }
+        request["escalateEvery"] = .number(every)
+        request["escalateFor"] = .number(duration)
+    }
+
     private static func deadline(_ arguments: ParsedArguments, flags: (duration: String, date: String), fields: (duration: String, date: String),
                                  into request: inout JSONObject) throws {
         switch (arguments.value(flags.duration), arguments.value(flags.date)) {
@@ -751,7 +788,7 @@ extension CLI {
                 let expires = item["expirationDate"]?.stringValue.map { "  (expires \($0))" } ?? ""
                 let dismiss = item["dismissIn"]?.numberValue.map { "  (dismissed \(Int($0)) s after delivery)" }
                     ?? item["dismissAt"]?.stringValue.map { "  (dismissed at \($0))" } ?? ""
-                cli.write("\(item["identifier"]?.stringValue ?? "?")  \(item["nextTriggerDate"]?.stringValue ?? "-")  \(trigger)  \(item["title"]?.stringValue ?? "")\(expires)\(dismiss)")
+                cli.write("\(item["identifier"]?.stringValue ?? "?")  \(item["nextTriggerDate"]?.stringValue ?? "-")  \(trigger)  \(item["title"]?.stringValue ?? "")\(expires)\(dismiss)\(escalates(item))")
                 for date in item["nextTriggerDates"]?.arrayValue.dropFirst() ?? [] { cli.write("    then \(date.stringValue ?? "?")") }
             }
             return 0
@@ -796,8 +833,49 @@ extension CLI {
             for item in items {
                 let actions = item["actions"]?.arrayValue.compactMap { $0["identifier"]?.stringValue } ?? []
                 let dismiss = item["dismissAt"]?.stringValue.map { "  (dismissed at \($0))" } ?? ""
-                cli.write("\(item["identifier"]?.stringValue ?? "?")  \(item["date"]?.stringValue ?? "")  \(headline(item))\(actions.isEmpty ? "" : "  actions: " + actions.joined(separator: ", "))\(dismiss)")
+                cli.write("\(item["identifier"]?.stringValue ?? "?")  \(item["date"]?.stringValue ?? "")  \(headline(item))\(actions.isEmpty ? "" : "  actions: " + actions.joined(separator: ", "))\(dismiss)\(escalates(item))")
             }
+            return 0
+        })
+
+    /// "  (alerted again every 60 s for 1800 s)" for an item that escalates, else "".
+    static func escalates(_ item: JSONValue) -> String {
+        guard let every = item["escalateEvery"]?.numberValue, let duration = item["escalateFor"]?.numberValue else { return "" }
+        return "  (alerted again every \(seconds(every)) s for \(seconds(duration)) s)"
+    }
+
+    /// Whole seconds without a fraction, others as they are.
+    private static func seconds(_ value: Double) -> String {
+        value == value.rounded() && abs(value) < 1e15 ? String(Int64(value)) : String(value)
+    }
+
+    static let receipt = Command(
+        name: "receipt", summary: "what became of an escalating notification: alerts so far, whether, when, how and where it was answered",
+        usage: "chime receipt [--app APP] NOTIFICATION_ID [--json]",
+        examples: ["chime receipt wake", "chime receipt wake --json"],
+        options: [.value("app", "the app (default: the only registered app)")],
+        run: { arguments, cli in
+            guard arguments.positionals.count == 1 else { throw UsageError("give the notification's identifier") }
+            let identifier = arguments.positionals[0]
+            let client = try cli.client(arguments)
+            let app = try await cli.app(arguments, client)
+            let response = try await client.send(.receipt, ["app": app, "identifier": identifier])
+            guard let receipt = response.json else { throw CommandError("the service answered without a receipt") }
+            if arguments.has("json") { cli.printJSON(receipt); return 0 }
+            let alerts = receipt["alerts"].flatMap { if case .integer(let n) = $0 { Int(n) } else { nil } } ?? 0
+            let state: String
+            if receipt["acknowledged"] == .bool(true) {
+                let action = receipt["actionIdentifier"]?.stringValue ?? "?"
+                let how = action == UNNotificationDefaultActionIdentifier ? "opened" : action == UNNotificationDismissActionIdentifier ? "dismissed" : "answered with \(action)"
+                state = "\(how) at \(receipt["acknowledgedAt"]?.stringValue ?? "?")" + (receipt["surface"]?.stringValue.map { " (\($0))" } ?? "")
+            } else if let removed = receipt["removedAt"]?.stringValue {
+                state = "removed unanswered at \(removed)"
+            } else if receipt["expired"] == .bool(true) {
+                state = "not answered: its escalation ended at \(receipt["endsAt"]?.stringValue ?? "?")"
+            } else {
+                state = "not answered yet; next alert \(receipt["nextAlertAt"]?.stringValue ?? "?")"
+            }
+            cli.write("\(identifier): \(state); alerted \(alerts) time\(alerts == 1 ? "" : "s"), last at \(receipt["lastAlertedAt"]?.stringValue ?? "?").")
             return 0
         })
 
@@ -812,7 +890,7 @@ extension CLI {
             guard arguments.positionals.count == 2 else { throw UsageError("give the notification's identifier and the action") }
             let (identifier, given) = (arguments.positionals[0], arguments.positionals[1])
             let action = given == "open" ? UNNotificationDefaultActionIdentifier : given == "dismiss" ? UNNotificationDismissActionIdentifier : given
-            var body: JSONObject = ["actionIdentifier": .string(action)]
+            var body: JSONObject = ["actionIdentifier": .string(action), "surface": "cli"]
             if let text = arguments.value("text") { body["userText"] = .string(text) }
             let client = try cli.client(arguments)
             let app = try await cli.app(arguments, client)

@@ -123,7 +123,7 @@ public final class DesktopSurface: NotificationSurface {
         self.init(configuration: configuration) { answer in
             onAnswer?(answer)
             let response = try await engine.respond(app: answer.app, notification: answer.notification, action: answer.action,
-                                                    userText: answer.userText)
+                                                    userText: answer.userText, surface: "desktop")
             if let response { onResponse?(response, answer) }
             return response
         }

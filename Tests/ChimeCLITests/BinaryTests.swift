@@ -299,3 +299,53 @@ struct AutoDismissCLITests {
         await service.stop()
     }
 }
+
+/// `chime add --escalate` and `chime receipt` (escalation, a Chime addition) through the built binary.
+@Suite("chime add --escalate and chime receipt (the binary)", .testThreads)
+struct EscalationCLITests {
+    @Test("chime add --escalate every=1s,for=1h rings again until chime respond opens it; chime receipt says so; bad flags refused")
+    func escalateAndReceipt() async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("chime-cli-escalate-\(UUID().uuidString)").path
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        var configuration = ChimeService.Configuration(dataDirectory: directory, listen: .tcp(host: "127.0.0.1", port: 0),
+                                                       autoAllow: true, printsBanner: false)
+        // Seconds, so the test waits for real alerts briefly (the service's default is 10 s at least).
+        configuration.escalationLimits = EscalationLimits(minimumInterval: 1, maximumDuration: 7200)
+        let service = try await RunningService.start(configuration: configuration)
+        func run(_ arguments: [String]) async throws -> (Int32, String, String) { try await BinaryTests.chime(arguments + ["--data", directory]) }
+        let app = "com.example.wake"
+        #expect(try await run(["apps", "add", app]).0 == 0)
+        _ = try await service.engine.requestAuthorization(app: app, options: [.alert, .sound])
+
+        let (added, _, addedError) = try await run(["add", "--title", "Wake up", "--id", "wake", "--sound", "default", "--escalate", "every=1s,for=1h"])
+        #expect(added == 0, "\(addedError)")
+        #expect(try await run(["delivered"]).1.contains("(alerted again every 1 s for 3600 s)"))
+        // Alerted again at least once (waited for, at most 30 s).
+        let deadline = ContinuousClock.now + .seconds(30)
+        while (try await service.engine.receipt(app: app, notification: "wake")?.alerts ?? 0) < 2, ContinuousClock.now < deadline {
+            try await Sleep.for(.milliseconds(50))
+        }
+        let (pending, pendingText, _) = try await run(["receipt", "wake"])
+        #expect(pending == 0 && pendingText.contains("wake: not answered yet; next alert"), "\(pendingText)")
+        #expect(try await run(["respond", "wake", "open"]).0 == 0)
+        let (shown, receiptText, receiptError) = try await run(["receipt", "wake"])
+        #expect(shown == 0, "\(receiptError)")
+        #expect(receiptText.contains("wake: opened at ") && receiptText.contains("(cli); alerted "), "\(receiptText)")
+        let json = try JSONValue.parse(try await run(["receipt", "wake", "--json"]).1)
+        #expect(json["acknowledged"] == .bool(true) && json["surface"] == .string("cli"))
+        guard case .integer(let alerts)? = json["alerts"] else { Issue.record("no alerts in \(json)"); return }
+        #expect(alerts >= 2)
+        let (missing, _, missingError) = try await run(["receipt", "nothing"])
+        #expect(missing != 0 && missingError.contains("no receipt for 'nothing'"), "\(missingError)")
+
+        for (flag, says) in [("every=60s", "needs both every= and for="), ("often", "is not every=DURATION"),
+                             ("every=1m,for=30s", "--escalate"), ("every=ten,for=1h", "--escalate every")] {
+            let (status, _, error) = try await run(["add", "--title", "X", "--escalate", flag])
+            #expect(status != 0 && error.contains(says), "\(flag): \(error)")
+        }
+        // Within what any service takes, but not this one's limits: the service refuses it, naming the field.
+        let (limited, _, limitedError) = try await run(["add", "--title", "X", "--escalate", "every=0.5s,for=1m"])
+        #expect(limited != 0 && limitedError.contains("escalateEvery"), "\(limitedError)")
+        await service.stop()
+    }
+}

@@ -31,6 +31,29 @@ struct ServiceBackendTests {
         return false
     }
 
+    @Test("an escalating request added through the service keeps its escalation; its receipt reads back through the center once answered")
+    func escalationReceipt() async throws {
+        try await ServiceHarness.with { harness in
+            let app = "com.example.wake"
+            let token = try await harness.createApp(app)
+            let center = Self.center(harness, app: app, token: token)
+            #expect(try await center.requestAuthorization(options: [.alert]))
+            let content = UNMutableNotificationContent()
+            content.title = "Wake up"
+            try await center.add(UNNotificationRequest(identifier: "wake", content: content, trigger: nil,
+                                                       escalation: NotificationEscalation(every: 60, for: 1800)))
+            #expect(await Self.eventually { await center.deliveredNotifications().first?.request.escalation == NotificationEscalation(every: 60, for: 1800) })
+            #expect(try await center.receipt(for: "wake")?.isEscalating == true)
+            #expect(try await center.receipt(for: "nothing") == nil)
+            let answer = try await harness.owner.post("/v1/apps/\(app)/notifications/wake/responses",
+                                                      json: #"{"actionIdentifier": "com.apple.UNNotificationDismissActionIdentifier", "surface": "desktop"}"#)
+            #expect(answer.status == 204)
+            let receipt = try await center.receipt(for: "wake")
+            #expect(receipt?.acknowledged == true && receipt?.surface == "desktop" && receipt?.alerts == 1)
+            #expect(receipt?.actionIdentifier == UNNotificationDismissActionIdentifier && receipt?.escalation == NotificationEscalation(every: 60, for: 1800))
+        }
+    }
+
     @Test("authorize, categories, schedule, deliver, the user's answer to the delegate, acknowledged")
     func alarmFlow() async throws {
         try await ServiceHarness.with { harness in

@@ -41,6 +41,8 @@ package protocol CenterBackend: AnyObject, Sendable {
     func acknowledgeResponse(_ id: Int64, app: String) async throws
     /// The user's answer; `false` when it goes nowhere (a dismiss without `.customDismissAction`).
     func answer(app: String, notification: String, action: String, userText: String?) async throws -> Bool
+    /// An escalating notification's receipt, or `nil` when it has none.
+    func receipt(app: String, notification: String) async throws -> EscalationReceipt?
     /// An APNs payload, delivered as if APNs had sent it; `identifier` is the notification's
     /// (APNs' collapse id). A push for the app's notification service extension goes through
     /// `serviceExtension` first (in this process; a service asks the app over its event stream).
@@ -118,7 +120,7 @@ extension NotificationEngine: CenterBackend {
     }
 
     package func answer(app: String, notification: String, action: String, userText: String?) async throws -> Bool {
-        try await respond(app: app, notification: notification, action: action, userText: userText) != nil
+        try await respond(app: app, notification: notification, action: action, userText: userText, surface: "app") != nil
     }
 
     package func push(_ payload: Data, identifier: String, app: String, serviceExtension: ServiceExtensionHandler?) async throws {

@@ -620,6 +620,20 @@ public final class UNUserNotificationCenter: NSObject, @unchecked Sendable {
         try await backend.answer(app: bundleIdentifier, notification: identifier, action: actionIdentifier, userText: userText)
     }
 
+    /// The receipt of an escalating notification (one added with
+    /// ``UNNotificationRequest/escalation``; a Chime addition): how often it was alerted, whether,
+    /// when, with which action and where the user answered it, whether its window ended unanswered.
+    /// Kept after the notification leaves the delivered list; `nil` when it has none.
+    ///
+    /// ```swift
+    /// if let receipt = try await center.receipt(for: "wake"), !receipt.acknowledged, receipt.expired {
+    ///     callSomeoneElse()
+    /// }
+    /// ```
+    public func receipt(for identifier: String) async throws -> EscalationReceipt? {
+        try await backend.receipt(app: bundleIdentifier, notification: identifier)
+    }
+
     // MARK: - Attachments
 
     /// Whether an event may leave attachment files that nothing refers to: a removal, or an answer

@@ -255,6 +255,15 @@ package final class ServiceBackend: CenterBackend {
                          "answers come from the user, on the service's surfaces (the web center, `chime respond`), not from the app")
     }
 
+    package func receipt(app: String, notification: String) async throws -> EscalationReceipt? {
+        do {
+            guard let answer = try await call(.receipt, ["app": app, "identifier": notification]) else { return nil }
+            return try EscalationReceipt(json: answer)
+        } catch let error as ChimeError where error.code == .notFound {
+            return nil
+        }
+    }
+
     /// The service runs the app's extension on the push through the app's event stream (see
     /// ``serviceExtensionChanged(_:app:)``), so `serviceExtension` is not used here.
     package func push(_ payload: Data, identifier: String, app: String, serviceExtension: ServiceExtensionHandler?) async throws {

@@ -59,6 +59,8 @@ extension APIRoute {
                                                      summary: "removeDeliveredNotifications (all, or of a thread, without identifier)")
     public static let respond = APIRoute(.post, "/v1/apps/{app}/notifications/{identifier}/responses", operationID: "respond",
                                          summary: "The user's answer to a delivered notification (owner)")
+    public static let receipt = APIRoute(.get, "/v1/apps/{app}/notifications/{identifier}/receipt", operationID: "receipt",
+                                         summary: "An escalating notification's receipt: alerts so far, whether and how it was answered (Chime's addition)")
     public static let outbox = APIRoute(.get, "/v1/apps/{app}/responses", operationID: "outbox",
                                         summary: "The outbox: responses not yet acknowledged, oldest first")
     public static let acknowledge = APIRoute(.post, "/v1/apps/{app}/responses/{id}/ack", operationID: "acknowledge",
@@ -111,7 +113,7 @@ extension APIRoute {
         listApps, createApp, getApp, updateApp, removeApp, rotateToken, deviceToken, registerDevice, unregisterDevice,
         requestAuthorization, answerAuthorization, getSettings, updateSettings, setBadge,
         getCategories, setCategories, listRequests, addRequests, removeRequests, send, listNotifications, removeNotifications,
-        respond, outbox, acknowledge, updateLocation,
+        respond, receipt, outbox, acknowledge, updateLocation,
         listQuarantine, removeQuarantined,
         webPushKey, listWebPushSubscriptions, createWebPushSubscription, updateWebPushSubscription, removeWebPushSubscription,
         appEvents, allEvents, serviceExtensionContent, reportPresentation,

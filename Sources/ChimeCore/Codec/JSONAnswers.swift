@@ -53,7 +53,7 @@ extension NotificationRequest {
     /// A request as the service lists it (content fields, `identifier`, `trigger`), where `trigger`
     /// may also be `{"type": "push"}`.
     static func answer(_ json: JSONValue, field: String) throws(ChimeError) -> NotificationRequest {
-        let known = ["identifier", "trigger", "expiresIn", "expirationDate", "dismissIn", "dismissAt"] + JSONMapping.contentFields
+        let known = ["identifier", "trigger", "expiresIn", "expirationDate", "dismissIn", "dismissAt", "escalateEvery", "escalateFor"] + JSONMapping.contentFields
         var value = JSONMapping.keeping(known, from: json)
         var push = false
         if case .object(let trigger)? = value["trigger"], trigger["type"] == .string("push") {
@@ -109,6 +109,35 @@ extension NotificationResponse {
         }
         self.init(id: id, notification: try DeliveredNotification(json: notification, field: path("notification")), actionIdentifier: action,
                   userText: text, date: try JSONMapping.date(dateValue, field: path("date"), code: .malformedInput))
+    }
+}
+
+extension EscalationReceipt {
+    /// `GET /v1/apps/{app}/notifications/{identifier}/receipt`'s answer (``json``).
+    public init(json: JSONValue, field: String = "") throws(ChimeError) {
+        let path = { (key: String) in JSONPath.member(field, key) }
+        func string(_ key: String) throws(ChimeError) -> String {
+            guard case .string(let value)? = json[key] else { throw ChimeError(.malformedInput, field: path(key), "\(path(key)): expected a string") }
+            return value
+        }
+        func number(_ key: String) throws(ChimeError) -> Double {
+            switch json[key] {
+            case .number(let value)?: return value
+            case .integer(let value)?: return Double(value)
+            default: throw ChimeError(.malformedInput, field: path(key), "\(path(key)): expected a number")
+            }
+        }
+        func date(_ key: String) throws(ChimeError) -> Date? {
+            guard let value = json[key], value != .null else { return nil }
+            return try JSONMapping.date(value, field: path(key), code: .malformedInput)
+        }
+        func optionalString(_ key: String) -> String? { if case .string(let value)? = json[key] { value } else { nil } }
+        guard let delivered = try date("deliveredAt") else { throw ChimeError(.malformedInput, field: path("deliveredAt"), "\(path("deliveredAt")) is missing") }
+        self.init(app: try string("app"), identifier: try string("identifier"), sequence: 0, deliveredAt: delivered,
+                  escalation: NotificationEscalation(every: try number("escalateEvery"), for: try number("escalateFor")),
+                  alerts: Int(try number("alerts")), lastAlertedAt: try date("lastAlertedAt"), nextAlertAt: try date("nextAlertAt"),
+                  acknowledgedAt: try date("acknowledgedAt"), actionIdentifier: optionalString("actionIdentifier"),
+                  surface: optionalString("surface"), expired: json["expired"] == .bool(true), removedAt: try date("removedAt"))
     }
 }
 

@@ -145,7 +145,8 @@ extension NotificationRequest {
 
     /// `expirationDate` (or `expiresIn` for a request not yet added), when it has an expiration;
     /// `dismissIn` (a request: seconds after each delivery) or `dismissAt` (a delivered
-    /// notification), when it has an auto-dismissal.
+    /// notification), when it has an auto-dismissal; `escalateEvery` and `escalateFor` when it
+    /// escalates.
     func appendExpiration(to object: inout JSONObject) {
         switch expiration {
         case nil: break
@@ -157,6 +158,27 @@ extension NotificationRequest {
         case .at(let date)?: object["dismissAt"] = JSONMapping.json(date)
         case .after(let seconds)?: object["dismissIn"] = .number(seconds)
         }
+        if let escalation {
+            object["escalateEvery"] = .number(escalation.interval)
+            object["escalateFor"] = .number(escalation.duration)
+        }
+    }
+}
+
+extension EscalationReceipt {
+    /// `{"app", "identifier", "acknowledged", "acknowledgedAt", "actionIdentifier", "surface",
+    /// "alerts", "deliveredAt", "lastAlertedAt", "nextAlertAt", "endsAt", "expired", "removedAt",
+    /// "escalateEvery", "escalateFor"}`: dates absent (null) when they have none.
+    public var json: JSONValue {
+        [
+            "app": .string(app), "identifier": .string(identifier), "acknowledged": .bool(acknowledged),
+            "acknowledgedAt": acknowledgedAt.map(JSONMapping.json) ?? .null, "actionIdentifier": actionIdentifier.map(JSONValue.string) ?? .null,
+            "surface": surface.map(JSONValue.string) ?? .null, "alerts": .integer(Int64(alerts)),
+            "deliveredAt": JSONMapping.json(deliveredAt), "lastAlertedAt": JSONMapping.json(lastAlertedAt),
+            "nextAlertAt": nextAlertAt.map(JSONMapping.json) ?? .null, "endsAt": JSONMapping.json(endsAt), "expired": .bool(expired),
+            "removedAt": removedAt.map(JSONMapping.json) ?? .null,
+            "escalateEvery": .number(escalation.interval), "escalateFor": .number(escalation.duration),
+        ]
     }
 }
 

@@ -103,14 +103,16 @@ extension JSONMapping {
 // MARK: - Request and content
 
 extension NotificationRequest {
-    static let ownFields = ["identifier", "content", "trigger", "expiresIn", "expirationDate", "dismissIn", "dismissAt", "nextTriggerDate",
-                            "nextTriggerDates"]
+    static let ownFields = ["identifier", "content", "trigger", "expiresIn", "expirationDate", "dismissIn", "dismissAt", "escalateEvery",
+                            "escalateFor", "nextTriggerDate", "nextTriggerDates"]
 
     /// Decodes a request: `identifier`, the content fields at the top level (or nested under
     /// `"content"`, not both), `trigger` (absent or `null`: deliver at once), and when it expires
     /// (Chime's addition): `expiresIn` (seconds after the add) or `expirationDate` (an ISO 8601
     /// date), not both; and when the delivered notification stops being relevant and is removed
-    /// (Chime's addition): `dismissIn` (seconds after each delivery) or `dismissAt` (a date), not both.
+    /// (Chime's addition): `dismissIn` (seconds after each delivery) or `dismissAt` (a date), not both;
+    /// and whether it is alerted again until answered (Chime's addition): `escalateEvery` and
+    /// `escalateFor`, both seconds, together.
     ///
     /// ```swift
     /// let request = try NotificationRequest(json: .parse(#"{"identifier": "a", "title": "Hi", "trigger": {"type": "timeInterval", "timeInterval": 10}}"#))
@@ -134,7 +136,26 @@ extension NotificationRequest {
         var trigger: NotificationTrigger?
         if let value = reader.value("trigger") { trigger = try NotificationTrigger(json: value, field: reader.field("trigger")) }
         self.init(identifier: identifier, content: content, trigger: trigger, expiration: try Self.expiration(reader),
-                  autoDismiss: try Self.autoDismiss(reader))
+                  autoDismiss: try Self.autoDismiss(reader), escalation: try Self.escalation(reader))
+    }
+
+    /// `escalateEvery` and `escalateFor` (seconds; `null` is the same as absent), both or neither.
+    /// The service's limits are the engine's to check (its configuration).
+    static func escalation(_ reader: JSONObjectReader) throws(ChimeError) -> NotificationEscalation? {
+        let every = reader.value("escalateEvery").flatMap { $0 == .null ? nil : $0 }
+        let window = reader.value("escalateFor").flatMap { $0 == .null ? nil : $0 }
+        switch (every, window) {
+        case (nil, nil):
+            return nil
+        case (_?, nil), (nil, _?):
+            let missing = every == nil ? "escalateEvery" : "escalateFor"
+            throw ChimeError(.invalidValue, field: reader.field(missing),
+                             "\(reader.field(missing)) is missing; an escalation takes both escalateEvery (seconds between alerts) and escalateFor (seconds after the delivery when it stops)")
+        case (_?, _?):
+            let interval = try reader.requiredDouble("escalateEvery", hint: " of seconds between alerts")
+            let duration = try reader.requiredDouble("escalateFor", hint: " of seconds after the delivery")
+            return NotificationEscalation(every: interval, for: duration)
+        }
     }
 
     /// `expiresIn` or `expirationDate` (`null` is the same as absent).

@@ -45,7 +45,7 @@ public enum Validation {
     public static func validate(_ escalation: NotificationEscalation, limits: EscalationLimits, field: String) throws(ChimeError) {
         let every = join(field, "escalateEvery"), window = join(field, "escalateFor")
         let interval = escalation.interval, duration = escalation.duration
-        guard interval.isFinite, interval >= limits.minimumInterval else {
+        guard interval.isFinite, interval > 0, interval >= limits.minimumInterval else {
             throw ChimeError(.invalidValue, field: every,
                              "\(every) is \(seconds(interval)) seconds; give \(seconds(limits.minimumInterval)) or more seconds between alerts (the service's shortest), at most \(seconds(limits.maximumDuration))")
         }

@@ -89,16 +89,34 @@ extension ChimeAPI {
 
     // MARK: Answers
 
-    /// `POST /v1/apps/{app}/notifications/{identifier}/responses` `{"actionIdentifier": …, "userText": …}`:
-    /// the user's answer; 204 when the action only dismisses.
+    /// `POST /v1/apps/{app}/notifications/{identifier}/responses` `{"actionIdentifier": …, "userText": …,
+    /// "surface": …}`: the user's answer; 204 when the action only dismisses. `surface` (default
+    /// `api`) names where the user answered, for an escalating notification's receipt.
     func respond(_ request: HTTPRequest, route: Route) async throws -> HTTPResponse {
-        let object = try JSONObjectReader(try jsonBody(request), what: "the user's answer", accepted: ["actionIdentifier", "userText"])
+        let object = try JSONObjectReader(try jsonBody(request), what: "the user's answer", accepted: ["actionIdentifier", "userText", "surface"])
         let action = try object.requiredString("actionIdentifier", hint: " naming the action (com.apple.UNNotificationDefaultActionIdentifier for a tap)")
         let text = try object.string("userText")
-        guard let response = try await engine.respond(app: route["app"], notification: route["identifier"], action: action, userText: text) else {
+        let surface = try object.string("surface") ?? "api"
+        guard (1...64).contains(surface.utf8.count), surface.unicodeScalars.allSatisfy({ $0.isASCII && ($0.properties.isAlphabetic || ("0"..."9").contains($0) || "._-".unicodeScalars.contains($0)) }) else {
+            throw APIError.badRequest("invalidValue", "surface is \"\(surface.prefix(70))\"; name where the user answered in 1 to 64 letters, digits, '.', '-' or '_' (web, desktop, webPush)",
+                                      field: "surface")
+        }
+        guard let response = try await engine.respond(app: route["app"], notification: route["identifier"], action: action, userText: text,
+                                                      surface: surface) else {
             return HTTPResponse(status: 204, route: route.template)
         }
         return json(response.json, status: 201, route: route)
+    }
+
+    /// `GET /v1/apps/{app}/notifications/{identifier}/receipt`: the escalating notification's
+    /// receipt, kept after it left the delivered list; 404 when it has none.
+    func receipt(_ request: HTTPRequest, route: Route) async throws -> HTTPResponse {
+        let app = route["app"], identifier = route["identifier"]
+        guard let receipt = try await engine.receipt(app: app, notification: identifier) else {
+            throw APIError.notFound("no receipt for '\(identifier)' in \(app): only a notification added with escalateEvery and escalateFor has one (kept 7 days after its escalation ended)",
+                                    field: "identifier")
+        }
+        return json(receipt.json, route: route)
     }
 
     func outbox(_ request: HTTPRequest, route: Route) async throws -> HTTPResponse {

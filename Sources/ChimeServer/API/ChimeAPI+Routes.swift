@@ -43,6 +43,7 @@ extension ChimeAPI {
         .init(.listNotifications, .app, ChimeAPI.listNotifications),
         .init(.removeNotifications, .app, ChimeAPI.removeNotifications),
         .init(.respond, .ownerOnApp, ChimeAPI.respond),
+        .init(.receipt, .app, ChimeAPI.receipt),
         .init(.outbox, .app, ChimeAPI.outbox),
         .init(.acknowledge, .app, ChimeAPI.acknowledge),
         .init(.updateLocation, .owner, ChimeAPI.updateLocation),

@@ -92,6 +92,10 @@ public final class ChimeAPI: HTTPHandler {
                 metrics.recordAutoDismissed(identifiers.count)
                 return
             }
+            if case .realerted = event.payload {
+                metrics.recordRealerted()
+                return
+            }
             guard let notification = event.delivery?.notification else { return }
             switch notification.request.trigger {
             case .timeInterval?, .calendar?: metrics.recordLateness(clock.now.timeIntervalSince(notification.date))

@@ -1610,6 +1610,71 @@ enum OpenAPIDocument {
         ]
       }
     },
+    "/v1/apps/{app}/notifications/{identifier}/receipt": {
+      "parameters": [
+        {
+          "name": "app",
+          "in": "path",
+          "required": true,
+          "description": "The app's bundle identifier.",
+          "schema": {
+            "type": "string",
+            "pattern": "^[A-Za-z0-9._-]{1,255}$"
+          }
+        },
+        {
+          "name": "identifier",
+          "in": "path",
+          "required": true,
+          "schema": {
+            "type": "string"
+          }
+        }
+      ],
+      "get": {
+        "operationId": "receipt",
+        "summary": "An escalating notification's receipt: alerts so far, whether and how it was answered (Chime's addition)",
+        "responses": {
+          "200": {
+            "description": "The receipt.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/EscalationReceipt"
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
+          },
+          "404": {
+            "$ref": "#/components/responses/NotFound"
+          },
+          "414": {
+            "$ref": "#/components/responses/UriTooLong"
+          },
+          "421": {
+            "$ref": "#/components/responses/MisdirectedRequest"
+          },
+          "431": {
+            "$ref": "#/components/responses/HeaderTooLarge"
+          },
+          "503": {
+            "$ref": "#/components/responses/Unavailable"
+          }
+        },
+        "tags": [
+          "responses"
+        ]
+      }
+    },
     "/v1/apps/{app}/responses": {
       "parameters": [
         {
@@ -4316,6 +4381,16 @@ enum OpenAPIDocument {
                 "format": "date-time",
                 "description": "Chime's addition: the delivered notification is removed at this date (as for dismissIn); one that would be delivered at or after it expires instead. Not with dismissIn."
               },
+              "escalateEvery": {
+                "type": "number",
+                "exclusiveMinimum": 0,
+                "description": "Chime's addition (repeat until acknowledged): the delivered notification is alerted again (sound, banner, a desktop pop-up shown again with urgency critical, a Web Push sent again: a realerted event) every this many seconds until it is answered (an action, opening it, dismissing it) or removed, or escalateFor has passed since the delivery; each delivery of a repeating request escalates on its own. The service's limits apply (by default 10 or more; chime serve --escalation-min-every). With escalateFor. See GET /v1/apps/{app}/notifications/{identifier}/receipt."
+              },
+              "escalateFor": {
+                "type": "number",
+                "exclusiveMinimum": 0,
+                "description": "Chime's addition: seconds after the delivery when the escalation ends unanswered (its receipt then says expired); more than escalateEvery, at most the service's limit (by default 86400; chime serve --escalation-max-for). With escalateEvery."
+              },
               "nextTriggerDate": {
                 "description": "Ignored: what GET adds, so a listed request can be posted back."
               },
@@ -4446,6 +4521,16 @@ enum OpenAPIDocument {
                 "type": "string",
                 "format": "date-time",
                 "description": "Chime's addition: the delivered notification is removed at this date (as for dismissIn); one that would be delivered at or after it expires instead. Not with dismissIn."
+              },
+              "escalateEvery": {
+                "type": "number",
+                "exclusiveMinimum": 0,
+                "description": "Chime's addition (repeat until acknowledged): the delivered notification is alerted again (sound, banner, a desktop pop-up shown again with urgency critical, a Web Push sent again: a realerted event) every this many seconds until it is answered (an action, opening it, dismissing it) or removed, or escalateFor has passed since the delivery; each delivery of a repeating request escalates on its own. The service's limits apply (by default 10 or more; chime serve --escalation-min-every). With escalateFor. See GET /v1/apps/{app}/notifications/{identifier}/receipt."
+              },
+              "escalateFor": {
+                "type": "number",
+                "exclusiveMinimum": 0,
+                "description": "Chime's addition: seconds after the delivery when the escalation ends unanswered (its receipt then says expired); more than escalateEvery, at most the service's limit (by default 86400; chime serve --escalation-max-for). With escalateEvery."
               },
               "nextTriggerDate": {
                 "description": "Ignored: what GET adds, so a listed request can be posted back."
@@ -4579,6 +4664,14 @@ enum OpenAPIDocument {
             "format": "date-time",
             "description": "Chime's addition: the delivered notification is removed at this date."
           },
+          "escalateEvery": {
+            "type": "number",
+            "description": "Chime's addition: the notification is alerted again every this many seconds until answered or removed (absent: alerted once)."
+          },
+          "escalateFor": {
+            "type": "number",
+            "description": "Chime's addition: seconds after each delivery when its escalation ends."
+          },
           "nextTriggerDate": {
             "type": [
               "string",
@@ -4709,6 +4802,14 @@ enum OpenAPIDocument {
             "format": "date-time",
             "description": "Chime's addition: when the notification stops being relevant and is removed from the list and every surface (a removed event with reason autoDismiss); absent: kept until removed."
           },
+          "escalateEvery": {
+            "type": "number",
+            "description": "Chime's addition: the notification is alerted again every this many seconds until answered or removed (absent: alerted once)."
+          },
+          "escalateFor": {
+            "type": "number",
+            "description": "Chime's addition: seconds after each delivery when its escalation ends."
+          },
           "actions": {
             "type": "array",
             "items": {
@@ -4826,6 +4927,12 @@ enum OpenAPIDocument {
               "null"
             ],
             "description": "For text-input actions."
+          },
+          "surface": {
+            "type": "string",
+            "pattern": "^[A-Za-z0-9._-]{1,64}$",
+            "default": "api",
+            "description": "Chime's addition: where the user answered (web, desktop, webPush, cli, api …), kept in an escalating notification's receipt."
           }
         }
       },
@@ -4978,7 +5085,8 @@ enum OpenAPIDocument {
               "categories",
               "app",
               "quarantined",
-              "expired"
+              "expired",
+              "realerted"
             ],
             "description": "scheduled, categories and app are hints to refresh, sent on GET /v1/events (the owner's stream) only; they are not in the event log (sequence 0, no id:) and are not replayed."
           },
@@ -5012,6 +5120,11 @@ enum OpenAPIDocument {
               "autoDismiss"
             ],
             "description": "removed: present only when delivered notifications reached their end of relevance (dismissIn/dismissAt; Chime's addition); absent when the app, the user or a quota removed them."
+          },
+          "alert": {
+            "type": "integer",
+            "minimum": 2,
+            "description": "realerted (Chime's addition): which alert this is; the delivery was the first. A realerted event carries what a delivered one does (notification, category, presentation, settings): surfaces present it again."
           },
           "category": {
             "description": "delivered: the notification's category, or null when it names none the app registered.",
@@ -5660,6 +5773,107 @@ enum OpenAPIDocument {
           "notAfter": {
             "type": "string",
             "format": "date-time"
+          }
+        }
+      },
+      "EscalationReceipt": {
+        "type": "object",
+        "description": "Chime's addition: what became of an escalating notification (its latest delivery's), kept after it left the delivered list until the event log's age bound (7 days by default) has passed since its escalation ended.",
+        "required": [
+          "app",
+          "identifier",
+          "acknowledged",
+          "acknowledgedAt",
+          "actionIdentifier",
+          "surface",
+          "alerts",
+          "deliveredAt",
+          "lastAlertedAt",
+          "nextAlertAt",
+          "endsAt",
+          "expired",
+          "removedAt",
+          "escalateEvery",
+          "escalateFor"
+        ],
+        "properties": {
+          "app": {
+            "type": "string"
+          },
+          "identifier": {
+            "type": "string"
+          },
+          "acknowledged": {
+            "type": "boolean",
+            "description": "Whether the user answered it (an action, opening it, dismissing it)."
+          },
+          "acknowledgedAt": {
+            "type": [
+              "string",
+              "null"
+            ],
+            "format": "date-time",
+            "description": "When the user answered it."
+          },
+          "actionIdentifier": {
+            "type": [
+              "string",
+              "null"
+            ],
+            "description": "The answer: an action of its category, com.apple.UNNotificationDefaultActionIdentifier (opened) or com.apple.UNNotificationDismissActionIdentifier (dismissed)."
+          },
+          "surface": {
+            "type": [
+              "string",
+              "null"
+            ],
+            "description": "Where it was answered: web, desktop, webPush, cli, api, app, simulator, or what the answering client named."
+          },
+          "alerts": {
+            "type": "integer",
+            "minimum": 1,
+            "description": "How often it was alerted, the delivery included."
+          },
+          "deliveredAt": {
+            "type": "string",
+            "format": "date-time",
+            "description": "When it was delivered (the first alert)."
+          },
+          "lastAlertedAt": {
+            "type": "string",
+            "format": "date-time",
+            "description": "When it was last alerted."
+          },
+          "nextAlertAt": {
+            "type": [
+              "string",
+              "null"
+            ],
+            "format": "date-time",
+            "description": "The next alert, or the end of its window; null once the escalation ended."
+          },
+          "endsAt": {
+            "type": "string",
+            "format": "date-time",
+            "description": "When the escalation ends unanswered (deliveredAt + escalateFor)."
+          },
+          "expired": {
+            "type": "boolean",
+            "description": "Whether the window ended before any answer."
+          },
+          "removedAt": {
+            "type": [
+              "string",
+              "null"
+            ],
+            "format": "date-time",
+            "description": "When it was removed unanswered (by the app, a clear, a replacement, its end of relevance), which ended the escalation."
+          },
+          "escalateEvery": {
+            "type": "number"
+          },
+          "escalateFor": {
+            "type": "number"
           }
         }
       }

@@ -47,6 +47,7 @@ public final class Metrics: Sendable {
         var gauges: [String: (help: String, value: Double)] = [:]
         var expired: UInt64 = 0
         var autoDismissed: UInt64 = 0
+        var realerted: UInt64 = 0
     }
 
     private let state = Mutex(State())
@@ -74,6 +75,11 @@ public final class Metrics: Sendable {
     /// Counts delivered notifications removed at their end of relevance.
     public func recordAutoDismissed(_ count: Int) {
         state.withLock { $0.autoDismissed += UInt64(count) }
+    }
+
+    /// Counts escalating notifications alerted again.
+    public func recordRealerted() {
+        state.withLock { $0.realerted += 1 }
     }
 
     /// Sets a gauge that every rendering includes (the node's clock offset, for one).
@@ -105,6 +111,9 @@ public final class Metrics: Sendable {
         lines.append("# HELP chime_auto_dismissed_total Delivered notifications removed at their end of relevance (autoDismiss; removed events seen since start).")
         lines.append("# TYPE chime_auto_dismissed_total counter")
         lines.append("chime_auto_dismissed_total \(snapshot.autoDismissed)")
+        lines.append("# HELP chime_realerted_total Escalating notifications alerted again, unanswered (realerted events seen since start).")
+        lines.append("# TYPE chime_realerted_total counter")
+        lines.append("chime_realerted_total \(snapshot.realerted)")
         lines.append("# HELP chime_http_requests_total HTTP requests by route template and status.")
         lines.append("# TYPE chime_http_requests_total counter")
         for route in snapshot.requests.keys.sorted() {

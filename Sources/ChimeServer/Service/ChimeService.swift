@@ -65,6 +65,10 @@ public enum ChimeService {
         /// in the store (``StorageQuota``); past it the app's adds are answered 507 `quotaExceeded`
         /// and its oldest delivered notifications are removed, while other apps carry on.
         public var quota = StorageQuota.serviceDefault
+        /// `--escalation-min-every`, `--escalation-max-for`: what a request's escalation may ask
+        /// (alerts at least 10 seconds apart, for at most 24 hours by default); beyond them an add
+        /// is refused naming `escalateEvery` or `escalateFor`.
+        public var escalationLimits = EscalationLimits()
         /// The most bytes an event stream queues for a client that does not read before the
         /// client is disconnected (it resumes with `Last-Event-ID`).
         public var streamQueueLimit: Int

@@ -97,6 +97,8 @@ public final class RunningService: Sendable {
         engineConfiguration.eventRetentionBytes = configuration.eventRetention.bytes
         engineConfiguration.eventRetentionAge = configuration.eventRetention.age
         engineConfiguration.quota = configuration.quota
+        engineConfiguration.escalationLimits = configuration.escalationLimits
+        engineConfiguration.receiptRetentionAge = configuration.eventRetention.age
         let engine = NotificationEngine(store: opened.store, clock: opened.clock,
                                         policy: FixedAuthorizationPolicy(configuration.autoAllow ? .grant : .ask),
                                         configuration: engineConfiguration)

@@ -3021,7 +3021,7 @@ async function answer(app, n, actionIdentifier, userText, label) {
   state.busy.set(key, label);
   state.errors.delete(key);
   hooks.render();
-  const body = { actionIdentifier };
+  const body = { actionIdentifier, surface: "web" };
   if (userText !== null && userText !== undefined) body.userText = userText;
   try {
     await api("POST", `${appPath(app)}/notifications/${enc(n.identifier)}/responses`, body);
@@ -3075,7 +3075,7 @@ async function clearNotifications(app, items) {
   hooks.render();
   const failures = [];
   const results = await Promise.allSettled(items.map((n) =>
-    api("POST", `${appPath(app)}/notifications/${enc(n.identifier)}/responses`, { actionIdentifier: DISMISS_ACTION })));
+    api("POST", `${appPath(app)}/notifications/${enc(n.identifier)}/responses`, { actionIdentifier: DISMISS_ACTION, surface: "web" })));
   for (const result of results) if (result.status === "rejected") failures.push(result.reason.message);
   for (const key of keys) state.busy.delete(key);
   if (failures.length > 0) {
@@ -3603,7 +3603,7 @@ async function handleClick(notification, action, reply) {
     // A text field the browser does not offer: the center opens at this notification's.
     return openCenter(`#reply=${[data.app, data.id, action].map(encodeURIComponent).join("/")}`, { reply: [data.app, data.id, action] });
   }
-  const answer = { actionIdentifier: action === "" ? DEFAULT_ACTION : action };
+  const answer = { actionIdentifier: action === "" ? DEFAULT_ACTION : action, surface: "webPush" };
   if (action !== "" && described && described.input) answer.userText = reply;
   const posted = await postResponse(data.app, data.id, answer);
   const foreground = action === "" || !posted || (described && (described.options || []).includes("foreground"));
@@ -3615,7 +3615,7 @@ async function handleClick(notification, action, reply) {
 async function handleClose(notification) {
   const data = notification.data || {};
   if (data.dismiss === true && typeof data.app === "string" && typeof data.id === "string") {
-    await postResponse(data.app, data.id, { actionIdentifier: DISMISS_ACTION });
+    await postResponse(data.app, data.id, { actionIdentifier: DISMISS_ACTION, surface: "webPush" });
   }
 }
 
