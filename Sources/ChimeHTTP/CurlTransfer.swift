@@ -131,7 +131,8 @@ final class CurlTransfer: @unchecked Sendable {
         // A path is sent as the caller wrote it (curl would otherwise squash `/../`).
         _ = chime_curl_set_long(easy, CURLOPT_PATH_AS_IS, 1)
         _ = chime_curl_set_long(easy, CURLOPT_NOSIGNAL, 1)
-        _ = chime_curl_set_long(easy, CURLOPT_HTTP_VERSION, Int(CURL_HTTP_VERSION_1_1))
+        // HTTP/2 where TLS offers it (ALPN), as `chime serve --tls-cert` does; HTTP/1.1 in the clear.
+        _ = chime_curl_set_long(easy, CURLOPT_HTTP_VERSION, Int(CURL_HTTP_VERSION_2TLS))
         _ = chime_curl_set_long(easy, CURLOPT_CONNECTTIMEOUT_MS, Self.milliseconds(options.timeout))
         if !options.streaming { _ = chime_curl_set_long(easy, CURLOPT_TIMEOUT_MS, Self.milliseconds(options.timeout)) }
         _ = chime_curl_set_long(easy, CURLOPT_TCP_KEEPALIVE, 1)

@@ -1,6 +1,7 @@
 import ChimeCore
 import ChimeServer
 import Foundation
+import Synchronization
 import TestThreads
 import Testing
 @testable import ChimeCLI
@@ -36,7 +37,7 @@ struct TLSPinTests {
 
     /// A service on 127.0.0.1 serving a fresh self-signed certificate (see ``selfSigned(in:name:)``);
     /// `body` gets it, its data directory and the scratch directory.
-    static func withService(_ body: (RunningService, String, String) async throws -> Void) async throws {
+    static func withService(logger: ServerLogger = .silent, _ body: (RunningService, String, String) async throws -> Void) async throws {
         let directory = "/tmp/chime-pin-\(UUID().uuidString.prefix(8))"
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: directory) }
@@ -46,7 +47,7 @@ struct TLSPinTests {
                                                        autoAllow: true, printsBanner: false)
         configuration.tlsCertificatePath = served.certificate
         configuration.tlsKeyPath = served.key
-        let service = try await RunningService.start(configuration: configuration, logger: .silent)
+        let service = try await RunningService.start(configuration: configuration, logger: logger)
         do {
             try await body(service, data, directory)
         } catch {
@@ -56,9 +57,10 @@ struct TLSPinTests {
         await service.stop()
     }
 
-    @Test("a self-signed certificate for another host name: the CLI works with no CA file; another key or no pin is refused, saying why")
+    @Test("a self-signed certificate for another host name: the CLI works with no CA file, over HTTP/2; another key or no pin is refused, saying why")
     func pinned() async throws {
-        try await Self.withService { service, data, directory in
+        let lines = Mutex<[String]>([])
+        try await Self.withService(logger: ServerLogger(sink: { line in lines.withLock { $0.append(line) } })) { service, data, directory in
             let other = try await Self.selfSigned(in: directory, name: "other")
             let info = try JSONValue.parse(Data(contentsOf: URL(fileURLWithPath: ChimeService.serverInfoPath(dataDirectory: data))))
             let pin = try #require(info["tlsPin"]?.stringValue, "server.json has no tlsPin: \(info)")
@@ -71,6 +73,9 @@ struct TLSPinTests {
             #expect(try JSONValue.parse(addOutput.text)["bundleIdentifier"] == .string("com.example.pinned"))
             let (listed, listOutput) = await UnixSocketTests.run(["apps", "list"], data)
             #expect(listed == 0 && listOutput.text.contains("com.example.pinned"), "\(listOutput.errorText)")
+            // ALPN picked HTTP/2 for the CLI's libcurl (before, it asked for HTTP/1.1 only).
+            let logged = lines.withLock { $0 }.filter { $0.contains("INFO request") && $0.contains("path=/v1/apps") }
+            #expect(!logged.isEmpty && logged.allSatisfy { $0.contains("protocol=HTTP/2") }, "\(logged)")
 
             // Another key pinned (a different server took the port): refused, naming the pin.
             let otherPin = try #require(Self.pin(ofCertificateAt: other.certificate))
