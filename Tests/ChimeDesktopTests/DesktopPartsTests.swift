@@ -7,6 +7,25 @@ import Testing
 /// The pure parts on their own: what the integration tests cannot reach cheaply.
 @Suite("Desktop surface parts", .testThreads)
 struct DesktopPartsTests {
+    @Test("an escalating notification alerted again is shown with urgency critical; its first alert and a list-only one are not")
+    func realertedIsCritical() {
+        var content = NotificationContent(title: "Wake up")
+        content.interruptionLevel = .active
+        let notification = DeliveredNotification(request: NotificationRequest(identifier: "wake", content: content,
+                                                                               escalation: NotificationEscalation(every: 60, for: 1800)),
+                                                 date: Date(timeIntervalSince1970: 1_780_000_000))
+        let server = ServerProfile(name: "test", vendor: "chime", version: "1", specVersion: "1.2", capabilities: ["body", "actions"], owner: ":1.1")
+        func urgency(alert: Int, presentation: UNNotificationPresentationOptions) -> HintValue? {
+            var delivery = Delivery(notification: notification, category: nil, settings: NotificationSettings(), presentation: presentation)
+            delivery.alert = alert
+            return DesktopMapping.popUp(for: delivery, app: DesktopApp(displayName: "Alarm"), server: server, replacesID: 0,
+                                        canPrompt: false).request.hints["urgency"]
+        }
+        #expect(urgency(alert: 1, presentation: [.banner, .list]) == .byte(1))
+        #expect(urgency(alert: 2, presentation: [.banner, .list]) == .byte(2))
+        #expect(urgency(alert: 5, presentation: [.list]) == .byte(0))
+    }
+
     @Test("a bus address loses its guid, so a bus restarted on the same socket is reached again", arguments: [
         ("unix:path=/run/user/1000/bus,guid=0123abcd", "unix:path=/run/user/1000/bus"),
         ("unix:path=/tmp/a,guid=1;tcp:host=localhost,port=1,guid=2", "unix:path=/tmp/a;tcp:host=localhost,port=1"),

@@ -108,6 +108,30 @@ struct WebPushSendingTests {
         }
     }
 
+    @Test("an escalating notification alerted again is queued as a show again: high urgency, its alert number, and closing it answers it")
+    func realertedShownAgain() throws {
+        let now = Date(timeIntervalSince1970: 1_780_000_000)
+        var content = NotificationContent(title: "Wake up")
+        content.sound = .default
+        let notification = DeliveredNotification(request: NotificationRequest(identifier: "wake", content: content,
+                                                                               escalation: NotificationEscalation(every: 60, for: 1800)),
+                                                 date: now)
+        var delivery = Delivery(notification: notification, category: nil, settings: NotificationSettings(), presentation: [.banner, .sound, .list])
+        delivery.alert = 3
+        let subscription = WebPushSubscription(id: "phone", endpoint: "https://push.example.org/1", p256dh: [4], auth: [1], created: now)
+        let event = EngineEvent(sequence: 9, app: Self.app, date: now.addingTimeInterval(120), payload: .realerted(delivery))
+        let entry = try #require(WebPushSurface.entry(for: event, subscriptions: [subscription], now: now.addingTimeInterval(120)))
+        #expect(entry.subscriptions == ["phone"] && entry.messages.count == 1)
+        let stored = try JSONValue.parse(entry.messages[0])
+        #expect(stored["urgency"] == .string("high"))
+        #expect(stored["payload"]?["kind"] == .string("show") && stored["payload"]?["id"] == .string("wake"))
+        #expect(stored["payload"]?["alert"] == .integer(3) && stored["payload"]?["dismiss"] == .bool(true))
+        // The first alert: its own urgency, no alert number; closing it still answers it.
+        delivery.alert = 1
+        let first = try JSONValue.parse(WebPushMessage.show(delivery, app: Self.app, now: now).storedRecord)
+        #expect(first["urgency"] == .string("normal") && first["payload"]?["alert"] == nil && first["payload"]?["dismiss"] == .bool(true))
+    }
+
     /// Chime's own queue may hold a push a few seconds on a busy machine; a TTL 0 push ("now or
     /// never" to the push service) must still get its one try then (it was dropped after 1 s).
     @Test("a TTL 0 push is tried once even when Chime's queue held it seconds, not again, and not when it is stale")

@@ -90,7 +90,10 @@ enum DesktopMapping {
             }
         }
 
-        var hints: [String: HintValue] = ["urgency": .byte(urgency(content.interruptionLevel, presentation: delivery.presentation))]
+        // An escalating notification alerted again (Delivery.alert 2 and on) comes back critical.
+        let level: UInt8 = delivery.alert > 1 && delivery.presentation.contains(.banner)
+            ? 2 : urgency(content.interruptionLevel, presentation: delivery.presentation)
+        var hints: [String: HintValue] = ["urgency": .byte(level)]
         if delivery.presentation.contains(.sound), let sound = content.sound {
             if let name = sound.name, name.hasPrefix("/"), mayHand(name, app: app) {
                 hints["sound-file"] = .string(name)

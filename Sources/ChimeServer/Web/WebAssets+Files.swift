@@ -3562,7 +3562,7 @@ function showOptions(message) {
     icon: "/icon-192.png",
     badge: "/icon-192.png",
     silent: message.level === "passive" || message.sound === false,
-    requireInteraction: message.level === "critical",
+    requireInteraction: message.level === "critical" || message.alert > 1,
     actions,
     data: {
       app: message.app, id: message.id, category: message.category || "", dismiss: message.dismiss === true,

@@ -63,9 +63,15 @@ struct WebPushMessage: Sendable, Hashable {
             object["dismiss"] = false
             object["actions"] = .array([])
         }
+        if notification.request.escalation != nil {
+            // Closing it on the device is an answer that stops the escalation.
+            object["dismiss"] = true
+            if delivery.alert > 1 { object["alert"] = .integer(Int64(delivery.alert)) }
+        }
         object["truncated"] = false
         let payload = fit(object)
         let urgency = switch content.interruptionLevel {
+        case _ where delivery.alert > 1: "high"
         case .passive: "low"
         case .active: "normal"
         case .timeSensitive, .critical: "high"

@@ -145,7 +145,7 @@ public final class WebPushSurface: Sendable {
     /// A logged event from the hub (on the writer, or a shared store's feed): kept for the feeder.
     private func received(_ event: EngineEvent) {
         switch event.payload {
-        case .delivered, .removed(_, .delivered, _): break
+        case .delivered, .realerted, .removed(_, .delivered, _): break
         default: return
         }
         state.withLock { state in
@@ -240,12 +240,13 @@ public final class WebPushSurface: Sendable {
         }
     }
 
-    /// What one event asks of the queue: a show for a delivery the settings let be shown, closes
-    /// for removed notifications; for the subscribers of its app.
+    /// What one event asks of the queue: a show for a delivery the settings let be shown (and
+    /// again for an escalating notification alerted again), closes for removed notifications; for
+    /// the subscribers of its app.
     static func entry(for event: EngineEvent, subscriptions: [WebPushSubscription], now: Date) -> WebPushQueueEntry? {
         let messages: [WebPushMessage]
         switch event.payload {
-        case .delivered(let delivery):
+        case .delivered(let delivery), .realerted(let delivery):
             guard !delivery.presentation.isEmpty else { return nil }
             messages = [WebPushMessage.show(delivery, app: event.app, now: now)]
         case .removed(let identifiers, .delivered, _):
