@@ -127,7 +127,10 @@ struct EngineCrashTests {
         for event in try store.events(after: 0, app: app, limit: 1_000_000) {
             if case .realerted(let delivery) = event.payload { byIdentifier[delivery.notification.request.identifier, default: []].append(delivery.alert) }
         }
-        #expect(byIdentifier.values.reduce(0) { $0 + $1.count } > count, "too few alerts to show anything")
+        // Each kill came after at least one alert the process announced (how many more fit in the
+        // window depends on the machine's load, so no more is asked).
+        let alerts = byIdentifier.values.reduce(0) { $0 + $1.count }
+        #expect(alerts >= kills, "\(alerts) alerts logged for \(kills) kills, each after an alert")
         for index in 0..<count {
             let identifier = "alarm-\(index)"
             let receipt = try #require(try store.receipt(app: app, identifier: identifier))
