@@ -147,6 +147,39 @@ struct HTTPServerTests {
         await stopping.value
     }
 
+    @Test("stop lets an answer already being written finish: a client reading it slowly gets all of it")
+    func stopFinishesWriting() async throws {
+        let handler = TestHandler()
+        let server = try HTTPServer.started(handler) { $0.shutdownGrace = .seconds(60) }
+        let port = server.port
+        let size = 64 << 20  // far more than the two sockets' buffers hold
+        let socket = try RawSocket(port: port, timeout: 60)
+        defer { socket.close() }
+        try socket.send(Array("GET /large?bytes=\(size) HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n".utf8))
+        // The answer's first bytes: it is queued and being written, and cannot be done yet.
+        let first = try await TestClient.offPool { try socket.receive() }
+        #expect(!first.isEmpty)
+        let stopping = Task { await server.stop() }
+        // Once new connections are refused the stop is under way (before, it then closed this
+        // connection at once: the answer was taken from the handler, so nothing was "in flight").
+        var refused = false
+        for _ in 0..<100 {
+            do {
+                _ = try await TestClient(port: port).get("/echo")
+                try await Sleep.for(.milliseconds(20))
+            } catch {
+                refused = true
+                break
+            }
+        }
+        #expect(refused)
+        let rest = try await TestClient.offPool { try socket.readToEnd() }
+        let response = try RawSocket.response(first + rest)
+        #expect(response.status == 200)
+        #expect(response.body.count == size)
+        await stopping.value
+    }
+
     @Test("a Unix socket serves the same API")
     func unixSocket() async throws {
         let path = NSTemporaryDirectory() + "chime-\(UUID().uuidString.prefix(8)).sock"

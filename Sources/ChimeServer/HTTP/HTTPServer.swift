@@ -401,7 +401,12 @@ final class ServerCore: Sendable {
             return .YES
         }
         if let response = requestState.takeResponse() {
-            state.withLock { _ = $0.inFlight.removeValue(forKey: ObjectIdentifier(requestState)) }
+            // An answer of bytes stays in flight until libmicrohttpd has written it (`completed`),
+            // so a graceful stop waits for it rather than closing its connection half-written; an
+            // event stream leaves now (the stop ends streams itself).
+            if case .stream = response.body {
+                state.withLock { _ = $0.inFlight.removeValue(forKey: ObjectIdentifier(requestState)) }
+            }
             return queue(response, for: requestState, on: connection, close: false)
         }
         if let entry = requestState.entry, !requestState.started { guardian.enter(.busy, entry) }
