@@ -129,17 +129,7 @@ struct HTTPServerTests {
         await handler.entered.wait()
         let stopping = Task { await server.stop() }
         // Once stopping, new connections are not accepted.
-        var refused = false
-        for _ in 0..<100 {
-            do {
-                _ = try await TestClient(port: port).get("/echo")
-                try await Sleep.for(.milliseconds(20))
-            } catch {
-                refused = true
-                break
-            }
-        }
-        #expect(refused)
+        #expect(try await Self.refusesConnections(port: port))
         handler.release.fire()
         let response = try await inFlight.value
         #expect(response.status == 200)
@@ -162,22 +152,25 @@ struct HTTPServerTests {
         let stopping = Task { await server.stop() }
         // Once new connections are refused the stop is under way (before, it then closed this
         // connection at once: the answer was taken from the handler, so nothing was "in flight").
-        var refused = false
-        for _ in 0..<100 {
-            do {
-                _ = try await TestClient(port: port).get("/echo")
-                try await Sleep.for(.milliseconds(20))
-            } catch {
-                refused = true
-                break
-            }
-        }
-        #expect(refused)
+        #expect(try await Self.refusesConnections(port: port))
         let rest = try await TestClient.offPool { try socket.readToEnd() }
         let response = try RawSocket.response(first + rest)
         #expect(response.status == 200)
         #expect(response.body.count == size)
         await stopping.value
+    }
+
+    /// Whether new connections are refused within 100 tries 20 ms apart (a stop has begun).
+    private static func refusesConnections(port: UInt16) async throws -> Bool {
+        for _ in 0..<100 {
+            do {
+                _ = try await TestClient(port: port).get("/echo")
+                try await Sleep.for(.milliseconds(20))
+            } catch {
+                return true
+            }
+        }
+        return false
     }
 
     @Test("a Unix socket serves the same API")
