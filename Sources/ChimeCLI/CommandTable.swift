@@ -841,12 +841,7 @@ extension CLI {
     /// "  (alerted again every 60 s for 1800 s)" for an item that escalates, else "".
     static func escalates(_ item: JSONValue) -> String {
         guard let every = item["escalateEvery"]?.numberValue, let duration = item["escalateFor"]?.numberValue else { return "" }
-        return "  (alerted again every \(seconds(every)) s for \(seconds(duration)) s)"
-    }
-
-    /// Whole seconds without a fraction, others as they are.
-    private static func seconds(_ value: Double) -> String {
-        value == value.rounded() && abs(value) < 1e15 ? String(Int64(value)) : String(value)
+        return "  (alerted again every \(Validation.seconds(every)) s for \(Validation.seconds(duration)) s)"
     }
 
     static let receipt = Command(
@@ -860,22 +855,27 @@ extension CLI {
             let client = try cli.client(arguments)
             let app = try await cli.app(arguments, client)
             let response = try await client.send(.receipt, ["app": app, "identifier": identifier])
-            guard let receipt = response.json else { throw CommandError("the service answered without a receipt") }
-            if arguments.has("json") { cli.printJSON(receipt); return 0 }
-            let alerts = receipt["alerts"].flatMap { if case .integer(let n) = $0 { Int(n) } else { nil } } ?? 0
-            let state: String
-            if receipt["acknowledged"] == .bool(true) {
-                let action = receipt["actionIdentifier"]?.stringValue ?? "?"
-                let how = action == UNNotificationDefaultActionIdentifier ? "opened" : action == UNNotificationDismissActionIdentifier ? "dismissed" : "answered with \(action)"
-                state = "\(how) at \(receipt["acknowledgedAt"]?.stringValue ?? "?")" + (receipt["surface"]?.stringValue.map { " (\($0))" } ?? "")
-            } else if let removed = receipt["removedAt"]?.stringValue {
-                state = "removed unanswered at \(removed)"
-            } else if receipt["expired"] == .bool(true) {
-                state = "not answered: its escalation ended at \(receipt["endsAt"]?.stringValue ?? "?")"
-            } else {
-                state = "not answered yet; next alert \(receipt["nextAlertAt"]?.stringValue ?? "?")"
+            guard let answer = response.json else { throw CommandError("the service answered without a receipt") }
+            if arguments.has("json") { cli.printJSON(answer); return 0 }
+            let receipt: EscalationReceipt
+            do throws(ChimeError) { receipt = try EscalationReceipt(json: answer) } catch {
+                throw CommandError("the service's receipt is not readable: \(error.message)")
             }
-            cli.write("\(identifier): \(state); alerted \(alerts) time\(alerts == 1 ? "" : "s"), last at \(receipt["lastAlertedAt"]?.stringValue ?? "?").")
+            let text = { (date: Date) in JSONMapping.json(date).stringValue ?? "?" }
+            let alerts = receipt.alerts
+            let state: String
+            if receipt.acknowledged {
+                let action = receipt.actionIdentifier ?? "?"
+                let how = action == UNNotificationDefaultActionIdentifier ? "opened" : action == UNNotificationDismissActionIdentifier ? "dismissed" : "answered with \(action)"
+                state = "\(how) at \(receipt.acknowledgedAt.map(text) ?? "?")" + (receipt.surface.map { " (\($0))" } ?? "")
+            } else if let removed = receipt.removedAt {
+                state = "removed unanswered at \(text(removed))"
+            } else if receipt.expired {
+                state = "not answered: its escalation ended at \(text(receipt.endsAt))"
+            } else {
+                state = "not answered yet; next alert \(receipt.nextAlertAt.map(text) ?? "?")"
+            }
+            cli.write("\(identifier): \(state); alerted \(alerts) time\(alerts == 1 ? "" : "s"), last at \(text(receipt.lastAlertedAt)).")
             return 0
         })
 

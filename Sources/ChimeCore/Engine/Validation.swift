@@ -59,8 +59,8 @@ public enum Validation {
         }
     }
 
-    /// Seconds as text: whole numbers without a fraction.
-    private static func seconds(_ value: Double) -> String {
+    /// Seconds as text: whole numbers without a fraction (`60`, `0.5`); also the CLI's.
+    package static func seconds(_ value: Double) -> String {
         value.isFinite && value == value.rounded() && abs(value) < 1e15 ? String(Int64(value)) : String(value)
     }
 
