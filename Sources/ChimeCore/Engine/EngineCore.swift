@@ -58,9 +58,7 @@ final class EngineCore {
     /// Loads device state and the window. Errors here surface on the first operation instead.
     package func open() {
         loadDeviceState()
-        refillWindow()
-        refillDismissals()
-        refillEscalations()
+        refillWindows()
     }
 
     private func loadDeviceState() {
@@ -94,9 +92,7 @@ final class EngineCore {
         usage.removeAll()
         categoryCache.removeAll()
         moreDue = false
-        refillWindow()
-        refillDismissals()
-        refillEscalations()
+        refillWindows()
     }
 
     /// Called after a transaction commits.
@@ -114,22 +110,21 @@ final class EngineCore {
         return pendingEvents
     }
 
-    private func refillWindow() {
-        if let soonest = try? store.soonest(limit: window.capacity) {
-            window.load(soonest)
-        }
+    /// Reloads a window with the store's soonest entries of its kind (left as it is when the
+    /// store cannot answer: the next operation reports the store's error).
+    private func refill(_ window: inout ScheduleWindow,
+                        from soonest: (Int) throws -> [(app: String, identifier: String, date: Date, sequence: Int64)]) {
+        if let entries = try? soonest(window.capacity) { window.load(entries) }
     }
 
-    private func refillDismissals() {
-        if let soonest = try? store.soonestDismissals(limit: dismissals.capacity) {
-            dismissals.load(soonest)
-        }
-    }
+    private func refillWindow() { refill(&window) { try store.soonest(limit: $0) } }
+    private func refillDismissals() { refill(&dismissals) { try store.soonestDismissals(limit: $0) } }
+    private func refillEscalations() { refill(&escalations) { try store.soonestEscalations(limit: $0) } }
 
-    private func refillEscalations() {
-        if let soonest = try? store.soonestEscalations(limit: escalations.capacity) {
-            escalations.load(soonest)
-        }
+    private func refillWindows() {
+        refillWindow()
+        refillDismissals()
+        refillEscalations()
     }
 
     private var eventsSincePrune = 0
@@ -509,7 +504,7 @@ final class EngineCore {
     /// - Returns: how many were due (a full `limit`: there may be more).
     private func escalateDue(now: Date, limit: Int) throws -> Int {
         // Without a shared store, the window says whether anything is due.
-        if shared == nil, escalations.first.map({ $0.date > now }) ?? escalations.complete { return 0 }
+        if shared == nil, escalations.nothingDue(by: now) { return 0 }
         let due = try store.dueEscalations(before: now, limit: limit)
         for var receipt in due {
             let key = ScheduleWindow.Key(app: receipt.app, identifier: receipt.identifier)
@@ -546,10 +541,8 @@ final class EngineCore {
             }
         }
         // Whatever else the window holds as due is gone from the store (ended meanwhile).
-        if due.count < limit {
-            while let first = escalations.first, first.date <= now { escalations.remove(first.key) }
-        }
-        if escalations.needsRefill || (escalations.count == 0 && !escalations.complete) { refillEscalations() }
+        if due.count < limit { escalations.dropDue(by: now) }
+        if escalations.wantsRefill { refillEscalations() }
         return due.count
     }
 
@@ -562,7 +555,7 @@ final class EngineCore {
     private func dismissDue(now: Date, limit: Int) throws -> Int {
         // Without a shared store, the window says whether anything is due (and nothing is asked
         // of the store when nothing is).
-        if shared == nil, dismissals.first.map({ $0.date > now }) ?? dismissals.complete { return 0 }
+        if shared == nil, dismissals.nothingDue(by: now) { return 0 }
         let due = try store.dueDismissals(before: now, limit: limit)
         var byApp: [(app: String, identifiers: [String])] = []
         var index: [LiteralKey: Int] = [:]
@@ -583,10 +576,8 @@ final class EngineCore {
             try log(.removed(identifiers: removed, scope: .delivered, reason: .autoDismiss), app: app, date: now)
         }
         // Whatever else the window holds as due is gone from the store (removed meanwhile).
-        if due.count < limit {
-            while let first = dismissals.first, first.date <= now { dismissals.remove(first.key) }
-        }
-        if dismissals.needsRefill || (dismissals.count == 0 && !dismissals.complete) { refillDismissals() }
+        if due.count < limit { dismissals.dropDue(by: now) }
+        if dismissals.wantsRefill { refillDismissals() }
         return due.count
     }
 
@@ -793,9 +784,9 @@ final class EngineCore {
     /// The windows' first date — the next fire date or end of relevance — each refilled first
     /// when it ran low (an embedded store's next date the scheduler has work).
     package func windowNextDate() -> Date? {
-        if window.count == 0 || window.needsRefill { refillWindowIfNeeded() }
-        if dismissals.needsRefill || (dismissals.count == 0 && !dismissals.complete) { refillDismissals() }
-        if escalations.needsRefill || (escalations.count == 0 && !escalations.complete) { refillEscalations() }
+        if window.wantsRefill { refillWindow() }
+        if dismissals.wantsRefill { refillDismissals() }
+        if escalations.wantsRefill { refillEscalations() }
         return windowFirstDate
     }
 
@@ -811,10 +802,6 @@ final class EngineCore {
         guard let a else { return b }
         guard let b else { return a }
         return min(a, b)
-    }
-
-    private func refillWindowIfNeeded() {
-        if window.needsRefill || (window.count == 0 && !window.complete) { refillWindow() }
     }
 
     /// Delivers what is due at `now`: each occurrence once, dated when it was due. A repeating

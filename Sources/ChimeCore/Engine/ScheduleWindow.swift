@@ -84,6 +84,19 @@ struct ScheduleWindow {
         }
     }
 
+    /// Whether to reload from the store: running low while the store holds more, or empty while
+    /// it may hold some.
+    var wantsRefill: Bool { needsRefill || (entries.isEmpty && !complete) }
+
+    /// Whether, as far as the window knows, nothing is due by `now`: its first entry is later, or
+    /// it is empty and holds everything.
+    func nothingDue(by now: Date) -> Bool { first.map { $0.date > now } ?? complete }
+
+    /// Drops the entries due by `now` (after the store said what is due: the rest is gone).
+    mutating func dropDue(by now: Date) {
+        while let first, first.date <= now { remove(first.key) }
+    }
+
     mutating func removeApp(_ app: String) {
         entries.removeAll { $0.key.app.isLiterally(app) }
         dates = dates.filter { !$0.key.app.isLiterally(app) }
