@@ -27,7 +27,7 @@ enum LogWriteVFS {
 
     /// Registers the VFS (once, not as the default); `false` when SQLite has no default VFS to wrap.
     static let registered: Bool = {
-        guard let system = sqlite3_vfs_find(nil) else { return false }
+        guard let system = LogWriteVFS.system else { return false }
         let vfs = UnsafeMutablePointer<sqlite3_vfs>.allocate(capacity: 1)
         vfs.initialize(to: system.pointee)
         vfs.pointee.pNext = nil

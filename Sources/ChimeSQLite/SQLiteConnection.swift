@@ -65,10 +65,13 @@ final class SQLiteConnection {
         self.handle = nil
     }
 
+    /// The error for a use after `close()`.
+    private var closedError: ChimeError { ChimeError(.storeFailure, "the Chime store at \(path) is closed; open it again") }
+
     /// The cached prepared statement for this SQL text (prepared on first use).
     func statement(_ sql: String) throws -> Statement {
         if let statement = statements[sql] { return statement }
-        guard handle != nil else { throw ChimeError(.storeFailure, "the Chime store at \(path) is closed; open it again") }
+        guard handle != nil else { throw closedError }
         let statement = try Statement(connection: self, sql: sql)
         statements[sql] = statement
         return statement
@@ -82,7 +85,7 @@ final class SQLiteConnection {
     }
 
     private func prepare(_ key: StatementKey) throws -> Statement {
-        guard handle != nil else { throw ChimeError(.storeFailure, "the Chime store at \(path) is closed; open it again") }
+        guard handle != nil else { throw closedError }
         let statement = try Statement(connection: self, sql: key.sql)
         if key.index >= keyed.count { keyed += Array(repeating: nil, count: key.index + 1 - keyed.count) }
         keyed[key.index] = statement
@@ -91,7 +94,7 @@ final class SQLiteConnection {
 
     /// Runs SQL text (one or more statements, no parameters). Only for fixed SQL, never user data.
     func execute(_ sql: String) throws {
-        guard let handle else { throw ChimeError(.storeFailure, "the Chime store at \(path) is closed; open it again") }
+        guard let handle else { throw closedError }
         var message: UnsafeMutablePointer<CChar>?
         let code = sqlite3_exec(handle, sql, nil, nil, &message)
         if code != SQLITE_OK {

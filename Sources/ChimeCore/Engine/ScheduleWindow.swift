@@ -37,8 +37,6 @@ struct ScheduleWindow {
     init(capacity: Int) { self.capacity = max(capacity, 4) }
 
     var count: Int { entries.count }
-    /// Whether the window holds this key.
-    func contains(_ key: Key) -> Bool { dates[key] != nil }
     /// Whether the store may hold a key the window does not: nothing in the window, or complete,
     /// says the store has none.
     func mayHold(_ key: Key) -> Bool { !complete || dates[key] != nil }

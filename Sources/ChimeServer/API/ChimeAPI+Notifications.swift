@@ -113,7 +113,7 @@ extension ChimeAPI {
     func receipt(_ request: HTTPRequest, route: Route) async throws -> HTTPResponse {
         let app = route["app"], identifier = route["identifier"]
         guard let receipt = try await engine.receipt(app: app, notification: identifier) else {
-            throw APIError.notFound("no receipt for '\(identifier)' in \(app): only a notification added with escalateEvery and escalateFor has one (kept 7 days after its escalation ended)",
+            throw APIError.notFound("no receipt for '\(identifier)' in \(app): only a notification added with escalateEvery and escalateFor has one, kept as long as the event log keeps events (--event-log-max-days)",
                                     field: "identifier")
         }
         return json(receipt.json, route: route)
