@@ -476,8 +476,14 @@ public final class PostgresStore: SharedNotificationStore {
 
     public func soonest(limit: Int) throws -> [(app: String, identifier: String, date: Date, sequence: Int64)] {
         try writePending()
+        return try soonest(column: "next_fire", of: "chime_pending", limit: limit)
+    }
+
+    /// The `limit` rows of `table` with the soonest `column` (a date), in `(column, seq)` order:
+    /// the windows' refills (fire dates, ends of relevance, escalation steps).
+    private func soonest(column: String, of table: String, limit: Int) throws -> [(app: String, identifier: String, date: Date, sequence: Int64)] {
         let rows = try query("""
-            SELECT app, identifier, next_fire, seq FROM chime_pending WHERE next_fire IS NOT NULL ORDER BY next_fire, seq LIMIT $1
+            SELECT app, identifier, \(column), seq FROM \(table) WHERE \(column) IS NOT NULL ORDER BY \(column), seq LIMIT $1
             """, [.int8(Int64(max(limit, 0)))])
         return (0..<rows.count).map { (rows.string($0, 0), rows.string($0, 1), Self.date(rows.double($0, 2)), rows.int64($0, 3)) }
     }
@@ -577,10 +583,7 @@ public final class PostgresStore: SharedNotificationStore {
 
     public func soonestDismissals(limit: Int) throws -> [(app: String, identifier: String, date: Date, sequence: Int64)] {
         try writeDeliveries()
-        let rows = try query("""
-            SELECT app, identifier, dismiss_at, seq FROM chime_delivered WHERE dismiss_at IS NOT NULL ORDER BY dismiss_at, seq LIMIT $1
-            """, [.int8(Int64(max(limit, 0)))])
-        return (0..<rows.count).map { (rows.string($0, 0), rows.string($0, 1), Self.date(rows.double($0, 2)), rows.int64($0, 3)) }
+        return try soonest(column: "dismiss_at", of: "chime_delivered", limit: limit)
     }
 
     /// Rows of `seq, body` (the sequence is drawn in the statement, so the column has it).
@@ -654,10 +657,7 @@ public final class PostgresStore: SharedNotificationStore {
     }
 
     public func soonestEscalations(limit: Int) throws -> [(app: String, identifier: String, date: Date, sequence: Int64)] {
-        let rows = try query("""
-            SELECT app, identifier, next_at, seq FROM chime_receipts WHERE next_at IS NOT NULL ORDER BY next_at, seq LIMIT $1
-            """, [.int8(Int64(max(limit, 0)))])
-        return (0..<rows.count).map { (rows.string($0, 0), rows.string($0, 1), Self.date(rows.double($0, 2)), rows.int64($0, 3)) }
+        try soonest(column: "next_at", of: "chime_receipts", limit: limit)
     }
 
     public func pruneReceipts(endedBefore date: Date) throws {

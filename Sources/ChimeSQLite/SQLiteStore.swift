@@ -537,16 +537,7 @@ public final class SQLiteStore: NotificationStore {
     }
 
     public func soonest(limit: Int) throws -> [(app: String, identifier: String, date: Date, sequence: Int64)] {
-        let statement = try connection.statement("""
-            SELECT app, identifier, next_fire, seq FROM pending
-            WHERE next_fire IS NOT NULL ORDER BY next_fire, seq LIMIT ?
-            """)
-        statement.bind(1, Int64(max(limit, 0)))
-        var result: [(app: String, identifier: String, date: Date, sequence: Int64)] = []
-        try statement.rows {
-            result.append((statement.string(0), statement.string(1), Self.date(statement.double(2)), statement.int64(3)))
-        }
-        return result
+        try soonest(column: "next_fire", of: "pending", limit: limit)
     }
 
     public func locationPending() throws -> [(app: String, pending: PendingRequest)] {
