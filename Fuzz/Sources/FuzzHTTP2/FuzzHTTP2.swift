@@ -579,7 +579,7 @@ public func fuzzHTTP2(_ start: UnsafePointer<UInt8>?, _ count: Int) -> CInt {
                              maxSettingsEntries: 1 + Int(config[4] % 8), maxContinuations: Int(config[4] >> 4 % 4))
     let headLimits = HeadLimits(targetBytes: 16 + Int(config[5]) * 4, queryArguments: Int(config[6] % 8), headBytes: 128 + Int(config[6] >> 3) * 64)
     let recorder = Recorder(limits: limits, headLimits: headLimits, limitSeed: config[7])
-    let session = HTTP2Session(limits: limits, headLimits: headLimits, remoteAddress: "fuzz", delegate: recorder)
+    let session = HTTP2Session(limits: limits, headLimits: headLimits, remoteAddress: "fuzz", connection: HTTPConnection(), delegate: recorder)
     recorder.session = session
     var client = Client(choices)
     var reading = true

@@ -86,8 +86,9 @@ final class ConnectionGuard: Sendable {
             state.next += 1
             let id = state.next
             let (admitted, shed) = state.table.open(id, address: address, now: now)
-            state.sockets[id] = fd
-            state.enders[id] = end
+            // A connection with an ender is never shut down by its socket (nor watched: only
+            // libmicrohttpd's connections have event streams here).
+            if let end { state.enders[id] = end } else { state.sockets[id] = fd }
             for victim in shed { Self.shutDown(victim, in: state) }
             return Entry(id: id, admitted: admitted)
         }

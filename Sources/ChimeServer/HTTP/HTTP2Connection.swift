@@ -47,7 +47,8 @@ final class HTTP2Connection: LoopClient {
         self.entry = core.guardian.opened(fd: transport.fd, address: peer.key) { [loop] in loop.post(id, .expire) }
         chime_tcp_nodelay(transport.fd)
         session = HTTP2Session(limits: core.configuration.http2, headLimits: core.configuration.headLimits,
-                               remoteAddress: peer.description, clientCertificate: clientCertificate, delegate: self)
+                               remoteAddress: peer.description, connection: entry.connection, clientCertificate: clientCertificate,
+                               delegate: self)
         core.http2Opened(id)
         flush()
     }
@@ -112,7 +113,9 @@ final class HTTP2Connection: LoopClient {
         while !closed, let session {
             if read >= Self.readShare {
                 // A client sending without pause (a flood) gets its share; the others get theirs.
-                loop.readAgain(id)
+                // What is still in the kernel makes poll report the socket next turn; only input the
+                // transport holds (TLS) needs asking for, or the client would be served twice a turn.
+                if transport.hasBufferedInput { loop.readAgain(id) }
                 return
             }
             let result = buffer.withUnsafeMutableBytes { transport.receive(into: $0.baseAddress!, count: $0.count) }

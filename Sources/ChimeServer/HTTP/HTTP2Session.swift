@@ -150,7 +150,8 @@ final class HTTP2Stream {
 /// target (Fuzz/Sources/FuzzHTTP2) in memory.
 ///
 /// ```swift
-/// let session = HTTP2Session(limits: HTTP2Limits(), headLimits: HeadLimits(), remoteAddress: "unix", delegate: self)
+/// let session = HTTP2Session(limits: HTTP2Limits(), headLimits: HeadLimits(), remoteAddress: "unix",
+///                            connection: HTTPConnection(), delegate: self)
 /// _ = bytes.withUnsafeBytes { session.receive($0) }   // the delegate's dispatch gets each request
 /// while let out = session.nextOutput(), !out.isEmpty { send(out) }
 /// ```
@@ -163,7 +164,7 @@ final class HTTP2Session {
     /// The certificate the TLS client presented, handed to every request of the connection.
     private let clientCertificate: CertificateFingerprint?
     /// What every request of the connection carries as ``HTTPRequest/connection``.
-    private let connection = HTTPConnection()
+    private let connection: HTTPConnection
     private unowned let delegate: any HTTP2SessionDelegate
     private var session: OpaquePointer?
     /// Streams whose head began within the share, by id, until nghttp2 closes them.
@@ -183,11 +184,14 @@ final class HTTP2Session {
     /// The session ended the connection for the client's doing (GOAWAY queued).
     private var ending = false
 
-    init(limits: HTTP2Limits, headLimits: HeadLimits, remoteAddress: String, clientCertificate: CertificateFingerprint? = nil,
-         delegate: any HTTP2SessionDelegate) {
+    /// `connection`: what every request carries as ``HTTPRequest/connection`` (the connection's
+    /// ``ConnectionGuard/Entry/connection``).
+    init(limits: HTTP2Limits, headLimits: HeadLimits, remoteAddress: String, connection: HTTPConnection,
+         clientCertificate: CertificateFingerprint? = nil, delegate: any HTTP2SessionDelegate) {
         self.limits = limits
         self.headLimits = headLimits
         self.remoteAddress = remoteAddress
+        self.connection = connection
         self.clientCertificate = clientCertificate
         self.delegate = delegate
         var callbacks: OpaquePointer?
@@ -239,7 +243,7 @@ final class HTTP2Session {
         guard consumed < 0 else { return nil }
         if consumed == NGHTTP2_ERR_TOO_MANY_CONTINUATIONS.rawValue {
             // nghttp2 stops reading; the client is told why (GOAWAY) before the connection closes.
-            nghttp2_session_terminate_session(session, NGHTTP2_ENHANCE_YOUR_CALM.rawValue)
+            terminate(code: NGHTTP2_ENHANCE_YOUR_CALM.rawValue)
         }
         return String(cString: nghttp2_strerror(Int32(consumed)))
     }
@@ -317,7 +321,7 @@ final class HTTP2Session {
         }
         guard !stalled.isEmpty else { return }
         if nghttp2_session_get_remote_window_size(session) <= 0 {
-            end(because: "the client's flow-control window stayed shut")
+            terminate(code: NGHTTP2_ENHANCE_YOUR_CALM.rawValue, because: "the client's flow-control window stayed shut")
             return
         }
         for id in stalled.sorted() {
@@ -338,11 +342,18 @@ final class HTTP2Session {
         nghttp2_submit_rst_stream(session, UInt8(NGHTTP2_FLAG_NONE.rawValue), streamID, NGHTTP2_ENHANCE_YOUR_CALM.rawValue)
     }
 
-    /// Ends the connection at once, gracefully: GOAWAY (NO_ERROR) and no more streams (a connection
-    /// past its deadline, or whose slot went to a newcomer).
-    func terminate() {
+    /// Ends the connection at once: GOAWAY `code` and no more streams. NO_ERROR for a connection
+    /// past its deadline, or whose slot went to a newcomer. With a `reason`, the client's doing
+    /// (a flood, ENHANCE_YOUR_CALM): said once, through the delegate, and what the client still
+    /// sends is not looked at.
+    func terminate(code: UInt32 = NGHTTP2_NO_ERROR.rawValue, because reason: String? = nil) {
         guard let session else { return }
-        nghttp2_session_terminate_session(session, NGHTTP2_NO_ERROR.rawValue)
+        if let reason {
+            guard !ending else { return }
+            ending = true
+            delegate.ending(reason: reason)
+        }
+        nghttp2_session_terminate_session(session, code)
     }
 
     /// The server is stopping: GOAWAY (NO_ERROR); the streams begun are finished.
@@ -362,14 +373,6 @@ final class HTTP2Session {
         self.session = nil
     }
 
-    /// Ends the connection for the client's doing: GOAWAY ENHANCE_YOUR_CALM, said once.
-    private func end(because reason: String) {
-        guard !ending, let session else { return }
-        ending = true
-        delegate.ending(reason: reason)
-        nghttp2_session_terminate_session(session, NGHTTP2_ENHANCE_YOUR_CALM.rawValue)
-    }
-
     // MARK: - nghttp2's callbacks
 
     fileprivate func beginHeaders(_ frame: UnsafePointer<nghttp2_frame>) -> Int32 {
@@ -379,7 +382,7 @@ final class HTTP2Session {
             // The client resets streams to open new ones while their work goes on (rapid reset).
             refused += 1
             if refused > limits.refusedStreamsBeforeGoaway {
-                end(because: "too many refused streams")
+                terminate(code: NGHTTP2_ENHANCE_YOUR_CALM.rawValue, because: "too many refused streams")
             } else {
                 nghttp2_submit_rst_stream(session, UInt8(NGHTTP2_FLAG_NONE.rawValue), streamID, NGHTTP2_REFUSED_STREAM.rawValue)
             }
@@ -397,7 +400,7 @@ final class HTTP2Session {
             // An HPACK bomb (or a client ignoring SETTINGS_MAX_HEADER_LIST_SIZE): well past the limit,
             // nothing more is decoded into the stream and the connection is ended.
             guard stream.headBytes > 4 * headLimits.headBytes else { return 0 }
-            end(because: "a header list over four times SETTINGS_MAX_HEADER_LIST_SIZE")
+            terminate(code: NGHTTP2_ENHANCE_YOUR_CALM.rawValue, because: "a header list over four times SETTINGS_MAX_HEADER_LIST_SIZE")
             return NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE.rawValue
         }
         let nameText = String(decoding: name, as: UTF8.self)
@@ -420,7 +423,7 @@ final class HTTP2Session {
                 && frame.pointee.hd.flags & UInt8(NGHTTP2_FLAG_END_STREAM.rawValue) == 0
             emptyFrames = empty ? emptyFrames + 1 : 0
             if emptyFrames > limits.maxEmptyFrames {
-                end(because: "a flood of empty DATA frames")
+                terminate(code: NGHTTP2_ENHANCE_YOUR_CALM.rawValue, because: "a flood of empty DATA frames")
                 return 0
             }
         } else if type == UInt8(NGHTTP2_HEADERS.rawValue) {
@@ -439,7 +442,7 @@ final class HTTP2Session {
 
     fileprivate func invalidFrame() -> Int32 {
         invalidFrames += 1
-        if invalidFrames > limits.maxInvalidFrames { end(because: "a flood of invalid frames") }
+        if invalidFrames > limits.maxInvalidFrames { terminate(code: NGHTTP2_ENHANCE_YOUR_CALM.rawValue, because: "a flood of invalid frames") }
         return 0
     }
 
