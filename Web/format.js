@@ -8,14 +8,14 @@ function pad2(n) { return String(n).padStart(2, "0"); }
 
 function plural(n, word) { return `${n} ${word}${n === 1 ? "" : "s"}`; }
 
-export function ordinal(n) {
+function ordinal(n) {
   const tens = n % 100;
   if (tens >= 11 && tens <= 13) return `${n}th`;
   return `${n}${{ 1: "st", 2: "nd", 3: "rd" }[n % 10] || "th"}`;
 }
 
 /** 300 → "5 minutes", 5400 → "1 hour 30 minutes", 90061 → "1 day 1 hour 1 minute". */
-export function durationWords(seconds) {
+function durationWords(seconds) {
   if (!(seconds > 0)) return "0 seconds";
   if (seconds < 60 && !Number.isInteger(seconds)) {
     const rounded = Math.round(seconds * 100) / 100;
@@ -41,7 +41,7 @@ function clockTime(dc) {
 }
 
 /** A calendar trigger in words: "every Monday at 08:30, Europe/Berlin". */
-export function calendarWords(dc, repeats) {
+function calendarWords(dc, repeats) {
   dc = dc || {};
   const weekday = has(dc.weekday) ? WEEKDAYS[((dc.weekday - 1) % 7 + 7) % 7] : null;
   const month = has(dc.month) && dc.month >= 1 && dc.month <= 12 ? MONTHS[dc.month - 1] : null;
@@ -75,7 +75,7 @@ export function calendarWords(dc, repeats) {
 }
 
 /** A region trigger in words: "when you arrive at office", "when you leave office". */
-export function regionWords(region, repeats) {
+function regionWords(region, repeats) {
   const place = (region && region.identifier) || "a place";
   const entry = !region || region.notifyOnEntry !== false;
   const exit = !!(region && region.notifyOnExit);
@@ -110,7 +110,7 @@ function everyUnit(interval, unit) {
 }
 
 /** A recurrence trigger in words: "every last Friday, 09:00", "every other Tuesday and Thursday, 09:00, until 31 Dec 2027". */
-export function recurrenceWords(trigger) {
+function recurrenceWords(trigger) {
   const parts = {};
   for (const part of String(trigger.rrule || "").replace(/^RRULE:/i, "").split(";")) {
     const at = part.indexOf("=");
@@ -221,7 +221,7 @@ export function exactTime(date) {
 
 let listFormat = null;
 /** ["Alice", "Bob", "Carol"] → "Alice, Bob, and Carol". */
-export function joinList(items) {
+function joinList(items) {
   if (!listFormat) {
     try { listFormat = new Intl.ListFormat("en", { style: "long", type: "conjunction" }); } catch (e) { listFormat = null; }
   }
@@ -232,7 +232,7 @@ export function joinList(items) {
 const SPECIFIER = /%(?:(\d+)\$)?(l{0,2}[udi]|@|%)/g;
 
 /** Fills a format with `%u` (count) and `%@` (text) as Apple's format strings do; `%%` is `%`. */
-export function fillFormat(format, count, text) {
+function fillFormat(format, count, text) {
   return format.replace(SPECIFIER, (match, position, spec) => {
     if (spec === "%") return "%";
     if (spec === "@") return text;

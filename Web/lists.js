@@ -11,6 +11,9 @@ let listEvents = 0;
  *  pending list, until a read sent after it covers it (a read sent before may still hold it). */
 const removedDelivered = new Map();
 const removedPending = new Map();
+/** Notification key → the delivery (its listEvents count) that put it in the delivered list, until a
+ *  read sent after it covers it. */
+const arrived = new Map();
 /** app → the settings event (its listEvents count) last applied to its record. */
 const settingsApplied = new Map();
 /** app → the categories event (its listEvents count) last applied to its lists. */
@@ -19,7 +22,7 @@ const categoriesApplied = new Map();
 /** Puts a delivery from the event stream into the state; returns whether the pending list needs a read. */
 export function applyDelivery(app, data) {
   const item = data.notification;
-  state.arrived.set(nkey(app, item), ++listEvents);
+  arrived.set(nkey(app, item), ++listEvents);
   const others = (state.delivered.get(app) || []).filter((n) => n.identifier !== item.identifier);
   state.delivered.set(app, [item, ...others].sort((a, b) => Date.parse(b.date) - Date.parse(a.date)));
   if (data.category && typeof data.category.identifier === "string") {
@@ -230,11 +233,11 @@ function mergeDelivered(app, read, since) {
   const kept = (state.delivered.get(app) || []).filter((n) => {
     const key = nkey(app, n);
     if (keys.has(key)) return false;
-    const arrived = state.arrived.get(key);
-    if (arrived !== undefined && arrived <= since) state.arrived.delete(key);
-    return state.sent.has(key) || state.busy.has(key) || (arrived !== undefined && arrived > since);
+    const came = arrived.get(key);
+    if (came !== undefined && came <= since) arrived.delete(key);
+    return state.sent.has(key) || state.busy.has(key) || (came !== undefined && came > since);
   });
-  for (const key of keys) if ((state.arrived.get(key) ?? Infinity) <= since) state.arrived.delete(key);
+  for (const key of keys) if ((arrived.get(key) ?? Infinity) <= since) arrived.delete(key);
   if (kept.length === 0) return list;
   return list.concat(kept).sort((a, b) => Date.parse(b.date) - Date.parse(a.date));
 }

@@ -22,7 +22,6 @@ export const state = {
   drafts: new Map(),
   busy: new Map(), // notification key → label being sent
   sent: new Map(), // notification key → label answered (shown briefly)
-  arrived: new Map(), // notification key → when its delivered event came (a count), until a list read covers it
   errors: new Map(), // notification key → message
   appBusy: new Set(), // "bundle|what" being changed
   openApps: new Map(), // bundle → open (the user's choice; otherwise open when few apps or asking)

@@ -1999,14 +1999,14 @@ function pad2(n) { return String(n).padStart(2, "0"); }
 
 function plural(n, word) { return `${n} ${word}${n === 1 ? "" : "s"}`; }
 
-export function ordinal(n) {
+function ordinal(n) {
   const tens = n % 100;
   if (tens >= 11 && tens <= 13) return `${n}th`;
   return `${n}${{ 1: "st", 2: "nd", 3: "rd" }[n % 10] || "th"}`;
 }
 
 /** 300 → "5 minutes", 5400 → "1 hour 30 minutes", 90061 → "1 day 1 hour 1 minute". */
-export function durationWords(seconds) {
+function durationWords(seconds) {
   if (!(seconds > 0)) return "0 seconds";
   if (seconds < 60 && !Number.isInteger(seconds)) {
     const rounded = Math.round(seconds * 100) / 100;
@@ -2032,7 +2032,7 @@ function clockTime(dc) {
 }
 
 /** A calendar trigger in words: "every Monday at 08:30, Europe/Berlin". */
-export function calendarWords(dc, repeats) {
+function calendarWords(dc, repeats) {
   dc = dc || {};
   const weekday = has(dc.weekday) ? WEEKDAYS[((dc.weekday - 1) % 7 + 7) % 7] : null;
   const month = has(dc.month) && dc.month >= 1 && dc.month <= 12 ? MONTHS[dc.month - 1] : null;
@@ -2066,7 +2066,7 @@ export function calendarWords(dc, repeats) {
 }
 
 /** A region trigger in words: "when you arrive at office", "when you leave office". */
-export function regionWords(region, repeats) {
+function regionWords(region, repeats) {
   const place = (region && region.identifier) || "a place";
   const entry = !region || region.notifyOnEntry !== false;
   const exit = !!(region && region.notifyOnExit);
@@ -2101,7 +2101,7 @@ function everyUnit(interval, unit) {
 }
 
 /** A recurrence trigger in words: "every last Friday, 09:00", "every other Tuesday and Thursday, 09:00, until 31 Dec 2027". */
-export function recurrenceWords(trigger) {
+function recurrenceWords(trigger) {
   const parts = {};
   for (const part of String(trigger.rrule || "").replace(/^RRULE:/i, "").split(";")) {
     const at = part.indexOf("=");
@@ -2212,7 +2212,7 @@ export function exactTime(date) {
 
 let listFormat = null;
 /** ["Alice", "Bob", "Carol"] → "Alice, Bob, and Carol". */
-export function joinList(items) {
+function joinList(items) {
   if (!listFormat) {
     try { listFormat = new Intl.ListFormat("en", { style: "long", type: "conjunction" }); } catch (e) { listFormat = null; }
   }
@@ -2223,7 +2223,7 @@ export function joinList(items) {
 const SPECIFIER = /%(?:(\d+)\$)?(l{0,2}[udi]|@|%)/g;
 
 /** Fills a format with `%u` (count) and `%@` (text) as Apple's format strings do; `%%` is `%`. */
-export function fillFormat(format, count, text) {
+function fillFormat(format, count, text) {
   return format.replace(SPECIFIER, (match, position, spec) => {
     if (spec === "%") return "%";
     if (spec === "@") return text;
@@ -2406,6 +2406,9 @@ let listEvents = 0;
  *  pending list, until a read sent after it covers it (a read sent before may still hold it). */
 const removedDelivered = new Map();
 const removedPending = new Map();
+/** Notification key → the delivery (its listEvents count) that put it in the delivered list, until a
+ *  read sent after it covers it. */
+const arrived = new Map();
 /** app → the settings event (its listEvents count) last applied to its record. */
 const settingsApplied = new Map();
 /** app → the categories event (its listEvents count) last applied to its lists. */
@@ -2414,7 +2417,7 @@ const categoriesApplied = new Map();
 /** Puts a delivery from the event stream into the state; returns whether the pending list needs a read. */
 export function applyDelivery(app, data) {
   const item = data.notification;
-  state.arrived.set(nkey(app, item), ++listEvents);
+  arrived.set(nkey(app, item), ++listEvents);
   const others = (state.delivered.get(app) || []).filter((n) => n.identifier !== item.identifier);
   state.delivered.set(app, [item, ...others].sort((a, b) => Date.parse(b.date) - Date.parse(a.date)));
   if (data.category && typeof data.category.identifier === "string") {
@@ -2625,11 +2628,11 @@ function mergeDelivered(app, read, since) {
   const kept = (state.delivered.get(app) || []).filter((n) => {
     const key = nkey(app, n);
     if (keys.has(key)) return false;
-    const arrived = state.arrived.get(key);
-    if (arrived !== undefined && arrived <= since) state.arrived.delete(key);
-    return state.sent.has(key) || state.busy.has(key) || (arrived !== undefined && arrived > since);
+    const came = arrived.get(key);
+    if (came !== undefined && came <= since) arrived.delete(key);
+    return state.sent.has(key) || state.busy.has(key) || (came !== undefined && came > since);
   });
-  for (const key of keys) if ((state.arrived.get(key) ?? Infinity) <= since) state.arrived.delete(key);
+  for (const key of keys) if ((arrived.get(key) ?? Infinity) <= since) arrived.delete(key);
   if (kept.length === 0) return list;
   return list.concat(kept).sort((a, b) => Date.parse(b.date) - Date.parse(a.date));
 }
@@ -3443,7 +3446,6 @@ export const state = {
   drafts: new Map(),
   busy: new Map(), // notification key → label being sent
   sent: new Map(), // notification key → label answered (shown briefly)
-  arrived: new Map(), // notification key → when its delivered event came (a count), until a list read covers it
   errors: new Map(), // notification key → message
   appBusy: new Set(), // "bundle|what" being changed
   openApps: new Map(), // bundle → open (the user's choice; otherwise open when few apps or asking)

@@ -27,12 +27,12 @@ public final class TestThreads: TaskExecutor, Sendable {
         var next = 0
         var idle = 0
         var threads = 0
+        /// The threads started so far, to tell them apart (``isCurrent``).
+        var started = Set<pthread_t>()
     }
 
     /// At most this many threads are started; past it, jobs wait for one to come free.
     public let limit: Int
-    /// The threads started so far, to tell them apart (``isCurrent``).
-    private static let started = Mutex(Set<pthread_t>())
 
     /// Whether the caller runs on one of these threads.
     ///
@@ -43,7 +43,7 @@ public final class TestThreads: TaskExecutor, Sendable {
     /// whole suite while every job ran here).
     public static var isCurrent: Bool {
         let me = pthread_self()
-        return started.withLock { $0.contains(me) }
+        return shared.state.withLock { $0.started.contains(me) }
     }
     private let state = Mutex(State())
     private let wake = DispatchSemaphore(value: 0)
@@ -70,7 +70,7 @@ public final class TestThreads: TaskExecutor, Sendable {
         case .wakeOne: wake.signal()
         case .startOne:
             Thread { [self] in
-                Self.started.withLock { _ = $0.insert(pthread_self()) }
+                state.withLock { _ = $0.started.insert(pthread_self()) }
                 Thread.current.name = "chime.test"  // for debuggers and `top -H`
                 work()
             }.start()
