@@ -962,6 +962,7 @@ final class EngineCore {
     // MARK: Responses
 
     package func respond(app: String, identifier: String, action: String, userText: String?, surface: String? = nil) throws -> NotificationResponse? {
+        if let surface { try Validation.validateSurface(surface) }
         guard let notification = try store.delivered(app: app, identifier: identifier) else {
             let delivered = try store.delivered(app: app, thread: nil).prefix(10).map { "'\($0.request.identifier)'" }
             throw ChimeError(.notFound, field: "identifier",

@@ -753,7 +753,8 @@ public final class NotificationEngine: Sendable {
     /// - Returns: the stored response, or `nil` for a dismissal of a notification whose category
     ///   has no `.customDismissAction` (the app does not hear of it).
     /// - Throws: ``ChimeError`` `notFound` when the notification is not delivered, `unknownAction`
-    ///   when the action is not in its category, `invalidValue` for text on a non-text action.
+    ///   when the action is not in its category, `invalidValue` for text on a non-text action or a
+    ///   `surface` that is not 1 to 64 letters, digits, `.`, `-` or `_` (``Validation/validateSurface(_:field:)``).
     /// - Parameter surface: where the answer came from (`web`, `desktop`, `webPush`, `api` …), kept
     ///   in an escalating notification's ``EscalationReceipt``.
     public func respond(app: String, notification identifier: String, action: String, userText: String? = nil,

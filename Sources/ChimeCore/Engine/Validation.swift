@@ -101,6 +101,21 @@ public enum Validation {
         }
     }
 
+    /// Checks the name of where the user answered (a response's `surface`): 1 to 64 ASCII
+    /// letters, digits, `.`, `-` or `_`.
+    ///
+    /// ```swift
+    /// try Validation.validateSurface("webPush")   // accepted
+    /// try Validation.validateSurface("my phone")  // throws invalidValue naming "surface"
+    /// ```
+    public static func validateSurface(_ surface: String, field: String = "surface") throws(ChimeError) {
+        guard (1...64).contains(surface.utf8.count),
+              surface.unicodeScalars.allSatisfy({ $0.isASCII && ($0.properties.isAlphabetic || ("0"..."9").contains($0) || "._-".unicodeScalars.contains($0)) }) else {
+            throw ChimeError(.invalidValue, field: field,
+                             "\(field) is \"\(surface.prefix(70))\"; name where the user answered in 1 to 64 letters, digits, '.', '-' or '_' (web, desktop, webPush)")
+        }
+    }
+
     /// Checks content values and size.
     public static func validate(_ content: NotificationContent, field: String = "content") throws(ChimeError) {
         try validateBadge(content.badge, field: join(field, "badge"))

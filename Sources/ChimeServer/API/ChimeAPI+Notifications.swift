@@ -96,11 +96,8 @@ extension ChimeAPI {
         let object = try JSONObjectReader(try jsonBody(request), what: "the user's answer", accepted: ["actionIdentifier", "userText", "surface"])
         let action = try object.requiredString("actionIdentifier", hint: " naming the action (com.apple.UNNotificationDefaultActionIdentifier for a tap)")
         let text = try object.string("userText")
+        // The engine checks the name (Validation.validateSurface).
         let surface = try object.string("surface") ?? "api"
-        guard (1...64).contains(surface.utf8.count), surface.unicodeScalars.allSatisfy({ $0.isASCII && ($0.properties.isAlphabetic || ("0"..."9").contains($0) || "._-".unicodeScalars.contains($0)) }) else {
-            throw APIError.badRequest("invalidValue", "surface is \"\(surface.prefix(70))\"; name where the user answered in 1 to 64 letters, digits, '.', '-' or '_' (web, desktop, webPush)",
-                                      field: "surface")
-        }
         guard let response = try await engine.respond(app: route["app"], notification: route["identifier"], action: action, userText: text,
                                                       surface: surface) else {
             return HTTPResponse(status: 204, route: route.template)
