@@ -174,7 +174,7 @@ extension NotificationHubTests {
             return deliveries.map { _ in [.banner] }
         }
         try await engine.add([Self.now("first")], app: Self.app)
-        while calls.values.isEmpty { await Task.yield() }
+        while calls.values.isEmpty { try await Sleep.for(.milliseconds(1)) }
         // Three transactions while the first call waits, then 600 in one.
         for name in ["a", "b", "c"] { try await engine.add([Self.now(name)], app: Self.app) }
         try await engine.add((0..<600).map { Self.now("many-\($0)") }, app: Self.app)
@@ -192,7 +192,7 @@ extension NotificationHubTests {
             return deliveries.map { _ in [.banner] }
         }
         try await engine.add([Self.now("blocking")], app: Self.app)
-        while old.values.isEmpty { await Task.yield() }
+        while old.values.isEmpty { try await Sleep.for(.milliseconds(1)) }
         try await engine.add([Self.now("old")], app: Self.app)
         let new = Recorder<[String]>()
         engine.hub.setPresenter(app: Self.app) { deliveries in

@@ -156,7 +156,7 @@ struct EngineRulesTests {
         try await fixture.add("tick", .timeInterval(60, repeats: true))
         fixture.engine.startScheduler()
         defer { fixture.engine.stopScheduler() }
-        while fixture.clock.sleeperCount == 0 { await Task.yield() }
+        while fixture.clock.sleeperCount == 0 { try await Sleep.for(.milliseconds(1)) }
         fixture.clock.set(Self.start.addingTimeInterval(60 * 100 + 1))
         var iterator = events.makeAsyncIterator()
         var delivered: [Date] = []
@@ -178,13 +178,13 @@ struct EngineRulesTests {
         try await fixture.add("later", .timeInterval(10, repeats: false))
         fixture.engine.startScheduler()
         defer { fixture.engine.stopScheduler() }
-        while fixture.clock.sleeperDeadlines != [due.addingTimeInterval(-lead)] { await Task.yield() }
+        while fixture.clock.sleeperDeadlines != [due.addingTimeInterval(-lead)] { try await Sleep.for(.milliseconds(1)) }
         fixture.clock.set(due.addingTimeInterval(-lead / 2))
         // Woken to tidy, then asleep again until the due date itself (once per quiet spell).
-        while fixture.clock.sleeperDeadlines != [due] { await Task.yield() }
+        while fixture.clock.sleeperDeadlines != [due] { try await Sleep.for(.milliseconds(1)) }
         #expect(try await fixture.engine.delivered(app: Self.app).isEmpty)
         fixture.clock.set(due)
-        while try await fixture.engine.delivered(app: Self.app).isEmpty { await Task.yield() }
+        while try await fixture.engine.delivered(app: Self.app).isEmpty { try await Sleep.for(.milliseconds(1)) }
         #expect(try await fixture.engine.delivered(app: Self.app).map(\.date) == [due])
     }
 
@@ -195,7 +195,7 @@ struct EngineRulesTests {
         try await fixture.add("soon", .timeInterval(0.5, repeats: false))
         fixture.engine.startScheduler()
         defer { fixture.engine.stopScheduler() }
-        while fixture.clock.sleeperCount == 0 { await Task.yield() }
+        while fixture.clock.sleeperCount == 0 { try await Sleep.for(.milliseconds(1)) }
         #expect(fixture.clock.sleeperDeadlines == [due])
     }
 

@@ -107,7 +107,64 @@ public struct TestThreadsTrait: SuiteTrait, TestTrait, TestScoping {
 
     public func provideScope(for test: Test, testCase: Test.Case?,
                              performing function: @Sendable () async throws -> Void) async throws {
+        // A test case takes one of the running slots; a suite's own scope does not (its cases
+        // each take one, and a suite holding a slot while its cases wait could deadlock).
+        guard testCase != nil else {
+            return try await withTaskExecutorPreference(TestThreads.shared) { try await function() }
+        }
+        await TestSlots.shared.take()
+        defer { TestSlots.shared.give() }
         try await withTaskExecutorPreference(TestThreads.shared) { try await function() }
+    }
+}
+
+/// At most ``width`` test cases run at once, however `swift test` was started.
+///
+/// Swift Testing runs every test case at once unless `SWT_EXPERIMENTAL_MAXIMUM_PARALLELIZATION_WIDTH`
+/// says otherwise (the Makefile sets 12). Started without it, ~790 cases started together on two
+/// cores, and the services they start in-process — whose tasks run on Swift's two-thread pool
+/// beside hundreds of busy test threads — were starved for seconds: the same three tests failed in
+/// two such runs of a fresh clone and passed with the setting (issue 20). Waiting for a slot
+/// suspends the test's task; it holds no thread.
+final class TestSlots: Sendable {
+    static let shared = TestSlots(width: 12)
+
+    private struct State: ~Copyable {
+        var free: Int
+        var waiting: [CheckedContinuation<Void, Never>] = []
+    }
+
+    let width: Int
+    private let state: Mutex<State>
+
+    init(width: Int) {
+        self.width = width
+        state = Mutex(State(free: width))
+    }
+
+    func take() async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let now = state.withLock { state -> Bool in
+                if state.free > 0 {
+                    state.free -= 1
+                    return true
+                }
+                state.waiting.append(continuation)
+                return false
+            }
+            if now { continuation.resume() }
+        }
+    }
+
+    func give() {
+        let next = state.withLock { state -> CheckedContinuation<Void, Never>? in
+            if state.waiting.isEmpty {
+                state.free += 1
+                return nil
+            }
+            return state.waiting.removeFirst()
+        }
+        next?.resume()
     }
 }
 
