@@ -1,0 +1,74 @@
+import ChimeCore
+import ChimeCrypto
+import ChimeHTTP
+import ChimeServer
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+extension CLI {
+    // MARK: events, status
+
+    static let events = Command(
+        name: "events", summary: "follow the live events of one app or all: delivered, response, removed, settings, silentPush, scheduled, categories, app",
+        usage: "chime events [--app APP] [--json]", examples: ["chime events", "chime events --app com.example.alarm --json"],
+        options: [.value("app", "only this app (default: every app; scheduled, categories and app come on the every-app stream only)")],
+        run: { arguments, cli in
+            let client = try cli.client(arguments)
+            let (stream, parameters) = arguments.value("app").map { (APIRoute.appEvents, ["app": $0]) } ?? (.allEvents, [:])
+            let json = arguments.has("json")
+            try await client.follow(stream, parameters) { kind, id, data in
+                if json { cli.write(data); return }
+                guard let event = try? JSONValue.parse(data) else { return }
+                cli.write(describeEvent(kind: kind, id: id, event))
+            }
+            return 0
+        })
+
+    /// One line for an event: its id (`-` for hints that are not logged), kind, app and what it is about.
+    package static func describeEvent(kind: String, id: String?, _ event: JSONValue) -> String {
+        let app = event["app"]?.stringValue ?? ""
+        var words: [String]
+        switch kind {
+        case "delivered", "silentPush":
+            let notification = event["notification"]
+            words = [notification?["identifier"]?.stringValue ?? "?", quoted(headline(notification))]
+            if let actions = notification?["actions"]?.arrayValue.compactMap({ $0["identifier"]?.stringValue }), !actions.isEmpty {
+                words.append("actions: " + actions.joined(separator: ", "))
+            }
+        case "response":
+            let response = event["response"]
+            let action = response?["actionIdentifier"]?.stringValue ?? "?"
+            words = [response?["notification"]?["identifier"]?.stringValue ?? "?", "→", humanAction(action)]
+            if let text = response?["userText"]?.stringValue { words.append(quoted(text)) }
+        case "removed":
+            let identifiers = event["identifiers"]?.arrayValue.compactMap(\.stringValue) ?? []
+            words = ["\(event["scope"]?.stringValue ?? "?"):", identifiers.isEmpty ? "(none)" : identifiers.joined(separator: ", ")]
+        case "scheduled":
+            let identifiers = event["identifiers"]?.arrayValue.compactMap(\.stringValue) ?? []
+            words = [identifiers.isEmpty ? "(more than 100 requests)" : identifiers.joined(separator: ", ")]
+        case "settings":
+            words = ["authorization: \(event[JSONFieldName.settings]?[JSONFieldName.authorizationStatus]?.stringValue ?? "?")"]
+        case "categories":
+            let names = event["categories"]?.arrayValue.compactMap { $0["identifier"]?.stringValue } ?? []
+            words = [names.isEmpty ? "(none)" : names.joined(separator: ", ")]
+        case "app":
+            words = [event["change"]?.stringValue ?? "updated"]
+        default:
+            words = []
+        }
+        return ([id ?? "-", kind, app] + words).joined(separator: "  ")
+    }
+
+    static func quoted(_ text: String) -> String { "\"" + text.replacingOccurrences(of: "\n", with: " ") + "\"" }
+
+    /// Apple's system action identifiers as the CLI spells them (`chime respond … open|dismiss`).
+    static func humanAction(_ action: String) -> String {
+        switch action {
+        case UNNotificationDefaultActionIdentifier: "open"
+        case UNNotificationDismissActionIdentifier: "dismiss"
+        default: action
+        }
+    }
+}
