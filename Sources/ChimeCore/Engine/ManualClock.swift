@@ -1,4 +1,3 @@
-import ChimeCore
 import Foundation
 import Synchronization
 

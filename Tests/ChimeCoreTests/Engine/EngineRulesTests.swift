@@ -1,5 +1,4 @@
 import ChimeCore
-import ChimeTesting
 import Foundation
 import TestThreads
 import Testing
