@@ -46,7 +46,7 @@ let badInputs: [BadInput] = [
 struct BadInputTests {
     @Test("clear errors with the right status, and nothing stored is lost", arguments: badInputs)
     func badInput(_ input: BadInput) async throws {
-        try await ServiceHarness.with { harness in
+        try await ServiceHarness.with(transport: .inProcess) { harness in
             let token = try await harness.createApp("com.example.bad")
             let app = harness.client(token: token)
             let base = "/v1/apps/com.example.bad"

@@ -11,7 +11,7 @@ import Testing
 struct JSONBodyTests {
     @Test("PUT /badge takes 3.0 as every other integer field does, and refuses 3.5 naming the field")
     func badgeNumbers() async throws {
-        try await ServiceHarness.with { harness in
+        try await ServiceHarness.with(transport: .inProcess) { harness in
             let token = try await harness.createApp("com.example.badge")
             let app = harness.client(token: token)
             let whole = try await app.put("/v1/apps/com.example.badge/badge", json: #"{"badge": 3.0}"#)
@@ -36,7 +36,7 @@ struct JSONBodyTests {
         ("PATCH", "/settings", #"{"showPreviewsSetting": "Never"}"#, "showPreviewsSetting", #"did you mean "never"?"#),
     ])
     func misspelt(method: String, path: String, body: String, field: String, suggestion: String) async throws {
-        try await ServiceHarness.with { harness in
+        try await ServiceHarness.with(transport: .inProcess) { harness in
             _ = try await harness.createApp("com.example.typo")
             let answer = try await harness.owner.request(method, "/v1/apps/com.example.typo" + path, body: Array(body.utf8),
                                                          contentType: "application/json")
@@ -52,7 +52,7 @@ struct JSONBodyTests {
 
     @Test("changing the settings of an app the user has not allowed is 409 notificationsNotAllowed, from the error table")
     func settingsNotAllowed() async throws {
-        try await ServiceHarness.with(autoAllow: false) { harness in
+        try await ServiceHarness.with(transport: .inProcess, autoAllow: false) { harness in
             _ = try await harness.createApp("com.example.undecided")
             let answer = try await harness.owner.request("PATCH", "/v1/apps/com.example.undecided/settings",
                                                          body: Array(#"{"soundSetting": "disabled"}"#.utf8), contentType: "application/json")

@@ -12,7 +12,7 @@ struct PagingTests {
 
     @Test("pending requests: 100 by default, limit and after from the Link header, every one once, in order")
     func pending() async throws {
-        try await ServiceHarness.with { harness in
+        try await ServiceHarness.with(transport: .inProcess) { harness in
             let token = try await harness.createApp("com.example.pages")
             let app = harness.client(token: token)
             _ = try await app.post(base + "/authorization")
@@ -33,7 +33,7 @@ struct PagingTests {
 
     @Test("delivered notifications page newest first through ties on the date, keeping the thread filter")
     func delivered() async throws {
-        try await ServiceHarness.with { harness in
+        try await ServiceHarness.with(transport: .inProcess) { harness in
             let token = try await harness.createApp("com.example.pages")
             let app = harness.client(token: token)
             _ = try await app.post(base + "/authorization")
@@ -53,7 +53,7 @@ struct PagingTests {
 
     @Test("apps, the outbox and categories page the same way")
     func otherLists() async throws {
-        try await ServiceHarness.with { harness in
+        try await ServiceHarness.with(transport: .inProcess) { harness in
             for index in 0..<12 { _ = try await harness.createApp("com.example.app\(index)") }
             let (apps, sizes) = try await harness.owner.pages("/v1/apps?limit=5")
             #expect(sizes == [5, 5, 2])
@@ -83,7 +83,7 @@ struct PagingTests {
 
     @Test("a page stops early past about 1 MiB, so a list of large items never comes in one answer")
     func byteBound() async throws {
-        try await ServiceHarness.with { harness in
+        try await ServiceHarness.with(transport: .inProcess) { harness in
             let token = try await harness.createApp("com.example.pages")
             let app = harness.client(token: token)
             _ = try await app.post(base + "/authorization")
@@ -104,7 +104,7 @@ struct PagingTests {
         ("/requests?after=-3", "after"), ("/notifications?after=yesterday", "after"), ("/responses?after=x", "after"),
     ])
     func badPages(_ query: String, _ field: String) async throws {
-        try await ServiceHarness.with { harness in
+        try await ServiceHarness.with(transport: .inProcess) { harness in
             let token = try await harness.createApp("com.example.pages")
             let response = try await harness.client(token: token).get(base + query)
             #expect(response.status == 400)

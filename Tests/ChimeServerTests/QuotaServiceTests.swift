@@ -13,7 +13,7 @@ struct QuotaServiceTests {
 
     @Test("past --app-max-pending an app's add is 507 quotaExceeded naming the app; other apps and the owner carry on")
     func pendingQuota() async throws {
-        try await ServiceHarness.with(quota: StorageQuota(pending: 3)) { harness in
+        try await ServiceHarness.with(transport: .inProcess, quota: StorageQuota(pending: 3)) { harness in
             let filler = harness.client(token: try await harness.createApp("com.example.filler"))
             let other = harness.client(token: try await harness.createApp("com.example.other"))
             _ = try await filler.post("/v1/apps/com.example.filler/authorization")

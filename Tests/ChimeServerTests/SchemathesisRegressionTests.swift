@@ -33,7 +33,7 @@ struct SchemathesisRegressionTests {
         }
 
         // And the server refuses what the document leaves out.
-        try await ServiceHarness.with { harness in
+        try await ServiceHarness.with(transport: .inProcess) { harness in
             _ = try await harness.createApp("com.example.strict")
             let base = "/v1/apps/com.example.strict"
             _ = try await harness.owner.post(base + "/authorization")
@@ -74,7 +74,7 @@ struct SchemathesisRegressionTests {
 
     @Test("a calendar date at 23:59:59.999999999 is accepted, not refused as matching no date")
     func lastNanosecondOfTheYear() async throws {
-        try await ServiceHarness.with { harness in
+        try await ServiceHarness.with(transport: .inProcess) { harness in
             _ = try await harness.createApp("com.example.late")
             let base = "/v1/apps/com.example.late"
             _ = try await harness.owner.post(base + "/authorization")
@@ -96,7 +96,7 @@ struct SchemathesisRegressionTests {
         // Found by schemathesis' response check: "nextTriggerDate": "33715-08-26T15:20:18.630Z" is no
         // date-time (four-digit years only), and a userInfo date written as "10000-01-01T11:59:59.000Z"
         // made the listed request impossible to post back.
-        try await ServiceHarness.with { harness in
+        try await ServiceHarness.with(transport: .inProcess) { harness in
             _ = try await harness.createApp("com.example.far")
             let base = "/v1/apps/com.example.far"
             _ = try await harness.owner.post(base + "/authorization")

@@ -3,13 +3,27 @@ import Foundation
 @testable import ChimeServer
 
 /// A service started in-process on a free port with a temporary data directory.
+///
+/// `owner` and `client(token:)` reach it as `transport` says: over TCP (`.wire`, the default), or
+/// with `.inProcess` by calling its API directly (``InProcess``), for suites about what the API
+/// answers rather than how it travels. `endpoint` is always the socket.
 struct ServiceHarness: Sendable {
+    /// How the harness's clients reach the service.
+    enum Transport: Sendable {
+        case wire, inProcess
+    }
+
     let service: RunningService
     let directory: String
+    var transport = Transport.wire
 
-    var owner: TestClient { TestClient(port: service.port, token: service.ownerToken) }
-    func client(token: String?) -> TestClient { TestClient(port: service.port, token: token) }
+    var owner: TestClient { client(token: service.ownerToken) }
+    func client(token: String?) -> TestClient {
+        TestClient(endpoint: transport == .wire ? endpoint : inProcessEndpoint, token: token)
+    }
     var endpoint: TestEndpoint { .tcp(port: service.port) }
+    /// The service's API without a socket, answering as its TCP address.
+    var inProcessEndpoint: TestEndpoint { .inProcess(service.api, host: "127.0.0.1:\(service.port)") }
 
     static func temporaryDirectory() -> String {
         let path = NSTemporaryDirectory() + "chime-server-tests-" + UUID().uuidString
@@ -17,7 +31,7 @@ struct ServiceHarness: Sendable {
     }
 
     /// Starts a service, runs `body`, stops the service and removes the directory.
-    static func with(autoAllow: Bool = true, heartbeat: Duration = .seconds(15), connectionLimit: Int = 64,
+    static func with(transport: Transport = .wire, autoAllow: Bool = true, heartbeat: Duration = .seconds(15), connectionLimit: Int = 64,
                      launchTimeout: Duration = .seconds(30), logger: ServerLogger = .silent,
                      streamQueueLimit: Int = EventStream.defaultQueueLimit,
                      serviceExtensionTimeLimit: TimeInterval = 30, streamLimits: ChimeAPI.StreamLimits = ChimeAPI.StreamLimits(),
@@ -39,7 +53,7 @@ struct ServiceHarness: Sendable {
         configuration.tlsKeyPath = tls?.keyPath
         configuration.webPushEndpoints = try WebPushEndpoints(listed: webPushEndpoints)
         let service = try await RunningService.start(configuration: configuration, logger: logger)
-        let harness = ServiceHarness(service: service, directory: directory)
+        let harness = ServiceHarness(service: service, directory: directory, transport: transport)
         do {
             try await body(harness)
         } catch {

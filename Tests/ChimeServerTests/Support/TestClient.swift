@@ -1,5 +1,6 @@
 import ChimeCore
 import ChimeHTTP
+import ChimeServer
 import Foundation
 
 /// A response as the test client read it.
@@ -30,17 +31,21 @@ struct TestClientError: Error, CustomStringConvertible {
 enum TestEndpoint: Sendable {
     case tcp(port: UInt16)
     case unix(path: String)
+    /// No socket: each request goes straight to the service's API, with `host` as its Host header
+    /// (``InProcess``; the service tests that are not about the wire).
+    case inProcess(ChimeAPI, host: String)
 
     var http: HTTPEndpoint {
         switch self {
         case .tcp(let port): .url("http://127.0.0.1:\(port)")
         case .unix(let path): .unixSocket(path: path)
+        case .inProcess: preconditionFailure("an in-process endpoint has no socket; tests of the wire use .tcp or .unix")
         }
     }
 }
 
-/// The tests' client: Chime's own ``HTTPClient`` (libcurl), with the test's token, answering
-/// whatever the status. Event streams are read with ``SSEClient`` (the same client); only tests
+/// The tests' client: Chime's own ``HTTPClient`` (libcurl), or with an ``TestEndpoint/inProcess(_:host:)``
+/// endpoint the service's API called directly, with the test's token, answering whatever the status. Event streams are read with ``SSEClient`` (the same client); only tests
 /// of what a client may send on the wire use ``RawSocket``.
 struct TestClient: Sendable {
     var endpoint: TestEndpoint
@@ -109,6 +114,9 @@ struct TestClient: Sendable {
         var fields: [(String, String)] = []
         if let token { fields.append(("Authorization", "Bearer \(token)")) }
         if let contentType { fields.append(("Content-Type", contentType)) }
+        if case .inProcess(let api, let host) = endpoint {
+            return try await InProcess.handle(api, host: host, method: method, target: path, headers: fields + headers, body: body)
+        }
         // 60 s: a bound for a hang, not a measure: in the first seconds of a full run hundreds of test
         // bodies open stores and fsync at once on two cores, and an answer can take more than 15 s.
         let response = try await HTTPClient(endpoint: endpoint.http, timeout: 60).request(method, path, headers: fields + headers, body: body)
