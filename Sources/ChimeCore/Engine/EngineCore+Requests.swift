@@ -24,7 +24,7 @@ extension EngineCore {
         // Every fire date is known before anything is written, so a bad request fails alone. They
         // were computed on the caller's thread; a time zone change since then means again, here.
         let computed = prepared.timeZone == timeZone.identifier ? prepared.firsts
-            : requests.map { PreparedAdd.first(of: $0, now: now, timeZone: timeZone) }
+            : requests.map { PreparedAdd.first(of: $0.trigger, now: now, timeZone: timeZone) }
         // A calendar trigger that matches no future date is accepted and never fires, as on iOS
         // (it still replaces a pending request of its identifier), unless the configuration refuses it.
         var neverFires: Set<Int> = []
@@ -45,25 +45,24 @@ extension EngineCore {
         // the usual small add rather than copied out of the records after.
         let listsScheduled = announcing && requests.count <= 100
         var scheduled: [String] = []
-        for (index, (request, first)) in zip(requests, firsts).enumerated() {
-            let key = ScheduleWindow.Key(app: app, identifier: request.identifier)
+        // By index, so that each request is copied once, into its record (see PreparedAdd.init).
+        for index in requests.indices {
             if neverFires.contains(index) {
-                dropped.append(request.identifier)
-                window.remove(key)
+                dropped.append(requests[index].identifier)
+                window.remove(ScheduleWindow.Key(app: app, identifier: requests[index].identifier))
                 continue
             }
-            guard let trigger = request.trigger else {
-                immediate.append(request)
-                window.remove(key)
+            guard requests[index].trigger != nil else {
+                immediate.append(requests[index])
+                window.remove(ScheduleWindow.Key(app: app, identifier: requests[index].identifier))
                 continue
             }
-            var pending = PendingRequest(request: request, nextFireDate: first, anchor: now)
-            if case .location(let region, _) = trigger {
-                pending.inside = location.map(region.contains)
+            records.append(PendingRequest(request: requests[index], nextFireDate: firsts[index], anchor: now))
+            if case .location(let region, _)? = requests[index].trigger {
+                records[records.count - 1].inside = location.map(region.contains)
             }
-            records.append(pending)
             encoded.append(prepared.encoded[index])
-            if listsScheduled { scheduled.append(request.identifier) }
+            if listsScheduled { scheduled.append(requests[index].identifier) }
         }
         if !records.isEmpty {
             try admit(records, bytes: encoded.reduce(0) { $0 + $1.count }, app: app)
@@ -143,19 +142,34 @@ package struct PreparedAdd: Sendable {
 
     init(_ requests: [NotificationRequest], now: Date, timeZone: TimeZone) {
         // An expiration given as a duration counts from the add: kept as the date it makes. Only
-        // then is the list copied; most requests have none and are kept as they came.
-        let requests = requests.contains(where: { $0.expiresAfterAdd }) ? requests.map { $0.added(at: now) } : requests
+        // then is the list copied; most requests have none and are kept as they came. The loops
+        // go by index: iterating the array (`map`, `contains(where:)`, `for-in`) copies each
+        // request out of it and destroys the copy, a retain and a release of each of its strings.
+        var expires = false
+        for index in requests.indices where requests[index].expiresAfterAdd {
+            expires = true
+            break
+        }
+        let requests = expires ? requests.map { $0.added(at: now) } : requests
         self.requests = requests
         self.now = now
         self.timeZone = timeZone.identifier
-        firsts = requests.map { Self.first(of: $0, now: now, timeZone: timeZone) }
-        encoded = requests.map { $0.trigger == nil ? [] : RecordCodec.encode($0) }
+        var firsts: [Result<Date?, ChimeError>] = []
+        firsts.reserveCapacity(requests.count)
+        var encoded: [[UInt8]] = []
+        encoded.reserveCapacity(requests.count)
+        for index in requests.indices {
+            firsts.append(Self.first(of: requests[index].trigger, now: now, timeZone: timeZone))
+            encoded.append(requests[index].trigger == nil ? [] : RecordCodec.encode(requests[index]))
+        }
+        self.firsts = firsts
+        self.encoded = encoded
     }
 
-    /// A request's first fire date, or the error that says why it has none.
-    static func first(of request: NotificationRequest, now: Date, timeZone: TimeZone) -> Result<Date?, ChimeError> {
+    /// The first fire date of a request with `trigger`, or the error that says why it has none.
+    static func first(of trigger: NotificationTrigger?, now: Date, timeZone: TimeZone) -> Result<Date?, ChimeError> {
         Result { () throws(ChimeError) -> Date? in
-            do { return try FireDates.first(for: request.trigger, now: now, timeZone: timeZone) } catch let error as ChimeError {
+            do { return try FireDates.first(for: trigger, now: now, timeZone: timeZone) } catch let error as ChimeError {
                 throw error
             } catch {
                 throw ChimeError(.invalidTrigger, field: "trigger", "\(error)")

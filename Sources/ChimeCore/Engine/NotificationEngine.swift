@@ -106,6 +106,9 @@ public final class NotificationEngine: Sendable {
         var jobs: [Job] = []
         var draining = false
         var closed = false
+        /// The jobs of the batch the writer finished last, while more were waiting: the next
+        /// caller to submit lets them go (see `drain`).
+        var done: [Job] = []
     }
 
     struct SchedulerState {

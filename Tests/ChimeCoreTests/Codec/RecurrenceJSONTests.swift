@@ -62,7 +62,7 @@ struct RecurrenceJSONTests {
     @Test("a rule with no occurrence after now is refused when added, naming the rule")
     func ended() throws {
         let request = try Self.request(#"{"type": "recurrence", "rrule": "FREQ=DAILY;COUNT=2", "start": "2020-01-01T09:00", "timeZone": "UTC"}"#)
-        let first = PreparedAdd.first(of: request, now: Date(timeIntervalSince1970: 1_800_000_000), timeZone: Self.utc)
+        let first = PreparedAdd.first(of: request.trigger, now: Date(timeIntervalSince1970: 1_800_000_000), timeZone: Self.utc)
         guard case .failure(let error) = first else { Issue.record("accepted"); return }
         #expect(error.field == "trigger.rrule")
         #expect(error.message.contains("no occurrence after"))
