@@ -9,6 +9,7 @@ import json
 import os
 import shutil
 import socket
+import ssl
 import subprocess
 import tempfile
 import threading
@@ -59,22 +60,33 @@ class Response:
 
 
 class Chime:
-    """One `chime serve` process."""
+    """One `chime serve` process; with `tls` = (certificate, key, CA file) it serves HTTPS (ALPN
+    h2 and http/1.1), and this client trusts the CA file."""
 
     def __init__(self, data_dir: str | None = None, port: int | None = None, web_dir: str | None = None,
-                 extra_args: list[str] | None = None):
+                 extra_args: list[str] | None = None, tls: tuple[str, str, str] | None = None):
         self.binary = chime_binary()
         self.owns_data = data_dir is None
         self.data_dir = data_dir or tempfile.mkdtemp(prefix="chime-web-")
         self.port = port or free_port()
         self.web_dir = web_dir
-        self.extra_args = extra_args or []
+        self.extra_args = list(extra_args or [])
+        self.tls = tls
+        if tls:
+            self.extra_args += ["--tls-cert", tls[0], "--tls-key", tls[1]]
         self.process: subprocess.Popen | None = None
         self.log_path = os.path.join(self.data_dir, "serve.log")
 
     @property
     def base(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
+        return f"{'https' if self.tls else 'http'}://127.0.0.1:{self.port}"
+
+    def connection(self, timeout: float) -> http.client.HTTPConnection:
+        """A new HTTP/1.1 connection to the service (TLS, trusting the test CA, when it serves TLS)."""
+        if self.tls:
+            return http.client.HTTPSConnection("127.0.0.1", self.port, timeout=timeout,
+                                               context=ssl.create_default_context(cafile=self.tls[2]))
+        return http.client.HTTPConnection("127.0.0.1", self.port, timeout=timeout)
 
     def start(self, timeout: float = 30.0) -> "Chime":
         env = dict(os.environ)
@@ -142,7 +154,7 @@ class Chime:
 
     def request(self, method: str, path: str, body=None, token: str | None = None,
                 headers: dict | None = None, timeout: float = 15.0) -> Response:
-        connection = http.client.HTTPConnection("127.0.0.1", self.port, timeout=timeout)
+        connection = self.connection(timeout)
         sent = dict(headers or {})
         data = None
         if body is not None:
@@ -226,7 +238,7 @@ class EventFollower:
     """Reads server-sent events in a thread and hands each (kind, data) to a callback."""
 
     def __init__(self, chime: Chime, path: str, token: str, on_event):
-        self.connection = http.client.HTTPConnection("127.0.0.1", chime.port, timeout=30)
+        self.connection = chime.connection(30)
         self.connection.request("GET", path, headers={"Authorization": f"Bearer {token}", "Accept": "text/event-stream"})
         self.response = self.connection.getresponse()
         if self.response.status != 200:

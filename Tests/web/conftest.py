@@ -29,12 +29,12 @@ document.addEventListener("securitypolicyviolation", (e) => window.__violations.
 """
 
 
-def make_driver():
+def make_driver(*extra_arguments: str):
     options = webdriver.ChromeOptions()
     options.binary_location = os.environ.get("CHROMIUM_BIN", "/usr/bin/chromium")
     for argument in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--disable-gpu", "--lang=en-US",
                      "--disable-extensions", "--no-first-run", "--disable-background-networking",
-                     "--disable-component-update", "--disable-sync", "--window-size=1280,1000"):
+                     "--disable-component-update", "--disable-sync", "--window-size=1280,1000", *extra_arguments):
         options.add_argument(argument)
     options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
     service = Service(os.environ.get("CHROMEDRIVER_BIN", "/usr/bin/chromedriver"))
