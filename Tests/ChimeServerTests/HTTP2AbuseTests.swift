@@ -107,6 +107,31 @@ struct HTTP2AbuseTests {
         }
     }
 
+    @Test("one connection's requests are handed to the handler at most maxHandlers at a time, the rest in turn as answers come back; all answered", .timeLimit(.minutes(2)))
+    func handlerShare() async throws {
+        let handler = TestHandler()
+        let server = try HTTPServer.started(handler) { $0.http2.maxHandlers = 2 }
+        do {
+            // Six requests at once on one HTTP/2 connection (httpx), each held until the test lets one
+            // go. Before: all six were handed to the handler at once (a client asking 128 pages of
+            // 1 MiB had all 128 made at once, 291 MB).
+            async let answer = HTTP2Tests.client("many", "http://127.0.0.1:\(server.port)/gate", "-", "-", "6")
+            for released in 0..<6 {
+                let expected = min(6, released + 2)
+                await handler.gate.waitForEntered(expected)
+                #expect(handler.gate.entered == expected, "after \(released) answers")
+                handler.gate.releaseOne()
+            }
+            let result = try await answer
+            #expect(result["statuses"] == .object(["200": .integer(6)]), "\(result)")
+            #expect(handler.gate.peak == 2)
+        } catch {
+            await server.stop()
+            throw error
+        }
+        await server.stop()
+    }
+
     @Test("idle and dribbling connections are ended at the head timeout with GOAWAY NO_ERROR")
     func idleAndSlow() async throws {
         try await Self.withServer({ $0.headerTimeout = .seconds(2) }) { port, _ in

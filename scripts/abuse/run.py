@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """make abuse: bounded attacks on a fresh `chime serve` on loopback, and a table of attack → outcome.
 
-    run.py [--chime .build/release/chime] [--only NAME,...] [--quick] [--json FILE]
+    run.py [--chime .build/release/chime] [--only NAME,...] [--rows WORD,...] [--quick] [--json FILE]
 
 Attacks (each against a fresh server and data directory):
   slowloris     1,500 connections sending a request head one byte every 5 s from 127.0.0.2 and 1,300
@@ -842,11 +842,15 @@ def open_files(server):
         return 0
 
 
-def hostile_row(options, python, name, outcome, arguments, judge, seconds, setup=None, rss_bound=100, settle=0.0):
+def hostile_row(options, python, name, outcome, arguments, judge, seconds, setup=None, rss_bound=100, settle=0.0, copies=1):
     """One hostile client (clients.py ARGUMENTS; PORT and TOKEN filled in) against a fresh server, a
     probe beside it for `seconds` and one after it; `judge(answer)` says whether the attack got the
     right answer. Memory: the peak over the start (at most `rss_bound` MB), or, after `settle` s, what
-    is left."""
+    is left. With `copies`, that many hostile clients at once, each on its own connection; `judge`
+    then gets {"connections": [each client's answer]}. With --rows, only rows whose name holds one of
+    its words run."""
+    if options.rows and not any(word in name for word in options.rows.split(",")):
+        return
     server = Server(options.chime)
     try:
         token = server.app("com.example.probe")
@@ -864,7 +868,21 @@ def hostile_row(options, python, name, outcome, arguments, judge, seconds, setup
         sampler.start()
         during = h2_probe(python, server, token, device, seconds)
         filled = [argument.replace("PORT", str(server.port)).replace("TOKEN", extra.get("token", token)) for argument in arguments]
-        answer, took = h2_client(python, *filled, timeout=seconds + 120)
+        if copies == 1:
+            answer, took = h2_client(python, *filled, timeout=seconds + 120)
+        else:
+            answers = [None] * copies
+
+            def attack(index):
+                answers[index] = h2_client(python, *filled, timeout=seconds + 120)
+            attackers = [threading.Thread(target=attack, args=(index,)) for index in range(copies)]
+            for attacker in attackers:
+                attacker.start()
+            for attacker in attackers:
+                attacker.join()
+            if any(one is None for one in answers):
+                raise RuntimeError(f"{name}: a hostile client failed")
+            answer, took = {"connections": [one[0] for one in answers]}, max(one[1] for one in answers)
         probe_during = json.loads(during.communicate(timeout=seconds + 60)[0])
         if settle:
             time.sleep(settle)
@@ -933,6 +951,11 @@ def attack_http2_hostile(options):
     hostile_row(options, python, "h2 stalled window", "128 list pages of 1 MiB asked on a connection whose stream windows are 0",
                 ["stall", *local, "/v1/apps/com.example.lists/requests?limit=1000", "TOKEN", "128", "60", "stream"], stalled, 45,
                 setup=list_pages, rss_bound=150, settle=5)
+    hostile_row(options, python, "h2 stalled windows x4", "4 connections, each asking 128 list pages of 1 MiB with its stream windows 0",
+                ["stall", *local, "/v1/apps/com.example.lists/requests?limit=1000", "TOKEN", "128", "60", "stream"],
+                lambda answer: (all(stalled(one)[0] for one in answer["connections"]),
+                                "; ".join(stalled(one)[1] for one in answer["connections"][:1]) + f" (x{len(answer['connections'])})"), 45,
+                setup=list_pages, rss_bound=400, settle=5, copies=4)
     hostile_row(options, python, "h2 stalled connection window", "128 list pages of 1 MiB; the connection's 65,535 bytes left to run out",
                 ["stall", *local, "/v1/apps/com.example.lists/requests?limit=1000", "TOKEN", "128", "60", "connection"],
                 lambda answer: (answer.get("goaway") == "ENHANCE_YOUR_CALM", f"{sum(answer.get('statuses', {}).values())} answered, "
@@ -979,6 +1002,7 @@ def main():
     parser.add_argument("--chime", default=".build/release/chime")
     parser.add_argument("--only", default=",".join(ATTACKS))
     parser.add_argument("--quick", action="store_true", help="smaller numbers, for a smoke run")
+    parser.add_argument("--rows", default="", help="http2-hostile: only the rows whose name holds one of these comma-separated words (e.g. stalled)")
     parser.add_argument("--json", default=".build/abuse/results.json")
     options = parser.parse_args()
     options.slow, options.silent, options.probes = 1500, 1300, 50

@@ -22,8 +22,9 @@ import FuzzSupport
 // - a head is refused exactly when a model of the limits says so (431 past the head's bytes, 414
 //   past the target's or the query's, 400 for a method that is not a token), never handed on; 413
 //   only past the limit;
-// - the handler never has more requests of the connection than SETTINGS_MAX_CONCURRENT_STREAMS, the
-//   session ends the connection for refused streams only then, and counts what the handler holds;
+// - the handler never has more requests of the connection than SETTINGS_MAX_CONCURRENT_STREAMS or
+//   the connection's share of handlers (the rest wait, and are handed over as answers come back),
+//   the session ends the connection for refused streams only then, and counts what the handler holds;
 // - the server's first frame is its SETTINGS with the documented values; it never pushes; every
 //   answer reaches the client with its status unless the stream or the connection was reset,
 //   without connection-specific fields, DATA only where a body is allowed and as the handler gave
@@ -213,8 +214,8 @@ final class Recorder: HTTP2SessionDelegate {
             answers[stream] = (503, Array("busy".utf8), nil, request.method)
             return .answer(HTTP2Response(status: 503, headers: [("Retry-After", "1")], body: .bytes(Array("busy".utf8)), route: "x"))
         }
-        require(holding.count < limits.maxConcurrentStreams,
-                "the handler got a request of stream \(stream) while holding \(holding.count), the share is \(limits.maxConcurrentStreams)")
+        let share = min(limits.maxConcurrentStreams, limits.maxHandlers)
+        require(holding.count < share, "the handler got a request of stream \(stream) while holding \(holding.count), the share is \(share)")
         holding.append(stream)
         return .handling
     }
@@ -560,6 +561,7 @@ struct Client {
                 recorder.sources[stream] = source
                 return HTTP2Response(status: status, headers: headers, body: .source(source), route: "/events")
             }
+            session.dispatchWaiting()
             return
         }
         if shape & 4 != 0 { body = [] }
@@ -567,6 +569,8 @@ struct Client {
             recorder.answers[stream] = (status, body, nil, method)
             return HTTP2Response(status: status, headers: headers, body: .bytes(body), route: "/x")
         }
+        // As the connection does after a turn's answers: the waiting requests take their places.
+        session.dispatchWaiting()
     }
 }
 
@@ -574,7 +578,8 @@ struct Client {
 public func fuzzHTTP2(_ start: UnsafePointer<UInt8>?, _ count: Int) -> CInt {
     var choices = Choices(bytes: fuzzBytes(start, count))
     let config = choices.take(8)
-    let limits = HTTP2Limits(maxConcurrentStreams: 1 + Int(config[0] % 6), refusedStreamsBeforeGoaway: Int(config[1] % 10),
+    let limits = HTTP2Limits(maxConcurrentStreams: 1 + Int(config[0] % 6), maxHandlers: 1 + Int(config[1] >> 4) % 8,
+                             refusedStreamsBeforeGoaway: Int(config[1] % 10),
                              resetBurst: 2 + Int(config[2] % 30), resetsPerSecond: 1, maxQueuedAcks: 2 + Int(config[3] % 40),
                              maxSettingsEntries: 1 + Int(config[4] % 8), maxContinuations: Int(config[4] >> 4 % 4))
     let headLimits = HeadLimits(targetBytes: 16 + Int(config[5]) * 4, queryArguments: Int(config[6] % 8), headBytes: 128 + Int(config[6] >> 3) * 64)
@@ -606,6 +611,8 @@ public func fuzzHTTP2(_ start: UnsafePointer<UInt8>?, _ count: Int) -> CInt {
         client.answer(recorder.holding.removeFirst(), recorder: recorder, session: session)
         recorder.checkBounds()
     }
+    // Each answer handed the next waiting request over: none is left waiting.
+    require(recorder.failed || session.waiting.isEmpty, "\(session.waiting.count) requests left waiting with no handler busy")
     for source in recorder.sources.values { source.ended = true }
     for stream in recorder.sources.keys.sorted() { session.resume(stream) }
     recorder.read()

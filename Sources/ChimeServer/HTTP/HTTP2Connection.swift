@@ -98,6 +98,11 @@ final class HTTP2Connection: LoopClient {
         case .expire: session.terminate()
         case .stopListening: break
         }
+    }
+
+    /// Written once for all of a turn's answers (and the waiting requests handed over in their
+    /// place together), not once per answer.
+    func receivedAll() {
         flush()
     }
 

@@ -7,8 +7,15 @@ import Foundation
 public struct HTTP2Limits: Sendable, Equatable {
     /// SETTINGS_MAX_CONCURRENT_STREAMS: streams a client may have open at once. Also the most
     /// requests of one connection being handled at once, counting those whose stream the client
-    /// already reset (so resetting streams cannot pile up work: CVE-2023-44487).
+    /// already reset (so resetting streams cannot pile up work: CVE-2023-44487), when
+    /// ``maxHandlers`` is not lower.
     public var maxConcurrentStreams: Int
+    /// Requests of one connection handed to the handler at once. Further complete requests wait,
+    /// their streams open (so within ``maxConcurrentStreams``), and are handed over in the order
+    /// they came as answers come back: a connection is slowed, not refused, and the answers being
+    /// made for one connection at once (and the memory they take) are bounded. A waiting request
+    /// whose stream the client resets is dropped without being handled.
+    public var maxHandlers: Int
     /// Streams refused past that share before the connection is ended (GOAWAY ENHANCE_YOUR_CALM).
     public var refusedStreamsBeforeGoaway: Int
     /// RST_STREAM frames a client may send: a burst, then so many a second (nghttp2's token bucket;
@@ -39,10 +46,11 @@ public struct HTTP2Limits: Sendable, Equatable {
     /// when the connection's own window is the one shut.
     public var stallTimeout: Duration
 
-    public init(maxConcurrentStreams: Int = 128, refusedStreamsBeforeGoaway: Int = 256, resetBurst: Int = 1000,
+    public init(maxConcurrentStreams: Int = 128, maxHandlers: Int = 32, refusedStreamsBeforeGoaway: Int = 256, resetBurst: Int = 1000,
                 resetsPerSecond: Int = 33, maxQueuedAcks: Int = 1000, maxSettingsEntries: Int = 32, maxContinuations: Int = 8,
                 maxEmptyFrames: Int = 64, maxInvalidFrames: Int = 64, maxQueuedResponseBytes: Int = 8 << 20, stallTimeout: Duration = .seconds(30)) {
         self.maxConcurrentStreams = maxConcurrentStreams
+        self.maxHandlers = maxHandlers
         self.refusedStreamsBeforeGoaway = refusedStreamsBeforeGoaway
         self.resetBurst = resetBurst
         self.resetsPerSecond = resetsPerSecond
@@ -123,8 +131,11 @@ final class HTTP2Stream {
     var request = HTTPRequest(method: "GET", path: "/")
     var limit = 0
     var tooLarge = false
-    /// The handler runs (or has run) for it.
+    /// The request is complete: the handler runs (or has run) for it, or it waits its turn.
     var dispatched = false
+    /// It waits its turn (in ``HTTP2Session``'s `waiting`), since `waitingSince`.
+    var waits = false
+    var waitingSince = ContinuousClock.now
     /// A response was submitted.
     var answered = false
     var status: Int?
@@ -175,8 +186,9 @@ final class HTTP2Session {
     private(set) var refused = 0
     /// Bytes of byte-body answers not yet handed to nghttp2 (their client has not opened its window for them).
     private(set) var queuedResponseBytes = 0
-    /// Complete requests waiting to be handled until ``queuedResponseBytes`` falls under its limit, oldest first.
-    private var waiting: [Int32] = []
+    /// Complete requests waiting to be handled until fewer than ``HTTP2Limits/maxHandlers`` are and
+    /// ``queuedResponseBytes`` is under its limit, oldest first.
+    private(set) var waiting: [Int32] = []
     /// Empty DATA frames in a row.
     private var emptyFrames = 0
     /// Frames nghttp2 refused as a stream's error.
@@ -289,7 +301,8 @@ final class HTTP2Session {
     // MARK: - The connection's calls
 
     /// The handler answered a request ``HTTP2SessionDelegate/dispatch(_:stream:)`` handed over:
-    /// `response` is made and sent only when its stream still waits for it.
+    /// `response` is made and sent only when its stream still waits for it. Waiting requests are
+    /// handed over in its place by the next ``dispatchWaiting()``.
     func handled(_ streamID: Int32, response: () -> HTTP2Response) {
         handling -= 1
         guard let session, let stream = streams[streamID], !stream.answered else { return }
@@ -302,17 +315,29 @@ final class HTTP2Session {
         answer(stream, with: response())
     }
 
-    /// Hands waiting requests to the handler while the connection holds less than its limit of
-    /// answers not taken (after output was sent).
+    /// Whether a complete request may be handed to the handler now: fewer than
+    /// ``HTTP2Limits/maxHandlers`` are handled, and the connection holds less than its limit of
+    /// answers not taken.
+    private var mayHandOver: Bool {
+        handling < limits.maxHandlers && queuedResponseBytes < limits.maxQueuedResponseBytes
+    }
+
+    /// Hands waiting requests to the handler, oldest first, while it may (after an answer came
+    /// back, and after output was sent).
     func dispatchWaiting() {
-        while !waiting.isEmpty, queuedResponseBytes < limits.maxQueuedResponseBytes, session != nil {
+        while !waiting.isEmpty, mayHandOver, session != nil {
             let id = waiting.removeFirst()
-            if let stream = streams[id], !stream.answered { handOver(stream) }
+            if let stream = streams[id] {
+                stream.waits = false
+                if !stream.answered { handOver(stream) }
+            }
         }
     }
 
-    /// Resets streams whose answer has waited `stallTimeout` with nothing of it taken; ends the
-    /// connection when its own flow-control window is what is shut. Called about four times a second.
+    /// Resets streams whose answer has waited `stallTimeout` with nothing of it taken, and with
+    /// them the requests that have waited as long to be handled (behind answers the client does
+    /// not take, they would only be made to be reset in turn); ends the connection when its own
+    /// flow-control window is what is shut. Called about four times a second.
     func expireStalled(now: ContinuousClock.Instant) {
         guard let session else { return }
         var stalled: [Int32] = []
@@ -323,6 +348,12 @@ final class HTTP2Session {
         if nghttp2_session_get_remote_window_size(session) <= 0 {
             terminate(code: NGHTTP2_ENHANCE_YOUR_CALM.rawValue, because: "the client's flow-control window stayed shut")
             return
+        }
+        waiting.removeAll { id in
+            guard let stream = streams[id], now - stream.waitingSince >= limits.stallTimeout else { return false }
+            stream.waits = false
+            stalled.append(id)
+            return true
         }
         for id in stalled.sorted() {
             streams[id]?.lastProgress = now
@@ -460,6 +491,7 @@ final class HTTP2Session {
 
     fileprivate func streamClosed(_ streamID: Int32, errorCode: UInt32) -> Int32 {
         guard let stream = streams.removeValue(forKey: streamID) else { return 0 }
+        if stream.waits, let index = waiting.firstIndex(of: streamID) { waiting.remove(at: index) }
         finish(stream, outcome: errorCode == NGHTTP2_NO_ERROR.rawValue && stream.answered ? "ok" : "aborted")
         return 0
     }
@@ -513,10 +545,13 @@ final class HTTP2Session {
     }
 
     /// The request is complete: the delegate answers it or hands it to the handler, or it waits
-    /// while the connection holds its limit of answers not taken.
+    /// its turn while the connection has its share of requests handled or holds its limit of
+    /// answers not taken.
     private func dispatch(_ stream: HTTP2Stream) {
         stream.dispatched = true
-        if queuedResponseBytes >= limits.maxQueuedResponseBytes {
+        if !waiting.isEmpty || !mayHandOver {
+            stream.waits = true
+            stream.waitingSince = .now
             waiting.append(stream.id)
             return
         }

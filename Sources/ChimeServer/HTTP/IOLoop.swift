@@ -16,8 +16,15 @@ protocol LoopClient: AnyObject {
     func tick(now: ContinuousClock.Instant)
     /// A message posted from another thread.
     func receive(_ message: LoopMessage)
+    /// The messages of this turn were all received (called once a turn for each client that got
+    /// some): what is done once for all of them, such as writing what they made.
+    func receivedAll()
     /// The loop is stopping: close everything now.
     func shutDown()
+}
+
+extension LoopClient {
+    func receivedAll() {}
 }
 
 /// What other threads tell a loop client.
@@ -132,7 +139,13 @@ final class IOLoop: @unchecked Sendable {
                 return (inbox.messages, inbox.stopping)
             }
             if stopping { break }
-            for (id, message) in messages { clients[id]?.receive(message) }
+            var received: [Int] = []
+            for (id, message) in messages {
+                guard let client = clients[id] else { continue }
+                client.receive(message)
+                if received.last != id, !received.contains(id) { received.append(id) }
+            }
+            for id in received { clients[id]?.receivedAll() }
             var polled = [pollfd(fd: wake, events: Int16(POLLIN), revents: 0)]
             var owners: [Int] = [0]
             for (id, client) in clients {

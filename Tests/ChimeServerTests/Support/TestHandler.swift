@@ -27,11 +27,62 @@ final class Signal: Sendable {
     }
 }
 
-/// A handler for HTTP-layer tests: `/slow` waits for `release`, `/stream` opens an event stream,
-/// `/large?bytes=N` answers N bytes, everything else echoes the body.
+/// Requests held until the test lets them go, one at a time in the order they came: how many came
+/// in, how many are inside at most.
+final class Gate: Sendable {
+    private struct State {
+        var entered = 0
+        var peak = 0
+        var held: [CheckedContinuation<Void, Never>] = []
+        var watchers: [(count: Int, continuation: CheckedContinuation<Void, Never>)] = []
+    }
+
+    private let state = Mutex(State())
+
+    /// Requests that came in, and the most held at once.
+    var entered: Int { state.withLock { $0.entered } }
+    var peak: Int { state.withLock { $0.peak } }
+
+    /// Held until ``releaseOne()`` lets it (and those before it) go.
+    func pass() async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let ready = state.withLock { state -> [CheckedContinuation<Void, Never>] in
+                state.entered += 1
+                state.held.append(continuation)
+                state.peak = max(state.peak, state.held.count)
+                let ready = state.watchers.filter { $0.count <= state.entered }.map(\.continuation)
+                state.watchers.removeAll { $0.count <= state.entered }
+                return ready
+            }
+            for watcher in ready { watcher.resume() }
+        }
+    }
+
+    /// Lets the oldest held request go.
+    func releaseOne() {
+        let first = state.withLock { state in state.held.isEmpty ? nil : state.held.removeFirst() }
+        first?.resume()
+    }
+
+    /// Returns once `count` requests came in.
+    func waitForEntered(_ count: Int) async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let now = state.withLock { state -> Bool in
+                if state.entered >= count { return true }
+                state.watchers.append((count, continuation))
+                return false
+            }
+            if now { continuation.resume() }
+        }
+    }
+}
+
+/// A handler for HTTP-layer tests: `/slow` waits for `release`, `/gate` for its turn through `gate`,
+/// `/stream` opens an event stream, `/large?bytes=N` answers N bytes, everything else echoes the body.
 final class TestHandler: HTTPHandler {
     let entered = Signal()
     let release = Signal()
+    let gate = Gate()
     let streams = Mutex<[EventStream]>([])
 
     func bodyLimit(for request: HTTPRequest) -> Int { request.path == "/small" ? 16 : 1024 }
@@ -42,6 +93,9 @@ final class TestHandler: HTTPHandler {
             entered.fire()
             await release.wait()
             return HTTPResponse(status: 200, contentType: "text/plain", body: Array("finished".utf8), route: "/slow")
+        case "/gate":
+            await gate.pass()
+            return HTTPResponse(status: 200, contentType: "text/plain", body: Array("passed".utf8), route: "/gate")
         case "/stream":
             let stream = EventStream()
             streams.withLock { $0.append(stream) }
