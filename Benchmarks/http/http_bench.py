@@ -20,7 +20,10 @@
    through --h1-connections HTTP/1.1 keep-alive connections, one request in flight each; then the
    same two for GET /healthz (the protocols' own cost). Each run is --apns-requests requests; the
    figures are pushes/s, the server's CPU µs per push (from /proc/PID/stat) and pushes per
-   server-core-second, whose ratio HTTP/2 ÷ HTTP/1.1 is the goal's (at least 1).
+   server-core-second, whose ratio HTTP/2 ÷ HTTP/1.1 is the goal's (at least 1). Then, with
+   --apns-apps more apps registered, pushes through one HTTP/2 connection signed with a provider
+   token (ES256 JWT, made with openssl) whose team key is registered on another app than the topic:
+   the key is found without reading every app record.
 7. Event fan-out: --subscribers connections on GET /v1/apps/{app}/events, spread over --procs
    processes (fanout_client.py); then --rate POSTs per second for --fanout-seconds, each a request
    with no trigger (delivered at once) carrying its send time; latency = send → each subscriber has
@@ -35,6 +38,7 @@ The server is stopped with SIGTERM after each benchmark and must exit 0.
 """
 import argparse
 import array
+import base64
 import atexit
 import http.client
 import json
@@ -604,7 +608,7 @@ def run_h2load(options, server, label, path, headers, body_file, http2):
     shown = " ".join(command).replace(server.url, "http://127.0.0.1:PORT")
     for name, value in headers:
         if name == "authorization":
-            shown = shown.replace(value, "bearer APP-TOKEN")
+            shown = shown.replace(value, "bearer PROVIDER-TOKEN" if "." in value else "bearer APP-TOKEN")
     figures = {"command": shown}
     for key, pattern in [("seconds", r"finished in ([\d.]+(?:us|ms|s)),"), ("succeeded", r"(\d+) succeeded"), ("failed", r"(\d+) failed"),
                          ("errored", r"(\d+) errored"), ("status2xx", r"(\d+) 2xx"), ("statusOther", r"2xx, (\d+) 3xx, (\d+) 4xx, (\d+) 5xx"),
@@ -628,6 +632,25 @@ def duration_us(text):
     """h2load's `12.34ms`, `567us`, `1.2s` in µs."""
     match = re.fullmatch(r"([\d.]+)(us|ms|s)", text)
     return float(match.group(1)) * {"us": 1, "ms": 1e3, "s": 1e6}[match.group(2)] if match else None
+
+
+def provider_token(directory, key_id, team):
+    """A team key made by openssl (a .p8 as Apple gives it) and an ES256 provider token signed with it:
+    (the key's public PEM, the token)."""
+    key = os.path.join(directory, f"AuthKey_{key_id}.p8")
+    subprocess.run(["openssl", "genpkey", "-algorithm", "EC", "-pkeyopt", "ec_paramgen_curve:P-256", "-out", key], check=True, capture_output=True)
+    public = subprocess.run(["openssl", "pkey", "-in", key, "-pubout"], check=True, capture_output=True).stdout.decode()
+
+    def b64(data):
+        return base64.urlsafe_b64encode(data).rstrip(b"=").decode()
+    signing_input = b64(json.dumps({"alg": "ES256", "kid": key_id}).encode()) + "." + b64(json.dumps({"iss": team, "iat": int(time.time())}).encode())
+    der = subprocess.run(["openssl", "dgst", "-sha256", "-sign", key], input=signing_input.encode(), check=True, capture_output=True).stdout
+    # DER SEQUENCE { INTEGER r, INTEGER s } to JWS's 32-byte r ‖ s.
+    r_length = der[3]
+    r = der[4:4 + r_length]
+    s = der[6 + r_length:6 + r_length + der[5 + r_length]]
+    raw = r[-32:].rjust(32, b"\0") + s[-32:].rjust(32, b"\0")
+    return public, signing_input + "." + b64(raw)
 
 
 def bench_apns(options, rows, results):
@@ -663,10 +686,37 @@ def bench_apns(options, rows, results):
                       f"{run['perServerCoreSecond']:,.0f} per server-core-second; " + describe_load(cpu))
         if options.perf:
             summarize_perf(options, label.replace(" ", "-").replace("/", ""))
+    # A provider token whose team key is registered on another app than the topic, among --apns-apps apps.
+    progress.update(f"registering {options.apns_apps:,} more apps and a team key", force=True)
+    for index in range(options.apns_apps):
+        status, payload = server.call("POST", "/v1/apps", server.owner, {"bundleIdentifier": f"com.example.bench.other{index}"})
+        if status != 201:
+            fail(f"POST /v1/apps answered {status}: {payload[:200]!r}")
+    public, jwt = provider_token(server.dir, "BENCHKEY01", "BENCHTEAM1")
+    for app, apns in [("com.example.bench.other0", {"teamId": "BENCHTEAM1", "keyId": "BENCHKEY01", "key": public}), (APP, {"teamId": "BENCHTEAM1"})]:
+        status, payload = server.call("PATCH", f"/v1/apps/{app}", server.owner, {"apns": apns})
+        if status != 200:
+            fail(f"PATCH /v1/apps/{app} answered {status}: {payload[:200]!r}")
+    team_headers = [("authorization", f"bearer {jwt}")] + push_headers[1:]
+    label = f"apns push, provider token of a key on another app, {options.apns_apps + 1:,} apps, {h2}"
+    progress.update(f"{label}: h2load, {options.apns_requests:,} requests", force=True)
+    run, cpu = run_h2load(options, server, label, f"/3/device/{device}", team_headers, body_file, True)
+    run["serverCPUMicrosecondsPerRequest"] = cpu_us(cpu, run["perSecond"])
+    run["perServerCoreSecond"] = run["perSecond"] / cpu["serverCores"] if cpu["serverCores"] else float("nan")
+    run["cpu"] = cpu
+    run["apps"] = options.apns_apps + 1
+    figures["pushTeamKeyH2"] = run
+    progress.done(f"{label}: {run['perSecond']:,.0f} /s, mean {ms(run['meanUs'] or 0)}, server CPU "
+                  f"{run['serverCPUMicrosecondsPerRequest']:.0f} µs/request ({cpu['serverCores']:.2f} cores); " + describe_load(cpu))
     code, _ = server.stop()
     if code != 0:
         fail(f"chime serve exited with {code} after the APNs runs")
     server.remove()
+    team_row = [f"8. APNs push, provider token of a team key on another app, {options.apns_apps + 1:,} apps, {h2} (h2load)",
+                 f"{run['perSecond']:,.0f} /s", "", "–",
+                 f"mean {ms(run['meanUs'] or 0)}; server CPU {run['serverCPUMicrosecondsPerRequest']:.0f} µs/request "
+                 f"({run['cpu']['serverCores']:.2f} cores)",
+                 f"rate ÷ app token = {run['perSecond'] / figures['pushH2']['perSecond']:.2f}"]
     for kind, name in [("push", "APNs push"), ("healthz", "GET /healthz")]:
         two, one = figures[f"{kind}H2"], figures[f"{kind}H1"]
         per_core = two["perServerCoreSecond"] / one["perServerCoreSecond"]
@@ -680,6 +730,7 @@ def bench_apns(options, rows, results):
                      f"mean {ms(one['meanUs'] or 0)}; server CPU {one['serverCPUMicrosecondsPerRequest']:.0f} µs/request "
                      f"({one['cpu']['serverCores']:.2f} cores)", ""])
         figures[f"{kind}PerCoreRatio"] = per_core
+    rows.append(team_row)
     results["apns"] = figures
 
 
@@ -843,6 +894,7 @@ def main():
     parser.add_argument("--rate", type=int, default=20, help="notifications per second in the fan-out run")
     parser.add_argument("--fanout-seconds", type=int, default=30)
     parser.add_argument("--apns-requests", type=int, default=100_000, help="requests per run of the APNs benchmark")
+    parser.add_argument("--apns-apps", type=int, default=1000, help="apps registered besides the pushed one for the provider-token run")
     parser.add_argument("--h2-streams", type=int, default=100, help="streams in flight on the APNs benchmark's HTTP/2 connection")
     parser.add_argument("--h1-connections", type=int, default=64, help="HTTP/1.1 keep-alive connections in the APNs benchmark")
     parser.add_argument("--perf", action="store_true", help="profile the server with perf (OUT/perf-*.txt); perf costs CPU too")

@@ -184,6 +184,44 @@ struct ProviderTokenTests {
         }
     }
 
+    @Test("a team key on another app and the device tokens are found through the token index, which follows every change at once")
+    func keyAndDeviceIndex() async throws {
+        try await Self.with { setup in
+            let harness = setup.harness
+            let teammateToken = try await harness.createApp("com.example.teammate")
+            _ = try await harness.owner.request(.updateApp, ["app": "com.example.teammate"], json: #"{"apns": {"teamId": "TEAM123456"}}"#)
+            let teammateDevice = try #require(try await harness.client(token: teammateToken).get("/v1/apps/com.example.teammate/device-token")
+                .json?["deviceToken"]?.text)
+            let first = try await setup.token()
+            #expect(try await setup.push(first, topic: "com.example.teammate", device: teammateDevice).status == 200)
+            // Another app's device token, and one no app has.
+            #expect(try await setup.push(first, topic: "com.example.teammate") == (400, "DeviceTokenNotForTopic"))
+            #expect(try await setup.push(first, topic: "com.example.teammate", device: String(repeating: "ab", count: 32)) == (400, "BadDeviceToken"))
+
+            // The key replaced on the app that holds it: the old key's tokens are refused for the
+            // teammate from the moment the change is answered, the new key's taken.
+            let made = try await Interop.run("make-key")
+            let pem = try #require(made["pem"]?.text)
+            let replaced = try await harness.owner.request(.updateApp, ["app": "com.example.provider"], json: JSONValue.object([
+                "apns": ["teamId": "TEAM123456", "keyId": "KEY1234567", "key": .string(pem)]]).serialized())
+            #expect(replaced.status == 200, "\(replaced.text)")
+            #expect(try await setup.push(first, topic: "com.example.teammate", device: teammateDevice) == (403, "InvalidProviderToken"))
+            let second = try await setup.token(pem: pem)
+            #expect(try await setup.push(second, topic: "com.example.teammate", device: teammateDevice).status == 200)
+            // A key id registered on no app.
+            #expect(try await setup.push(try await setup.token(kid: "KEY7654321", pem: pem), topic: "com.example.teammate", device: teammateDevice)
+                == (403, "InvalidProviderToken"))
+
+            // The app holding the key removed: its key and its device token go with it.
+            let removed = try await harness.owner.request(.removeApp, ["app": "com.example.provider"])
+            #expect(removed.status == 204, "\(removed.text)")
+            #expect(try await setup.push(second, topic: "com.example.teammate", device: teammateDevice) == (403, "InvalidProviderToken"))
+            let own = try await harness.client(token: teammateToken).request("POST", "/3/device/\(setup.device)",
+                                                                             headers: [("apns-topic", "com.example.teammate")], body: Array(Self.body.utf8))
+            #expect(own.status == 400 && own.json?["reason"]?.text == "BadDeviceToken", "\(own.text)")
+        }
+    }
+
     @Test("registration refuses what is not a team, a key id or a P-256 key, naming the field")
     func badRegistrations() async throws {
         try await Self.with { setup in

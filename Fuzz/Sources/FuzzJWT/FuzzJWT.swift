@@ -169,7 +169,7 @@ func checkProviderToken(_ text: String, parsed: JSONWebToken?, topic: AppRecord?
     for attempt in 1...(expected == nil ? 2 : 1) {
         let outcome = blocking { () async -> ProviderTokens.Refusal? in
             do {
-                try await tokens.check(text, topic: topic, now: now, apps: { apps })
+                try await tokens.check(text, topic: topic, now: now, providers: { id in apps.compactMap(\.apnsProvider).filter { $0.key?.id == id } })
                 return nil
             } catch let refusal as ProviderTokens.Refusal {
                 return refusal

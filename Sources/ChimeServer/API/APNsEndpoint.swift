@@ -119,8 +119,8 @@ struct APNsEndpoint {
         }
         if providerToken {
             do {
-                try await api.providerTokens.check(token, topic: found, now: api.engine.clock.now, connection: request.connection) {
-                    try await api.engine.apps()
+                try await api.providerTokens.check(token, topic: found, now: api.engine.clock.now, connection: request.connection) { keyID in
+                    try await registeredProviders(keyID: keyID)
                 }
             } catch let refusal as ProviderTokens.Refusal {
                 throw Failure(refusal.reason, refusal.status, refusal.message)
@@ -134,8 +134,8 @@ struct APNsEndpoint {
             throw Failure("BadDeviceToken", 400, "the device token must be 64 hexadecimal characters (GET /v1/apps/{app}/device-token)")
         }
         if app.deviceToken.lowercased() != deviceToken {
-            let others = try await api.engine.apps()
-            if others.contains(where: { $0.deviceToken.lowercased() == deviceToken }) {
+            try await api.loadTokens()
+            if api.tokens.app(forDeviceToken: deviceToken) != nil {
                 throw Failure("DeviceTokenNotForTopic", 400, "the device token belongs to another app than \(topic)")
             }
             throw Failure("BadDeviceToken", 400, "no app has this device token; \(topic)'s is at GET /v1/apps/\(topic)/device-token")
@@ -195,6 +195,17 @@ struct APNsEndpoint {
             api.logger.info("push not shown: notifications are not allowed", ["app": topic, "apns-id": id])
         }
         return success
+    }
+
+    /// The team keys registered under `keyID` on any app, from the token index (no app record
+    /// read). With a shared store, a key id the index does not know yet (registered through another
+    /// node a moment ago, its change not yet announced by the feed) is looked for in every app
+    /// record, so a key works on every node once its registration is answered.
+    private func registeredProviders(keyID: String) async throws -> [APNsProvider] {
+        try await api.loadTokens()
+        let indexed = api.tokens.providers(keyID: keyID)
+        guard indexed.isEmpty, api.engine.isStoreShared else { return indexed }
+        return try await api.engine.apps().compactMap(\.apnsProvider).filter { $0.key?.id == keyID }
     }
 
     /// `8-4-4-4-12` hexadecimal digits, any case (``APNsRequestHeaders/isUUID(_:)``).

@@ -51,7 +51,7 @@ extension ChimeAPI {
             if let provider { record.apnsProvider = provider }
             if let pinned { record.apnsCertificate = pinned }
         }
-        if certificate != nil { try await indexCertificate(app: app) }
+        if certificate != nil || apns != nil { try await indexProvider(app: app) }
         return json(record.json, route: route)
     }
 
@@ -72,11 +72,11 @@ extension ChimeAPI {
         }
     }
 
-    /// The index takes the app's certificate as the store has it before the change is answered,
-    /// so a push right after it is authorized by the new certificate (and no longer by the old);
-    /// TLS clients are asked for certificates while any app has one (a browser is then offered
-    /// the choice of the user's certificates, so only then).
-    private func indexCertificate(app: String) async throws {
+    /// The index takes the app's certificate and team key as the store has them before the change
+    /// is answered, so a push right after it is authorized by the new certificate or key (and no
+    /// longer by the old); TLS clients are asked for certificates while any app has one (a browser
+    /// is then offered the choice of the user's certificates, so only then).
+    private func indexProvider(app: String) async throws {
         try await loadTokens()
         let tokens = self.tokens
         try await engine.withAppNow(app) { record in tokens.update(app: app, record: record) }

@@ -7,7 +7,7 @@ enum OpenAPIDocument {
   "info": {
     "title": "Chime",
     "version": "1.0.0",
-    "description": "Chime's notification center as a service: Apple's UserNotifications model over HTTP, an APNs-compatible push endpoint, and server-sent events. Errors are {\"error\": {\"code\", \"message\", \"field\"}}; the push endpoint answers as Apple's provider API. Bodies: at most 64 KiB (4 KiB for pushes). Identifiers in paths and query strings are percent-encoded as UTF-8 (chat/42 is chat%2F42); an invalid encoding is a 400 invalidEncoding."
+    "description": "Chime's notification center as a service: Apple's UserNotifications model over HTTP, an APNs-compatible push endpoint, and server-sent events. Every operation is served over HTTP/1.1 and HTTP/2 on the same port (h2 by ALPN over TLS, h2c with prior knowledge on plain TCP and the Unix socket), with the same access rules and limits. Errors are {\"error\": {\"code\", \"message\", \"field\"}}; the push endpoint answers as Apple's provider API. Bodies: at most 64 KiB (4 KiB for pushes). Identifiers in paths and query strings are percent-encoded as UTF-8 (chat/42 is chat%2F42); an invalid encoding is a 400 invalidEncoding."
   },
   "servers": [
     {
@@ -2471,7 +2471,7 @@ enum OpenAPIDocument {
             }
           }
         },
-        "description": "Authorization: bearer <a provider token> — an ES256 JWT (header kid: a key registered with PATCH /v1/apps/{app} apns, claims iss: its team id, iat: when it was made), valid for an hour, renewed at most every 20 minutes per key, for every app of the key's team — or Bearer <the app's token> (or the owner token). Without an authorization header: the TLS client certificate of the connection (HTTP/2, or HTTP/1.1 on TLS), registered for apps with PATCH /v1/apps/{app} apnsCertificate (apns-topic may then be left out when it is registered for one app; a Live Activity push needs a provider token, as with Apple: TopicDisallowed). Answers as Apple's provider API.",
+        "description": "Authorization: bearer <a provider token> — an ES256 JWT (header kid: a key registered with PATCH /v1/apps/{app} apns, claims iss: its team id, iat: when it was made), valid for an hour, changed for a key at most every 20 minutes on one connection (a new connection may bring a new token), for every app of the key's team — or Bearer <the app's token> (or the owner token). Without an authorization header: the TLS client certificate of the connection (HTTP/2, or HTTP/1.1 on TLS), registered for apps with PATCH /v1/apps/{app} apnsCertificate (apns-topic may then be left out when it is registered for one app; a Live Activity push needs a provider token, as with Apple: TopicDisallowed). Answers as Apple's provider API.",
         "parameters": [
           {
             "name": "apns-topic",

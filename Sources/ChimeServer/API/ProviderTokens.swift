@@ -45,14 +45,15 @@ final class ProviderTokens: Sendable {
 
     /// Checks `text` for a push to `topic` (nil when no app has that bundle identifier: the token is
     /// still checked first, so an unauthenticated caller learns nothing about which apps exist).
-    /// The key is looked for on the topic's own record first, then on every app (`apps`).
+    /// The key is looked for on the topic's own record first, then among the team keys registered
+    /// under the token's key id (`providers`, the server's ``TokenIndex``).
     /// `connection` is the one the push came on (nil: a connection of its own, so a new token is
     /// never an update).
     ///
     /// - Returns: normally; the caller then answers `BadTopic` for a nil `topic`.
     /// - Throws: ``Refusal``.
     func check(_ text: String, topic: AppRecord?, now: Date, connection: HTTPConnection? = nil,
-               apps: () async throws -> [AppRecord]) async throws {
+               providers: (_ keyID: String) async throws -> [APNsProvider]) async throws {
         let token: JSONWebToken
         do {
             token = try JSONWebToken(parsing: text)
@@ -63,8 +64,8 @@ final class ProviderTokens: Sendable {
         guard let team = token.string("iss") else { throw Refusal.invalid("the provider token has no iss (the team id)") }
         guard let issued = Self.issuedAt(token) else { throw Refusal.invalid("the provider token has no iat (when it was made, in seconds)") }
 
-        var owner = topic.flatMap { Self.key(keyID, team: team, in: [$0]) }
-        if owner == nil { owner = Self.key(keyID, team: team, in: try await apps()) }
+        var owner = topic?.apnsProvider.flatMap { Self.key(keyID, team: team, in: [$0]) }
+        if owner == nil { owner = Self.key(keyID, team: team, in: try await providers(keyID)) }
         guard let (keyTeam, key) = owner else {
             throw Refusal.invalid("no provider key \(keyID.prefix(64)) is registered; register it with "
                                   + "`chime apps set APP --apns-key AuthKey_\(keyID.prefix(64)).p8 --key-id \(keyID.prefix(64)) --team-id TEAMID`")
@@ -99,10 +100,10 @@ final class ProviderTokens: Sendable {
     }
 
     /// The registered key `id`, preferring one of team `team` when several apps name the same id.
-    private static func key(_ id: String, team: String, in apps: [AppRecord]) -> (team: String, key: APNsProvider.Key)? {
+    private static func key(_ id: String, team: String, in providers: [APNsProvider]) -> (team: String, key: APNsProvider.Key)? {
         var found: (team: String, key: APNsProvider.Key)?
-        for app in apps {
-            guard let provider = app.apnsProvider, let key = provider.key, key.id == id else { continue }
+        for provider in providers {
+            guard let key = provider.key, key.id == id else { continue }
             if provider.teamID == team { return (provider.teamID, key) }
             found = found ?? (provider.teamID, key)
         }

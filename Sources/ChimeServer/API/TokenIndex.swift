@@ -3,9 +3,12 @@ import Synchronization
 
 /// Every app's token hash, both ways, so a presented token is checked with one dictionary lookup
 /// whatever the number of apps, and without a trip through the engine's writer: an unknown token
-/// costs the same as a known one. With them, the APNs provider certificates registered for apps
-/// (``AppRecord/apnsCertificate``), so a push authorized by a TLS client certificate reads no app
-/// record to find the apps it may push to.
+/// costs the same as a known one. With them, what the APNs endpoint would otherwise look for in
+/// every app record: the provider certificates registered for apps (``AppRecord/apnsCertificate``),
+/// so a push authorized by a TLS client certificate reads no app record to find the apps it may push
+/// to; the team keys by key id (``AppRecord/apnsProvider``), so a provider token whose key is
+/// registered on another app of its team reads only the topic's record; and the device tokens, so a
+/// push to another app's device token is told `DeviceTokenNotForTopic` without reading them all.
 ///
 /// The index is a copy of what the store says, kept current on the writer only, in commit order:
 /// it is loaded from the store in one writer operation, a token written by ``ChimeAPI`` is set in
@@ -20,6 +23,8 @@ import Synchronization
 /// index.load([record])                       // on the writer
 /// index.app(forHash: Tokens.hash(token))     // "com.example.alarm"
 /// index.apps(certifiedBy: presented)         // ["com.example.alarm"] when its certificate
+/// index.providers(keyID: "ABCDE12345")        // the team and key registered under that id
+/// index.app(forDeviceToken: token)            // "com.example.alarm"
 /// ```
 final class TokenIndex: Sendable {
     private struct State {
@@ -27,6 +32,11 @@ final class TokenIndex: Sendable {
         var appByHash: [String: String] = [:]
         var hashByApp: [String: String] = [:]
         var certificateByApp: [String: CertificateFingerprint] = [:]
+        /// Apps with a team key of their own, and the apps by key id.
+        var providerByApp: [String: APNsProvider] = [:]
+        var appsByKeyID: [String: Set<String>] = [:]
+        var appByDeviceToken: [String: String] = [:]
+        var deviceTokenByApp: [String: String] = [:]
     }
 
     private let state = Mutex(State())
@@ -56,6 +66,32 @@ final class TokenIndex: Sendable {
     private static func update(_ state: inout State, app: String, record: AppRecord?) {
         set(&state, app: app, hash: record?.tokenHash)
         state.certificateByApp[app] = record?.apnsCertificate
+        if let old = state.providerByApp.removeValue(forKey: app)?.key?.id {
+            state.appsByKeyID[old]?.remove(app)
+            if state.appsByKeyID[old]?.isEmpty == true { state.appsByKeyID[old] = nil }
+        }
+        if let provider = record?.apnsProvider, let key = provider.key {
+            state.providerByApp[app] = provider
+            state.appsByKeyID[key.id, default: []].insert(app)
+        }
+        if let old = state.deviceTokenByApp.removeValue(forKey: app), state.appByDeviceToken[old] == app { state.appByDeviceToken[old] = nil }
+        if let token = record?.deviceToken.lowercased() {
+            state.deviceTokenByApp[app] = token
+            state.appByDeviceToken[token] = app
+        }
+    }
+
+    /// The team keys registered under key id `keyID`, with their teams, in bundle identifier order
+    /// of the apps that hold them.
+    func providers(keyID: String) -> [APNsProvider] {
+        state.withLock { state in
+            (state.appsByKeyID[keyID] ?? []).sorted().compactMap { state.providerByApp[$0] }
+        }
+    }
+
+    /// The app whose device token is `token` (64 lowercase hexadecimal digits).
+    func app(forDeviceToken token: String) -> String? {
+        state.withLock { $0.appByDeviceToken[token] }
     }
 
     /// The apps whose registered certificate `presented` matches (the same certificate, or its
