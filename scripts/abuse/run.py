@@ -818,6 +818,7 @@ def attack_http2(options):
         RESULTS["http2"] = {"rapidReset": reset, "details": details}
         row("http2", "rapid reset, PING/SETTINGS floods, many streams, oversized headers: ended or bounded", passed, "; ".join(details))
     finally:
+        server.stop()
         server.remove()
 
 
