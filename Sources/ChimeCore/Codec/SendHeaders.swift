@@ -16,8 +16,11 @@ public enum SendHeaders {
         ("Title", "title"), ("Subtitle", "subtitle"), ("Category", "categoryIdentifier"), ("Thread", "threadIdentifier"),
         ("Sound", "sound"), ("Badge", "badge"), ("Interruption-Level", "interruptionLevel"), ("Identifier", "identifier"),
         ("Delay", "trigger"), ("At", "trigger"), ("Expires-In", "expiresIn"), ("Expires-At", "expirationDate"),
-        ("Dismiss-In", "dismissIn"), ("Dismiss-At", "dismissAt"),
+        ("Dismiss-In", "dismissIn"), ("Dismiss-At", "dismissAt"), ("Escalate-Every", "escalateEvery"), ("Escalate-For", "escalateFor"),
     ]
+
+    /// The fields the loop of plain values leaves to a mapping of their own.
+    static let mapped: Set<String> = ["trigger", "identifier", "expiresIn", "expirationDate", "dismissIn", "dismissAt", "escalateEvery", "escalateFor"]
 
     /// The request a send makes. `header` gives a header's value by its name (case-insensitively);
     /// `newIdentifier` makes the identifier when no `Identifier` header is given.
@@ -35,7 +38,7 @@ public enum SendHeaders {
         }
         var object: JSONObject = ["identifier": .string(value("Identifier") ?? newIdentifier())]
         if !text.isEmpty { object["body"] = .string(text) }
-        for (name, field) in fields where !["trigger", "identifier", "expiresIn", "expirationDate", "dismissIn", "dismissAt"].contains(field) {
+        for (name, field) in fields where !mapped.contains(field) {
             guard let given = value(name) else { continue }
             if field == "badge" {
                 guard let number = Int64(given) else {
@@ -52,6 +55,10 @@ public enum SendHeaders {
         object["trigger"] = try trigger(delay: value("Delay"), at: value("At"))
         if let expiration = try expiration(in: value("Expires-In"), at: value("Expires-At")) { object[expiration.field] = expiration.value }
         if let dismissal = try autoDismiss(in: value("Dismiss-In"), at: value("Dismiss-At")) { object[dismissal.field] = dismissal.value }
+        if let escalation = try escalation(every: value("Escalate-Every"), for: value("Escalate-For")) {
+            object["escalateEvery"] = escalation.every
+            object["escalateFor"] = escalation.window
+        }
         do {
             return try NotificationRequest(json: .object(object))
         } catch {
@@ -103,6 +110,31 @@ public enum SendHeaders {
         try deadline(in: duration, at: date, headers: ("Dismiss-In", "Dismiss-At"), fields: ("dismissIn", "dismissAt"))
     }
 
+    /// `Escalate-Every` and `Escalate-For` (durations, or seconds) as `escalateEvery` and
+    /// `escalateFor`: alerted again every so often until answered, for so long after the delivery.
+    /// Both or neither; the service's limits are checked when the request is added.
+    ///
+    /// ```swift
+    /// let escalation = try SendHeaders.escalation(every: "60s", for: "30m")   // (60, 1800)
+    /// ```
+    public static func escalation(every: String?, for window: String?) throws(ChimeError) -> (every: JSONValue, window: JSONValue)? {
+        switch (every, window) {
+        case (nil, nil):
+            return nil
+        case (_?, nil), (nil, _?):
+            let missing = every == nil ? "Escalate-Every" : "Escalate-For"
+            throw ChimeError(.invalidValue, field: missing,
+                             "\(missing) is missing; an escalation takes both Escalate-Every (the time between alerts: 60s) and Escalate-For (how long after the delivery it stops: 30m)")
+        case (let every?, let window?):
+            func seconds(_ text: String, _ header: String) throws(ChimeError) -> JSONValue {
+                do { return .number(try DurationText.seconds(in: text, field: header, bareSeconds: true)) } catch {
+                    throw ChimeError(.invalidValue, field: header, "the \(header) header: \(error.message)")
+                }
+            }
+            return (try seconds(every, "Escalate-Every"), try seconds(window, "Escalate-For"))
+        }
+    }
+
     private static func deadline(in duration: String?, at date: String?, headers: (duration: String, date: String),
                                  fields: (duration: String, date: String)) throws(ChimeError) -> (field: String, value: JSONValue)? {
         switch (duration, date) {
@@ -131,7 +163,7 @@ public enum SendHeaders {
 
     /// A mapping error about a field that came from a header, named by that header; the trigger's
     /// by `trigger`, the one of Delay and At that was given (an At past the year 9999 is the At's fault).
-    static func inHeaderTerms(_ error: ChimeError, trigger: String) -> ChimeError {
+    public static func inHeaderTerms(_ error: ChimeError, trigger: String) -> ChimeError {
         guard let field = error.field else { return error }
         let root = field.split(separator: ".").first.map(String.init) ?? field
         guard let header = root == "trigger" ? trigger : fields.first(where: { $0.field == root })?.header else { return error }

@@ -20,7 +20,13 @@ extension ChimeAPI {
         }
         let now = engine.clock.now
         let notification = try SendHeaders.request(body: request.body, header: request.header, newIdentifier: { UUID().uuidString }).added(at: now)
-        let dates = try await engine.add([notification], app: route["app"])
+        let dates: [Date?]
+        do {
+            dates = try await engine.add([notification], app: route["app"])
+        } catch let error as ChimeError where ["escalateEvery", "escalateFor"].contains(error.field ?? "") {
+            // The service's escalation limits, checked by the engine: named by the header given.
+            throw SendHeaders.inHeaderTerms(error, trigger: "Delay")
+        }
         let added = PendingRequest(request: notification, nextFireDate: dates.first ?? nil, anchor: now).json
         return json(added, status: 201, route: route)
     }

@@ -1295,6 +1295,24 @@ enum OpenAPIDocument {
             "schema": {
               "type": "string"
             }
+          },
+          {
+            "name": "Escalate-Every",
+            "in": "header",
+            "required": false,
+            "description": "Chime's addition (escalateEvery): alerted again this often until answered (a realerted event each time; the receipt at GET /v1/apps/{app}/notifications/{identifier}/receipt): 60s, 1m, or seconds; at least the service's --escalation-min-every (default 10 s). Only with Escalate-For.",
+            "schema": {
+              "type": "string"
+            }
+          },
+          {
+            "name": "Escalate-For",
+            "in": "header",
+            "required": false,
+            "description": "Chime's addition (escalateFor): how long after the delivery the alerts go on unanswered: 30m, 1h, or seconds; longer than Escalate-Every, at most the service's --escalation-max-for (default 24 h). Only with Escalate-Every.",
+            "schema": {
+              "type": "string"
+            }
           }
         ],
         "requestBody": {
