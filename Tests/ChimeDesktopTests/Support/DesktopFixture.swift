@@ -26,8 +26,9 @@ struct DesktopFixture: Sendable {
 
     static func make(on desktop: TestDesktop, prompt: (any DesktopReplyPrompt)? = nil,
                      app: @escaping @Sendable (String) -> DesktopApp = { DesktopApp(displayName: $0) },
-                     closesPopUpsOnStop: Bool = true) async throws -> DesktopFixture {
-        let engine = NotificationEngine(store: MemoryStore(), policy: FixedAuthorizationPolicy(.grant))
+                     closesPopUpsOnStop: Bool = true,
+                     engineConfiguration: NotificationEngine.Configuration = NotificationEngine.Configuration()) async throws -> DesktopFixture {
+        let engine = NotificationEngine(store: MemoryStore(), policy: FixedAuthorizationPolicy(.grant), configuration: engineConfiguration)
         _ = try await engine.requestAuthorization(app: Self.app, options: [.alert, .sound, .badge])
         try await engine.setCategories([alarm, plain], app: Self.app)
         let events = SurfaceEvents()
