@@ -10,12 +10,14 @@
 //   events.js         the live event stream, reconnection, the once-a-minute safety reload
 //   lists.js          the lists (apps, categories, delivered, pending): read, and changed by events
 //   notifications.js  the notification list, banners, answering
+//   escalation.js     notifications that repeat until answered: their marks and receipts
 //   apps.js           the apps panel: prompts, settings, scheduled requests
 //   device.js         this device: service worker, Web Push, installing
 //   sound.js          the chime
 import { renderApps } from "./apps.js";
 import { refreshDevice } from "./device.js";
 import { $, h, icon, keepingFocus, renderPass, toast, updateTimes } from "./dom.js";
+import { renderReceipts, trackEscalations } from "./escalation.js";
 import { connectEvents, startPolling } from "./events.js";
 import { refreshAll } from "./lists.js";
 import { announce, banners, clearAll, closeReply, hideBanner, openRequestedReply, renderBanners, renderList } from "./notifications.js";
@@ -52,8 +54,10 @@ function render() {
   if (state.screen !== "center") return;
   renderPass(() => keepingFocus(() => {
     renderHeader();
+    trackEscalations();
     renderList();
     renderBanners();
+    renderReceipts();
     renderApps();
   }));
 }

@@ -1,6 +1,7 @@
 // Chime web center: the live event stream (GET /v1/events), reconnecting by itself, and the
 // once-a-minute safety reload.
 import { api } from "./api.js";
+import { applyRealert } from "./escalation.js";
 import { applyAppChange, applyCategories, applyDelivery, applyRemoval, applySettings, enqueue, refreshAll } from "./lists.js";
 import { hooks, state } from "./state.js";
 
@@ -64,7 +65,7 @@ export function connectEvents() {
       setConnection("reconnecting");
     }
   };
-  for (const kind of ["delivered", "removed", "response", "settings", "silentPush", "scheduled", "categories", "app", "expired"]) {
+  for (const kind of ["delivered", "removed", "response", "settings", "silentPush", "scheduled", "categories", "app", "expired", "realerted"]) {
     source.addEventListener(kind, (message) => {
       let data = null;
       if (message.lastEventId) seenId = true;
@@ -102,6 +103,15 @@ function onEvent(kind, data) {
       // The event carries everything: the notification with its actions and presentation, its
       // category and the app's badge. Only a repeating request's next date needs a read.
       if (data.notification) enqueue(app, { pending: applyDelivery(app, data) }, data.notification);
+      break;
+    case "realerted":
+      // An escalating notification alerted again, unanswered: the event carries it as a delivery
+      // does, with its alert number; its banner and sound come again.
+      if (data.notification) {
+        applyDelivery(app, data);
+        applyRealert(app, data);
+        enqueue(app, {}, data.notification, true);
+      }
       break;
     // Removals, settings, categories, expiries and removed apps are applied where they are (the
     // flush only draws, and reads what the event cannot carry); a banner whose notification left

@@ -165,6 +165,13 @@ function recurrenceWords(trigger) {
   return phrase;
 }
 
+/** An escalation in words: (60, 1800) → "every minute for 30 minutes", (90, 3600) → "every 1 minute 30 seconds for 1 hour". */
+export function escalationWords(every, forSeconds) {
+  const often = durationWords(every);
+  const each = often.startsWith("1 ") && !often.includes(" ", 2) ? often.slice(2) : often;
+  return `every ${each} for ${durationWords(forSeconds)}`;
+}
+
 /** Any trigger (as the API returns it) in words. */
 export function triggerWords(trigger) {
   if (!trigger) return "at once";

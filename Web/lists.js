@@ -126,12 +126,13 @@ let queueTimer = null;
 let flushing = Promise.resolve();
 
 /** Asks for reads of an app's lists (`record`, `categories`, `notifications`, `pending`; none just
- *  draws), merged with others into one batch; `announce` is a delivery to banner once read. */
-export function enqueue(app, what, announce) {
+ *  draws), merged with others into one batch; `announce` is a delivery to banner once read (`again`:
+ *  an escalating one alerted again, bannered though it was before). */
+export function enqueue(app, what, announce, again) {
   const entry = queue.perApp.get(app) || {};
   for (const [name, wanted] of Object.entries(what)) if (wanted) entry[name] = true;
   queue.perApp.set(app, entry);
-  if (announce) queue.announce.push({ app, identifier: announce.identifier, date: announce.date });
+  if (announce) queue.announce.push({ app, identifier: announce.identifier, date: announce.date, again: !!again });
   if (!queueTimer) queueTimer = setTimeout(() => { queueTimer = null; flushing = flushing.then(flush, flush); }, 15);
 }
 
@@ -149,6 +150,10 @@ async function flush() {
     const n = (state.delivered.get(item.app) || []).find((x) => x.identifier === item.identifier && x.date === item.date);
     if (!n) continue;
     const key = nkey(item.app, n);
+    if (item.again) {
+      arrivals.push({ app: item.app, n, again: true });
+      continue;
+    }
     if (state.announced.has(key)) continue;
     state.announced.add(key);
     state.fresh.set(key, Date.now());

@@ -2,6 +2,7 @@
 import * as F from "./format.js";
 import { api, appPath } from "./api.js";
 import { $, append, appIcon, byFocusKey, cached, confirmDialog, h, icon, reconcile, timeElement, toast } from "./dom.js";
+import { escalationMark, escalationSignature } from "./escalation.js";
 import { enqueue } from "./lists.js";
 import { playChime } from "./sound.js";
 import { appName, DEFAULT_ACTION, DISMISS_ACTION, enc, gkey, hooks, nkey, state } from "./state.js";
@@ -27,13 +28,16 @@ export function openRequestedReply() {
 
 const LEVEL_RANK = { passive: 0, active: 1, timeSensitive: 2, critical: 3 };
 
-/** Banners and a sound for what just arrived, as its presentation allows. */
+/** Banners and a sound for what just arrived, as its presentation allows; `again`: an escalating
+ *  notification alerted again (its banner comes back, however long ago it was delivered). */
 export function announce(arrivals) {
   let loudest = null;
-  for (const { app, n } of arrivals) {
+  for (const { app, n, again } of arrivals) {
     const presentation = n.presentation || ["banner", "list", "sound"];
-    const recent = !(Date.now() - Date.parse(n.date) > BANNER_MAX_AGE_MS);
+    const recent = again || !(Date.now() - Date.parse(n.date) > BANNER_MAX_AGE_MS);
     if (!recent) continue;
+    if (again && (state.busy.has(nkey(app, n)) || state.sent.has(nkey(app, n)))) continue;
+    if (again) hideBanner(nkey(app, n), true);
     if (presentation.includes("banner")) showBanner(app, n);
     if (presentation.includes("sound")) {
       const level = n.interruptionLevel || "active";
@@ -192,7 +196,8 @@ function noteCard(app, n, ctx, extra) {
   const fresh = ctx === "list" && state.fresh.has(key) && Date.now() - state.fresh.get(key) < 700;
   if (ctx === "list") state.fresh.delete(key);
   const signature = JSON.stringify([ctx, key, n, category && category.options, category && category.hiddenPreviewsBodyPlaceholder, hidden,
-    state.busy.get(key), state.sent.get(key), state.errors.get(key), reply, extra && extra.placeholderCount]);
+    state.busy.get(key), state.sent.get(key), state.errors.get(key), reply, extra && extra.placeholderCount,
+    ctx === "list" ? escalationSignature(app, n) : null]);
   return cached("note", signature, () => buildNote(app, n, ctx, { key, category, hidden, reply, fresh, count: extra && extra.placeholderCount }));
 }
 
@@ -259,6 +264,8 @@ function buildNote(app, n, ctx, info) {
       onclick: () => { state.revealed.add(key); state.focusHint = `${prefix}body`; hooks.render(); },
     }, icon("eye"), "Show preview"));
   }
+
+  if (ctx === "list") parts.push(escalationMark(app, n, prefix));
 
   const actions = n.actions || [];
   if (reply) {

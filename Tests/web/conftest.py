@@ -164,8 +164,9 @@ def chime():
     server.close()
 
 
-@pytest.fixture
-def center(driver, chime):
+def signed_in(driver, chime: Chime):
+    """The center signed in to `chime` (a generator for fixtures: yields it, then checks that the
+    page logged no script error)."""
     page = Center(driver, chime)
     page.viewport(*DESKTOP)
     driver.get_log("browser")  # drop what earlier tests left
@@ -177,3 +178,8 @@ def center(driver, chime):
               and "/v1/events" not in entry["message"]]
     page.driver.get("about:blank")
     assert not errors, f"script errors in the page: {errors}"
+
+
+@pytest.fixture
+def center(driver, chime):
+    yield from signed_in(driver, chime)

@@ -868,6 +868,51 @@ code {
 .chip.critical { background: var(--danger); color: #fff; }
 .chip.passive { background: var(--surface-2); color: var(--text-3); }
 
+/* An escalating notification (alerted again until answered): its mark, and its receipt. */
+.note-escalation { margin-top: 8px; }
+.escalation-line {
+  display: flex;
+  flex-wrap: wrap;
+  align-items: center;
+  gap: 0 5px;
+  margin: 0;
+  font-size: 12.5px;
+  font-weight: 550;
+  color: var(--danger);
+}
+.escalation-line .icon { width: 15px; height: 15px; stroke-width: 2.2; }
+.escalation-line .receipt-toggle { margin-left: auto; font-size: 12.5px; }
+.receipt {
+  margin-top: 6px;
+  padding: 8px 10px;
+  border-radius: 10px;
+  background: var(--surface-2);
+  font-size: 13px;
+}
+.receipt-fields {
+  display: grid;
+  grid-template-columns: max-content minmax(0, 1fr);
+  gap: 3px 14px;
+  margin: 0;
+}
+.receipt-fields dt { color: var(--text-3); }
+.receipt-fields dd { margin: 0; color: var(--text); overflow-wrap: anywhere; }
+.receipt-reading { margin: 0; color: var(--text-3); }
+.receipts { margin-top: 22px; }
+.receipts-title { font-size: 17px; font-weight: 700; letter-spacing: -0.01em; }
+.receipts-hint { margin: 2px 0 8px; font-size: 13px; color: var(--text-3); }
+.receipts-list { list-style: none; margin: 0; padding: 0; }
+.receipt-row {
+  padding: 9px 12px;
+  margin-top: 8px;
+  border: 1px solid var(--line);
+  border-radius: 12px;
+  background: var(--surface);
+}
+.receipt-head { display: flex; align-items: center; gap: 8px; }
+.receipt-title { font-weight: 600; font-size: 14px; overflow-wrap: anywhere; }
+.receipt-outcome { margin: 2px 0 0; font-size: 13px; color: var(--text-2); }
+
 .note.level-timeSensitive {
   border-color: var(--warn-line);
   box-shadow: var(--shadow), inset 4px 0 0 var(--warn-line);
@@ -1345,12 +1390,14 @@ code {
 //   events.js         the live event stream, reconnection, the once-a-minute safety reload
 //   lists.js          the lists (apps, categories, delivered, pending): read, and changed by events
 //   notifications.js  the notification list, banners, answering
+//   escalation.js     notifications that repeat until answered: their marks and receipts
 //   apps.js           the apps panel: prompts, settings, scheduled requests
 //   device.js         this device: service worker, Web Push, installing
 //   sound.js          the chime
 import { renderApps } from "./apps.js";
 import { refreshDevice } from "./device.js";
 import { $, h, icon, keepingFocus, renderPass, toast, updateTimes } from "./dom.js";
+import { renderReceipts, trackEscalations } from "./escalation.js";
 import { connectEvents, startPolling } from "./events.js";
 import { refreshAll } from "./lists.js";
 import { announce, banners, clearAll, closeReply, hideBanner, openRequestedReply, renderBanners, renderList } from "./notifications.js";
@@ -1387,8 +1434,10 @@ function render() {
   if (state.screen !== "center") return;
   renderPass(() => keepingFocus(() => {
     renderHeader();
+    trackEscalations();
     renderList();
     renderBanners();
+    renderReceipts();
     renderApps();
   }));
 }
@@ -1843,10 +1892,246 @@ export function toast(text, kind) {
   }, kind === "error" ? 8000 : 3500);
 }
 """####,
+        "escalation.js": ####"""
+// Chime web center: notifications that repeat until answered (escalation, Chime's addition). Each
+// one's receipt — alerts so far, the next alert, and once it ended, how — is read from the service
+// (GET …/notifications/{id}/receipt) when the page first sees it, again when a `realerted` event
+// names it or it leaves the list (answered, removed), and at the end of its window (which no event
+// announces). Its card is
+// marked with the receipt and can open it; once it leaves the list, its receipt stays in the
+// Receipts list below (the last 20 this page saw end).
+import * as F from "./format.js";
+import { api, appPath } from "./api.js";
+import { $, cached, h, icon, reconcile, timeElement } from "./dom.js";
+import { appName, DEFAULT_ACTION, DISMISS_ACTION, enc, hooks, state } from "./state.js";
+
+/** How many ended receipts the Receipts list keeps. */
+const ENDED_KEPT = 20;
+
+/**
+ * "app\u0001identifier" → { app, identifier, date (the delivery's), title, receipt (as the service
+ * answered, or null until read), ended (the notification left the list), endedAt (when the page saw
+ * it leave), reading, again, timer }.
+ */
+const tracked = new Map();
+/** Receipt views the user opened: a card's by `tracked`'s key, a Receipts row's by "row\u0001" and it. */
+const opened = new Set();
+
+function rkey(app, identifier) { return `${app}\u0001${identifier}`; }
+
+/** Whether a delivered notification (as the API lists it) repeats until answered. */
+export function escalates(n) {
+  return !!n && typeof n.escalateEvery === "number" && typeof n.escalateFor === "number";
+}
+
+/** Follows what the lists now hold: a new escalating notification is read, one that left is read once more. */
+export function trackEscalations() {
+  const live = new Set();
+  for (const [app, list] of state.delivered) {
+    for (const n of list) {
+      if (!escalates(n)) continue;
+      const key = rkey(app, n.identifier);
+      live.add(key);
+      let entry = tracked.get(key);
+      // A repeating request's next occurrence is another delivery with a receipt of its own.
+      if (!entry || entry.date !== n.date || entry.ended) {
+        if (entry) clearTimeout(entry.timer);
+        entry = { app, identifier: n.identifier, date: n.date, title: n.title || n.body || n.identifier, receipt: null, ended: false };
+        tracked.set(key, entry);
+        read(entry);
+      }
+    }
+  }
+  if (!state.loaded) return;
+  for (const [key, entry] of tracked) {
+    if (entry.ended || live.has(key)) continue;
+    if (!state.apps.has(entry.app)) { forget(key); continue; }
+    entry.ended = true;
+    entry.endedAt = Date.now();
+    read(entry);
+  }
+  const ended = [...tracked].filter(([, entry]) => entry.ended).sort((a, b) => b[1].endedAt - a[1].endedAt);
+  for (const [key] of ended.slice(ENDED_KEPT)) forget(key);
+}
+
+function forget(key) {
+  const entry = tracked.get(key);
+  if (entry) clearTimeout(entry.timer);
+  tracked.delete(key);
+  opened.delete(key);
+  opened.delete(`row\u0001${key}`);
+}
+
+/**
+ * A `realerted` event: the alert count and time it carries are shown at once, and the receipt is
+ * read again for its next alert.
+ */
+export function applyRealert(app, data) {
+  const n = data.notification;
+  if (!n || typeof n.identifier !== "string") return;
+  const entry = tracked.get(rkey(app, n.identifier));
+  if (!entry || entry.date !== n.date) return; // trackEscalations reads it when the list has it
+  if (entry.receipt && typeof data.alert === "number" && data.alert > entry.receipt.alerts) {
+    entry.receipt = { ...entry.receipt, alerts: data.alert, lastAlertedAt: data.date };
+  }
+  read(entry);
+}
+
+async function read(entry) {
+  if (entry.reading) { entry.again = true; return; }
+  entry.reading = true;
+  try {
+    const receipt = await api("GET", `${appPath(entry.app)}/notifications/${enc(entry.identifier)}/receipt`);
+    // One receipt per identifier: after a repeating request's next delivery it is that one's.
+    if (receipt && typeof receipt.alerts === "number" && (!receipt.deliveredAt || Date.parse(receipt.deliveredAt) === Date.parse(entry.date))) {
+      entry.receipt = receipt;
+    }
+  } catch (e) {
+    // None (pruned with the event log, or the app is gone): the card keeps its plain mark.
+    if (e.status !== 404) entry.failed = e.message;
+  } finally {
+    entry.reading = false;
+  }
+  if (tracked.get(rkey(entry.app, entry.identifier)) !== entry) return;
+  if (entry.again) { entry.again = false; read(entry); return; }
+  atWindowEnd(entry);
+  hooks.render();
+}
+
+/** The end of the window comes with no event: the receipt is read again once it has passed. */
+function atWindowEnd(entry) {
+  clearTimeout(entry.timer);
+  const receipt = entry.receipt;
+  if (!receipt || !receipt.nextAlertAt || !receipt.endsAt) return;
+  const next = Date.parse(receipt.nextAlertAt);
+  if (next < Date.parse(receipt.endsAt)) return; // a realerted event comes first
+  entry.timer = setTimeout(() => read(entry), Math.max(1000, next - Date.now() + 1000));
+}
+
+function ended(receipt) {
+  return !!receipt && (receipt.acknowledged || receipt.expired || !!receipt.removedAt || !receipt.nextAlertAt);
+}
+
+/** "Opened", "Dismissed", "“Snooze”": an answer's action as the user chose it. */
+function actionWords(app, receipt) {
+  const action = receipt.actionIdentifier;
+  if (action === DEFAULT_ACTION) return "Opened";
+  if (action === DISMISS_ACTION) return "Dismissed";
+  for (const category of (state.categories.get(app) || new Map()).values()) {
+    const found = (category.actions || []).find((a) => a.identifier === action);
+    if (found && found.title) return `“${found.title}”`;
+  }
+  return `“${action}”`;
+}
+
+const SURFACES = {
+  web: "in the web center", webPush: "on a phone (Web Push)", desktop: "on the desktop", cli: "from the command line",
+  terminal: "in the terminal", api: "through the API", app: "in the app", simulator: "in the simulator",
+};
+
+/** "in the web center", "on the desktop", or "on NAME" for a surface the page does not know. */
+function surfaceWords(surface) {
+  return SURFACES[surface] || (surface ? `on ${surface}` : "");
+}
+
+/** The one line a card or a Receipts row shows: how it stands, or how it ended. */
+function outcome(app, receipt) {
+  if (receipt.acknowledged) return [`${actionWords(app, receipt)} ${surfaceWords(receipt.surface)} `.replace(/\s+$/, " "), timeElement(receipt.acknowledgedAt, "receipt-time")];
+  if (receipt.expired) return ["Not answered: its window ended ", timeElement(receipt.endsAt, "receipt-time")];
+  if (receipt.removedAt) return ["Removed unanswered ", timeElement(receipt.removedAt, "receipt-time")];
+  if (receipt.nextAlertAt) return ["Not answered yet · next alert ", timeElement(receipt.nextAlertAt, "receipt-time")];
+  return ["Not answered"];
+}
+
+/** Every field of a receipt, as a definition list. */
+function receiptDetails(app, receipt) {
+  const row = (term, ...value) => [h("dt", { text: term }), h("dd", {}, ...value)];
+  const when = (date) => (date ? timeElement(date, "receipt-time") : "—");
+  return h("dl", { class: "receipt-fields" },
+    row("Acknowledged", receipt.acknowledged ? "Yes" : "No"),
+    receipt.acknowledged ? row("Answered", when(receipt.acknowledgedAt)) : null,
+    receipt.acknowledged ? row("With", actionWords(app, receipt)) : null,
+    receipt.acknowledged ? row("Where", receipt.surface || "—") : null,
+    row("Alerts", `${receipt.alerts}`),
+    row("Last alerted", when(receipt.lastAlertedAt)),
+    ended(receipt) ? null : row("Next alert", when(receipt.nextAlertAt)),
+    row("Repeats", F.escalationWords(receipt.escalateEvery, receipt.escalateFor)),
+    row("Expired", receipt.expired ? "Yes" : "No"),
+    receipt.removedAt ? row("Removed", when(receipt.removedAt)) : null);
+}
+
+function toggle(key) {
+  if (opened.has(key)) opened.delete(key); else opened.add(key);
+  hooks.render();
+}
+
+/** What a card's escalation mark draws from, for the card's signature. */
+export function escalationSignature(app, n) {
+  if (!escalates(n)) return null;
+  const key = rkey(app, n.identifier);
+  const entry = tracked.get(key);
+  return [entry && entry.date === n.date ? entry.receipt : null, opened.has(key)];
+}
+
+/** The mark on an escalating notification's card: its repetition, alerts so far, the next one, and its receipt on demand. */
+export function escalationMark(app, n, prefix) {
+  if (!escalates(n)) return null;
+  const key = rkey(app, n.identifier);
+  const entry = tracked.get(key);
+  const receipt = entry && entry.date === n.date ? entry.receipt : null;
+  const open = opened.has(key);
+  const id = `receipt-${F.hue(`${key}\u0001${prefix}`, 1e9)}`;
+  return h("div", { class: "note-escalation", "data-alerts": receipt ? receipt.alerts : null },
+    h("p", { class: "escalation-line" },
+      icon("repeat"),
+      h("span", { class: "escalation-every", text: `Alerts ${F.escalationWords(n.escalateEvery, n.escalateFor)} until answered` }),
+      receipt ? h("span", { class: "escalation-alerts", text: ` · alert ${receipt.alerts}` }) : null,
+      receipt && receipt.nextAlertAt && !ended(receipt) ? [" · next ", timeElement(receipt.nextAlertAt, "escalation-next")] : null,
+      h("button", {
+        class: "text-button receipt-toggle", type: "button", "aria-expanded": open ? "true" : "false", "aria-controls": id,
+        "data-fk": `${prefix}receipt`, onclick: () => toggle(key),
+      }, open ? "Hide receipt" : "Receipt")),
+    open ? h("div", { class: "receipt", id, role: "region", "aria-label": "Receipt" },
+      receipt ? receiptDetails(app, receipt) : h("p", { class: "receipt-reading", text: entry && entry.failed ? `Could not read it: ${entry.failed}` : "Reading…" })) : null);
+}
+
+/** The Receipts list: escalations this page saw end, newest first. */
+export function renderReceipts() {
+  const holder = $("receipts");
+  if (!holder) return;
+  const rows = [...tracked.entries()].filter(([, entry]) => entry.ended && entry.receipt).sort((a, b) => b[1].endedAt - a[1].endedAt);
+  holder.hidden = rows.length === 0;
+  const items = rows.map(([key, entry]) => {
+    // Its own view, opened or not, apart from the card's.
+    const view = `row\u0001${key}`;
+    const open = opened.has(view);
+    const sig = JSON.stringify([key, entry.receipt, entry.title, open]);
+    return cached("receipt-row", sig, () => {
+      const id = `receipt-row-${F.hue(key, 1e9)}`;
+      return h("li", { class: "receipt-row", "data-app": entry.app, "data-identifier": entry.identifier },
+        h("div", { class: "receipt-head" },
+          h("span", { class: "receipt-title", text: `${appName(entry.app)}: ${entry.title}` }),
+          h("span", { class: "spacer" }),
+          h("button", {
+            class: "text-button receipt-toggle", type: "button", "aria-expanded": open ? "true" : "false", "aria-controls": id,
+            "data-fk": `receipt|${key}`, onclick: () => toggle(view),
+          }, open ? "Hide" : "Details"),
+          h("button", {
+            class: "icon-button small", type: "button", "aria-label": `Forget the receipt of “${entry.title}”`, title: "Forget",
+            "data-fk": `receipt-forget|${key}`, onclick: () => { forget(key); hooks.render(); },
+          }, icon("x"))),
+        h("p", { class: "receipt-outcome" }, outcome(entry.app, entry.receipt), ` · ${entry.receipt.alerts === 1 ? "alerted once" : `alerted ${entry.receipt.alerts} times`}`),
+        open ? h("div", { class: "receipt", id }, receiptDetails(entry.app, entry.receipt)) : null);
+    });
+  });
+  reconcile($("receipts-list"), items);
+}
+"""####,
         "events.js": ####"""
 // Chime web center: the live event stream (GET /v1/events), reconnecting by itself, and the
 // once-a-minute safety reload.
 import { api } from "./api.js";
+import { applyRealert } from "./escalation.js";
 import { applyAppChange, applyCategories, applyDelivery, applyRemoval, applySettings, enqueue, refreshAll } from "./lists.js";
 import { hooks, state } from "./state.js";
 
@@ -1910,7 +2195,7 @@ export function connectEvents() {
       setConnection("reconnecting");
     }
   };
-  for (const kind of ["delivered", "removed", "response", "settings", "silentPush", "scheduled", "categories", "app", "expired"]) {
+  for (const kind of ["delivered", "removed", "response", "settings", "silentPush", "scheduled", "categories", "app", "expired", "realerted"]) {
     source.addEventListener(kind, (message) => {
       let data = null;
       if (message.lastEventId) seenId = true;
@@ -1948,6 +2233,15 @@ function onEvent(kind, data) {
       // The event carries everything: the notification with its actions and presentation, its
       // category and the app's badge. Only a repeating request's next date needs a read.
       if (data.notification) enqueue(app, { pending: applyDelivery(app, data) }, data.notification);
+      break;
+    case "realerted":
+      // An escalating notification alerted again, unanswered: the event carries it as a delivery
+      // does, with its alert number; its banner and sound come again.
+      if (data.notification) {
+        applyDelivery(app, data);
+        applyRealert(app, data);
+        enqueue(app, {}, data.notification, true);
+      }
       break;
     // Removals, settings, categories, expiries and removed apps are applied where they are (the
     // flush only draws, and reads what the event cannot carry); a banner whose notification left
@@ -2156,6 +2450,13 @@ function recurrenceWords(trigger) {
   return phrase;
 }
 
+/** An escalation in words: (60, 1800) → "every minute for 30 minutes", (90, 3600) → "every 1 minute 30 seconds for 1 hour". */
+export function escalationWords(every, forSeconds) {
+  const often = durationWords(every);
+  const each = often.startsWith("1 ") && !often.includes(" ", 2) ? often.slice(2) : often;
+  return `every ${each} for ${durationWords(forSeconds)}`;
+}
+
 /** Any trigger (as the API returns it) in words. */
 export function triggerWords(trigger) {
   if (!trigger) return "at once";
@@ -2351,6 +2652,11 @@ export function requestedWords(options) {
         <button id="clear-all" class="text-button" type="button" hidden>Clear all</button>
       </div>
       <div id="list" class="list"></div>
+      <section id="receipts" class="receipts" aria-labelledby="receipts-title" hidden>
+        <h2 id="receipts-title" class="receipts-title">Receipts</h2>
+        <p class="receipts-hint">Notifications that repeated until answered, and how each ended.</p>
+        <ul id="receipts-list" class="receipts-list"></ul>
+      </section>
     </section>
     <aside id="apps" class="apps" aria-labelledby="apps-title" role="tabpanel">
       <div class="section-head">
@@ -2521,12 +2827,13 @@ let queueTimer = null;
 let flushing = Promise.resolve();
 
 /** Asks for reads of an app's lists (`record`, `categories`, `notifications`, `pending`; none just
- *  draws), merged with others into one batch; `announce` is a delivery to banner once read. */
-export function enqueue(app, what, announce) {
+ *  draws), merged with others into one batch; `announce` is a delivery to banner once read (`again`:
+ *  an escalating one alerted again, bannered though it was before). */
+export function enqueue(app, what, announce, again) {
   const entry = queue.perApp.get(app) || {};
   for (const [name, wanted] of Object.entries(what)) if (wanted) entry[name] = true;
   queue.perApp.set(app, entry);
-  if (announce) queue.announce.push({ app, identifier: announce.identifier, date: announce.date });
+  if (announce) queue.announce.push({ app, identifier: announce.identifier, date: announce.date, again: !!again });
   if (!queueTimer) queueTimer = setTimeout(() => { queueTimer = null; flushing = flushing.then(flush, flush); }, 15);
 }
 
@@ -2544,6 +2851,10 @@ async function flush() {
     const n = (state.delivered.get(item.app) || []).find((x) => x.identifier === item.identifier && x.date === item.date);
     if (!n) continue;
     const key = nkey(item.app, n);
+    if (item.again) {
+      arrivals.push({ app: item.app, n, again: true });
+      continue;
+    }
     if (state.announced.has(key)) continue;
     state.announced.add(key);
     state.fresh.set(key, Date.now());
@@ -2663,6 +2974,7 @@ function mergeDelivered(app, read, since) {
 import * as F from "./format.js";
 import { api, appPath } from "./api.js";
 import { $, append, appIcon, byFocusKey, cached, confirmDialog, h, icon, reconcile, timeElement, toast } from "./dom.js";
+import { escalationMark, escalationSignature } from "./escalation.js";
 import { enqueue } from "./lists.js";
 import { playChime } from "./sound.js";
 import { appName, DEFAULT_ACTION, DISMISS_ACTION, enc, gkey, hooks, nkey, state } from "./state.js";
@@ -2688,13 +3000,16 @@ export function openRequestedReply() {
 
 const LEVEL_RANK = { passive: 0, active: 1, timeSensitive: 2, critical: 3 };
 
-/** Banners and a sound for what just arrived, as its presentation allows. */
+/** Banners and a sound for what just arrived, as its presentation allows; `again`: an escalating
+ *  notification alerted again (its banner comes back, however long ago it was delivered). */
 export function announce(arrivals) {
   let loudest = null;
-  for (const { app, n } of arrivals) {
+  for (const { app, n, again } of arrivals) {
     const presentation = n.presentation || ["banner", "list", "sound"];
-    const recent = !(Date.now() - Date.parse(n.date) > BANNER_MAX_AGE_MS);
+    const recent = again || !(Date.now() - Date.parse(n.date) > BANNER_MAX_AGE_MS);
     if (!recent) continue;
+    if (again && (state.busy.has(nkey(app, n)) || state.sent.has(nkey(app, n)))) continue;
+    if (again) hideBanner(nkey(app, n), true);
     if (presentation.includes("banner")) showBanner(app, n);
     if (presentation.includes("sound")) {
       const level = n.interruptionLevel || "active";
@@ -2853,7 +3168,8 @@ function noteCard(app, n, ctx, extra) {
   const fresh = ctx === "list" && state.fresh.has(key) && Date.now() - state.fresh.get(key) < 700;
   if (ctx === "list") state.fresh.delete(key);
   const signature = JSON.stringify([ctx, key, n, category && category.options, category && category.hiddenPreviewsBodyPlaceholder, hidden,
-    state.busy.get(key), state.sent.get(key), state.errors.get(key), reply, extra && extra.placeholderCount]);
+    state.busy.get(key), state.sent.get(key), state.errors.get(key), reply, extra && extra.placeholderCount,
+    ctx === "list" ? escalationSignature(app, n) : null]);
   return cached("note", signature, () => buildNote(app, n, ctx, { key, category, hidden, reply, fresh, count: extra && extra.placeholderCount }));
 }
 
@@ -2920,6 +3236,8 @@ function buildNote(app, n, ctx, info) {
       onclick: () => { state.revealed.add(key); state.focusHint = `${prefix}body`; hooks.render(); },
     }, icon("eye"), "Show preview"));
   }
+
+  if (ctx === "list") parts.push(escalationMark(app, n, prefix));
 
   const actions = n.actions || [];
   if (reply) {
