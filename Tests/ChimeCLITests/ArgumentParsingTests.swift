@@ -95,6 +95,11 @@ struct ArgumentParsingTests {
         #expect(CLI.describeEvent(kind: "response", id: "8", response) == #"8  response  com.a  n1  →  comment  "Call me""#)
         let scheduled = try JSONValue.parse(#"{"app": "com.a", "identifiers": ["a", "b"]}"#)
         #expect(CLI.describeEvent(kind: "scheduled", id: nil, scheduled) == "-  scheduled  com.a  a, b")
+        let realerted = try JSONValue.parse(#"{"app": "com.a", "alert": 3, "notification": {"identifier": "wake", "title": "Wake up"}}"#)
+        #expect(CLI.describeEvent(kind: "realerted", id: "10", realerted) == #"10  realerted  com.a  wake  "Wake up"  alert 3"#)
+        let expired = try JSONValue.parse(#"{"app": "com.a", "dueDate": "2027-06-01T12:10:00.000Z", "request": {"identifier": "ride", "expirationDate": "2027-06-01T12:05:00.000Z"}}"#)
+        #expect(CLI.describeEvent(kind: "expired", id: "11", expired)
+                == "11  expired  com.a  ride  due 2027-06-01T12:10:00.000Z, not delivered after 2027-06-01T12:05:00.000Z")
         let removed = try JSONValue.parse(#"{"app": "com.a", "identifiers": ["a"], "scope": "pending"}"#)
         #expect(CLI.describeEvent(kind: "removed", id: "9", removed) == "9  removed  com.a  pending:  a")
     }

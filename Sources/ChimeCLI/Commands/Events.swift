@@ -37,6 +37,14 @@ extension CLI {
             if let actions = notification?["actions"]?.arrayValue.compactMap({ $0["identifier"]?.stringValue }), !actions.isEmpty {
                 words.append("actions: " + actions.joined(separator: ", "))
             }
+        case "realerted":
+            // An escalating notification alerted again, unanswered: which, and which alert.
+            let notification = event["notification"]
+            words = [notification?["identifier"]?.stringValue ?? "?", quoted(headline(notification)),
+                     "alert \(event["alert"]?.numberValue.map { Validation.seconds($0) } ?? "?")"]
+        case "expired":
+            let request = event["request"]
+            words = [request?["identifier"]?.stringValue ?? "?", "due \(event["dueDate"]?.stringValue ?? "?"), not delivered after \(request?["expirationDate"]?.stringValue ?? "?")"]
         case "response":
             let response = event["response"]
             let action = response?["actionIdentifier"]?.stringValue ?? "?"
