@@ -133,6 +133,44 @@ struct ServiceAppChannelTests {
         }
     }
 
+    /// The web center is a subscriber of the service's events, like every event stream: it shows a
+    /// delivery with the presentation the service decided from the app's settings, whatever an app
+    /// in front on the service answers — the answer is for the surfaces of the machine the app runs
+    /// on (the desktop), not for the user's other screens (the web center, Web Push). Decided for
+    /// issue 21; docs/architecture.md, the hub's kinds.
+    @Test("an app in front that shows nothing hides it from the desktop's surfaces, not from the web center's stream")
+    func webCenterKeepsBackgroundPresentation() async throws {
+        try await ServiceHarness.with { harness in
+            let app = "com.example.frontquiet"
+            let token = try await harness.createApp(app)
+            let center = Self.center(harness, app: app, token: token, foreground: true)
+            let delegate = await Presenting([])
+            await MainActor.run { center.delegate = delegate }
+            #expect(try await center.requestAuthorization(options: [.alert, .sound]))
+            #expect(await ServiceBackendTests.eventually { harness.service.api.channels.connection(of: app).foreground })
+            let surface = ShownRecorder()
+            harness.service.engine.attach(surface, app: app)
+            let stream = try await SSEClient.open(harness.endpoint, .allEvents, token: harness.service.ownerToken)
+            defer { stream.close() }
+            let content = UNMutableNotificationContent()
+            content.title = "Quiet"
+            content.sound = .default
+            try await center.add(UNNotificationRequest(identifier: "quiet", content: content, trigger: nil))
+            #expect(await ServiceBackendTests.eventually { await MainActor.run { delegate.asked == ["quiet"] } })
+            await harness.service.engine.hub.settle()
+            #expect(surface.all.isEmpty, "the app in front answered [], so the desktop's surfaces show nothing")
+            var frame: SSEEvent
+            repeat { frame = try await stream.next() } while frame.event != "delivered"
+            let settings = try await harness.service.engine.settings(app: app)
+            let delivered = try #require(try await harness.service.engine.delivered(app: app).first)
+            let background = Presentation.background(for: delivered.request.content, settings: settings)
+            #expect(!background.isEmpty)
+            #expect(frame.json?["notification"]?["identifier"] == .string("quiet"), "\(frame.data)")
+            #expect(frame.json?["presentation"] == background.json, "\(frame.data)")
+            withExtendedLifetime(center) {}
+        }
+    }
+
     @Test("an app that leaves the front no longer holds the service's deliveries")
     func leavesFront() async throws {
         try await ServiceHarness.with { harness in

@@ -1,8 +1,15 @@
 import Foundation
 import Synchronization
 
-/// Where engine events go after their transaction commits: subscribers, which are called at once,
-/// and attached surfaces, each fed on a queue of its own.
+/// Where engine events go after their transaction commits, to three kinds of attachment, each with
+/// one contract (thread, order, back-pressure):
+///
+/// - a ``Subscriber`` (``subscribe(app:handler:)``, ``events(app:)``) is called at once, on the
+///   publishing thread, with every event;
+/// - a ``SurfaceAttachment`` (``attach(_:app:)``) shows deliveries and withdraws them, off that
+///   thread, on a ``SerialLane`` of its own;
+/// - a ``PresenterAttachment`` (``setPresenter(app:_:)``) is an app's `willPresent` while it is in
+///   front: asked, on a ``SerialLane`` per app, before the surfaces show that app's deliveries.
 ///
 /// The engine owns one (``NotificationEngine/hub``); an app's center on a `chime serve` service owns
 /// one fed from the service's event stream, so surfaces and the app's `willPresent` work the same
@@ -28,16 +35,46 @@ public final class NotificationHub: Sendable {
     /// the settings allow.
     public typealias Presenter = @Sendable ([Delivery]) async -> [UNNotificationPresentationOptions?]
 
-    private struct Subscriber {
+    /// A subscriber: `handler` gets every event of its app (or, with no app, of every app) on the
+    /// thread that publishes — the engine's writer after the commit and before the operation that
+    /// caused it completes, or the stream reader of a service-backed center — in publish order,
+    /// deliveries with the engine's background presentation (no presenter is asked). It must return
+    /// quickly and never wait for the engine. No back-pressure: a subscriber that hands events on
+    /// bounds its own queue (the service's event streams end a client that falls too far behind).
+    /// The service's event streams (so the web center), metrics, an app center's outbox hand-over
+    /// and the Web Push sender are subscribers. `finish` is called when it is removed.
+    struct Subscriber {
         var app: String?
         var handler: @Sendable (EngineEvent) -> Void
         var finish: @Sendable () -> Void
     }
 
-    fileprivate struct Attached {
+    /// A surface: shows deliveries and withdraws removed ones for its app (or every app), off the
+    /// publishing thread, on a lane of its own, so a slow surface delays neither a commit nor
+    /// another surface. It sees one app's deliveries and withdrawals in publish order, after the
+    /// app's presenter when it has one (then with the presenter's answer within the settings), and
+    /// nothing for a delivery whose presentation is empty. Back-pressure: none on the engine; its
+    /// lane holds what it has not done yet, and ``settle()`` waits for it. The desktop, the
+    /// terminal and the simulator's recorder are surfaces.
+    struct SurfaceAttachment {
         var app: String?
-        var lane: Lane
+        var lane: SerialLane<@Sendable () async -> Void>
         var surface: any NotificationSurface
+    }
+
+    /// A presenter: an app's `willPresent` while it is in front, one per app, asked on the app's lane
+    /// for what queued up (at most ``PresenterAttachment/batch`` deliveries a call, in publish
+    /// order). Its answers decide what the app's surfaces get and whether a delivery's pending
+    /// badge is applied. Back-pressure: the app's later deliveries and withdrawals wait behind its
+    /// answer (its surfaces only; other apps' do not wait). An embedded center's delegate and an
+    /// app in front on the service (its app channel) are presenters.
+    struct PresenterAttachment {
+        /// The most deliveries asked in one call.
+        static let batch = 512
+        var presenter: Presenter
+        var lane: SerialLane<PresenterRun>
+        /// Which `setPresenter` call set it: runs queued under the same one are asked together.
+        var generation: Int
     }
 
     /// Who gets an app's events: those registered for it and those registered for every app.
@@ -45,20 +82,19 @@ public final class NotificationHub: Sendable {
     private struct Routes {
         var everyApp: [Subscriber] = []
         var byApp: [String: [Subscriber]] = [:]
-        var surfacesForEveryApp: [Attached] = []
-        var surfacesByApp: [String: [Attached]] = [:]
-        /// Each app's presenter, its lane, and which `setPresenter` call set it (runs queued under
-        /// the same one are asked together).
-        var presenters: [String: (presenter: Presenter, lane: PresenterLane, generation: Int)] = [:]
+        var surfacesForEveryApp: [SurfaceAttachment] = []
+        var surfacesByApp: [String: [SurfaceAttachment]] = [:]
+        /// Each app's presenter.
+        var presenters: [String: PresenterAttachment] = [:]
 
-        func surfaces(of app: String) -> [Attached] { surfacesForEveryApp + (surfacesByApp[app] ?? []) }
+        func surfaces(of app: String) -> [SurfaceAttachment] { surfacesForEveryApp + (surfacesByApp[app] ?? []) }
         var hasSurfaces: Bool { !surfacesForEveryApp.isEmpty || !surfacesByApp.isEmpty || !presenters.isEmpty }
     }
 
     private struct State {
         var next = 0
         var subscribers: [Int: Subscriber] = [:]
-        var attachments: [Int: Attached] = [:]
+        var attachments: [Int: SurfaceAttachment] = [:]
         var routes = Routes()
 
         mutating func rebuild() {
@@ -143,10 +179,15 @@ public final class NotificationHub: Sendable {
     /// Shows one app's notifications (or, with `nil`, every app's) on `surface` from now on.
     @discardableResult
     public func attach(_ surface: any NotificationSurface, app: String?) -> Attachment {
-        let lane = Lane(hub: self)
+        let lane = SerialLane<@Sendable () async -> Void> { [self] items in
+            for item in items {
+                await item()
+                ended()
+            }
+        }
         let token = state.withLock { state -> Int in
             state.next += 1
-            state.attachments[state.next] = Attached(app: app, lane: lane, surface: surface)
+            state.attachments[state.next] = SurfaceAttachment(app: app, lane: lane, surface: surface)
             state.rebuild()
             return state.next
         }
@@ -165,9 +206,11 @@ public final class NotificationHub: Sendable {
     public func setPresenter(app: String, _ presenter: Presenter?) {
         state.withLock { state in
             if let presenter {
-                let lane = state.routes.presenters[app]?.lane ?? PresenterLane(hub: self, app: app)
+                let lane = state.routes.presenters[app]?.lane ?? SerialLane<PresenterRun> { [self] runs in
+                    for run in runs { await present(run, app: app) }
+                }
                 state.next += 1
-                state.routes.presenters[app] = (presenter, lane, state.next)
+                state.routes.presenters[app] = PresenterAttachment(presenter: presenter, lane: lane, generation: state.next)
             } else {
                 state.routes.presenters[app] = nil
             }
@@ -207,7 +250,7 @@ public final class NotificationHub: Sendable {
         guard routes.hasSurfaces || events.contains(where: { $0.delivery?.pendingBadge != nil }) else { return }
         // An app's consecutive jobs for its presenter are queued together: one lock and one count
         // for a firing transaction's worth, not one per delivery.
-        var run: PresenterRun?
+        var run: (app: String, lane: SerialLane<PresenterRun>, run: PresenterRun)?
         for event in events {
             var job: SurfaceJob
             switch event.payload {
@@ -216,12 +259,12 @@ public final class NotificationHub: Sendable {
             default: continue
             }
             if run?.app == event.app {
-                run?.jobs.append(job)
+                run?.run.jobs.append(job)
                 continue
             }
             if let entry = routes.presenters[event.app] {
-                run?.enqueue()
-                run = PresenterRun(app: event.app, presenter: entry.presenter, lane: entry.lane, generation: entry.generation, jobs: [job])
+                if let run { enqueue(run.run, on: run.lane) }
+                run = (event.app, entry.lane, PresenterRun(jobs: [job], presenter: entry.presenter, generation: entry.generation))
                 continue
             }
             // No longer in front: a badge that waited for the app's answer is applied as in the background.
@@ -232,36 +275,45 @@ public final class NotificationHub: Sendable {
             if case .show(let delivery) = job, delivery.presentation.isEmpty { continue }
             route(job, app: event.app, surfaces: routes.surfaces(of: event.app))
         }
-        run?.enqueue()
+        if let run { enqueue(run.run, on: run.lane) }
     }
 
-    /// Consecutive jobs of one app with a presenter, on their way to its lane.
-    private struct PresenterRun {
-        var app: String
+    /// Consecutive jobs of one app with a presenter, with the presenter they were queued for.
+    struct PresenterRun: Sendable {
+        fileprivate var jobs: [SurfaceJob]
         var presenter: Presenter
-        var lane: PresenterLane
         var generation: Int
-        var jobs: [SurfaceJob]
+    }
 
-        func enqueue() { lane.enqueue(jobs, presenter: presenter, generation: generation) }
+    /// Queues a run on its app's presenter lane; a run queued under the same presenter as the last
+    /// one waiting joins it, so they are asked together.
+    private func enqueue(_ run: PresenterRun, on lane: SerialLane<PresenterRun>) {
+        guard !run.jobs.isEmpty else { return }
+        began(run.jobs.count)
+        lane.enqueue(run) { last in
+            guard last.generation == run.generation else { return false }
+            last.jobs += run.jobs
+            return true
+        }
     }
 
     fileprivate func route(_ job: SurfaceJob, app: String) {
         route(job, app: app, surfaces: surfaces(of: app))
     }
 
-    fileprivate func surfaces(of app: String) -> [Attached] {
+    fileprivate func surfaces(of app: String) -> [SurfaceAttachment] {
         state.withLock { $0.routes.surfaces(of: app) }
     }
 
-    fileprivate func route(_ job: SurfaceJob, app: String, surfaces: [Attached]) {
+    fileprivate func route(_ job: SurfaceJob, app: String, surfaces: [SurfaceAttachment]) {
         for attachment in surfaces {
             let surface = attachment.surface
+            began()
             switch job {
             case .show(let delivery):
-                attachment.lane.enqueue { await surface.show(delivery, app: app) }
+                attachment.lane.enqueue({ await surface.show(delivery, app: app) })
             case .withdraw(let identifiers):
-                attachment.lane.enqueue { await surface.withdraw(identifiers, app: app) }
+                attachment.lane.enqueue({ await surface.withdraw(identifiers, app: app) })
             }
         }
     }
@@ -320,128 +372,43 @@ private enum SurfaceJob: Sendable {
 }
 
 extension NotificationHub {
-    /// One app's deliveries on their way through its presenter (`willPresent`), in order: what has
-    /// queued up is asked in one call, then each delivery the app shows goes to the surfaces with
-    /// the app's answer within its settings. Counted on the hub so ``settle()`` can wait for it.
-    fileprivate final class PresenterLane: Sendable {
-        /// The most deliveries asked in one call.
-        static let batch = 512
-        private let hub: NotificationHub
-        private let app: String
-        /// Runs of jobs, each with the presenter it was queued for; a run queued under the same
-        /// presenter as the last one joins it, so they are asked together. `drain` takes them all
-        /// at once (never a prefix of a long queue, which would move the rest on every turn).
-        private let queue = Mutex<(runs: [Run], running: Bool)>(([], false))
-
-        private struct Run {
-            var jobs: [SurfaceJob]
-            var presenter: Presenter
-            var generation: Int
-        }
-
-        init(hub: NotificationHub, app: String) {
-            self.hub = hub
-            self.app = app
-        }
-
-        func enqueue(_ jobs: [SurfaceJob], presenter: @escaping Presenter, generation: Int) {
-            guard !jobs.isEmpty else { return }
-            hub.began(jobs.count)
-            let start = queue.withLock { queue -> Bool in
-                if let last = queue.runs.indices.last, queue.runs[last].generation == generation {
-                    queue.runs[last].jobs += jobs
+    /// Asks the app's presenter about a run of its jobs, in order: what has queued up in one call
+    /// (at most ``PresenterAttachment/batch`` deliveries), then each delivery the app shows goes to
+    /// the surfaces with the app's answer within its settings. Withdrawals go through in their place.
+    fileprivate func present(_ run: PresenterRun, app: String) async {
+        let jobs = run.jobs
+        var index = 0
+        while index < jobs.count {
+            guard case .show = jobs[index] else {
+                route(jobs[index], app: app)
+                ended()
+                index += 1
+                continue
+            }
+            // A run of deliveries: one call to the presenter for up to `batch` of them.
+            var deliveries: [Delivery] = []
+            deliveries.reserveCapacity(min(PresenterAttachment.batch, jobs.count - index))
+            while index < jobs.count, deliveries.count < PresenterAttachment.batch, case .show(let delivery) = jobs[index] {
+                deliveries.append(delivery)
+                index += 1
+            }
+            let answers = await run.presenter(deliveries)
+            let surfaces = surfaces(of: app)
+            for (offset, var delivery) in deliveries.enumerated() {
+                let requested = offset < answers.count ? answers[offset] : nil
+                if let requested {
+                    delivery.presentation = Presentation.foreground(requested: requested, settings: delivery.settings)
+                }
+                // The badge waited for this answer: applied with `.badge` in it, or without
+                // an answer (not in front after all).
+                if requested == nil || delivery.presentation.contains(.badge) {
+                    applyPendingBadge(&delivery, app: app)
                 } else {
-                    queue.runs.append(Run(jobs: jobs, presenter: presenter, generation: generation))
+                    delivery.pendingBadge = nil
                 }
-                if queue.running { return false }
-                queue.running = true
-                return true
+                if !delivery.presentation.isEmpty { route(.show(delivery), app: app, surfaces: surfaces) }
             }
-            if start { Task { await self.drain() } }
-        }
-
-        private func drain() async {
-            while true {
-                let runs = queue.withLock { queue -> [Run] in
-                    if queue.runs.isEmpty { queue.running = false }
-                    let taken = queue.runs
-                    queue.runs = []
-                    return taken
-                }
-                if runs.isEmpty { return }
-                for run in runs { await perform(run.jobs, presenter: run.presenter) }
-            }
-        }
-
-        private func perform(_ jobs: [SurfaceJob], presenter: Presenter) async {
-            var index = 0
-            while index < jobs.count {
-                guard case .show = jobs[index] else {
-                    hub.route(jobs[index], app: app)
-                    hub.ended()
-                    index += 1
-                    continue
-                }
-                // A run of deliveries: one call to the presenter for up to `batch` of them.
-                var deliveries: [Delivery] = []
-                deliveries.reserveCapacity(min(Self.batch, jobs.count - index))
-                while index < jobs.count, deliveries.count < Self.batch, case .show(let delivery) = jobs[index] {
-                    deliveries.append(delivery)
-                    index += 1
-                }
-                let answers = await presenter(deliveries)
-                let surfaces = hub.surfaces(of: app)
-                for (offset, var delivery) in deliveries.enumerated() {
-                    let requested = offset < answers.count ? answers[offset] : nil
-                    if let requested {
-                        delivery.presentation = Presentation.foreground(requested: requested, settings: delivery.settings)
-                    }
-                    // The badge waited for this answer: applied with `.badge` in it, or without
-                    // an answer (not in front after all).
-                    if requested == nil || delivery.presentation.contains(.badge) {
-                        hub.applyPendingBadge(&delivery, app: app)
-                    } else {
-                        delivery.pendingBadge = nil
-                    }
-                    if !delivery.presentation.isEmpty { hub.route(.show(delivery), app: app, surfaces: surfaces) }
-                }
-                hub.ended(deliveries.count)
-            }
-        }
-    }
-
-    /// One queue of work run in order, one item at a time, on a task of its own while there is
-    /// work. Counted on the hub so ``settle()`` can wait for it.
-    fileprivate final class Lane: Sendable {
-        private let hub: NotificationHub
-        private let queue = Mutex<(items: [@Sendable () async -> Void], running: Bool)>(([], false))
-
-        init(hub: NotificationHub) { self.hub = hub }
-
-        func enqueue(_ item: @escaping @Sendable () async -> Void) {
-            hub.began()
-            let start = queue.withLock { queue -> Bool in
-                queue.items.append(item)
-                if queue.running { return false }
-                queue.running = true
-                return true
-            }
-            if start { Task { await self.drain() } }
-        }
-
-        private func drain() async {
-            while true {
-                let batch = queue.withLock { queue -> [@Sendable () async -> Void] in
-                    defer { queue.items.removeAll(keepingCapacity: true) }
-                    if queue.items.isEmpty { queue.running = false }
-                    return queue.items
-                }
-                if batch.isEmpty { return }
-                for item in batch {
-                    await item()
-                    hub.ended()
-                }
-            }
+            ended(deliveries.count)
         }
     }
 }
