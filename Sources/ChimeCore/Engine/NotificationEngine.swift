@@ -166,6 +166,13 @@ public final class NotificationEngine: Sendable {
         }
     }
 
+    /// Stops hearing what other engines on a shared store commit (the store's feed), while this one
+    /// goes on serving; only a new engine hears them again. For tests of a node whose feed is
+    /// behind; nothing on a store of its own.
+    package func stopFeed() {
+        core.shared?.stopFeed()
+    }
+
     /// Stops accepting operations, finishes those already accepted, and stops the scheduler (and a
     /// shared store's feed).
     public func shutdown() async {

@@ -90,7 +90,13 @@ struct APNsEndpoint {
         if certified == nil, !providerToken {
             let hash = Tokens.hash(token)
             if token.isEmpty || !Tokens.equal(hash, api.ownerTokenHash) {
-                guard !token.isEmpty, let app = try await api.owner(ofTokenHash: hash) else {
+                // The topic (whole, or without its push type's suffix) names the app whose token
+                // another node may have just made.
+                let named: [String] = request.header("apns-topic").map { whole -> [String] in
+                    let bare = APNsTopic(whole).bundleIdentifier
+                    return bare.isLiterally(whole) ? [whole] : [whole, bare]
+                } ?? []
+                guard !token.isEmpty, let app = try await api.owner(ofTokenHash: hash, candidates: named) else {
                     throw Failure("InvalidProviderToken", 403, "the token is neither a provider token (a JWT) nor a registered app's token")
                 }
                 caller = app

@@ -260,7 +260,8 @@ public final class ChimeAPI: HTTPHandler {
 
     /// Checks that the caller may use `/v1/apps/{app}/…`. Another app's token gets 403 whether or
     /// not `app` exists, so nothing leaks about other apps. An app's token is checked in the token
-    /// index: no store read and no trip through the writer, known token or not.
+    /// index, without the writer; a token it does not know is looked up in the store
+    /// (``appOwning(_:app:)``).
     func authorize(_ caller: Caller, app: String) async throws {
         if case .app(let hash) = caller, let launched = launchTokens.withLock({ $0[hash] }) {
             guard launched.isLiterally(app) else {
@@ -274,13 +275,38 @@ public final class ChimeAPI: HTTPHandler {
                 throw APIError.notFound("no app \(app); register it with POST /v1/apps", field: "app")
             }
         case .app(let hash):
-            try await loadTokens()
-            switch tokens.app(forHash: hash) {
+            switch try await appOwning(hash, app: app) {
             case let owned? where owned.isLiterally(app): return
             case _?: throw APIError.forbidden("this token belongs to another app; an app's token reaches only /v1/apps/{its bundle identifier}/…")
             case nil: throw APIError.unauthorized("the token is not valid; use the token printed when the app was registered")
             }
         }
+    }
+
+    /// The app whose token hashes to `hash`, for a request to `app`'s routes. The index answers a
+    /// hash it knows. On a shared database another node may have made the token a moment ago,
+    /// before the change feed told this node, so there an unknown hash has the index take `app`'s
+    /// record from the store again (on the writer, in commit order: the read a feed announcement
+    /// would bring; an app that does not exist costs the same read) and asks once more — within
+    /// the index's limits (``TokenIndex/mayRead(app:at:)``: a miss the store confirmed stands for a
+    /// while, and all apps share a budget of reads). A store of this node's own holds nothing the
+    /// index has not seen: no read.
+    func appOwning(_ hash: String, app: String) async throws -> String? {
+        try await loadTokens()
+        if let owner = tokens.app(forHash: hash) { return owner }
+        guard engine.isStoreShared else { return nil }
+        guard tokens.mayRead(app: app) else {
+            metrics.recordTokenRead(.skipped)
+            return nil
+        }
+        try await engine.withAppNow(app) { [tokens] record in tokens.update(app: app, record: record) }
+        if let owner = tokens.app(forHash: hash) {
+            metrics.recordTokenRead(.found)
+            return owner
+        }
+        tokens.missed(app: app)
+        metrics.recordTokenRead(.missing)
+        return nil
     }
 
     func forbiddenOrUnauthorized(_ request: HTTPRequest, _ message: String) async throws -> APIError {
@@ -289,10 +315,16 @@ public final class ChimeAPI: HTTPHandler {
         return APIError.unauthorized("the token is not valid")
     }
 
-    /// The app whose token hashes to `hash`, if any.
-    func owner(ofTokenHash hash: String) async throws -> String? {
+    /// The app whose token hashes to `hash`, if any. A hash the index does not know is looked up
+    /// in the records of the apps the request names (`candidates`: a push's topic), as
+    /// ``appOwning(_:app:)`` does.
+    func owner(ofTokenHash hash: String, candidates: [String] = []) async throws -> String? {
         try await loadTokens()
-        return tokens.app(forHash: hash)
+        if let owner = tokens.app(forHash: hash) { return owner }
+        for app in candidates where (try? Validation.validateBundleIdentifier(app, field: "app")) != nil {
+            if let owner = try await appOwning(hash, app: app) { return owner }
+        }
+        return nil
     }
 
     // MARK: - Event feeds

@@ -18,6 +18,13 @@ import Synchronization
 /// takes the SHA-256 of a token, never the token: comparing hashes in a dictionary leaks nothing an
 /// attacker can use.
 ///
+/// On a shared database the feed brings another node's new token a moment after its commit, so a
+/// hash the index does not know may still be in the store: ``ChimeAPI`` then reads the app's record
+/// (``mayRead(app:at:)`` says when it may). Those reads are held to ``ReadLimits``: after the store
+/// confirmed a miss for an app, its next misses are refused without a read for a while (until the
+/// app changes, at most ``ReadLimits/missHold``), and all apps together get at most
+/// ``ReadLimits/perSecond`` reads, so wrong tokens cannot keep the database busy.
+///
 /// ```swift
 /// let index = TokenIndex()
 /// index.load([record])                       // on the writer
@@ -25,8 +32,17 @@ import Synchronization
 /// index.apps(certifiedBy: presented)         // ["com.example.alarm"] when its certificate
 /// index.providers(keyID: "ABCDE12345")        // the team and key registered under that id
 /// index.app(forDeviceToken: token)            // "com.example.alarm"
+/// index.mayRead(app: "com.example.alarm")    // true: the store may be asked once
 /// ```
 final class TokenIndex: Sendable {
+    /// How often a token the index does not know may be looked up in the store.
+    struct ReadLimits: Sendable {
+        /// How long a miss the store confirmed for an app stands (unless the app changes first).
+        var missHold: Duration = .seconds(1)
+        /// Reads a second for all apps together, and as many at once.
+        var perSecond: Double = 50
+    }
+
     private struct State {
         var loaded = false
         var appByHash: [String: String] = [:]
@@ -37,9 +53,20 @@ final class TokenIndex: Sendable {
         var appsByKeyID: [String: Set<String>] = [:]
         var appByDeviceToken: [String: String] = [:]
         var deviceTokenByApp: [String: String] = [:]
+        /// When the store last confirmed a miss for an app.
+        var misses: [LiteralKey: ContinuousClock.Instant] = [:]
+        /// Reads left now, and when that was counted.
+        var budget: Double
+        var counted: ContinuousClock.Instant?
     }
 
-    private let state = Mutex(State())
+    private let state: Mutex<State>
+    let limits: ReadLimits
+
+    init(limits: ReadLimits = ReadLimits()) {
+        self.limits = limits
+        state = Mutex(State(budget: limits.perSecond))
+    }
 
     /// Whether the store's apps were read.
     var isLoaded: Bool { state.withLock { $0.loaded } }
@@ -52,7 +79,8 @@ final class TokenIndex: Sendable {
     /// Replaces the index with the store's apps.
     func load(_ records: [AppRecord]) {
         state.withLock { state in
-            state = State()
+            // Everything anew but the reads' budget.
+            state = State(budget: state.budget, counted: state.counted)
             state.loaded = true
             for record in records { Self.update(&state, app: record.bundleIdentifier, record: record) }
         }
@@ -109,9 +137,43 @@ final class TokenIndex: Sendable {
     }
 
     private static func set(_ state: inout State, app: String, hash: String?) {
+        state.misses[LiteralKey(app)] = nil
         if let old = state.hashByApp.removeValue(forKey: app), state.appByHash[old] == app { state.appByHash[old] = nil }
         guard let hash else { return }
         state.hashByApp[app] = hash
         state.appByHash[hash] = app
+    }
+
+    // MARK: Reading the store on a miss
+
+    /// Whether a hash the index does not know may be looked up in `app`'s record now, taking one
+    /// read of the budget when it may: not while a miss the store confirmed for `app` stands, nor
+    /// when all apps together have used their reads of the last second.
+    func mayRead(app: String, at now: ContinuousClock.Instant = .now) -> Bool {
+        state.withLock { state in
+            if let missed = state.misses[LiteralKey(app)], now < missed + limits.missHold { return false }
+            if let counted = state.counted {
+                let elapsed = counted.duration(to: now) / .seconds(1)
+                state.budget = min(limits.perSecond, state.budget + max(0, elapsed) * limits.perSecond)
+            }
+            state.counted = now
+            guard state.budget >= 1 else { return false }
+            state.budget -= 1
+            return true
+        }
+    }
+
+    /// How many apps' misses are remembered (for tests).
+    var missCount: Int { state.withLock { $0.misses.count } }
+
+    /// Records that the store has no such token for `app` either: its misses are refused without a
+    /// read until ``ReadLimits/missHold`` has passed or the app changes.
+    func missed(app: String, at now: ContinuousClock.Instant = .now) {
+        state.withLock { state in
+            // Misses older than the hold decide nothing: dropped once there are many (the budget
+            // keeps the ones within it to a few hundred).
+            if state.misses.count >= 256 { state.misses = state.misses.filter { now < $0.value + limits.missHold } }
+            state.misses[LiteralKey(app)] = now
+        }
     }
 }

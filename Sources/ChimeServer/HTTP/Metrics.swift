@@ -48,6 +48,17 @@ public final class Metrics: Sendable {
         var expired: UInt64 = 0
         var autoDismissed: UInt64 = 0
         var realerted: UInt64 = 0
+        var tokenReads: [TokenRead: UInt64] = [:]
+    }
+
+    /// What looking up an app token the token index did not know found in the store.
+    public enum TokenRead: String, Sendable, CaseIterable {
+        /// The store had it (another node had just made it).
+        case found
+        /// The store did not have it either: 401.
+        case missing
+        /// Not looked up (a miss for the app stands, or the reads' budget is used): 401.
+        case skipped
     }
 
     private let state = Mutex(State())
@@ -82,6 +93,16 @@ public final class Metrics: Sendable {
         state.withLock { $0.realerted += 1 }
     }
 
+    /// Counts one app token the token index did not know, by what the store said.
+    public func recordTokenRead(_ result: TokenRead) {
+        state.withLock { $0.tokenReads[result, default: 0] += 1 }
+    }
+
+    /// How many unknown app tokens were looked up with this result (for tests).
+    public func tokenReads(_ result: TokenRead) -> UInt64 {
+        state.withLock { $0.tokenReads[result] ?? 0 }
+    }
+
     /// Sets a gauge that every rendering includes (the node's clock offset, for one).
     public func setGauge(_ name: String, help: String, value: Double) {
         state.withLock { $0.gauges[name] = (help, value) }
@@ -114,6 +135,11 @@ public final class Metrics: Sendable {
         lines.append("# HELP chime_realerted_total Escalating notifications alerted again, unanswered (realerted events seen since start).")
         lines.append("# TYPE chime_realerted_total counter")
         lines.append("chime_realerted_total \(snapshot.realerted)")
+        lines.append("# HELP chime_token_reads_total App tokens the token index did not know, by what the store said (found: made on another node a moment ago; missing: not there either; skipped: refused without a read, within a recent miss's hold or past the reads' budget).")
+        lines.append("# TYPE chime_token_reads_total counter")
+        for result in TokenRead.allCases {
+            lines.append("chime_token_reads_total{result=\"\(result.rawValue)\"} \(snapshot.tokenReads[result] ?? 0)")
+        }
         lines.append("# HELP chime_http_requests_total HTTP requests by route template and status.")
         lines.append("# TYPE chime_http_requests_total counter")
         for route in snapshot.requests.keys.sorted() {
