@@ -47,7 +47,7 @@ struct UnixSocketTests {
         }
 
         /// Waits until the output holds `text`.
-        func wait(for text: String, timeout: Duration = .seconds(10)) async -> Bool {
+        func wait(for text: String, timeout: Duration = .seconds(60)) async -> Bool {
             let deadline = ContinuousClock.now + timeout
             while ContinuousClock.now < deadline {
                 if self.text.contains(text) { return true }
@@ -211,7 +211,7 @@ struct UnixSocketTests {
             let (added, addedText, addedError) = try await run(["add", "--id", Self.chat, "--title", "From the binary"])
             #expect(added == 0, "\(addedError)")
             #expect(addedText.contains("Added \(Self.chat)"))
-            let deadline = ContinuousClock.now + .seconds(10)
+            let deadline = ContinuousClock.now + .seconds(60)
             while !seen.withLock({ $0.contains("delivered  com.example.bin  \(Self.chat)  \"From the binary\"") }), ContinuousClock.now < deadline {
                 try await Sleep.for(.milliseconds(20))
             }
@@ -229,7 +229,7 @@ struct UnixSocketTests {
             #expect(try JSONValue.parse(statusText)["url"] == .string("unix:\(directory)/chime.sock"))
 
             events.signal(SIGTERM)
-            #expect(await events.termination(within: .seconds(10)) == .signaled(SIGTERM))
+            #expect(await events.termination(within: .seconds(60)) == .signaled(SIGTERM))
         }
     }
 }

@@ -298,7 +298,7 @@ struct PostgresStoreTests {
                     #expect(try second.due(before: now, limit: 10).isEmpty)
                     // The first one dies in the middle of its transaction: its claim goes back.
                     first.close()
-                    let deadline = Date().addingTimeInterval(10)
+                    let deadline = Date().addingTimeInterval(60)
                     while afterDeath.isEmpty && Date() < deadline {
                         afterDeath = try second.due(before: now, limit: 10).map(\.pending.request.identifier)
                         if afterDeath.isEmpty { usleep(10_000) }
@@ -432,7 +432,7 @@ struct PostgresStoreTests {
                 scheduleChanged: { date in received.withLock { $0.dates.append(date) } },
                 deviceChanged: { received.withLock { $0.device += 1 } }))
             // The feed starts from the log's end: wait until it listens.
-            let ready = Date().addingTimeInterval(10)
+            let ready = Date().addingTimeInterval(60)
             while Date() < ready {
                 _ = try writer.appendEvent(Self.event("probe", "x"))
                 usleep(50_000)
@@ -448,7 +448,7 @@ struct PostgresStoreTests {
                 try writer.setValue("Europe/Paris", forKey: "device.timeZone")
             }
             _ = try listener.appendEvent(Self.event("l", "own"))
-            let deadline = Date().addingTimeInterval(10)
+            let deadline = Date().addingTimeInterval(60)
             while Date() < deadline && received.withLock({ $0.events.filter { $0.sequence > 0 && $0.app != "probe" }.count < 3 || $0.device == 0 }) {
                 usleep(10_000)
             }

@@ -30,13 +30,13 @@ struct ReadersTests {
         _ = try await engine.requestAuthorization(app: Self.app, options: [.alert])
         try await engine.add([Self.request("later", in: 3600)], app: Self.app)
 
-        // An operation that holds the writer until the read below has been answered (at most 20 s).
+        // An operation that holds the writer until the read below has been answered (at most 60 s).
         let release = DispatchSemaphore(value: 0)
         let outcome = Mutex<DispatchTimeoutResult?>(nil)
         await withCheckedContinuation { (entered: CheckedContinuation<Void, Never>) in
             engine.submit({ _ in
                 entered.resume()
-                let result = release.wait(timeout: .now() + 20)
+                let result = release.wait(timeout: .now() + 60)
                 outcome.withLock { $0 = result }
             }, completion: { _ in })
         }

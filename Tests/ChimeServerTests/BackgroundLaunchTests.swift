@@ -73,9 +73,9 @@ struct BackgroundLaunchTests {
         }
     }
 
-    /// Waits (at most 20 s) for `condition`.
+    /// Waits (at most 60 s) for `condition`.
     static func eventually(_ condition: () async throws -> Bool) async rethrows -> Bool {
-        let deadline = ContinuousClock.now + .seconds(20)
+        let deadline = ContinuousClock.now + .seconds(60)
         while ContinuousClock.now < deadline {
             if try await condition() { return true }
             try? await Sleep.for(.milliseconds(50))

@@ -32,7 +32,7 @@ struct BrowserTests {
         let page = try LoginPage(link: Self.link)
         #expect(FileManager.default.fileExists(atPath: page.path))
         page.remove(after: .milliseconds(100))
-        let deadline = ContinuousClock.now + .seconds(20)
+        let deadline = ContinuousClock.now + .seconds(60)
         while FileManager.default.fileExists(atPath: page.directory), ContinuousClock.now < deadline { try await Sleep.for(.milliseconds(20)) }
         #expect(!FileManager.default.fileExists(atPath: page.directory))
     }

@@ -15,7 +15,7 @@ struct EscalationAPITests {
     /// The next event of `kind` on the stream (at most 20 events read).
     static func next(_ kind: String, on events: SSEClient) async throws -> JSONValue? {
         for _ in 0..<20 {
-            let event = try await events.next(timeout: 20)
+            let event = try await events.next(timeout: 60)
             if event.event == kind { return event.json }
         }
         return nil
@@ -98,7 +98,7 @@ struct EscalationAPITests {
             _ = try await ExpiryAPITests.curl("DELETE", base + "/notifications?identifier=plain", token: token)
             var kinds: [String] = []
             for _ in 0..<10 {
-                let event = try await events.next(timeout: 20)
+                let event = try await events.next(timeout: 60)
                 kinds.append(event.event ?? "message")
                 if event.event == "removed", event.json?["identifiers"] == .array([.string("plain")]) { break }
             }

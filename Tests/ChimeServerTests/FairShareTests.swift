@@ -73,9 +73,9 @@ struct FairShareTests {
         }
     }
 
-    /// Waits (at most 20 s) for `condition`, looking again every 20 ms.
+    /// Waits (at most 60 s) for `condition`, looking again every 20 ms.
     static func eventually(_ condition: () -> Bool) async throws -> Bool {
-        let deadline = ContinuousClock.now + .seconds(20)
+        let deadline = ContinuousClock.now + .seconds(60)
         while ContinuousClock.now < deadline, !condition() { try await Sleep.for(.milliseconds(20)) }
         return condition()
     }

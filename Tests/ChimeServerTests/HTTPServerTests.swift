@@ -26,7 +26,7 @@ struct HTTPServerTests {
         let server = try HTTPServer.started(TestHandler())
         let port = server.port
         let response = try await TestClient.offPool {
-            let socket = try RawSocket(port: port, timeout: 5)
+            let socket = try RawSocket(port: port, timeout: 20)
             defer { socket.close() }
             // Only the head: a server that waited for the body would time out here.
             try socket.send(Array("POST /small HTTP/1.1\r\nHost: x\r\nContent-Length: 100000\r\n\r\n".utf8))
@@ -44,7 +44,7 @@ struct HTTPServerTests {
         let server = try HTTPServer.started(TestHandler())
         let port = server.port
         let response = try await TestClient.offPool {
-            let socket = try RawSocket(port: port, timeout: 5)
+            let socket = try RawSocket(port: port, timeout: 20)
             defer { socket.close() }
             let chunk = String(repeating: "a", count: 40)
             try socket.send(Array("POST /small HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n28\r\n\(chunk)\r\n0\r\n\r\n".utf8))

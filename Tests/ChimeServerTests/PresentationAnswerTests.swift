@@ -65,9 +65,9 @@ struct PresentationAnswerTests {
         await engine.shutdown()
     }
 
-    /// Waits (at most 20 s) for `condition`, looking again every 10 ms.
+    /// Waits (at most 60 s) for `condition`, looking again every 10 ms.
     static func eventually(_ condition: () -> Bool) async throws -> Bool {
-        let deadline = ContinuousClock.now + .seconds(20)
+        let deadline = ContinuousClock.now + .seconds(60)
         while ContinuousClock.now < deadline, !condition() { try await Sleep.for(.milliseconds(10)) }
         return condition()
     }

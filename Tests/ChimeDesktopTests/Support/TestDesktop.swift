@@ -11,7 +11,7 @@ struct TestDesktopError: Error, CustomStringConvertible {
 }
 
 /// Waits (polling, at most `timeout`) until `condition` holds; throws naming `what` if it never does.
-func waitUntil(_ what: String, timeout: Duration = .seconds(20), _ condition: () async throws -> Bool) async throws {
+func waitUntil(_ what: String, timeout: Duration = .seconds(60), _ condition: () async throws -> Bool) async throws {
     let deadline = ContinuousClock.now + timeout
     while true {
         if try await condition() { return }
@@ -55,7 +55,7 @@ final class TestProgram: Sendable {
     var allLines: [String] { lines.withLock { $0.all } }
 
     /// The first line (from index `after` on) that `match` accepts.
-    func line(after: Int = 0, timeout: Duration = .seconds(20), where match: @escaping (String) -> Bool) async throws -> (index: Int, text: String) {
+    func line(after: Int = 0, timeout: Duration = .seconds(60), where match: @escaping (String) -> Bool) async throws -> (index: Int, text: String) {
         var found: (Int, String)?
         try await waitUntil("a line from \(name)", timeout: timeout) {
             let ended = child.exited
@@ -417,7 +417,7 @@ final class SurfaceEvents: Sendable {
 
     /// The first event from index `after` on that `match` maps to a value.
     @discardableResult
-    func wait<T>(_ what: String, after: Int = 0, timeout: Duration = .seconds(20), _ match: @escaping (DesktopSurface.Event) -> T?) async throws -> T {
+    func wait<T>(_ what: String, after: Int = 0, timeout: Duration = .seconds(60), _ match: @escaping (DesktopSurface.Event) -> T?) async throws -> T {
         var found: T?
         try await waitUntil(what, timeout: timeout) {
             found = all.dropFirst(after).lazy.compactMap(match).first
