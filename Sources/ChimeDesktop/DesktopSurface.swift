@@ -130,6 +130,8 @@ public final class DesktopSurface: NotificationSurface {
     }
 
     public func show(_ delivery: Delivery, app: String) async {
+        // Held by a focus: in the list only, no pop-up.
+        if delivery.focus?.quiet == true { return }
         let desktopApp = desktopApp(app)
         let key = DesktopBook.Key(app: app, identifier: delivery.notification.request.identifier)
         _ = await loop.perform { $0.show(delivery, key: key, app: desktopApp) }

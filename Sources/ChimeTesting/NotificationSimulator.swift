@@ -53,6 +53,7 @@ public final class NotificationSimulator: @unchecked Sendable {
         var expired: [(request: UNNotificationRequest, dueDate: Date)] = []
         var autoDismissed: [(identifier: String, date: Date)] = []
         var realerted: [(identifier: String, alert: Int, date: Date)] = []
+        var focused: [(identifier: String, decision: FocusDecision, date: Date)] = []
         /// Pushes the app's service extension is working on: when their time runs out (virtual),
         /// and the delivery that follows.
         var extensionRuns: [(id: UUID, deadline: Date, delivery: Task<Void, any Error>)] = []
@@ -83,7 +84,10 @@ public final class NotificationSimulator: @unchecked Sendable {
                                           driven: true, foreground: false, attachmentDirectory: attachments)
         center.addSurface(PresentationRecorder { [weak self] delivery in
             guard let self else { return }
-            self.record.withLock { $0.presented.append((UNNotification(value: delivery.notification), delivery.presentation)) }
+            self.record.withLock { record in
+                record.presented.append((UNNotification(value: delivery.notification), delivery.presentation))
+                if let focus = delivery.focus { record.focused.append((delivery.notification.request.identifier, focus, self.clock.now)) }
+            }
         })
         expiredSubscription = engine.subscribe(app: bundleIdentifier) { [weak self] event in
             guard let self else { return }
@@ -294,6 +298,23 @@ public final class NotificationSimulator: @unchecked Sendable {
         get async {
             await center.processEvents()
             return record.withLock { $0.realerted }
+        }
+    }
+
+    /// What focus modes (Chime's addition, ``FocusMode``) did to the notifications shown while one
+    /// was on, oldest first: held quietly (``FocusDecision/quiet``; shown in ``presented`` without
+    /// banner or sound) or let through, and why.
+    ///
+    /// ```swift
+    /// try await simulator.putFocusMode(FocusMode(name: "Work"))
+    /// try await simulator.setFocus("Work", on: true)
+    /// try await center.add(request)
+    /// #expect(await simulator.focusDecisions.map(\.decision.reason) == [.focus])
+    /// ```
+    public var focusDecisions: [(identifier: String, decision: FocusDecision, date: Date)] {
+        get async {
+            await center.processEvents()
+            return record.withLock { $0.focused }
         }
     }
 

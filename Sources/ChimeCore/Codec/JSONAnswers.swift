@@ -199,6 +199,7 @@ extension EngineEvent {
             if case .integer(let value)? = json["badge"] { badge = Int(exactly: value) }
             var delivery = Delivery(notification: delivered, category: category, settings: settings ?? .allowingEverything,
                                     presentation: presentation, badge: badge)
+            delivery.focus = FocusDecision(json: json["focus"])
             if kind == .realerted {
                 guard case .integer(let alert)? = json["alert"], let number = Int(exactly: alert), number >= 2 else {
                     throw ChimeError(.malformedInput, field: "alert", "a realerted event without its alert number (2 or more)")

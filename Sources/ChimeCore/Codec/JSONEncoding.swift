@@ -384,7 +384,8 @@ extension EngineEvent {
     /// is shaped as a delivered-list item, with `actions` and `presentation`), `category`,
     /// `presentation`, `settings` and `badge` for a delivery; `response`; `identifiers` and `scope`;
     /// `settings`; `categories`; `change`; `quarantined`; `request` (with its `expirationDate`) and
-    /// `dueDate` for `expired`; for `realerted`, what a delivery carries and `alert` (2 and on).
+    /// `dueDate` for `expired`; for `realerted`, what a delivery carries and `alert` (2 and on); for
+    /// both, `focus` when a focus was on (``FocusDecision/json``: held quietly, or let through and why).
     public var json: JSONValue {
         var object: JSONObject = [
             "sequence": .integer(sequence), "app": .string(app), "kind": .string(kind.rawValue), "date": JSONMapping.json(date),
@@ -397,6 +398,7 @@ extension EngineEvent {
             object["settings"] = delivery.settings.json
             if let badge = delivery.badge { object["badge"] = .integer(Int64(badge)) }
             if delivery.alert > 1 { object["alert"] = .integer(Int64(delivery.alert)) }
+            if let focus = delivery.focus { object["focus"] = focus.json }
         case .response(let response):
             object["response"] = response.json
         case .removed(let identifiers, let scope, let reason):

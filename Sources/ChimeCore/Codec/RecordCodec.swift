@@ -20,9 +20,11 @@ public enum RecordCodec {
     /// unregistered its device token (its provider then optional); version 6 adds a request's
     /// expiration and the `expired` event; version 7 adds an app's APNs provider certificate (the
     /// unregistration then optional too); version 8 a request's auto-dismissal; version 9 a
-    /// request's escalation and the `realerted` event. A record is written in the lowest version
-    /// that holds what it has, so stores that use none of them stay readable by earlier Chimes.
-    public static let formatVersion: UInt8 = 9
+    /// request's escalation and the `realerted` event; version 10 what a focus did to a delivery
+    /// (``Delivery/focus``, in `delivered` and `realerted` events). A record is written in the
+    /// lowest version that holds what it has, so stores that use none of them stay readable by
+    /// earlier Chimes.
+    public static let formatVersion: UInt8 = 10
     /// The format that added thumbnail options.
     static let thumbnailVersion: UInt8 = 2
     /// The format that added app records' ``AppRecord/apnsProvider``.
@@ -41,6 +43,9 @@ public enum RecordCodec {
     /// The format that added ``NotificationRequest/escalation`` (bit 4 of a request's mask) and the
     /// `realerted` event.
     static let escalationVersion: UInt8 = 9
+    /// The format that added ``Delivery/focus`` (a flag after a delivery event's delivery, then the
+    /// decision).
+    static let focusVersion: UInt8 = 10
     /// The format of records without thumbnail options.
     static let baseVersion: UInt8 = 1
 
@@ -565,6 +570,17 @@ extension RecordCodec {
             if let badge = d.badge { byte(1); int(Int64(badge)) } else { byte(0) }
         }
 
+        /// A delivery's focus decision, in records of the focus version and later (a flag, then the
+        /// name, whether it was held and the reason's index).
+        mutating func focus(_ decision: FocusDecision?) {
+            guard bytes[0] >= RecordCodec.focusVersion else { return }
+            guard let decision else { return byte(0) }
+            byte(1)
+            string(decision.focus)
+            byte(decision.quiet ? 1 : 0)
+            varint(UInt64(FocusDecision.Reason.allCases.firstIndex(of: decision.reason) ?? 0))
+        }
+
         mutating func event(_ e: EngineEvent) {
             int(e.sequence)
             string(e.app)
@@ -572,12 +588,15 @@ extension RecordCodec {
             date(e.date)
             switch e.payload {
             case .delivered(let d):
-                delivery(d)
-            case .realerted(let d):
                 // Raised before the notification, whose reading depends on the version.
-                bytes[0] = max(bytes[0], RecordCodec.escalationVersion)
+                if d.focus != nil { bytes[0] = max(bytes[0], RecordCodec.focusVersion) }
+                delivery(d)
+                focus(d.focus)
+            case .realerted(let d):
+                bytes[0] = max(bytes[0], d.focus != nil ? RecordCodec.focusVersion : RecordCodec.escalationVersion)
                 delivery(d)
                 varint(UInt64(max(d.alert, 1)))
+                focus(d.focus)
             case .response(let r): response(r)
             case .removed(let identifiers, let scope, let reason):
                 strings(identifiers)
@@ -988,16 +1007,27 @@ extension RecordCodec {
             return Delivery(notification: notification, category: category, settings: settings, presentation: presentation, badge: badge)
         }
 
+        mutating func focus() throws -> FocusDecision? {
+            guard version >= RecordCodec.focusVersion, try flag() else { return nil }
+            let name = try string(), quiet = try flag(), reason = try varint()
+            guard reason < UInt64(FocusDecision.Reason.allCases.count) else { throw corrupt("unknown focus reason \(reason)") }
+            return FocusDecision(focus: name, quiet: quiet, reason: FocusDecision.Reason.allCases[Int(reason)])
+        }
+
         mutating func event() throws -> EngineEvent {
             let head = try eventHead()
             let payload: EngineEvent.Payload
             switch head.kind {
-            case .delivered: payload = .delivered(try delivery())
+            case .delivered:
+                var delivery = try delivery()
+                delivery.focus = try focus()
+                payload = .delivered(delivery)
             case .realerted:
                 var delivery = try delivery()
                 let alert = try varint()
                 guard (2...UInt64(Int32.max)).contains(alert) else { throw corrupt("a realerted event's alert is \(alert)") }
                 delivery.alert = Int(alert)
+                delivery.focus = try focus()
                 payload = .realerted(delivery)
             case .response: payload = .response(try response())
             case .removed:

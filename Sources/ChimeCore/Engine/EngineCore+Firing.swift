@@ -59,13 +59,14 @@ extension EngineCore {
                                 settings: record.settings, presentation: Presentation.background(for: content, settings: record.settings),
                                 badge: badge)
         delivery.pendingBadge = pendingBadge
+        try applyFocus(&delivery, app: app, counting: true)
         try log(.delivered(delivery), app: app, date: date)
         return notification
     }
 
     package func nextFireDate() throws -> Date? {
         // Other engines add and fire too: the store knows, the window does not.
-        if let shared { return try shared.soonestFireDate() }
+        if let shared { return Self.sooner(try shared.soonestFireDate(), focus.checkAt) }
         return windowNextDate()
     }
 
@@ -81,9 +82,9 @@ extension EngineCore {
     /// The soonest of the windows' first dates, as they are.
     package var windowFirstDate: Date? {
         let fire = window.first?.date
-        // Most engines have no dismissal or escalation: then the fire date, as before.
-        guard dismissals.count > 0 || escalations.count > 0 else { return fire }
-        return Self.sooner(Self.sooner(fire, dismissals.first?.date), escalations.first?.date)
+        // Most engines have no dismissal, escalation or focus: then the fire date, as before.
+        guard dismissals.count > 0 || escalations.count > 0 || focus.checkAt != nil else { return fire }
+        return Self.sooner(Self.sooner(Self.sooner(fire, dismissals.first?.date), escalations.first?.date), focus.checkAt)
     }
 
     static func sooner(_ a: Date?, _ b: Date?) -> Date? {
@@ -103,6 +104,7 @@ extension EngineCore {
     /// again with that request in ``toQuarantine``, which this moves aside first.
     package func fireDue(now: Date, limit: Int, listing: Bool = true) throws -> [(app: String, notification: DeliveredNotification)] {
         try quarantineQueued(now: now)
+        try focusDue(now: now)
         let dismissed = try dismissDue(now: now, limit: limit)
         let escalated = try escalateDue(now: now, limit: limit)
         let due = try store.dueEncoded(before: now, limit: limit)

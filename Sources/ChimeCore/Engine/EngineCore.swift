@@ -21,6 +21,8 @@ final class EngineCore {
     /// The soonest next steps of escalating notifications (``NotificationRequest/escalation``), as
     /// `window` holds fire dates: the scheduler alerts each again when it comes.
     var escalations: ScheduleWindow
+    /// The focus modes and when they are next looked at (EngineCore+Focus.swift).
+    var focus = FocusState()
     /// Set when a fire batch was full, so the scheduler runs again at once.
     package var moreDue = false
     /// How many due requests the last `fireDue` took (with a shared store: claimed).
@@ -70,6 +72,7 @@ final class EngineCore {
             let parts = stored?.split(separator: ",").compactMap { Double($0) } ?? []
             location = parts.count == 2 ? Coordinate(latitude: parts[0], longitude: parts[1]) : nil
         }
+        loadFocus()
     }
 
     /// Called at the start of each transaction. With a shared store, apps and categories are read

@@ -125,6 +125,9 @@ public struct Delivery: Sendable, Hashable {
     /// Which alert this is: 1 for the delivery, 2 and on for an escalating notification alerted
     /// again (a `realerted` event; a Chime addition), which surfaces present with more urgency.
     public var alert = 1
+    /// What an active focus did to it (a Chime addition; ``FocusMode``): held quietly, with its
+    /// banner and sound taken out of ``presentation``, or let through and why. `nil`: no focus on.
+    public var focus: FocusDecision?
 
     public init(notification: DeliveredNotification, category: NotificationCategory?, settings: NotificationSettings,
                 presentation: UNNotificationPresentationOptions, badge: Int? = nil) {

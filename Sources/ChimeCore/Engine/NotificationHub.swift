@@ -398,6 +398,8 @@ extension NotificationHub {
                 let requested = offset < answers.count ? answers[offset] : nil
                 if let requested {
                     delivery.presentation = Presentation.foreground(requested: requested, settings: delivery.settings)
+                    // A focus that held it holds it in front too.
+                    if delivery.focus?.quiet == true { delivery.presentation.subtract([.banner, .sound]) }
                 }
                 // The badge waited for this answer: applied with `.badge` in it, or without
                 // an answer (not in front after all).

@@ -87,7 +87,10 @@ public enum Presentation {
             settings.lockScreenSetting = .enabled
             settings.alertStyle = options.contains(.alert) ? .banner : .none
             settings.criticalAlertSetting = options.contains(.criticalAlert) ? .enabled : .disabled
-            settings.timeSensitiveSetting = options.contains(.timeSensitive) ? .enabled : .disabled
+            // Time-sensitive notifications break through focus modes (``FocusMode``) for an
+            // authorized app, as iOS's default for an app with the entitlement; provisional
+            // delivery is quiet anyway. The owner may turn it off per app (settings).
+            settings.timeSensitiveSetting = provisionalOnly ? .disabled : .enabled
             settings.providesAppNotificationSettings = options.contains(.providesAppNotificationSettings)
             settings.scheduledDeliverySetting = .disabled
             settings.directMessagesSetting = .disabled

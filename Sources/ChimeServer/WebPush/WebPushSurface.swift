@@ -247,7 +247,8 @@ public final class WebPushSurface: Sendable {
         let messages: [WebPushMessage]
         switch event.payload {
         case .delivered(let delivery), .realerted(let delivery):
-            guard !delivery.presentation.isEmpty else { return nil }
+            // Held by a focus: in the list only, not pushed.
+            guard !delivery.presentation.isEmpty, delivery.focus?.quiet != true else { return nil }
             messages = [WebPushMessage.show(delivery, app: event.app, now: now)]
         case .removed(let identifiers, .delivered, _):
             messages = WebPushMessage.close(identifiers, app: event.app, now: now)

@@ -1,0 +1,84 @@
+import ChimeCore
+import ChimePostgres
+import Foundation
+import PostgresTestServer
+import Synchronization
+import TestThreads
+import Testing
+
+/// Focus modes on engines sharing one PostgreSQL database (several `chime serve` nodes): a mode
+/// set on one node holds notifications fired on every node, and the spell's summary is delivered
+/// once, whichever nodes fire at its end.
+@Suite("Focus on a PostgreSQL cluster", .testThreads)
+struct FocusClusterTests {
+    /// One clock for all the engines, moved by the test (the tests fire with `fireDue(now:)`).
+    final class SharedClock: NotificationClock, Sendable {
+        private let date: Mutex<Date>
+        init(_ date: Date) { self.date = Mutex(date) }
+        var now: Date { date.withLock { $0 } }
+        func set(_ to: Date) { date.withLock { $0 = to } }
+        func sleep(until deadline: Date) async throws { try await Sleep.for(.seconds(3600)) }
+    }
+
+    static func date(_ text: String) throws -> Date { try Date(text, strategy: .iso8601) }
+
+    @Test("12 notifications fired on three nodes during Sleep are held; three nodes firing at 07:00 deliver one summary")
+    func summaryOnce() async throws {
+        let url = try PostgresTestServer.shared().makeSchema()
+        let stores = try (0..<3).map { _ in try PostgresStore(url: url) }
+        let clock = SharedClock(try Self.date("2027-06-07T21:00:00Z"))
+        let engines = stores.map { NotificationEngine(store: $0, clock: clock, policy: FixedAuthorizationPolicy(.grant)) }
+        defer { for store in stores { store.close() } }
+        do {
+            let app = "com.example.focus"
+            _ = try await engines[0].requestAuthorization(app: app, options: [.alert, .sound])
+            try await engines[0].putFocusMode(FocusMode(name: "Sleep", schedule: FocusSchedule(
+                from: "22:00", to: "07:00", days: FocusDay.everyDay, timeZone: "UTC")))
+            // The other nodes learn of it through the feed (a device change): wait for it, bounded.
+            let deadline = Date().addingTimeInterval(30)
+            for engine in engines[1...] {
+                while try await engine.focusModes().isEmpty, Date() < deadline { try await Sleep.for(.milliseconds(10)) }
+                #expect(try await engine.focusModes().map(\.mode.name) == ["Sleep"])
+            }
+            clock.set(try Self.date("2027-06-07T22:30:00Z"))
+            for index in 0..<12 {
+                var content = NotificationContent(title: "n\(index)")
+                content.sound = NotificationSound(name: nil)
+                _ = try await engines[index % 3].add([NotificationRequest(identifier: "n\(index)", content: content,
+                                                                          trigger: .timeInterval(Double(60 * (index + 1)), repeats: false))],
+                                                     app: app)
+            }
+            let night = try Self.date("2027-06-07T23:00:00Z")
+            clock.set(night)
+            async let a = engines[0].fireDue(now: night)
+            async let b = engines[1].fireDue(now: night)
+            async let c = engines[2].fireDue(now: night)
+            let fired = try await (a, b, c)
+            #expect(fired.0.count + fired.1.count + fired.2.count == 12)
+            let held = try await engines[2].events(after: 0, app: app, limit: 1000).compactMap(\.delivery)
+            #expect(held.count == 12)
+            #expect(held.allSatisfy { $0.focus == FocusDecision(focus: "Sleep", quiet: true, reason: .focus) && $0.presentation == [.list] })
+            #expect(try await engines[1].focusModes().first?.held == [app: 12])
+
+            let morning = try Self.date("2027-06-08T07:00:01Z")
+            clock.set(morning)
+            async let x = engines[0].fireDue(now: morning)
+            async let y = engines[1].fireDue(now: morning)
+            async let z = engines[2].fireDue(now: morning)
+            _ = try await (x, y, z)
+            let summaries = try await engines[0].events(after: 0, app: app, limit: 1000).compactMap(\.delivery)
+                .filter { $0.notification.request.identifier == "chime.focus.Sleep" }
+            #expect(summaries.map(\.notification.request.content.body) == ["12 notifications during Sleep"])
+            #expect(summaries.first?.presentation.contains(.banner) == true && summaries.first?.focus == nil)
+            // Later firings on any node add none.
+            for engine in engines { try await engine.fireDue(now: morning.addingTimeInterval(60)) }
+            #expect(try await engines[1].events(after: 0, app: app, limit: 1000).compactMap(\.delivery)
+                        .filter { $0.notification.request.identifier == "chime.focus.Sleep" }.count == 1)
+            #expect(try await engines[2].focusModes().first?.held.isEmpty == true)
+        } catch {
+            for engine in engines { await engine.shutdown() }
+            throw error
+        }
+        for engine in engines { await engine.shutdown() }
+    }
+}
