@@ -165,6 +165,27 @@ struct DunstTests {
         }
     }
 
+    @Test("during a focus an active notification makes no pop-up (it is listed) and a time-sensitive one pops up, critical")
+    func focusHolds() async throws {
+        try await withDunst(markUrgency: true) { desktop, fixture in
+            try await fixture.engine.putFocusMode(FocusMode(name: "Sleep"))
+            try await fixture.engine.setFocus(named: "Sleep", on: true)
+            try await fixture.deliver("quiet", title: "Newsletter", level: .active)
+            try await fixture.deliver("urgent", title: "Door open", level: .timeSensitive)
+            let (_, request) = try await fixture.events.shown("urgent")
+            #expect(request.hints["urgency"] == .byte(2))
+            // The surface's jobs run in order: the held one's came first, and made no pop-up.
+            #expect(!fixture.events.all.contains { if case .shown(_, "quiet", _, _) = $0 { true } else { false } })
+            #expect(try await desktop.dunstCount().displayed == 1)
+            #expect(Set(try await fixture.delivered()) == ["quiet", "urgent"], "the held one is in the list")
+            // Off: the summary pops up as usual.
+            try await fixture.engine.setFocus(named: "Sleep", on: false)
+            await fixture.engine.hub.settle()
+            let (_, summary) = try await fixture.events.shown("chime.focus.Sleep")
+            #expect(summary.body.contains("1 notification during Sleep"))
+        }
+    }
+
     @Test("interruption levels become urgencies: passive low, active normal, time-sensitive and critical critical")
     func urgencies() async throws {
         try await withDunst(markUrgency: true) { desktop, fixture in

@@ -91,7 +91,7 @@ struct RouteTableTests {
     @Test("a path a client fills from a declaration reaches that route's entry with the same parameters, however odd the values")
     func clientPathsRoundTrip() {
         let values = ["app": "com.example.chat", "identifier": "chat/42 ü?#%+&=", "id": "7", "token": String(repeating: "ab", count: 32),
-                      "asset": "center.js"]
+                      "asset": "center.js", "name": "Do Not Disturb"]
         for route in APIRoute.all {
             let given = values.filter { route.parameters.contains($0.key) }
             for method in [route.method.rawValue] + (route.method == .get ? ["HEAD"] : []) {

@@ -132,6 +132,27 @@ struct WebPushSendingTests {
         #expect(first["urgency"] == .string("normal") && first["payload"]?["alert"] == nil && first["payload"]?["dismiss"] == .bool(true))
     }
 
+    @Test("a delivery a focus held is not pushed; one it let through (time-sensitive) is, as usual")
+    func focusHeldNotPushed() throws {
+        let now = Date(timeIntervalSince1970: 1_780_000_000)
+        let subscription = WebPushSubscription(id: "phone", endpoint: "https://push.example.org/1", p256dh: [4], auth: [1], created: now)
+        func event(_ identifier: String, _ level: UNNotificationInterruptionLevel, focus: FocusDecision) -> EngineEvent {
+            var content = NotificationContent(title: identifier)
+            content.interruptionLevel = level
+            var delivery = Delivery(notification: DeliveredNotification(request: NotificationRequest(identifier: identifier, content: content), date: now),
+                                    category: nil, settings: NotificationSettings(), presentation: focus.quiet ? [.list] : [.banner, .sound, .list])
+            delivery.focus = focus
+            return EngineEvent(sequence: 1, app: Self.app, date: now, payload: .delivered(delivery))
+        }
+        #expect(WebPushSurface.entry(for: event("quiet", .active, focus: FocusDecision(focus: "Sleep", quiet: true, reason: .focus)),
+                                     subscriptions: [subscription], now: now) == nil)
+        let through = try #require(WebPushSurface.entry(for: event("urgent", .timeSensitive, focus: FocusDecision(focus: "Sleep", quiet: false, reason: .timeSensitive)),
+                                                        subscriptions: [subscription], now: now))
+        let stored = try JSONValue.parse(through.messages[0])
+        #expect(stored["payload"]?["id"] == .string("urgent") && stored["payload"]?["banner"] == .bool(true))
+        #expect(stored["urgency"] == .string("high"))
+    }
+
     /// Chime's own queue may hold a push a few seconds on a busy machine; a TTL 0 push ("now or
     /// never" to the push service) must still get its one try then (it was dropped after 1 s).
     @Test("a TTL 0 push is tried once even when Chime's queue held it seconds, not again, and not when it is stale")

@@ -74,6 +74,19 @@ extension APIRoute {
     public static let removeQuarantined = APIRoute(.delete, "/v1/quarantine/{id}", operationID: "removeQuarantined",
                                                    summary: "Remove a quarantined request (owner)")
 
+    // Focus modes (quiet hours): the owner's, for every app (Chime's addition)
+    public static let listFocus = APIRoute(.get, "/v1/focus", operationID: "listFocus",
+                                           summary: "Focus modes, with whether each is on now (owner; Chime's addition)")
+    public static let getFocus = APIRoute(.get, "/v1/focus/{name}", operationID: "getFocus", summary: "A focus mode (owner)")
+    public static let putFocus = APIRoute(.put, "/v1/focus/{name}", operationID: "putFocus",
+                                          summary: "Add or replace a focus mode: schedule, allowed apps, threads and filterCriteria (owner)")
+    public static let removeFocus = APIRoute(.delete, "/v1/focus/{name}", operationID: "removeFocus",
+                                             summary: "Remove a focus mode; what it held is summarized at once (owner)")
+    public static let focusOn = APIRoute(.post, "/v1/focus/{name}/on", operationID: "focusOn",
+                                         summary: "Turn a focus mode on by hand, until its schedule's next start or end (owner)")
+    public static let focusOff = APIRoute(.post, "/v1/focus/{name}/off", operationID: "focusOff",
+                                          summary: "Turn a focus mode off by hand, until its schedule's next start or end; its summary comes at once (owner)")
+
     // Web Push: the key browsers subscribe with, the subscribed devices
     public static let webPushKey = APIRoute(.get, "/v1/web-push/key", operationID: "webPushKey",
                                             summary: "The VAPID public key browsers subscribe with, applicationServerKey (owner)")
@@ -115,6 +128,7 @@ extension APIRoute {
         getCategories, setCategories, listRequests, addRequests, removeRequests, send, listNotifications, removeNotifications,
         respond, receipt, outbox, acknowledge, updateLocation,
         listQuarantine, removeQuarantined,
+        listFocus, getFocus, putFocus, removeFocus, focusOn, focusOff,
         webPushKey, listWebPushSubscriptions, createWebPushSubscription, updateWebPushSubscription, removeWebPushSubscription,
         appEvents, allEvents, serviceExtensionContent, reportPresentation,
         webCenter, webAsset, getSession, createSession, deleteSession, createLoginLink,

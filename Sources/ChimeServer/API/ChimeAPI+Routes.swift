@@ -52,6 +52,14 @@ extension ChimeAPI {
         .init(.listQuarantine, .owner, ChimeAPI.listQuarantine),
         .init(.removeQuarantined, .owner, ChimeAPI.removeQuarantined),
 
+        // Focus modes
+        .init(.listFocus, .owner, ChimeAPI.listFocus),
+        .init(.getFocus, .owner, ChimeAPI.getFocus),
+        .init(.putFocus, .owner, ChimeAPI.putFocus),
+        .init(.removeFocus, .owner, ChimeAPI.removeFocus),
+        .init(.focusOn, .owner, ChimeAPI.focusOn),
+        .init(.focusOff, .owner, ChimeAPI.focusOff),
+
         // Web Push
         .init(.webPushKey, .owner, ChimeAPI.webPushKey),
         .init(.listWebPushSubscriptions, .owner, ChimeAPI.listWebPushSubscriptions),

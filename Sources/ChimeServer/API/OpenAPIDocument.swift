@@ -60,6 +60,10 @@ enum OpenAPIDocument {
     {
       "name": "web-push",
       "description": "Web Push to subscribed browsers and phones (RFC 8030, VAPID RFC 8292, aes128gcm RFC 8291): the service's VAPID key, and the subscribed devices. Only the public push services (FCM, Mozilla, Apple, Microsoft) and the prefixes of `chime serve --web-push-endpoints` are accepted as endpoints."
+    },
+    {
+      "name": "focus",
+      "description": "Focus modes: the owner's quiet hours, for every app (Chime's addition)."
     }
   ],
   "paths": {
@@ -3485,6 +3489,359 @@ enum OpenAPIDocument {
           "web-push"
         ]
       }
+    },
+    "/v1/focus": {
+      "get": {
+        "operationId": "listFocus",
+        "summary": "Focus modes, with whether each is on now (owner; Chime's addition)",
+        "description": "Focus modes are the owner's quiet hours, for every app (Chime's addition; iOS keeps its Focus to the system). While one is on, a notification is delivered quietly: it is in the delivered list with its badge, but without banner or sound, no desktop pop-up and no Web Push, and its delivered event says so (focus: {name, quiet: true, reason: focus}). Let through: interruptionLevel timeSensitive (when the app's timeSensitiveSetting is enabled) and critical, and the mode's allowed apps, threads and filterCriteria values. When it ends, each app it held notifications of gets one summary notification (identifier chime.focus.NAME, thread chime.focus: \"12 notifications during Sleep\"), once.",
+        "responses": {
+          "200": {
+            "description": "Every focus mode, by name.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "array",
+                  "items": {
+                    "$ref": "#/components/schemas/FocusStatus"
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
+          },
+          "414": {
+            "$ref": "#/components/responses/UriTooLong"
+          },
+          "421": {
+            "$ref": "#/components/responses/MisdirectedRequest"
+          },
+          "431": {
+            "$ref": "#/components/responses/HeaderTooLarge"
+          },
+          "503": {
+            "$ref": "#/components/responses/Unavailable"
+          }
+        },
+        "tags": [
+          "focus"
+        ]
+      }
+    },
+    "/v1/focus/{name}": {
+      "parameters": [
+        {
+          "name": "name",
+          "in": "path",
+          "required": true,
+          "description": "The focus mode's name: 1 to 64 letters, digits, spaces, '.', '-' or '_' (no space at either end), percent-encoded in the path (Do%20Not%20Disturb).",
+          "schema": {
+            "type": "string",
+            "minLength": 1,
+            "maxLength": 64
+          }
+        }
+      ],
+      "get": {
+        "operationId": "getFocus",
+        "summary": "A focus mode (owner)",
+        "responses": {
+          "200": {
+            "description": "The mode, with whether it is on now.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/FocusStatus"
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
+          },
+          "404": {
+            "$ref": "#/components/responses/NotFound"
+          },
+          "414": {
+            "$ref": "#/components/responses/UriTooLong"
+          },
+          "421": {
+            "$ref": "#/components/responses/MisdirectedRequest"
+          },
+          "431": {
+            "$ref": "#/components/responses/HeaderTooLarge"
+          },
+          "503": {
+            "$ref": "#/components/responses/Unavailable"
+          }
+        },
+        "tags": [
+          "focus"
+        ]
+      },
+      "put": {
+        "operationId": "putFocus",
+        "summary": "Add or replace a focus mode: schedule, allowed apps, threads and filterCriteria (owner)",
+        "description": "Every field is checked; a refusal (400) names the field (schedule.from, schedule.days, allowedApps[2] ...) and what is accepted. How it was turned on or off by hand stays; a spell the change ends is summarized at once. At most 32 modes.",
+        "requestBody": {
+          "required": true,
+          "content": {
+            "application/json": {
+              "schema": {
+                "$ref": "#/components/schemas/FocusModeInput"
+              }
+            }
+          }
+        },
+        "responses": {
+          "200": {
+            "description": "Replaced.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/FocusStatus"
+                }
+              }
+            }
+          },
+          "201": {
+            "description": "Added.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/FocusStatus"
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
+          },
+          "413": {
+            "$ref": "#/components/responses/PayloadTooLarge"
+          },
+          "414": {
+            "$ref": "#/components/responses/UriTooLong"
+          },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
+          },
+          "421": {
+            "$ref": "#/components/responses/MisdirectedRequest"
+          },
+          "431": {
+            "$ref": "#/components/responses/HeaderTooLarge"
+          },
+          "501": {
+            "$ref": "#/components/responses/NotImplemented"
+          },
+          "503": {
+            "$ref": "#/components/responses/Unavailable"
+          },
+          "507": {
+            "$ref": "#/components/responses/InsufficientStorage"
+          }
+        },
+        "tags": [
+          "focus"
+        ]
+      },
+      "delete": {
+        "operationId": "removeFocus",
+        "summary": "Remove a focus mode; what it held is summarized at once (owner)",
+        "responses": {
+          "200": {
+            "description": "Removed.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/FocusRemoved"
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
+          },
+          "404": {
+            "$ref": "#/components/responses/NotFound"
+          },
+          "414": {
+            "$ref": "#/components/responses/UriTooLong"
+          },
+          "421": {
+            "$ref": "#/components/responses/MisdirectedRequest"
+          },
+          "431": {
+            "$ref": "#/components/responses/HeaderTooLarge"
+          },
+          "501": {
+            "$ref": "#/components/responses/NotImplemented"
+          },
+          "503": {
+            "$ref": "#/components/responses/Unavailable"
+          }
+        },
+        "tags": [
+          "focus"
+        ]
+      }
+    },
+    "/v1/focus/{name}/on": {
+      "parameters": [
+        {
+          "name": "name",
+          "in": "path",
+          "required": true,
+          "description": "The focus mode's name: 1 to 64 letters, digits, spaces, '.', '-' or '_' (no space at either end), percent-encoded in the path (Do%20Not%20Disturb).",
+          "schema": {
+            "type": "string",
+            "minLength": 1,
+            "maxLength": 64
+          }
+        }
+      ],
+      "post": {
+        "operationId": "focusOn",
+        "summary": "Turn a focus mode on by hand, until its schedule's next start or end (owner)",
+        "description": "A manual setting holds until the schedule's next start or end after it, then the schedule decides again (a mode without a schedule stays as turned). Turned on at 21:00 with a 22:00-07:00 schedule, it is on until 07:00; turned off at 23:00, off until 07:00 and on again at 22:00.",
+        "responses": {
+          "200": {
+            "description": "The mode as it is now.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/FocusStatus"
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
+          },
+          "404": {
+            "$ref": "#/components/responses/NotFound"
+          },
+          "414": {
+            "$ref": "#/components/responses/UriTooLong"
+          },
+          "421": {
+            "$ref": "#/components/responses/MisdirectedRequest"
+          },
+          "431": {
+            "$ref": "#/components/responses/HeaderTooLarge"
+          },
+          "501": {
+            "$ref": "#/components/responses/NotImplemented"
+          },
+          "503": {
+            "$ref": "#/components/responses/Unavailable"
+          },
+          "507": {
+            "$ref": "#/components/responses/InsufficientStorage"
+          }
+        },
+        "tags": [
+          "focus"
+        ]
+      }
+    },
+    "/v1/focus/{name}/off": {
+      "parameters": [
+        {
+          "name": "name",
+          "in": "path",
+          "required": true,
+          "description": "The focus mode's name: 1 to 64 letters, digits, spaces, '.', '-' or '_' (no space at either end), percent-encoded in the path (Do%20Not%20Disturb).",
+          "schema": {
+            "type": "string",
+            "minLength": 1,
+            "maxLength": 64
+          }
+        }
+      ],
+      "post": {
+        "operationId": "focusOff",
+        "summary": "Turn a focus mode off by hand, until its schedule's next start or end; its summary comes at once (owner)",
+        "description": "A manual setting holds until the schedule's next start or end after it, then the schedule decides again (a mode without a schedule stays as turned). Turned on at 21:00 with a 22:00-07:00 schedule, it is on until 07:00; turned off at 23:00, off until 07:00 and on again at 22:00.",
+        "responses": {
+          "200": {
+            "description": "The mode as it is now.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/FocusStatus"
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
+          },
+          "404": {
+            "$ref": "#/components/responses/NotFound"
+          },
+          "414": {
+            "$ref": "#/components/responses/UriTooLong"
+          },
+          "421": {
+            "$ref": "#/components/responses/MisdirectedRequest"
+          },
+          "431": {
+            "$ref": "#/components/responses/HeaderTooLarge"
+          },
+          "501": {
+            "$ref": "#/components/responses/NotImplemented"
+          },
+          "503": {
+            "$ref": "#/components/responses/Unavailable"
+          },
+          "507": {
+            "$ref": "#/components/responses/InsufficientStorage"
+          }
+        },
+        "tags": [
+          "focus"
+        ]
+      }
     }
   },
   "components": {
@@ -5213,6 +5570,10 @@ enum OpenAPIDocument {
             "type": "string",
             "format": "date-time",
             "description": "expired: when the request fell due."
+          },
+          "focus": {
+            "$ref": "#/components/schemas/FocusDecision",
+            "description": "delivered, realerted: present when a focus mode was on: held quietly (presentation without banner and sound) or let through, and why."
           }
         }
       },
@@ -5892,6 +6253,255 @@ enum OpenAPIDocument {
           },
           "escalateFor": {
             "type": "number"
+          }
+        }
+      },
+      "FocusSchedule": {
+        "type": "object",
+        "required": [
+          "from",
+          "to",
+          "timeZone"
+        ],
+        "additionalProperties": false,
+        "description": "When the mode is on by itself: from a wall time to another (24-hour HH:MM) in an IANA time zone, starting on the days listed. A to at or before from ends the next day. Wall times follow the zone's clock across daylight-saving changes: a time in a gap moves forward by the gap; a repeated one is its first pass.",
+        "properties": {
+          "from": {
+            "type": "string",
+            "pattern": "^[0-9]{1,2}:[0-9]{2}$",
+            "example": "22:00"
+          },
+          "to": {
+            "type": "string",
+            "pattern": "^[0-9]{1,2}:[0-9]{2}$",
+            "example": "07:00"
+          },
+          "days": {
+            "oneOf": [
+              {
+                "type": "array",
+                "items": {
+                  "type": "string",
+                  "enum": [
+                    "mon",
+                    "tue",
+                    "wed",
+                    "thu",
+                    "fri",
+                    "sat",
+                    "sun"
+                  ]
+                },
+                "minItems": 1
+              },
+              {
+                "type": "string",
+                "description": "A list such as mon-fri, sat,sun, daily, weekdays or weekends."
+              }
+            ],
+            "description": "The days a spell starts on (a spell from 22:00 to 07:00 on fri ends Saturday morning); every day when left out."
+          },
+          "timeZone": {
+            "type": "string",
+            "example": "Europe/Berlin"
+          }
+        }
+      },
+      "FocusModeInput": {
+        "type": "object",
+        "additionalProperties": false,
+        "description": "A focus mode as a client sends it. name may be left out (the path names it); a different one is refused.",
+        "properties": {
+          "name": {
+            "type": "string"
+          },
+          "schedule": {
+            "oneOf": [
+              {
+                "$ref": "#/components/schemas/FocusSchedule"
+              },
+              {
+                "type": "null"
+              }
+            ],
+            "description": "null or left out: on only by hand."
+          },
+          "allowedApps": {
+            "type": "array",
+            "maxItems": 256,
+            "items": {
+              "type": "string",
+              "pattern": "^[A-Za-z0-9._-]{1,255}$"
+            },
+            "description": "Apps (bundle identifiers) whose notifications it lets through."
+          },
+          "allowedThreads": {
+            "type": "array",
+            "maxItems": 256,
+            "items": {
+              "type": "string",
+              "minLength": 1
+            },
+            "description": "threadIdentifier values it lets through."
+          },
+          "allowedFilterCriteria": {
+            "type": "array",
+            "maxItems": 256,
+            "items": {
+              "type": "string",
+              "minLength": 1
+            },
+            "description": "filterCriteria values it lets through (iOS's focus filters)."
+          }
+        }
+      },
+      "FocusStatus": {
+        "type": "object",
+        "required": [
+          "name",
+          "schedule",
+          "allowedApps",
+          "allowedThreads",
+          "allowedFilterCriteria",
+          "manual",
+          "active",
+          "nextChange",
+          "held",
+          "heldTotal"
+        ],
+        "description": "A focus mode, with whether it is on now.",
+        "properties": {
+          "name": {
+            "type": "string"
+          },
+          "schedule": {
+            "oneOf": [
+              {
+                "$ref": "#/components/schemas/FocusSchedule"
+              },
+              {
+                "type": "null"
+              }
+            ]
+          },
+          "allowedApps": {
+            "type": "array",
+            "maxItems": 256,
+            "items": {
+              "type": "string",
+              "pattern": "^[A-Za-z0-9._-]{1,255}$"
+            },
+            "description": "Apps (bundle identifiers) whose notifications it lets through."
+          },
+          "allowedThreads": {
+            "type": "array",
+            "maxItems": 256,
+            "items": {
+              "type": "string",
+              "minLength": 1
+            },
+            "description": "threadIdentifier values it lets through."
+          },
+          "allowedFilterCriteria": {
+            "type": "array",
+            "maxItems": 256,
+            "items": {
+              "type": "string",
+              "minLength": 1
+            },
+            "description": "filterCriteria values it lets through (iOS's focus filters)."
+          },
+          "manual": {
+            "oneOf": [
+              {
+                "type": "object",
+                "required": [
+                  "on",
+                  "since"
+                ],
+                "properties": {
+                  "on": {
+                    "type": "boolean"
+                  },
+                  "since": {
+                    "type": "string",
+                    "format": "date-time"
+                  }
+                }
+              },
+              {
+                "type": "null"
+              }
+            ],
+            "description": "Turned on or off by hand, and when: holds until the schedule's next start or end after since."
+          },
+          "active": {
+            "type": "boolean",
+            "description": "Whether it is on now."
+          },
+          "nextChange": {
+            "oneOf": [
+              {
+                "type": "string",
+                "format": "date-time"
+              },
+              {
+                "type": "null"
+              }
+            ],
+            "description": "On: when it ends; off: its schedule's next start or end. null: not by itself."
+          },
+          "held": {
+            "type": "object",
+            "additionalProperties": {
+              "type": "integer"
+            },
+            "description": "Notifications held so far in the current spell, by app."
+          },
+          "heldTotal": {
+            "type": "integer"
+          }
+        }
+      },
+      "FocusRemoved": {
+        "type": "object",
+        "required": [
+          "removed"
+        ],
+        "properties": {
+          "removed": {
+            "type": "string"
+          }
+        }
+      },
+      "FocusDecision": {
+        "type": "object",
+        "required": [
+          "name",
+          "quiet",
+          "reason"
+        ],
+        "description": "What an active focus did to a delivery (Chime's addition).",
+        "properties": {
+          "name": {
+            "type": "string",
+            "description": "The focus."
+          },
+          "quiet": {
+            "type": "boolean",
+            "description": "Held: in the list, no banner, no sound, no pop-up or push."
+          },
+          "reason": {
+            "type": "string",
+            "enum": [
+              "focus",
+              "timeSensitive",
+              "critical",
+              "allowedApp",
+              "allowedThread",
+              "allowedFilterCriteria"
+            ],
+            "description": "focus when held; else why it was let through."
           }
         }
       }
