@@ -9,9 +9,10 @@ func tableRoutes(_ accesses: RouteTable.Access...) -> [APIRoute] {
     ChimeAPI.routes.entries.filter { accesses.contains($0.access) }.map(\.route)
 }
 
-/// The route's parameters for `app`: `a1` for a notification's identifier, `1` for other ids.
+/// The route's parameters for `app`: `a1` for a notification's identifier, `1` for other ids,
+/// `Sleep` for a focus mode's name.
 func parameters(of route: APIRoute, app: String) -> [String: String] {
-    ["app": app, "identifier": "a1", "id": "1"].filter { route.parameters.contains($0.key) }
+    ["app": app, "identifier": "a1", "id": "1", "name": "Sleep"].filter { route.parameters.contains($0.key) }
 }
 
 @Suite("App isolation", .testThreads)
