@@ -104,7 +104,12 @@ struct TestClient: Sendable {
     /// ```
     func request(_ route: APIRoute, _ parameters: [String: String] = [:], query: String = "", json: String? = nil,
                  body: [UInt8]? = nil, contentType: String? = nil, headers: [(String, String)] = []) async throws -> TestResponse {
-        try await request(route.method.rawValue, route.path(parameters) + query, headers: headers,
+        // A route the test does not know how to fill fails that test, not the whole test process
+        // (APIRoute.path(_:) stops the program on a mismatch, as a mistake in product code should).
+        guard Set(parameters.keys) == Set(route.parameters) else {
+            throw RouteParametersMismatch(route: "\(route)", takes: route.parameters, given: parameters.keys.sorted())
+        }
+        return try await request(route.method.rawValue, route.path(parameters) + query, headers: headers,
                           body: json.map { Array($0.utf8) } ?? body, contentType: json == nil ? contentType : "application/json")
     }
 
@@ -128,4 +133,12 @@ struct TestClient: Sendable {
     static func offPool<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
         try await OffPool.run("test.client", body)
     }
+}
+
+/// A test asked for a declared route with parameters other than the route's own.
+struct RouteParametersMismatch: Error, CustomStringConvertible {
+    let route: String
+    let takes: [String]
+    let given: [String]
+    var description: String { "\(route) takes the parameters \(takes), the test gave \(given)" }
 }
