@@ -147,9 +147,17 @@ let package = Package(
         .target(name: "PostgresTestServer", dependencies: ["ChimeCore"], path: "Tests/Support/PostgresTestServer"),
         // Killed with SIGKILL by ChimeSQLiteTests' durability test.
         .executableTarget(name: "ChimeStoreCrasher", dependencies: ["ChimeSQLite", "ChimeCore"], path: "Tests/Support/StoreCrasher"),
+        // What the store tests share: the three stores (StoreKind), temporary directories, sample values.
+        .target(name: "StoreTestSupport", dependencies: ["ChimeCore", "ChimeSQLite", "ChimePostgres", "PostgresTestServer"],
+                path: "Tests/Support/StoreTestSupport"),
+        // One suite, three stores: the in-memory reference, a SQLite file and PostgreSQL answer alike,
+        // the encoded fast paths as the plain ones.
+        .testTarget(name: "StoreConformanceTests",
+                    dependencies: ["TestThreads", "StoreTestSupport", "ChimeCore", "ChimeSQLite", "ChimePostgres", "PostgresTestServer"]),
         .testTarget(
             name: "ChimeSQLiteTests",
-            dependencies: ["TestThreads", "ChimeSQLite", "ChimePostgres", "PostgresTestServer", "ChimeCore", "ChimeTesting", "ChimeStoreCrasher", "ChimeEngineCrasher"],
+            dependencies: ["TestThreads", "StoreTestSupport", "ChimeSQLite", "ChimePostgres", "PostgresTestServer", "ChimeCore", "ChimeTesting",
+                           "ChimeStoreCrasher", "ChimeEngineCrasher"],
             exclude: ["Fixtures"]),
         // Killed with SIGKILL while firing and while answering, by ChimeSQLiteTests' engine crash tests.
         .executableTarget(name: "ChimeEngineCrasher", dependencies: ["Chime", "ChimeCore", "ChimeSQLite", "ChimeTesting"],

@@ -2,6 +2,7 @@ import ChimeCore
 @testable import ChimeSQLite
 import ChimeTesting
 import Foundation
+import StoreTestSupport
 import TestThreads
 import Testing
 

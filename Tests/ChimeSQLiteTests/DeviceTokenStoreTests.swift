@@ -5,6 +5,7 @@ import ChimeTesting
 import Foundation
 import Synchronization
 import PostgresTestServer
+import StoreTestSupport
 import TestThreads
 import Testing
 

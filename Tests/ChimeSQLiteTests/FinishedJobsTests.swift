@@ -2,6 +2,7 @@ import ChimeCore
 import ChimeSQLite
 import ChimeTesting
 import Foundation
+import StoreTestSupport
 import Synchronization
 import TestThreads
 import Testing

@@ -2,6 +2,7 @@ import CSQLite
 @testable import ChimeCore
 import Foundation
 @testable import ChimeSQLite
+import StoreTestSupport
 import TestThreads
 import Testing
 

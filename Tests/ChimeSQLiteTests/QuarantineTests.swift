@@ -4,6 +4,7 @@ import ChimeCore
 import ChimeTesting
 import Foundation
 import PostgresTestServer
+import StoreTestSupport
 import TestThreads
 import Testing
 import Synchronization

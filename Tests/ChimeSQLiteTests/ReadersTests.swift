@@ -2,6 +2,7 @@
 import Dispatch
 import Foundation
 @testable import ChimeSQLite
+import StoreTestSupport
 import Synchronization
 import TestThreads
 import Testing

@@ -1,5 +1,6 @@
 import ChimeCore
 import Foundation
+import StoreTestSupport
 import TestThreads
 import Testing
 

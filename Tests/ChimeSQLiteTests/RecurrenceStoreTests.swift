@@ -3,6 +3,7 @@ import ChimePostgres
 @testable import ChimeSQLite
 import Foundation
 import PostgresTestServer
+import StoreTestSupport
 import TestThreads
 import Testing
 
@@ -128,31 +129,6 @@ struct RecurrenceStoreTests {
         #expect(try await engine.fireDue(now: try Self.date("2027-02-26T16:00:00Z")).count == 1)
         #expect(try await engine.nextFireDate() == (try Self.date("2027-04-30T15:00:00Z")))
         await engine.shutdown()
-    }
-}
-
-extension StoreKind {
-    /// An engine over a fresh store of this kind (on `clock`, the real one by default; the tests
-    /// fire with explicit dates).
-    func withEngine(clock: any NotificationClock = SystemClock(), _ body: (NotificationEngine) async throws -> Void) async throws {
-        let store: NotificationStore
-        var directory: TemporaryDirectory?
-        switch self {
-        case .memory: store = MemoryStore()
-        case .sqlite:
-            directory = try TemporaryDirectory()
-            store = try SQLiteStore(path: directory!.path("store.sqlite"))
-        case .postgres: store = try PostgresStore(url: try PostgresTestServer.shared().makeSchema())
-        }
-        let engine = NotificationEngine(store: store, clock: clock, timeZone: TimeZone(identifier: "Europe/Berlin")!)
-        do { try await body(engine) } catch {
-            await engine.shutdown()
-            throw error
-        }
-        await engine.shutdown()
-        (store as? SQLiteStore)?.close()
-        (store as? PostgresStore)?.close()
-        directory?.remove()
     }
 }
 

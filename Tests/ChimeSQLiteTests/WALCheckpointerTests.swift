@@ -1,6 +1,7 @@
 import ChimeCore
 @testable import ChimeSQLite
 import Foundation
+import StoreTestSupport
 import TestThreads
 import Testing
 

@@ -3,6 +3,7 @@ import ChimePostgres
 @testable import ChimeSQLite
 import Foundation
 import PostgresTestServer
+import StoreTestSupport
 import TestThreads
 import Testing
 

@@ -3,45 +3,9 @@ import ChimePostgres
 @testable import ChimeSQLite
 import Foundation
 import PostgresTestServer
+import StoreTestSupport
 import TestThreads
 import Testing
-
-/// The stores under test. Every scenario runs against the in-memory reference, the SQLite store and
-/// the PostgreSQL store (on a server the tests start, a fresh schema each), and expects the same
-/// answers from all three.
-enum StoreKind: String, CaseIterable, Sendable, CustomTestStringConvertible {
-    case memory, sqlite, postgres
-    var testDescription: String { rawValue }
-
-    func withStore(_ body: (NotificationStore) throws -> Void) throws {
-        switch self {
-        case .memory:
-            try body(MemoryStore())
-        case .sqlite:
-            let directory = try TemporaryDirectory()
-            defer { directory.remove() }
-            let store = try SQLiteStore(path: directory.path("store.sqlite"))
-            try body(store)
-            store.close()
-        case .postgres:
-            let store = try PostgresStore(url: try PostgresTestServer.shared().makeSchema())
-            defer { store.close() }
-            try body(store)
-        }
-    }
-
-    /// Whether a number taken in a rolled-back transaction is handed out again. PostgreSQL's
-    /// sequences are not transactional — so that nodes never wait for each other's counters —
-    /// except the event log's, which must follow commit order.
-    var reusesRolledBackNumbers: Bool { self != .postgres }
-}
-
-func pending(_ identifier: String, fire: Double?, trigger: NotificationTrigger? = .timeInterval(60, repeats: false),
-             sequence: Int64 = 0, inside: Bool? = nil) -> PendingRequest {
-    PendingRequest(request: Samples.request(identifier, trigger: trigger),
-                   nextFireDate: fire.map { Samples.base.addingTimeInterval($0) },
-                   anchor: Samples.base.addingTimeInterval(-1), inside: inside, sequence: sequence)
-}
 
 @Suite("Store conformance (memory, SQLite and PostgreSQL behave the same)", .testThreads)
 struct StoreConformanceTests {
@@ -422,7 +386,7 @@ struct StoreConformanceTests {
         /// reuse those of rolled-back transactions); their order is still compared.
         func transcript(_ store: NotificationStore, numbers: Bool = true) throws -> [String] {
             func number(_ value: Int64) -> String { numbers ? "\(value)" : "#" }
-            var generator = SplitMix(seed: 7)
+            var generator = SplitMix64(seed: 7)
             var out: [String] = []
             for step in 0..<400 {
                 let app = "app\(generator.next() % 3)"
@@ -470,18 +434,5 @@ struct StoreConformanceTests {
             Issue.record("step \(index): memory \(m) ≠ postgres \(p)")
             break
         }
-    }
-}
-
-/// A small deterministic random number generator for reproducible scenarios.
-struct SplitMix: RandomNumberGenerator {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }
