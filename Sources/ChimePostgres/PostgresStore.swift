@@ -303,18 +303,21 @@ public final class PostgresStore: SharedNotificationStore {
     private func pendingRows(_ rows: PostgresResult) throws -> [(app: String, pending: PendingRequest)] {
         var result: [(app: String, pending: PendingRequest)] = []
         result.reserveCapacity(rows.count)
-        for row in 0..<rows.count {
-            let request: NotificationRequest
-            do { request = try RecordCodec.decodeRequest(rows.bytes(row, 5)) } catch {
-                throw UndeliverableRequest(app: rows.string(row, 0), identifier: rows.string(row, 6),
-                                           reason: "its stored record cannot be read: \(ChimeError.message(of: error))")
-            }
-            let pending = PendingRequest(request: request, nextFireDate: rows.optionalDouble(row, 2).map(Self.date),
-                                         anchor: Self.date(rows.double(row, 3)), inside: rows.optionalBool(row, 4),
-                                         sequence: rows.int64(row, 1))
-            result.append((rows.string(row, 0), pending))
-        }
+        for row in 0..<rows.count { result.append(try pendingRow(rows, row)) }
         return result
+    }
+
+    /// `pendingRows`' row `row`.
+    private func pendingRow(_ rows: PostgresResult, _ row: Int) throws -> (app: String, pending: PendingRequest) {
+        let request: NotificationRequest
+        do { request = try RecordCodec.decodeRequest(rows.bytes(row, 5)) } catch {
+            throw UndeliverableRequest(app: rows.string(row, 0), identifier: rows.string(row, 6),
+                                       reason: "its stored record cannot be read: \(ChimeError.message(of: error))")
+        }
+        let pending = PendingRequest(request: request, nextFireDate: rows.optionalDouble(row, 2).map(Self.date),
+                                     anchor: Self.date(rows.double(row, 3)), inside: rows.optionalBool(row, 4),
+                                     sequence: rows.int64(row, 1))
+        return (rows.string(row, 0), pending)
     }
 
     public func putPending(_ record: PendingRequest, app: String) throws {
@@ -448,15 +451,34 @@ public final class PostgresStore: SharedNotificationStore {
     }
 
     public func due(before date: Date, limit: Int) throws -> [(app: String, pending: PendingRequest)] {
+        guard let rows = try claimDue(before: date, limit: limit) else { return [] }
+        return try pendingRows(rows)
+    }
+
+    /// `due`, each row with its request's record as stored: firing builds the delivered record from
+    /// it (``putDelivered(_:app:encodedRequest:)``) instead of encoding the request again.
+    public func dueEncoded(before date: Date, limit: Int) throws -> [(app: String, pending: PendingRequest, encoded: [UInt8]?)] {
+        guard let rows = try claimDue(before: date, limit: limit) else { return [] }
+        var result: [(app: String, pending: PendingRequest, encoded: [UInt8]?)] = []
+        result.reserveCapacity(rows.count)
+        for row in 0..<rows.count {
+            let (app, pending) = try pendingRow(rows, row)
+            result.append((app, pending, Array(rows.bytes(row, 5))))
+        }
+        return result
+    }
+
+    /// The due rows, claimed: locked until the transaction ends, and what another node holds is
+    /// skipped (`nil` for a limit of 0).
+    private func claimDue(before date: Date, limit: Int) throws -> PostgresResult? {
         try writePending()
-        guard limit > 0 else { return [] }
-        // The claim: locked until the transaction ends, and what another node holds is skipped.
+        guard limit > 0 else { return nil }
         begin()
-        return try pendingRows(try query("""
+        return try query("""
             SELECT \(Self.pendingColumns), identifier FROM chime_pending
             WHERE next_fire IS NOT NULL AND next_fire <= $1 ORDER BY next_fire, seq LIMIT $2
             FOR UPDATE SKIP LOCKED
-            """, [.float8(date.timeIntervalSince1970), .int8(Int64(limit))]))
+            """, [.float8(date.timeIntervalSince1970), .int8(Int64(limit))])
     }
 
     /// The soonest fire date, read without a lock (a row lock would cost a flushed commit each
@@ -526,12 +548,20 @@ public final class PostgresStore: SharedNotificationStore {
     /// with the others of the transaction in one statement (see `writeDeliveries`).
     @discardableResult
     public func putDelivered(_ notification: DeliveredNotification, app: String) throws -> Int64 {
+        try putDelivered(notification, app: app, encodedRequest: nil)
+    }
+
+    /// `putDelivered`, the record built from the request's as ``dueEncoded(before:limit:)`` gave it
+    /// (the request is copied, not encoded again).
+    @discardableResult
+    public func putDelivered(_ notification: DeliveredNotification, app: String, encodedRequest: [UInt8]?) throws -> Int64 {
         try write {
             var notification = notification
             if notification.sequence == 0 { notification.sequence = try takeSequence() }
+            let body = encodedRequest.map { RecordCodec.encode(notification, encodedRequest: $0) } ?? RecordCodec.encode(notification)
             deliveries.append(DeliveredRow(app: app, identifier: notification.request.identifier, sequence: notification.sequence,
                                            date: notification.date.timeIntervalSince1970, thread: notification.request.content.threadIdentifier,
-                                           body: RecordCodec.encode(notification),
+                                           body: body,
                                            dismissAt: notification.dismissDate?.timeIntervalSince1970))
             if deliveries.count >= 8192 { try writeDeliveries() }
             return notification.sequence
@@ -784,9 +814,13 @@ public final class PostgresStore: SharedNotificationStore {
     public func appendEvent(_ event: EngineEvent) throws -> Int64 {
         var event = event
         event.sequence = 0
-        let row = (app: event.app, kind: event.kind.rawValue, body: RecordCodec.encode(event), at: event.date.timeIntervalSince1970)
+        return try appendEvent(event, encoded: RecordCodec.encode(event))
+    }
+
+    public func appendEvent(_ event: EngineEvent, encoded body: [UInt8]) throws -> Int64 {
+        let row = (app: event.app, kind: event.kind.rawValue, body: body, at: event.date.timeIntervalSince1970)
         if depth == 0 {
-            try transaction { _ = try appendEvent(event) }
+            try transaction { _ = try appendEvent(event, encoded: body) }
             return lastEventSequence
         }
         begin()

@@ -1014,11 +1014,14 @@ public final class SQLiteStore: NotificationStore {
     // MARK: Events
 
     public func appendEvent(_ event: EngineEvent) throws -> Int64 {
+        var event = event
+        event.sequence = 0
+        return try appendEvent(event, encoded: RecordCodec.encode(event))
+    }
+
+    public func appendEvent(_ event: EngineEvent, encoded body: [UInt8]) throws -> Int64 {
         try transaction {
-            var event = event
-            event.sequence = 0
             let statement = try connection.statement("INSERT INTO events (app, kind, body, size, at) VALUES (?, ?, ?, ?, ?)")
-            let body = RecordCodec.encode(event)
             statement.bind(1, event.app)
             statement.bind(2, event.kind.rawValue)
             statement.bind(3, body)

@@ -432,6 +432,9 @@ extension RecordCodec {
         }
 
         mutating func request(_ r: NotificationRequest) {
+            #if DEBUG
+            RecordCodec.counted(\.requests)
+            #endif
             // The version is the record's: raised before the content, whose reading depends on it.
             if case .recurrence? = r.trigger { bytes[0] = max(bytes[0], RecordCodec.recurrenceVersion) }
             if r.expiration != nil { bytes[0] = max(bytes[0], RecordCodec.expirationVersion) }
@@ -582,6 +585,9 @@ extension RecordCodec {
         }
 
         mutating func event(_ e: EngineEvent) {
+            #if DEBUG
+            RecordCodec.counted(\.events)
+            #endif
             int(e.sequence)
             string(e.app)
             varint(UInt64(RecordCodec.eventKinds.firstIndex(of: e.kind) ?? 0))

@@ -139,11 +139,14 @@ final class EngineCore {
     func log(_ event: EngineEvent) throws {
         var event = event
         if configuration.recordsEvents {
-            event.sequence = try store.appendEvent(event)
+            // Encoded once: the bytes the store keeps are the bytes the bound counts (large events,
+            // a delivery carrying its notification, bring it near sooner).
+            event.sequence = 0
+            let encoded = RecordCodec.encode(event)
+            event.sequence = try store.appendEvent(event, encoded: encoded)
             let retention = configuration.retention
             eventsSincePrune += 1
-            // Large events (a delivery carries its notification) bring the byte bound near sooner.
-            if case .delivered = event.payload { bytesSincePrune += RecordCodec.encode(event).count } else { bytesSincePrune += 256 }
+            bytesSincePrune += encoded.count
             if eventsSincePrune >= max(1000, retention.count / 10) || bytesSincePrune >= retention.bytes / 10 {
                 var target = retention
                 target.bytes -= retention.bytes / 10

@@ -133,6 +133,10 @@ public protocol NotificationStore: AnyObject {
     // MARK: Events
     /// Appends to the event log and returns the event's sequence (sequences only grow).
     func appendEvent(_ event: EngineEvent) throws -> Int64
+    /// `appendEvent`, with the event as ``RecordCodec`` bytes (`event` with sequence 0): the
+    /// engine encodes each event once, counting its bytes toward the log's bound, and a store that
+    /// keeps events as those bytes writes them instead of encoding again.
+    func appendEvent(_ event: EngineEvent, encoded: [UInt8]) throws -> Int64
     /// Events after `sequence`, oldest first, for one app or all, at most `limit`.
     func events(after sequence: Int64, app: String?, limit: Int) throws -> [EngineEvent]
     /// The oldest sequence still kept (0 when the log is empty).
@@ -304,6 +308,10 @@ extension NotificationStore {
     @discardableResult
     public func putDelivered(_ notification: DeliveredNotification, app: String, encodedRequest: [UInt8]?) throws -> Int64 {
         try putDelivered(notification, app: app)
+    }
+
+    public func appendEvent(_ event: EngineEvent, encoded: [UInt8]) throws -> Int64 {
+        try appendEvent(event)
     }
 
     public func oldestDelivered(app: String, limit: Int) throws -> [String] {
