@@ -100,8 +100,8 @@ function onEvent(kind, data) {
   const app = data.app;
   switch (kind) {
     case "delivered":
-      // The event carries everything: the notification with its actions and presentation, its
-      // category and the app's badge. Only a repeating request's next date needs a read.
+      // The event carries everything: the notification, its category (with the actions), its
+      // presentation and the app's badge. Only a repeating request's next date needs a read.
       if (data.notification) enqueue(app, { pending: applyDelivery(app, data) }, data.notification);
       break;
     case "realerted":

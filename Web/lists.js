@@ -21,7 +21,11 @@ const categoriesApplied = new Map();
 
 /** Puts a delivery from the event stream into the state; returns whether the pending list needs a read. */
 export function applyDelivery(app, data) {
+  // The event carries each field once: the item the list keeps takes its category's actions and
+  // the event's presentation (what GET .../notifications gives each item).
   const item = data.notification;
+  if (data.category && Array.isArray(data.category.actions)) item.actions = data.category.actions;
+  if (Array.isArray(data.presentation)) item.presentation = data.presentation;
   arrived.set(nkey(app, item), ++listEvents);
   const others = (state.delivered.get(app) || []).filter((n) => n.identifier !== item.identifier);
   state.delivered.set(app, [item, ...others].sort((a, b) => Date.parse(b.date) - Date.parse(a.date)));

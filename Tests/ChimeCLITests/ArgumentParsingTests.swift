@@ -89,7 +89,9 @@ struct ArgumentParsingTests {
 
     @Test("events read as a person would: identifiers, titles, actions and replies")
     func eventLines() throws {
-        let delivered = try JSONValue.parse(#"{"app": "com.a", "notification": {"identifier": "n1", "body": "Backup done", "actions": [{"identifier": "ok"}]}}"#)
+        let delivered = try JSONValue.parse(#"""
+            {"app": "com.a", "notification": {"identifier": "n1", "body": "Backup done"}, "category": {"identifier": "c", "actions": [{"identifier": "ok"}]}}
+            """#)
         #expect(CLI.describeEvent(kind: "delivered", id: "7", delivered) == #"7  delivered  com.a  n1  "Backup done"  actions: ok"#)
         let response = try JSONValue.parse(#"{"app": "com.a", "response": {"actionIdentifier": "comment", "userText": "Call me", "notification": {"identifier": "n1"}}}"#)
         #expect(CLI.describeEvent(kind: "response", id: "8", response) == #"8  response  com.a  n1  →  comment  "Call me""#)

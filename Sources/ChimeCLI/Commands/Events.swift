@@ -34,7 +34,8 @@ extension CLI {
         case "delivered", "silentPush":
             let notification = event["notification"]
             words = [notification?["identifier"]?.stringValue ?? "?", quoted(headline(notification))]
-            if let actions = notification?["actions"]?.arrayValue.compactMap({ $0["identifier"]?.stringValue }), !actions.isEmpty {
+            // A delivery's actions are its category's (the notification does not repeat them).
+            if let actions = event["category"]?["actions"]?.arrayValue.compactMap({ $0["identifier"]?.stringValue }), !actions.isEmpty {
                 words.append("actions: " + actions.joined(separator: ", "))
             }
         case "realerted":

@@ -380,9 +380,10 @@ extension QuarantinedRequest {
 }
 
 extension EngineEvent {
-    /// `{"sequence", "app", "kind", "date"}` and what the kind carries: `notification` (a delivery's
-    /// is shaped as a delivered-list item, with `actions` and `presentation`), `category`,
-    /// `presentation`, `settings` and `badge` for a delivery; `response`; `identifiers` and `scope`;
+    /// `{"sequence", "app", "kind", "date"}` and what the kind carries: `notification`, `category`,
+    /// `presentation`, `settings` and `badge` for a delivery, each once (the notification without
+    /// the actions and presentation a delivered-list item has: they are the category's and the
+    /// event's); `response`; `identifiers` and `scope`;
     /// `settings`; `categories`; `change`; `quarantined`; `request` (with its `expirationDate`) and
     /// `dueDate` for `expired`; for `realerted`, what a delivery carries and `alert` (2 and on); for
     /// both, `focus` when a focus was on (``FocusDecision/json``: held quietly, or let through and why).
@@ -392,7 +393,7 @@ extension EngineEvent {
         ]
         switch payload {
         case .delivered(let delivery), .realerted(let delivery):
-            object["notification"] = delivery.notification.json(category: delivery.category, presentation: delivery.presentation)
+            object["notification"] = delivery.notification.json
             object["category"] = delivery.category?.json ?? .null
             object["presentation"] = delivery.presentation.json
             object["settings"] = delivery.settings.json

@@ -5190,7 +5190,7 @@ enum OpenAPIDocument {
             "items": {
               "$ref": "#/components/schemas/Action"
             },
-            "description": "The category's actions, when the category is registered."
+            "description": "The category's actions, when the category is registered (in the delivered list; an event carries them in its category instead)."
           },
           "title": {
             "type": "string"
@@ -5439,7 +5439,7 @@ enum OpenAPIDocument {
           "kind",
           "date"
         ],
-        "description": "The data: of a server-sent event (id: is the sequence, event: the kind). Each kind carries what its consumers need, so none reads it again: a delivery carries its notification (shaped as an item of the delivered list, with actions and presentation), its category, the presentation the engine decided and the settings it decided it from.",
+        "description": "The data: of a server-sent event (id: is the sequence, event: the kind). Each kind carries what its consumers need, so none reads it again: a delivery carries its notification, its category (with the actions), the presentation the engine decided and the settings it decided it from, each once: the notification is shaped as an item of the delivered list without the actions and presentation such an item has, which are the category's and the event's.",
         "properties": {
           "sequence": {
             "type": "integer",
@@ -5471,7 +5471,7 @@ enum OpenAPIDocument {
           },
           "notification": {
             "$ref": "#/components/schemas/DeliveredNotification",
-            "description": "delivered: the notification as the delivered list shows it (with actions and presentation); silentPush: the push, never shown."
+            "description": "delivered: the notification as the delivered list shows it, less its actions (the category's) and presentation (the event's); silentPush: the push, never shown."
           },
           "response": {
             "$ref": "#/components/schemas/NotificationResponse"

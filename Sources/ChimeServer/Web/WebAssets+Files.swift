@@ -2230,8 +2230,8 @@ function onEvent(kind, data) {
   const app = data.app;
   switch (kind) {
     case "delivered":
-      // The event carries everything: the notification with its actions and presentation, its
-      // category and the app's badge. Only a repeating request's next date needs a read.
+      // The event carries everything: the notification, its category (with the actions), its
+      // presentation and the app's badge. Only a repeating request's next date needs a read.
       if (data.notification) enqueue(app, { pending: applyDelivery(app, data) }, data.notification);
       break;
     case "realerted":
@@ -2722,7 +2722,11 @@ const categoriesApplied = new Map();
 
 /** Puts a delivery from the event stream into the state; returns whether the pending list needs a read. */
 export function applyDelivery(app, data) {
+  // The event carries each field once: the item the list keeps takes its category's actions and
+  // the event's presentation (what GET .../notifications gives each item).
   const item = data.notification;
+  if (data.category && Array.isArray(data.category.actions)) item.actions = data.category.actions;
+  if (Array.isArray(data.presentation)) item.presentation = data.presentation;
   arrived.set(nkey(app, item), ++listEvents);
   const others = (state.delivered.get(app) || []).filter((n) => n.identifier !== item.identifier);
   state.delivered.set(app, [item, ...others].sort((a, b) => Date.parse(b.date) - Date.parse(a.date)));
