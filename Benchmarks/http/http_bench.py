@@ -399,7 +399,7 @@ def run_wrk(options, server, token, mode, label, run_id):
     command = ["wrk", "-t", str(options.threads), "-c", str(options.connections), "-d", f"{options.seconds}s",
                "--timeout", "10s", "-s", os.path.join(HERE, "add.lua"), server.url]
     window = Window(server.pid, label, options.seconds)
-    perf = start_perf(options, server.pid, mode, options.seconds - 2) if mode != "healthz" else None
+    perf = start_perf(options, server.pid, mode, options.seconds - 2)
     process = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
     output = process.stdout.read()
     _, status, usage = os.wait4(process.pid, 0)
@@ -439,6 +439,8 @@ def bench_adds(options, rows, results):
         healthz_rate = (healthz["requests"] - healthz["errorsStatus"]) / (healthz["durationUs"] / 1e6)
         progress.done(f"http healthz: {healthz_rate:,.0f} /s, p50 {ms(healthz['latencyP50Us'])} p99 {ms(healthz['latencyP99Us'])}; "
                       + describe_load(healthz_cpu))
+        if options.perf:
+            summarize_perf(options, "healthz")
 
         progress.update("http add: starting wrk", force=True)
         adds, adds_cpu = run_wrk(options, server, token, "add", "http add (1 per POST)", run_id + "s")

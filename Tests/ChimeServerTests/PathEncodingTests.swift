@@ -33,6 +33,11 @@ struct PathEncodingTests {
         #expect(try request.pathSegments() == ["v1", "apps", "a", "notifications", Self.chat, "responses"])
         #expect(try HTTPRequest(method: "GET", path: "/").pathSegments() == [""])
         #expect(try HTTPRequest(method: "GET", path: "/a//b/").pathSegments() == ["a", "", "b", ""])
+        #expect(try PercentEncoding.segments(ofPath: "") == [""])
+        #expect(try PercentEncoding.segments(ofPath: "//a") == ["", "a"])
+        #expect(try PercentEncoding.segments(ofPath: "a/b") == ["a", "b"])
+        #expect(try PercentEncoding.segments(ofPath: "/%2F/x%20") == ["/", "x "])
+        #expect(throws: PercentDecodingError(text: "b%zz", problem: .invalidEscape("%zz"))) { try PercentEncoding.segments(ofPath: "/a/b%zz/c") }
         #expect(throws: PercentDecodingError.self) { try HTTPRequest(method: "GET", path: "/a/%E2%82").pathSegments() }
     }
 

@@ -18,6 +18,13 @@ struct ServerLoggerTests {
         }
     }
 
+    @Test("the access log's milliseconds are what String(format: \"%.2f\") writes")
+    func milliseconds() {
+        for seconds in [0, 0.000_001, 0.000_004, 0.000_123_4, 0.001, 0.012_345_6, 0.099_999, 0.1, 1.234_567, 12.3, 61.000_049, 3600.5] {
+            #expect(ServerLogger.milliseconds(seconds) == String(format: "%.2f", seconds * 1000), "\(seconds)")
+        }
+    }
+
     @Test("a field with a space or a quote is quoted, others are written as they are")
     func quoting() {
         let lines = Mutex<[String]>([])

@@ -38,7 +38,8 @@ public enum PercentEncoding {
 
     /// Decodes `%HH` escapes in raw bytes (as a request line carries them); see ``decode(_:)``.
     public static func decode(bytes: [UInt8]) throws(PercentDecodingError) -> String {
-        let shown = String(decoding: bytes.prefix(120), as: UTF8.self)
+        // What an error shows of the text (made only for an error: this runs for every path segment).
+        var shown: String { String(decoding: bytes.prefix(120), as: UTF8.self) }
         guard bytes.contains(UInt8(ascii: "%")) else {
             guard let text = String(validating: bytes, as: UTF8.self) else {
                 throw PercentDecodingError(text: shown, problem: .invalidUTF8)
@@ -84,12 +85,28 @@ public enum PercentEncoding {
     /// - Throws: ``PercentDecodingError`` naming the first segment with an invalid escape or bytes
     ///   that are not UTF-8.
     public static func segments(ofPath path: some StringProtocol) throws(PercentDecodingError) -> [String] {
-        var raw = path.utf8.split(separator: UInt8(ascii: "/"), omittingEmptySubsequences: false)
-        if raw.count > 1, raw.first?.isEmpty == true { raw.removeFirst() }
+        // Every request's path comes here: one pass over its bytes, no array of slices.
+        let bytes = Array(path.utf8)
+        let slash = UInt8(ascii: "/")
         var segments: [String] = []
-        segments.reserveCapacity(raw.count)
-        for segment in raw { segments.append(try decode(bytes: Array(segment))) }
-        return segments
+        var start = bytes.first == slash ? 1 : 0
+        var index = start
+        while true {
+            guard index == bytes.count || bytes[index] == slash else {
+                index += 1
+                continue
+            }
+            let segment = bytes[start..<index]
+            // Most segments hold no escape: taken as they are, without a copy to decode.
+            if !segment.contains(UInt8(ascii: "%")), let text = String(validating: segment, as: UTF8.self) {
+                segments.append(text)
+            } else {
+                segments.append(try decode(bytes: Array(segment)))
+            }
+            if index == bytes.count { return segments }
+            index += 1
+            start = index
+        }
     }
 
     /// Rewrites bytes outside ASCII (and ASCII control characters) as `%HH`, leaving everything

@@ -13,7 +13,7 @@ extension ChimeAPI {
     /// Checks the Content-Type here (415 is the route's answer); the body and headers become a
     /// request in ``SendHeaders`` (ChimeCore, where the fuzz target reaches it).
     func send(_ request: HTTPRequest, route: Route) async throws -> HTTPResponse {
-        let type = request.header("content-type")?.split(separator: ";").first?.trimmingCharacters(in: .whitespaces).lowercased() ?? ""
+        let type = Self.mediaType(of: request)
         guard ["", "text/plain", "application/x-www-form-urlencoded"].contains(type) else {
             throw APIError(415, "unsupportedMediaType",
                            "Content-Type \(type) is not taken here: …/send takes the text itself as the body (text/plain, or what curl -d sends); for a JSON request use POST /v1/apps/{app}/requests")

@@ -459,8 +459,14 @@ public final class ChimeAPI: HTTPHandler {
         try jsonBody(request, optional: false)!
     }
 
+    /// The request's media type: its Content-Type before any parameter, trimmed and lowercased
+    /// (`application/json` for `Application/JSON; charset=utf-8`); empty without one.
+    static func mediaType(of request: HTTPRequest) -> String {
+        request.header("content-type")?.split(separator: ";").first.map { FieldText.trimmed($0).lowercased() } ?? ""
+    }
+
     func requireJSONContentType(_ request: HTTPRequest) throws {
-        let type = request.header("content-type")?.split(separator: ";").first?.trimmingCharacters(in: .whitespaces).lowercased() ?? ""
+        let type = Self.mediaType(of: request)
         guard type == "application/json" || (type.hasPrefix("application/") && type.hasSuffix("+json")) else {
             throw APIError(415, "unsupportedMediaType",
                            type.isEmpty ? "the body has no Content-Type; send it as application/json"

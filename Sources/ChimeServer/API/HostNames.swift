@@ -32,7 +32,7 @@ public struct HostNames: Sendable, Equatable {
 
     /// The host of a `Host` value: without its port, brackets or a final dot, lowercased.
     static func name(of host: String) -> String {
-        var text = host.trimmingCharacters(in: .whitespaces).lowercased()
+        var text = FieldText.trimmed(host).lowercased()
         if text.hasPrefix("[") {
             text = String(text.dropFirst().prefix { $0 != "]" })
         } else if let colon = text.lastIndex(of: ":"), text.firstIndex(of: ":") == colon {

@@ -486,7 +486,7 @@ final class ServerCore: Sendable {
         metrics.recordRequest(route: route, status: status, seconds: seconds)
         logger.info("request", [
             "method": request.method, "path": request.path, "status": String(status),
-            "route": route, "ms": String(format: "%.2f", seconds * 1000), "remote": request.remoteAddress,
+            "route": route, "ms": ServerLogger.milliseconds(seconds), "remote": request.remoteAddress,
             "outcome": outcome, "protocol": request.protocolVersion,
         ])
     }

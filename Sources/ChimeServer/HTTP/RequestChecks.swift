@@ -113,20 +113,29 @@ enum RequestChecks {
     /// and Transfer-Encoding never together; Content-Length values that agree; transfer codings
     /// that end with `chunked` once, and none the server does not implement.
     static func framing(version: String, fields: [(name: String, value: String)]) -> RequestProblem? {
-        func values(_ name: String) -> [String] {
-            fields.filter { $0.name.lowercased() == name }.map(\.value)
+        // One pass over the fields, names compared without lowercased copies (every request).
+        var hostCount = 0
+        var lengthValues: [String] = []
+        var codingValues: [String] = []
+        for field in fields {
+            if FieldText.equalsLowercase(field.name, "host") {
+                hostCount += 1
+            } else if FieldText.equalsLowercase(field.name, "content-length") {
+                lengthValues.append(field.value)
+            } else if FieldText.equalsLowercase(field.name, "transfer-encoding") {
+                codingValues.append(field.value)
+            }
         }
-        let hosts = values("host")
-        if version == "HTTP/1.1", hosts.isEmpty {
+        if version == "HTTP/1.1", hostCount == 0 {
             return RequestProblem(status: 400, code: "badRequest", message: "an HTTP/1.1 request needs a Host header field")
         }
-        if hosts.count > 1 {
-            return RequestProblem(status: 400, code: "badRequest", message: "the request has \(hosts.count) Host header fields; send one")
+        if hostCount > 1 {
+            return RequestProblem(status: 400, code: "badRequest", message: "the request has \(hostCount) Host header fields; send one")
         }
-        let lengths = values("content-length").flatMap(listElements)
-        let codings = values("transfer-encoding").flatMap(listElements).map { $0.lowercased() }
-        if !codings.isEmpty || !values("transfer-encoding").isEmpty {
-            if !lengths.isEmpty || !values("content-length").isEmpty {
+        let lengths = lengthValues.flatMap(listElements)
+        if !codingValues.isEmpty {
+            let codings = codingValues.flatMap(listElements).map { $0.lowercased() }
+            if !lengths.isEmpty || !lengthValues.isEmpty {
                 return RequestProblem(status: 400, code: "badFraming",
                                       message: "the request has both Content-Length and Transfer-Encoding; send one of them")
             }
@@ -160,9 +169,12 @@ enum RequestChecks {
 
     /// The non-empty elements of a comma-separated field value, trimmed.
     static func listElements(_ value: String) -> [String] {
-        value.split(separator: ",", omittingEmptySubsequences: false)
-            .map { $0.trimmingCharacters(in: .whitespaces) }
-            .filter { !$0.isEmpty }
+        var elements: [String] = []
+        for part in value.split(separator: ",", omittingEmptySubsequences: false) {
+            let element = FieldText.trimmed(part)
+            if !element.isEmpty { elements.append(String(element)) }
+        }
+        return elements
     }
 
     /// `tchar` of RFC 9110 §5.6.2.

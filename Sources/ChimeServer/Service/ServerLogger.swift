@@ -18,8 +18,26 @@ public struct ServerLogger: Sendable {
 
     public init(format: Format = .text, sink: (@Sendable (String) -> Void)? = nil) {
         self.format = format
-        self.sink = sink ?? { line in
-            FileHandle.standardError.write(Data((line + "\n").utf8))
+        self.sink = sink ?? { line in Self.writeToStandardError(line + "\n") }
+    }
+
+    /// Writes the text to file descriptor 2 with `write(2)` calls straight from the string's bytes
+    /// (every request logs a line: `FileHandle` and `Data` cost a copy and a bridge each); a line
+    /// that cannot be written is dropped.
+    static func writeToStandardError(_ text: String) {
+        var text = text
+        text.withUTF8 { bytes in
+            guard var next = bytes.baseAddress else { return }
+            var left = bytes.count
+            while left > 0 {
+                let written = write(2, next, left)
+                if written < 0 {
+                    if errno == EINTR { continue }
+                    return
+                }
+                next += written
+                left -= written
+            }
         }
     }
 
@@ -79,6 +97,14 @@ public struct ServerLogger: Sendable {
         digits(Int(parts.tm_sec), 2); bytes.append(UInt8(ascii: "."))
         digits(milliseconds, 3); bytes.append(UInt8(ascii: "Z"))
         return String(decoding: bytes, as: UTF8.self)
+    }
+
+    /// Milliseconds with two decimals, as `String(format: "%.2f", seconds * 1000)` writes them
+    /// (`12.35`), from integers: the access log writes one per request.
+    static func milliseconds(_ seconds: Double) -> String {
+        let hundredths = Int((min(max(seconds, 0), 1e9) * 100_000).rounded())
+        let fraction = hundredths % 100
+        return "\(hundredths / 100).\(fraction < 10 ? "0" : "")\(fraction)"
     }
 
     /// The text with control characters (terminal escapes among them) written as `\u{1b}`, so
