@@ -25,6 +25,7 @@ struct FieldTextTests {
         #expect(!FieldText.equalsLowercase("Hos", "host"))
         #expect(!FieldText.equalsLowercase("Höst", "host"))
         #expect(!FieldText.equalsLowercase("", "host"))
+        #expect(FieldText.equalsLowercase("BeArEr", "bearer"))
     }
 
     @Test("framing answers as before: Host once, Content-Length and Transfer-Encoding apart, codings ending in chunked")

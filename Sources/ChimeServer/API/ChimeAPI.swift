@@ -214,7 +214,7 @@ public final class ChimeAPI: HTTPHandler {
     func bearerToken(_ request: HTTPRequest) -> String? {
         guard let value = request.header("authorization") else { return nil }
         let parts = value.split(separator: " ", maxSplits: 1, omittingEmptySubsequences: true)
-        guard parts.count == 2, parts[0].lowercased() == "bearer" else { return "" }
+        guard parts.count == 2, FieldText.equalsLowercase(parts[0], "bearer") else { return "" }
         var token = parts[1]
         while token.last == " " || token.last == "\t" { token.removeLast() }
         return String(token)

@@ -29,9 +29,10 @@ enum FieldText {
     static func trimmed(_ text: String) -> Substring { trimmed(Substring(text)) }
 
     /// Whether `text` lowercased is `lowercase` (which must be lowercase ASCII, such as a field
-    /// name): compared byte by byte, without making the lowercased copy. No character outside ASCII
-    /// lowercases to a letter of a field name this server asks for but the Kelvin sign (to `k`),
-    /// so `lowercase` must not hold a `k` for the answer to equal `text.lowercased() == lowercase`.
+    /// name or the `bearer` scheme): compared byte by byte, without making the lowercased copy. The
+    /// one character outside ASCII that lowercases to an ASCII letter alone is the Kelvin sign
+    /// (to `k`), so `lowercase` must not hold a `k` for the answer to equal
+    /// `text.lowercased() == lowercase`.
     static func equalsLowercase(_ text: some StringProtocol, _ lowercase: StaticString) -> Bool {
         lowercase.withUTF8Buffer { expected in
             var iterator = text.utf8.makeIterator()
