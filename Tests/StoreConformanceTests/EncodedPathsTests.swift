@@ -128,20 +128,24 @@ struct EncodedPathsTests {
     }
 
     /// The engine on each store: a due request's delivery encodes the request once (inside its
-    /// `delivered` event; the delivered record is built from the pending row's bytes) and the event once
-    /// (its bytes both counted toward the log's bound and stored).
-    @Test("firing a request encodes it once and its event once, in every store", arguments: StoreKind.allCases)
-    func firingEncodesOnce(kind: StoreKind) async throws {
+    /// `delivered` event; the delivered record is built from the pending row's bytes, and a repeating
+    /// request's moved row keeps them) and the event once (its bytes both counted toward the log's
+    /// bound and stored).
+    @Test("firing a request, once or repeating, encodes it once and its event once, in every store",
+          arguments: StoreKind.allCases, [false, true])
+    func firingEncodesOnce(kind: StoreKind, repeats: Bool) async throws {
         let clock = ManualClock(now: Samples.base)
         try await kind.withEngine(clock: clock) { engine in
             _ = try await engine.requestAuthorization(app: "com.example.once", options: [.alert, .sound])
-            _ = try await engine.add([Samples.request("once")], app: "com.example.once")
+            _ = try await engine.add([Samples.request("once", trigger: .timeInterval(60, repeats: repeats))], app: "com.example.once")
             let now = Samples.base.addingTimeInterval(61)
             let count = try await engine.perform { core in
                 try RecordCodec.countingEncodes { try core.fireDue(now: now, limit: 10, listing: false) }.count
             }
             #expect(count == RecordCodec.EncodeCount(requests: 1, events: 1))
             #expect(try await engine.delivered(app: "com.example.once").map(\.request.identifier) == ["once"])
+            let next = try await engine.pending(app: "com.example.once").first?.nextFireDate
+            #expect(next == (repeats ? Samples.base.addingTimeInterval(120) : nil))
         }
     }
 }

@@ -132,7 +132,12 @@ extension EngineCore {
                     var moved = pending
                     moved.nextFireDate = next
                     if case .calendar = trigger { moved.anchor = dueDate }
-                    try store.putPending(moved, app: app)
+                    // The request is unchanged: its record is the pending row's, when the store gave it.
+                    if let encoded {
+                        try store.putPending([moved], encodedRequests: [encoded], app: app)
+                    } else {
+                        try store.putPending(moved, app: app)
+                    }
                     window.set(key, date: next, sequence: moved.sequence)
                 } else {
                     finished[app, default: []].append(request.identifier)
