@@ -28,6 +28,14 @@ struct FieldTextTests {
         #expect(FieldText.equalsLowercase("BeArEr", "bearer"))
     }
 
+    @Test("the token bytes are RFC 9110's tchar: letters, digits and !#$%&'*+-.^_`|~, nothing else")
+    func tokenBytes() {
+        let tchar = Set(Array("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789!#$%&'*+-.^_`|~".utf8))
+        for byte in UInt8.min...UInt8.max {
+            #expect(RequestChecks.isTokenByte(byte) == tchar.contains(byte), "\(byte)")
+        }
+    }
+
     @Test("framing answers as before: Host once, Content-Length and Transfer-Encoding apart, codings ending in chunked")
     func framing() {
         func check(_ version: String, _ fields: [(String, String)]) -> String? {
