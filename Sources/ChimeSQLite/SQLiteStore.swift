@@ -442,7 +442,8 @@ public final class SQLiteStore: NotificationStore {
             for index in records.indices {
                 let keep = records[index].sequence == 0
                 let sequence = keep ? nextSequence : records[index].sequence
-                let encoded = given && !encodedRequests[index].isEmpty
+                // Encoded once: the update after an insert that found the identifier binds the same bytes.
+                let body = given && !encodedRequests[index].isEmpty ? encodedRequests[index] : RecordCodec.encode(records[index].request)
                 func bind(_ statement: Statement) {
                     statement.bind(1, app)
                     statement.bind(2, records[index].request.identifier)
@@ -452,7 +453,7 @@ public final class SQLiteStore: NotificationStore {
                     statement.bind(6, Int64(records[index].request.trigger?.isFloating == true ? 1 : 0))
                     statement.bind(7, records[index].anchor.timeIntervalSince1970)
                     statement.bind(8, records[index].inside)
-                    statement.bind(9, encoded ? encodedRequests[index] : RecordCodec.encode(records[index].request))
+                    statement.bind(9, body)
                 }
                 bind(insert)
                 try insert.run()

@@ -53,6 +53,25 @@ struct EncodedPathsTests {
         }
     }
 
+    @Test("putPending encodes each request once, a replacement of a pending identifier too (the memory store: never)",
+          arguments: StoreKind.allCases)
+    func putPendingEncodesOnce(kind: StoreKind) throws {
+        try kind.withStore { store in
+            try store.putPending(Self.records, app: "a")
+            var moved = Self.records
+            for index in moved.indices { moved[index].nextFireDate = Samples.base.addingTimeInterval(100) }
+            let (_, count) = try RecordCodec.countingEncodes {
+                try store.transaction {
+                    try store.putPending(moved[0], app: "a")
+                    try store.putPending(Array(moved[1...]), app: "a")
+                    try store.putPending(pending("new", fire: 5), app: "a")
+                }
+            }
+            #expect(count.requests == (kind == .memory ? 0 : moved.count + 1), "\(kind): \(count)")
+            #expect(try store.pending(app: "a").map(\.nextFireDate).prefix(moved.count).allSatisfy { $0 == Samples.base.addingTimeInterval(100) })
+        }
+    }
+
     @Test("dueEncoded gives due's rows in due's order, each with its request's record from a durable store", arguments: StoreKind.allCases)
     func dueEncoded(kind: StoreKind) throws {
         try kind.withStore { store in
