@@ -57,7 +57,7 @@ struct Options {
                 options.seconds = 5
                 options.rssCounts = [100_000]
             case "-h", "--help":
-                print("usage: chime-bench [--dir DIR] [--count N] [--burst N] [--rate R] [--seconds S] [--rss-counts N,M] [--quick] [--only bulk,concurrent,restart,open,burst,steady,reads,rss] [--reference PATH] [--peer PYTHON] [--json FILE] [--trace FILE (steady: due offset s, lateness ms per delivery)]")
+                print("usage: chime-bench [--dir DIR] [--count N] [--burst N] [--rate R] [--seconds S] [--rss-counts N,M] [--quick] [--only bulk,concurrent,restart,open,burst,burst-logged,steady,reads,rss] [--reference PATH] [--peer PYTHON] [--json FILE] [--trace FILE (steady: due offset s, lateness ms per delivery)]")
                 exit(0)
             default: fail("unknown argument \(argument); see --help")
             }
@@ -318,10 +318,11 @@ final class DeliveryRecorder: Sendable {
     var lastArrival: Date { state.withLock { $0.last } }
 }
 
-/// (3) `count` requests due at the same instant: time from that instant until all are delivered.
-func benchBurst(_ options: Options) async throws -> Double {
-    let path = try freshStore(options, "burst")
-    let engine = try makeEngine(path)
+/// (3) `count` requests due at the same instant: time from that instant until all are delivered;
+/// with `logged`, each delivery also goes into the event log, as in `chime serve` (3b).
+func benchBurst(_ options: Options, logged: Bool = false) async throws -> Double {
+    let path = try freshStore(options, logged ? "burst-logged" : "burst")
+    let engine = try makeEngine(path, recordsEvents: logged)
     try await authorize(engine)
     progress.update("burst: scheduling \(options.burst.formatted())", force: true)
     let due = Date(timeIntervalSince1970: (Date().timeIntervalSince1970 + 3 + Double(options.burst) / 40_000).rounded(.up))
@@ -633,6 +634,14 @@ if wanted("burst") {
                     ratios: peerRate.map { String(format: "peer ×%.0f (rate)", chimeRate / $0) } ?? ""))
     results["burstSeconds"] = seconds
     results["peerBurstPerSecond"] = peerRate
+}
+
+if wanted("burst-logged") {
+    settleDisk()
+    let seconds = try await benchBurst(options, logged: true)
+    rows.append(Row(name: "3b. \(options.burst.formatted()) due at one instant, each logged → all delivered", chime: ms(seconds),
+                    target: "–", met: nil))
+    results["burstLoggedSeconds"] = seconds
 }
 
 if wanted("steady") {

@@ -178,7 +178,9 @@ class Node:
         info_path = os.path.join(self.dir, "server.json")
         if os.path.exists(info_path):
             os.unlink(info_path)
-        arguments = [self.chime, "serve", "--data", self.dir, "--listen", "127.0.0.1:0", "--auto-allow"]
+        # Every delivery is kept (the service's default keeps an app's newest 10,000), so 8c and 8d
+        # can check the delivered list holds each request once.
+        arguments = [self.chime, "serve", "--data", self.dir, "--listen", "127.0.0.1:0", "--auto-allow", "--app-max-delivered", "0"]
         if self.database:
             arguments += ["--database", self.database]
         log = open(os.path.join(self.dir, "server.log"), "ab")
