@@ -213,6 +213,21 @@ public final class SQLiteStore: NotificationStore {
 
     deinit { close() }
 
+    /// Waits (at most `timeout`) until the background checkpointer has finished a round begun
+    /// after this call: what the commits so far wrote to the write-ahead log is in the file, and
+    /// the log starts again from its beginning if they made it long. For tests, which wait for
+    /// this rather than for longer than the checkpointer's interval.
+    ///
+    /// ```swift
+    /// try store.transaction { try store.putPending(record, app: "com.example.wal") }
+    /// #expect(store.waitForCheckpoint())
+    /// ```
+    ///
+    /// - Returns: false when the time passed first, or the store has no checkpointer (a reader, or closed).
+    package func waitForCheckpoint(timeout: TimeInterval = 60) -> Bool {
+        checkpointer?.waitForRound(timeout: timeout) ?? false
+    }
+
     /// Closes the store; any later call throws `storeFailure`. Called by `deinit` too.
     public func close() {
         let wasOpen = connection.handle != nil

@@ -25,7 +25,7 @@ import Synchronization
 /// the rest with the lock held, so the log stays bounded.
 ///
 /// `@unchecked Sendable`: the connection is used only by the checkpointer's thread; `stopped`,
-/// `idleWait` and `commits` are atomic.
+/// `idleWait` and `commits` are atomic; the round counts are guarded by `rounds`.
 final class WALCheckpointer: @unchecked Sendable {
     private let wake = DispatchSemaphore(value: 0)
     private let finished = DispatchSemaphore(value: 0)
@@ -35,6 +35,10 @@ final class WALCheckpointer: @unchecked Sendable {
     /// Commits so far.
     private let commits = Atomic<Int>(0)
     private var handle: OpaquePointer?
+    /// Guards `roundsStarted` and `roundsFinished`, and wakes ``waitForRound(timeout:)``.
+    private let rounds = NSCondition()
+    private var roundsStarted = 0
+    private var roundsFinished = 0
     /// Between passes while the log grows, and while it does not.
     private let interval: TimeInterval
     private let idleInterval: TimeInterval
@@ -86,13 +90,19 @@ final class WALCheckpointer: @unchecked Sendable {
             _ = wake.wait(timeout: .now() + (idle ? idleInterval : interval))
             idleWait.store(false, ordering: .relaxed)
             if stopped.load(ordering: .acquiring) { break }
+            rounds.withLock { roundsStarted += 1 }
             let start = commits.load(ordering: .sequentiallyConsistent)
             checkpoint()
+            rounds.withLock {
+                roundsFinished += 1
+                rounds.broadcast()
+            }
             idle = start == previousStart && commits.load(ordering: .sequentiallyConsistent) == start
             previousStart = start
         }
         sqlite3_close_v2(handle)
         handle = nil
+        rounds.withLock { rounds.broadcast() }
         finished.signal()
     }
 
@@ -128,6 +138,25 @@ final class WALCheckpointer: @unchecked Sendable {
     func committed() {
         commits.add(1, ordering: .sequentiallyConsistent)
         if idleWait.load(ordering: .sequentiallyConsistent), idleWait.exchange(false, ordering: .sequentiallyConsistent) { wake.signal() }
+    }
+
+    /// Waits (at most `timeout`) until a round that began after this call has finished, and wakes
+    /// the thread so it need not wait out its interval: the commits made before the call have been
+    /// copied into the file, and the log restarted if they made it long (unless a reader held
+    /// frames back). How a test knows a pass came, rather than sleeping for longer than the
+    /// interval.
+    ///
+    /// - Returns: false when the time passed or the checkpointer stopped first.
+    func waitForRound(timeout: TimeInterval) -> Bool {
+        let deadline = Date(timeIntervalSinceNow: timeout)
+        return rounds.withLock {
+            let target = roundsStarted + 1
+            wake.signal()
+            while roundsFinished < target {
+                if stopped.load(ordering: .acquiring) || !rounds.wait(until: deadline) { return roundsFinished >= target }
+            }
+            return true
+        }
     }
 
     /// Stops the thread and closes its connection; returns when it has.

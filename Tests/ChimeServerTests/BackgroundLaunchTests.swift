@@ -133,11 +133,17 @@ struct BackgroundLaunchTests {
     @Test("one launch at a time: answers given while the launched app runs go to that same process")
     func oneAtATime() async throws {
         try await ServiceHarness.with { harness in
-            let setup = try await Setup(harness, mode: "slow")
+            let setup = try await Setup(harness, mode: "wait")
             try await setup.deliver("task-2")
             try await setup.answer("task-1", "markAsDone")
             #expect(await Self.eventually { setup.lines.contains { $0.hasPrefix("launch") } })
             try await setup.answer("task-2", "markAsDone")
+            // The launcher has looked at the second answer while the first process waits: it started no other.
+            await harness.service.launcher.settled()
+            #expect(await harness.service.launcher.isRunning(Self.app))
+            #expect(setup.lines.filter { $0.hasPrefix("launch") }.count == 1, "\(setup.lines)")
+            // Now the waiting process takes both answers.
+            try "".write(toFile: setup.record + ".go", atomically: true, encoding: .utf8)
             #expect(try await Self.eventually { try await setup.outbox() == 0 })
             #expect(setup.lines.filter { $0.hasPrefix("launch") }.count == 1, "\(setup.lines)")
             #expect(Set(setup.lines.filter { $0.hasPrefix("answer") }) == ["answer task-1 markAsDone ", "answer task-2 markAsDone "])
@@ -153,7 +159,8 @@ struct BackgroundLaunchTests {
             try await setup.answer("task-1", "markAsDone")
             var kinds: [String] = []
             while !kinds.contains("response") { kinds.append(try await stream.next().event ?? "") }
-            try await Sleep.for(.milliseconds(500))
+            // The launcher has looked at the answer (the look was queued before the answer's 201).
+            await harness.service.launcher.settled()
             #expect(setup.lines.isEmpty, "nothing was started while the app's own stream is open")
             #expect(await !harness.service.launcher.isRunning(Self.app))
             stream.close()

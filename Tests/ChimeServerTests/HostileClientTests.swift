@@ -84,8 +84,9 @@ struct HostileClientTests {
         for client in clients { _ = try await client.next() }
         #expect(server.openStreams == 3)
         for client in clients { client.close() }
-        // Wait (at most 30 s; the heartbeat would take 600) for the server to notice.
-        for _ in 0..<600 where server.openStreams > 0 { try await Sleep.for(.milliseconds(50)) }
+        // Wait (at most 60 s; the heartbeat would take 600) for the server to notice.
+        let deadline = ContinuousClock.now + .seconds(60)
+        while server.openStreams > 0, ContinuousClock.now < deadline { try await Sleep.for(.milliseconds(50)) }
         #expect(server.openStreams == 0)
         #expect(try await TestClient(port: server.port).get("/echo").status == 200)
         await server.stop()
@@ -99,7 +100,8 @@ struct HostileClientTests {
         let socket = try await RawSocket.nonReading(port: port, head: "GET /stream HTTP/1.1\r\nHost: x\r\n\r\n")
         defer { socket.close() }
         var stream: EventStream?
-        for _ in 0..<200 where stream == nil {
+        let deadline = ContinuousClock.now + .seconds(60)
+        while stream == nil, ContinuousClock.now < deadline {
             stream = handler.streams.withLock { $0.first }
             if stream == nil { try await Sleep.for(.milliseconds(10)) }
         }
@@ -114,7 +116,8 @@ struct HostileClientTests {
         }
         #expect(accepted < 1000, "the stream took 16 MB for a client that reads nothing")
         #expect(open.queuedBytes == 0)
-        for _ in 0..<600 where server.openStreams > 0 { try await Sleep.for(.milliseconds(50)) }
+        let closed = ContinuousClock.now + .seconds(60)
+        while server.openStreams > 0, ContinuousClock.now < closed { try await Sleep.for(.milliseconds(50)) }
         #expect(server.openStreams == 0)
         await server.stop()
     }
@@ -133,7 +136,12 @@ struct HostileClientTests {
             await handler.entered.wait()
             let stream = try await SSEClient.open(.tcp(port: port), path: "/stream", token: nil)
             _ = try await stream.next()
-            try await Sleep.for(.milliseconds(100))
+            // Parked: its connection is suspended once the first event is written (waited for, at most 60 s).
+            let parked = ContinuousClock.now + .seconds(60)
+            while handler.streams.withLock({ $0.first?.isSuspended }) != true {
+                guard ContinuousClock.now < parked else { exit(5) }
+                try await Sleep.for(.milliseconds(10))
+            }
             server = nil  // deinit stops the daemon: open connections are closed
             let answer = try? await slow.value
             guard answer == nil || answer?.status == 503 else { exit(3) }

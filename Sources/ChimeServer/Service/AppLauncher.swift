@@ -74,6 +74,10 @@ public actor AppLauncher {
     private var subscription: Int?
     private var stopped = false
     private var warnedNoURL = false
+    /// Looks queued by ``queueLook(_:)`` (or an ended process) and not yet taken.
+    private nonisolated let queuedLooks = Atomic<Int>(0)
+    /// Callers of ``settled()`` waiting for `queuedLooks` to reach zero.
+    private var settledWaiters: [CheckedContinuation<Void, Never>] = []
 
     /// - Parameters:
     ///   - serviceURL: the URL a launched process reaches the service at; `nil` when the service
@@ -97,17 +101,12 @@ public actor AppLauncher {
             // On the engine's writer: only note what to look at.
             switch event.payload {
             case .response, .app(.updated):
-                guard let self else { return }
-                let app = event.app
-                Task { await self.consider(app) }
+                self?.queueLook(event.app)
             default:
                 break
             }
         }
-        api.onAppStreamClosed = { [weak self] app in
-            guard let self else { return }
-            Task { await self.consider(app) }
-        }
+        api.onAppStreamClosed = { [weak self] app in self?.queueLook(app) }
         for record in (try? await engine.apps()) ?? [] where record.launchCommand != nil {
             await consider(record.bundleIdentifier)
         }
@@ -129,6 +128,42 @@ public actor AppLauncher {
 
     /// Whether a launched process of the app is running (for tests and status).
     public func isRunning(_ app: String) -> Bool { launches[app] != nil }
+
+    /// Returns once every look at an app the launcher was asked for so far has been taken: each
+    /// answer and app change published before the call (counted on the engine's writer, so before
+    /// the operation that caused it returned), each stream that closed, each process that ended.
+    /// What those looks decided is done by then (a process started, or not). Back-offs still
+    /// waiting are not looks yet. How a test knows that nothing was launched, rather than
+    /// sleeping for a while and finding nothing.
+    ///
+    /// ```swift
+    /// try await answer("task-1")              // the app's own stream is open
+    /// await service.launcher.settled()
+    /// #expect(await !service.launcher.isRunning(app))
+    /// ```
+    package func settled() async {
+        guard queuedLooks.load(ordering: .acquiring) > 0 else { return }
+        await withCheckedContinuation { settledWaiters.append($0) }
+    }
+
+    /// Queues a look at `app` from any thread (the engine's writer, the server's), counted at once.
+    private nonisolated func queueLook(_ app: String) {
+        queuedLooks.add(1, ordering: .acquiringAndReleasing)
+        Task { await takeLook(app) }
+    }
+
+    private func takeLook(_ app: String) async {
+        await consider(app)
+        lookTaken()
+    }
+
+    /// One queued look is done; when none is left, ``settled()`` returns.
+    private func lookTaken() {
+        guard queuedLooks.subtract(1, ordering: .acquiringAndReleasing).newValue == 0 else { return }
+        let waiters = settledWaiters
+        settledWaiters.removeAll()
+        for waiter in waiters { waiter.resume() }
+    }
 
     /// Looks at one app: launches its command when it has answers waiting, no open stream, no
     /// process running and no back-off pending.
@@ -185,7 +220,11 @@ public actor AppLauncher {
         process.onExit { [weak self] end in
             relay.flush()
             guard let self else { return }
-            Task { await self.exited(app, end: end) }
+            queuedLooks.add(1, ordering: .acquiringAndReleasing)
+            Task {
+                await self.exited(app, end: end)
+                await self.lookTaken()
+            }
         }
         let timeout = self.timeout
         let timer = Task { [weak self] in

@@ -10,7 +10,8 @@ import Foundation
 // RECORD gets a line `launch reason=… bundle=… token=…` at start and a line `answer ID ACTION TEXT`
 // for each answer handed to the delegate. MODE is the path of a file holding what to do this time:
 // `handle` (take the waiting answers, then exit 0), `fail` (exit 3 at once), `hang` (never finish),
-// `slow` (wait 1.5 s after start, then handle; answers given meanwhile reach this process).
+// `wait` (after start, wait until the file RECORD.go exists — the test's signal, at most 60 s —
+// then handle; answers given meanwhile wait in the outbox for this process).
 let arguments = CommandLine.arguments
 guard arguments.count == 3 else {
     FileHandle.standardError.write(Data("usage: chime-launched-app RECORD MODE\n".utf8))
@@ -46,8 +47,12 @@ case "fail":
     exit(3)
 case "hang":
     try await Sleep.for(.seconds(600))
-case "slow":
-    try await Sleep.for(.milliseconds(1500))
+case "wait":
+    let go = record + ".go"
+    let deadline = ContinuousClock.now + .seconds(60)
+    while !FileManager.default.fileExists(atPath: go), ContinuousClock.now < deadline {
+        try await Sleep.for(.milliseconds(20))
+    }
 default:
     break
 }
@@ -55,9 +60,4 @@ let handler = Handler()
 let center = UNUserNotificationCenter.current()
 center.delegate = handler
 await center.handleWaitingResponses()
-if mode == "slow" {
-    // Answers given while it started reach it over its event stream; take them too.
-    try await Sleep.for(.milliseconds(500))
-    await center.handleWaitingResponses()
-}
 exit(0)
