@@ -71,7 +71,7 @@ struct OpenCommandTests {
         let result = try await BinaryTests.chime(["open", "--data", directory], environment: environment)
         #expect(result.0 == 0, "\(result.2)")
         #expect(result.2.contains("Opened in your browser"))
-        let deadline = ContinuousClock.now + .seconds(30)
+        let deadline = ContinuousClock.now + .seconds(60)
         while !FileManager.default.fileExists(atPath: directory + "/opened"), ContinuousClock.now < deadline { try await Sleep.for(.milliseconds(20)) }
         let argv = try String(contentsOfFile: directory + "/argv", encoding: .utf8)
         let printed = result.1.trimmingCharacters(in: .whitespacesAndNewlines)

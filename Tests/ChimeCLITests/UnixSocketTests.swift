@@ -84,7 +84,8 @@ struct UnixSocketTests {
             let events = Output()
             let follower = Task { await events.cli.main(["events", "--data", directory]) }
             // The stream is open before the delivery: the service counts it.
-            for _ in 0..<1000 where service.server.openStreams == 0 { try await Sleep.for(.milliseconds(10)) }
+            let opened = ContinuousClock.now + .seconds(60)
+            while service.server.openStreams == 0, ContinuousClock.now < opened { try await Sleep.for(.milliseconds(10)) }
             #expect(service.server.openStreams > 0, "chime events did not open its stream: \(events.errorText)")
             let (scheduled, scheduledOutput) = await Self.run(["add", "--id", Self.chat, "--title", "Chat", "--category", "chat"], directory)
             #expect(scheduled == 0, "\(scheduledOutput.errorText)")
@@ -202,7 +203,7 @@ struct UnixSocketTests {
                 events.wait(timeout: 10)
             }
             // Its stream is listening once the engine has one more subscriber.
-            let listening = ContinuousClock.now + .seconds(30)
+            let listening = ContinuousClock.now + .seconds(60)
             while service.engine.hub.subscriberCount <= subscribers, events.isRunning, ContinuousClock.now < listening {
                 try await Sleep.for(.milliseconds(10))
             }

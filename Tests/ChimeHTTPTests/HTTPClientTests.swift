@@ -46,14 +46,15 @@ final class ClientTestHandler: HTTPHandler {
     func payloadTooLarge(_ request: HTTPRequest, limit: Int) -> HTTPResponse { HTTPResponse(status: 413, contentType: "text/plain", body: []) }
     func unavailable(_ request: HTTPRequest, reason: String) -> HTTPResponse { HTTPResponse(status: 503, contentType: "text/plain", body: []) }
 
-    /// Waits until `count` streams are open.
+    /// Waits (at most 60 s) until `count` streams are open.
     func waitForStreams(_ count: Int) async throws -> [EventStream] {
-        for _ in 0..<500 {
+        let deadline = ContinuousClock.now + .seconds(60)
+        while ContinuousClock.now < deadline {
             let open = streams.withLock { $0 }
             if open.count >= count { return open }
             try await Sleep.for(.milliseconds(10))
         }
-        throw HTTPClientError(.failed, "no stream opened")
+        throw HTTPClientError(.failed, "no stream opened within 60 s")
     }
 }
 
@@ -161,7 +162,8 @@ struct HTTPClientTests {
             }
             let stream = try #require(try await handler.waitForStreams(1).first)
             // The server has sent no byte of the body: the head alone is reported.
-            for _ in 0..<500 where seen.withLock({ $0.isEmpty }) { try await Sleep.for(.milliseconds(10)) }
+            let deadline = ContinuousClock.now + .seconds(60)
+            while seen.withLock({ $0.isEmpty }), ContinuousClock.now < deadline { try await Sleep.for(.milliseconds(10)) }
             #expect(seen.withLock { $0 } == ["head 200 quiet 0"])
             stream.sendComment("heartbeat")
             stream.send(event: "delivered", id: "2", data: "x")

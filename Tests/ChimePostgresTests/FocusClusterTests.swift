@@ -35,7 +35,7 @@ struct FocusClusterTests {
             try await engines[0].putFocusMode(FocusMode(name: "Sleep", schedule: FocusSchedule(
                 from: "22:00", to: "07:00", days: FocusDay.everyDay, timeZone: "UTC")))
             // The other nodes learn of it through the feed (a device change): wait for it, bounded.
-            let deadline = Date().addingTimeInterval(30)
+            let deadline = Date().addingTimeInterval(60)
             for engine in engines[1...] {
                 while try await engine.focusModes().isEmpty, Date() < deadline { try await Sleep.for(.milliseconds(10)) }
                 #expect(try await engine.focusModes().map(\.mode.name) == ["Sleep"])

@@ -483,7 +483,7 @@ struct PostgresStoreTests {
             let cut = try PostgresTestServer.shared().sql("SELECT pg_terminate_backend(\(pid))")
             #expect(cut.trimmingCharacters(in: .whitespacesAndNewlines) == "t", "the feed's connection was cut: \(cut)")
             // What another node changed while the feed was away is unknown: each app's hints come again.
-            let deadline = Date().addingTimeInterval(30)
+            let deadline = Date().addingTimeInterval(60)
             while Date() < deadline && received.withLock({ $0.filter { $0.sequence == 0 }.count < 6 }) { usleep(20_000) }
             let hints = received.withLock { $0 }.filter { $0.sequence == 0 }
             #expect(hints.map { "\($0.app) \($0.kind.rawValue)" } == ["a app", "b app", "a categories", "b categories", "a scheduled", "b scheduled"])

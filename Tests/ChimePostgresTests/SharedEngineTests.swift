@@ -42,9 +42,9 @@ struct SharedEngineTests {
         }
         var all: [(sequence: Int64, identifier: String)] { seen.withLock { $0 } }
 
-        /// Waits (at most 30 s) until `count` deliveries arrived.
+        /// Waits (at most 60 s) until `count` deliveries arrived.
         func wait(for count: Int) async throws {
-            let deadline = Date().addingTimeInterval(30)
+            let deadline = Date().addingTimeInterval(60)
             while all.count < count && Date() < deadline { try await Sleep.for(.milliseconds(10)) }
         }
     }

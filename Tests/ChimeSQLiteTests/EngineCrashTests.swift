@@ -59,10 +59,10 @@ struct EngineCrashTests {
             let (killed, done) = try await OffPool.run("test.crash") { () throws -> (Bool, Bool) in
                 let (process, output) = try Self.start(arguments)
                 var seen = ""
-                let deadline = Date().addingTimeInterval(30)
+                let deadline = Date().addingTimeInterval(60)
                 while seen.components(separatedBy: marker).count - 1 < wanted && !seen.contains("done") && Date() < deadline {
                     let chunk = output.fileHandleForReading.available(within: deadline.timeIntervalSinceNow)
-                    if chunk.isEmpty { break }  // its end, or nothing for 30 s
+                    if chunk.isEmpty { break }  // its end, or nothing for 60 s
                     seen += String(decoding: chunk, as: UTF8.self)
                 }
                 var killed = false

@@ -28,9 +28,9 @@ func withSQLiteEngine(path: String, at date: Date, scheduler: Bool = false, _ bo
     store.close()
 }
 
-/// Waits (at most 30 s) until `condition` no longer holds.
+/// Waits (at most 60 s) until `condition` no longer holds.
 func waitWhile(_ condition: () async throws -> Bool) async throws {
-    let deadline = ContinuousClock.now + .seconds(30)
+    let deadline = ContinuousClock.now + .seconds(60)
     while try await condition(), ContinuousClock.now < deadline {
         try await Sleep.for(.milliseconds(20))
     }

@@ -61,9 +61,9 @@ struct BrowserRecorder {
         chmod(script, 0o755)
     }
 
-    /// Waits (at most 30 s) for the script to have run; what it recorded.
+    /// Waits (at most 60 s) for the script to have run; what it recorded.
     func record() async throws -> (argv: String, modes: [String], page: String) {
-        let deadline = ContinuousClock.now + .seconds(30)
+        let deadline = ContinuousClock.now + .seconds(60)
         while !FileManager.default.fileExists(atPath: directory + "/done"), ContinuousClock.now < deadline {
             try await Sleep.for(.milliseconds(20))
         }

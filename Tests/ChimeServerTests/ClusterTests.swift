@@ -47,7 +47,7 @@ struct ClusterTests {
                                                + ["--data", directory, "--listen", "127.0.0.1:0", "--auto-allow"] + arguments,
                                            stdout: .file(output), stderr: .file(output))
             self.process = process
-            let deadline = Date().addingTimeInterval(30)
+            let deadline = Date().addingTimeInterval(60)
             while Date() < deadline {
                 if let data = FileManager.default.contents(atPath: info), let json = try? JSONValue.parse(data),
                    json["pid"] == .integer(Int64(process.pid)),

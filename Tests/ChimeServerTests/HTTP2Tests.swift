@@ -116,13 +116,14 @@ struct HTTP2Tests {
         try await Self.withUnixServer(handler) { socket, server in
             let follower = Task { try await Self.curl(["--http2-prior-knowledge", "-N", "--unix-socket", socket, "http://localhost/stream"]) }
             var stream: EventStream?
-            for _ in 0..<3000 where stream == nil {
+            let deadline = ContinuousClock.now + .seconds(60)
+            while stream == nil, ContinuousClock.now < deadline {
                 stream = handler.streams.withLock { $0.first }
                 if stream == nil { try await Sleep.for(.milliseconds(10)) }
             }
             let open = try #require(stream)
             // The first event was queued with the response; wait until curl has it (the queue drains).
-            for _ in 0..<3000 where open.queuedBytes > 0 { try await Sleep.for(.milliseconds(10)) }
+            while open.queuedBytes > 0, ContinuousClock.now < deadline { try await Sleep.for(.milliseconds(10)) }
             #expect(server.openStreams == 1)
             open.sendComment("heartbeat")
             open.send(event: "delivered", id: "2", data: "line 1\nline 2 ü")

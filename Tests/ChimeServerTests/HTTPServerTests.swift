@@ -90,7 +90,8 @@ struct HTTPServerTests {
         second.close()
         // The heartbeat finds the closed streams; then there is room again.
         var status = 0
-        for _ in 0..<100 {
+        let deadline = ContinuousClock.now + .seconds(60)
+        while ContinuousClock.now < deadline {
             status = try await TestClient(port: server.port).get("/echo").status
             if status == 200 { break }
             try await Sleep.for(.milliseconds(50))
@@ -160,9 +161,10 @@ struct HTTPServerTests {
         await stopping.value
     }
 
-    /// Whether new connections are refused within 100 tries 20 ms apart (a stop has begun).
+    /// Whether new connections are refused within 60 s (a stop has begun).
     private static func refusesConnections(port: UInt16) async throws -> Bool {
-        for _ in 0..<100 {
+        let deadline = ContinuousClock.now + .seconds(60)
+        while ContinuousClock.now < deadline {
             do {
                 _ = try await TestClient(port: port).get("/echo")
                 try await Sleep.for(.milliseconds(20))

@@ -19,7 +19,8 @@ struct ServiceTests {
                                                        logFormat: .json, printsBanner: false)
         let running = Task { try await ChimeService.run(configuration: configuration) }
         var server: JSONValue?
-        for _ in 0..<400 where server == nil {
+        let deadline = ContinuousClock.now + .seconds(60)
+        while server == nil, ContinuousClock.now < deadline {
             server = try? JSONValue.parse(Data(contentsOf: URL(fileURLWithPath: info)))
             if server == nil { try await Sleep.for(.milliseconds(10)) }
         }

@@ -59,10 +59,10 @@ struct ChildProcessTests {
 
     @Test("waiting for the end at most some time: nil while it runs, its end once it has ended")
     func boundedWait() async throws {
-        let sleeper = try ChildProcess(executable: "/bin/sleep", arguments: ["30"])
+        let sleeper = try ChildProcess(executable: "/bin/sleep", arguments: ["120"])
         #expect(await sleeper.termination(within: .milliseconds(50)) == nil)
         sleeper.signal(SIGTERM)
-        #expect(await sleeper.termination(within: .seconds(30)) == .signaled(SIGTERM))
+        #expect(await sleeper.termination(within: .seconds(60)) == .signaled(SIGTERM))
         #expect(await sleeper.termination(within: .zero) == .signaled(SIGTERM))
     }
 

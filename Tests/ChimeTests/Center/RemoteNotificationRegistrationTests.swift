@@ -44,7 +44,7 @@ struct RemoteNotificationRegistrationTests {
         #expect(try await simulator.engine.app("com.example.chat").deviceTokenUnregistered == nil)
 
         UIApplication.shared.unregisterForRemoteNotifications()
-        let deadline = ContinuousClock.now + .seconds(30)
+        let deadline = ContinuousClock.now + .seconds(60)
         while try await simulator.engine.app("com.example.chat").deviceTokenUnregistered == nil, ContinuousClock.now < deadline {
             await Task.yield()
         }
