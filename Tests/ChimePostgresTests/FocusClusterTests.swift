@@ -22,6 +22,20 @@ struct FocusClusterTests {
 
     static func date(_ text: String) throws -> Date { try Date(text, strategy: .iso8601) }
 
+    /// Fires on every node at once at `date`: how many requests they fired together.
+    @discardableResult
+    static func fireAll(_ engines: [NotificationEngine], at date: Date) async throws -> Int {
+        try await withThrowingTaskGroup(of: Int.self) { group in
+            for engine in engines { group.addTask { try await engine.fireDue(now: date).count } }
+            return try await group.reduce(0, +)
+        }
+    }
+
+    /// The logged deliveries of the notification `identifier`, as `engine` reads the event log.
+    static func deliveries(of identifier: String, app: String, on engine: NotificationEngine) async throws -> [Delivery] {
+        try await engine.events(after: 0, app: app, limit: 1000).compactMap(\.delivery).filter { $0.notification.request.identifier == identifier }
+    }
+
     @Test("12 notifications fired on three nodes during Sleep are held; three nodes firing at 07:00 deliver one summary")
     func summaryOnce() async throws {
         let url = try PostgresTestServer.shared().makeSchema()
@@ -50,11 +64,7 @@ struct FocusClusterTests {
             }
             let night = try Self.date("2027-06-07T23:00:00Z")
             clock.set(night)
-            async let a = engines[0].fireDue(now: night)
-            async let b = engines[1].fireDue(now: night)
-            async let c = engines[2].fireDue(now: night)
-            let fired = try await (a, b, c)
-            #expect(fired.0.count + fired.1.count + fired.2.count == 12)
+            #expect(try await Self.fireAll(engines, at: night) == 12)
             let held = try await engines[2].events(after: 0, app: app, limit: 1000).compactMap(\.delivery)
             #expect(held.count == 12)
             #expect(held.allSatisfy { $0.focus == FocusDecision(focus: "Sleep", quiet: true, reason: .focus) && $0.presentation == [.list] })
@@ -62,18 +72,13 @@ struct FocusClusterTests {
 
             let morning = try Self.date("2027-06-08T07:00:01Z")
             clock.set(morning)
-            async let x = engines[0].fireDue(now: morning)
-            async let y = engines[1].fireDue(now: morning)
-            async let z = engines[2].fireDue(now: morning)
-            _ = try await (x, y, z)
-            let summaries = try await engines[0].events(after: 0, app: app, limit: 1000).compactMap(\.delivery)
-                .filter { $0.notification.request.identifier == "chime.focus.Sleep" }
+            try await Self.fireAll(engines, at: morning)
+            let summaries = try await Self.deliveries(of: "chime.focus.Sleep", app: app, on: engines[0])
             #expect(summaries.map(\.notification.request.content.body) == ["12 notifications during Sleep"])
             #expect(summaries.first?.presentation.contains(.banner) == true && summaries.first?.focus == nil)
             // Later firings on any node add none.
             for engine in engines { try await engine.fireDue(now: morning.addingTimeInterval(60)) }
-            #expect(try await engines[1].events(after: 0, app: app, limit: 1000).compactMap(\.delivery)
-                        .filter { $0.notification.request.identifier == "chime.focus.Sleep" }.count == 1)
+            #expect(try await Self.deliveries(of: "chime.focus.Sleep", app: app, on: engines[1]).count == 1)
             #expect(try await engines[2].focusModes().first?.held.isEmpty == true)
         } catch {
             for engine in engines { await engine.shutdown() }

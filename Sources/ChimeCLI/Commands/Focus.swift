@@ -23,24 +23,10 @@ extension CLI {
         notes: ["While a focus is on, notifications are in the list but make no banner, sound, desktop pop-up or push; time-sensitive and critical ones, and allowed apps, threads and filterCriteria, come through. When it ends, each app gets one summary (\"12 notifications during Sleep\").",
                 "on and off hold until the schedule's next start or end; then the schedule decides again. add replaces a focus of the same name."],
         run: { arguments, cli in
-            let action = arguments.positionals.first ?? "list"
-            let actions = ["list", "add", "on", "off", "remove", "show"]
-            guard actions.contains(action) else {
-                let suggestion = ParsedArguments.closest(action, among: actions).map { "; did you mean '\($0)'?" } ?? ""
-                throw UsageError("unknown action '\(action)'\(suggestion)")
-            }
-            if action == "list" {
-                guard arguments.positionals.count <= 1 else { throw UsageError("chime focus list takes no arguments") }
-            } else {
-                guard arguments.positionals.count == 2 else { throw UsageError("give the focus's name: chime focus \(action) NAME") }
-            }
-            if action != "add" {
-                for flag in ["from", "to", "days", "time-zone", "allow-app", "allow-thread", "allow-filter"] where !arguments.all(flag).isEmpty {
-                    throw UsageError("--\(flag) is for chime focus add")
-                }
-            }
+            let (action, name) = try listOrOne(arguments, command: "focus", actions: ["list", "add", "on", "off", "remove", "show"],
+                                               operand: "the focus's name: chime focus ACTION NAME",
+                                               flagsOf: "add", ["from", "to", "days", "time-zone", "allow-app", "allow-thread", "allow-filter"])
             let client = try cli.client(arguments)
-            let name = arguments.positionals.count > 1 ? arguments.positionals[1] : ""
             let status: JSONValue?
             switch action {
             case "list":
@@ -66,6 +52,27 @@ extension CLI {
             cli.write(status.map(describeFocus) ?? "Done.")
             return 0
         })
+
+    /// The action of `chime COMMAND [ACTION [OPERAND]]` (`list`, the default, takes no operand; every
+    /// other action exactly one) and its operand, checked: an unknown action is refused with a
+    /// did-you-mean, and `flags` are refused with any action but `flagsOf`.
+    static func listOrOne(_ arguments: ParsedArguments, command: String, actions: [String], operand: String,
+                          flagsOf: String, _ flags: [String]) throws -> (action: String, operand: String) {
+        let action = arguments.positionals.first ?? "list"
+        guard actions.contains(action) else {
+            let suggestion = ParsedArguments.closest(action, among: actions).map { "; did you mean '\($0)'?" } ?? ""
+            throw UsageError("unknown action '\(action)'\(suggestion)")
+        }
+        if action == "list" {
+            guard arguments.positionals.count <= 1 else { throw UsageError("chime \(command) list takes no arguments") }
+        } else {
+            guard arguments.positionals.count == 2 else { throw UsageError("give \(operand.replacingOccurrences(of: "ACTION", with: action))") }
+        }
+        if action != flagsOf {
+            for flag in flags where !arguments.all(flag).isEmpty { throw UsageError("--\(flag) is for chime \(command) \(flagsOf)") }
+        }
+        return (action, arguments.positionals.count > 1 ? arguments.positionals[1] : "")
+    }
 
     /// `PUT /v1/focus/{name}`'s body from `chime focus add`'s flags, checked before sending.
     static func focusBody(_ arguments: ParsedArguments) throws -> JSONValue {

@@ -74,6 +74,16 @@ extension APIRoute {
     public static let removeQuarantined = APIRoute(.delete, "/v1/quarantine/{id}", operationID: "removeQuarantined",
                                                    summary: "Remove a quarantined request (owner)")
 
+    // Scheduled summaries (iOS 15's): per app, set by the owner
+    public static let listSummaries = APIRoute(.get, "/v1/summaries", operationID: "listSummaries",
+                                               summary: "Every app in a scheduled summary, with its next time and what it holds (owner)")
+    public static let getSummary = APIRoute(.get, "/v1/apps/{app}/summary", operationID: "getSummary",
+                                            summary: "An app's scheduled summary: times, time zone, next delivery, held (owner)")
+    public static let putSummary = APIRoute(.put, "/v1/apps/{app}/summary", operationID: "putSummary",
+                                            summary: "Put an app in a scheduled summary at the times given, or change them (owner)")
+    public static let removeSummary = APIRoute(.delete, "/v1/apps/{app}/summary", operationID: "removeSummary",
+                                               summary: "Take an app out of its scheduled summary; what it held comes at once (owner)")
+
     // Focus modes (quiet hours): the owner's, for every app (Chime's addition)
     public static let listFocus = APIRoute(.get, "/v1/focus", operationID: "listFocus",
                                            summary: "Focus modes, with whether each is on now (owner; Chime's addition)")
@@ -129,6 +139,7 @@ extension APIRoute {
         respond, receipt, outbox, acknowledge, updateLocation,
         listQuarantine, removeQuarantined,
         listFocus, getFocus, putFocus, removeFocus, focusOn, focusOff,
+        listSummaries, getSummary, putSummary, removeSummary,
         webPushKey, listWebPushSubscriptions, createWebPushSubscription, updateWebPushSubscription, removeWebPushSubscription,
         appEvents, allEvents, serviceExtensionContent, reportPresentation,
         webCenter, webAsset, getSession, createSession, deleteSession, createLoginLink,

@@ -106,6 +106,7 @@ extension EngineCore {
             record.requestedOptions = options
             record.promptPending = decision == .ask
             record.settings = Presentation.settings(after: decision, options: options, previous: record.settings)
+            applyScheduledDelivery(&record.settings, app: app)
             try save(record)
             try log(.settings(record.settings), app: app)
         }
@@ -118,6 +119,7 @@ extension EngineCore {
         if options.isEmpty { options = [.alert, .sound, .badge] }
         options.remove(.provisional)
         record.settings = Presentation.settings(after: allow ? .grant : .deny, options: options, previous: record.settings)
+        applyScheduledDelivery(&record.settings, app: app)
         record.promptPending = false
         try save(record)
         try log(.settings(record.settings), app: app)

@@ -91,6 +91,7 @@ extension EngineCore {
                                         settings: record.settings,
                                         presentation: Presentation.background(for: content, settings: record.settings))
                 delivery.alert = receipt.alerts
+                try applySummary(&delivery, app: receipt.app, counting: false)
                 try applyFocus(&delivery, app: receipt.app, counting: false)
                 try log(.realerted(delivery), app: receipt.app, date: now)
             }

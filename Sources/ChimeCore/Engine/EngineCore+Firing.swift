@@ -59,6 +59,7 @@ extension EngineCore {
                                 settings: record.settings, presentation: Presentation.background(for: content, settings: record.settings),
                                 badge: badge)
         delivery.pendingBadge = pendingBadge
+        try applySummary(&delivery, app: app, counting: true)
         try applyFocus(&delivery, app: app, counting: true)
         try log(.delivered(delivery), app: app, date: date)
         return notification
@@ -66,7 +67,7 @@ extension EngineCore {
 
     package func nextFireDate() throws -> Date? {
         // Other engines add and fire too: the store knows, the window does not.
-        if let shared { return Self.sooner(try shared.soonestFireDate(), focus.checkAt) }
+        if let shared { return Self.sooner(Self.sooner(try shared.soonestFireDate(), focus.checkAt), summaries.checkAt) }
         return windowNextDate()
     }
 
@@ -83,8 +84,9 @@ extension EngineCore {
     package var windowFirstDate: Date? {
         let fire = window.first?.date
         // Most engines have no dismissal, escalation or focus: then the fire date, as before.
-        guard dismissals.count > 0 || escalations.count > 0 || focus.checkAt != nil else { return fire }
-        return Self.sooner(Self.sooner(Self.sooner(fire, dismissals.first?.date), escalations.first?.date), focus.checkAt)
+        guard dismissals.count > 0 || escalations.count > 0 || focus.checkAt != nil || summaries.checkAt != nil else { return fire }
+        let looks = Self.sooner(focus.checkAt, summaries.checkAt)
+        return Self.sooner(Self.sooner(Self.sooner(fire, dismissals.first?.date), escalations.first?.date), looks)
     }
 
     static func sooner(_ a: Date?, _ b: Date?) -> Date? {
@@ -105,6 +107,7 @@ extension EngineCore {
     package func fireDue(now: Date, limit: Int, listing: Bool = true) throws -> [(app: String, notification: DeliveredNotification)] {
         try quarantineQueued(now: now)
         try focusDue(now: now)
+        try summariesDue(now: now)
         let dismissed = try dismissDue(now: now, limit: limit)
         let escalated = try escalateDue(now: now, limit: limit)
         let due = try store.dueEncoded(before: now, limit: limit)

@@ -23,6 +23,8 @@ final class EngineCore {
     var escalations: ScheduleWindow
     /// The focus modes and when they are next looked at (EngineCore+Focus.swift).
     var focus = FocusState()
+    /// The apps' scheduled summaries and when they are next looked at (EngineCore+Summary.swift).
+    var summaries = SummaryState()
     /// Set when a fire batch was full, so the scheduler runs again at once.
     package var moreDue = false
     /// How many due requests the last `fireDue` took (with a shared store: claimed).
@@ -73,6 +75,7 @@ final class EngineCore {
             location = parts.count == 2 ? Coordinate(latitude: parts[0], longitude: parts[1]) : nil
         }
         loadFocus()
+        loadSummaries()
     }
 
     /// Called at the start of each transaction. With a shared store, apps and categories are read

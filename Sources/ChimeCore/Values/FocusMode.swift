@@ -318,6 +318,9 @@ public struct FocusDecision: Sendable, Hashable {
         case allowedThread
         /// Let through: its `filterCriteria` is allowed.
         case allowedFilterCriteria
+        /// Held for its app's scheduled summary (``ScheduledSummary``; the decision's focus is
+        /// ``FocusDecision/scheduledSummaryName``): no banner, no sound, no pop-up or push.
+        case scheduledSummary
     }
 
     /// The focus's name.

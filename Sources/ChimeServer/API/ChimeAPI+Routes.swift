@@ -60,6 +60,12 @@ extension ChimeAPI {
         .init(.focusOn, .owner, ChimeAPI.focusOn),
         .init(.focusOff, .owner, ChimeAPI.focusOff),
 
+        // Scheduled summaries
+        .init(.listSummaries, .owner, ChimeAPI.listSummaries),
+        .init(.getSummary, .ownerOnApp, ChimeAPI.getSummary),
+        .init(.putSummary, .ownerOnApp, ChimeAPI.putSummary),
+        .init(.removeSummary, .ownerOnApp, ChimeAPI.removeSummary),
+
         // Web Push
         .init(.webPushKey, .owner, ChimeAPI.webPushKey),
         .init(.listWebPushSubscriptions, .owner, ChimeAPI.listWebPushSubscriptions),

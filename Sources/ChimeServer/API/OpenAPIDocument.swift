@@ -64,6 +64,10 @@ enum OpenAPIDocument {
     {
       "name": "focus",
       "description": "Focus modes: the owner's quiet hours, for every app (Chime's addition)."
+    },
+    {
+      "name": "summary",
+      "description": "Scheduled summaries (iOS 15's): an app's notifications held and delivered as one summary at the times the owner picks."
     }
   ],
   "paths": {
@@ -3842,6 +3846,231 @@ enum OpenAPIDocument {
           "focus"
         ]
       }
+    },
+    "/v1/summaries": {
+      "get": {
+        "operationId": "listSummaries",
+        "summary": "Every app in a scheduled summary, with its next time and what it holds (owner)",
+        "description": "A scheduled summary (iOS 15's) holds an app's passive and active notifications: they are delivered quietly (in the delivered list with their badge, but without banner or sound, no desktop pop-up and no Web Push; the delivered event says focus: {name: \"Scheduled Summary\", quiet: true, reason: scheduledSummary}), and at each time picked one summary notification (identifier chime.summary, thread chime.summary, title \"Scheduled Summary\") lists the three best by relevanceScore (then time), one line each, and counts the rest as iOS counts a group: each notification stands for its summaryArgumentCount items (1 when 0) and the distinct summaryArguments name them, through the category's categorySummaryFormat when all the rest share one (%u the count, %@ the names), else \"6 more notifications from Alice and Bob\". Its userInfo: chime.summary (the identifiers held, best first, at most 64), chime.held (how many notifications), chime.items (how many items). timeSensitive (with timeSensitiveSetting enabled) and critical notifications come at once. The app's scheduledDeliverySetting is enabled while it is in a summary. Delivered once across restarts and the nodes of a shared PostgreSQL database.",
+        "responses": {
+          "200": {
+            "description": "Every app in a scheduled summary, by app.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "array",
+                  "items": {
+                    "$ref": "#/components/schemas/ScheduledSummaryStatus"
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
+          },
+          "414": {
+            "$ref": "#/components/responses/UriTooLong"
+          },
+          "421": {
+            "$ref": "#/components/responses/MisdirectedRequest"
+          },
+          "431": {
+            "$ref": "#/components/responses/HeaderTooLarge"
+          },
+          "503": {
+            "$ref": "#/components/responses/Unavailable"
+          }
+        },
+        "tags": [
+          "summary"
+        ]
+      }
+    },
+    "/v1/apps/{app}/summary": {
+      "parameters": [
+        {
+          "name": "app",
+          "in": "path",
+          "required": true,
+          "description": "The app's bundle identifier.",
+          "schema": {
+            "type": "string",
+            "pattern": "^[A-Za-z0-9._-]{1,255}$"
+          }
+        }
+      ],
+      "get": {
+        "operationId": "getSummary",
+        "summary": "An app's scheduled summary: times, time zone, next delivery, held (owner)",
+        "responses": {
+          "200": {
+            "description": "The app's scheduled summary.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/ScheduledSummaryStatus"
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
+          },
+          "404": {
+            "$ref": "#/components/responses/NotFound"
+          },
+          "414": {
+            "$ref": "#/components/responses/UriTooLong"
+          },
+          "421": {
+            "$ref": "#/components/responses/MisdirectedRequest"
+          },
+          "431": {
+            "$ref": "#/components/responses/HeaderTooLarge"
+          },
+          "503": {
+            "$ref": "#/components/responses/Unavailable"
+          }
+        },
+        "tags": [
+          "summary"
+        ]
+      },
+      "put": {
+        "operationId": "putSummary",
+        "summary": "Put an app in a scheduled summary at the times given, or change them (owner)",
+        "description": "Every field is checked; a refusal (400) names the field (times, times[1], timeZone, or an unknown one) and what is accepted. 1 to 12 times a day, HH:MM, each once, as wall times in an IANA zone: a time a daylight-saving change skips comes later by the gap, one that occurs twice comes at its first pass. Changing the times keeps what is held, due at the first new time. At most 256 apps.",
+        "requestBody": {
+          "required": true,
+          "content": {
+            "application/json": {
+              "schema": {
+                "$ref": "#/components/schemas/ScheduledSummaryInput"
+              }
+            }
+          }
+        },
+        "responses": {
+          "200": {
+            "description": "Its times changed.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/ScheduledSummaryStatus"
+                }
+              }
+            }
+          },
+          "201": {
+            "description": "Put in a summary.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/ScheduledSummaryStatus"
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
+          },
+          "404": {
+            "$ref": "#/components/responses/NotFound"
+          },
+          "413": {
+            "$ref": "#/components/responses/PayloadTooLarge"
+          },
+          "414": {
+            "$ref": "#/components/responses/UriTooLong"
+          },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
+          },
+          "421": {
+            "$ref": "#/components/responses/MisdirectedRequest"
+          },
+          "431": {
+            "$ref": "#/components/responses/HeaderTooLarge"
+          },
+          "501": {
+            "$ref": "#/components/responses/NotImplemented"
+          },
+          "503": {
+            "$ref": "#/components/responses/Unavailable"
+          },
+          "507": {
+            "$ref": "#/components/responses/InsufficientStorage"
+          }
+        },
+        "tags": [
+          "summary"
+        ]
+      },
+      "delete": {
+        "operationId": "removeSummary",
+        "summary": "Take an app out of its scheduled summary; what it held comes at once (owner)",
+        "responses": {
+          "200": {
+            "description": "Taken out.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/SummaryRemoved"
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
+          },
+          "404": {
+            "$ref": "#/components/responses/NotFound"
+          },
+          "414": {
+            "$ref": "#/components/responses/UriTooLong"
+          },
+          "421": {
+            "$ref": "#/components/responses/MisdirectedRequest"
+          },
+          "431": {
+            "$ref": "#/components/responses/HeaderTooLarge"
+          },
+          "501": {
+            "$ref": "#/components/responses/NotImplemented"
+          },
+          "503": {
+            "$ref": "#/components/responses/Unavailable"
+          }
+        },
+        "tags": [
+          "summary"
+        ]
+      }
     }
   },
   "components": {
@@ -6481,11 +6710,11 @@ enum OpenAPIDocument {
           "quiet",
           "reason"
         ],
-        "description": "What an active focus did to a delivery (Chime's addition).",
+        "description": "What an active focus or the app's scheduled summary did to a delivery (Chime's addition).",
         "properties": {
           "name": {
             "type": "string",
-            "description": "The focus."
+            "description": "The focus, or \"Scheduled Summary\" for a delivery held for the app's scheduled summary."
           },
           "quiet": {
             "type": "boolean",
@@ -6499,9 +6728,94 @@ enum OpenAPIDocument {
               "critical",
               "allowedApp",
               "allowedThread",
-              "allowedFilterCriteria"
+              "allowedFilterCriteria",
+              "scheduledSummary"
             ],
-            "description": "focus when held; else why it was let through."
+            "description": "focus (held by a focus) or scheduledSummary (held for the app's scheduled summary); else why it was let through."
+          }
+        }
+      },
+      "ScheduledSummaryInput": {
+        "type": "object",
+        "required": [
+          "times",
+          "timeZone"
+        ],
+        "additionalProperties": false,
+        "description": "An app's scheduled summary (iOS 15's).",
+        "properties": {
+          "times": {
+            "type": "array",
+            "minItems": 1,
+            "maxItems": 12,
+            "items": {
+              "type": "string",
+              "pattern": "^([01]?[0-9]|2[0-3]):[0-5][0-9]$"
+            },
+            "description": "Times of day (HH:MM, 24-hour), each once, at which the summary is delivered."
+          },
+          "timeZone": {
+            "type": "string",
+            "description": "An IANA time zone, such as Europe/Berlin: the times are wall times there."
+          }
+        }
+      },
+      "ScheduledSummaryStatus": {
+        "type": "object",
+        "required": [
+          "app",
+          "times",
+          "timeZone",
+          "nextDelivery",
+          "held"
+        ],
+        "description": "An app's scheduled summary, with when it next comes and how many notifications it holds.",
+        "properties": {
+          "app": {
+            "type": "string",
+            "pattern": "^[A-Za-z0-9._-]{1,255}$"
+          },
+          "times": {
+            "type": "array",
+            "minItems": 1,
+            "maxItems": 12,
+            "items": {
+              "type": "string",
+              "pattern": "^([01]?[0-9]|2[0-3]):[0-5][0-9]$"
+            },
+            "description": "Times of day (HH:MM, 24-hour), each once, at which the summary is delivered."
+          },
+          "timeZone": {
+            "type": "string",
+            "description": "An IANA time zone, such as Europe/Berlin: the times are wall times there."
+          },
+          "nextDelivery": {
+            "oneOf": [
+              {
+                "type": "string",
+                "format": "date-time"
+              },
+              {
+                "type": "null"
+              }
+            ],
+            "description": "When the next summary is delivered."
+          },
+          "held": {
+            "type": "integer",
+            "minimum": 0,
+            "description": "Notifications held for it so far."
+          }
+        }
+      },
+      "SummaryRemoved": {
+        "type": "object",
+        "required": [
+          "removed"
+        ],
+        "properties": {
+          "removed": {
+            "type": "string"
           }
         }
       }
