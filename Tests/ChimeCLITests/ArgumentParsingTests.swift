@@ -104,6 +104,15 @@ struct ArgumentParsingTests {
                 == "11  expired  com.a  ride  due 2027-06-01T12:10:00.000Z, not delivered after 2027-06-01T12:05:00.000Z")
         let removed = try JSONValue.parse(#"{"app": "com.a", "identifiers": ["a"], "scope": "pending"}"#)
         #expect(CLI.describeEvent(kind: "removed", id: "9", removed) == "9  removed  com.a  pending:  a")
+        // The owner's focus modes (no app): each on or off, how, until when, and what it held.
+        let focus = try JSONValue.parse(#"""
+            {"app": "", "modes": [{"name": "Sleep", "active": true, "byHand": true, "nextChange": "2027-06-02T05:00:00.000Z", "heldTotal": 3},
+                                  {"name": "Work", "active": false, "byHand": false, "nextChange": "2027-06-02T07:00:00.000Z", "heldTotal": 0},
+                                  {"name": "Reading", "active": false, "byHand": false, "nextChange": null, "heldTotal": 0}]}
+            """#)
+        #expect(CLI.describeEvent(kind: "focus", id: nil, focus)
+                == "-  focus  Sleep on by hand until 2027-06-02T05:00:00.000Z, 3 held  Work off (next change 2027-06-02T07:00:00.000Z)  Reading off")
+        #expect(CLI.describeEvent(kind: "focus", id: nil, try JSONValue.parse(#"{"app": "", "modes": []}"#)) == "-  focus  (no focus modes)")
     }
 
     @Test("unknown commands and options exit 2 with a suggestion; --help exits 0")

@@ -36,7 +36,7 @@ struct FocusClusterTests {
         try await engine.events(after: 0, app: app, limit: 1000).compactMap(\.delivery).filter { $0.notification.request.identifier == identifier }
     }
 
-    @Test("12 notifications fired on three nodes during Sleep are held; three nodes firing at 07:00 deliver one summary")
+    @Test("12 notifications fired on three nodes during Sleep are held; three nodes firing at 07:00 deliver one summary; another node tells of the mode")
     func summaryOnce() async throws {
         let url = try PostgresTestServer.shared().makeSchema()
         let stores = try (0..<3).map { _ in try PostgresStore(url: url) }
@@ -46,6 +46,19 @@ struct FocusClusterTests {
         do {
             let app = "com.example.focus"
             _ = try await engines[0].requestAuthorization(app: app, options: [.alert, .sound])
+            // What node two's owner stream hears of the modes (`focus` events; a mode set on node one).
+            let heard = Mutex<[[String]]>([])
+            let listening = engines[1].subscribe(app: nil) { event in
+                if case .focus(let modes) = event.payload {
+                    heard.withLock { $0.append(modes.map { "\($0.mode.name) \($0.isActive ? "on" : "off")" }) }
+                }
+            }
+            defer { engines[1].unsubscribe(listening) }
+            func hears(_ modes: [String]) async throws -> Bool {
+                let deadline = Date().addingTimeInterval(60)
+                while !heard.withLock({ $0.contains(modes) }), Date() < deadline { try await Sleep.for(.milliseconds(10)) }
+                return heard.withLock { $0.contains(modes) }
+            }
             try await engines[0].putFocusMode(FocusMode(name: "Sleep", schedule: FocusSchedule(
                 from: "22:00", to: "07:00", days: FocusDay.everyDay, timeZone: "UTC")))
             // The other nodes learn of it through the feed (a device change): wait for it, bounded.
@@ -54,6 +67,9 @@ struct FocusClusterTests {
                 while try await engine.focusModes().isEmpty, Date() < deadline { try await Sleep.for(.milliseconds(10)) }
                 #expect(try await engine.focusModes().map(\.mode.name) == ["Sleep"])
             }
+            // Node two reloaded the modes: its next look tells its subscribers.
+            try await engines[1].fireDue(now: clock.now)
+            #expect(try await hears(["Sleep off"]))
             clock.set(try Self.date("2027-06-07T22:30:00Z"))
             for index in 0..<12 {
                 var content = NotificationContent(title: "n\(index)")
@@ -65,6 +81,7 @@ struct FocusClusterTests {
             let night = try Self.date("2027-06-07T23:00:00Z")
             clock.set(night)
             #expect(try await Self.fireAll(engines, at: night) == 12)
+            #expect(try await hears(["Sleep on"]), "the schedule's start, told on node two")
             let held = try await engines[2].events(after: 0, app: app, limit: 1000).compactMap(\.delivery)
             #expect(held.count == 12)
             #expect(held.allSatisfy { $0.focus == FocusDecision(focus: "Sleep", quiet: true, reason: .focus) && $0.presentation == [.list] })

@@ -12,15 +12,21 @@ struct FocusAPITests {
     /// Monday 2027-06-07, 21:00 in Berlin.
     static let start = JSONMapping.parseDate("2027-06-07T19:00:00Z")!
 
-    @Test("curl sets Sleep 22:00-07:00; during it an active notification is delivered quietly and a time-sensitive one through; off sends the summary")
-    func overHTTP() async throws {
-        let clock = ManualClock(now: Self.start)
+    /// A service on a manual clock at ``start`` with the app com.example.focus allowed alerts and
+    /// sounds: `body` gets the clock, the harness, the app's token and the service's root URL.
+    static func withApp(_ body: (ManualClock, ServiceHarness, String, String) async throws -> Void) async throws {
+        let clock = ManualClock(now: start)
         try await ServiceHarness.with(clock: clock) { harness in
             let token = try await harness.createApp("com.example.focus")
-            let app = harness.client(token: token)
+            #expect(try await harness.client(token: token).post("/v1/apps/com.example.focus/authorization", json: #"{"options": ["alert", "sound"]}"#).status == 200)
+            try await body(clock, harness, token, "http://127.0.0.1:\(harness.service.port)")
+        }
+    }
+
+    @Test("curl sets Sleep 22:00-07:00; during it an active notification is delivered quietly and a time-sensitive one through; off sends the summary")
+    func overHTTP() async throws {
+        try await Self.withApp { clock, harness, token, root in
             let owner = harness.service.ownerToken
-            let root = "http://127.0.0.1:\(harness.service.port)"
-            #expect(try await app.post("/v1/apps/com.example.focus/authorization", json: #"{"options": ["alert", "sound"]}"#).status == 200)
             let sleep = #"{"schedule": {"from": "22:00", "to": "07:00", "days": "mon-fri", "timeZone": "Europe/Berlin"}, "allowedThreads": ["family"]}"#
 
             // Refusals name the field and say what is accepted.
@@ -93,6 +99,55 @@ struct FocusAPITests {
             #expect(try await ExpiryAPITests.curl("DELETE", root + "/v1/focus/Sleep", token: owner).json == ["removed": "Sleep"])
             #expect(try await ExpiryAPITests.curl("DELETE", root + "/v1/focus/Sleep", token: owner).status == 404)
             #expect(try await ExpiryAPITests.curl("GET", root + "/v1/focus", token: owner).json == .array([]))
+        }
+    }
+
+    @Test("the owner's stream tells of each focus change with every mode: added, on and off by hand, a schedule's start, removed; an app's stream never")
+    func focusEvents() async throws {
+        try await Self.withApp { clock, harness, token, root in
+            let app = harness.client(token: token)
+            let owner = harness.service.ownerToken
+            let ownerEvents = try await SSEClient.open(harness.endpoint, path: "/v1/events", token: owner)
+            let appEvents = try await SSEClient.open(harness.endpoint, path: "/v1/apps/com.example.focus/events", token: token)
+            #expect(ownerEvents.status == 200 && appEvents.status == 200)
+            func change(_ method: String, _ path: String, body: String? = nil) async throws -> JSONValue? {
+                let answer = try await ExpiryAPITests.curl(method, root + path, token: owner, body: body)
+                #expect((200...201).contains(answer.status), "\(method) \(path): \(answer.status)")
+                return try await EscalationAPITests.next("focus", on: ownerEvents)
+            }
+            func modes(_ event: JSONValue?) -> [String: String] {
+                var found: [String: String] = [:]
+                guard case .array(let list)? = event?["modes"] else { return ["no modes": "\(String(describing: event))"] }
+                for mode in list {
+                    guard case .string(let name)? = mode["name"] else { continue }
+                    var next = "-"
+                    if case .string(let date)? = mode["nextChange"] { next = date }
+                    found[name] = [mode["active"] == .bool(true) ? "on" : "off", mode["byHand"] == .bool(true) ? "hand" : "schedule", next]
+                        .joined(separator: " ")
+                }
+                return found
+            }
+
+            let added = try await change("PUT", "/v1/focus/Sleep", body: #"{"schedule": {"from": "22:00", "to": "07:00", "days": "mon-fri", "timeZone": "Europe/Berlin"}}"#)
+            #expect(added?["app"] == .string("") && added?["sequence"] == .integer(0), "the owner's, not logged")
+            #expect(modes(added) == ["Sleep": "off schedule 2027-06-07T20:00:00.000Z"])
+            #expect(modes(try await change("PUT", "/v1/focus/Reading", body: "{}")) == ["Sleep": "off schedule 2027-06-07T20:00:00.000Z", "Reading": "off schedule -"])
+            #expect(modes(try await change("POST", "/v1/focus/Reading/on")) == ["Sleep": "off schedule 2027-06-07T20:00:00.000Z", "Reading": "on hand -"])
+
+            // 22:00 in Berlin: the schedule turns Sleep on, and the stream says so with no request.
+            clock.set(Self.start.addingTimeInterval(3601))
+            let started = try await EscalationAPITests.next("focus", on: ownerEvents)
+            #expect(modes(started) == ["Sleep": "on schedule 2027-06-08T05:00:00.000Z", "Reading": "on hand -"])
+            #expect(started?["date"] == .string("2027-06-07T20:00:01.000Z"))
+
+            #expect(modes(try await change("POST", "/v1/focus/Reading/off")) == ["Sleep": "on schedule 2027-06-08T05:00:00.000Z", "Reading": "off hand -"])
+            #expect(modes(try await change("DELETE", "/v1/focus/Reading")) == ["Sleep": "on schedule 2027-06-08T05:00:00.000Z"])
+            #expect(modes(try await change("DELETE", "/v1/focus/Sleep")) == [:])
+
+            // The app's stream got none of them: the first event it has is the delivery that follows.
+            #expect(try await app.post("/v1/apps/com.example.focus/requests", json: #"{"identifier": "now", "title": "Now"}"#).status == 201)
+            let first = try await appEvents.next(timeout: 60)
+            #expect(first.event == "delivered", "\(first.event ?? "?"): \(first.data)")
         }
     }
 }

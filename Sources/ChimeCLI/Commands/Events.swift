@@ -11,9 +11,9 @@ extension CLI {
     // MARK: events, status
 
     static let events = Command(
-        name: "events", summary: "follow the live events of one app or all: delivered, response, removed, settings, silentPush, scheduled, categories, app",
+        name: "events", summary: "follow the live events of one app or all: delivered, response, removed, settings, silentPush, scheduled, categories, app, focus",
         usage: "chime events [--app APP] [--json]", examples: ["chime events", "chime events --app com.example.alarm --json"],
-        options: [.value("app", "only this app (default: every app; scheduled, categories and app come on the every-app stream only)")],
+        options: [.value("app", "only this app (default: every app; scheduled, categories, app and focus come on the every-app stream only)")],
         run: { arguments, cli in
             let client = try cli.client(arguments)
             let (stream, parameters) = arguments.value("app").map { (APIRoute.appEvents, ["app": $0]) } ?? (.allEvents, [:])
@@ -64,10 +64,25 @@ extension CLI {
             words = [names.isEmpty ? "(none)" : names.joined(separator: ", ")]
         case "app":
             words = [event["change"]?.stringValue ?? "updated"]
+        case "focus":
+            // The owner's (no app): each mode, on or off, how and until when.
+            let modes = event["modes"]?.arrayValue ?? []
+            words = modes.isEmpty ? ["(no focus modes)"] : modes.map(focusWords)
+            return ([id ?? "-", kind] + words).joined(separator: "  ")
         default:
             words = []
         }
         return ([id ?? "-", kind, app] + words).joined(separator: "  ")
+    }
+
+    /// "Sleep on by hand until 2027-06-01T05:00:00.000Z, 3 held", "Work off".
+    static func focusWords(_ mode: JSONValue) -> String {
+        let on = mode["active"] == .bool(true)
+        var text = "\(mode["name"]?.stringValue ?? "?") \(on ? "on" : "off")"
+        if mode["byHand"] == .bool(true) { text += " by hand" }
+        if let next = mode["nextChange"]?.stringValue { text += on ? " until \(next)" : " (next change \(next))" }
+        if let held = mode["heldTotal"]?.numberValue, held > 0 { text += ", \(Validation.seconds(held)) held" }
+        return text
     }
 
     static func quoted(_ text: String) -> String { "\"" + text.replacingOccurrences(of: "\n", with: " ") + "\"" }

@@ -238,6 +238,12 @@ extension EngineEvent {
             guard let value = json["request"] else { throw ChimeError(.malformedInput, field: "request", "an expired event without its request") }
             let due = try json["dueDate"].map { value throws(ChimeError) in try JSONMapping.date(value, field: "dueDate", code: .malformedInput) } ?? date
             payload = .expired(ExpiredRequest(request: try NotificationRequest.answer(value, field: "request"), dueDate: due))
+        case .focus:
+            var modes: [FocusStatus] = []
+            if case .array(let items)? = json["modes"] {
+                for item in items { modes.append(try FocusStatus(json: item)) }
+            }
+            payload = .focus(modes)
         }
         self.init(sequence: sequence, app: app, date: date, payload: payload)
     }

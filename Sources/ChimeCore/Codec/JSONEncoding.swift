@@ -386,7 +386,8 @@ extension EngineEvent {
     /// event's); `response`; `identifiers` and `scope`;
     /// `settings`; `categories`; `change`; `quarantined`; `request` (with its `expirationDate`) and
     /// `dueDate` for `expired`; for `realerted`, what a delivery carries and `alert` (2 and on); for
-    /// both, `focus` when a focus was on (``FocusDecision/json``: held quietly, or let through and why).
+    /// both, `focus` when a focus was on (``FocusDecision/json``: held quietly, or let through and why);
+    /// for `focus`, `modes` (every focus mode as ``FocusStatus/json``; `app` is empty).
     public var json: JSONValue {
         var object: JSONObject = [
             "sequence": .integer(sequence), "app": .string(app), "kind": .string(kind.rawValue), "date": JSONMapping.json(date),
@@ -421,6 +422,8 @@ extension EngineEvent {
         case .expired(let expired):
             object["request"] = expired.request.json
             object["dueDate"] = JSONMapping.json(expired.dueDate)
+        case .focus(let modes):
+            object["modes"] = .array(modes.map(\.json))
         }
         return .object(object)
     }

@@ -93,10 +93,11 @@ extension FocusMode {
 }
 
 extension FocusStatus {
-    /// The mode's JSON with `active`, `nextChange` (or null), `held` (by app) and `heldTotal`.
+    /// The mode's JSON with `active`, `byHand`, `nextChange` (or null), `held` (by app) and `heldTotal`.
     public var json: JSONValue {
         guard case .object(var object) = mode.json else { return mode.json }
         object["active"] = .bool(isActive)
+        object["byHand"] = .bool(byHand)
         object["nextChange"] = nextChange.map(JSONMapping.json) ?? .null
         object["held"] = .object(JSONObject(held.sorted { $0.key < $1.key }.map { ($0.key, .integer(Int64($0.value))) }))
         object["heldTotal"] = .integer(Int64(held.values.reduce(0, +)))
@@ -112,7 +113,7 @@ extension FocusStatus {
         }
         var next: Date?
         if case .string(let text)? = json["nextChange"] { next = JSONMapping.parseDate(text) }
-        self.init(mode: mode, isActive: json["active"] == .bool(true), nextChange: next, held: held)
+        self.init(mode: mode, isActive: json["active"] == .bool(true), nextChange: next, held: held, byHand: json["byHand"] == .bool(true))
     }
 }
 

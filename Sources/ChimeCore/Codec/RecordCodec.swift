@@ -216,7 +216,7 @@ public enum RecordCodec {
     // Append-only. The last three are announced but never logged; they have indexes so every
     // event can be encoded.
     static let eventKinds: [EngineEvent.Kind] = [.delivered, .response, .removed, .silentPush, .settings, .scheduled, .categories, .app,
-                                                  .quarantined, .expired, .realerted]
+                                                  .quarantined, .expired, .realerted, .focus]
 
     /// Calendar identifiers by stable number (the enum has no raw values of its own).
     static let calendarIdentifiers: [Calendar.Identifier] = [
@@ -624,6 +624,9 @@ extension RecordCodec {
                 bytes[0] = max(bytes[0], RecordCodec.expirationVersion)
                 request(expired.request)
                 date(expired.dueDate)
+            case .focus(let modes):
+                // Announced only, never logged; written as the modes' JSON should one be stored.
+                string(JSONValue.array(modes.map(\.json)).serialized())
             }
         }
     }
@@ -1054,6 +1057,10 @@ extension RecordCodec {
                                                           reason: try string(), date: head.date, request: nil))
             case .expired:
                 payload = .expired(ExpiredRequest(request: try request(), dueDate: try date()))
+            case .focus:
+                guard case .array(let items)? = try? JSONValue.parse(try string()),
+                      let modes = try? items.map({ item throws(ChimeError) in try FocusStatus(json: item) }) else { throw corrupt("a focus event's modes") }
+                payload = .focus(modes)
             }
             return EngineEvent(sequence: head.sequence, app: head.app, date: head.date, payload: payload)
         }

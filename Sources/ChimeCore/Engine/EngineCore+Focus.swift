@@ -13,6 +13,10 @@ struct FocusState {
     var activeFrom: Date?
     /// While a summary is delivered (it is not held).
     var summarizing = false
+    /// The names of the modes on as the last `focus` event told (`nil`: none told yet).
+    var announcedActive: Set<String>?
+    /// The modes changed (here or, reloaded, on another engine) since the last `focus` event.
+    var changed = false
 }
 
 /// Focus modes in the engine: stored in the key/value table (`device.focus.modes`, so a shared
@@ -25,11 +29,15 @@ extension EngineCore {
     /// Reads the modes (device state: at open, after a rollback, and when another engine changed
     /// them); the engine looks at them at once, so a spell that ended while it was down is
     /// summarized at its first firing.
+    /// A reload tells subscribers of the modes at that look (`focus` event), as another engine may
+    /// have changed them.
     func loadFocus() {
         guard case .success(let text) = Result(catching: { try store.value(forKey: Self.focusKey) }) else { return }
+        let hadModes = !focus.modes.isEmpty
         focus.modes = FocusMode.stored(text)
         focus.activeFrom = nil
-        focus.checkAt = focus.modes.isEmpty ? nil : .distantPast
+        focus.changed = true
+        focus.checkAt = focus.modes.isEmpty && !hadModes ? nil : .distantPast
     }
 
     private func saveFocus() throws {
@@ -80,7 +88,9 @@ extension EngineCore {
 
     /// At a start or end of a schedule (or at once after loading): each spell that ended is
     /// summarized, in this transaction, once — its session is taken from the store (a shared
-    /// store's other engines find it gone) — and the next look is set. Part of each firing.
+    /// store's other engines find it gone) — and the next look is set. Part of each firing. When
+    /// the modes changed or another one is on now, a `focus` event tells the owner's subscribers
+    /// (after the summaries' deliveries).
     func focusDue(now: Date) throws {
         guard let checkAt = focus.checkAt, now >= checkAt else { return }
         focus.checkAt = nil
@@ -88,6 +98,12 @@ extension EngineCore {
         focus.checkAt = focus.modes.compactMap { $0.nextChange(after: now) }.min()
         focus.active = focus.modes.filter { $0.isActive(at: now) }
         focus.activeFrom = now
+        let names = Set(focus.active.map(\.name))
+        if focus.changed || names != focus.announcedActive {
+            announce(.focus(try focusStatuses()), app: "")
+            focus.announcedActive = names
+            focus.changed = false
+        }
     }
 
     /// Summarizes `mode`'s spell when it is over at `now` (the focus is off, or on again after an
@@ -126,7 +142,8 @@ extension EngineCore {
             let held = try store.value(forKey: FocusSession.key(mode.name)).map { FocusSession(stored: $0).dictionary } ?? [:]
             let active = mode.isActive(at: now)
             let next = active ? mode.end(after: now) : mode.nextChange(after: now)
-            return FocusStatus(mode: mode, isActive: active, nextChange: next, held: held)
+            let byHand = mode.manual?.holds(at: now, schedule: mode.schedule) ?? false
+            return FocusStatus(mode: mode, isActive: active, nextChange: next, held: held, byHand: byHand)
         }
     }
 
@@ -177,10 +194,11 @@ extension EngineCore {
     }
 
     /// Stores the modes and looks at them at once: a spell the change ended is summarized in this
-    /// transaction, and the scheduler's next look moves.
+    /// transaction, the scheduler's next look moves, and a `focus` event tells of the change.
     private func focusChanged(saved: Bool = false) throws {
         if !saved { try saveFocus() }
-        focus.checkAt = focus.modes.isEmpty ? nil : clock.now
+        focus.changed = true
+        focus.checkAt = clock.now
         try focusDue(now: clock.now)
     }
 

@@ -50,17 +50,23 @@ public struct EngineEvent: Sendable, Hashable {
         /// again, unanswered: surfaces show it again (``Delivery/alert`` is 2 or more). Logged, in
         /// the transaction that took the step, so a step is alerted once. A Chime addition.
         case realerted(Delivery)
+        /// The focus modes (``FocusMode``; a Chime addition) changed: one was added, replaced or
+        /// removed, turned on or off by hand, or its schedule turned it on or off. Carries every
+        /// mode as it is now. The owner's, not an app's: its ``EngineEvent/app`` is empty, so only
+        /// subscribers to every app get it (the owner's event stream, so the web center). Announced
+        /// only, not logged.
+        case focus([FocusStatus])
     }
 
     /// The kinds of events, by the names event streams use (`event:` of a server-sent event).
     public enum Kind: String, Sendable, Hashable, CaseIterable {
-        case delivered, response, removed, silentPush, settings, scheduled, categories, app, quarantined, expired, realerted
+        case delivered, response, removed, silentPush, settings, scheduled, categories, app, quarantined, expired, realerted, focus
     }
 
     /// The event's position in the store's log; resumable streams continue after it. 0 for events
     /// that are announced but not logged (and for every event when the log is off).
     public var sequence: Int64
-    /// The app the event belongs to.
+    /// The app the event belongs to; empty for the owner's own events (``Payload/focus(_:)``).
     public var app: String
     /// When it happened (for a delivery: when the notification was due).
     public var date: Date
@@ -87,6 +93,7 @@ public struct EngineEvent: Sendable, Hashable {
         case .quarantined: .quarantined
         case .expired: .expired
         case .realerted: .realerted
+        case .focus: .focus
         }
     }
 

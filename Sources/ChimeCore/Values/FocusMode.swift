@@ -346,11 +346,15 @@ public struct FocusStatus: Sendable, Hashable {
     public var nextChange: Date?
     /// Notifications held so far in the current spell, by app.
     public var held: [String: Int]
+    /// Whether a setting by hand (``FocusMode/manual``) decides now, rather than the schedule:
+    /// turned on or off by hand, until ``nextChange``.
+    public var byHand: Bool
 
-    public init(mode: FocusMode, isActive: Bool, nextChange: Date?, held: [String: Int]) {
+    public init(mode: FocusMode, isActive: Bool, nextChange: Date?, held: [String: Int], byHand: Bool = false) {
         self.mode = mode
         self.isActive = isActive
         self.nextChange = nextChange
         self.held = held
+        self.byHand = byHand
     }
 }

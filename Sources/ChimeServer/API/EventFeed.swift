@@ -68,7 +68,8 @@ final class EventFeed: Sendable {
         if after != nil { feed.state.withLock { $0.mode = .replaying } }
         // Subscribe before reading the log. An app's stream carries what the app acts on
         // (deliveries, answers, removals, settings); the owner's also carries the refresh hints
-        // (`scheduled`, `categories`, `app`) the web center uses instead of polling.
+        // (`scheduled`, `categories`, `app`, and `focus` for the focus modes) the web center uses
+        // instead of polling.
         let token = engine.subscribe(app: app) { event in
             if let app, event.app == app, case .app(let change) = event.payload {
                 switch change {
@@ -98,8 +99,9 @@ final class EventFeed: Sendable {
                             body: .stream(stream), route: route)
     }
 
-    /// Announced events that are only hints to refresh (never in the log).
-    static let hintKinds: Set<EngineEvent.Kind> = [.scheduled, .categories, .app]
+    /// Announced events that are only hints to refresh (never in the log). `focus` is the owner's
+    /// (its app is empty), so an app's stream never gets it anyway.
+    static let hintKinds: Set<EngineEvent.Kind> = [.scheduled, .categories, .app, .focus]
 
     /// Ends the feed at once (its credential is no longer valid): what is queued is dropped and
     /// the connection closed.

@@ -5690,9 +5690,10 @@ enum OpenAPIDocument {
               "app",
               "quarantined",
               "expired",
-              "realerted"
+              "realerted",
+              "focus"
             ],
-            "description": "scheduled, categories and app are hints to refresh, sent on GET /v1/events (the owner's stream) only; they are not in the event log (sequence 0, no id:) and are not replayed."
+            "description": "scheduled, categories, app and focus are hints to refresh, sent on GET /v1/events (the owner's stream) only; they are not in the event log (sequence 0, no id:) and are not replayed. focus (Chime's addition) is the owner's, not an app's (app is empty): the focus modes changed (added, replaced, removed, turned on or off by hand) or a schedule turned one on or off; it carries every mode in modes."
           },
           "date": {
             "type": "string",
@@ -5803,6 +5804,13 @@ enum OpenAPIDocument {
           "focus": {
             "$ref": "#/components/schemas/FocusDecision",
             "description": "delivered, realerted: present when a focus mode was on: held quietly (presentation without banner and sound) or let through, and why."
+          },
+          "modes": {
+            "type": "array",
+            "items": {
+              "$ref": "#/components/schemas/FocusStatus"
+            },
+            "description": "focus: every focus mode as it is now, as GET /v1/focus answers."
           }
         }
       },
@@ -6594,6 +6602,7 @@ enum OpenAPIDocument {
           "allowedFilterCriteria",
           "manual",
           "active",
+          "byHand",
           "nextChange",
           "held",
           "heldTotal"
@@ -6667,6 +6676,10 @@ enum OpenAPIDocument {
           "active": {
             "type": "boolean",
             "description": "Whether it is on now."
+          },
+          "byHand": {
+            "type": "boolean",
+            "description": "Whether a setting by hand (manual) decides now rather than the schedule: turned on or off by hand, until nextChange."
           },
           "nextChange": {
             "oneOf": [

@@ -239,6 +239,15 @@ package enum Samples {
                                     presentation: [.banner, .list, .sound], badge: 3)
             delivery.alert = 4
             payload = .realerted(delivery)
+        case .focus:
+            let schedule = try? FocusSchedule(from: "22:00", to: "07:00", days: FocusDay.weekdays, timeZone: "Europe/Berlin")
+            let sleep = try? FocusMode(name: "Sleep", schedule: schedule, allowedApps: [app], allowedThreads: ["t"],
+                                       allowedFilterCriteria: ["family"], manual: FocusOverride(isOn: true, since: base))
+            let work = try? FocusMode(name: "Work")
+            payload = .focus([sleep, work].compactMap { $0 }.enumerated().map { index, mode in
+                FocusStatus(mode: mode, isActive: index == 0, nextChange: index == 0 ? base.addingTimeInterval(3600) : nil,
+                            held: index == 0 ? [app: 12] : [:], byHand: index == 0)
+            })
         }
         return EngineEvent(app: app, date: base, payload: payload)
     }
