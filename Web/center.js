@@ -11,6 +11,7 @@
 //   lists.js          the lists (apps, categories, delivered, pending): read, and changed by events
 //   notifications.js  the notification list, banners, answering
 //   escalation.js     notifications that repeat until answered: their marks and receipts
+//   focus.js          focus modes: the Focus panel and its switches, the top bar's indicator, held marks
 //   apps.js           the apps panel: prompts, settings, scheduled requests
 //   device.js         this device: service worker, Web Push, installing
 //   sound.js          the chime
@@ -19,6 +20,7 @@ import { refreshDevice } from "./device.js";
 import { $, h, icon, keepingFocus, renderPass, toast, updateTimes } from "./dom.js";
 import { renderReceipts, trackEscalations } from "./escalation.js";
 import { connectEvents, startPolling } from "./events.js";
+import { renderFocus } from "./focus.js";
 import { refreshAll } from "./lists.js";
 import { announce, banners, clearAll, closeReply, hideBanner, openRequestedReply, renderBanners, renderList } from "./notifications.js";
 import { beginSignIn, sessionEnded, setScreen, signInAnotherDevice, signOut } from "./signin.js";
@@ -58,6 +60,7 @@ function render() {
     renderList();
     renderBanners();
     renderReceipts();
+    renderFocus();
     renderApps();
   }));
 }

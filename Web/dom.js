@@ -51,6 +51,7 @@ const ICONS = {
   calendar: ["M5 6.5h14v13H5z", "M5 10.5h14", "M9 4v4", "M15 4v4"],
   repeat: ["M17 4.5l2.5 2.5L17 9.5", "M5 12V10a3 3 0 0 1 3-3h11.5", "M7 19.5L4.5 17 7 14.5", "M19 12v2a3 3 0 0 1-3 3H4.5"],
   push: ["M12 19V6", "M7 10.5L12 5.5l5 5"],
+  moon: ["M19.5 14.2A7.8 7.8 0 0 1 9.8 4.5a7.8 7.8 0 1 0 9.7 9.7z"],
 };
 
 export function icon(name, extraClass) {

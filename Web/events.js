@@ -2,6 +2,7 @@
 // once-a-minute safety reload.
 import { api } from "./api.js";
 import { applyRealert } from "./escalation.js";
+import { applyFocusEvent, noteFocus } from "./focus.js";
 import { applyAppChange, applyCategories, applyDelivery, applyRemoval, applySettings, enqueue, refreshAll } from "./lists.js";
 import { hooks, state } from "./state.js";
 
@@ -65,7 +66,7 @@ export function connectEvents() {
       setConnection("reconnecting");
     }
   };
-  for (const kind of ["delivered", "removed", "response", "settings", "silentPush", "scheduled", "categories", "app", "expired", "realerted"]) {
+  for (const kind of ["delivered", "removed", "response", "settings", "silentPush", "scheduled", "categories", "app", "expired", "realerted", "focus"]) {
     source.addEventListener(kind, (message) => {
       let data = null;
       if (message.lastEventId) seenId = true;
@@ -102,13 +103,19 @@ function onEvent(kind, data) {
     case "delivered":
       // The event carries everything: the notification, its category (with the actions), its
       // presentation and the app's badge. Only a repeating request's next date needs a read.
-      if (data.notification) enqueue(app, { pending: applyDelivery(app, data) }, data.notification);
+      if (data.notification) {
+        const pending = applyDelivery(app, data);
+        // A focus on: held quietly (its presentation has no banner or sound) or let through.
+        noteFocus(app, data, true);
+        enqueue(app, { pending }, data.notification);
+      }
       break;
     case "realerted":
       // An escalating notification alerted again, unanswered: the event carries it as a delivery
       // does, with its alert number; its banner and sound come again.
       if (data.notification) {
         applyDelivery(app, data);
+        noteFocus(app, data, false);
         applyRealert(app, data);
         enqueue(app, {}, data.notification, true);
       }
@@ -146,6 +153,10 @@ function onEvent(kind, data) {
       break;
     case "app":
       enqueue(app, applyAppChange(app, data.change));
+      break;
+    case "focus":
+      // The owner's (no app): every focus mode as it is now.
+      applyFocusEvent(data);
       break;
     default:
       break;

@@ -3,6 +3,7 @@
 // settings and a removed app carry all the page needs, so they cost no request.
 import { api, apiList, appPath } from "./api.js";
 import { toast } from "./dom.js";
+import { refreshFocus } from "./focus.js";
 import { hooks, nkey, state } from "./state.js";
 
 /** Deliveries and removals taken from the stream so far: orders them against list reads in flight. */
@@ -175,15 +176,18 @@ function setApps(list) {
 }
 
 /**
- * Reads every list again. `delivered: false` after the stream resumed with Last-Event-ID: its replay
+ * Reads every list again, and the focus modes. `delivered: false` after the stream resumed with Last-Event-ID: its replay
  * brought every delivery and removal, so only what the unlogged hints (scheduled, categories, app)
  * would have said is read, and the delivered list only of apps the page did not know.
  */
 export async function refreshAll({ delivered = true } = {}) {
+  // The focus modes too: their events are hints, never replayed.
+  const modes = refreshFocus();
   const list = await apiList("/v1/apps");
   setApps(list);
   await Promise.all(list.map((record) => refreshApp(record.bundleIdentifier,
     { categories: true, notifications: delivered || !state.delivered.has(record.bundleIdentifier), pending: true })));
+  await modes;
   hooks.render();
 }
 

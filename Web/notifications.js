@@ -3,6 +3,7 @@ import * as F from "./format.js";
 import { api, appPath } from "./api.js";
 import { $, append, appIcon, byFocusKey, cached, confirmDialog, h, icon, reconcile, timeElement, toast } from "./dom.js";
 import { escalationMark, escalationSignature } from "./escalation.js";
+import { focusChip, focusSignature } from "./focus.js";
 import { enqueue } from "./lists.js";
 import { playChime } from "./sound.js";
 import { appName, DEFAULT_ACTION, DISMISS_ACTION, enc, gkey, hooks, nkey, state } from "./state.js";
@@ -197,7 +198,7 @@ function noteCard(app, n, ctx, extra) {
   if (ctx === "list") state.fresh.delete(key);
   const signature = JSON.stringify([ctx, key, n, category && category.options, category && category.hiddenPreviewsBodyPlaceholder, hidden,
     state.busy.get(key), state.sent.get(key), state.errors.get(key), reply, extra && extra.placeholderCount,
-    ctx === "list" ? escalationSignature(app, n) : null]);
+    ctx === "list" ? escalationSignature(app, n) : null, focusSignature(app, n)]);
   return cached("note", signature, () => buildNote(app, n, ctx, { key, category, hidden, reply, fresh, count: extra && extra.placeholderCount }));
 }
 
@@ -217,9 +218,10 @@ function buildNote(app, n, ctx, info) {
   const label = title || subtitle || text || n.identifier;
 
   const chip = levelChip(level);
+  const focused = focusChip(app, n);
   const classes = ["note", `level-${level}`];
   if (ctx === "banner") classes.push("in-banner");
-  else if (!chip) classes.push("compact");
+  else if (!chip && !focused) classes.push("compact");
   if (info.fresh) classes.push("fresh");
   if (busy) classes.push("busy");
   if (sent) classes.push("sent");
@@ -244,6 +246,7 @@ function buildNote(app, n, ctx, info) {
   const head = h("div", { class: "note-head" },
     ctx === "banner" ? [appIcon(app, "tiny"), h("span", { class: "note-app", text: appName(app) })] : null,
     chip,
+    focused,
     h("span", { class: "spacer" }),
     timeElement(n.date, "note-time"));
 

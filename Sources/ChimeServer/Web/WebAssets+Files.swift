@@ -1360,13 +1360,15 @@ code {
 .device .device-expiry { margin-top: 4px; text-align: center; font-size: 12.5px; color: var(--text-3); }
 
 /* This device: Web Push and installing the center (Apps view) */
-.device-push {
+.device-push, .focus-panel {
   margin-bottom: 12px;
   padding: 12px 14px;
   background: var(--surface);
   border: 1px solid var(--line);
   border-radius: var(--radius);
   box-shadow: var(--shadow);
+}
+.device-push {
   display: grid;
   gap: 8px;
   justify-items: start;
@@ -1376,6 +1378,53 @@ code {
 .device-service { opacity: 0.7; font-size: 0.9em; flex: 1; }
 .device-hint { margin: 0; font-size: 0.9em; opacity: 0.8; }
 .device-error { margin: 0; font-size: 0.9em; color: var(--danger); }
+
+/* Focus modes (quiet hours): the top bar's indicator, the Focus panel (Apps view), a card's mark. */
+.focus-indicator {
+  display: inline-flex;
+  align-items: center;
+  gap: 6px;
+  padding: 4px 10px 4px 8px;
+  border-radius: 999px;
+  font-size: 12.5px;
+  font-weight: 600;
+  color: var(--accent);
+  background: var(--accent-soft);
+  white-space: nowrap;
+}
+.focus-indicator .icon { width: 15px; height: 15px; stroke-width: 2.1; }
+.focus-head { display: flex; align-items: baseline; gap: 8px; }
+.focus-title { font-size: 15px; font-weight: 700; margin: 0; }
+.focus-hint { margin: 2px 0 6px; font-size: 12.5px; color: var(--text-3); }
+.focus-list { list-style: none; margin: 0; padding: 0; }
+.focus-note { margin: 4px 0 0; font-size: 13px; color: var(--text-3); }
+.focus-mode { padding: 8px 0; border-top: 1px solid var(--line); }
+.focus-mode:first-child { border-top: 0; }
+.focus-mode-head { display: flex; align-items: center; gap: 8px; }
+.focus-mark {
+  display: inline-grid;
+  place-items: center;
+  width: 26px;
+  height: 26px;
+  border-radius: 8px;
+  color: var(--text-3);
+  background: var(--surface-2);
+}
+.focus-mark .icon { width: 16px; height: 16px; }
+.focus-mode[data-active="true"] .focus-mark { color: var(--on-accent); background: var(--accent); }
+.focus-name { font-weight: 600; font-size: 14px; overflow-wrap: anywhere; }
+.focus-mode .spacer { flex: 1; }
+.focus-switch[aria-pressed="true"] { background: var(--accent); }
+.focus-switch[aria-pressed="true"] .switch-knob { transform: translateX(18px); }
+.focus-status { margin: 4px 0 0; font-size: 13px; color: var(--text-2); }
+.focus-mode[data-active="true"] .focus-status { color: var(--accent); font-weight: 550; }
+.focus-schedule, .focus-allowed { margin: 1px 0 0; font-size: 12.5px; color: var(--text-3); overflow-wrap: anywhere; }
+.chip.focus-held { background: var(--accent-soft); color: var(--accent); }
+.chip.focus-through { background: var(--surface-2); color: var(--text-2); }
+@media (max-width: 760px) {
+  .focus-indicator { font-size: 11.5px; padding: 3px 8px 3px 7px; }
+  .focus-indicator .button-label { display: inline; }
+}
 """####,
         "center.js": ####"""
 // Chime web notification center: the entry module (index.html loads it as a module; it imports the
@@ -1391,6 +1440,7 @@ code {
 //   lists.js          the lists (apps, categories, delivered, pending): read, and changed by events
 //   notifications.js  the notification list, banners, answering
 //   escalation.js     notifications that repeat until answered: their marks and receipts
+//   focus.js          focus modes: the Focus panel and its switches, the top bar's indicator, held marks
 //   apps.js           the apps panel: prompts, settings, scheduled requests
 //   device.js         this device: service worker, Web Push, installing
 //   sound.js          the chime
@@ -1399,6 +1449,7 @@ import { refreshDevice } from "./device.js";
 import { $, h, icon, keepingFocus, renderPass, toast, updateTimes } from "./dom.js";
 import { renderReceipts, trackEscalations } from "./escalation.js";
 import { connectEvents, startPolling } from "./events.js";
+import { renderFocus } from "./focus.js";
 import { refreshAll } from "./lists.js";
 import { announce, banners, clearAll, closeReply, hideBanner, openRequestedReply, renderBanners, renderList } from "./notifications.js";
 import { beginSignIn, sessionEnded, setScreen, signInAnotherDevice, signOut } from "./signin.js";
@@ -1438,6 +1489,7 @@ function render() {
     renderList();
     renderBanners();
     renderReceipts();
+    renderFocus();
     renderApps();
   }));
 }
@@ -1762,6 +1814,7 @@ const ICONS = {
   calendar: ["M5 6.5h14v13H5z", "M5 10.5h14", "M9 4v4", "M15 4v4"],
   repeat: ["M17 4.5l2.5 2.5L17 9.5", "M5 12V10a3 3 0 0 1 3-3h11.5", "M7 19.5L4.5 17 7 14.5", "M19 12v2a3 3 0 0 1-3 3H4.5"],
   push: ["M12 19V6", "M7 10.5L12 5.5l5 5"],
+  moon: ["M19.5 14.2A7.8 7.8 0 0 1 9.8 4.5a7.8 7.8 0 1 0 9.7 9.7z"],
 };
 
 export function icon(name, extraClass) {
@@ -2132,6 +2185,7 @@ export function renderReceipts() {
 // once-a-minute safety reload.
 import { api } from "./api.js";
 import { applyRealert } from "./escalation.js";
+import { applyFocusEvent, noteFocus } from "./focus.js";
 import { applyAppChange, applyCategories, applyDelivery, applyRemoval, applySettings, enqueue, refreshAll } from "./lists.js";
 import { hooks, state } from "./state.js";
 
@@ -2195,7 +2249,7 @@ export function connectEvents() {
       setConnection("reconnecting");
     }
   };
-  for (const kind of ["delivered", "removed", "response", "settings", "silentPush", "scheduled", "categories", "app", "expired", "realerted"]) {
+  for (const kind of ["delivered", "removed", "response", "settings", "silentPush", "scheduled", "categories", "app", "expired", "realerted", "focus"]) {
     source.addEventListener(kind, (message) => {
       let data = null;
       if (message.lastEventId) seenId = true;
@@ -2232,13 +2286,19 @@ function onEvent(kind, data) {
     case "delivered":
       // The event carries everything: the notification, its category (with the actions), its
       // presentation and the app's badge. Only a repeating request's next date needs a read.
-      if (data.notification) enqueue(app, { pending: applyDelivery(app, data) }, data.notification);
+      if (data.notification) {
+        const pending = applyDelivery(app, data);
+        // A focus on: held quietly (its presentation has no banner or sound) or let through.
+        noteFocus(app, data, true);
+        enqueue(app, { pending }, data.notification);
+      }
       break;
     case "realerted":
       // An escalating notification alerted again, unanswered: the event carries it as a delivery
       // does, with its alert number; its banner and sound come again.
       if (data.notification) {
         applyDelivery(app, data);
+        noteFocus(app, data, false);
         applyRealert(app, data);
         enqueue(app, {}, data.notification, true);
       }
@@ -2277,9 +2337,222 @@ function onEvent(kind, data) {
     case "app":
       enqueue(app, applyAppChange(app, data.change));
       break;
+    case "focus":
+      // The owner's (no app): every focus mode as it is now.
+      applyFocusEvent(data);
+      break;
     default:
       break;
   }
+}
+"""####,
+        "focus.js": ####"""
+// Chime web center: focus modes (quiet hours, Chime's addition; GET /v1/focus). The Focus panel
+// lists every mode — on or off, by its schedule or by hand, until when, how many notifications it
+// has held — with a switch each (POST /v1/focus/{name}/on|off); the top bar says which are on; a
+// notification a focus held is marked on its card. The owner's `focus` event carries every mode
+// whenever one changes (added, replaced, removed, turned by hand, or by its schedule), so nothing
+// is polled; a held delivery adds one to its mode's count until the next event or read.
+import { api } from "./api.js";
+import { $, cached, h, icon, reconcile, toast } from "./dom.js";
+import * as F from "./format.js";
+import { appName, enc, hooks, nkey, state } from "./state.js";
+
+/** The modes as the service last said (null until read), switches being sent, a read's failure. */
+const focus = { modes: null, busy: new Map(), error: null };
+/** `focus` events applied: a read sent before one is older than it. */
+let focusEvents = 0;
+/** Notification key → what a focus did to it, as its delivered event said (the lists do not carry
+ *  it, so a card keeps its mark while the page is open). */
+const decisions = new Map();
+
+/** Reads every mode (at start, and with every full reload of the lists). */
+export async function refreshFocus() {
+  const since = focusEvents;
+  let modes;
+  try {
+    modes = await api("GET", "/v1/focus");
+  } catch (e) {
+    focus.error = e.message;
+    hooks.render();
+    return;
+  }
+  focus.error = null;
+  if (focusEvents > since && focus.modes) return;
+  focus.modes = Array.isArray(modes) ? modes : [];
+  hooks.render();
+}
+
+/** A `focus` event: every mode as it is now. */
+export function applyFocusEvent(data) {
+  if (!Array.isArray(data.modes)) return;
+  focusEvents++;
+  focus.modes = data.modes;
+  focus.error = null;
+  hooks.render();
+}
+
+/** A delivered or realerted event: what a focus did to it is kept for its card, and a delivery held
+ *  quietly (`counting`: not a re-alert) counts toward its mode's spell. */
+export function noteFocus(app, data, counting) {
+  const decision = data.focus;
+  if (!decision || typeof decision.name !== "string" || !data.notification) return;
+  decisions.set(nkey(app, data.notification), decision);
+  if (!counting || !decision.quiet || !focus.modes) return;
+  focus.modes = focus.modes.map((mode) => {
+    if (mode.name !== decision.name) return mode;
+    const held = { ...(mode.held || {}) };
+    held[app] = (held[app] || 0) + 1;
+    return { ...mode, held, heldTotal: (mode.heldTotal || 0) + 1 };
+  });
+}
+
+/** What a card's focus mark draws from, for the card's signature. */
+export function focusSignature(app, n) {
+  return decisions.get(nkey(app, n)) || null;
+}
+
+const REASONS = {
+  timeSensitive: "time sensitive", critical: "critical", allowedApp: "an allowed app",
+  allowedThread: "an allowed thread", allowedFilterCriteria: "an allowed focus filter",
+};
+
+/** The chip on a card a focus was on for: held quietly by it, or let through and why; null otherwise. */
+export function focusChip(app, n) {
+  const decision = decisions.get(nkey(app, n));
+  if (!decision) return null;
+  if (decision.quiet) {
+    return h("span", {
+      class: "chip focus-held", "data-focus": decision.name,
+      title: `Delivered quietly during ${decision.name}: no banner, no sound, no pop-up or push`,
+    }, icon("moon"), `Held by ${decision.name}`);
+  }
+  const why = REASONS[decision.reason] || decision.reason;
+  return h("span", {
+    class: "chip focus-through", "data-focus": decision.name, title: `${decision.name} was on; let through as ${why}`,
+  }, icon("moon"), `Through ${decision.name}`);
+}
+
+const DAY_NAMES = { mon: "Mon", tue: "Tue", wed: "Wed", thu: "Thu", fri: "Fri", sat: "Sat", sun: "Sun" };
+const DAY_ORDER = Object.keys(DAY_NAMES);
+
+/** "every day", "Mon–Fri", "weekends", "Mon, Wed and Fri". */
+function daysWords(days) {
+  const list = DAY_ORDER.filter((day) => (days || []).includes(day));
+  if (list.length === 7) return "every day";
+  if (list.join() === "mon,tue,wed,thu,fri") return "Mon–Fri";
+  if (list.join() === "sat,sun") return "weekends";
+  const names = list.map((day) => DAY_NAMES[day]);
+  return names.length <= 1 ? names.join("") : `${names.slice(0, -1).join(", ")} and ${names[names.length - 1]}`;
+}
+
+/** "22:00–07:00, Mon–Fri (Europe/Berlin)", or that it has no schedule. */
+function scheduleWords(schedule) {
+  if (!schedule) return "No schedule: on and off by hand";
+  return `${schedule.from}–${schedule.to}, ${daysWords(schedule.days)} (${schedule.timeZone})`;
+}
+
+/** "lets through com.example.alarm, thread family" (empty when it lets nothing through but the rules). */
+function allowedWords(mode) {
+  const parts = [
+    ...(mode.allowedApps || []).map((app) => appName(app)),
+    ...(mode.allowedThreads || []).map((thread) => `thread ${thread}`),
+    ...(mode.allowedFilterCriteria || []).map((value) => `filter ${value}`),
+  ];
+  return parts.length ? `Lets through ${parts.join(", ")}` : "";
+}
+
+const clockFormat = new Intl.DateTimeFormat(undefined, { weekday: "short", hour: "2-digit", minute: "2-digit", hour12: false });
+
+/** "Tue 07:00", with the exact time as its tooltip. */
+function clockTime(date) {
+  const d = new Date(date);
+  return h("time", { class: "focus-time", datetime: date, title: F.exactTime(d), text: clockFormat.format(d) });
+}
+
+/** How a mode stands: "On by hand · until Tue 07:00 · 3 held", "Off · starts Mon 22:00". */
+function statusLine(mode) {
+  const held = mode.heldTotal || 0;
+  if (mode.active) {
+    return [`On ${mode.byHand ? "by hand" : "by its schedule"}`,
+      mode.nextChange ? [" · until ", clockTime(mode.nextChange)] : " · until turned off",
+      ` · ${held === 0 ? "nothing held yet" : `${held} held`}`];
+  }
+  if (mode.byHand) return ["Off by hand", mode.nextChange ? [" · the schedule decides again ", clockTime(mode.nextChange)] : ""];
+  return ["Off", mode.nextChange ? [" · starts ", clockTime(mode.nextChange)] : ""];
+}
+
+async function turn(mode) {
+  const name = mode.name;
+  if (focus.busy.has(name)) return;
+  const on = !mode.active;
+  focus.busy.set(name, on);
+  hooks.render();
+  try {
+    const status = await api("POST", `/v1/focus/${enc(name)}/${on ? "on" : "off"}`);
+    // The answer is the mode now (the `focus` event, sent before it, says the same).
+    if (status && status.name === name && focus.modes) focus.modes = focus.modes.map((m) => (m.name === name ? status : m));
+    toast(on ? `${name} is on: notifications arrive quietly` : `${name} is off`, "ok");
+  } catch (e) {
+    toast(`Could not turn ${name} ${on ? "on" : "off"}: ${e.message}`, "error");
+    if (e.status === 404) refreshFocus();
+  } finally {
+    focus.busy.delete(name);
+    hooks.render();
+  }
+}
+
+function modeRow(mode) {
+  const busy = focus.busy.has(mode.name);
+  const on = !!mode.active;
+  const allowed = allowedWords(mode);
+  return h("li", { class: "focus-mode", "data-focus": mode.name, "data-active": on ? "true" : "false" },
+    h("div", { class: "focus-mode-head" },
+      h("span", { class: "focus-mark", "aria-hidden": "true" }, icon("moon")),
+      h("span", { class: "focus-name", text: mode.name }),
+      h("span", { class: "spacer" }),
+      h("button", {
+        class: "switch focus-switch", type: "button", "aria-pressed": on ? "true" : "false", "aria-label": `${mode.name} focus`,
+        title: `Turn ${mode.name} ${on ? "off" : "on"}`, "data-fk": `focus|${mode.name}`, "aria-disabled": busy ? "true" : null,
+        onclick: () => turn(mode),
+      }, h("span", { class: "switch-knob" }))),
+    h("p", { class: "focus-status" }, statusLine(mode)),
+    h("p", { class: "focus-schedule", text: scheduleWords(mode.schedule) }),
+    allowed ? h("p", { class: "focus-allowed", text: allowed }) : null);
+}
+
+/** Draws the Focus panel and the top bar's indicator. */
+export function renderFocus() {
+  const modes = focus.modes || [];
+  const on = modes.filter((mode) => mode.active);
+  const indicator = $("focus-indicator");
+  indicator.hidden = on.length === 0;
+  const words = on.length === 1 ? `${on[0].name} on` : `${on.length} focus modes on`;
+  if (indicator.dataset.words !== words) {
+    indicator.dataset.words = words;
+    indicator.replaceChildren(icon("moon"), h("span", { class: "button-label", text: words }));
+  }
+  indicator.title = on.length ? `Focus: ${on.map((mode) => mode.name).join(", ")} on — notifications arrive quietly` : "";
+  $("focus-count").textContent = modes.length ? `${on.length} of ${modes.length} on` : "";
+  let items;
+  if (!focus.modes) {
+    items = [cached("focus-note", focus.error || "", () => h("p", { class: "focus-note", text: focus.error ? `Could not read the focus modes: ${focus.error}` : "Reading…" }))];
+  } else if (modes.length === 0) {
+    items = [cached("focus-note", "empty", () => h("p", { class: "focus-note" },
+      "No focus modes. Add one with ", h("code", { text: "chime focus add Sleep --from 22:00 --to 07:00" })))];
+  } else {
+    items = modes.map((mode) => cached("focus-mode", JSON.stringify([mode, focus.busy.has(mode.name)]), () => modeRow(mode)));
+  }
+  reconcile($("focus-list"), items);
+  if (state.loaded) pruneDecisions();
+}
+
+/** Forgets the marks of notifications that left the lists. */
+function pruneDecisions() {
+  if (decisions.size === 0) return;
+  const live = new Set();
+  for (const [app, list] of state.delivered) for (const n of list) live.add(nkey(app, n));
+  for (const key of [...decisions.keys()]) if (!live.has(key)) decisions.delete(key);
 }
 """####,
         "format.js": ####"""
@@ -2633,6 +2906,7 @@ export function requestedWords(options) {
       <span class="brand-name">Chime</span>
     </div>
     <span id="connection" class="connection" data-state="connecting" role="status" aria-live="polite"></span>
+    <span id="focus-indicator" class="focus-indicator" role="status" aria-live="polite" hidden></span>
     <span class="topbar-spacer"></span>
     <button id="sound-toggle" class="icon-button" type="button" aria-pressed="true"></button>
     <button id="another-device" class="icon-button" type="button"></button>
@@ -2664,6 +2938,14 @@ export function requestedWords(options) {
         <span id="apps-count" class="count"></span>
       </div>
       <div id="device-push" class="device-push" role="group" aria-label="This device"></div>
+      <section id="focus" class="focus-panel" aria-labelledby="focus-title">
+        <div class="focus-head">
+          <h3 id="focus-title" class="focus-title">Focus</h3>
+          <span id="focus-count" class="count"></span>
+        </div>
+        <p class="focus-hint">While a focus is on, notifications arrive quietly: in the list, without banner or sound. Time-sensitive and critical ones, and those it allows, come through.</p>
+        <ul id="focus-list" class="focus-list"></ul>
+      </section>
       <div id="apps-list" class="apps-list"></div>
     </aside>
   </main>
@@ -2704,6 +2986,7 @@ export function requestedWords(options) {
 // settings and a removed app carry all the page needs, so they cost no request.
 import { api, apiList, appPath } from "./api.js";
 import { toast } from "./dom.js";
+import { refreshFocus } from "./focus.js";
 import { hooks, nkey, state } from "./state.js";
 
 /** Deliveries and removals taken from the stream so far: orders them against list reads in flight. */
@@ -2876,15 +3159,18 @@ function setApps(list) {
 }
 
 /**
- * Reads every list again. `delivered: false` after the stream resumed with Last-Event-ID: its replay
+ * Reads every list again, and the focus modes. `delivered: false` after the stream resumed with Last-Event-ID: its replay
  * brought every delivery and removal, so only what the unlogged hints (scheduled, categories, app)
  * would have said is read, and the delivered list only of apps the page did not know.
  */
 export async function refreshAll({ delivered = true } = {}) {
+  // The focus modes too: their events are hints, never replayed.
+  const modes = refreshFocus();
   const list = await apiList("/v1/apps");
   setApps(list);
   await Promise.all(list.map((record) => refreshApp(record.bundleIdentifier,
     { categories: true, notifications: delivered || !state.delivered.has(record.bundleIdentifier), pending: true })));
+  await modes;
   hooks.render();
 }
 
@@ -2979,6 +3265,7 @@ import * as F from "./format.js";
 import { api, appPath } from "./api.js";
 import { $, append, appIcon, byFocusKey, cached, confirmDialog, h, icon, reconcile, timeElement, toast } from "./dom.js";
 import { escalationMark, escalationSignature } from "./escalation.js";
+import { focusChip, focusSignature } from "./focus.js";
 import { enqueue } from "./lists.js";
 import { playChime } from "./sound.js";
 import { appName, DEFAULT_ACTION, DISMISS_ACTION, enc, gkey, hooks, nkey, state } from "./state.js";
@@ -3173,7 +3460,7 @@ function noteCard(app, n, ctx, extra) {
   if (ctx === "list") state.fresh.delete(key);
   const signature = JSON.stringify([ctx, key, n, category && category.options, category && category.hiddenPreviewsBodyPlaceholder, hidden,
     state.busy.get(key), state.sent.get(key), state.errors.get(key), reply, extra && extra.placeholderCount,
-    ctx === "list" ? escalationSignature(app, n) : null]);
+    ctx === "list" ? escalationSignature(app, n) : null, focusSignature(app, n)]);
   return cached("note", signature, () => buildNote(app, n, ctx, { key, category, hidden, reply, fresh, count: extra && extra.placeholderCount }));
 }
 
@@ -3193,9 +3480,10 @@ function buildNote(app, n, ctx, info) {
   const label = title || subtitle || text || n.identifier;
 
   const chip = levelChip(level);
+  const focused = focusChip(app, n);
   const classes = ["note", `level-${level}`];
   if (ctx === "banner") classes.push("in-banner");
-  else if (!chip) classes.push("compact");
+  else if (!chip && !focused) classes.push("compact");
   if (info.fresh) classes.push("fresh");
   if (busy) classes.push("busy");
   if (sent) classes.push("sent");
@@ -3220,6 +3508,7 @@ function buildNote(app, n, ctx, info) {
   const head = h("div", { class: "note-head" },
     ctx === "banner" ? [appIcon(app, "tiny"), h("span", { class: "note-app", text: appName(app) })] : null,
     chip,
+    focused,
     h("span", { class: "spacer" }),
     timeElement(n.date, "note-time"));
 
