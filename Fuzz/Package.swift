@@ -52,7 +52,7 @@ let package = Package(
         fuzzTarget("web-push-subscription", "FuzzWebPushSubscription"),
         // APNsRequestHeaders: the apns-* headers of POST /3/device/{token}.
         fuzzTarget("apns-headers", "FuzzAPNsHeaders"),
-        // HTTP2Session, compiled from the server's own HTTP2Session.swift, HTTPRequest.swift and RequestChecks.swift (symlinks;
+        // HTTP2Session, compiled from the server's own HTTP2Session.swift, HTTPRequest.swift, RequestChecks.swift and FieldText.swift (symlinks;
         // they need only ChimeCore and nghttp2): a server session driven in memory by a client's frames.
         .executableTarget(name: "fuzz-http2", dependencies: fuzzTargetDependencies + [.product(name: "CNGHTTP2", package: chime)], path: "Sources/FuzzHTTP2",
                           swiftSettings: fuzzTargetSettings),

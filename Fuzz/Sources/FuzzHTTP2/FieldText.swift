@@ -1,0 +1,1 @@
+../../../Sources/ChimeServer/HTTP/FieldText.swift
