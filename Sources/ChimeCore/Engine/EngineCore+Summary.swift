@@ -38,12 +38,7 @@ extension EngineCore {
     func applySummary(_ delivery: inout Delivery, app: String, counting: Bool) throws {
         guard !summaries.apps.isEmpty, !summaries.summarizing, let summary = summaries.apps[app] else { return }
         let content = delivery.notification.request.content
-        let settings = delivery.settings
-        switch content.interruptionLevel {
-        case .critical where settings.criticalAlertSetting == .enabled || settings.timeSensitiveSetting == .enabled: return
-        case .timeSensitive where settings.timeSensitiveSetting == .enabled: return
-        default: break
-        }
+        guard FocusDecision.Reason.breakingThrough(content, settings: delivery.settings) == nil else { return }
         delivery.focus = FocusDecision(focus: FocusDecision.scheduledSummaryName, quiet: true, reason: .scheduledSummary)
         delivery.presentation.subtract([.banner, .sound])
         guard counting else { return }
@@ -119,7 +114,7 @@ extension EngineCore {
             held.due = summary.next(after: clock.now)
             try store.setValue(held.serialized, forKey: SummaryHeld.key(app))
         }
-        try markScheduledDelivery(app: app, enabled: true)
+        try markScheduledDelivery(app: app)
         try summariesChanged()
         guard let status = try summaryStatuses().first(where: { $0.app == app }) else { throw Self.noSummary(app) }
         return status
@@ -132,14 +127,14 @@ extension EngineCore {
         if let text = try store.takeValue(forKey: SummaryHeld.key(app)) {
             try deliverSummary(SummaryHeld(stored: text), app: app, now: clock.now)
         }
-        try markScheduledDelivery(app: app, enabled: false)
+        try markScheduledDelivery(app: app)
         try summariesChanged()
         return true
     }
 
     /// Sets the app's `scheduledDeliverySetting` (when it has a record and may notify) to say
     /// whether it is in a summary.
-    private func markScheduledDelivery(app: String, enabled: Bool) throws {
+    private func markScheduledDelivery(app: String) throws {
         guard try store.app(app) != nil else { return }
         let current = try appRecord(app).settings
         var wanted = current

@@ -103,14 +103,11 @@ public struct FocusMode: Sendable, Hashable {
     func decision(for content: NotificationContent, app: String, settings: NotificationSettings,
                   presentation: UNNotificationPresentationOptions) -> FocusDecision? {
         guard presentation.contains(.banner) || presentation.contains(.sound) else { return nil }
-        let reason: FocusDecision.Reason? =
-            content.interruptionLevel == .critical && (settings.criticalAlertSetting == .enabled || settings.timeSensitiveSetting == .enabled)
-                ? .critical
-            : content.interruptionLevel == .timeSensitive && settings.timeSensitiveSetting == .enabled ? .timeSensitive
-            : allowedApps.contains(app) ? .allowedApp
+        let reason: FocusDecision.Reason? = FocusDecision.Reason.breakingThrough(content, settings: settings)
+            ?? (allowedApps.contains(app) ? .allowedApp
             : !content.threadIdentifier.isEmpty && allowedThreads.contains(content.threadIdentifier) ? .allowedThread
             : content.filterCriteria.map(allowedFilterCriteria.contains) == true ? .allowedFilterCriteria
-            : nil
+            : nil)
         return FocusDecision(focus: name, quiet: reason == nil, reason: reason ?? .focus)
     }
 }
@@ -321,6 +318,17 @@ public struct FocusDecision: Sendable, Hashable {
         /// Held for its app's scheduled summary (``ScheduledSummary``; the decision's focus is
         /// ``FocusDecision/scheduledSummaryName``): no banner, no sound, no pop-up or push.
         case scheduledSummary
+
+        /// What lets a notification through every hold, a focus's or a scheduled summary's, by its
+        /// interruption level alone: `.critical` (critical, with critical alerts or time-sensitive
+        /// notifications enabled), `.timeSensitive` (time-sensitive, enabled), else `nil`.
+        static func breakingThrough(_ content: NotificationContent, settings: NotificationSettings) -> Reason? {
+            switch content.interruptionLevel {
+            case .critical where settings.criticalAlertSetting == .enabled || settings.timeSensitiveSetting == .enabled: .critical
+            case .timeSensitive where settings.timeSensitiveSetting == .enabled: .timeSensitive
+            default: nil
+            }
+        }
     }
 
     /// The focus's name.
