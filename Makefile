@@ -8,7 +8,7 @@ DATA ?= $(HOME)/.local/share/chime
 # threads of Swift's pool that the ~90 in-process services answer on.
 export SWT_EXPERIMENTAL_MAXIMUM_PARALLELIZATION_WIDTH ?= 12
 
-.PHONY: run test build deps test-deps bench fuzz fuzz-differential schemathesis screenshots clean examples abuse external-package soak
+.PHONY: run test build deps test-deps bench fuzz fuzz-differential schemathesis screenshots clean examples abuse external-package soak format format-check
 
 deps:
 	@scripts/install-deps.sh build
@@ -26,7 +26,7 @@ run: deps
 
 ## make test: build everything with warnings as errors and pass every test (and every fuzz target's
 ## smoke: it builds, runs its committed corpus and 10,000 inputs from -seed=1 without a finding).
-test: test-deps
+test: test-deps format-check
 	swift build --build-tests $(SWIFT_FLAGS)
 	scripts/desktop-test-env.sh >/dev/null
 	scripts/with-test-postgres.sh swift test --skip-build
@@ -37,6 +37,14 @@ test: test-deps
 	scripts/readme-walkthrough.sh
 	scripts/schemathesis.sh
 	CHIME_BIN=.build/debug/chime scripts/web-tests.sh
+
+## make format: format every Swift file with swift-format (.swift-format); make format-check (part of
+## make test) changes nothing and fails on a file that is not formatted.
+format:
+	scripts/format.sh
+
+format-check:
+	scripts/format.sh --check
 
 ## make bench: release build, then the benchmarks (prints a table; see docs/benchmarks.md).
 bench:

@@ -101,9 +101,17 @@ let package = Package(
         .target(name: "ChimeTesting", dependencies: ["Chime", "ChimeCore"]),
 
         // The notification center as a service: HTTP API, APNs-compatible endpoint, events, web center.
-        .target(name: "ChimeServer", dependencies: ["ChimeCore", "ChimeCrypto", "ChimeHTTP", "ChimeSQLite", "ChimePostgres", "ChimeDesktop", "CMicroHTTPD", "CNGHTTP2", "CLibSSL", "CQREncode"]),
+        .target(
+            name: "ChimeServer",
+            dependencies: [
+                "ChimeCore", "ChimeCrypto", "ChimeHTTP", "ChimeSQLite", "ChimePostgres", "ChimeDesktop", "CMicroHTTPD",
+                "CNGHTTP2", "CLibSSL", "CQREncode",
+            ]),
         // The command-line tool and daemon.
-        .target(name: "ChimeCLI", dependencies: ["ChimeServer", "ChimeCore", "ChimeCrypto", "ChimeSQLite", "Chime", "ChimeHTTP"], plugins: ["ChimeBuildInfo"]),
+        .target(
+            name: "ChimeCLI",
+            dependencies: ["ChimeServer", "ChimeCore", "ChimeCrypto", "ChimeSQLite", "Chime", "ChimeHTTP"],
+            plugins: ["ChimeBuildInfo"]),
         // Stamps the CLI with the git commit it was built from (`chime --version`).
         .plugin(name: "ChimeBuildInfo", capability: .buildTool()),
         .executableTarget(name: "chime", dependencies: ["ChimeCLI"]),
@@ -120,7 +128,8 @@ let package = Package(
         .executableTarget(
             name: "DrinkingReminderExample", dependencies: ["ExampleApps", "Chime"], path: "Examples/drinking-reminder"),
         .executableTarget(name: "ShowMeExample", dependencies: ["ExampleApps", "Chime"], path: "Examples/show-me"),
-        .executableTarget(name: "OrganizerExample", dependencies: ["ExampleApps", "Chime"], path: "Examples/organizer"),
+        .executableTarget(
+            name: "OrganizerExample", dependencies: ["ExampleApps", "Chime"], path: "Examples/organizer"),
 
         .executableTarget(
             name: "ChimeBenchmarks",
@@ -139,46 +148,72 @@ let package = Package(
         .testTarget(name: "ChimeCoreTests", dependencies: ["TestThreads", "ChimeCore"]),
         // Published vectors (RFC 7515, 5869, 8291, the GCM spec) and Python's cryptography, PyJWT and http_ece
         // (Tests/Support/CryptoInterop, a virtual environment scripts/crypto-test-env.sh makes).
-        .testTarget(name: "ChimeCryptoTests", dependencies: ["TestThreads", "ChimeCrypto", "ChimeCore", "CryptoInterop"]),
+        .testTarget(
+            name: "ChimeCryptoTests", dependencies: ["TestThreads", "ChimeCrypto", "ChimeCore", "CryptoInterop"]),
         // Runs Tests/Support/CryptoInterop/interop.py (cryptography, PyJWT, http_ece) for the crypto and provider-token tests.
-        .target(name: "CryptoInterop", dependencies: ["ChimeCore"], path: "Tests/Support/CryptoInterop",
-                exclude: ["interop.py", "push_service.py", "requirements.txt"]),
+        .target(
+            name: "CryptoInterop", dependencies: ["ChimeCore"], path: "Tests/Support/CryptoInterop",
+            exclude: ["interop.py", "push_service.py", "requirements.txt"]),
         // Starts a PostgreSQL server of its own (Debian's postgresql) for tests and benchmarks.
         .target(name: "PostgresTestServer", dependencies: ["ChimeCore"], path: "Tests/Support/PostgresTestServer"),
         // Killed with SIGKILL by ChimeSQLiteTests' durability test.
-        .executableTarget(name: "ChimeStoreCrasher", dependencies: ["ChimeSQLite", "ChimeCore"], path: "Tests/Support/StoreCrasher"),
+        .executableTarget(
+            name: "ChimeStoreCrasher", dependencies: ["ChimeSQLite", "ChimeCore"], path: "Tests/Support/StoreCrasher"),
         // What the store tests share: the three stores (StoreKind), temporary directories, sample values.
-        .target(name: "StoreTestSupport", dependencies: ["ChimeCore", "ChimeSQLite", "ChimePostgres", "PostgresTestServer"],
-                path: "Tests/Support/StoreTestSupport"),
+        .target(
+            name: "StoreTestSupport",
+            dependencies: ["ChimeCore", "ChimeSQLite", "ChimePostgres", "PostgresTestServer"],
+            path: "Tests/Support/StoreTestSupport"),
         // One suite, three stores: the in-memory reference, a SQLite file and PostgreSQL answer alike,
         // the encoded fast paths as the plain ones.
-        .testTarget(name: "StoreConformanceTests",
-                    dependencies: ["TestThreads", "StoreTestSupport", "ChimeCore", "ChimeSQLite", "ChimePostgres", "PostgresTestServer"]),
+        .testTarget(
+            name: "StoreConformanceTests",
+            dependencies: [
+                "TestThreads", "StoreTestSupport", "ChimeCore", "ChimeSQLite", "ChimePostgres", "PostgresTestServer",
+            ]),
         .testTarget(
             name: "ChimeSQLiteTests",
-            dependencies: ["TestThreads", "StoreTestSupport", "ChimeSQLite", "ChimePostgres", "PostgresTestServer", "ChimeCore", "ChimeTesting",
-                           "ChimeStoreCrasher", "ChimeEngineCrasher"],
+            dependencies: [
+                "TestThreads", "StoreTestSupport", "ChimeSQLite", "ChimePostgres", "PostgresTestServer", "ChimeCore",
+                "ChimeTesting",
+                "ChimeStoreCrasher", "ChimeEngineCrasher",
+            ],
             exclude: ["Fixtures"]),
         // Killed with SIGKILL while firing and while answering, by ChimeSQLiteTests' engine crash tests.
-        .executableTarget(name: "ChimeEngineCrasher", dependencies: ["Chime", "ChimeCore", "ChimeSQLite", "ChimeTesting"],
-                          path: "Tests/Support/EngineCrasher"),
+        .executableTarget(
+            name: "ChimeEngineCrasher", dependencies: ["Chime", "ChimeCore", "ChimeSQLite", "ChimeTesting"],
+            path: "Tests/Support/EngineCrasher"),
         // The PostgreSQL store on a server of the tests' own: migrations, claims, commit-order events, the feed.
-        .testTarget(name: "ChimePostgresTests", dependencies: ["TestThreads", "ChimePostgres", "ChimeCore", "PostgresTestServer"]),
+        .testTarget(
+            name: "ChimePostgresTests",
+            dependencies: ["TestThreads", "ChimePostgres", "ChimeCore", "PostgresTestServer"]),
         .testTarget(name: "ChimeTests", dependencies: ["TestThreads", "Chime", "ChimeTesting"]),
         .testTarget(name: "ChimeTestingTests", dependencies: ["TestThreads", "ChimeTesting", "Chime"]),
         .testTarget(name: "ExamplesTests", dependencies: ["TestThreads", "ExampleApps", "ChimeTesting", "Chime"]),
         // Started by the service in ChimeServerTests' background-launch tests, as an app would be.
-        .executableTarget(name: "ChimeLaunchedApp", dependencies: ["Chime", "ChimeCore"], path: "Tests/Support/LaunchedApp"),
-        .testTarget(name: "ChimeServerTests", dependencies: ["TestThreads", "ChimeServer", "ChimeCore", "ChimeSQLite", "Chime", "ChimeHTTP", "ChimeLaunchedApp", "PostgresTestServer", "chime",
-                                                            "ChimeTesting", "ChimeCrypto", "CryptoInterop"]),
+        .executableTarget(
+            name: "ChimeLaunchedApp", dependencies: ["Chime", "ChimeCore"], path: "Tests/Support/LaunchedApp"),
+        .testTarget(
+            name: "ChimeServerTests",
+            dependencies: [
+                "TestThreads", "ChimeServer", "ChimeCore", "ChimeSQLite", "Chime", "ChimeHTTP", "ChimeLaunchedApp",
+                "PostgresTestServer", "chime",
+                "ChimeTesting", "ChimeCrypto", "CryptoInterop",
+            ]),
         // Against real notification servers the tests start: dbus-daemon, Xvfb, dunst, and a small
         // inline-reply server of their own (Tests/ChimeDesktopTests/Servers).
-        .testTarget(name: "ChimeDesktopTests", dependencies: ["TestThreads", "ChimeDesktop", "ChimeCore", "ChimeSQLite", "ChimeServer", "Chime",
-                                                             "DrinkingReminderExample"],
-                    exclude: ["Servers"]),
+        .testTarget(
+            name: "ChimeDesktopTests",
+            dependencies: [
+                "TestThreads", "ChimeDesktop", "ChimeCore", "ChimeSQLite", "ChimeServer", "Chime",
+                "DrinkingReminderExample",
+            ],
+            exclude: ["Servers"]),
         // The HTTP client against a real HTTPServer and `chime serve`, over TCP and a Unix socket.
         .testTarget(name: "ChimeHTTPTests", dependencies: ["TestThreads", "ChimeHTTP", "ChimeServer", "ChimeCore"]),
-        .testTarget(name: "ChimeCLITests", dependencies: ["TestThreads", "ChimeCLI", "ChimeHTTP", "ChimeServer", "ChimeCore", "ChimeSQLite", "chime"]),
+        .testTarget(
+            name: "ChimeCLITests",
+            dependencies: ["TestThreads", "ChimeCLI", "ChimeHTTP", "ChimeServer", "ChimeCore", "ChimeSQLite", "chime"]),
     ]
 )
 

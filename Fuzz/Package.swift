@@ -12,8 +12,9 @@ let fuzzTargetDependencies: [Target.Dependency] = [.product(name: "ChimeCore", p
 
 /// One libFuzzer executable: `fuzz-<name>` from `Sources/<directory>`, for scripts/fuzz.sh.
 func fuzzTarget(_ name: String, _ directory: String) -> Target {
-    .executableTarget(name: "fuzz-" + name, dependencies: fuzzTargetDependencies, path: "Sources/" + directory,
-                      swiftSettings: fuzzTargetSettings)
+    .executableTarget(
+        name: "fuzz-" + name, dependencies: fuzzTargetDependencies, path: "Sources/" + directory,
+        swiftSettings: fuzzTargetSettings)
 }
 
 let package = Package(
@@ -44,8 +45,9 @@ let package = Package(
         fuzzTarget("send-headers", "FuzzSendHeaders"),
         // JSONWebToken (ChimeCrypto) and ProviderTokens, compiled from the server's own ProviderTokens.swift (a symlink;
         // it needs only ChimeCore and ChimeCrypto): APNs provider tokens, VAPID JWTs.
-        .executableTarget(name: "fuzz-jwt", dependencies: fuzzTargetDependencies + [.product(name: "ChimeCrypto", package: chime)],
-                          path: "Sources/FuzzJWT", swiftSettings: fuzzTargetSettings),
+        .executableTarget(
+            name: "fuzz-jwt", dependencies: fuzzTargetDependencies + [.product(name: "ChimeCrypto", package: chime)],
+            path: "Sources/FuzzJWT", swiftSettings: fuzzTargetSettings),
         // RecurrenceRule / RecurrenceSchedule: RFC 5545 RRULE text and its next dates.
         fuzzTarget("rrule", "FuzzRecurrenceRule"),
         // WebPushRegistration.decode (POST /v1/web-push/subscriptions) and the store's record of a subscription.
@@ -54,10 +56,14 @@ let package = Package(
         fuzzTarget("apns-headers", "FuzzAPNsHeaders"),
         // HTTP2Session, compiled from the server's own HTTP2Session.swift, HTTPRequest.swift, RequestChecks.swift and FieldText.swift (symlinks;
         // they need only ChimeCore and nghttp2): a server session driven in memory by a client's frames.
-        .executableTarget(name: "fuzz-http2", dependencies: fuzzTargetDependencies + [.product(name: "CNGHTTP2", package: chime)], path: "Sources/FuzzHTTP2",
-                          swiftSettings: fuzzTargetSettings),
+        .executableTarget(
+            name: "fuzz-http2", dependencies: fuzzTargetDependencies + [.product(name: "CNGHTTP2", package: chime)],
+            path: "Sources/FuzzHTTP2",
+            swiftSettings: fuzzTargetSettings),
         // WebPushEncryption (ChimeCrypto, OpenSSL) with a subscriber's keys: p256dh, auth, padding, record size.
-        .executableTarget(name: "fuzz-web-push-keys", dependencies: fuzzTargetDependencies + [.product(name: "ChimeCrypto", package: chime)],
-                          path: "Sources/FuzzWebPushKeys", swiftSettings: fuzzTargetSettings),
+        .executableTarget(
+            name: "fuzz-web-push-keys",
+            dependencies: fuzzTargetDependencies + [.product(name: "ChimeCrypto", package: chime)],
+            path: "Sources/FuzzWebPushKeys", swiftSettings: fuzzTargetSettings),
     ]
 )

@@ -13,12 +13,13 @@
 import Chime
 import ChimeCore
 import ChimeHTTP
-import ChimeServer
 import ChimeSQLite
+import ChimeServer
 import Foundation
 import Synchronization
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 struct Options {
@@ -62,7 +63,9 @@ struct Options {
             case "--trace": options.trace = value(argument)
             case "--realistic-shape":
                 let shape = value(argument)
-                guard ["interval", "attachment"].contains(shape) else { fail("--realistic-shape is interval or attachment, not \(shape)") }
+                guard ["interval", "attachment"].contains(shape) else {
+                    fail("--realistic-shape is interval or attachment, not \(shape)")
+                }
                 options.realisticShapes = [shape]
             case "--quick":
                 options.count = 50_000
@@ -70,7 +73,9 @@ struct Options {
                 options.deliveries = 5_000
                 options.seconds = 10
             case "-h", "--help":
-                print("usage: chime-bench-api [--dir DIR] [--count N] [--burst N] [--deliveries N] [--rate R] [--seconds S] [--quick] [--only api-concurrent,api-realistic,api-burst,api-steady,cost] [--reference PATH] [--json FILE] [--trace FILE (api-steady: due offset s, lateness ms per delivery)] [--realistic-shape interval|attachment (api-realistic: one shape alone)]")
+                print(
+                    "usage: chime-bench-api [--dir DIR] [--count N] [--burst N] [--deliveries N] [--rate R] [--seconds S] [--quick] [--only api-concurrent,api-realistic,api-burst,api-steady,cost] [--reference PATH] [--json FILE] [--trace FILE (api-steady: due offset s, lateness ms per delivery)] [--realistic-shape interval|attachment (api-realistic: one shape alone)]"
+                )
                 exit(0)
             default: fail("unknown argument \(argument); see --help")
             }
@@ -138,16 +143,21 @@ func reminderContent(_ index: Int, thread: String) -> UNMutableNotificationConte
 /// user info, as the engine benchmark's workload.
 func makeRequest(_ index: Int, prefix: String, trigger: UNNotificationTrigger) -> UNNotificationRequest {
     let content = reminderContent(index, thread: "thread-\(index % 16)")
-    content.userInfo = ["taskID": "task-\(index)", "list": "Personal errands and weekly chores", "priority": index % 5,
-                        "tags": ["health", "daily", "focus"], "note": String(repeating: "n", count: 80)]
+    content.userInfo = [
+        "taskID": "task-\(index)", "list": "Personal errands and weekly chores", "priority": index % 5,
+        "tags": ["health", "daily", "focus"], "note": String(repeating: "n", count: 80),
+    ]
     return UNNotificationRequest(identifier: "\(prefix)-\(index)", content: content, trigger: trigger)
 }
 
 let reminderCategory = UNNotificationCategory(
     identifier: "reminder",
-    actions: [UNNotificationAction(identifier: "done", title: "Done", options: []),
-              UNTextInputNotificationAction(identifier: "note", title: "Add a note", options: [], textInputButtonTitle: "Save",
-                                            textInputPlaceholder: "A note")],
+    actions: [
+        UNNotificationAction(identifier: "done", title: "Done", options: []),
+        UNTextInputNotificationAction(
+            identifier: "note", title: "Add a note", options: [], textInputButtonTitle: "Save",
+            textInputPlaceholder: "A note"),
+    ],
     intentIdentifiers: [], options: [.customDismissAction])
 
 /// Counts what reaches it and wakes a waiter at the expected count; records when each arrived
@@ -211,7 +221,8 @@ final class CountingDelegate: UNUserNotificationCenterDelegate, Sendable {
     let arrivals: Arrivals
     init(_ arrivals: Arrivals) { self.arrivals = arrivals }
     func userNotificationCenter(_ center: UNUserNotificationCenter, willPresent notification: UNNotification) async
-        -> UNNotificationPresentationOptions {
+        -> UNNotificationPresentationOptions
+    {
         arrivals.record(due: notification.date)
         return [.banner, .list, .sound]
     }
@@ -231,14 +242,18 @@ struct CountingSurface: NotificationSurface {
 func embeddedCenter(_ directory: String, app: String) throws -> (UNUserNotificationCenter, NotificationEngine) {
     var configuration = NotificationEngine.Configuration()
     configuration.recordsEvents = false
-    let engine = NotificationEngine(store: try SQLiteStore(path: directory + "/\(app).sqlite"), policy: FixedAuthorizationPolicy(.grant),
-                                    configuration: configuration)
-    let center = UNUserNotificationCenter(engine: engine, bundleIdentifier: app, timeZone: .current, driven: false, foreground: true)
+    let engine = NotificationEngine(
+        store: try SQLiteStore(path: directory + "/\(app).sqlite"), policy: FixedAuthorizationPolicy(.grant),
+        configuration: configuration)
+    let center = UNUserNotificationCenter(
+        engine: engine, bundleIdentifier: app, timeZone: .current, driven: false, foreground: true)
     return (center, engine)
 }
 
 /// Adds `requests` through the center with `inFlight` adds outstanding at a time.
-func addConcurrently(_ center: UNUserNotificationCenter, _ requests: [UNNotificationRequest], inFlight: Int, label: String) async throws {
+func addConcurrently(
+    _ center: UNUserNotificationCenter, _ requests: [UNNotificationRequest], inFlight: Int, label: String
+) async throws {
     let next = Counter()
     let box = RequestsBox(requests)
     try await withThrowingTaskGroup(of: Void.self) { group in
@@ -248,7 +263,9 @@ func addConcurrently(_ center: UNUserNotificationCenter, _ requests: [UNNotifica
                     let index = next.value.add(1, ordering: .relaxed).oldValue
                     guard index < box.requests.count else { return }
                     try await center.add(box.requests[index])
-                    if index % 2000 == 0 { progress.update("\(label): \(index.formatted())/\(box.requests.count.formatted())") }
+                    if index % 2000 == 0 {
+                        progress.update("\(label): \(index.formatted())/\(box.requests.count.formatted())")
+                    }
                 }
             }
         }
@@ -291,19 +308,27 @@ var results: [String: Any] = [:]
     let (center, engine) = try embeddedCenter(directory, app: "com.example.bench")
     _ = try await center.requestAuthorization(options: [.alert, .sound, .badge])
     let due = Date().addingTimeInterval(86_400)
-    let requests = (0..<options.count).map { makeRequest($0, prefix: "single", trigger: exactly(due.addingTimeInterval(Double($0)))) }
+    let requests = (0..<options.count).map {
+        makeRequest($0, prefix: "single", trigger: exactly(due.addingTimeInterval(Double($0))))
+    }
     let start = ContinuousClock.now
     let cpu = cpuSeconds()
     try await addConcurrently(center, requests, inFlight: 64, label: "api concurrent adds")
     let seconds = (ContinuousClock.now - start).seconds
     let cpuPerAdd = (cpuSeconds() - cpu) / Double(options.count)
     let rate = Double(options.count) / seconds
-    progress.done("api concurrent adds: \(options.count.formatted()) in \(String(format: "%.2f", seconds)) s, \(String(format: "%.1f", cpuPerAdd * 1e6)) µs CPU each")
+    progress.done(
+        "api concurrent adds: \(options.count.formatted()) in \(String(format: "%.2f", seconds)) s, \(String(format: "%.1f", cpuPerAdd * 1e6)) µs CPU each"
+    )
     results["apiConcurrentCPUMicroseconds"] = cpuPerAdd * 1e6
     await engine.shutdown()
     let ratio = reference.map { rate / $0 }
-    figures.append(Figure(name: "concurrent single adds through UNUserNotificationCenter (64 in flight)", value: "\(Int(rate).formatted()) /s",
-                          target: "≥ 0.35 × C loop", met: ratio.map { $0 >= 0.35 }, ratio: ratio.map { String(format: "%.2f", $0) } ?? ""))
+    figures.append(
+        Figure(
+            name: "concurrent single adds through UNUserNotificationCenter (64 in flight)",
+            value: "\(Int(rate).formatted()) /s",
+            target: "≥ 0.35 × C loop", met: ratio.map { $0 >= 0.35 },
+            ratio: ratio.map { String(format: "%.2f", $0) } ?? ""))
     results["apiConcurrentPerSecond"] = rate
 }
 
@@ -326,13 +351,18 @@ var results: [String: Any] = [:]
     await arrivals.wait(label: "api burst: in willPresent")
     let seconds = arrivals.last.timeIntervalSince(due)
     results["apiBurstCPUMicroseconds"] = (cpuSeconds() - cpu) / Double(options.burst) * 1e6
-    progress.done("api burst: \(options.burst.formatted()) reached willPresent \(String(format: "%.0f ms", seconds * 1000)) after they were due, \(String(format: "%.1f", results["apiBurstCPUMicroseconds"] as? Double ?? 0)) µs CPU each")
+    progress.done(
+        "api burst: \(options.burst.formatted()) reached willPresent \(String(format: "%.0f ms", seconds * 1000)) after they were due, \(String(format: "%.1f", results["apiBurstCPUMicroseconds"] as? Double ?? 0)) µs CPU each"
+    )
     await engine.shutdown()
     let rate = Double(options.burst) / seconds
     let ratio = reference.map { rate / $0 }
-    figures.append(Figure(name: "\(options.burst.formatted()) due at one instant → all in the delegate's willPresent",
-                          value: String(format: "%.2f s (%@ /s)", seconds, Int(rate).formatted()),
-                          target: "≥ 0.50 × C loop", met: ratio.map { $0 >= 0.50 }, ratio: ratio.map { String(format: "%.2f", $0) } ?? ""))
+    figures.append(
+        Figure(
+            name: "\(options.burst.formatted()) due at one instant → all in the delegate's willPresent",
+            value: String(format: "%.2f s (%@ /s)", seconds, Int(rate).formatted()),
+            target: "≥ 0.50 × C loop", met: ratio.map { $0 >= 0.50 },
+            ratio: ratio.map { String(format: "%.2f", $0) } ?? ""))
     results["apiBurstSeconds"] = seconds
     withExtendedLifetime(delegate) {}
 }
@@ -348,7 +378,9 @@ var results: [String: Any] = [:]
     _ = try await center.requestAuthorization(options: [.alert, .sound, .badge])
     let start = dueInstant(after: total, perSecond: 30_000)
     let spacing = 1.0 / Double(options.rate)
-    let requests = (0..<total).map { makeRequest($0, prefix: "steady", trigger: exactly(start.addingTimeInterval(Double($0) * spacing))) }
+    let requests = (0..<total).map {
+        makeRequest($0, prefix: "steady", trigger: exactly(start.addingTimeInterval(Double($0) * spacing)))
+    }
     try await addConcurrently(center, requests, inFlight: 64, label: "api steady: scheduling")
     await arrivals.wait(label: "api steady: in willPresent at \(options.rate.formatted())/s")
     await engine.shutdown()
@@ -362,10 +394,16 @@ var results: [String: Any] = [:]
         }
         try csv.write(toFile: trace, atomically: true, encoding: .utf8)
     }
-    progress.done(String(format: "api steady: lateness in willPresent p50 %.2f ms p99 %.2f ms max %.2f ms", p50 * 1000, p99 * 1000, max * 1000))
-    figures.append(Figure(name: "steady \(options.rate.formatted())/s for \(options.seconds) s, lateness in willPresent p50 / p99 / max",
-                          value: String(format: "%.2f / %.2f / %.2f ms", p50 * 1000, p99 * 1000, max * 1000),
-                          target: "p99 ≤ 5 ms, max ≤ 20 ms", met: p99 <= 0.005 && max <= 0.020))
+    progress.done(
+        String(
+            format: "api steady: lateness in willPresent p50 %.2f ms p99 %.2f ms max %.2f ms", p50 * 1000, p99 * 1000,
+            max * 1000))
+    figures.append(
+        Figure(
+            name:
+                "steady \(options.rate.formatted())/s for \(options.seconds) s, lateness in willPresent p50 / p99 / max",
+            value: String(format: "%.2f / %.2f / %.2f ms", p50 * 1000, p99 * 1000, max * 1000),
+            target: "p99 ≤ 5 ms, max ≤ 20 ms", met: p99 <= 0.005 && max <= 0.020))
     results["apiSteadyP50"] = p50
     results["apiSteadyP99"] = p99
     results["apiSteadyMax"] = max
@@ -384,12 +422,14 @@ struct Cost {
 /// counting surface attached; `deliveries` requests spread over the apps, due at one instant.
 @MainActor func costWithSurfaces(_ options: Options, apps: Int) async throws -> Cost {
     let directory = try freshDirectory(options, "cost-surfaces-\(apps)")
-    let engine = NotificationEngine(store: try SQLiteStore(path: directory + "/chime.sqlite"), policy: FixedAuthorizationPolicy(.grant))
+    let engine = NotificationEngine(
+        store: try SQLiteStore(path: directory + "/chime.sqlite"), policy: FixedAuthorizationPolicy(.grant))
     let arrivals = Arrivals(expected: options.deliveries)
     var centers: [UNUserNotificationCenter] = []
     for index in 0..<apps {
-        let center = UNUserNotificationCenter(engine: engine, bundleIdentifier: "com.example.app\(index)", timeZone: .current,
-                                              driven: false, foreground: false)
+        let center = UNUserNotificationCenter(
+            engine: engine, bundleIdentifier: "com.example.app\(index)", timeZone: .current,
+            driven: false, foreground: false)
         center.addSurface(CountingSurface(arrivals: arrivals))
         _ = try await center.requestAuthorization(options: [.alert, .sound, .badge])
         center.setNotificationCategories([reminderCategory])
@@ -404,8 +444,9 @@ struct Cost {
     try await Sleep.seconds(due.timeIntervalSinceNow - 0.05)
     let cpu = cpuSeconds()
     await arrivals.wait(label: "cost, \(apps) apps' surfaces")
-    let cost = Cost(wall: arrivals.last.timeIntervalSince(due) / Double(options.deliveries),
-                    cpu: (cpuSeconds() - cpu) / Double(options.deliveries))
+    let cost = Cost(
+        wall: arrivals.last.timeIntervalSince(due) / Double(options.deliveries),
+        cpu: (cpuSeconds() - cpu) / Double(options.deliveries))
     progress.done("cost per delivery, surfaces of \(apps) apps: \(cost.text)")
     await engine.shutdown()
     withExtendedLifetime(centers) {}
@@ -427,8 +468,9 @@ struct Cost {
     try await Sleep.seconds(due.timeIntervalSinceNow - 0.05)
     let cpu = cpuSeconds()
     await arrivals.wait(label: "cost, delegate")
-    let cost = Cost(wall: arrivals.last.timeIntervalSince(due) / Double(options.deliveries),
-                    cpu: (cpuSeconds() - cpu) / Double(options.deliveries))
+    let cost = Cost(
+        wall: arrivals.last.timeIntervalSince(due) / Double(options.deliveries),
+        cpu: (cpuSeconds() - cpu) / Double(options.deliveries))
     progress.done("cost per delivery, in-process delegate: \(cost.text)")
     await engine.shutdown()
     withExtendedLifetime(delegate) {}
@@ -439,7 +481,8 @@ struct Cost {
 /// center on `CHIME_SERVICE` with its delegate in front; from due to `willPresent`.
 @MainActor func costService(_ options: Options) async throws -> Cost {
     let directory = try freshDirectory(options, "cost-service")
-    var configuration = ChimeService.Configuration(dataDirectory: directory, listen: .tcp(host: "127.0.0.1", port: 0), autoAllow: true)
+    var configuration = ChimeService.Configuration(
+        dataDirectory: directory, listen: .tcp(host: "127.0.0.1", port: 0), autoAllow: true)
     configuration.printsBanner = false
     let service = try await RunningService.start(configuration: configuration, logger: .silent)
     do {
@@ -454,7 +497,8 @@ struct Cost {
     let app = "com.example.bench"
     let token = try await registerApp(app, service: service)
     let backend = ServiceBackend(endpoint: .url(service.url), token: token)
-    let center = UNUserNotificationCenter(backend: backend, bundleIdentifier: app, timeZone: .current, driven: false, foreground: true)
+    let center = UNUserNotificationCenter(
+        backend: backend, bundleIdentifier: app, timeZone: .current, driven: false, foreground: true)
     let arrivals = Arrivals(expected: options.deliveries)
     let delegate = CountingDelegate(arrivals)
     center.delegate = delegate
@@ -470,8 +514,9 @@ struct Cost {
     try await Sleep.seconds(due.timeIntervalSinceNow - 0.05)
     let cpu = cpuSeconds()
     await arrivals.wait(label: "cost, through the service")
-    let cost = Cost(wall: arrivals.last.timeIntervalSince(due) / Double(options.deliveries),
-                    cpu: (cpuSeconds() - cpu) / Double(options.deliveries))
+    let cost = Cost(
+        wall: arrivals.last.timeIntervalSince(due) / Double(options.deliveries),
+        cpu: (cpuSeconds() - cpu) / Double(options.deliveries))
     progress.done("cost per delivery, through the service: \(cost.text)")
     await service.stop()
     withExtendedLifetime((center, delegate)) {}
@@ -481,20 +526,28 @@ struct Cost {
 /// Registers an app with the owner token and returns the app's token.
 func registerApp(_ app: String, service: RunningService) async throws -> String {
     let response = try await HTTPClient(endpoint: .url(service.url)).request(
-        "POST", "/v1/apps", headers: [("Authorization", "Bearer \(service.ownerToken)"), ("Content-Type", "application/json")],
+        "POST", "/v1/apps",
+        headers: [("Authorization", "Bearer \(service.ownerToken)"), ("Content-Type", "application/json")],
         body: Array(#"{"bundleIdentifier": "\#(app)"}"#.utf8))
-    guard case .string(let token)? = response.json?["token"] else { fail("registering \(app) answered \(response.text)") }
+    guard case .string(let token)? = response.json?["token"] else {
+        fail("registering \(app) answered \(response.text)")
+    }
     return token
 }
 
 @MainActor func benchCost(_ options: Options) async throws {
     let delegate = try await costDelegate(options)
-    figures.append(Figure(name: "cost per delivery: in-process delegate (\(options.deliveries.formatted()) due at once)", value: delegate.text))
+    figures.append(
+        Figure(
+            name: "cost per delivery: in-process delegate (\(options.deliveries.formatted()) due at once)",
+            value: delegate.text))
     results["costDelegateWallMicroseconds"] = delegate.wall * 1e6
     results["costDelegateCPUMicroseconds"] = delegate.cpu * 1e6
     for apps in [1, 10, 100] {
         let cost = try await costWithSurfaces(options, apps: apps)
-        figures.append(Figure(name: "cost per delivery: surfaces of \(apps) app\(apps == 1 ? "" : "s") attached", value: cost.text))
+        figures.append(
+            Figure(name: "cost per delivery: surfaces of \(apps) app\(apps == 1 ? "" : "s") attached", value: cost.text)
+        )
         results["costSurfaces\(apps)WallMicroseconds"] = cost.wall * 1e6
         results["costSurfaces\(apps)CPUMicroseconds"] = cost.cpu * 1e6
     }
@@ -508,7 +561,8 @@ func registerApp(_ app: String, service: RunningService) async throws -> String 
 // MARK: - The realistic add path
 
 /// A 160-character note; each add ends it with its own number (``realisticNote(_:)``).
-let realisticNoteText = "Pick up the dry cleaning on the way home, then call the pharmacy about the refill and ask "
+let realisticNoteText =
+    "Pick up the dry cleaning on the way home, then call the pharmacy about the refill and ask "
     + "whether the new dosage needs a fresh prescription from the clinic, ok."
 
 /// The note of add `index`: 160 characters, its last ones the index, as an app's text differs per
@@ -540,9 +594,13 @@ func realisticRequest(_ index: Int, shape: RealisticShape) throws -> UNNotificat
     case .interval:
         trigger = UNTimeIntervalNotificationTrigger(timeInterval: interval, repeats: false)
     case .attachmentAndCalendar(let images):
-        content.attachments = [try UNNotificationAttachment(identifier: "image",
-                                                            url: URL(fileURLWithPath: images + "/image-\(index).png"), options: nil)]
-        let components = Calendar.current.dateComponents([.year, .month, .day, .hour, .minute], from: Date().addingTimeInterval(interval))
+        content.attachments = [
+            try UNNotificationAttachment(
+                identifier: "image",
+                url: URL(fileURLWithPath: images + "/image-\(index).png"), options: nil)
+        ]
+        let components = Calendar.current.dateComponents(
+            [.year, .month, .day, .hour, .minute], from: Date().addingTimeInterval(interval))
         trigger = UNCalendarNotificationTrigger(dateMatching: components, repeats: false)
     }
     return UNNotificationRequest(identifier: "realistic-\(index)", content: content, trigger: trigger)
@@ -550,7 +608,9 @@ func realisticRequest(_ index: Int, shape: RealisticShape) throws -> UNNotificat
 
 /// Builds and adds requests `0..<count` of a shape through `center`, `inFlight` at a time, each
 /// built by the task that adds it.
-func addRealistic(_ center: UNUserNotificationCenter, count: Int, offset: Int, shape: RealisticShape, inFlight: Int, label: String) async throws {
+func addRealistic(
+    _ center: UNUserNotificationCenter, count: Int, offset: Int, shape: RealisticShape, inFlight: Int, label: String
+) async throws {
     let next = Counter()
     try await withThrowingTaskGroup(of: Void.self) { group in
         for _ in 0..<inFlight {
@@ -586,19 +646,26 @@ func addRealistic(_ center: UNUserNotificationCenter, count: Int, offset: Int, s
     if options.realisticShapes.contains("interval") {
         let start = ContinuousClock.now
         let cpu = cpuSeconds()
-        try await addRealistic(center, count: options.count, offset: 0, shape: .interval, inFlight: 64, label: "api realistic adds, interval")
+        try await addRealistic(
+            center, count: options.count, offset: 0, shape: .interval, inFlight: 64,
+            label: "api realistic adds, interval")
         let seconds = (ContinuousClock.now - start).seconds
         let cpuPerAdd = (cpuSeconds() - cpu) / Double(options.count)
         let rate = Double(options.count) / seconds
         let pending = try await center.engine.pendingCount(app: center.bundleIdentifier)
         guard pending == options.count else { fail("api-realistic: \(pending) pending after \(options.count) adds") }
-        progress.done("api realistic adds, interval trigger: \(options.count.formatted()) in \(String(format: "%.2f", seconds)) s, \(String(format: "%.1f", cpuPerAdd * 1e6)) µs CPU each")
+        progress.done(
+            "api realistic adds, interval trigger: \(options.count.formatted()) in \(String(format: "%.2f", seconds)) s, \(String(format: "%.1f", cpuPerAdd * 1e6)) µs CPU each"
+        )
         results["apiRealisticPerSecond"] = rate
         results["apiRealisticCPUMicroseconds"] = cpuPerAdd * 1e6
         let ratio = reference.map { rate / $0 }
-        figures.append(Figure(name: "realistic adds through UNUserNotificationCenter.current(): built in the clock, userInfo, interval 1-30 days (64 in flight)",
-                              value: "\(Int(rate).formatted()) /s", target: "≥ 0.40 × C loop", met: ratio.map { $0 >= 0.40 },
-                              ratio: ratio.map { String(format: "%.2f", $0) } ?? ""))
+        figures.append(
+            Figure(
+                name:
+                    "realistic adds through UNUserNotificationCenter.current(): built in the clock, userInfo, interval 1-30 days (64 in flight)",
+                value: "\(Int(rate).formatted()) /s", target: "≥ 0.40 × C loop", met: ratio.map { $0 >= 0.40 },
+                ratio: ratio.map { String(format: "%.2f", $0) } ?? ""))
     }
     if options.realisticShapes.contains("attachment") {
         let count = max(1, options.count / 5)
@@ -612,22 +679,29 @@ func addRealistic(_ center: UNUserNotificationCenter, count: Int, offset: Int, s
         settleDisk()
         let start = ContinuousClock.now
         let cpu = cpuSeconds()
-        try await addRealistic(center, count: count, offset: options.count, shape: .attachmentAndCalendar(images: images), inFlight: 64,
-                               label: "api realistic adds, attachment and calendar")
+        try await addRealistic(
+            center, count: count, offset: options.count, shape: .attachmentAndCalendar(images: images), inFlight: 64,
+            label: "api realistic adds, attachment and calendar")
         let seconds = (ContinuousClock.now - start).seconds
         let cpuPerAdd = (cpuSeconds() - cpu) / Double(count)
         let rate = Double(count) / seconds
         let pending = try await center.engine.pendingCount(app: center.bundleIdentifier)
         let left = try FileManager.default.contentsOfDirectory(atPath: images).count
         guard pending == before + count, left == 0 else {
-            fail("api-realistic: \(pending - before) pending after \(count) adds, \(left) images not moved into the attachment store")
+            fail(
+                "api-realistic: \(pending - before) pending after \(count) adds, \(left) images not moved into the attachment store"
+            )
         }
-        progress.done("api realistic adds, attachment and calendar trigger: \(count.formatted()) in \(String(format: "%.2f", seconds)) s, \(String(format: "%.1f", cpuPerAdd * 1e6)) µs CPU each")
+        progress.done(
+            "api realistic adds, attachment and calendar trigger: \(count.formatted()) in \(String(format: "%.2f", seconds)) s, \(String(format: "%.1f", cpuPerAdd * 1e6)) µs CPU each"
+        )
         results["apiRealisticAttachmentPerSecond"] = rate
         results["apiRealisticAttachmentCPUMicroseconds"] = cpuPerAdd * 1e6
         let ratio = reference.map { rate / $0 }
-        figures.append(Figure(name: "realistic adds, second shape: an image attachment (moved into the store) and a calendar trigger",
-                              value: "\(Int(rate).formatted()) /s", ratio: ratio.map { String(format: "%.2f", $0) } ?? ""))
+        figures.append(
+            Figure(
+                name: "realistic adds, second shape: an image attachment (moved into the store) and a calendar trigger",
+                value: "\(Int(rate).formatted()) /s", ratio: ratio.map { String(format: "%.2f", $0) } ?? ""))
     }
     await center.engine.shutdown()
 }
@@ -644,14 +718,18 @@ func run(_ executable: String, _ arguments: [String]) throws -> String {
 let options = Options.parse(CommandLine.arguments)
 func wanted(_ name: String) -> Bool { options.only.isEmpty || options.only.contains(name) }
 try FileManager.default.createDirectory(atPath: options.dir, withIntermediateDirectories: true)
-let machine = (try? String(contentsOfFile: "/proc/cpuinfo", encoding: .utf8))?
+let machine =
+    (try? String(contentsOfFile: "/proc/cpuinfo", encoding: .utf8))?
     .split(separator: "\n").first { $0.hasPrefix("model name") }?.split(separator: ":").last?
     .trimmingCharacters(in: .whitespaces) ?? "unknown CPU"
 /// The 1-, 5- and 15-minute load averages (`/proc/loadavg`).
 func loadAverage() -> String {
-    ((try? String(contentsOfFile: "/proc/loadavg", encoding: .utf8)) ?? "").split(separator: " ").prefix(3).joined(separator: " ")
+    ((try? String(contentsOfFile: "/proc/loadavg", encoding: .utf8)) ?? "").split(separator: " ").prefix(3).joined(
+        separator: " ")
 }
-print("Chime API benchmarks — \(Date().formatted(.iso8601)) — \(machine), \(ProcessInfo.processInfo.activeProcessorCount) cores — load average \(loadAverage())")
+print(
+    "Chime API benchmarks — \(Date().formatted(.iso8601)) — \(machine), \(ProcessInfo.processInfo.activeProcessorCount) cores — load average \(loadAverage())"
+)
 
 var reference: Double?
 if let path = options.reference, wanted("api-concurrent") || wanted("api-realistic") || wanted("api-burst") {
@@ -660,15 +738,20 @@ if let path = options.reference, wanted("api-concurrent") || wanted("api-realist
     let output = try run(path, [options.dir + "/reference.sqlite", String(max(options.count, options.burst))])
     for line in output.split(separator: "\n").reversed() {
         if let object = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any],
-           let value = (object["rowsPerSecond"] as? NSNumber)?.doubleValue {
+            let value = (object["rowsPerSecond"] as? NSNumber)?.doubleValue
+        {
             reference = value
             break
         }
     }
-    for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: options.dir + "/reference.sqlite" + suffix) }
+    for suffix in ["", "-wal", "-shm"] {
+        try? FileManager.default.removeItem(atPath: options.dir + "/reference.sqlite" + suffix)
+    }
     progress.done("reference: \(reference.map { "\(Int($0).formatted()) rows/s" } ?? "?")")
     if let reference {
-        figures.append(Figure(name: "C loop, one transaction (the limit)", value: "\(Int(reference).formatted()) rows/s", ratio: "1"))
+        figures.append(
+            Figure(
+                name: "C loop, one transaction (the limit)", value: "\(Int(reference).formatted()) rows/s", ratio: "1"))
         results["referencePerSecond"] = reference
     }
 }
@@ -699,16 +782,20 @@ let headers = ["measurement", "Chime", "target", "met", "ratio to the C loop"]
 let table = figures.map { [$0.name, $0.value, $0.target, $0.met.map { $0 ? "yes" : "NO" } ?? "–", $0.ratio] }
 let widths = headers.indices.map { column in ([headers[column]] + table.map { $0[column] }).map(\.count).max() ?? 0 }
 func line(_ cells: [String]) -> String {
-    "| " + cells.enumerated().map { $0.element.padding(toLength: widths[$0.offset], withPad: " ", startingAt: 0) }.joined(separator: " | ") + " |"
+    "| "
+        + cells.enumerated().map { $0.element.padding(toLength: widths[$0.offset], withPad: " ", startingAt: 0) }
+        .joined(separator: " | ") + " |"
 }
 print(line(headers))
 print("|" + widths.map { String(repeating: "-", count: $0 + 2) }.joined(separator: "|") + "|")
 for row in table { print(line(row)) }
 
 if let json = options.json {
-    var all = (try? JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: json)))) as? [String: Any] ?? [:]
+    var all =
+        (try? JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: json)))) as? [String: Any] ?? [:]
     results["date"] = Date().formatted(.iso8601)
     results["machine"] = "\(machine), \(ProcessInfo.processInfo.activeProcessorCount) cores"
     all["api"] = results
-    try JSONSerialization.data(withJSONObject: all, options: [.prettyPrinted, .sortedKeys]).write(to: URL(fileURLWithPath: json))
+    try JSONSerialization.data(withJSONObject: all, options: [.prettyPrinted, .sortedKeys]).write(
+        to: URL(fileURLWithPath: json))
 }

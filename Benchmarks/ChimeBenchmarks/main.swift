@@ -57,7 +57,9 @@ struct Options {
                 options.seconds = 5
                 options.rssCounts = [100_000]
             case "-h", "--help":
-                print("usage: chime-bench [--dir DIR] [--count N] [--burst N] [--rate R] [--seconds S] [--rss-counts N,M] [--quick] [--only bulk,concurrent,restart,open,burst,burst-logged,steady,reads,rss] [--reference PATH] [--peer PYTHON] [--json FILE] [--trace FILE (steady: due offset s, lateness ms per delivery)]")
+                print(
+                    "usage: chime-bench [--dir DIR] [--count N] [--burst N] [--rate R] [--seconds S] [--rss-counts N,M] [--quick] [--only bulk,concurrent,restart,open,burst,burst-logged,steady,reads,rss] [--reference PATH] [--peer PYTHON] [--json FILE] [--trace FILE (steady: due offset s, lateness ms per delivery)]"
+                )
                 exit(0)
             default: fail("unknown argument \(argument); see --help")
             }
@@ -110,8 +112,9 @@ let note = String(repeating: "n", count: 80)
 func makeRequests(_ range: Range<Int>, prefix: String = "req", seed: UInt64 = 42) -> [NotificationRequest] {
     var generator = SplitMix(seed: seed &+ UInt64(range.lowerBound))
     return range.map { index in
-        var content = NotificationContent(title: "Reminder \(index)",
-                                          body: "Time to stretch, drink some water and look away from the screen.")
+        var content = NotificationContent(
+            title: "Reminder \(index)",
+            body: "Time to stretch, drink some water and look away from the screen.")
         content.sound = .default
         content.categoryIdentifier = "reminder"
         content.threadIdentifier = "thread-\(index % 16)"
@@ -123,8 +126,9 @@ func makeRequests(_ range: Range<Int>, prefix: String = "req", seed: UInt64 = 42
             "note": .string(note),
         ]
         let interval = 60 + Double(generator.next() % (86_400 * 30 - 60))
-        return NotificationRequest(identifier: "\(prefix)-\(index)", content: content,
-                                   trigger: .timeInterval(interval, repeats: false))
+        return NotificationRequest(
+            identifier: "\(prefix)-\(index)", content: content,
+            trigger: .timeInterval(interval, repeats: false))
     }
 }
 
@@ -150,8 +154,9 @@ func freshStore(_ options: Options, _ name: String) throws -> String {
 func makeEngine(_ path: String, recordsEvents: Bool = false) throws -> NotificationEngine {
     var configuration = NotificationEngine.Configuration()
     configuration.recordsEvents = recordsEvents
-    return NotificationEngine(store: try SQLiteStore(path: path), policy: FixedAuthorizationPolicy(.grant),
-                              configuration: configuration)
+    return NotificationEngine(
+        store: try SQLiteStore(path: path), policy: FixedAuthorizationPolicy(.grant),
+        configuration: configuration)
 }
 
 let app = "com.example.bench"
@@ -213,7 +218,9 @@ func benchConcurrent(_ options: Options) async throws -> Double {
                 for request in requests {
                     try await engine.add([request], app: app)
                     let done = counter.value.add(1, ordering: .relaxed).newValue
-                    if done % 5000 == 0 { progress.update("concurrent single adds: \(done.formatted())/\(total.formatted())") }
+                    if done % 5000 == 0 {
+                        progress.update("concurrent single adds: \(done.formatted())/\(total.formatted())")
+                    }
                 }
             }
         }
@@ -229,11 +236,17 @@ func benchConcurrent(_ options: Options) async throws -> Double {
 /// until that notification has fired.
 func benchRestart(_ options: Options) async throws -> Double {
     let path = options.dir + "/bulk.sqlite"
-    guard FileManager.default.fileExists(atPath: path) else { throw ChimeError(.notFound, "run the bulk benchmark first") }
+    guard FileManager.default.fileExists(atPath: path) else {
+        throw ChimeError(.notFound, "run the bulk benchmark first")
+    }
     do {
         let engine = try makeEngine(path)
-        try await engine.add([NotificationRequest(identifier: "due-at-restart", content: NotificationContent(title: "Due"),
-                                                  trigger: .timeInterval(0.2, repeats: false))], app: app)
+        try await engine.add(
+            [
+                NotificationRequest(
+                    identifier: "due-at-restart", content: NotificationContent(title: "Due"),
+                    trigger: .timeInterval(0.2, repeats: false))
+            ], app: app)
         await engine.shutdown()
     }
     try await Sleep.for(.milliseconds(300))
@@ -285,12 +298,17 @@ final class DeliveryRecorder: Sendable {
         let now = Date()
         let expected = self.expected
         let resume = state.withLock { state -> CheckedContinuation<Void, Never>? in
-            if due < state.sampleFrom { state.skippedCount += 1 } else {
+            if due < state.sampleFrom {
+                state.skippedCount += 1
+            } else {
                 state.lateness.append(now.timeIntervalSince(due))
                 state.dues.append(due)
             }
             state.last = now
-            if state.lateness.count + state.skippedCount >= expected { defer { state.waiter = nil }; return state.waiter }
+            if state.lateness.count + state.skippedCount >= expected {
+                defer { state.waiter = nil }
+                return state.waiter
+            }
             return nil
         }
         resume?.resume()
@@ -325,7 +343,8 @@ func benchBurst(_ options: Options, logged: Bool = false) async throws -> Double
     let engine = try makeEngine(path, recordsEvents: logged)
     try await authorize(engine)
     progress.update("burst: scheduling \(options.burst.formatted())", force: true)
-    let due = Date(timeIntervalSince1970: (Date().timeIntervalSince1970 + 3 + Double(options.burst) / 40_000).rounded(.up))
+    let due = Date(
+        timeIntervalSince1970: (Date().timeIntervalSince1970 + 3 + Double(options.burst) / 40_000).rounded(.up))
     var done = 0
     while done < options.burst {
         let requests = makeRequests(done..<min(done + 10_000, options.burst), prefix: "burst").map { request in
@@ -367,7 +386,8 @@ func benchSteady(_ options: Options) async throws -> (p50: Double, p99: Double, 
     let start = Date(timeIntervalSince1970: (Date().timeIntervalSince1970 + 3 + Double(total) / 15_000).rounded(.up))
     var done = 0
     while done < total {
-        let requests = makeRequests(done..<min(done + 10_000, total), prefix: "steady").enumerated().map { offset, request in
+        let requests = makeRequests(done..<min(done + 10_000, total), prefix: "steady").enumerated().map {
+            offset, request in
             var request = request
             request.trigger = exactly(start.addingTimeInterval(Double(done + offset) * spacing))
             return request
@@ -379,13 +399,16 @@ func benchSteady(_ options: Options) async throws -> (p50: Double, p99: Double, 
     let recorder = DeliveryRecorder(expected: total)
     recorder.sampleFrom = Date()
     if recorder.sampleFrom > start {
-        progress.done("steady: scheduling ran \(ms(recorder.sampleFrom.timeIntervalSince(start))) past the lead time; deliveries due before the scheduler started are left out of the lateness")
+        progress.done(
+            "steady: scheduling ran \(ms(recorder.sampleFrom.timeIntervalSince(start))) past the lead time; deliveries due before the scheduler started are left out of the lateness"
+        )
     }
     let token = engine.subscribe(app: app) { recorder.record($0) }
     engine.startScheduler()
     let monitor = Task {
         while !Task.isCancelled {
-            progress.update("steady: delivered \(recorder.count.formatted())/\(total.formatted()) at \(options.rate.formatted())/s")
+            progress.update(
+                "steady: delivered \(recorder.count.formatted())/\(total.formatted()) at \(options.rate.formatted())/s")
             try? await Sleep.for(.milliseconds(200))
         }
     }
@@ -403,8 +426,10 @@ func benchSteady(_ options: Options) async throws -> (p50: Double, p99: Double, 
         }
         try csv.write(toFile: trace, atomically: true, encoding: .utf8)
     }
-    progress.done("steady: \(total.formatted()) at \(options.rate.formatted())/s, lateness p50 \(ms(result.0)) p99 \(ms(result.1)) max \(ms(result.2))"
-                  + (recorder.skipped > 0 ? " (\(recorder.skipped.formatted()) due before the scheduler started, left out)" : ""))
+    progress.done(
+        "steady: \(total.formatted()) at \(options.rate.formatted())/s, lateness p50 \(ms(result.0)) p99 \(ms(result.1)) max \(ms(result.2))"
+            + (recorder.skipped > 0
+                ? " (\(recorder.skipped.formatted()) due before the scheduler started, left out)" : ""))
     return result
 }
 
@@ -412,14 +437,17 @@ func benchSteady(_ options: Options) async throws -> (p50: Double, p99: Double, 
 /// stream of adds (batches of 20 as fast as the writer takes them), on the store's reader
 /// connections or (`besideWriter: false`) on the writer as before: the reads' latency p50/p99/max,
 /// and the adds a second.
-func benchReads(_ options: Options, besideWriter: Bool) async throws -> (p50: Double, p99: Double, max: Double, adds: Double) {
+func benchReads(_ options: Options, besideWriter: Bool) async throws -> (
+    p50: Double, p99: Double, max: Double, adds: Double
+) {
     let name = besideWriter ? "reads-beside" : "reads-writer"
     let path = try freshStore(options, name)
     var configuration = NotificationEngine.Configuration()
     configuration.recordsEvents = true
     configuration.readsBesideWriter = besideWriter
-    let engine = NotificationEngine(store: try SQLiteStore(path: path), policy: FixedAuthorizationPolicy(.grant),
-                                    configuration: configuration)
+    let engine = NotificationEngine(
+        store: try SQLiteStore(path: path), policy: FixedAuthorizationPolicy(.grant),
+        configuration: configuration)
     try await authorize(engine)
     try await engine.add(makeRequests(0..<10_000, prefix: "base"), app: app)
     let stop = Atomic<Bool>(false)
@@ -449,8 +477,12 @@ func benchReads(_ options: Options, besideWriter: Bool) async throws -> (p50: Do
     await engine.shutdown()
     let sorted = samples.sorted()
     func percentile(_ p: Double) -> Double { sorted[min(sorted.count - 1, Int(Double(sorted.count) * p))] }
-    let result = (percentile(0.5), percentile(0.99), sorted.last ?? 0, rate(added.value.load(ordering: .relaxed), elapsed))
-    progress.done("\(name): \(samples.count.formatted()) reads, p50 \(ms(result.0)) p99 \(ms(result.1)) max \(ms(result.2)); \(formatRate(result.3)) added meanwhile")
+    let result = (
+        percentile(0.5), percentile(0.99), sorted.last ?? 0, rate(added.value.load(ordering: .relaxed), elapsed)
+    )
+    progress.done(
+        "\(name): \(samples.count.formatted()) reads, p50 \(ms(result.0)) p99 \(ms(result.1)) max \(ms(result.2)); \(formatRate(result.3)) added meanwhile"
+    )
     return result
 }
 
@@ -488,9 +520,11 @@ func peakRSS() -> Int {
 
 /// Runs a helper program to its end, at most an hour; its standard output.
 func run(_ executable: String, _ arguments: [String], passStderr: Bool = true) throws -> String {
-    let result = try ChildProcess.run(executable, arguments: arguments, errors: .stream(passStderr ? .inherit : .null), timeout: 3600)
+    let result = try ChildProcess.run(
+        executable, arguments: arguments, errors: .stream(passStderr ? .inherit : .null), timeout: 3600)
     guard result.termination.succeeded else {
-        throw ChimeError(.storeFailure, "\(executable) \(arguments.joined(separator: " ")) ended with \(result.termination)")
+        throw ChimeError(
+            .storeFailure, "\(executable) \(arguments.joined(separator: " ")) ended with \(result.termination)")
     }
     return result.text
 }
@@ -518,7 +552,8 @@ if options.mode == "rss" {
     exit(0)
 }
 
-let machine = (try? String(contentsOfFile: "/proc/cpuinfo", encoding: .utf8))?
+let machine =
+    (try? String(contentsOfFile: "/proc/cpuinfo", encoding: .utf8))?
     .split(separator: "\n").first { $0.hasPrefix("model name") }?.split(separator: ":").last?
     .trimmingCharacters(in: .whitespaces) ?? "unknown CPU"
 let cores = ProcessInfo.processInfo.activeProcessorCount
@@ -537,7 +572,9 @@ if wanted("bulk"), let reference = options.reference {
         let output = try run(reference, [options.dir + "/reference.sqlite", String(options.count)] + extra)
         let rate = double(jsonLine(output)["rowsPerSecond"])
         progress.done("reference\(label): \(rate.map(formatRate) ?? "?")")
-        for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: options.dir + "/reference.sqlite" + suffix) }
+        for suffix in ["", "-wal", "-shm"] {
+            try? FileManager.default.removeItem(atPath: options.dir + "/reference.sqlite" + suffix)
+        }
         return rate
     }
     referenceRate = try loop([], "")
@@ -565,10 +602,12 @@ if wanted("bulk") {
     if let referenceRate { ratios.append(String(format: "limit %.0f%%", chimeRate / referenceRate * 100)) }
     if let allIndexesRate { ratios.append(String(format: "same indexes %.0f%%", chimeRate / allIndexesRate * 100)) }
     if let peerRate { ratios.append(String(format: "peer ×%.0f", chimeRate / peerRate)) }
-    rows.append(Row(name: "1a. schedule \(options.count.formatted()), bulk call", chime: formatRate(chimeRate),
-                    target: "≥ 70% of the loop with today's indexes", met: allIndexesRate.map { chimeRate >= 0.7 * $0 },
-                    reference: referenceRate.map(formatRate) ?? "", peer: peerRate.map(formatRate) ?? "",
-                    ratios: ratios.joined(separator: ", ")))
+    rows.append(
+        Row(
+            name: "1a. schedule \(options.count.formatted()), bulk call", chime: formatRate(chimeRate),
+            target: "≥ 70% of the loop with today's indexes", met: allIndexesRate.map { chimeRate >= 0.7 * $0 },
+            reference: referenceRate.map(formatRate) ?? "", peer: peerRate.map(formatRate) ?? "",
+            ratios: ratios.joined(separator: ", ")))
     results["bulkPerSecond"] = chimeRate
     results["referencePerSecond"] = referenceRate
     results["referenceAllIndexesPerSecond"] = allIndexesRate
@@ -578,16 +617,20 @@ if wanted("bulk") {
 if wanted("concurrent") {
     settleDisk()
     let chimeRate = try await benchConcurrent(options)
-    rows.append(Row(name: "1b. schedule \(options.count.formatted()), concurrent single adds", chime: formatRate(chimeRate),
-                    target: "≥ 50,000 /s", met: chimeRate >= 50_000))
+    rows.append(
+        Row(
+            name: "1b. schedule \(options.count.formatted()), concurrent single adds", chime: formatRate(chimeRate),
+            target: "≥ 50,000 /s", met: chimeRate >= 50_000))
     results["concurrentPerSecond"] = chimeRate
 }
 
 if wanted("restart") && wanted("bulk") {
     settleDisk()
     let seconds = try await benchRestart(options)
-    rows.append(Row(name: "2. restart with \(options.count.formatted()) pending → first due fires", chime: ms(seconds),
-                    target: "≤ 1 s", met: seconds <= 1))
+    rows.append(
+        Row(
+            name: "2. restart with \(options.count.formatted()) pending → first due fires", chime: ms(seconds),
+            target: "≤ 1 s", met: seconds <= 1))
     results["restartSeconds"] = seconds
 }
 
@@ -595,7 +638,9 @@ if wanted("open") {
     // The integrity check at open (missing tables, PRAGMA quick_check) reads the whole file: its
     // cost on the bulk store, with the file in the page cache (warm) and as first read here.
     let path = options.dir + "/bulk.sqlite"
-    guard FileManager.default.fileExists(atPath: path) else { fail("open: run the bulk benchmark first (--only bulk,open)") }
+    guard FileManager.default.fileExists(atPath: path) else {
+        fail("open: run the bulk benchmark first (--only bulk,open)")
+    }
     // The full check runs when the file changed since its last clean close (here: its times
     // touched), as after a crash; a file unchanged since is trusted (`CleanClose`).
     var times: [Double] = []
@@ -613,10 +658,13 @@ if wanted("open") {
     guard !trusted.verifiedAtOpen else { fail("open: the store closed cleanly was checked again") }
     trusted.close()
     let size = ((try? FileManager.default.attributesOfItem(atPath: path)[.size]) as? NSNumber)?.doubleValue ?? 0
-    progress.done("open: \(options.count.formatted()) pending, \(String(format: "%.0f", size / 1e6)) MB: full check "
-                  + times.map(ms).joined(separator: ", ") + "; unchanged since a clean close \(ms(trustedSeconds))")
-    rows.append(Row(name: "2b. open with \(options.count.formatted()) pending: full check first / warm; after a clean close",
-                    chime: "\(ms(times[0])) / \(ms(times[1...].min() ?? 0)); \(ms(trustedSeconds))", target: "–", met: nil))
+    progress.done(
+        "open: \(options.count.formatted()) pending, \(String(format: "%.0f", size / 1e6)) MB: full check "
+            + times.map(ms).joined(separator: ", ") + "; unchanged since a clean close \(ms(trustedSeconds))")
+    rows.append(
+        Row(
+            name: "2b. open with \(options.count.formatted()) pending: full check first / warm; after a clean close",
+            chime: "\(ms(times[0])) / \(ms(times[1...].min() ?? 0)); \(ms(trustedSeconds))", target: "–", met: nil))
     results["openSeconds"] = times[0]
     results["openWarmSeconds"] = times[1...].min()
     results["openTrustedSeconds"] = trustedSeconds
@@ -629,9 +677,12 @@ if wanted("burst") {
     let peerResult = peer(["burst", "--count", String(peerCount), "--db", options.dir + "/aps-burst.sqlite"])
     let peerRate = double(peerResult?["jobsPerSecond"])
     let chimeRate = Double(options.burst) / seconds
-    rows.append(Row(name: "3. \(options.burst.formatted()) due at one instant → all delivered", chime: ms(seconds),
-                    target: "≤ 1 s", met: seconds <= 1, peer: peerRate.map { "\(formatRate($0)) (\(peerCount.formatted()) jobs)" } ?? "",
-                    ratios: peerRate.map { String(format: "peer ×%.0f (rate)", chimeRate / $0) } ?? ""))
+    rows.append(
+        Row(
+            name: "3. \(options.burst.formatted()) due at one instant → all delivered", chime: ms(seconds),
+            target: "≤ 1 s", met: seconds <= 1,
+            peer: peerRate.map { "\(formatRate($0)) (\(peerCount.formatted()) jobs)" } ?? "",
+            ratios: peerRate.map { String(format: "peer ×%.0f (rate)", chimeRate / $0) } ?? ""))
     results["burstSeconds"] = seconds
     results["peerBurstPerSecond"] = peerRate
 }
@@ -639,8 +690,11 @@ if wanted("burst") {
 if wanted("burst-logged") {
     settleDisk()
     let seconds = try await benchBurst(options, logged: true)
-    rows.append(Row(name: "3b. \(options.burst.formatted()) due at one instant, each logged → all delivered", chime: ms(seconds),
-                    target: "–", met: nil))
+    rows.append(
+        Row(
+            name: "3b. \(options.burst.formatted()) due at one instant, each logged → all delivered",
+            chime: ms(seconds),
+            target: "–", met: nil))
     results["burstLoggedSeconds"] = seconds
 }
 
@@ -648,13 +702,19 @@ if wanted("steady") {
     settleDisk()
     let lateness = try await benchSteady(options)
     let peerRate = 1000
-    let peerResult = peer(["steady", "--rate", String(peerRate), "--seconds", "10", "--db", options.dir + "/aps-steady.sqlite"])
+    let peerResult = peer([
+        "steady", "--rate", String(peerRate), "--seconds", "10", "--db", options.dir + "/aps-steady.sqlite",
+    ])
     let peerP99 = double(peerResult?["p99Ms"])
-    rows.append(Row(name: "4. steady \(options.rate.formatted())/s for \(options.seconds) s: lateness p50 / p99 / max",
-                    chime: "\(ms(lateness.p50)) / \(ms(lateness.p99)) / \(ms(lateness.max))", target: "p99 ≤ 5 ms, max ≤ 20 ms",
-                    met: lateness.p99 <= 0.005 && lateness.max <= 0.020,
-                    peer: peerP99.map { String(format: "p99 %.2f ms at %d/s", $0, peerRate) } ?? "",
-                    ratios: peerP99.map { String(format: "peer p99 ÷ Chime p99 = %.1f (peer at a tenth of the rate)", $0 / 1000 / lateness.p99) } ?? ""))
+    rows.append(
+        Row(
+            name: "4. steady \(options.rate.formatted())/s for \(options.seconds) s: lateness p50 / p99 / max",
+            chime: "\(ms(lateness.p50)) / \(ms(lateness.p99)) / \(ms(lateness.max))", target: "p99 ≤ 5 ms, max ≤ 20 ms",
+            met: lateness.p99 <= 0.005 && lateness.max <= 0.020,
+            peer: peerP99.map { String(format: "p99 %.2f ms at %d/s", $0, peerRate) } ?? "",
+            ratios: peerP99.map {
+                String(format: "peer p99 ÷ Chime p99 = %.1f (peer at a tenth of the rate)", $0 / 1000 / lateness.p99)
+            } ?? ""))
     results["steadyP50"] = lateness.p50
     results["steadyP99"] = lateness.p99
     results["steadyMax"] = lateness.max
@@ -665,10 +725,15 @@ if wanted("reads") {
     let writer = try await benchReads(options, besideWriter: false)
     settleDisk()
     let beside = try await benchReads(options, besideWriter: true)
-    rows.append(Row(name: "6. a page of 100 pending under a stream of adds, p50 / p99 / max", chime: "\(ms(beside.p50)) / \(ms(beside.p99)) / \(ms(beside.max))",
-                    target: "p99 below the writer's", met: beside.p99 < writer.p99,
-                    ratios: "on the writer (before): \(ms(writer.p50)) / \(ms(writer.p99)) / \(ms(writer.max)); p99 writer ÷ readers = "
-                        + String(format: "%.1f", writer.p99 / beside.p99) + "; adds \(formatRate(writer.adds)) vs \(formatRate(beside.adds))"))
+    rows.append(
+        Row(
+            name: "6. a page of 100 pending under a stream of adds, p50 / p99 / max",
+            chime: "\(ms(beside.p50)) / \(ms(beside.p99)) / \(ms(beside.max))",
+            target: "p99 below the writer's", met: beside.p99 < writer.p99,
+            ratios:
+                "on the writer (before): \(ms(writer.p50)) / \(ms(writer.p99)) / \(ms(writer.max)); p99 writer ÷ readers = "
+                + String(format: "%.1f", writer.p99 / beside.p99)
+                + "; adds \(formatRate(writer.adds)) vs \(formatRate(beside.adds))"))
     results["readsWriterP99"] = writer.p99
     results["readsBesideP99"] = beside.p99
     results["readsWriterAdds"] = writer.adds
@@ -682,8 +747,10 @@ if wanted("rss") {
         let kilobytes = Int(output.split(separator: "\n").last ?? "0") ?? 0
         let megabytes = Double(kilobytes) / 1024
         progress.done("rss: \(count.formatted()) pending, peak \(String(format: "%.0f", megabytes)) MB")
-        rows.append(Row(name: "5. peak RSS with \(count.formatted()) pending", chime: String(format: "%.0f MB", megabytes),
-                        target: "≤ 200 MB at 10M", met: count >= 10_000_000 ? megabytes <= 200 : nil))
+        rows.append(
+            Row(
+                name: "5. peak RSS with \(count.formatted()) pending", chime: String(format: "%.0f MB", megabytes),
+                target: "≤ 200 MB at 10M", met: count >= 10_000_000 ? megabytes <= 200 : nil))
         results["rssMB_\(count)"] = megabytes
     }
 }
@@ -691,10 +758,14 @@ if wanted("rss") {
 // MARK: - Table
 
 let headers = ["measurement", "Chime", "target", "met", "limit (C loop)", "peer (APScheduler)", "ratios"]
-let table = rows.map { [$0.name, $0.chime, $0.target, $0.met.map { $0 ? "yes" : "NO" } ?? "–", $0.reference, $0.peer, $0.ratios] }
+let table = rows.map {
+    [$0.name, $0.chime, $0.target, $0.met.map { $0 ? "yes" : "NO" } ?? "–", $0.reference, $0.peer, $0.ratios]
+}
 let widths = headers.indices.map { column in ([headers[column]] + table.map { $0[column] }).map(\.count).max() ?? 0 }
 func line(_ cells: [String]) -> String {
-    "| " + cells.enumerated().map { $0.element.padding(toLength: widths[$0.offset], withPad: " ", startingAt: 0) }.joined(separator: " | ") + " |"
+    "| "
+        + cells.enumerated().map { $0.element.padding(toLength: widths[$0.offset], withPad: " ", startingAt: 0) }
+        .joined(separator: " | ") + " |"
 }
 print(line(headers))
 print("|" + widths.map { String(repeating: "-", count: $0 + 2) }.joined(separator: "|") + "|")

@@ -35,11 +35,13 @@ public class AlarmApp: NSObject, UNUserNotificationCenterDelegate {
 
     func addNotification(content: UNNotificationContent, trigger: UNNotificationTrigger?, identifier: String) {
         let request = UNNotificationRequest(identifier: identifier, content: content, trigger: trigger)
-        UNUserNotificationCenter.current().add(request, withCompletionHandler: { (errorObject) in
-            if let error = errorObject {
-                print("Error \(error.localizedDescription) in notification \(identifier)")
-            }
-        })
+        UNUserNotificationCenter.current().add(
+            request,
+            withCompletionHandler: { (errorObject) in
+                if let error = errorObject {
+                    print("Error \(error.localizedDescription) in notification \(identifier)")
+                }
+            })
     }
 
     // MARK: - Actions
@@ -74,7 +76,8 @@ public class AlarmApp: NSObject, UNUserNotificationCenterDelegate {
                     if granted {
                         self.setCategories()
                     } else {
-                        print("Notification Access: in order to use this application, turn on notification permissions.")
+                        print(
+                            "Notification Access: in order to use this application, turn on notification permissions.")
                     }
                     ready?()
                 }
@@ -82,11 +85,17 @@ public class AlarmApp: NSObject, UNUserNotificationCenterDelegate {
     }
 
     // MARK: - Delegates
-    public func userNotificationCenter(_ center: UNUserNotificationCenter, willPresent notification: UNNotification, withCompletionHandler completionHandler: @escaping (UNNotificationPresentationOptions) -> Void) {
+    public func userNotificationCenter(
+        _ center: UNUserNotificationCenter, willPresent notification: UNNotification,
+        withCompletionHandler completionHandler: @escaping (UNNotificationPresentationOptions) -> Void
+    ) {
         completionHandler([.banner, .list, .sound])  // the tutorial's [.alert, .sound]: .alert is banner and list
     }
 
-    public func userNotificationCenter(_ center: UNUserNotificationCenter, didReceive response: UNNotificationResponse, withCompletionHandler completionHandler: @escaping () -> Void) {
+    public func userNotificationCenter(
+        _ center: UNUserNotificationCenter, didReceive response: UNNotificationResponse,
+        withCompletionHandler completionHandler: @escaping () -> Void
+    ) {
         let identifier = response.actionIdentifier
         let request = response.notification.request
         if identifier == "snooze" {

@@ -38,7 +38,8 @@ public class DrinkingReminderApp: NSObject, UNUserNotificationCenterDelegate {
     public static let categoryIdentifier = "drinkingReminderCategory"
 
     /// What a backend would send to APNs for the same reminder.
-    public static let remotePayload = Data("""
+    public static let remotePayload = Data(
+        """
         {
            "aps" : {
               "alert" : {
@@ -76,8 +77,10 @@ public class DrinkingReminderApp: NSObject, UNUserNotificationCenterDelegate {
 
     /// At launch: take answers, register the category, ask for permission.
     public func launch() {
-        let doneAction = UNNotificationAction(identifier: NotificationAction.drinkingReminderDone.id, title: "Done", options: [])
-        let notThirstyAction = UNNotificationAction(identifier: NotificationAction.drinkingReminderNotThirsty.id, title: "Not thirsty", options: [])
+        let doneAction = UNNotificationAction(
+            identifier: NotificationAction.drinkingReminderDone.id, title: "Done", options: [])
+        let notThirstyAction = UNNotificationAction(
+            identifier: NotificationAction.drinkingReminderNotThirsty.id, title: "Not thirsty", options: [])
 
         let drinkingReminderCategory = UNNotificationCategory(
             identifier: DrinkingReminderApp.categoryIdentifier,
@@ -128,11 +131,17 @@ public class DrinkingReminderApp: NSObject, UNUserNotificationCenterDelegate {
 
     // MARK: - UNUserNotificationCenterDelegate
 
-    public func userNotificationCenter(_ center: UNUserNotificationCenter, willPresent notification: UNNotification, withCompletionHandler completionHandler: @escaping (UNNotificationPresentationOptions) -> Void) {
+    public func userNotificationCenter(
+        _ center: UNUserNotificationCenter, willPresent notification: UNNotification,
+        withCompletionHandler completionHandler: @escaping (UNNotificationPresentationOptions) -> Void
+    ) {
         completionHandler([.banner, .list, .sound])
     }
 
-    public func userNotificationCenter(_ center: UNUserNotificationCenter, didReceive response: UNNotificationResponse, withCompletionHandler completionHandler: @escaping () -> Void) {
+    public func userNotificationCenter(
+        _ center: UNUserNotificationCenter, didReceive response: UNNotificationResponse,
+        withCompletionHandler completionHandler: @escaping () -> Void
+    ) {
         let kind: DrinkAnswer.Kind
         switch response.actionIdentifier {
         case NotificationAction.drinkingReminderDone.id:

@@ -48,9 +48,11 @@ public struct Reminder: Codable, Equatable {
     public static func calendar(_ date: Date, repeats: Bool = false) -> Reminder {
         Reminder(reminderType: .calendar, timeInterval: nil, date: date, location: nil, repeats: repeats)
     }
-    public static func location(latitude: Double, longitude: Double, radius: Double, repeats: Bool = false) -> Reminder {
-        Reminder(reminderType: .location, timeInterval: nil, date: nil,
-                 location: Location(latitude: latitude, longitude: longitude, radius: radius), repeats: repeats)
+    public static func location(latitude: Double, longitude: Double, radius: Double, repeats: Bool = false) -> Reminder
+    {
+        Reminder(
+            reminderType: .location, timeInterval: nil, date: nil,
+            location: Location(latitude: latitude, longitude: longitude, radius: radius), repeats: repeats)
     }
 }
 
@@ -65,14 +67,19 @@ public class TaskManager {
 
     public init(fileURL: URL? = nil) {
         self.fileURL = fileURL
-        if let fileURL, let data = try? Data(contentsOf: fileURL), let saved = try? JSONDecoder().decode([Task].self, from: data) {
+        if let fileURL, let data = try? Data(contentsOf: fileURL),
+            let saved = try? JSONDecoder().decode([Task].self, from: data)
+        {
             tasks = saved
         }
     }
 
     public static var defaultFileURL: URL {
-        if let path = ProcessInfo.processInfo.environment["ORGANIZER_TASKS"], !path.isEmpty { return URL(fileURLWithPath: path) }
-        let base = ProcessInfo.processInfo.environment["XDG_DATA_HOME"].flatMap { $0.isEmpty ? nil : URL(fileURLWithPath: $0) }
+        if let path = ProcessInfo.processInfo.environment["ORGANIZER_TASKS"], !path.isEmpty {
+            return URL(fileURLWithPath: path)
+        }
+        let base =
+            ProcessInfo.processInfo.environment["XDG_DATA_HOME"].flatMap { $0.isEmpty ? nil : URL(fileURLWithPath: $0) }
             ?? FileManager.default.homeDirectoryForCurrentUser.appendingPathComponent(".local/share")
         return base.appendingPathComponent("chime-examples/organizer-tasks.json")
     }
@@ -94,7 +101,8 @@ public class TaskManager {
     private func write() {
         guard let fileURL else { return }
         do {
-            try FileManager.default.createDirectory(at: fileURL.deletingLastPathComponent(), withIntermediateDirectories: true)
+            try FileManager.default.createDirectory(
+                at: fileURL.deletingLastPathComponent(), withIntermediateDirectories: true)
             try JSONEncoder().encode(tasks).write(to: fileURL, options: .atomic)
         } catch {
             print("Could not save the tasks to \(fileURL.path): \(error.localizedDescription)")
@@ -139,7 +147,8 @@ public class NotificationManager {
             content.threadIdentifier = NotificationManagerConstants.calendarBasedNotificationThreadId
             if let date = task.reminder.date {
                 // With its time zone, the components name one moment wherever the device is.
-                let components = Calendar.current.dateComponents([.timeZone, .year, .month, .day, .hour, .minute, .second], from: date)
+                let components = Calendar.current.dateComponents(
+                    [.timeZone, .year, .month, .day, .hour, .minute, .second], from: date)
                 trigger = UNCalendarNotificationTrigger(dateMatching: components, repeats: task.reminder.repeats)
             }
         case .location:
@@ -192,11 +201,17 @@ public class OrganizerApp: NSObject, UNUserNotificationCenterDelegate {
         }
     }
 
-    public func userNotificationCenter(_ center: UNUserNotificationCenter, willPresent notification: UNNotification, withCompletionHandler completionHandler: @escaping (UNNotificationPresentationOptions) -> Void) {
+    public func userNotificationCenter(
+        _ center: UNUserNotificationCenter, willPresent notification: UNNotification,
+        withCompletionHandler completionHandler: @escaping (UNNotificationPresentationOptions) -> Void
+    ) {
         completionHandler([.banner, .list, .sound])
     }
 
-    public func userNotificationCenter(_ center: UNUserNotificationCenter, didReceive response: UNNotificationResponse, withCompletionHandler completionHandler: @escaping () -> Void) {
+    public func userNotificationCenter(
+        _ center: UNUserNotificationCenter, didReceive response: UNNotificationResponse,
+        withCompletionHandler completionHandler: @escaping () -> Void
+    ) {
         if response.actionIdentifier == "markAsDone" {
             let userInfo = response.notification.request.content.userInfo
             if let taskData = userInfo["Task"] as? Data {

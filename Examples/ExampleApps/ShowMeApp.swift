@@ -54,21 +54,29 @@ public class ShowMeApp: NSObject, UNUserNotificationCenterDelegate {
         }
 
         let action = UNNotificationAction(identifier: "showMe", title: "Show me", options: [])
-        let category = UNNotificationCategory(identifier: userActionsIdentifier, actions: [action], intentIdentifiers: [], options: [])
+        let category = UNNotificationCategory(
+            identifier: userActionsIdentifier, actions: [action], intentIdentifiers: [], options: [])
         notificationCenter.setNotificationCategories([category])
     }
 
-    public func userNotificationCenter(_ center: UNUserNotificationCenter, willPresent notification: UNNotification, withCompletionHandler completionHandler: @escaping (UNNotificationPresentationOptions) -> Void) {
+    public func userNotificationCenter(
+        _ center: UNUserNotificationCenter, willPresent notification: UNNotification,
+        withCompletionHandler completionHandler: @escaping (UNNotificationPresentationOptions) -> Void
+    ) {
         completionHandler([.banner, .sound])
     }
 
-    public func userNotificationCenter(_ center: UNUserNotificationCenter, didReceive response: UNNotificationResponse, withCompletionHandler completionHandler: @escaping () -> Void) {
+    public func userNotificationCenter(
+        _ center: UNUserNotificationCenter, didReceive response: UNNotificationResponse,
+        withCompletionHandler completionHandler: @escaping () -> Void
+    ) {
         switch response.actionIdentifier {
         case "showMe":
             let userInfo = response.notification.request.content.userInfo
             if let mainText = userInfo.keys.first as? String, let subText = userInfo.values.first as? String {
-                showNotification(with: (mainText, subText), showBody: true, withAction: false,
-                                 atDate: Date(timeInterval: 3, since: now()))
+                showNotification(
+                    with: (mainText, subText), showBody: true, withAction: false,
+                    atDate: Date(timeInterval: 3, since: now()))
             }
         default:
             break

@@ -6,7 +6,8 @@ let terminal = ExampleTerminal()
 let app = AlarmApp()
 app.onCommentsLabelChange = { text in print("(the app's comment label now reads: \"\(text)\")") }
 
-await terminal.say("""
+await terminal.say(
+    """
     Alarm example. The alarm goes off in 10 s (Start was pressed for you).
     When it rings, type the number of an action and Enter:
       Snooze 5 Sec brings it back 5 s later; Add Comment asks for a text that becomes its body.

@@ -11,12 +11,15 @@ center.isAppInForeground = false
 let logURL = URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent("chime-drinking-reminder-log.jsonl")
 let app = DrinkingReminderApp(logURL: logURL)
 app.onAnswer = { answer in
-    print("(logged: \(answer.kind.rawValue); glasses so far \(app.glassesDrunk), not thirsty \(app.timesNotThirsty), dismissed \(app.timesDismissed))")
+    print(
+        "(logged: \(answer.kind.rawValue); glasses so far \(app.glassesDrunk), not thirsty \(app.timesNotThirsty), dismissed \(app.timesDismissed))"
+    )
 }
 app.launch()
 app.scheduleReminder(in: 5)
 
-await terminal.say("""
+await terminal.say(
+    """
     Drinking reminder example. Answers so far (from \(logURL.path)): \(app.glassesDrunk) glasses, \
     \(app.timesNotThirsty) not thirsty, \(app.timesDismissed) dismissed.
     A local reminder comes in 5 s. Commands:
@@ -32,8 +35,9 @@ await terminal.run { command in
     case "push":
         do {
             // Stands in for a backend sending the payload through APNs.
-            try await center.deliverRemoteNotification(DrinkingReminderApp.remotePayload,
-                                                       identifier: "remote-\(UUID().uuidString.prefix(8))")
+            try await center.deliverRemoteNotification(
+                DrinkingReminderApp.remotePayload,
+                identifier: "remote-\(UUID().uuidString.prefix(8))")
         } catch {
             print("push failed: \(error)")
         }

@@ -10,7 +10,9 @@ let tasks = TaskManager.shared
 // exit. Register the command with `chime apps add com.example.organizer --launch PATH_TO_ORGANIZER`.
 if UNUserNotificationCenter.launchReason == .response {
     let app = OrganizerApp(taskManager: tasks)
-    app.onTaskDone = { task in print("\"\(task.name)\" marked as done in the background; \(tasks.tasks.count) task(s) left") }
+    app.onTaskDone = { task in
+        print("\"\(task.name)\" marked as done in the background; \(tasks.tasks.count) task(s) left")
+    }
     app.configureUserNotifications()
     await UNUserNotificationCenter.current().handleWaitingResponses()
     exit(0)
@@ -33,7 +35,8 @@ let help = """
       q                            quit
     Answer a reminder by its number: Mark As Done removes the task without "opening the app".
     """
-await terminal.say("OrganizerPlus example. Try: add Buy milk in 5 · add Print slides near 52.52,13.405 · go 52.52,13.405\n" + help)
+await terminal.say(
+    "OrganizerPlus example. Try: add Buy milk in 5 · add Print slides near 52.52,13.405 · go 52.52,13.405\n" + help)
 
 func coordinate(_ text: Substring) -> CLLocationCoordinate2D? {
     let parts = text.split(separator: ",").compactMap { Double($0.trimmingCharacters(in: .whitespaces)) }
@@ -42,7 +45,8 @@ func coordinate(_ text: Substring) -> CLLocationCoordinate2D? {
 
 @MainActor func addTask(_ words: [Substring]) -> Bool {
     guard let keyword = words.lastIndex(where: { ["in", "at", "near"].contains($0) }), keyword > 0,
-          keyword + 1 < words.count else { return false }
+        keyword + 1 < words.count
+    else { return false }
     let name = words[..<keyword].joined(separator: " ")
     let argument = words[keyword + 1]
     let reminder: Reminder
@@ -54,7 +58,9 @@ func coordinate(_ text: Substring) -> CLLocationCoordinate2D? {
         let parts = argument.split(separator: ":").compactMap { Int($0) }
         guard (2...3).contains(parts.count) else { return false }
         let wanted = DateComponents(hour: parts[0], minute: parts[1], second: parts.count == 3 ? parts[2] : 0)
-        guard let date = Calendar.current.nextDate(after: Date(), matching: wanted, matchingPolicy: .nextTime) else { return false }
+        guard let date = Calendar.current.nextDate(after: Date(), matching: wanted, matchingPolicy: .nextTime) else {
+            return false
+        }
         reminder = .calendar(date)
     default:
         guard let place = coordinate(argument) else { return false }
@@ -89,7 +95,9 @@ await terminal.run { line in
         if tasks.tasks.isEmpty { print("No tasks.") }
         for task in tasks.tasks {
             let next = pending.first { $0.identifier == task.id }
-            print("- \(task.name) [\(task.reminder.reminderType.rawValue)]\(next == nil ? " (reminded)" : " (reminder pending)")")
+            print(
+                "- \(task.name) [\(task.reminder.reminderType.rawValue)]\(next == nil ? " (reminded)" : " (reminder pending)")"
+            )
         }
     case "help":
         print(help)

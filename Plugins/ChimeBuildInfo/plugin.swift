@@ -25,9 +25,10 @@ struct ChimeBuildInfoPlugin: BuildToolPlugin {
             [ -f "$file" ] && [ "$(cat "$file")" = "$text" ] || printf '%s\n' "$text" > "$file"
             """#
         return [
-            .prebuildCommand(displayName: "Stamping \(target.name) with its git commit", executable: URL(fileURLWithPath: "/bin/sh"),
-                             arguments: ["-c", script, "sh", context.package.directoryURL.path, output.path],
-                             outputFilesDirectory: output),
+            .prebuildCommand(
+                displayName: "Stamping \(target.name) with its git commit", executable: URL(fileURLWithPath: "/bin/sh"),
+                arguments: ["-c", script, "sh", context.package.directoryURL.path, output.path],
+                outputFilesDirectory: output)
         ]
     }
 }

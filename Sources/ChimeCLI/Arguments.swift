@@ -66,7 +66,8 @@ public struct ParsedArguments: Equatable {
                     result.positionals.append(argument)
                     continue
                 }
-                throw UsageError("unknown option '\(argument)'; options are spelled with two dashes, e.g. --\(argument.dropFirst())")
+                throw UsageError(
+                    "unknown option '\(argument)'; options are spelled with two dashes, e.g. --\(argument.dropFirst())")
             }
             var name = String(scalars.dropFirst(2))
             var inline: String?
@@ -75,7 +76,8 @@ public struct ParsedArguments: Equatable {
                 name = String(name.unicodeScalars[..<equals])
             }
             guard let spec = known[name] else {
-                let suggestion = closest(name, among: options.map(\.name) + ["help"]).map { "; did you mean --\($0)?" } ?? ""
+                let suggestion =
+                    closest(name, among: options.map(\.name) + ["help"]).map { "; did you mean --\($0)?" } ?? ""
                 throw UsageError("unknown option '--\(name)'\(suggestion)")
             }
             if spec.takesValue {
@@ -106,7 +108,8 @@ public struct ParsedArguments: Equatable {
     }
 
     static func distance(_ a: String, _ b: String) -> Int {
-        let a = Array(a), b = Array(b)
+        let a = Array(a)
+        let b = Array(b)
         if a.isEmpty { return b.count }
         if b.isEmpty { return a.count }
         var previous = Array(0...b.count)

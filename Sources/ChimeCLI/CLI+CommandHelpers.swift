@@ -3,8 +3,9 @@ import ChimeCrypto
 import ChimeHTTP
 import ChimeServer
 import Foundation
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 extension CLI {
@@ -24,7 +25,9 @@ extension CLI {
 
     /// "  (alerted again every 60 s for 1800 s)" for an item that escalates, else "".
     static func escalates(_ item: JSONValue) -> String {
-        guard let every = item["escalateEvery"]?.numberValue, let duration = item["escalateFor"]?.numberValue else { return "" }
+        guard let every = item["escalateEvery"]?.numberValue, let duration = item["escalateFor"]?.numberValue else {
+            return ""
+        }
         return "  (alerted again every \(Validation.seconds(every)) s for \(Validation.seconds(duration)) s)"
     }
 

@@ -12,8 +12,10 @@ public struct CLI: Sendable {
     public var write: @Sendable (String) -> Void
     public var writeError: @Sendable (String) -> Void
 
-    public init(write: @escaping @Sendable (String) -> Void = { FileHandle.standardOutput.write(Data(($0 + "\n").utf8)) },
-                writeError: @escaping @Sendable (String) -> Void = { FileHandle.standardError.write(Data(($0 + "\n").utf8)) }) {
+    public init(
+        write: @escaping @Sendable (String) -> Void = { FileHandle.standardOutput.write(Data(($0 + "\n").utf8)) },
+        writeError: @escaping @Sendable (String) -> Void = { FileHandle.standardError.write(Data(($0 + "\n").utf8)) }
+    ) {
         self.write = write
         self.writeError = writeError
     }
@@ -42,20 +44,24 @@ public struct CLI: Sendable {
             return rest.isEmpty && globals.isEmpty ? 2 : 0
         }
         guard let command = Self.commands.first(where: { $0.name == name }) else {
-            let suggestion = ParsedArguments.closest(name, among: Self.commands.map(\.name)).map { " Did you mean '\($0)'?" } ?? ""
+            let suggestion =
+                ParsedArguments.closest(name, among: Self.commands.map(\.name)).map { " Did you mean '\($0)'?" } ?? ""
             let hint = name.hasPrefix("-") ? " Options other than --data and --json go after the command." : ""
             writeError("chime: unknown command '\(name)'.\(suggestion)\(hint) Run `chime --help` for the list.")
             return 2
         }
         do {
-            let parsed = try ParsedArguments.parse(Array(rest.dropFirst()) + globals, options: command.options + Self.common)
+            let parsed = try ParsedArguments.parse(
+                Array(rest.dropFirst()) + globals, options: command.options + Self.common)
             if parsed.has("help") {
                 write(help(for: command))
                 return 0
             }
             return try await command.run(parsed, self)
         } catch let error as UsageError {
-            writeError("chime \(command.name): \(error.message)\nUsage: \(command.usage)\nRun `chime \(command.name) --help` for examples.")
+            writeError(
+                "chime \(command.name): \(error.message)\nUsage: \(command.usage)\nRun `chime \(command.name) --help` for examples."
+            )
             return 2
         } catch let error as CommandError {
             writeError("chime \(command.name): \(error.message)")
@@ -67,7 +73,8 @@ public struct CLI: Sendable {
     }
 
     /// The global options before the command (`--data DIR`, `--data=DIR`, `--json`), and the rest.
-    package static func leadingGlobals(_ arguments: [String]) throws(UsageError) -> (globals: [String], rest: [String]) {
+    package static func leadingGlobals(_ arguments: [String]) throws(UsageError) -> (globals: [String], rest: [String])
+    {
         var globals: [String] = []
         var index = 0
         while index < arguments.count {
@@ -100,8 +107,10 @@ public struct CLI: Sendable {
         for command in Self.commands {
             lines.append("  \(command.name.padding(toLength: width, withPad: " ", startingAt: 0))  \(command.summary)")
         }
-        lines += ["", "Run `chime COMMAND --help` for a command's options and examples; `chime --version` for the version.",
-                  "Every command finds the service through --data (default $XDG_DATA_HOME/chime), given before or after the command."]
+        lines += [
+            "", "Run `chime COMMAND --help` for a command's options and examples; `chime --version` for the version.",
+            "Every command finds the service through --data (default $XDG_DATA_HOME/chime), given before or after the command.",
+        ]
         return lines.joined(separator: "\n")
     }
 
@@ -130,9 +139,14 @@ public struct CLI: Sendable {
     func app(_ arguments: ParsedArguments, _ client: ServiceClient) async throws -> String {
         if let app = arguments.value("app") { return app }
         let list = try await client.list(.listApps, limit: 100)
-        let names = list.compactMap { item -> String? in if case .string(let s)? = item["bundleIdentifier"] { return s }; return nil }
+        let names = list.compactMap { item -> String? in
+            if case .string(let s)? = item["bundleIdentifier"] { return s }
+            return nil
+        }
         guard names.count == 1 else {
-            throw UsageError("give --app BUNDLE_IDENTIFIER (registered apps: \(names.isEmpty ? "none — add one with `chime apps add`" : names.joined(separator: ", ")))")
+            throw UsageError(
+                "give --app BUNDLE_IDENTIFIER (registered apps: \(names.isEmpty ? "none — add one with `chime apps add`" : names.joined(separator: ", ")))"
+            )
         }
         return names[0]
     }
@@ -148,7 +162,9 @@ public struct CLI: Sendable {
     /// `--limit N`: at most N items of a list (nil: all of them).
     func listLimit(_ arguments: ParsedArguments) throws -> Int? {
         guard let text = arguments.value("limit") else { return nil }
-        guard let limit = Int(text), limit >= 1 else { throw UsageError("--limit is '\(text)'; give a whole number of at least 1") }
+        guard let limit = Int(text), limit >= 1 else {
+            throw UsageError("--limit is '\(text)'; give a whole number of at least 1")
+        }
         return limit
     }
 
@@ -163,8 +179,14 @@ public struct CLI: Sendable {
 }
 
 extension JSONValue {
-    var stringValue: String? { if case .string(let s) = self { return s }; return nil }
-    var arrayValue: [JSONValue] { if case .array(let a) = self { return a }; return [] }
+    var stringValue: String? {
+        if case .string(let s) = self { return s }
+        return nil
+    }
+    var arrayValue: [JSONValue] {
+        if case .array(let a) = self { return a }
+        return []
+    }
     var numberValue: Double? {
         switch self {
         case .number(let n): n

@@ -40,9 +40,11 @@ public struct ServiceClient: Sendable {
     public init(dataDirectory: String, environment: [String: String] = ProcessInfo.processInfo.environment) throws {
         let infoPath = ChimeService.serverInfoPath(dataDirectory: dataDirectory)
         guard let data = FileManager.default.contents(atPath: infoPath),
-              let info = try? JSONValue.parse(data), case .string(let url)? = info["url"]
+            let info = try? JSONValue.parse(data), case .string(let url)? = info["url"]
         else {
-            throw CommandError("no running Chime service found in \(dataDirectory) (no \(infoPath)); start one with `chime serve --data \(dataDirectory)`, or pass --data")
+            throw CommandError(
+                "no running Chime service found in \(dataDirectory) (no \(infoPath)); start one with `chime serve --data \(dataDirectory)`, or pass --data"
+            )
         }
         // A Unix socket: `unixSocket` beside an `http://localhost` URL (as `chime serve` writes it), or a `unix:/path` URL.
         var socket: String?
@@ -55,12 +57,18 @@ public struct ServiceClient: Sendable {
         let dataFlag = dataDirectory == ChimeService.defaultDataDirectory() ? "" : " --data \(dataDirectory)"
         if let socket {
             if case .bool(true)? = info["tls"] {
-                throw CommandError("the service in \(dataDirectory) serves HTTPS on the Unix socket \(socket); the chime CLI speaks plain HTTP over Unix sockets, so start it without --tls-cert/--tls-key there, or on TCP (--listen HOST:PORT)")
+                throw CommandError(
+                    "the service in \(dataDirectory) serves HTTPS on the Unix socket \(socket); the chime CLI speaks plain HTTP over Unix sockets, so start it without --tls-cert/--tls-key there, or on TCP (--listen HOST:PORT)"
+                )
             }
-            do { endpoint = try HTTPEndpoint("unix:" + socket) } catch { throw CommandError("server.json names an unusable socket path \(socket)") }
+            do { endpoint = try HTTPEndpoint("unix:" + socket) } catch {
+                throw CommandError("server.json names an unusable socket path \(socket)")
+            }
         } else {
             do { endpoint = try HTTPEndpoint(url) } catch {
-                throw CommandError("the service in \(dataDirectory) listens on \(url), which the chime CLI cannot reach; restart it with --listen HOST:PORT or --listen unix:/path")
+                throw CommandError(
+                    "the service in \(dataDirectory) listens on \(url), which the chime CLI cannot reach; restart it with --listen HOST:PORT or --listen unix:/path"
+                )
             }
         }
         let tokenPath = ChimeService.ownerTokenPath(dataDirectory: dataDirectory)
@@ -70,8 +78,9 @@ public struct ServiceClient: Sendable {
         let start = socket.map { "chime serve --listen unix:\($0)\(dataFlag)" } ?? "chime serve\(dataFlag)"
         var pin: String?
         if case .string(let text)? = info["tlsPin"], text.hasPrefix("sha256//") { pin = text }
-        http = HTTPClient(endpoint: endpoint, caFile: environment["CHIME_CA_FILE"].flatMap { $0.isEmpty ? nil : $0 },
-                          pinnedPublicKey: pin, startCommand: start)
+        http = HTTPClient(
+            endpoint: endpoint, caFile: environment["CHIME_CA_FILE"].flatMap { $0.isEmpty ? nil : $0 },
+            pinnedPublicKey: pin, startCommand: start)
         token = String(decoding: tokenData, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
     }
 
@@ -86,14 +95,19 @@ public struct ServiceClient: Sendable {
     /// try await client.send(.addRequests, ["app": "com.example.alarm"], json: ["identifier": "Alarm", "title": "Alarm"])
     /// ```
     @discardableResult
-    public func send(_ route: APIRoute, _ parameters: [String: String] = [:], query: String = "", json: JSONValue? = nil,
-                     body: Data? = nil, headers: [String: String] = [:], allowing: Set<Int> = []) async throws -> Response {
-        try await send(route.method.rawValue, route.path(parameters) + query, app: parameters["app"], json: json, body: body,
-                       headers: headers, allowing: allowing)
+    public func send(
+        _ route: APIRoute, _ parameters: [String: String] = [:], query: String = "", json: JSONValue? = nil,
+        body: Data? = nil, headers: [String: String] = [:], allowing: Set<Int> = []
+    ) async throws -> Response {
+        try await send(
+            route.method.rawValue, route.path(parameters) + query, app: parameters["app"], json: json, body: body,
+            headers: headers, allowing: allowing)
     }
 
-    private func send(_ method: String, _ target: String, app: String?, json: JSONValue? = nil, body: Data? = nil,
-                      headers: [String: String] = [:], allowing: Set<Int> = []) async throws -> Response {
+    private func send(
+        _ method: String, _ target: String, app: String?, json: JSONValue? = nil, body: Data? = nil,
+        headers: [String: String] = [:], allowing: Set<Int> = []
+    ) async throws -> Response {
         var fields = [("Authorization", "Bearer \(token)")]
         let bytes = json?.serializedBytes() ?? body.map(Array.init)
         if bytes != nil { fields.append(("Content-Type", "application/json")) }
@@ -112,14 +126,18 @@ public struct ServiceClient: Sendable {
 
     /// Every item of the paged list a GET route answers, following the answers' `Link: rel="next"`
     /// (pages of up to 1,000), or only the first `limit` items.
-    public func list(_ route: APIRoute, _ parameters: [String: String] = [:], query: String = "", limit: Int? = nil) async throws -> [JSONValue] {
+    public func list(_ route: APIRoute, _ parameters: [String: String] = [:], query: String = "", limit: Int? = nil)
+        async throws -> [JSONValue]
+    {
         var items: [JSONValue] = []
         let size = min(limit ?? 1000, 1000)
         let path = route.path(parameters) + query
         var next: String? = path + (path.contains("?") ? "&" : "?") + "limit=\(size)"
         while let page = next {
             let response = try await send(route.method.rawValue, page, app: parameters["app"])
-            guard case .array(let values)? = response.json else { throw CommandError("the service answered \(path) with something other than a list") }
+            guard case .array(let values)? = response.json else {
+                throw CommandError("the service answered \(path) with something other than a list")
+            }
             items += values
             if let limit, items.count >= limit { return Array(items.prefix(limit)) }
             next = LinkHeader.next(response.headers["link"])
@@ -137,7 +155,8 @@ public struct ServiceClient: Sendable {
         case let error?:
             return "\(error.reason ?? "") [HTTP \(response.status)]"
         case nil:
-            return "the service answered HTTP \(response.status): \(String(decoding: response.body.prefix(300), as: UTF8.self))"
+            return
+                "the service answered HTTP \(response.status): \(String(decoding: response.body.prefix(300), as: UTF8.self))"
         }
     }
 
@@ -147,7 +166,8 @@ public struct ServiceClient: Sendable {
         switch (code, field) {
         case ("notFound", "app"?):
             let name = app ?? "APP"
-            return "no app \(name); register it with `chime apps add \(name)` (`chime apps list` shows the registered ones)"
+            return
+                "no app \(name); register it with `chime apps add \(name)` (`chime apps list` shows the registered ones)"
         case ("appExists", _):
             let name = app ?? message.components(separatedBy: " is already registered").first ?? "the app"
             return "\(name) is already registered; for a new token run `chime apps rotate-token \(name)`"
@@ -159,15 +179,20 @@ public struct ServiceClient: Sendable {
     /// Follows the server-sent event stream of a route (`.appEvents`, `.allEvents`), calling
     /// `onEvent(kind, id, data)` for each event until the stream ends or the task is cancelled
     /// (then it returns).
-    public func follow(_ route: APIRoute, _ parameters: [String: String] = [:],
-                       onEvent: @escaping @Sendable (String, String?, String) -> Void) async throws {
+    public func follow(
+        _ route: APIRoute, _ parameters: [String: String] = [:],
+        onEvent: @escaping @Sendable (String, String?, String) -> Void
+    ) async throws {
         do {
-            try await http.events(route.path(parameters), headers: [("Authorization", "Bearer \(token)")]) { onEvent($0.kind, $0.id, $0.data) }
+            try await http.events(route.path(parameters), headers: [("Authorization", "Bearer \(token)")]) {
+                onEvent($0.kind, $0.id, $0.data)
+            }
         } catch is CancellationError {
             return
         } catch let error as HTTPClientError {
             if let response = error.response {
-                throw CommandError("the event stream answered: " + Self.describeFailure(response, app: parameters["app"]))
+                throw CommandError(
+                    "the event stream answered: " + Self.describeFailure(response, app: parameters["app"]))
             }
             throw CommandError(error.message)
         }

@@ -13,8 +13,10 @@ public struct Command: Sendable {
     public var notes: [String] = []
     public var run: @Sendable (ParsedArguments, CLI) async throws -> Int32
 
-    public init(name: String, summary: String, usage: String, examples: [String], options: [OptionSpec], notes: [String] = [],
-                run: @escaping @Sendable (ParsedArguments, CLI) async throws -> Int32) {
+    public init(
+        name: String, summary: String, usage: String, examples: [String], options: [OptionSpec], notes: [String] = [],
+        run: @escaping @Sendable (ParsedArguments, CLI) async throws -> Int32
+    ) {
         self.name = name
         self.summary = summary
         self.usage = usage

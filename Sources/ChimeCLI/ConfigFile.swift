@@ -28,7 +28,9 @@ struct ConfigFile {
         let data = try CLI.readFile(path, what: "the configuration file")
         guard let text = String(data: data, encoding: .utf8) else { throw CommandError("\(path) is not UTF-8 text") }
         do throws(ChimeError) {
-            settings = path.lowercased().hasSuffix(".json") ? try SettingsFile.json(text, name: path) : try SettingsFile.toml(text, name: path)
+            settings =
+                path.lowercased().hasSuffix(".json")
+                ? try SettingsFile.json(text, name: path) : try SettingsFile.toml(text, name: path)
         } catch {
             throw CommandError(error.message)
         }
@@ -40,17 +42,23 @@ struct ConfigFile {
         var result = arguments
         for setting in settings {
             let place = setting.line > 0 ? "\(path):\(setting.line)" : path
-            guard let option = options.first(where: { $0.name == setting.key }), option.name != "config", option.name != "help" else {
+            guard let option = options.first(where: { $0.name == setting.key }), option.name != "config",
+                option.name != "help"
+            else {
                 let names = options.map(\.name).filter { !["config", "help", "json"].contains($0) }
-                let suggestion = ParsedArguments.closest(setting.key, among: names).map { "; did you mean \($0)?" } ?? ""
-                throw CommandError("\(place): \(setting.key) is not a setting of chime serve\(suggestion) (settings: \(names.joined(separator: ", ")))")
+                let suggestion =
+                    ParsedArguments.closest(setting.key, among: names).map { "; did you mean \($0)?" } ?? ""
+                throw CommandError(
+                    "\(place): \(setting.key) is not a setting of chime serve\(suggestion) (settings: \(names.joined(separator: ", ")))"
+                )
             }
             if option.takesValue {
                 guard result.values[option.name] == nil else { continue }
                 switch setting.value {
                 case .string(let text): result.values[option.name] = [text]
                 case .integer(let number): result.values[option.name] = [String(number)]
-                case .bool: throw CommandError("\(place): \(setting.key) takes a value (\(option.help)), not true/false")
+                case .bool:
+                    throw CommandError("\(place): \(setting.key) takes a value (\(option.help)), not true/false")
                 }
             } else {
                 guard case .bool(let on) = setting.value else {

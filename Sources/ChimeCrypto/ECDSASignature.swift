@@ -14,7 +14,9 @@ public enum ECDSASignature {
     /// - Throws: ``ChimeError`` `malformedInput` when `der` is not one strict DER value (trailing
     ///   bytes, another encoding of the same numbers), or a number does not fit 32 bytes.
     public static func raw(fromDER der: [UInt8]) throws(ChimeError) -> [UInt8] {
-        guard der.count <= 80 else { throw ChimeError(.malformedInput, "a P-256 DER signature is at most 72 bytes, not \(der.count)") }
+        guard der.count <= 80 else {
+            throw ChimeError(.malformedInput, "a P-256 DER signature is at most 72 bytes, not \(der.count)")
+        }
         let signature = OpenSSL.readDER(der, read: { d2i_ECDSA_SIG(nil, $0, $1) }, free: ECDSA_SIG_free)
         guard let signature else { throw OpenSSL.failure("the signature is not DER", code: .malformedInput) }
         defer { ECDSA_SIG_free(signature) }
@@ -26,7 +28,9 @@ public enum ECDSASignature {
             BN_bn2binpad(r, buffer.baseAddress, 32) == 32 && BN_bn2binpad(s, buffer.baseAddress! + 32, 32) == 32
         }
         guard fits else { throw ChimeError(.malformedInput, "the signature's numbers do not fit 32 bytes each") }
-        guard try Self.der(fromRaw: raw) == der else { throw ChimeError(.malformedInput, "the signature is not strict DER") }
+        guard try Self.der(fromRaw: raw) == der else {
+            throw ChimeError(.malformedInput, "the signature is not strict DER")
+        }
         return raw
     }
 
@@ -39,8 +43,12 @@ public enum ECDSASignature {
         }
         guard let signature = ECDSA_SIG_new() else { throw OpenSSL.failure("no signature value") }
         defer { ECDSA_SIG_free(signature) }
-        let (r, s) = raw.withUnsafeBufferPointer { ($0.baseAddress.flatMap { BN_bin2bn($0, 32, nil) },
-                                                     $0.baseAddress.flatMap { BN_bin2bn($0 + 32, 32, nil) }) }
+        let (r, s) = raw.withUnsafeBufferPointer {
+            (
+                $0.baseAddress.flatMap { BN_bin2bn($0, 32, nil) },
+                $0.baseAddress.flatMap { BN_bin2bn($0 + 32, 32, nil) }
+            )
+        }
         guard let r, let s, ECDSA_SIG_set0(signature, r, s) == 1 else {  // set0 takes both numbers
             BN_free(r)
             BN_free(s)

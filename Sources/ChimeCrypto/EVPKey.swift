@@ -40,8 +40,9 @@ final class EVPKey: @unchecked Sendable {
         // The builder keeps the point's address until it copies the bytes into the parameters.
         let parameters: UnsafeMutablePointer<OSSL_PARAM>? = point.withUnsafeBytes { buffer in
             guard OSSL_PARAM_BLD_push_utf8_string(builder, OpenSSL.name("group"), group, 0) == 1,
-                  OSSL_PARAM_BLD_push_octet_string(builder, OpenSSL.name("pub"), buffer.baseAddress, buffer.count) == 1,
-                  scalar.map({ OSSL_PARAM_BLD_push_BN(builder, OpenSSL.name("priv"), $0) == 1 }) ?? true else { return nil }
+                OSSL_PARAM_BLD_push_octet_string(builder, OpenSSL.name("pub"), buffer.baseAddress, buffer.count) == 1,
+                scalar.map({ OSSL_PARAM_BLD_push_BN(builder, OpenSSL.name("priv"), $0) == 1 }) ?? true
+            else { return nil }
             return OSSL_PARAM_BLD_to_param(builder)
         }
         guard let parameters else { throw OpenSSL.failure(what) }
@@ -86,7 +87,9 @@ final class EVPKey: @unchecked Sendable {
     }
 
     /// Reads a key from PEM text through a read-only memory BIO.
-    static func read(_ pem: String, _ what: String, _ read: (OpaquePointer) -> OpaquePointer?) throws(ChimeError) -> EVPKey {
+    static func read(_ pem: String, _ what: String, _ read: (OpaquePointer) -> OpaquePointer?) throws(ChimeError)
+        -> EVPKey
+    {
         let bytes = Array(pem.utf8)
         guard bytes.count < 64 * 1024 else { throw ChimeError(.tooLarge, "\(what): the PEM text is over 64 KiB") }
         let key: OpaquePointer? = bytes.withUnsafeBytes { buffer in
@@ -96,7 +99,9 @@ final class EVPKey: @unchecked Sendable {
         }
         guard let key else { throw OpenSSL.failure(what, code: .malformedInput) }
         let made = EVPKey(key)
-        guard made.isP256 else { throw ChimeError(.invalidValue, "\(what): the key is not a P-256 (prime256v1) elliptic-curve key") }
+        guard made.isP256 else {
+            throw ChimeError(.invalidValue, "\(what): the key is not a P-256 (prime256v1) elliptic-curve key")
+        }
         return made
     }
 }

@@ -52,14 +52,18 @@ public struct JSONWebToken: Sendable, Hashable {
     ///   that is not three base64url segments of a JSON object, a JSON object and 64 bytes;
     ///   `invalidValue` for an algorithm other than ES256, a `crit` header, a `kid` that is not a
     ///   string or a `b64` other than `true`.
-    public init(parsing token: some StringProtocol, maximumLength: Int = JSONWebToken.maximumLength) throws(ChimeError) {
+    public init(parsing token: some StringProtocol, maximumLength: Int = JSONWebToken.maximumLength) throws(ChimeError)
+    {
         let bytes = Array(token.utf8)
         guard bytes.count <= maximumLength else {
-            throw ChimeError(.tooLarge, field: "token", "the token is \(bytes.count) bytes; at most \(maximumLength) are accepted")
+            throw ChimeError(
+                .tooLarge, field: "token", "the token is \(bytes.count) bytes; at most \(maximumLength) are accepted")
         }
         let segments = bytes.split(separator: UInt8(ascii: "."), omittingEmptySubsequences: false)
         guard segments.count == 3 else {
-            throw ChimeError(.malformedInput, field: "token", "a JWT is three base64url segments joined by '.' (header.claims.signature); this has \(segments.count)")
+            throw ChimeError(
+                .malformedInput, field: "token",
+                "a JWT is three base64url segments joined by '.' (header.claims.signature); this has \(segments.count)")
         }
         for (segment, name) in zip(segments, ["header", "claims", "signature"]) where segment.isEmpty {
             throw ChimeError(.malformedInput, field: "token.\(name)", "the token's \(name) segment is empty")
@@ -68,32 +72,47 @@ public struct JSONWebToken: Sendable, Hashable {
         switch header["alg"] {
         case .string("ES256")?: break
         case .string(let other)? where other.lowercased() == "none":
-            throw ChimeError(.invalidValue, field: "token.header.alg", "the token is unsigned (alg \(other)); only ES256 is accepted")
+            throw ChimeError(
+                .invalidValue, field: "token.header.alg", "the token is unsigned (alg \(other)); only ES256 is accepted"
+            )
         case .string(let other)?:
-            throw ChimeError(.invalidValue, field: "token.header.alg", "the token's alg is \(other.prefix(20)); only ES256 is accepted")
+            throw ChimeError(
+                .invalidValue, field: "token.header.alg",
+                "the token's alg is \(other.prefix(20)); only ES256 is accepted")
         case let other?:
-            throw ChimeError(.invalidValue, field: "token.header.alg", "the token's alg is \(other.kindDescription), not the string ES256")
+            throw ChimeError(
+                .invalidValue, field: "token.header.alg",
+                "the token's alg is \(other.kindDescription), not the string ES256")
         case nil:
-            throw ChimeError(.invalidValue, field: "token.header.alg", "the token's header has no alg; only ES256 is accepted")
+            throw ChimeError(
+                .invalidValue, field: "token.header.alg", "the token's header has no alg; only ES256 is accepted")
         }
         if header["crit"] != nil {
-            throw ChimeError(.invalidValue, field: "token.header.crit", "the token's header has crit (extensions that must be understood); none are supported")
+            throw ChimeError(
+                .invalidValue, field: "token.header.crit",
+                "the token's header has crit (extensions that must be understood); none are supported")
         }
         switch header["kid"] {
         case nil, .string?: break
         case let other?:
-            throw ChimeError(.invalidValue, field: "token.header.kid", "the token's kid is \(other.kindDescription); a key id is a string (RFC 7515)")
+            throw ChimeError(
+                .invalidValue, field: "token.header.kid",
+                "the token's kid is \(other.kindDescription); a key id is a string (RFC 7515)")
         }
         // RFC 7797's unencoded payload: the claims would not be the base64url segment read below.
         if let b64 = header["b64"], b64 != .bool(true) {
-            throw ChimeError(.invalidValue, field: "token.header.b64",
-                             "the token's header has b64: \(b64 == .bool(false) ? "false" : b64.kindDescription) (RFC 7797's unencoded payload), which a JWT does not use; leave b64 out")
+            throw ChimeError(
+                .invalidValue, field: "token.header.b64",
+                "the token's header has b64: \(b64 == .bool(false) ? "false" : b64.kindDescription) (RFC 7797's unencoded payload), which a JWT does not use; leave b64 out"
+            )
         }
         self.header = header
         self.claims = try Self.object(segments[1], "claims")
         self.signature = try Self.decode(segments[2], "signature")
         guard signature.count == 64 else {
-            throw ChimeError(.malformedInput, field: "token.signature", "an ES256 signature is 64 bytes (r || s), the token's is \(signature.count)")
+            throw ChimeError(
+                .malformedInput, field: "token.signature",
+                "an ES256 signature is 64 bytes (r || s), the token's is \(signature.count)")
         }
         self.signingInput = Array(bytes[..<segments[1].endIndex])
     }
@@ -104,10 +123,13 @@ public struct JSONWebToken: Sendable, Hashable {
         do {
             value = try JSONValue.parse(decoded, maxDepth: 16)
         } catch {
-            throw ChimeError(.malformedInput, field: "token.\(name)", "the token's \(name) is not JSON: \(error.message)")
+            throw ChimeError(
+                .malformedInput, field: "token.\(name)", "the token's \(name) is not JSON: \(error.message)")
         }
         guard case .object(let object) = value else {
-            throw ChimeError(.malformedInput, field: "token.\(name)", "the token's \(name) is \(value.kindDescription), not a JSON object")
+            throw ChimeError(
+                .malformedInput, field: "token.\(name)",
+                "the token's \(name) is \(value.kindDescription), not a JSON object")
         }
         return object
     }
@@ -131,7 +153,9 @@ public struct JSONWebToken: Sendable, Hashable {
     /// - Throws: ``ChimeError`` `notPermitted` when it is not `key`'s signature of the token.
     public func verify(with key: P256PublicKey) throws(ChimeError) {
         guard isSignatureValid(for: key) else {
-            throw ChimeError(.notPermitted, field: "token.signature", "the token's signature does not verify with the registered key")
+            throw ChimeError(
+                .notPermitted, field: "token.signature", "the token's signature does not verify with the registered key"
+            )
         }
     }
 
@@ -140,13 +164,19 @@ public struct JSONWebToken: Sendable, Hashable {
     ///
     /// - Throws: ``ChimeError`` `invalidValue` for a header with `crit` (``init(parsing:)`` would
     ///   refuse the token).
-    public static func sign(claims: JSONObject, header: JSONObject = [:], with key: P256PrivateKey) throws(ChimeError) -> String {
+    public static func sign(claims: JSONObject, header: JSONObject = [:], with key: P256PrivateKey) throws(ChimeError)
+        -> String
+    {
         if header["crit"] != nil {
-            throw ChimeError(.invalidValue, field: "header.crit", "a token with crit would be refused when read; no extensions are supported")
+            throw ChimeError(
+                .invalidValue, field: "header.crit",
+                "a token with crit would be refused when read; no extensions are supported")
         }
         var protected: JSONObject = ["alg": .string("ES256")]
         for (name, value) in header where name != "alg" { protected[name] = value }
-        let input = Base64URL.encode(JSONValue.object(protected).serializedBytes()) + "." + Base64URL.encode(JSONValue.object(claims).serializedBytes())
+        let input =
+            Base64URL.encode(JSONValue.object(protected).serializedBytes()) + "."
+            + Base64URL.encode(JSONValue.object(claims).serializedBytes())
         return input + "." + Base64URL.encode(try key.signature(for: Array(input.utf8)))
     }
 }

@@ -10,7 +10,8 @@ enum OpenSSL {
         while case let error = ERR_get_error(), error != 0 {
             var text = [CChar](repeating: 0, count: 256)
             ERR_error_string_n(error, &text, text.count)
-            reasons.append(String(decoding: text.prefix(while: { $0 != 0 }).map { UInt8(bitPattern: $0) }, as: UTF8.self))
+            reasons.append(
+                String(decoding: text.prefix(while: { $0 != 0 }).map { UInt8(bitPattern: $0) }, as: UTF8.self))
         }
         return ChimeError(code, reasons.isEmpty ? what : "\(what) (OpenSSL: \(reasons.joined(separator: "; ")))")
     }
@@ -21,12 +22,17 @@ enum OpenSSL {
 
     /// One DER value read with an OpenSSL `d2i_…` function, or nil when it is not one — trailing
     /// bytes after the value included (the value is then freed with `free`).
-    static func readDER(_ der: [UInt8], read: (UnsafeMutablePointer<UnsafePointer<UInt8>?>, Int) -> OpaquePointer?,
-                        free: (OpaquePointer) -> Void) -> OpaquePointer? {
+    static func readDER(
+        _ der: [UInt8], read: (UnsafeMutablePointer<UnsafePointer<UInt8>?>, Int) -> OpaquePointer?,
+        free: (OpaquePointer) -> Void
+    ) -> OpaquePointer? {
         der.withUnsafeBufferPointer { buffer in
             var cursor = buffer.baseAddress
             guard let value = read(&cursor, buffer.count) else { return nil }
-            guard cursor == buffer.baseAddress.map({ $0 + buffer.count }) else { free(value); return nil }
+            guard cursor == buffer.baseAddress.map({ $0 + buffer.count }) else {
+                free(value)
+                return nil
+            }
             return value
         }
     }

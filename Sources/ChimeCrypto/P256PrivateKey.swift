@@ -24,11 +24,14 @@ public struct P256PrivateKey: Sendable {
     }
 
     private static func generate() throws(ChimeError) -> EVPKey {
-        guard let context = EVP_PKEY_CTX_new_from_name(nil, "EC", nil) else { throw OpenSSL.failure("no EC key generator") }
+        guard let context = EVP_PKEY_CTX_new_from_name(nil, "EC", nil) else {
+            throw OpenSSL.failure("no EC key generator")
+        }
         defer { EVP_PKEY_CTX_free(context) }
         var key: OpaquePointer?
         guard EVP_PKEY_keygen_init(context) == 1, EVP_PKEY_CTX_set_group_name(context, EVPKey.group) == 1,
-              EVP_PKEY_generate(context, &key) == 1 else {
+            EVP_PKEY_generate(context, &key) == 1
+        else {
             throw OpenSSL.failure("the P-256 key could not be made")
         }
         return try EVPKey.take(key, "the P-256 key could not be made")
@@ -40,15 +43,22 @@ public struct P256PrivateKey: Sendable {
     /// - Throws: ``ChimeError`` `malformedInput` when it is not a PEM private key, `invalidValue`
     ///   when it is not on P-256.
     public init(pemRepresentation pem: String) throws(ChimeError) {
-        self.init(try EVPKey.read(pem, "the private key is not a PEM (PKCS#8) key") { PEM_read_bio_PrivateKey($0, nil, { _, _, _, _ in 0 }, nil) })
+        self.init(
+            try EVPKey.read(pem, "the private key is not a PEM (PKCS#8) key") {
+                PEM_read_bio_PrivateKey($0, nil, { _, _, _, _ in 0 }, nil)
+            })
     }
 
     /// A key from its scalar (32 bytes, big-endian: a JWK's `d`) and its public point (65 bytes).
     /// For published test vectors, which give both.
     public init(rawRepresentation scalar: [UInt8], publicKey point: [UInt8]) throws(ChimeError) {
-        guard scalar.count == 32 else { throw ChimeError(.invalidValue, "a P-256 private scalar is 32 bytes, not \(scalar.count)") }
+        guard scalar.count == 32 else {
+            throw ChimeError(.invalidValue, "a P-256 private scalar is 32 bytes, not \(scalar.count)")
+        }
         guard point.count == 65, point[0] == 4 else {
-            throw ChimeError(.invalidValue, "a P-256 public key is 65 bytes starting with 04 (uncompressed), not \(point.count) bytes")
+            throw ChimeError(
+                .invalidValue,
+                "a P-256 public key is 65 bytes starting with 04 (uncompressed), not \(point.count) bytes")
         }
         guard let number = scalar.withUnsafeBufferPointer({ BN_bin2bn($0.baseAddress, 32, nil) }) else {
             throw OpenSSL.failure("the private scalar could not be read")
@@ -60,9 +70,13 @@ public struct P256PrivateKey: Sendable {
 
     /// PKCS#8 PEM (`-----BEGIN PRIVATE KEY-----`), unencrypted: the `.p8` format.
     public var pemRepresentation: String {
-        guard let text = try? EVPKey.written("the private key could not be written", {
-            PEM_write_bio_PrivateKey($0, key.pointer, nil, nil, 0, nil, nil)
-        }) else {
+        guard
+            let text = try? EVPKey.written(
+                "the private key could not be written",
+                {
+                    PEM_write_bio_PrivateKey($0, key.pointer, nil, nil, 0, nil, nil)
+                })
+        else {
             fatalError("OpenSSL could not write a P-256 private key as PEM")
         }
         return text
@@ -77,7 +91,9 @@ public struct P256PrivateKey: Sendable {
     public func derSignature(for message: some Collection<UInt8>) throws(ChimeError) -> [UInt8] {
         guard let context = EVP_MD_CTX_new() else { throw OpenSSL.failure("no digest context") }
         defer { EVP_MD_CTX_free(context) }
-        guard EVP_DigestSignInit(context, nil, EVP_sha256(), nil, key.pointer) == 1 else { throw OpenSSL.failure("signing could not start") }
+        guard EVP_DigestSignInit(context, nil, EVP_sha256(), nil, key.pointer) == 1 else {
+            throw OpenSSL.failure("signing could not start")
+        }
         let message = Array(message)
         var length = 0
         var signature = [UInt8](repeating: 0, count: 80)
@@ -91,15 +107,20 @@ public struct P256PrivateKey: Sendable {
 
     /// The ECDH shared secret with `peer` (the x coordinate of the shared point, 32 bytes).
     public func sharedSecret(with peer: P256PublicKey) throws(ChimeError) -> [UInt8] {
-        guard let context = EVP_PKEY_CTX_new_from_pkey(nil, key.pointer, nil) else { throw OpenSSL.failure("no key context") }
+        guard let context = EVP_PKEY_CTX_new_from_pkey(nil, key.pointer, nil) else {
+            throw OpenSSL.failure("no key context")
+        }
         defer { EVP_PKEY_CTX_free(context) }
         var length = 0
         guard EVP_PKEY_derive_init(context) == 1, EVP_PKEY_derive_set_peer(context, peer.key.pointer) == 1,
-              EVP_PKEY_derive(context, nil, &length) == 1, length == 32 else {
+            EVP_PKEY_derive(context, nil, &length) == 1, length == 32
+        else {
             throw OpenSSL.failure("the ECDH agreement could not start")
         }
         var secret = [UInt8](repeating: 0, count: length)
-        guard EVP_PKEY_derive(context, &secret, &length) == 1, length == 32 else { throw OpenSSL.failure("the ECDH agreement failed") }
+        guard EVP_PKEY_derive(context, &secret, &length) == 1, length == 32 else {
+            throw OpenSSL.failure("the ECDH agreement failed")
+        }
         return secret
     }
 }

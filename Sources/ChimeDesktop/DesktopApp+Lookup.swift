@@ -9,9 +9,13 @@ extension DesktopApp {
     /// DesktopApp.lookup("org.gnome.Calendar")   // DesktopApp(displayName: "Calendar", icon: "org.gnome.Calendar", desktopEntry: "org.gnome.Calendar")
     /// DesktopApp.lookup("com.example.alarm")    // DesktopApp(displayName: "com.example.alarm")
     /// ```
-    public static func lookup(_ bundleIdentifier: String,
-                              environment: [String: String] = ProcessInfo.processInfo.environment) -> DesktopApp {
-        guard !bundleIdentifier.isEmpty, !bundleIdentifier.contains("/") else { return DesktopApp(displayName: bundleIdentifier) }
+    public static func lookup(
+        _ bundleIdentifier: String,
+        environment: [String: String] = ProcessInfo.processInfo.environment
+    ) -> DesktopApp {
+        guard !bundleIdentifier.isEmpty, !bundleIdentifier.contains("/") else {
+            return DesktopApp(displayName: bundleIdentifier)
+        }
         let home = environment["HOME"] ?? NSHomeDirectory()
         let dataHome = environment["XDG_DATA_HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? home + "/.local/share"
         let dataDirs = (environment["XDG_DATA_DIRS"].flatMap { $0.isEmpty ? nil : $0 } ?? "/usr/local/share:/usr/share")
@@ -20,7 +24,8 @@ extension DesktopApp {
             let path = "\(directory)/applications/\(bundleIdentifier).desktop"
             guard let text = try? String(contentsOfFile: path, encoding: .utf8) else { continue }
             let entry = desktopEntry(text)
-            return DesktopApp(displayName: entry["Name"] ?? bundleIdentifier, icon: entry["Icon"], desktopEntry: bundleIdentifier)
+            return DesktopApp(
+                displayName: entry["Name"] ?? bundleIdentifier, icon: entry["Icon"], desktopEntry: bundleIdentifier)
         }
         return DesktopApp(displayName: bundleIdentifier)
     }

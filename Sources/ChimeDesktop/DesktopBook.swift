@@ -19,7 +19,9 @@ public struct DesktopAnswer: Sendable, Hashable {
     /// the answer starts (`XDG_ACTIVATION_TOKEN`).
     public var activationToken: String?
 
-    public init(app: String, notification: String, action: String, userText: String? = nil, activationToken: String? = nil) {
+    public init(
+        app: String, notification: String, action: String, userText: String? = nil, activationToken: String? = nil
+    ) {
         self.app = app
         self.notification = notification
         self.action = action
@@ -67,7 +69,8 @@ struct DesktopBook {
     mutating func shown(_ key: Key, id: UInt32, popUp: DesktopPopUp) {
         if let old = ids[key], old != id { entries[old] = nil }
         ids[key] = id
-        entries[id] = Entry(key: key, actions: popUp.actions, inlineReply: popUp.inlineReply, summary: popUp.request.summary)
+        entries[id] = Entry(
+            key: key, actions: popUp.actions, inlineReply: popUp.inlineReply, summary: popUp.request.summary)
     }
 
     /// The notification was removed or answered elsewhere: the server id to close, if shown.
@@ -102,8 +105,9 @@ struct DesktopBook {
             guard var entry = entries[id], !entry.answered else { return nil }
             entry.answered = true
             entries[id] = entry
-            var answer = DesktopAnswer(app: entry.key.app, notification: entry.key.identifier, action: UNNotificationDefaultActionIdentifier,
-                                       activationToken: entry.activationToken)
+            var answer = DesktopAnswer(
+                app: entry.key.app, notification: entry.key.identifier, action: UNNotificationDefaultActionIdentifier,
+                activationToken: entry.activationToken)
             if key == DesktopMapping.defaultKey { return .respond(answer) }
             let action = key == DesktopMapping.inlineReplyKey ? entry.inlineReply : entry.actions[key]
             guard let action else {
@@ -119,8 +123,10 @@ struct DesktopBook {
             guard !text.isEmpty else { return nil }
             entry.answered = true
             entries[id] = entry
-            return .respond(DesktopAnswer(app: entry.key.app, notification: entry.key.identifier, action: action.identifier,
-                                          userText: text, activationToken: entry.activationToken))
+            return .respond(
+                DesktopAnswer(
+                    app: entry.key.app, notification: entry.key.identifier, action: action.identifier,
+                    userText: text, activationToken: entry.activationToken))
 
         case .closed(let id, let reason):
             // 1: the pop-up expired. The notification stays delivered, and in the server's history
@@ -129,7 +135,10 @@ struct DesktopBook {
             if ids[entry.key] == id { ids[entry.key] = nil }
             // 2: dismissed by the user. 3 (closed on request) and 4 leave the notification delivered.
             guard reason == 2, !entry.answered else { return nil }
-            return .respond(DesktopAnswer(app: entry.key.app, notification: entry.key.identifier, action: UNNotificationDismissActionIdentifier))
+            return .respond(
+                DesktopAnswer(
+                    app: entry.key.app, notification: entry.key.identifier,
+                    action: UNNotificationDismissActionIdentifier))
         }
     }
 }

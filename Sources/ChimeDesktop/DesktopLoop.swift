@@ -2,8 +2,9 @@ import CSystemdBus
 import ChimeCore
 import Foundation
 import Synchronization
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// The thread that owns the sd-bus connection: it connects (and reconnects), makes every call,
@@ -42,9 +43,11 @@ final class DesktopLoop: @unchecked Sendable {
     private var problem: String?
     private var refusals: Set<String> = []
 
-    init(settings: Settings, report: @escaping @Sendable (DesktopSurface.Event) -> Void,
-         outcome: @escaping @Sendable (DesktopBook.Outcome) -> Void,
-         log: @escaping @Sendable (DesktopSurface.LogLevel, String) -> Void) {
+    init(
+        settings: Settings, report: @escaping @Sendable (DesktopSurface.Event) -> Void,
+        outcome: @escaping @Sendable (DesktopBook.Outcome) -> Void,
+        log: @escaping @Sendable (DesktopSurface.LogLevel, String) -> Void
+    ) {
         self.settings = settings
         self.report = report
         self.outcome = outcome
@@ -131,7 +134,12 @@ final class DesktopLoop: @unchecked Sendable {
             timeout = request.timeoutMilliseconds
         } else if connection == nil {
             let remaining = retryAt - ContinuousClock.now
-            timeout = Int32(max(0, min(remaining.components.seconds * 1000 + remaining.components.attoseconds / 1_000_000_000_000_000, 60_000)))
+            timeout = Int32(
+                max(
+                    0,
+                    min(
+                        remaining.components.seconds * 1000 + remaining.components.attoseconds / 1_000_000_000_000_000,
+                        60_000)))
         }
         _ = poll(&fds, nfds_t(fds.count), timeout)
         var count: UInt64 = 0
@@ -155,14 +163,17 @@ final class DesktopLoop: @unchecked Sendable {
 
     private func connect() {
         guard let address else {
-            trouble("no session bus: DBUS_SESSION_BUS_ADDRESS is not set and $XDG_RUNTIME_DIR/bus does not exist; desktop pop-ups are off until one is there")
+            trouble(
+                "no session bus: DBUS_SESSION_BUS_ADDRESS is not set and $XDG_RUNTIME_DIR/bus does not exist; desktop pop-ups are off until one is there"
+            )
             retryLater()
             return
         }
         do {
             let connection = try BusConnection(address: address, description: "chime-desktop")
             try connection.addMatch(FreedesktopNotifications.signalRule) { [unowned self] reader in signal(reader) }
-            try connection.addMatch(FreedesktopNotifications.ownerRule) { [unowned self] reader in ownerChanged(reader) }
+            try connection.addMatch(FreedesktopNotifications.ownerRule) { [unowned self] reader in ownerChanged(reader)
+            }
             self.connection = connection
             retryDelay = .milliseconds(250)
             readServer()
@@ -195,7 +206,9 @@ final class DesktopLoop: @unchecked Sendable {
             let profile = try FreedesktopNotifications.profile(on: connection, timeout: settings.callTimeout)
             book.forgetAll()
             server = profile
-            recovered("showing notifications on \(profile.name) \(profile.version) (capabilities: \(profile.capabilities.sorted().joined(separator: ", ")))")
+            recovered(
+                "showing notifications on \(profile.name) \(profile.version) (capabilities: \(profile.capabilities.sorted().joined(separator: ", ")))"
+            )
             report(.connected(profile))
             showBacklog()
         } catch let error as BusError where error.code == .disconnected {
@@ -222,7 +235,8 @@ final class DesktopLoop: @unchecked Sendable {
 
     private func signal(_ reader: MessageReader) {
         // Only the server's own signals: another client on the bus cannot answer for the user.
-        guard let server, reader.sender == server.owner, let signal = try? FreedesktopNotifications.signal(reader) else { return }
+        guard let server, reader.sender == server.owner, let signal = try? FreedesktopNotifications.signal(reader)
+        else { return }
         report(.signal(signal))
         if let result = book.received(signal) { outcome(result) }
     }
@@ -234,10 +248,13 @@ final class DesktopLoop: @unchecked Sendable {
             queue(delivery, key: key, app: app)
             return
         }
-        let popUp = DesktopMapping.popUp(for: delivery, app: app, server: server, replacesID: book.replacesID(for: key),
-                                         canPrompt: settings.canPrompt)
+        let popUp = DesktopMapping.popUp(
+            for: delivery, app: app, server: server, replacesID: book.replacesID(for: key),
+            canPrompt: settings.canPrompt)
         for action in popUp.leftOut {
-            refused("text-input action '\(action.identifier)' of \(key.app) is not offered on the desktop: the server has no inline reply and no reply prompt is available (install zenity, kdialog or yad)")
+            refused(
+                "text-input action '\(action.identifier)' of \(key.app) is not offered on the desktop: the server has no inline reply and no reply prompt is available (install zenity, kdialog or yad)"
+            )
         }
         do {
             let id = try FreedesktopNotifications.notify(popUp.request, on: connection, timeout: settings.callTimeout)

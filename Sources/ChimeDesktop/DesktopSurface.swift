@@ -67,11 +67,13 @@ public final class DesktopSurface: NotificationSurface {
         /// How many deliveries are kept while no server is there, to show when one is.
         public var backlogLimit: Int
 
-        public init(address: String? = nil, callTimeout: Duration = .seconds(5),
-                    app: @escaping @Sendable (String) -> DesktopApp = { DesktopApp.lookup($0) },
-                    replyPrompt: (any DesktopReplyPrompt)? = DialogReplyPrompt.find(),
-                    log: @escaping @Sendable (LogLevel, String) -> Void = DesktopSurface.standardErrorLog,
-                    observer: (@Sendable (Event) -> Void)? = nil, closesPopUpsOnStop: Bool = true, backlogLimit: Int = 32) {
+        public init(
+            address: String? = nil, callTimeout: Duration = .seconds(5),
+            app: @escaping @Sendable (String) -> DesktopApp = { DesktopApp.lookup($0) },
+            replyPrompt: (any DesktopReplyPrompt)? = DialogReplyPrompt.find(),
+            log: @escaping @Sendable (LogLevel, String) -> Void = DesktopSurface.standardErrorLog,
+            observer: (@Sendable (Event) -> Void)? = nil, closesPopUpsOnStop: Bool = true, backlogLimit: Int = 32
+        ) {
             self.address = address
             self.callTimeout = callTimeout
             self.app = app
@@ -103,9 +105,11 @@ public final class DesktopSurface: NotificationSurface {
         self.outcomes = continuation
         let observer = configuration.observer
         let log = configuration.log
-        loop = DesktopLoop(settings: .init(address: configuration.address, callTimeout: configuration.callTimeout,
-                                           canPrompt: configuration.replyPrompt != nil, backlogLimit: configuration.backlogLimit),
-                           report: { observer?($0) }, outcome: { continuation.yield($0) }, log: { log($0, "desktop: " + $1) })
+        loop = DesktopLoop(
+            settings: .init(
+                address: configuration.address, callTimeout: configuration.callTimeout,
+                canPrompt: configuration.replyPrompt != nil, backlogLimit: configuration.backlogLimit),
+            report: { observer?($0) }, outcome: { continuation.yield($0) }, log: { log($0, "desktop: " + $1) })
         loop.start()
         let task = Task { [self] in
             for await outcome in stream { await handle(outcome) }
@@ -117,13 +121,16 @@ public final class DesktopSurface: NotificationSurface {
     /// it reaches the engine — before anything that hears of the response (an app launched to take
     /// it) can run, so that is where its ``DesktopAnswer/activationToken`` is kept for the app the
     /// answer launches. `onResponse` is told of each stored response with the answer it came from.
-    public convenience init(engine: NotificationEngine, configuration: Configuration = Configuration(),
-                            onAnswer: (@Sendable (DesktopAnswer) -> Void)? = nil,
-                            onResponse: (@Sendable (NotificationResponse, DesktopAnswer) -> Void)? = nil) {
+    public convenience init(
+        engine: NotificationEngine, configuration: Configuration = Configuration(),
+        onAnswer: (@Sendable (DesktopAnswer) -> Void)? = nil,
+        onResponse: (@Sendable (NotificationResponse, DesktopAnswer) -> Void)? = nil
+    ) {
         self.init(configuration: configuration) { answer in
             onAnswer?(answer)
-            let response = try await engine.respond(app: answer.app, notification: answer.notification, action: answer.action,
-                                                    userText: answer.userText, surface: "desktop")
+            let response = try await engine.respond(
+                app: answer.app, notification: answer.notification, action: answer.action,
+                userText: answer.userText, surface: "desktop")
             if let response { onResponse?(response, answer) }
             return response
         }
@@ -184,8 +191,9 @@ public final class DesktopSurface: NotificationSurface {
                 return
             }
             configuration.observer?(.prompting(answer))
-            let question = ReplyQuestion(app: desktopApp(answer.app), bundleIdentifier: answer.app, notification: answer.notification,
-                                         summary: summary, action: action)
+            let question = ReplyQuestion(
+                app: desktopApp(answer.app), bundleIdentifier: answer.app, notification: answer.notification,
+                summary: summary, action: action)
             // A prompt waits for the user: it must not hold up other answers.
             let task = Task { [self] in
                 let result = await prompt.ask(question)
@@ -215,7 +223,10 @@ public final class DesktopSurface: NotificationSurface {
                 configuration.observer?(.answered(answer, response))
                 return
             } catch let error where error is ChimeError || error is UNError || attempt == 4 {
-                configuration.log(.warning, "desktop: the answer '\(answer.action)' to \(answer.app) '\(answer.notification)' was not taken: \(error)")
+                configuration.log(
+                    .warning,
+                    "desktop: the answer '\(answer.action)' to \(answer.app) '\(answer.notification)' was not taken: \(error)"
+                )
                 configuration.observer?(.answerFailed(answer, "\(error)"))
                 return
             } catch {
@@ -229,9 +240,12 @@ public final class DesktopSurface: NotificationSurface {
 
     /// The session bus's address: `DBUS_SESSION_BUS_ADDRESS`, else `unix:path=$XDG_RUNTIME_DIR/bus`
     /// when that socket exists, else `nil`.
-    public static func sessionBusAddress(environment: [String: String] = ProcessInfo.processInfo.environment) -> String? {
+    public static func sessionBusAddress(environment: [String: String] = ProcessInfo.processInfo.environment) -> String?
+    {
         if let address = environment["DBUS_SESSION_BUS_ADDRESS"], !address.isEmpty { return address }
-        if let runtime = environment["XDG_RUNTIME_DIR"], !runtime.isEmpty, FileManager.default.fileExists(atPath: runtime + "/bus") {
+        if let runtime = environment["XDG_RUNTIME_DIR"], !runtime.isEmpty,
+            FileManager.default.fileExists(atPath: runtime + "/bus")
+        {
             return "unix:path=\(runtime)/bus"
         }
         return nil
@@ -239,18 +253,25 @@ public final class DesktopSurface: NotificationSurface {
 
     /// Whether a notification server answers on the bus (starting it where the bus can): its
     /// profile, or why not. Runs on a thread of its own; takes at most about `timeout`.
-    public static func probe(address: String? = nil, timeout: Duration = .seconds(5)) async -> Result<ServerProfile, BusError> {
+    public static func probe(address: String? = nil, timeout: Duration = .seconds(5)) async -> Result<
+        ServerProfile, BusError
+    > {
         await withCheckedContinuation { continuation in
             let thread = Thread {
                 guard let address = address ?? sessionBusAddress() else {
-                    continuation.resume(returning: .failure(BusError(.unreachable,
-                        "no session bus: DBUS_SESSION_BUS_ADDRESS is not set and $XDG_RUNTIME_DIR/bus does not exist")))
+                    continuation.resume(
+                        returning: .failure(
+                            BusError(
+                                .unreachable,
+                                "no session bus: DBUS_SESSION_BUS_ADDRESS is not set and $XDG_RUNTIME_DIR/bus does not exist"
+                            )))
                     return
                 }
                 do {
                     let connection = try BusConnection(address: address, description: "chime-probe")
                     defer { connection.close() }
-                    continuation.resume(returning: .success(try FreedesktopNotifications.profile(on: connection, timeout: timeout)))
+                    continuation.resume(
+                        returning: .success(try FreedesktopNotifications.profile(on: connection, timeout: timeout)))
                 } catch let error as BusError {
                     continuation.resume(returning: .failure(error))
                 } catch {

@@ -13,7 +13,9 @@ public struct ReplyQuestion: Sendable, Hashable {
     /// The text-input action chosen.
     public var action: NotificationAction
 
-    public init(app: DesktopApp, bundleIdentifier: String, notification: String, summary: String, action: NotificationAction) {
+    public init(
+        app: DesktopApp, bundleIdentifier: String, notification: String, summary: String, action: NotificationAction
+    ) {
         self.app = app
         self.bundleIdentifier = bundleIdentifier
         self.notification = notification
@@ -66,11 +68,15 @@ public struct DialogReplyPrompt: DesktopReplyPrompt {
 
     /// The first dialog program on the `PATH`, when there is a display to show it on.
     public static func find(environment: [String: String] = ProcessInfo.processInfo.environment) -> DialogReplyPrompt? {
-        guard !(environment["DISPLAY"] ?? "").isEmpty || !(environment["WAYLAND_DISPLAY"] ?? "").isEmpty else { return nil }
+        guard !(environment["DISPLAY"] ?? "").isEmpty || !(environment["WAYLAND_DISPLAY"] ?? "").isEmpty else {
+            return nil
+        }
         let directories = (environment["PATH"] ?? "/usr/local/bin:/usr/bin:/bin").split(separator: ":").map(String.init)
         for program in Program.allCases {
-            for directory in directories where FileManager.default.isExecutableFile(atPath: "\(directory)/\(program.rawValue)") {
-                return DialogReplyPrompt(program: program, path: "\(directory)/\(program.rawValue)", environment: environment)
+            for directory in directories
+            where FileManager.default.isExecutableFile(atPath: "\(directory)/\(program.rawValue)") {
+                return DialogReplyPrompt(
+                    program: program, path: "\(directory)/\(program.rawValue)", environment: environment)
             }
         }
         return nil
@@ -90,7 +96,9 @@ public struct DialogReplyPrompt: DesktopReplyPrompt {
         switch program {
         case .zenity, .yad:
             var arguments = ["--entry", "--title=\(title)", "--text=\(text)"]
-            if !button.isEmpty { arguments.append(program == .zenity ? "--ok-label=\(button)" : "--button=\(button):0") }
+            if !button.isEmpty {
+                arguments.append(program == .zenity ? "--ok-label=\(button)" : "--button=\(button):0")
+            }
             if program == .yad && !button.isEmpty { arguments.append("--button=Cancel:1") }
             return arguments
         case .kdialog:
@@ -100,8 +108,11 @@ public struct DialogReplyPrompt: DesktopReplyPrompt {
 
     public func ask(_ question: ReplyQuestion) async -> ReplyPromptOutcome {
         let output = Pipe()
-        guard let dialog = try? ChildProcess(executable: path, arguments: arguments(for: question), environment: environment,
-                                             stdin: .null, stdout: .pipe(output), stderr: .null) else { return .cancelled }
+        guard
+            let dialog = try? ChildProcess(
+                executable: path, arguments: arguments(for: question), environment: environment,
+                stdin: .null, stdout: .pipe(output), stderr: .null)
+        else { return .cancelled }
         // The user answers when they will: no time limit. The answer is one line, well within a
         // pipe's buffer, so it is read after the dialog has ended.
         let end = await dialog.termination

@@ -49,9 +49,13 @@ final class CurlTransfer: @unchecked Sendable {
     private var status: Int?
     private var headReported = false
 
-    init(_ options: Options, onResponse: (@Sendable (HTTPClient.Response) -> Void)? = nil,
-         onData: (@Sendable ([UInt8]) -> Void)?) throws(HTTPClientError) {
-        guard Self.globalInit, let multi = curl_multi_init() else { throw HTTPClientError(.failed, "libcurl failed to start") }
+    init(
+        _ options: Options, onResponse: (@Sendable (HTTPClient.Response) -> Void)? = nil,
+        onData: (@Sendable ([UInt8]) -> Void)?
+    ) throws(HTTPClientError) {
+        guard Self.globalInit, let multi = curl_multi_init() else {
+            throw HTTPClientError(.failed, "libcurl failed to start")
+        }
         guard let easy = curl_easy_init() else {
             curl_multi_cleanup(multi)
             throw HTTPClientError(.failed, "libcurl failed to start")
@@ -123,11 +127,15 @@ final class CurlTransfer: @unchecked Sendable {
     private func configure() throws(HTTPClientError) {
         func check(_ code: CURLcode, _ what: String) throws(HTTPClientError) {
             guard code == CURLE_OK else {
-                throw HTTPClientError(.badRequest, "cannot send \(what): " + String(cString: curl_easy_strerror(code)), curlCode: Int(code.rawValue))
+                throw HTTPClientError(
+                    .badRequest, "cannot send \(what): " + String(cString: curl_easy_strerror(code)),
+                    curlCode: Int(code.rawValue))
             }
         }
         try check(chime_curl_set_string(easy, CURLOPT_URL, options.url), "to \(options.url)")
-        if let socket = options.unixSocket { try check(chime_curl_set_string(easy, CURLOPT_UNIX_SOCKET_PATH, socket), "over the socket \(socket)") }
+        if let socket = options.unixSocket {
+            try check(chime_curl_set_string(easy, CURLOPT_UNIX_SOCKET_PATH, socket), "over the socket \(socket)")
+        }
         // A path is sent as the caller wrote it (curl would otherwise squash `/../`).
         _ = chime_curl_set_long(easy, CURLOPT_PATH_AS_IS, 1)
         _ = chime_curl_set_long(easy, CURLOPT_NOSIGNAL, 1)
@@ -144,13 +152,15 @@ final class CurlTransfer: @unchecked Sendable {
             // The pin is the whole of the trust: the key must be this one (curl checks it whether
             // or not the chain is verified), so a self-signed certificate, or one naming another
             // host than the address connected to, is taken; any other key is refused.
-            try check(chime_curl_set_string(easy, CURLOPT_PINNEDPUBLICKEY, pin), "with the pinned key \(pin.prefix(20))…")
+            try check(
+                chime_curl_set_string(easy, CURLOPT_PINNEDPUBLICKEY, pin), "with the pinned key \(pin.prefix(20))…")
             _ = chime_curl_set_long(easy, CURLOPT_SSL_VERIFYPEER, 0)
             _ = chime_curl_set_long(easy, CURLOPT_SSL_VERIFYHOST, 0)
         }
         // `host!` makes curl take the text as an address or host name, never as an interface name.
         if let address = options.localAddress {
-            try check(chime_curl_set_string(easy, CURLOPT_INTERFACE, "host!" + address), "from the local address \(address)")
+            try check(
+                chime_curl_set_string(easy, CURLOPT_INTERFACE, "host!" + address), "from the local address \(address)")
         }
         _ = chime_curl_set_pointer(easy, CURLOPT_ERRORBUFFER, errorBuffer)
 
@@ -166,7 +176,10 @@ final class CurlTransfer: @unchecked Sendable {
         if let body = options.body, !body.isEmpty {
             // curl copies the body (COPYPOSTFIELDS), so the array need not outlive this call.
             _ = chime_curl_set_offset(easy, CURLOPT_POSTFIELDSIZE_LARGE, curl_off_t(body.count))
-            body.withUnsafeBytes { _ = chime_curl_set_pointer(easy, CURLOPT_COPYPOSTFIELDS, UnsafeMutableRawPointer(mutating: $0.baseAddress)) }
+            body.withUnsafeBytes {
+                _ = chime_curl_set_pointer(
+                    easy, CURLOPT_COPYPOSTFIELDS, UnsafeMutableRawPointer(mutating: $0.baseAddress))
+            }
         } else if options.body != nil || ["POST", "PUT", "PATCH"].contains(options.method) {
             _ = chime_curl_set_offset(easy, CURLOPT_POSTFIELDSIZE_LARGE, 0)
             _ = chime_curl_set_string(easy, CURLOPT_COPYPOSTFIELDS, "")
@@ -185,10 +198,14 @@ final class CurlTransfer: @unchecked Sendable {
 
     /// For curl's callbacks, which cannot capture: the transfer `context` points at gets the
     /// `count` bytes at `pointer`; returns how many were taken (all, or 0 to make curl stop).
-    private static func handOver(_ pointer: UnsafeMutablePointer<CChar>?, _ count: Int, _ context: UnsafeMutableRawPointer?,
-                                 _ take: (CurlTransfer, UnsafeRawBufferPointer) -> Void) -> Int {
+    private static func handOver(
+        _ pointer: UnsafeMutablePointer<CChar>?, _ count: Int, _ context: UnsafeMutableRawPointer?,
+        _ take: (CurlTransfer, UnsafeRawBufferPointer) -> Void
+    ) -> Int {
         guard let pointer, let context else { return 0 }
-        take(Unmanaged<CurlTransfer>.fromOpaque(context).takeUnretainedValue(), UnsafeRawBufferPointer(start: pointer, count: count))
+        take(
+            Unmanaged<CurlTransfer>.fromOpaque(context).takeUnretainedValue(),
+            UnsafeRawBufferPointer(start: pointer, count: count))
         return count
     }
 
@@ -229,7 +246,9 @@ final class CurlTransfer: @unchecked Sendable {
         let detail = String(cString: errorBuffer)
         var osError = 0
         _ = chime_curl_get_long(easy, CURLINFO_OS_ERRNO, &osError)
-        return Failure(code: code, osError: Int32(osError), reason: detail.isEmpty ? String(cString: curl_easy_strerror(code)) : detail)
+        return Failure(
+            code: code, osError: Int32(osError),
+            reason: detail.isEmpty ? String(cString: curl_easy_strerror(code)) : detail)
     }
 
     /// curl's failure, for ``HTTPClient`` to say what it means.

@@ -18,18 +18,21 @@ public enum HTTPEndpoint: Sendable, Equatable, CustomStringConvertible {
         if text.hasPrefix("unix:") {
             let path = String(text.dropFirst(5))
             guard path.hasPrefix("/"), !path.utf8.contains(0) else {
-                throw HTTPClientError(.badRequest, "the service address \(text) names no absolute socket path; give unix:/PATH")
+                throw HTTPClientError(
+                    .badRequest, "the service address \(text) names no absolute socket path; give unix:/PATH")
             }
             self = .unixSocket(path: path)
             return
         }
         let lowered = text.lowercased()
         guard lowered.hasPrefix("http://") || lowered.hasPrefix("https://") else {
-            throw HTTPClientError(.badRequest, "the service address \(text) is neither http(s)://HOST:PORT nor unix:/PATH")
+            throw HTTPClientError(
+                .badRequest, "the service address \(text) is neither http(s)://HOST:PORT nor unix:/PATH")
         }
         let rest = text.drop(while: { $0 != ":" }).dropFirst(3)
         guard let first = rest.first, first != "/", rest.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7F }) else {
-            throw HTTPClientError(.badRequest, "the service address \(text) has no host, or spaces or other characters a URL cannot hold")
+            throw HTTPClientError(
+                .badRequest, "the service address \(text) has no host, or spaces or other characters a URL cannot hold")
         }
         var url = text
         while url.hasSuffix("/") { url.removeLast() }

@@ -2,8 +2,9 @@ import CCurl
 import ChimeCore
 import Foundation
 import Synchronization
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// Many requests in flight on one curl multi handle, on a thread of its own: connections are kept
@@ -26,7 +27,10 @@ public final class HTTPPool: Sendable {
         /// Seconds to connect and to finish.
         public var timeout: Double
 
-        public init(url: String, method: String = "POST", headers: [(String, String)] = [], body: [UInt8] = [], timeout: Double = 30) {
+        public init(
+            url: String, method: String = "POST", headers: [(String, String)] = [], body: [UInt8] = [],
+            timeout: Double = 30
+        ) {
             self.url = url
             self.method = method
             self.headers = headers
@@ -62,7 +66,8 @@ public final class HTTPPool: Sendable {
             self.multi = nil
             state.withLock {
                 $0.stopping = true
-                $0.broken = HTTPClientError(.failed, "libcurl could not make a multi handle (out of memory?); nothing is sent")
+                $0.broken = HTTPClientError(
+                    .failed, "libcurl could not make a multi handle (out of memory?); nothing is sent")
             }
             return
         }
@@ -81,12 +86,21 @@ public final class HTTPPool: Sendable {
     ///   refused every address; `.noService`, `.timedOut`, `.tls`, …), or the pool is shut down.
     public func send(_ request: Request) async throws(HTTPClientError) -> HTTPClient.Response {
         let result: Result<HTTPClient.Response, HTTPClientError> = await withCheckedContinuation { continuation in
-            guard let transfer = PoolTransfer(request, addressCheck: addressCheck, completion: { continuation.resume(returning: $0) }) else {
-                continuation.resume(returning: .failure(HTTPClientError(.failed, "libcurl could not make a handle for \(request.url.prefix(100)) (out of memory?)")))
+            guard
+                let transfer = PoolTransfer(
+                    request, addressCheck: addressCheck, completion: { continuation.resume(returning: $0) })
+            else {
+                continuation.resume(
+                    returning: .failure(
+                        HTTPClientError(
+                            .failed, "libcurl could not make a handle for \(request.url.prefix(100)) (out of memory?)"))
+                )
                 return
             }
             let refusal = state.withLock { state -> HTTPClientError? in
-                guard !state.stopping, let multi else { return state.broken ?? HTTPClientError(.failed, "the HTTP pool is shut down") }
+                guard !state.stopping, let multi else {
+                    return state.broken ?? HTTPClientError(.failed, "the HTTP pool is shut down")
+                }
                 state.waiting.append(transfer)
                 _ = curl_multi_wakeup(multi.pointer)
                 return nil
@@ -135,7 +149,8 @@ public final class HTTPPool: Sendable {
             var remaining: Int32 = 0
             while let message = curl_multi_info_read(multi, &remaining) {
                 guard message.pointee.msg == CURLMSG_DONE, let easy = message.pointee.easy_handle,
-                      let transfer = running.removeValue(forKey: easy) else { continue }
+                    let transfer = running.removeValue(forKey: easy)
+                else { continue }
                 let code = message.pointee.data.result
                 curl_multi_remove_handle(multi, easy)
                 transfer.finish(code == CURLE_OK ? .success(transfer.response()) : .failure(transfer.failure(code)))
@@ -169,8 +184,10 @@ final class PoolTransfer: @unchecked Sendable {
     private var done = false
 
     /// `nil` when libcurl cannot make an easy handle (out of memory).
-    init?(_ request: HTTPPool.Request, addressCheck: @escaping HTTPPool.AddressCheck,
-          completion: @escaping (Result<HTTPClient.Response, HTTPClientError>) -> Void) {
+    init?(
+        _ request: HTTPPool.Request, addressCheck: @escaping HTTPPool.AddressCheck,
+        completion: @escaping (Result<HTTPClient.Response, HTTPClientError>) -> Void
+    ) {
         guard let easy = curl_easy_init() else { return nil }
         self.easy = easy
         self.request = request
@@ -210,7 +227,11 @@ final class PoolTransfer: @unchecked Sendable {
         _ = chime_curl_set_string(easy, CURLOPT_CUSTOMREQUEST, request.method)
         if request.method != "GET" {
             _ = chime_curl_set_offset(easy, CURLOPT_POSTFIELDSIZE_LARGE, curl_off_t(request.body.count))
-            request.body.withUnsafeBytes { _ = chime_curl_set_pointer(easy, CURLOPT_COPYPOSTFIELDS, UnsafeMutableRawPointer(mutating: $0.baseAddress ?? UnsafeRawPointer(errorBuffer))) }
+            request.body.withUnsafeBytes {
+                _ = chime_curl_set_pointer(
+                    easy, CURLOPT_COPYPOSTFIELDS,
+                    UnsafeMutableRawPointer(mutating: $0.baseAddress ?? UnsafeRawPointer(errorBuffer)))
+            }
         }
         if let error = CurlEasy.appendHeaders(request.headers, to: &headerList) { return error }
         _ = chime_curl_set_headers(easy, headerList)
@@ -229,7 +250,9 @@ final class PoolTransfer: @unchecked Sendable {
             let length = Int(chime_curl_sockaddr_ip(address, &bytes))
             let ip = Array(bytes.prefix(length))
             guard length > 0, transfer.addressCheck(transfer.request.url, ip) else {
-                transfer.refused.append(length == 4 ? ip.map(String.init).joined(separator: ".") : ip.map { String(format: "%02x", $0) }.joined())
+                transfer.refused.append(
+                    length == 4
+                        ? ip.map(String.init).joined(separator: ".") : ip.map { String(format: "%02x", $0) }.joined())
                 return CURL_SOCKET_BAD
             }
             return socket(address.pointee.family, address.pointee.socktype, address.pointee.protocol)
@@ -244,24 +267,30 @@ final class PoolTransfer: @unchecked Sendable {
         var headers = CurlEasy.responseHeaders(easy)
         var version = 0
         _ = chime_curl_get_long(easy, CURLINFO_HTTP_VERSION, &version)
-        headers[":http-version"] = version == Int(CURL_HTTP_VERSION_2_0) ? "2" : version == Int(CURL_HTTP_VERSION_3) ? "3" : "1.1"
+        headers[":http-version"] =
+            version == Int(CURL_HTTP_VERSION_2_0) ? "2" : version == Int(CURL_HTTP_VERSION_3) ? "3" : "1.1"
         return HTTPClient.Response(status: code, headers: headers, body: collected)
     }
 
     func failure(_ code: CURLcode) -> HTTPClientError {
         if !refused.isEmpty {
-            return HTTPClientError(.permissionDenied, "refused to connect to \(refused.joined(separator: ", ")): not a public address, and \(request.url.prefix(60)) is not under a listed prefix",
-                                   curlCode: Int(code.rawValue))
+            return HTTPClientError(
+                .permissionDenied,
+                "refused to connect to \(refused.joined(separator: ", ")): not a public address, and \(request.url.prefix(60)) is not under a listed prefix",
+                curlCode: Int(code.rawValue))
         }
         let detail = String(cString: errorBuffer)
         let reason = detail.isEmpty ? String(cString: curl_easy_strerror(code)) : detail
-        let kind: HTTPClientError.Code = switch code {
-        case CURLE_OPERATION_TIMEDOUT: .timedOut
-        case CURLE_COULDNT_CONNECT, CURLE_COULDNT_RESOLVE_HOST: .noService
-        case CURLE_SSL_CONNECT_ERROR, CURLE_PEER_FAILED_VERIFICATION, CURLE_SSL_CACERT_BADFILE: .tls
-        case CURLE_RECV_ERROR, CURLE_SEND_ERROR, CURLE_GOT_NOTHING, CURLE_PARTIAL_FILE, CURLE_HTTP2, CURLE_HTTP2_STREAM: .connectionLost
-        default: .failed
-        }
+        let kind: HTTPClientError.Code =
+            switch code {
+            case CURLE_OPERATION_TIMEDOUT: .timedOut
+            case CURLE_COULDNT_CONNECT, CURLE_COULDNT_RESOLVE_HOST: .noService
+            case CURLE_SSL_CONNECT_ERROR, CURLE_PEER_FAILED_VERIFICATION, CURLE_SSL_CACERT_BADFILE: .tls
+            case CURLE_RECV_ERROR, CURLE_SEND_ERROR, CURLE_GOT_NOTHING, CURLE_PARTIAL_FILE, CURLE_HTTP2,
+                CURLE_HTTP2_STREAM:
+                .connectionLost
+            default: .failed
+            }
         return HTTPClientError(kind, reason, curlCode: Int(code.rawValue))
     }
 }

@@ -32,7 +32,9 @@ public final class DatabaseClock: NotificationClock {
     /// Connects, measures once, and keeps measuring every `interval` seconds on a thread of its own.
     ///
     /// - Throws: ``ChimeError`` `storeFailure` when the database cannot be reached.
-    public init(url: String, interval: TimeInterval = 30, onMeasure: @escaping @Sendable (TimeInterval) -> Void = { _ in }) throws {
+    public init(
+        url: String, interval: TimeInterval = 30, onMeasure: @escaping @Sendable (TimeInterval) -> Void = { _ in }
+    ) throws {
         self.url = url
         self.interval = interval
         self.onMeasure = onMeasure

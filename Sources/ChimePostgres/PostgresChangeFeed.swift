@@ -1,9 +1,10 @@
-import ChimeCore
 import CLibPQ
+import ChimeCore
 import Foundation
 import Synchronization
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// A store's feed: a thread with a connection of its own that `LISTEN`s on the store's channel and
@@ -121,7 +122,10 @@ final class PostgresChangeFeed: Sendable {
                 // there are none.
                 var notes = try live.notifications()
                 if notes.isEmpty {
-                    var fds = [pollfd(fd: live.socket, events: Int16(POLLIN), revents: 0), pollfd(fd: wake.read, events: Int16(POLLIN), revents: 0)]
+                    var fds = [
+                        pollfd(fd: live.socket, events: Int16(POLLIN), revents: 0),
+                        pollfd(fd: wake.read, events: Int16(POLLIN), revents: 0),
+                    ]
                     let ready = poll(&fds, 2, 1000)
                     if fds[1].revents != 0 || stopping { break }
                     if ready < 0 && errno != EINTR { throw ChimeError(.storeFailure, "poll failed: \(errno)") }
@@ -170,7 +174,8 @@ final class PostgresChangeFeed: Sendable {
     private func catchUp(_ connection: PostgresConnection, after position: Int64) throws -> Int64 {
         var cursor = position
         while true {
-            let rows = try connection.query("SELECT seq, body FROM chime_events WHERE seq > $1 ORDER BY seq LIMIT 1000", [.int8(cursor)])
+            let rows = try connection.query(
+                "SELECT seq, body FROM chime_events WHERE seq > $1 ORDER BY seq LIMIT 1000", [.int8(cursor)])
             let events = try PostgresStore.events(rows)
             guard let last = events.last else { return cursor }
             handlers.events(events)
@@ -190,7 +195,9 @@ final class PostgresChangeFeed: Sendable {
             let categories = rows.count == 0 ? [] : try RecordCodec.decodeCategories(rows.bytes(0, 0))
             hints.append(EngineEvent(app: app, date: now, payload: .categories(categories)))
         }
-        for app in changes.pending.sorted() { hints.append(EngineEvent(app: app, date: now, payload: .scheduled(identifiers: []))) }
+        for app in changes.pending.sorted() {
+            hints.append(EngineEvent(app: app, date: now, payload: .scheduled(identifiers: [])))
+        }
         return hints
     }
 
@@ -203,9 +210,12 @@ final class PostgresChangeFeed: Sendable {
         // One read for every app's categories (an app without a row has none).
         let stored = try connection.query("SELECT app, body FROM chime_categories")
         var categories: [String: [NotificationCategory]] = [:]
-        for row in 0..<stored.count { categories[stored.string(row, 0)] = try RecordCodec.decodeCategories(stored.bytes(row, 1)) }
+        for row in 0..<stored.count {
+            categories[stored.string(row, 0)] = try RecordCodec.decodeCategories(stored.bytes(row, 1))
+        }
         let now = Date()
-        let hints = apps.map { EngineEvent(app: $0, date: now, payload: .app(.updated)) }
+        let hints =
+            apps.map { EngineEvent(app: $0, date: now, payload: .app(.updated)) }
             + apps.map { EngineEvent(app: $0, date: now, payload: .categories(categories[$0] ?? [])) }
             + apps.map { EngineEvent(app: $0, date: now, payload: .scheduled(identifiers: [])) }
         if !hints.isEmpty { handlers.events(hints) }

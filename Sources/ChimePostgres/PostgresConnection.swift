@@ -28,7 +28,10 @@ final class PostgresConnection {
             PQfinish(handle)
             self.handle = nil
             described = where_
-            throw ChimeError(.storeFailure, "cannot connect to PostgreSQL at \(where_): \(message.trimmingCharacters(in: .whitespacesAndNewlines)); check --database (postgresql://USER@HOST:PORT/DB) and that the server runs")
+            throw ChimeError(
+                .storeFailure,
+                "cannot connect to PostgreSQL at \(where_): \(message.trimmingCharacters(in: .whitespacesAndNewlines)); check --database (postgresql://USER@HOST:PORT/DB) and that the server runs"
+            )
         }
         described = Self.describe(handle)
     }
@@ -46,7 +49,10 @@ final class PostgresConnection {
     }
 
     private static func describe(_ handle: OpaquePointer) -> String {
-        let user = text(PQuser(handle)), host = text(PQhost(handle)), port = text(PQport(handle)), db = text(PQdb(handle))
+        let user = text(PQuser(handle))
+        let host = text(PQhost(handle))
+        let port = text(PQport(handle))
+        let db = text(PQdb(handle))
         return "\(user)@\(host):\(port)/\(db)"
     }
 
@@ -70,7 +76,10 @@ final class PostgresConnection {
         prepared = [:]
         PQreset(handle)
         guard PQstatus(handle) == CONNECTION_OK else {
-            throw ChimeError(.storeFailure, "lost the connection to PostgreSQL at \(described) and cannot reconnect: \(Self.text(PQerrorMessage(handle)).trimmingCharacters(in: .whitespacesAndNewlines))")
+            throw ChimeError(
+                .storeFailure,
+                "lost the connection to PostgreSQL at \(described) and cannot reconnect: \(Self.text(PQerrorMessage(handle)).trimmingCharacters(in: .whitespacesAndNewlines))"
+            )
         }
     }
 
@@ -103,7 +112,9 @@ final class PostgresConnection {
             return [try checked(send(statements[0], handle: handle, piped: false), doing: statements[0].sql)]
         }
         guard PQenterPipelineMode(handle) == 1 else {
-            throw ChimeError(.storeFailure, "PostgreSQL at \(described): cannot enter pipeline mode: \(Self.text(PQerrorMessage(handle)))")
+            throw ChimeError(
+                .storeFailure,
+                "PostgreSQL at \(described): cannot enter pipeline mode: \(Self.text(PQerrorMessage(handle)))")
         }
         defer { PQexitPipelineMode(handle) }
         enum Step { case prepare(String), execute(String) }
@@ -113,7 +124,9 @@ final class PostgresConnection {
                 nextName += 1
                 let name = "chime_\(nextName)"
                 let types = statement.parameters.map(\.type)
-                let sent = types.withUnsafeBufferPointer { PQsendPrepare(handle, name, statement.sql, Int32(types.count), $0.baseAddress) }
+                let sent = types.withUnsafeBufferPointer {
+                    PQsendPrepare(handle, name, statement.sql, Int32(types.count), $0.baseAddress)
+                }
                 guard sent == 1 else { throw sendFailure(handle) }
                 prepared[statement.sql] = name
                 steps.append(.prepare(statement.sql))
@@ -133,7 +146,9 @@ final class PostgresConnection {
             switch step {
             case .prepare(let sql):
                 if skipped || PQresultStatus(result) != PGRES_COMMAND_OK { prepared[sql] = nil }
-                if skipped { PQclear(result) } else if let error = Self.failure(of: result, connection: self, doing: "preparing \(sql.prefix(60))") {
+                if skipped {
+                    PQclear(result)
+                } else if let error = Self.failure(of: result, connection: self, doing: "preparing \(sql.prefix(60))") {
                     failure = error
                 }
             case .execute(let sql):
@@ -154,7 +169,8 @@ final class PostgresConnection {
     }
 
     /// The error of a failed result (which it clears), or `nil` for a good one (left to the caller).
-    private static func failure(of result: OpaquePointer, connection: PostgresConnection, doing: String) -> (any Error)? {
+    private static func failure(of result: OpaquePointer, connection: PostgresConnection, doing: String) -> (any Error)?
+    {
         let status = PQresultStatus(result)
         if status == PGRES_COMMAND_OK || status == PGRES_TUPLES_OK {
             PQclear(result)
@@ -165,7 +181,10 @@ final class PostgresConnection {
     }
 
     private func sendFailure(_ handle: OpaquePointer) -> ChimeError {
-        ChimeError(.storeFailure, "PostgreSQL at \(described) could not be sent a statement: \(Self.text(PQerrorMessage(handle)).trimmingCharacters(in: .whitespacesAndNewlines))")
+        ChimeError(
+            .storeFailure,
+            "PostgreSQL at \(described) could not be sent a statement: \(Self.text(PQerrorMessage(handle)).trimmingCharacters(in: .whitespacesAndNewlines))"
+        )
     }
 
     /// Sends (piped) or runs (not piped) one prepared statement with binary parameters and results.
@@ -189,14 +208,17 @@ final class PostgresConnection {
             let pointers: [UnsafePointer<CChar>?] = offsets.map { $0 < 0 ? nil : base + $0 }
             if piped {
                 // A non-nil marker for "sent"; the results come from PQgetResult.
-                return PQsendQueryPrepared(handle, name, Int32(count), pointers, lengths, formats, 1) == 1 ? handle : nil
+                return PQsendQueryPrepared(handle, name, Int32(count), pointers, lengths, formats, 1) == 1
+                    ? handle : nil
             }
             return PQexecPrepared(handle, name, Int32(count), pointers, lengths, formats, 1)
         }
     }
 
     private func live() throws -> OpaquePointer {
-        guard let handle else { throw ChimeError(.storeFailure, "the PostgreSQL connection to \(described) is closed; open the store again") }
+        guard let handle else {
+            throw ChimeError(.storeFailure, "the PostgreSQL connection to \(described) is closed; open the store again")
+        }
         return handle
     }
 
@@ -205,7 +227,10 @@ final class PostgresConnection {
     /// everything else `storeFailure`, with the server's message.
     private func checked(_ result: OpaquePointer?, doing sql: String) throws -> PostgresResult {
         guard let result else {
-            throw ChimeError(.storeFailure, "PostgreSQL at \(described) failed: \(Self.text(PQerrorMessage(handle)).trimmingCharacters(in: .whitespacesAndNewlines))")
+            throw ChimeError(
+                .storeFailure,
+                "PostgreSQL at \(described) failed: \(Self.text(PQerrorMessage(handle)).trimmingCharacters(in: .whitespacesAndNewlines))"
+            )
         }
         let status = PQresultStatus(result)
         if status == PGRES_COMMAND_OK || status == PGRES_TUPLES_OK { return PostgresResult(result) }
@@ -219,7 +244,8 @@ final class PostgresConnection {
             throw ChimeError(.storeConflict, "another node changed the same rows (PostgreSQL \(state): \(message))")
         }
         let statement = sql.split(separator: "\n").first.map { String($0.prefix(80)) } ?? ""
-        throw ChimeError(.storeFailure, "PostgreSQL at \(described) refused \"\(statement)\": \(message) (SQLSTATE \(state))")
+        throw ChimeError(
+            .storeFailure, "PostgreSQL at \(described) refused \"\(statement)\": \(message) (SQLSTATE \(state))")
     }
 
     /// serialization_failure, deadlock_detected, lock_not_available.
@@ -231,7 +257,10 @@ final class PostgresConnection {
     func notifications() throws -> [(channel: String, payload: String)] {
         let handle = try live()
         guard PQconsumeInput(handle) == 1 else {
-            throw ChimeError(.storeFailure, "lost the connection to PostgreSQL at \(described): \(Self.text(PQerrorMessage(handle)).trimmingCharacters(in: .whitespacesAndNewlines))")
+            throw ChimeError(
+                .storeFailure,
+                "lost the connection to PostgreSQL at \(described): \(Self.text(PQerrorMessage(handle)).trimmingCharacters(in: .whitespacesAndNewlines))"
+            )
         }
         var out: [(channel: String, payload: String)] = []
         while let notification = PQnotifies(handle) {
@@ -244,7 +273,9 @@ final class PostgresConnection {
     /// Quotes text as a SQL literal for this connection (libpq's escaping).
     func literal(_ text: String) throws -> String {
         guard let escaped = PQescapeLiteral(try live(), text, text.utf8.count) else {
-            throw ChimeError(.storeFailure, "PostgreSQL at \(described) could not quote a value: \(Self.text(PQerrorMessage(handle)))")
+            throw ChimeError(
+                .storeFailure,
+                "PostgreSQL at \(described) could not quote a value: \(Self.text(PQerrorMessage(handle)))")
         }
         defer { PQfreemem(escaped) }
         return String(cString: escaped)
@@ -313,11 +344,17 @@ struct PostgresValue {
     static let null = PostgresValue(type: 0, bytes: nil)
 
     static func int8(_ value: Int64) -> PostgresValue { PostgresValue(type: OID.int8, bytes: bigEndian(value)) }
-    static func float8(_ value: Double) -> PostgresValue { PostgresValue(type: OID.float8, bytes: bigEndian(value.bitPattern)) }
-    static func float8(_ value: Double?) -> PostgresValue { value.map { float8($0) } ?? PostgresValue(type: OID.float8, bytes: nil) }
+    static func float8(_ value: Double) -> PostgresValue {
+        PostgresValue(type: OID.float8, bytes: bigEndian(value.bitPattern))
+    }
+    static func float8(_ value: Double?) -> PostgresValue {
+        value.map { float8($0) } ?? PostgresValue(type: OID.float8, bytes: nil)
+    }
     static func bool(_ value: Bool) -> PostgresValue { PostgresValue(type: OID.bool, bytes: [value ? 1 : 0]) }
     static func text(_ value: String) -> PostgresValue { PostgresValue(type: OID.text, bytes: Array(value.utf8)) }
-    static func text(_ value: String?) -> PostgresValue { value.map { text($0) } ?? PostgresValue(type: OID.text, bytes: nil) }
+    static func text(_ value: String?) -> PostgresValue {
+        value.map { text($0) } ?? PostgresValue(type: OID.text, bytes: nil)
+    }
     static func bytea(_ value: [UInt8]) -> PostgresValue { PostgresValue(type: OID.bytea, bytes: value) }
 
     /// A one-dimensional array (binary array format), for bulk statements with `unnest`.

@@ -121,8 +121,9 @@ struct PostgresSchema: Sendable {
     func migrate(_ connection: PostgresConnection) throws {
         try connection.execute("BEGIN")
         do {
-            try connection.query("SELECT pg_advisory_xact_lock($1::int4, hashtext(current_schema()))",
-                                 [PostgresValue(type: 23, bytes: withUnsafeBytes(of: Self.lockKey.bigEndian) { Array($0) })])
+            try connection.query(
+                "SELECT pg_advisory_xact_lock($1::int4, hashtext(current_schema()))",
+                [PostgresValue(type: 23, bytes: withUnsafeBytes(of: Self.lockKey.bigEndian) { Array($0) })])
             let where_ = try connection.query("SELECT current_database()::text, coalesce(current_schema()::text, '')")
             let database = "\(where_.string(0, 0)) (schema \(where_.string(0, 1)))"
             let exists = try connection.query("SELECT to_regclass('chime_meta') IS NOT NULL").bool(0, 0)
@@ -130,22 +131,32 @@ struct PostgresSchema: Sendable {
             if exists {
                 let rows = try connection.query("SELECT value FROM chime_meta WHERE key = 'schema_version'")
                 guard rows.count == 1 else {
-                    throw ChimeError(.notAStore, "the database \(database) at \(connection.described) has a chime_meta table without a schema version; it is not a Chime store and was left untouched — point --database at another database or schema")
+                    throw ChimeError(
+                        .notAStore,
+                        "the database \(database) at \(connection.described) has a chime_meta table without a schema version; it is not a Chime store and was left untouched — point --database at another database or schema"
+                    )
                 }
                 found = Int(rows.int64(0, 0))
             }
             if found > version {
-                throw ChimeError(.storeTooNew, "the Chime database \(database) at \(connection.described) has schema version \(found), but this Chime knows versions up to \(version); it was left untouched — use a newer Chime")
+                throw ChimeError(
+                    .storeTooNew,
+                    "the Chime database \(database) at \(connection.described) has schema version \(found), but this Chime knows versions up to \(version); it was left untouched — use a newer Chime"
+                )
             }
             if found < version {
                 for (index, step) in steps.enumerated().dropFirst(found) {
                     do {
                         try connection.execute(step)
                     } catch let error as ChimeError {
-                        throw ChimeError(.storeFailure, "upgrading the Chime database \(database) from version \(found) to \(version) failed at step \(index + 1): \(error.message); the database was left as it was")
+                        throw ChimeError(
+                            .storeFailure,
+                            "upgrading the Chime database \(database) from version \(found) to \(version) failed at step \(index + 1): \(error.message); the database was left as it was"
+                        )
                     }
                 }
-                try connection.query("UPDATE chime_meta SET value = $1 WHERE key = 'schema_version'", [.int8(Int64(version))])
+                try connection.query(
+                    "UPDATE chime_meta SET value = $1 WHERE key = 'schema_version'", [.int8(Int64(version))])
             }
             try connection.execute("COMMIT")
         } catch {

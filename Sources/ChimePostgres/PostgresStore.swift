@@ -146,7 +146,9 @@ public final class PostgresStore: SharedNotificationStore {
         let eventsAt = statements.count
         let events = eventsStatement()
         if let events { statements.append(events) }
-        for payload in changes.payloads(node: node) { statements.append(("SELECT pg_notify($1, $2)", [.text(channel), .text(payload)])) }
+        for payload in changes.payloads(node: node) {
+            statements.append(("SELECT pg_notify($1, $2)", [.text(channel), .text(payload)]))
+        }
         statements.append(("COMMIT", []))
         let results: [PostgresResult]
         do {
@@ -174,7 +176,8 @@ public final class PostgresStore: SharedNotificationStore {
         let count = Int64(buffered.count)
         changes.events = true
         defer { buffered.removeAll() }
-        return ("""
+        return (
+            """
             WITH counter AS (UPDATE chime_meta SET value = value + $1 WHERE key = 'event_seq' RETURNING value),
             inserted AS (
               INSERT INTO chime_events (seq, app, kind, node, body, size, at)
@@ -182,8 +185,13 @@ public final class PostgresStore: SharedNotificationStore {
               FROM unnest($3::text[], $4::text[], $5::bytea[], $6::float8[]) WITH ORDINALITY AS u(app, kind, body, at, ord)
               RETURNING 1)
             SELECT value, (SELECT count(*) FROM inserted) FROM counter
-            """, [.int8(count), .text(node), .texts(buffered.map(\.app)), .texts(buffered.map(\.kind)), .byteas(buffered.map(\.body)),
-                  .float8s(buffered.map(\.at))])
+            """,
+            [
+                .int8(count), .text(node), .texts(buffered.map(\.app)), .texts(buffered.map(\.kind)),
+                .byteas(buffered.map(\.body)),
+                .float8s(buffered.map(\.at)),
+            ]
+        )
     }
 
     /// Runs `body` in a transaction unless one is open (writes outside one commit on their own).
@@ -214,8 +222,9 @@ public final class PostgresStore: SharedNotificationStore {
     public func app(_ bundleIdentifier: String) throws -> AppRecord? {
         let locks = depth > 0 && contended[bundleIdentifier] != nil
         if locks { begin() }
-        let rows = try query("SELECT version, record FROM chime_apps WHERE bundle_id = $1" + (locks ? " FOR UPDATE" : ""),
-                                        [.text(bundleIdentifier)])
+        let rows = try query(
+            "SELECT version, record FROM chime_apps WHERE bundle_id = $1" + (locks ? " FOR UPDATE" : ""),
+            [.text(bundleIdentifier)])
         guard rows.count > 0 else {
             try saw(bundleIdentifier, version: nil)
             return nil
@@ -235,16 +244,19 @@ public final class PostgresStore: SharedNotificationStore {
             let rows: PostgresResult
             switch versions[app] {
             case .some(.some(let version)):
-                rows = try query("""
+                rows = try query(
+                    """
                     UPDATE chime_apps SET record = $2, version = version + 1 WHERE bundle_id = $1 AND version = $3 RETURNING version
                     """, [.text(app), body, .int8(version)])
             case .some(.none):
-                rows = try query("""
+                rows = try query(
+                    """
                     INSERT INTO chime_apps (bundle_id, version, record) VALUES ($1, 1, $2) ON CONFLICT (bundle_id) DO NOTHING RETURNING version
                     """, [.text(app), body])
             case .none:
                 // Not read in this transaction: a plain replacement.
-                rows = try query("""
+                rows = try query(
+                    """
                     INSERT INTO chime_apps (bundle_id, version, record) VALUES ($1, 1, $2)
                     ON CONFLICT (bundle_id) DO UPDATE SET record = excluded.record, version = chime_apps.version + 1 RETURNING version
                     """, [.text(app), body])
@@ -252,7 +264,8 @@ public final class PostgresStore: SharedNotificationStore {
             guard rows.count == 1 else {
                 versions[app] = nil
                 contended[app] = Self.contendedTransactions
-                throw ChimeError(.storeConflict, "the app \(app) was changed by another node since this transaction read it")
+                throw ChimeError(
+                    .storeConflict, "the app \(app) was changed by another node since this transaction read it")
             }
             versions[app] = .some(rows.int64(0, 0))
             changes.apps.insert(app)
@@ -265,11 +278,16 @@ public final class PostgresStore: SharedNotificationStore {
             try writeDeliveries()
             // Pending first: a node firing the app's requests holds them, and this waits for it
             // before touching what that node writes next (its delivered list, the app record).
-            for table in ["chime_pending", "chime_delivered", "chime_responses", "chime_events", "chime_categories", "chime_quarantine",
-                          "chime_receipts"] {
+            for table in [
+                "chime_pending", "chime_delivered", "chime_responses", "chime_events", "chime_categories",
+                "chime_quarantine",
+                "chime_receipts",
+            ] {
                 try query("DELETE FROM \(table) WHERE app = $1", [.text(bundleIdentifier)])
             }
-            try query("DELETE FROM chime_web_push_queue WHERE message IN (SELECT id FROM chime_web_push_messages WHERE app = $1)", [.text(bundleIdentifier)])
+            try query(
+                "DELETE FROM chime_web_push_queue WHERE message IN (SELECT id FROM chime_web_push_messages WHERE app = $1)",
+                [.text(bundleIdentifier)])
             try query("DELETE FROM chime_web_push_messages WHERE app = $1", [.text(bundleIdentifier)])
             try query("DELETE FROM chime_apps WHERE bundle_id = $1", [.text(bundleIdentifier)])
             buffered.removeAll { $0.app.isLiterally(bundleIdentifier) }
@@ -287,7 +305,8 @@ public final class PostgresStore: SharedNotificationStore {
 
     public func setCategories(_ categories: [NotificationCategory], app: String) throws {
         try write {
-            try query("""
+            try query(
+                """
                 INSERT INTO chime_categories (app, body) VALUES ($1, $2) ON CONFLICT (app) DO UPDATE SET body = excluded.body
                 """, [.text(app), .bytea(RecordCodec.encode(categories))])
             changes.categories.insert(app)
@@ -311,12 +330,14 @@ public final class PostgresStore: SharedNotificationStore {
     private func pendingRow(_ rows: PostgresResult, _ row: Int) throws -> (app: String, pending: PendingRequest) {
         let request: NotificationRequest
         do { request = try RecordCodec.decodeRequest(rows.bytes(row, 5)) } catch {
-            throw UndeliverableRequest(app: rows.string(row, 0), identifier: rows.string(row, 6),
-                                       reason: "its stored record cannot be read: \(ChimeError.message(of: error))")
+            throw UndeliverableRequest(
+                app: rows.string(row, 0), identifier: rows.string(row, 6),
+                reason: "its stored record cannot be read: \(ChimeError.message(of: error))")
         }
-        let pending = PendingRequest(request: request, nextFireDate: rows.optionalDouble(row, 2).map(Self.date),
-                                     anchor: Self.date(rows.double(row, 3)), inside: rows.optionalBool(row, 4),
-                                     sequence: rows.int64(row, 1))
+        let pending = PendingRequest(
+            request: request, nextFireDate: rows.optionalDouble(row, 2).map(Self.date),
+            anchor: Self.date(rows.double(row, 3)), inside: rows.optionalBool(row, 4),
+            sequence: rows.int64(row, 1))
         return (rows.string(row, 0), pending)
     }
 
@@ -363,7 +384,9 @@ public final class PostgresStore: SharedNotificationStore {
         let given = encodedRequests.count == records.count
         try write {
             for (index, record) in records.enumerated() {
-                let body = given && !encodedRequests[index].isEmpty ? encodedRequests[index] : RecordCodec.encode(record.request)
+                let body =
+                    given && !encodedRequests[index].isEmpty
+                    ? encodedRequests[index] : RecordCodec.encode(record.request)
                 pendingWrites.append(PendingRow(app: app, record: record, sequence: record.sequence, body: body))
             }
             changes.pending.insert(app)
@@ -384,11 +407,15 @@ public final class PostgresStore: SharedNotificationStore {
 
     private func pendingStatement() -> PostgresConnection.Statement? {
         guard !pendingWrites.isEmpty else { return nil }
-        let rows = Self.collapse(pendingWrites, key: { $0.app + "\u{0}" + $0.record.request.identifier }) { earlier, later in
-            PendingRow(app: later.app, record: later.record, sequence: later.sequence != 0 ? later.sequence : earlier.sequence, body: later.body)
+        let rows = Self.collapse(pendingWrites, key: { $0.app + "\u{0}" + $0.record.request.identifier }) {
+            earlier, later in
+            PendingRow(
+                app: later.app, record: later.record, sequence: later.sequence != 0 ? later.sequence : earlier.sequence,
+                body: later.body)
         }
         pendingWrites.removeAll(keepingCapacity: true)
-        return ("""
+        return (
+            """
             INSERT INTO chime_pending AS p (app, identifier, seq, next_fire, kind, floating, anchor, inside, request)
             SELECT u.app, u.identifier,
                    CASE WHEN u.seq <> 0 THEN u.seq
@@ -401,7 +428,8 @@ public final class PostgresStore: SharedNotificationStore {
             ON CONFLICT (app, identifier) DO UPDATE SET
               seq = excluded.seq, next_fire = excluded.next_fire, kind = excluded.kind, floating = excluded.floating,
               anchor = excluded.anchor, inside = excluded.inside, request = excluded.request
-            """, [
+            """,
+            [
                 .texts(rows.map(\.app)), .texts(rows.map(\.record.request.identifier)), .int8s(rows.map(\.sequence)),
                 .float8s(rows.map { $0.record.nextFireDate?.timeIntervalSince1970 }),
                 .int8s(rows.map { PendingRequest.storedKind($0.record.request.trigger) }),
@@ -409,27 +437,36 @@ public final class PostgresStore: SharedNotificationStore {
                 .float8s(rows.map { $0.record.anchor.timeIntervalSince1970 }),
                 .bools(rows.map(\.record.inside)),
                 .byteas(rows.map(\.body)),
-            ])
+            ]
+        )
     }
 
     public func pending(app: String) throws -> [PendingRequest] {
         try writePending()
-        return try pendingRows(try query("SELECT \(Self.pendingColumns), identifier FROM chime_pending WHERE app = $1 ORDER BY seq", [.text(app)]))
-            .map(\.pending)
+        return try pendingRows(
+            try query(
+                "SELECT \(Self.pendingColumns), identifier FROM chime_pending WHERE app = $1 ORDER BY seq", [.text(app)]
+            )
+        )
+        .map(\.pending)
     }
 
     public func pending(app: String, identifier: String) throws -> PendingRequest? {
         try writePending()
-        return try pendingRows(try query("SELECT \(Self.pendingColumns), identifier FROM chime_pending WHERE app = $1 AND identifier = $2",
-                                             [.text(app), .text(identifier)])).first?.pending
+        return try pendingRows(
+            try query(
+                "SELECT \(Self.pendingColumns), identifier FROM chime_pending WHERE app = $1 AND identifier = $2",
+                [.text(app), .text(identifier)])
+        ).first?.pending
     }
 
     /// Deletes by identifier; returns those that existed, in the order asked, each once.
     private func remove(from table: String, app: String, identifiers: [String]) throws -> [String] {
         guard !identifiers.isEmpty else { return [] }
         return try write {
-            let rows = try query("DELETE FROM \(table) WHERE app = $1 AND identifier = ANY($2::text[]) RETURNING identifier",
-                                            [.text(app), .texts(identifiers)])
+            let rows = try query(
+                "DELETE FROM \(table) WHERE app = $1 AND identifier = ANY($2::text[]) RETURNING identifier",
+                [.text(app), .texts(identifiers)])
             if rows.count > 0 && table == "chime_pending" { changes.pending.insert(app) }
             var found = Set((0..<rows.count).map { LiteralKey(rows.string($0, 0)) })
             return identifiers.filter { found.remove(LiteralKey($0)) != nil }
@@ -457,7 +494,9 @@ public final class PostgresStore: SharedNotificationStore {
 
     /// `due`, each row with its request's record as stored: firing builds the delivered record from
     /// it (``putDelivered(_:app:encodedRequest:)``) instead of encoding the request again.
-    public func dueEncoded(before date: Date, limit: Int) throws -> [(app: String, pending: PendingRequest, encoded: [UInt8]?)] {
+    public func dueEncoded(before date: Date, limit: Int) throws -> [(
+        app: String, pending: PendingRequest, encoded: [UInt8]?
+    )] {
         guard let rows = try claimDue(before: date, limit: limit) else { return [] }
         var result: [(app: String, pending: PendingRequest, encoded: [UInt8]?)] = []
         result.reserveCapacity(rows.count)
@@ -474,7 +513,8 @@ public final class PostgresStore: SharedNotificationStore {
         try writePending()
         guard limit > 0 else { return nil }
         begin()
-        return try query("""
+        return try query(
+            """
             SELECT \(Self.pendingColumns), identifier FROM chime_pending
             WHERE next_fire IS NOT NULL AND next_fire <= $1 ORDER BY next_fire, seq LIMIT $2
             FOR UPDATE SKIP LOCKED
@@ -488,7 +528,8 @@ public final class PostgresStore: SharedNotificationStore {
         try writePending()
         try writeDeliveries()
         // Each from its partial index; LEAST ignores a NULL (nothing of that kind).
-        let rows = try query("""
+        let rows = try query(
+            """
             SELECT LEAST((SELECT next_fire FROM chime_pending WHERE next_fire IS NOT NULL ORDER BY next_fire, seq LIMIT 1),
                          (SELECT dismiss_at FROM chime_delivered WHERE dismiss_at IS NOT NULL ORDER BY dismiss_at, seq LIMIT 1),
                          (SELECT next_at FROM chime_receipts WHERE next_at IS NOT NULL ORDER BY next_at, seq LIMIT 1))
@@ -503,21 +544,28 @@ public final class PostgresStore: SharedNotificationStore {
 
     /// The `limit` rows of `table` with the soonest `column` (a date), in `(column, seq)` order:
     /// the windows' refills (fire dates, ends of relevance, escalation steps).
-    private func soonest(column: String, of table: String, limit: Int) throws -> [(app: String, identifier: String, date: Date, sequence: Int64)] {
-        let rows = try query("""
+    private func soonest(column: String, of table: String, limit: Int) throws -> [(
+        app: String, identifier: String, date: Date, sequence: Int64
+    )] {
+        let rows = try query(
+            """
             SELECT app, identifier, \(column), seq FROM \(table) WHERE \(column) IS NOT NULL ORDER BY \(column), seq LIMIT $1
             """, [.int8(Int64(max(limit, 0)))])
-        return (0..<rows.count).map { (rows.string($0, 0), rows.string($0, 1), Self.date(rows.double($0, 2)), rows.int64($0, 3)) }
+        return (0..<rows.count).map {
+            (rows.string($0, 0), rows.string($0, 1), Self.date(rows.double($0, 2)), rows.int64($0, 3))
+        }
     }
 
     public func locationPending() throws -> [(app: String, pending: PendingRequest)] {
         try writePending()
-        return try pendingRows(try query("SELECT \(Self.pendingColumns), identifier FROM chime_pending WHERE kind = 3 ORDER BY seq"))
+        return try pendingRows(
+            try query("SELECT \(Self.pendingColumns), identifier FROM chime_pending WHERE kind = 3 ORDER BY seq"))
     }
 
     public func floatingPending() throws -> [(app: String, pending: PendingRequest)] {
         try writePending()
-        return try pendingRows(try query("SELECT \(Self.pendingColumns), identifier FROM chime_pending WHERE floating ORDER BY seq"))
+        return try pendingRows(
+            try query("SELECT \(Self.pendingColumns), identifier FROM chime_pending WHERE floating ORDER BY seq"))
     }
 
     public func pendingCount(app: String?) throws -> Int {
@@ -554,15 +602,22 @@ public final class PostgresStore: SharedNotificationStore {
     /// `putDelivered`, the record built from the request's as ``dueEncoded(before:limit:)`` gave it
     /// (the request is copied, not encoded again).
     @discardableResult
-    public func putDelivered(_ notification: DeliveredNotification, app: String, encodedRequest: [UInt8]?) throws -> Int64 {
+    public func putDelivered(_ notification: DeliveredNotification, app: String, encodedRequest: [UInt8]?) throws
+        -> Int64
+    {
         try write {
             var notification = notification
             if notification.sequence == 0 { notification.sequence = try takeSequence() }
-            let body = encodedRequest.map { RecordCodec.encode(notification, encodedRequest: $0) } ?? RecordCodec.encode(notification)
-            deliveries.append(DeliveredRow(app: app, identifier: notification.request.identifier, sequence: notification.sequence,
-                                           date: notification.date.timeIntervalSince1970, thread: notification.request.content.threadIdentifier,
-                                           body: body,
-                                           dismissAt: notification.dismissDate?.timeIntervalSince1970))
+            let body =
+                encodedRequest.map { RecordCodec.encode(notification, encodedRequest: $0) }
+                ?? RecordCodec.encode(notification)
+            deliveries.append(
+                DeliveredRow(
+                    app: app, identifier: notification.request.identifier, sequence: notification.sequence,
+                    date: notification.date.timeIntervalSince1970,
+                    thread: notification.request.content.threadIdentifier,
+                    body: body,
+                    dismissAt: notification.dismissDate?.timeIntervalSince1970))
             if deliveries.count >= 8192 { try writeDeliveries() }
             return notification.sequence
         }
@@ -585,18 +640,22 @@ public final class PostgresStore: SharedNotificationStore {
         guard !deliveries.isEmpty else { return nil }
         let rows = Self.collapse(deliveries, key: { $0.app + "\u{0}" + $0.identifier }) { _, later in later }
         deliveries.removeAll(keepingCapacity: true)
-        var parameters: [PostgresValue] = [.texts(rows.map(\.app)), .texts(rows.map(\.identifier)), .int8s(rows.map(\.sequence)),
-                                           .float8s(rows.map(\.date)), .texts(rows.map(\.thread)), .byteas(rows.map(\.body))]
+        var parameters: [PostgresValue] = [
+            .texts(rows.map(\.app)), .texts(rows.map(\.identifier)), .int8s(rows.map(\.sequence)),
+            .float8s(rows.map(\.date)), .texts(rows.map(\.thread)), .byteas(rows.map(\.body)),
+        ]
         // The end of relevance only when some row has one; otherwise the column's default (none),
         // which also clears it from a replaced row.
         let dismissals = rows.contains { $0.dismissAt != nil }
         if dismissals { parameters.append(.float8s(rows.map(\.dismissAt))) }
-        return ("""
+        return (
+            """
             INSERT INTO chime_delivered (app, identifier, seq, date, thread, body\(dismissals ? ", dismiss_at" : ""))
             SELECT * FROM unnest($1::text[], $2::text[], $3::int8[], $4::float8[], $5::text[], $6::bytea[]\(dismissals ? ", $7::float8[]" : ""))
             ON CONFLICT (app, identifier) DO UPDATE SET seq = excluded.seq, date = excluded.date, thread = excluded.thread, body = excluded.body,
               dismiss_at = excluded.dismiss_at
-            """, parameters)
+            """, parameters
+        )
     }
 
     public func dueDismissals(before date: Date, limit: Int) throws -> [(app: String, identifier: String)] {
@@ -604,14 +663,16 @@ public final class PostgresStore: SharedNotificationStore {
         guard limit > 0 else { return [] }
         // The claim, as `due(before:limit:)`'s: one node removes each.
         begin()
-        let rows = try query("""
+        let rows = try query(
+            """
             SELECT app, identifier FROM chime_delivered WHERE dismiss_at IS NOT NULL AND dismiss_at <= $1 ORDER BY dismiss_at, seq LIMIT $2
             FOR UPDATE SKIP LOCKED
             """, [.float8(date.timeIntervalSince1970), .int8(Int64(limit))])
         return (0..<rows.count).map { (rows.string($0, 0), rows.string($0, 1)) }
     }
 
-    public func soonestDismissals(limit: Int) throws -> [(app: String, identifier: String, date: Date, sequence: Int64)] {
+    public func soonestDismissals(limit: Int) throws -> [(app: String, identifier: String, date: Date, sequence: Int64)]
+    {
         try writeDeliveries()
         return try soonest(column: "dismiss_at", of: "chime_delivered", limit: limit)
     }
@@ -628,11 +689,15 @@ public final class PostgresStore: SharedNotificationStore {
     public func delivered(app: String, thread: String?) throws -> [DeliveredNotification] {
         try writeDeliveries()
         if let thread {
-            return try deliveredRows(try query(
-                "SELECT seq, body FROM chime_delivered WHERE app = $1 AND thread = $2 ORDER BY date DESC, seq DESC", [.text(app), .text(thread)]))
+            return try deliveredRows(
+                try query(
+                    "SELECT seq, body FROM chime_delivered WHERE app = $1 AND thread = $2 ORDER BY date DESC, seq DESC",
+                    [.text(app), .text(thread)]))
         }
-        return try deliveredRows(try query("SELECT seq, body FROM chime_delivered WHERE app = $1 ORDER BY date DESC, seq DESC",
-                                                      [.text(app)]))
+        return try deliveredRows(
+            try query(
+                "SELECT seq, body FROM chime_delivered WHERE app = $1 ORDER BY date DESC, seq DESC",
+                [.text(app)]))
     }
 
     // MARK: Escalation receipts
@@ -644,62 +709,85 @@ public final class PostgresStore: SharedNotificationStore {
 
     public func putReceipt(_ receipt: EscalationReceipt) throws {
         _ = try write {
-            try query("""
+            try query(
+                """
                 INSERT INTO chime_receipts (\(Self.receiptColumns), ended_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)
                 ON CONFLICT (app, identifier) DO UPDATE SET seq = excluded.seq, delivered_at = excluded.delivered_at, every = excluded.every,
                   duration = excluded.duration, alerts = excluded.alerts, last_alerted = excluded.last_alerted, next_at = excluded.next_at,
                   acknowledged_at = excluded.acknowledged_at, action = excluded.action, surface = excluded.surface,
                   expired = excluded.expired, removed_at = excluded.removed_at, ended_at = excluded.ended_at
-                """, [.text(receipt.app), .text(receipt.identifier), .int8(receipt.sequence), .float8(receipt.deliveredAt.timeIntervalSince1970),
-                        .float8(receipt.escalation.interval), .float8(receipt.escalation.duration), .int8(Int64(receipt.alerts)),
-                        .float8(receipt.lastAlertedAt.timeIntervalSince1970), .float8(receipt.nextAlertAt?.timeIntervalSince1970),
-                        .float8(receipt.acknowledgedAt?.timeIntervalSince1970), .text(receipt.actionIdentifier), .text(receipt.surface),
-                        .bool(receipt.expired), .float8(receipt.removedAt?.timeIntervalSince1970), .float8(receipt.endedAt?.timeIntervalSince1970)])
+                """,
+                [
+                    .text(receipt.app), .text(receipt.identifier), .int8(receipt.sequence),
+                    .float8(receipt.deliveredAt.timeIntervalSince1970),
+                    .float8(receipt.escalation.interval), .float8(receipt.escalation.duration),
+                    .int8(Int64(receipt.alerts)),
+                    .float8(receipt.lastAlertedAt.timeIntervalSince1970),
+                    .float8(receipt.nextAlertAt?.timeIntervalSince1970),
+                    .float8(receipt.acknowledgedAt?.timeIntervalSince1970), .text(receipt.actionIdentifier),
+                    .text(receipt.surface),
+                    .bool(receipt.expired), .float8(receipt.removedAt?.timeIntervalSince1970),
+                    .float8(receipt.endedAt?.timeIntervalSince1970),
+                ])
         }
     }
 
     private static func receipts(_ rows: PostgresResult) -> [EscalationReceipt] {
         (0..<rows.count).map { row in
-            EscalationReceipt(app: rows.string(row, 0), identifier: rows.string(row, 1), sequence: rows.int64(row, 2),
-                              deliveredAt: date(rows.double(row, 3)),
-                              escalation: NotificationEscalation(every: rows.double(row, 4), for: rows.double(row, 5)),
-                              alerts: Int(rows.int64(row, 6)), lastAlertedAt: date(rows.double(row, 7)),
-                              nextAlertAt: rows.optionalDouble(row, 8).map(date), acknowledgedAt: rows.optionalDouble(row, 9).map(date),
-                              actionIdentifier: rows.isNull(row, 10) ? nil : rows.string(row, 10),
-                              surface: rows.isNull(row, 11) ? nil : rows.string(row, 11),
-                              expired: rows.bool(row, 12), removedAt: rows.optionalDouble(row, 13).map(date))
+            EscalationReceipt(
+                app: rows.string(row, 0), identifier: rows.string(row, 1), sequence: rows.int64(row, 2),
+                deliveredAt: date(rows.double(row, 3)),
+                escalation: NotificationEscalation(every: rows.double(row, 4), for: rows.double(row, 5)),
+                alerts: Int(rows.int64(row, 6)), lastAlertedAt: date(rows.double(row, 7)),
+                nextAlertAt: rows.optionalDouble(row, 8).map(date),
+                acknowledgedAt: rows.optionalDouble(row, 9).map(date),
+                actionIdentifier: rows.isNull(row, 10) ? nil : rows.string(row, 10),
+                surface: rows.isNull(row, 11) ? nil : rows.string(row, 11),
+                expired: rows.bool(row, 12), removedAt: rows.optionalDouble(row, 13).map(date))
         }
     }
 
     public func receipt(app: String, identifier: String) throws -> EscalationReceipt? {
-        Self.receipts(try query("SELECT \(Self.receiptColumns) FROM chime_receipts WHERE app = $1 AND identifier = $2",
-                                [.text(app), .text(identifier)])).first
+        Self.receipts(
+            try query(
+                "SELECT \(Self.receiptColumns) FROM chime_receipts WHERE app = $1 AND identifier = $2",
+                [.text(app), .text(identifier)])
+        ).first
     }
 
     public func dueEscalations(before date: Date, limit: Int) throws -> [EscalationReceipt] {
         guard limit > 0 else { return [] }
         // The claim, as `due(before:limit:)`'s: one node takes each step.
         begin()
-        return Self.receipts(try query("""
-            SELECT \(Self.receiptColumns) FROM chime_receipts WHERE next_at IS NOT NULL AND next_at <= $1 ORDER BY next_at, seq LIMIT $2
-            FOR UPDATE SKIP LOCKED
-            """, [.float8(date.timeIntervalSince1970), .int8(Int64(limit))]))
+        return Self.receipts(
+            try query(
+                """
+                SELECT \(Self.receiptColumns) FROM chime_receipts WHERE next_at IS NOT NULL AND next_at <= $1 ORDER BY next_at, seq LIMIT $2
+                FOR UPDATE SKIP LOCKED
+                """, [.float8(date.timeIntervalSince1970), .int8(Int64(limit))]))
     }
 
-    public func soonestEscalations(limit: Int) throws -> [(app: String, identifier: String, date: Date, sequence: Int64)] {
+    public func soonestEscalations(limit: Int) throws -> [(
+        app: String, identifier: String, date: Date, sequence: Int64
+    )] {
         try soonest(column: "next_at", of: "chime_receipts", limit: limit)
     }
 
     public func pruneReceipts(endedBefore date: Date) throws {
         _ = try write {
-            try query("DELETE FROM chime_receipts WHERE ended_at IS NOT NULL AND ended_at < $1", [.float8(date.timeIntervalSince1970)])
+            try query(
+                "DELETE FROM chime_receipts WHERE ended_at IS NOT NULL AND ended_at < $1",
+                [.float8(date.timeIntervalSince1970)])
         }
     }
 
     public func delivered(app: String, identifier: String) throws -> DeliveredNotification? {
         try writeDeliveries()
-        return try deliveredRows(try query("SELECT seq, body FROM chime_delivered WHERE app = $1 AND identifier = $2",
-                                               [.text(app), .text(identifier)])).first
+        return try deliveredRows(
+            try query(
+                "SELECT seq, body FROM chime_delivered WHERE app = $1 AND identifier = $2",
+                [.text(app), .text(identifier)])
+        ).first
     }
 
     public func removeDelivered(app: String, identifiers: [String]) throws -> [String] {
@@ -712,10 +800,12 @@ public final class PostgresStore: SharedNotificationStore {
             try writeDeliveries()
             let rows: PostgresResult
             if let thread {
-                rows = try query("DELETE FROM chime_delivered WHERE app = $1 AND thread = $2 RETURNING identifier, date, seq",
-                                            [.text(app), .text(thread)])
+                rows = try query(
+                    "DELETE FROM chime_delivered WHERE app = $1 AND thread = $2 RETURNING identifier, date, seq",
+                    [.text(app), .text(thread)])
             } else {
-                rows = try query("DELETE FROM chime_delivered WHERE app = $1 RETURNING identifier, date, seq", [.text(app)])
+                rows = try query(
+                    "DELETE FROM chime_delivered WHERE app = $1 RETURNING identifier, date, seq", [.text(app)])
             }
             return (0..<rows.count).map { (rows.double($0, 1), rows.int64($0, 2), rows.string($0, 0)) }
                 .sorted { ($0.0, $0.1) > ($1.0, $1.1) }.map(\.2)
@@ -729,27 +819,34 @@ public final class PostgresStore: SharedNotificationStore {
 
     public func oldestDelivered(app: String, limit: Int) throws -> [String] {
         try writeDeliveries()
-        let rows = try query("SELECT identifier FROM chime_delivered WHERE app = $1 ORDER BY date, seq LIMIT $2",
-                             [.text(app), .int8(Int64(max(limit, 0)))])
+        let rows = try query(
+            "SELECT identifier FROM chime_delivered WHERE app = $1 ORDER BY date, seq LIMIT $2",
+            [.text(app), .int8(Int64(max(limit, 0)))])
         return (0..<rows.count).map { rows.string($0, 0) }
     }
 
     public func usage(app: String) throws -> StorageUsage {
         try writePending()
         try writeDeliveries()
-        let rows = try query("""
+        let rows = try query(
+            """
             SELECT (SELECT count(*) FROM chime_pending WHERE app = $1), (SELECT coalesce(sum(octet_length(request)), 0) FROM chime_pending WHERE app = $1),
                    (SELECT count(*) FROM chime_delivered WHERE app = $1), (SELECT coalesce(sum(octet_length(body)), 0) FROM chime_delivered WHERE app = $1)
             """, [.text(app)])
-        return StorageUsage(pending: Int(rows.int64(0, 0)), delivered: Int(rows.int64(0, 2)), bytes: Int(rows.int64(0, 1) + rows.int64(0, 3)))
+        return StorageUsage(
+            pending: Int(rows.int64(0, 0)), delivered: Int(rows.int64(0, 2)),
+            bytes: Int(rows.int64(0, 1) + rows.int64(0, 3)))
     }
 
     // MARK: Quarantine
 
-    public func quarantinePending(app: String, identifier: String, reason: String, date: Date) throws -> QuarantinedRequest? {
+    public func quarantinePending(app: String, identifier: String, reason: String, date: Date) throws
+        -> QuarantinedRequest?
+    {
         try writePending()
         return try write {
-            let rows = try query("""
+            let rows = try query(
+                """
                 WITH moved AS (DELETE FROM chime_pending WHERE app = $1 AND identifier = $2 RETURNING request)
                 INSERT INTO chime_quarantine (id, app, identifier, reason, at, request)
                 SELECT nextval('chime_quarantine_seq'), $1, $2, $3, $4, request FROM moved
@@ -757,19 +854,22 @@ public final class PostgresStore: SharedNotificationStore {
                 """, [.text(app), .text(identifier), .text(reason), .float8(date.timeIntervalSince1970)])
             guard rows.count == 1 else { return nil }
             changes.pending.insert(app)
-            return QuarantinedRequest(id: rows.int64(0, 0), app: app, identifier: identifier, reason: reason, date: date,
-                                      request: try? RecordCodec.decodeRequest(rows.bytes(0, 1)))
+            return QuarantinedRequest(
+                id: rows.int64(0, 0), app: app, identifier: identifier, reason: reason, date: date,
+                request: try? RecordCodec.decodeRequest(rows.bytes(0, 1)))
         }
     }
 
     public func quarantined(after id: Int64, limit: Int) throws -> [QuarantinedRequest] {
-        let rows = try query("""
+        let rows = try query(
+            """
             SELECT id, app, identifier, reason, at, request FROM chime_quarantine WHERE id > $1 ORDER BY id LIMIT $2
             """, [.int8(id), .int8(Int64(max(limit, 0)))])
         return (0..<rows.count).map { row in
-            QuarantinedRequest(id: rows.int64(row, 0), app: rows.string(row, 1), identifier: rows.string(row, 2),
-                               reason: rows.string(row, 3), date: Self.date(rows.double(row, 4)),
-                               request: try? RecordCodec.decodeRequest(rows.bytes(row, 5)))
+            QuarantinedRequest(
+                id: rows.int64(row, 0), app: rows.string(row, 1), identifier: rows.string(row, 2),
+                reason: rows.string(row, 3), date: Self.date(rows.double(row, 4)),
+                request: try? RecordCodec.decodeRequest(rows.bytes(row, 5)))
         }
     }
 
@@ -787,8 +887,10 @@ public final class PostgresStore: SharedNotificationStore {
         try write {
             var response = response
             response.id = 0
-            return try query("INSERT INTO chime_responses (id, app, body) VALUES (nextval('chime_response_seq'), $1, $2) RETURNING id",
-                                        [.text(app), .bytea(RecordCodec.encode(response))]).int64(0, 0)
+            return try query(
+                "INSERT INTO chime_responses (id, app, body) VALUES (nextval('chime_response_seq'), $1, $2) RETURNING id",
+                [.text(app), .bytea(RecordCodec.encode(response))]
+            ).int64(0, 0)
         }
     }
 
@@ -803,7 +905,8 @@ public final class PostgresStore: SharedNotificationStore {
 
     public func removeResponse(app: String, id: Int64) throws -> Bool {
         try write {
-            try query("DELETE FROM chime_responses WHERE app = $1 AND id = $2 RETURNING id", [.text(app), .int8(id)]).count > 0
+            try query("DELETE FROM chime_responses WHERE app = $1 AND id = $2 RETURNING id", [.text(app), .int8(id)])
+                .count > 0
         }
     }
 
@@ -831,11 +934,13 @@ public final class PostgresStore: SharedNotificationStore {
     public func events(after sequence: Int64, app: String?, limit: Int) throws -> [EngineEvent] {
         let rows: PostgresResult
         if let app {
-            rows = try query("SELECT seq, body FROM chime_events WHERE app = $1 AND seq > $2 ORDER BY seq LIMIT $3",
-                                        [.text(app), .int8(sequence), .int8(Int64(max(limit, 0)))])
+            rows = try query(
+                "SELECT seq, body FROM chime_events WHERE app = $1 AND seq > $2 ORDER BY seq LIMIT $3",
+                [.text(app), .int8(sequence), .int8(Int64(max(limit, 0)))])
         } else {
-            rows = try query("SELECT seq, body FROM chime_events WHERE seq > $1 ORDER BY seq LIMIT $2",
-                                        [.int8(sequence), .int8(Int64(max(limit, 0)))])
+            rows = try query(
+                "SELECT seq, body FROM chime_events WHERE seq > $1 ORDER BY seq LIMIT $2",
+                [.int8(sequence), .int8(Int64(max(limit, 0)))])
         }
         return try Self.events(rows)
     }
@@ -863,8 +968,9 @@ public final class PostgresStore: SharedNotificationStore {
                 try query("DELETE FROM chime_events")
                 return
             }
-            try query("DELETE FROM chime_events WHERE seq < (SELECT seq FROM chime_events ORDER BY seq DESC LIMIT 1 OFFSET $1)",
-                                 [.int8(Int64(keeping - 1))])
+            try query(
+                "DELETE FROM chime_events WHERE seq < (SELECT seq FROM chime_events ORDER BY seq DESC LIMIT 1 OFFSET $1)",
+                [.int8(Int64(keeping - 1))])
         }
     }
 
@@ -873,12 +979,14 @@ public final class PostgresStore: SharedNotificationStore {
     public func pruneEvents(_ retention: EventRetention, now: Date) throws {
         try write {
             try pruneEvents(keeping: retention.count)
-            try query("""
+            try query(
+                """
                 DELETE FROM chime_events WHERE seq <= (
                   SELECT seq FROM (SELECT seq, sum(size) OVER (ORDER BY seq DESC) AS total FROM chime_events) AS running
                   WHERE total > $1 ORDER BY seq DESC LIMIT 1)
                 """, [.int8(Int64(max(0, retention.bytes)))])
-            try query("""
+            try query(
+                """
                 DELETE FROM chime_events WHERE seq < coalesce((SELECT min(seq) FROM chime_events WHERE at >= $1),
                                                               (SELECT max(seq) + 1 FROM chime_events))
                 """, [.float8(now.addingTimeInterval(-retention.age).timeIntervalSince1970)])
@@ -889,11 +997,16 @@ public final class PostgresStore: SharedNotificationStore {
 
     public func pending(app: String, after sequence: Int64, limit: Int) throws -> [PendingRequest] {
         try writePending()
-        return try pendingRows(try query("SELECT \(Self.pendingColumns), identifier FROM chime_pending WHERE app = $1 AND seq > $2 ORDER BY seq LIMIT $3",
-                                         [.text(app), .int8(sequence), .int8(Int64(max(0, limit)))])).map(\.pending)
+        return try pendingRows(
+            try query(
+                "SELECT \(Self.pendingColumns), identifier FROM chime_pending WHERE app = $1 AND seq > $2 ORDER BY seq LIMIT $3",
+                [.text(app), .int8(sequence), .int8(Int64(max(0, limit)))])
+        ).map(\.pending)
     }
 
-    public func delivered(app: String, thread: String?, after cursor: DeliveredCursor?, limit: Int) throws -> [DeliveredNotification] {
+    public func delivered(app: String, thread: String?, after cursor: DeliveredCursor?, limit: Int) throws
+        -> [DeliveredNotification]
+    {
         try writeDeliveries()
         var sql = "SELECT seq, body FROM chime_delivered WHERE app = $1"
         var parameters: [PostgresValue] = [.text(app)]
@@ -911,8 +1024,9 @@ public final class PostgresStore: SharedNotificationStore {
     }
 
     public func responses(app: String, after id: Int64, limit: Int) throws -> [NotificationResponse] {
-        let rows = try query("SELECT id, body FROM chime_responses WHERE app = $1 AND id > $2 ORDER BY id LIMIT $3",
-                             [.text(app), .int8(id), .int8(Int64(max(0, limit)))])
+        let rows = try query(
+            "SELECT id, body FROM chime_responses WHERE app = $1 AND id > $2 ORDER BY id LIMIT $3",
+            [.text(app), .int8(id), .int8(Int64(max(0, limit)))])
         return try (0..<rows.count).map { row in
             var response = try RecordCodec.decodeResponse(rows.bytes(row, 1))
             response.id = rows.int64(row, 0)
@@ -922,7 +1036,8 @@ public final class PostgresStore: SharedNotificationStore {
 
     /// By bundle identifier in code-point order (`COLLATE "C"`), as Swift compares them.
     public func apps(after bundleIdentifier: String?, limit: Int) throws -> [AppRecord] {
-        let rows = try query("""
+        let rows = try query(
+            """
             SELECT version, record, bundle_id FROM chime_apps WHERE $1::text IS NULL OR bundle_id COLLATE "C" > $1::text
             ORDER BY bundle_id COLLATE "C" LIMIT $2
             """, [bundleIdentifier.map { .text($0) } ?? .null, .int8(Int64(max(0, limit)))])
@@ -953,23 +1068,35 @@ public final class PostgresStore: SharedNotificationStore {
 
     public func putWebPushSubscription(_ subscription: WebPushSubscription) throws {
         try write {
-            let taken = try query("SELECT id FROM chime_web_push_subscriptions WHERE endpoint = $1 AND id <> $2",
-                                  [.text(subscription.endpoint), .text(subscription.id)])
-            if taken.count > 0 { throw ChimeError(.invalidValue, field: "endpoint", "another subscription has this endpoint") }
-            try query("""
+            let taken = try query(
+                "SELECT id FROM chime_web_push_subscriptions WHERE endpoint = $1 AND id <> $2",
+                [.text(subscription.endpoint), .text(subscription.id)])
+            if taken.count > 0 {
+                throw ChimeError(.invalidValue, field: "endpoint", "another subscription has this endpoint")
+            }
+            try query(
+                """
                 INSERT INTO chime_web_push_subscriptions (id, endpoint, created, record) VALUES ($1, $2, $3, $4)
                 ON CONFLICT (id) DO UPDATE SET endpoint = excluded.endpoint, created = excluded.created, record = excluded.record
-                """, [.text(subscription.id), .text(subscription.endpoint), .float8(subscription.created.timeIntervalSince1970), .text(subscription.storedRecord)])
+                """,
+                [
+                    .text(subscription.id), .text(subscription.endpoint),
+                    .float8(subscription.created.timeIntervalSince1970), .text(subscription.storedRecord),
+                ])
         }
     }
 
     public func removeWebPushSubscription(id: String) throws -> Bool {
         try write {
-            guard try query("DELETE FROM chime_web_push_subscriptions WHERE id = $1 RETURNING id", [.text(id)]).count > 0 else { return false }
-            let messages = try query("DELETE FROM chime_web_push_queue WHERE subscription = $1 RETURNING message", [.text(id)])
+            guard
+                try query("DELETE FROM chime_web_push_subscriptions WHERE id = $1 RETURNING id", [.text(id)]).count > 0
+            else { return false }
+            let messages = try query(
+                "DELETE FROM chime_web_push_queue WHERE subscription = $1 RETURNING message", [.text(id)])
             let ids = (0..<messages.count).map { messages.int64($0, 0) }
             if !ids.isEmpty {
-                try query("""
+                try query(
+                    """
                     DELETE FROM chime_web_push_messages m WHERE m.id = ANY($1) AND NOT EXISTS (SELECT 1 FROM chime_web_push_queue q WHERE q.message = m.id)
                     """, [.int8s(ids)])
             }
@@ -981,11 +1108,16 @@ public final class PostgresStore: SharedNotificationStore {
         try query("SELECT EXISTS (SELECT 1 FROM chime_web_push_subscriptions)").bool(0, 0)
     }
 
-    public func queueWebPush(_ message: String, app: String, subscriptions: [String], claimedUntil: Date) throws -> Int64 {
+    public func queueWebPush(_ message: String, app: String, subscriptions: [String], claimedUntil: Date) throws
+        -> Int64
+    {
         try write {
-            let id = try query("INSERT INTO chime_web_push_messages (id, app, body) VALUES (nextval('chime_web_push_message_seq'), $1, $2) RETURNING id",
-                               [.text(app), .text(message)]).int64(0, 0)
-            try query("""
+            let id = try query(
+                "INSERT INTO chime_web_push_messages (id, app, body) VALUES (nextval('chime_web_push_message_seq'), $1, $2) RETURNING id",
+                [.text(app), .text(message)]
+            ).int64(0, 0)
+            try query(
+                """
                 INSERT INTO chime_web_push_queue (message, subscription, attempts, not_before)
                 SELECT $1, s, 0, $3 FROM unnest($2::text[]) AS s ON CONFLICT DO NOTHING
                 """, [.int8(id), .texts(subscriptions), .float8(claimedUntil.timeIntervalSince1970)])
@@ -995,7 +1127,8 @@ public final class PostgresStore: SharedNotificationStore {
 
     public func claimWebPushes(before date: Date, claimUntil: Date, limit: Int) throws -> [QueuedWebPush] {
         try write {
-            let rows = try query("""
+            let rows = try query(
+                """
                 WITH due AS (
                   SELECT message, subscription, not_before FROM chime_web_push_queue WHERE not_before <= $1
                   ORDER BY not_before, message, subscription LIMIT $2 FOR UPDATE SKIP LOCKED),
@@ -1005,26 +1138,36 @@ public final class PostgresStore: SharedNotificationStore {
                   RETURNING q.message, q.subscription, q.attempts, due.not_before AS was)
                 SELECT c.message, c.subscription, m.app, m.body, c.attempts, c.was FROM claimed c JOIN chime_web_push_messages m ON m.id = c.message
                 ORDER BY c.was, c.message, c.subscription
-                """, [.float8(date.timeIntervalSince1970), .int8(Int64(max(0, limit))), .float8(claimUntil.timeIntervalSince1970)])
+                """,
+                [
+                    .float8(date.timeIntervalSince1970), .int8(Int64(max(0, limit))),
+                    .float8(claimUntil.timeIntervalSince1970),
+                ])
             return (0..<rows.count).map { row in
-                QueuedWebPush(message: rows.int64(row, 0), subscription: rows.string(row, 1), app: rows.string(row, 2), body: rows.string(row, 3),
-                              attempts: Int(rows.int64(row, 4)), notBefore: Self.date(rows.double(row, 5)))
+                QueuedWebPush(
+                    message: rows.int64(row, 0), subscription: rows.string(row, 1), app: rows.string(row, 2),
+                    body: rows.string(row, 3),
+                    attempts: Int(rows.int64(row, 4)), notBefore: Self.date(rows.double(row, 5)))
             }
         }
     }
 
     public func retryWebPush(message: Int64, subscription: String, attempts: Int, notBefore: Date) throws {
         try write {
-            _ = try query("UPDATE chime_web_push_queue SET attempts = $3, not_before = $4 WHERE message = $1 AND subscription = $2",
-                      [.int8(message), .text(subscription), .int8(Int64(attempts)), .float8(notBefore.timeIntervalSince1970)])
+            _ = try query(
+                "UPDATE chime_web_push_queue SET attempts = $3, not_before = $4 WHERE message = $1 AND subscription = $2",
+                [.int8(message), .text(subscription), .int8(Int64(attempts)), .float8(notBefore.timeIntervalSince1970)])
         }
     }
 
     public func finishWebPush(message: Int64, subscription: String) throws {
         try write {
-            try query("DELETE FROM chime_web_push_queue WHERE message = $1 AND subscription = $2", [.int8(message), .text(subscription)])
-            try query("DELETE FROM chime_web_push_messages m WHERE m.id = $1 AND NOT EXISTS (SELECT 1 FROM chime_web_push_queue q WHERE q.message = $1)",
-                      [.int8(message)])
+            try query(
+                "DELETE FROM chime_web_push_queue WHERE message = $1 AND subscription = $2",
+                [.int8(message), .text(subscription)])
+            try query(
+                "DELETE FROM chime_web_push_messages m WHERE m.id = $1 AND NOT EXISTS (SELECT 1 FROM chime_web_push_queue q WHERE q.message = $1)",
+                [.int8(message)])
         }
     }
 
@@ -1032,10 +1175,15 @@ public final class PostgresStore: SharedNotificationStore {
     public func releaseWebPushes(_ pushes: [QueuedWebPushID], at date: Date) throws {
         guard !pushes.isEmpty else { return }
         try write {
-            try query("""
+            try query(
+                """
                 UPDATE chime_web_push_queue q SET not_before = $1 FROM unnest($2::int8[], $3::text[]) AS r(message, subscription)
                 WHERE q.message = r.message AND q.subscription = r.subscription
-                """, [.float8(date.timeIntervalSince1970), .int8s(pushes.map(\.message)), .texts(pushes.map(\.subscription))])
+                """,
+                [
+                    .float8(date.timeIntervalSince1970), .int8s(pushes.map(\.message)),
+                    .texts(pushes.map(\.subscription)),
+                ])
             changes.webPush = true
         }
     }
@@ -1056,8 +1204,9 @@ public final class PostgresStore: SharedNotificationStore {
     public func setValue(_ value: String?, forKey key: String) throws {
         try write {
             if let value {
-                try query("INSERT INTO chime_kv (key, value) VALUES ($1, $2) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
-                                     [.text(key), .text(value)])
+                try query(
+                    "INSERT INTO chime_kv (key, value) VALUES ($1, $2) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+                    [.text(key), .text(value)])
             } else {
                 try query("DELETE FROM chime_kv WHERE key = $1", [.text(key)])
             }
@@ -1076,7 +1225,8 @@ public final class PostgresStore: SharedNotificationStore {
 
     public func insertValue(_ value: String, forKey key: String) throws -> String {
         try write {
-            let rows = try query("""
+            let rows = try query(
+                """
                 INSERT INTO chime_kv (key, value) VALUES ($1, $2) ON CONFLICT (key) DO UPDATE SET value = chime_kv.value RETURNING value
                 """, [.text(key), .text(value)])
             noteValue(key)

@@ -1,6 +1,7 @@
 import Foundation
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// What a store file was when Chime last closed it cleanly, so the next open can skip reading the
@@ -40,8 +41,10 @@ enum CleanClose {
         // sets it to the present, which can never equal it.
         var info = stat()
         guard stat(path, &info) == 0 else { return }
-        var times = [timespec(tv_sec: info.st_mtim.tv_sec - 1, tv_nsec: info.st_mtim.tv_nsec),
-                     timespec(tv_sec: info.st_mtim.tv_sec - 1, tv_nsec: info.st_mtim.tv_nsec)]
+        var times = [
+            timespec(tv_sec: info.st_mtim.tv_sec - 1, tv_nsec: info.st_mtim.tv_nsec),
+            timespec(tv_sec: info.st_mtim.tv_sec - 1, tv_nsec: info.st_mtim.tv_nsec),
+        ]
         guard utimensat(AT_FDCWD, path, &times, 0) == 0, let identity = identity(path) else { return }
         let marker = markerPath(path)
         let temporary = marker + ".new"
@@ -59,7 +62,9 @@ enum CleanClose {
         let marker = markerPath(path)
         guard let data = FileManager.default.contents(atPath: marker) else { return false }
         unlink(marker)
-        guard let recorded = String(data: data, encoding: .utf8)?.trimmingCharacters(in: .whitespacesAndNewlines) else { return false }
+        guard let recorded = String(data: data, encoding: .utf8)?.trimmingCharacters(in: .whitespacesAndNewlines) else {
+            return false
+        }
         return !hasLog(path) && recorded == identity(path)
     }
 }

@@ -36,11 +36,14 @@ enum LogWriteVFS {
         vfs.pointee.xOpen = { _, path, file, flags, outFlags in
             guard let file, let system = LogWriteVFS.system else { return SQLITE_MISUSE }
             // Not the log: the system's file, its methods at the start of SQLite's memory.
-            guard flags & SQLITE_OPEN_WAL != 0 else { return system.pointee.xOpen!(system, path, file, flags, outFlags) }
+            guard flags & SQLITE_OPEN_WAL != 0 else {
+                return system.pointee.xOpen!(system, path, file, flags, outFlags)
+            }
             LogWriteVFS.gathered(file).initialize(to: Gathered())
             let code = system.pointee.xOpen!(system, path, LogWriteVFS.inner(file), flags, outFlags)
             // SQLite reads pMethods whether or not the open succeeded (nil: nothing to close).
-            file.pointee.pMethods = LogWriteVFS.inner(file).pointee.pMethods == nil ? nil : UnsafePointer(LogWriteVFS.methods)
+            file.pointee.pMethods =
+                LogWriteVFS.inner(file).pointee.pMethods == nil ? nil : UnsafePointer(LogWriteVFS.methods)
             return code
         }
         return sqlite3_vfs_register(vfs, 0) == SQLITE_OK
@@ -70,15 +73,20 @@ enum LogWriteVFS {
     /// A frame header's size in the log's file format.
     private static let frameHeader = 24
 
-    @inline(__always) private static func gathered(_ file: UnsafeMutablePointer<sqlite3_file>) -> UnsafeMutablePointer<Gathered> {
+    @inline(__always) private static func gathered(_ file: UnsafeMutablePointer<sqlite3_file>) -> UnsafeMutablePointer<
+        Gathered
+    > {
         UnsafeMutableRawPointer(file).advanced(by: gatheredOffset).assumingMemoryBound(to: Gathered.self)
     }
 
-    @inline(__always) private static func inner(_ file: UnsafeMutablePointer<sqlite3_file>) -> UnsafeMutablePointer<sqlite3_file> {
+    @inline(__always) private static func inner(_ file: UnsafeMutablePointer<sqlite3_file>) -> UnsafeMutablePointer<
+        sqlite3_file
+    > {
         UnsafeMutableRawPointer(file).advanced(by: innerOffset).assumingMemoryBound(to: sqlite3_file.self)
     }
 
-    @inline(__always) private static func innerMethods(_ file: UnsafeMutablePointer<sqlite3_file>) -> sqlite3_io_methods {
+    @inline(__always) private static func innerMethods(_ file: UnsafeMutablePointer<sqlite3_file>) -> sqlite3_io_methods
+    {
         inner(file).pointee.pMethods.pointee
     }
 
@@ -94,22 +102,30 @@ enum LogWriteVFS {
 
     /// Writes what is gathered, then (unless that failed) runs `body` with the system VFS's file
     /// and its methods.
-    @inline(__always) private static func flushed(_ file: UnsafeMutablePointer<sqlite3_file>?,
-                                                  _ body: (UnsafeMutablePointer<sqlite3_file>, sqlite3_io_methods) -> Int32) -> Int32 {
+    @inline(__always) private static func flushed(
+        _ file: UnsafeMutablePointer<sqlite3_file>?,
+        _ body: (UnsafeMutablePointer<sqlite3_file>, sqlite3_io_methods) -> Int32
+    ) -> Int32 {
         let code = flush(file!)
         return code != SQLITE_OK ? code : body(inner(file!), innerMethods(file!))
     }
 
-    private static func write(_ file: UnsafeMutablePointer<sqlite3_file>, _ data: UnsafeRawPointer, _ amount: Int, _ offset: Int64) -> Int32 {
+    private static func write(
+        _ file: UnsafeMutablePointer<sqlite3_file>, _ data: UnsafeRawPointer, _ amount: Int, _ offset: Int64
+    ) -> Int32 {
         let state = gathered(file)
         // Only bytes that continue the gathered ones in the file are added to them.
-        if state.pointee.count > 0, offset != state.pointee.start + Int64(state.pointee.count) || state.pointee.count + amount > capacity {
+        if state.pointee.count > 0,
+            offset != state.pointee.start + Int64(state.pointee.count) || state.pointee.count + amount > capacity
+        {
             let code = flush(file)
             if code != SQLITE_OK { return code }
         }
         if amount > capacity { return innerMethods(file).xWrite!(inner(file), data, Int32(amount), offset) }
         if state.pointee.buffer == nil {
-            guard let buffer = malloc(capacity) else { return innerMethods(file).xWrite!(inner(file), data, Int32(amount), offset) }
+            guard let buffer = malloc(capacity) else {
+                return innerMethods(file).xWrite!(inner(file), data, Int32(amount), offset)
+            }
             state.pointee.buffer = buffer
         }
         if state.pointee.count == 0 { state.pointee.start = offset }
@@ -141,15 +157,21 @@ enum LogWriteVFS {
         // Version 1: SQLite maps no log file into memory, and its shared memory is the database file's.
         methods.pointee.iVersion = 1
         methods.pointee.xClose = { file in LogWriteVFS.close(file!) }
-        methods.pointee.xRead = { file, data, amount, offset in LogWriteVFS.flushed(file) { $1.xRead!($0, data, amount, offset) } }
+        methods.pointee.xRead = { file, data, amount, offset in
+            LogWriteVFS.flushed(file) { $1.xRead!($0, data, amount, offset) }
+        }
         methods.pointee.xWrite = { file, data, amount, offset in LogWriteVFS.write(file!, data!, Int(amount), offset) }
         methods.pointee.xTruncate = { file, size in LogWriteVFS.flushed(file) { $1.xTruncate!($0, size) } }
         methods.pointee.xSync = { file, flags in LogWriteVFS.flushed(file) { $1.xSync!($0, flags) } }
         methods.pointee.xFileSize = { file, size in LogWriteVFS.flushed(file) { $1.xFileSize!($0, size) } }
         methods.pointee.xLock = { file, level in LogWriteVFS.flushed(file) { $1.xLock!($0, level) } }
         methods.pointee.xUnlock = { file, level in LogWriteVFS.flushed(file) { $1.xUnlock!($0, level) } }
-        methods.pointee.xCheckReservedLock = { file, result in LogWriteVFS.flushed(file) { $1.xCheckReservedLock!($0, result) } }
-        methods.pointee.xFileControl = { file, operation, argument in LogWriteVFS.flushed(file) { $1.xFileControl!($0, operation, argument) } }
+        methods.pointee.xCheckReservedLock = { file, result in
+            LogWriteVFS.flushed(file) { $1.xCheckReservedLock!($0, result) }
+        }
+        methods.pointee.xFileControl = { file, operation, argument in
+            LogWriteVFS.flushed(file) { $1.xFileControl!($0, operation, argument) }
+        }
         methods.pointee.xSectorSize = { file in LogWriteVFS.innerMethods(file!).xSectorSize!(LogWriteVFS.inner(file!)) }
         methods.pointee.xDeviceCharacteristics = { file in
             LogWriteVFS.innerMethods(file!).xDeviceCharacteristics!(LogWriteVFS.inner(file!))

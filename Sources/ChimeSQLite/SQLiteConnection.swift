@@ -27,7 +27,10 @@ final class SQLiteConnection {
             let message = handle.map { String(cString: sqlite3_errmsg($0)) } ?? String(cString: sqlite3_errstr(code))
             sqlite3_close_v2(handle)
             if code == SQLITE_CANTOPEN || code == SQLITE_PERM || code == SQLITE_READONLY {
-                throw ChimeError(.storeFailure, "cannot open the Chime store at \(path): the location is not writable (\(message)); choose a writable path or fix the permissions")
+                throw ChimeError(
+                    .storeFailure,
+                    "cannot open the Chime store at \(path): the location is not writable (\(message)); choose a writable path or fix the permissions"
+                )
             }
             throw ChimeError(.storeFailure, "cannot open the Chime store at \(path): \(message)")
         }
@@ -47,11 +50,13 @@ final class SQLiteConnection {
     static func waitForLocks(_ handle: OpaquePointer, seconds: Int) {
         // 1,000 tries of 100 µs, then one a millisecond for the rest.
         let limit = 1000 + max(0, seconds * 1000 - 100)
-        sqlite3_busy_handler(handle, { context, tries in
-            guard Int(tries) < Int(bitPattern: context) else { return 0 }
-            usleep(tries < 1000 ? 100 : 1000)
-            return 1
-        }, UnsafeMutableRawPointer(bitPattern: limit))
+        sqlite3_busy_handler(
+            handle,
+            { context, tries in
+                guard Int(tries) < Int(bitPattern: context) else { return 0 }
+                usleep(tries < 1000 ? 100 : 1000)
+                return 1
+            }, UnsafeMutableRawPointer(bitPattern: limit))
     }
 
     /// Finalizes every statement and closes the connection (a WAL checkpoint happens here).
@@ -66,7 +71,9 @@ final class SQLiteConnection {
     }
 
     /// The error for a use after `close()`.
-    private var closedError: ChimeError { ChimeError(.storeFailure, "the Chime store at \(path) is closed; open it again") }
+    private var closedError: ChimeError {
+        ChimeError(.storeFailure, "the Chime store at \(path) is closed; open it again")
+    }
 
     /// The cached prepared statement for this SQL text (prepared on first use).
     func statement(_ sql: String) throws -> Statement {
@@ -114,20 +121,36 @@ final class SQLiteConnection {
     /// A ``ChimeError`` for a SQLite result code: corrupt and not-a-database files are `notAStore`,
     /// everything else `storeFailure`; the message names the file and says what to do.
     func error(_ code: Int32, _ doing: String, message: String? = nil) -> ChimeError {
-        let detail = message ?? handle.map { String(cString: sqlite3_errmsg($0)) } ?? String(cString: sqlite3_errstr(code))
+        let detail =
+            message ?? handle.map { String(cString: sqlite3_errmsg($0)) } ?? String(cString: sqlite3_errstr(code))
         switch code & 0xFF {
         case SQLITE_NOTADB:
-            return ChimeError(.notAStore, "\(path) is not a Chime store (it is not an SQLite database: \(detail)); point Chime at another file, or move this one away")
+            return ChimeError(
+                .notAStore,
+                "\(path) is not a Chime store (it is not an SQLite database: \(detail)); point Chime at another file, or move this one away"
+            )
         case SQLITE_CORRUPT:
-            return ChimeError(.notAStore, "the Chime store at \(path) is corrupt (\(detail)); restore it from a backup, or move it away to start with an empty store")
+            return ChimeError(
+                .notAStore,
+                "the Chime store at \(path) is corrupt (\(detail)); restore it from a backup, or move it away to start with an empty store"
+            )
         case SQLITE_READONLY, SQLITE_PERM, SQLITE_CANTOPEN:
-            return ChimeError(.storeFailure, "the Chime store at \(path) cannot be written: the location is not writable (\(detail)); fix the permissions or choose another path")
+            return ChimeError(
+                .storeFailure,
+                "the Chime store at \(path) cannot be written: the location is not writable (\(detail)); fix the permissions or choose another path"
+            )
         case SQLITE_FULL:
-            return ChimeError(.storageFull, "the Chime store at \(path) cannot be written: the disk is full (\(detail)); free some space and retry")
+            return ChimeError(
+                .storageFull,
+                "the Chime store at \(path) cannot be written: the disk is full (\(detail)); free some space and retry")
         case SQLITE_BUSY, SQLITE_LOCKED:
-            return ChimeError(.storeFailure, "the Chime store at \(path) is locked by another process (\(detail)); only one Chime may use a store file at a time")
+            return ChimeError(
+                .storeFailure,
+                "the Chime store at \(path) is locked by another process (\(detail)); only one Chime may use a store file at a time"
+            )
         default:
-            return ChimeError(.storeFailure, "the Chime store at \(path) failed while \(doing): \(detail) (SQLite code \(code))")
+            return ChimeError(
+                .storeFailure, "the Chime store at \(path) failed while \(doing): \(detail) (SQLite code \(code))")
         }
     }
 }

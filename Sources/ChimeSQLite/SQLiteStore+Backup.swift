@@ -1,8 +1,9 @@
 import CSQLite
 import ChimeCore
 import Foundation
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 extension SQLiteStore {
@@ -31,13 +32,17 @@ extension SQLiteStore {
     /// - Throws: ``ChimeError`` `storeFailure` naming the file when the source is not a Chime store,
     ///   the destination exists or cannot be written, or the copy fails its check (then it is removed).
     @discardableResult
-    public static func backup(from source: String, to destination: String,
-                              progress: (_ copied: Int, _ total: Int) -> Void = { _, _ in }) throws -> BackupSummary {
+    public static func backup(
+        from source: String, to destination: String,
+        progress: (_ copied: Int, _ total: Int) -> Void = { _, _ in }
+    ) throws -> BackupSummary {
         guard !FileManager.default.fileExists(atPath: destination) else {
-            throw ChimeError(.storeFailure, "\(destination) exists; choose a new file for the backup (it is never overwritten)")
+            throw ChimeError(
+                .storeFailure, "\(destination) exists; choose a new file for the backup (it is never overwritten)")
         }
         var from: OpaquePointer?
-        guard sqlite3_open_v2(source, &from, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, nil) == SQLITE_OK, let from else {
+        guard sqlite3_open_v2(source, &from, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, nil) == SQLITE_OK, let from
+        else {
             let message = from.map { String(cString: sqlite3_errmsg($0)) } ?? "cannot open it"
             sqlite3_close_v2(from)
             throw ChimeError(.storeFailure, "cannot read the Chime store \(source): \(message)")
@@ -49,17 +54,20 @@ extension SQLiteStore {
         }
         // A read transaction for the whole copy: one snapshot, and the steps never restart.
         guard sqlite3_exec(from, "BEGIN; SELECT count(*) FROM sqlite_schema", nil, nil, nil) == SQLITE_OK else {
-            throw ChimeError(.storeFailure, "cannot read the Chime store \(source): \(String(cString: sqlite3_errmsg(from)))")
+            throw ChimeError(
+                .storeFailure, "cannot read the Chime store \(source): \(String(cString: sqlite3_errmsg(from)))")
         }
         defer { sqlite3_exec(from, "COMMIT", nil, nil, nil) }
 
         let descriptor = Glibc.open(destination, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
         guard descriptor >= 0 else {
-            throw ChimeError(.storeFailure, "cannot create the backup \(destination): \(String(cString: strerror(errno)))")
+            throw ChimeError(
+                .storeFailure, "cannot create the backup \(destination): \(String(cString: strerror(errno)))")
         }
         Glibc.close(descriptor)
         var to: OpaquePointer?
-        guard sqlite3_open_v2(destination, &to, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, nil) == SQLITE_OK, let to else {
+        guard sqlite3_open_v2(destination, &to, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, nil) == SQLITE_OK, let to
+        else {
             sqlite3_close_v2(to)
             unlink(destination)
             throw ChimeError(.storeFailure, "cannot write the backup \(destination)")
@@ -70,7 +78,8 @@ extension SQLiteStore {
             if !finished { unlink(destination) }
         }
         guard let backup = sqlite3_backup_init(to, "main", from, "main") else {
-            throw ChimeError(.storeFailure, "cannot start the backup to \(destination): \(String(cString: sqlite3_errmsg(to)))")
+            throw ChimeError(
+                .storeFailure, "cannot start the backup to \(destination): \(String(cString: sqlite3_errmsg(to)))")
         }
         var result: Int32
         repeat {
@@ -81,17 +90,20 @@ extension SQLiteStore {
         let pages = Int(sqlite3_backup_pagecount(backup))
         sqlite3_backup_finish(backup)
         guard result == SQLITE_DONE else {
-            throw ChimeError(.storeFailure, "the backup to \(destination) failed: \(String(cString: sqlite3_errstr(result)))")
+            throw ChimeError(
+                .storeFailure, "the backup to \(destination) failed: \(String(cString: sqlite3_errstr(result)))")
         }
         // A backup is a plain file (no log beside it), checked before it is called a backup.
         _ = sqlite3_exec(to, "PRAGMA journal_mode=DELETE", nil, nil, nil)
         guard (try? text(to, "PRAGMA quick_check")) == "ok" else {
-            throw ChimeError(.storeFailure, "the backup \(destination) did not pass its check and was removed; try again")
+            throw ChimeError(
+                .storeFailure, "the backup \(destination) did not pass its check and was removed; try again")
         }
-        let summary = BackupSummary(pages: pages, bytes: pages * Int(try integer(to, "PRAGMA page_size")),
-                                    apps: Int(try integer(to, "SELECT count(*) FROM apps")),
-                                    pending: Int(try integer(to, "SELECT count(*) FROM pending")),
-                                    delivered: Int(try integer(to, "SELECT count(*) FROM delivered")))
+        let summary = BackupSummary(
+            pages: pages, bytes: pages * Int(try integer(to, "PRAGMA page_size")),
+            apps: Int(try integer(to, "SELECT count(*) FROM apps")),
+            pending: Int(try integer(to, "SELECT count(*) FROM pending")),
+            delivered: Int(try integer(to, "SELECT count(*) FROM delivered")))
         finished = true
         return summary
     }

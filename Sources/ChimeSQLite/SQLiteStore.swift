@@ -2,8 +2,9 @@ import CSQLite
 import ChimeCore
 import Foundation
 import Synchronization
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// The embedded durable store: one SQLite file in WAL mode.
@@ -79,15 +80,24 @@ public final class SQLiteStore: NotificationStore {
         let version = try connection.integer("PRAGMA user_version")
         let objects = try connection.integer("SELECT count(*) FROM sqlite_schema")
         if applicationID != Int64(Schema.applicationID) {
-            throw ChimeError(.notAStore, "\(path) is an SQLite database but not a Chime store (application_id \(applicationID), \(objects) schema objects); it was left untouched — point Chime at another file")
+            throw ChimeError(
+                .notAStore,
+                "\(path) is an SQLite database but not a Chime store (application_id \(applicationID), \(objects) schema objects); it was left untouched — point Chime at another file"
+            )
         }
         if version > Int64(schema.version) {
-            throw ChimeError(.storeTooNew, "the Chime store at \(path) has schema version \(version), but this Chime knows versions up to \(schema.version); it was left untouched — use a newer Chime")
+            throw ChimeError(
+                .storeTooNew,
+                "the Chime store at \(path) has schema version \(version), but this Chime knows versions up to \(schema.version); it was left untouched — use a newer Chime"
+            )
         }
         try checkIntegrity(version: Int(version), schema: schema, readEveryPage: !unchanged)
         verifiedAtOpen = !unchanged
         if sqlite3_db_readonly(handle, "main") == 1 {
-            throw ChimeError(.storeFailure, "the Chime store at \(path) is not writable (opened read-only); fix the file's permissions or choose another path")
+            throw ChimeError(
+                .storeFailure,
+                "the Chime store at \(path) is not writable (opened read-only); fix the file's permissions or choose another path"
+            )
         }
 
         // Configure (these write to the file).
@@ -123,9 +133,13 @@ public final class SQLiteStore: NotificationStore {
         let journal = try mode.step() ? mode.string(0) : ""
         mode.reset()
         guard journal.lowercased() == "wal" else {
-            throw ChimeError(.storeFailure, "the Chime store at \(connection.path) could not be switched to WAL mode (got \"\(journal)\"); put it on a local file system that supports shared memory")
+            throw ChimeError(
+                .storeFailure,
+                "the Chime store at \(connection.path) could not be switched to WAL mode (got \"\(journal)\"); put it on a local file system that supports shared memory"
+            )
         }
-        try connection.execute("""
+        try connection.execute(
+            """
             PRAGMA synchronous=\(durability == .full ? "FULL" : "NORMAL");
             PRAGMA foreign_keys=ON;
             PRAGMA cache_size=-65536;
@@ -143,7 +157,8 @@ public final class SQLiteStore: NotificationStore {
         do {
             let fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
             guard fd >= 0 else {
-                throw ChimeError(.storeFailure, "the Chime store at \(path) cannot be created: \(String(cString: strerror(errno)))")
+                throw ChimeError(
+                    .storeFailure, "the Chime store at \(path) cannot be created: \(String(cString: strerror(errno)))")
             }
             Glibc.close(fd)
             let connection = try SQLiteConnection(path: temporary)
@@ -151,9 +166,11 @@ public final class SQLiteStore: NotificationStore {
             try migrate(connection, from: 0, schema: schema)
             connection.close()
             guard rename(temporary, path) == 0 else {
-                throw ChimeError(.storeFailure, "the Chime store at \(path) cannot be created: \(String(cString: strerror(errno)))")
+                throw ChimeError(
+                    .storeFailure, "the Chime store at \(path) cannot be created: \(String(cString: strerror(errno)))")
             }
-            let directory = open(URL(fileURLWithPath: path).deletingLastPathComponent().path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+            let directory = open(
+                URL(fileURLWithPath: path).deletingLastPathComponent().path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
             if directory >= 0 {
                 fsync(directory)
                 Glibc.close(directory)
@@ -169,7 +186,10 @@ public final class SQLiteStore: NotificationStore {
         var info = stat()
         guard stat(path, &info) == 0 else { return nil }
         if info.st_size == 0 {
-            throw ChimeError(.notAStore, "the Chime store at \(path) is empty (0 bytes): it was truncated or damaged, and Chime never leaves an empty store; it was left untouched — restore it from a backup, or delete it to start with an empty store")
+            throw ChimeError(
+                .notAStore,
+                "the Chime store at \(path) is empty (0 bytes): it was truncated or damaged, and Chime never leaves an empty store; it was left untouched — restore it from a backup, or delete it to start with an empty store"
+            )
         }
         return Int64(info.st_size)
     }
@@ -188,14 +208,17 @@ public final class SQLiteStore: NotificationStore {
     /// structure checked; about 0.3 s per million pending requests, see docs/benchmarks.md) must
     /// find nothing wrong — skipped when the file is unchanged since Chime closed it cleanly.
     private func checkIntegrity(version: Int, schema: Schema, readEveryPage: Bool) throws {
-        let recover = "it was left untouched — restore it from a backup (or recover what is readable with `sqlite3 \(path) .recover | sqlite3 recovered.sqlite`), or move it away to start with an empty store"
+        let recover =
+            "it was left untouched — restore it from a backup (or recover what is readable with `sqlite3 \(path) .recover | sqlite3 recovered.sqlite`), or move it away to start with an empty store"
         var present: Set<String> = []
         let objects = try connection.statement("SELECT name FROM sqlite_schema WHERE type IN ('table', 'index')")
         defer { objects.reset() }
         try objects.rows { present.insert(objects.string(0)) }
         let missing = Schema.objects(atVersion: version).filter { !present.contains($0) }
         if !missing.isEmpty {
-            throw ChimeError(.notAStore, "the Chime store at \(path) is damaged: it lacks \(missing.joined(separator: ", ")); \(recover)")
+            throw ChimeError(
+                .notAStore,
+                "the Chime store at \(path) is damaged: it lacks \(missing.joined(separator: ", ")); \(recover)")
         }
         guard readEveryPage else { return }
         var problems: [String] = []
@@ -207,7 +230,9 @@ public final class SQLiteStore: NotificationStore {
             throw ChimeError(.notAStore, "the Chime store at \(path) is damaged (\(error.message)); \(recover)")
         }
         if problems != ["ok"] {
-            throw ChimeError(.notAStore, "the Chime store at \(path) is damaged (\(problems.prefix(3).joined(separator: "; "))); \(recover)")
+            throw ChimeError(
+                .notAStore,
+                "the Chime store at \(path) is damaged (\(problems.prefix(3).joined(separator: "; "))); \(recover)")
         }
     }
 
@@ -252,24 +277,35 @@ public final class SQLiteStore: NotificationStore {
         var isDirectory: ObjCBool = false
         if fileManager.fileExists(atPath: directory, isDirectory: &isDirectory) {
             guard isDirectory.boolValue else {
-                throw ChimeError(.storeFailure, "the Chime store at \(path) cannot be created: \(directory) is not a directory, so the location is not writable; choose another path")
+                throw ChimeError(
+                    .storeFailure,
+                    "the Chime store at \(path) cannot be created: \(directory) is not a directory, so the location is not writable; choose another path"
+                )
             }
         } else {
             do {
                 try fileManager.createDirectory(atPath: directory, withIntermediateDirectories: true)
             } catch {
-                throw ChimeError(.storeFailure, "the Chime store at \(path) cannot be created: its directory \(directory) could not be made, so the location is not writable (\(error.localizedDescription)); choose another path or fix the permissions")
+                throw ChimeError(
+                    .storeFailure,
+                    "the Chime store at \(path) cannot be created: its directory \(directory) could not be made, so the location is not writable (\(error.localizedDescription)); choose another path or fix the permissions"
+                )
             }
         }
         guard access(directory, W_OK | X_OK) == 0 else {
-            throw ChimeError(.storeFailure, "the Chime store at \(path) cannot be used: the directory \(directory) is not writable (SQLite keeps its -wal and -shm files next to the store); fix the permissions or choose another path")
+            throw ChimeError(
+                .storeFailure,
+                "the Chime store at \(path) cannot be used: the directory \(directory) is not writable (SQLite keeps its -wal and -shm files next to the store); fix the permissions or choose another path"
+            )
         }
         if fileManager.fileExists(atPath: path, isDirectory: &isDirectory) {
             guard !isDirectory.boolValue else {
                 throw ChimeError(.storeFailure, "the Chime store path \(path) is a directory; give the path of a file")
             }
             guard access(path, R_OK | W_OK) == 0 else {
-                throw ChimeError(.storeFailure, "the Chime store at \(path) is not writable; fix the file's permissions or choose another path")
+                throw ChimeError(
+                    .storeFailure,
+                    "the Chime store at \(path) is not writable; fix the file's permissions or choose another path")
             }
         }
     }
@@ -279,12 +315,16 @@ public final class SQLiteStore: NotificationStore {
         try connection.execute("BEGIN IMMEDIATE")
         do {
             for step in schema.steps[version...] { try step.run(connection) }
-            try connection.execute("PRAGMA application_id=\(Schema.applicationID); PRAGMA user_version=\(schema.version)")
+            try connection.execute(
+                "PRAGMA application_id=\(Schema.applicationID); PRAGMA user_version=\(schema.version)")
             try connection.execute("COMMIT")
         } catch {
             try? connection.execute("ROLLBACK")
             if let error = error as? ChimeError { throw error }
-            throw ChimeError(.storeFailure, "upgrading the Chime store at \(connection.path) from version \(version) to \(schema.version) failed: \(error); the file was left as it was")
+            throw ChimeError(
+                .storeFailure,
+                "upgrading the Chime store at \(connection.path) from version \(version) to \(schema.version) failed: \(error); the file was left as it was"
+            )
         }
     }
 
@@ -418,7 +458,9 @@ public final class SQLiteStore: NotificationStore {
         pendingRow(statement, request: try readableRequest(statement))
     }
 
-    private func pendingRow(_ statement: Statement, request: NotificationRequest) -> (app: String, pending: PendingRequest) {
+    private func pendingRow(_ statement: Statement, request: NotificationRequest) -> (
+        app: String, pending: PendingRequest
+    ) {
         let pending = PendingRequest(
             request: request, nextFireDate: statement.optionalDouble(2).map(Self.date),
             anchor: Self.date(statement.double(3)), inside: statement.isNull(4) ? nil : statement.int64(4) != 0,
@@ -437,13 +479,15 @@ public final class SQLiteStore: NotificationStore {
     /// The fast path of `putPending`: a new row with a fresh sequence; the insert changes nothing
     /// when the identifier exists. (An upsert with RETURNING would say which happened in one
     /// statement, but costs about 40% of the bulk throughput.)
-    private static let insertPending = StatementKey("""
+    private static let insertPending = StatementKey(
+        """
         INSERT INTO pending (app, identifier, seq, next_fire, kind, floating, anchor, inside, request)
         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)
         ON CONFLICT (app, identifier) DO NOTHING
         """)
     /// `putPending` of an identifier that exists: keeps the old sequence when the record carries none.
-    private static let updatePending = StatementKey("""
+    private static let updatePending = StatementKey(
+        """
         UPDATE pending SET seq = CASE WHEN ?10 THEN seq ELSE ?3 END, next_fire = ?4, kind = ?5, floating = ?6,
           anchor = ?7, inside = ?8, request = ?9
         WHERE app = ?1 AND identifier = ?2
@@ -458,7 +502,9 @@ public final class SQLiteStore: NotificationStore {
                 let keep = records[index].sequence == 0
                 let sequence = keep ? nextSequence : records[index].sequence
                 // Encoded once: the update after an insert that found the identifier binds the same bytes.
-                let body = given && !encodedRequests[index].isEmpty ? encodedRequests[index] : RecordCodec.encode(records[index].request)
+                let body =
+                    given && !encodedRequests[index].isEmpty
+                    ? encodedRequests[index] : RecordCodec.encode(records[index].request)
                 func bind(_ statement: Statement) {
                     statement.bind(1, app)
                     statement.bind(2, records[index].request.identifier)
@@ -485,7 +531,8 @@ public final class SQLiteStore: NotificationStore {
     }
 
     public func pending(app: String) throws -> [PendingRequest] {
-        let statement = try connection.statement("SELECT \(Self.pendingColumns), identifier FROM pending WHERE app = ? ORDER BY seq")
+        let statement = try connection.statement(
+            "SELECT \(Self.pendingColumns), identifier FROM pending WHERE app = ? ORDER BY seq")
         statement.bind(1, app)
         var result: [PendingRequest] = []
         try statement.rows { result.append(try pendingRow(statement).pending) }
@@ -493,7 +540,8 @@ public final class SQLiteStore: NotificationStore {
     }
 
     public func pending(app: String, identifier: String) throws -> PendingRequest? {
-        let statement = try connection.statement("SELECT \(Self.pendingColumns), identifier FROM pending WHERE app = ? AND identifier = ?")
+        let statement = try connection.statement(
+            "SELECT \(Self.pendingColumns), identifier FROM pending WHERE app = ? AND identifier = ?")
         statement.bind(1, app)
         statement.bind(2, identifier)
         var result: PendingRequest?
@@ -536,8 +584,11 @@ public final class SQLiteStore: NotificationStore {
         try dueEncoded(before: date, limit: limit).map { ($0.app, $0.pending) }
     }
 
-    public func dueEncoded(before date: Date, limit: Int) throws -> [(app: String, pending: PendingRequest, encoded: [UInt8]?)] {
-        let statement = try connection.statement("""
+    public func dueEncoded(before date: Date, limit: Int) throws -> [(
+        app: String, pending: PendingRequest, encoded: [UInt8]?
+    )] {
+        let statement = try connection.statement(
+            """
             SELECT \(Self.pendingColumns), identifier FROM pending
             WHERE next_fire IS NOT NULL AND next_fire <= ? ORDER BY next_fire, seq LIMIT ?
             """)
@@ -567,7 +618,8 @@ public final class SQLiteStore: NotificationStore {
     /// The pending rows matching `condition`, in sequence order; a row whose record cannot be read
     /// throws ``UndeliverableRequest`` naming it, so the engine sets it aside and carries on.
     private func readablePending(where condition: String) throws -> [(app: String, pending: PendingRequest)] {
-        let statement = try connection.statement("SELECT \(Self.pendingColumns), identifier FROM pending WHERE \(condition) ORDER BY seq")
+        let statement = try connection.statement(
+            "SELECT \(Self.pendingColumns), identifier FROM pending WHERE \(condition) ORDER BY seq")
         var result: [(app: String, pending: PendingRequest)] = []
         try statement.rows { result.append(pendingRow(statement, request: try readableRequest(statement))) }
         return result
@@ -577,8 +629,9 @@ public final class SQLiteStore: NotificationStore {
     /// stops nothing: it throws ``UndeliverableRequest`` naming it, and the engine sets it aside.
     private func readableRequest(_ statement: Statement) throws -> NotificationRequest {
         do { return try RecordCodec.decodeRequest(statement.blob(5)) } catch {
-            throw UndeliverableRequest(app: statement.string(0), identifier: statement.string(6),
-                                       reason: "its stored record cannot be read: \(ChimeError.message(of: error))")
+            throw UndeliverableRequest(
+                app: statement.string(0), identifier: statement.string(6),
+                reason: "its stored record cannot be read: \(ChimeError.message(of: error))")
         }
     }
 
@@ -601,11 +654,14 @@ public final class SQLiteStore: NotificationStore {
         try putDelivered(notification, app: app, encodedRequest: nil)
     }
 
-    public func putDelivered(_ notification: DeliveredNotification, app: String, encodedRequest: [UInt8]?) throws -> Int64 {
+    public func putDelivered(_ notification: DeliveredNotification, app: String, encodedRequest: [UInt8]?) throws
+        -> Int64
+    {
         try transaction {
             var notification = notification
             if notification.sequence == 0 { notification.sequence = takeSequence() }
-            let statement = try connection.statement("""
+            let statement = try connection.statement(
+                """
                 INSERT OR REPLACE INTO delivered (app, identifier, seq, date, thread, body, dismiss_at) VALUES (?, ?, ?, ?, ?, ?, ?)
                 """)
             statement.bind(1, app)
@@ -613,7 +669,10 @@ public final class SQLiteStore: NotificationStore {
             statement.bind(3, notification.sequence)
             statement.bind(4, notification.date.timeIntervalSince1970)
             statement.bind(5, notification.request.content.threadIdentifier)
-            statement.bind(6, encodedRequest.map { RecordCodec.encode(notification, encodedRequest: $0) } ?? RecordCodec.encode(notification))
+            statement.bind(
+                6,
+                encodedRequest.map { RecordCodec.encode(notification, encodedRequest: $0) }
+                    ?? RecordCodec.encode(notification))
             statement.bind(7, notification.dismissDate?.timeIntervalSince1970)
             try statement.run()
             return notification.sequence
@@ -633,7 +692,8 @@ public final class SQLiteStore: NotificationStore {
                 "SELECT body FROM delivered WHERE app = ? AND thread = ? ORDER BY date DESC, seq DESC")
             statement.bind(2, thread)
         } else {
-            statement = try connection.statement("SELECT body FROM delivered WHERE app = ? ORDER BY date DESC, seq DESC")
+            statement = try connection.statement(
+                "SELECT body FROM delivered WHERE app = ? ORDER BY date DESC, seq DESC")
         }
         statement.bind(1, app)
         return try deliveredRows(statement)
@@ -667,7 +727,8 @@ public final class SQLiteStore: NotificationStore {
     }
 
     public func dueDismissals(before date: Date, limit: Int) throws -> [(app: String, identifier: String)] {
-        let statement = try connection.statement("""
+        let statement = try connection.statement(
+            """
             SELECT app, identifier FROM delivered WHERE dismiss_at IS NOT NULL AND dismiss_at <= ? ORDER BY dismiss_at, seq LIMIT ?
             """)
         statement.bind(1, date.timeIntervalSince1970)
@@ -677,20 +738,25 @@ public final class SQLiteStore: NotificationStore {
         return result
     }
 
-    public func soonestDismissals(limit: Int) throws -> [(app: String, identifier: String, date: Date, sequence: Int64)] {
+    public func soonestDismissals(limit: Int) throws -> [(app: String, identifier: String, date: Date, sequence: Int64)]
+    {
         try soonest(column: "dismiss_at", of: "delivered", limit: limit)
     }
 
     /// The rows of `table` with the soonest dates in `column` (from its partial index), for a
     /// schedule window: keys, dates and sequences.
-    private func soonest(column: String, of table: String, limit: Int) throws -> [(app: String, identifier: String, date: Date, sequence: Int64)] {
-        let statement = try connection.statement("""
+    private func soonest(column: String, of table: String, limit: Int) throws -> [(
+        app: String, identifier: String, date: Date, sequence: Int64
+    )] {
+        let statement = try connection.statement(
+            """
             SELECT app, identifier, \(column), seq FROM \(table) WHERE \(column) IS NOT NULL ORDER BY \(column), seq LIMIT ?
             """)
         statement.bind(1, Int64(max(limit, 0)))
         var result: [(app: String, identifier: String, date: Date, sequence: Int64)] = []
         try statement.rows {
-            result.append((statement.string(0), statement.string(1), Self.date(statement.double(2)), statement.int64(3)))
+            result.append(
+                (statement.string(0), statement.string(1), Self.date(statement.double(2)), statement.int64(3)))
         }
         return result
     }
@@ -703,7 +769,8 @@ public final class SQLiteStore: NotificationStore {
         """
 
     public func putReceipt(_ receipt: EscalationReceipt) throws {
-        let statement = try connection.statement("""
+        let statement = try connection.statement(
+            """
             INSERT OR REPLACE INTO receipts (\(Self.receiptColumns), ended_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
             """)
         statement.bind(1, receipt.app)
@@ -726,17 +793,19 @@ public final class SQLiteStore: NotificationStore {
 
     /// A receipt from a row of `receiptColumns`.
     private static func receipt(_ statement: Statement) -> EscalationReceipt {
-        EscalationReceipt(app: statement.string(0), identifier: statement.string(1), sequence: statement.int64(2),
-                          deliveredAt: date(statement.double(3)),
-                          escalation: NotificationEscalation(every: statement.double(4), for: statement.double(5)),
-                          alerts: Int(statement.int64(6)), lastAlertedAt: date(statement.double(7)),
-                          nextAlertAt: statement.optionalDouble(8).map(date), acknowledgedAt: statement.optionalDouble(9).map(date),
-                          actionIdentifier: statement.optionalString(10), surface: statement.optionalString(11),
-                          expired: statement.int64(12) != 0, removedAt: statement.optionalDouble(13).map(date))
+        EscalationReceipt(
+            app: statement.string(0), identifier: statement.string(1), sequence: statement.int64(2),
+            deliveredAt: date(statement.double(3)),
+            escalation: NotificationEscalation(every: statement.double(4), for: statement.double(5)),
+            alerts: Int(statement.int64(6)), lastAlertedAt: date(statement.double(7)),
+            nextAlertAt: statement.optionalDouble(8).map(date), acknowledgedAt: statement.optionalDouble(9).map(date),
+            actionIdentifier: statement.optionalString(10), surface: statement.optionalString(11),
+            expired: statement.int64(12) != 0, removedAt: statement.optionalDouble(13).map(date))
     }
 
     public func receipt(app: String, identifier: String) throws -> EscalationReceipt? {
-        let statement = try connection.statement("SELECT \(Self.receiptColumns) FROM receipts WHERE app = ? AND identifier = ?")
+        let statement = try connection.statement(
+            "SELECT \(Self.receiptColumns) FROM receipts WHERE app = ? AND identifier = ?")
         statement.bind(1, app)
         statement.bind(2, identifier)
         var result: EscalationReceipt?
@@ -745,7 +814,8 @@ public final class SQLiteStore: NotificationStore {
     }
 
     public func dueEscalations(before date: Date, limit: Int) throws -> [EscalationReceipt] {
-        let statement = try connection.statement("""
+        let statement = try connection.statement(
+            """
             SELECT \(Self.receiptColumns) FROM receipts WHERE next_at IS NOT NULL AND next_at <= ? ORDER BY next_at, seq LIMIT ?
             """)
         statement.bind(1, date.timeIntervalSince1970)
@@ -755,7 +825,9 @@ public final class SQLiteStore: NotificationStore {
         return result
     }
 
-    public func soonestEscalations(limit: Int) throws -> [(app: String, identifier: String, date: Date, sequence: Int64)] {
+    public func soonestEscalations(limit: Int) throws -> [(
+        app: String, identifier: String, date: Date, sequence: Int64
+    )] {
         try soonest(column: "next_at", of: "receipts", limit: limit)
     }
 
@@ -770,7 +842,8 @@ public final class SQLiteStore: NotificationStore {
     }
 
     public func oldestDelivered(app: String, limit: Int) throws -> [String] {
-        let statement = try connection.statement("SELECT identifier FROM delivered WHERE app = ? ORDER BY date, seq LIMIT ?")
+        let statement = try connection.statement(
+            "SELECT identifier FROM delivered WHERE app = ? ORDER BY date, seq LIMIT ?")
         statement.bind(1, app)
         statement.bind(2, Int64(max(limit, 0)))
         defer { statement.reset() }
@@ -780,20 +853,24 @@ public final class SQLiteStore: NotificationStore {
     }
 
     public func usage(app: String) throws -> StorageUsage {
-        let statement = try connection.statement("""
+        let statement = try connection.statement(
+            """
             SELECT (SELECT count(*) FROM pending WHERE app = ?1), (SELECT coalesce(sum(length(request)), 0) FROM pending WHERE app = ?1),
                    (SELECT count(*) FROM delivered WHERE app = ?1), (SELECT coalesce(sum(length(body)), 0) FROM delivered WHERE app = ?1)
             """)
         statement.bind(1, app)
         defer { statement.reset() }
         guard try statement.step() else { return StorageUsage() }
-        return StorageUsage(pending: Int(statement.int64(0)), delivered: Int(statement.int64(2)),
-                            bytes: Int(statement.int64(1) + statement.int64(3)))
+        return StorageUsage(
+            pending: Int(statement.int64(0)), delivered: Int(statement.int64(2)),
+            bytes: Int(statement.int64(1) + statement.int64(3)))
     }
 
     // MARK: Quarantine
 
-    public func quarantinePending(app: String, identifier: String, reason: String, date: Date) throws -> QuarantinedRequest? {
+    public func quarantinePending(app: String, identifier: String, reason: String, date: Date) throws
+        -> QuarantinedRequest?
+    {
         try transaction {
             let select = try connection.statement("SELECT request FROM pending WHERE app = ? AND identifier = ?")
             select.bind(1, app)
@@ -801,7 +878,8 @@ public final class SQLiteStore: NotificationStore {
             var record: [UInt8]?
             try select.rows { record = Array(select.blob(0)) }
             guard let record else { return nil }
-            let insert = try connection.statement("INSERT INTO quarantine (app, identifier, reason, at, request) VALUES (?, ?, ?, ?, ?)")
+            let insert = try connection.statement(
+                "INSERT INTO quarantine (app, identifier, reason, at, request) VALUES (?, ?, ?, ?, ?)")
             insert.bind(1, app)
             insert.bind(2, identifier)
             insert.bind(3, reason)
@@ -810,22 +888,26 @@ public final class SQLiteStore: NotificationStore {
             try insert.run()
             let id = sqlite3_last_insert_rowid(connection.handle)
             _ = try removePending(app: app, identifiers: [identifier])
-            return QuarantinedRequest(id: id, app: app, identifier: identifier, reason: reason, date: date,
-                                      request: try? RecordCodec.decodeRequest(record))
+            return QuarantinedRequest(
+                id: id, app: app, identifier: identifier, reason: reason, date: date,
+                request: try? RecordCodec.decodeRequest(record))
         }
     }
 
     public func quarantined(after id: Int64, limit: Int) throws -> [QuarantinedRequest] {
-        let statement = try connection.statement("""
+        let statement = try connection.statement(
+            """
             SELECT id, app, identifier, reason, at, request FROM quarantine WHERE id > ? ORDER BY id LIMIT ?
             """)
         statement.bind(1, id)
         statement.bind(2, Int64(max(limit, 0)))
         var result: [QuarantinedRequest] = []
         try statement.rows {
-            result.append(QuarantinedRequest(
-                id: statement.int64(0), app: statement.string(1), identifier: statement.string(2), reason: statement.string(3),
-                date: Self.date(statement.double(4)), request: try? RecordCodec.decodeRequest(statement.blob(5))))
+            result.append(
+                QuarantinedRequest(
+                    id: statement.int64(0), app: statement.string(1), identifier: statement.string(2),
+                    reason: statement.string(3),
+                    date: Self.date(statement.double(4)), request: try? RecordCodec.decodeRequest(statement.blob(5))))
         }
         return result
     }
@@ -877,7 +959,8 @@ public final class SQLiteStore: NotificationStore {
             var other = false
             try taken.rows { other = true }
             if other { throw ChimeError(.invalidValue, field: "endpoint", "another subscription has this endpoint") }
-            let statement = try connection.statement("INSERT OR REPLACE INTO web_push_subscriptions (id, endpoint, created, record) VALUES (?, ?, ?, ?)")
+            let statement = try connection.statement(
+                "INSERT OR REPLACE INTO web_push_subscriptions (id, endpoint, created, record) VALUES (?, ?, ?, ?)")
             statement.bind(1, subscription.id)
             statement.bind(2, subscription.endpoint)
             statement.bind(3, subscription.created.timeIntervalSince1970)
@@ -904,14 +987,18 @@ public final class SQLiteStore: NotificationStore {
         try connection.integer("SELECT EXISTS (SELECT 1 FROM web_push_subscriptions)") != 0
     }
 
-    public func queueWebPush(_ message: String, app: String, subscriptions: [String], claimedUntil: Date) throws -> Int64 {
+    public func queueWebPush(_ message: String, app: String, subscriptions: [String], claimedUntil: Date) throws
+        -> Int64
+    {
         try transaction {
             let insert = try connection.statement("INSERT INTO web_push_messages (app, body) VALUES (?, ?)")
             insert.bind(1, app)
             insert.bind(2, message)
             try insert.run()
             let id = sqlite3_last_insert_rowid(connection.handle)
-            let queue = try connection.statement("INSERT OR IGNORE INTO web_push_queue (message, subscription, attempts, not_before) VALUES (?, ?, 0, ?)")
+            let queue = try connection.statement(
+                "INSERT OR IGNORE INTO web_push_queue (message, subscription, attempts, not_before) VALUES (?, ?, 0, ?)"
+            )
             for subscription in subscriptions {
                 queue.reset()
                 queue.bind(1, id)
@@ -925,7 +1012,8 @@ public final class SQLiteStore: NotificationStore {
 
     public func claimWebPushes(before date: Date, claimUntil: Date, limit: Int) throws -> [QueuedWebPush] {
         try transaction {
-            let select = try connection.statement("""
+            let select = try connection.statement(
+                """
                 SELECT q.message, q.subscription, m.app, m.body, q.attempts, q.not_before FROM web_push_queue q
                 JOIN web_push_messages m ON m.id = q.message WHERE q.not_before <= ? ORDER BY q.not_before, q.message, q.subscription LIMIT ?
                 """)
@@ -933,8 +1021,11 @@ public final class SQLiteStore: NotificationStore {
             select.bind(2, Int64(max(0, limit)))
             var result: [QueuedWebPush] = []
             try select.rows {
-                result.append(QueuedWebPush(message: select.int64(0), subscription: select.string(1), app: select.string(2), body: select.string(3),
-                                            attempts: Int(select.int64(4)), notBefore: Self.date(select.double(5))))
+                result.append(
+                    QueuedWebPush(
+                        message: select.int64(0), subscription: select.string(1), app: select.string(2),
+                        body: select.string(3),
+                        attempts: Int(select.int64(4)), notBefore: Self.date(select.double(5))))
             }
             try setNotBefore(claimUntil, of: result.map(\.id))
             return result
@@ -943,7 +1034,8 @@ public final class SQLiteStore: NotificationStore {
 
     public func retryWebPush(message: Int64, subscription: String, attempts: Int, notBefore: Date) throws {
         try transaction {
-            let statement = try connection.statement("UPDATE web_push_queue SET attempts = ?, not_before = ? WHERE message = ? AND subscription = ?")
+            let statement = try connection.statement(
+                "UPDATE web_push_queue SET attempts = ?, not_before = ? WHERE message = ? AND subscription = ?")
             statement.bind(1, Int64(attempts))
             statement.bind(2, notBefore.timeIntervalSince1970)
             statement.bind(3, message)
@@ -954,11 +1046,14 @@ public final class SQLiteStore: NotificationStore {
 
     public func finishWebPush(message: Int64, subscription: String) throws {
         try transaction {
-            let statement = try connection.statement("DELETE FROM web_push_queue WHERE message = ? AND subscription = ?")
+            let statement = try connection.statement(
+                "DELETE FROM web_push_queue WHERE message = ? AND subscription = ?")
             statement.bind(1, message)
             statement.bind(2, subscription)
             try statement.run()
-            let drop = try connection.statement("DELETE FROM web_push_messages WHERE id = ? AND NOT EXISTS (SELECT 1 FROM web_push_queue WHERE message = ?)")
+            let drop = try connection.statement(
+                "DELETE FROM web_push_messages WHERE id = ? AND NOT EXISTS (SELECT 1 FROM web_push_queue WHERE message = ?)"
+            )
             drop.bind(1, message)
             drop.bind(2, message)
             try drop.run()
@@ -972,7 +1067,8 @@ public final class SQLiteStore: NotificationStore {
 
     /// Moves pushes' `not_before` (a claim, or a claim given back).
     private func setNotBefore(_ date: Date, of pushes: [QueuedWebPushID]) throws {
-        let statement = try connection.statement("UPDATE web_push_queue SET not_before = ? WHERE message = ? AND subscription = ?")
+        let statement = try connection.statement(
+            "UPDATE web_push_queue SET not_before = ? WHERE message = ? AND subscription = ?")
         for push in pushes {
             statement.reset()
             statement.bind(1, date.timeIntervalSince1970)
@@ -1037,7 +1133,8 @@ public final class SQLiteStore: NotificationStore {
 
     public func appendEvent(_ event: EngineEvent, encoded body: [UInt8]) throws -> Int64 {
         try transaction {
-            let statement = try connection.statement("INSERT INTO events (app, kind, body, size, at) VALUES (?, ?, ?, ?, ?)")
+            let statement = try connection.statement(
+                "INSERT INTO events (app, kind, body, size, at) VALUES (?, ?, ?, ?, ?)")
             statement.bind(1, event.app)
             statement.bind(2, event.kind.rawValue)
             statement.bind(3, body)
@@ -1051,10 +1148,12 @@ public final class SQLiteStore: NotificationStore {
     public func events(after sequence: Int64, app: String?, limit: Int) throws -> [EngineEvent] {
         let statement: Statement
         if let app {
-            statement = try connection.statement("SELECT seq, body FROM events WHERE app = ? AND seq > ? ORDER BY seq LIMIT ?")
+            statement = try connection.statement(
+                "SELECT seq, body FROM events WHERE app = ? AND seq > ? ORDER BY seq LIMIT ?")
             statement.bind(1, app)
         } else {
-            statement = try connection.statement("SELECT seq, body FROM events WHERE ?1 IS NULL AND seq > ?2 ORDER BY seq LIMIT ?3")
+            statement = try connection.statement(
+                "SELECT seq, body FROM events WHERE ?1 IS NULL AND seq > ?2 ORDER BY seq LIMIT ?3")
         }
         statement.bind(2, sequence)
         statement.bind(3, Int64(max(limit, 0)))
@@ -1093,7 +1192,8 @@ public final class SQLiteStore: NotificationStore {
     public func pruneEvents(_ retention: EventRetention, now: Date) throws {
         try transaction {
             try pruneEvents(keeping: retention.count)
-            let overBytes = try connection.statement("""
+            let overBytes = try connection.statement(
+                """
                 SELECT seq FROM (SELECT seq, sum(size) OVER (ORDER BY seq DESC) AS total FROM events)
                 WHERE total > ? ORDER BY seq DESC LIMIT 1
                 """)
@@ -1105,7 +1205,8 @@ public final class SQLiteStore: NotificationStore {
                 delete.bind(1, cut)
                 try delete.run()
             }
-            let old = try connection.statement("""
+            let old = try connection.statement(
+                """
                 DELETE FROM events WHERE seq < coalesce((SELECT seq FROM events WHERE at >= ?1 ORDER BY seq LIMIT 1),
                                                         (SELECT max(seq) + 1 FROM events))
                 """)
@@ -1117,7 +1218,8 @@ public final class SQLiteStore: NotificationStore {
     // MARK: Pages
 
     public func pending(app: String, after sequence: Int64, limit: Int) throws -> [PendingRequest] {
-        let statement = try connection.statement("SELECT \(Self.pendingColumns), identifier FROM pending WHERE app = ? AND seq > ? ORDER BY seq LIMIT ?")
+        let statement = try connection.statement(
+            "SELECT \(Self.pendingColumns), identifier FROM pending WHERE app = ? AND seq > ? ORDER BY seq LIMIT ?")
         statement.bind(1, app)
         statement.bind(2, sequence)
         statement.bind(3, Int64(max(0, limit)))
@@ -1126,8 +1228,11 @@ public final class SQLiteStore: NotificationStore {
         return result
     }
 
-    public func delivered(app: String, thread: String?, after cursor: DeliveredCursor?, limit: Int) throws -> [DeliveredNotification] {
-        let statement = try connection.statement("""
+    public func delivered(app: String, thread: String?, after cursor: DeliveredCursor?, limit: Int) throws
+        -> [DeliveredNotification]
+    {
+        let statement = try connection.statement(
+            """
             SELECT body FROM delivered WHERE app = ?1 AND (?2 IS NULL OR thread = ?2) AND (?3 IS NULL OR (date, seq) < (?3, ?4))
             ORDER BY date DESC, seq DESC LIMIT ?5
             """)
@@ -1140,7 +1245,8 @@ public final class SQLiteStore: NotificationStore {
     }
 
     public func responses(app: String, after id: Int64, limit: Int) throws -> [NotificationResponse] {
-        let statement = try connection.statement("SELECT id, body FROM responses WHERE app = ? AND id > ? ORDER BY id LIMIT ?")
+        let statement = try connection.statement(
+            "SELECT id, body FROM responses WHERE app = ? AND id > ? ORDER BY id LIMIT ?")
         statement.bind(1, app)
         statement.bind(2, id)
         statement.bind(3, Int64(max(0, limit)))
@@ -1148,7 +1254,8 @@ public final class SQLiteStore: NotificationStore {
     }
 
     public func apps(after bundleIdentifier: String?, limit: Int) throws -> [AppRecord] {
-        let statement = try connection.statement("SELECT record FROM apps WHERE bundle_id > ? ORDER BY bundle_id LIMIT ?")
+        let statement = try connection.statement(
+            "SELECT record FROM apps WHERE bundle_id > ? ORDER BY bundle_id LIMIT ?")
         statement.bind(1, bundleIdentifier ?? "")
         statement.bind(2, Int64(max(0, limit)))
         var result: [AppRecord] = []

@@ -40,8 +40,9 @@ final class Statement {
     }
     @inline(__always) func bind(_ index: Int32, _ bytes: [UInt8]) {
         bytes.withUnsafeBytes { raw in
-            _ = sqlite3_bind_blob(handle, index, raw.baseAddress ?? UnsafeRawPointer(bitPattern: 1), Int32(raw.count),
-                                  chime_sqlite_transient())
+            _ = sqlite3_bind_blob(
+                handle, index, raw.baseAddress ?? UnsafeRawPointer(bitPattern: 1), Int32(raw.count),
+                chime_sqlite_transient())
         }
     }
 

@@ -48,8 +48,10 @@ final class WALCheckpointer: @unchecked Sendable {
     /// A log this long is restarted even when passive passes did not copy all of it.
     let forceFrames: Int32
 
-    init?(path: String, interval: TimeInterval = 0.05, idleInterval: TimeInterval = 1, restartFrames: Int32 = 4096,
-          forceFrames: Int32 = 65_536) {
+    init?(
+        path: String, interval: TimeInterval = 0.05, idleInterval: TimeInterval = 1, restartFrames: Int32 = 4096,
+        forceFrames: Int32 = 65_536
+    ) {
         self.interval = interval
         self.idleInterval = idleInterval
         self.restartFrames = restartFrames
@@ -137,7 +139,10 @@ final class WALCheckpointer: @unchecked Sendable {
     /// copied within ``interval`` rather than a second later, in one long pass.
     func committed() {
         commits.add(1, ordering: .sequentiallyConsistent)
-        if idleWait.load(ordering: .sequentiallyConsistent), idleWait.exchange(false, ordering: .sequentiallyConsistent) { wake.signal() }
+        if idleWait.load(ordering: .sequentiallyConsistent), idleWait.exchange(false, ordering: .sequentiallyConsistent)
+        {
+            wake.signal()
+        }
     }
 
     /// Waits (at most `timeout`) until a round that began after this call has finished, and wakes
@@ -153,7 +158,9 @@ final class WALCheckpointer: @unchecked Sendable {
             let target = roundsStarted + 1
             wake.signal()
             while roundsFinished < target {
-                if stopped.load(ordering: .acquiring) || !rounds.wait(until: deadline) { return roundsFinished >= target }
+                if stopped.load(ordering: .acquiring) || !rounds.wait(until: deadline) {
+                    return roundsFinished >= target
+                }
             }
             return true
         }
@@ -166,4 +173,3 @@ final class WALCheckpointer: @unchecked Sendable {
         finished.wait()
     }
 }
-

@@ -14,7 +14,9 @@ import Foundation
 extension NotificationSimulator {
     /// Puts the simulated app (or `app`) in a scheduled summary, or changes its times.
     @discardableResult
-    public func setScheduledSummary(_ summary: ScheduledSummary, app: String? = nil) async throws -> ScheduledSummaryStatus {
+    public func setScheduledSummary(_ summary: ScheduledSummary, app: String? = nil) async throws
+        -> ScheduledSummaryStatus
+    {
         let status = try await engine.setScheduledSummary(summary, app: app ?? bundleIdentifier)
         await center.processEvents()
         return status

@@ -67,8 +67,10 @@ public final class NotificationSimulator: @unchecked Sendable {
     ///   - storePath: a SQLite file to keep state in; `nil` (the default) keeps it in memory.
     ///     Attachment files that `add` moves in are kept beside it (`attachments/<bundle
     ///     identifier>/`), or without a file in a temporary directory removed with the simulator.
-    public init(bundleIdentifier: String = "com.example.app", now: Date = Date(timeIntervalSince1970: 1_780_000_000),
-                timeZone: TimeZone = TimeZone(identifier: "UTC")!, storePath: String?) throws {
+    public init(
+        bundleIdentifier: String = "com.example.app", now: Date = Date(timeIntervalSince1970: 1_780_000_000),
+        timeZone: TimeZone = TimeZone(identifier: "UTC")!, storePath: String?
+    ) throws {
         _ = SimulatorRegistry.shared
         self.bundleIdentifier = bundleIdentifier
         clock = ManualClock(now: now)
@@ -78,26 +80,35 @@ public final class NotificationSimulator: @unchecked Sendable {
         // Attachment files beside a store file (so a reopened simulator finds them), else in a
         // temporary directory of the simulator's own, removed with it.
         let attachments = storePath.map {
-            AttachmentStore.directory(inDataDirectory: URL(fileURLWithPath: $0).deletingLastPathComponent(), app: bundleIdentifier)
+            AttachmentStore.directory(
+                inDataDirectory: URL(fileURLWithPath: $0).deletingLastPathComponent(), app: bundleIdentifier)
         }
-        center = UNUserNotificationCenter(engine: engine, bundleIdentifier: bundleIdentifier, timeZone: timeZone,
-                                          driven: true, foreground: false, attachmentDirectory: attachments)
-        center.addSurface(PresentationRecorder { [weak self] delivery in
-            guard let self else { return }
-            self.record.withLock { record in
-                record.presented.append((UNNotification(value: delivery.notification), delivery.presentation))
-                if let focus = delivery.focus { record.focused.append((delivery.notification.request.identifier, focus, self.clock.now)) }
-            }
-        })
+        center = UNUserNotificationCenter(
+            engine: engine, bundleIdentifier: bundleIdentifier, timeZone: timeZone,
+            driven: true, foreground: false, attachmentDirectory: attachments)
+        center.addSurface(
+            PresentationRecorder { [weak self] delivery in
+                guard let self else { return }
+                self.record.withLock { record in
+                    record.presented.append((UNNotification(value: delivery.notification), delivery.presentation))
+                    if let focus = delivery.focus {
+                        record.focused.append((delivery.notification.request.identifier, focus, self.clock.now))
+                    }
+                }
+            })
         expiredSubscription = engine.subscribe(app: bundleIdentifier) { [weak self] event in
             guard let self else { return }
             switch event.payload {
             case .expired(let expired):
-                self.record.withLock { $0.expired.append((UNNotificationRequest(value: expired.request), expired.dueDate)) }
+                self.record.withLock {
+                    $0.expired.append((UNNotificationRequest(value: expired.request), expired.dueDate))
+                }
             case .removed(let identifiers, .delivered, .autoDismiss):
                 self.record.withLock { $0.autoDismissed += identifiers.map { ($0, event.date) } }
             case .realerted(let delivery):
-                self.record.withLock { $0.realerted.append((delivery.notification.request.identifier, delivery.alert, event.date)) }
+                self.record.withLock {
+                    $0.realerted.append((delivery.notification.request.identifier, delivery.alert, event.date))
+                }
             default:
                 break
             }
@@ -107,8 +118,10 @@ public final class NotificationSimulator: @unchecked Sendable {
     deinit { engine.unsubscribe(expiredSubscription) }
 
     /// A simulator kept in memory (this initialiser does not throw).
-    public convenience init(bundleIdentifier: String = "com.example.app", now: Date = Date(timeIntervalSince1970: 1_780_000_000),
-                            timeZone: TimeZone = TimeZone(identifier: "UTC")!) {
+    public convenience init(
+        bundleIdentifier: String = "com.example.app", now: Date = Date(timeIntervalSince1970: 1_780_000_000),
+        timeZone: TimeZone = TimeZone(identifier: "UTC")!
+    ) {
         try! self.init(bundleIdentifier: bundleIdentifier, now: now, timeZone: timeZone, storePath: nil)
     }
 
@@ -164,7 +177,8 @@ public final class NotificationSimulator: @unchecked Sendable {
     /// Stops the test run with a message when the running test has no simulator.
     public static var current: NotificationSimulator {
         guard let simulator = SimulatorRegistry.shared.simulatorOfRunningTest() else {
-            fatalError("""
+            fatalError(
+                """
                 Chime: NotificationSimulator.current was read in a test without a simulator; give the test \
                 (or its suite) the trait `.notificationSimulator(bundleIdentifier: "…")`, or make one \
                 with `NotificationSimulator(bundleIdentifier:)` and call `install()`.
@@ -349,7 +363,8 @@ public final class NotificationSimulator: @unchecked Sendable {
 
     private func respond(_ identifier: String, action: String, text: String?) async throws {
         await center.processEvents()
-        _ = try await engine.respond(app: bundleIdentifier, notification: identifier, action: action, userText: text, surface: "simulator")
+        _ = try await engine.respond(
+            app: bundleIdentifier, notification: identifier, action: action, userText: text, surface: "simulator")
         await center.processEvents()
     }
 
@@ -380,7 +395,9 @@ public final class NotificationSimulator: @unchecked Sendable {
     /// try await simulator.push(payload, identifier: "slow", advancingBy: 30)
     /// #expect(await simulator.deliveredNotifications.first?.request.content.title == "Best attempt")
     /// ```
-    public func push(_ payload: Data, identifier: String = UUID().uuidString, advancingBy seconds: TimeInterval) async throws {
+    public func push(_ payload: Data, identifier: String = UUID().uuidString, advancingBy seconds: TimeInterval)
+        async throws
+    {
         try await push(payload, identifier: identifier, advancing: seconds)
     }
 
@@ -389,7 +406,8 @@ public final class NotificationSimulator: @unchecked Sendable {
         await center.processEvents()
         let request = NotificationRequest(identifier: identifier, content: decoded.content, trigger: .push)
         guard decoded.goesThroughServiceExtension, let run = center.startServiceExtension(for: request) else {
-            try await engine.deliverPush(decoded.content, identifier: identifier, silent: decoded.isSilent, app: bundleIdentifier)
+            try await engine.deliverPush(
+                decoded.content, identifier: identifier, silent: decoded.isSilent, app: bundleIdentifier)
             if let seconds { await advance(by: seconds) }
             await center.processEvents()
             return

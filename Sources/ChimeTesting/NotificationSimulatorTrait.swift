@@ -37,14 +37,16 @@ public struct NotificationSimulatorTrait: SuiteTrait, TestTrait, TestScoping {
     /// the trait itself and from its suite, its own (the last) wins.
     public func scopeProvider(for test: Test, testCase: Test.Case?) -> Self? {
         guard !test.isSuite, testCase != nil,
-              let nearest = test.traits.last(where: { $0 is NotificationSimulatorTrait }) as? NotificationSimulatorTrait,
-              nearest.id == id
+            let nearest = test.traits.last(where: { $0 is NotificationSimulatorTrait }) as? NotificationSimulatorTrait,
+            nearest.id == id
         else { return nil }
         return self
     }
 
-    public func provideScope(for test: Test, testCase: Test.Case?,
-                             performing function: @Sendable () async throws -> Void) async throws {
+    public func provideScope(
+        for test: Test, testCase: Test.Case?,
+        performing function: @Sendable () async throws -> Void
+    ) async throws {
         // Applied twice to one test (the same trait value on a suite and a test): one scope.
         if Self.inScope { return try await function() }
         try await SimulatorGate.shared.run(exclusive: exclusive) {
@@ -74,10 +76,13 @@ extension Trait where Self == NotificationSimulatorTrait {
     ///     calls `UNUserNotificationCenter.current()` outside the test's task (a
     ///     `DispatchQueue.main.async` block, a `Thread`, `Task.detached`), which cannot be told apart
     ///     from another test's code otherwise. Other tests keep running in parallel among themselves.
-    public static func notificationSimulator(bundleIdentifier: String = "com.example.app",
-                                             now: Date = Date(timeIntervalSince1970: 1_780_000_000),
-                                             timeZone: TimeZone = TimeZone(identifier: "UTC")!,
-                                             exclusive: Bool = false) -> Self {
-        NotificationSimulatorTrait(bundleIdentifier: bundleIdentifier, now: now, timeZone: timeZone, exclusive: exclusive)
+    public static func notificationSimulator(
+        bundleIdentifier: String = "com.example.app",
+        now: Date = Date(timeIntervalSince1970: 1_780_000_000),
+        timeZone: TimeZone = TimeZone(identifier: "UTC")!,
+        exclusive: Bool = false
+    ) -> Self {
+        NotificationSimulatorTrait(
+            bundleIdentifier: bundleIdentifier, now: now, timeZone: timeZone, exclusive: exclusive)
     }
 }

@@ -56,7 +56,9 @@ final class SimulatorRegistry: Sendable {
             var key = TestKey(test: test.id, testCase: nil, name: test.displayName ?? test.name)
             // `Test.Case` has no public identity; its description names its arguments and
             // discriminator, which tell the cases of one test apart.
-            if let testCase = Test.Case.current, testCase.isParameterized { key.testCase = String(describing: testCase) }
+            if let testCase = Test.Case.current, testCase.isParameterized {
+                key.testCase = String(describing: testCase)
+            }
             return key
         }
     }
@@ -93,7 +95,9 @@ final class SimulatorRegistry: Sendable {
 
     /// The simulator of the running test: the one it installed last, else the trait's.
     func simulatorOfRunningTest() -> NotificationSimulator? {
-        if let key = TestKey.current, let installed = entries.withLock({ $0.last { $0.owner == .test(key) }?.simulator }) {
+        if let key = TestKey.current,
+            let installed = entries.withLock({ $0.last { $0.owner == .test(key) }?.simulator })
+        {
             return installed
         }
         return Self.bound

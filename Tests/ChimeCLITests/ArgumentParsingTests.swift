@@ -1,9 +1,10 @@
-import Foundation
-@testable import ChimeCLI
 import ChimeCore
+import Foundation
+import Synchronization
 import TestThreads
 import Testing
-import Synchronization
+
+@testable import ChimeCLI
 
 @Suite("chime: argument parsing, in-process", .testThreads)
 struct ArgumentParsingTests {
@@ -11,7 +12,8 @@ struct ArgumentParsingTests {
 
     @Test("--flag value and --flag=value both work; flags and positionals are kept")
     func forms() throws {
-        let parsed = try ParsedArguments.parse(["Alarm", "--title", "Wake up", "--id=a", "--id", "b", "--json", "snooze"], options: options)
+        let parsed = try ParsedArguments.parse(
+            ["Alarm", "--title", "Wake up", "--id=a", "--id", "b", "--json", "snooze"], options: options)
         #expect(parsed.positionals == ["Alarm", "snooze"])
         #expect(parsed.value("title") == "Wake up")
         #expect(parsed.all("id") == ["a", "b"])
@@ -32,27 +34,35 @@ struct ArgumentParsingTests {
         #expect(parsed.value("title") == "-5")
     }
 
-    @Test("mistakes name the option and say what to do", arguments: [
-        (["--titel", "x"], "unknown option '--titel'; did you mean --title?"),
-        (["--title"], "option '--title' needs a value"),
-        (["--json=yes"], "option '--json' is a flag and takes no value"),
-        (["--title", "a", "--title", "b"], "option '--title' was given twice; give it once"),
-        (["--frobnicate"], "unknown option '--frobnicate'"),
-    ])
+    @Test(
+        "mistakes name the option and say what to do",
+        arguments: [
+            (["--titel", "x"], "unknown option '--titel'; did you mean --title?"),
+            (["--title"], "option '--title' needs a value"),
+            (["--json=yes"], "option '--json' is a flag and takes no value"),
+            (["--title", "a", "--title", "b"], "option '--title' was given twice; give it once"),
+            (["--frobnicate"], "unknown option '--frobnicate'"),
+        ])
     func mistakes(arguments: [String], message: String) {
         #expect(throws: UsageError(message)) { try ParsedArguments.parse(arguments, options: options) }
     }
 
-    @Test("fuzz-arguments: a value after = that starts with a combining mark is the value, not part of the option's name")
+    @Test(
+        "fuzz-arguments: a value after = that starts with a combining mark is the value, not part of the option's name")
     func combiningMarkAfterEquals() throws {
         // The finding: --in=U+0357… was "unknown option '--in=͗…'" (Characters join = and the mark).
-        let parsed = try ParsedArguments.parse(["--title=\u{357}x", "--id=\u{301}", "--", "--\u{301}"], options: options)
-        #expect(parsed.value("title") == "\u{357}x" && parsed.all("id") == ["\u{301}"] && parsed.positionals == ["--\u{301}"])
+        let parsed = try ParsedArguments.parse(
+            ["--title=\u{357}x", "--id=\u{301}", "--", "--\u{301}"], options: options)
+        #expect(
+            parsed.value("title") == "\u{357}x" && parsed.all("id") == ["\u{301}"]
+                && parsed.positionals == ["--\u{301}"])
         let error = try #require(throws: UsageError.self) { try ParsedArguments.parse(["--\u{301}"], options: options) }
         #expect(error.message.hasPrefix("unknown option '--\u{301}'"), "\(error)")
     }
 
-    @Test("durations as people write them", arguments: [("90s", 90.0), ("10m", 600), ("1h30m", 5400), ("2d", 172_800), ("1w", 604_800)])
+    @Test(
+        "durations as people write them",
+        arguments: [("90s", 90.0), ("10m", 600), ("1h30m", 5400), ("2d", 172_800), ("1w", 604_800)])
     func durations(text: String, seconds: Double) throws {
         #expect(try parseDuration(text) == seconds)
     }
@@ -64,10 +74,14 @@ struct ArgumentParsingTests {
 
     @Test("a number without a unit is refused with the unit to add, not taken as seconds")
     func durationWithoutUnit() {
-        #expect(throws: UsageError("'10' has no unit; write 10s for seconds (or 10m, 10h, 10d)")) { try parseDuration("10") }
+        #expect(throws: UsageError("'10' has no unit; write 10s for seconds (or 10m, 10h, 10d)")) {
+            try parseDuration("10")
+        }
     }
 
-    @Test("weekdays by name or by Apple's number, with 1 = Sunday", arguments: [("sun", 1), ("Monday", 2), ("tue", 3), ("sat", 7), ("4", 4)])
+    @Test(
+        "weekdays by name or by Apple's number, with 1 = Sunday",
+        arguments: [("sun", 1), ("Monday", 2), ("tue", 3), ("sat", 7), ("4", 4)])
     func weekdays(text: String, number: Int) throws {
         #expect(try CLI.weekday(text) == number)
     }
@@ -84,35 +98,54 @@ struct ArgumentParsingTests {
         let (globals, rest) = try CLI.leadingGlobals(["--data", "/srv/chime", "--json", "status"])
         #expect(globals == ["--data", "/srv/chime", "--json"])
         #expect(rest == ["status"])
-        #expect(try CLI.leadingGlobals(["--data=/x", "list", "--app", "a"]) == (["--data=/x"], ["list", "--app", "a"]))
+        #expect(
+            try CLI.leadingGlobals(["--data=/x", "list", "--app", "a"]) == (["--data=/x"], ["list", "--app", "a"]))
     }
 
     @Test("events read as a person would: identifiers, titles, actions and replies")
     func eventLines() throws {
-        let delivered = try JSONValue.parse(#"""
+        let delivered = try JSONValue.parse(
+            #"""
             {"app": "com.a", "notification": {"identifier": "n1", "body": "Backup done"}, "category": {"identifier": "c", "actions": [{"identifier": "ok"}]}}
             """#)
-        #expect(CLI.describeEvent(kind: "delivered", id: "7", delivered) == #"7  delivered  com.a  n1  "Backup done"  actions: ok"#)
-        let response = try JSONValue.parse(#"{"app": "com.a", "response": {"actionIdentifier": "comment", "userText": "Call me", "notification": {"identifier": "n1"}}}"#)
-        #expect(CLI.describeEvent(kind: "response", id: "8", response) == #"8  response  com.a  n1  →  comment  "Call me""#)
+        #expect(
+            CLI.describeEvent(kind: "delivered", id: "7", delivered)
+                == #"7  delivered  com.a  n1  "Backup done"  actions: ok"#)
+        let response = try JSONValue.parse(
+            #"{"app": "com.a", "response": {"actionIdentifier": "comment", "userText": "Call me", "notification": {"identifier": "n1"}}}"#
+        )
+        #expect(
+            CLI.describeEvent(kind: "response", id: "8", response) == #"8  response  com.a  n1  →  comment  "Call me""#)
         let scheduled = try JSONValue.parse(#"{"app": "com.a", "identifiers": ["a", "b"]}"#)
         #expect(CLI.describeEvent(kind: "scheduled", id: nil, scheduled) == "-  scheduled  com.a  a, b")
-        let realerted = try JSONValue.parse(#"{"app": "com.a", "alert": 3, "notification": {"identifier": "wake", "title": "Wake up"}}"#)
-        #expect(CLI.describeEvent(kind: "realerted", id: "10", realerted) == #"10  realerted  com.a  wake  "Wake up"  alert 3"#)
-        let expired = try JSONValue.parse(#"{"app": "com.a", "dueDate": "2027-06-01T12:10:00.000Z", "request": {"identifier": "ride", "expirationDate": "2027-06-01T12:05:00.000Z"}}"#)
-        #expect(CLI.describeEvent(kind: "expired", id: "11", expired)
-                == "11  expired  com.a  ride  due 2027-06-01T12:10:00.000Z, not delivered after 2027-06-01T12:05:00.000Z")
+        let realerted = try JSONValue.parse(
+            #"{"app": "com.a", "alert": 3, "notification": {"identifier": "wake", "title": "Wake up"}}"#)
+        #expect(
+            CLI.describeEvent(kind: "realerted", id: "10", realerted)
+                == #"10  realerted  com.a  wake  "Wake up"  alert 3"#)
+        let expired = try JSONValue.parse(
+            #"{"app": "com.a", "dueDate": "2027-06-01T12:10:00.000Z", "request": {"identifier": "ride", "expirationDate": "2027-06-01T12:05:00.000Z"}}"#
+        )
+        #expect(
+            CLI.describeEvent(kind: "expired", id: "11", expired)
+                == "11  expired  com.a  ride  due 2027-06-01T12:10:00.000Z, not delivered after 2027-06-01T12:05:00.000Z"
+        )
         let removed = try JSONValue.parse(#"{"app": "com.a", "identifiers": ["a"], "scope": "pending"}"#)
         #expect(CLI.describeEvent(kind: "removed", id: "9", removed) == "9  removed  com.a  pending:  a")
         // The owner's focus modes (no app): each on or off, how, until when, and what it held.
-        let focus = try JSONValue.parse(#"""
+        let focus = try JSONValue.parse(
+            #"""
             {"app": "", "modes": [{"name": "Sleep", "active": true, "byHand": true, "nextChange": "2027-06-02T05:00:00.000Z", "heldTotal": 3},
                                   {"name": "Work", "active": false, "byHand": false, "nextChange": "2027-06-02T07:00:00.000Z", "heldTotal": 0},
                                   {"name": "Reading", "active": false, "byHand": false, "nextChange": null, "heldTotal": 0}]}
             """#)
-        #expect(CLI.describeEvent(kind: "focus", id: nil, focus)
-                == "-  focus  Sleep on by hand until 2027-06-02T05:00:00.000Z, 3 held  Work off (next change 2027-06-02T07:00:00.000Z)  Reading off")
-        #expect(CLI.describeEvent(kind: "focus", id: nil, try JSONValue.parse(#"{"app": "", "modes": []}"#)) == "-  focus  (no focus modes)")
+        #expect(
+            CLI.describeEvent(kind: "focus", id: nil, focus)
+                == "-  focus  Sleep on by hand until 2027-06-02T05:00:00.000Z, 3 held  Work off (next change 2027-06-02T07:00:00.000Z)  Reading off"
+        )
+        #expect(
+            CLI.describeEvent(kind: "focus", id: nil, try JSONValue.parse(#"{"app": "", "modes": []}"#))
+                == "-  focus  (no focus modes)")
     }
 
     @Test("unknown commands and options exit 2 with a suggestion; --help exits 0")
@@ -133,12 +166,14 @@ struct ArgumentParsingTests {
         #expect(output.text.contains("--desktop is 'maybe'; accepted: auto, on, off"))
     }
 
-    @Test("a request is checked by the engine's own rules before it is sent, in the flags' words", arguments: [
-        (["--every", "30s"], "--every is 30.0 with repeats; the time interval must be at least 60 if repeating"),
-        (["--in", "0s"], "--in is 0.0; the time interval must be greater than 0"),
-        (["--badge", "-1"], "--badge is -1"),
-        (["--id", ""], "--id is empty"),
-    ])
+    @Test(
+        "a request is checked by the engine's own rules before it is sent, in the flags' words",
+        arguments: [
+            (["--every", "30s"], "--every is 30.0 with repeats; the time interval must be at least 60 if repeating"),
+            (["--in", "0s"], "--in is 0.0; the time interval must be greater than 0"),
+            (["--badge", "-1"], "--badge is -1"),
+            (["--id", ""], "--id is empty"),
+        ])
     func checkedByValidation(flags: [String], message: String) async {
         let output = Output()
         let cli = CLI(write: { output.append($0) }, writeError: { output.append($0) })
@@ -154,22 +189,33 @@ final class Output: Sendable {
     func append(_ line: String) { lines.withLock { $0.append(line) } }
     var text: String { lines.withLock { $0.joined(separator: "\n") } }
 
-    @Test("serve --database takes a PostgreSQL URL, else CHIME_DATABASE_URL; anything else is refused naming where it came from")
+    @Test(
+        "serve --database takes a PostgreSQL URL, else CHIME_DATABASE_URL; anything else is refused naming where it came from"
+    )
     func database() throws {
         let serve = CLI.serve.options + CLI.common
         let url = "postgresql://chime@db.internal:5432/chime?sslmode=require"
-        #expect(try CLI.databaseURL(ParsedArguments.parse(["--database", url], options: serve), environment: [:]) == url)
-        #expect(try CLI.databaseURL(ParsedArguments.parse([], options: serve), environment: ["CHIME_DATABASE_URL": url]) == url)
-        #expect(try CLI.databaseURL(ParsedArguments.parse(["--database", url], options: serve),
-                                    environment: ["CHIME_DATABASE_URL": "postgres://other/db"]) == url)
-        #expect(try CLI.databaseURL(ParsedArguments.parse([], options: serve), environment: ["CHIME_DATABASE_URL": ""]) == nil)
+        #expect(
+            try CLI.databaseURL(ParsedArguments.parse(["--database", url], options: serve), environment: [:]) == url)
+        #expect(
+            try CLI.databaseURL(ParsedArguments.parse([], options: serve), environment: ["CHIME_DATABASE_URL": url])
+                == url)
+        #expect(
+            try CLI.databaseURL(
+                ParsedArguments.parse(["--database", url], options: serve),
+                environment: ["CHIME_DATABASE_URL": "postgres://other/db"]) == url)
+        #expect(
+            try CLI.databaseURL(ParsedArguments.parse([], options: serve), environment: ["CHIME_DATABASE_URL": ""])
+                == nil)
         #expect(try CLI.databaseURL(ParsedArguments.parse([], options: serve), environment: [:]) == nil)
         let flag = #expect(throws: UsageError.self) {
-            try CLI.databaseURL(ParsedArguments.parse(["--database", "/var/lib/chime.sqlite"], options: serve), environment: [:])
+            try CLI.databaseURL(
+                ParsedArguments.parse(["--database", "/var/lib/chime.sqlite"], options: serve), environment: [:])
         }
         #expect(flag?.message.contains("--database") == true)
         let variable = #expect(throws: UsageError.self) {
-            try CLI.databaseURL(ParsedArguments.parse([], options: serve), environment: ["CHIME_DATABASE_URL": "mysql://x"])
+            try CLI.databaseURL(
+                ParsedArguments.parse([], options: serve), environment: ["CHIME_DATABASE_URL": "mysql://x"])
         }
         #expect(variable?.message.contains("CHIME_DATABASE_URL") == true)
     }

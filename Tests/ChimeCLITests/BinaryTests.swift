@@ -8,7 +8,8 @@ import Testing
 @Suite("chime: the binary against a running service", .testThreads)
 struct BinaryTests {
     static func binary() throws -> URL {
-        let candidates = [Bundle.main.executableURL, URL(fileURLWithPath: CommandLine.arguments[0])]
+        let candidates =
+            [Bundle.main.executableURL, URL(fileURLWithPath: CommandLine.arguments[0])]
             .compactMap { $0?.deletingLastPathComponent() } + [Bundle.main.bundleURL.deletingLastPathComponent()]
         for directory in candidates {
             let url = directory.appendingPathComponent("chime")
@@ -19,26 +20,34 @@ struct BinaryTests {
 
     /// Runs `chime ARGUMENTS` (at most 60 s, on a thread of its own, so an in-process server keeps
     /// serving) and returns (exit status, or 128 + the signal that ended it; stdout; stderr).
-    static func chime(_ arguments: [String], environment: [String: String]? = nil) async throws -> (Int32, String, String) {
-        let result = try await ChildProcess.run(try binary().path, arguments: arguments, environment: environment, timeout: 60)
-        let status: Int32 = switch result.termination {
-        case .exited(let status): status
-        case .signaled(let signal): 128 + signal
-        }
+    static func chime(_ arguments: [String], environment: [String: String]? = nil) async throws -> (
+        Int32, String, String
+    ) {
+        let result = try await ChildProcess.run(
+            try binary().path, arguments: arguments, environment: environment, timeout: 60)
+        let status: Int32 =
+            switch result.termination {
+            case .exited(let status): status
+            case .signaled(let signal): 128 + signal
+            }
         return (status, result.text, result.errorText)
     }
 
     @Test("register, categorise, schedule, list, answer and check status through the CLI")
     func flow() async throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("chime-cli-\(UUID().uuidString)").path
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("chime-cli-\(UUID().uuidString)")
+            .path
         defer { try? FileManager.default.removeItem(atPath: directory) }
-        var configuration = ChimeService.Configuration(dataDirectory: directory, listen: .tcp(host: "127.0.0.1", port: 0),
-                                                       autoAllow: true, printsBanner: false)
+        var configuration = ChimeService.Configuration(
+            dataDirectory: directory, listen: .tcp(host: "127.0.0.1", port: 0),
+            autoAllow: true, printsBanner: false)
         configuration.connectionTimeout = 10
         let service = try await RunningService.start(configuration: configuration)
         let data = ["--data", directory]
 
-        func run(_ arguments: [String]) async throws -> (Int32, String, String) { try await Self.chime(arguments + data) }
+        func run(_ arguments: [String]) async throws -> (Int32, String, String) {
+            try await Self.chime(arguments + data)
+        }
 
         let (addStatus, addOutput, _) = try await run(["apps", "add", "com.example.alarm", "--json"])
         #expect(addStatus == 0)
@@ -48,15 +57,22 @@ struct BinaryTests {
 
         _ = try await service.engine.requestAuthorization(app: "com.example.alarm", options: [.alert, .sound])
         let categories = directory + "/categories.json"
-        try Data(#"[{"identifier": "alarm.category", "actions": [{"identifier": "snooze", "title": "Snooze 5 Sec", "options": []}]}]"#.utf8)
-            .write(to: URL(fileURLWithPath: categories))
+        try Data(
+            #"[{"identifier": "alarm.category", "actions": [{"identifier": "snooze", "title": "Snooze 5 Sec", "options": []}]}]"#
+                .utf8
+        )
+        .write(to: URL(fileURLWithPath: categories))
         #expect(try await run(["categories", "set", categories]).0 == 0)
 
-        let (added, addedText, addedError) = try await run(["add", "--title", "Alarm", "--id", "Alarm", "--category", "alarm.category"])
+        let (added, addedText, addedError) = try await run([
+            "add", "--title", "Alarm", "--id", "Alarm", "--category", "alarm.category",
+        ])
         #expect(added == 0, "\(addedError)")
         #expect(addedText.contains("Added Alarm to com.example.alarm: delivered now."))
 
-        let (listed, listedText, _) = try await run(["add", "--title", "Later", "--id", "later", "--in", "1h", "--json"])
+        let (listed, listedText, _) = try await run([
+            "add", "--title", "Later", "--id", "later", "--in", "1h", "--json",
+        ])
         #expect(listed == 0)
         #expect(listedText.contains("\"nextTriggerDate\""))
 
@@ -72,7 +88,8 @@ struct BinaryTests {
         #expect(outbox.map(\.actionIdentifier) == ["snooze"])
 
         // Identifiers with reserved characters travel percent-encoded over TCP too.
-        #expect(try await run(["add", "--title", "Chat", "--id", "chat/42 ü?#%", "--category", "alarm.category"]).0 == 0)
+        #expect(
+            try await run(["add", "--title", "Chat", "--id", "chat/42 ü?#%", "--category", "alarm.category"]).0 == 0)
         let (answered, _, answerError) = try await run(["respond", "chat/42 ü?#%", "snooze"])
         #expect(answered == 0, "\(answerError)")
         #expect(try await run(["add", "--title", "Soon", "--id", "soon/1 +&=", "--in", "1h"]).0 == 0)
@@ -94,19 +111,24 @@ struct BinaryTests {
 extension BinaryTests {
     @Test("chime apps allow|deny prints the service's answer: the status and what the app may now do")
     func allowDeny() async throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("chime-cli-\(UUID().uuidString)").path
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("chime-cli-\(UUID().uuidString)")
+            .path
         defer { try? FileManager.default.removeItem(atPath: directory) }
-        let configuration = ChimeService.Configuration(dataDirectory: directory, listen: .tcp(host: "127.0.0.1", port: 0),
-                                                       autoAllow: false, printsBanner: false)
+        let configuration = ChimeService.Configuration(
+            dataDirectory: directory, listen: .tcp(host: "127.0.0.1", port: 0),
+            autoAllow: false, printsBanner: false)
         let service = try await RunningService.start(configuration: configuration)
         let data = ["--data", directory]
         #expect(try await Self.chime(["apps", "add", "com.example.ask"] + data).0 == 0)
-        let (_, settings) = try await service.engine.requestAuthorization(app: "com.example.ask", options: [.alert, .sound])
+        let (_, settings) = try await service.engine.requestAuthorization(
+            app: "com.example.ask", options: [.alert, .sound])
         #expect(settings.authorizationStatus == .notDetermined)
 
         let (allowed, allowedText, allowedError) = try await Self.chime(["apps", "allow", "com.example.ask"] + data)
         #expect(allowed == 0, "\(allowedError)")
-        #expect(allowedText.trimmingCharacters(in: .newlines) == "com.example.ask: authorized (alert, sound)", "\(allowedText)")
+        #expect(
+            allowedText.trimmingCharacters(in: .newlines) == "com.example.ask: authorized (alert, sound)",
+            "\(allowedText)")
         let (denied, deniedText, _) = try await Self.chime(["apps", "deny", "com.example.ask"] + data)
         #expect(denied == 0)
         #expect(deniedText.trimmingCharacters(in: .newlines) == "com.example.ask: denied", "\(deniedText)")
@@ -118,9 +140,11 @@ extension BinaryTests {
 extension BinaryTests {
     @Test("chime device-token shows, unregisters and registers again an app's device token")
     func deviceToken() async throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("chime-cli-\(UUID().uuidString)").path
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("chime-cli-\(UUID().uuidString)")
+            .path
         defer { try? FileManager.default.removeItem(atPath: directory) }
-        let configuration = ChimeService.Configuration(dataDirectory: directory, listen: .tcp(host: "127.0.0.1", port: 0), printsBanner: false)
+        let configuration = ChimeService.Configuration(
+            dataDirectory: directory, listen: .tcp(host: "127.0.0.1", port: 0), printsBanner: false)
         let service = try await RunningService.start(configuration: configuration)
         let data = ["--data", directory]
         #expect(try await Self.chime(["apps", "add", "com.example.chat"] + data).0 == 0)
@@ -129,11 +153,20 @@ extension BinaryTests {
         let (shown, shownText, shownError) = try await Self.chime(["device-token"] + data)
         #expect(shown == 0, "\(shownError)")
         #expect(shownText == "com.example.chat: device token \(token), registered.\n", "\(shownText)")
-        let (gone, goneText, _) = try await Self.chime(["device-token", "unregister", "--app", "com.example.chat"] + data)
+        let (gone, goneText, _) = try await Self.chime(
+            ["device-token", "unregister", "--app", "com.example.chat"] + data)
         let since = try #require(try await service.engine.app("com.example.chat").deviceTokenUnregistered)
-        #expect(gone == 0 && goneText.contains("unregistered since \(JSONMapping.formatDate(since)): pushes to it get 410 Unregistered"), "\(goneText)")
+        #expect(
+            gone == 0
+                && goneText.contains(
+                    "unregistered since \(JSONMapping.formatDate(since)): pushes to it get 410 Unregistered"),
+            "\(goneText)")
         let (back, backText, _) = try await Self.chime(["device-token", "register", "--json"] + data)
-        #expect(back == 0 && (try? JSONValue.parse(backText)) == ["deviceToken": .string(token), "registered": true, "unregistered": .null], "\(backText)")
+        #expect(
+            back == 0
+                && (try? JSONValue.parse(backText)) == [
+                    "deviceToken": .string(token), "registered": true, "unregistered": .null,
+                ], "\(backText)")
         #expect(try await service.engine.app("com.example.chat").deviceTokenUnregistered == nil)
         let (wrong, _, wrongError) = try await Self.chime(["device-token", "forget"] + data)
         #expect(wrong == 2 && wrongError.contains("register or unregister"), "\(wrongError)")
@@ -152,26 +185,45 @@ struct CLITestError: Error, CustomStringConvertible {
 struct RecurrenceCLITests {
     @Test("chime add --rrule … --start … --time-zone …, then chime list --json --next 3")
     func addAndList() async throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("chime-cli-rrule-\(UUID().uuidString)").path
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "chime-cli-rrule-\(UUID().uuidString)"
+        ).path
         defer { try? FileManager.default.removeItem(atPath: directory) }
-        let configuration = ChimeService.Configuration(dataDirectory: directory, listen: .tcp(host: "127.0.0.1", port: 0),
-                                                       autoAllow: true, printsBanner: false)
+        let configuration = ChimeService.Configuration(
+            dataDirectory: directory, listen: .tcp(host: "127.0.0.1", port: 0),
+            autoAllow: true, printsBanner: false)
         let service = try await RunningService.start(configuration: configuration)
-        func run(_ arguments: [String]) async throws -> (Int32, String, String) { try await BinaryTests.chime(arguments + ["--data", directory]) }
+        func run(_ arguments: [String]) async throws -> (Int32, String, String) {
+            try await BinaryTests.chime(arguments + ["--data", directory])
+        }
         #expect(try await run(["apps", "add", "com.example.rrule"]).0 == 0)
         _ = try await service.engine.requestAuthorization(app: "com.example.rrule", options: [.alert])
 
-        let (added, addedText, addedError) = try await run(["add", "--title", "Review", "--id", "review",
-                                                            "--rrule", "FREQ=MONTHLY;BYDAY=-1FR", "--start", "2027-01-29T09:00",
-                                                            "--time-zone", "Europe/Berlin"])
+        let (added, addedText, addedError) = try await run([
+            "add", "--title", "Review", "--id", "review",
+            "--rrule", "FREQ=MONTHLY;BYDAY=-1FR", "--start", "2027-01-29T09:00",
+            "--time-zone", "Europe/Berlin",
+        ])
         #expect(added == 0, "\(addedError)")
         #expect(addedText.contains("Added review to com.example.rrule: fires 2027-01-29T08:00:00.000Z."))
-        #expect(try await run(["add", "--title", "Gym", "--id", "gym", "--rrule", "FREQ=WEEKLY;INTERVAL=2;BYDAY=TU,TH;UNTIL=20271231T225959Z",
-                               "--start", "2027-01-05T18:00", "--time-zone", "Europe/Berlin"]).0 == 0)
-        #expect(try await run(["add", "--title", "Report", "--id", "report", "--rrule", "FREQ=MONTHLY;BYDAY=MO,TU,WE,TH,FR;BYSETPOS=-1",
-                               "--start", "2027-01-01T17:00", "--time-zone", "Europe/Berlin"]).0 == 0)
-        #expect(try await run(["add", "--title", "Pill", "--id", "pill", "--rrule", "FREQ=DAILY;COUNT=3", "--start", "2027-03-27T07:00",
-                               "--time-zone", "Europe/Berlin", "--except", "2027-03-28T07:00"]).0 == 0)
+        #expect(
+            try await run([
+                "add", "--title", "Gym", "--id", "gym", "--rrule",
+                "FREQ=WEEKLY;INTERVAL=2;BYDAY=TU,TH;UNTIL=20271231T225959Z",
+                "--start", "2027-01-05T18:00", "--time-zone", "Europe/Berlin",
+            ]).0 == 0)
+        #expect(
+            try await run([
+                "add", "--title", "Report", "--id", "report", "--rrule",
+                "FREQ=MONTHLY;BYDAY=MO,TU,WE,TH,FR;BYSETPOS=-1",
+                "--start", "2027-01-01T17:00", "--time-zone", "Europe/Berlin",
+            ]).0 == 0)
+        #expect(
+            try await run([
+                "add", "--title", "Pill", "--id", "pill", "--rrule", "FREQ=DAILY;COUNT=3", "--start",
+                "2027-03-27T07:00",
+                "--time-zone", "Europe/Berlin", "--except", "2027-03-28T07:00",
+            ]).0 == 0)
 
         let (listed, listedText, listedError) = try await run(["list", "--json", "--next", "3"])
         #expect(listed == 0, "\(listedError)")
@@ -187,12 +239,15 @@ struct RecurrenceCLITests {
         #expect(dates(0) == ["2027-01-29T08:00:00.000Z", "2027-02-26T08:00:00.000Z", "2027-03-26T08:00:00.000Z"])
         #expect(dates(1) == ["2027-01-05T17:00:00.000Z", "2027-01-07T17:00:00.000Z", "2027-01-19T17:00:00.000Z"])
         #expect(dates(2) == ["2027-01-29T16:00:00.000Z", "2027-02-26T16:00:00.000Z", "2027-03-31T15:00:00.000Z"])
-        #expect(dates(3) == ["2027-03-27T06:00:00.000Z", "2027-03-29T05:00:00.000Z"], "the exception counts toward COUNT")
+        #expect(
+            dates(3) == ["2027-03-27T06:00:00.000Z", "2027-03-29T05:00:00.000Z"], "the exception counts toward COUNT")
         let (_, text, _) = try await run(["list", "--next", "2"])
         #expect(text.contains("review  2027-01-29T08:00:00.000Z  FREQ=MONTHLY;BYDAY=-1FR  Review"))
         #expect(text.contains("    then 2027-02-26T08:00:00.000Z"))
 
-        let (bad, _, badError) = try await run(["add", "--title", "Bad", "--rrule", "FREQ=MONTHLY;BYDAY=-1FX", "--start", "2027-01-29T09:00"])
+        let (bad, _, badError) = try await run([
+            "add", "--title", "Bad", "--rrule", "FREQ=MONTHLY;BYDAY=-1FX", "--start", "2027-01-29T09:00",
+        ])
         #expect(bad != 0)
         #expect(badError.contains("--rrule BYDAY"), "\(badError)")
         let (stray, _, strayError) = try await run(["add", "--title", "Stray", "--start", "2027-01-29T09:00"])
@@ -209,33 +264,47 @@ struct RecurrenceCLITests {
 struct ExpiryCLITests {
     @Test("chime add --in 10m --expires-in 5m, --expires-at, then chime list (--json)")
     func addAndList() async throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("chime-cli-expiry-\(UUID().uuidString)").path
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "chime-cli-expiry-\(UUID().uuidString)"
+        ).path
         defer { try? FileManager.default.removeItem(atPath: directory) }
-        let configuration = ChimeService.Configuration(dataDirectory: directory, listen: .tcp(host: "127.0.0.1", port: 0),
-                                                       autoAllow: true, printsBanner: false)
+        let configuration = ChimeService.Configuration(
+            dataDirectory: directory, listen: .tcp(host: "127.0.0.1", port: 0),
+            autoAllow: true, printsBanner: false)
         let service = try await RunningService.start(configuration: configuration)
-        func run(_ arguments: [String]) async throws -> (Int32, String, String) { try await BinaryTests.chime(arguments + ["--data", directory]) }
+        func run(_ arguments: [String]) async throws -> (Int32, String, String) {
+            try await BinaryTests.chime(arguments + ["--data", directory])
+        }
         #expect(try await run(["apps", "add", "com.example.expiry"]).0 == 0)
         _ = try await service.engine.requestAuthorization(app: "com.example.expiry", options: [.alert])
 
         let before = Date()
-        let (added, _, addedError) = try await run(["add", "--title", "Your ride", "--id", "ride", "--in", "10m", "--expires-in", "5m"])
+        let (added, _, addedError) = try await run([
+            "add", "--title", "Your ride", "--id", "ride", "--in", "10m", "--expires-in", "5m",
+        ])
         #expect(added == 0, "\(addedError)")
-        #expect(try await run(["add", "--title", "Report", "--id", "report", "--in", "1h", "--expires-at", "2099-01-01T09:00:00+01:00"]).0 == 0)
+        #expect(
+            try await run([
+                "add", "--title", "Report", "--id", "report", "--in", "1h", "--expires-at", "2099-01-01T09:00:00+01:00",
+            ]).0 == 0)
         let (listed, listedText, listedError) = try await run(["list", "--json"])
         #expect(listed == 0, "\(listedError)")
         guard case .array(let items) = try JSONValue.parse(listedText), items.count == 2,
-              case .string(let rideExpiry)? = items[0]["expirationDate"], let date = JSONMapping.parseDate(rideExpiry) else {
+            case .string(let rideExpiry)? = items[0]["expirationDate"], let date = JSONMapping.parseDate(rideExpiry)
+        else {
             Issue.record("not two requests with expirations: \(listedText)")
             return
         }
         // Five minutes after the add (the service's clock): between the two moments around the call.
-        #expect(date >= before.addingTimeInterval(300 - 1) && date <= Date().addingTimeInterval(300 + 1), "\(rideExpiry)")
+        #expect(
+            date >= before.addingTimeInterval(300 - 1) && date <= Date().addingTimeInterval(300 + 1), "\(rideExpiry)")
         #expect(items[1]["expirationDate"] == .string("2099-01-01T08:00:00.000Z"))
         let (_, text, _) = try await run(["list"])
         #expect(text.contains("(expires 2099-01-01T08:00:00.000Z)"), "\(text)")
 
-        let (both, _, bothError) = try await run(["add", "--title", "X", "--expires-in", "5m", "--expires-at", "2099-01-01T09:00"])
+        let (both, _, bothError) = try await run([
+            "add", "--title", "X", "--expires-in", "5m", "--expires-at", "2099-01-01T09:00",
+        ])
         #expect(both != 0 && bothError.contains("give --expires-in or --expires-at, not both"), "\(bothError)")
         let (bad, _, badError) = try await run(["add", "--title", "X", "--expires-in", "soon"])
         #expect(bad != 0 && badError.contains("--expires-in"), "\(badError)")
@@ -248,31 +317,44 @@ struct ExpiryCLITests {
 /// `chime add --dismiss-in/--dismiss-at` (auto-dismissal, a Chime addition) through the built binary.
 @Suite("chime add --dismiss-in (the binary)", .testThreads)
 struct AutoDismissCLITests {
-    @Test("chime add --dismiss-in 10m, --every 1h --dismiss-in 30m, then chime delivered and chime list (--json); a short one goes; bad flags refused")
+    @Test(
+        "chime add --dismiss-in 10m, --every 1h --dismiss-in 30m, then chime delivered and chime list (--json); a short one goes; bad flags refused"
+    )
     func addAndList() async throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("chime-cli-dismiss-\(UUID().uuidString)").path
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "chime-cli-dismiss-\(UUID().uuidString)"
+        ).path
         defer { try? FileManager.default.removeItem(atPath: directory) }
-        let configuration = ChimeService.Configuration(dataDirectory: directory, listen: .tcp(host: "127.0.0.1", port: 0),
-                                                       autoAllow: true, printsBanner: false)
+        let configuration = ChimeService.Configuration(
+            dataDirectory: directory, listen: .tcp(host: "127.0.0.1", port: 0),
+            autoAllow: true, printsBanner: false)
         let service = try await RunningService.start(configuration: configuration)
-        func run(_ arguments: [String]) async throws -> (Int32, String, String) { try await BinaryTests.chime(arguments + ["--data", directory]) }
+        func run(_ arguments: [String]) async throws -> (Int32, String, String) {
+            try await BinaryTests.chime(arguments + ["--data", directory])
+        }
         let app = "com.example.dismiss"
         #expect(try await run(["apps", "add", app]).0 == 0)
         _ = try await service.engine.requestAuthorization(app: app, options: [.alert])
 
         let before = Date()
-        let (added, _, addedError) = try await run(["add", "--title", "Bus 42 in 3 minutes", "--id", "bus", "--dismiss-in", "10m"])
+        let (added, _, addedError) = try await run([
+            "add", "--title", "Bus 42 in 3 minutes", "--id", "bus", "--dismiss-in", "10m",
+        ])
         #expect(added == 0, "\(addedError)")
-        #expect(try await run(["add", "--title", "Stand up", "--id", "hourly", "--every", "1h", "--dismiss-in", "30m"]).0 == 0)
+        #expect(
+            try await run(["add", "--title", "Stand up", "--id", "hourly", "--every", "1h", "--dismiss-in", "30m"]).0
+                == 0)
         let (listed, deliveredText, deliveredError) = try await run(["delivered", "--json"])
         #expect(listed == 0, "\(deliveredError)")
         guard case .array(let items) = try JSONValue.parse(deliveredText), items.count == 1,
-              case .string(let dismissAt)? = items[0]["dismissAt"], let date = JSONMapping.parseDate(dismissAt) else {
+            case .string(let dismissAt)? = items[0]["dismissAt"], let date = JSONMapping.parseDate(dismissAt)
+        else {
             Issue.record("not one delivered notification with dismissAt: \(deliveredText)")
             return
         }
         // Ten minutes after the delivery (the service's clock): between the two moments around the call.
-        #expect(date >= before.addingTimeInterval(600 - 1) && date <= Date().addingTimeInterval(600 + 1), "\(dismissAt)")
+        #expect(
+            date >= before.addingTimeInterval(600 - 1) && date <= Date().addingTimeInterval(600 + 1), "\(dismissAt)")
         #expect(try await run(["delivered"]).1.contains("(dismissed at \(dismissAt))"))
         let (_, pendingText, _) = try await run(["list"])
         #expect(pendingText.contains("(dismissed 1800 s after delivery)"), "\(pendingText)")
@@ -285,15 +367,21 @@ struct AutoDismissCLITests {
         // One second: gone from the list when its time comes (waited for, at most 60 s).
         #expect(try await run(["add", "--title", "Blink", "--id", "blink", "--dismiss-in", "1s"]).0 == 0)
         let deadline = ContinuousClock.now + .seconds(60)
-        while try await service.engine.delivered(app: app).contains(where: { $0.request.identifier == "blink" }), ContinuousClock.now < deadline {
+        while try await service.engine.delivered(app: app).contains(where: { $0.request.identifier == "blink" }),
+            ContinuousClock.now < deadline
+        {
             try await Sleep.for(.milliseconds(50))
         }
         #expect(try await run(["delivered", "--json"]).1.contains("blink") == false)
 
-        let (both, _, bothError) = try await run(["add", "--title", "X", "--dismiss-in", "5m", "--dismiss-at", "2099-01-01T09:00"])
+        let (both, _, bothError) = try await run([
+            "add", "--title", "X", "--dismiss-in", "5m", "--dismiss-at", "2099-01-01T09:00",
+        ])
         #expect(both != 0 && bothError.contains("give --dismiss-in or --dismiss-at, not both"), "\(bothError)")
         let (zero, _, zeroError) = try await run(["add", "--title", "X", "--dismiss-in", "0s"])
-        #expect(zero != 0 && zeroError.contains("--dismiss-in") && zeroError.contains("more than 0 seconds"), "\(zeroError)")
+        #expect(
+            zero != 0 && zeroError.contains("--dismiss-in") && zeroError.contains("more than 0 seconds"), "\(zeroError)"
+        )
         let (badDate, _, badDateError) = try await run(["add", "--title", "X", "--dismiss-at", "tomorrow"])
         #expect(badDate != 0 && badDateError.contains("--dismiss-at is 'tomorrow'"), "\(badDateError)")
         await service.stop()
@@ -303,26 +391,37 @@ struct AutoDismissCLITests {
 /// `chime add --escalate` and `chime receipt` (escalation, a Chime addition) through the built binary.
 @Suite("chime add --escalate and chime receipt (the binary)", .testThreads)
 struct EscalationCLITests {
-    @Test("chime add --escalate every=1s,for=1h rings again until chime respond opens it; chime receipt says so; bad flags refused")
+    @Test(
+        "chime add --escalate every=1s,for=1h rings again until chime respond opens it; chime receipt says so; bad flags refused"
+    )
     func escalateAndReceipt() async throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("chime-cli-escalate-\(UUID().uuidString)").path
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "chime-cli-escalate-\(UUID().uuidString)"
+        ).path
         defer { try? FileManager.default.removeItem(atPath: directory) }
-        var configuration = ChimeService.Configuration(dataDirectory: directory, listen: .tcp(host: "127.0.0.1", port: 0),
-                                                       autoAllow: true, printsBanner: false)
+        var configuration = ChimeService.Configuration(
+            dataDirectory: directory, listen: .tcp(host: "127.0.0.1", port: 0),
+            autoAllow: true, printsBanner: false)
         // Seconds, so the test waits for real alerts briefly (the service's default is 10 s at least).
         configuration.escalationLimits = EscalationLimits(minimumInterval: 1, maximumDuration: 7200)
         let service = try await RunningService.start(configuration: configuration)
-        func run(_ arguments: [String]) async throws -> (Int32, String, String) { try await BinaryTests.chime(arguments + ["--data", directory]) }
+        func run(_ arguments: [String]) async throws -> (Int32, String, String) {
+            try await BinaryTests.chime(arguments + ["--data", directory])
+        }
         let app = "com.example.wake"
         #expect(try await run(["apps", "add", app]).0 == 0)
         _ = try await service.engine.requestAuthorization(app: app, options: [.alert, .sound])
 
-        let (added, _, addedError) = try await run(["add", "--title", "Wake up", "--id", "wake", "--sound", "default", "--escalate", "every=1s,for=1h"])
+        let (added, _, addedError) = try await run([
+            "add", "--title", "Wake up", "--id", "wake", "--sound", "default", "--escalate", "every=1s,for=1h",
+        ])
         #expect(added == 0, "\(addedError)")
         #expect(try await run(["delivered"]).1.contains("(alerted again every 1 s for 3600 s)"))
         // Alerted again at least once (waited for, at most 60 s).
         let deadline = ContinuousClock.now + .seconds(60)
-        while (try await service.engine.receipt(app: app, notification: "wake")?.alerts ?? 0) < 2, ContinuousClock.now < deadline {
+        while (try await service.engine.receipt(app: app, notification: "wake")?.alerts ?? 0) < 2,
+            ContinuousClock.now < deadline
+        {
             try await Sleep.for(.milliseconds(50))
         }
         let (pending, pendingText, _) = try await run(["receipt", "wake"])
@@ -333,13 +432,18 @@ struct EscalationCLITests {
         #expect(receiptText.contains("wake: opened at ") && receiptText.contains("(cli); alerted "), "\(receiptText)")
         let json = try JSONValue.parse(try await run(["receipt", "wake", "--json"]).1)
         #expect(json["acknowledged"] == .bool(true) && json["surface"] == .string("cli"))
-        guard case .integer(let alerts)? = json["alerts"] else { Issue.record("no alerts in \(json)"); return }
+        guard case .integer(let alerts)? = json["alerts"] else {
+            Issue.record("no alerts in \(json)")
+            return
+        }
         #expect(alerts >= 2)
         let (missing, _, missingError) = try await run(["receipt", "nothing"])
         #expect(missing != 0 && missingError.contains("no receipt for 'nothing'"), "\(missingError)")
 
-        for (flag, says) in [("every=60s", "needs both every= and for="), ("often", "is not every=DURATION"),
-                             ("every=1m,for=30s", "--escalate"), ("every=ten,for=1h", "--escalate every")] {
+        for (flag, says) in [
+            ("every=60s", "needs both every= and for="), ("often", "is not every=DURATION"),
+            ("every=1m,for=30s", "--escalate"), ("every=ten,for=1h", "--escalate every"),
+        ] {
             let (status, _, error) = try await run(["add", "--title", "X", "--escalate", flag])
             #expect(status != 0 && error.contains(says), "\(flag): \(error)")
         }

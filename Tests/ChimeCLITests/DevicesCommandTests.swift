@@ -11,24 +11,33 @@ import Testing
 struct DevicesCommandTests {
     @Test("lists the subscribed devices, chooses their apps, renames and removes them; usage errors say what to give")
     func devices() async throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("chime-devices-\(UUID().uuidString)").path
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "chime-devices-\(UUID().uuidString)"
+        ).path
         defer { try? FileManager.default.removeItem(atPath: directory) }
-        let configuration = ChimeService.Configuration(dataDirectory: directory, listen: .tcp(host: "127.0.0.1", port: 0), printsBanner: false)
+        let configuration = ChimeService.Configuration(
+            dataDirectory: directory, listen: .tcp(host: "127.0.0.1", port: 0), printsBanner: false)
         let service = try await RunningService.start(configuration: configuration)
         defer { Task { await service.stop() } }
-        func run(_ arguments: [String]) async throws -> (Int32, String, String) { try await BinaryTests.chime(arguments + ["--data", directory]) }
+        func run(_ arguments: [String]) async throws -> (Int32, String, String) {
+            try await BinaryTests.chime(arguments + ["--data", directory])
+        }
 
         let (emptyStatus, empty, _) = try await run(["devices"])
         #expect(emptyStatus == 0)
         #expect(empty.contains("No devices"))
         #expect(try await run(["apps", "add", "com.example.alarm"]).0 == 0)
-        let registration = WebPushRegistration(endpoint: "https://updates.push.services.mozilla.com/wpush/v2/abc",
-                                               p256dh: P256PrivateKey().publicKey.rawRepresentation, auth: SecureRandom.bytes(16), name: "Phone")
-        let id = try await service.engine.registerWebPushSubscription(registration, userAgent: "Firefox", date: Date()).subscription.id
+        let registration = WebPushRegistration(
+            endpoint: "https://updates.push.services.mozilla.com/wpush/v2/abc",
+            p256dh: P256PrivateKey().publicKey.rawRepresentation, auth: SecureRandom.bytes(16), name: "Phone")
+        let id = try await service.engine.registerWebPushSubscription(registration, userAgent: "Firefox", date: Date())
+            .subscription.id
 
         let (listStatus, listed, _) = try await run(["devices", "list"])
         #expect(listStatus == 0)
-        #expect(listed.contains(id) && listed.contains("Phone") && listed.contains("https://updates.push.services.mozilla.com") && listed.contains("every app"))
+        #expect(
+            listed.contains(id) && listed.contains("Phone")
+                && listed.contains("https://updates.push.services.mozilla.com") && listed.contains("every app"))
         let (appsStatus, apps, appsErrors) = try await run(["devices", "apps", id, "com.example.alarm"])
         #expect(appsStatus == 0, "\(appsErrors)")
         #expect(apps.contains("apps: com.example.alarm"))

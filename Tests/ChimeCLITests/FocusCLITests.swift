@@ -8,32 +8,52 @@ import Testing
 /// and threads, list (text and JSON), on and off by hand, remove; flags refused before sending.
 @Suite("chime focus: the binary against a running service", .testThreads)
 struct FocusCLITests {
-    @Test("add Sleep --from 22:00 --to 07:00 --days mon-fri --time-zone Europe/Berlin, list, on, off, remove; bad flags refused")
+    @Test(
+        "add Sleep --from 22:00 --to 07:00 --days mon-fri --time-zone Europe/Berlin, list, on, off, remove; bad flags refused"
+    )
     func focus() async throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("chime-focus-cli-\(UUID().uuidString)").path
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "chime-focus-cli-\(UUID().uuidString)"
+        ).path
         defer { try? FileManager.default.removeItem(atPath: directory) }
-        var configuration = ChimeService.Configuration(dataDirectory: directory, listen: .tcp(host: "127.0.0.1", port: 0),
-                                                       autoAllow: true, printsBanner: false)
+        var configuration = ChimeService.Configuration(
+            dataDirectory: directory, listen: .tcp(host: "127.0.0.1", port: 0),
+            autoAllow: true, printsBanner: false)
         configuration.connectionTimeout = 10
         let service = try await RunningService.start(configuration: configuration)
-        func run(_ arguments: [String]) async throws -> (Int32, String, String) { try await BinaryTests.chime(["focus"] + arguments + ["--data", directory]) }
+        func run(_ arguments: [String]) async throws -> (Int32, String, String) {
+            try await BinaryTests.chime(["focus"] + arguments + ["--data", directory])
+        }
 
-        let (added, addedText, addedError) = try await run(["add", "Sleep", "--from", "22:00", "--to", "07:00", "--days", "mon-fri",
-                                                            "--time-zone", "Europe/Berlin", "--allow-app", "com.example.alarm",
-                                                            "--allow-thread", "family", "--allow-thread", "doctor"])
+        let (added, addedText, addedError) = try await run([
+            "add", "Sleep", "--from", "22:00", "--to", "07:00", "--days", "mon-fri",
+            "--time-zone", "Europe/Berlin", "--allow-app", "com.example.alarm",
+            "--allow-thread", "family", "--allow-thread", "doctor",
+        ])
         #expect(added == 0, "\(addedError)")
-        #expect(addedText.contains("Sleep: off") && addedText.contains("22:00-07:00 mon,tue,wed,thu,fri Europe/Berlin"), "\(addedText)")
-        #expect(addedText.contains("allows apps com.example.alarm") && addedText.contains("allows threads family, doctor"), "\(addedText)")
+        #expect(
+            addedText.contains("Sleep: off") && addedText.contains("22:00-07:00 mon,tue,wed,thu,fri Europe/Berlin"),
+            "\(addedText)")
+        #expect(
+            addedText.contains("allows apps com.example.alarm") && addedText.contains("allows threads family, doctor"),
+            "\(addedText)")
         #expect(try await run(["add", "Work", "--allow-filter", "work"]).0 == 0)
 
         let (listed, listedJSON, _) = try await run(["list", "--json"])
         #expect(listed == 0)
-        guard case .array(let modes) = try JSONValue.parse(listedJSON), modes.count == 2 else { Issue.record("not two modes: \(listedJSON)"); return }
+        guard case .array(let modes) = try JSONValue.parse(listedJSON), modes.count == 2 else {
+            Issue.record("not two modes: \(listedJSON)")
+            return
+        }
         #expect(modes[0]["name"] == .string("Sleep") && modes[1]["name"] == .string("Work"))
-        #expect(modes[0]["schedule"]?["timeZone"] == .string("Europe/Berlin") && modes[0]["allowedThreads"] == .array(["family", "doctor"]))
+        #expect(
+            modes[0]["schedule"]?["timeZone"] == .string("Europe/Berlin")
+                && modes[0]["allowedThreads"] == .array(["family", "doctor"]))
         #expect(modes[1]["schedule"] == .null && modes[1]["allowedFilterCriteria"] == .array(["work"]))
         let stored = try #require(try await service.engine.focusMode(named: "Sleep"))
-        #expect(stored.mode.schedule?.days == FocusDay.weekdays && stored.mode.schedule?.from == 22 * 60 && stored.mode.schedule?.to == 7 * 60)
+        #expect(
+            stored.mode.schedule?.days == FocusDay.weekdays && stored.mode.schedule?.from == 22 * 60
+                && stored.mode.schedule?.to == 7 * 60)
 
         let (on, onText, _) = try await run(["on", "Work"])
         #expect(on == 0 && onText.contains("Work: on") && onText.contains("turned on by hand"), "\(onText)")
@@ -41,13 +61,18 @@ struct FocusCLITests {
         let (off, offText, _) = try await run(["off", "Work"])
         #expect(off == 0 && offText.contains("Work: off"), "\(offText)")
         let (listedText, text, _) = try await run(["list"])
-        #expect(listedText == 0 && text.contains("Sleep: ") && text.contains("Work: off") && text.contains("no schedule (by hand)"), "\(text)")
+        #expect(
+            listedText == 0 && text.contains("Sleep: ") && text.contains("Work: off")
+                && text.contains("no schedule (by hand)"), "\(text)")
 
         // Refused before anything is sent, naming the flag.
         for (arguments, says) in [
             (["add", "Sleep", "--from", "22:00"], "both --from and --to"),
             (["add", "Sleep", "--from", "25:00", "--to", "07:00", "--time-zone", "UTC"], "--from"),
-            (["add", "Sleep", "--from", "22:00", "--to", "07:00", "--days", "mon-funday", "--time-zone", "UTC"], "--days"),
+            (
+                ["add", "Sleep", "--from", "22:00", "--to", "07:00", "--days", "mon-funday", "--time-zone", "UTC"],
+                "--days"
+            ),
             (["add", "Sleep", "--from", "22:00", "--to", "07:00", "--time-zone", "Mars/Base"], "--time-zone"),
             (["add", "Sleep", "--days", "mon"], "--days goes with --from and --to"),
             (["on", "Sleep", "--from", "22:00"], "--from is for chime focus add"),

@@ -1,17 +1,20 @@
-@testable import ChimeCLI
 import ChimeCore
-import ChimeServer
 import ChimeSQLite
+import ChimeServer
 import Foundation
 import TestThreads
 import Testing
+
+@testable import ChimeCLI
 
 /// Running it for real: a settings file, a systemd unit, a backup while the service writes, the
 /// sign-in link as a QR code.
 @Suite("chime: self-hosting", .testThreads)
 struct SelfHostingTests {
     static func temporary(_ name: String) -> String {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("chime-selfhost-\(UUID().uuidString)").path
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "chime-selfhost-\(UUID().uuidString)"
+        ).path
         try? FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         return directory + "/" + name
     }
@@ -20,15 +23,16 @@ struct SelfHostingTests {
     func configFile() throws {
         let toml = Self.temporary("chime.toml")
         try """
-            # Chime on the home server
-            [serve]
-            listen = "0.0.0.0:7878"   # every interface
-            data = '/var/lib/chime'
-            launch-timeout = 45
-            auto-allow = true
-            tls-cert = "/etc/chime/cert \\"home\\".pem"
-            """.write(toFile: toml, atomically: true, encoding: .utf8)
-        let given = try ParsedArguments.parse(["--config", toml, "--listen", "127.0.0.1:9000"], options: CLI.serveOptions + CLI.common)
+        # Chime on the home server
+        [serve]
+        listen = "0.0.0.0:7878"   # every interface
+        data = '/var/lib/chime'
+        launch-timeout = 45
+        auto-allow = true
+        tls-cert = "/etc/chime/cert \\"home\\".pem"
+        """.write(toFile: toml, atomically: true, encoding: .utf8)
+        let given = try ParsedArguments.parse(
+            ["--config", toml, "--listen", "127.0.0.1:9000"], options: CLI.serveOptions + CLI.common)
         let merged = try ConfigFile(path: toml).merged(into: given, options: CLI.serveOptions + CLI.common)
         #expect(merged.value("listen") == "127.0.0.1:9000", "the flag wins over the file")
         #expect(merged.value("data") == "/var/lib/chime")
@@ -37,19 +41,25 @@ struct SelfHostingTests {
         #expect(merged.has("auto-allow"))
 
         let json = Self.temporary("chime.json")
-        try #"{"listen": "0.0.0.0:7878", "auto-allow": false, "durability": "full"}"#.write(toFile: json, atomically: true, encoding: .utf8)
-        let fromJSON = try ConfigFile(path: json).merged(into: ParsedArguments(), options: CLI.serveOptions + CLI.common)
-        #expect(fromJSON.value("listen") == "0.0.0.0:7878" && fromJSON.value("durability") == "full" && !fromJSON.has("auto-allow"))
+        try #"{"listen": "0.0.0.0:7878", "auto-allow": false, "durability": "full"}"#.write(
+            toFile: json, atomically: true, encoding: .utf8)
+        let fromJSON = try ConfigFile(path: json).merged(
+            into: ParsedArguments(), options: CLI.serveOptions + CLI.common)
+        #expect(
+            fromJSON.value("listen") == "0.0.0.0:7878" && fromJSON.value("durability") == "full"
+                && !fromJSON.has("auto-allow"))
     }
 
-    @Test("mistakes in the settings file name the file, the line and what is accepted", arguments: [
-        ("lisen = \"x\"", "chime.toml:1: lisen is not a setting of chime serve; did you mean listen?"),
-        ("auto-allow = \"yes\"", "chime.toml:1: auto-allow is a switch; give true or false"),
-        ("listen = true", "chime.toml:1: listen takes a value"),
-        ("listen = \"0.0.0.0", "chime.toml:1: the string \"0.0.0.0 is not closed"),
-        ("[database]\nurl = \"x\"", "chime.toml:1: [database] is not a table the settings have"),
-        ("listen", "chime.toml:1: expected key = value"),
-    ])
+    @Test(
+        "mistakes in the settings file name the file, the line and what is accepted",
+        arguments: [
+            ("lisen = \"x\"", "chime.toml:1: lisen is not a setting of chime serve; did you mean listen?"),
+            ("auto-allow = \"yes\"", "chime.toml:1: auto-allow is a switch; give true or false"),
+            ("listen = true", "chime.toml:1: listen takes a value"),
+            ("listen = \"0.0.0.0", "chime.toml:1: the string \"0.0.0.0 is not closed"),
+            ("[database]\nurl = \"x\"", "chime.toml:1: [database] is not a table the settings have"),
+            ("listen", "chime.toml:1: expected key = value"),
+        ])
     func configMistakes(text: String, message: String) throws {
         let path = Self.temporary("chime.toml")
         try text.write(toFile: path, atomically: true, encoding: .utf8)
@@ -64,13 +74,16 @@ struct SelfHostingTests {
         let config = Self.temporary("xdg")
         var environment = ProcessInfo.processInfo.environment
         environment["XDG_CONFIG_HOME"] = config
-        let (status, printed, errors) = try await BinaryTests.chime(["service", "install", "--user", "--config", "/etc/chime/my chime.toml"],
-                                                                    environment: environment)
+        let (status, printed, errors) = try await BinaryTests.chime(
+            ["service", "install", "--user", "--config", "/etc/chime/my chime.toml"],
+            environment: environment)
         #expect(status == 0, "\(printed)\(errors)")
         let unit = try String(contentsOfFile: config + "/systemd/user/chime.service", encoding: .utf8)
         let binary = try BinaryTests.binary().resolvingSymlinksInPath().path
         #expect(unit.contains("ExecStart=\(binary) serve --config \"/etc/chime/my chime.toml\"\n"), "\(unit)")
-        for line in ["KillSignal=SIGTERM", "Restart=on-failure", "UMask=0077", "NoNewPrivileges=yes", "WantedBy=default.target"] {
+        for line in [
+            "KillSignal=SIGTERM", "Restart=on-failure", "UMask=0077", "NoNewPrivileges=yes", "WantedBy=default.target",
+        ] {
             #expect(unit.contains(line + "\n"), "\(line) in \(unit)")
         }
         #expect(!unit.contains("User="), "a user unit runs as its user")
@@ -79,25 +92,38 @@ struct SelfHostingTests {
 
     @Test("a system unit runs as the user who ran sudo, with its state directory")
     func systemUnit() {
-        let unit = CLI.systemdUnit(executable: "/usr/local/bin/chime", arguments: ["serve", "--data", "/var/lib/chime"], user: false,
-                                   runAs: "ada", stateDirectory: true)
+        let unit = CLI.systemdUnit(
+            executable: "/usr/local/bin/chime", arguments: ["serve", "--data", "/var/lib/chime"], user: false,
+            runAs: "ada", stateDirectory: true)
         #expect(unit.contains("ExecStart=/usr/local/bin/chime serve --data /var/lib/chime\n"))
-        #expect(unit.contains("User=ada\n") && unit.contains("StateDirectory=chime\n") && unit.contains("WantedBy=multi-user.target\n"))
+        #expect(
+            unit.contains("User=ada\n") && unit.contains("StateDirectory=chime\n")
+                && unit.contains("WantedBy=multi-user.target\n"))
         #expect(CLI.systemdQuoted("100%") == "100%%")
     }
 
-    @Test("a backup taken while the engine keeps writing is one consistent, checked copy; an existing file is never overwritten")
+    @Test(
+        "a backup taken while the engine keeps writing is one consistent, checked copy; an existing file is never overwritten"
+    )
     func backupWhileWriting() async throws {
         let source = Self.temporary("chime.sqlite")
         let engine = NotificationEngine(store: try SQLiteStore(path: source), policy: FixedAuthorizationPolicy(.grant))
         _ = try await engine.requestAuthorization(app: "com.example.backup", options: [.alert])
-        let requests = (0..<2_000).map { NotificationRequest(identifier: "r\($0)", content: NotificationContent(title: "t"), trigger: .timeInterval(3600, repeats: false)) }
+        let requests = (0..<2_000).map {
+            NotificationRequest(
+                identifier: "r\($0)", content: NotificationContent(title: "t"),
+                trigger: .timeInterval(3600, repeats: false))
+        }
         try await engine.add(requests, app: "com.example.backup")
         // Keep writing while the copy is made.
         let writer = Task {
             for index in 0..<200 {
-                try await engine.add([NotificationRequest(identifier: "w\(index)", content: NotificationContent(title: "w"), trigger: nil)],
-                                     app: "com.example.backup")
+                try await engine.add(
+                    [
+                        NotificationRequest(
+                            identifier: "w\(index)", content: NotificationContent(title: "w"), trigger: nil)
+                    ],
+                    app: "com.example.backup")
             }
         }
         let destination = Self.temporary("backup.sqlite")

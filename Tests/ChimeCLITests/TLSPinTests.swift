@@ -4,6 +4,7 @@ import Foundation
 import Synchronization
 import TestThreads
 import Testing
+
 @testable import ChimeCLI
 
 /// The CLI trusts the certificate the service of its own data directory serves: server.json pins
@@ -16,10 +17,13 @@ struct TLSPinTests {
     static func selfSigned(in directory: String, name: String) async throws -> (certificate: String, key: String) {
         let certificate = directory + "/\(name).pem"
         let key = directory + "/\(name).key"
-        let made = try await ChildProcess.run("/usr/bin/openssl", arguments: [
-            "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes", "-keyout", key, "-out", certificate,
-            "-days", "1", "-subj", "/CN=chime.example.org", "-addext", "subjectAltName=DNS:chime.example.org",
-        ], timeout: 60)
+        let made = try await ChildProcess.run(
+            "/usr/bin/openssl",
+            arguments: [
+                "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes", "-keyout", key,
+                "-out", certificate,
+                "-days", "1", "-subj", "/CN=chime.example.org", "-addext", "subjectAltName=DNS:chime.example.org",
+            ], timeout: 60)
         #expect(made.termination.succeeded, "\(made.errorText)")
         return (certificate, key)
     }
@@ -37,14 +41,17 @@ struct TLSPinTests {
 
     /// A service on 127.0.0.1 serving a fresh self-signed certificate (see ``selfSigned(in:name:)``);
     /// `body` gets it, its data directory and the scratch directory.
-    static func withService(logger: ServerLogger = .silent, _ body: (RunningService, String, String) async throws -> Void) async throws {
+    static func withService(
+        logger: ServerLogger = .silent, _ body: (RunningService, String, String) async throws -> Void
+    ) async throws {
         let directory = "/tmp/chime-pin-\(UUID().uuidString.prefix(8))"
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let served = try await Self.selfSigned(in: directory, name: "served")
         let data = directory + "/data"
-        var configuration = ChimeService.Configuration(dataDirectory: data, listen: .tcp(host: "127.0.0.1", port: 0),
-                                                       autoAllow: true, printsBanner: false)
+        var configuration = ChimeService.Configuration(
+            dataDirectory: data, listen: .tcp(host: "127.0.0.1", port: 0),
+            autoAllow: true, printsBanner: false)
         configuration.tlsCertificatePath = served.certificate
         configuration.tlsKeyPath = served.key
         let service = try await RunningService.start(configuration: configuration, logger: logger)
@@ -57,12 +64,16 @@ struct TLSPinTests {
         await service.stop()
     }
 
-    @Test("a self-signed certificate for another host name: the CLI works with no CA file, over HTTP/2; another key or no pin is refused, saying why")
+    @Test(
+        "a self-signed certificate for another host name: the CLI works with no CA file, over HTTP/2; another key or no pin is refused, saying why"
+    )
     func pinned() async throws {
         let lines = Mutex<[String]>([])
-        try await Self.withService(logger: ServerLogger(sink: { line in lines.withLock { $0.append(line) } })) { service, data, directory in
+        try await Self.withService(logger: ServerLogger(sink: { line in lines.withLock { $0.append(line) } })) {
+            service, data, directory in
             let other = try await Self.selfSigned(in: directory, name: "other")
-            let info = try JSONValue.parse(Data(contentsOf: URL(fileURLWithPath: ChimeService.serverInfoPath(dataDirectory: data))))
+            let info = try JSONValue.parse(
+                Data(contentsOf: URL(fileURLWithPath: ChimeService.serverInfoPath(dataDirectory: data))))
             let pin = try #require(info["tlsPin"]?.stringValue, "server.json has no tlsPin: \(info)")
             // The pin is curl's: the same text `openssl … | base64` and `curl --pinnedpubkey` use.
             #expect(pin.hasPrefix("sha256//") && pin.count == 8 + 44)
@@ -98,7 +109,11 @@ struct TLSPinTests {
         let pipe = Pipe()
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/bin/sh")
-        process.arguments = ["-c", "openssl x509 -in \"$1\" -pubkey -noout | openssl pkey -pubin -outform der | openssl dgst -sha256 -binary | base64", "sh", path]
+        process.arguments = [
+            "-c",
+            "openssl x509 -in \"$1\" -pubkey -noout | openssl pkey -pubin -outform der | openssl dgst -sha256 -binary | base64",
+            "sh", path,
+        ]
         process.standardOutput = pipe
         do { try process.run() } catch { return nil }
         let output = pipe.fileHandleForReading.readDataToEndOfFile()
@@ -110,7 +125,8 @@ struct TLSPinTests {
     @Test("the pin chime serve writes is the one openssl computes for the served certificate")
     func pinMatchesOpenSSL() async throws {
         try await Self.withService { _, data, directory in
-            let info = try JSONValue.parse(Data(contentsOf: URL(fileURLWithPath: ChimeService.serverInfoPath(dataDirectory: data))))
+            let info = try JSONValue.parse(
+                Data(contentsOf: URL(fileURLWithPath: ChimeService.serverInfoPath(dataDirectory: data))))
             // Both nil (no pin written, openssl failing) must not pass.
             let computed = try #require(Self.pin(ofCertificateAt: directory + "/served.pem"), "openssl computed no pin")
             #expect(info["tlsPin"] == .string(computed))

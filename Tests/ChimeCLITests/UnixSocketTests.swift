@@ -4,10 +4,12 @@ import Foundation
 import Synchronization
 import TestThreads
 import Testing
-#if canImport(Glibc)
-import Glibc
-#endif
+
 @testable import ChimeCLI
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// The CLI against a service on a Unix socket (`chime serve --listen unix:/path`).
 @Suite("chime: over a Unix socket", .testThreads)
@@ -23,8 +25,9 @@ struct UnixSocketTests {
     static func withService(_ body: (RunningService, String) async throws -> Void) async throws {
         let directory = directory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
-        var configuration = ChimeService.Configuration(dataDirectory: directory, listen: .unix(path: directory + "/chime.sock"),
-                                                       autoAllow: true, printsBanner: false)
+        var configuration = ChimeService.Configuration(
+            dataDirectory: directory, listen: .unix(path: directory + "/chime.sock"),
+            autoAllow: true, printsBanner: false)
         configuration.connectionTimeout = 10
         let service = try await RunningService.start(configuration: configuration, logger: .silent)
         do {
@@ -43,7 +46,9 @@ struct UnixSocketTests {
         var text: String { lines.withLock { $0.joined(separator: "\n") } }
         var errorText: String { errors.withLock { $0.joined(separator: "\n") } }
         var cli: CLI {
-            CLI(write: { line in self.lines.withLock { $0.append(line) } }, writeError: { line in self.errors.withLock { $0.append(line) } })
+            CLI(
+                write: { line in self.lines.withLock { $0.append(line) } },
+                writeError: { line in self.errors.withLock { $0.append(line) } })
         }
 
         /// Waits until the output holds `text`.
@@ -76,8 +81,11 @@ struct UnixSocketTests {
             #expect(try JSONValue.parse(addOutput.text)["bundleIdentifier"] == .string("com.example.chat"))
             _ = try await service.engine.requestAuthorization(app: "com.example.chat", options: [.alert])
             let categories = directory + "/categories.json"
-            try Data(#"[{"identifier": "chat", "actions": [{"identifier": "snooze", "title": "Snooze", "options": []}]}]"#.utf8)
-                .write(to: URL(fileURLWithPath: categories))
+            try Data(
+                #"[{"identifier": "chat", "actions": [{"identifier": "snooze", "title": "Snooze", "options": []}]}]"#
+                    .utf8
+            )
+            .write(to: URL(fileURLWithPath: categories))
             #expect(await Self.run(["categories", "set", categories], directory).0 == 0)
 
             // Follow the events while a notification is delivered and answered.
@@ -85,27 +93,38 @@ struct UnixSocketTests {
             let follower = Task { await events.cli.main(["events", "--data", directory]) }
             // The stream is open before the delivery: the service counts it.
             let opened = ContinuousClock.now + .seconds(60)
-            while service.server.openStreams == 0, ContinuousClock.now < opened { try await Sleep.for(.milliseconds(10)) }
+            while service.server.openStreams == 0, ContinuousClock.now < opened {
+                try await Sleep.for(.milliseconds(10))
+            }
             #expect(service.server.openStreams > 0, "chime events did not open its stream: \(events.errorText)")
-            let (scheduled, scheduledOutput) = await Self.run(["add", "--id", Self.chat, "--title", "Chat", "--category", "chat"], directory)
+            let (scheduled, scheduledOutput) = await Self.run(
+                ["add", "--id", Self.chat, "--title", "Chat", "--category", "chat"], directory)
             #expect(scheduled == 0, "\(scheduledOutput.errorText)")
             #expect(scheduledOutput.text.contains("Added \(Self.chat) to com.example.chat: delivered now."))
-            #expect(await events.wait(for: "delivered  com.example.chat  \(Self.chat)  \"Chat\""), "events: \(events.text) \(events.errorText)")
+            #expect(
+                await events.wait(for: "delivered  com.example.chat  \(Self.chat)  \"Chat\""),
+                "events: \(events.text) \(events.errorText)")
 
             let (_, delivered) = await Self.run(["delivered"], directory)
             #expect(delivered.text.contains(Self.chat) && delivered.text.contains("actions: snooze"))
             let (answered, answer) = await Self.run(["respond", Self.chat, "snooze"], directory)
             #expect(answered == 0, "\(answer.errorText)")
-            #expect(try await service.engine.outbox(app: "com.example.chat").map(\.notification.request.identifier) == [Self.chat])
-            #expect(await events.wait(for: "response  com.example.chat  \(Self.chat)  →  snooze"), "events: \(events.text)")
+            #expect(
+                try await service.engine.outbox(app: "com.example.chat").map(\.notification.request.identifier) == [
+                    Self.chat
+                ])
+            #expect(
+                await events.wait(for: "response  com.example.chat  \(Self.chat)  →  snooze"), "events: \(events.text)")
             follower.cancel()
             #expect(await follower.value == 0)
 
             // Identifiers with reserved characters in query strings.
             for identifier in ["a&identifier=b", "x y+z", "50%/#"] {
-                #expect(await Self.run(["add", "--id", identifier, "--title", "Later", "--in", "1h"], directory).0 == 0)
+                #expect(
+                    await Self.run(["add", "--id", identifier, "--title", "Later", "--in", "1h"], directory).0 == 0)
             }
-            let (removed, removedOutput) = await Self.run(["remove", "--id", "a&identifier=b", "--id", "x y+z", "--id", "50%/#"], directory)
+            let (removed, removedOutput) = await Self.run(
+                ["remove", "--id", "a&identifier=b", "--id", "x y+z", "--id", "50%/#"], directory)
             #expect(removed == 0)
             #expect(removedOutput.text == "Removed a&identifier=b, x y+z, 50%/#.")
 
@@ -123,8 +142,11 @@ struct UnixSocketTests {
             let client = try ServiceClient(dataDirectory: directory)
             for batch in [0..<250, 250..<500] {
                 let requests = batch.map { index -> JSONValue in
-                    ["identifier": .string("r/\(index) ü"), "title": .string("Request \(index)"), "body": .string(String(repeating: "x", count: 40)),
-                     "trigger": ["type": "timeInterval", "timeInterval": 3600]]
+                    [
+                        "identifier": .string("r/\(index) ü"), "title": .string("Request \(index)"),
+                        "body": .string(String(repeating: "x", count: 40)),
+                        "trigger": ["type": "timeInterval", "timeInterval": 3600],
+                    ]
                 }
                 let added = try await client.send(.addRequests, ["app": "com.example.many"], json: .array(requests))
                 #expect(added.status == 201)
@@ -152,8 +174,11 @@ struct UnixSocketTests {
 
         let (status, output) = await Self.run(["status"], directory)
         #expect(status == 1)
-        #expect(output.errorText.contains("no chime serve at unix:\(socketPath) (No such file or directory); start it with `chime serve --listen unix:\(socketPath) --data \(directory)`"),
-                "\(output.errorText)")
+        #expect(
+            output.errorText.contains(
+                "no chime serve at unix:\(socketPath) (No such file or directory); start it with `chime serve --listen unix:\(socketPath) --data \(directory)`"
+            ),
+            "\(output.errorText)")
 
         // The web center needs TCP; TLS on a Unix socket is refused clearly.
         try Data(#"{"url": "https://localhost", "unixSocket": "\#(socketPath)", "tls": true}"#.utf8)
@@ -161,9 +186,11 @@ struct UnixSocketTests {
         #expect(throws: CommandError.self) { try ServiceClient(dataDirectory: directory) }
     }
 
-    @Test("the event parser: any line ends, pieces splitting lines and characters, comments skipped or reported in order")
+    @Test(
+        "the event parser: any line ends, pieces splitting lines and characters, comments skipped or reported in order")
     func eventParser() {
-        let text = ": heartbeat\r\n\r\nid: 1\r\nevent: delivered\r\ndata: {\"title\": \"ü\"}\r\n\r\nid:2\ndata: a\n:inside\ndata: b\n\nevent: x\r\r"
+        let text =
+            ": heartbeat\r\n\r\nid: 1\r\nevent: delivered\r\ndata: {\"title\": \"ü\"}\r\n\r\nid:2\ndata: a\n:inside\ndata: b\n\nevent: x\r\r"
         let bytes = Array(text.utf8)
         let delivered = ServerSentEventParser.Event(kind: "delivered", id: "1", data: #"{"title": "ü"}"#)
         let message = ServerSentEventParser.Event(kind: "message", id: "2", data: "a\nb")
@@ -185,7 +212,9 @@ struct UnixSocketTests {
     func binary() async throws {
         try await Self.withService { service, directory in
             let data = ["--data", directory]
-            func run(_ arguments: [String]) async throws -> (Int32, String, String) { try await BinaryTests.chime(arguments + data) }
+            func run(_ arguments: [String]) async throws -> (Int32, String, String) {
+                try await BinaryTests.chime(arguments + data)
+            }
             #expect(try await run(["apps", "add", "com.example.bin"]).0 == 0)
             _ = try await service.engine.requestAuthorization(app: "com.example.bin", options: [.alert])
 
@@ -193,7 +222,9 @@ struct UnixSocketTests {
             let out = Pipe()
             let seen = Mutex("")
             let subscribers = service.engine.hub.subscriberCount
-            let events = try ChildProcess(executable: BinaryTests.binary().path, arguments: ["events"] + data, stdout: .pipe(out), stderr: .pipe(out))
+            let events = try ChildProcess(
+                executable: BinaryTests.binary().path, arguments: ["events"] + data, stdout: .pipe(out),
+                stderr: .pipe(out))
             // Read by a thread that owns the pipe until `chime events` ends (not readabilityHandler,
             // whose dispatch source could outlive the pipe).
             _ = PipeReader(out) { chunk in seen.withLock { $0 += String(decoding: chunk, as: UTF8.self) } }
@@ -207,16 +238,22 @@ struct UnixSocketTests {
             while service.engine.hub.subscriberCount <= subscribers, events.isRunning, ContinuousClock.now < listening {
                 try await Sleep.for(.milliseconds(10))
             }
-            #expect(service.engine.hub.subscriberCount > subscribers, "chime events did not start listening: \(seen.withLock { $0 })")
+            #expect(
+                service.engine.hub.subscriberCount > subscribers,
+                "chime events did not start listening: \(seen.withLock { $0 })")
 
             let (added, addedText, addedError) = try await run(["add", "--id", Self.chat, "--title", "From the binary"])
             #expect(added == 0, "\(addedError)")
             #expect(addedText.contains("Added \(Self.chat)"))
             let deadline = ContinuousClock.now + .seconds(60)
-            while !seen.withLock({ $0.contains("delivered  com.example.bin  \(Self.chat)  \"From the binary\"") }), ContinuousClock.now < deadline {
+            while !seen.withLock({ $0.contains("delivered  com.example.bin  \(Self.chat)  \"From the binary\"") }),
+                ContinuousClock.now < deadline
+            {
                 try await Sleep.for(.milliseconds(20))
             }
-            #expect(seen.withLock { $0.contains("delivered  com.example.bin  \(Self.chat)  \"From the binary\"") }, "\(seen.withLock { $0 })")
+            #expect(
+                seen.withLock { $0.contains("delivered  com.example.bin  \(Self.chat)  \"From the binary\"") },
+                "\(seen.withLock { $0 })")
 
             let (respondStatus, _, respondError) = try await run(["respond", Self.chat, "open"])
             #expect(respondStatus == 0, "\(respondError)")

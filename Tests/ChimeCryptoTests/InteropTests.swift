@@ -10,8 +10,9 @@ struct InteropTests {
     @Test("a JWT Chime signs verifies in PyJWT, with its header and claims")
     func chimeSignsPyJWTVerifies() async throws {
         let key = P256PrivateKey()
-        let token = try JSONWebToken.sign(claims: ["iss": .string("TEAM123456"), "iat": .integer(1_700_000_000)],
-                                          header: ["kid": .string("KEY1234567")], with: key)
+        let token = try JSONWebToken.sign(
+            claims: ["iss": .string("TEAM123456"), "iat": .integer(1_700_000_000)],
+            header: ["kid": .string("KEY1234567")], with: key)
         let answer = try await Interop.run("verify-jwt", key.publicKey.pemRepresentation, token)
         #expect(answer["claims"]?["iss"] == .string("TEAM123456"))
         #expect(answer["claims"]?["iat"] == .integer(1_700_000_000))
@@ -50,9 +51,12 @@ struct InteropTests {
         let p256dh = try Base64URL.decode(try #require(subscription["p256dh"]?.text))
         let auth = try Base64URL.decode(try #require(subscription["auth"]?.text))
         let plaintext = (0..<length).map { UInt8(truncatingIfNeeded: $0 &* 7 &+ 3) }
-        let body = try WebPushEncryption.encrypt(plaintext, userAgentPublicKey: try P256PublicKey(rawRepresentation: p256dh), authSecret: auth)
+        let body = try WebPushEncryption.encrypt(
+            plaintext, userAgentPublicKey: try P256PublicKey(rawRepresentation: p256dh), authSecret: auth)
         #expect(body.count == 86 + length + 17)
-        let answer = try await Interop.run("decrypt-web-push", try #require(subscription["private"]?.text), Base64URL.encode(auth), Base64URL.encode(body))
+        let answer = try await Interop.run(
+            "decrypt-web-push", try #require(subscription["private"]?.text), Base64URL.encode(auth),
+            Base64URL.encode(body))
         #expect(try Base64URL.decode(try #require(answer["plaintext"]?.text)) == plaintext)
     }
 }

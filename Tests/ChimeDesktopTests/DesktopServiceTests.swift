@@ -2,15 +2,19 @@ import ChimeCore
 import Foundation
 import TestThreads
 import Testing
+
 @testable import ChimeDesktop
 @testable import ChimeServer
 
 /// `chime serve --desktop`: the service's desktop pop-ups for every app, on a test desktop.
 @Suite("chime serve --desktop", .testThreads, .serialized)
 struct DesktopServiceTests {
-    func configuration(_ desktop: TestDesktop, mode: ChimeService.DesktopMode, browser: String? = nil) -> ChimeService.Configuration {
-        ChimeService.Configuration(dataDirectory: desktop.directory + "/data", listen: .tcp(host: "127.0.0.1", port: 0), autoAllow: true,
-                                   printsBanner: false, desktop: mode, desktopBusAddress: desktop.busAddress, browser: browser)
+    func configuration(_ desktop: TestDesktop, mode: ChimeService.DesktopMode, browser: String? = nil)
+        -> ChimeService.Configuration
+    {
+        ChimeService.Configuration(
+            dataDirectory: desktop.directory + "/data", listen: .tcp(host: "127.0.0.1", port: 0), autoAllow: true,
+            printsBanner: false, desktop: mode, desktopBusAddress: desktop.busAddress, browser: browser)
     }
 
     @Test("--desktop on without a notification server fails at start and says what to do")
@@ -28,7 +32,8 @@ struct DesktopServiceTests {
     @Test("--desktop auto without a notification server serves without pop-ups")
     func autoWithoutServer() async throws {
         try await withTestDesktop(display: false) { desktop in
-            let service = try await RunningService.start(configuration: configuration(desktop, mode: .auto), logger: .silent)
+            let service = try await RunningService.start(
+                configuration: configuration(desktop, mode: .auto), logger: .silent)
             #expect(service.desktop == nil)
             #expect(service.banner.contains("Desktop:        off (no notification server on the session bus)"))
             await service.stop()
@@ -39,7 +44,8 @@ struct DesktopServiceTests {
     func everyApp() async throws {
         try await withTestDesktop { desktop in
             try await desktop.startDunst()
-            let service = try await RunningService.start(configuration: configuration(desktop, mode: .auto), logger: .silent)
+            let service = try await RunningService.start(
+                configuration: configuration(desktop, mode: .auto), logger: .silent)
             let surface = try #require(service.desktop)
             try await waitUntil("the desktop to find dunst") { await surface.server?.name == "dunst" }
             let engine = service.engine
@@ -53,7 +59,9 @@ struct DesktopServiceTests {
             await engine.hub.settle()
             #expect(try await desktop.dunstCount().displayed == 2)
             try await desktop.choose("(From com.example.organizer) [", ",snooze]")
-            try await waitUntil("the answer in the outbox") { try await engine.outbox(app: "com.example.organizer").count == 1 }
+            try await waitUntil("the answer in the outbox") {
+                try await engine.outbox(app: "com.example.organizer").count == 1
+            }
             #expect(try await engine.outbox(app: "com.example.organizer").first?.actionIdentifier == "snooze")
             #expect(try await engine.outbox(app: "com.example.alarm").isEmpty)
             await service.stop()
@@ -65,7 +73,8 @@ struct DesktopServiceTests {
     func activationTokenReachesTheLaunchedApp() async throws {
         try await withTestDesktop(display: false) { desktop in
             let server = try await desktop.startServer(broadcast: true)
-            let service = try await RunningService.start(configuration: configuration(desktop, mode: .on), logger: .silent)
+            let service = try await RunningService.start(
+                configuration: configuration(desktop, mode: .on), logger: .silent)
             let surface = try #require(service.desktop)
             try await waitUntil("the desktop to find the server") { await surface.server != nil }
             let app = "com.example.alarm"
@@ -73,7 +82,9 @@ struct DesktopServiceTests {
             _ = try await service.engine.requestAuthorization(app: app, options: [.alert])
             try await service.engine.setCategories([DesktopFixture.alarm], app: app)
             _ = try await service.engine.setLaunchCommand(
-                try LaunchCommand(arguments: ["/bin/sh", "-c", "echo \"$CHIME_LAUNCH_REASON $XDG_ACTIVATION_TOKEN\" >> \(record)"]), app: app)
+                try LaunchCommand(arguments: [
+                    "/bin/sh", "-c", "echo \"$CHIME_LAUNCH_REASON $XDG_ACTIVATION_TOKEN\" >> \(record)",
+                ]), app: app)
             var content = NotificationContent(title: "Alarm")
             content.categoryIdentifier = "alarm"
             _ = try await service.engine.add([NotificationRequest(identifier: "wake", content: content)], app: app)
@@ -83,7 +94,8 @@ struct DesktopServiceTests {
             try await waitUntil("the app to be launched") {
                 ((try? String(contentsOfFile: record, encoding: .utf8)) ?? "").contains("\n")
             }
-            let first = try String(contentsOfFile: record, encoding: .utf8).split(separator: "\n").first.map(String.init)
+            let first = try String(contentsOfFile: record, encoding: .utf8).split(separator: "\n").first.map(
+                String.init)
             #expect(first == "response xdg-token-7")
             await service.stop()
         }
@@ -96,10 +108,12 @@ struct DesktopServiceTests {
             let opened = desktop.directory + "/opened.txt"
             let browser = desktop.directory + "/browser.sh"
             // It records its arguments, and the page it is given (the link is there, never in argv).
-            try "#!/bin/sh\necho \"$@\" > \"\(opened).argv\"\ncat \"${1#file://}\" > \"\(opened).page\"\nmv \"\(opened).page\" \"\(opened)\"\n"
+            try
+                "#!/bin/sh\necho \"$@\" > \"\(opened).argv\"\ncat \"${1#file://}\" > \"\(opened).page\"\nmv \"\(opened).page\" \"\(opened)\"\n"
                 .write(toFile: browser, atomically: true, encoding: .utf8)
             chmod(browser, 0o755)
-            let service = try await RunningService.start(configuration: configuration(desktop, mode: .on, browser: browser), logger: .silent)
+            let service = try await RunningService.start(
+                configuration: configuration(desktop, mode: .on, browser: browser), logger: .silent)
             let surface = try #require(service.desktop)
             try await waitUntil("the desktop to find dunst") { await surface.server != nil }
             let app = "com.example.alarm"
@@ -107,7 +121,8 @@ struct DesktopServiceTests {
             try await service.engine.setCategories([DesktopFixture.alarm], app: app)
             var content = NotificationContent(title: "Alarm")
             content.categoryIdentifier = "alarm"
-            _ = try await service.engine.add([NotificationRequest(identifier: "wake/up now", content: content)], app: app)
+            _ = try await service.engine.add(
+                [NotificationRequest(identifier: "wake/up now", content: content)], app: app)
             await service.engine.hub.settle()
             try await desktop.choose("#Add Comment (Alarm)")
             // The page is moved into place whole.
@@ -132,5 +147,5 @@ struct DesktopServiceTests {
 }
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif

@@ -3,6 +3,7 @@ import Foundation
 import Synchronization
 import TestThreads
 import Testing
+
 @testable import ChimeDesktop
 
 /// The desktop surface against dunst (Debian's), on a private session bus and an Xvfb display:
@@ -12,8 +13,10 @@ import Testing
 @Suite("Desktop pop-ups on dunst", .testThreads, .serialized)
 struct DunstTests {
     /// Starts a desktop with dunst and a fixture connected to it.
-    func withDunst(markup: Bool = true, lowTimeout: Int = 0, markUrgency: Bool = false, prompt: (any DesktopReplyPrompt)? = nil,
-                   _ body: (TestDesktop, DesktopFixture) async throws -> Void) async throws {
+    func withDunst(
+        markup: Bool = true, lowTimeout: Int = 0, markUrgency: Bool = false, prompt: (any DesktopReplyPrompt)? = nil,
+        _ body: (TestDesktop, DesktopFixture) async throws -> Void
+    ) async throws {
         try await withTestDesktop { desktop in
             try await desktop.startDunst(markup: markup, lowTimeout: lowTimeout, markUrgency: markUrgency)
             let fixture = try await DesktopFixture.make(on: desktop, prompt: prompt)
@@ -43,8 +46,10 @@ struct DunstTests {
             // dunst lists the actions in its menu under the pop-up's summary, the destructive one marked.
             try await desktop.choose("nothing matches this")
             let menu = desktop.menuInput
-            for entry in ["#Snooze 5 Sec (Alarm — Bedroom) [\(id),snooze]", "#Open (Alarm — Bedroom) [\(id),default]",
-                          "#⚠ Delete (Alarm — Bedroom) [\(id),delete]"] {
+            for entry in [
+                "#Snooze 5 Sec (Alarm — Bedroom) [\(id),snooze]", "#Open (Alarm — Bedroom) [\(id),default]",
+                "#⚠ Delete (Alarm — Bedroom) [\(id),delete]",
+            ] {
                 #expect(menu.contains(entry), "\(entry) in \(menu)")
             }
             // What dunst shows: the body as text, not as markup.
@@ -52,7 +57,9 @@ struct DunstTests {
             let shown = try #require(try await desktop.dunstHistory().first)
             #expect(shown["summary"] as? String == "Alarm — Bedroom")
             #expect(shown["appname"] as? String == DesktopFixture.app)
-            #expect((shown["body"] as? String)?.contains("Wake &lt;b&gt;up") == true || (shown["body"] as? String)?.contains("Wake <b>up") == true)
+            #expect(
+                (shown["body"] as? String)?.contains("Wake &lt;b&gt;up") == true
+                    || (shown["body"] as? String)?.contains("Wake <b>up") == true)
         }
     }
 
@@ -165,7 +172,9 @@ struct DunstTests {
         }
     }
 
-    @Test("during a focus an active notification makes no pop-up (it is listed) and a time-sensitive one pops up, critical")
+    @Test(
+        "during a focus an active notification makes no pop-up (it is listed) and a time-sensitive one pops up, critical"
+    )
     func focusHolds() async throws {
         try await withDunst(markUrgency: true) { desktop, fixture in
             try await fixture.engine.putFocusMode(FocusMode(name: "Sleep"))
@@ -189,7 +198,9 @@ struct DunstTests {
     @Test("interruption levels become urgencies: passive low, active normal, time-sensitive and critical critical")
     func urgencies() async throws {
         try await withDunst(markUrgency: true) { desktop, fixture in
-            let levels: [(UNNotificationInterruptionLevel, String)] = [(.passive, "LOW"), (.active, "NORMAL"), (.timeSensitive, "CRITICAL"), (.critical, "CRITICAL")]
+            let levels: [(UNNotificationInterruptionLevel, String)] = [
+                (.passive, "LOW"), (.active, "NORMAL"), (.timeSensitive, "CRITICAL"), (.critical, "CRITICAL"),
+            ]
             for (level, _) in levels {
                 try await fixture.deliver("\(level)", title: "level \(level)", level: level)
                 _ = try await fixture.events.shown("\(level)")
@@ -207,7 +218,8 @@ struct DunstTests {
     @Test("a text-input action without inline reply asks in a dialog (yad); the typed text is the answer")
     func replyPrompt() async throws {
         let yad = "/usr/bin/yad"
-        try #require(FileManager.default.isExecutableFile(atPath: yad), "yad is installed by scripts/install-deps.sh test")
+        try #require(
+            FileManager.default.isExecutableFile(atPath: yad), "yad is installed by scripts/install-deps.sh test")
         try await withTestDesktop { desktop in
             try await desktop.startDunst()
             let prompt = DialogReplyPrompt(program: .yad, path: yad, environment: desktop.environment)
@@ -217,12 +229,18 @@ struct DunstTests {
             let (id, request) = try await fixture.events.shown("wake")
             #expect(request.actions.contains("comment"))
             try await desktop.choose("[\(id),comment]")
-            let title = DialogReplyPrompt.title(for: ReplyQuestion(app: DesktopApp(displayName: DesktopFixture.app), bundleIdentifier: DesktopFixture.app,
-                                                                   notification: "wake", summary: "Alarm", action: DesktopFixture.alarm.actions[1]))
-            let window = try await run("/usr/bin/xdotool", ["search", "--sync", "--name", title], environment: desktop.environment)
+            let title = DialogReplyPrompt.title(
+                for: ReplyQuestion(
+                    app: DesktopApp(displayName: DesktopFixture.app), bundleIdentifier: DesktopFixture.app,
+                    notification: "wake", summary: "Alarm", action: DesktopFixture.alarm.actions[1]))
+            let window =
+                try await run(
+                    "/usr/bin/xdotool", ["search", "--sync", "--name", title], environment: desktop.environment
+                )
                 .split(separator: "\n").first.map(String.init) ?? ""
             try await run("/usr/bin/xdotool", ["windowfocus", "--sync", window], environment: desktop.environment)
-            try await run("/usr/bin/xdotool", ["type", "--delay", "10", "call the plumber"], environment: desktop.environment)
+            try await run(
+                "/usr/bin/xdotool", ["type", "--delay", "10", "call the plumber"], environment: desktop.environment)
             try await run("/usr/bin/xdotool", ["key", "Return"], environment: desktop.environment)
             let (answer, response) = try await fixture.events.answered()
             #expect(answer.action == "comment" && answer.userText == "call the plumber")
@@ -287,7 +305,9 @@ struct DunstTests {
             try await desktop.choose("[\(id),default]")
             let (answer, _) = try await fixture.events.answered(after: mark)
             #expect(answer.action == UNNotificationDefaultActionIdentifier)
-            #expect(fixture.events.lines.filter { $0.contains("lost the session bus") }.count == 1, "\(fixture.events.lines)")
+            #expect(
+                fixture.events.lines.filter { $0.contains("lost the session bus") }.count == 1,
+                "\(fixture.events.lines)")
         }
     }
 }
@@ -296,6 +316,8 @@ struct DunstTests {
 final class RecordingSurface: NotificationSurface {
     private let seen = Mutex<[String]>([])
     var shown: [String] { seen.withLock { $0 } }
-    func show(_ delivery: Delivery, app: String) async { seen.withLock { $0.append(delivery.notification.request.identifier) } }
+    func show(_ delivery: Delivery, app: String) async {
+        seen.withLock { $0.append(delivery.notification.request.identifier) }
+    }
     func withdraw(_ identifiers: [String], app: String) async {}
 }

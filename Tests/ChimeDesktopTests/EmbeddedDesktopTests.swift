@@ -2,6 +2,7 @@ import ChimeCore
 import Foundation
 import TestThreads
 import Testing
+
 @testable import ChimeDesktop
 
 /// An embedded app (`UNUserNotificationCenter.current()`, no service) also pops up on the desktop:
@@ -9,12 +10,15 @@ import Testing
 @Suite("Embedded apps on the desktop", .testThreads, .serialized)
 struct EmbeddedDesktopTests {
     static func example(_ name: String) throws -> String {
-        let candidates = [Bundle.main.executableURL, URL(fileURLWithPath: CommandLine.arguments[0])]
+        let candidates =
+            [Bundle.main.executableURL, URL(fileURLWithPath: CommandLine.arguments[0])]
             .compactMap { $0?.deletingLastPathComponent() } + [Bundle.main.bundleURL.deletingLastPathComponent()]
-        for directory in candidates where FileManager.default.isExecutableFile(atPath: directory.appendingPathComponent(name).path) {
+        for directory in candidates
+        where FileManager.default.isExecutableFile(atPath: directory.appendingPathComponent(name).path) {
             return directory.appendingPathComponent(name).path
         }
-        throw TestDesktopError(description: "\(name) was not found next to the test bundle in \(candidates.map(\.path))")
+        throw TestDesktopError(
+            description: "\(name) was not found next to the test bundle in \(candidates.map(\.path))")
     }
 
     func start(_ desktop: TestDesktop, desktopSetting: String?) throws -> TestProgram {
@@ -23,7 +27,9 @@ struct EmbeddedDesktopTests {
         environment["CHIME_BUNDLE_IDENTIFIER"] = "com.example.drinking-reminder"
         environment["TMPDIR"] = desktop.directory
         environment["CHIME_DESKTOP"] = desktopSetting
-        return try desktop.spawn("drinking-reminder", try Self.example("drinking-reminder"), ["--exit-after", "60"], environment: environment)
+        return try desktop.spawn(
+            "drinking-reminder", try Self.example("drinking-reminder"), ["--exit-after", "60"], environment: environment
+        )
     }
 
     /// The example's own local reminder comes 5 s after launch with the text, category and buttons
@@ -63,7 +69,9 @@ struct EmbeddedDesktopTests {
     /// restarted) shows what was delivered meanwhile. Before, the app asked once at start, in the
     /// background, and attached only if a server answered then: an app started first never popped
     /// up, and what it delivered before the answer never did either.
-    @Test("a notification server that starts after the app shows what the app was sent meanwhile, and its answer reaches the delegate")
+    @Test(
+        "a notification server that starts after the app shows what the app was sent meanwhile, and its answer reaches the delegate"
+    )
     func serverStartsLater() async throws {
         try await withTestDesktop(display: false) { desktop in
             let app = try start(desktop, desktopSetting: nil)
@@ -78,7 +86,8 @@ struct EmbeddedDesktopTests {
             _ = try await app.line(after: pushed.index + 1) { $0.contains("(logged: drank") }
             try await waitUntil("the pop-up to close") { server.closes.contains(popUp.id) }
             // Nothing was said about the bus having no notification server at first.
-            let errors = (try? String(contentsOfFile: desktop.directory + "/drinking-reminder.log", encoding: .utf8)) ?? ""
+            let errors =
+                (try? String(contentsOfFile: desktop.directory + "/drinking-reminder.log", encoding: .utf8)) ?? ""
             #expect(!errors.contains("desktop:"), "\(errors)")
             app.send("q")
             await app.stop()

@@ -2,6 +2,7 @@ import ChimeCore
 import Foundation
 import TestThreads
 import Testing
+
 @testable import ChimeDesktop
 
 /// Escalation (repeat until acknowledged, a Chime addition) on the desktop, end to end: an engine
@@ -17,7 +18,9 @@ struct EscalationDesktopTests {
         }
     }
 
-    @Test("each alert again replaces the pop-up with urgency critical, as dunst shows it; closing it there answers it, on the desktop")
+    @Test(
+        "each alert again replaces the pop-up with urgency critical, as dunst shows it; closing it there answers it, on the desktop"
+    )
     func realertIsCritical() async throws {
         try await withTestDesktop { desktop in
             try await desktop.startDunst(markUrgency: true)
@@ -31,7 +34,8 @@ struct EscalationDesktopTests {
                 var content = NotificationContent(title: "Wake up", body: "The alarm rings until you answer")
                 content.categoryIdentifier = "alarm"
                 content.sound = .default
-                let request = NotificationRequest(identifier: "wake", content: content, escalation: NotificationEscalation(every: 1, for: 3600))
+                let request = NotificationRequest(
+                    identifier: "wake", content: content, escalation: NotificationEscalation(every: 1, for: 3600))
                 _ = try await fixture.engine.add([request], app: DesktopFixture.app)
 
                 // The first alert at its level's urgency (active: normal); each alert again
@@ -53,8 +57,11 @@ struct EscalationDesktopTests {
                 let (answer, response) = try await fixture.events.answered()
                 #expect(answer.notification == "wake" && answer.action == UNNotificationDismissActionIdentifier)
                 #expect(response?.actionIdentifier == UNNotificationDismissActionIdentifier)
-                let receipt = try #require(try await fixture.engine.receipt(app: DesktopFixture.app, notification: "wake"))
-                #expect(receipt.acknowledged && receipt.surface == "desktop" && receipt.actionIdentifier == UNNotificationDismissActionIdentifier)
+                let receipt = try #require(
+                    try await fixture.engine.receipt(app: DesktopFixture.app, notification: "wake"))
+                #expect(
+                    receipt.acknowledged && receipt.surface == "desktop"
+                        && receipt.actionIdentifier == UNNotificationDismissActionIdentifier)
                 #expect(receipt.alerts >= 3 && receipt.nextAlertAt == nil && !receipt.expired, "\(receipt)")
                 await fixture.engine.hub.settle()
                 try await waitUntil("no pop-up left") { try await desktop.dunstCount().displayed == 0 }

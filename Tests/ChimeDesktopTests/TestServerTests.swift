@@ -3,6 +3,7 @@ import Foundation
 import Synchronization
 import TestThreads
 import Testing
+
 @testable import ChimeDesktop
 
 /// The desktop surface against the tests' own notification server (Servers/notification_server.py):
@@ -11,10 +12,12 @@ import Testing
 /// each mapping rule is checked on what went over the bus.
 @Suite("Desktop pop-ups on an inline-reply server", .testThreads, .serialized)
 struct TestServerTests {
-    func withServer(capabilities: [String] = ["actions", "body", "body-markup", "inline-reply"], broadcast: Bool = false,
-                    prompt: (any DesktopReplyPrompt)? = nil,
-                    app: @escaping @Sendable (String) -> DesktopApp = { DesktopApp(displayName: $0) },
-                    _ body: (TestServer, DesktopFixture) async throws -> Void) async throws {
+    func withServer(
+        capabilities: [String] = ["actions", "body", "body-markup", "inline-reply"], broadcast: Bool = false,
+        prompt: (any DesktopReplyPrompt)? = nil,
+        app: @escaping @Sendable (String) -> DesktopApp = { DesktopApp(displayName: $0) },
+        _ body: (TestServer, DesktopFixture) async throws -> Void
+    ) async throws {
         try await withTestDesktop(display: false) { desktop in
             let server = try await desktop.startServer(capabilities: capabilities, broadcast: broadcast)
             let fixture = try await DesktopFixture.make(on: desktop, prompt: prompt, app: app)
@@ -28,13 +31,18 @@ struct TestServerTests {
         try await withServer { server, fixture in
             try await fixture.deliver("wake")
             let notify = try await server.notify(number: 1)
-            #expect(notify.actions == ["default", "Open", "snooze", "Snooze 5 Sec", "inline-reply", "Add Comment", "delete", "⚠ Delete"])
+            #expect(
+                notify.actions == [
+                    "default", "Open", "snooze", "Snooze 5 Sec", "inline-reply", "Add Comment", "delete", "⚠ Delete",
+                ])
             #expect(notify.hint("x-kde-reply-placeholder-text") == "s:Type a comment")
             #expect(notify.hint("x-kde-reply-submit-button-text") == "s:Add")
         }
     }
 
-    @Test("an answer's activation token is handed over before the engine has the response: whoever hears of the response finds it")
+    @Test(
+        "an answer's activation token is handed over before the engine has the response: whoever hears of the response finds it"
+    )
     func activationTokenBeforeTheResponse() async throws {
         try await withServer(broadcast: true) { server, fixture in
             let events = fixture.engine.events(app: DesktopFixture.app)
@@ -73,7 +81,7 @@ struct TestServerTests {
             try await fixture.deliver("wake")
             let id = try await server.notify(number: 1).id
             try await server.reply(id, "")
-            try await server.invoke(id, "snooze")   // a later answer shows the empty one was read and dropped
+            try await server.invoke(id, "snooze")  // a later answer shows the empty one was read and dropped
             let (answer, _) = try await fixture.events.answered()
             #expect(answer.action == "snooze")
             #expect(try await fixture.outbox().map(\.actionIdentifier) == ["snooze"])
@@ -89,7 +97,9 @@ struct TestServerTests {
             let (answer, _) = try await fixture.events.answered()
             #expect(answer.action == UNNotificationDefaultActionIdentifier && answer.activationToken == "xdg-token-42")
             let seen = try #require(fixture.responses.all.first)
-            #expect(seen.0.actionIdentifier == UNNotificationDefaultActionIdentifier && seen.1.activationToken == "xdg-token-42")
+            #expect(
+                seen.0.actionIdentifier == UNNotificationDefaultActionIdentifier
+                    && seen.1.activationToken == "xdg-token-42")
         }
     }
 
@@ -101,7 +111,9 @@ struct TestServerTests {
             try await server.invoke(id, "snooze")
             try await server.closed(id, reason: 2)
             _ = try await fixture.events.answered()
-            try await fixture.events.wait("the close to be read") { if case .signal(.closed(id, 2)) = $0 { true } else { nil } }
+            try await fixture.events.wait("the close to be read") {
+                if case .signal(.closed(id, 2)) = $0 { true } else { nil }
+            }
             #expect(try await fixture.outbox().map(\.actionIdentifier) == ["snooze"])
         }
     }
@@ -119,27 +131,36 @@ struct TestServerTests {
         }
     }
 
-    @Test("NotificationClosed reasons: 1 and 3 say nothing, 2 dismisses", arguments: [(1, false), (3, false), (2, true)])
+    @Test(
+        "NotificationClosed reasons: 1 and 3 say nothing, 2 dismisses", arguments: [(1, false), (3, false), (2, true)])
     func closeReasons(reason: Int, dismisses: Bool) async throws {
         try await withServer { server, fixture in
             try await fixture.deliver("wake")
             let id = try await server.notify(number: 1).id
             try await server.closed(id, reason: reason)
-            try await fixture.events.wait("the close to be read") { if case .signal(.closed(id, UInt32(reason))) = $0 { true } else { nil } }
+            try await fixture.events.wait("the close to be read") {
+                if case .signal(.closed(id, UInt32(reason))) = $0 { true } else { nil }
+            }
             if dismisses { _ = try await fixture.events.answered() }
             await fixture.engine.hub.settle()
-            #expect(try await fixture.outbox().map(\.actionIdentifier) == (dismisses ? [UNNotificationDismissActionIdentifier] : []))
+            #expect(
+                try await fixture.outbox().map(\.actionIdentifier)
+                    == (dismisses ? [UNNotificationDismissActionIdentifier] : []))
             #expect(try await fixture.delivered() == (dismisses ? [] : ["wake"]))
         }
     }
 
-    @Test("without inline reply a text-input action is a button whose choice asks the prompt; only a typed text answers")
+    @Test(
+        "without inline reply a text-input action is a button whose choice asks the prompt; only a typed text answers")
     func promptFallback() async throws {
         let prompt = ScriptedPrompt([.cancelled, .handedOver, .text("on my way")])
         try await withServer(capabilities: ["actions", "body"], prompt: prompt) { server, fixture in
             try await fixture.deliver("wake")
             let notify = try await server.notify(number: 1)
-            #expect(notify.actions == ["default", "Open", "snooze", "Snooze 5 Sec", "comment", "Add Comment", "delete", "⚠ Delete"])
+            #expect(
+                notify.actions == [
+                    "default", "Open", "snooze", "Snooze 5 Sec", "comment", "Add Comment", "delete", "⚠ Delete",
+                ])
             #expect(notify.hint("x-kde-reply-placeholder-text") == nil)
             for _ in 0..<2 {
                 try await server.invoke(notify.id, "comment")
@@ -158,9 +179,11 @@ struct TestServerTests {
         }
     }
 
-    @Test("urgency from the interruption level and the presentation", arguments: [
-        (UNNotificationInterruptionLevel.passive, UInt8(0)), (.active, 1), (.timeSensitive, 2), (.critical, 2),
-    ])
+    @Test(
+        "urgency from the interruption level and the presentation",
+        arguments: [
+            (UNNotificationInterruptionLevel.passive, UInt8(0)), (.active, 1), (.timeSensitive, 2), (.critical, 2),
+        ])
     func urgency(level: UNNotificationInterruptionLevel, urgency: UInt8) async throws {
         try await withServer { server, fixture in
             try await fixture.deliver("wake", level: level)
@@ -184,8 +207,11 @@ struct TestServerTests {
             try await fixture.deliver("named", sound: NotificationSound(name: "bell.caf"))
             try await fixture.deliver("file", sound: NotificationSound(name: "/usr/share/sounds/bell.oga"))
             try await fixture.deliver("silent", sound: nil)
-            let calls = [try await server.notify(number: 1), try await server.notify(number: 2), try await server.notify(number: 3),
-                         try await server.notify(number: 4)]
+            let calls = [
+                try await server.notify(number: 1), try await server.notify(number: 2),
+                try await server.notify(number: 3),
+                try await server.notify(number: 4),
+            ]
             #expect(calls[0].hint("sound-name") == "s:message-new-instant" && calls[0].hint("suppress-sound") == nil)
             #expect(calls[1].hint("sound-name") == "s:bell")
             #expect(calls[2].hint("sound-file") == "s:/usr/share/sounds/bell.oga")
@@ -200,8 +226,10 @@ struct TestServerTests {
 
     @Test("the app's name and icon from its desktop entry; its bundle identifier without one")
     func appNameAndIcon() async throws {
-        let data = FileManager.default.temporaryDirectory.appendingPathComponent("chime-desktop-entries-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: data.appendingPathComponent("applications"), withIntermediateDirectories: true)
+        let data = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "chime-desktop-entries-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(
+            at: data.appendingPathComponent("applications"), withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: data) }
         try """
         [Desktop Entry]
@@ -210,7 +238,9 @@ struct TestServerTests {
         Name[de]=Wecker
         Icon=alarm-clock
         Exec=alarm
-        """.write(to: data.appendingPathComponent("applications/\(DesktopFixture.app).desktop"), atomically: true, encoding: .utf8)
+        """.write(
+            to: data.appendingPathComponent("applications/\(DesktopFixture.app).desktop"), atomically: true,
+            encoding: .utf8)
         let environment = ["XDG_DATA_HOME": data.path, "XDG_DATA_DIRS": "/nonexistent", "HOME": "/nonexistent"]
         try await withServer(app: { DesktopApp.lookup($0, environment: environment) }) { server, fixture in
             try await fixture.deliver("wake")
@@ -221,7 +251,8 @@ struct TestServerTests {
             _ = try await fixture.engine.requestAuthorization(app: "com.example.other", options: [.alert])
             try await fixture.deliver("other", category: "", app: "com.example.other")
             let unknown = try await server.notify(number: 2)
-            #expect(unknown.appName == "com.example.other" && unknown.appIcon == "" && unknown.hint("desktop-entry") == nil)
+            #expect(
+                unknown.appName == "com.example.other" && unknown.appIcon == "" && unknown.hint("desktop-entry") == nil)
             #expect(unknown.actions == ["default", "Open"])
         }
     }
@@ -230,27 +261,35 @@ struct TestServerTests {
     func image() async throws {
         try await withServer { server, fixture in
             let url = URL(fileURLWithPath: "/tmp/chime-desktop-photo.png")
-            try await fixture.deliver("wake", attachments: [NotificationAttachment(identifier: "photo", url: url, type: "public.png")])
+            try await fixture.deliver(
+                "wake", attachments: [NotificationAttachment(identifier: "photo", url: url, type: "public.png")])
             #expect(try await server.notify(number: 1).hint("image-path") == "s:file:///tmp/chime-desktop-photo.png")
         }
     }
 
     @Test("with an attachment store, images and sound files reach the server only from inside it, links resolved")
     func filesOnlyFromTheStore() async throws {
-        let store = FileManager.default.temporaryDirectory.appendingPathComponent("chime-desktop-store-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: store.appendingPathComponent("entry"), withIntermediateDirectories: true)
+        let store = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "chime-desktop-store-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(
+            at: store.appendingPathComponent("entry"), withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: store) }
-        let inside = store.appendingPathComponent("entry/photo.png"), link = store.appendingPathComponent("entry/passwd.png")
+        let inside = store.appendingPathComponent("entry/photo.png")
+        let link = store.appendingPathComponent("entry/passwd.png")
         try Data([0x89]).write(to: inside)
         try FileManager.default.createSymbolicLink(atPath: link.path, withDestinationPath: "/etc/passwd")
         try await withServer(app: { DesktopApp(displayName: $0, attachmentDirectory: store.path) }) { server, fixture in
             let photo = { (url: URL) in [NotificationAttachment(identifier: "photo", url: url, type: "public.png")] }
-            try await fixture.deliver("outside", sound: NotificationSound(name: "/etc/shadow.oga"),
-                                      attachments: photo(URL(fileURLWithPath: "/etc/passwd.png")))
+            try await fixture.deliver(
+                "outside", sound: NotificationSound(name: "/etc/shadow.oga"),
+                attachments: photo(URL(fileURLWithPath: "/etc/passwd.png")))
             try await fixture.deliver("link", attachments: photo(link))
-            try await fixture.deliver("inside", sound: NotificationSound(name: store.appendingPathComponent("entry/bell.oga").path),
-                                      attachments: photo(inside))
-            let outside = try await server.notify(number: 1), linked = try await server.notify(number: 2), stored = try await server.notify(number: 3)
+            try await fixture.deliver(
+                "inside", sound: NotificationSound(name: store.appendingPathComponent("entry/bell.oga").path),
+                attachments: photo(inside))
+            let outside = try await server.notify(number: 1)
+            let linked = try await server.notify(number: 2)
+            let stored = try await server.notify(number: 3)
             #expect(outside.hint("image-path") == nil)
             #expect(outside.hint("sound-file") == nil && outside.hint("sound-name") == "s:shadow")
             #expect(linked.hint("image-path") == nil)
@@ -289,7 +328,9 @@ struct TestServerTests {
         }
     }
 
-    @Test("a server that refuses Notify: logged once, the store and other surfaces unaffected, and it works when it accepts again")
+    @Test(
+        "a server that refuses Notify: logged once, the store and other surfaces unaffected, and it works when it accepts again"
+    )
     func refusedCall() async throws {
         try await withServer { server, fixture in
             let others = RecordingSurface()

@@ -3,11 +3,13 @@ import Foundation
 import Synchronization
 import TestThreads
 import Testing
-#if canImport(Glibc)
-import Glibc
-#endif
+
 @testable import ChimeHTTP
 @testable import ChimeServer
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// Answers for the client's tests: `/echo` says what it got, `/large` is 320 KB with a
 /// Content-Length, `/stream` is an event stream (chunked) the test feeds, `/quiet` one that sends
@@ -30,21 +32,31 @@ final class ClientTestHandler: HTTPHandler {
         case "/quiet":
             let stream = EventStream()
             streams.withLock { $0.append(stream) }
-            return HTTPResponse(status: 200, headers: [("Content-Type", "text/event-stream"), ("X-Stream", "quiet")], body: .stream(stream))
+            return HTTPResponse(
+                status: 200, headers: [("Content-Type", "text/event-stream"), ("X-Stream", "quiet")],
+                body: .stream(stream))
         case "/address":
             return HTTPResponse(status: 200, contentType: "text/plain", body: Array(request.remoteAddress.utf8))
         case "/missing":
-            return HTTPResponse(status: 404, contentType: "application/json", body: Array(#"{"error": {"code": "notFound", "message": "no such thing", "field": "path"}}"#.utf8))
+            return HTTPResponse(
+                status: 404, contentType: "application/json",
+                body: Array(#"{"error": {"code": "notFound", "message": "no such thing", "field": "path"}}"#.utf8))
         default:
             var text = "\(request.method) \(request.path) \(String(decoding: request.body, as: UTF8.self))"
             for (name, value) in request.query { text += " \(name)=\(value)" }
             text += " type=\(request.header("content-type") ?? "-") x=\(request.header("x-test") ?? "-")"
-            return HTTPResponse(status: 201, headers: [("Content-Type", "text/plain"), ("X-Twice", "a"), ("X-Twice", "b")], body: .bytes(Array(text.utf8)))
+            return HTTPResponse(
+                status: 201, headers: [("Content-Type", "text/plain"), ("X-Twice", "a"), ("X-Twice", "b")],
+                body: .bytes(Array(text.utf8)))
         }
     }
 
-    func payloadTooLarge(_ request: HTTPRequest, limit: Int) -> HTTPResponse { HTTPResponse(status: 413, contentType: "text/plain", body: []) }
-    func unavailable(_ request: HTTPRequest, reason: String) -> HTTPResponse { HTTPResponse(status: 503, contentType: "text/plain", body: []) }
+    func payloadTooLarge(_ request: HTTPRequest, limit: Int) -> HTTPResponse {
+        HTTPResponse(status: 413, contentType: "text/plain", body: [])
+    }
+    func unavailable(_ request: HTTPRequest, reason: String) -> HTTPResponse {
+        HTTPResponse(status: 503, contentType: "text/plain", body: [])
+    }
 
     /// Waits (at most 60 s) until `count` streams are open.
     func waitForStreams(_ count: Int) async throws -> [EventStream] {
@@ -66,16 +78,20 @@ struct HTTPClientTests {
     }
 
     /// A server on a free loopback port or a Unix socket in a short temporary directory, and a client for it.
-    static func withServer(_ transport: Transport, tls: HTTPServer.Configuration.TLS? = nil,
-                           _ body: (HTTPClient, ClientTestHandler) async throws -> Void) async throws {
+    static func withServer(
+        _ transport: Transport, tls: HTTPServer.Configuration.TLS? = nil,
+        _ body: (HTTPClient, ClientTestHandler) async throws -> Void
+    ) async throws {
         let directory = "/tmp/chime-http-\(UUID().uuidString.prefix(8))"
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: directory) }
-        let listen: ListenAddress = transport == .tcp ? .tcp(host: "127.0.0.1", port: 0) : .unix(path: directory + "/http.sock")
+        let listen: ListenAddress =
+            transport == .tcp ? .tcp(host: "127.0.0.1", port: 0) : .unix(path: directory + "/http.sock")
         let handler = ClientTestHandler()
         let server = HTTPServer(configuration: .init(listen: listen, tls: tls), handler: handler)
         try server.start()
-        let endpoint = try transport == .tcp ? HTTPEndpoint(server.url) : HTTPEndpoint("unix:" + directory + "/http.sock")
+        let endpoint =
+            try transport == .tcp ? HTTPEndpoint(server.url) : HTTPEndpoint("unix:" + directory + "/http.sock")
         do {
             // Generous: while other suites' synchronous tests hold both cooperative threads (the
             // PostgreSQL test server's initdb, at the start of a parallel run, for 9-12 s), the
@@ -88,11 +104,14 @@ struct HTTPClientTests {
         await server.stop()
     }
 
-    @Test("method, path, query, headers and body go out; status, repeated headers and body come back", arguments: Transport.allCases)
+    @Test(
+        "method, path, query, headers and body go out; status, repeated headers and body come back",
+        arguments: Transport.allCases)
     func exchange(_ transport: Transport) async throws {
         try await Self.withServer(transport) { client, _ in
-            let posted = try await client.request("POST", "/a%2Fb?x=1&x=2&y=%C3%BC", headers: [("Content-Type", "application/json"), ("X-Test", "yes")],
-                                                  body: Array(#"{"a": 1}"#.utf8))
+            let posted = try await client.request(
+                "POST", "/a%2Fb?x=1&x=2&y=%C3%BC", headers: [("Content-Type", "application/json"), ("X-Test", "yes")],
+                body: Array(#"{"a": 1}"#.utf8))
             #expect(posted.status == 201)
             #expect(posted.text == #"POST /a%2Fb {"a": 1} x=1 x=2 y=ü type=application/json x=yes"#)
             #expect(posted.headers["x-twice"] == "a, b")
@@ -100,7 +119,9 @@ struct HTTPClientTests {
 
             // No body: curl adds no Content-Type of its own, and an empty POST is sent as one.
             #expect(try await client.request("POST", "/empty").text == "POST /empty  type=- x=-")
-            #expect(try await client.request("DELETE", "/gone?identifier=a").text == "DELETE /gone  identifier=a type=- x=-")
+            #expect(
+                try await client.request("DELETE", "/gone?identifier=a").text == "DELETE /gone  identifier=a type=- x=-"
+            )
             #expect(try await client.request("PUT", "/put", body: Array("x".utf8)).text == "PUT /put x type=- x=-")
 
             let large = try await client.request("GET", "/large")
@@ -123,11 +144,17 @@ struct HTTPClientTests {
             stream.send(event: "delivered", id: "2", data: "line 1\nline 2 ü")
             stream.close()
             try await follower.value
-            #expect(events.withLock { $0 } == [.init(kind: "hello", id: "1", data: "first"), .init(kind: "delivered", id: "2", data: "line 1\nline 2 ü")])
+            #expect(
+                events.withLock { $0 } == [
+                    .init(kind: "hello", id: "1", data: "first"),
+                    .init(kind: "delivered", id: "2", data: "line 1\nline 2 ü"),
+                ])
         }
     }
 
-    @Test("cancelling the task ends a waiting stream at once; a stream answered 404 throws the answer", arguments: Transport.allCases)
+    @Test(
+        "cancelling the task ends a waiting stream at once; a stream answered 404 throws the answer",
+        arguments: Transport.allCases)
     func cancelAndRefuse(_ transport: Transport) async throws {
         try await Self.withServer(transport) { client, handler in
             let received = Mutex(0)
@@ -146,24 +173,33 @@ struct HTTPClientTests {
         }
     }
 
-    @Test("a stream's status and header fields come before any event; comments (heartbeats) come in order; a refused stream's head too",
-          arguments: Transport.allCases)
+    @Test(
+        "a stream's status and header fields come before any event; comments (heartbeats) come in order; a refused stream's head too",
+        arguments: Transport.allCases)
     func headAndComments(_ transport: Transport) async throws {
         try await Self.withServer(transport) { client, handler in
             let seen = Mutex<[String]>([])
             let follower = Task {
-                try await client.events("/quiet", onResponse: { head in
-                    seen.withLock { $0.append("head \(head.status) \(head.headers["x-stream"] ?? "-") \(head.body.count)") }
-                }, onComment: { text in
-                    seen.withLock { $0.append("comment " + text) }
-                }) { event in
+                try await client.events(
+                    "/quiet",
+                    onResponse: { head in
+                        seen.withLock {
+                            $0.append("head \(head.status) \(head.headers["x-stream"] ?? "-") \(head.body.count)")
+                        }
+                    },
+                    onComment: { text in
+                        seen.withLock { $0.append("comment " + text) }
+                    }
+                ) { event in
                     seen.withLock { $0.append("event \(event.kind) \(event.data)") }
                 }
             }
             let stream = try #require(try await handler.waitForStreams(1).first)
             // The server has sent no byte of the body: the head alone is reported.
             let deadline = ContinuousClock.now + .seconds(60)
-            while seen.withLock({ $0.isEmpty }), ContinuousClock.now < deadline { try await Sleep.for(.milliseconds(10)) }
+            while seen.withLock({ $0.isEmpty }), ContinuousClock.now < deadline {
+                try await Sleep.for(.milliseconds(10))
+            }
             #expect(seen.withLock { $0 } == ["head 200 quiet 0"])
             stream.sendComment("heartbeat")
             stream.send(event: "delivered", id: "2", data: "x")
@@ -171,17 +207,21 @@ struct HTTPClientTests {
             stream.close()
             // Returning (not throwing) says the service ended the stream.
             try await follower.value
-            #expect(seen.withLock { $0 } == ["head 200 quiet 0", "comment heartbeat", "event delivered x", "comment again"])
+            #expect(
+                seen.withLock { $0 } == ["head 200 quiet 0", "comment heartbeat", "event delivered x", "comment again"])
 
             let refusedHead = Mutex<Int?>(nil)
             await #expect {
-                try await client.events("/missing", onResponse: { head in refusedHead.withLock { $0 = head.status } }) { _ in }
+                try await client.events("/missing", onResponse: { head in refusedHead.withLock { $0 = head.status } }) {
+                    _ in
+                }
             } throws: { error in (error as? HTTPClientError)?.code == .status(404) }
             #expect(refusedHead.withLock { $0 } == 404)
         }
     }
 
-    @Test("a local address to connect from: the server sees it; over a Unix socket, or not this machine's, a clear error")
+    @Test(
+        "a local address to connect from: the server sees it; over a Unix socket, or not this machine's, a clear error")
     func localAddress() async throws {
         try await Self.withServer(.tcp) { client, _ in
             let unbound = try await client.request("GET", "/address").text
@@ -195,7 +235,8 @@ struct HTTPClientTests {
             await #expect {
                 try await foreign.request("GET", "/address")
             } throws: { error in
-                (error as? HTTPClientError)?.code == .badRequest && "\(error)".contains("from the local address 192.0.2.1")
+                (error as? HTTPClientError)?.code == .badRequest
+                    && "\(error)".contains("from the local address 192.0.2.1")
             }
         }
         try await Self.withServer(.unix) { client, _ in
@@ -216,8 +257,12 @@ struct HTTPClientTests {
         address.sin_family = sa_family_t(AF_INET)
         address.sin_addr.s_addr = inet_addr("127.0.0.1")
         var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        _ = withUnsafeMutablePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) } }
-        _ = withUnsafeMutablePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) } }
+        _ = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) }
+        }
+        _ = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
+        }
         return (fd, UInt16(bigEndian: address.sin_port))
     }
 
@@ -227,13 +272,16 @@ struct HTTPClientTests {
         var request = [UInt8](repeating: 0, count: 4096)
         _ = request.withUnsafeMutableBytes { recv(connection, $0.baseAddress, $0.count, 0) }
         let event = "event: a\ndata: 1\n\n"
-        let answer = "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n"
+        let answer =
+            "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n"
             + String(event.utf8.count, radix: 16) + "\r\n" + event + "\r\n"
         _ = Array(answer.utf8).withUnsafeBytes { send(connection, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
         close(connection)
     }
 
-    @Test("a stream cut before its end throws connectionLost, after the events that came: only a stream the server ended returns")
+    @Test(
+        "a stream cut before its end throws connectionLost, after the events that came: only a stream the server ended returns"
+    )
     func cutStream() async throws {
         let (listening, port) = Self.boundLoopbackSocket()
         defer { close(listening) }
@@ -264,7 +312,8 @@ struct HTTPClientTests {
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let socketPath = directory + "/none.sock"
 
-        let noSocket = HTTPClient(endpoint: .unixSocket(path: socketPath), startCommand: "chime serve --listen unix:\(socketPath)")
+        let noSocket = HTTPClient(
+            endpoint: .unixSocket(path: socketPath), startCommand: "chime serve --listen unix:\(socketPath)")
         await #expect {
             try await noSocket.request("GET", "/healthz")
         } throws: { error in
@@ -280,7 +329,8 @@ struct HTTPClientTests {
         await #expect {
             try await refused.request("GET", "/healthz")
         } throws: { error in
-            (error as? HTTPClientError)?.code == .noService && "\(error)".contains("no chime serve at http://127.0.0.1:\(port)")
+            (error as? HTTPClientError)?.code == .noService
+                && "\(error)".contains("no chime serve at http://127.0.0.1:\(port)")
         }
 
         // A socket that accepts but never answers.
@@ -293,7 +343,9 @@ struct HTTPClientTests {
             raw[socketPath.utf8.count] = 0
         }
         let bound = withUnsafePointer(to: &unixAddress) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(listening, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(listening, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
+            }
         }
         #expect(bound == 0 && listen(listening, 4) == 0)
         let silent = HTTPClient(endpoint: .unixSocket(path: socketPath), timeout: 0.5)
@@ -319,12 +371,17 @@ struct HTTPClientTests {
         let directory = "/tmp/chime-http-\(UUID().uuidString.prefix(8))"
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: directory) }
-        let openssl = try ChildProcess(executable: "/usr/bin/openssl", arguments: [
-            "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", directory + "/key.pem", "-out", directory + "/cert.pem",
-            "-days", "1", "-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1"], stdout: .null, stderr: .null)
+        let openssl = try ChildProcess(
+            executable: "/usr/bin/openssl",
+            arguments: [
+                "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", directory + "/key.pem", "-out",
+                directory + "/cert.pem",
+                "-days", "1", "-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1",
+            ], stdout: .null, stderr: .null)
         #expect(openssl.wait(timeout: 60)?.succeeded == true)
-        let tls = HTTPServer.Configuration.TLS(keyPEM: try String(contentsOfFile: directory + "/key.pem", encoding: .utf8),
-                                               certificatePEM: try String(contentsOfFile: directory + "/cert.pem", encoding: .utf8))
+        let tls = HTTPServer.Configuration.TLS(
+            keyPEM: try String(contentsOfFile: directory + "/key.pem", encoding: .utf8),
+            certificatePEM: try String(contentsOfFile: directory + "/cert.pem", encoding: .utf8))
         try await Self.withServer(.tcp, tls: tls) { client, _ in
             #expect(client.endpoint.isTLS)
             await #expect {

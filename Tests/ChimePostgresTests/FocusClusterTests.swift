@@ -32,16 +32,23 @@ struct FocusClusterTests {
     }
 
     /// The logged deliveries of the notification `identifier`, as `engine` reads the event log.
-    static func deliveries(of identifier: String, app: String, on engine: NotificationEngine) async throws -> [Delivery] {
-        try await engine.events(after: 0, app: app, limit: 1000).compactMap(\.delivery).filter { $0.notification.request.identifier == identifier }
+    static func deliveries(of identifier: String, app: String, on engine: NotificationEngine) async throws -> [Delivery]
+    {
+        try await engine.events(after: 0, app: app, limit: 1000).compactMap(\.delivery).filter {
+            $0.notification.request.identifier == identifier
+        }
     }
 
-    @Test("12 notifications fired on three nodes during Sleep are held; three nodes firing at 07:00 deliver one summary; another node tells of the mode")
+    @Test(
+        "12 notifications fired on three nodes during Sleep are held; three nodes firing at 07:00 deliver one summary; another node tells of the mode"
+    )
     func summaryOnce() async throws {
         let url = try PostgresTestServer.shared().makeSchema()
         let stores = try (0..<3).map { _ in try PostgresStore(url: url) }
         let clock = SharedClock(try Self.date("2027-06-07T21:00:00Z"))
-        let engines = stores.map { NotificationEngine(store: $0, clock: clock, policy: FixedAuthorizationPolicy(.grant)) }
+        let engines = stores.map {
+            NotificationEngine(store: $0, clock: clock, policy: FixedAuthorizationPolicy(.grant))
+        }
         defer { for store in stores { store.close() } }
         do {
             let app = "com.example.focus"
@@ -56,15 +63,22 @@ struct FocusClusterTests {
             defer { engines[1].unsubscribe(listening) }
             func hears(_ modes: [String]) async throws -> Bool {
                 let deadline = Date().addingTimeInterval(60)
-                while !heard.withLock({ $0.contains(modes) }), Date() < deadline { try await Sleep.for(.milliseconds(10)) }
+                while !heard.withLock({ $0.contains(modes) }), Date() < deadline {
+                    try await Sleep.for(.milliseconds(10))
+                }
                 return heard.withLock { $0.contains(modes) }
             }
-            try await engines[0].putFocusMode(FocusMode(name: "Sleep", schedule: FocusSchedule(
-                from: "22:00", to: "07:00", days: FocusDay.everyDay, timeZone: "UTC")))
+            try await engines[0].putFocusMode(
+                FocusMode(
+                    name: "Sleep",
+                    schedule: FocusSchedule(
+                        from: "22:00", to: "07:00", days: FocusDay.everyDay, timeZone: "UTC")))
             // The other nodes learn of it through the feed (a device change): wait for it, bounded.
             let deadline = Date().addingTimeInterval(60)
             for engine in engines[1...] {
-                while try await engine.focusModes().isEmpty, Date() < deadline { try await Sleep.for(.milliseconds(10)) }
+                while try await engine.focusModes().isEmpty, Date() < deadline {
+                    try await Sleep.for(.milliseconds(10))
+                }
                 #expect(try await engine.focusModes().map(\.mode.name) == ["Sleep"])
             }
             // Node two reloaded the modes: its next look tells its subscribers.
@@ -74,9 +88,13 @@ struct FocusClusterTests {
             for index in 0..<12 {
                 var content = NotificationContent(title: "n\(index)")
                 content.sound = NotificationSound(name: nil)
-                _ = try await engines[index % 3].add([NotificationRequest(identifier: "n\(index)", content: content,
-                                                                          trigger: .timeInterval(Double(60 * (index + 1)), repeats: false))],
-                                                     app: app)
+                _ = try await engines[index % 3].add(
+                    [
+                        NotificationRequest(
+                            identifier: "n\(index)", content: content,
+                            trigger: .timeInterval(Double(60 * (index + 1)), repeats: false))
+                    ],
+                    app: app)
             }
             let night = try Self.date("2027-06-07T23:00:00Z")
             clock.set(night)
@@ -84,7 +102,10 @@ struct FocusClusterTests {
             #expect(try await hears(["Sleep on"]), "the schedule's start, told on node two")
             let held = try await engines[2].events(after: 0, app: app, limit: 1000).compactMap(\.delivery)
             #expect(held.count == 12)
-            #expect(held.allSatisfy { $0.focus == FocusDecision(focus: "Sleep", quiet: true, reason: .focus) && $0.presentation == [.list] })
+            #expect(
+                held.allSatisfy {
+                    $0.focus == FocusDecision(focus: "Sleep", quiet: true, reason: .focus) && $0.presentation == [.list]
+                })
             #expect(try await engines[1].focusModes().first?.held == [app: 12])
 
             let morning = try Self.date("2027-06-08T07:00:01Z")

@@ -16,7 +16,12 @@ struct PostgresRestartTests {
 
     /// Each node's view: the deliveries its hub published, with when it saw them.
     final class Seen: Sendable {
-        private let state = Mutex<(identifiers: [String], lateness: [String: TimeInterval], waiters: [(Int, CheckedContinuation<Void, Never>)])>(
+        private let state = Mutex<
+            (
+                identifiers: [String], lateness: [String: TimeInterval],
+                waiters: [(Int, CheckedContinuation<Void, Never>)]
+            )
+        >(
             ([], [:], []))
 
         init(_ engine: NotificationEngine) {
@@ -61,12 +66,14 @@ struct PostgresRestartTests {
                 return failures
             } catch {
                 failures += 1
-                try? await Sleep.for(.milliseconds(50))   // a pause between attempts, not a wait for a state
+                try? await Sleep.for(.milliseconds(50))  // a pause between attempts, not a wait for a state
             }
         }
     }
 
-    @Test("fast and immediate shutdowns under three running nodes: nodes reconnect, nothing acknowledged is lost, nothing fires twice")
+    @Test(
+        "fast and immediate shutdowns under three running nodes: nodes reconnect, nothing acknowledged is lost, nothing fires twice"
+    )
     func restarts() async throws {
         let server = try await PostgresTestServer.start(durable: true)
         defer { server.stop() }
@@ -83,8 +90,9 @@ struct PostgresRestartTests {
         func wave(_ name: String, count: Int) async {
             for index in 0..<count {
                 let identifier = "\(name)-\(index)"
-                let request = NotificationRequest(identifier: identifier, content: NotificationContent(title: identifier),
-                                                  trigger: .timeInterval(1 + Double(index % 10) / 10, repeats: false))
+                let request = NotificationRequest(
+                    identifier: identifier, content: NotificationContent(title: identifier),
+                    trigger: .timeInterval(1 + Double(index % 10) / 10, repeats: false))
                 failedAttempts += await Self.addAcknowledged(request, via: engines[index % engines.count])
                 identifiers.append(identifier)
             }
@@ -94,15 +102,19 @@ struct PostgresRestartTests {
         await wave("after-fast", count: 60)
         // Down for 2 s while the wave above falls due: it fires once the database is back.
         await server.halt(.immediate)
-        try await Sleep.for(.seconds(2))   // the outage itself, not a wait for a state
+        try await Sleep.for(.seconds(2))  // the outage itself, not a wait for a state
         try await server.resume()
         await wave("after-immediate", count: 60)
 
         for view in seen { await view.wait(for: identifiers.count) }
         for (index, view) in seen.enumerated() {
             let delivered = view.identifiers
-            #expect(delivered.count == identifiers.count, "node \(index) saw \(delivered.count) deliveries of \(identifiers.count)")
-            #expect(Set(delivered) == Set(identifiers), "node \(index): missing \(Set(identifiers).subtracting(delivered).sorted().prefix(5))")
+            #expect(
+                delivered.count == identifiers.count,
+                "node \(index) saw \(delivered.count) deliveries of \(identifiers.count)")
+            #expect(
+                Set(delivered) == Set(identifiers),
+                "node \(index): missing \(Set(identifiers).subtracting(delivered).sorted().prefix(5))")
             #expect(Set(delivered).count == delivered.count, "node \(index) saw a delivery twice")
         }
         #expect(try await engines[0].deliveredCount(app: Self.app) == identifiers.count)
@@ -110,10 +122,13 @@ struct PostgresRestartTests {
         // How late the last wave fired once the database was back (reported, not asserted: time is the benchmarks' to judge).
         let lateness = seen[0].lateness
         func worst(_ prefix: String) -> String {
-            String(format: "%.3f s", identifiers.filter { $0.hasPrefix(prefix + "-") }.compactMap { lateness[$0] }.max() ?? 0)
+            String(
+                format: "%.3f s",
+                identifiers.filter { $0.hasPrefix(prefix + "-") }.compactMap { lateness[$0] }.max() ?? 0)
         }
-        print("PostgresRestartTests: \(failedAttempts) add attempts failed during the restarts; lateness max: due across the fast restart \(worst("before")), "
-              + "due during the 2 s outage \(worst("after-fast")), added after it \(worst("after-immediate"))")
+        print(
+            "PostgresRestartTests: \(failedAttempts) add attempts failed during the restarts; lateness max: due across the fast restart \(worst("before")), "
+                + "due during the 2 s outage \(worst("after-fast")), added after it \(worst("after-immediate"))")
         for engine in engines {
             engine.stopScheduler()
             await engine.shutdown()

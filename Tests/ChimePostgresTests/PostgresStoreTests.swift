@@ -1,10 +1,11 @@
 import ChimeCore
-@testable import ChimePostgres
 import Foundation
 import PostgresTestServer
 import Synchronization
 import TestThreads
 import Testing
+
+@testable import ChimePostgres
 
 /// What only a shared store has to get right: migrating once, refusing what it cannot read,
 /// claiming due requests once, numbering events in commit order, refusing lost updates, and the
@@ -14,9 +15,11 @@ struct PostgresStoreTests {
     static let base = Date(timeIntervalSince1970: 1_800_000_000)
 
     static func pending(_ identifier: String, fire: Double?) -> PendingRequest {
-        PendingRequest(request: NotificationRequest(identifier: identifier, content: NotificationContent(title: identifier),
-                                                    trigger: .timeInterval(60, repeats: false)),
-                       nextFireDate: fire.map { base.addingTimeInterval($0) }, anchor: base)
+        PendingRequest(
+            request: NotificationRequest(
+                identifier: identifier, content: NotificationContent(title: identifier),
+                trigger: .timeInterval(60, repeats: false)),
+            nextFireDate: fire.map { base.addingTimeInterval($0) }, anchor: base)
     }
 
     static func event(_ app: String, _ identifier: String) -> EngineEvent {
@@ -28,7 +31,10 @@ struct PostgresStoreTests {
         let url = try PostgresTestServer.shared().makeSchema()
         let first = try PostgresStore(url: url)
         let second = try PostgresStore(url: url)
-        defer { first.close(); second.close() }
+        defer {
+            first.close()
+            second.close()
+        }
         try body(first, second)
     }
 
@@ -62,12 +68,17 @@ struct PostgresStoreTests {
         #expect(results.count == 4)
         for result in results { _ = try result.get() }
         let schema = Self.schema(of: url)
-        #expect(try server.sql("SELECT value FROM \(schema).chime_meta WHERE key = 'schema_version'").trimmingCharacters(in: .whitespacesAndNewlines)
+        #expect(
+            try server.sql("SELECT value FROM \(schema).chime_meta WHERE key = 'schema_version'").trimmingCharacters(
+                in: .whitespacesAndNewlines)
                 == "\(PostgresSchema.current.version)")
-        #expect(try server.sql("SELECT count(*) FROM pg_tables WHERE schemaname = '\(schema)'").trimmingCharacters(in: .whitespacesAndNewlines) == "13")
+        #expect(
+            try server.sql("SELECT count(*) FROM pg_tables WHERE schemaname = '\(schema)'").trimmingCharacters(
+                in: .whitespacesAndNewlines) == "13")
     }
 
-    @Test("a database of a newer schema version is refused untouched, with an error naming the version and the database")
+    @Test(
+        "a database of a newer schema version is refused untouched, with an error naming the version and the database")
     func newerRefused() throws {
         let server = try PostgresTestServer.shared()
         let url = try server.makeSchema()
@@ -90,30 +101,43 @@ struct PostgresStoreTests {
         let url = try server.makeSchema()
         let schema = Self.schema(of: url)
         let app = "com.example.upgrade"
-        let calendar = NotificationRequest(identifier: "calendar", content: NotificationContent(title: "c"),
-                                           trigger: .calendar(DateComponents(hour: 9, minute: 30), repeats: true))
-        var record = AppRecord(bundleIdentifier: app, created: Self.base, deviceToken: String(repeating: "ab", count: 32))
+        let calendar = NotificationRequest(
+            identifier: "calendar", content: NotificationContent(title: "c"),
+            trigger: .calendar(DateComponents(hour: 9, minute: 30), repeats: true))
+        var record = AppRecord(
+            bundleIdentifier: app, created: Self.base, deviceToken: String(repeating: "ab", count: 32))
         record.tokenHash = String(repeating: "cd", count: 32)
         let store = try PostgresStore(url: url)
-        let response = NotificationResponse(notification: DeliveredNotification(request: calendar, date: Self.base),
-                                            actionIdentifier: "snooze", userText: nil, date: Self.base)
+        let response = NotificationResponse(
+            notification: DeliveredNotification(request: calendar, date: Self.base),
+            actionIdentifier: "snooze", userText: nil, date: Self.base)
         try store.transaction {
             try store.putApp(record)
-            try store.setCategories([NotificationCategory(identifier: "alarm", actions: [NotificationAction(identifier: "snooze", title: "Snooze")])],
-                                    app: app)
+            try store.setCategories(
+                [
+                    NotificationCategory(
+                        identifier: "alarm", actions: [NotificationAction(identifier: "snooze", title: "Snooze")])
+                ],
+                app: app)
             try store.putPending(Self.pending("interval", fire: 60), app: app)
-            try store.putPending(PendingRequest(request: calendar, nextFireDate: Self.base.addingTimeInterval(3600), anchor: Self.base), app: app)
+            try store.putPending(
+                PendingRequest(request: calendar, nextFireDate: Self.base.addingTimeInterval(3600), anchor: Self.base),
+                app: app)
             try store.putDelivered(DeliveredNotification(request: calendar, date: Self.base), app: app)
             _ = try store.appendResponse(response, app: app)
             _ = try store.appendEvent(Self.event(app, "interval"))
         }
         store.close()
         // Back to version 1 as it was released: the same tables, without the quarantine.
-        try server.sql(Self.dropWebPush(schema) + "DROP TABLE \(schema).chime_quarantine; DROP SEQUENCE \(schema).chime_quarantine_seq; "
-                       + "UPDATE \(schema).chime_meta SET value = 1 WHERE key = 'schema_version'")
+        try server.sql(
+            Self.dropWebPush(schema)
+                + "DROP TABLE \(schema).chime_quarantine; DROP SEQUENCE \(schema).chime_quarantine_seq; "
+                + "UPDATE \(schema).chime_meta SET value = 1 WHERE key = 'schema_version'")
         let upgraded = try PostgresStore(url: url)
         defer { upgraded.close() }
-        #expect(try server.sql("SELECT value FROM \(schema).chime_meta WHERE key = 'schema_version'").trimmingCharacters(in: .whitespacesAndNewlines)
+        #expect(
+            try server.sql("SELECT value FROM \(schema).chime_meta WHERE key = 'schema_version'").trimmingCharacters(
+                in: .whitespacesAndNewlines)
                 == "\(PostgresSchema.current.version)")
         #expect(try upgraded.app(app) == record)
         #expect(try upgraded.categories(app: app).map(\.identifier) == ["alarm"])
@@ -123,7 +147,10 @@ struct PostgresStoreTests {
         #expect(try upgraded.responses(app: app).map(\.actionIdentifier) == ["snooze"])
         #expect(try upgraded.events(after: 0, app: app, limit: 10).count == 1)
         // And the new table works.
-        #expect(try upgraded.transaction { try upgraded.quarantinePending(app: app, identifier: "interval", reason: "test", date: Self.base) } != nil)
+        #expect(
+            try upgraded.transaction {
+                try upgraded.quarantinePending(app: app, identifier: "interval", reason: "test", date: Self.base)
+            } != nil)
         #expect(try upgraded.quarantinedCount() == 1)
     }
 
@@ -139,11 +166,14 @@ struct PostgresStoreTests {
 
     /// Version 3's tables (and version 4's column) dropped, as a version 2 database had none of them.
     static func dropWebPush(_ schema: String) -> String {
-        dropAutoDismiss(schema) + "DROP TABLE \(schema).chime_web_push_queue; DROP TABLE \(schema).chime_web_push_messages; DROP SEQUENCE \(schema).chime_web_push_message_seq; "
+        dropAutoDismiss(schema)
+            + "DROP TABLE \(schema).chime_web_push_queue; DROP TABLE \(schema).chime_web_push_messages; DROP SEQUENCE \(schema).chime_web_push_message_seq; "
             + "DROP TABLE \(schema).chime_web_push_subscriptions; "
     }
 
-    @Test("a database of schema version 2 (before Web Push) is upgraded with everything kept, and takes subscriptions and queued pushes")
+    @Test(
+        "a database of schema version 2 (before Web Push) is upgraded with everything kept, and takes subscriptions and queued pushes"
+    )
     func upgradeFromVersion2() throws {
         let server = try PostgresTestServer.shared()
         let url = try server.makeSchema()
@@ -151,67 +181,93 @@ struct PostgresStoreTests {
         let app = "com.example.upgrade"
         let store = try PostgresStore(url: url)
         try store.transaction {
-            try store.putApp(AppRecord(bundleIdentifier: app, created: Self.base, deviceToken: String(repeating: "ab", count: 32)))
+            try store.putApp(
+                AppRecord(bundleIdentifier: app, created: Self.base, deviceToken: String(repeating: "ab", count: 32)))
             try store.putPending(Self.pending("kept", fire: 60), app: app)
         }
         store.close()
-        try server.sql(Self.dropWebPush(schema) + "UPDATE \(schema).chime_meta SET value = 2 WHERE key = 'schema_version'")
+        try server.sql(
+            Self.dropWebPush(schema) + "UPDATE \(schema).chime_meta SET value = 2 WHERE key = 'schema_version'")
         let upgraded = try PostgresStore(url: url)
         defer { upgraded.close() }
-        #expect(try server.sql("SELECT value FROM \(schema).chime_meta WHERE key = 'schema_version'").trimmingCharacters(in: .whitespacesAndNewlines)
+        #expect(
+            try server.sql("SELECT value FROM \(schema).chime_meta WHERE key = 'schema_version'").trimmingCharacters(
+                in: .whitespacesAndNewlines)
                 == "\(PostgresSchema.current.version)")
         #expect(try upgraded.pending(app: app).map(\.request.identifier) == ["kept"])
-        let subscription = WebPushSubscription(id: "s", endpoint: "https://fcm.googleapis.com/fcm/send/s", p256dh: [4] + Array(repeating: 1, count: 64),
-                                               auth: Array(repeating: 2, count: 16), created: Self.base)
+        let subscription = WebPushSubscription(
+            id: "s", endpoint: "https://fcm.googleapis.com/fcm/send/s", p256dh: [4] + Array(repeating: 1, count: 64),
+            auth: Array(repeating: 2, count: 16), created: Self.base)
         try upgraded.putWebPushSubscription(subscription)
         #expect(try upgraded.webPushSubscriptions() == [subscription])
         let message = try upgraded.queueWebPush("{}", app: app, subscriptions: ["s"], claimedUntil: Self.base)
-        #expect(try upgraded.claimWebPushes(before: Self.base, claimUntil: Self.base.addingTimeInterval(60), limit: 5).map(\.message) == [message])
+        #expect(
+            try upgraded.claimWebPushes(before: Self.base, claimUntil: Self.base.addingTimeInterval(60), limit: 5).map(
+                \.message) == [message])
     }
 
-    @Test("a database of schema version 3 (before auto-dismissal) is upgraded: delivered rows kept without an end of relevance, new ones take one")
+    @Test(
+        "a database of schema version 3 (before auto-dismissal) is upgraded: delivered rows kept without an end of relevance, new ones take one"
+    )
     func upgradeFromVersion3() throws {
         let server = try PostgresTestServer.shared()
         let url = try server.makeSchema()
         let schema = Self.schema(of: url)
         let app = "com.example.upgrade"
-        let old = DeliveredNotification(request: NotificationRequest(identifier: "old", content: NotificationContent(title: "o")), date: Self.base)
+        let old = DeliveredNotification(
+            request: NotificationRequest(identifier: "old", content: NotificationContent(title: "o")), date: Self.base)
         let store = try PostgresStore(url: url)
         _ = try store.transaction { try store.putDelivered(old, app: app) }
         store.close()
-        try server.sql(Self.dropAutoDismiss(schema) + "UPDATE \(schema).chime_meta SET value = 3 WHERE key = 'schema_version'")
+        try server.sql(
+            Self.dropAutoDismiss(schema) + "UPDATE \(schema).chime_meta SET value = 3 WHERE key = 'schema_version'")
         let upgraded = try PostgresStore(url: url)
         defer { upgraded.close() }
-        #expect(try server.sql("SELECT value FROM \(schema).chime_meta WHERE key = 'schema_version'").trimmingCharacters(in: .whitespacesAndNewlines)
+        #expect(
+            try server.sql("SELECT value FROM \(schema).chime_meta WHERE key = 'schema_version'").trimmingCharacters(
+                in: .whitespacesAndNewlines)
                 == "\(PostgresSchema.current.version)")
         #expect(try upgraded.delivered(app: app, thread: nil).map(\.request.identifier) == ["old"])
         #expect(try upgraded.soonestDismissals(limit: 5).isEmpty)
         #expect(try upgraded.soonestFireDate() == nil)
         let dismissAt = Self.base.addingTimeInterval(300)
-        let new = DeliveredNotification(request: NotificationRequest(identifier: "new", content: NotificationContent(title: "n"),
-                                                                     autoDismiss: .at(dismissAt)), date: Self.base)
+        let new = DeliveredNotification(
+            request: NotificationRequest(
+                identifier: "new", content: NotificationContent(title: "n"),
+                autoDismiss: .at(dismissAt)), date: Self.base)
         _ = try upgraded.transaction { try upgraded.putDelivered(new, app: app) }
         #expect(try upgraded.soonestDismissals(limit: 5).map(\.identifier) == ["new"])
         #expect(try upgraded.soonestFireDate() == dismissAt)
-        #expect(try upgraded.transaction { try upgraded.dueDismissals(before: dismissAt, limit: 5).map(\.identifier) } == ["new"])
-        #expect(try upgraded.transaction { try upgraded.dueDismissals(before: dismissAt.addingTimeInterval(-1), limit: 5) }.isEmpty)
+        #expect(
+            try upgraded.transaction { try upgraded.dueDismissals(before: dismissAt, limit: 5).map(\.identifier) } == [
+                "new"
+            ])
+        #expect(
+            try upgraded.transaction { try upgraded.dueDismissals(before: dismissAt.addingTimeInterval(-1), limit: 5) }
+                .isEmpty)
     }
 
-    @Test("a database of schema version 4 (before escalation) is upgraded: no receipts; new escalations keep theirs and wake the scheduler")
+    @Test(
+        "a database of schema version 4 (before escalation) is upgraded: no receipts; new escalations keep theirs and wake the scheduler"
+    )
     func upgradeFromVersion4() throws {
         let server = try PostgresTestServer.shared()
         let url = try server.makeSchema()
         let schema = Self.schema(of: url)
         try PostgresStore(url: url).close()
-        try server.sql(Self.dropReceipts(schema) + "UPDATE \(schema).chime_meta SET value = 4 WHERE key = 'schema_version'")
+        try server.sql(
+            Self.dropReceipts(schema) + "UPDATE \(schema).chime_meta SET value = 4 WHERE key = 'schema_version'")
         let upgraded = try PostgresStore(url: url)
         defer { upgraded.close() }
-        #expect(try server.sql("SELECT value FROM \(schema).chime_meta WHERE key = 'schema_version'").trimmingCharacters(in: .whitespacesAndNewlines)
+        #expect(
+            try server.sql("SELECT value FROM \(schema).chime_meta WHERE key = 'schema_version'").trimmingCharacters(
+                in: .whitespacesAndNewlines)
                 == "\(PostgresSchema.current.version)")
         #expect(try upgraded.soonestEscalations(limit: 5).isEmpty)
         let next = Self.base.addingTimeInterval(60)
-        let receipt = EscalationReceipt(app: "com.example.upgrade", identifier: "wake", sequence: 3, deliveredAt: Self.base,
-                                        escalation: NotificationEscalation(every: 60, for: 600), nextAlertAt: next, surface: "ünïcödé")
+        let receipt = EscalationReceipt(
+            app: "com.example.upgrade", identifier: "wake", sequence: 3, deliveredAt: Self.base,
+            escalation: NotificationEscalation(every: 60, for: 600), nextAlertAt: next, surface: "ünïcödé")
         try upgraded.transaction { try upgraded.putReceipt(receipt) }
         #expect(try upgraded.receipt(app: "com.example.upgrade", identifier: "wake") == receipt)
         #expect(try upgraded.soonestFireDate() == next)
@@ -223,15 +279,18 @@ struct PostgresStoreTests {
         try Self.withTwoStores { first, second in
             let next = Self.base.addingTimeInterval(60)
             for identifier in ["a", "b"] {
-                let receipt = EscalationReceipt(app: "com.example.claim", identifier: identifier, sequence: identifier == "a" ? 1 : 2,
-                                                deliveredAt: Self.base, escalation: NotificationEscalation(every: 60, for: 600), nextAlertAt: next)
+                let receipt = EscalationReceipt(
+                    app: "com.example.claim", identifier: identifier, sequence: identifier == "a" ? 1 : 2,
+                    deliveredAt: Self.base, escalation: NotificationEscalation(every: 60, for: 600), nextAlertAt: next)
                 try first.transaction { try first.putReceipt(receipt) }
             }
             try first.transaction {
                 let held = try first.dueEscalations(before: next, limit: 1).map(\.identifier)
                 #expect(held == ["a"])
                 // While the first node holds "a", the second takes "b" only.
-                let taken = try second.transaction { try second.dueEscalations(before: next, limit: 5).map(\.identifier) }
+                let taken = try second.transaction {
+                    try second.dueEscalations(before: next, limit: 5).map(\.identifier)
+                }
                 #expect(taken == ["b"])
             }
         }
@@ -243,15 +302,19 @@ struct PostgresStoreTests {
             let app = "com.example.claim"
             let dismissAt = Self.base.addingTimeInterval(60)
             for identifier in ["a", "b"] {
-                let notification = DeliveredNotification(request: NotificationRequest(identifier: identifier, content: NotificationContent(title: identifier),
-                                                                                      autoDismiss: .at(dismissAt)), date: Self.base)
+                let notification = DeliveredNotification(
+                    request: NotificationRequest(
+                        identifier: identifier, content: NotificationContent(title: identifier),
+                        autoDismiss: .at(dismissAt)), date: Self.base)
                 _ = try first.transaction { try first.putDelivered(notification, app: app) }
             }
             try first.transaction {
                 let held = try first.dueDismissals(before: dismissAt, limit: 1).map(\.identifier)
                 #expect(held == ["a"])
                 // While the first node holds "a", the second takes "b" only.
-                let taken = try second.transaction { try second.dueDismissals(before: dismissAt, limit: 5).map(\.identifier) }
+                let taken = try second.transaction {
+                    try second.dueDismissals(before: dismissAt, limit: 5).map(\.identifier)
+                }
                 #expect(taken == ["b"])
                 _ = try first.removeDelivered(app: app, identifiers: ["a"])
             }
@@ -273,13 +336,17 @@ struct PostgresStoreTests {
     @Test("a bad URL or an unreachable server is a clear error naming where")
     func unreachable() throws {
         let port = try PostgresTestServer.freePort()
-        let error = #expect(throws: ChimeError.self) { try PostgresStore(url: "postgresql://chime@127.0.0.1:\(port)/chime?connect_timeout=2") }
+        let error = #expect(throws: ChimeError.self) {
+            try PostgresStore(url: "postgresql://chime@127.0.0.1:\(port)/chime?connect_timeout=2")
+        }
         #expect(error?.code == .storeFailure)
         #expect(error?.message.contains("cannot connect to PostgreSQL") == true)
         #expect(error?.message.contains("\(port)") == true)
     }
 
-    @Test("a due request is claimed once: another store skips what a transaction holds, and gets it when that connection dies")
+    @Test(
+        "a due request is claimed once: another store skips what a transaction holds, and gets it when that connection dies"
+    )
     func claims() throws {
         try Self.withTwoStores { first, second throws in
             try first.putPending((0..<10).map { Self.pending("r\($0)", fire: Double($0)) }, app: "a")
@@ -332,7 +399,8 @@ struct PostgresStoreTests {
     @Test("under concurrent committers a reader never sees a number before every number below it")
     func noGapsUnderConcurrency() throws {
         let url = try PostgresTestServer.shared().makeSchema()
-        let writers = 4, transactions = 40
+        let writers = 4
+        let transactions = 40
         let failures = Mutex<[String]>([])
         let running = Atomic<Int>(writers)
         for writer in 0..<writers {
@@ -343,7 +411,9 @@ struct PostgresStoreTests {
                     defer { store.close() }
                     for index in 0..<transactions {
                         try store.transaction {
-                            for part in 0...(index % 3) { _ = try store.appendEvent(Self.event("w\(writer)", "\(index).\(part)")) }
+                            for part in 0...(index % 3) {
+                                _ = try store.appendEvent(Self.event("w\(writer)", "\(index).\(part)"))
+                            }
                             if index % 4 == 0 { usleep(2_000) }
                         }
                     }
@@ -360,7 +430,9 @@ struct PostgresStoreTests {
             let done = running.load(ordering: .acquiring) == 0
             let batch = try reader.events(after: seen.last ?? 0, app: nil, limit: 50)
             for event in batch {
-                if event.sequence != (seen.last ?? 0) + 1 { failures.withLock { $0.append("saw \(event.sequence) after \(seen.last ?? 0)") } }
+                if event.sequence != (seen.last ?? 0) + 1 {
+                    failures.withLock { $0.append("saw \(event.sequence) after \(seen.last ?? 0)") }
+                }
                 seen.append(event.sequence)
             }
             if done && batch.isEmpty { break }
@@ -427,10 +499,11 @@ struct PostgresStoreTests {
     func feed() throws {
         try Self.withTwoStores { listener, writer throws in
             let received = Mutex<(events: [EngineEvent], dates: [Date?], device: Int)>(([], [], 0))
-            listener.startFeed(SharedStoreFeed(
-                events: { events in received.withLock { $0.events += events } },
-                scheduleChanged: { date in received.withLock { $0.dates.append(date) } },
-                deviceChanged: { received.withLock { $0.device += 1 } }))
+            listener.startFeed(
+                SharedStoreFeed(
+                    events: { events in received.withLock { $0.events += events } },
+                    scheduleChanged: { date in received.withLock { $0.dates.append(date) } },
+                    deviceChanged: { received.withLock { $0.device += 1 } }))
             // The feed starts from the log's end: wait until it listens.
             let ready = Date().addingTimeInterval(60)
             while Date() < ready {
@@ -449,7 +522,11 @@ struct PostgresStoreTests {
             }
             _ = try listener.appendEvent(Self.event("l", "own"))
             let deadline = Date().addingTimeInterval(60)
-            while Date() < deadline && received.withLock({ $0.events.filter { $0.sequence > 0 && $0.app != "probe" }.count < 3 || $0.device == 0 }) {
+            while Date() < deadline
+                && received.withLock({
+                    $0.events.filter { $0.sequence > 0 && $0.app != "probe" }.count < 3 || $0.device == 0
+                })
+            {
                 usleep(10_000)
             }
             let got = received.withLock { $0 }
@@ -477,18 +554,29 @@ struct PostgresStoreTests {
                 try writer.setCategories([NotificationCategory(identifier: "C")], app: "a")
             }
             let received = Mutex<[EngineEvent]>([])
-            listener.startFeed(SharedStoreFeed(
-                events: { events in received.withLock { $0 += events } }, scheduleChanged: { _ in }, deviceChanged: {}))
+            listener.startFeed(
+                SharedStoreFeed(
+                    events: { events in received.withLock { $0 += events } }, scheduleChanged: { _ in },
+                    deviceChanged: {}))
             let pid = try #require(listener.feedBackendPID, "the feed listens")
             let cut = try PostgresTestServer.shared().sql("SELECT pg_terminate_backend(\(pid))")
             #expect(cut.trimmingCharacters(in: .whitespacesAndNewlines) == "t", "the feed's connection was cut: \(cut)")
             // What another node changed while the feed was away is unknown: each app's hints come again.
             let deadline = Date().addingTimeInterval(60)
-            while Date() < deadline && received.withLock({ $0.filter { $0.sequence == 0 }.count < 6 }) { usleep(20_000) }
+            while Date() < deadline && received.withLock({ $0.filter { $0.sequence == 0 }.count < 6 }) {
+                usleep(20_000)
+            }
             let hints = received.withLock { $0 }.filter { $0.sequence == 0 }
-            #expect(hints.map { "\($0.app) \($0.kind.rawValue)" } == ["a app", "b app", "a categories", "b categories", "a scheduled", "b scheduled"])
+            #expect(
+                hints.map { "\($0.app) \($0.kind.rawValue)" } == [
+                    "a app", "b app", "a categories", "b categories", "a scheduled", "b scheduled",
+                ])
             let categories = hints.compactMap { hint -> [String]? in
-                if case .categories(let categories) = hint.payload { return categories.map(\.identifier) } else { return nil }
+                if case .categories(let categories) = hint.payload {
+                    return categories.map(\.identifier)
+                } else {
+                    return nil
+                }
             }
             #expect(categories == [["C"], []])
         }
@@ -528,7 +616,9 @@ struct PostgresStoreTests {
     @Test("the database clock measures this machine's clock against the server's")
     func clock() throws {
         let measured = Mutex<[TimeInterval]>([])
-        let clock = try DatabaseClock(url: try PostgresTestServer.shared().url(), onMeasure: { offset in measured.withLock { $0.append(offset) } })
+        let clock = try DatabaseClock(
+            url: try PostgresTestServer.shared().url(), onMeasure: { offset in measured.withLock { $0.append(offset) } }
+        )
         defer { clock.stop() }
         // Same machine, same clock: the offset is within the round trip.
         #expect(abs(clock.offset) < 0.5)

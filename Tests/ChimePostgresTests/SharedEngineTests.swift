@@ -20,7 +20,9 @@ struct SharedEngineTests {
     static func withEngines(_ count: Int, _ body: ([NotificationEngine]) async throws -> Void) async throws {
         let url = try PostgresTestServer.shared().makeSchema()
         let stores = try (0..<count).map { _ in try PostgresStore(url: url) }
-        let engines = stores.map { NotificationEngine(store: $0, clock: StillClock(), policy: FixedAuthorizationPolicy(.grant)) }
+        let engines = stores.map {
+            NotificationEngine(store: $0, clock: StillClock(), policy: FixedAuthorizationPolicy(.grant))
+        }
         do {
             try await body(engines)
         } catch {
@@ -37,7 +39,9 @@ struct SharedEngineTests {
         private let seen = Mutex<[(sequence: Int64, identifier: String)]>([])
         init(_ engine: NotificationEngine) {
             _ = engine.subscribe(app: nil) { [self] event in
-                if let delivery = event.delivery { self.seen.withLock { $0.append((event.sequence, delivery.notification.request.identifier)) } }
+                if let delivery = event.delivery {
+                    self.seen.withLock { $0.append((event.sequence, delivery.notification.request.identifier)) }
+                }
             }
         }
         var all: [(sequence: Int64, identifier: String)] { seen.withLock { $0 } }
@@ -56,10 +60,16 @@ struct SharedEngineTests {
     }
 
     static func requests(_ range: Range<Int>) -> [NotificationRequest] {
-        range.map { NotificationRequest(identifier: "r\($0)", content: NotificationContent(title: "\($0)"), trigger: .timeInterval(1, repeats: false)) }
+        range.map {
+            NotificationRequest(
+                identifier: "r\($0)", content: NotificationContent(title: "\($0)"),
+                trigger: .timeInterval(1, repeats: false))
+        }
     }
 
-    @Test("two engines firing at once deliver each due request exactly once, and both hubs see every delivery once, in order")
+    @Test(
+        "two engines firing at once deliver each due request exactly once, and both hubs see every delivery once, in order"
+    )
     func exactlyOnce() async throws {
         try await Self.withEngines(2) { engines in
             let app = "com.example.shared"
@@ -93,8 +103,12 @@ struct SharedEngineTests {
         try await Self.withEngines(3) { engines in
             let app = "com.example.repeat"
             _ = try await engines[0].requestAuthorization(app: app, options: [.alert])
-            try await engines[0].add([NotificationRequest(identifier: "tick", content: NotificationContent(title: "tick"),
-                                                           trigger: .timeInterval(60, repeats: true))], app: app)
+            try await engines[0].add(
+                [
+                    NotificationRequest(
+                        identifier: "tick", content: NotificationContent(title: "tick"),
+                        trigger: .timeInterval(60, repeats: true))
+                ], app: app)
             var deliveries = 0
             for minute in 1...5 {
                 let now = PostgresStoreTests.base.addingTimeInterval(Double(minute) * 60 + 1)
@@ -117,23 +131,29 @@ struct SharedEngineTests {
             let app = "com.example.escalate"
             let base = PostgresStoreTests.base
             _ = try await engines[0].requestAuthorization(app: app, options: [.alert])
-            try await engines[0].add((0..<20).map {
-                NotificationRequest(identifier: "e\($0)", content: NotificationContent(title: "\($0)"),
-                                    escalation: NotificationEscalation(every: 60, for: 600))
-            }, app: app)
+            try await engines[0].add(
+                (0..<20).map {
+                    NotificationRequest(
+                        identifier: "e\($0)", content: NotificationContent(title: "\($0)"),
+                        escalation: NotificationEscalation(every: 60, for: 600))
+                }, app: app)
             for minute in 1...3 {
                 let now = base.addingTimeInterval(Double(minute) * 60 + 1)
                 async let a = engines[0].fireDue(now: now)
                 async let b = engines[1].fireDue(now: now)
                 async let c = engines[2].fireDue(now: now)
                 _ = try await (a, b, c)
-                let alerts = try await engines[1].events(after: 0, app: app, limit: 10_000).filter { $0.kind == .realerted }
+                let alerts = try await engines[1].events(after: 0, app: app, limit: 10_000).filter {
+                    $0.kind == .realerted
+                }
                 #expect(alerts.count == 20 * minute, "minute \(minute)")
                 for index in 0..<20 {
-                    #expect(try await engines[index % 3].receipt(app: app, notification: "e\(index)")?.alerts == minute + 1)
+                    #expect(
+                        try await engines[index % 3].receipt(app: app, notification: "e\(index)")?.alerts == minute + 1)
                 }
             }
-            _ = try await engines[2].respond(app: app, notification: "e7", action: UNNotificationDefaultActionIdentifier, surface: "web")
+            _ = try await engines[2].respond(
+                app: app, notification: "e7", action: UNNotificationDefaultActionIdentifier, surface: "web")
             let now = base.addingTimeInterval(241)
             async let a = engines[0].fireDue(now: now)
             async let b = engines[1].fireDue(now: now)
@@ -158,7 +178,9 @@ struct SharedEngineTests {
                 for badge in 1...40 { try await engines[0].setBadge(badge, app: app) }
             }()
             async let sounds: Void = {
-                for index in 1...40 { _ = try await engines[1].changeSettings(app: app, Self.sound(index % 2 == 0 ? .enabled : .disabled)) }
+                for index in 1...40 {
+                    _ = try await engines[1].changeSettings(app: app, Self.sound(index % 2 == 0 ? .enabled : .disabled))
+                }
             }()
             _ = try await (badges, sounds)
             let record = try await engines[1].app(app)
@@ -173,7 +195,9 @@ struct SharedEngineTests {
             let zone = try #require(TimeZone(identifier: "Pacific/Auckland"))
             try await engines[0].setTimeZone(zone)
             let deadline = Date().addingTimeInterval(60)
-            while try await engines[1].timeZone() != zone && Date() < deadline { try await Sleep.for(.milliseconds(10)) }
+            while try await engines[1].timeZone() != zone && Date() < deadline {
+                try await Sleep.for(.milliseconds(10))
+            }
             #expect(try await engines[1].timeZone() == zone)
         }
     }

@@ -10,19 +10,22 @@ import Testing
 @Suite("Engine: exactly once across kill -9", .testThreads)
 struct EngineCrashTests {
     static func crasher() throws -> URL {
-        let candidates = [Bundle.main.executableURL, URL(fileURLWithPath: CommandLine.arguments[0])]
+        let candidates =
+            [Bundle.main.executableURL, URL(fileURLWithPath: CommandLine.arguments[0])]
             .compactMap { $0?.deletingLastPathComponent() } + [Bundle.main.bundleURL.deletingLastPathComponent()]
         for directory in candidates {
             let url = directory.appendingPathComponent("ChimeEngineCrasher")
             if FileManager.default.isExecutableFile(atPath: url.path) { return url }
         }
-        throw ChimeError(.notFound, "ChimeEngineCrasher was not found next to the test bundle in \(candidates.map(\.path))")
+        throw ChimeError(
+            .notFound, "ChimeEngineCrasher was not found next to the test bundle in \(candidates.map(\.path))")
     }
 
     /// Starts the helper; returns the process and its output pipe.
     static func start(_ arguments: [String]) throws -> (ChildProcess, Pipe) {
         let output = Pipe()
-        let process = try ChildProcess(executable: crasher().path, arguments: arguments, stdout: .pipe(output), stderr: .null)
+        let process = try ChildProcess(
+            executable: crasher().path, arguments: arguments, stdout: .pipe(output), stderr: .null)
         return (process, output)
     }
 
@@ -49,7 +52,9 @@ struct EngineCrashTests {
     /// has printed `marker` 1 to `most` times — at a point of its work, whatever the machine's speed,
     /// rather than after a time — until a run prints "done"; then once more to its end if none did.
     /// - Returns: whether a run finished, and how many were killed.
-    static func killRepeatedly(_ arguments: [String], marker: String, most: Int = 24) async throws -> (finished: Bool, kills: Int) {
+    static func killRepeatedly(_ arguments: [String], marker: String, most: Int = 24) async throws -> (
+        finished: Bool, kills: Int
+    ) {
         var generator = SystemRandomNumberGenerator()
         var kills = 0
         var finished = false
@@ -60,7 +65,9 @@ struct EngineCrashTests {
                 let (process, output) = try Self.start(arguments)
                 var seen = ""
                 let deadline = Date().addingTimeInterval(60)
-                while seen.components(separatedBy: marker).count - 1 < wanted && !seen.contains("done") && Date() < deadline {
+                while seen.components(separatedBy: marker).count - 1 < wanted && !seen.contains("done")
+                    && Date() < deadline
+                {
                     let chunk = output.fileHandleForReading.available(within: deadline.timeIntervalSinceNow)
                     if chunk.isEmpty { break }  // its end, or nothing for 60 s
                     seen += String(decoding: chunk, as: UTF8.self)
@@ -109,7 +116,9 @@ struct EngineCrashTests {
         }
     }
 
-    @Test("escalating notifications alerted every 50 ms for 8 s, the process killed again and again: no step alerted twice, receipts agree")
+    @Test(
+        "escalating notifications alerted every 50 ms for 8 s, the process killed again and again: no step alerted twice, receipts agree"
+    )
     func escalationUnderCrashes() async throws {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
@@ -117,7 +126,8 @@ struct EngineCrashTests {
         let count = 20
         // The window runs on the real clock (8 s from the first run): killed after 1 to 8 alerts,
         // so that several runs fall inside it however slowly the machine starts them.
-        let (finished, kills) = try await Self.killRepeatedly(["escalate", path, String(count)], marker: "alerted", most: 8)
+        let (finished, kills) = try await Self.killRepeatedly(
+            ["escalate", path, String(count)], marker: "alerted", most: 8)
         #expect(finished)
         #expect(kills >= 2, "the escalating process was killed only \(kills) times")
 
@@ -126,7 +136,9 @@ struct EngineCrashTests {
         let app = "com.example.escalate"
         var byIdentifier: [String: [Int]] = [:]
         for event in try store.events(after: 0, app: app, limit: 1_000_000) {
-            if case .realerted(let delivery) = event.payload { byIdentifier[delivery.notification.request.identifier, default: []].append(delivery.alert) }
+            if case .realerted(let delivery) = event.payload {
+                byIdentifier[delivery.notification.request.identifier, default: []].append(delivery.alert)
+            }
         }
         // Each kill came after at least one alert the process announced (how many more fit in the
         // window depends on the machine's load, so no more is asked).
@@ -137,7 +149,9 @@ struct EngineCrashTests {
             let receipt = try #require(try store.receipt(app: app, identifier: identifier))
             let numbers = byIdentifier[identifier] ?? []
             // Each step once: the alert numbers 2, 3, 4 … in order, none twice, and the receipt counted each.
-            #expect(numbers == Array(stride(from: 2, through: receipt.alerts, by: 1)), "\(identifier): \(numbers) for \(receipt.alerts) alerts")
+            #expect(
+                numbers == Array(stride(from: 2, through: receipt.alerts, by: 1)),
+                "\(identifier): \(numbers) for \(receipt.alerts) alerts")
             #expect(receipt.expired && receipt.nextAlertAt == nil)
         }
     }

@@ -1,10 +1,11 @@
 import ChimeCore
-@testable import ChimeSQLite
 import ChimeTesting
 import Foundation
 import StoreTestSupport
 import TestThreads
 import Testing
+
+@testable import ChimeSQLite
 
 /// Escalation — repeat until acknowledged, a Chime addition — in the record format and in the
 /// engine on every store: each step alerted once (a `realerted` event), the receipt kept through
@@ -13,19 +14,24 @@ import Testing
 struct EscalationStoreTests {
     static let app = "com.example.escalate"
 
-    static func request(_ identifier: String, _ trigger: NotificationTrigger? = nil, every: TimeInterval?, for duration: TimeInterval = 300,
-                        category: String = "") -> NotificationRequest {
+    static func request(
+        _ identifier: String, _ trigger: NotificationTrigger? = nil, every: TimeInterval?,
+        for duration: TimeInterval = 300,
+        category: String = ""
+    ) -> NotificationRequest {
         var content = Samples.content("Title \(identifier)")
         content.categoryIdentifier = category
-        return NotificationRequest(identifier: identifier, content: content, trigger: trigger,
-                                   escalation: every.map { NotificationEscalation(every: $0, for: duration) })
+        return NotificationRequest(
+            identifier: identifier, content: content, trigger: trigger,
+            escalation: every.map { NotificationEscalation(every: $0, for: duration) })
     }
 
     /// The `realerted` events: identifier, alert number and seconds after `start`.
     static func realerts(_ engine: NotificationEngine, since start: Date) async throws -> [String] {
         try await engine.events(after: 0, app: app).compactMap { event in
             guard case .realerted(let delivery) = event.payload else { return nil }
-            return "\(delivery.notification.request.identifier)#\(delivery.alert)@\(Int(event.date.timeIntervalSince(start)))"
+            return
+                "\(delivery.notification.request.identifier)#\(delivery.alert)@\(Int(event.date.timeIntervalSince(start)))"
         }
     }
 
@@ -41,7 +47,8 @@ struct EscalationStoreTests {
         return dates
     }
 
-    @Test("an escalation round-trips in format 9, and so does a realerted event; requests without one keep their formats")
+    @Test(
+        "an escalation round-trips in format 9, and so does a realerted event; requests without one keep their formats")
     func format() throws {
         let escalating = Self.request("e", .timeInterval(60, repeats: false), every: 60, for: 1800)
         let bytes = RecordCodec.encode(escalating)
@@ -72,23 +79,26 @@ struct EscalationStoreTests {
     /// 180 and 240 and expires at 300; "answered" is opened on the web at 130 after two re-alerts;
     /// "removed" is removed by the app at 70; "replaced" is replaced at 90 by a request without an
     /// escalation; "plain" never escalates. Receipts outlive the delivered notifications.
-    @Test("each step is alerted once until an answer, a removal, a replacement or the end of the window; receipts say which",
-          arguments: StoreKind.allCases)
+    @Test(
+        "each step is alerted once until an answer, a removal, a replacement or the end of the window; receipts say which",
+        arguments: StoreKind.allCases)
     func engineEscalates(kind: StoreKind) async throws {
         let start = Samples.base
         let clock = ManualClock(now: start)
         try await kind.withEngine(clock: clock) { engine in
             _ = try await engine.requestAuthorization(app: Self.app, options: [.alert, .sound])
-            _ = try await engine.add([
-                Self.request("wake", every: 60, for: 300),
-                Self.request("answered", every: 60, for: 600),
-                Self.request("removed", every: 60, for: 600),
-                Self.request("replaced", every: 60, for: 600),
-                Self.request("plain", every: nil),
-            ], app: Self.app)
+            _ = try await engine.add(
+                [
+                    Self.request("wake", every: 60, for: 300),
+                    Self.request("answered", every: 60, for: 600),
+                    Self.request("removed", every: 60, for: 600),
+                    Self.request("replaced", every: 60, for: 600),
+                    Self.request("plain", every: nil),
+                ], app: Self.app)
             #expect(try await engine.receipt(app: Self.app, notification: "plain") == nil)
             let first = try #require(try await engine.receipt(app: Self.app, notification: "wake"))
-            #expect(first.alerts == 1 && first.lastAlertedAt == start && first.nextAlertAt == start.addingTimeInterval(60))
+            #expect(
+                first.alerts == 1 && first.lastAlertedAt == start && first.nextAlertAt == start.addingTimeInterval(60))
             #expect(!first.acknowledged && !first.expired && first.isEscalating)
 
             var dates = try await Self.fire(engine, clock: clock, until: start.addingTimeInterval(65))
@@ -96,38 +106,50 @@ struct EscalationStoreTests {
             dates += try await Self.fire(engine, clock: clock, until: start.addingTimeInterval(90))
             _ = try await engine.add([Self.request("replaced", every: nil)], app: Self.app)
             dates += try await Self.fire(engine, clock: clock, until: start.addingTimeInterval(130))
-            _ = try await engine.respond(app: Self.app, notification: "answered", action: UNNotificationDefaultActionIdentifier, surface: "web")
+            _ = try await engine.respond(
+                app: Self.app, notification: "answered", action: UNNotificationDefaultActionIdentifier, surface: "web")
             dates += try await Self.fire(engine, clock: clock, until: start.addingTimeInterval(1000))
             #expect(dates.map { Int($0.timeIntervalSince(start)) } == [60, 120, 180, 240, 300])
             #expect(try await engine.nextFireDate() == nil, "nothing left to wake for")
 
-            #expect(try await Self.realerts(engine, since: start) == [
-                "wake#2@60", "answered#2@60", "removed#2@60", "replaced#2@60", "wake#3@120", "answered#3@120",
-                "wake#4@180", "wake#5@240",
-            ])
+            #expect(
+                try await Self.realerts(engine, since: start) == [
+                    "wake#2@60", "answered#2@60", "removed#2@60", "replaced#2@60", "wake#3@120", "answered#3@120",
+                    "wake#4@180", "wake#5@240",
+                ])
             let wake = try #require(try await engine.receipt(app: Self.app, notification: "wake"))
             #expect(wake.alerts == 5 && wake.lastAlertedAt == start.addingTimeInterval(240))
-            #expect(wake.expired && !wake.acknowledged && wake.nextAlertAt == nil && wake.endedAt == start.addingTimeInterval(300))
+            #expect(
+                wake.expired && !wake.acknowledged && wake.nextAlertAt == nil
+                    && wake.endedAt == start.addingTimeInterval(300))
             let answered = try #require(try await engine.receipt(app: Self.app, notification: "answered"))
-            #expect(answered.acknowledgedAt == start.addingTimeInterval(130) && answered.actionIdentifier == UNNotificationDefaultActionIdentifier)
-            #expect(answered.surface == "web" && answered.alerts == 3 && !answered.expired && answered.nextAlertAt == nil)
+            #expect(
+                answered.acknowledgedAt == start.addingTimeInterval(130)
+                    && answered.actionIdentifier == UNNotificationDefaultActionIdentifier)
+            #expect(
+                answered.surface == "web" && answered.alerts == 3 && !answered.expired && answered.nextAlertAt == nil)
             let removed = try #require(try await engine.receipt(app: Self.app, notification: "removed"))
             #expect(removed.removedAt == start.addingTimeInterval(65) && !removed.acknowledged && removed.alerts == 2)
             let replaced = try #require(try await engine.receipt(app: Self.app, notification: "replaced"))
             #expect(replaced.removedAt != nil && replaced.alerts == 2 && replaced.nextAlertAt == nil)
             // The answered and removed ones are gone from the list; their receipts stay.
-            #expect(Set(try await engine.delivered(app: Self.app).map(\.request.identifier)) == ["wake", "replaced", "plain"])
+            #expect(
+                Set(try await engine.delivered(app: Self.app).map(\.request.identifier)) == [
+                    "wake", "replaced", "plain",
+                ])
         }
     }
 
-    @Test("a repeating request's every occurrence escalates on its own; an answer after the window ends is still recorded",
-          arguments: StoreKind.allCases)
+    @Test(
+        "a repeating request's every occurrence escalates on its own; an answer after the window ends is still recorded",
+        arguments: StoreKind.allCases)
     func repeating(kind: StoreKind) async throws {
         let start = Samples.base
         let clock = ManualClock(now: start)
         try await kind.withEngine(clock: clock) { engine in
             _ = try await engine.requestAuthorization(app: Self.app, options: [.alert])
-            _ = try await engine.add([Self.request("hourly", .timeInterval(3600, repeats: true), every: 600, for: 1500)], app: Self.app)
+            _ = try await engine.add(
+                [Self.request("hourly", .timeInterval(3600, repeats: true), every: 600, for: 1500)], app: Self.app)
             let dates = try await Self.fire(engine, clock: clock, until: start.addingTimeInterval(7300))
             #expect(dates.map { Int($0.timeIntervalSince(start)) } == [3600, 4200, 4800, 5100, 7200])
             #expect(try await Self.realerts(engine, since: start) == ["hourly#2@4200", "hourly#3@4800"])
@@ -135,9 +157,13 @@ struct EscalationStoreTests {
             #expect(second.deliveredAt == start.addingTimeInterval(7200) && second.alerts == 1 && second.isEscalating)
             // Answered: recorded, and the escalation stops.
             clock.set(start.addingTimeInterval(7300))
-            _ = try await engine.respond(app: Self.app, notification: "hourly", action: UNNotificationDismissActionIdentifier, surface: "desktop")
+            _ = try await engine.respond(
+                app: Self.app, notification: "hourly", action: UNNotificationDismissActionIdentifier, surface: "desktop"
+            )
             let answered = try #require(try await engine.receipt(app: Self.app, notification: "hourly"))
-            #expect(answered.acknowledgedAt == clock.now && answered.actionIdentifier == UNNotificationDismissActionIdentifier)
+            #expect(
+                answered.acknowledgedAt == clock.now
+                    && answered.actionIdentifier == UNNotificationDismissActionIdentifier)
             #expect(answered.surface == "desktop" && answered.nextAlertAt == nil)
             #expect(try await engine.nextFireDate() == start.addingTimeInterval(10_800))
         }
@@ -164,11 +190,14 @@ struct EscalationStoreTests {
         #expect(indexed?.field == "[1].escalateEvery")
         var configuration = NotificationEngine.Configuration()
         configuration.escalationLimits = EscalationLimits(minimumInterval: 1, maximumDuration: 60)
-        let relaxed = NotificationEngine(store: MemoryStore(), clock: ManualClock(now: Samples.base), configuration: configuration)
+        let relaxed = NotificationEngine(
+            store: MemoryStore(), clock: ManualClock(now: Samples.base), configuration: configuration)
         _ = try await relaxed.requestAuthorization(app: Self.app, options: [.alert])
         two[1].escalation = NotificationEscalation(every: 1, for: 10)
         _ = try await relaxed.add(two, app: Self.app)
-        #expect(try await relaxed.receipt(app: Self.app, notification: "b")?.nextAlertAt == Samples.base.addingTimeInterval(1))
+        #expect(
+            try await relaxed.receipt(app: Self.app, notification: "b")?.nextAlertAt
+                == Samples.base.addingTimeInterval(1))
         await engine.shutdown()
         await relaxed.shutdown()
     }
@@ -181,8 +210,9 @@ struct EscalationStoreTests {
         defer { store.close() }
         #expect(try store.soonestEscalations(limit: 10).isEmpty)
         let next = Samples.base.addingTimeInterval(60)
-        let receipt = EscalationReceipt(app: "com.example.fixture", identifier: "new", sequence: 99, deliveredAt: Samples.base,
-                                        escalation: NotificationEscalation(every: 60, for: 600), nextAlertAt: next)
+        let receipt = EscalationReceipt(
+            app: "com.example.fixture", identifier: "new", sequence: 99, deliveredAt: Samples.base,
+            escalation: NotificationEscalation(every: 60, for: 600), nextAlertAt: next)
         try store.putReceipt(receipt)
         #expect(try store.receipt(app: "com.example.fixture", identifier: "new") == receipt)
         #expect(try store.soonestEscalations(limit: 10).map(\.identifier) == ["new"])
@@ -200,7 +230,9 @@ struct EscalationStoreTests {
         #expect(try store.receipt(app: "com.example.fixture", identifier: "new") == nil)
     }
 
-    @Test("steps missed while the service was down are alerted once when it starts (the scheduler running), then on schedule")
+    @Test(
+        "steps missed while the service was down are alerted once when it starts (the scheduler running), then on schedule"
+    )
     func restart() async throws {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
@@ -210,7 +242,8 @@ struct EscalationStoreTests {
             _ = try await engine.requestAuthorization(app: Self.app, options: [.alert])
             _ = try await engine.add([Self.request("wake", every: 60, for: 600)], app: Self.app)
         }
-        try await withSQLiteEngine(path: path, at: start.addingTimeInterval(150), scheduler: true) { (engine) async throws in
+        try await withSQLiteEngine(path: path, at: start.addingTimeInterval(150), scheduler: true) {
+            (engine) async throws in
             // Due at 60 and 120: one alert at 150 (the manual clock never moves here).
             try await waitWhile { try await engine.receipt(app: Self.app, notification: "wake")?.alerts == 1 }
             let receipt = try await engine.receipt(app: Self.app, notification: "wake")

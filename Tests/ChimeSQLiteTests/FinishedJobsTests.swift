@@ -36,17 +36,20 @@ struct FinishedJobsTests {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
         let store = try SQLiteStore(path: directory.path("store.sqlite"))
-        let engine = NotificationEngine(store: store, clock: ManualClock(now: Date(timeIntervalSince1970: 1_780_000_000)),
-                                        timeZone: TimeZone(identifier: "UTC")!)
+        let engine = NotificationEngine(
+            store: store, clock: ManualClock(now: Date(timeIntervalSince1970: 1_780_000_000)),
+            timeZone: TimeZone(identifier: "UTC")!)
         _ = try await engine.requestAuthorization(app: Self.app, options: [.alert])
         let live = Live()
-        let callers = 64, each = 20
+        let callers = 64
+        let each = 20
         try await withThrowingTaskGroup(of: Void.self) { group in
             for caller in 0..<callers {
                 group.addTask {
                     for index in 0..<each {
-                        let request = NotificationRequest(identifier: "c\(caller)-\(index)", content: NotificationContent(title: "Add \(index)"),
-                                                          trigger: .timeInterval(3600, repeats: false))
+                        let request = NotificationRequest(
+                            identifier: "c\(caller)-\(index)", content: NotificationContent(title: "Add \(index)"),
+                            trigger: .timeInterval(3600, repeats: false))
                         let token = Token(live)
                         let dates = try await withCheckedThrowingContinuation { continuation in
                             engine.add([request], app: Self.app) { result in

@@ -1,10 +1,11 @@
 import CSQLite
-@testable import ChimeCore
 import Foundation
-@testable import ChimeSQLite
 import StoreTestSupport
 import TestThreads
 import Testing
+
+@testable import ChimeCore
+@testable import ChimeSQLite
 
 /// The writer's log goes through `LogWriteVFS`, which gathers a commit's frames and writes them
 /// with one call: what a commit acknowledges must be in the log file when it returns, for another
@@ -26,7 +27,9 @@ struct LogWriteVFSTests {
             throw ChimeError(.storeFailure, String(cString: sqlite3_errmsg(handle)))
         }
         defer { sqlite3_finalize(statement) }
-        guard sqlite3_step(statement) == SQLITE_ROW else { throw ChimeError(.storeFailure, String(cString: sqlite3_errmsg(handle))) }
+        guard sqlite3_step(statement) == SQLITE_ROW else {
+            throw ChimeError(.storeFailure, String(cString: sqlite3_errmsg(handle)))
+        }
         return Int(sqlite3_column_int64(statement, 0))
     }
 
@@ -35,9 +38,12 @@ struct LogWriteVFSTests {
             var content = NotificationContent(title: "Request \(index)")
             // Large enough that a few hundred fill more than one gathered write (128 KiB).
             content.body = String(repeating: "body \(index) ", count: 40)
-            let request = NotificationRequest(identifier: "r\(index)", content: content, trigger: .timeInterval(Double(60 + index % 977), repeats: false))
-            return PendingRequest(request: request, nextFireDate: Date(timeIntervalSince1970: 1_750_000_000 + Double(index % 977)),
-                                  anchor: Date(timeIntervalSince1970: 1_750_000_000))
+            let request = NotificationRequest(
+                identifier: "r\(index)", content: content,
+                trigger: .timeInterval(Double(60 + index % 977), repeats: false))
+            return PendingRequest(
+                request: request, nextFireDate: Date(timeIntervalSince1970: 1_750_000_000 + Double(index % 977)),
+                anchor: Date(timeIntervalSince1970: 1_750_000_000))
         }
     }
 
@@ -57,8 +63,9 @@ struct LogWriteVFSTests {
         reader.close()
     }
 
-    @Test("every commit, small or larger than one gathered write, is readable from outside as it returns",
-          arguments: [SQLiteStore.Durability.normal, .full])
+    @Test(
+        "every commit, small or larger than one gathered write, is readable from outside as it returns",
+        arguments: [SQLiteStore.Durability.normal, .full])
     func commitsReadableFromOutside(durability: SQLiteStore.Durability) throws {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
@@ -98,7 +105,9 @@ struct LogWriteVFSTests {
         let path = directory.path("reopen.sqlite")
         do {
             let store = try SQLiteStore(path: path)
-            for start in stride(from: 0, to: 2000, by: 100) { try store.putPending(Self.records(start..<(start + 100)), app: Self.app) }
+            for start in stride(from: 0, to: 2000, by: 100) {
+                try store.putPending(Self.records(start..<(start + 100)), app: Self.app)
+            }
             store.close()
         }
         let store = try SQLiteStore(path: path)

@@ -1,13 +1,14 @@
 import ChimeCore
-@testable import ChimePostgres
-@testable import ChimeSQLite
 import ChimeTesting
 import Foundation
 import PostgresTestServer
 import StoreTestSupport
+import Synchronization
 import TestThreads
 import Testing
-import Synchronization
+
+@testable import ChimePostgres
+@testable import ChimeSQLite
 
 /// Nothing stored can stop the scheduler or make anything fire twice: a due request that cannot be
 /// delivered is set aside (the quarantine) in a transaction of which nothing else stays, and the
@@ -23,8 +24,9 @@ struct QuarantineTests {
 
     // MARK: The stores
 
-    @Test("a store moves a pending request aside with why, lists it with its request, removes it; removing the app takes its entries",
-          arguments: StoreKind.allCases)
+    @Test(
+        "a store moves a pending request aside with why, lists it with its request, removes it; removing the app takes its entries",
+        arguments: StoreKind.allCases)
     func storeQuarantine(kind: StoreKind) throws {
         try kind.withStore { store in
             try store.transaction {
@@ -38,12 +40,18 @@ struct QuarantineTests {
             }
             #expect(entry?.app == Self.kelvinApp)
             #expect(entry?.request?.identifier == "c")
-            #expect(try store.transaction { try store.quarantinePending(app: Self.app, identifier: "missing", reason: "x", date: Samples.base) } == nil)
+            #expect(
+                try store.transaction {
+                    try store.quarantinePending(app: Self.app, identifier: "missing", reason: "x", date: Samples.base)
+                } == nil)
             // The look-alike app's row is gone from pending; the real app's rows are untouched.
             #expect(try store.pendingCount(app: nil) == 2)
-            #expect(try store.due(before: Samples.base.addingTimeInterval(100), limit: 10).map(\.pending.request.identifier) == ["a", "b"])
+            #expect(
+                try store.due(before: Samples.base.addingTimeInterval(100), limit: 10).map(\.pending.request.identifier)
+                    == ["a", "b"])
             let second = try store.transaction {
-                try store.quarantinePending(app: Self.app, identifier: "b", reason: "because", date: Samples.base.addingTimeInterval(1))
+                try store.quarantinePending(
+                    app: Self.app, identifier: "b", reason: "because", date: Samples.base.addingTimeInterval(1))
             }
             let listed = try store.quarantined(after: 0, limit: 10)
             #expect(listed.map(\.identifier) == ["c", "b"])
@@ -60,7 +68,9 @@ struct QuarantineTests {
         }
     }
 
-    @Test("a quarantine move inside a transaction that rolls back leaves the request pending", arguments: StoreKind.allCases)
+    @Test(
+        "a quarantine move inside a transaction that rolls back leaves the request pending",
+        arguments: StoreKind.allCases)
     func rollback(kind: StoreKind) throws {
         try kind.withStore { store in
             try store.transaction { try store.putPending(pending("a", fire: 10), app: Self.app) }
@@ -76,11 +86,13 @@ struct QuarantineTests {
         }
     }
 
-    @Test("precomposed and decomposed café are two requests, and the Kelvin-sign app another app, in every store",
-          arguments: StoreKind.allCases)
+    @Test(
+        "precomposed and decomposed café are two requests, and the Kelvin-sign app another app, in every store",
+        arguments: StoreKind.allCases)
     func literalIdentifiers(kind: StoreKind) throws {
-        let precomposed = "caf\u{E9}", decomposed = "cafe\u{301}"
-        #expect(precomposed == decomposed)   // Swift's rule, which the stores do not follow
+        let precomposed = "caf\u{E9}"
+        let decomposed = "cafe\u{301}"
+        #expect(precomposed == decomposed)  // Swift's rule, which the stores do not follow
         try kind.withStore { store in
             try store.transaction {
                 try store.putPending(pending(precomposed, fire: 10), app: Self.app)
@@ -89,12 +101,22 @@ struct QuarantineTests {
                 try store.putPending(pending("k", fire: 40), app: Self.kelvinApp)
             }
             #expect(try store.pendingCount(app: Self.app) == 2)
-            #expect(try store.pending(app: Self.app, identifier: decomposed)?.nextFireDate == Samples.base.addingTimeInterval(20))
-            #expect(try store.pending(app: Self.app, identifier: precomposed)?.nextFireDate == Samples.base.addingTimeInterval(10))
+            #expect(
+                try store.pending(app: Self.app, identifier: decomposed)?.nextFireDate
+                    == Samples.base.addingTimeInterval(20))
+            #expect(
+                try store.pending(app: Self.app, identifier: precomposed)?.nextFireDate
+                    == Samples.base.addingTimeInterval(10))
             #expect(try store.pendingCount(app: "com.example.Kiosk") == 1)
             #expect(try store.pendingCount(app: Self.kelvinApp) == 1)
-            #expect(try store.transaction { try store.removePending(app: Self.app, identifiers: [decomposed]) } == [decomposed])
-            #expect(try store.pending(app: Self.app).map(\.request.identifier).map { Array($0.unicodeScalars) } == [Array(precomposed.unicodeScalars)])
+            #expect(
+                try store.transaction { try store.removePending(app: Self.app, identifiers: [decomposed]) } == [
+                    decomposed
+                ])
+            #expect(
+                try store.pending(app: Self.app).map(\.request.identifier).map { Array($0.unicodeScalars) } == [
+                    Array(precomposed.unicodeScalars)
+                ])
         }
     }
 
@@ -109,8 +131,9 @@ struct QuarantineTests {
     /// straight into the store (under the look-alike app, as a store written before paths were
     /// checked holds them) at scattered due dates among them. Every good one is delivered exactly once,
     /// every poisoned one is quarantined with an event, and firing again delivers nothing more.
-    @Test("random poisoned rows among good ones: every good one delivered exactly once, on its date; the bad ones set aside",
-          arguments: StoreKind.allCases)
+    @Test(
+        "random poisoned rows among good ones: every good one delivered exactly once, on its date; the bad ones set aside",
+        arguments: StoreKind.allCases)
     func poisonedRows(kind: StoreKind) async throws {
         for round in 0..<3 {
             let count = 40 + round * 30
@@ -128,8 +151,9 @@ struct QuarantineTests {
                 for app in [Self.app, Self.other] {
                     _ = try await engine.requestAuthorization(app: app, options: [.alert])
                     let requests = (1...count).map { index in
-                        NotificationRequest(identifier: "r\(index)", content: NotificationContent(title: "\(index)"),
-                                            trigger: .timeInterval(Double(index), repeats: false))
+                        NotificationRequest(
+                            identifier: "r\(index)", content: NotificationContent(title: "\(index)"),
+                            trigger: .timeInterval(Double(index), repeats: false))
                     }
                     _ = try await engine.add(requests, app: app)
                 }
@@ -145,7 +169,7 @@ struct QuarantineTests {
 
                 let byIdentifier = Dictionary(grouping: delivered, by: \.request.identifier)
                 #expect(delivered.count == 2 * count, "round \(round): \(delivered.count) delivered")
-                #expect(byIdentifier.values.allSatisfy { $0.count == 2 })   // once for each app
+                #expect(byIdentifier.values.allSatisfy { $0.count == 2 })  // once for each app
                 for notification in delivered {
                     let index = Double(notification.request.identifier.dropFirst())!
                     #expect(notification.date == Samples.base.addingTimeInterval(index))
@@ -153,10 +177,13 @@ struct QuarantineTests {
                 #expect(try await engine.pendingCount() == 0)
                 let quarantined = try await engine.quarantined()
                 #expect(Set(quarantined.map(\.identifier)) == Set(poisoned.indices.map { "bad\($0)" }))
-                #expect(quarantined.allSatisfy { $0.app == Self.kelvinApp && $0.reason.contains("not a bundle identifier") })
+                #expect(
+                    quarantined.allSatisfy { $0.app == Self.kelvinApp && $0.reason.contains("not a bundle identifier") }
+                )
                 // What subscribers saw: each delivery once, and a quarantined event per bad row.
                 let events = try await collector.wait { events in
-                    events.filter { $0.kind == .delivered }.count >= 2 * count && events.filter { $0.kind == .quarantined }.count >= poisoned.count
+                    events.filter { $0.kind == .delivered }.count >= 2 * count
+                        && events.filter { $0.kind == .quarantined }.count >= poisoned.count
                 }
                 #expect(events.filter { $0.kind == .delivered }.count == 2 * count)
                 #expect(events.filter { $0.kind == .quarantined }.count == poisoned.count)
@@ -174,8 +201,12 @@ struct QuarantineTests {
             let clock = ManualClock(now: Samples.base)
             let engine = Self.engine(try SQLiteStore(path: path), clock: clock)
             _ = try await engine.requestAuthorization(app: Self.app, options: [.alert])
-            _ = try await engine.add((1...5).map { NotificationRequest(identifier: "r\($0)", content: NotificationContent(title: "t"),
-                                                                       trigger: .timeInterval(Double($0), repeats: false)) }, app: Self.app)
+            _ = try await engine.add(
+                (1...5).map {
+                    NotificationRequest(
+                        identifier: "r\($0)", content: NotificationContent(title: "t"),
+                        trigger: .timeInterval(Double($0), repeats: false))
+                }, app: Self.app)
             await engine.shutdown()
         }
         // Damage two records in place, as a disk fault or a hand edit would.
@@ -194,8 +225,9 @@ struct QuarantineTests {
         await engine.shutdown()
     }
 
-    @Test("a listing that meets a record it cannot read sets it aside and lists the rest, beside the writer and on it",
-          arguments: [StoreKind.sqlite, .postgres])
+    @Test(
+        "a listing that meets a record it cannot read sets it aside and lists the rest, beside the writer and on it",
+        arguments: [StoreKind.sqlite, .postgres])
     func damagedRecordListed(kind: StoreKind) async throws {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
@@ -219,8 +251,12 @@ struct QuarantineTests {
         let engine = Self.engine(try open(), clock: clock)
         let collector = EventCollector(engine.events(app: nil))
         _ = try await engine.requestAuthorization(app: Self.app, options: [.alert])
-        _ = try await engine.add((1...5).map { NotificationRequest(identifier: "r\($0)", content: NotificationContent(title: "t"),
-                                                                   trigger: .timeInterval(100, repeats: false)) }, app: Self.app)
+        _ = try await engine.add(
+            (1...5).map {
+                NotificationRequest(
+                    identifier: "r\($0)", content: NotificationContent(title: "t"),
+                    trigger: .timeInterval(100, repeats: false))
+            }, app: Self.app)
         try damage(["r2", "r4"])
 
         // Beside the writer (SQLite's readers) or on it (PostgreSQL): the damaged rows go to the
@@ -252,14 +288,23 @@ struct QuarantineTests {
         let engine = Self.engine(store, clock: clock)
         let collector = EventCollector(engine.events(app: nil))
         _ = try await engine.requestAuthorization(app: Self.other, options: [.alert])
-        _ = try await engine.add([NotificationRequest(identifier: "before", content: NotificationContent(title: "t"), trigger: .timeInterval(4, repeats: false)),
-                                  NotificationRequest(identifier: "after", content: NotificationContent(title: "t"), trigger: .timeInterval(8, repeats: false))],
-                                 app: Self.other)
+        _ = try await engine.add(
+            [
+                NotificationRequest(
+                    identifier: "before", content: NotificationContent(title: "t"),
+                    trigger: .timeInterval(4, repeats: false)),
+                NotificationRequest(
+                    identifier: "after", content: NotificationContent(title: "t"),
+                    trigger: .timeInterval(8, repeats: false)),
+            ],
+            app: Self.other)
         engine.startScheduler()
         clock.set(Samples.base.addingTimeInterval(5))
         _ = try await collector.wait { $0.contains { $0.kind == .quarantined } }
         clock.set(Samples.base.addingTimeInterval(8))
-        let events = try await collector.wait { events in events.contains { $0.delivery?.notification.request.identifier == "after" } }
+        let events = try await collector.wait { events in
+            events.contains { $0.delivery?.notification.request.identifier == "after" }
+        }
         let deliveries = events.compactMap { $0.delivery?.notification.request.identifier }
         #expect(deliveries == ["before", "after"])
         #expect(deliveries.filter { $0 == "before" }.count == 1)
@@ -274,8 +319,12 @@ struct QuarantineTests {
         let engine = Self.engine(store, clock: clock)
         _ = try await engine.requestAuthorization(app: "com.example.Kiosk", options: [.alert])
         await #expect(throws: ChimeError.self) {
-            _ = try await engine.add([NotificationRequest(identifier: "x", content: NotificationContent(title: "t"),
-                                                          trigger: .timeInterval(5, repeats: false))], app: Self.kelvinApp)
+            _ = try await engine.add(
+                [
+                    NotificationRequest(
+                        identifier: "x", content: NotificationContent(title: "t"),
+                        trigger: .timeInterval(5, repeats: false))
+                ], app: Self.kelvinApp)
         }
         #expect(try store.pendingCount(app: nil) == 0)
         await engine.shutdown()
@@ -283,11 +332,17 @@ struct QuarantineTests {
 
     @Test("categories and actions that differ only in normalization are different identifiers")
     func literalCategories() throws {
-        let categories = [NotificationCategory(identifier: "caf\u{E9}", actions: []), NotificationCategory(identifier: "cafe\u{301}", actions: [])]
+        let categories = [
+            NotificationCategory(identifier: "caf\u{E9}", actions: []),
+            NotificationCategory(identifier: "cafe\u{301}", actions: []),
+        ]
         try Validation.validate(categories)
-        let category = NotificationCategory(identifier: "c", actions: [
-            NotificationAction(identifier: "caf\u{E9}", title: "a"), NotificationAction(identifier: "cafe\u{301}", title: "b"),
-        ])
+        let category = NotificationCategory(
+            identifier: "c",
+            actions: [
+                NotificationAction(identifier: "caf\u{E9}", title: "a"),
+                NotificationAction(identifier: "cafe\u{301}", title: "b"),
+            ])
         try Validation.validate([category])
         #expect(category.action("cafe\u{301}")?.title == "b")
         #expect(category.action("caf\u{E9}")?.title == "a")
@@ -299,7 +354,9 @@ final class EventCollector: @unchecked Sendable {
     // @unchecked: `task` is written once, in `init`.
     private struct State {
         var events: [EngineEvent] = []
-        var waiters: [(condition: @Sendable ([EngineEvent]) -> Bool, continuation: CheckedContinuation<[EngineEvent], Never>)] = []
+        var waiters:
+            [(condition: @Sendable ([EngineEvent]) -> Bool, continuation: CheckedContinuation<[EngineEvent], Never>)] =
+                []
     }
 
     private let state = Mutex(State())

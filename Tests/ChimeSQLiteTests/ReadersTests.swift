@@ -1,11 +1,12 @@
-@testable import ChimeCore
 import Dispatch
 import Foundation
-@testable import ChimeSQLite
 import StoreTestSupport
 import Synchronization
 import TestThreads
 import Testing
+
+@testable import ChimeCore
+@testable import ChimeSQLite
 
 /// Reads beside the writer: the engine's read-only operations run on the SQLite store's reader
 /// connections (WAL snapshots), not through the writer's transactions.
@@ -19,8 +20,9 @@ struct ReadersTests {
     }
 
     static func request(_ identifier: String, in seconds: TimeInterval) -> NotificationRequest {
-        NotificationRequest(identifier: identifier, content: NotificationContent(title: identifier),
-                            trigger: .timeInterval(seconds, repeats: false))
+        NotificationRequest(
+            identifier: identifier, content: NotificationContent(title: identifier),
+            trigger: .timeInterval(seconds, repeats: false))
     }
 
     @Test("a list is answered while the writer is held busy by another operation")
@@ -35,11 +37,12 @@ struct ReadersTests {
         let release = DispatchSemaphore(value: 0)
         let outcome = Mutex<DispatchTimeoutResult?>(nil)
         await withCheckedContinuation { (entered: CheckedContinuation<Void, Never>) in
-            engine.submit({ _ in
-                entered.resume()
-                let result = release.wait(timeout: .now() + 60)
-                outcome.withLock { $0 = result }
-            }, completion: { _ in })
+            engine.submit(
+                { _ in
+                    entered.resume()
+                    let result = release.wait(timeout: .now() + 60)
+                    outcome.withLock { $0 = result }
+                }, completion: { _ in })
         }
         let pending = try await engine.pending(app: Self.app)
         let delivered = try await engine.delivered(app: Self.app)

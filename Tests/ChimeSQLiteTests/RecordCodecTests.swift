@@ -20,38 +20,48 @@ struct RecordCodecTests {
         content.attachments[0].thumbnailHidden = true
         content.attachments[1].thumbnailClippingRect = .init(x: 0.25, y: 0, width: 0.5, height: 1)
         content.attachments[1].thumbnailTime = 2.5
-        let request = NotificationRequest(identifier: "thumb", content: content, trigger: .timeInterval(5, repeats: false))
+        let request = NotificationRequest(
+            identifier: "thumb", content: content, trigger: .timeInterval(5, repeats: false))
         let bytes = RecordCodec.encode(request)
         #expect(bytes.first == 2)
         #expect(try RecordCodec.decodeRequest(bytes) == request)
         let delivered = DeliveredNotification(request: request, date: Date(timeIntervalSince1970: 1_780_000_000))
         #expect(try RecordCodec.decodeDelivered(RecordCodec.encode(delivered)) == delivered)
-        let event = EngineEvent(app: "a", date: delivered.date,
-                                payload: .delivered(Delivery(notification: delivered, category: nil, settings: NotificationSettings(),
-                                                             presentation: [.list])))
+        let event = EngineEvent(
+            app: "a", date: delivered.date,
+            payload: .delivered(
+                Delivery(
+                    notification: delivered, category: nil, settings: NotificationSettings(),
+                    presentation: [.list])))
         #expect(try RecordCodec.decodeEvent(RecordCodec.encode(event)) == event)
     }
 
-    @Test("a delivered record built from its request's record is byte for byte the one encoded whole, in format 1 and 2",
-          arguments: [false, true])
+    @Test(
+        "a delivered record built from its request's record is byte for byte the one encoded whole, in format 1 and 2",
+        arguments: [false, true])
     func deliveredFromRequestRecord(thumbnails: Bool) throws {
         var content = Samples.content()
         if thumbnails { content.attachments[0].thumbnailHidden = true }
         for (index, trigger) in Samples.triggers.enumerated() {
             let request = NotificationRequest(identifier: "spliced-\(index)", content: content, trigger: trigger)
-            let delivered = DeliveredNotification(request: request, date: Date(timeIntervalSince1970: 1_780_000_000.25), sequence: 1_234_567)
+            let delivered = DeliveredNotification(
+                request: request, date: Date(timeIntervalSince1970: 1_780_000_000.25), sequence: 1_234_567)
             let spliced = RecordCodec.encode(delivered, encodedRequest: RecordCodec.encode(request))
             #expect(spliced == RecordCodec.encode(delivered))
             #expect(try RecordCodec.decodeDelivered(spliced) == delivered)
         }
         // Not a request record: encoded whole instead.
-        let delivered = DeliveredNotification(request: Samples.request("x", trigger: nil), date: Date(timeIntervalSince1970: 0))
-        #expect(RecordCodec.encode(delivered, encodedRequest: RecordCodec.encode(delivered)) == RecordCodec.encode(delivered))
+        let delivered = DeliveredNotification(
+            request: Samples.request("x", trigger: nil), date: Date(timeIntervalSince1970: 0))
+        #expect(
+            RecordCodec.encode(delivered, encodedRequest: RecordCodec.encode(delivered))
+                == RecordCodec.encode(delivered))
     }
 
     @Test("date components keep every field, the time zone and the calendar")
     func dateComponents() throws {
-        let request = NotificationRequest(identifier: "c", content: .init(), trigger: .calendar(Samples.components, repeats: true))
+        let request = NotificationRequest(
+            identifier: "c", content: .init(), trigger: .calendar(Samples.components, repeats: true))
         let back = try RecordCodec.decodeRequest(RecordCodec.encode(request))
         guard case .calendar(let components, true)? = back.trigger else {
             Issue.record("not a repeating calendar trigger: \(String(describing: back.trigger))")
@@ -77,7 +87,8 @@ struct RecordCodecTests {
         for (key, value) in Samples.userInfo {
             #expect(try RecordCodec.decodePropertyList(RecordCodec.encode(value)) == value, "\(key)")
         }
-        let nested = PropertyListValue.dictionary(Samples.userInfo.merging(["self": .dictionary(Samples.userInfo)]) { a, _ in a })
+        let nested = PropertyListValue.dictionary(
+            Samples.userInfo.merging(["self": .dictionary(Samples.userInfo)]) { a, _ in a })
         #expect(try RecordCodec.decodePropertyList(RecordCodec.encode(nested)) == nested)
         // Equal dictionaries encode to equal bytes (keys are sorted).
         #expect(RecordCodec.encode(nested) == RecordCodec.encode(nested))
@@ -110,9 +121,12 @@ struct RecordCodecTests {
             event.sequence = 77
             #expect(try RecordCodec.decodeEvent(RecordCodec.encode(event)) == event)
         }
-        let bare = EngineEvent(app: "a", date: Samples.base,
-                               payload: .delivered(Delivery(notification: Samples.delivered("b", at: 0), category: nil,
-                                                            settings: NotificationSettings(), presentation: [])))
+        let bare = EngineEvent(
+            app: "a", date: Samples.base,
+            payload: .delivered(
+                Delivery(
+                    notification: Samples.delivered("b", at: 0), category: nil,
+                    settings: NotificationSettings(), presentation: [])))
         #expect(try RecordCodec.decodeEvent(RecordCodec.encode(bare)) == bare)
     }
 
@@ -128,21 +142,28 @@ struct RecordCodecTests {
         let bytes = RecordCodec.encode(app)
         #expect(try RecordCodec.decodeApp(bytes) == app)
         for length in 0..<bytes.count {
-            #expect(throws: ChimeError.self, "length \(length)") { try RecordCodec.decodeApp(Array(bytes.prefix(length))) }
+            #expect(throws: ChimeError.self, "length \(length)") {
+                try RecordCodec.decodeApp(Array(bytes.prefix(length)))
+            }
         }
     }
 
-    @Test("an app's unregistration round-trips in format 5, with and without a provider; registered, the record keeps its earlier format")
+    @Test(
+        "an app's unregistration round-trips in format 5, with and without a provider; registered, the record keeps its earlier format"
+    )
     func unregistered() throws {
         var app = Samples.app("com.example.chat")
         app.deviceTokenUnregistered = Samples.base.addingTimeInterval(0.125)
         #expect(RecordCodec.encode(app).first == 5)
         #expect(try RecordCodec.decodeApp(RecordCodec.encode(app)) == app)
-        app.apnsProvider = APNsProvider(teamID: "TEAM123456", key: .init(id: "KEY1234567", publicKey: [4] + (1...64).map { UInt8($0) }))
+        app.apnsProvider = APNsProvider(
+            teamID: "TEAM123456", key: .init(id: "KEY1234567", publicKey: [4] + (1...64).map { UInt8($0) }))
         let bytes = RecordCodec.encode(app)
         #expect(try RecordCodec.decodeApp(bytes) == app)
         for length in 0..<bytes.count {
-            #expect(throws: ChimeError.self, "length \(length)") { try RecordCodec.decodeApp(Array(bytes.prefix(length))) }
+            #expect(throws: ChimeError.self, "length \(length)") {
+                try RecordCodec.decodeApp(Array(bytes.prefix(length)))
+            }
         }
         app.deviceTokenUnregistered = nil
         #expect(RecordCodec.encode(app).first == 3)
@@ -152,8 +173,9 @@ struct RecordCodecTests {
     @Test("an app's provider certificate round-trips in format 7, with and without the other optional parts")
     func certificate() throws {
         var app = Samples.app("com.example.certified")
-        app.apnsCertificate = CertificateFingerprint(sha256: (1...32).map { UInt8($0) }, publicKeySHA256: (33...64).map { UInt8($0) },
-                                                     notBefore: Samples.base, notAfter: Samples.base.addingTimeInterval(86_400))
+        app.apnsCertificate = CertificateFingerprint(
+            sha256: (1...32).map { UInt8($0) }, publicKeySHA256: (33...64).map { UInt8($0) },
+            notBefore: Samples.base, notAfter: Samples.base.addingTimeInterval(86_400))
         #expect(RecordCodec.encode(app).first == 7)
         #expect(try RecordCodec.decodeApp(RecordCodec.encode(app)) == app)
         app.deviceTokenUnregistered = Samples.base.addingTimeInterval(5)
@@ -161,16 +183,20 @@ struct RecordCodecTests {
         let bytes = RecordCodec.encode(app)
         #expect(try RecordCodec.decodeApp(bytes) == app)
         for length in 0..<bytes.count {
-            #expect(throws: ChimeError.self, "length \(length)") { try RecordCodec.decodeApp(Array(bytes.prefix(length))) }
+            #expect(throws: ChimeError.self, "length \(length)") {
+                try RecordCodec.decodeApp(Array(bytes.prefix(length)))
+            }
         }
     }
 
     /// App records as earlier versions wrote them (from the fixtures' stores): kind `app` (store v1)
     /// and kind `appLaunch` (store v3), both format 1.
-    @Test("app records written before format 3 still decode, without a provider key", arguments: [
-        "010513636F6D2E6578616D706C652E66697874757265030201020201020201020101020102870201054061626162616261626162616261626162616261626162616261626162616261626162616261626162616261626162616261626162616261626162616261626162010A7368613235363A616263000020808CFFC641",
-        "010913636F6D2E6578616D706C652E66697874757265030201020201020201020101020102870201054061626162616261626162616261626162616261626162616261626162616261626162616261626162616261626162616261626162616261626162616261626162010A7368613235363A616263000020808CFFC64100",
-    ])
+    @Test(
+        "app records written before format 3 still decode, without a provider key",
+        arguments: [
+            "010513636F6D2E6578616D706C652E66697874757265030201020201020201020101020102870201054061626162616261626162616261626162616261626162616261626162616261626162616261626162616261626162616261626162616261626162616261626162010A7368613235363A616263000020808CFFC641",
+            "010913636F6D2E6578616D706C652E66697874757265030201020201020201020101020102870201054061626162616261626162616261626162616261626162616261626162616261626162616261626162616261626162616261626162616261626162616261626162010A7368613235363A616263000020808CFFC64100",
+        ])
     func oldAppRecords(hex: String) throws {
         var bytes: [UInt8] = []
         var index = hex.startIndex
@@ -207,16 +233,22 @@ struct RecordCodecTests {
         let valid = RecordCodec.encode(Samples.response("g"))
         for _ in 0..<2_000 {
             // Random bytes after a valid header, and valid records with random bytes flipped.
-            var random = [RecordCodec.formatVersion, 3] + (0..<Int.random(in: 0..<200, using: &generator)).map { _ in
-                UInt8.random(in: 0...255, using: &generator)
-            }
+            var random =
+                [RecordCodec.formatVersion, 3]
+                + (0..<Int.random(in: 0..<200, using: &generator)).map { _ in
+                    UInt8.random(in: 0...255, using: &generator)
+                }
             _ = try? RecordCodec.decodeResponse(random)
             random = valid
-            for _ in 0..<3 { random[Int.random(in: 2..<random.count, using: &generator)] = .random(in: 0...255, using: &generator) }
+            for _ in 0..<3 {
+                random[Int.random(in: 2..<random.count, using: &generator)] = .random(in: 0...255, using: &generator)
+            }
             _ = try? RecordCodec.decodeResponse(random)
         }
         // Huge lengths and over-long varints.
-        #expect(throws: ChimeError.self) { try RecordCodec.decodeRequest([1, 1, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0x7F]) }
+        #expect(throws: ChimeError.self) {
+            try RecordCodec.decodeRequest([1, 1, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0x7F])
+        }
         #expect(throws: ChimeError.self) { try RecordCodec.decodeRequest([1, 1] + Array(repeating: 0xFF, count: 20)) }
         // Deep nesting is refused, not a stack overflow.
         var deep: [UInt8] = [RecordCodec.formatVersion, 7]

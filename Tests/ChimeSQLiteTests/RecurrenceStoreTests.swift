@@ -1,11 +1,12 @@
 import ChimeCore
 import ChimePostgres
-@testable import ChimeSQLite
 import Foundation
 import PostgresTestServer
 import StoreTestSupport
 import TestThreads
 import Testing
+
+@testable import ChimeSQLite
 
 /// Recurrence-rule triggers in the stores (memory, SQLite, PostgreSQL) and in the record format.
 @Suite("Recurrence triggers in the stores", .testThreads)
@@ -16,9 +17,10 @@ struct RecurrenceStoreTests {
 
     /// The last workday of each month at 17:00 in Berlin, four times, without 31 March.
     static func lastWorkdays() throws -> RecurrenceSchedule {
-        try RecurrenceSchedule(rule: RecurrenceRule(parsing: "FREQ=MONTHLY;BYDAY=MO,TU,WE,TH,FR;BYSETPOS=-1;COUNT=4"),
-                               start: DateComponents(year: 2027, month: 1, day: 1, hour: 17), timeZone: berlin,
-                               exceptionDates: [try date("2027-03-31T15:00:00Z")])
+        try RecurrenceSchedule(
+            rule: RecurrenceRule(parsing: "FREQ=MONTHLY;BYDAY=MO,TU,WE,TH,FR;BYSETPOS=-1;COUNT=4"),
+            start: DateComponents(year: 2027, month: 1, day: 1, hour: 17), timeZone: berlin,
+            exceptionDates: [try date("2027-03-31T15:00:00Z")])
     }
 
     @Test("a recurrence trigger round-trips in format 4; other records keep their lower formats")
@@ -35,10 +37,13 @@ struct RecurrenceStoreTests {
         // With thumbnail options too: one version for the whole record, the content read as format 4 writes it.
         var content = Samples.content()
         content.attachments[0].thumbnailHidden = true
-        let both = NotificationRequest(identifier: "both", content: content, trigger: .recurrence(try Self.lastWorkdays()))
+        let both = NotificationRequest(
+            identifier: "both", content: content, trigger: .recurrence(try Self.lastWorkdays()))
         #expect(try RecordCodec.decodeRequest(RecordCodec.encode(both)) == both)
         let delivered = DeliveredNotification(request: both, date: after, sequence: 7)
-        #expect(try RecordCodec.decodeDelivered(RecordCodec.encode(delivered, encodedRequest: RecordCodec.encode(both))) == delivered)
+        #expect(
+            try RecordCodec.decodeDelivered(RecordCodec.encode(delivered, encodedRequest: RecordCodec.encode(both)))
+                == delivered)
         // A reader of formats 1-3 meets version 4 and says so; a kind 5 in a version 1 record is corrupt.
         var old = RecordCodec.encode(Samples.request("x", trigger: .push))
         old[old.count - 1] = 5
@@ -49,7 +54,8 @@ struct RecurrenceStoreTests {
     /// trigger): still read.
     @Test("a request record written before recurrence triggers still decodes")
     func oldRequestRecord() throws {
-        let url = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Fixtures/store-v1.sqlite")
+        let url = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent(
+            "Fixtures/store-v1.sqlite")
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
         try FileManager.default.copyItem(atPath: url.path, toPath: directory.path("store.sqlite"))
@@ -64,12 +70,15 @@ struct RecurrenceStoreTests {
         }
     }
 
-    @Test("pending: a recurrence request is stored, read back and due at its date in every store", arguments: StoreKind.allCases)
+    @Test(
+        "pending: a recurrence request is stored, read back and due at its date in every store",
+        arguments: StoreKind.allCases)
     func conformance(kind: StoreKind) throws {
         let schedule = try Self.lastWorkdays()
         let first = try #require(schedule.next(after: try Self.date("2027-01-01T00:00:00Z")))
-        let row = PendingRequest(request: Samples.request("rrule", trigger: .recurrence(schedule)), nextFireDate: first,
-                                 anchor: try Self.date("2027-01-01T00:00:00Z"))
+        let row = PendingRequest(
+            request: Samples.request("rrule", trigger: .recurrence(schedule)), nextFireDate: first,
+            anchor: try Self.date("2027-01-01T00:00:00Z"))
         try kind.withStore { store in
             try store.transaction { try store.putPending(row, app: "a") }
             let read = try store.pending(app: "a")
@@ -93,15 +102,19 @@ struct RecurrenceStoreTests {
         let schedule = try Self.lastWorkdays()
         try await kind.withEngine { engine in
             _ = try await engine.requestAuthorization(app: "com.example.a", options: [.alert])
-            let dates = try await engine.add([Samples.request("report", trigger: .recurrence(schedule))], app: "com.example.a")
+            let dates = try await engine.add(
+                [Samples.request("report", trigger: .recurrence(schedule))], app: "com.example.a")
             #expect(dates == [try Self.date("2027-01-29T16:00:00Z")])
             var fired: [Date] = []
             while let next = try await engine.nextFireDate() {
                 fired += try await engine.fireDue(now: next).map(\.date)
                 if fired.count > 10 { break }
             }
-            #expect(fired == [try Self.date("2027-01-29T16:00:00Z"), try Self.date("2027-02-26T16:00:00Z"),
-                              try Self.date("2027-04-30T15:00:00Z")])
+            #expect(
+                fired == [
+                    try Self.date("2027-01-29T16:00:00Z"), try Self.date("2027-02-26T16:00:00Z"),
+                    try Self.date("2027-04-30T15:00:00Z"),
+                ])
             #expect(try await engine.pending(app: "com.example.a").isEmpty)
         }
     }
@@ -117,7 +130,10 @@ struct RecurrenceStoreTests {
             let engine = NotificationEngine(store: store, timeZone: Self.berlin)
             _ = try await engine.requestAuthorization(app: "com.example.a", options: [.alert])
             _ = try await engine.add([Samples.request("report", trigger: .recurrence(schedule))], app: "com.example.a")
-            #expect(try await engine.fireDue(now: try Self.date("2027-01-29T16:00:00Z")).map(\.date) == [try Self.date("2027-01-29T16:00:00Z")])
+            #expect(
+                try await engine.fireDue(now: try Self.date("2027-01-29T16:00:00Z")).map(\.date) == [
+                    try Self.date("2027-01-29T16:00:00Z")
+                ])
             await engine.shutdown()
             store.close()
         }

@@ -1,10 +1,11 @@
 import ChimeCore
-@testable import ChimeSQLite
 import ChimeTesting
 import Foundation
 import StoreTestSupport
 import TestThreads
 import Testing
+
+@testable import ChimeSQLite
 
 /// One app cannot fill the store for every other: its pending requests and stored bytes are
 /// bounded (an add past a bound is refused whole, naming the app), its delivered list keeps the
@@ -15,31 +16,43 @@ struct StorageQuotaTests {
     static let app = "com.example.filler"
     static let other = "com.example.other"
 
-    static func engine(_ store: any NotificationStore, quota: StorageQuota, clock: ManualClock = ManualClock(now: Samples.base)) -> NotificationEngine {
+    static func engine(
+        _ store: any NotificationStore, quota: StorageQuota, clock: ManualClock = ManualClock(now: Samples.base)
+    ) -> NotificationEngine {
         var configuration = NotificationEngine.Configuration()
         configuration.quota = quota
-        return NotificationEngine(store: store, clock: clock, timeZone: TimeZone(identifier: "UTC")!,
-                                  policy: FixedAuthorizationPolicy(.grant), configuration: configuration)
+        return NotificationEngine(
+            store: store, clock: clock, timeZone: TimeZone(identifier: "UTC")!,
+            policy: FixedAuthorizationPolicy(.grant), configuration: configuration)
     }
 
-    static func requests(_ identifiers: some Sequence<String>, body: String = "b", after seconds: TimeInterval? = 3600) -> [NotificationRequest] {
+    static func requests(_ identifiers: some Sequence<String>, body: String = "b", after seconds: TimeInterval? = 3600)
+        -> [NotificationRequest]
+    {
         identifiers.map {
-            NotificationRequest(identifier: $0, content: NotificationContent(title: "t", body: body),
-                                trigger: seconds.map { .timeInterval($0, repeats: false) })
+            NotificationRequest(
+                identifier: $0, content: NotificationContent(title: "t", body: body),
+                trigger: seconds.map { .timeInterval($0, repeats: false) })
         }
     }
 
     // MARK: The stores
 
-    @Test("a store counts an app's pending and delivered rows and their bytes, and lists its oldest deliveries", arguments: StoreKind.allCases)
+    @Test(
+        "a store counts an app's pending and delivered rows and their bytes, and lists its oldest deliveries",
+        arguments: StoreKind.allCases)
     func storeUsage(kind: StoreKind) throws {
         try kind.withStore { store in
             #expect(try store.usage(app: Self.app) == StorageUsage())
             try store.transaction {
-                for index in 0..<4 { try store.putPending(pending("p\(index)", fire: Double(index + 1)), app: Self.app) }
+                for index in 0..<4 {
+                    try store.putPending(pending("p\(index)", fire: Double(index + 1)), app: Self.app)
+                }
                 try store.putPending(pending("q", fire: 1), app: Self.other)
                 for index in 0..<3 {
-                    let notification = DeliveredNotification(request: Samples.request("d\(index)"), date: Samples.base.addingTimeInterval(Double(10 - index)))
+                    let notification = DeliveredNotification(
+                        request: Samples.request("d\(index)"), date: Samples.base.addingTimeInterval(Double(10 - index))
+                    )
                     _ = try store.putDelivered(notification, app: Self.app)
                 }
             }
@@ -61,8 +74,9 @@ struct StorageQuotaTests {
 
     // MARK: Pending and bytes
 
-    @Test("past its pending bound an app's add is refused whole, naming the app; replacing still works; other apps carry on",
-          arguments: StoreKind.allCases)
+    @Test(
+        "past its pending bound an app's add is refused whole, naming the app; replacing still works; other apps carry on",
+        arguments: StoreKind.allCases)
     func pendingBound(kind: StoreKind) async throws {
         try await kind.withAsyncStore { store in
             let engine = Self.engine(store, quota: StorageQuota(pending: 5))
@@ -83,7 +97,9 @@ struct StorageQuotaTests {
             await #expect(throws: ChimeError.self) { _ = try await engine.add(Self.requests(["r5"]), app: Self.app) }
             // At the bound, a request replaced by its identifier takes no more room.
             _ = try await engine.add(Self.requests(["r0", "r1"], body: "changed"), app: Self.app)
-            #expect(try await engine.pending(app: Self.app).first { $0.request.identifier == "r0" }?.request.content.body == "changed")
+            #expect(
+                try await engine.pending(app: Self.app).first { $0.request.identifier == "r0" }?.request.content.body
+                    == "changed")
             // Another app is not affected; removing one of the first app's makes room for one.
             _ = try await engine.add(Self.requests((0..<5).map { "o\($0)" }), app: Self.other)
             _ = try await engine.removePending(app: Self.app, identifiers: ["r3"])
@@ -98,14 +114,17 @@ struct StorageQuotaTests {
         }
     }
 
-    @Test("past its byte bound an app's add is refused, and what it keeps stays within the bound", arguments: StoreKind.allCases)
+    @Test(
+        "past its byte bound an app's add is refused, and what it keeps stays within the bound",
+        arguments: StoreKind.allCases)
     func byteBound(kind: StoreKind) async throws {
         try await kind.withAsyncStore { store in
             let bound = 8_000
             let engine = Self.engine(store, quota: StorageQuota(bytes: bound))
             _ = try await engine.requestAuthorization(app: Self.app, options: [.alert])
             let body = String(repeating: "x", count: 500)
-            var added = 0, refusal: ChimeError?
+            var added = 0
+            var refusal: ChimeError?
             for index in 0..<100 where refusal == nil {
                 do {
                     _ = try await engine.add(Self.requests(["r\(index)"], body: body), app: Self.app)
@@ -125,8 +144,9 @@ struct StorageQuotaTests {
 
     // MARK: Delivered
 
-    @Test("past its delivered bound an app's oldest delivered notifications are removed, with an event; deliveries go on",
-          arguments: StoreKind.allCases)
+    @Test(
+        "past its delivered bound an app's oldest delivered notifications are removed, with an event; deliveries go on",
+        arguments: StoreKind.allCases)
     func deliveredBound(kind: StoreKind) async throws {
         try await kind.withAsyncStore { store in
             let clock = ManualClock(now: Samples.base)
@@ -161,14 +181,19 @@ struct StorageQuotaTests {
     static func damagedDeviceRows(_ path: String) async throws {
         let engine = Self.engine(try SQLiteStore(path: path), quota: .unlimited)
         _ = try await engine.requestAuthorization(app: Self.app, options: [.alert])
-        let region = CircularRegion(identifier: "office", center: Coordinate(latitude: 48.8566, longitude: 2.3522),
-                                    radius: 150, notifyOnEntry: true, notifyOnExit: false)
+        let region = CircularRegion(
+            identifier: "office", center: Coordinate(latitude: 48.8566, longitude: 2.3522),
+            radius: 150, notifyOnEntry: true, notifyOnExit: false)
         let content = NotificationContent(title: "t")
-        _ = try await engine.add(["good-place", "bad-place"].map {
-            NotificationRequest(identifier: $0, content: content, trigger: .location(region, repeats: false))
-        } + ["good-time", "bad-time"].map {
-            NotificationRequest(identifier: $0, content: content, trigger: .calendar(DateComponents(hour: 9, minute: 0), repeats: true))
-        }, app: Self.app)
+        _ = try await engine.add(
+            ["good-place", "bad-place"].map {
+                NotificationRequest(identifier: $0, content: content, trigger: .location(region, repeats: false))
+            }
+                + ["good-time", "bad-time"].map {
+                    NotificationRequest(
+                        identifier: $0, content: content,
+                        trigger: .calendar(DateComponents(hour: 9, minute: 0), repeats: true))
+                }, app: Self.app)
         await engine.shutdown()
         let raw = try SQLiteConnection(path: path)
         try raw.execute("UPDATE pending SET request = x'00ff00ff' WHERE identifier IN ('bad-place', 'bad-time')")
@@ -189,7 +214,8 @@ struct StorageQuotaTests {
         await engine.shutdown()
     }
 
-    @Test("a damaged floating row is set aside when the time zone changes, and the good one moves with the zone (SQLite)")
+    @Test(
+        "a damaged floating row is set aside when the time zone changes, and the good one moves with the zone (SQLite)")
     func damagedFloatingRow() async throws {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }

@@ -27,17 +27,21 @@ struct StreamedAddTests {
         let clock = ManualClock(now: StreamedAddTests.start)
         let engine: NotificationEngine
 
-        init(authorized: Bool = true, store kind: StoreKind = .sqlite, refusesPastCalendarTriggers: Bool = false) async throws {
+        init(authorized: Bool = true, store kind: StoreKind = .sqlite, refusesPastCalendarTriggers: Bool = false)
+            async throws
+        {
             directory = try TemporaryDirectory()
-            let store: any NotificationStore = switch kind {
-            case .sqlite: try SQLiteStore(path: directory.path("store.sqlite"))
-            case .memory: MemoryStore()
-            }
+            let store: any NotificationStore =
+                switch kind {
+                case .sqlite: try SQLiteStore(path: directory.path("store.sqlite"))
+                case .memory: MemoryStore()
+                }
             var configuration = NotificationEngine.Configuration()
             configuration.refusesPastCalendarTriggers = refusesPastCalendarTriggers
-            engine = NotificationEngine(store: store, clock: clock,
-                                        timeZone: TimeZone(identifier: "UTC")!,
-                                        policy: FixedAuthorizationPolicy(authorized ? .grant : .deny), configuration: configuration)
+            engine = NotificationEngine(
+                store: store, clock: clock,
+                timeZone: TimeZone(identifier: "UTC")!,
+                policy: FixedAuthorizationPolicy(authorized ? .grant : .deny), configuration: configuration)
             _ = try await engine.requestAuthorization(app: StreamedAddTests.app, options: [.alert, .sound, .badge])
         }
 
@@ -50,25 +54,39 @@ struct StreamedAddTests {
     /// Requests 0..<count; every 7th has no trigger (delivered at once), every 5th repeats.
     static func requests(count: Int = count) -> [NotificationRequest] {
         (0..<count).map { index in
-            let trigger: NotificationTrigger? = index % 7 == 3 ? nil : .timeInterval(Double(60 + index), repeats: index % 5 == 0)
-            return NotificationRequest(identifier: "r\(index)", content: NotificationContent(title: "Request \(index)"), trigger: trigger)
+            let trigger: NotificationTrigger? =
+                index % 7 == 3 ? nil : .timeInterval(Double(60 + index), repeats: index % 5 == 0)
+            return NotificationRequest(
+                identifier: "r\(index)", content: NotificationContent(title: "Request \(index)"), trigger: trigger)
         }
     }
 
-    @Test("every request is added, in call order, with its fire date; those without a trigger are delivered; one announcement")
+    @Test(
+        "every request is added, in call order, with its fire date; those without a trigger are delivered; one announcement"
+    )
     func addsAll() async throws {
         let fixture = try await Fixture()
         let events = fixture.engine.events(app: Self.app)
         let requests = Self.requests()
         let firsts = try await fixture.engine.add(requests, app: Self.app)
-        #expect(firsts == requests.map { $0.trigger == nil ? nil : Self.start.addingTimeInterval(60 + Double(Int($0.identifier.dropFirst())!)) })
+        #expect(
+            firsts
+                == requests.map {
+                    $0.trigger == nil
+                        ? nil : Self.start.addingTimeInterval(60 + Double(Int($0.identifier.dropFirst())!))
+                })
         let scheduled = requests.filter { $0.trigger != nil }
-        #expect(try await fixture.engine.pending(app: Self.app).map(\.request.identifier) == scheduled.map(\.identifier))
+        #expect(
+            try await fixture.engine.pending(app: Self.app).map(\.request.identifier) == scheduled.map(\.identifier))
         let immediate = Set(requests.filter { $0.trigger == nil }.map(\.identifier))
         #expect(Set(try await fixture.engine.delivered(app: Self.app).map(\.request.identifier)) == immediate)
         // What the add announced, up to a later marker operation's event.
-        try await fixture.engine.add([NotificationRequest(identifier: "marker", content: NotificationContent(title: "m"),
-                                                          trigger: .timeInterval(10, repeats: false))], app: Self.app)
+        try await fixture.engine.add(
+            [
+                NotificationRequest(
+                    identifier: "marker", content: NotificationContent(title: "m"),
+                    trigger: .timeInterval(10, repeats: false))
+            ], app: Self.app)
         var announcements: [[String]] = []
         var deliveries = 0
         for await event in events {
@@ -83,8 +101,9 @@ struct StreamedAddTests {
         await fixture.close()
     }
 
-    @Test("by default a request with no next date in any slice is accepted and never fires; the rest are added",
-          arguments: StoreKind.allCases, [0, 1_500, 4_999])
+    @Test(
+        "by default a request with no next date in any slice is accepted and never fires; the rest are added",
+        arguments: StoreKind.allCases, [0, 1_500, 4_999])
     func noNextDateAccepted(store: StoreKind, at index: Int) async throws {
         let fixture = try await Fixture(store: store)
         var requests = Self.requests()
@@ -92,12 +111,14 @@ struct StreamedAddTests {
         requests[index].trigger = .calendar(DateComponents(year: 2001, month: 1, day: 1), repeats: false)
         try await fixture.engine.add(requests, app: Self.app)
         #expect(try await fixture.engine.pendingCount(app: Self.app) == scheduled - 1)
-        #expect(try await fixture.engine.pending(app: Self.app).contains { $0.request.identifier == "r\(index)" } == false)
+        #expect(
+            try await fixture.engine.pending(app: Self.app).contains { $0.request.identifier == "r\(index)" } == false)
         await fixture.close()
     }
 
-    @Test("with refusesPastCalendarTriggers a request with no next date in any slice fails the whole add: nothing pending, nothing delivered",
-          arguments: StoreKind.allCases, [0, 1_500, 4_999])
+    @Test(
+        "with refusesPastCalendarTriggers a request with no next date in any slice fails the whole add: nothing pending, nothing delivered",
+        arguments: StoreKind.allCases, [0, 1_500, 4_999])
     func noNextDate(store: StoreKind, at index: Int) async throws {
         let fixture = try await Fixture(store: store, refusesPastCalendarTriggers: true)
         var requests = Self.requests()
@@ -114,8 +135,9 @@ struct StreamedAddTests {
         await fixture.close()
     }
 
-    @Test("an invalid request is refused with its index, and the slices written before it are rolled back",
-          arguments: StoreKind.allCases, [0, 3_210, 4_999])
+    @Test(
+        "an invalid request is refused with its index, and the slices written before it are rolled back",
+        arguments: StoreKind.allCases, [0, 3_210, 4_999])
     func invalid(store: StoreKind, at index: Int) async throws {
         let fixture = try await Fixture(store: store)
         var requests = Self.requests()
@@ -146,7 +168,9 @@ struct StreamedAddTests {
         try await Sleep.for(.milliseconds(1))
         let counted = try await engine.pendingCount(app: Self.app)
         #expect(try await large.value == requests.count)
-        #expect(counted == 0 || counted == requests.filter { $0.trigger != nil }.count, "never a part of the add: \(counted)")
+        #expect(
+            counted == 0 || counted == requests.filter { $0.trigger != nil }.count,
+            "never a part of the add: \(counted)")
         await fixture.close()
     }
 

@@ -1,10 +1,11 @@
 import ChimeCore
 import ChimeSQLite
 import ChimeTesting
-import TestThreads
 import Foundation
+import TestThreads
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 extension FileHandle {
@@ -19,7 +20,9 @@ extension FileHandle {
 
 /// An engine on the SQLite file at `path` on a manual clock standing at `date` (UTC), its scheduler
 /// started when `scheduler`, for `body`; shut down and closed after it, as a service restarting.
-func withSQLiteEngine(path: String, at date: Date, scheduler: Bool = false, _ body: (NotificationEngine) async throws -> Void) async throws {
+func withSQLiteEngine(
+    path: String, at date: Date, scheduler: Bool = false, _ body: (NotificationEngine) async throws -> Void
+) async throws {
     let store = try SQLiteStore(path: path)
     let engine = NotificationEngine(store: store, clock: ManualClock(now: date), timeZone: TimeZone(identifier: "UTC")!)
     if scheduler { engine.startScheduler() }

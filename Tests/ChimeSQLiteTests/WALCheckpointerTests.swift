@@ -1,9 +1,10 @@
 import ChimeCore
-@testable import ChimeSQLite
 import Foundation
 import StoreTestSupport
 import TestThreads
 import Testing
+
+@testable import ChimeSQLite
 
 /// The write-ahead log is copied into the file and restarted by the background checkpointer, with
 /// no checkpoint inside a commit: it stays bounded while writes go on.

@@ -1,16 +1,19 @@
 import ChimeCore
 import ChimePostgres
-@testable import ChimeSQLite
 import Foundation
 import PostgresTestServer
 import StoreTestSupport
 import TestThreads
 import Testing
 
+@testable import ChimeSQLite
+
 func webPushSubscription(_ id: String, created: Double, apps: [String]? = nil) -> WebPushSubscription {
-    WebPushSubscription(id: id, endpoint: "https://fcm.googleapis.com/fcm/send/\(id)", p256dh: [4] + Array(repeating: UInt8(id.count), count: 64),
-                        auth: Array(repeating: 7, count: 16), apps: apps, name: "device \(id)", userAgent: "Firefox/133",
-                        created: Samples.base.addingTimeInterval(created))
+    WebPushSubscription(
+        id: id, endpoint: "https://fcm.googleapis.com/fcm/send/\(id)",
+        p256dh: [4] + Array(repeating: UInt8(id.count), count: 64),
+        auth: Array(repeating: 7, count: 16), apps: apps, name: "device \(id)", userAgent: "Firefox/133",
+        created: Samples.base.addingTimeInterval(created))
 }
 
 @Suite("Store conformance: Web Push subscriptions and the push queue", .testThreads)
@@ -26,7 +29,10 @@ struct WebPushStoreTests {
             replaced.lastFailureReason = "HTTP 429"
             replaced.name = "Anna’s phone"
             try store.putWebPushSubscription(replaced)
-            #expect(try store.webPushSubscriptions() == [webPushSubscription("a", created: 1, apps: ["com.example.alarm"]), replaced])
+            #expect(
+                try store.webPushSubscriptions() == [
+                    webPushSubscription("a", created: 1, apps: ["com.example.alarm"]), replaced,
+                ])
             // One by id and one by endpoint, as the outcome of each push and a registration read them.
             #expect(try store.webPushSubscription(id: "b") == replaced)
             #expect(try store.webPushSubscription(endpoint: replaced.endpoint) == replaced)
@@ -35,7 +41,9 @@ struct WebPushStoreTests {
             // Another id with the endpoint of "a" is refused, and nothing changes.
             var clash = webPushSubscription("c", created: 3)
             clash.endpoint = webPushSubscription("a", created: 1).endpoint
-            let error = #expect(throws: ChimeError.self) { try store.transaction { try store.putWebPushSubscription(clash) } }
+            let error = #expect(throws: ChimeError.self) {
+                try store.transaction { try store.putWebPushSubscription(clash) }
+            }
             #expect(error?.field == "endpoint")
             #expect(try store.webPushSubscriptions().map(\.id) == ["a", "b"])
             #expect(try store.removeWebPushSubscription(id: "a"))
@@ -44,12 +52,15 @@ struct WebPushStoreTests {
         }
     }
 
-    @Test("queue: claimed until a date, retried later, finished; a message goes with its last push", arguments: StoreKind.allCases)
+    @Test(
+        "queue: claimed until a date, retried later, finished; a message goes with its last push",
+        arguments: StoreKind.allCases)
     func queue(kind: StoreKind) throws {
         try kind.withStore { store in
             let at = { (seconds: Double) in Samples.base.addingTimeInterval(seconds) }
             for id in ["s1", "s2", "s3"] { try store.putWebPushSubscription(webPushSubscription(id, created: 0)) }
-            let first = try store.queueWebPush("{\"m\":1}", app: "com.a", subscriptions: ["s1", "s2"], claimedUntil: at(60))
+            let first = try store.queueWebPush(
+                "{\"m\":1}", app: "com.a", subscriptions: ["s1", "s2"], claimedUntil: at(60))
             let second = try store.queueWebPush("{\"m\":2}", app: "com.b", subscriptions: ["s3"], claimedUntil: at(30))
             #expect(first != second)
             #expect(try store.queuedWebPushCount() == 3)
@@ -61,7 +72,8 @@ struct WebPushStoreTests {
             #expect(due.map(\.app) == ["com.b", "com.a"])
             #expect(due.allSatisfy { $0.attempts == 0 })
             // Taken ones are claimed: only s2 is left before 60.
-            #expect(try store.claimWebPushes(before: at(60), claimUntil: at(120), limit: 10).map(\.subscription) == ["s2"])
+            #expect(
+                try store.claimWebPushes(before: at(60), claimUntil: at(120), limit: 10).map(\.subscription) == ["s2"])
             try store.retryWebPush(message: first, subscription: "s1", attempts: 1, notBefore: at(90))
             let retried = try store.claimWebPushes(before: at(100), claimUntil: at(300), limit: 10)
             #expect(retried.map(\.subscription) == ["s1"])
@@ -81,8 +93,9 @@ struct WebPushStoreTests {
         }
     }
 
-    @Test("claims given back are due at once with their attempts kept; whether any device is subscribed; the log's newest event",
-          arguments: StoreKind.allCases)
+    @Test(
+        "claims given back are due at once with their attempts kept; whether any device is subscribed; the log's newest event",
+        arguments: StoreKind.allCases)
     func releaseAndQueries(kind: StoreKind) throws {
         try kind.withStore { store in
             let at = { (seconds: Double) in Samples.base.addingTimeInterval(seconds) }
@@ -90,21 +103,31 @@ struct WebPushStoreTests {
             #expect(try store.newestEventSequence() == 0)
             for id in ["s1", "s2", "s3"] { try store.putWebPushSubscription(webPushSubscription(id, created: 0)) }
             #expect(try store.hasWebPushSubscriptions())
-            let message = try store.queueWebPush("{\"m\":1}", app: "com.a", subscriptions: ["s1", "s2", "s3"], claimedUntil: at(120))
+            let message = try store.queueWebPush(
+                "{\"m\":1}", app: "com.a", subscriptions: ["s1", "s2", "s3"], claimedUntil: at(120))
             try store.retryWebPush(message: message, subscription: "s2", attempts: 3, notBefore: at(500))
             try store.transaction {
-                try store.releaseWebPushes([QueuedWebPushID(message: message, subscription: "s1"), QueuedWebPushID(message: message, subscription: "s2")],
-                                           at: at(-120))
+                try store.releaseWebPushes(
+                    [
+                        QueuedWebPushID(message: message, subscription: "s1"),
+                        QueuedWebPushID(message: message, subscription: "s2"),
+                    ],
+                    at: at(-120))
             }
             let due = try store.claimWebPushes(before: at(0), claimUntil: at(200), limit: 10)
             #expect(due.map(\.subscription) == ["s1", "s2"])
             #expect(due.map(\.attempts) == [0, 3])
-            #expect(due.map(\.id) == [QueuedWebPushID(message: message, subscription: "s1"), QueuedWebPushID(message: message, subscription: "s2")])
+            #expect(
+                due.map(\.id) == [
+                    QueuedWebPushID(message: message, subscription: "s1"),
+                    QueuedWebPushID(message: message, subscription: "s2"),
+                ])
             // s3's claim stands.
             #expect(try store.claimWebPushes(before: at(119), claimUntil: at(200), limit: 10).isEmpty)
             for id in ["s1", "s2", "s3"] { _ = try store.removeWebPushSubscription(id: id) }
             #expect(try !store.hasWebPushSubscriptions())
-            let event = EngineEvent(app: "com.a", date: Samples.base, payload: .removed(identifiers: ["x"], scope: .delivered))
+            let event = EngineEvent(
+                app: "com.a", date: Samples.base, payload: .removed(identifiers: ["x"], scope: .delivered))
             let first = try store.appendEvent(event)
             let second = try store.appendEvent(event)
             #expect(second > first)
@@ -128,7 +151,8 @@ struct WebPushStoreTests {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
         let copy = directory.path("store.sqlite")
-        try FileManager.default.copyItem(atPath: StoreFixtureTests.fixtures.appendingPathComponent("store-v4.sqlite").path, toPath: copy)
+        try FileManager.default.copyItem(
+            atPath: StoreFixtureTests.fixtures.appendingPathComponent("store-v4.sqlite").path, toPath: copy)
         let store = try SQLiteStore(path: copy)
         #expect(try store.pending(app: "com.example.fixture").isEmpty == false)
         try store.putWebPushSubscription(webPushSubscription("s", created: 0))

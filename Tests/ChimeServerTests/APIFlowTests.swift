@@ -2,14 +2,15 @@ import ChimeCore
 import Foundation
 import TestThreads
 import Testing
+
 @testable import ChimeServer
 
 let alarmCategory = #"""
-[{"identifier": "alarm.category", "actions": [
-  {"identifier": "snooze", "title": "Snooze 5 Sec", "options": []},
-  {"identifier": "comment", "title": "Add Comment", "options": ["foreground"], "textInputButtonTitle": "Add", "textInputPlaceholder": "Add Comment Here"}],
-  "intentIdentifiers": [], "options": ["customDismissAction"]}]
-"""#
+    [{"identifier": "alarm.category", "actions": [
+      {"identifier": "snooze", "title": "Snooze 5 Sec", "options": []},
+      {"identifier": "comment", "title": "Add Comment", "options": ["foreground"], "textInputButtonTitle": "Add", "textInputPlaceholder": "Add Comment Here"}],
+      "intentIdentifiers": [], "options": ["customDismissAction"]}]
+    """#
 
 @Suite("API flow", .testThreads)
 struct APIFlowTests {
@@ -20,7 +21,8 @@ struct APIFlowTests {
             let app = harness.client(token: token)
             let base = "/v1/apps/com.example.alarm"
 
-            let authorization = try await app.post(base + "/authorization", json: #"{"options": ["alert", "sound", "badge"]}"#)
+            let authorization = try await app.post(
+                base + "/authorization", json: #"{"options": ["alert", "sound", "badge"]}"#)
             #expect(authorization.status == 200)
             #expect(authorization.json?["granted"] == .bool(true))
             #expect(authorization.json?["status"] == .string("authorized"))
@@ -34,10 +36,12 @@ struct APIFlowTests {
             let events = try await SSEClient.open(harness.endpoint, path: base + "/events", token: token)
             #expect(events.status == 200)
 
-            let added = try await app.post(base + "/requests", json: #"""
-                {"identifier": "wake", "title": "Wake up", "body": "Alarm", "categoryIdentifier": "alarm.category",
-                 "sound": "default", "userInfo": {"task": "run"}, "trigger": {"type": "timeInterval", "timeInterval": 3, "repeats": false}}
-                """#)
+            let added = try await app.post(
+                base + "/requests",
+                json: #"""
+                    {"identifier": "wake", "title": "Wake up", "body": "Alarm", "categoryIdentifier": "alarm.category",
+                     "sound": "default", "userInfo": {"task": "run"}, "trigger": {"type": "timeInterval", "timeInterval": 3, "repeats": false}}
+                    """#)
             #expect(added.status == 201)
             #expect(added.json?["identifier"] == .string("wake"))
             guard case .string(let next)? = added.json?["nextTriggerDate"] else {
@@ -58,13 +62,16 @@ struct APIFlowTests {
             #expect(try await app.get(base + "/requests").json?.arrayCount == 0)
 
             // Only the user answers.
-            let byApp = try await app.post(base + "/notifications/wake/responses", json: #"{"actionIdentifier": "comment", "userText": "5 more"}"#)
+            let byApp = try await app.post(
+                base + "/notifications/wake/responses", json: #"{"actionIdentifier": "comment", "userText": "5 more"}"#)
             #expect(byApp.status == 403)
-            let unknownAction = try await harness.owner.post(base + "/notifications/wake/responses", json: #"{"actionIdentifier": "fly"}"#)
+            let unknownAction = try await harness.owner.post(
+                base + "/notifications/wake/responses", json: #"{"actionIdentifier": "fly"}"#)
             #expect(unknownAction.status == 400)
             #expect(unknownAction.errorCode == "unknownAction")
-            let answer = try await harness.owner.post(base + "/notifications/wake/responses",
-                                                      json: #"{"actionIdentifier": "comment", "userText": "5 more"}"#)
+            let answer = try await harness.owner.post(
+                base + "/notifications/wake/responses",
+                json: #"{"actionIdentifier": "comment", "userText": "5 more"}"#)
             #expect(answer.status == 201)
             #expect(answer.json?["userText"] == .string("5 more"))
 
@@ -93,11 +100,13 @@ struct APIFlowTests {
             let app = harness.client(token: token)
             let base = "/v1/apps/com.example.bulk"
             _ = try await app.post(base + "/authorization")
-            let added = try await app.post(base + "/requests", json: #"""
-                [{"identifier": "a", "title": "A", "trigger": {"type": "timeInterval", "timeInterval": 3600}},
-                 {"identifier": "b", "title": "B", "trigger": {"type": "calendar", "dateComponents": {"hour": 8, "minute": 30}, "repeats": true}},
-                 {"identifier": "c", "title": "C", "trigger": {"type": "location", "region": {"identifier": "office", "latitude": 52.52, "longitude": 13.40, "radius": 100}}}]
-                """#)
+            let added = try await app.post(
+                base + "/requests",
+                json: #"""
+                    [{"identifier": "a", "title": "A", "trigger": {"type": "timeInterval", "timeInterval": 3600}},
+                     {"identifier": "b", "title": "B", "trigger": {"type": "calendar", "dateComponents": {"hour": 8, "minute": 30}, "repeats": true}},
+                     {"identifier": "c", "title": "C", "trigger": {"type": "location", "region": {"identifier": "office", "latitude": 52.52, "longitude": 13.40, "radius": 100}}}]
+                    """#)
             #expect(added.status == 201)
             #expect(added.json?.arrayCount == 3)
             #expect(added.json?[0]?["nextTriggerDate"]?.isString == true)
@@ -109,7 +118,8 @@ struct APIFlowTests {
             #expect(try await app.get(base + "/requests").json?.arrayCount == 0)
 
             // Immediate delivery, threads, newest first.
-            _ = try await app.post(base + "/requests", json: #"{"identifier": "n1", "title": "1", "threadIdentifier": "t"}"#)
+            _ = try await app.post(
+                base + "/requests", json: #"{"identifier": "n1", "title": "1", "threadIdentifier": "t"}"#)
             _ = try await app.post(base + "/requests", json: #"{"identifier": "n2", "title": "2"}"#)
             let all = try await app.get(base + "/notifications")
             #expect(all.json?.arrayCount == 2)
@@ -154,17 +164,23 @@ struct APIFlowTests {
             #expect(list.json?[0]?["tokenHash"] == nil)
 
             let device = try await harness.client(token: token).get("/v1/apps/com.example.one/device-token")
-            guard case .string(let deviceToken)? = device.json?["deviceToken"] else { throw TestClientError(description: device.text) }
+            guard case .string(let deviceToken)? = device.json?["deviceToken"] else {
+                throw TestClientError(description: device.text)
+            }
             #expect(deviceToken.count == 64)
 
             let rotated = try await harness.owner.post("/v1/apps/com.example.one/token")
-            guard case .string(let newToken)? = rotated.json?["token"] else { throw TestClientError(description: rotated.text) }
+            guard case .string(let newToken)? = rotated.json?["token"] else {
+                throw TestClientError(description: rotated.text)
+            }
             #expect(try await harness.client(token: token).get("/v1/apps/com.example.one/settings").status == 401)
             #expect(try await harness.client(token: newToken).get("/v1/apps/com.example.one/settings").status == 200)
 
-            let location = try await harness.owner.post("/v1/location", json: #"{"latitude": 52.52, "longitude": 13.40}"#)
+            let location = try await harness.owner.post(
+                "/v1/location", json: #"{"latitude": 52.52, "longitude": 13.40}"#)
             #expect(location.status == 200)
-            #expect(try await harness.owner.post("/v1/location", json: #"{"latitude": 100, "longitude": 0}"#).status == 400)
+            #expect(
+                try await harness.owner.post("/v1/location", json: #"{"latitude": 100, "longitude": 0}"#).status == 400)
 
             #expect(try await harness.owner.delete("/v1/apps/com.example.one").status == 204)
             #expect(try await harness.owner.get("/v1/apps/com.example.one/settings").status == 404)

@@ -12,7 +12,9 @@ import Testing
 struct AutoDismissAPITests {
     static let start = JSONMapping.parseDate("2027-06-01T12:00:00Z")!
 
-    @Test("curl adds notifications with ends of relevance; each leaves the list, the stream and /metrics say so when it comes")
+    @Test(
+        "curl adds notifications with ends of relevance; each leaves the list, the stream and /metrics say so when it comes"
+    )
     func overHTTP() async throws {
         let clock = ManualClock(now: Self.start)
         try await ServiceHarness.with(clock: clock) { harness in
@@ -20,50 +22,78 @@ struct AutoDismissAPITests {
             let app = harness.client(token: token)
             let root = "http://127.0.0.1:\(harness.service.port)"
             let base = root + "/v1/apps/com.example.dismiss"
-            #expect(try await app.post("/v1/apps/com.example.dismiss/authorization", json: #"{"options": ["alert"]}"#).status == 200)
+            #expect(
+                try await app.post("/v1/apps/com.example.dismiss/authorization", json: #"{"options": ["alert"]}"#)
+                    .status == 200)
 
-            let added = try await ExpiryAPITests.curl("POST", base + "/requests", token: token, body: #"""
-                [{"identifier": "bus", "title": "Bus 42", "dismissIn": 600, "trigger": {"type": "timeInterval", "timeInterval": 60}},
-                 {"identifier": "now", "title": "Doors closing", "dismissAt": "2027-06-01T12:30:00Z"}]
-                """#)
+            let added = try await ExpiryAPITests.curl(
+                "POST", base + "/requests", token: token,
+                body: #"""
+                    [{"identifier": "bus", "title": "Bus 42", "dismissIn": 600, "trigger": {"type": "timeInterval", "timeInterval": 60}},
+                     {"identifier": "now", "title": "Doors closing", "dismissAt": "2027-06-01T12:30:00Z"}]
+                    """#)
             #expect(added.status == 201)
-            #expect(added.json?[0]?["dismissIn"] == .number(600), "a duration counts from each delivery: kept as one while pending")
+            #expect(
+                added.json?[0]?["dismissIn"] == .number(600),
+                "a duration counts from each delivery: kept as one while pending")
             #expect(added.json?[1]?["dismissAt"] == .string("2027-06-01T12:30:00.000Z"))
-            let sent = try await ExpiryAPITests.curl("POST", base + "/send", token: token, body: "Backup done",
-                                                     headers: [("Content-Type", "text/plain"), ("Identifier", "backup"), ("Dismiss-In", "5m")])
+            let sent = try await ExpiryAPITests.curl(
+                "POST", base + "/send", token: token, body: "Backup done",
+                headers: [("Content-Type", "text/plain"), ("Identifier", "backup"), ("Dismiss-In", "5m")])
             #expect(sent.status == 201, "\(String(describing: sent.json))")
             let delivered = try await ExpiryAPITests.curl("GET", base + "/notifications", token: token)
             #expect(ExpiryAPITests.identifiers(delivered.json) == ["backup", "now"])
-            #expect(delivered.json?[0]?["dismissAt"] == .string("2027-06-01T12:05:00.000Z"), "the date it made at the delivery")
+            #expect(
+                delivered.json?[0]?["dismissAt"] == .string("2027-06-01T12:05:00.000Z"),
+                "the date it made at the delivery")
 
             // Refusals name the field (or the header) and say what is accepted.
-            for (body, field) in [(#"{"identifier": "n", "title": "N", "dismissIn": -5}"#, "dismissIn"),
-                                  (#"{"identifier": "z", "title": "Z", "dismissIn": 0}"#, "dismissIn"),
-                                  (#"{"identifier": "s", "title": "S", "dismissIn": "10m"}"#, "dismissIn"),
-                                  (#"{"identifier": "d", "title": "D", "dismissAt": "tomorrow"}"#, "dismissAt"),
-                                  (#"{"identifier": "b", "title": "B", "dismissIn": 5, "dismissAt": "2027-06-01T13:00:00Z"}"#, "dismissIn"),
-                                  (#"[{"identifier": "ok", "title": "OK"}, {"identifier": "x", "title": "X", "dismissIn": -1}]"#, "[1].dismissIn")] {
+            for (body, field) in [
+                (#"{"identifier": "n", "title": "N", "dismissIn": -5}"#, "dismissIn"),
+                (#"{"identifier": "z", "title": "Z", "dismissIn": 0}"#, "dismissIn"),
+                (#"{"identifier": "s", "title": "S", "dismissIn": "10m"}"#, "dismissIn"),
+                (#"{"identifier": "d", "title": "D", "dismissAt": "tomorrow"}"#, "dismissAt"),
+                (
+                    #"{"identifier": "b", "title": "B", "dismissIn": 5, "dismissAt": "2027-06-01T13:00:00Z"}"#,
+                    "dismissIn"
+                ),
+                (
+                    #"[{"identifier": "ok", "title": "OK"}, {"identifier": "x", "title": "X", "dismissIn": -1}]"#,
+                    "[1].dismissIn"
+                ),
+            ] {
                 let refused = try await ExpiryAPITests.curl("POST", base + "/requests", token: token, body: body)
                 #expect(refused.status == 400, "\(body)")
-                #expect(refused.json?["error"]?["field"] == .string(field), "\(body): \(String(describing: refused.json))")
+                #expect(
+                    refused.json?["error"]?["field"] == .string(field), "\(body): \(String(describing: refused.json))")
             }
-            for (headers, field) in [([("Dismiss-In", "soon")], "Dismiss-In"), ([("Dismiss-At", "later")], "Dismiss-At"),
-                                     ([("Dismiss-In", "5m"), ("Dismiss-At", "2027-06-01T13:00:00Z")], "Dismiss-In")] {
-                let badHeader = try await ExpiryAPITests.curl("POST", base + "/send", token: token, body: "x",
-                                                              headers: [("Content-Type", "text/plain")] + headers)
+            for (headers, field) in [
+                ([("Dismiss-In", "soon")], "Dismiss-In"), ([("Dismiss-At", "later")], "Dismiss-At"),
+                ([("Dismiss-In", "5m"), ("Dismiss-At", "2027-06-01T13:00:00Z")], "Dismiss-In"),
+            ] {
+                let badHeader = try await ExpiryAPITests.curl(
+                    "POST", base + "/send", token: token, body: "x",
+                    headers: [("Content-Type", "text/plain")] + headers)
                 #expect(badHeader.status == 400)
                 #expect(badHeader.json?["error"]?["field"] == .string(field), "\(headers)")
             }
-            #expect(ExpiryAPITests.identifiers(try await ExpiryAPITests.curl("GET", base + "/notifications", token: token).json) == ["backup", "now"])
+            #expect(
+                ExpiryAPITests.identifiers(
+                    try await ExpiryAPITests.curl("GET", base + "/notifications", token: token).json) == [
+                        "backup", "now",
+                    ])
 
             // 12:01: the bus notification is delivered, to go at 12:11.
-            let events = try await SSEClient.open(harness.endpoint, path: "/v1/apps/com.example.dismiss/events", token: token)
+            let events = try await SSEClient.open(
+                harness.endpoint, path: "/v1/apps/com.example.dismiss/events", token: token)
             #expect(events.status == 200)
             clock.set(Self.start.addingTimeInterval(60))
             var deliveredBus: JSONValue?
             for _ in 0..<20 where deliveredBus == nil {
                 let event = try await events.next(timeout: 20)
-                if event.event == "delivered", event.json?["notification"]?["identifier"] == .string("bus") { deliveredBus = event.json }
+                if event.event == "delivered", event.json?["notification"]?["identifier"] == .string("bus") {
+                    deliveredBus = event.json
+                }
             }
             #expect(deliveredBus?["notification"]?["dismissAt"] == .string("2027-06-01T12:11:00.000Z"))
 
@@ -81,7 +111,10 @@ struct AutoDismissAPITests {
             let remaining = try await ExpiryAPITests.curl("GET", base + "/notifications", token: token)
             #expect(ExpiryAPITests.identifiers(remaining.json) == ["now"])
 
-            let metrics = try await ChildProcess.run("/usr/bin/curl", arguments: ["-sS", root + "/metrics", "-H", "Authorization: Bearer \(harness.service.ownerToken)"], timeout: 30)
+            let metrics = try await ChildProcess.run(
+                "/usr/bin/curl",
+                arguments: ["-sS", root + "/metrics", "-H", "Authorization: Bearer \(harness.service.ownerToken)"],
+                timeout: 30)
             #expect(metrics.text.contains("# TYPE chime_auto_dismissed_total counter"))
             #expect(metrics.text.contains("\nchime_auto_dismissed_total 2\n"), "\(metrics.text.prefix(2000))")
 

@@ -3,6 +3,7 @@ import Foundation
 import Synchronization
 import TestThreads
 import Testing
+
 @testable import ChimeServer
 
 /// Background launch: an answer for an app that is not running starts the app's launch command,
@@ -13,13 +14,15 @@ struct BackgroundLaunchTests {
 
     /// The stand-in app, built next to the test bundle.
     static func launchedApp() throws -> String {
-        let candidates = [Bundle.main.executableURL, URL(fileURLWithPath: CommandLine.arguments[0])]
+        let candidates =
+            [Bundle.main.executableURL, URL(fileURLWithPath: CommandLine.arguments[0])]
             .compactMap { $0?.deletingLastPathComponent() } + [Bundle.main.bundleURL.deletingLastPathComponent()]
         for directory in candidates {
             let url = directory.appendingPathComponent("ChimeLaunchedApp")
             if FileManager.default.isExecutableFile(atPath: url.path) { return url.path }
         }
-        throw TestClientError(description: "ChimeLaunchedApp was not found next to the test bundle in \(candidates.map(\.path))")
+        throw TestClientError(
+            description: "ChimeLaunchedApp was not found next to the test bundle in \(candidates.map(\.path))")
     }
 
     /// A registered, authorized app whose launch command is the stand-in app, writing to `record`
@@ -36,30 +39,37 @@ struct BackgroundLaunchTests {
             self.mode = harness.directory + "/mode.txt"
             try mode.write(toFile: self.mode, atomically: true, encoding: .utf8)
             let command = [try BackgroundLaunchTests.launchedApp(), record, self.mode]
-            let body = JSONValue.object(["bundleIdentifier": .string(app), "launch": .array(command.map(JSONValue.string))])
+            let body = JSONValue.object([
+                "bundleIdentifier": .string(app), "launch": .array(command.map(JSONValue.string)),
+            ])
             let created = try await harness.owner.request(.createApp, json: body.serialized())
             try #require(created.status == 201, "\(created.text)")
             #expect(created.json?["launch"] == .array(command.map(JSONValue.string)))
-            guard case .string(let token)? = created.json?["token"] else { throw TestClientError(description: "no token: \(created.text)") }
+            guard case .string(let token)? = created.json?["token"] else {
+                throw TestClientError(description: "no token: \(created.text)")
+            }
             self.token = token
             let client = harness.client(token: token)
             try #require(try await client.request(.requestAuthorization, ["app": app]).status == 200)
-            let categories = #"[{"identifier": "organizer", "actions": [{"identifier": "markAsDone", "title": "Mark As Done"}, {"identifier": "note", "title": "Note", "textInputButtonTitle": "Save"}]}]"#
+            let categories =
+                #"[{"identifier": "organizer", "actions": [{"identifier": "markAsDone", "title": "Mark As Done"}, {"identifier": "note", "title": "Note", "textInputButtonTitle": "Save"}]}]"#
             try #require(try await client.request(.setCategories, ["app": app], json: categories).status == 200)
             try await deliver("task-1")
         }
 
         func deliver(_ identifier: String) async throws {
             let request = #"{"identifier": "\#(identifier)", "title": "Buy milk", "categoryIdentifier": "organizer"}"#
-            try #require(try await harness.client(token: token).request(.addRequests, ["app": app], json: request).status == 201)
+            try #require(
+                try await harness.client(token: token).request(.addRequests, ["app": app], json: request).status == 201)
         }
 
         /// The user's answer, as the web center or `chime respond` gives it.
         func answer(_ identifier: String, _ action: String, text: String? = nil) async throws {
             var body: JSONObject = ["actionIdentifier": .string(action)]
             if let text { body["userText"] = .string(text) }
-            let response = try await harness.owner.request(.respond, ["app": app, "identifier": identifier],
-                                                           json: JSONValue.object(body).serialized())
+            let response = try await harness.owner.request(
+                .respond, ["app": app, "identifier": identifier],
+                json: JSONValue.object(body).serialized())
             try #require(response.status == 201, "\(response.text)")
         }
 
@@ -68,7 +78,9 @@ struct BackgroundLaunchTests {
         }
 
         func outbox() async throws -> Int {
-            guard case .array(let items)? = try await harness.owner.request(.outbox, ["app": app]).json else { return -1 }
+            guard case .array(let items)? = try await harness.owner.request(.outbox, ["app": app]).json else {
+                return -1
+            }
             return items.count
         }
     }
@@ -83,12 +95,14 @@ struct BackgroundLaunchTests {
         return try await condition()
     }
 
-    @Test("an answer given while the app is not running starts its command, whose delegate gets it; it leaves the outbox")
+    @Test(
+        "an answer given while the app is not running starts its command, whose delegate gets it; it leaves the outbox")
     func launchesAndHandsOver() async throws {
         try await ServiceHarness.with { harness in
             let setup = try await Setup(harness, mode: "handle")
             try await setup.answer("task-1", "note", text: "semi-skimmed")
-            #expect(try await Self.eventually { try await setup.outbox() == 0 }, "the launched app acknowledged the answer")
+            #expect(
+                try await Self.eventually { try await setup.outbox() == 0 }, "the launched app acknowledged the answer")
             let lines = setup.lines
             #expect(lines.count == 2, "\(lines)")
             #expect(lines.first?.hasPrefix("launch reason=response bundle=\(Self.app) token=") == true)
@@ -101,7 +115,9 @@ struct BackgroundLaunchTests {
         }
     }
 
-    @Test("a command that fails is logged with its status and retried with back-off; the answer waits in the outbox until handled")
+    @Test(
+        "a command that fails is logged with its status and retried with back-off; the answer waits in the outbox until handled"
+    )
     func retriesAfterFailure() async throws {
         let log = LogLines()
         try await ServiceHarness.with(logger: log.logger) { harness in
@@ -110,14 +126,17 @@ struct BackgroundLaunchTests {
             #expect(await Self.eventually { log.contains("status 3 without acknowledging") }, "\(log.all)")
             #expect(try await setup.outbox() == 1, "a failed launch loses nothing")
             try "handle".write(toFile: setup.mode, atomically: true, encoding: .utf8)
-            #expect(try await Self.eventually { try await setup.outbox() == 0 }, "the next attempt, after the back-off, handles it")
+            #expect(
+                try await Self.eventually { try await setup.outbox() == 0 },
+                "the next attempt, after the back-off, handles it")
             #expect(setup.lines.filter { $0.hasPrefix("answer") } == ["answer task-1 markAsDone "], "handed over once")
             #expect(setup.lines.filter { $0.hasPrefix("launch") }.count >= 2)
             #expect(log.contains("failing on purpose"), "the process's output reaches the log")
         }
     }
 
-    @Test("a process still running after the launch timeout is stopped, and the answer is handed over by a later launch")
+    @Test(
+        "a process still running after the launch timeout is stopped, and the answer is handed over by a later launch")
     func timeout() async throws {
         let log = LogLines()
         try await ServiceHarness.with(launchTimeout: .seconds(1), logger: log.logger) { harness in
@@ -146,7 +165,10 @@ struct BackgroundLaunchTests {
             try "".write(toFile: setup.record + ".go", atomically: true, encoding: .utf8)
             #expect(try await Self.eventually { try await setup.outbox() == 0 })
             #expect(setup.lines.filter { $0.hasPrefix("launch") }.count == 1, "\(setup.lines)")
-            #expect(Set(setup.lines.filter { $0.hasPrefix("answer") }) == ["answer task-1 markAsDone ", "answer task-2 markAsDone "])
+            #expect(
+                Set(setup.lines.filter { $0.hasPrefix("answer") }) == [
+                    "answer task-1 markAsDone ", "answer task-2 markAsDone ",
+                ])
         }
     }
 
@@ -155,7 +177,8 @@ struct BackgroundLaunchTests {
         // A short heartbeat: the server notices the closed stream at its next write.
         try await ServiceHarness.with(heartbeat: .seconds(1)) { harness in
             let setup = try await Setup(harness, mode: "handle")
-            let stream = try await SSEClient.open(harness.endpoint, path: "/v1/apps/\(Self.app)/events", token: setup.token)
+            let stream = try await SSEClient.open(
+                harness.endpoint, path: "/v1/apps/\(Self.app)/events", token: setup.token)
             try await setup.answer("task-1", "markAsDone")
             var kinds: [String] = []
             while !kinds.contains("response") { kinds.append(try await stream.next().event ?? "") }
@@ -173,23 +196,30 @@ struct BackgroundLaunchTests {
     func ownerOnly() async throws {
         try await ServiceHarness.with { harness in
             let token = try await harness.createApp(Self.app)
-            let byApp = try await harness.client(token: token).request("PATCH", "/v1/apps/\(Self.app)",
-                                                                      body: Array(#"{"launch": "/bin/sh -c 'rm -rf ~'"}"#.utf8),
-                                                                      contentType: "application/json")
+            let byApp = try await harness.client(token: token).request(
+                "PATCH", "/v1/apps/\(Self.app)",
+                body: Array(#"{"launch": "/bin/sh -c 'rm -rf ~'"}"#.utf8),
+                contentType: "application/json")
             #expect(byApp.status == 403)
             #expect(try await harness.service.engine.app(Self.app).launchCommand == nil)
-            for (body, expected) in [(#"{"launch": "organizer 'unclosed"}"#, "not closed"), (#"{"launch": []}"#, "empty"),
-                                     (#"{"launch": 3}"#, "expected a command line"), (#"{}"#, "launch is missing")] {
-                let refused = try await harness.owner.request("PATCH", "/v1/apps/\(Self.app)", body: Array(body.utf8), contentType: "application/json")
+            for (body, expected) in [
+                (#"{"launch": "organizer 'unclosed"}"#, "not closed"), (#"{"launch": []}"#, "empty"),
+                (#"{"launch": 3}"#, "expected a command line"), (#"{}"#, "launch is missing"),
+            ] {
+                let refused = try await harness.owner.request(
+                    "PATCH", "/v1/apps/\(Self.app)", body: Array(body.utf8), contentType: "application/json")
                 #expect(refused.status == 400, "\(body)")
                 #expect(refused.json?["error"]?["field"] == "launch", "\(body): \(refused.text)")
                 #expect(refused.text.contains(expected), "\(body): \(refused.text)")
             }
-            let set = try await harness.owner.request("PATCH", "/v1/apps/\(Self.app)", body: Array(#"{"launch": "organizer --tasks \"my tasks.json\""}"#.utf8),
-                                                      contentType: "application/json")
+            let set = try await harness.owner.request(
+                "PATCH", "/v1/apps/\(Self.app)",
+                body: Array(#"{"launch": "organizer --tasks \"my tasks.json\""}"#.utf8),
+                contentType: "application/json")
             #expect(set.json?["launch"] == ["organizer", "--tasks", "my tasks.json"])
-            let cleared = try await harness.owner.request("PATCH", "/v1/apps/\(Self.app)", body: Array(#"{"launch": null}"#.utf8),
-                                                          contentType: "application/json")
+            let cleared = try await harness.owner.request(
+                "PATCH", "/v1/apps/\(Self.app)", body: Array(#"{"launch": null}"#.utf8),
+                contentType: "application/json")
             #expect(cleared.json?["launch"] == .null)
         }
     }

@@ -2,10 +2,12 @@ import ChimeCore
 import Foundation
 import TestThreads
 import Testing
-#if canImport(Glibc)
-import Glibc
-#endif
+
 @testable import ChimeServer
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// The sign-in link reaches the browser through a private page, never its command line (which
 /// every local user reads in /proc).
@@ -33,7 +35,9 @@ struct BrowserTests {
         #expect(FileManager.default.fileExists(atPath: page.path))
         page.remove(after: .milliseconds(100))
         let deadline = ContinuousClock.now + .seconds(60)
-        while FileManager.default.fileExists(atPath: page.directory), ContinuousClock.now < deadline { try await Sleep.for(.milliseconds(20)) }
+        while FileManager.default.fileExists(atPath: page.directory), ContinuousClock.now < deadline {
+            try await Sleep.for(.milliseconds(20))
+        }
         #expect(!FileManager.default.fileExists(atPath: page.directory))
     }
 }
@@ -67,7 +71,9 @@ struct BrowserRecorder {
         while !FileManager.default.fileExists(atPath: directory + "/done"), ContinuousClock.now < deadline {
             try await Sleep.for(.milliseconds(20))
         }
-        func read(_ name: String) throws -> String { try String(contentsOfFile: directory + "/" + name, encoding: .utf8) }
+        func read(_ name: String) throws -> String {
+            try String(contentsOfFile: directory + "/" + name, encoding: .utf8)
+        }
         return (try read("argv"), try read("modes").split(separator: "\n").map(String.init), try read("page"))
     }
 
@@ -75,7 +81,9 @@ struct BrowserRecorder {
 
     /// The link a sign-in page sends the browser to.
     static func link(inPage html: String) -> String? {
-        guard let start = html.range(of: #"href=""#), let end = html[start.upperBound...].firstIndex(of: "\"") else { return nil }
+        guard let start = html.range(of: #"href=""#), let end = html[start.upperBound...].firstIndex(of: "\"") else {
+            return nil
+        }
         return html[start.upperBound..<end].replacingOccurrences(of: "&amp;", with: "&")
     }
 }

@@ -4,8 +4,9 @@ import PostgresTestServer
 import Synchronization
 import TestThreads
 import Testing
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// The cluster as it runs: PostgreSQL and three `chime serve --database` processes. Requests are
@@ -38,20 +39,24 @@ struct ClusterTests {
             unlink(info)
             try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
             let log = directory + "/node.log"
-            if !FileManager.default.fileExists(atPath: log) { _ = FileManager.default.createFile(atPath: log, contents: nil) }
+            if !FileManager.default.fileExists(atPath: log) {
+                _ = FileManager.default.createFile(atPath: log, contents: nil)
+            }
             let output = try FileHandle(forWritingTo: URL(fileURLWithPath: log))
             output.seekToEndOfFile()
             defer { try? output.close() }
-            let process = try ChildProcess(executable: ClusterTests.binary().path,
-                                           arguments: ["serve"] + (database.map { ["--database", $0] } ?? [])
-                                               + ["--data", directory, "--listen", "127.0.0.1:0", "--auto-allow"] + arguments,
-                                           stdout: .file(output), stderr: .file(output))
+            let process = try ChildProcess(
+                executable: ClusterTests.binary().path,
+                arguments: ["serve"] + (database.map { ["--database", $0] } ?? [])
+                    + ["--data", directory, "--listen", "127.0.0.1:0", "--auto-allow"] + arguments,
+                stdout: .file(output), stderr: .file(output))
             self.process = process
             let deadline = Date().addingTimeInterval(60)
             while Date() < deadline {
                 if let data = FileManager.default.contents(atPath: info), let json = try? JSONValue.parse(data),
-                   json["pid"] == .integer(Int64(process.pid)),
-                   case .string(let url)? = json["url"], let port = URLComponents(string: url)?.port {
+                    json["pid"] == .integer(Int64(process.pid)),
+                    case .string(let url)? = json["url"], let port = URLComponents(string: url)?.port
+                {
                     self.port = UInt16(port)
                     return
                 }
@@ -65,7 +70,9 @@ struct ClusterTests {
         func kill9() async throws {
             guard let process else { throw TestClientError(description: "\(name) was never started") }
             process.signal(SIGKILL)
-            guard await process.termination(within: .seconds(10)) != nil else { throw TestClientError(description: "\(name) outlived SIGKILL by 10 s") }
+            guard await process.termination(within: .seconds(10)) != nil else {
+                throw TestClientError(description: "\(name) outlived SIGKILL by 10 s")
+            }
         }
 
         /// SIGTERM (a graceful stop), then SIGKILL after 10 s; waits (at most 10 s more) until it has been reaped.
@@ -82,9 +89,16 @@ struct ClusterTests {
 
     /// The built `chime`, next to the test bundle.
     static func binary() throws -> URL {
-        let candidates = [URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent(), Bundle.main.bundleURL.deletingLastPathComponent(),
-                          URL(fileURLWithPath: FileManager.default.currentDirectoryPath + "/.build/debug")]
-        guard let found = candidates.map({ $0.appendingPathComponent("chime") }).first(where: { FileManager.default.isExecutableFile(atPath: $0.path) }) else {
+        let candidates = [
+            URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent(),
+            Bundle.main.bundleURL.deletingLastPathComponent(),
+            URL(fileURLWithPath: FileManager.default.currentDirectoryPath + "/.build/debug"),
+        ]
+        guard
+            let found = candidates.map({ $0.appendingPathComponent("chime") }).first(where: {
+                FileManager.default.isExecutableFile(atPath: $0.path)
+            })
+        else {
             throw TestClientError(description: "the chime binary was not found in \(candidates.map(\.path))")
         }
         return found
@@ -112,8 +126,11 @@ struct ClusterTests {
                 var port = port
                 while !stopping.load(ordering: .relaxed) {
                     let last = seen.withLock { $0.ids.last ?? 0 }
-                    guard let stream = try? await SSEClient.open(.tcp(port: port), .appEvents, ["app": app], token: token,
-                                                                 lastEventID: String(last)), stream.status == 200 else {
+                    guard
+                        let stream = try? await SSEClient.open(
+                            .tcp(port: port), .appEvents, ["app": app], token: token,
+                            lastEventID: String(last)), stream.status == 200
+                    else {
                         // The first stream is opened on its own node, however long that takes on a busy
                         // machine; only one that was open and ended moves on.
                         if seen.withLock({ $0.opened > 0 }) { port = fallback() }
@@ -126,7 +143,9 @@ struct ClusterTests {
                             let event = try await stream.next(timeout: 0.5)
                             seen.withLock { seen in
                                 seen.ids.append(Int64(event.id ?? "") ?? -1)
-                                if event.event == "delivered", case .string(let identifier)? = event.json?["notification"]?["identifier"] {
+                                if event.event == "delivered",
+                                    case .string(let identifier)? = event.json?["notification"]?["identifier"]
+                                {
                                     seen.delivered.append(identifier)
                                 }
                             }
@@ -170,7 +189,9 @@ struct ClusterTests {
         return try await condition()
     }
 
-    @Test("every acknowledged request is delivered exactly once; every node's subscribers see every delivery; Last-Event-ID resumes across nodes; a rotated token is refused everywhere")
+    @Test(
+        "every acknowledged request is delivered exactly once; every node's subscribers see every delivery; Last-Event-ID resumes across nodes; a rotated token is refused everywhere"
+    )
     func cluster() async throws {
         let database = try PostgresTestServer.shared().makeDatabase()
         let nodes = (1...3).map { Node("node \($0)", database: database) }
@@ -179,7 +200,8 @@ struct ClusterTests {
             try await run(nodes)
         } catch {
             for node in nodes { await node.stop() }
-            let logs = nodes.map { node in "--- \(node.name)\n" + String(node.log.suffix(3000)) }.joined(separator: "\n")
+            let logs = nodes.map { node in "--- \(node.name)\n" + String(node.log.suffix(3000)) }.joined(
+                separator: "\n")
             Issue.record("node logs:\n\(logs)")
             throw error
         }
@@ -190,10 +212,12 @@ struct ClusterTests {
         try await nodes[0].start()
         for node in nodes.dropFirst() {
             try FileManager.default.createDirectory(atPath: node.directory, withIntermediateDirectories: true)
-            try FileManager.default.copyItem(atPath: nodes[0].directory + "/owner-token", toPath: node.directory + "/owner-token")
+            try FileManager.default.copyItem(
+                atPath: nodes[0].directory + "/owner-token", toPath: node.directory + "/owner-token")
             try await node.start()
         }
-        let owner = try String(contentsOfFile: nodes[0].directory + "/owner-token", encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)
+        let owner = try String(contentsOfFile: nodes[0].directory + "/owner-token", encoding: .utf8).trimmingCharacters(
+            in: .whitespacesAndNewlines)
 
         // Register through one node.
         let app = "com.example.cluster"
@@ -213,12 +237,14 @@ struct ClusterTests {
 
         // Every subscriber is following its node before anything is added or killed (else the second
         // node's could first connect after its node came back, and never resume).
-        #expect(try await Self.eventually(60) { subscribers.allSatisfy { $0.seen.withLock { $0.opened } >= 1 } },
-                "a subscriber never got its stream open")
+        #expect(
+            try await Self.eventually(60) { subscribers.allSatisfy { $0.seen.withLock { $0.opened } >= 1 } },
+            "a subscriber never got its stream open")
 
         // Thousands of requests through all three, each due 1 to 3 s after it is added; the second
         // node is killed halfway through its share and started again.
-        let perNode = 1500, batch = 50
+        let perNode = 1500
+        let batch = 50
         let killAt = perNode / batch / 2
         let progress = Progress()
         try await withThrowingTaskGroup(of: Void.self) { group in
@@ -227,14 +253,20 @@ struct ClusterTests {
                     for round in 0..<(perNode / batch) {
                         if index == 1 && round == killAt {
                             progress.killed.store(true, ordering: .releasing)
-                            while !progress.restarted.load(ordering: .acquiring) { try await Sleep.for(.milliseconds(10)) }
+                            while !progress.restarted.load(ordering: .acquiring) {
+                                try await Sleep.for(.milliseconds(10))
+                            }
                         }
                         let identifiers = (0..<batch).map { "n\(index + 1)-\(round * batch + $0)" }
-                        let body = "[" + identifiers.enumerated().map { offset, identifier in
-                            #"{"identifier": "\#(identifier)", "content": {"title": "\#(identifier)"}, "trigger": {"type": "timeInterval", "timeInterval": \#(1 + offset % 3)}}"#
-                        }.joined(separator: ",") + "]"
+                        let body =
+                            "["
+                            + identifiers.enumerated().map { offset, identifier in
+                                #"{"identifier": "\#(identifier)", "content": {"title": "\#(identifier)"}, "trigger": {"type": "timeInterval", "timeInterval": \#(1 + offset % 3)}}"#
+                            }.joined(separator: ",") + "]"
                         progress.sent.withLock { $0.formUnion(identifiers) }
-                        if let response = try? await node.client(token).post("/v1/apps/\(app)/requests", json: body), response.status == 201 {
+                        if let response = try? await node.client(token).post("/v1/apps/\(app)/requests", json: body),
+                            response.status == 201
+                        {
                             progress.acknowledged.withLock { $0.formUnion(identifiers) }
                         }
                     }
@@ -254,26 +286,38 @@ struct ClusterTests {
         let expected = progress.acknowledged.withLock { $0 }
         #expect(expected.count >= perNode * 3 - batch * 2)
         // Everything due has fired (nothing is left pending) and every subscriber has caught up.
-        #expect(try await Self.eventually(60) {
-            let pending = try await nodes[0].client(token).get("/v1/apps/\(app)/requests")
-            return pending.json == .array([])
-        })
-        let deliveredCount = try await nodes[2].client(token).pages("/v1/apps/\(app)/notifications?limit=1000").items.count
-        #expect(try await Self.eventually(30) { subscribers.allSatisfy { $0.seen.withLock { $0.delivered.count } >= deliveredCount } })
+        #expect(
+            try await Self.eventually(60) {
+                let pending = try await nodes[0].client(token).get("/v1/apps/\(app)/requests")
+                return pending.json == .array([])
+            })
+        let deliveredCount = try await nodes[2].client(token).pages("/v1/apps/\(app)/notifications?limit=1000").items
+            .count
+        #expect(
+            try await Self.eventually(30) {
+                subscribers.allSatisfy { $0.seen.withLock { $0.delivered.count } >= deliveredCount }
+            })
         for subscriber in subscribers { await subscriber.stop() }
 
         let views = subscribers.map { $0.seen.withLock { $0 } }
         let reference = views[0]
-        #expect(Set(reference.delivered).isSuperset(of: expected), "acknowledged but not delivered: \(expected.subtracting(reference.delivered).sorted().prefix(10))")
+        #expect(
+            Set(reference.delivered).isSuperset(of: expected),
+            "acknowledged but not delivered: \(expected.subtracting(reference.delivered).sorted().prefix(10))")
         #expect(Set(reference.delivered).isSubset(of: progress.sent.withLock { $0 }))
         #expect(reference.delivered.count == Set(reference.delivered).count, "delivered twice")
         #expect(reference.delivered.count == deliveredCount)
         for (index, view) in views.enumerated() {
             #expect(view.ids == reference.ids, "subscriber \(index + 1) saw another sequence of events")
-            #expect(view.ids == view.ids.sorted() && Set(view.ids).count == view.ids.count, "subscriber \(index + 1): out of order or twice")
+            #expect(
+                view.ids == view.ids.sorted() && Set(view.ids).count == view.ids.count,
+                "subscriber \(index + 1): out of order or twice")
             #expect(view.delivered == reference.delivered)
         }
-        #expect(views[1].resumed >= 1, "the killed node's subscriber resumed on another node (opened \(views[1].opened) streams, saw \(views[1].ids.count) events)")
+        #expect(
+            views[1].resumed >= 1,
+            "the killed node's subscriber resumed on another node (opened \(views[1].opened) streams, saw \(views[1].ids.count) events)"
+        )
 
         // The restarted node replays the same log.
         let replay = Subscriber(app: app, token: token, port: nodes[1].port) { nodes[1].port }
@@ -284,9 +328,14 @@ struct ClusterTests {
         // A token rotated through one node is refused by all three (each had it cached).
         for node in nodes { #expect(try await node.client(token).get("/v1/apps/\(app)/settings").status == 200) }
         let rotated = try await nodes[1].client(owner).post("/v1/apps/\(app)/token")
-        guard case .string(let fresh)? = rotated.json?["token"] else { throw TestClientError(description: rotated.text) }
+        guard case .string(let fresh)? = rotated.json?["token"] else {
+            throw TestClientError(description: rotated.text)
+        }
         for node in nodes {
-            #expect(try await Self.eventually(5) { try await node.client(token).get("/v1/apps/\(app)/settings").status == 401 }, "\(node.name)")
+            #expect(
+                try await Self.eventually(5) {
+                    try await node.client(token).get("/v1/apps/\(app)/settings").status == 401
+                }, "\(node.name)")
             #expect(try await node.client(fresh).get("/v1/apps/\(app)/settings").status == 200)
         }
     }

@@ -1,11 +1,13 @@
 import TestThreads
 import Testing
+
 @testable import ChimeServer
 
 @Suite("Connection slots", .testThreads)
 struct ConnectionTableTests {
-    let limits = ConnectionTable.Limits(total: 3, perAddress: 2, headTimeout: .seconds(10), bodyTimeout: .seconds(30),
-                                        refusedTimeout: .seconds(1))
+    let limits = ConnectionTable.Limits(
+        total: 3, perAddress: 2, headTimeout: .seconds(10), bodyTimeout: .seconds(30),
+        refusedTimeout: .seconds(1))
 
     @Test("a connection that never completes its head is shed at the head deadline, however recently it was active")
     func headDeadline() {

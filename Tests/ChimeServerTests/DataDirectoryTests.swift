@@ -3,25 +3,30 @@ import Foundation
 import Synchronization
 import TestThreads
 import Testing
-#if canImport(Glibc)
-import Glibc
-#endif
+
 @testable import ChimeServer
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 @Suite("Data directory", .testThreads)
 struct DataDirectoryTests {
     func configuration(_ directory: String) -> ChimeService.Configuration {
-        ChimeService.Configuration(dataDirectory: directory, listen: .tcp(host: "127.0.0.1", port: 0), printsBanner: false)
+        ChimeService.Configuration(
+            dataDirectory: directory, listen: .tcp(host: "127.0.0.1", port: 0), printsBanner: false)
     }
 
     @Test("the store and the owner token are the user's alone; a directory others can read is warned about")
     func permissions() async throws {
         let directory = ServiceHarness.temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
-        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o755])
+        try FileManager.default.createDirectory(
+            atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o755])
         let lines = Mutex<[String]>([])
-        let service = try await RunningService.start(configuration: configuration(directory),
-                                                     logger: ServerLogger(sink: { line in lines.withLock { $0.append(line) } }))
+        let service = try await RunningService.start(
+            configuration: configuration(directory),
+            logger: ServerLogger(sink: { line in lines.withLock { $0.append(line) } }))
         await service.stop()
         for name in ["chime.sqlite", "owner-token"] {
             var info = stat()
@@ -54,9 +59,12 @@ struct DataDirectoryTests {
     func unreadableOwnerToken() async throws {
         let directory = ServiceHarness.temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
-        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        try FileManager.default.createDirectory(
+            atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         let path = directory + "/owner-token"
-        #expect(FileManager.default.createFile(atPath: path, contents: Data([0xFF, 0xFE, 0x00, 0xC3]), attributes: [.posixPermissions: 0o600]))
+        #expect(
+            FileManager.default.createFile(
+                atPath: path, contents: Data([0xFF, 0xFE, 0x00, 0xC3]), attributes: [.posixPermissions: 0o600]))
         do {
             let service = try await RunningService.start(configuration: configuration(directory), logger: .silent)
             await service.stop()
@@ -91,17 +99,23 @@ struct ServiceStartTests {
             for (index, byte) in path.utf8.prefix(buffer.count - 1).enumerated() { buffer[index] = byte }
         }
         return withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) == 0 }
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) == 0
+            }
         }
     }
 
-    @Test("server.json cannot be written (a directory in its place): start fails naming it, the listener, scheduler and store are stopped, and the directory starts again")
+    @Test(
+        "server.json cannot be written (a directory in its place): start fails naming it, the listener, scheduler and store are stopped, and the directory starts again"
+    )
     func failureAfterListening() async throws {
         let directory = "/tmp/chime-start-\(UUID().uuidString.prefix(8))"
         defer { try? FileManager.default.removeItem(atPath: directory) }
-        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        try FileManager.default.createDirectory(
+            atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         let socketPath = directory + "/chime.sock"
-        let configuration = ChimeService.Configuration(dataDirectory: directory, listen: .unix(path: socketPath), printsBanner: false)
+        let configuration = ChimeService.Configuration(
+            dataDirectory: directory, listen: .unix(path: socketPath), printsBanner: false)
         let info = ChimeService.serverInfoPath(dataDirectory: directory)
         try FileManager.default.createDirectory(atPath: info, withIntermediateDirectories: false)
         try FileManager.default.createDirectory(atPath: info + "/keep", withIntermediateDirectories: false)

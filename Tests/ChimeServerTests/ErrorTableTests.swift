@@ -1,16 +1,19 @@
 import ChimeCore
 import Foundation
-@testable import ChimePostgres
 import PostgresTestServer
-@testable import ChimeServer
 import TestThreads
 import Testing
+
+@testable import ChimePostgres
+@testable import ChimeServer
 
 /// The one error table (`ErrorTable`) as the service answers it: a conflict on a shared database
 /// that outlasts the engine's retries is 503 with `Retry-After`, never PostgreSQL's text.
 @Suite("Errors answered from the one table", .testThreads)
 struct ErrorTableTests {
-    @Test("a conflict that survives the retries is 503 with Retry-After and no database text, on the API and the push endpoint")
+    @Test(
+        "a conflict that survives the retries is 503 with Retry-After and no database text, on the API and the push endpoint"
+    )
     func conflictAfterRetries() async throws {
         let server = try PostgresTestServer.shared()
         let database = try server.makeDatabase()
@@ -39,11 +42,14 @@ struct ErrorTableTests {
             #expect(badge.status == 503, "\(badge.text)")
             #expect(badge.errorCode == "storeConflict")
             #expect(badge.headers["retry-after"] == "1")
-            #expect(!badge.text.contains("PostgreSQL") && !badge.text.contains("55P03") && !badge.text.contains("lock"), "\(badge.text)")
+            #expect(
+                !badge.text.contains("PostgreSQL") && !badge.text.contains("55P03") && !badge.text.contains("lock"),
+                "\(badge.text)")
 
             // The app is contended now, so a push reads it FOR UPDATE and meets the same lock.
-            let push = try await app.request("POST", "/3/device/\(deviceToken)", headers: [("apns-topic", appName)],
-                                             body: Array(#"{"aps": {"alert": "held", "badge": 4}}"#.utf8))
+            let push = try await app.request(
+                "POST", "/3/device/\(deviceToken)", headers: [("apns-topic", appName)],
+                body: Array(#"{"aps": {"alert": "held", "badge": 4}}"#.utf8))
             #expect(push.status == 503, "\(push.text)")
             #expect(push.reason == "ServiceUnavailable")
             #expect(push.headers["retry-after"] == "1")
@@ -60,10 +66,14 @@ struct ErrorTableTests {
         await service.stop()
     }
 
-    @Test("the table's kinds are the engine's: store codes fail the transaction, the rest only the operation", arguments: [
-        (ChimeError.Code.storeFailure, true), (.storeTooNew, true), (.notAStore, true), (.storageFull, true), (.storeConflict, true),
-        (.invalidValue, false), (.notFound, false), (.shutDown, false), (ChimeError.Code(rawValue: "someFutureCode"), false),
-    ])
+    @Test(
+        "the table's kinds are the engine's: store codes fail the transaction, the rest only the operation",
+        arguments: [
+            (ChimeError.Code.storeFailure, true), (.storeTooNew, true), (.notAStore, true), (.storageFull, true),
+            (.storeConflict, true),
+            (.invalidValue, false), (.notFound, false), (.shutDown, false),
+            (ChimeError.Code(rawValue: "someFutureCode"), false),
+        ])
     func kinds(code: ChimeError.Code, isStore: Bool) {
         let error = ChimeError(code, "x")
         #expect(error.isStoreError == isStore)

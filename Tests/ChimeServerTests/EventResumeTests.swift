@@ -2,6 +2,7 @@ import ChimeCore
 import Foundation
 import TestThreads
 import Testing
+
 @testable import ChimeServer
 
 @Suite("Event streams", .testThreads)
@@ -17,7 +18,8 @@ struct EventResumeTests {
                 _ = try await app.post(base + "/requests", json: #"{"identifier": "\#(name)", "title": "\#(name)"}"#)
             }
             // From the start of the log: settings, then three deliveries.
-            let everything = try await SSEClient.open(harness.endpoint, path: base + "/events", token: token, lastEventID: "0")
+            let everything = try await SSEClient.open(
+                harness.endpoint, path: base + "/events", token: token, lastEventID: "0")
             var ids: [Int64] = []
             var kinds: [String] = []
             for _ in 0..<4 {
@@ -30,7 +32,8 @@ struct EventResumeTests {
             #expect(ids == ids.sorted() && Set(ids).count == 4)
 
             // Resume after the second event: the third and fourth, then a live one.
-            let resumed = try await SSEClient.open(harness.endpoint, path: base + "/events", token: token, lastEventID: String(ids[1]))
+            let resumed = try await SSEClient.open(
+                harness.endpoint, path: base + "/events", token: token, lastEventID: String(ids[1]))
             let third = try await resumed.next()
             #expect(third.id == String(ids[2]))
             #expect(third.json?["notification"]?["identifier"] == .string("two"))
@@ -51,14 +54,19 @@ struct EventResumeTests {
             let app = harness.client(token: token)
             let base = "/v1/apps/com.example.pages"
             _ = try await app.post(base + "/authorization")
-            let body = "[" + (0..<150).map { #"{"identifier": "n\#($0)", "title": "\#(String(repeating: "t", count: 200))"}"# }
+            let body =
+                "["
+                + (0..<150).map { #"{"identifier": "n\#($0)", "title": "\#(String(repeating: "t", count: 200))"}"# }
                 .joined(separator: ",") + "]"
             #expect(try await app.post(base + "/requests", json: body).status == 201)
-            let stream = try await SSEClient.open(harness.endpoint, path: base + "/events", token: token, lastEventID: "0")
+            let stream = try await SSEClient.open(
+                harness.endpoint, path: base + "/events", token: token, lastEventID: "0")
             #expect(try await stream.next().event == "settings")
             var names: [String] = []
             for _ in 0..<150 {
-                if case .string(let name)? = try await stream.next().json?["notification"]?["identifier"] { names.append(name) }
+                if case .string(let name)? = try await stream.next().json?["notification"]?["identifier"] {
+                    names.append(name)
+                }
             }
             #expect(names == (0..<150).map { "n\($0)" })
             _ = try await app.post(base + "/requests", json: #"{"identifier": "live", "title": "x"}"#)
@@ -76,16 +84,21 @@ struct EventResumeTests {
             _ = try await app.post(base + "/authorization")
             let port = harness.service.port
             // A subscriber with a tiny receive buffer that never reads.
-            let silent = try await RawSocket.nonReading(port: port,
-                                                         head: "GET \(base)/events HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer \(token)\r\n\r\n")
+            let silent = try await RawSocket.nonReading(
+                port: port,
+                head: "GET \(base)/events HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer \(token)\r\n\r\n")
             defer { silent.close() }
             // 7.5 MB: more than the kernel's socket buffers take (up to 4 MB to send on loopback).
             let big = String(repeating: "b", count: 30_000)
             for index in 0..<250 {
-                #expect(try await app.post(base + "/requests", json: #"{"identifier": "big\#(index)", "body": "\#(big)"}"#).status == 201)
+                #expect(
+                    try await app.post(base + "/requests", json: #"{"identifier": "big\#(index)", "body": "\#(big)"}"#)
+                        .status == 201)
             }
             let deadline = ContinuousClock.now + .seconds(60)
-            while harness.service.server.openStreams > 0, ContinuousClock.now < deadline { try await Sleep.for(.milliseconds(50)) }
+            while harness.service.server.openStreams > 0, ContinuousClock.now < deadline {
+                try await Sleep.for(.milliseconds(50))
+            }
             #expect(harness.service.server.openStreams == 0, "the non-reading subscriber is still connected")
             // Everything is in the log for a subscriber that comes back. It reads 7.5 MB through the same
             // 16 KiB queue, so a reader slowed by a busy machine is disconnected too: it resumes again
@@ -94,12 +107,15 @@ struct EventResumeTests {
             var delivered: [String] = []
             var last = "0"
             for _ in 0..<50 where delivered.count < 250 {
-                let resumed = try await SSEClient.open(harness.endpoint, path: base + "/events", token: token, lastEventID: last)
+                let resumed = try await SSEClient.open(
+                    harness.endpoint, path: base + "/events", token: token, lastEventID: last)
                 defer { resumed.close() }
                 while delivered.count < 250 {
                     guard let event = try? await resumed.next() else { break }
                     first = first ?? event.event
-                    if event.event == "delivered", case .string(let identifier)? = event.json?["notification"]?["identifier"] {
+                    if event.event == "delivered",
+                        case .string(let identifier)? = event.json?["notification"]?["identifier"]
+                    {
                         delivered.append(identifier)
                     }
                     last = event.id ?? last
@@ -114,7 +130,8 @@ struct EventResumeTests {
     func heartbeat() async throws {
         try await ServiceHarness.with(heartbeat: .milliseconds(100)) { harness in
             let token = try await harness.createApp("com.example.beat")
-            let stream = try await SSEClient.open(harness.endpoint, path: "/v1/apps/com.example.beat/events", token: token)
+            let stream = try await SSEClient.open(
+                harness.endpoint, path: "/v1/apps/com.example.beat/events", token: token)
             #expect(stream.headers["content-type"] == "text/event-stream")
             #expect(try await stream.waitForComments(2))
             stream.close()
@@ -126,7 +143,9 @@ struct EventResumeTests {
         let directory = ServiceHarness.temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let service = try await RunningService.start(
-            configuration: .init(dataDirectory: directory, listen: .tcp(host: "127.0.0.1", port: 0), printsBanner: false), logger: .silent)
+            configuration: .init(
+                dataDirectory: directory, listen: .tcp(host: "127.0.0.1", port: 0), printsBanner: false),
+            logger: .silent)
         let stream = try await SSEClient.open(.tcp(port: service.port), path: "/v1/events", token: service.ownerToken)
         #expect(stream.status == 200)
         await service.stop()

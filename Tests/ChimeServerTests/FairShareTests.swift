@@ -2,6 +2,7 @@ import ChimeCore
 import Foundation
 import TestThreads
 import Testing
+
 @testable import ChimeServer
 
 /// One app (or one browser session) cannot take what every client shares: its event streams are
@@ -10,11 +11,15 @@ import Testing
 struct FairShareTests {
     static let limits = ChimeAPI.StreamLimits(perApp: 3, perSession: 2)
 
-    @Test("an app at its stream share gets 429 with Retry-After, naming the limit; another app, the owner and /healthz get 200")
+    @Test(
+        "an app at its stream share gets 429 with Retry-After, naming the limit; another app, the owner and /healthz get 200"
+    )
     func appStreamShare() async throws {
         try await ServiceHarness.with(streamLimits: Self.limits) { harness in
-            let greedy = "com.example.greedy", other = "com.example.other"
-            let greedyToken = try await harness.createApp(greedy), otherToken = try await harness.createApp(other)
+            let greedy = "com.example.greedy"
+            let other = "com.example.other"
+            let greedyToken = try await harness.createApp(greedy)
+            let otherToken = try await harness.createApp(other)
             var streams: [SSEClient] = []
             for _ in 0..<Self.limits.perApp {
                 let stream = try await SSEClient.open(harness.endpoint, .appEvents, ["app": greedy], token: greedyToken)
@@ -34,7 +39,8 @@ struct FairShareTests {
 
             let others = try await SSEClient.open(harness.endpoint, .appEvents, ["app": other], token: otherToken)
             #expect(others.status == 200)
-            let owners = try await SSEClient.open(harness.endpoint, .appEvents, ["app": greedy], token: harness.service.ownerToken)
+            let owners = try await SSEClient.open(
+                harness.endpoint, .appEvents, ["app": greedy], token: harness.service.ownerToken)
             #expect(owners.status == 200)
             let all = try await SSEClient.open(harness.endpoint, .allEvents, token: harness.service.ownerToken)
             #expect(all.status == 200)
@@ -43,7 +49,10 @@ struct FairShareTests {
 
             // A stream that ends gives its share back.
             streams.removeLast().close()
-            #expect(try await Self.eventually { harness.service.api.streamShares.count(.app(greedy)) == Self.limits.perApp - 1 })
+            #expect(
+                try await Self.eventually {
+                    harness.service.api.streamShares.count(.app(greedy)) == Self.limits.perApp - 1
+                })
             let again = try await SSEClient.open(harness.endpoint, .appEvents, ["app": greedy], token: greedyToken)
             #expect(again.status == 200)
             for stream in streams + [again, others, owners, all, refused] { stream.close() }
@@ -56,7 +65,8 @@ struct FairShareTests {
             let (cookie, _) = try await WebCenterAPITests.signIn(harness)
             var streams: [SSEClient] = []
             for _ in 0..<Self.limits.perSession {
-                let stream = try await SSEClient.open(harness.endpoint, .allEvents, token: nil, headers: [("Cookie", cookie)])
+                let stream = try await SSEClient.open(
+                    harness.endpoint, .allEvents, token: nil, headers: [("Cookie", cookie)])
                 #expect(stream.status == 200)
                 streams.append(stream)
             }
@@ -65,7 +75,8 @@ struct FairShareTests {
             #expect(refused.headers["retry-after"] == "5")
             #expect(refused.text.contains("--max-streams-per-session"), "\(refused.text)")
             let (second, _) = try await WebCenterAPITests.signIn(harness)
-            let fresh = try await SSEClient.open(harness.endpoint, .allEvents, token: nil, headers: [("Cookie", second)])
+            let fresh = try await SSEClient.open(
+                harness.endpoint, .allEvents, token: nil, headers: [("Cookie", second)])
             #expect(fresh.status == 200)
             let owners = try await SSEClient.open(harness.endpoint, .allEvents, token: harness.service.ownerToken)
             #expect(owners.status == 200)

@@ -2,6 +2,7 @@ import ChimeCore
 import Foundation
 import TestThreads
 import Testing
+
 @testable import ChimeServer
 
 /// Hostile HTTP/2 clients that write frames themselves (Tests/Support/HTTP2Clients/clients.py),
@@ -11,8 +12,10 @@ import Testing
 @Suite("HTTP/2 abuse", .testThreads)
 struct HTTP2AbuseTests {
     /// A server on a free loopback port with `configure` applied; its port as text.
-    static func withServer(_ configure: (inout HTTPServer.Configuration) -> Void = { _ in },
-                           _ body: (String, HTTPServer) async throws -> Void) async throws {
+    static func withServer(
+        _ configure: (inout HTTPServer.Configuration) -> Void = { _ in },
+        _ body: (String, HTTPServer) async throws -> Void
+    ) async throws {
         let server = try HTTPServer.started(TestHandler(), configure)
         do {
             try await body(String(server.port), server)
@@ -40,13 +43,16 @@ struct HTTP2AbuseTests {
             let data = try await HTTP2Tests.client("empty-frames", "127.0.0.1", port, "-", "data", "2000000", "20")
             #expect(data["goaway"] == .string("ENHANCE_YOUR_CALM"), "\(data)")
             // Before: nghttp2's CONTINUATION limit closed the connection without a GOAWAY.
-            let continuation = try await HTTP2Tests.client("empty-frames", "127.0.0.1", port, "-", "continuation", "100000", "20")
+            let continuation = try await HTTP2Tests.client(
+                "empty-frames", "127.0.0.1", port, "-", "continuation", "100000", "20")
             #expect(continuation["goaway"] == .string("ENHANCE_YOUR_CALM"), "\(continuation)")
             // Each a malformed request, reset by nghttp2 (or the connection ended, PROTOCOL_ERROR, when
             // one comes before the client's SETTINGS). Before: the streams were reset one by one
             // until the client stopped reading their resets (nghttp2's flood limit, no GOAWAY seen).
             let headers = try await HTTP2Tests.client("empty-frames", "127.0.0.1", port, "-", "headers", "100000", "20")
-            #expect(headers["goaway"] == .string("ENHANCE_YOUR_CALM") || headers["goaway"] == .string("PROTOCOL_ERROR"), "\(headers)")
+            #expect(
+                headers["goaway"] == .string("ENHANCE_YOUR_CALM") || headers["goaway"] == .string("PROTOCOL_ERROR"),
+                "\(headers)")
             #expect(try await Self.answered(port) == 200)
         }
     }
@@ -58,12 +64,14 @@ struct HTTP2AbuseTests {
             // Before, the loop read this connection for as long as it sent, so the probe's requests
             // waited until its connection was cut as silent (10 s).
             async let flood = HTTP2Tests.client("empty-frames", "127.0.0.1", port, "-", "pings", "1000000000", "12")
-            let probe = try await HTTP2Tests.client("probe", "http://127.0.0.1:\(port)", "token", "com.example.probe",
-                                                    String(repeating: "ab", count: 32), "12", "0.2")
+            let probe = try await HTTP2Tests.client(
+                "probe", "http://127.0.0.1:\(port)", "token", "com.example.probe",
+                String(repeating: "ab", count: 32), "12", "0.2")
             let attack = try await flood
             #expect(Self.integer(attack["sent"]) > 100_000, "\(attack)")
             #expect(probe["failures"] == .object([:]), "\(probe)")
-            #expect(Self.integer(probe["healthz"]?["count"]) > 0 && Self.integer(probe["push"]?["count"]) > 0, "\(probe)")
+            #expect(
+                Self.integer(probe["healthz"]?["count"]) > 0 && Self.integer(probe["push"]?["count"]) > 0, "\(probe)")
         }
     }
 
@@ -75,14 +83,18 @@ struct HTTP2AbuseTests {
             #expect(bomb["first"] == .integer(200), "\(bomb)")
             #expect(bomb["goaway"] == .string("ENHANCE_YOUR_CALM"), "\(bomb)")
             // Within the limit's four times a header list over it is answered 431, as before.
-            let big = try await HTTP2Tests.curl(["--http2-prior-knowledge", "-H", "X-Big: " + String(repeating: "b", count: 20_000),
-                                                 "http://127.0.0.1:\(port)/echo"])
+            let big = try await HTTP2Tests.curl([
+                "--http2-prior-knowledge", "-H", "X-Big: " + String(repeating: "b", count: 20_000),
+                "http://127.0.0.1:\(port)/echo",
+            ])
             #expect(big.status == 431)
             #expect(try await Self.answered(port) == 200)
         }
     }
 
-    @Test("answers a client never opens its window for: held up to the limit, the rest reset, stalled ones reset after the stall time")
+    @Test(
+        "answers a client never opens its window for: held up to the limit, the rest reset, stalled ones reset after the stall time"
+    )
     func stalledWindow() async throws {
         try await Self.withServer({ configuration in
             configuration.http2.maxQueuedResponseBytes = 256 * 1024
@@ -90,24 +102,31 @@ struct HTTP2AbuseTests {
         }) { port, _ in
             // Stream windows at 0: 32 answers of 64 KiB asked for. Before: all 32 were kept (2 MiB)
             // and never ended.
-            let streams = try await HTTP2Tests.client("stall", "127.0.0.1", port, "-", "/large?bytes=65536", "-", "32", "20", "stream")
+            let streams = try await HTTP2Tests.client(
+                "stall", "127.0.0.1", port, "-", "/large?bytes=65536", "-", "32", "20", "stream")
             // At most the limit and one answer are held (four of 64 KiB reach 256 KiB); the others
             // are reset when they come back, the held ones when the stall time has passed.
             let answered = Self.integer(streams["statuses"]?["200"])
             #expect(answered >= 1 && answered <= 5, "\(streams)")
-            #expect(streams["resets"] == .object(["ENHANCE_YOUR_CALM": .integer(32)]) && streams["unfinished"] == .integer(0), "\(streams)")
+            #expect(
+                streams["resets"] == .object(["ENHANCE_YOUR_CALM": .integer(32)])
+                    && streams["unfinished"] == .integer(0), "\(streams)")
             #expect(streams["dataBytes"] == .integer(0), "\(streams)")
             // The connection's own window left to run out: it is ended.
-            let connection = try await HTTP2Tests.client("stall", "127.0.0.1", port, "-", "/large?bytes=65536", "-", "32", "20", "connection")
+            let connection = try await HTTP2Tests.client(
+                "stall", "127.0.0.1", port, "-", "/large?bytes=65536", "-", "32", "20", "connection")
             #expect(connection["goaway"] == .string("ENHANCE_YOUR_CALM"), "\(connection)")
             // An event stream whose first event cannot be sent: reset after the stall time. Before: kept.
-            let events = try await HTTP2Tests.client("stall", "127.0.0.1", port, "-", "/stream", "-", "1", "20", "stream")
+            let events = try await HTTP2Tests.client(
+                "stall", "127.0.0.1", port, "-", "/stream", "-", "1", "20", "stream")
             #expect(events["resets"] == .object(["ENHANCE_YOUR_CALM": .integer(1)]), "\(events)")
             #expect(try await Self.answered(port, "/large?bytes=300000") == 200)
         }
     }
 
-    @Test("one connection's requests are handed to the handler at most maxHandlers at a time, the rest in turn as answers come back; all answered", .timeLimit(.minutes(2)))
+    @Test(
+        "one connection's requests are handed to the handler at most maxHandlers at a time, the rest in turn as answers come back; all answered",
+        .timeLimit(.minutes(2)))
     func handlerShare() async throws {
         let handler = TestHandler()
         let server = try HTTPServer.started(handler) { $0.http2.maxHandlers = 2 }
@@ -148,12 +167,15 @@ struct HTTP2AbuseTests {
         }
     }
 
-    @Test("connections each opening the most streams with bodies that never come: ended at the body timeout with GOAWAY NO_ERROR")
+    @Test(
+        "connections each opening the most streams with bodies that never come: ended at the body timeout with GOAWAY NO_ERROR"
+    )
     func crowd() async throws {
         try await Self.withServer({ $0.bodyTimeout = .seconds(2) }) { port, _ in
             // Before: closed at the deadline without a GOAWAY.
             let crowd = try await HTTP2Tests.client("crowd", "127.0.0.1", port, "-", "20", "128", "/echo", "-", "30")
-            #expect(crowd["closed"] == .integer(20) && crowd["goaways"] == .object(["NO_ERROR": .integer(20)]), "\(crowd)")
+            #expect(
+                crowd["closed"] == .integer(20) && crowd["goaways"] == .object(["NO_ERROR": .integer(20)]), "\(crowd)")
             #expect(try await Self.answered(port) == 200)
         }
     }

@@ -2,10 +2,12 @@ import ChimeCore
 import Foundation
 import TestThreads
 import Testing
-#if canImport(Glibc)
-import Glibc
-#endif
+
 @testable import ChimeServer
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 @Suite("HTTP server", .testThreads)
 struct HTTPServerTests {
@@ -14,8 +16,9 @@ struct HTTPServerTests {
         let server = try HTTPServer.started(TestHandler())
         #expect(server.port != 0)
         #expect(server.url == "http://127.0.0.1:\(server.port)")
-        let response = try await TestClient(port: server.port).request("POST", "/a/b?x=1&x=2&y=z", body: Array("hello".utf8),
-                                                                        contentType: "text/plain")
+        let response = try await TestClient(port: server.port).request(
+            "POST", "/a/b?x=1&x=2&y=z", body: Array("hello".utf8),
+            contentType: "text/plain")
         #expect(response.status == 200)
         #expect(response.text == "POST /a/b 5 x=1 x=2 y=z")
         await server.stop()
@@ -47,7 +50,10 @@ struct HTTPServerTests {
             let socket = try RawSocket(port: port, timeout: 20)
             defer { socket.close() }
             let chunk = String(repeating: "a", count: 40)
-            try socket.send(Array("POST /small HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n28\r\n\(chunk)\r\n0\r\n\r\n".utf8))
+            try socket.send(
+                Array(
+                    "POST /small HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n28\r\n\(chunk)\r\n0\r\n\r\n"
+                        .utf8))
             return try RawSocket.response(socket.readToEnd())
         }
         #expect(response.status == 413)
@@ -194,18 +200,22 @@ struct HTTPServerTests {
         let directory = NSTemporaryDirectory() + "chime-tls-\(UUID().uuidString)"
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: directory) }
-        let openssl = try await ChildProcess.run("/usr/bin/openssl", arguments: [
-            "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", directory + "/key.pem", "-out", directory + "/cert.pem",
-            "-days", "1", "-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1",
-        ], timeout: 60)
+        let openssl = try await ChildProcess.run(
+            "/usr/bin/openssl",
+            arguments: [
+                "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", directory + "/key.pem", "-out",
+                directory + "/cert.pem",
+                "-days", "1", "-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1",
+            ], timeout: 60)
         #expect(openssl.termination.succeeded, "\(openssl.errorText)")
         let key = try String(contentsOfFile: directory + "/key.pem", encoding: .utf8)
         let cert = try String(contentsOfFile: directory + "/cert.pem", encoding: .utf8)
         let server = try HTTPServer.started(TestHandler()) { $0.tls = .init(keyPEM: key, certificatePEM: cert) }
         #expect(server.url.hasPrefix("https://"))
         // On a thread of its own: the server keeps serving on the concurrency pool meanwhile.
-        let curl = try await ChildProcess.run("/usr/bin/curl", arguments: ["-sS", "--cacert", directory + "/cert.pem", server.url + "/secure?q=1"],
-                                              timeout: 60)
+        let curl = try await ChildProcess.run(
+            "/usr/bin/curl", arguments: ["-sS", "--cacert", directory + "/cert.pem", server.url + "/secure?q=1"],
+            timeout: 60)
         #expect(curl.termination.succeeded, "\(curl.errorText)")
         #expect(curl.text == "GET /secure 0 q=1")
         await server.stop()

@@ -3,10 +3,12 @@ import ChimeHTTP
 import Foundation
 import TestThreads
 import Testing
-#if canImport(Glibc)
-import Glibc
-#endif
+
 @testable import ChimeServer
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// Clients that try to take the server's connection slots: slow heads (slowloris), silent
 /// connections, one address taking every slot, subscribers that leave.
@@ -40,7 +42,9 @@ struct HostileClientTests {
     func silentConnections() async throws {
         let server = try HTTPServer.started(TestHandler()) { $0.connectionLimit = 4 }
         let port = server.port
-        let silent = try await TestClient.offPool { try (0..<8).map { _ in try RawSocket(port: port, timeout: 15, source: "127.0.0.2") } }
+        let silent = try await TestClient.offPool {
+            try (0..<8).map { _ in try RawSocket(port: port, timeout: 15, source: "127.0.0.2") }
+        }
         defer { for socket in silent { socket.close() } }
         // Without shedding, the limit is reached and this gets 503 (or waits for the 60 s timeout).
         let response = try await TestClient(port: port).get("/echo")
@@ -66,7 +70,8 @@ struct HostileClientTests {
         _ = try await first.next()
         _ = try await second.next()
         let port = server.port
-        let third = try await HTTPClient(endpoint: endpoint.http, timeout: 10, localAddress: "127.0.0.2").request("GET", "/echo")
+        let third = try await HTTPClient(endpoint: endpoint.http, timeout: 10, localAddress: "127.0.0.2").request(
+            "GET", "/echo")
         #expect(third.status == 503)
         #expect(try await TestClient(port: port).get("/echo").status == 200)
         await server.stop()
@@ -92,7 +97,8 @@ struct HostileClientTests {
         await server.stop()
     }
 
-    @Test("a subscriber that never reads is disconnected once its queue is full, and the server's memory for it is freed")
+    @Test(
+        "a subscriber that never reads is disconnected once its queue is full, and the server's memory for it is freed")
     func nonReadingSubscriber() async throws {
         let handler = TestHandler()
         let server = try HTTPServer.started(handler) { $0.streamQueueLimit = 64 * 1024 }
@@ -106,7 +112,8 @@ struct HostileClientTests {
             if stream == nil { try await Sleep.for(.milliseconds(10)) }
         }
         let open = try #require(stream)
-        let frame = EventStream.frame(event: "big", id: nil, data: Array(repeating: UInt8(ascii: "x"), count: 16 * 1024))
+        let frame = EventStream.frame(
+            event: "big", id: nil, data: Array(repeating: UInt8(ascii: "x"), count: 16 * 1024))
         // The client reads nothing: the kernel's buffers fill, then the stream's queue.
         var accepted = 0
         for _ in 0..<1000 {

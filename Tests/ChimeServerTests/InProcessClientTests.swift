@@ -2,6 +2,7 @@ import ChimeCore
 import Foundation
 import TestThreads
 import Testing
+
 @testable import ChimeServer
 
 /// The in-process client (``InProcess``) answers as the wire does, so the suites that use it
@@ -18,7 +19,11 @@ struct InProcessClientTests {
             let direct = TestClient(endpoint: harness.inProcessEndpoint, token: token)
             #expect(try await wire.post(base + "/authorization").status == 200)
             for index in 0..<5 {
-                let added = try await direct.post(base + "/requests", json: #"{"identifier": "r\#(index)", "title": "R", "trigger": {"type": "timeInterval", "timeInterval": 3600}}"#)
+                let added = try await direct.post(
+                    base + "/requests",
+                    json:
+                        #"{"identifier": "r\#(index)", "title": "R", "trigger": {"type": "timeInterval", "timeInterval": 3600}}"#
+                )
                 #expect(added.status == 201, "\(added.text)")
             }
             let requests: [(method: String, target: String, body: String?)] = [
@@ -43,14 +48,16 @@ struct InProcessClientTests {
                 let type = body == nil ? nil : "application/json"
                 let overWire = try await wire.request(method, target, body: bytes, contentType: type)
                 let inProcess = try await direct.request(method, target, body: bytes, contentType: type)
-                #expect(overWire.status == inProcess.status, "\(method) \(target): \(overWire.text) / \(inProcess.text)")
+                #expect(
+                    overWire.status == inProcess.status, "\(method) \(target): \(overWire.text) / \(inProcess.text)")
                 #expect(overWire.errorCode == inProcess.errorCode, "\(method) \(target)")
                 #expect(overWire.headers["content-type"] == inProcess.headers["content-type"], "\(method) \(target)")
                 #expect(overWire.headers["link"] == inProcess.headers["link"], "\(method) \(target)")
                 #expect(overWire.json == inProcess.json, "\(method) \(target): \(overWire.text) / \(inProcess.text)")
             }
             // A Host the service does not answer as is refused in-process too (421), as on the wire.
-            let elsewhere = TestClient(endpoint: .inProcess(harness.service.api, host: "elsewhere.example"), token: token)
+            let elsewhere = TestClient(
+                endpoint: .inProcess(harness.service.api, host: "elsewhere.example"), token: token)
             let misdirected = try await elsewhere.get(base + "/requests")
             #expect(misdirected.status == 421 && misdirected.errorCode == "misdirectedRequest", "\(misdirected.text)")
         }

@@ -2,6 +2,7 @@ import ChimeCore
 import Foundation
 import TestThreads
 import Testing
+
 @testable import ChimeServer
 
 /// Every route of the table with this access.
@@ -24,7 +25,9 @@ struct IsolationTests {
             let tokenB = try await harness.createApp("com.example.b")
             let a = harness.client(token: tokenA)
             _ = try await a.post("/v1/apps/com.example.a/authorization")
-            _ = try await a.post("/v1/apps/com.example.a/requests", json: #"{"identifier": "a1", "title": "Secret of A", "body": "only for A"}"#)
+            _ = try await a.post(
+                "/v1/apps/com.example.a/requests",
+                json: #"{"identifier": "a1", "title": "Secret of A", "body": "only for A"}"#)
             let b = harness.client(token: tokenB)
             // Every app route, and no body: the credential is refused before anything is read.
             for route in tableRoutes(.app, .ownerOnApp) {
@@ -40,7 +43,9 @@ struct IsolationTests {
                 #expect(bogus.status == 401, "\(route) with an unknown token")
             }
             for route in tableRoutes(.owner) {
-                #expect(try await b.request(route, parameters(of: route, app: "com.example.a")).status == 403, "\(route) with an app token")
+                #expect(
+                    try await b.request(route, parameters(of: route, app: "com.example.a")).status == 403,
+                    "\(route) with an app token")
             }
             // A's data is intact and visible to A and the owner.
             let own = try await a.get("/v1/apps/com.example.a/notifications")
@@ -59,7 +64,8 @@ struct IsolationTests {
         try await ServiceHarness.with { harness in
             let tokenA = try await harness.createApp("com.example.a")
             let tokenB = try await harness.createApp("com.example.b")
-            let streamB = try await SSEClient.open(harness.endpoint, path: "/v1/apps/com.example.b/events", token: tokenB, lastEventID: "0")
+            let streamB = try await SSEClient.open(
+                harness.endpoint, path: "/v1/apps/com.example.b/events", token: tokenB, lastEventID: "0")
             let all = try await SSEClient.open(harness.endpoint, path: "/v1/events", token: harness.service.ownerToken)
             let a = harness.client(token: tokenA)
             let b = harness.client(token: tokenB)

@@ -1,8 +1,9 @@
 import ChimeCore
 import Foundation
-@testable import ChimeServer
 import TestThreads
 import Testing
+
+@testable import ChimeServer
 
 /// The permission, settings and badge bodies are read by the JSON mapping's one object reader
 /// (`JSONObjectReader`): integers as every integer field takes them, unknown fields with a
@@ -27,19 +28,25 @@ struct JSONBodyTests {
         }
     }
 
-    @Test("a misspelt field or value is refused with what was meant", arguments: [
-        ("PUT", "/badge", #"{"bagde": 3}"#, "bagde", #"did you mean "badge"?"#),
-        ("POST", "/authorization/answer", #"{"alow": true}"#, "alow", #"did you mean "allow"?"#),
-        ("POST", "/authorization", #"{"option": ["alert"]}"#, "option", #"did you mean "options"?"#),
-        ("PATCH", "/settings", #"{"soundSeting": "disabled"}"#, "soundSeting", #"did you mean "soundSetting"?"#),
-        ("PATCH", "/settings", #"{"soundSetting": "disbled"}"#, "soundSetting", #"did you mean "disabled"?"#),
-        ("PATCH", "/settings", #"{"showPreviewsSetting": "Never"}"#, "showPreviewsSetting", #"did you mean "never"?"#),
-    ])
+    @Test(
+        "a misspelt field or value is refused with what was meant",
+        arguments: [
+            ("PUT", "/badge", #"{"bagde": 3}"#, "bagde", #"did you mean "badge"?"#),
+            ("POST", "/authorization/answer", #"{"alow": true}"#, "alow", #"did you mean "allow"?"#),
+            ("POST", "/authorization", #"{"option": ["alert"]}"#, "option", #"did you mean "options"?"#),
+            ("PATCH", "/settings", #"{"soundSeting": "disabled"}"#, "soundSeting", #"did you mean "soundSetting"?"#),
+            ("PATCH", "/settings", #"{"soundSetting": "disbled"}"#, "soundSetting", #"did you mean "disabled"?"#),
+            (
+                "PATCH", "/settings", #"{"showPreviewsSetting": "Never"}"#, "showPreviewsSetting",
+                #"did you mean "never"?"#
+            ),
+        ])
     func misspelt(method: String, path: String, body: String, field: String, suggestion: String) async throws {
         try await ServiceHarness.with(transport: .inProcess) { harness in
             _ = try await harness.createApp("com.example.typo")
-            let answer = try await harness.owner.request(method, "/v1/apps/com.example.typo" + path, body: Array(body.utf8),
-                                                         contentType: "application/json")
+            let answer = try await harness.owner.request(
+                method, "/v1/apps/com.example.typo" + path, body: Array(body.utf8),
+                contentType: "application/json")
             #expect(answer.status == 400, "\(answer.text)")
             #expect(answer.json?["error"]?["field"] == .string(field), "\(answer.text)")
             guard case .string(let message)? = answer.json?["error"]?["message"] else {
@@ -50,12 +57,14 @@ struct JSONBodyTests {
         }
     }
 
-    @Test("changing the settings of an app the user has not allowed is 409 notificationsNotAllowed, from the error table")
+    @Test(
+        "changing the settings of an app the user has not allowed is 409 notificationsNotAllowed, from the error table")
     func settingsNotAllowed() async throws {
         try await ServiceHarness.with(transport: .inProcess, autoAllow: false) { harness in
             _ = try await harness.createApp("com.example.undecided")
-            let answer = try await harness.owner.request("PATCH", "/v1/apps/com.example.undecided/settings",
-                                                         body: Array(#"{"soundSetting": "disabled"}"#.utf8), contentType: "application/json")
+            let answer = try await harness.owner.request(
+                "PATCH", "/v1/apps/com.example.undecided/settings",
+                body: Array(#"{"soundSetting": "disabled"}"#.utf8), contentType: "application/json")
             #expect(answer.status == 409)
             #expect(answer.errorCode == "notificationsNotAllowed", "\(answer.text)")
         }

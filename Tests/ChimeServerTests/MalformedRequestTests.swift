@@ -3,6 +3,7 @@ import Foundation
 import Synchronization
 import TestThreads
 import Testing
+
 @testable import ChimeServer
 
 struct MalformedRequest: Sendable, CustomStringConvertible {
@@ -30,30 +31,52 @@ struct MalformedRequest: Sendable, CustomStringConvertible {
 let manyArguments = (0..<500).map { "a\($0)=1" }.joined(separator: "&")
 
 let malformedRequests: [MalformedRequest] = [
-    MalformedRequest("an unknown transfer coding alone", "POST /v1/apps HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: gzip\r\n\r\nabc", 400, "badFraming"),
-    MalformedRequest("a transfer coding that is not chunked", "POST /v1/apps HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: xchunked\r\n\r\n0\r\n\r\n",
-                     400, "badFraming"),
-    MalformedRequest("chunked, then identity", "POST /v1/apps HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked, identity\r\n\r\n0\r\n\r\n",
-                     400, "badFraming"),
-    MalformedRequest("gzip under chunked", "POST /v1/apps HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: gzip, chunked\r\n\r\n0\r\n\r\n", 501,
-                     "notImplemented"),
-    MalformedRequest("Content-Length with Transfer-Encoding",
-                     "POST /v1/apps HTTP/1.1\r\nHost: x\r\nContent-Length: 4\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n", 400, "badFraming"),
-    MalformedRequest("two Content-Length values (the rest would run as a second request)",
-                     "POST /healthz HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\nContent-Length: 36\r\n\r\nGET /healthz HTTP/1.1\r\nHost: x\r\n\r\n",
-                     400, "badFraming"),
-    MalformedRequest("whitespace before a colon", "POST /v1/apps HTTP/1.1\r\nHost: x\r\nTransfer-Encoding : chunked\r\nContent-Length: 2\r\n\r\n{}",
-                     400, "badHeader"),
-    MalformedRequest("500 query arguments", "GET /v1/apps?\(manyArguments) HTTP/1.1\r\nHost: x\r\n\r\n", 414, "uriTooLong"),
-    MalformedRequest("a 10 KB request target", "GET /v1/apps?q=\(String(repeating: "a", count: 10_000)) HTTP/1.1\r\nHost: x\r\n\r\n", 414,
-                     "uriTooLong"),
-    MalformedRequest("a 20 KB header", "GET /v1/apps HTTP/1.1\r\nHost: x\r\nX-Big: \(String(repeating: "b", count: 20_000))\r\n\r\n", 431,
-                     "headerTooLarge"),
+    MalformedRequest(
+        "an unknown transfer coding alone", "POST /v1/apps HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: gzip\r\n\r\nabc",
+        400, "badFraming"),
+    MalformedRequest(
+        "a transfer coding that is not chunked",
+        "POST /v1/apps HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: xchunked\r\n\r\n0\r\n\r\n",
+        400, "badFraming"),
+    MalformedRequest(
+        "chunked, then identity",
+        "POST /v1/apps HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked, identity\r\n\r\n0\r\n\r\n",
+        400, "badFraming"),
+    MalformedRequest(
+        "gzip under chunked", "POST /v1/apps HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: gzip, chunked\r\n\r\n0\r\n\r\n",
+        501,
+        "notImplemented"),
+    MalformedRequest(
+        "Content-Length with Transfer-Encoding",
+        "POST /v1/apps HTTP/1.1\r\nHost: x\r\nContent-Length: 4\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n", 400,
+        "badFraming"),
+    MalformedRequest(
+        "two Content-Length values (the rest would run as a second request)",
+        "POST /healthz HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\nContent-Length: 36\r\n\r\nGET /healthz HTTP/1.1\r\nHost: x\r\n\r\n",
+        400, "badFraming"),
+    MalformedRequest(
+        "whitespace before a colon",
+        "POST /v1/apps HTTP/1.1\r\nHost: x\r\nTransfer-Encoding : chunked\r\nContent-Length: 2\r\n\r\n{}",
+        400, "badHeader"),
+    MalformedRequest(
+        "500 query arguments", "GET /v1/apps?\(manyArguments) HTTP/1.1\r\nHost: x\r\n\r\n", 414, "uriTooLong"),
+    MalformedRequest(
+        "a 10 KB request target", "GET /v1/apps?q=\(String(repeating: "a", count: 10_000)) HTTP/1.1\r\nHost: x\r\n\r\n",
+        414,
+        "uriTooLong"),
+    MalformedRequest(
+        "a 20 KB header", "GET /v1/apps HTTP/1.1\r\nHost: x\r\nX-Big: \(String(repeating: "b", count: 20_000))\r\n\r\n",
+        431,
+        "headerTooLarge"),
     MalformedRequest("no Host in HTTP/1.1", "GET /healthz HTTP/1.1\r\n\r\n", 400, "badRequest"),
     MalformedRequest("two Host fields", "GET /healthz HTTP/1.1\r\nHost: a\r\nHost: b\r\n\r\n", 400, "badRequest"),
-    MalformedRequest("a header folded over two lines", "GET /healthz HTTP/1.1\r\nHost: x\r\nX-A: a\r\n b\r\n\r\n", 400, "badHeader"),
-    MalformedRequest("a control character in a header value", "GET /healthz HTTP/1.1\r\nHost: x\r\nX-A: a\u{1b}b\r\n\r\n", 400, "badHeader"),
-    MalformedRequest("a terminal escape in the method", "G\u{1b}[31mET /healthz HTTP/1.1\r\nHost: x\r\n\r\n", 400, "badRequest"),
+    MalformedRequest(
+        "a header folded over two lines", "GET /healthz HTTP/1.1\r\nHost: x\r\nX-A: a\r\n b\r\n\r\n", 400, "badHeader"),
+    MalformedRequest(
+        "a control character in a header value", "GET /healthz HTTP/1.1\r\nHost: x\r\nX-A: a\u{1b}b\r\n\r\n", 400,
+        "badHeader"),
+    MalformedRequest(
+        "a terminal escape in the method", "G\u{1b}[31mET /healthz HTTP/1.1\r\nHost: x\r\n\r\n", 400, "badRequest"),
 ]
 
 @Suite("Malformed requests", .testThreads)
@@ -69,8 +92,9 @@ struct MalformedRequestTests {
         }
     }
 
-    @Test("each is answered at once with the status RFC 9110/9112 gives, a JSON error, and the connection closed",
-          arguments: malformedRequests)
+    @Test(
+        "each is answered at once with the status RFC 9110/9112 gives, a JSON error, and the connection closed",
+        arguments: malformedRequests)
     func answered(_ request: MalformedRequest) async throws {
         try await ServiceHarness.with { harness in
             let bytes = try await Self.exchange(request.bytes, port: harness.service.port)
@@ -90,7 +114,8 @@ struct MalformedRequestTests {
     func nulInAuthorization() async throws {
         try await ServiceHarness.with { harness in
             let token = harness.service.ownerToken
-            let bytes = Array("GET /v1/apps HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer \(token)".utf8) + [0]
+            let bytes =
+                Array("GET /v1/apps HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer \(token)".utf8) + [0]
                 + Array("junk\r\nConnection: close\r\n\r\n".utf8)
             let response = try RawSocket.response(try await Self.exchange(bytes, port: harness.service.port))
             #expect(response.status == 400)

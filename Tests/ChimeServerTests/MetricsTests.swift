@@ -2,6 +2,7 @@ import ChimeCore
 import Foundation
 import TestThreads
 import Testing
+
 @testable import ChimeServer
 
 @Suite("Metrics and documents", .testThreads)
@@ -12,9 +13,12 @@ struct MetricsTests {
             let token = try await harness.createApp("com.example.metrics")
             let app = harness.client(token: token)
             _ = try await app.post("/v1/apps/com.example.metrics/authorization")
-            _ = try await app.post("/v1/apps/com.example.metrics/requests",
-                                   json: #"{"identifier": "later", "title": "L", "trigger": {"type": "timeInterval", "timeInterval": 600}}"#)
-            _ = try await app.post("/v1/apps/com.example.metrics/requests", json: #"{"identifier": "now", "title": "N"}"#)
+            _ = try await app.post(
+                "/v1/apps/com.example.metrics/requests",
+                json:
+                    #"{"identifier": "later", "title": "L", "trigger": {"type": "timeInterval", "timeInterval": 600}}"#)
+            _ = try await app.post(
+                "/v1/apps/com.example.metrics/requests", json: #"{"identifier": "now", "title": "N"}"#)
             _ = try await harness.client(token: nil).get("/healthz")
             _ = try await harness.client(token: nil).get("/nowhere")
             let response = try await harness.client(token: nil).get("/metrics")
@@ -40,7 +44,8 @@ struct MetricsTests {
 
     @Test("GET /openapi.json serves docs/openapi.json exactly")
     func openAPI() async throws {
-        let file = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        let file = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent()
             .appendingPathComponent("docs/openapi.json")
         let expected = try String(contentsOf: file, encoding: .utf8)
         try await ServiceHarness.with { harness in

@@ -2,6 +2,7 @@ import ChimeCore
 import Foundation
 import TestThreads
 import Testing
+
 @testable import ChimeServer
 
 @Suite("Paged lists", .testThreads)
@@ -16,7 +17,11 @@ struct PagingTests {
             let token = try await harness.createApp("com.example.pages")
             let app = harness.client(token: token)
             _ = try await app.post(base + "/authorization")
-            let body = "[" + (0..<250).map { #"{"identifier": "p\#($0)", "title": "x", "trigger": {"type": "timeInterval", "timeInterval": 3600}}"# }
+            let body =
+                "["
+                + (0..<250).map {
+                    #"{"identifier": "p\#($0)", "title": "x", "trigger": {"type": "timeInterval", "timeInterval": 3600}}"#
+                }
                 .joined(separator: ",") + "]"
             #expect(try await app.post(base + "/requests", json: body).status == 201)
             let first = try await app.get(base + "/requests")
@@ -38,7 +43,11 @@ struct PagingTests {
             let app = harness.client(token: token)
             _ = try await app.post(base + "/authorization")
             // Delivered at once, in one call: many share a date.
-            let body = "[" + (0..<45).map { #"{"identifier": "d\#($0)", "title": "x", "threadIdentifier": "\#($0 % 2 == 0 ? "even" : "odd")"}"# }
+            let body =
+                "["
+                + (0..<45).map {
+                    #"{"identifier": "d\#($0)", "title": "x", "threadIdentifier": "\#($0 % 2 == 0 ? "even" : "odd")"}"#
+                }
                 .joined(separator: ",") + "]"
             #expect(try await app.post(base + "/requests", json: body).status == 201)
             let all = try await app.get(base + "/notifications?limit=1000")
@@ -57,26 +66,36 @@ struct PagingTests {
             for index in 0..<12 { _ = try await harness.createApp("com.example.app\(index)") }
             let (apps, sizes) = try await harness.owner.pages("/v1/apps?limit=5")
             #expect(sizes == [5, 5, 2])
-            #expect(apps.compactMap { $0["bundleIdentifier"]?.stringValue } == (0..<12).map { "com.example.app\($0)" }.sorted())
+            #expect(
+                apps.compactMap { $0["bundleIdentifier"]?.stringValue }
+                    == (0..<12).map { "com.example.app\($0)" }.sorted())
 
             let token = try await harness.createApp("com.example.pages")
             let app = harness.client(token: token)
             _ = try await app.post(base + "/authorization")
-            let categories = "[" + (0..<9).map { #"{"identifier": "c\#($0)", "actions": [{"identifier": "ok", "title": "OK"}]}"# }
+            let categories =
+                "["
+                + (0..<9).map { #"{"identifier": "c\#($0)", "actions": [{"identifier": "ok", "title": "OK"}]}"# }
                 .joined(separator: ",") + "]"
             #expect(try await app.put(base + "/categories", json: categories).status == 200)
             let (listed, categorySizes) = try await app.pages(base + "/categories?limit=4")
             #expect(categorySizes == [4, 4, 1])
             #expect(identifiers(listed) == (0..<9).map { "c\($0)" })
 
-            let body = "[" + (0..<11).map { #"{"identifier": "n\#($0)", "title": "x", "categoryIdentifier": "c0"}"# }.joined(separator: ",") + "]"
+            let body =
+                "["
+                + (0..<11).map { #"{"identifier": "n\#($0)", "title": "x", "categoryIdentifier": "c0"}"# }.joined(
+                    separator: ",") + "]"
             _ = try await app.post(base + "/requests", json: body)
             for index in 0..<11 {
-                _ = try await harness.owner.post(base + "/notifications/n\(index)/responses", json: #"{"actionIdentifier": "ok"}"#)
+                _ = try await harness.owner.post(
+                    base + "/notifications/n\(index)/responses", json: #"{"actionIdentifier": "ok"}"#)
             }
             let (outbox, outboxSizes) = try await app.pages(base + "/responses?limit=3")
             #expect(outboxSizes == [3, 3, 3, 2])
-            let ids = outbox.compactMap { item -> Int64? in if case .integer(let id)? = item["id"] { return id } else { return nil } }
+            let ids = outbox.compactMap { item -> Int64? in
+                if case .integer(let id)? = item["id"] { return id } else { return nil }
+            }
             #expect(ids == ids.sorted() && Set(ids).count == 11)
         }
     }
@@ -89,7 +108,11 @@ struct PagingTests {
             _ = try await app.post(base + "/authorization")
             let big = String(repeating: "b", count: 50_000)
             for index in 0..<40 {
-                _ = try await app.post(base + "/requests", json: #"{"identifier": "big\#(index)", "body": "\#(big)", "trigger": {"type": "timeInterval", "timeInterval": 3600}}"#)
+                _ = try await app.post(
+                    base + "/requests",
+                    json:
+                        #"{"identifier": "big\#(index)", "body": "\#(big)", "trigger": {"type": "timeInterval", "timeInterval": 3600}}"#
+                )
             }
             let first = try await app.get(base + "/requests?limit=1000")
             #expect(first.body.count <= Page.byteLimit + 60_000)
@@ -99,10 +122,13 @@ struct PagingTests {
         }
     }
 
-    @Test("a limit out of range or a cursor that is not one is a 400 naming it", arguments: [
-        ("/requests?limit=0", "limit"), ("/requests?limit=1001", "limit"), ("/requests?limit=many", "limit"),
-        ("/requests?after=-3", "after"), ("/notifications?after=yesterday", "after"), ("/responses?after=x", "after"),
-    ])
+    @Test(
+        "a limit out of range or a cursor that is not one is a 400 naming it",
+        arguments: [
+            ("/requests?limit=0", "limit"), ("/requests?limit=1001", "limit"), ("/requests?limit=many", "limit"),
+            ("/requests?after=-3", "after"), ("/notifications?after=yesterday", "after"),
+            ("/responses?after=x", "after"),
+        ])
     func badPages(_ query: String, _ field: String) async throws {
         try await ServiceHarness.with(transport: .inProcess) { harness in
             let token = try await harness.createApp("com.example.pages")

@@ -2,10 +2,12 @@ import ChimeCore
 import Foundation
 import TestThreads
 import Testing
-#if canImport(Glibc)
-import Glibc
-#endif
+
 @testable import ChimeServer
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// Identifiers with `/`, `?`, `#`, `%`, spaces and non-ASCII letters in paths and query strings.
 @Suite("Percent-encoded identifiers", .testThreads)
@@ -20,16 +22,25 @@ struct PathEncodingTests {
         #expect(try PercentEncoding.decode("a+b%2b") == "a+b+")
         #expect(try PercentEncoding.decode("caf\u{e9}") == "café")
 
-        #expect(throws: PercentDecodingError(text: "100%", problem: .incompleteEscape("%"))) { try PercentEncoding.decode("100%") }
-        #expect(throws: PercentDecodingError(text: "a%2", problem: .incompleteEscape("%2"))) { try PercentEncoding.decode("a%2") }
-        #expect(throws: PercentDecodingError(text: "%zz", problem: .invalidEscape("%zz"))) { try PercentEncoding.decode("%zz") }
-        #expect(throws: PercentDecodingError(text: "%C3%28", problem: .invalidUTF8)) { try PercentEncoding.decode("%C3%28") }
+        #expect(throws: PercentDecodingError(text: "100%", problem: .incompleteEscape("%"))) {
+            try PercentEncoding.decode("100%")
+        }
+        #expect(throws: PercentDecodingError(text: "a%2", problem: .incompleteEscape("%2"))) {
+            try PercentEncoding.decode("a%2")
+        }
+        #expect(throws: PercentDecodingError(text: "%zz", problem: .invalidEscape("%zz"))) {
+            try PercentEncoding.decode("%zz")
+        }
+        #expect(throws: PercentDecodingError(text: "%C3%28", problem: .invalidUTF8)) {
+            try PercentEncoding.decode("%C3%28")
+        }
         #expect(throws: PercentDecodingError.self) { try PercentEncoding.decode(bytes: [0x61, 0xFF]) }
     }
 
     @Test("the path is split on / before its segments are decoded")
     func segments() throws {
-        let request = HTTPRequest(method: "POST", path: "/v1/apps/a/notifications/chat%2F42%20%C3%BC%3F%23%25/responses")
+        let request = HTTPRequest(
+            method: "POST", path: "/v1/apps/a/notifications/chat%2F42%20%C3%BC%3F%23%25/responses")
         #expect(try request.pathSegments() == ["v1", "apps", "a", "notifications", Self.chat, "responses"])
         #expect(try HTTPRequest(method: "GET", path: "/").pathSegments() == [""])
         #expect(try HTTPRequest(method: "GET", path: "/a//b/").pathSegments() == ["a", "", "b", ""])
@@ -37,7 +48,9 @@ struct PathEncodingTests {
         #expect(try PercentEncoding.segments(ofPath: "//a") == ["", "a"])
         #expect(try PercentEncoding.segments(ofPath: "a/b") == ["a", "b"])
         #expect(try PercentEncoding.segments(ofPath: "/%2F/x%20") == ["/", "x "])
-        #expect(throws: PercentDecodingError(text: "b%zz", problem: .invalidEscape("%zz"))) { try PercentEncoding.segments(ofPath: "/a/b%zz/c") }
+        #expect(throws: PercentDecodingError(text: "b%zz", problem: .invalidEscape("%zz"))) {
+            try PercentEncoding.segments(ofPath: "/a/b%zz/c")
+        }
         #expect(throws: PercentDecodingError.self) { try HTTPRequest(method: "GET", path: "/a/%E2%82").pathSegments() }
     }
 
@@ -53,7 +66,9 @@ struct PathEncodingTests {
         let raw = try await TestClient.offPool {
             let socket = try RawSocket(port: port, timeout: 60)  // a bound for a hang, not a measure
             defer { socket.close() }
-            try socket.send(Array("GET /caf".utf8) + [0xC3, 0xA9] + Array(" HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n".utf8))
+            try socket.send(
+                Array("GET /caf".utf8) + [0xC3, 0xA9]
+                    + Array(" HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n".utf8))
             return try RawSocket.response(socket.readToEnd())
         }
         #expect(raw.text == "GET /caf%C3%A9 0")
@@ -67,7 +82,11 @@ struct PathEncodingTests {
             let app = harness.client(token: token)
             let base = "/v1/apps/com.example.chat"
             _ = try await app.post(base + "/authorization")
-            _ = try await app.put(base + "/categories", json: #"[{"identifier": "chat", "actions": [{"identifier": "snooze", "title": "Snooze", "options": []}]}]"#)
+            _ = try await app.put(
+                base + "/categories",
+                json:
+                    #"[{"identifier": "chat", "actions": [{"identifier": "snooze", "title": "Snooze", "options": []}]}]"#
+            )
             let events = try await SSEClient.open(harness.endpoint, path: base + "/events", token: token)
             defer { events.close() }
 
@@ -82,7 +101,8 @@ struct PathEncodingTests {
             #expect(try await app.get(base + "/notifications").json?[0]?["identifier"] == .string(Self.chat))
 
             let encoded = PercentEncoding.encode(Self.chat)
-            let answer = try await harness.owner.post(base + "/notifications/\(encoded)/responses", json: #"{"actionIdentifier": "snooze"}"#)
+            let answer = try await harness.owner.post(
+                base + "/notifications/\(encoded)/responses", json: #"{"actionIdentifier": "snooze"}"#)
             #expect(answer.status == 201, "\(answer.text)")
             let outbox = try await app.get(base + "/responses")
             #expect(outbox.json?[0]?["notification"]?["identifier"] == .string(Self.chat))
@@ -91,13 +111,17 @@ struct PathEncodingTests {
             // Pending requests removed by identifier: encoded, and form-style `+` for a space.
             let pending = ["a&identifier=b", "x y", "50% off/#1", "b"]
             for identifier in pending {
-                let body = JSONValue.object(["identifier": .string(identifier), "title": "Later",
-                                             "trigger": ["type": "timeInterval", "timeInterval": 3600]]).serialized()
+                let body = JSONValue.object([
+                    "identifier": .string(identifier), "title": "Later",
+                    "trigger": ["type": "timeInterval", "timeInterval": 3600],
+                ]).serialized()
                 #expect(try await app.post(base + "/requests", json: body).status == 201)
             }
-            let removed = try await app.delete(base + "/requests?identifier=\(PercentEncoding.encode("a&identifier=b"))&identifier=x+y")
+            let removed = try await app.delete(
+                base + "/requests?identifier=\(PercentEncoding.encode("a&identifier=b"))&identifier=x+y")
             #expect(removed.json?["removed"] == .array(["a&identifier=b", "x y"]))
-            let removedPercent = try await app.delete(base + "/requests?identifier=\(PercentEncoding.encode("50% off/#1"))")
+            let removedPercent = try await app.delete(
+                base + "/requests?identifier=\(PercentEncoding.encode("50% off/#1"))")
             #expect(removedPercent.json?["removed"] == .array(["50% off/#1"]))
             #expect(try await app.get(base + "/requests").json?[0]?["identifier"] == .string("b"))
 
@@ -109,14 +133,20 @@ struct PathEncodingTests {
         }
     }
 
-    @Test("invalid percent-encoding or UTF-8 in a path segment or query argument gets 400 naming it, and changes nothing")
+    @Test(
+        "invalid percent-encoding or UTF-8 in a path segment or query argument gets 400 naming it, and changes nothing")
     func badEncodings() async throws {
         try await ServiceHarness.with { harness in
             let token = try await harness.createApp("com.example.bad")
             let app = harness.client(token: token)
             let base = "/v1/apps/com.example.bad"
             _ = try await app.post(base + "/authorization")
-            #expect(try await app.post(base + "/requests", json: #"{"identifier": "keep", "title": "Keep", "trigger": {"type": "timeInterval", "timeInterval": 3600}}"#).status == 201)
+            #expect(
+                try await app.post(
+                    base + "/requests",
+                    json:
+                        #"{"identifier": "keep", "title": "Keep", "trigger": {"type": "timeInterval", "timeInterval": 3600}}"#
+                ).status == 201)
 
             let paths = [
                 ("POST", base + "/notifications/chat%2/responses", "'chat%2' has an incomplete percent escape '%2'"),
@@ -130,8 +160,9 @@ struct PathEncodingTests {
                 ("GET", base + "/notifications?thread=%G1", "invalid percent escape '%G1'"),
             ]
             for (method, path, message) in paths {
-                let response = try await harness.owner.request(method, path, body: method == "POST" ? Array(#"{"actionIdentifier": "x"}"#.utf8) : nil,
-                                                               contentType: method == "POST" ? "application/json" : nil)
+                let response = try await harness.owner.request(
+                    method, path, body: method == "POST" ? Array(#"{"actionIdentifier": "x"}"#.utf8) : nil,
+                    contentType: method == "POST" ? "application/json" : nil)
                 #expect(response.status == 400, "\(method) \(path): \(response.status) \(response.text)")
                 #expect(response.errorCode == "invalidEncoding", "\(path)")
                 #expect(response.text.contains(message), "\(path): \(response.text)")
@@ -144,15 +175,19 @@ struct PathEncodingTests {
             let raw = try await TestClient.offPool {
                 let socket = try RawSocket(port: port, timeout: 5)
                 defer { socket.close() }
-                try socket.send(Array("GET /v1/apps/".utf8) + [0xFF, 0xFE]
-                    + Array("/settings HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer \(ownerToken)\r\nConnection: close\r\n\r\n".utf8))
+                try socket.send(
+                    Array("GET /v1/apps/".utf8) + [0xFF, 0xFE]
+                        + Array(
+                            "/settings HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer \(ownerToken)\r\nConnection: close\r\n\r\n"
+                                .utf8))
                 return try RawSocket.response(socket.readToEnd())
             }
             #expect(raw.status == 400)
             #expect(raw.errorCode == "invalidEncoding")
 
             // The APNs endpoint answers in Apple's format.
-            let push = try await app.post("/3/device/%zz", json: #"{"aps": {"alert": "hi"}}"#, headers: [("apns-topic", "com.example.bad")])
+            let push = try await app.post(
+                "/3/device/%zz", json: #"{"aps": {"alert": "hi"}}"#, headers: [("apns-topic", "com.example.bad")])
             #expect(push.status == 400)
             #expect(push.reason == "BadDeviceToken")
             // The server keeps serving.

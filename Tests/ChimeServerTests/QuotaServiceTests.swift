@@ -2,6 +2,7 @@ import ChimeCore
 import Foundation
 import TestThreads
 import Testing
+
 @testable import ChimeServer
 
 /// One app at its storage quota gets 507 naming it; the owner and other apps are served as before.
@@ -19,7 +20,9 @@ struct QuotaServiceTests {
             _ = try await filler.post("/v1/apps/com.example.filler/authorization")
             _ = try await other.post("/v1/apps/com.example.other/authorization")
             for index in 0..<3 {
-                #expect(try await filler.post("/v1/apps/com.example.filler/requests", json: Self.add("r\(index)")).status == 201)
+                #expect(
+                    try await filler.post("/v1/apps/com.example.filler/requests", json: Self.add("r\(index)")).status
+                        == 201)
             }
             let refused = try await filler.post("/v1/apps/com.example.filler/requests", json: Self.add("r3"))
             #expect(refused.status == 507)
@@ -32,7 +35,9 @@ struct QuotaServiceTests {
             #expect(message.contains("com.example.filler"))
             #expect(message.contains("--app-max-pending"))
             // The owner adding for the full app meets the same bound; for another app, no bound is near.
-            #expect(try await harness.owner.post("/v1/apps/com.example.filler/requests", json: Self.add("owner")).status == 507)
+            #expect(
+                try await harness.owner.post("/v1/apps/com.example.filler/requests", json: Self.add("owner")).status
+                    == 507)
             #expect(try await other.post("/v1/apps/com.example.other/requests", json: Self.add("o0")).status == 201)
             #expect(try await harness.owner.get("/healthz").status == 200)
             // Replacing one by its identifier is no growth; removing one makes room.

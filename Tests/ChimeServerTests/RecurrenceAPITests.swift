@@ -22,12 +22,16 @@ struct RecurrenceAPITests {
 
     /// `curl -sS -X METHOD URL` with the app's token, `headers`, and a body (JSON unless `headers`
     /// give its Content-Type); the status and the body.
-    static func curl(_ method: String, _ url: String, token: String, body: String? = nil,
-                     headers: [(String, String)] = []) async throws -> (status: Int, json: JSONValue?) {
+    static func curl(
+        _ method: String, _ url: String, token: String, body: String? = nil,
+        headers: [(String, String)] = []
+    ) async throws -> (status: Int, json: JSONValue?) {
         var arguments = ["-sS", "-X", method, "-H", "Authorization: Bearer \(token)", "-w", "\n%{http_code}", url]
         for (name, value) in headers { arguments += ["-H", "\(name): \(value)"] }
         if let body {
-            if !headers.contains(where: { $0.0.lowercased() == "content-type" }) { arguments += ["-H", "Content-Type: application/json"] }
+            if !headers.contains(where: { $0.0.lowercased() == "content-type" }) {
+                arguments += ["-H", "Content-Type: application/json"]
+            }
             arguments += ["--data-binary", body]
         }
         let result = try await ChildProcess.run("/usr/bin/curl", arguments: arguments, timeout: 30)
@@ -48,7 +52,9 @@ struct RecurrenceAPITests {
             let token = try await harness.createApp("com.example.rrule")
             let app = harness.client(token: token)
             let base = "http://127.0.0.1:\(harness.service.port)/v1/apps/com.example.rrule"
-            #expect(try await app.post("/v1/apps/com.example.rrule/authorization", json: #"{"options": ["alert"]}"#).status == 200)
+            #expect(
+                try await app.post("/v1/apps/com.example.rrule/authorization", json: #"{"options": ["alert"]}"#).status
+                    == 200)
 
             let added = try await Self.curl("POST", base + "/requests", token: token, body: Self.cases)
             #expect(added.status == 201)
@@ -59,25 +65,31 @@ struct RecurrenceAPITests {
 
             let listed = try await Self.curl("GET", base + "/requests?next=3", token: token)
             #expect(listed.status == 200)
-            #expect(Self.dates(listed.json?[0]?["nextTriggerDates"])
-                == ["2027-01-05T17:00:00.000Z", "2027-01-07T17:00:00.000Z", "2027-01-19T17:00:00.000Z"])
-            #expect(Self.dates(listed.json?[1]?["nextTriggerDates"])
-                == ["2027-01-29T16:00:00.000Z", "2027-02-26T16:00:00.000Z", "2027-03-31T15:00:00.000Z"])
-            #expect(Self.dates(listed.json?[2]?["nextTriggerDates"])
-                == ["2027-03-27T06:00:00.000Z", "2027-03-28T05:00:00.000Z", "2027-03-29T05:00:00.000Z"])
+            #expect(
+                Self.dates(listed.json?[0]?["nextTriggerDates"])
+                    == ["2027-01-05T17:00:00.000Z", "2027-01-07T17:00:00.000Z", "2027-01-19T17:00:00.000Z"])
+            #expect(
+                Self.dates(listed.json?[1]?["nextTriggerDates"])
+                    == ["2027-01-29T16:00:00.000Z", "2027-02-26T16:00:00.000Z", "2027-03-31T15:00:00.000Z"])
+            #expect(
+                Self.dates(listed.json?[2]?["nextTriggerDates"])
+                    == ["2027-03-27T06:00:00.000Z", "2027-03-28T05:00:00.000Z", "2027-03-29T05:00:00.000Z"])
             #expect(try await Self.curl("GET", base + "/requests", token: token).json?[0]?["nextTriggerDates"] == nil)
             let badNext = try await Self.curl("GET", base + "/requests?next=0", token: token)
             #expect(badNext.status == 400 && badNext.json?["error"]?["field"] == .string("next"))
 
-            let bad = try await Self.curl("POST", base + "/requests", token: token, body: #"""
-                {"identifier": "bad", "title": "Bad", "trigger": {"type": "recurrence", "rrule": "FREQ=MONTHLY;BYDAY=-1FX",
-                 "start": "2027-01-29T09:00", "timeZone": "Europe/Berlin"}}
-                """#)
+            let bad = try await Self.curl(
+                "POST", base + "/requests", token: token,
+                body: #"""
+                    {"identifier": "bad", "title": "Bad", "trigger": {"type": "recurrence", "rrule": "FREQ=MONTHLY;BYDAY=-1FX",
+                     "start": "2027-01-29T09:00", "timeZone": "Europe/Berlin"}}
+                    """#)
             #expect(bad.status == 400)
             #expect(bad.json?["error"]?["field"] == .string("trigger.rrule.BYDAY"))
 
             // Fired on the service's clock: the three mornings, across the night the clocks go forward.
-            let events = try await SSEClient.open(harness.endpoint, path: "/v1/apps/com.example.rrule/events", token: token)
+            let events = try await SSEClient.open(
+                harness.endpoint, path: "/v1/apps/com.example.rrule/events", token: token)
             #expect(events.status == 200)
             for date in ["2027-03-27T06:00:00.000Z", "2027-03-28T05:00:00.000Z", "2027-03-29T05:00:00.000Z"] {
                 clock.set(try #require(JSONMapping.parseDate(date)))
@@ -91,10 +103,11 @@ struct RecurrenceAPITests {
                 #expect(delivered?["date"] == .string(date))
             }
             let after = try await Self.curl("GET", base + "/requests", token: token)
-            #expect(after.json.map { value -> [String] in
-                guard case .array(let items) = value else { return [] }
-                return items.compactMap { if case .string(let id)? = $0["identifier"] { id } else { nil } }
-            } == ["gym", "report"], "COUNT=3 ended the pill request")
+            #expect(
+                after.json.map { value -> [String] in
+                    guard case .array(let items) = value else { return [] }
+                    return items.compactMap { if case .string(let id)? = $0["identifier"] { id } else { nil } }
+                } == ["gym", "report"], "COUNT=3 ended the pill request")
         }
     }
 }

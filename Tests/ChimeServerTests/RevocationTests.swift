@@ -1,9 +1,10 @@
-@testable import ChimeCore
 import ChimeTesting
 import Dispatch
 import Foundation
 import TestThreads
 import Testing
+
+@testable import ChimeCore
 @testable import ChimeServer
 
 /// Open event streams end when the credential that opened them stops being valid; tokens are
@@ -22,12 +23,15 @@ struct RevocationTests {
             let stream = try await SSEClient.open(harness.endpoint, path: base + "/events", token: token)
             #expect(stream.status == 200)
             let rotated = try await harness.owner.post(base + "/token")
-            guard case .string(let fresh)? = rotated.json?["token"] else { throw TestClientError(description: rotated.text) }
+            guard case .string(let fresh)? = rotated.json?["token"] else {
+                throw TestClientError(description: rotated.text)
+            }
             #expect(try await ended(stream))
             #expect(try await harness.client(token: token).get(base + "/settings").status == 401)
             #expect(try await harness.client(token: fresh).get(base + "/settings").status == 200)
             // A stream the owner opened on the app is not the app token's: it stays.
-            let owners = try await SSEClient.open(harness.endpoint, path: base + "/events", token: harness.service.ownerToken)
+            let owners = try await SSEClient.open(
+                harness.endpoint, path: base + "/events", token: harness.service.ownerToken)
             _ = try await harness.owner.post(base + "/token")
             _ = try await harness.client(token: nil).get("/healthz")
             #expect(try await !owners.waitForEnd(timeout: 0.5))
@@ -40,7 +44,8 @@ struct RevocationTests {
         try await ServiceHarness.with { harness in
             let token = try await harness.createApp("com.example.revoke")
             let apps = try await SSEClient.open(harness.endpoint, path: base + "/events", token: token)
-            let owners = try await SSEClient.open(harness.endpoint, path: base + "/events", token: harness.service.ownerToken)
+            let owners = try await SSEClient.open(
+                harness.endpoint, path: base + "/events", token: harness.service.ownerToken)
             #expect(try await harness.owner.delete(base).status == 204)
             #expect(try await ended(apps))
             #expect(try await ended(owners))
@@ -54,9 +59,11 @@ struct RevocationTests {
     func signOut() async throws {
         try await ServiceHarness.with { harness in
             let (cookie, csrf) = try await WebCenterAPITests.signIn(harness)
-            let stream = try await SSEClient.open(harness.endpoint, path: "/v1/events", token: nil, headers: [("Cookie", cookie)])
+            let stream = try await SSEClient.open(
+                harness.endpoint, path: "/v1/events", token: nil, headers: [("Cookie", cookie)])
             #expect(stream.status == 200)
-            let out = try await harness.client(token: nil).request("DELETE", "/v1/session", headers: [("Cookie", cookie), ("X-CSRF-Token", csrf)])
+            let out = try await harness.client(token: nil).request(
+                "DELETE", "/v1/session", headers: [("Cookie", cookie), ("X-CSRF-Token", csrf)])
             #expect(out.status == 204)
             #expect(try await ended(stream))
         }
@@ -71,7 +78,8 @@ struct RevocationTests {
         try await ServiceHarness.with(clock: clock) { harness in
             let lifetime = harness.service.api.sessions.lifetime.withLock { $0 }
             let (cookie, _) = try await WebCenterAPITests.signIn(harness)
-            let stream = try await SSEClient.open(harness.endpoint, path: "/v1/events", token: nil, headers: [("Cookie", cookie)])
+            let stream = try await SSEClient.open(
+                harness.endpoint, path: "/v1/events", token: nil, headers: [("Cookie", cookie)])
             #expect(stream.status == 200)
             clock.advance(by: lifetime + 1)
             #expect(try await ended(stream))
@@ -80,7 +88,9 @@ struct RevocationTests {
         }
     }
 
-    @Test("an unknown token, or another app's, is refused while the engine's writer is busy: no store read, whatever the number of apps")
+    @Test(
+        "an unknown token, or another app's, is refused while the engine's writer is busy: no store read, whatever the number of apps"
+    )
     func tokensOffTheWriter() async throws {
         try await ServiceHarness.with { harness in
             let token = try await harness.createApp("com.example.revoke")
@@ -94,8 +104,9 @@ struct RevocationTests {
             #expect(unknown.status == 401)
             let foreign = try await harness.client(token: other).get(base + "/settings")
             #expect(foreign.status == 403)
-            let push = try await harness.client(token: "no-such-token").post("/3/device/" + String(repeating: "a", count: 64), json: "{}",
-                                                                             headers: [("apns-topic", "com.example.revoke")])
+            let push = try await harness.client(token: "no-such-token").post(
+                "/3/device/" + String(repeating: "a", count: 64), json: "{}",
+                headers: [("apns-topic", "com.example.revoke")])
             #expect(push.status == 403)
             gate.signal()
             _ = try await held.value

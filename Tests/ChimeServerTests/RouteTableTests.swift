@@ -2,6 +2,7 @@ import ChimeCore
 import Foundation
 import TestThreads
 import Testing
+
 @testable import ChimeServer
 
 /// A request and what the route table makes of it.
@@ -28,24 +29,34 @@ let routingCases: [RoutingCase] = [
     RoutingCase(path: "/.env", outcome: "404", template: "unmatched"),
     RoutingCase(path: "/v1", outcome: "404", template: "unmatched"),
     RoutingCase(path: "/v1/apps/", outcome: "listApps", template: "/v1/apps"),
-    RoutingCase(method: "HEAD", path: "/v1/apps/a", outcome: "getApp", template: "/v1/apps/{app}", parameters: ["app": "a"]),
+    RoutingCase(
+        method: "HEAD", path: "/v1/apps/a", outcome: "getApp", template: "/v1/apps/{app}", parameters: ["app": "a"]),
     RoutingCase(method: "PUT", path: "/v1/apps/a", outcome: "405 DELETE, GET, PATCH", template: "/v1/apps/{app}"),
     RoutingCase(method: "HEAD", path: "/v1/session/links", outcome: "405 POST", template: "/v1/session/links"),
-    RoutingCase(method: "OPTIONS", path: "/v1/apps/a/requests", outcome: "405 DELETE, GET, POST", template: "/v1/apps/{app}/requests"),
+    RoutingCase(
+        method: "OPTIONS", path: "/v1/apps/a/requests", outcome: "405 DELETE, GET, POST",
+        template: "/v1/apps/{app}/requests"),
     RoutingCase(path: "/v1/apps//settings", outcome: "404", template: "unmatched"),
     RoutingCase(method: "POST", path: "/v1/apps/a/notifications//responses", outcome: "404", template: "unmatched"),
     RoutingCase(path: "/v1/apps/a/nothing", outcome: "404", template: "unmatched"),
-    RoutingCase(method: "POST", path: "/v1/apps/com.example.chat/notifications/chat%2F42%20%C3%BC/responses", outcome: "respond",
-                template: "/v1/apps/{app}/notifications/{identifier}/responses",
-                parameters: ["app": "com.example.chat", "identifier": "chat/42 ü"]),
-    RoutingCase(method: "POST", path: "/v1/apps/a/notifications/n/presentation", outcome: "reportPresentation",
-                template: "/v1/apps/{app}/notifications/{identifier}/presentation", parameters: ["app": "a", "identifier": "n"]),
-    RoutingCase(method: "POST", path: "/v1/apps/a/responses/7/ack", outcome: "acknowledge", template: "/v1/apps/{app}/responses/{id}/ack",
-                parameters: ["app": "a", "id": "7"]),
-    RoutingCase(method: "POST", path: "/v1/apps/a/service-extension/p1", outcome: "serviceExtensionContent",
-                template: "/v1/apps/{app}/service-extension/{id}", parameters: ["id": "p1"]),
-    RoutingCase(method: "POST", path: "/v1/apps/a/authorization/answer", outcome: "answerAuthorization",
-                template: "/v1/apps/{app}/authorization/answer"),
+    RoutingCase(
+        method: "POST", path: "/v1/apps/com.example.chat/notifications/chat%2F42%20%C3%BC/responses",
+        outcome: "respond",
+        template: "/v1/apps/{app}/notifications/{identifier}/responses",
+        parameters: ["app": "com.example.chat", "identifier": "chat/42 ü"]),
+    RoutingCase(
+        method: "POST", path: "/v1/apps/a/notifications/n/presentation", outcome: "reportPresentation",
+        template: "/v1/apps/{app}/notifications/{identifier}/presentation", parameters: ["app": "a", "identifier": "n"]),
+    RoutingCase(
+        method: "POST", path: "/v1/apps/a/responses/7/ack", outcome: "acknowledge",
+        template: "/v1/apps/{app}/responses/{id}/ack",
+        parameters: ["app": "a", "id": "7"]),
+    RoutingCase(
+        method: "POST", path: "/v1/apps/a/service-extension/p1", outcome: "serviceExtensionContent",
+        template: "/v1/apps/{app}/service-extension/{id}", parameters: ["id": "p1"]),
+    RoutingCase(
+        method: "POST", path: "/v1/apps/a/authorization/answer", outcome: "answerAuthorization",
+        template: "/v1/apps/{app}/authorization/answer"),
     RoutingCase(path: "/v1/apps/%zz/settings", outcome: "400 path", template: "unmatched"),
     RoutingCase(path: "/v1/apps/a/settings", badQuery: true, outcome: "400 q", template: "/v1/apps/{app}/settings"),
     RoutingCase(path: "/nothing", badQuery: true, outcome: "400 q", template: "unmatched"),
@@ -63,14 +74,18 @@ struct RouteTableTests {
     @Test("a request finds its entry, or a 404, 405 or 400, from the templates alone", arguments: routingCases)
     func routing(_ test: RoutingCase) {
         var request = HTTPRequest(method: test.method, path: test.path)
-        if test.badQuery { request.queryError = QueryDecodingError(name: "q", problem: PercentDecodingError(text: "%zz", problem: .invalidEscape("%zz"))) }
-        let route = ChimeAPI.routes.match(request)
-        let outcome = switch route.outcome {
-        case .handler(let entry): entry.route.operationID
-        case .notFound: "404"
-        case .methodNotAllowed(let allowed): "405 " + allowed.joined(separator: ", ")
-        case .invalidEncoding(_, let field): "400 " + field
+        if test.badQuery {
+            request.queryError = QueryDecodingError(
+                name: "q", problem: PercentDecodingError(text: "%zz", problem: .invalidEscape("%zz")))
         }
+        let route = ChimeAPI.routes.match(request)
+        let outcome =
+            switch route.outcome {
+            case .handler(let entry): entry.route.operationID
+            case .notFound: "404"
+            case .methodNotAllowed(let allowed): "405 " + allowed.joined(separator: ", ")
+            case .invalidEncoding(_, let field): "400 " + field
+            }
         #expect(outcome == test.outcome)
         #expect(route.template == test.template)
         for (name, value) in test.parameters { #expect(route[name] == value, "{\(name)}") }
@@ -81,23 +96,32 @@ struct RouteTableTests {
         let entries = ChimeAPI.routes.entries
         for route in APIRoute.all {
             let count = entries.count { $0.route == route }
-            #expect(count == 1, "\(route) (APIRoute.\(route.operationID)) has \(count) entries in ChimeAPI+Routes.swift")
+            #expect(
+                count == 1, "\(route) (APIRoute.\(route.operationID)) has \(count) entries in ChimeAPI+Routes.swift")
         }
         for entry in entries where !APIRoute.all.contains(entry.route) {
-            Issue.record("\(entry.route) (\(entry.route.operationID)) is in the route table but not in APIRoute.all (APIRoute+Routes.swift)")
+            Issue.record(
+                "\(entry.route) (\(entry.route.operationID)) is in the route table but not in APIRoute.all (APIRoute+Routes.swift)"
+            )
         }
     }
 
-    @Test("a path a client fills from a declaration reaches that route's entry with the same parameters, however odd the values")
+    @Test(
+        "a path a client fills from a declaration reaches that route's entry with the same parameters, however odd the values"
+    )
     func clientPathsRoundTrip() {
-        let values = ["app": "com.example.chat", "identifier": "chat/42 ü?#%+&=", "id": "7", "token": String(repeating: "ab", count: 32),
-                      "asset": "center.js", "name": "Do Not Disturb"]
+        let values = [
+            "app": "com.example.chat", "identifier": "chat/42 ü?#%+&=", "id": "7",
+            "token": String(repeating: "ab", count: 32),
+            "asset": "center.js", "name": "Do Not Disturb",
+        ]
         for route in APIRoute.all {
             let given = values.filter { route.parameters.contains($0.key) }
             for method in [route.method.rawValue] + (route.method == .get ? ["HEAD"] : []) {
                 let matched = ChimeAPI.routes.match(HTTPRequest(method: method, path: route.path(given)))
                 guard case .handler(let entry) = matched.outcome else {
-                    Issue.record("\(method) \(route.path(given)) (\(route.operationID)) found no entry: \(matched.outcome)")
+                    Issue.record(
+                        "\(method) \(route.path(given)) (\(route.operationID)) found no entry: \(matched.outcome)")
                     continue
                 }
                 #expect(entry.route == route, "\(method) \(route.path(given)) reached \(entry.route)")
@@ -108,7 +132,9 @@ struct RouteTableTests {
         }
     }
 
-    @Test("each declaration is well formed: one per method and template, unique ids, {app} exactly on the app routes, no two templates alike")
+    @Test(
+        "each declaration is well formed: one per method and template, unique ids, {app} exactly on the app routes, no two templates alike"
+    )
     func wellFormed() {
         let entries = ChimeAPI.routes.entries
         let routes = APIRoute.all
@@ -122,8 +148,11 @@ struct RouteTableTests {
             }
             #expect(Set(route.parameters).count == route.parameters.count, "\(route): a parameter name repeats")
             let scoped = entry.access == .app || entry.access == .ownerOnApp
-            #expect(route.parameters.contains("app") == scoped, "\(route): {app} on the app routes (access .app or .ownerOnApp) and only there")
-            let shape = route.segments.map { if case .literal(let text) = $0 { text } else { "{}" } }.joined(separator: "/")
+            #expect(
+                route.parameters.contains("app") == scoped,
+                "\(route): {app} on the app routes (access .app or .ownerOnApp) and only there")
+            let shape = route.segments.map { if case .literal(let text) = $0 { text } else { "{}" } }.joined(
+                separator: "/")
             if let other = shapes[shape] {
                 #expect(other == route.template, "\(route.template) and \(other) match the same paths")
             }
@@ -156,32 +185,47 @@ struct RouteTableTests {
         return operations
     }
 
-    @Test("docs/openapi.json documents exactly the table's routes, with its operationIds, summaries, path parameters and security")
+    @Test(
+        "docs/openapi.json documents exactly the table's routes, with its operationIds, summaries, path parameters and security"
+    )
     func documentMatchesTable() throws {
         let operations = try Self.documentedOperations()
         let entries = ChimeAPI.routes.entries
         let declared = Set(entries.map(\.route.description))
         for name in Set(operations.keys).subtracting(declared).sorted() {
-            Issue.record("\(name) is in docs/openapi.json but not in the route table (APIRoute+Routes.swift, ChimeAPI+Routes.swift)")
+            Issue.record(
+                "\(name) is in docs/openapi.json but not in the route table (APIRoute+Routes.swift, ChimeAPI+Routes.swift)"
+            )
         }
         for entry in entries {
-            let route = entry.route, name = entry.route.description
+            let route = entry.route
+            let name = entry.route.description
             guard let operation = operations[name] else {
                 Issue.record("\(name) (\(route.operationID)) is in the route table but not in docs/openapi.json")
                 continue
             }
-            #expect(operation["operationId"] == .string(route.operationID),
-                    "\(name): operationId is \(operation["operationId"]?.serialized() ?? "missing") in docs/openapi.json, \"\(route.operationID)\" in APIRoute")
-            #expect(operation["summary"] == .string(route.summary),
-                    "\(name): summary is \(operation["summary"]?.serialized() ?? "missing") in docs/openapi.json, \"\(route.summary)\" in APIRoute")
+            #expect(
+                operation["operationId"] == .string(route.operationID),
+                "\(name): operationId is \(operation["operationId"]?.serialized() ?? "missing") in docs/openapi.json, \"\(route.operationID)\" in APIRoute"
+            )
+            #expect(
+                operation["summary"] == .string(route.summary),
+                "\(name): summary is \(operation["summary"]?.serialized() ?? "missing") in docs/openapi.json, \"\(route.summary)\" in APIRoute"
+            )
             switch entry.access {
             case .public, .session:
-                #expect(operation["security"] == .array([]), "\(name) needs no credential: give it \"security\": [] in docs/openapi.json")
+                #expect(
+                    operation["security"] == .array([]),
+                    "\(name) needs no credential: give it \"security\": [] in docs/openapi.json")
             case .owner, .app, .ownerOnApp, .provider:
-                #expect(operation["security"] == nil, "\(name) needs a credential: no \"security\" of its own in docs/openapi.json")
+                #expect(
+                    operation["security"] == nil,
+                    "\(name) needs a credential: no \"security\" of its own in docs/openapi.json")
             }
             let ownerOnly = entry.access == .owner || entry.access == .ownerOnApp
-            #expect(route.summary.contains("owner") == ownerOnly, "\(name): the summary says \"owner\" exactly when only the owner may call it")
+            #expect(
+                route.summary.contains("owner") == ownerOnly,
+                "\(name): the summary says \"owner\" exactly when only the owner may call it")
             var documented: Set<String> = []
             if case .array(let parameters)? = operation["parameters"] {
                 for parameter in parameters where parameter["in"] == .string("path") {
@@ -189,7 +233,10 @@ struct RouteTableTests {
                 }
             }
             let templated = Set(route.parameters)
-            #expect(documented == templated, "\(name): path parameters \(documented.sorted()) in docs/openapi.json, \(templated.sorted()) in the template")
+            #expect(
+                documented == templated,
+                "\(name): path parameters \(documented.sorted()) in docs/openapi.json, \(templated.sorted()) in the template"
+            )
         }
     }
 }

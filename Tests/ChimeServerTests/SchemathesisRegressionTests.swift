@@ -1,7 +1,8 @@
-@testable import ChimeCore
 import Foundation
 import TestThreads
 import Testing
+
+@testable import ChimeCore
 @testable import ChimeServer
 
 /// What scripts/schemathesis.sh (schemathesis against the live server's /openapi.json) found, and the
@@ -37,11 +38,16 @@ struct SchemathesisRegressionTests {
             _ = try await harness.createApp("com.example.strict")
             let base = "/v1/apps/com.example.strict"
             _ = try await harness.owner.post(base + "/authorization")
-            let both = try await harness.owner.post(base + "/requests", json: #"{"identifier": "a", "title": "x", "content": {"body": "y"}}"#)
+            let both = try await harness.owner.post(
+                base + "/requests", json: #"{"identifier": "a", "title": "x", "content": {"body": "y"}}"#)
             #expect(both.status == 400 && both.json?["error"]?["field"] == .string("title"), "\(both.text)")
-            let stray = try await harness.owner.post(base + "/requests", json: #"{"identifier": "a", "trigger": {"type": "timeInterval", "timeInterval": 60, "every": 2}}"#)
+            let stray = try await harness.owner.post(
+                base + "/requests",
+                json: #"{"identifier": "a", "trigger": {"type": "timeInterval", "timeInterval": 60, "every": 2}}"#)
             #expect(stray.status == 400 && stray.json?["error"]?["field"] == .string("trigger.every"), "\(stray.text)")
-            let listed = try await harness.owner.post(base + "/requests", json: #"{"identifier": "b", "title": "x", "trigger": {"type": "timeInterval", "timeInterval": 60}}"#)
+            let listed = try await harness.owner.post(
+                base + "/requests",
+                json: #"{"identifier": "b", "title": "x", "trigger": {"type": "timeInterval", "timeInterval": 60}}"#)
             #expect(listed.status == 201, "\(listed.text)")
             // A listed request, nextTriggerDate included, posts back unchanged.
             let again = try await harness.owner.post(base + "/requests", json: listed.text)
@@ -60,12 +66,16 @@ struct SchemathesisRegressionTests {
 
     @Test("the documented push headers are the ones the endpoint accepts")
     func pushHeaders() throws {
-        guard case .array(let parameters)? = try Self.document()["paths"]?["/3/device/{token}"]?["post"]?["parameters"] else {
+        guard case .array(let parameters)? = try Self.document()["paths"]?["/3/device/{token}"]?["post"]?["parameters"]
+        else {
             Issue.record("no parameters for POST /3/device/{token}")
             return
         }
         func values(_ header: String) -> Set<String> {
-            guard case .array(let values)? = parameters.first(where: { $0["name"] == .string(header) })?["schema"]?["enum"] else { return [] }
+            guard
+                case .array(let values)? = parameters.first(where: { $0["name"] == .string(header) })?["schema"]?[
+                    "enum"]
+            else { return [] }
             return Set(values.compactMap { if case .string(let s) = $0 { s } else { nil } })
         }
         #expect(values("apns-push-type") == Set(APNsRequestHeaders.PushType.allCases.map(\.rawValue)))
@@ -78,10 +88,12 @@ struct SchemathesisRegressionTests {
             _ = try await harness.createApp("com.example.late")
             let base = "/v1/apps/com.example.late"
             _ = try await harness.owner.post(base + "/authorization")
-            let response = try await harness.owner.post(base + "/requests", json: #"""
-                {"identifier": "new-year", "trigger": {"type": "calendar", "dateComponents": {"year": 9999, "month": 12, "day": 31,
-                 "hour": 23, "minute": 59, "second": 59, "nanosecond": 999999999, "timeZone": "UTC"}}}
-                """#)
+            let response = try await harness.owner.post(
+                base + "/requests",
+                json: #"""
+                    {"identifier": "new-year", "trigger": {"type": "calendar", "dateComponents": {"year": 9999, "month": 12, "day": 31,
+                     "hour": 23, "minute": 59, "second": 59, "nanosecond": 999999999, "timeZone": "UTC"}}}
+                    """#)
             #expect(response.status == 201, "\(response.text)")
             guard case .string(let date)? = response.json?["nextTriggerDate"] else {
                 Issue.record("no nextTriggerDate: \(response.text)")
@@ -100,11 +112,17 @@ struct SchemathesisRegressionTests {
             _ = try await harness.createApp("com.example.far")
             let base = "/v1/apps/com.example.far"
             _ = try await harness.owner.post(base + "/authorization")
-            let far = try await harness.owner.post(base + "/requests", json: #"{"identifier": "far", "trigger": {"type": "timeInterval", "timeInterval": 1e12}}"#)
+            let far = try await harness.owner.post(
+                base + "/requests",
+                json: #"{"identifier": "far", "trigger": {"type": "timeInterval", "timeInterval": 1e12}}"#)
             #expect(far.status == 201, "\(far.text)")
             #expect(far.json?["nextTriggerDate"] == .string("9999-12-31T23:59:59.999Z"), "\(far.text)")
             // Schemathesis' input, exactly.
-            let found = try await harness.owner.post(base + "/requests", json: #"[{"identifier": "c\u00f8\u00e6\u001a\udb9c\udeae", "nextTriggerDate": {"H\u00d6": ";\udb5e\udff4\u0000z", "\u001c": false, "\u008c\u0082\u00a0": "\u00ce\u0002\ud929\udc1a\u0012\ud8d5\uddc3\u00c2"}, "content": {"threadIdentifier": "\u00dbT", "sound": "\ud9e7\udfe4sl\u00aa\f\u00a5\u00a9T\u00cd", "targetContentIdentifier": null, "launchImageName": ""}, "trigger": {"type": "timeInterval", "timeInterval": 7.180222619675456e+16, "repeats": false}}, {"threadIdentifier": "__main__", "identifier": "\u00bdSx\u0083\ud89b\ude4e\u00f84\u000e\u009d"}, {"identifier": "*\udbcd\ude9dJS\u0004\u0088\ud805\udf2b\u00b3O\ud849\udc07\u008eJ[\u0088\"\ud89b\udd8c\u00d5\ud82c\udfcd \udb60\udddd", "content": {"subtitle": "\u0019G\udb69\udf45\udb79\uddc5\u009c", "summaryArgument": "\udbb3\udc03", "sound": null, "targetContentIdentifier": "\u00e77\u00ebCE", "badge": 9866.0, "summaryArgumentCount": 50, "threadIdentifier": "\u00dd", "categoryIdentifier": "n\u00d6\u00db\u0081\u0092\u00aa8\u0000=\ud9e6\ude75", "body": "\u00f3\u001c\ud935\udca6\u00bbL\ud948\ude44"}}]"#)
+            let found = try await harness.owner.post(
+                base + "/requests",
+                json:
+                    #"[{"identifier": "c\u00f8\u00e6\u001a\udb9c\udeae", "nextTriggerDate": {"H\u00d6": ";\udb5e\udff4\u0000z", "\u001c": false, "\u008c\u0082\u00a0": "\u00ce\u0002\ud929\udc1a\u0012\ud8d5\uddc3\u00c2"}, "content": {"threadIdentifier": "\u00dbT", "sound": "\ud9e7\udfe4sl\u00aa\f\u00a5\u00a9T\u00cd", "targetContentIdentifier": null, "launchImageName": ""}, "trigger": {"type": "timeInterval", "timeInterval": 7.180222619675456e+16, "repeats": false}}, {"threadIdentifier": "__main__", "identifier": "\u00bdSx\u0083\ud89b\ude4e\u00f84\u000e\u009d"}, {"identifier": "*\udbcd\ude9dJS\u0004\u0088\ud805\udf2b\u00b3O\ud849\udc07\u008eJ[\u0088\"\ud89b\udd8c\u00d5\ud82c\udfcd \udb60\udddd", "content": {"subtitle": "\u0019G\udb69\udf45\udb79\uddc5\u009c", "summaryArgument": "\udbb3\udc03", "sound": null, "targetContentIdentifier": "\u00e77\u00ebCE", "badge": 9866.0, "summaryArgumentCount": 50, "threadIdentifier": "\u00dd", "categoryIdentifier": "n\u00d6\u00db\u0081\u0092\u00aa8\u0000=\ud9e6\ude75", "body": "\u00f3\u001c\ud935\udca6\u00bbL\ud948\ude44"}}]"#
+            )
             #expect(found.status == 201, "\(found.text)")
             if case .array(let added)? = found.json {
                 #expect(added.first?["nextTriggerDate"] == .string("9999-12-31T23:59:59.999Z"), "\(found.text)")
@@ -113,12 +131,16 @@ struct SchemathesisRegressionTests {
             }
             // A userInfo date past the year 9999 in UTC is refused (it could not come back as given);
             // one just inside is kept.
-            let past = try await harness.owner.post(base + "/requests", json: #"{"identifier": "past", "userInfo": {"d": {"$date": "9999-12-31T23:59:59-12:00"}}}"#)
+            let past = try await harness.owner.post(
+                base + "/requests",
+                json: #"{"identifier": "past", "userInfo": {"d": {"$date": "9999-12-31T23:59:59-12:00"}}}"#)
             #expect(past.status == 400 && past.text.contains("userInfo.d.$date"), "\(past.text)")
-            let west = try await harness.owner.post(base + "/requests", json: #"""
-                {"identifier": "west", "userInfo": {"d": {"$date": "9999-12-31T11:59:59.999-12:00"}},
-                 "trigger": {"type": "calendar", "dateComponents": {"year": 9999, "month": 12, "day": 31, "hour": 23, "timeZone": "Etc/GMT+12"}}}
-                """#)
+            let west = try await harness.owner.post(
+                base + "/requests",
+                json: #"""
+                    {"identifier": "west", "userInfo": {"d": {"$date": "9999-12-31T11:59:59.999-12:00"}},
+                     "trigger": {"type": "calendar", "dateComponents": {"year": 9999, "month": 12, "day": 31, "hour": 23, "timeZone": "Etc/GMT+12"}}}
+                    """#)
             #expect(west.status == 201, "\(west.text)")
             #expect(west.json?["nextTriggerDate"] == .string("9999-12-31T23:59:59.999Z"), "\(west.text)")
             #expect(west.json?["userInfo"]?["d"]?["$date"] == .string("9999-12-31T23:59:59.999Z"), "\(west.text)")

@@ -1,15 +1,18 @@
-@testable import Chime
 import ChimeCore
 import ChimeHTTP
 import Foundation
+import Synchronization
 import TestThreads
 import Testing
-import Synchronization
+
+@testable import Chime
 @testable import ChimeServer
 
 /// Rewrites the title, as a decrypting extension would.
 final class DecryptingService: UNNotificationServiceExtension {
-    override func didReceive(_ request: UNNotificationRequest, withContentHandler contentHandler: @escaping (UNNotificationContent) -> Void) {
+    override func didReceive(
+        _ request: UNNotificationRequest, withContentHandler contentHandler: @escaping (UNNotificationContent) -> Void
+    ) {
         let content = request.content.mutableCopy() as! UNMutableNotificationContent
         content.title = "Decrypted: \(content.title)"
         content.threadIdentifier = "secret"
@@ -21,7 +24,9 @@ final class DecryptingService: UNNotificationServiceExtension {
 final class LateService: UNNotificationServiceExtension {
     var contentHandler: ((UNNotificationContent) -> Void)?
     var best: UNMutableNotificationContent?
-    override func didReceive(_ request: UNNotificationRequest, withContentHandler contentHandler: @escaping (UNNotificationContent) -> Void) {
+    override func didReceive(
+        _ request: UNNotificationRequest, withContentHandler contentHandler: @escaping (UNNotificationContent) -> Void
+    ) {
         self.contentHandler = contentHandler
         best = request.content.mutableCopy() as? UNMutableNotificationContent
         best?.title = "Best attempt"
@@ -37,7 +42,8 @@ final class LateService: UNNotificationServiceExtension {
     var asked: [String] = []
     init(_ options: UNNotificationPresentationOptions) { self.options = options }
     func userNotificationCenter(_ center: UNUserNotificationCenter, willPresent notification: UNNotification) async
-        -> UNNotificationPresentationOptions {
+        -> UNNotificationPresentationOptions
+    {
         asked.append(notification.request.identifier)
         return options
     }
@@ -47,17 +53,25 @@ final class LateService: UNNotificationServiceExtension {
 /// willPresent (and with it the badge) while it is in front.
 @Suite("A Chime app connected to the service: service extension and willPresent", .testThreads)
 struct ServiceAppChannelTests {
-    static func center(_ harness: ServiceHarness, app: String, token: String, foreground: Bool = false) -> UNUserNotificationCenter {
-        UNUserNotificationCenter(backend: ServiceBackend(endpoint: .url(harness.service.url), token: token), bundleIdentifier: app,
-                                 timeZone: .current, driven: false, foreground: foreground)
+    static func center(_ harness: ServiceHarness, app: String, token: String, foreground: Bool = false)
+        -> UNUserNotificationCenter
+    {
+        UNUserNotificationCenter(
+            backend: ServiceBackend(endpoint: .url(harness.service.url), token: token), bundleIdentifier: app,
+            timeZone: .current, driven: false, foreground: foreground)
     }
 
     /// Pushes `payload` to `app` through the APNs endpoint with the app's token.
-    static func push(_ harness: ServiceHarness, app: String, token: String, _ payload: String, id: String) async throws -> Int {
+    static func push(_ harness: ServiceHarness, app: String, token: String, _ payload: String, id: String) async throws
+        -> Int
+    {
         let client = harness.client(token: token)
-        guard case .string(let device)? = try await client.request(.deviceToken, ["app": app]).json?["deviceToken"] else { return 0 }
-        return try await client.request(.push, ["token": device], body: Array(payload.utf8),
-                                        headers: [("apns-topic", app), ("apns-collapse-id", id)]).status
+        guard case .string(let device)? = try await client.request(.deviceToken, ["app": app]).json?["deviceToken"]
+        else { return 0 }
+        return try await client.request(
+            .push, ["token": device], body: Array(payload.utf8),
+            headers: [("apns-topic", app), ("apns-collapse-id", id)]
+        ).status
     }
 
     static func delivered(_ harness: ServiceHarness, app: String) async throws -> [DeliveredNotification] {
@@ -74,7 +88,10 @@ struct ServiceAppChannelTests {
             let center = Self.center(harness, app: app, token: token)
             #expect(try await center.requestAuthorization(options: [.alert, .badge]))
             center.notificationServiceExtension = DecryptingService.self
-            #expect(await ServiceBackendTests.eventually { harness.service.api.channels.connection(of: app).serviceExtension })
+            #expect(
+                await ServiceBackendTests.eventually {
+                    harness.service.api.channels.connection(of: app).serviceExtension
+                })
             #expect(try await Self.push(harness, app: app, token: token, Self.mutable, id: "m1") == 200)
             // Answered once delivered: no waiting needed.
             let notification = try #require(try await Self.delivered(harness, app: app).first)
@@ -85,18 +102,24 @@ struct ServiceAppChannelTests {
         }
     }
 
-    @Test("an app that is not connected, or whose extension sends nothing in time, gets the original or its best attempt")
+    @Test(
+        "an app that is not connected, or whose extension sends nothing in time, gets the original or its best attempt")
     func notConnectedAndLate() async throws {
         try await ServiceHarness.with(serviceExtensionTimeLimit: 0.2) { harness in
             let app = "com.example.late"
             let token = try await harness.createApp(app)
             _ = try await harness.client(token: token).post("/v1/apps/\(app)/authorization")
             #expect(try await Self.push(harness, app: app, token: token, Self.mutable, id: "away") == 200)
-            #expect(try await Self.delivered(harness, app: app).first?.request.content.title == "Ciphertext", "not running: the original")
+            #expect(
+                try await Self.delivered(harness, app: app).first?.request.content.title == "Ciphertext",
+                "not running: the original")
 
             let center = Self.center(harness, app: app, token: token)
             center.notificationServiceExtension = LateService.self
-            #expect(await ServiceBackendTests.eventually { harness.service.api.channels.connection(of: app).serviceExtension })
+            #expect(
+                await ServiceBackendTests.eventually {
+                    harness.service.api.channels.connection(of: app).serviceExtension
+                })
             #expect(try await Self.push(harness, app: app, token: token, Self.mutable, id: "late") == 200)
             let late = try await Self.delivered(harness, app: app).first { $0.request.identifier == "late" }
             #expect(late?.request.content.title == "Best attempt", "the service's shorter limit is the app's too")
@@ -104,8 +127,10 @@ struct ServiceAppChannelTests {
         }
     }
 
-    @Test("an app in front decides presentation and badge on the service with its willPresent answer",
-          arguments: [(UNNotificationPresentationOptions([.banner, .list]), 0), ([.banner, .badge], 5)] as [(UNNotificationPresentationOptions, Int)])
+    @Test(
+        "an app in front decides presentation and badge on the service with its willPresent answer",
+        arguments: [(UNNotificationPresentationOptions([.banner, .list]), 0), ([.banner, .badge], 5)]
+            as [(UNNotificationPresentationOptions, Int)])
     func foreground(answer: UNNotificationPresentationOptions, badge: Int) async throws {
         try await ServiceHarness.with { harness in
             let app = "com.example.front"
@@ -114,7 +139,8 @@ struct ServiceAppChannelTests {
             let delegate = await Presenting(answer)
             await MainActor.run { center.delegate = delegate }
             #expect(try await center.requestAuthorization(options: [.alert, .badge]))
-            #expect(await ServiceBackendTests.eventually { harness.service.api.channels.connection(of: app).foreground })
+            #expect(
+                await ServiceBackendTests.eventually { harness.service.api.channels.connection(of: app).foreground })
             let shown = harness.service.engine.hub.events(app: app)
             let surface = ShownRecorder()
             harness.service.engine.attach(surface, app: app)
@@ -127,7 +153,10 @@ struct ServiceAppChannelTests {
             await harness.service.engine.hub.settle()
             await harness.service.engine.barrier()
             #expect(try await harness.service.engine.app(app).badge == badge)
-            #expect(surface.all.first?.presentation == Presentation.foreground(requested: answer, settings: try await harness.service.engine.settings(app: app)))
+            #expect(
+                surface.all.first?.presentation
+                    == Presentation.foreground(
+                        requested: answer, settings: try await harness.service.engine.settings(app: app)))
             _ = shown
             withExtendedLifetime(center) {}
         }
@@ -147,7 +176,8 @@ struct ServiceAppChannelTests {
             let delegate = await Presenting([])
             await MainActor.run { center.delegate = delegate }
             #expect(try await center.requestAuthorization(options: [.alert, .sound]))
-            #expect(await ServiceBackendTests.eventually { harness.service.api.channels.connection(of: app).foreground })
+            #expect(
+                await ServiceBackendTests.eventually { harness.service.api.channels.connection(of: app).foreground })
             let surface = ShownRecorder()
             harness.service.engine.attach(surface, app: app)
             let stream = try await SSEClient.open(harness.endpoint, .allEvents, token: harness.service.ownerToken)
@@ -178,9 +208,11 @@ struct ServiceAppChannelTests {
             let token = try await harness.createApp(app)
             let center = Self.center(harness, app: app, token: token, foreground: true)
             #expect(try await center.requestAuthorization(options: [.alert, .badge]))
-            #expect(await ServiceBackendTests.eventually { harness.service.api.channels.connection(of: app).foreground })
+            #expect(
+                await ServiceBackendTests.eventually { harness.service.api.channels.connection(of: app).foreground })
             center.isAppInForeground = false
-            #expect(await ServiceBackendTests.eventually { !harness.service.api.channels.connection(of: app).foreground })
+            #expect(
+                await ServiceBackendTests.eventually { !harness.service.api.channels.connection(of: app).foreground })
             #expect(!harness.service.engine.hub.hasPresenter(app: app))
             withExtendedLifetime(center) {}
         }
@@ -191,9 +223,11 @@ struct ServiceAppChannelTests {
         try await ServiceHarness.with { harness in
             let app = "com.example.launched"
             let token = try await harness.createApp(app)
-            let started = EmbeddedCenter.connected(to: harness.service.url, app: app, environment: ["CHIME_APP_TOKEN": token])
-            let launched = EmbeddedCenter.connected(to: harness.service.url, app: app,
-                                                    environment: ["CHIME_APP_TOKEN": token, "CHIME_LAUNCH_REASON": "response"])
+            let started = EmbeddedCenter.connected(
+                to: harness.service.url, app: app, environment: ["CHIME_APP_TOKEN": token])
+            let launched = EmbeddedCenter.connected(
+                to: harness.service.url, app: app,
+                environment: ["CHIME_APP_TOKEN": token, "CHIME_LAUNCH_REASON": "response"])
             #expect(started.isAppInForeground)
             #expect(!launched.isAppInForeground)
             withExtendedLifetime((started, launched)) {}
@@ -208,9 +242,11 @@ struct ServiceAppChannelTests {
             let client = harness.client(token: token)
             let content = try await client.post("/v1/apps/\(app)/service-extension/nope", json: #"{"title": "x"}"#)
             #expect(content.status == 404)
-            let presented = try await client.post("/v1/apps/\(app)/notifications/n/presentation", json: #"{"options": ["banner"]}"#)
+            let presented = try await client.post(
+                "/v1/apps/\(app)/notifications/n/presentation", json: #"{"options": ["banner"]}"#)
             #expect(presented.status == 409)
-            let bad = try await client.post("/v1/apps/\(app)/notifications/n/presentation", json: #"{"options": ["loud"]}"#)
+            let bad = try await client.post(
+                "/v1/apps/\(app)/notifications/n/presentation", json: #"{"options": ["loud"]}"#)
             #expect(bad.status == 400)
         }
     }

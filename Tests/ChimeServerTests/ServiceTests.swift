@@ -3,10 +3,12 @@ import Foundation
 import Synchronization
 import TestThreads
 import Testing
-#if canImport(Glibc)
-import Glibc
-#endif
+
 @testable import ChimeServer
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 @Suite("Service", .testThreads, .serialized)
 struct ServiceTests {
@@ -15,8 +17,9 @@ struct ServiceTests {
         let directory = ServiceHarness.temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let info = directory + "/server.json"
-        let configuration = ChimeService.Configuration(dataDirectory: directory, listen: .tcp(host: "127.0.0.1", port: 0),
-                                                       logFormat: .json, printsBanner: false)
+        let configuration = ChimeService.Configuration(
+            dataDirectory: directory, listen: .tcp(host: "127.0.0.1", port: 0),
+            logFormat: .json, printsBanner: false)
         let running = Task { try await ChimeService.run(configuration: configuration) }
         var server: JSONValue?
         let deadline = ContinuousClock.now + .seconds(60)
@@ -48,7 +51,9 @@ struct ServiceTests {
         let directory = ServiceHarness.temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let service = try await RunningService.start(
-            configuration: .init(dataDirectory: directory, listen: .tcp(host: "127.0.0.1", port: 0), printsBanner: false), logger: logger)
+            configuration: .init(
+                dataDirectory: directory, listen: .tcp(host: "127.0.0.1", port: 0), printsBanner: false), logger: logger
+        )
         _ = try await TestClient(port: service.port).get("/healthz?x=\"quoted\"")
         #expect(service.banner.contains(service.url))
         #expect(service.banner.contains("chime apps add"))

@@ -2,13 +2,15 @@ import ChimeCore
 import Foundation
 import TestThreads
 import Testing
+
 @testable import ChimeServer
 
 /// Reads made with the session cookie that change what the service does get the checks of a write.
 @Suite("Session reads that change behaviour", .testThreads)
 struct SessionOriginTests {
-    @Test("a session stream that declares an app's service extension or front needs the center's origin and CSRF token",
-          arguments: ["serviceExtension=true", "foreground=true"])
+    @Test(
+        "a session stream that declares an app's service extension or front needs the center's origin and CSRF token",
+        arguments: ["serviceExtension=true", "foreground=true"])
     func behaviourChangingStream(_ query: String) async throws {
         try await ServiceHarness.with { harness in
             let app = "com.example.origin"
@@ -16,8 +18,9 @@ struct SessionOriginTests {
             let (cookie, csrf) = try await WebCenterAPITests.signIn(harness)
             let own = "http://127.0.0.1:\(harness.service.port)"
             func open(_ headers: [(String, String)]) async throws -> Int {
-                let stream = try await SSEClient.open(harness.endpoint, .appEvents, ["app": app], query: "?" + query, token: nil,
-                                                      headers: [("Cookie", cookie)] + headers)
+                let stream = try await SSEClient.open(
+                    harness.endpoint, .appEvents, ["app": app], query: "?" + query, token: nil,
+                    headers: [("Cookie", cookie)] + headers)
                 defer { stream.close() }
                 return stream.status
             }
@@ -27,8 +30,9 @@ struct SessionOriginTests {
             #expect(try await open([]) == 403, "without the CSRF token")
             #expect(try await open([("Origin", own), ("X-CSRF-Token", csrf)]) == 200)
             // A plain stream is a read: the session opens it as before.
-            let plain = try await SSEClient.open(harness.endpoint, .appEvents, ["app": app], token: nil,
-                                                 headers: [("Cookie", cookie), ("Sec-Fetch-Site", "same-origin")])
+            let plain = try await SSEClient.open(
+                harness.endpoint, .appEvents, ["app": app], token: nil,
+                headers: [("Cookie", cookie), ("Sec-Fetch-Site", "same-origin")])
             #expect(plain.status == 200)
             plain.close()
         }

@@ -2,6 +2,7 @@ import ChimeCore
 import Foundation
 import TestThreads
 import Testing
+
 @testable import ChimeServer
 
 @Suite("Smoke", .testThreads)

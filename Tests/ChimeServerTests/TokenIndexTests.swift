@@ -1,12 +1,15 @@
 import ChimeCore
 import TestThreads
 import Testing
+
 @testable import ChimeServer
 
 /// The token index's limits on reading the store for tokens it does not know.
 @Suite("Token index", .testThreads)
 struct TokenIndexTests {
-    @Test("a miss the store confirmed stands for its hold, or until the app changes; all apps share a budget of reads a second")
+    @Test(
+        "a miss the store confirmed stands for its hold, or until the app changes; all apps share a budget of reads a second"
+    )
     func readLimits() {
         let index = TokenIndex(limits: TokenIndex.ReadLimits(missHold: .seconds(1), perSecond: 5))
         let start = ContinuousClock.now

@@ -2,6 +2,7 @@ import ChimeCore
 import Foundation
 import TestThreads
 import Testing
+
 @testable import ChimeServer
 
 /// The server side of the web notification center: its files and their headers, signing in with a
@@ -24,7 +25,8 @@ struct WebCenterAPITests {
         #expect(setCookie.contains("SameSite=Strict"))
         #expect(setCookie.contains("Path=/"))
         guard let value = setCookie.split(separator: ";").first, value.hasPrefix("chime_session="),
-              case .string(let csrf)? = session.json?["csrfToken"] else {
+            case .string(let csrf)? = session.json?["csrfToken"]
+        else {
             throw TestClientError(description: "no session: \(session.text)")
         }
         return (String(value), csrf)
@@ -65,13 +67,17 @@ struct WebCenterAPITests {
         // as "./NAME.js", and each must be an embedded file (a missing one stops the whole page).
         let page = try #require(WebAssets.embedded["index.html"])
         #expect(page.contains(#"<script type="module" src="/center.js"></script>"#))
-        #expect(page.components(separatedBy: "<script").count == 2, "one script element: the modules are imported, not listed")
-        var wanted: Set<String> = ["center.js"], seen: Set<String> = []
+        #expect(
+            page.components(separatedBy: "<script").count == 2,
+            "one script element: the modules are imported, not listed")
+        var wanted: Set<String> = ["center.js"]
+        var seen: Set<String> = []
         while let name = wanted.popFirst() {
             seen.insert(name)
             let source = try #require(WebAssets.embedded[name], "\(name) is imported but not in Web/")
             for line in source.split(separator: "\n") where line.hasPrefix("import ") {
-                let specifier = try #require(line.split(separator: "\"").dropFirst().first, "an import without a quoted name: \(line)")
+                let specifier = try #require(
+                    line.split(separator: "\"").dropFirst().first, "an import without a quoted name: \(line)")
                 #expect(specifier.hasPrefix("./") && specifier.hasSuffix(".js"), "\(name) imports \(specifier)")
                 let imported = String(specifier.dropFirst(2))
                 if !seen.contains(imported) { wanted.insert(imported) }
@@ -87,18 +93,21 @@ struct WebCenterAPITests {
                 #expect(file.headers["content-type"] == "text/javascript; charset=utf-8", "\(name)")
                 #expect(file.headers["cache-control"] == "no-cache", "\(name)")
                 let etag = try #require(file.headers["etag"], "\(name)")
-                #expect(try await anonymous.get("/" + name, headers: [("If-None-Match", etag)]).status == 304, "\(name)")
+                #expect(
+                    try await anonymous.get("/" + name, headers: [("If-None-Match", etag)]).status == 304, "\(name)")
             }
         }
     }
 
     @Test("the embedded files are the ones in Web/")
     func embeddedFilesCurrent() throws {
-        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent()
         let web = root.appendingPathComponent("Web")
         let names = try FileManager.default.contentsOfDirectory(atPath: web.path).filter { !$0.hasPrefix(".") }
         #expect(!names.isEmpty)
-        for name in names where ["html", "css", "js", "svg", "json", "webmanifest"].contains(where: { name.hasSuffix("." + $0) }) {
+        for name in names
+        where ["html", "css", "js", "svg", "json", "webmanifest"].contains(where: { name.hasSuffix("." + $0) }) {
             let data = try Data(contentsOf: web.appendingPathComponent(name))
             var text = String(decoding: data, as: UTF8.self)
             while text.hasSuffix("\n") { text.removeLast() }
@@ -110,7 +119,10 @@ struct WebCenterAPITests {
     func signInOnce() async throws {
         try await ServiceHarness.with { harness in
             let link = try await harness.owner.post("/v1/session/links")
-            guard case .string(let code)? = link.json?["code"] else { Issue.record("no code"); return }
+            guard case .string(let code)? = link.json?["code"] else {
+                Issue.record("no code")
+                return
+            }
             let anonymous = harness.client(token: nil)
             #expect(try await anonymous.post("/v1/session", json: #"{"code": "\#(code)"}"#).status == 201)
             let reused = try await anonymous.post("/v1/session", json: #"{"code": "\#(code)"}"#)
@@ -133,7 +145,8 @@ struct WebCenterAPITests {
             #expect(try await anonymous.get("/v1/session").status == 401)
             #expect(try await anonymous.get("/v1/session", headers: [("Cookie", "chime_session=forged")]).status == 401)
 
-            let out = try await anonymous.request("DELETE", "/v1/session", headers: [("Cookie", cookie), ("X-CSRF-Token", csrf)])
+            let out = try await anonymous.request(
+                "DELETE", "/v1/session", headers: [("Cookie", cookie), ("X-CSRF-Token", csrf)])
             #expect(out.status == 204)
             #expect(out.headers["set-cookie"]?.contains("Max-Age=0") == true)
             #expect(try await anonymous.get("/v1/apps", headers: [("Cookie", cookie)]).status == 401)
@@ -147,19 +160,26 @@ struct WebCenterAPITests {
             let anonymous = harness.client(token: nil)
             let body = Array(#"{"bundleIdentifier": "com.example.a"}"#.utf8)
             func create(_ headers: [(String, String)]) async throws -> TestResponse {
-                try await anonymous.request("POST", "/v1/apps", headers: headers, body: body, contentType: "application/json")
+                try await anonymous.request(
+                    "POST", "/v1/apps", headers: headers, body: body, contentType: "application/json")
             }
             let missing = try await create([("Cookie", cookie)])
             #expect(missing.status == 403)
             #expect(missing.errorCode == "csrf")
             let wrong = (csrf.first == "0" ? "1" : "0") + csrf.dropFirst()
             #expect(try await create([("Cookie", cookie), ("X-CSRF-Token", wrong)]).status == 403)
-            #expect(try await create([("Cookie", cookie), ("X-CSRF-Token", csrf), ("Origin", "http://evil.example")]).status == 403)
-            #expect(try await create([("Cookie", cookie), ("X-CSRF-Token", csrf), ("Sec-Fetch-Site", "cross-site")]).status == 403)
+            #expect(
+                try await create([("Cookie", cookie), ("X-CSRF-Token", csrf), ("Origin", "http://evil.example")]).status
+                    == 403)
+            #expect(
+                try await create([("Cookie", cookie), ("X-CSRF-Token", csrf), ("Sec-Fetch-Site", "cross-site")]).status
+                    == 403)
             // Nothing was created by the refused requests.
             #expect(try await harness.owner.get("/v1/apps").json?.arrayCount == 0)
-            let made = try await create([("Cookie", cookie), ("X-CSRF-Token", csrf), ("Origin", harness.service.url),
-                                         ("Sec-Fetch-Site", "same-origin")])
+            let made = try await create([
+                ("Cookie", cookie), ("X-CSRF-Token", csrf), ("Origin", harness.service.url),
+                ("Sec-Fetch-Site", "same-origin"),
+            ])
             #expect(made.status == 201)
             // Without the cookie there is no session to borrow.
             #expect(try await create([("X-CSRF-Token", csrf)]).status == 401)
@@ -169,12 +189,15 @@ struct WebCenterAPITests {
     @Test("behind a TLS proxy (X-Forwarded-Proto: https) the cookie is Secure; plain HTTP alone it is not")
     func secureBehindProxy() async throws {
         try await ServiceHarness.with { harness in
-            for (headers, secure) in [([("X-Forwarded-Proto", "https")], true), ([], false)] as [([(String, String)], Bool)] {
+            for (headers, secure) in [([("X-Forwarded-Proto", "https")], true), ([], false)]
+                as [([(String, String)], Bool)]
+            {
                 guard case .string(let code)? = try await harness.owner.post("/v1/session/links").json?["code"] else {
                     Issue.record("no code")
                     return
                 }
-                let session = try await harness.client(token: nil).post("/v1/session", json: #"{"code": "\#(code)"}"#, headers: headers)
+                let session = try await harness.client(token: nil).post(
+                    "/v1/session", json: #"{"code": "\#(code)"}"#, headers: headers)
                 #expect(session.status == 201)
                 #expect((session.headers["set-cookie"] ?? "").contains("Secure") == secure, "\(headers)")
             }
@@ -184,10 +207,12 @@ struct WebCenterAPITests {
     @Test("a link for another device: with the base it is for, the whole link and its QR code; a bad base is refused")
     func linkForAnotherDevice() async throws {
         try await ServiceHarness.with { harness in
-            let link = try await harness.owner.post("/v1/session/links", json: #"{"base": "https://chime.example.org/"}"#)
+            let link = try await harness.owner.post(
+                "/v1/session/links", json: #"{"base": "https://chime.example.org/"}"#)
             #expect(link.status == 201)
             guard case .string(let url)? = link.json?["url"], case .string(let code)? = link.json?["code"],
-                  case .string(let svg)? = link.json?["qrSVG"] else {
+                case .string(let svg)? = link.json?["qrSVG"]
+            else {
                 Issue.record("no link: \(link.text)")
                 return
             }
@@ -204,7 +229,8 @@ struct WebCenterAPITests {
     func sessionSurvivesRestart() async throws {
         let directory = ServiceHarness.temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
-        let configuration = ChimeService.Configuration(dataDirectory: directory, listen: .tcp(host: "127.0.0.1", port: 0), autoAllow: true)
+        let configuration = ChimeService.Configuration(
+            dataDirectory: directory, listen: .tcp(host: "127.0.0.1", port: 0), autoAllow: true)
         let first = try await RunningService.start(configuration: configuration, logger: .silent)
         let harness = ServiceHarness(service: first, directory: directory)
         let (cookie, _) = try await Self.signIn(harness)
@@ -222,10 +248,12 @@ struct WebCenterAPITests {
             let base = "/v1/apps/com.example.alarm"
             let owner = harness.owner
             func patch(_ json: String, client: TestClient? = nil) async throws -> TestResponse {
-                try await (client ?? owner).request("PATCH", base + "/settings", body: Array(json.utf8), contentType: "application/json")
+                try await (client ?? owner).request(
+                    "PATCH", base + "/settings", body: Array(json.utf8), contentType: "application/json")
             }
             #expect(try await patch(#"{"soundSetting": "disabled"}"#).status == 409)
-            _ = try await harness.client(token: token).post(base + "/authorization", json: #"{"options": ["alert", "sound"]}"#)
+            _ = try await harness.client(token: token).post(
+                base + "/authorization", json: #"{"options": ["alert", "sound"]}"#)
             _ = try await owner.post(base + "/authorization/answer", json: #"{"allow": true}"#)
 
             let changed = try await patch(#"{"soundSetting": "disabled", "showPreviewsSetting": "never"}"#)
@@ -243,21 +271,27 @@ struct WebCenterAPITests {
             #expect(try await patch(#"{"volume": 3}"#).json?["error"]?["field"] == .string("volume"))
             #expect(try await patch(#"{"showPreviewsSetting": 1}"#).status == 400)
             // The user's switches are not the app's to flip.
-            #expect(try await patch(#"{"soundSetting": "enabled"}"#, client: harness.client(token: token)).status == 403)
+            #expect(
+                try await patch(#"{"soundSetting": "enabled"}"#, client: harness.client(token: token)).status == 403)
         }
     }
 
     @Test("the owner's stream carries refresh hints (scheduled, categories, app) without ids; an app's stream does not")
     func hints() async throws {
         try await ServiceHarness.with { harness in
-            let owner = try await SSEClient.open(harness.endpoint, path: "/v1/events", token: harness.service.ownerToken)
+            let owner = try await SSEClient.open(
+                harness.endpoint, path: "/v1/events", token: harness.service.ownerToken)
             let token = try await harness.createApp("com.example.alarm")
-            let appStream = try await SSEClient.open(harness.endpoint, path: "/v1/apps/com.example.alarm/events", token: token)
+            let appStream = try await SSEClient.open(
+                harness.endpoint, path: "/v1/apps/com.example.alarm/events", token: token)
             let app = harness.client(token: token)
             let base = "/v1/apps/com.example.alarm"
             _ = try await app.post(base + "/authorization", json: #"{"options": ["alert"]}"#)
             _ = try await app.put(base + "/categories", json: alarmCategory)
-            _ = try await app.post(base + "/requests", json: #"{"identifier": "later", "title": "A", "trigger": {"type": "timeInterval", "timeInterval": 600}}"#)
+            _ = try await app.post(
+                base + "/requests",
+                json:
+                    #"{"identifier": "later", "title": "A", "trigger": {"type": "timeInterval", "timeInterval": 600}}"#)
             _ = try await app.post(base + "/requests", json: #"{"identifier": "now", "title": "B"}"#)
 
             var kinds: [String] = []
@@ -284,8 +318,10 @@ struct WebCenterAPITests {
             let app = harness.client(token: token)
             let base = "/v1/apps/com.example.alarm"
             _ = try await app.post(base + "/authorization", json: #"{"options": ["alert", "sound", "badge"]}"#)
-            _ = try await app.post(base + "/requests", json: #"[{"identifier": "loud", "title": "A", "sound": "default"},"# +
-                                   #"{"identifier": "quiet", "title": "B", "interruptionLevel": "passive"}]"#)
+            _ = try await app.post(
+                base + "/requests",
+                json: #"[{"identifier": "loud", "title": "A", "sound": "default"},"#
+                    + #"{"identifier": "quiet", "title": "B", "interruptionLevel": "passive"}]"#)
             // Both are delivered by the scheduler: wait until the list has them (not for a fixed time).
             var list = try await app.get(base + "/notifications")
             let deadline = ContinuousClock.now + .seconds(60)
@@ -294,11 +330,16 @@ struct WebCenterAPITests {
                 try await Sleep.for(.milliseconds(10))
                 list = try await app.get(base + "/notifications")
             }
-            guard case .array(let items)? = list.json else { Issue.record("no list: \(list.text)"); return }
-            let byIdentifier = Dictionary(uniqueKeysWithValues: items.compactMap { item -> (String, JSONValue)? in
-                guard case .string(let identifier)? = item["identifier"], let presentation = item["presentation"] else { return nil }
-                return (identifier, presentation)
-            })
+            guard case .array(let items)? = list.json else {
+                Issue.record("no list: \(list.text)")
+                return
+            }
+            let byIdentifier = Dictionary(
+                uniqueKeysWithValues: items.compactMap { item -> (String, JSONValue)? in
+                    guard case .string(let identifier)? = item["identifier"], let presentation = item["presentation"]
+                    else { return nil }
+                    return (identifier, presentation)
+                })
             #expect(byIdentifier["loud"] == .array([.string("sound"), .string("list"), .string("banner")]))
             #expect(byIdentifier["quiet"] == .array([.string("list")]))
         }

@@ -4,9 +4,11 @@ import Foundation
 import PostgresTestServer
 import TestThreads
 import Testing
+
 @testable import ChimeServer
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// Nothing lost across a restart while pushes are pending: the pushes of a delivery committed just
@@ -21,7 +23,9 @@ struct WebPushDurabilityTests {
         all.filter { $0["payload"]?["kind"] == .string(kind) }
     }
 
-    @Test("a delivery and a removal committed with no queue row (a crash in between) are pushed once at the next start, and not again after another")
+    @Test(
+        "a delivery and a removal committed with no queue row (a crash in between) are pushed once at the next start, and not again after another"
+    )
     func crashWindow() async throws {
         let double = try await PushServiceDouble.start()
         defer { Task { await double.stop() } }
@@ -51,12 +55,16 @@ struct WebPushDurabilityTests {
             let all = try await double.requests(atLeast: 3)
             await harness.service.webPush.idle()
             #expect(all.count == 3, "\(all)")
-            #expect(all.allSatisfy { $0["status"] == 201 && $0["decryptError"] == nil && $0["vapid"]?["ok"] == true }, "\(all)")
+            #expect(
+                all.allSatisfy { $0["status"] == 201 && $0["decryptError"] == nil && $0["vapid"]?["ok"] == true },
+                "\(all)")
             let shows = Self.pushes(all, kind: "show")
             #expect(shows.map { $0["payload"]?["id"] } == ["Old", "Alarm"])
             let alarm = try #require(shows.last?["payload"])
             #expect(alarm["title"] == "Alarm" && alarm["subtitle"] == "Kitchen" && alarm["body"] == "Wake up")
-            guard case .array(let actions)? = alarm["actions"] else { throw TestClientError(description: "no actions in \(alarm)") }
+            guard case .array(let actions)? = alarm["actions"] else {
+                throw TestClientError(description: "no actions in \(alarm)")
+            }
             #expect(actions.map { $0["title"] } == ["Snooze 5 Sec", "Add Comment"])
             let closes = Self.pushes(all, kind: "close")
             #expect(closes.map { $0["payload"]?["ids"] } == [.array(["Old"])])
@@ -80,11 +88,17 @@ struct WebPushDurabilityTests {
         try await ServiceHarness.with(webPushEndpoints: [double.origin], directory: directory) { harness in
             let token = try await harness.createApp(Self.app)
             let client = harness.client(token: token)
-            #expect(try await client.post("/v1/apps/\(Self.app)/authorization", json: #"{"options": ["alert", "sound", "badge"]}"#).status == 200)
-            for identifier in ["a", "b", "c"] { try await WebPushSendingTests.deliver(harness.client(token: token), identifier: identifier) }
+            #expect(
+                try await client.post(
+                    "/v1/apps/\(Self.app)/authorization", json: #"{"options": ["alert", "sound", "badge"]}"#
+                ).status == 200)
+            for identifier in ["a", "b", "c"] {
+                try await WebPushSendingTests.deliver(harness.client(token: token), identifier: identifier)
+            }
             await harness.service.webPush.idle()
             // Subscribed now: what was logged before is not this device's.
-            let registered = try await harness.owner.request(.createWebPushSubscription, json: try await double.subscribe())
+            let registered = try await harness.owner.request(
+                .createWebPushSubscription, json: try await double.subscribe())
             #expect(registered.status == 201)
         }
         try await ServiceHarness.with(webPushEndpoints: [double.origin], directory: directory) { harness in
@@ -95,23 +109,34 @@ struct WebPushDurabilityTests {
         }
     }
 
-    @Test("chime serve killed with SIGKILL right after a bulk of deliveries: after a restart each is pushed, once unless it was queued and in flight at the kill")
+    @Test(
+        "chime serve killed with SIGKILL right after a bulk of deliveries: after a restart each is pushed, once unless it was queued and in flight at the kill"
+    )
     func killed() async throws {
         let double = try await PushServiceDouble.start()
         defer { Task { await double.stop() } }
         let node = ClusterTests.Node("killed", database: nil, arguments: ["--web-push-endpoints", double.origin])
         defer { try? FileManager.default.removeItem(atPath: node.directory) }
         try await node.start()
-        let owner = try String(contentsOfFile: ChimeService.ownerTokenPath(dataDirectory: node.directory), encoding: .utf8)
-            .trimmingCharacters(in: .whitespacesAndNewlines)
+        let owner = try String(
+            contentsOfFile: ChimeService.ownerTokenPath(dataDirectory: node.directory), encoding: .utf8
+        )
+        .trimmingCharacters(in: .whitespacesAndNewlines)
         let created = try await node.client(owner).request(.createApp, json: #"{"bundleIdentifier": "\#(Self.app)"}"#)
-        guard case .string(let token)? = created.json?["token"] else { throw TestClientError(description: created.text) }
+        guard case .string(let token)? = created.json?["token"] else {
+            throw TestClientError(description: created.text)
+        }
         let client = node.client(token)
-        #expect(try await client.post("/v1/apps/\(Self.app)/authorization", json: #"{"options": ["alert", "sound", "badge"]}"#).status == 200)
-        let registered = try await node.client(owner).request(.createWebPushSubscription, json: try await double.subscribe())
+        #expect(
+            try await client.post(
+                "/v1/apps/\(Self.app)/authorization", json: #"{"options": ["alert", "sound", "badge"]}"#
+            ).status == 200)
+        let registered = try await node.client(owner).request(
+            .createWebPushSubscription, json: try await double.subscribe())
         #expect(registered.status == 201, "\(registered.text)")
         let identifiers = Set((0..<100).map { "n\($0)" })
-        let requests = JSONValue.array(identifiers.sorted().map { ["identifier": .string($0), "title": "Alarm", "body": .string($0)] })
+        let requests = JSONValue.array(
+            identifiers.sorted().map { ["identifier": .string($0), "title": "Alarm", "body": .string($0)] })
         let added = try await client.post("/v1/apps/\(Self.app)/requests", json: requests.serialized())
         #expect(added.status == 201, "\(added.text)")
         // Committed and acknowledged; killed while the sender queues and sends them (in six runs,
@@ -121,9 +146,10 @@ struct WebPushDurabilityTests {
         // is sent again after the restart. Everything else must arrive exactly once: sent before
         // the kill and finished, or queued from the log after the restart.
         let store = try SQLiteStore(path: node.directory + "/chime.sqlite")
-        let queuedAtKill = Set(try store.claimWebPushes(before: .distantFuture, claimUntil: .distantPast, limit: 1000).compactMap { push in
-            (try? JSONValue.parse(push.body))?["payload"]?["id"]?.text
-        })
+        let queuedAtKill = Set(
+            try store.claimWebPushes(before: .distantFuture, claimUntil: .distantPast, limit: 1000).compactMap { push in
+                (try? JSONValue.parse(push.body))?["payload"]?["id"]?.text
+            })
         store.close()
         try await node.start()
         var sent: [String] = []
@@ -131,23 +157,30 @@ struct WebPushDurabilityTests {
         while Set(sent) != identifiers {
             guard ContinuousClock.now < deadline else { break }
             try await Sleep.for(.milliseconds(50))
-            sent = try await double.requests(atLeast: 0).filter { $0["status"] == 201 }.compactMap { $0["payload"]?["id"]?.text }
+            sent = try await double.requests(atLeast: 0).filter { $0["status"] == 201 }.compactMap {
+                $0["payload"]?["id"]?.text
+            }
         }
         await node.stop()
         let all = try await double.requests(atLeast: 0)
         sent = all.filter { $0["status"] == 201 }.compactMap { $0["payload"]?["id"]?.text }
         #expect(Set(sent) == identifiers, "missing: \(identifiers.subtracting(sent).sorted())")
         let twice = Dictionary(sent.map { ($0, 1) }, uniquingKeysWith: +).filter { $0.value > 1 }.keys
-        #expect(twice.allSatisfy(queuedAtKill.contains), "sent more than once though not queued at the kill: \(twice.sorted())")
+        #expect(
+            twice.allSatisfy(queuedAtKill.contains),
+            "sent more than once though not queued at the kill: \(twice.sorted())")
         #expect(all.allSatisfy { $0["decryptError"] == nil && $0["vapid"]?["ok"] == true })
     }
 
     // MARK: PostgreSQL
 
     /// A `chime serve --database` node in this process that may push to the double.
-    static func node(_ database: String, _ directory: String, _ double: PushServiceDouble) async throws -> RunningService {
-        var configuration = ChimeService.Configuration(dataDirectory: directory, listen: .tcp(host: "127.0.0.1", port: 0), autoAllow: true,
-                                                       printsBanner: false, database: database)
+    static func node(_ database: String, _ directory: String, _ double: PushServiceDouble) async throws
+        -> RunningService
+    {
+        var configuration = ChimeService.Configuration(
+            dataDirectory: directory, listen: .tcp(host: "127.0.0.1", port: 0), autoAllow: true,
+            printsBanner: false, database: database)
         configuration.webPushEndpoints = try WebPushEndpoints(listed: [double.origin])
         return try await RunningService.start(configuration: configuration, logger: .silent)
     }
@@ -157,7 +190,10 @@ struct WebPushDurabilityTests {
         let deadline = ContinuousClock.now + .seconds(60)
         while node.webPush.queuedThrough < sequence {
             guard ContinuousClock.now < deadline else {
-                throw TestClientError(description: "the node's sender did not reach event \(sequence) within 60 s (at \(node.webPush.queuedThrough))")
+                throw TestClientError(
+                    description:
+                        "the node's sender did not reach event \(sequence) within 60 s (at \(node.webPush.queuedThrough))"
+                )
             }
             try await Sleep.for(.milliseconds(20))
         }
@@ -166,19 +202,26 @@ struct WebPushDurabilityTests {
 
     /// The sequence of the newest `delivered` event in the log.
     static func lastDelivery(_ node: RunningService) async throws -> Int64 {
-        try #require(try await node.engine.events(after: 0, app: Self.app, limit: 10_000).last { $0.kind == .delivered }?.sequence)
+        try #require(
+            try await node.engine.events(after: 0, app: Self.app, limit: 10_000).last { $0.kind == .delivered }?
+                .sequence)
     }
 
-    @Test("two nodes on PostgreSQL follow every delivery and send its push once; a node stopped with a push in flight gives its claim back and the other sends it at once")
+    @Test(
+        "two nodes on PostgreSQL follow every delivery and send its push once; a node stopped with a push in flight gives its claim back and the other sends it at once"
+    )
     func twoNodes() async throws {
         let double = try await PushServiceDouble.start()
         defer { Task { await double.stop() } }
         let database = try PostgresTestServer.shared().makeDatabase()
-        let first = ServiceHarness.temporaryDirectory(), second = ServiceHarness.temporaryDirectory()
+        let first = ServiceHarness.temporaryDirectory()
+        let second = ServiceHarness.temporaryDirectory()
         defer { for directory in [first, second] { try? FileManager.default.removeItem(atPath: directory) } }
         let one = try await Self.node(database, first, double)
         try FileManager.default.createDirectory(atPath: second, withIntermediateDirectories: true)
-        try FileManager.default.copyItem(atPath: ChimeService.ownerTokenPath(dataDirectory: first), toPath: ChimeService.ownerTokenPath(dataDirectory: second))
+        try FileManager.default.copyItem(
+            atPath: ChimeService.ownerTokenPath(dataDirectory: first),
+            toPath: ChimeService.ownerTokenPath(dataDirectory: second))
         var two: RunningService?
         do {
             let harness = ServiceHarness(service: one, directory: first)
@@ -209,7 +252,9 @@ struct WebPushDurabilityTests {
             await one.stop()
             let all = try await double.requests(atLeast: 2, timeout: 60)
             #expect(all.count == 2, "\(all)")
-            #expect(all.last?["payload"]?["id"] == "Second" && all.last?["status"] == 201 && all.last?["decryptError"] == nil, "\(all)")
+            #expect(
+                all.last?["payload"]?["id"] == "Second" && all.last?["status"] == 201
+                    && all.last?["decryptError"] == nil, "\(all)")
             #expect(try await double.held(atLeast: 0, released: 1).released == 1)
             await started.webPush.idle()
             #expect(try await started.engine.queuedWebPushCount() == 0)

@@ -7,8 +7,10 @@ import Testing
 func simulatorDate(_ text: String) throws -> Date { try Date(text, strategy: .iso8601) }
 
 /// A simulator whose app asked for alerts, sounds and badges and was allowed.
-func grantedSimulator(bundle: String = "com.example.sim", now: Date = Date(timeIntervalSince1970: 1_780_000_000),
-                      timeZone: TimeZone = TimeZone(identifier: "UTC")!) async throws -> NotificationSimulator {
+func grantedSimulator(
+    bundle: String = "com.example.sim", now: Date = Date(timeIntervalSince1970: 1_780_000_000),
+    timeZone: TimeZone = TimeZone(identifier: "UTC")!
+) async throws -> NotificationSimulator {
     let simulator = NotificationSimulator(bundleIdentifier: bundle, now: now, timeZone: timeZone)
     try #require(try await simulator.center.requestAuthorization(options: [.alert, .sound, .badge]))
     return simulator
@@ -18,15 +20,17 @@ func timed(_ identifier: String, after seconds: TimeInterval, category: String =
     let content = UNMutableNotificationContent()
     content.title = identifier
     content.categoryIdentifier = category
-    return UNNotificationRequest(identifier: identifier, content: content,
-                                 trigger: UNTimeIntervalNotificationTrigger(timeInterval: seconds, repeats: false))
+    return UNNotificationRequest(
+        identifier: identifier, content: content,
+        trigger: UNTimeIntervalNotificationTrigger(timeInterval: seconds, repeats: false))
 }
 
 @MainActor
 final class Recorder: UNUserNotificationCenterDelegate {
     var events: [String] = []
     func userNotificationCenter(_ center: UNUserNotificationCenter, willPresent notification: UNNotification) async
-        -> UNNotificationPresentationOptions {
+        -> UNNotificationPresentationOptions
+    {
         events.append("present \(notification.request.identifier)")
         return [.banner, .list]
     }
@@ -88,7 +92,8 @@ struct NotificationSimulatorTests {
         }
         await simulator.advance(by: 60)
         #expect(recorder.events == ["present a", "present b", "present c"])
-        #expect(await simulator.presented.map(\.notification.date) == [10.0, 20, 30].map { start.addingTimeInterval($0) })
+        #expect(
+            await simulator.presented.map(\.notification.date) == [10.0, 20, 30].map { start.addingTimeInterval($0) })
         #expect(await simulator.deliveredNotifications.map(\.request.identifier) == ["c", "b", "a"])
         #expect(await simulator.pendingRequests.map(\.identifier) == ["late"])
         #expect(simulator.now == start.addingTimeInterval(60))
@@ -112,25 +117,34 @@ struct NotificationSimulatorTests {
         let recorder = Recorder()
         simulator.center.delegate = recorder
         simulator.center.setNotificationCategories([
-            UNNotificationCategory(identifier: "cat", actions: [
-                UNNotificationAction(identifier: "snooze", title: "Snooze"),
-                UNTextInputNotificationAction(identifier: "comment", title: "Comment", options: [],
-                                              textInputButtonTitle: "Add", textInputPlaceholder: ""),
-            ], intentIdentifiers: [], options: [.customDismissAction]),
+            UNNotificationCategory(
+                identifier: "cat",
+                actions: [
+                    UNNotificationAction(identifier: "snooze", title: "Snooze"),
+                    UNTextInputNotificationAction(
+                        identifier: "comment", title: "Comment", options: [],
+                        textInputButtonTitle: "Add", textInputPlaceholder: ""),
+                ], intentIdentifiers: [], options: [.customDismissAction])
         ])
-        for identifier in ["t", "p", "r", "d"] { try await simulator.center.add(timed(identifier, after: 1, category: "cat")) }
+        for identifier in ["t", "p", "r", "d"] {
+            try await simulator.center.add(timed(identifier, after: 1, category: "cat"))
+        }
         await simulator.advance(by: 1)
         try await simulator.tap("t")
         #expect(recorder.events == ["\(UNNotificationDefaultActionIdentifier) t"])
         try await simulator.perform("snooze", on: "p")
         try await simulator.reply("Call me", with: "comment", on: "r")
         try await simulator.dismiss("d")
-        #expect(recorder.events == [
-            "\(UNNotificationDefaultActionIdentifier) t", "snooze p", "comment r \"Call me\"", "\(UNNotificationDismissActionIdentifier) d",
-        ])
+        #expect(
+            recorder.events == [
+                "\(UNNotificationDefaultActionIdentifier) t", "snooze p", "comment r \"Call me\"",
+                "\(UNNotificationDismissActionIdentifier) d",
+            ])
     }
 
-    @Test("acting on a notification that is not delivered throws an error naming it", arguments: ["tap", "perform", "reply", "dismiss"])
+    @Test(
+        "acting on a notification that is not delivered throws an error naming it",
+        arguments: ["tap", "perform", "reply", "dismiss"])
     func undelivered(kind: String) async throws {
         let simulator = try await grantedSimulator()
         let error = await #expect(throws: ChimeError.self) {
@@ -207,7 +221,8 @@ struct NotificationSimulatorTests {
         #expect(await simulator.deliveredNotifications.map(\.request.content.body) == ["second"])
     }
 
-    @Test("a malformed push payload throws", arguments: [#"{"alert": "no aps"}"#, "not json", #"{"aps": {"badge": -1}}"#])
+    @Test(
+        "a malformed push payload throws", arguments: [#"{"alert": "no aps"}"#, "not json", #"{"aps": {"badge": -1}}"#])
     func pushMalformed(payload: String) async throws {
         let simulator = try await grantedSimulator()
         await #expect(throws: (any Error).self) { try await simulator.push(Data(payload.utf8)) }
@@ -230,12 +245,15 @@ struct NotificationSimulatorTests {
     @Test("move fires location triggers on entry")
     func move() async throws {
         let simulator = try await grantedSimulator()
-        let region = CLCircularRegion(center: CLLocationCoordinate2D(latitude: 52.52, longitude: 13.40), radius: 200, identifier: "office")
+        let region = CLCircularRegion(
+            center: CLLocationCoordinate2D(latitude: 52.52, longitude: 13.40), radius: 200, identifier: "office")
         region.notifyOnExit = false
         let content = UNMutableNotificationContent()
         content.title = "At the office"
-        try await simulator.center.add(UNNotificationRequest(identifier: "office", content: content,
-                                                             trigger: UNLocationNotificationTrigger(region: region, repeats: false)))
+        try await simulator.center.add(
+            UNNotificationRequest(
+                identifier: "office", content: content,
+                trigger: UNLocationNotificationTrigger(region: region, repeats: false)))
         await simulator.move(to: CLLocationCoordinate2D(latitude: 48.85, longitude: 2.35))
         #expect(await simulator.deliveredNotifications.isEmpty)
         await simulator.move(to: CLLocationCoordinate2D(latitude: 52.52, longitude: 13.40))
@@ -253,7 +271,9 @@ struct NotificationSimulatorTests {
 
     @Test("a simulator kept in a SQLite file keeps pending requests for the next simulator on that file")
     func storePath() async throws {
-        let path = FileManager.default.temporaryDirectory.appendingPathComponent("chime-sim-\(UUID().uuidString).sqlite").path
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "chime-sim-\(UUID().uuidString).sqlite"
+        ).path
         defer { try? FileManager.default.removeItem(atPath: path) }
         do {
             let first = try NotificationSimulator(bundleIdentifier: "com.example.file", storePath: path)

@@ -12,21 +12,28 @@ final class ReadmeAlarm: UNUserNotificationCenterDelegate {
         center.delegate = self
         guard try await center.requestAuthorization(options: [.alert, .sound]) else { return }
         let snooze = UNNotificationAction(identifier: "snooze", title: "Snooze 5 Sec", options: [])
-        center.setNotificationCategories([UNNotificationCategory(identifier: "alarm.category", actions: [snooze],
-                                                                 intentIdentifiers: [], options: [])])
+        center.setNotificationCategories([
+            UNNotificationCategory(
+                identifier: "alarm.category", actions: [snooze],
+                intentIdentifiers: [], options: [])
+        ])
         let content = UNMutableNotificationContent()
         content.title = "Alarm"
         content.sound = .default
         content.categoryIdentifier = "alarm.category"
-        try await center.add(UNNotificationRequest(identifier: "Alarm", content: content,
-                                                   trigger: UNTimeIntervalNotificationTrigger(timeInterval: 10, repeats: false)))
+        try await center.add(
+            UNNotificationRequest(
+                identifier: "Alarm", content: content,
+                trigger: UNTimeIntervalNotificationTrigger(timeInterval: 10, repeats: false)))
     }
 
     func userNotificationCenter(_ center: UNUserNotificationCenter, didReceive response: UNNotificationResponse) async {
         guard response.actionIdentifier == "snooze" else { return }
         let again = response.notification.request.content.mutableCopy() as! UNMutableNotificationContent
-        try? await center.add(UNNotificationRequest(identifier: "Alarm", content: again,
-                                                    trigger: UNTimeIntervalNotificationTrigger(timeInterval: 5, repeats: false)))
+        try? await center.add(
+            UNNotificationRequest(
+                identifier: "Alarm", content: again,
+                trigger: UNTimeIntervalNotificationTrigger(timeInterval: 5, repeats: false)))
     }
 }
 

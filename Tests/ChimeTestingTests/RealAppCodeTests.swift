@@ -10,8 +10,10 @@ import Testing
 final class MessagingDelegate: UNUserNotificationCenterDelegate {
     var replies: [(sender: UInt, conversation: Int64, text: String, urgent: Bool)] = []
 
-    func userNotificationCenter(_ center: UNUserNotificationCenter, didReceive response: UNNotificationResponse,
-                                withCompletionHandler completionHandler: @escaping () -> Void) {
+    func userNotificationCenter(
+        _ center: UNUserNotificationCenter, didReceive response: UNNotificationResponse,
+        withCompletionHandler completionHandler: @escaping () -> Void
+    ) {
         let userInfo = response.notification.request.content.userInfo
         if let reply = response as? UNTextInputNotificationResponse {
             let sender = userInfo["messageSenderId"] as! UInt
@@ -30,10 +32,14 @@ struct RealAppCodeTests {
     @MainActor
     static func messaging() async throws -> (NotificationSimulator, MessagingDelegate) {
         let simulator = try await grantedSimulator(bundle: "com.example.messages")
-        let reply = UNTextInputNotificationAction(identifier: "reply", title: "Reply", options: [],
-                                                  textInputButtonTitle: "Send", textInputPlaceholder: "Message")
-        simulator.center.setNotificationCategories([UNNotificationCategory(identifier: "MESSAGE", actions: [reply],
-                                                                           intentIdentifiers: [], options: [])])
+        let reply = UNTextInputNotificationAction(
+            identifier: "reply", title: "Reply", options: [],
+            textInputButtonTitle: "Send", textInputPlaceholder: "Message")
+        simulator.center.setNotificationCategories([
+            UNNotificationCategory(
+                identifier: "MESSAGE", actions: [reply],
+                intentIdentifiers: [], options: [])
+        ])
         let delegate = MessagingDelegate()
         simulator.center.delegate = delegate
         return (simulator, delegate)
@@ -64,8 +70,10 @@ struct RealAppCodeTests {
         content.title = "Ada"
         content.categoryIdentifier = "MESSAGE"
         content.userInfo = ["messageSenderId": UInt(7), "conversation": ["id": Int64(12)]]
-        try await simulator.center.add(UNNotificationRequest(identifier: "msg-2", content: content,
-                                                             trigger: UNTimeIntervalNotificationTrigger(timeInterval: 5, repeats: false)))
+        try await simulator.center.add(
+            UNNotificationRequest(
+                identifier: "msg-2", content: content,
+                trigger: UNTimeIntervalNotificationTrigger(timeInterval: 5, repeats: false)))
         await simulator.advance(by: 5)
         try await simulator.reply("Yes", with: "reply", on: "msg-2")
         #expect(delegate.replies.map(\.sender) == [7])
@@ -75,7 +83,8 @@ struct RealAppCodeTests {
     @Test("pushed reals, integers and booleans keep their kinds")
     func pushedKinds() async throws {
         let simulator = try await grantedSimulator()
-        try await simulator.push(Data(#"{"aps": {"alert": "x"}, "price": 7.0, "count": 7, "ok": true, "list": [1, 2.5]}"#.utf8))
+        try await simulator.push(
+            Data(#"{"aps": {"alert": "x"}, "price": 7.0, "count": 7, "ok": true, "list": [1, 2.5]}"#.utf8))
         let info = try #require(await simulator.deliveredNotifications.first).request.content.userInfo
         #expect(String(cString: try #require(info["price"] as? NSNumber).objCType) == "d")
         #expect(String(cString: try #require(info["count"] as? NSNumber).objCType) != "d")
@@ -92,7 +101,9 @@ struct RealAppCodeTests {
 final class ImageAttachingService: UNNotificationServiceExtension {
     static let png = Data([0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A] + [UInt8](repeating: 7, count: 56))
 
-    override func didReceive(_ request: UNNotificationRequest, withContentHandler contentHandler: @escaping (UNNotificationContent) -> Void) {
+    override func didReceive(
+        _ request: UNNotificationRequest, withContentHandler contentHandler: @escaping (UNNotificationContent) -> Void
+    ) {
         let content = request.content.mutableCopy() as! UNMutableNotificationContent
         let folder = URL(fileURLWithPath: NSTemporaryDirectory(), isDirectory: true)
             .appendingPathComponent(ProcessInfo.processInfo.globallyUniqueString, isDirectory: true)
@@ -101,7 +112,9 @@ final class ImageAttachingService: UNNotificationServiceExtension {
             try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
             let file = folder.appendingPathComponent(UUID().uuidString)
             try Self.png.write(to: file)
-            let options: [NSObject: AnyObject] = [UNNotificationAttachmentOptionsTypeHintKey as NSString: "public.png" as NSString]
+            let options: [NSObject: AnyObject] = [
+                UNNotificationAttachmentOptionsTypeHintKey as NSString: "public.png" as NSString
+            ]
             content.attachments = [try UNNotificationAttachment(identifier: "image", url: file, options: options)]
         } catch {
             content.body = "no image: \(error)"
@@ -118,7 +131,7 @@ extension RealAppCodeTests {
         defer { simulator.uninstall() }
         let center = UNUserNotificationCenter.current()
         var calendar = Calendar.current
-        calendar.timeZone = TimeZone(identifier: "UTC")!   // the simulator's zone
+        calendar.timeZone = TimeZone(identifier: "UTC")!  // the simulator's zone
         var components = calendar.dateComponents([.year, .month, .day], from: simulator.now)
         components.hour = 9
         components.minute = 0
@@ -126,7 +139,9 @@ extension RealAppCodeTests {
         let content = UNMutableNotificationContent()
         content.title = "Electricity bill due"
         let error = await withCheckedContinuation { (done: CheckedContinuation<(any Error)?, Never>) in
-            center.add(UNNotificationRequest(identifier: "bill-42", content: content, trigger: trigger)) { done.resume(returning: $0) }
+            center.add(UNNotificationRequest(identifier: "bill-42", content: content, trigger: trigger)) {
+                done.resume(returning: $0)
+            }
         }
         #expect(error == nil, "the service reports no error")
         #expect(trigger.nextTriggerDate() == nil)
@@ -135,15 +150,20 @@ extension RealAppCodeTests {
         #expect(await simulator.deliveredNotifications.isEmpty)
     }
 
-    @Test("an extension's hinted, extension-less temporary image is delivered from the attachment store and leaves with it")
+    @Test(
+        "an extension's hinted, extension-less temporary image is delivered from the attachment store and leaves with it"
+    )
     func extensionAttachesTemporaryImage() async throws {
         let simulator = try await grantedSimulator(bundle: "com.example.rich")
         simulator.center.notificationServiceExtension = ImageAttachingService.self
-        try await simulator.push(Data(#"{"aps": {"alert": {"title": "Photo"}, "mutable-content": 1}}"#.utf8), identifier: "photo")
+        try await simulator.push(
+            Data(#"{"aps": {"alert": {"title": "Photo"}, "mutable-content": 1}}"#.utf8), identifier: "photo")
         let content = try #require(await simulator.deliveredNotifications.first).request.content
         let attachment = try #require(content.attachments.first, "\(content.body)")
         #expect(attachment.type == "public.png" && attachment.identifier == "image")
-        #expect(try Data(contentsOf: attachment.url) == ImageAttachingService.png, "the temporary folder is gone; the store has the file")
+        #expect(
+            try Data(contentsOf: attachment.url) == ImageAttachingService.png,
+            "the temporary folder is gone; the store has the file")
         simulator.center.removeAllDeliveredNotifications()
         #expect(await simulator.deliveredNotifications.isEmpty)
         #expect(!FileManager.default.fileExists(atPath: attachment.url.path))
@@ -157,9 +177,11 @@ extension RealAppCodeTests {
         let content = UNMutableNotificationContent()
         content.title = "Receipt"
         content.attachments = [try UNNotificationAttachment(identifier: "receipt", url: file)]
-        try await simulator.center.add(UNNotificationRequest(identifier: "r", content: content,
-                                                             trigger: UNTimeIntervalNotificationTrigger(timeInterval: 60, repeats: false)))
-        try? FileManager.default.removeItem(at: file)   // as apps clean up; on iOS (and Chime) it is already gone
+        try await simulator.center.add(
+            UNNotificationRequest(
+                identifier: "r", content: content,
+                trigger: UNTimeIntervalNotificationTrigger(timeInterval: 60, repeats: false)))
+        try? FileManager.default.removeItem(at: file)  // as apps clean up; on iOS (and Chime) it is already gone
         await simulator.advance(by: 60)
         let delivered = try #require(await simulator.deliveredNotifications.first?.request.content.attachments.first)
         #expect(try Data(contentsOf: delivered.url) == Data("jpeg bytes".utf8))

@@ -9,8 +9,10 @@ import Testing
 /// with summaryArgument and summaryArgumentCount.
 @Suite("Scheduled summary in the simulator", .testThreads)
 struct ScheduledSummaryTests {
-    static func request(_ identifier: String, after seconds: TimeInterval, level: UNNotificationInterruptionLevel = .active,
-                        score: Double = 0, argument: String = "", count: Int = 0, category: String = "") -> UNNotificationRequest {
+    static func request(
+        _ identifier: String, after seconds: TimeInterval, level: UNNotificationInterruptionLevel = .active,
+        score: Double = 0, argument: String = "", count: Int = 0, category: String = ""
+    ) -> UNNotificationRequest {
         let content = UNMutableNotificationContent()
         content.title = identifier
         content.sound = .default
@@ -19,11 +21,14 @@ struct ScheduledSummaryTests {
         content.summaryArgument = argument
         content.summaryArgumentCount = count
         content.categoryIdentifier = category
-        return UNNotificationRequest(identifier: identifier, content: content,
-                                     trigger: UNTimeIntervalNotificationTrigger(timeInterval: seconds, repeats: false))
+        return UNNotificationRequest(
+            identifier: identifier, content: content,
+            trigger: UNTimeIntervalNotificationTrigger(timeInterval: seconds, repeats: false))
     }
 
-    static func options(_ simulator: NotificationSimulator, _ identifier: String) async -> UNNotificationPresentationOptions? {
+    static func options(_ simulator: NotificationSimulator, _ identifier: String) async
+        -> UNNotificationPresentationOptions?
+    {
         await simulator.presented.last { $0.notification.request.identifier == identifier }?.options
     }
 
@@ -31,12 +36,15 @@ struct ScheduledSummaryTests {
         await simulator.presented.filter { $0.notification.request.identifier == "chime.summary" }.map(\.notification)
     }
 
-    @Test("08:00 and 18:00 in Berlin: held quietly, one summary at 18:00 ordered by relevanceScore, the rest counted by summaryArgumentCount")
+    @Test(
+        "08:00 and 18:00 in Berlin: held quietly, one summary at 18:00 ordered by relevanceScore, the rest counted by summaryArgumentCount"
+    )
     func summaryDay() async throws {
         // Monday 2027-06-07, 08:30 in Berlin (CEST, UTC+2).
         let simulator = try await grantedSimulator(now: try simulatorDate("2027-06-07T06:30:00Z"))
         #expect(await simulator.center.notificationSettings().scheduledDeliverySetting == .disabled)
-        let status = try await simulator.setScheduledSummary(ScheduledSummary(times: ["18:00", "08:00"], timeZone: "Europe/Berlin"))
+        let status = try await simulator.setScheduledSummary(
+            ScheduledSummary(times: ["18:00", "08:00"], timeZone: "Europe/Berlin"))
         #expect(status.summary.timeTexts == ["08:00", "18:00"])
         let evening = try simulatorDate("2027-06-07T16:00:00Z")
         #expect(status.nextDelivery == evening && status.held == 0)
@@ -50,27 +58,35 @@ struct ScheduledSummaryTests {
         try await center.add(Self.request("urgent", after: 3000, level: .timeSensitive, score: 1))
         try await center.add(Self.request("mid", after: 3600, score: 0.5))
         try await center.add(Self.request("alice2", after: 4200, argument: "Alice", count: 3))
-        await simulator.advance(to: try simulatorDate("2027-06-07T10:00:00Z"))     // 12:00
+        await simulator.advance(to: try simulatorDate("2027-06-07T10:00:00Z"))  // 12:00
 
         #expect(await Self.options(simulator, "low") == [.list], "held: in the list, no banner, no sound")
         #expect(await Self.options(simulator, "mid") == [.list])
-        #expect(await Self.options(simulator, "urgent") == [.list, .banner, .sound], "time-sensitive: delivered at once")
+        #expect(
+            await Self.options(simulator, "urgent") == [.list, .banner, .sound], "time-sensitive: delivered at once")
         let decisions = await simulator.focusDecisions
         #expect(decisions.map(\.identifier) == ["low", "alice1", "high", "bob", "mid", "alice2"])
-        #expect(decisions.allSatisfy { $0.decision == FocusDecision(focus: "Scheduled Summary", quiet: true, reason: .scheduledSummary) })
+        #expect(
+            decisions.allSatisfy {
+                $0.decision == FocusDecision(focus: "Scheduled Summary", quiet: true, reason: .scheduledSummary)
+            })
         #expect(try await simulator.scheduledSummary?.held == 6)
         #expect(await Self.summaries(simulator).isEmpty)
         #expect(await simulator.deliveredNotifications.count == 7, "every one is in the list")
 
-        await simulator.advance(to: try simulatorDate("2027-06-07T17:00:00Z"))     // 19:00
+        await simulator.advance(to: try simulatorDate("2027-06-07T17:00:00Z"))  // 19:00
         let summaries = await Self.summaries(simulator)
         try #require(summaries.count == 1)
         let summary = try #require(summaries.first)
         #expect(summary.date == (try simulatorDate("2027-06-07T16:00:00Z")), "at 18:00 Berlin")
         #expect(summary.request.content.title == "Scheduled Summary")
-        #expect(summary.request.content.body == "high\nmid\nlow\n6 more notifications from Alice and Bob",
-                "by relevanceScore, then the rest: 2 + 1 + 3 items")
-        #expect(summary.request.content.userInfo["chime.summary"] as? [String] == ["high", "mid", "low", "alice1", "bob", "alice2"])
+        #expect(
+            summary.request.content.body == "high\nmid\nlow\n6 more notifications from Alice and Bob",
+            "by relevanceScore, then the rest: 2 + 1 + 3 items")
+        #expect(
+            summary.request.content.userInfo["chime.summary"] as? [String] == [
+                "high", "mid", "low", "alice1", "bob", "alice2",
+            ])
         #expect(summary.request.content.userInfo["chime.held"] as? Int == 6)
         #expect(await Self.options(simulator, "chime.summary") == [.list, .banner], "the summary itself is presented")
         let next = try await simulator.scheduledSummary
@@ -78,11 +94,15 @@ struct ScheduledSummaryTests {
         #expect(next?.held == 0 && next?.nextDelivery == morning)
 
         // The next day: a category's categorySummaryFormat words the rest; 08:00 delivers it.
-        center.setNotificationCategories([UNNotificationCategory(identifier: "chat", actions: [], intentIdentifiers: [],
-                                                                 hiddenPreviewsBodyPlaceholder: nil,
-                                                                 categorySummaryFormat: "%u new messages from %@")])
+        center.setNotificationCategories([
+            UNNotificationCategory(
+                identifier: "chat", actions: [], intentIdentifiers: [],
+                hiddenPreviewsBodyPlaceholder: nil,
+                categorySummaryFormat: "%u new messages from %@")
+        ])
         for (index, name) in ["Carol", "Dan", "Carol", "Erin", "Dan"].enumerated() {
-            try await center.add(Self.request("m\(index)", after: Double(60 * (index + 1)), argument: name, category: "chat"))
+            try await center.add(
+                Self.request("m\(index)", after: Double(60 * (index + 1)), argument: name, category: "chat"))
         }
         await simulator.advance(to: try simulatorDate("2027-06-08T07:00:00Z"))
         let second = try #require(await Self.summaries(simulator).last)
@@ -103,14 +123,19 @@ struct ScheduledSummaryTests {
         #expect(await Self.options(simulator, "after") == [.list, .banner, .sound])
     }
 
-    @Test("across daylight-saving changes: 02:30 skipped in March comes at 03:30, repeated in October comes once at its first pass; 08:00 stays 08:00")
+    @Test(
+        "across daylight-saving changes: 02:30 skipped in March comes at 03:30, repeated in October comes once at its first pass; 08:00 stays 08:00"
+    )
     func daylightSaving() async throws {
         // "dawn" comes after the 02:30 summary: in October, between its two passes (00:30Z and 01:30Z).
-        let cases = [("2027-03-27T20:00:00Z", 6.0, ["2027-03-28T01:30:00Z", "2027-03-28T06:00:00Z"]),
-                     ("2027-10-30T20:00:00Z", 5.0, ["2027-10-31T00:30:00Z", "2027-10-31T07:00:00Z"])]
+        let cases = [
+            ("2027-03-27T20:00:00Z", 6.0, ["2027-03-28T01:30:00Z", "2027-03-28T06:00:00Z"]),
+            ("2027-10-30T20:00:00Z", 5.0, ["2027-10-31T00:30:00Z", "2027-10-31T07:00:00Z"]),
+        ]
         for (evening, hours, expected) in cases {
             let simulator = try await grantedSimulator(now: try simulatorDate(evening))
-            try await simulator.setScheduledSummary(ScheduledSummary(times: ["02:30", "08:00"], timeZone: "Europe/Berlin"))
+            try await simulator.setScheduledSummary(
+                ScheduledSummary(times: ["02:30", "08:00"], timeZone: "Europe/Berlin"))
             for index in 1...4 { try await simulator.center.add(Self.request("n\(index)", after: Double(600 * index))) }
             await simulator.advance(by: hours * 3600)
             try await simulator.center.add(Self.request("dawn", after: 60))
@@ -136,18 +161,22 @@ struct ScheduledSummaryTests {
         }
         let simulator = try await grantedSimulator()
         let summary = try ScheduledSummary(times: ["08:00"], timeZone: "UTC")
-        await #expect { _ = try await simulator.setScheduledSummary(summary, app: "not an app") } throws: { ($0 as? ChimeError)?.field == "app" }
+        await #expect { _ = try await simulator.setScheduledSummary(summary, app: "not an app") } throws: {
+            ($0 as? ChimeError)?.field == "app"
+        }
     }
 
     @Test("across restarts on a real SQLite file: what is held stays held, its summary comes once")
     func restart() async throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("chime-summary-\(UUID().uuidString)")
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "chime-summary-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
         let path = directory.appendingPathComponent("chime.sqlite").path
         let berlin = TimeZone(identifier: "Europe/Berlin")!
         func simulator(at text: String) throws -> NotificationSimulator {
-            try NotificationSimulator(bundleIdentifier: "com.example.sim", now: try simulatorDate(text), timeZone: berlin, storePath: path)
+            try NotificationSimulator(
+                bundleIdentifier: "com.example.sim", now: try simulatorDate(text), timeZone: berlin, storePath: path)
         }
         do {
             let first = try simulator(at: "2027-06-07T06:30:00Z")

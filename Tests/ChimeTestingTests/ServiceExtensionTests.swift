@@ -1,18 +1,22 @@
 import Chime
 import ChimeTesting
 import Foundation
+import Synchronization
 import TestThreads
 import Testing
-import Synchronization
 
 /// A push the app's service extension gets: `mutable-content` and an alert.
 private func mutablePush(_ title: String, extra: String = "") -> Data {
-    Data(#"{"aps": {"alert": {"title": "\#(title)", "body": "ciphertext"}, "mutable-content": 1\#(extra)}, "key": "k1"}"#.utf8)
+    Data(
+        #"{"aps": {"alert": {"title": "\#(title)", "body": "ciphertext"}, "mutable-content": 1\#(extra)}, "key": "k1"}"#
+            .utf8)
 }
 
 /// Changes everything iOS lets an extension change.
 final class RewritingService: UNNotificationServiceExtension {
-    override func didReceive(_ request: UNNotificationRequest, withContentHandler contentHandler: @escaping (UNNotificationContent) -> Void) {
+    override func didReceive(
+        _ request: UNNotificationRequest, withContentHandler contentHandler: @escaping (UNNotificationContent) -> Void
+    ) {
         let content = request.content.mutableCopy() as! UNMutableNotificationContent
         content.title = "\(content.title) [decrypted]"
         content.subtitle = "From Ann"
@@ -30,7 +34,9 @@ final class RewritingService: UNNotificationServiceExtension {
 
 /// Calls the handler twice: the first call counts.
 final class TwiceService: UNNotificationServiceExtension {
-    override func didReceive(_ request: UNNotificationRequest, withContentHandler contentHandler: @escaping (UNNotificationContent) -> Void) {
+    override func didReceive(
+        _ request: UNNotificationRequest, withContentHandler contentHandler: @escaping (UNNotificationContent) -> Void
+    ) {
         let first = UNMutableNotificationContent()
         first.title = "first"
         contentHandler(first)
@@ -42,7 +48,9 @@ final class TwiceService: UNNotificationServiceExtension {
 
 /// Answers from another thread, after didReceive returned.
 final class BackgroundService: UNNotificationServiceExtension {
-    override func didReceive(_ request: UNNotificationRequest, withContentHandler contentHandler: @escaping (UNNotificationContent) -> Void) {
+    override func didReceive(
+        _ request: UNNotificationRequest, withContentHandler contentHandler: @escaping (UNNotificationContent) -> Void
+    ) {
         let content = request.content.mutableCopy() as! UNMutableNotificationContent
         nonisolated(unsafe) let handler = contentHandler
         DispatchQueue.global().async {
@@ -58,7 +66,9 @@ final class SlowService: UNNotificationServiceExtension {
     var bestAttemptContent: UNMutableNotificationContent?
     static let expired = Counter()
 
-    override func didReceive(_ request: UNNotificationRequest, withContentHandler contentHandler: @escaping (UNNotificationContent) -> Void) {
+    override func didReceive(
+        _ request: UNNotificationRequest, withContentHandler contentHandler: @escaping (UNNotificationContent) -> Void
+    ) {
         self.contentHandler = contentHandler
         bestAttemptContent = request.content.mutableCopy() as? UNMutableNotificationContent
         bestAttemptContent?.title = "Best attempt"
@@ -73,12 +83,16 @@ final class SlowService: UNNotificationServiceExtension {
 
 /// Never calls the handler, not even when its time runs out.
 final class SilentService: UNNotificationServiceExtension {
-    override func didReceive(_ request: UNNotificationRequest, withContentHandler contentHandler: @escaping (UNNotificationContent) -> Void) {}
+    override func didReceive(
+        _ request: UNNotificationRequest, withContentHandler contentHandler: @escaping (UNNotificationContent) -> Void
+    ) {}
 }
 
 /// Hands over content the engine cannot take (userInfo that is not a property list).
 final class BrokenService: UNNotificationServiceExtension {
-    override func didReceive(_ request: UNNotificationRequest, withContentHandler contentHandler: @escaping (UNNotificationContent) -> Void) {
+    override func didReceive(
+        _ request: UNNotificationRequest, withContentHandler contentHandler: @escaping (UNNotificationContent) -> Void
+    ) {
         let content = UNMutableNotificationContent()
         content.title = "broken"
         content.userInfo = ["handle": FileHandle.standardOutput]
@@ -89,7 +103,9 @@ final class BrokenService: UNNotificationServiceExtension {
 /// Reads `current()` inside the extension.
 final class CenterReadingService: UNNotificationServiceExtension {
     static let centers = Recorded<ObjectIdentifier>()
-    override func didReceive(_ request: UNNotificationRequest, withContentHandler contentHandler: @escaping (UNNotificationContent) -> Void) {
+    override func didReceive(
+        _ request: UNNotificationRequest, withContentHandler contentHandler: @escaping (UNNotificationContent) -> Void
+    ) {
         Self.centers.add(ObjectIdentifier(UNUserNotificationCenter.current()))
         contentHandler(request.content)
     }
@@ -133,9 +149,11 @@ struct ServiceExtensionTests {
         #expect(await simulator.presented.map(\.notification.request.content.title) == ["New message [decrypted]"])
     }
 
-    @Test("pushes without mutable-content, or without an alert, do not go through it", arguments: [
-        #"{"aps": {"alert": "plain"}}"#, #"{"aps": {"badge": 2, "mutable-content": 1}}"#,
-    ])
+    @Test(
+        "pushes without mutable-content, or without an alert, do not go through it",
+        arguments: [
+            #"{"aps": {"alert": "plain"}}"#, #"{"aps": {"badge": 2, "mutable-content": 1}}"#,
+        ])
     func notEveryPush(payload: String) async throws {
         let simulator = try await simulator(TwiceService.self)
         try await simulator.push(Data(payload.utf8), identifier: "p")
@@ -156,7 +174,9 @@ struct ServiceExtensionTests {
         #expect(await simulator.deliveredNotifications.map(\.request.content.title) == ["from another thread"])
     }
 
-    @Test("out of time: serviceExtensionTimeWillExpire is called at the limit, in virtual time, and the best attempt delivered")
+    @Test(
+        "out of time: serviceExtensionTimeWillExpire is called at the limit, in virtual time, and the best attempt delivered"
+    )
     func bestAttempt() async throws {
         let simulator = try await simulator(SlowService.self)
         let start = simulator.now

@@ -1,8 +1,9 @@
 import Chime
-@testable import ChimeTesting
 import Foundation
 import TestThreads
 import Testing
+
+@testable import ChimeTesting
 
 /// Asks the center for its pending identifiers through a completion handler, as app code does.
 private func pendingIdentifiers(_ center: UNUserNotificationCenter) async -> [String] {
@@ -59,8 +60,9 @@ struct SimulatorInstallTests {
         #expect(await simulator.deliveredNotifications.map(\.request.identifier) == ["from-app"])
     }
 
-    @Test("each of 24 parallel cases sees only its own simulator: in Task {}, async let, task groups, completion handlers and delegate callbacks",
-          arguments: 0..<24)
+    @Test(
+        "each of 24 parallel cases sees only its own simulator: in Task {}, async let, task groups, completion handlers and delegate callbacks",
+        arguments: 0..<24)
     @MainActor
     func parallelCases(index: Int) async throws {
         let simulator = NotificationSimulator(bundleIdentifier: "com.example.parallel-\(index)")
@@ -82,34 +84,44 @@ struct SimulatorInstallTests {
             }
         }
         #expect(viaHandler === simulator.center)
-        #expect(await pendingIdentifiers(UNUserNotificationCenter.current())
+        #expect(
+            await pendingIdentifiers(UNUserNotificationCenter.current())
                 == ["task-\(index)", "async-let-\(index)", "group-\(index)"])
 
         await simulator.advance(by: 3)
         try await simulator.tap("task-\(index)")
         #expect(delegate.centers == [ObjectIdentifier(simulator.center)])
         #expect(await simulator.pendingRequests.map(\.identifier) == ["task-\(index)-again"])
-        #expect(await simulator.deliveredNotifications.map(\.request.identifier).sorted() == ["async-let-\(index)", "group-\(index)"])
+        #expect(
+            await simulator.deliveredNotifications.map(\.request.identifier).sorted() == [
+                "async-let-\(index)", "group-\(index)",
+            ])
     }
 
     @Test("nextTriggerDate answers from the installed simulator's clock and time zone")
     func nextTriggerDate() async throws {
-        let simulator = NotificationSimulator(bundleIdentifier: "com.example.next", now: try simulatorDate("2026-06-01T10:00:00Z"),
-                                              timeZone: TimeZone(identifier: "Europe/Berlin")!)
+        let simulator = NotificationSimulator(
+            bundleIdentifier: "com.example.next", now: try simulatorDate("2026-06-01T10:00:00Z"),
+            timeZone: TimeZone(identifier: "Europe/Berlin")!)
         simulator.install()
         var components = DateComponents()
         components.hour = 8
         components.minute = 30
         let daily = UNCalendarNotificationTrigger(dateMatching: components, repeats: true)
         #expect(daily.nextTriggerDate() == (try simulatorDate("2026-06-02T06:30:00Z")))
-        #expect(UNTimeIntervalNotificationTrigger(timeInterval: 90, repeats: false).nextTriggerDate() == simulator.now.addingTimeInterval(90))
+        #expect(
+            UNTimeIntervalNotificationTrigger(timeInterval: 90, repeats: false).nextTriggerDate()
+                == simulator.now.addingTimeInterval(90))
         await simulator.advance(by: 86_400)
         #expect(daily.nextTriggerDate() == (try simulatorDate("2026-06-03T06:30:00Z")))
         await simulator.setTimeZone(TimeZone(identifier: "America/New_York")!)
-        #expect(daily.nextTriggerDate() == (try simulatorDate("2026-06-02T12:30:00Z")), "a floating trigger follows the new zone")
+        #expect(
+            daily.nextTriggerDate() == (try simulatorDate("2026-06-02T12:30:00Z")),
+            "a floating trigger follows the new zone")
         var zoned = components
         zoned.timeZone = TimeZone(identifier: "Asia/Tokyo")!
-        #expect(UNCalendarNotificationTrigger(dateMatching: zoned, repeats: false).nextTriggerDate()
+        #expect(
+            UNCalendarNotificationTrigger(dateMatching: zoned, repeats: false).nextTriggerDate()
                 == (try simulatorDate("2026-06-02T23:30:00Z")))
     }
 
@@ -146,7 +158,8 @@ struct SimulatorInstallTests {
             _ = (mine, other)
         }
         let message = String(decoding: try #require(result).standardErrorContent, as: UTF8.self)
-        #expect(message.contains("UNUserNotificationCenter.current() was called outside every test's task"), "\(message)")
+        #expect(
+            message.contains("UNUserNotificationCenter.current() was called outside every test's task"), "\(message)")
         #expect(message.contains("com.example.mine"), "\(message)")
         #expect(message.contains("com.example.other"), "\(message)")
         #expect(message.contains("let center = UNUserNotificationCenter.current()"), "\(message)")
@@ -170,8 +183,9 @@ struct SimulatorTraitTests {
         #expect(await simulator.deliveredNotifications.map(\.request.identifier) == [identifier])
     }
 
-    @Test("an exclusive test runs while no other test with the trait does",
-          .notificationSimulator(bundleIdentifier: "com.example.exclusive", exclusive: true))
+    @Test(
+        "an exclusive test runs while no other test with the trait does",
+        .notificationSimulator(bundleIdentifier: "com.example.exclusive", exclusive: true))
     func exclusive() async throws {
         let simulator = NotificationSimulator.current
         #expect(simulator.bundleIdentifier == "com.example.exclusive", "the test's own trait wins over the suite's")

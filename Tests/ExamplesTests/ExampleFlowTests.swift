@@ -12,7 +12,9 @@ import Testing
 struct ExampleFlowTests {
     static let start = Date(timeIntervalSince1970: 1_780_000_000)
 
-    func makeSimulator(_ app: String, timeZone: TimeZone = TimeZone(identifier: "Europe/Berlin")!) -> NotificationSimulator {
+    func makeSimulator(_ app: String, timeZone: TimeZone = TimeZone(identifier: "Europe/Berlin")!)
+        -> NotificationSimulator
+    {
         let simulator = NotificationSimulator(bundleIdentifier: app, now: Self.start, timeZone: timeZone)
         simulator.install()
         return simulator
@@ -119,7 +121,8 @@ struct ExampleFlowTests {
         // The same category without the option: the dismissal goes unheard.
         let done = UNNotificationAction(identifier: "drinkingReminder.doneAction", title: "Done", options: [])
         simulator.center.setNotificationCategories([
-            UNNotificationCategory(identifier: DrinkingReminderApp.categoryIdentifier, actions: [done], intentIdentifiers: [], options: [])
+            UNNotificationCategory(
+                identifier: DrinkingReminderApp.categoryIdentifier, actions: [done], intentIdentifiers: [], options: [])
         ])
         app.scheduleReminder(in: 60, identifier: "two")
         await simulator.advance(by: 60)
@@ -196,10 +199,12 @@ struct ExampleFlowTests {
         var scheduled: [(String, Date?)] = []
         app.onScheduled = { scheduled.append(($0, $1)) }
 
-        app.showNotification(with: ("Capital of Australia?", "Canberra"), showBody: false, withAction: true,
-                             atDate: Self.start.addingTimeInterval(90))
+        app.showNotification(
+            with: ("Capital of Australia?", "Canberra"), showBody: false, withAction: true,
+            atDate: Self.start.addingTimeInterval(90))
         let pending = try #require(await simulator.pendingRequests.first)
-        #expect((pending.trigger as? UNCalendarNotificationTrigger)?.nextTriggerDate() == Self.start.addingTimeInterval(90))
+        #expect(
+            (pending.trigger as? UNCalendarNotificationTrigger)?.nextTriggerDate() == Self.start.addingTimeInterval(90))
 
         await simulator.advance(by: 90)
         let question = try #require(await simulator.deliveredNotifications.first)
@@ -275,18 +280,22 @@ struct ExampleFlowTests {
         tasks.save(task: Task(name: "Stretch", reminder: .time(60)))
         tasks.save(task: Task(name: "Drink water", reminder: .time(120)))
         tasks.save(task: Task(name: "Pay rent", reminder: .calendar(Self.start.addingTimeInterval(3600))))
-        tasks.save(task: Task(name: "Print slides", reminder: .location(latitude: office.latitude, longitude: office.longitude, radius: 200)))
+        tasks.save(
+            task: Task(
+                name: "Print slides",
+                reminder: .location(latitude: office.latitude, longitude: office.longitude, radius: 200)))
         await simulator.advance(by: 3600)
         await simulator.move(to: CLLocationCoordinate2D(latitude: office.latitude, longitude: office.longitude))
 
         let delivered = await simulator.deliveredNotifications
         let threads = Dictionary(grouping: delivered, by: \.request.content.threadIdentifier)
             .mapValues { Set($0.map(\.request.content.title)) }
-        #expect(threads == [
-            NotificationManager.timeThread: ["Stretch", "Drink water"],
-            NotificationManager.calendarThread: ["Pay rent"],
-            NotificationManager.locationThread: ["Print slides"],
-        ])
+        #expect(
+            threads == [
+                NotificationManager.timeThread: ["Stretch", "Drink water"],
+                NotificationManager.calendarThread: ["Pay rent"],
+                NotificationManager.locationThread: ["Print slides"],
+            ])
     }
 
     @Test("a location reminder fires on entering the place, not before, and once")
@@ -295,7 +304,9 @@ struct ExampleFlowTests {
         let (app, tasks) = organizer(simulator)
         defer { withExtendedLifetime(app) {} }
         let station = CLLocationCoordinate2D(latitude: 52.5251, longitude: 13.3694)
-        let task = Task(name: "Buy a ticket", reminder: .location(latitude: station.latitude, longitude: station.longitude, radius: 150))
+        let task = Task(
+            name: "Buy a ticket",
+            reminder: .location(latitude: station.latitude, longitude: station.longitude, radius: 150))
         await simulator.move(to: CLLocationCoordinate2D(latitude: 52.5163, longitude: 13.3777))  // about 1 km away
         tasks.save(task: task)
         await simulator.advance(by: 3600)

@@ -38,24 +38,33 @@ final class Answers: Sendable {
 
 @Suite("TerminalSurface", .testThreads)
 struct TerminalSurfaceTests {
-    static let alarmCategory = NotificationCategory(identifier: "alarm.category", actions: [
-        NotificationAction(identifier: "snooze", title: "Snooze 5 Sec"),
-        NotificationAction(identifier: "comment", title: "Add Comment",
-                           textInput: .init(buttonTitle: "Add", placeholder: "Add Comment Here")),
-        NotificationAction(identifier: "delete", title: "Delete", options: .destructive),
-    ])
+    static let alarmCategory = NotificationCategory(
+        identifier: "alarm.category",
+        actions: [
+            NotificationAction(identifier: "snooze", title: "Snooze 5 Sec"),
+            NotificationAction(
+                identifier: "comment", title: "Add Comment",
+                textInput: .init(buttonTitle: "Add", placeholder: "Add Comment Here")),
+            NotificationAction(identifier: "delete", title: "Delete", options: .destructive),
+        ])
 
-    static func notification(_ identifier: String, title: String, body: String = "",
-                             category: String = "alarm.category") -> DeliveredNotification {
+    static func notification(
+        _ identifier: String, title: String, body: String = "",
+        category: String = "alarm.category"
+    ) -> DeliveredNotification {
         var content = NotificationContent(title: title, body: body)
         content.categoryIdentifier = category
-        return DeliveredNotification(request: NotificationRequest(identifier: identifier, content: content),
-                                     date: Date(timeIntervalSince1970: 1_780_000_000))
+        return DeliveredNotification(
+            request: NotificationRequest(identifier: identifier, content: content),
+            date: Date(timeIntervalSince1970: 1_780_000_000))
     }
 
-    func surface(_ lines: [String], answers: Answers, screen: Screen, failing: Bool = false) -> (TerminalSurface, ScriptedLines) {
+    func surface(_ lines: [String], answers: Answers, screen: Screen, failing: Bool = false) -> (
+        TerminalSurface, ScriptedLines
+    ) {
         let input = ScriptedLines(lines)
-        let surface = TerminalSurface(input: input, output: screen, timeZone: TimeZone(identifier: "UTC")!) { id, action, text in
+        let surface = TerminalSurface(input: input, output: screen, timeZone: TimeZone(identifier: "UTC")!) {
+            id, action, text in
             if failing { throw ChimeError(.notFound, field: "identifier", "no delivered notification '\(id)'") }
             answers.append(Answer(identifier: id, action: action, text: text))
         }
@@ -64,10 +73,12 @@ struct TerminalSurfaceTests {
 
     @Test("shows the notification with numbered actions and a bell, and a number picks the action")
     func numberedChoice() async {
-        let answers = Answers(), screen = Screen()
+        let answers = Answers()
+        let screen = Screen()
         let (surface, _) = surface(["1"], answers: answers, screen: screen)
-        await surface.show(Self.notification("Alarm", title: "Alarm", body: "First Alarm"), app: "alarm",
-                           options: [.banner, .sound], category: Self.alarmCategory)
+        await surface.show(
+            Self.notification("Alarm", title: "Alarm", body: "First Alarm"), app: "alarm",
+            options: [.banner, .sound], category: Self.alarmCategory)
         await surface.run()
         let text = screen.contents
         #expect(text.contains("\u{7}"))
@@ -81,21 +92,26 @@ struct TerminalSurfaceTests {
         #expect(answers.all == [Answer(identifier: "Alarm", action: "snooze", text: nil)])
     }
 
-    @Test("open and dismiss give Apple's default and dismiss identifiers",
-          arguments: [("4", UNNotificationDefaultActionIdentifier), ("5", UNNotificationDismissActionIdentifier)])
+    @Test(
+        "open and dismiss give Apple's default and dismiss identifiers",
+        arguments: [("4", UNNotificationDefaultActionIdentifier), ("5", UNNotificationDismissActionIdentifier)])
     func systemActions(line: String, action: String) async {
-        let answers = Answers(), screen = Screen()
+        let answers = Answers()
+        let screen = Screen()
         let (surface, _) = surface([line], answers: answers, screen: screen)
-        await surface.show(Self.notification("Alarm", title: "Alarm"), app: "alarm", options: [.banner], category: Self.alarmCategory)
+        await surface.show(
+            Self.notification("Alarm", title: "Alarm"), app: "alarm", options: [.banner], category: Self.alarmCategory)
         await surface.run()
         #expect(answers.all == [Answer(identifier: "Alarm", action: action, text: nil)])
     }
 
     @Test("a text-input action prompts with its placeholder and button, and passes the text")
     func textInput() async {
-        let answers = Answers(), screen = Screen()
+        let answers = Answers()
+        let screen = Screen()
         let (surface, _) = surface(["2", "", "Call me back"], answers: answers, screen: screen)
-        await surface.show(Self.notification("Alarm", title: "Alarm"), app: "alarm", options: [.banner], category: Self.alarmCategory)
+        await surface.show(
+            Self.notification("Alarm", title: "Alarm"), app: "alarm", options: [.banner], category: Self.alarmCategory)
         await surface.run()
         #expect(screen.contents.contains("Add Comment Here (Enter to Add): "))
         #expect(answers.all == [Answer(identifier: "Alarm", action: "comment", text: "Call me back")])
@@ -103,9 +119,11 @@ struct TerminalSurfaceTests {
 
     @Test("a wrong number asks again; no bell without .sound")
     func wrongNumber() async {
-        let answers = Answers(), screen = Screen()
+        let answers = Answers()
+        let screen = Screen()
         let (surface, _) = surface(["9", "x", "1"], answers: answers, screen: screen)
-        await surface.show(Self.notification("Alarm", title: "Alarm"), app: "alarm", options: [.banner], category: Self.alarmCategory)
+        await surface.show(
+            Self.notification("Alarm", title: "Alarm"), app: "alarm", options: [.banner], category: Self.alarmCategory)
         await surface.run()
         #expect(screen.contents.contains("Type a number from 1 to 5."))
         #expect(!screen.contents.contains("\u{7}"))
@@ -114,27 +132,37 @@ struct TerminalSurfaceTests {
 
     @Test("several notifications are asked one at a time, in order")
     func queue() async {
-        let answers = Answers(), screen = Screen()
+        let answers = Answers()
+        let screen = Screen()
         let (surface, _) = surface(["2", "first note", "1", "2"], answers: answers, screen: screen)
-        await surface.show(Self.notification("A", title: "First"), app: "alarm", options: [.banner], category: Self.alarmCategory)
-        await surface.show(Self.notification("B", title: "Second"), app: "alarm", options: [.banner], category: Self.alarmCategory)
-        await surface.show(Self.notification("C", title: "Third", category: ""), app: "alarm", options: [.banner], category: nil)
+        await surface.show(
+            Self.notification("A", title: "First"), app: "alarm", options: [.banner], category: Self.alarmCategory)
+        await surface.show(
+            Self.notification("B", title: "Second"), app: "alarm", options: [.banner], category: Self.alarmCategory)
+        await surface.show(
+            Self.notification("C", title: "Third", category: ""), app: "alarm", options: [.banner], category: nil)
         await surface.run()
-        #expect(answers.all == [
-            Answer(identifier: "A", action: "comment", text: "first note"),
-            Answer(identifier: "B", action: "snooze", text: nil),
-            Answer(identifier: "C", action: UNNotificationDismissActionIdentifier, text: nil),
-        ])
+        #expect(
+            answers.all == [
+                Answer(identifier: "A", action: "comment", text: "first note"),
+                Answer(identifier: "B", action: "snooze", text: nil),
+                Answer(identifier: "C", action: UNNotificationDismissActionIdentifier, text: nil),
+            ])
         let text = screen.contents
-        #expect(text.range(of: "Second")!.lowerBound < text.range(of: "→ Add")!.lowerBound, "the second is announced while the first is asked")
+        #expect(
+            text.range(of: "Second")!.lowerBound < text.range(of: "→ Add")!.lowerBound,
+            "the second is announced while the first is asked")
     }
 
     @Test("a withdrawn notification is not asked any more")
     func withdrawn() async {
-        let answers = Answers(), screen = Screen()
+        let answers = Answers()
+        let screen = Screen()
         let (surface, _) = surface(["1"], answers: answers, screen: screen)
-        await surface.show(Self.notification("A", title: "First"), app: "alarm", options: [.banner], category: Self.alarmCategory)
-        await surface.show(Self.notification("B", title: "Second"), app: "alarm", options: [.banner], category: Self.alarmCategory)
+        await surface.show(
+            Self.notification("A", title: "First"), app: "alarm", options: [.banner], category: Self.alarmCategory)
+        await surface.show(
+            Self.notification("B", title: "Second"), app: "alarm", options: [.banner], category: Self.alarmCategory)
         await surface.withdraw(["A"], app: "alarm")
         await surface.run()
         #expect(answers.all == [Answer(identifier: "B", action: "snooze", text: nil)])
@@ -143,9 +171,11 @@ struct TerminalSurfaceTests {
 
     @Test("end of input stops reading once, leaving notifications delivered")
     func endOfInput() async {
-        let answers = Answers(), screen = Screen()
+        let answers = Answers()
+        let screen = Screen()
         let (surface, input) = surface([], answers: answers, screen: screen)
-        await surface.show(Self.notification("A", title: "First"), app: "alarm", options: [.banner], category: Self.alarmCategory)
+        await surface.show(
+            Self.notification("A", title: "First"), app: "alarm", options: [.banner], category: Self.alarmCategory)
         await surface.run()
         #expect(input.readCount == 1)
         #expect(answers.all.isEmpty)
@@ -154,7 +184,8 @@ struct TerminalSurfaceTests {
 
     @Test("q quits; other lines go to the command handler")
     func commands() async {
-        let answers = Answers(), screen = Screen()
+        let answers = Answers()
+        let screen = Screen()
         let (surface, input) = surface(["list", "bogus", "q", "1"], answers: answers, screen: screen)
         let seen = Mutex<[String]>([])
         await surface.run { line in
@@ -168,9 +199,11 @@ struct TerminalSurfaceTests {
 
     @Test("an error from respond is shown and the next notification is asked")
     func respondError() async {
-        let answers = Answers(), screen = Screen()
+        let answers = Answers()
+        let screen = Screen()
         let (surface, _) = surface(["1"], answers: answers, screen: screen, failing: true)
-        await surface.show(Self.notification("A", title: "First"), app: "alarm", options: [.banner], category: Self.alarmCategory)
+        await surface.show(
+            Self.notification("A", title: "First"), app: "alarm", options: [.banner], category: Self.alarmCategory)
         await surface.run()
         #expect(screen.contents.contains("! Could not answer \"First\": "))
         #expect(screen.contents.contains("no delivered notification 'A'"))
@@ -178,10 +211,14 @@ struct TerminalSurfaceTests {
 
     @Test("a list-only notification is announced quietly, without a bell")
     func quiet() async {
-        let answers = Answers(), screen = Screen()
+        let answers = Answers()
+        let screen = Screen()
         let (surface, _) = surface(["5", "5"], answers: answers, screen: screen)
-        await surface.show(Self.notification("A", title: "First"), app: "alarm", options: [.banner], category: Self.alarmCategory)
-        await surface.show(Self.notification("B", title: "Later"), app: "alarm", options: [.list, .sound], category: Self.alarmCategory)
+        await surface.show(
+            Self.notification("A", title: "First"), app: "alarm", options: [.banner], category: Self.alarmCategory)
+        await surface.show(
+            Self.notification("B", title: "Later"), app: "alarm", options: [.list, .sound], category: Self.alarmCategory
+        )
         await surface.run()
         #expect(screen.contents.contains("· alarm: \"Later\" (quiet; waits for its turn)"))
         #expect(!screen.contents.contains("\u{7}"))
@@ -198,16 +235,23 @@ struct TerminalSurfaceTests {
         let screen = Screen()
         let delegate = RecordingDelegate()
         center.delegate = delegate
-        center.setNotificationCategories([UNNotificationCategory(identifier: "alarm.category", actions: [
-            UNNotificationAction(identifier: "snooze", title: "Snooze 5 Sec", options: []),
-        ], intentIdentifiers: [], options: [])])
-        let surface = TerminalSurface(center: center, input: ScriptedLines(["1"]), output: screen, timeZone: TimeZone(identifier: "UTC")!)
+        center.setNotificationCategories([
+            UNNotificationCategory(
+                identifier: "alarm.category",
+                actions: [
+                    UNNotificationAction(identifier: "snooze", title: "Snooze 5 Sec", options: [])
+                ], intentIdentifiers: [], options: [])
+        ])
+        let surface = TerminalSurface(
+            center: center, input: ScriptedLines(["1"]), output: screen, timeZone: TimeZone(identifier: "UTC")!)
         center.addSurface(surface)
         let content = UNMutableNotificationContent()
         content.title = "Alarm"
         content.categoryIdentifier = "alarm.category"
-        try await center.add(UNNotificationRequest(identifier: "Alarm", content: content,
-                                                   trigger: UNTimeIntervalNotificationTrigger(timeInterval: 10, repeats: false)))
+        try await center.add(
+            UNNotificationRequest(
+                identifier: "Alarm", content: content,
+                trigger: UNTimeIntervalNotificationTrigger(timeInterval: 10, repeats: false)))
         await simulator.advance(by: 10)
         #expect(screen.contents.contains("[1] Snooze 5 Sec"))
         await surface.run()
@@ -226,8 +270,13 @@ final class RecordingDelegate: UNUserNotificationCenterDelegate {
 
 extension TerminalSurface {
     /// A delivery as the engine announces it, for driving the surface directly.
-    fileprivate func show(_ notification: DeliveredNotification, app: String, options: UNNotificationPresentationOptions,
-                          category: NotificationCategory?) async {
-        await show(Delivery(notification: notification, category: category, settings: NotificationSettings(), presentation: options), app: app)
+    fileprivate func show(
+        _ notification: DeliveredNotification, app: String, options: UNNotificationPresentationOptions,
+        category: NotificationCategory?
+    ) async {
+        await show(
+            Delivery(
+                notification: notification, category: category, settings: NotificationSettings(), presentation: options),
+            app: app)
     }
 }

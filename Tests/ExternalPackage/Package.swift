@@ -15,12 +15,18 @@ let package = Package(
         .target(name: "TutorialApps", dependencies: [.product(name: "Chime", package: "Chime")]),
         // OrganizerPlus, in a module of its own: its `Task` type shadows Swift's, as in the tutorial.
         .target(name: "OrganizerPlus", dependencies: [.product(name: "Chime", package: "Chime")]),
-        .testTarget(name: "TutorialAppsTests", dependencies: [
-            "TutorialApps", .product(name: "Chime", package: "Chime"), .product(name: "ChimeTesting", package: "Chime"),
-        ]),
-        .testTarget(name: "OrganizerPlusTests", dependencies: [
-            "OrganizerPlus", .product(name: "Chime", package: "Chime"), .product(name: "ChimeTesting", package: "Chime"),
-        ]),
+        .testTarget(
+            name: "TutorialAppsTests",
+            dependencies: [
+                "TutorialApps", .product(name: "Chime", package: "Chime"),
+                .product(name: "ChimeTesting", package: "Chime"),
+            ]),
+        .testTarget(
+            name: "OrganizerPlusTests",
+            dependencies: [
+                "OrganizerPlus", .product(name: "Chime", package: "Chime"),
+                .product(name: "ChimeTesting", package: "Chime"),
+            ]),
     ],
     swiftLanguageModes: [.v5]
 )

@@ -1,8 +1,9 @@
-@testable import ChimeCore
 import Foundation
 import StoreTestSupport
 import TestThreads
 import Testing
+
+@testable import ChimeCore
 
 /// The fast paths that hand a store ``RecordCodec`` bytes it would otherwise encode itself
 /// (`putPending(_:encodedRequests:app:)`, `dueEncoded`, `putDelivered(_:app:encodedRequest:)`,
@@ -30,8 +31,9 @@ struct EncodedPathsTests {
         Contents(pending: try store.pending(app: app), delivered: try store.delivered(app: app, thread: nil))
     }
 
-    @Test("putPending with encoded requests stores what putPending stores; an empty entry or a count that does not match is encoded there",
-          arguments: StoreKind.allCases)
+    @Test(
+        "putPending with encoded requests stores what putPending stores; an empty entry or a count that does not match is encoded there",
+        arguments: StoreKind.allCases)
     func putPendingEncoded(kind: StoreKind) throws {
         let records = Self.records
         let encoded = records.map { RecordCodec.encode($0.request) }
@@ -53,8 +55,9 @@ struct EncodedPathsTests {
         }
     }
 
-    @Test("putPending encodes each request once, a replacement of a pending identifier too (the memory store: never)",
-          arguments: StoreKind.allCases)
+    @Test(
+        "putPending encodes each request once, a replacement of a pending identifier too (the memory store: never)",
+        arguments: StoreKind.allCases)
     func putPendingEncodesOnce(kind: StoreKind) throws {
         try kind.withStore { store in
             try store.putPending(Self.records, app: "a")
@@ -68,17 +71,24 @@ struct EncodedPathsTests {
                 }
             }
             #expect(count.requests == (kind == .memory ? 0 : moved.count + 1), "\(kind): \(count)")
-            #expect(try store.pending(app: "a").map(\.nextFireDate).prefix(moved.count).allSatisfy { $0 == Samples.base.addingTimeInterval(100) })
+            #expect(
+                try store.pending(app: "a").map(\.nextFireDate).prefix(moved.count).allSatisfy {
+                    $0 == Samples.base.addingTimeInterval(100)
+                })
         }
     }
 
-    @Test("dueEncoded gives due's rows in due's order, each with its request's record from a durable store", arguments: StoreKind.allCases)
+    @Test(
+        "dueEncoded gives due's rows in due's order, each with its request's record from a durable store",
+        arguments: StoreKind.allCases)
     func dueEncoded(kind: StoreKind) throws {
         try kind.withStore { store in
             try store.putPending(Self.records, app: "a")
             try store.putPending([pending("b-late", fire: 50), pending("b-early", fire: 0.5)], app: "b")
             let before = Samples.base.addingTimeInterval(10)
-            let (due, fast) = try store.transaction { (try store.due(before: before, limit: 10), try store.dueEncoded(before: before, limit: 10)) }
+            let (due, fast) = try store.transaction {
+                (try store.due(before: before, limit: 10), try store.dueEncoded(before: before, limit: 10))
+            }
             #expect(fast.map(\.app) == due.map(\.app))
             #expect(fast.map(\.pending) == due.map(\.pending))
             #expect(due.count == 4)
@@ -86,16 +96,21 @@ struct EncodedPathsTests {
                 if kind == .memory {
                     #expect(row.encoded == nil)
                 } else {
-                    let bytes = try #require(row.encoded, "\(kind) gave no record for \(row.pending.request.identifier)")
+                    let bytes = try #require(
+                        row.encoded, "\(kind) gave no record for \(row.pending.request.identifier)")
                     #expect(bytes == RecordCodec.encode(row.pending.request))
                 }
             }
-            #expect(try store.transaction { try store.dueEncoded(before: before, limit: 2) }.map(\.pending) == Array(due.prefix(2)).map(\.pending))
+            #expect(
+                try store.transaction { try store.dueEncoded(before: before, limit: 2) }.map(\.pending)
+                    == Array(due.prefix(2)).map(\.pending))
             #expect(try store.dueEncoded(before: before, limit: 0).isEmpty)
         }
     }
 
-    @Test("putDelivered with the pending row's record stores what putDelivered stores, and encodes no request", arguments: StoreKind.allCases)
+    @Test(
+        "putDelivered with the pending row's record stores what putDelivered stores, and encodes no request",
+        arguments: StoreKind.allCases)
     func putDeliveredEncoded(kind: StoreKind) throws {
         try kind.withStore { plain in
             try kind.withStore { fast in
@@ -111,7 +126,9 @@ struct EncodedPathsTests {
                 let (_, count) = try RecordCodec.countingEncodes {
                     try fast.transaction {
                         for (app, pending, encoded) in fastDue {
-                            try fast.putDelivered(DeliveredNotification(request: pending.request, date: before), app: app, encodedRequest: encoded)
+                            try fast.putDelivered(
+                                DeliveredNotification(request: pending.request, date: before), app: app,
+                                encodedRequest: encoded)
                         }
                     }
                 }
@@ -126,7 +143,9 @@ struct EncodedPathsTests {
         }
     }
 
-    @Test("appendEvent with the event's record logs what appendEvent logs, and encodes no event", arguments: StoreKind.allCases)
+    @Test(
+        "appendEvent with the event's record logs what appendEvent logs, and encodes no event",
+        arguments: StoreKind.allCases)
     func appendEventEncoded(kind: StoreKind) throws {
         let events = EngineEvent.Kind.allCases.map { Samples.event("a", kind: $0) }
         let encoded = events.map { RecordCodec.encode($0) }
@@ -134,7 +153,9 @@ struct EncodedPathsTests {
             try kind.withStore { fast in
                 let plainSequences = try plain.transaction { try events.map { try plain.appendEvent($0) } }
                 let (fastSequences, count) = try RecordCodec.countingEncodes {
-                    try fast.transaction { try zip(events, encoded).map { event, bytes in try fast.appendEvent(event, encoded: bytes) } }
+                    try fast.transaction {
+                        try zip(events, encoded).map { event, bytes in try fast.appendEvent(event, encoded: bytes) }
+                    }
                 }
                 #expect(count.events == 0, "\(kind) encoded events it was given: \(count)")
                 #expect(fastSequences.count == plainSequences.count)
@@ -150,13 +171,15 @@ struct EncodedPathsTests {
     /// `delivered` event; the delivered record is built from the pending row's bytes, and a repeating
     /// request's moved row keeps them) and the event once (its bytes both counted toward the log's
     /// bound and stored).
-    @Test("firing a request, once or repeating, encodes it once and its event once, in every store",
-          arguments: StoreKind.allCases, [false, true])
+    @Test(
+        "firing a request, once or repeating, encodes it once and its event once, in every store",
+        arguments: StoreKind.allCases, [false, true])
     func firingEncodesOnce(kind: StoreKind, repeats: Bool) async throws {
         let clock = ManualClock(now: Samples.base)
         try await kind.withEngine(clock: clock) { engine in
             _ = try await engine.requestAuthorization(app: "com.example.once", options: [.alert, .sound])
-            _ = try await engine.add([Samples.request("once", trigger: .timeInterval(60, repeats: repeats))], app: "com.example.once")
+            _ = try await engine.add(
+                [Samples.request("once", trigger: .timeInterval(60, repeats: repeats))], app: "com.example.once")
             let now = Samples.base.addingTimeInterval(61)
             let count = try await engine.perform { core in
                 try RecordCodec.countingEncodes { try core.fireDue(now: now, limit: 10, listing: false) }.count

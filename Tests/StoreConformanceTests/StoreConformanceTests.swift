@@ -1,11 +1,12 @@
 import ChimeCore
 import ChimePostgres
-@testable import ChimeSQLite
 import Foundation
 import PostgresTestServer
 import StoreTestSupport
 import TestThreads
 import Testing
+
+@testable import ChimeSQLite
 
 @Suite("Store conformance (memory, SQLite and PostgreSQL behave the same)", .testThreads)
 struct StoreConformanceTests {
@@ -39,7 +40,9 @@ struct StoreConformanceTests {
         }
     }
 
-    @Test("pending: listed by sequence; a replacement keeps its sequence; explicit sequences win", arguments: StoreKind.allCases)
+    @Test(
+        "pending: listed by sequence; a replacement keeps its sequence; explicit sequences win",
+        arguments: StoreKind.allCases)
     func pendingOrder(kind: StoreKind) throws {
         try kind.withStore { store in
             try store.transaction {
@@ -65,8 +68,11 @@ struct StoreConformanceTests {
             #expect(try store.pendingCount(app: nil) == 5)
             #expect(try store.pendingCount(app: "nobody") == 0)
             let full = try #require(try store.pending(app: "a", identifier: "b"))
-            #expect(full == PendingRequest(request: Samples.request("b"), nextFireDate: Samples.base.addingTimeInterval(20),
-                                           anchor: Samples.base.addingTimeInterval(-1), sequence: 3))
+            #expect(
+                full
+                    == PendingRequest(
+                        request: Samples.request("b"), nextFireDate: Samples.base.addingTimeInterval(20),
+                        anchor: Samples.base.addingTimeInterval(-1), sequence: 3))
         }
     }
 
@@ -109,8 +115,9 @@ struct StoreConformanceTests {
             let due = try store.due(before: Samples.base.addingTimeInterval(20), limit: 10)
             #expect(due.map(\.pending.request.identifier) == ["early", "tie-first", "tie-second", "exact"])
             #expect(due.map(\.app) == ["a", "b", "a", "c"])
-            #expect(try store.due(before: Samples.base.addingTimeInterval(20), limit: 2).map(\.pending.request.identifier)
-                        == ["early", "tie-first"])
+            #expect(
+                try store.due(before: Samples.base.addingTimeInterval(20), limit: 2).map(\.pending.request.identifier)
+                    == ["early", "tie-first"])
             #expect(try store.due(before: Samples.base, limit: 10).isEmpty)
             #expect(try store.due(before: Samples.base, limit: 0).isEmpty)
             let soonest = try store.soonest(limit: 10)
@@ -128,11 +135,16 @@ struct StoreConformanceTests {
             var zoned = DateComponents(hour: 9)
             zoned.timeZone = TimeZone(identifier: "UTC")
             try store.transaction {
-                try store.putPending(pending("loc-1", fire: nil, trigger: .location(region, repeats: true), inside: true), app: "b")
-                try store.putPending(pending("float-1", fire: 3, trigger: .calendar(DateComponents(hour: 9), repeats: true)), app: "a")
+                try store.putPending(
+                    pending("loc-1", fire: nil, trigger: .location(region, repeats: true), inside: true), app: "b")
+                try store.putPending(
+                    pending("float-1", fire: 3, trigger: .calendar(DateComponents(hour: 9), repeats: true)), app: "a")
                 try store.putPending(pending("zoned", fire: 4, trigger: .calendar(zoned, repeats: true)), app: "a")
-                try store.putPending(pending("loc-2", fire: nil, trigger: .location(region, repeats: false), inside: false), app: "a")
-                try store.putPending(pending("float-2", fire: 1, trigger: .calendar(DateComponents(minute: 5), repeats: false)), app: "c")
+                try store.putPending(
+                    pending("loc-2", fire: nil, trigger: .location(region, repeats: false), inside: false), app: "a")
+                try store.putPending(
+                    pending("float-2", fire: 1, trigger: .calendar(DateComponents(minute: 5), repeats: false)), app: "c"
+                )
                 try store.putPending(pending("timer", fire: 2), app: "a")
             }
             let locations = try store.locationPending()
@@ -231,7 +243,9 @@ struct StoreConformanceTests {
                 try store.putPending((0..<37).map { pending("p\($0)", fire: Double($0)) }, app: "a")
                 // Ties on the date: the sequence orders them.
                 for index in 0..<31 {
-                    try store.putDelivered(Samples.delivered("d\(index)", at: Double(index / 4), thread: index % 3 == 0 ? "t" : "u"), app: "a")
+                    try store.putDelivered(
+                        Samples.delivered("d\(index)", at: Double(index / 4), thread: index % 3 == 0 ? "t" : "u"),
+                        app: "a")
                 }
                 for index in 0..<23 { _ = try store.appendResponse(Samples.response("r\(index)"), app: "a") }
             }
@@ -245,15 +259,21 @@ struct StoreConformanceTests {
             }
             let apps = try walk { (last: AppRecord?) in try store.apps(after: last?.bundleIdentifier, limit: 4) }
             #expect(apps == (try store.apps()))
-            let requests = try walk { (last: PendingRequest?) in try store.pending(app: "a", after: last?.sequence ?? 0, limit: 5) }
+            let requests = try walk { (last: PendingRequest?) in
+                try store.pending(app: "a", after: last?.sequence ?? 0, limit: 5)
+            }
             #expect(requests == (try store.pending(app: "a")))
             for thread in [nil, "t"] as [String?] {
                 let delivered = try walk { (last: DeliveredNotification?) in
-                    try store.delivered(app: "a", thread: thread, after: last.map { DeliveredCursor(date: $0.date, sequence: $0.sequence) }, limit: 3)
+                    try store.delivered(
+                        app: "a", thread: thread,
+                        after: last.map { DeliveredCursor(date: $0.date, sequence: $0.sequence) }, limit: 3)
                 }
                 #expect(delivered == (try store.delivered(app: "a", thread: thread)))
             }
-            let responses = try walk { (last: NotificationResponse?) in try store.responses(app: "a", after: last?.id ?? 0, limit: 6) }
+            let responses = try walk { (last: NotificationResponse?) in
+                try store.responses(app: "a", after: last?.id ?? 0, limit: 6)
+            }
             #expect(responses == (try store.responses(app: "a")))
             #expect(try store.pending(app: "b", after: 0, limit: 10).isEmpty)
         }
@@ -282,7 +302,8 @@ struct StoreConformanceTests {
             // Age: dated before now - age.
             try store.pruneEvents(EventRetention(count: 100, bytes: 1 << 30, age: 500), now: now)
             #expect(try store.events(after: 0, app: nil, limit: 100).map(\.sequence) == Array(11...20))
-            try store.pruneEvents(EventRetention(count: 100, bytes: 1 << 30, age: 500), now: now.addingTimeInterval(10_000))
+            try store.pruneEvents(
+                EventRetention(count: 100, bytes: 1 << 30, age: 500), now: now.addingTimeInterval(10_000))
             #expect(try store.events(after: 0, app: nil, limit: 100).isEmpty)
         }
     }
@@ -393,9 +414,16 @@ struct StoreConformanceTests {
                 let identifier = "id\(generator.next() % 12)"
                 let fire = Double(generator.next() % 20)
                 switch generator.next() % 9 {
-                case 0, 1: try store.putPending(pending(identifier, fire: generator.next() % 4 == 0 ? nil : fire), app: app)
-                case 2: out.append("\(try store.removePending(app: app, identifiers: [identifier, "id\(generator.next() % 12)"]))")
-                case 3: out.append(number(try store.putDelivered(Samples.delivered(identifier, at: fire, thread: "t\(generator.next() % 2)"), app: app)))
+                case 0, 1:
+                    try store.putPending(pending(identifier, fire: generator.next() % 4 == 0 ? nil : fire), app: app)
+                case 2:
+                    out.append(
+                        "\(try store.removePending(app: app, identifiers: [identifier, "id\(generator.next() % 12)"]))")
+                case 3:
+                    out.append(
+                        number(
+                            try store.putDelivered(
+                                Samples.delivered(identifier, at: fire, thread: "t\(generator.next() % 2)"), app: app)))
                 case 4: out.append("\(try store.removeDelivered(app: app, identifiers: [identifier]))")
                 case 5: out.append("\(try store.appendEvent(Samples.event(app)))")
                 case 6:
@@ -406,13 +434,26 @@ struct StoreConformanceTests {
                         }
                     } catch is Boom { out.append("rolled back") }
                 case 7: try store.pruneEvents(keeping: Int(generator.next() % 5))
-                default: out.append("\(try store.removeAllDelivered(app: app, thread: generator.next() % 2 == 0 ? nil : "t1"))")
+                default:
+                    out.append(
+                        "\(try store.removeAllDelivered(app: app, thread: generator.next() % 2 == 0 ? nil : "t1"))")
                 }
-                out.append(try store.due(before: Samples.base.addingTimeInterval(10), limit: 5).map { "\($0.app)/\($0.pending.request.identifier)/\(number($0.pending.sequence))" }.joined(separator: ","))
-                out.append(try store.soonest(limit: 3).map { "\($0.app)/\($0.identifier)/\(number($0.sequence))" }.joined(separator: ","))
-                out.append(try store.pending(app: app).map { "\($0.request.identifier)/\(number($0.sequence))" }.joined(separator: ","))
-                out.append(try store.delivered(app: app, thread: nil).map { "\($0.request.identifier)/\(number($0.sequence))" }.joined(separator: ","))
-                out.append("\(try store.events(after: 0, app: app, limit: 3).map(\.sequence)) \(try store.oldestEventSequence())")
+                out.append(
+                    try store.due(before: Samples.base.addingTimeInterval(10), limit: 5).map {
+                        "\($0.app)/\($0.pending.request.identifier)/\(number($0.pending.sequence))"
+                    }.joined(separator: ","))
+                out.append(
+                    try store.soonest(limit: 3).map { "\($0.app)/\($0.identifier)/\(number($0.sequence))" }.joined(
+                        separator: ","))
+                out.append(
+                    try store.pending(app: app).map { "\($0.request.identifier)/\(number($0.sequence))" }.joined(
+                        separator: ","))
+                out.append(
+                    try store.delivered(app: app, thread: nil).map { "\($0.request.identifier)/\(number($0.sequence))" }
+                        .joined(separator: ","))
+                out.append(
+                    "\(try store.events(after: 0, app: app, limit: 3).map(\.sequence)) \(try store.oldestEventSequence())"
+                )
             }
             return out
         }

@@ -1,6 +1,7 @@
 import Chime
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// What the four example executables share: a terminal surface on the app's center, an intro,
@@ -19,7 +20,8 @@ public final class ExampleTerminal {
         center.addSurface(surface)
         let arguments = CommandLine.arguments
         if let index = arguments.firstIndex(of: "--exit-after"), index + 1 < arguments.count,
-           let seconds = Double(arguments[index + 1]) {
+            let seconds = Double(arguments[index + 1])
+        {
             DispatchQueue.global().asyncAfter(deadline: .now() + seconds) {
                 print("\n(--exit-after \(arguments[index + 1]): exiting)")
                 exit(0)
@@ -32,7 +34,9 @@ public final class ExampleTerminal {
     public func say(_ text: String) async {
         await surface.print(text)
         if let service = ProcessInfo.processInfo.environment["CHIME_SERVICE"], !service.isEmpty {
-            await surface.print("Connected to the Chime service at \(service): answer in its web center (`chime open`) or with `chime respond`.")
+            await surface.print(
+                "Connected to the Chime service at \(service): answer in its web center (`chime open`) or with `chime respond`."
+            )
         }
     }
 

@@ -13,8 +13,10 @@ import FuzzSupport
 // - accepted headers rendered again parse to the same value, and each rendered value is the given
 //   one or its canonical text (an expiration's leading zeros dropped).
 
-let pushTypes = ["alert", "background", "location", "voip", "complication", "fileprovider", "mdm", "liveactivity", "pushtotalk",
-                 "widgets", "controls"]
+let pushTypes = [
+    "alert", "background", "location", "voip", "complication", "fileprovider", "mdm", "liveactivity", "pushtotalk",
+    "widgets", "controls",
+]
 
 /// The model: the first refusal (reason, header) in the parser's order, or nil.
 func modelRefusal(_ headers: [String: String]) -> (String, String)? {
@@ -23,7 +25,9 @@ func modelRefusal(_ headers: [String: String]) -> (String, String)? {
         let hex = Set("0123456789abcdefABCDEF")
         let chars = Array(id)
         let dashes = [8, 13, 18, 23]
-        let ok = chars.count == 36 && chars.indices.allSatisfy { dashes.contains($0) ? chars[$0] == "-" : hex.contains(chars[$0]) }
+        let ok =
+            chars.count == 36
+            && chars.indices.allSatisfy { dashes.contains($0) ? chars[$0] == "-" : hex.contains(chars[$0]) }
         if !ok { return ("BadMessageId", "apns-id") }
     }
     if let expiration = headers["apns-expiration"] {
@@ -34,9 +38,15 @@ func modelRefusal(_ headers: [String: String]) -> (String, String)? {
         let fits = trimmed.count < 19 || (trimmed.count == 19 && trimmed <= "9223372036854775807")
         if !(digits && fits && expiration.utf8.count <= 19) { return ("BadExpirationDate", "apns-expiration") }
     }
-    if let priority = headers["apns-priority"], !["10", "5", "1"].contains(priority) { return ("BadPriority", "apns-priority") }
-    if (headers["apns-push-type"] ?? "alert") == "background", headers["apns-priority"] == "10" { return ("BadPriority", "apns-priority") }
-    if let collapse = headers["apns-collapse-id"], collapse.isEmpty || collapse.utf8.count > 64 { return ("BadCollapseId", "apns-collapse-id") }
+    if let priority = headers["apns-priority"], !["10", "5", "1"].contains(priority) {
+        return ("BadPriority", "apns-priority")
+    }
+    if (headers["apns-push-type"] ?? "alert") == "background", headers["apns-priority"] == "10" {
+        return ("BadPriority", "apns-priority")
+    }
+    if let collapse = headers["apns-collapse-id"], collapse.isEmpty || collapse.utf8.count > 64 {
+        return ("BadCollapseId", "apns-collapse-id")
+    }
     return nil
 }
 
@@ -67,9 +77,13 @@ public func fuzzAPNsHeaders(_ start: UnsafePointer<UInt8>?, _ count: Int) -> CIn
     if let expected { fatalError("accepted what the model refuses (\(expected)): \(parsed) for \(headers)") }
 
     require(parsed.id == headers["apns-id"], "apns-id \(String(describing: parsed.id))")
-    require(parsed.pushType?.rawValue == headers["apns-push-type"], "apns-push-type \(String(describing: parsed.pushType))")
-    require(parsed.priority.map { String($0.rawValue) } == headers["apns-priority"], "apns-priority \(String(describing: parsed.priority))")
-    require(parsed.collapseID == headers["apns-collapse-id"], "apns-collapse-id \(String(describing: parsed.collapseID))")
+    require(
+        parsed.pushType?.rawValue == headers["apns-push-type"], "apns-push-type \(String(describing: parsed.pushType))")
+    require(
+        parsed.priority.map { String($0.rawValue) } == headers["apns-priority"],
+        "apns-priority \(String(describing: parsed.priority))")
+    require(
+        parsed.collapseID == headers["apns-collapse-id"], "apns-collapse-id \(String(describing: parsed.collapseID))")
     require(parsed.topic == headers["apns-topic"], "apns-topic \(String(describing: parsed.topic))")
     switch (parsed.expiration, headers["apns-expiration"].flatMap { Int64($0) }) {
     case (nil, nil): break
@@ -77,18 +91,28 @@ public func fuzzAPNsHeaders(_ start: UnsafePointer<UInt8>?, _ count: Int) -> CIn
     case (.at(let seconds)?, let given?):
         require(seconds == given && seconds > 0, "apns-expiration \(seconds) for \(given)")
         require(parsed.expiration?.date == Date(timeIntervalSince1970: TimeInterval(given)), "expiration date")
-    default: fatalError("apns-expiration \(String(describing: parsed.expiration)) for \(String(describing: headers["apns-expiration"]))")
+    default:
+        fatalError(
+            "apns-expiration \(String(describing: parsed.expiration)) for \(String(describing: headers["apns-expiration"]))"
+        )
     }
     require(parsed.effectivePushType.rawValue == headers["apns-push-type"] ?? "alert", "effective push type")
-    require(parsed.effectivePriority != .immediate || parsed.effectivePushType != .background, "background at priority 10")
+    require(
+        parsed.effectivePriority != .immediate || parsed.effectivePushType != .background, "background at priority 10")
     require(parsed.requestIdentifier(apnsID: "made") == headers["apns-collapse-id"] ?? "made", "request identifier")
 
-    let rendered = Dictionary(parsed.rendered.map { ($0.name, $0.value) }, uniquingKeysWith: { first, _ in fatalError("\(first) rendered twice") })
+    let rendered = Dictionary(
+        parsed.rendered.map { ($0.name, $0.value) },
+        uniquingKeysWith: { first, _ in fatalError("\(first) rendered twice") })
     for (name, value) in rendered where name != "apns-expiration" {
-        require(headers[name] == value, "\(name) rendered as \(value.debugDescription), given \(String(describing: headers[name]))")
+        require(
+            headers[name] == value,
+            "\(name) rendered as \(value.debugDescription), given \(String(describing: headers[name]))")
     }
     let again: APNsRequestHeaders
-    do { again = try APNsRequestHeaders.parse { rendered[$0] } } catch { fatalError("the rendered headers are refused: \(error)") }
+    do { again = try APNsRequestHeaders.parse { rendered[$0] } } catch {
+        fatalError("the rendered headers are refused: \(error)")
+    }
     require(again == parsed, "rendered headers parse to \(again), not \(parsed)")
     return 0
 }

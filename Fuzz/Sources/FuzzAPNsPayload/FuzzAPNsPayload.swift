@@ -42,12 +42,16 @@ func check(_ payload: APNsPayload, bytes: UnsafeBufferPointer<UInt8>) {
 
     // The same bytes through the other entry points.
     let fromData: APNsPayload
-    do { fromData = try APNsPayload.decode(Data(bytes)) } catch { fatalError("Data decode refused what bytes accepted: \(error)") }
+    do { fromData = try APNsPayload.decode(Data(bytes)) } catch {
+        fatalError("Data decode refused what bytes accepted: \(error)")
+    }
     require(fromData == payload, "Data decode differs")
     let json: JSONValue
     do { json = try JSONValue.parse(bytes) } catch { fatalError("accepted a payload that does not parse: \(error)") }
     let fromJSON: APNsPayload
-    do { fromJSON = try APNsPayload.decode(json: json) } catch { fatalError("decode(json:) refused what decode accepted: \(error)") }
+    do { fromJSON = try APNsPayload.decode(json: json) } catch {
+        fatalError("decode(json:) refused what decode accepted: \(error)")
+    }
     require(fromJSON == payload, "decode(json:) differs")
     _ = payload.isSilent
 
@@ -60,9 +64,12 @@ func check(_ payload: APNsPayload, bytes: UnsafeBufferPointer<UInt8>) {
         return
     }
     let request = NotificationRequest(identifier: "fuzz", content: content, trigger: .push)
-    let delivered = DeliveredNotification(request: request, date: Date(timeIntervalSince1970: 1_800_000_000), sequence: 7)
+    let delivered = DeliveredNotification(
+        request: request, date: Date(timeIntervalSince1970: 1_800_000_000), sequence: 7)
     let stored: DeliveredNotification
-    do { stored = try RecordCodec.decodeDelivered(RecordCodec.encode(delivered)) } catch { fatalError("store record does not decode: \(error)") }
+    do { stored = try RecordCodec.decodeDelivered(RecordCodec.encode(delivered)) } catch {
+        fatalError("store record does not decode: \(error)")
+    }
     require(stored == delivered, "store record round trip differs")
     let listed = delivered.json.serializedBytes()
     do { _ = try JSONValue.parse(listed) } catch { fatalError("listed JSON does not parse: \(error)") }

@@ -13,8 +13,10 @@ import FuzzSupport
 //   parses to the same result;
 // - "did you mean" suggests only a name within its distance; a duration is finite and not negative.
 
-let fixed: [OptionSpec] = [.value("title", "t"), .value("id", "i", repeatable: true), .flag("json", "j"), .value("in", "delay"),
-                           .value("app", "app"), .flag("repeats", "r"), .value("calendar", "c")]
+let fixed: [OptionSpec] = [
+    .value("title", "t"), .value("id", "i", repeatable: true), .flag("json", "j"), .value("in", "delay"),
+    .value("app", "app"), .flag("repeats", "r"), .value("calendar", "c"),
+]
 
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzArguments(_ start: UnsafePointer<UInt8>?, _ count: Int) -> CInt {
@@ -22,16 +24,24 @@ public func fuzzArguments(_ start: UnsafePointer<UInt8>?, _ count: Int) -> CInt 
     var options = fixed
     for entry in strings[0].split(separator: ",").map(String.init) {
         let name = String(entry.drop(while: { $0 == "=" || $0 == "*" }))
-        guard !name.isEmpty, !name.contains("="), name != "help", !options.contains(where: { $0.name == name }) else { continue }
-        options.append(entry.hasPrefix("*") ? .value(name, "", repeatable: true) : entry.hasPrefix("=") ? .value(name, "") : .flag(name, ""))
+        guard !name.isEmpty, !name.contains("="), name != "help", !options.contains(where: { $0.name == name }) else {
+            continue
+        }
+        options.append(
+            entry.hasPrefix("*")
+                ? .value(name, "", repeatable: true) : entry.hasPrefix("=") ? .value(name, "") : .flag(name, ""))
     }
     let arguments = Array(strings.dropFirst())
 
     let parsed: ParsedArguments
     do { parsed = try ParsedArguments.parse(arguments, options: options) } catch {
         // Split as the parser does, by scalars (a mark after = is not joined to it).
-        require(arguments.contains { error.message.contains(String($0.unicodeScalars.split(separator: "=", maxSplits: 1).first ?? $0.unicodeScalars[...])) },
-                "the refusal names nothing given: \(error.message)")
+        require(
+            arguments.contains {
+                error.message.contains(
+                    String($0.unicodeScalars.split(separator: "=", maxSplits: 1).first ?? $0.unicodeScalars[...]))
+            },
+            "the refusal names nothing given: \(error.message)")
         return 0
     }
     let known = Dictionary(options.map { ($0.name, $0) }, uniquingKeysWith: { a, _ in a })
@@ -39,26 +49,38 @@ public func fuzzArguments(_ start: UnsafePointer<UInt8>?, _ count: Int) -> CInt 
         guard let spec = known[name], spec.takesValue else { fatalError("a value for \(name), which takes none") }
         require(spec.repeatable || values.count == 1, "\(name) given \(values.count) times")
     }
-    for flag in parsed.flags { require(flag == "help" || known[flag].map { !$0.takesValue } == true, "the flag \(flag) is not one") }
+    for flag in parsed.flags {
+        require(flag == "help" || known[flag].map { !$0.takesValue } == true, "the flag \(flag) is not one")
+    }
     var rest = arguments[...]
     for positional in parsed.positionals {
-        guard let index = rest.firstIndex(of: positional) else { fatalError("positional \(positional.debugDescription) not in order") }
+        guard let index = rest.firstIndex(of: positional) else {
+            fatalError("positional \(positional.debugDescription) not in order")
+        }
         rest = rest[(index + 1)...]
     }
 
     var canonical: [String] = []
-    for (name, values) in parsed.values.sorted(by: { $0.key < $1.key }) { canonical += values.map { "--\(name)=\($0)" } }
+    for (name, values) in parsed.values.sorted(by: { $0.key < $1.key }) {
+        canonical += values.map { "--\(name)=\($0)" }
+    }
     canonical += parsed.flags.sorted().map { "--" + $0 }
     canonical += ["--"] + parsed.positionals
     let again: ParsedArguments
-    do { again = try ParsedArguments.parse(canonical, options: options) } catch { fatalError("the canonical \(canonical) is refused: \(error)") }
+    do { again = try ParsedArguments.parse(canonical, options: options) } catch {
+        fatalError("the canonical \(canonical) is refused: \(error)")
+    }
     require(again == parsed, "\(canonical) parses differently")
 
     for argument in arguments.prefix(4) {
         if let suggestion = ParsedArguments.closest(argument, among: options.map(\.name)) {
-            require(ParsedArguments.distance(argument, suggestion) <= max(2, argument.count / 3), "suggested \(suggestion) for \(argument)")
+            require(
+                ParsedArguments.distance(argument, suggestion) <= max(2, argument.count / 3),
+                "suggested \(suggestion) for \(argument)")
         }
-        if let seconds = try? parseDuration(argument) { require(seconds.isFinite && seconds >= 0, "\(argument) is \(seconds) s") }
+        if let seconds = try? parseDuration(argument) {
+            require(seconds.isFinite && seconds >= 0, "\(argument) is \(seconds) s")
+        }
     }
     return 0
 }

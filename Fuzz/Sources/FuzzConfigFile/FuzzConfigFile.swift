@@ -23,8 +23,10 @@ public func fuzzConfigFile(_ start: UnsafePointer<UInt8>?, _ count: Int) -> CInt
     for setting in settings {
         require(setting.line > line, "setting \(setting.key) on line \(setting.line) after line \(line)")
         line = setting.line
-        require(!setting.key.isEmpty && !setting.key.unicodeScalars.contains { " \t\r\n=#\"'[]".unicodeScalars.contains($0) },
-                "accepted the name \(setting.key.debugDescription)")
+        require(
+            !setting.key.isEmpty
+                && !setting.key.unicodeScalars.contains { " \t\r\n=#\"'[]".unicodeScalars.contains($0) },
+            "accepted the name \(setting.key.debugDescription)")
     }
     for (lineEnd, table) in [("\n", false), ("\r\n", true)] {
         let written = writeTOML(settings, lineEnd: lineEnd, table: table)
@@ -32,8 +34,9 @@ public func fuzzConfigFile(_ start: UnsafePointer<UInt8>?, _ count: Int) -> CInt
         do { again = try SettingsFile.toml(written, name: "chime.toml") } catch {
             fatalError("the settings written as TOML do not read: \(error)\n\(written.debugDescription)")
         }
-        require(again.map(\.key) == settings.map(\.key) && again.map(\.value) == settings.map(\.value),
-                "the settings written as TOML read differently:\n\(written.debugDescription)")
+        require(
+            again.map(\.key) == settings.map(\.key) && again.map(\.value) == settings.map(\.value),
+            "the settings written as TOML read differently:\n\(written.debugDescription)")
     }
     var object: JSONObject = [:]
     for setting in settings { object[setting.key] = json(setting.value) }
@@ -42,8 +45,9 @@ public func fuzzConfigFile(_ start: UnsafePointer<UInt8>?, _ count: Int) -> CInt
         fatalError("the settings as JSON do not read: \(error)")
     }
     let expected = object.sorted(by: { $0.key < $1.key })
-    require(fromJSON.map(\.key) == expected.map(\.key) && fromJSON.map(\.value) == expected.map { value(of: $0.value) },
-            "the settings as JSON read differently")
+    require(
+        fromJSON.map(\.key) == expected.map(\.key) && fromJSON.map(\.value) == expected.map { value(of: $0.value) },
+        "the settings as JSON read differently")
     return 0
 }
 
@@ -51,7 +55,11 @@ func checkRefusal(_ error: ChimeError, place: String?) {
     require(error.code == .malformedInput, "refused with \(error.code)")
     guard let field = error.field else { fatalError("a refusal without a field: \(error)") }
     require(!error.message.isEmpty, "a refusal without a message")
-    if let place { require(field.hasPrefix(place) && error.message.hasPrefix(field + ": "), "the refusal does not start with its place: \(error)") }
+    if let place {
+        require(
+            field.hasPrefix(place) && error.message.hasPrefix(field + ": "),
+            "the refusal does not start with its place: \(error)")
+    }
 }
 
 func json(_ value: SettingsFile.Value) -> JSONValue {
@@ -95,7 +103,9 @@ func quoted(_ text: String) -> String {
         case "\n": out += "\\n"
         case "\t": out += "\\t"
         case _ where scalar.value < 0x20 || scalar.value == 0x7F:
-            out += "\\u" + String(repeating: "0", count: 4 - String(scalar.value, radix: 16).count) + String(scalar.value, radix: 16)
+            out +=
+                "\\u" + String(repeating: "0", count: 4 - String(scalar.value, radix: 16).count)
+                + String(scalar.value, radix: 16)
         default: out.unicodeScalars.append(scalar)
         }
     }

@@ -24,7 +24,9 @@ public func fuzzEventStream(_ start: UnsafePointer<UInt8>?, _ count: Int) -> CIn
     let items = whole.items(stream)
     var pieces = ServerSentEventParser()
     let step = Int(cut % 17) + 1
-    let cutItems = stride(from: 0, to: stream.count, by: step).flatMap { pieces.items(stream[$0..<min($0 + step, stream.count)]) }
+    let cutItems = stride(from: 0, to: stream.count, by: step).flatMap {
+        pieces.items(stream[$0..<min($0 + step, stream.count)])
+    }
     require(cutItems == items, "the stream cut every \(step) bytes parses differently")
     var single = ServerSentEventParser()
     require(stream.flatMap { single.feed([$0]) } == events(items), "byte by byte, feed() gives other events")
@@ -41,7 +43,9 @@ public func fuzzEventStream(_ start: UnsafePointer<UInt8>?, _ count: Int) -> CIn
     let number = stream.prefix(8).reduce(UInt64(0)) { $0 << 8 | UInt64($1) } >> 1
     var client = ServerSentEventParser()
     let id = client.feed(ServerSentEvents.frame(event: "delivered", id: String(number), data: [])).first?.id
-    require((try? ServerSentEvents.lastEventID(id)) == Int64(number), "the id \(number) does not come back as Last-Event-ID")
+    require(
+        (try? ServerSentEvents.lastEventID(id)) == Int64(number), "the id \(number) does not come back as Last-Event-ID"
+    )
     return 0
 }
 
@@ -60,7 +64,9 @@ func checkLastEventID(_ header: String?) {
             require(trimmed.isEmpty, "Last-Event-ID \(trimmed.debugDescription) ignored")
         }
     } catch {
-        require(error.field == "Last-Event-ID" && !error.message.isEmpty, "a Last-Event-ID refusal without its field: \(error)")
+        require(
+            error.field == "Last-Event-ID" && !error.message.isEmpty,
+            "a Last-Event-ID refusal without its field: \(error)")
         require(Int64(trimmed).map { $0 < 0 } ?? true, "Last-Event-ID \(trimmed.debugDescription) refused")
     }
 }

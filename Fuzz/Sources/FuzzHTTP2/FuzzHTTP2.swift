@@ -1,5 +1,5 @@
-import ChimeCore
 import CNGHTTP2
+import ChimeCore
 import Foundation
 import FuzzSupport
 
@@ -87,10 +87,11 @@ final class FuzzSource: HTTP2BodySource {
 
 /// `tchar` (RFC 9110 §5.6.2), written apart from the server's.
 func isToken(_ bytes: some Collection<UInt8>) -> Bool {
-    !bytes.isEmpty && bytes.allSatisfy { byte in
-        (0x30...0x39).contains(byte) || (0x41...0x5A).contains(byte) || (0x61...0x7A).contains(byte)
-            || "!#$%&'*+-.^_`|~".utf8.contains(byte)
-    }
+    !bytes.isEmpty
+        && bytes.allSatisfy { byte in
+            (0x30...0x39).contains(byte) || (0x41...0x5A).contains(byte) || (0x61...0x7A).contains(byte)
+                || "!#$%&'*+-.^_`|~".utf8.contains(byte)
+        }
 }
 
 /// The path as the request has it: bytes outside visible ASCII as `%HH`.
@@ -131,11 +132,15 @@ struct SentHead {
         // RFC 9113 §8.3.1: a path from / (* for OPTIONS), no CONNECT, Host once and naming the :authority.
         if method == Array("CONNECT".utf8) { return 501 }
         let path = self.path ?? []
-        if path.first != UInt8(ascii: "/") && !(path == [UInt8(ascii: "*")] && method == Array("OPTIONS".utf8)) { return 400 }
+        if path.first != UInt8(ascii: "/") && !(path == [UInt8(ascii: "*")] && method == Array("OPTIONS".utf8)) {
+            return 400
+        }
         let hosts = fields.filter { $0.name == Array("host".utf8) }
         if hosts.count > 1 { return 400 }
         if let authority = value(":authority"), let host = hosts.first,
-           String(decoding: host.value, as: UTF8.self).lowercased() != String(decoding: authority, as: UTF8.self).lowercased() {
+            String(decoding: host.value, as: UTF8.self).lowercased()
+                != String(decoding: authority, as: UTF8.self).lowercased()
+        {
             return 400
         }
         return nil
@@ -184,22 +189,30 @@ final class Recorder: HTTP2SessionDelegate {
 
     func refused(_ request: HTTPRequest, problem: RequestProblem, stream: Int32) -> HTTP2Response {
         require([400, 414, 431, 501].contains(problem.status) && !problem.message.isEmpty, "refused with \(problem)")
-        require(!dispatched.contains(stream) && !refusedHeads.contains(stream), "stream \(stream) refused after it was handled")
+        require(
+            !dispatched.contains(stream) && !refusedHeads.contains(stream),
+            "stream \(stream) refused after it was handled")
         if let head = sent[stream], !unmodelled.contains(stream) {
-            require(head.problem(headLimits) == problem.status,
-                    "stream \(stream) refused \(problem) where the model says \(String(describing: head.problem(headLimits)))")
+            require(
+                head.problem(headLimits) == problem.status,
+                "stream \(stream) refused \(problem) where the model says \(String(describing: head.problem(headLimits)))"
+            )
         }
         refusedHeads.insert(stream)
         let body = Array((problem.message + "\n").utf8)
         answers[stream] = (problem.status, body, nil, request.method)
-        return HTTP2Response(status: problem.status, headers: [("Content-Type", "text/plain")], body: .bytes(body), route: "refused")
+        return HTTP2Response(
+            status: problem.status, headers: [("Content-Type", "text/plain")], body: .bytes(body), route: "refused")
     }
 
     func payloadTooLarge(_ request: HTTPRequest, limit: Int, stream: Int32) -> HTTP2Response {
-        require(limit == bodyLimit(for: request), "413 with limit \(limit), the handler said \(bodyLimit(for: request))")
+        require(
+            limit == bodyLimit(for: request), "413 with limit \(limit), the handler said \(bodyLimit(for: request))")
         let length = request.header("content-length").flatMap { Int($0) } ?? -1
-        require(length > limit || dataSent[stream, default: 0] > limit,
-                "413 for stream \(stream): Content-Length \(length), \(dataSent[stream, default: 0]) bytes sent, limit \(limit)")
+        require(
+            length > limit || dataSent[stream, default: 0] > limit,
+            "413 for stream \(stream): Content-Length \(length), \(dataSent[stream, default: 0]) bytes sent, limit \(limit)"
+        )
         answers[stream] = (413, [], nil, request.method)
         return HTTP2Response(status: 413, headers: [], body: .bytes([]), route: "refused")
     }
@@ -212,10 +225,14 @@ final class Recorder: HTTP2SessionDelegate {
         // Some requests are answered at once (as the server does for too many connections).
         if (stream >> 1) % 5 == 3 {
             answers[stream] = (503, Array("busy".utf8), nil, request.method)
-            return .answer(HTTP2Response(status: 503, headers: [("Retry-After", "1")], body: .bytes(Array("busy".utf8)), route: "x"))
+            return .answer(
+                HTTP2Response(
+                    status: 503, headers: [("Retry-After", "1")], body: .bytes(Array("busy".utf8)), route: "x"))
         }
         let share = min(limits.maxConcurrentStreams, limits.maxHandlers)
-        require(holding.count < share, "the handler got a request of stream \(stream) while holding \(holding.count), the share is \(share)")
+        require(
+            holding.count < share,
+            "the handler got a request of stream \(stream) while holding \(holding.count), the share is \(share)")
         holding.append(stream)
         return .handling
     }
@@ -225,62 +242,84 @@ final class Recorder: HTTP2SessionDelegate {
         let method = Array(request.method.utf8)
         require(isToken(method), "method \(request.method.debugDescription) is not a token")
         let path = Array(request.path.utf8)
-        require(path.first == UInt8(ascii: "/") || (request.path == "*" && request.method == "OPTIONS"),
-                "path \(request.path.debugDescription) does not start with /")
-        require(path.allSatisfy { $0 > 0x20 && $0 < 0x7F } && !path.contains(UInt8(ascii: "?")),
-                "path \(request.path.debugDescription) holds a byte outside visible ASCII or a ?")
+        require(
+            path.first == UInt8(ascii: "/") || (request.path == "*" && request.method == "OPTIONS"),
+            "path \(request.path.debugDescription) does not start with /")
+        require(
+            path.allSatisfy { $0 > 0x20 && $0 < 0x7F } && !path.contains(UInt8(ascii: "?")),
+            "path \(request.path.debugDescription) holds a byte outside visible ASCII or a ?")
         require(path.count <= headLimits.targetBytes, "path of \(path.count) bytes past \(headLimits.targetBytes)")
         require(request.query.count <= headLimits.queryArguments, "\(request.query.count) query arguments")
-        require(request.protocolVersion == "HTTP/2" && request.remoteAddress == "fuzz", "protocol \(request.protocolVersion)")
+        require(
+            request.protocolVersion == "HTTP/2" && request.remoteAddress == "fuzz",
+            "protocol \(request.protocolVersion)")
         let host = Array((request.header("host") ?? "").utf8)
-        require(!host.isEmpty && host.allSatisfy { $0 > 0x20 && $0 < 0x7F && !"/?#\\\"<>{}|^`".utf8.contains($0) },
-                "host \(String(describing: request.header("host")).debugDescription) is not an authority")
+        require(
+            !host.isEmpty && host.allSatisfy { $0 > 0x20 && $0 < 0x7F && !"/?#\\\"<>{}|^`".utf8.contains($0) },
+            "host \(String(describing: request.header("host")).debugDescription) is not an authority")
         for (name, value) in request.headers {
             require(isToken(name.utf8) && name == name.lowercased(), "header name \(name.debugDescription)")
-            require(!["connection", "keep-alive", "proxy-connection", "transfer-encoding", "upgrade"].contains(name),
-                    "connection-specific header \(name)")
+            require(
+                !["connection", "keep-alive", "proxy-connection", "transfer-encoding", "upgrade"].contains(name),
+                "connection-specific header \(name)")
             require(name != "te" || value == "trailers", "te: \(value.debugDescription)")
             let bytes = Array(value.utf8)
             require(!bytes.contains { $0 == 0 || $0 == 0x0A || $0 == 0x0D }, "\(name) holds NUL, CR or LF")
-            require(name == "cookie" || (bytes.first.map { $0 != 0x20 && $0 != 0x09 } ?? true && bytes.last.map { $0 != 0x20 && $0 != 0x09 } ?? true),
-                    "\(name): \(value.debugDescription) has surrounding blanks")
+            require(
+                name == "cookie"
+                    || (bytes.first.map { $0 != 0x20 && $0 != 0x09 } ?? true
+                        && bytes.last.map { $0 != 0x20 && $0 != 0x09 } ?? true),
+                "\(name): \(value.debugDescription) has surrounding blanks")
         }
         let limit = bodyLimit(for: request)
         require(request.body.count <= limit, "a body of \(request.body.count) bytes past the limit \(limit)")
         if let length = request.header("content-length") {
-            require(Int(length) == request.body.count, "Content-Length \(length) with a body of \(request.body.count) bytes")
+            require(
+                Int(length) == request.body.count, "Content-Length \(length) with a body of \(request.body.count) bytes"
+            )
         }
         guard let head = sent[stream], !unmodelled.contains(stream) else { return }
-        require(head.problem(headLimits) == nil, "stream \(stream) handed on where the model refuses it (\(String(describing: head.problem(headLimits))))")
-        require(head.value(":method").map { String(decoding: $0, as: UTF8.self) } == request.method,
-                "method \(request.method) for \(String(describing: head.value(":method")))")
+        require(
+            head.problem(headLimits) == nil,
+            "stream \(stream) handed on where the model refuses it (\(String(describing: head.problem(headLimits))))")
+        require(
+            head.value(":method").map { String(decoding: $0, as: UTF8.self) } == request.method,
+            "method \(request.method) for \(String(describing: head.value(":method")))")
         let target = escaped(head.path ?? [])
         let sentPath = String(target.prefix { $0 != "?" })
         require(request.path == (sentPath.isEmpty ? "/" : sentPath), "path \(request.path) for \(target)")
         if let authority = head.value(":authority") {
-            require(request.header("host") == String(decoding: authority, as: UTF8.self),
-                    "host \(String(describing: request.header("host"))) for :authority \(String(decoding: authority, as: UTF8.self))")
+            require(
+                request.header("host") == String(decoding: authority, as: UTF8.self),
+                "host \(String(describing: request.header("host"))) for :authority \(String(decoding: authority, as: UTF8.self))"
+            )
         }
         for (name, value) in head.fields where !name.starts(with: Array(":".utf8)) && name != Array("cookie".utf8) {
             let text = String(decoding: name, as: UTF8.self)
             if text == "host" && head.value(":authority") != nil { continue }
             let last = head.value(text).map { String(decoding: $0, as: UTF8.self) }
-            require(request.header(text) == last, "\(text): \(String(describing: request.header(text))) for \(String(decoding: value, as: UTF8.self))")
+            require(
+                request.header(text) == last,
+                "\(text): \(String(describing: request.header(text))) for \(String(decoding: value, as: UTF8.self))")
         }
     }
 
     func ended(_ stream: HTTP2Stream, outcome: String) {
         require(!ended.contains(stream.id), "stream \(stream.id) ended twice")
         ended.insert(stream.id)
-        require(outcome == "aborted" || (outcome == "ok" && stream.answered), "stream \(stream.id) ended \(outcome) unanswered")
+        require(
+            outcome == "aborted" || (outcome == "ok" && stream.answered),
+            "stream \(stream.id) ended \(outcome) unanswered")
     }
 
     func ending(reason: String) {
         // The session's other reasons (empty-frame floods, header lists far over the limit, shut
         // windows) are the client's doing; refusing streams is only for a client past its share.
         guard reason == "too many refused streams" else { return }
-        require(holding.count >= limits.maxConcurrentStreams,
-                "the session ended the connection (\(reason)) while the handler held \(holding.count) of \(limits.maxConcurrentStreams)")
+        require(
+            holding.count >= limits.maxConcurrentStreams,
+            "the session ended the connection (\(reason)) while the handler held \(holding.count) of \(limits.maxConcurrentStreams)"
+        )
     }
 
     /// Reads what the session has to send and checks each frame.
@@ -300,9 +339,15 @@ final class Recorder: HTTP2SessionDelegate {
     func see(_ frame: ServerFrames.Frame) {
         defer { framesSeen += 1 }
         if framesSeen == 0 {
-            guard case .settings(ack: false, let entries) = frame else { fatalError("the server's first frame is \(frame), not SETTINGS") }
-            let expected: [(UInt16, UInt32)] = [(3, UInt32(max(1, limits.maxConcurrentStreams))), (6, UInt32(headLimits.headBytes)), (2, 0)]
-            require(entries.map(\.id) == expected.map(\.0) && entries.map(\.value) == expected.map(\.1), "the server's SETTINGS \(entries)")
+            guard case .settings(ack: false, let entries) = frame else {
+                fatalError("the server's first frame is \(frame), not SETTINGS")
+            }
+            let expected: [(UInt16, UInt32)] = [
+                (3, UInt32(max(1, limits.maxConcurrentStreams))), (6, UInt32(headLimits.headBytes)), (2, 0),
+            ]
+            require(
+                entries.map(\.id) == expected.map(\.0) && entries.map(\.value) == expected.map(\.1),
+                "the server's SETTINGS \(entries)")
             return
         }
         switch frame {
@@ -312,33 +357,45 @@ final class Recorder: HTTP2SessionDelegate {
             require(fields.first?.name == ":status", "a response on stream \(stream) without :status first: \(fields)")
             let status = Int(fields.first!.value) ?? -1
             statuses[id] = status
-            guard let answer = answers[id] else { fatalError("a response \(status) on stream \(stream), which was not answered") }
+            guard let answer = answers[id] else {
+                fatalError("a response \(status) on stream \(stream), which was not answered")
+            }
             require(answer.status == status, "stream \(stream) answered \(answer.status), the client got \(status)")
             for (name, value) in fields.dropFirst() {
                 require(name == name.lowercased() && !name.hasPrefix(":"), "response field \(name)")
-                require(!["connection", "keep-alive", "proxy-connection", "transfer-encoding", "upgrade"].contains(name),
-                        "a connection-specific field in a response: \(name)")
+                require(
+                    !["connection", "keep-alive", "proxy-connection", "transfer-encoding", "upgrade"].contains(name),
+                    "a connection-specific field in a response: \(name)")
                 if name == "content-length", let body = answer.body {
-                    let expected = answer.method == "HEAD" || status == 204 || status == 304 ? value : String(body.count)
+                    let expected =
+                        answer.method == "HEAD" || status == 204 || status == 304 ? value : String(body.count)
                     require(value == expected, "content-length \(value) for a body of \(body.count) bytes")
                 }
             }
             let bodyAllowed = answer.method != "HEAD" && status != 204 && status != 304
             if endStream { require(answer.source == nil, "an event stream ended with its head") }
-            if !bodyAllowed || answer.body?.isEmpty == true { require(endStream || answer.source != nil, "no body, yet the head did not end stream \(stream)") }
+            if !bodyAllowed || answer.body?.isEmpty == true {
+                require(endStream || answer.source != nil, "no body, yet the head did not end stream \(stream)")
+            }
         case .data(let stream, let bytes, _):
             let id = Int32(stream)
-            guard let answer = answers[id], statuses[id] != nil else { fatalError("DATA on stream \(stream) before its response") }
+            guard let answer = answers[id], statuses[id] != nil else {
+                fatalError("DATA on stream \(stream) before its response")
+            }
             data[id, default: []] += bytes
             let given = answer.body ?? answer.source?.produced ?? []
-            require(data[id]!.count <= given.count && Array(given.prefix(data[id]!.count)) == data[id]!,
-                    "stream \(stream): DATA \(data[id]!.count) bytes, not what the handler gave (\(given.count))")
+            require(
+                data[id]!.count <= given.count && Array(given.prefix(data[id]!.count)) == data[id]!,
+                "stream \(stream): DATA \(data[id]!.count) bytes, not what the handler gave (\(given.count))")
             let bodyAllowed = answer.method != "HEAD" && answer.status != 204 && answer.status != 304
-            require(bodyAllowed || bytes.isEmpty, "DATA on stream \(stream), answered \(answer.status) to \(answer.method)")
+            require(
+                bodyAllowed || bytes.isEmpty, "DATA on stream \(stream), answered \(answer.status) to \(answer.method)")
         case .rstStream(let stream, let code):
             serverReset[Int32(stream)] = code
             if code == ErrorCode.enhanceYourCalm {
-                require(serverResetForSpeed.contains(Int32(stream)), "stream \(stream) reset ENHANCE_YOUR_CALM, not a slow reader")
+                require(
+                    serverResetForSpeed.contains(Int32(stream)),
+                    "stream \(stream) reset ENHANCE_YOUR_CALM, not a slow reader")
             }
         case .goaway(_, let code):
             goaways.append(code)
@@ -352,11 +409,16 @@ final class Recorder: HTTP2SessionDelegate {
     /// After every operation: what the session holds.
     func checkBounds() {
         guard let session else { return }
-        require(session.handling == holding.count, "the session counts \(session.handling) requests handled, the handler holds \(holding.count)")
-        require(session.streams.count <= max(1, limits.maxConcurrentStreams),
-                "\(session.streams.count) streams held, SETTINGS_MAX_CONCURRENT_STREAMS \(limits.maxConcurrentStreams)")
+        require(
+            session.handling == holding.count,
+            "the session counts \(session.handling) requests handled, the handler holds \(holding.count)")
+        require(
+            session.streams.count <= max(1, limits.maxConcurrentStreams),
+            "\(session.streams.count) streams held, SETTINGS_MAX_CONCURRENT_STREAMS \(limits.maxConcurrentStreams)")
         let bound = session.streams.count * (headLimits.headBytes + 512)
-        require(session.bufferedBytes <= bound, "\(session.bufferedBytes) bytes held for \(session.streams.count) streams (bound \(bound))")
+        require(
+            session.bufferedBytes <= bound,
+            "\(session.bufferedBytes) bytes held for \(session.streams.count) streams (bound \(bound))")
     }
 }
 
@@ -369,15 +431,27 @@ struct Client {
     /// The last stream chosen was a new one.
     var fresh = false
 
-    static let methods = ["GET", "POST", "PUT", "DELETE", "HEAD", "OPTIONS", "CONNECT", "PATCH", "G ET", "", "get", "GET\u{0}"]
+    static let methods = [
+        "GET", "POST", "PUT", "DELETE", "HEAD", "OPTIONS", "CONNECT", "PATCH", "G ET", "", "get", "GET\u{0}",
+    ]
     static let schemes = ["https", "http", "", "ftp", "h ttp"]
-    static let paths = ["/", "/healthz", "/v1/apps?x=1&y=2", "/%zz?a=%FF", "*", "", "a/b", "/a?&&&&&&&&&", "/caf\u{e9}", "/a b", "/?",
-                        "/v1/apps/com.example.alarm/requests", "//x", "/#f"]
-    static let authorities = ["127.0.0.1:8080", "localhost", "", "evil.example", "a b", "[::1]:1", "host/x", "u@h", "h:"]
-    static let names = ["content-length", "host", "cookie", "te", "connection", "x-a", "Upper", "accept", "transfer-encoding", "upgrade",
-                        "content-type", ":path", ":method", ":status", ":protocol", "keep-alive", "authorization", "x y", ""]
-    static let values = ["0", "5", "100", "trailers", "gzip", "close", " lead", "trail ", "a\u{0}b", "a\rb", "127.0.0.1", "18446744073709551616",
-                         "-1", "1, 1", "a=1", ""]
+    static let paths = [
+        "/", "/healthz", "/v1/apps?x=1&y=2", "/%zz?a=%FF", "*", "", "a/b", "/a?&&&&&&&&&", "/caf\u{e9}", "/a b", "/?",
+        "/v1/apps/com.example.alarm/requests", "//x", "/#f",
+    ]
+    static let authorities = [
+        "127.0.0.1:8080", "localhost", "", "evil.example", "a b", "[::1]:1", "host/x", "u@h", "h:",
+    ]
+    static let names = [
+        "content-length", "host", "cookie", "te", "connection", "x-a", "Upper", "accept", "transfer-encoding",
+        "upgrade",
+        "content-type", ":path", ":method", ":status", ":protocol", "keep-alive", "authorization", "x y", "",
+    ]
+    static let values = [
+        "0", "5", "100", "trailers", "gzip", "close", " lead", "trail ", "a\u{0}b", "a\rb", "127.0.0.1",
+        "18446744073709551616",
+        "-1", "1, 1", "a=1", "",
+    ]
 
     init(_ choices: Choices) { self.choices = choices }
 
@@ -404,7 +478,11 @@ struct Client {
         if omit & 4 == 0 {
             var path = choices.pick(Self.paths, raw: 40)
             // Long targets and many query arguments, for the limits.
-            if omit & 0x40 != 0 { path += Array(repeating: choices.byte() & 1 == 0 ? UInt8(ascii: "&") : UInt8(ascii: "a"), count: choices.below(256) * 4) }
+            if omit & 0x40 != 0 {
+                path += Array(
+                    repeating: choices.byte() & 1 == 0 ? UInt8(ascii: "&") : UInt8(ascii: "a"),
+                    count: choices.below(256) * 4)
+            }
             fields.append((Array(":path".utf8), path))
         }
         if omit & 8 == 0 { fields.append((Array(":authority".utf8), choices.pick(Self.authorities))) }
@@ -412,7 +490,8 @@ struct Client {
             let name = choices.pick(Self.names, raw: 12)
             var value = choices.pick(Self.values, raw: 32)
             if choices.below(8) == 0 { value += Array(repeating: UInt8(ascii: "v"), count: choices.below(256) * 8) }
-            fields.insert((name, value), at: omit & 0x20 != 0 && fields.count > 1 ? choices.below(fields.count) : fields.count)
+            fields.insert(
+                (name, value), at: omit & 0x20 != 0 && fields.count > 1 ? choices.below(fields.count) : fields.count)
         }
         return fields
     }
@@ -434,7 +513,9 @@ struct Client {
             }
             let pieces = 1 + choices.below(flags & 0x40 != 0 ? 4 : 1)
             let size = max(1, (block.count + pieces - 1) / pieces)
-            var chunks = stride(from: 0, to: max(block.count, 1), by: size).map { Array(block[$0..<min($0 + size, block.count)]) }
+            var chunks = stride(from: 0, to: max(block.count, 1), by: size).map {
+                Array(block[$0..<min($0 + size, block.count)])
+            }
             if chunks.isEmpty { chunks = [[]] }
             var out: [UInt8] = []
             for (index, chunk) in chunks.enumerated() {
@@ -453,7 +534,8 @@ struct Client {
                     }
                     out += frame(FrameType.headers.rawValue, flags: frameFlags, stream: stream, payload)
                 } else {
-                    out += frame(FrameType.continuation.rawValue, flags: last ? FrameFlag.endHeaders : 0, stream: stream, chunk)
+                    out += frame(
+                        FrameType.continuation.rawValue, flags: last ? FrameFlag.endHeaders : 0, stream: stream, chunk)
                 }
             }
             return out
@@ -483,17 +565,26 @@ struct Client {
             }
             return frame(FrameType.settings.rawValue, flags: 0, stream: 0, entries)
         case 10:
-            return frame(FrameType.ping.rawValue, flags: choices.below(4) == 0 ? FrameFlag.ack : 0, stream: 0, choices.take(8))
+            return frame(
+                FrameType.ping.rawValue, flags: choices.below(4) == 0 ? FrameFlag.ack : 0, stream: 0, choices.take(8))
         case 11:
             let stream = choices.below(2) == 0 ? 0 : stream(new: false)
-            return frame(FrameType.windowUpdate.rawValue, flags: 0, stream: stream, bigEndian(choices.below(4) == 0 ? choices.uint32() : UInt32(choices.below(70_000))))
+            return frame(
+                FrameType.windowUpdate.rawValue, flags: 0, stream: stream,
+                bigEndian(choices.below(4) == 0 ? choices.uint32() : UInt32(choices.below(70_000))))
         case 12:
-            return frame(FrameType.continuation.rawValue, flags: choices.byte() & FrameFlag.endHeaders, stream: stream(new: false),
-                         choices.take(choices.below(16)))
+            return frame(
+                FrameType.continuation.rawValue, flags: choices.byte() & FrameFlag.endHeaders,
+                stream: stream(new: false),
+                choices.take(choices.below(16)))
         case 13:
-            return frame(FrameType.goaway.rawValue, flags: 0, stream: 0, bigEndian(choices.uint32() & 0x7FFF_FFFF) + bigEndian(UInt32(choices.below(14))))
+            return frame(
+                FrameType.goaway.rawValue, flags: 0, stream: 0,
+                bigEndian(choices.uint32() & 0x7FFF_FFFF) + bigEndian(UInt32(choices.below(14))))
         case 14:
-            return frame(FrameType.priority.rawValue, flags: 0, stream: stream(new: false), bigEndian(choices.uint32()) + [choices.byte()])
+            return frame(
+                FrameType.priority.rawValue, flags: 0, stream: stream(new: false),
+                bigEndian(choices.uint32()) + [choices.byte()])
         case 15:  // any frame
             let type = choices.byte() % 12
             let flags = choices.byte()
@@ -549,7 +640,10 @@ struct Client {
         let statuses = [200, 201, 204, 304, 400, 404, 429, 500, 101, 199]
         let status = statuses[choices.below(statuses.count)]
         var headers: [(name: String, value: String)] = [("Content-Type", "application/json")]
-        if choices.below(4) == 0 { headers.append((["Connection", "Transfer-Encoding", "Keep-Alive", "Upgrade", "X-Chime"][choices.below(5)], "x")) }
+        if choices.below(4) == 0 {
+            headers.append(
+                (["Connection", "Transfer-Encoding", "Keep-Alive", "Upgrade", "X-Chime"][choices.below(5)], "x"))
+        }
         let method = session.streams[stream]?.request.method ?? ""
         let shape = choices.byte()
         var body = Array(repeating: shape, count: Int(shape) * 3)
@@ -578,13 +672,17 @@ struct Client {
 public func fuzzHTTP2(_ start: UnsafePointer<UInt8>?, _ count: Int) -> CInt {
     var choices = Choices(bytes: fuzzBytes(start, count))
     let config = choices.take(8)
-    let limits = HTTP2Limits(maxConcurrentStreams: 1 + Int(config[0] % 6), maxHandlers: 1 + Int(config[1] >> 4) % 8,
-                             refusedStreamsBeforeGoaway: Int(config[1] % 10),
-                             resetBurst: 2 + Int(config[2] % 30), resetsPerSecond: 1, maxQueuedAcks: 2 + Int(config[3] % 40),
-                             maxSettingsEntries: 1 + Int(config[4] % 8), maxContinuations: Int(config[4] >> 4 % 4))
-    let headLimits = HeadLimits(targetBytes: 16 + Int(config[5]) * 4, queryArguments: Int(config[6] % 8), headBytes: 128 + Int(config[6] >> 3) * 64)
+    let limits = HTTP2Limits(
+        maxConcurrentStreams: 1 + Int(config[0] % 6), maxHandlers: 1 + Int(config[1] >> 4) % 8,
+        refusedStreamsBeforeGoaway: Int(config[1] % 10),
+        resetBurst: 2 + Int(config[2] % 30), resetsPerSecond: 1, maxQueuedAcks: 2 + Int(config[3] % 40),
+        maxSettingsEntries: 1 + Int(config[4] % 8), maxContinuations: Int(config[4] >> 4 % 4))
+    let headLimits = HeadLimits(
+        targetBytes: 16 + Int(config[5]) * 4, queryArguments: Int(config[6] % 8),
+        headBytes: 128 + Int(config[6] >> 3) * 64)
     let recorder = Recorder(limits: limits, headLimits: headLimits, limitSeed: config[7])
-    let session = HTTP2Session(limits: limits, headLimits: headLimits, remoteAddress: "fuzz", connection: HTTPConnection(), delegate: recorder)
+    let session = HTTP2Session(
+        limits: limits, headLimits: headLimits, remoteAddress: "fuzz", connection: HTTPConnection(), delegate: recorder)
     recorder.session = session
     var client = Client(choices)
     var reading = true
@@ -596,7 +694,8 @@ public func fuzzHTTP2(_ start: UnsafePointer<UInt8>?, _ count: Int) -> CInt {
         }
     }
     // The preface and the client's SETTINGS (rarely left out: the server ends the connection).
-    let opening = config[2] & 0x80 == 0 ? preface + frame(FrameType.settings.rawValue, flags: 0, stream: 0, []) : preface
+    let opening =
+        config[2] & 0x80 == 0 ? preface + frame(FrameType.settings.rawValue, flags: 0, stream: 0, []) : preface
     feed(opening)
     var operations = 0
     while !client.choices.isEmpty, !recorder.failed, operations < 400 {
@@ -612,7 +711,9 @@ public func fuzzHTTP2(_ start: UnsafePointer<UInt8>?, _ count: Int) -> CInt {
         recorder.checkBounds()
     }
     // Each answer handed the next waiting request over: none is left waiting.
-    require(recorder.failed || session.waiting.isEmpty, "\(session.waiting.count) requests left waiting with no handler busy")
+    require(
+        recorder.failed || session.waiting.isEmpty,
+        "\(session.waiting.count) requests left waiting with no handler busy")
     for source in recorder.sources.values { source.ended = true }
     for stream in recorder.sources.keys.sorted() { session.resume(stream) }
     recorder.read()
@@ -620,8 +721,10 @@ public func fuzzHTTP2(_ start: UnsafePointer<UInt8>?, _ count: Int) -> CInt {
         // Every answer the client should have seen, unless its stream was reset by either side.
         for (stream, answer) in recorder.answers.sorted(by: { $0.key < $1.key })
         where !recorder.clientReset.contains(stream) && recorder.serverReset[stream] == nil {
-            require(recorder.statuses[stream] == answer.status,
-                    "stream \(stream) answered \(answer.status), the client saw \(String(describing: recorder.statuses[stream]))")
+            require(
+                recorder.statuses[stream] == answer.status,
+                "stream \(stream) answered \(answer.status), the client saw \(String(describing: recorder.statuses[stream]))"
+            )
         }
     }
     session.close()

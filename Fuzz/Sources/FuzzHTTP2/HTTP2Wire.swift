@@ -66,7 +66,9 @@ final class HeaderEncoder {
         return storage.withUnsafeMutableBufferPointer { buffer in
             let base = buffer.baseAddress!
             let list = spans.map {
-                nghttp2_nv(name: base + $0.0, value: base + $0.2, namelen: $0.1, valuelen: $0.3, flags: UInt8(NGHTTP2_NV_FLAG_NONE.rawValue))
+                nghttp2_nv(
+                    name: base + $0.0, value: base + $0.2, namelen: $0.1, valuelen: $0.3,
+                    flags: UInt8(NGHTTP2_NV_FLAG_NONE.rawValue))
             }
             let bound = nghttp2_hd_deflate_bound(deflater, list, list.count)
             var block = [UInt8](repeating: 0, count: bound)
@@ -111,8 +113,9 @@ final class ServerFrames {
             let stream = readUInt32(buffer[(offset + 5)...]) & 0x7FFF_FFFF
             var payload = Array(buffer[(offset + 9)..<(offset + 9 + length)])
             offset += 9 + length
-            require(block == nil || type == FrameType.continuation.rawValue,
-                    "the server interleaved a frame of type \(type) inside a header block")
+            require(
+                block == nil || type == FrameType.continuation.rawValue,
+                "the server interleaved a frame of type \(type) inside a header block")
             switch FrameType(rawValue: type) {
             case .settings?:
                 require(stream == 0 && length % 6 == 0, "the server's SETTINGS on stream \(stream), \(length) bytes")
@@ -122,11 +125,15 @@ final class ServerFrames {
                 frames.append(.settings(ack: flags & FrameFlag.ack != 0, entries))
             case .headers?, .continuation?:
                 if type == FrameType.headers.rawValue {
-                    if flags & FrameFlag.padded != 0, let pad = payload.first { payload = Array(payload.dropFirst().dropLast(Int(pad))) }
+                    if flags & FrameFlag.padded != 0, let pad = payload.first {
+                        payload = Array(payload.dropFirst().dropLast(Int(pad)))
+                    }
                     if flags & FrameFlag.priority != 0 { payload = Array(payload.dropFirst(5)) }
                     block = (stream, payload, flags & FrameFlag.endStream != 0)
                 } else {
-                    require(block?.stream == stream, "the server sent a CONTINUATION on stream \(stream) outside a header block")
+                    require(
+                        block?.stream == stream,
+                        "the server sent a CONTINUATION on stream \(stream) outside a header block")
                     block?.bytes += payload
                 }
                 if flags & FrameFlag.endHeaders != 0, let whole = block {
@@ -134,12 +141,15 @@ final class ServerFrames {
                     frames.append(.headers(stream: stream, decode(whole.bytes), endStream: whole.endStream))
                 }
             case .data?:
-                if flags & FrameFlag.padded != 0, let pad = payload.first { payload = Array(payload.dropFirst().dropLast(Int(pad))) }
+                if flags & FrameFlag.padded != 0, let pad = payload.first {
+                    payload = Array(payload.dropFirst().dropLast(Int(pad)))
+                }
                 frames.append(.data(stream: stream, payload, endStream: flags & FrameFlag.endStream != 0))
             case .rstStream?:
                 frames.append(.rstStream(stream: stream, code: readUInt32(payload[...])))
             case .goaway?:
-                frames.append(.goaway(lastStream: readUInt32(payload[...]) & 0x7FFF_FFFF, code: readUInt32(payload.dropFirst(4))))
+                frames.append(
+                    .goaway(lastStream: readUInt32(payload[...]) & 0x7FFF_FFFF, code: readUInt32(payload.dropFirst(4))))
             case .pushPromise?:
                 frames.append(.pushPromise(stream: stream))
             default:
@@ -158,12 +168,18 @@ final class ServerFrames {
             while true {
                 var field = nghttp2_nv()
                 var flags: Int32 = 0
-                let consumed = nghttp2_hd_inflate_hd2(inflater, &field, &flags, input.baseAddress.map { $0 + offset }, input.count - offset, 1)
+                let consumed = nghttp2_hd_inflate_hd2(
+                    inflater, &field, &flags, input.baseAddress.map { $0 + offset }, input.count - offset, 1)
                 require(consumed >= 0, "the server's header block does not decode (\(consumed))")
                 offset += consumed
                 if flags & Int32(NGHTTP2_HD_INFLATE_EMIT.rawValue) != 0 {
-                    fields.append((String(decoding: UnsafeBufferPointer(start: field.name, count: field.namelen), as: UTF8.self),
-                                   String(decoding: UnsafeBufferPointer(start: field.value, count: field.valuelen), as: UTF8.self)))
+                    fields.append(
+                        (
+                            String(
+                                decoding: UnsafeBufferPointer(start: field.name, count: field.namelen), as: UTF8.self),
+                            String(
+                                decoding: UnsafeBufferPointer(start: field.value, count: field.valuelen), as: UTF8.self)
+                        ))
                 }
                 if flags & Int32(NGHTTP2_HD_INFLATE_FINAL.rawValue) != 0 {
                     nghttp2_hd_inflate_end_headers(inflater)

@@ -52,7 +52,10 @@ func checkRequests(_ value: JSONValue) {
     let requests: [NotificationRequest]
     do { requests = try JSONMapping.requests(value) } catch { return }
     for request in requests {
-        do { try Validation.validate(request) } catch { expectChimeError(error, "Validation"); continue }
+        do { try Validation.validate(request) } catch {
+            expectChimeError(error, "Validation")
+            continue
+        }
         let first: Date?
         do { first = try FireDates.first(for: request.trigger, now: now, timeZone: utc) } catch {
             expectChimeError(error, "FireDates.first")
@@ -63,15 +66,20 @@ func checkRequests(_ value: JSONValue) {
                 require(next > first, "the next occurrence \(next) is not after \(first)")
                 // With the second fixed, occurrences are at least a minute apart: never twice in one second.
                 if case .calendar(let components, _) = trigger, components.second != nil {
-                    require(next.timeIntervalSince(first) >= 1, "occurrences \(first) and \(next) are less than a second apart")
+                    require(
+                        next.timeIntervalSince(first) >= 1,
+                        "occurrences \(first) and \(next) are less than a second apart")
                 }
             }
-            _ = FireDates.next(for: trigger, due: first, anchor: now, now: first.addingTimeInterval(400 * 86_400), timeZone: berlin)
+            _ = FireDates.next(
+                for: trigger, due: first, anchor: now, now: first.addingTimeInterval(400 * 86_400), timeZone: berlin)
         }
         _ = try? FireDates.first(for: request.trigger, now: now, timeZone: berlin)
 
         let stored: NotificationRequest
-        do { stored = try RecordCodec.decodeRequest(RecordCodec.encode(request)) } catch { fatalError("store record does not decode: \(error)") }
+        do { stored = try RecordCodec.decodeRequest(RecordCodec.encode(request)) } catch {
+            fatalError("store record does not decode: \(error)")
+        }
         require(stored == request, "store record round trip differs")
         let listed = PendingRequest(request: request, nextFireDate: first, anchor: now).json
         if case .string(let date)? = listed["nextTriggerDate"] {
@@ -83,18 +91,27 @@ func checkRequests(_ value: JSONValue) {
 }
 
 func decodeRequest(_ json: JSONValue) -> NotificationRequest {
-    do { return try NotificationRequest(json: json) } catch { fatalError("API JSON of a request does not decode: \(error)") }
+    do { return try NotificationRequest(json: json) } catch {
+        fatalError("API JSON of a request does not decode: \(error)")
+    }
 }
 
 func checkCategories(_ value: JSONValue) {
     let categories: [NotificationCategory]
     do { categories = try JSONMapping.categories(value) } catch { return }
-    do { try Validation.validate(categories) } catch { expectChimeError(error, "Validation"); return }
+    do { try Validation.validate(categories) } catch {
+        expectChimeError(error, "Validation")
+        return
+    }
     let stored: [NotificationCategory]
-    do { stored = try RecordCodec.decodeCategories(RecordCodec.encode(categories)) } catch { fatalError("store record does not decode: \(error)") }
+    do { stored = try RecordCodec.decodeCategories(RecordCodec.encode(categories)) } catch {
+        fatalError("store record does not decode: \(error)")
+    }
     require(stored == categories, "store record round trip differs")
     let listed = JSONValue.array(categories.map(\.json))
     let once: [NotificationCategory]
-    do { once = try JSONMapping.categories(reparse(listed)) } catch { fatalError("API JSON of categories does not decode: \(error)") }
+    do { once = try JSONMapping.categories(reparse(listed)) } catch {
+        fatalError("API JSON of categories does not decode: \(error)")
+    }
     require(once == categories, "API JSON round trip of categories differs")
 }

@@ -31,18 +31,21 @@ import FuzzSupport
 let now = Date(timeIntervalSince1970: 1_800_000_000)
 let key: P256PrivateKey = {
     do {
-        return try P256PrivateKey(pemRepresentation: """
-            -----BEGIN PRIVATE KEY-----
-            MIGHAgEAMBMGByqGSM49AgEGCCqGSM49AwEHBG0wawIBAQQg29lZGQmNfuek0Pjn
-            yP3msKiuTVGRjJu3fenmu0A3OsahRANCAASuqTU0zIUIFToM6sUAgN4IMkjEhGLM
-            Ut7Cp6UAFXRwHsKtsATd4u9trjD7sl5+W2Uojxg8Hz0SY34B2HosEDqG
-            -----END PRIVATE KEY-----
-            """)
+        return try P256PrivateKey(
+            pemRepresentation: """
+                -----BEGIN PRIVATE KEY-----
+                MIGHAgEAMBMGByqGSM49AgEGCCqGSM49AwEHBG0wawIBAQQg29lZGQmNfuek0Pjn
+                yP3msKiuTVGRjJu3fenmu0A3OsahRANCAASuqTU0zIUIFToM6sUAgN4IMkjEhGLM
+                Ut7Cp6UAFXRwHsKtsATd4u9trjD7sl5+W2Uojxg8Hz0SY34B2HosEDqG
+                -----END PRIVATE KEY-----
+                """)
     } catch { fatalError("the target's key: \(error)") }
 }()
 let otherKey = P256PrivateKey()
 /// Team TEAM123456 with key KEY1234567 (the target's key), team OTHERTEAM1 with key KEY7654321.
-let apps: [AppRecord] = [("com.example.team", "TEAM123456", "KEY1234567", key), ("com.example.other", "OTHERTEAM1", "KEY7654321", otherKey)].map {
+let apps: [AppRecord] = [
+    ("com.example.team", "TEAM123456", "KEY1234567", key), ("com.example.other", "OTHERTEAM1", "KEY7654321", otherKey),
+].map {
     var app = AppRecord(bundleIdentifier: $0.0, created: now, deviceToken: "00")
     app.apnsProvider = APNsProvider(teamID: $0.1, key: .init(id: $0.2, publicKey: $0.3.publicKey.rawRepresentation))
     return app
@@ -72,11 +75,12 @@ public func fuzzJWT(_ start: UnsafePointer<UInt8>?, _ count: Int) -> CInt {
     }
     let text = String(decoding: token, as: UTF8.self)
     let parsed = checkParsing(text, signed: signed)
-    let topic: AppRecord? = switch (mode >> 2) & 3 {
-    case 0, 1: apps[0]
-    case 2: apps[1]
-    default: nil
-    }
+    let topic: AppRecord? =
+        switch (mode >> 2) & 3 {
+        case 0, 1: apps[0]
+        case 2: apps[1]
+        default: nil
+        }
     checkProviderToken(text, parsed: parsed, topic: topic)
     return 0
 }
@@ -85,10 +89,13 @@ public func fuzzJWT(_ start: UnsafePointer<UInt8>?, _ count: Int) -> CInt {
 func modelRefusal(_ text: String) -> String? {
     let bytes = Array(text.utf8)
     guard bytes.count <= JSONWebToken.maximumLength else { return "too long" }
-    let segments = bytes.split(separator: UInt8(ascii: "."), omittingEmptySubsequences: false).map { String(decoding: $0, as: UTF8.self) }
+    let segments = bytes.split(separator: UInt8(ascii: "."), omittingEmptySubsequences: false).map {
+        String(decoding: $0, as: UTF8.self)
+    }
     guard segments.count == 3, segments.allSatisfy({ !$0.isEmpty }) else { return "not three segments" }
     guard let header = try? Base64URL.decode(segments[0]), let claims = try? Base64URL.decode(segments[1]),
-          let signature = try? Base64URL.decode(segments[2]) else { return "not base64url" }
+        let signature = try? Base64URL.decode(segments[2])
+    else { return "not base64url" }
     guard case .object(let fields)? = try? JSONValue.parse(header, maxDepth: 16) else { return "header not an object" }
     guard case .object? = try? JSONValue.parse(claims, maxDepth: 16) else { return "claims not an object" }
     guard fields["alg"] == .string("ES256") else { return "alg" }
@@ -108,23 +115,33 @@ func checkParsing(_ text: String, signed: (input: [UInt8], signature: [UInt8])?)
     do {
         token = try JSONWebToken(parsing: text)
     } catch {
-        require([.tooLarge, .malformedInput, .invalidValue].contains(error.code), "a refusal with code \(error.code): \(error)")
-        require(error.field?.hasPrefix("token") == true && !error.message.isEmpty, "a refusal without its field: \(error)")
+        require(
+            [.tooLarge, .malformedInput, .invalidValue].contains(error.code),
+            "a refusal with code \(error.code): \(error)")
+        require(
+            error.field?.hasPrefix("token") == true && !error.message.isEmpty, "a refusal without its field: \(error)")
         require(model != nil, "a token the model accepts was refused: \(error) — \(text.debugDescription)")
         return nil
     }
     require(model == nil, "a token the model refuses (\(model ?? "")) was accepted: \(text.debugDescription)")
-    require(token.header["alg"] == .string("ES256") && token.header["crit"] == nil && token.signature.count == 64,
-            "accepted with header \(token.header), \(token.signature.count)-byte signature")
-    let firstTwo = text.utf8.split(separator: UInt8(ascii: "."), maxSplits: 2, omittingEmptySubsequences: false).prefix(2)
-    require(token.signingInput == Array(firstTwo[0]) + [UInt8(ascii: ".")] + Array(firstTwo[1]), "the signing input is not the first two segments")
+    require(
+        token.header["alg"] == .string("ES256") && token.header["crit"] == nil && token.signature.count == 64,
+        "accepted with header \(token.header), \(token.signature.count)-byte signature")
+    let firstTwo = text.utf8.split(separator: UInt8(ascii: "."), maxSplits: 2, omittingEmptySubsequences: false).prefix(
+        2)
+    require(
+        token.signingInput == Array(firstTwo[0]) + [UInt8(ascii: ".")] + Array(firstTwo[1]),
+        "the signing input is not the first two segments")
     // Printed again and re-encoded, with the same signature: the same token.
-    let again = Base64URL.encode(JSONValue.object(token.header).serializedBytes()) + "." + Base64URL.encode(JSONValue.object(token.claims).serializedBytes())
+    let again =
+        Base64URL.encode(JSONValue.object(token.header).serializedBytes()) + "."
+        + Base64URL.encode(JSONValue.object(token.claims).serializedBytes())
         + "." + Base64URL.encode(token.signature)
     do {
         let reread = try JSONWebToken(parsing: again)
-        require(reread.header == token.header && reread.claims == token.claims && reread.signature == token.signature,
-                "re-encoded, the token reads differently")
+        require(
+            reread.header == token.header && reread.claims == token.claims && reread.signature == token.signature,
+            "re-encoded, the token reads differently")
     } catch {
         fatalError("re-encoded, the token is refused: \(error)")
     }
@@ -150,26 +167,40 @@ func checkParsing(_ text: String, signed: (input: [UInt8], signature: [UInt8])?)
 /// a number; anything else is no `iat`.
 func digitsIssuedAt(_ token: JSONWebToken) -> Int64? {
     guard let text = token.string("iat"), !text.isEmpty, text.unicodeScalars.count <= 12,
-          text.unicodeScalars.allSatisfy({ $0.value >= 48 && $0.value <= 57 }) else { return nil }
+        text.unicodeScalars.allSatisfy({ $0.value >= 48 && $0.value <= 57 })
+    else { return nil }
     return Int64(text)
 }
 
 func checkProviderToken(_ text: String, parsed: JSONWebToken?, topic: AppRecord?) {
     // The conditions, apart from ProviderTokens: nil when the token must be accepted.
     var expected: String? = "InvalidProviderToken"
-    if let parsed, let kid = parsed.keyID, let iss = parsed.string("iss"), let iat = parsed.seconds("iat") ?? digitsIssuedAt(parsed),
-       let app = apps.first(where: { $0.apnsProvider?.key?.id == kid }), let provider = app.apnsProvider,
-       provider.teamID == iss, let publicKey = try? P256PublicKey(rawRepresentation: provider.key!.publicKey),
-       parsed.isSignatureValid(for: publicKey) {
+    if let parsed, let kid = parsed.keyID, let iss = parsed.string("iss"),
+        let iat = parsed.seconds("iat") ?? digitsIssuedAt(parsed),
+        let app = apps.first(where: { $0.apnsProvider?.key?.id == kid }), let provider = app.apnsProvider,
+        provider.teamID == iss, let publicKey = try? P256PublicKey(rawRepresentation: provider.key!.publicKey),
+        parsed.isSignatureValid(for: publicKey)
+    {
         let age = now.timeIntervalSince1970 - TimeInterval(iat)
-        if age > 3600 { expected = "ExpiredProviderToken" } else if age < -300 { expected = "InvalidProviderToken" } else if let topic,
-            topic.apnsProvider?.teamID != iss { expected = "TopicDisallowed" } else { expected = nil }
+        if age > 3600 {
+            expected = "ExpiredProviderToken"
+        } else if age < -300 {
+            expected = "InvalidProviderToken"
+        } else if let topic,
+            topic.apnsProvider?.teamID != iss
+        {
+            expected = "TopicDisallowed"
+        } else {
+            expected = nil
+        }
     }
     let tokens = ProviderTokens()
     for attempt in 1...(expected == nil ? 2 : 1) {
         let outcome = blocking { () async -> ProviderTokens.Refusal? in
             do {
-                try await tokens.check(text, topic: topic, now: now, providers: { id in apps.compactMap(\.apnsProvider).filter { $0.key?.id == id } })
+                try await tokens.check(
+                    text, topic: topic, now: now,
+                    providers: { id in apps.compactMap(\.apnsProvider).filter { $0.key?.id == id } })
                 return nil
             } catch let refusal as ProviderTokens.Refusal {
                 return refusal
@@ -178,11 +209,18 @@ func checkProviderToken(_ text: String, parsed: JSONWebToken?, topic: AppRecord?
             }
         }
         if let outcome {
-            let statuses = ["InvalidProviderToken": 403, "ExpiredProviderToken": 403, "TopicDisallowed": 400, "TooManyProviderTokenUpdates": 429]
+            let statuses = [
+                "InvalidProviderToken": 403, "ExpiredProviderToken": 403, "TopicDisallowed": 400,
+                "TooManyProviderTokenUpdates": 429,
+            ]
             require(statuses[outcome.reason] == outcome.status && !outcome.message.isEmpty, "refused with \(outcome)")
-            require(outcome.reason == expected, "attempt \(attempt): refused as \(outcome.reason), expected \(expected ?? "acceptance"): \(outcome.message)")
+            require(
+                outcome.reason == expected,
+                "attempt \(attempt): refused as \(outcome.reason), expected \(expected ?? "acceptance"): \(outcome.message)"
+            )
         } else {
-            require(expected == nil, "attempt \(attempt): accepted, expected \(expected ?? ""): \(text.debugDescription)")
+            require(
+                expected == nil, "attempt \(attempt): accepted, expected \(expected ?? ""): \(text.debugDescription)")
         }
     }
 }

@@ -13,7 +13,9 @@ public func fuzzLinkHeader(_ start: UnsafePointer<UInt8>?, _ count: Int) -> CInt
     let bytes = fuzzBytes(start, count)
     let header = String(decoding: bytes, as: UTF8.self)
     if let target = LinkHeader.next(header) {
-        require(header.contains("<" + target + ">"), "next target \(target.debugDescription) is not written as <…> in the header")
+        require(
+            header.contains("<" + target + ">"),
+            "next target \(target.debugDescription) is not written as <…> in the header")
         require(!target.contains(","), "next target \(target.debugDescription) spans two links")
     }
     require(LinkHeader.next(nil) == nil, "a link without a header")
@@ -29,8 +31,12 @@ public func fuzzLinkHeader(_ start: UnsafePointer<UInt8>?, _ count: Int) -> CInt
     let written = LinkHeader.header(next: target)
     require(LinkHeader.next(written) == target, "\(written) does not lead to \(target)")
     for other in [#"</v1/apps?limit=1>; rel="prev""#, #"<https://example.com/a,b>; rel="first""#] {
-        require(LinkHeader.next(other + ", " + written) == target, "after another link, \(written) does not lead to \(target)")
-        require(LinkHeader.next(written + ",\t" + other) == target, "before another link, \(written) does not lead to \(target)")
+        require(
+            LinkHeader.next(other + ", " + written) == target,
+            "after another link, \(written) does not lead to \(target)")
+        require(
+            LinkHeader.next(written + ",\t" + other) == target,
+            "before another link, \(written) does not lead to \(target)")
     }
     return 0
 }

@@ -27,7 +27,9 @@ public func fuzzPercentEncoding(_ start: UnsafePointer<UInt8>?, _ count: Int) ->
 func decoded(_ bytes: [UInt8]) -> String? {
     do { return try PercentEncoding.decode(bytes: bytes) } catch {
         require(!error.description.isEmpty, "a decoding error without a description")
-        require(bytes.starts(with: Array(error.text.utf8.prefix(while: { $0 < 0x80 }))), "the error shows '\(error.text)', not the text given")
+        require(
+            bytes.starts(with: Array(error.text.utf8.prefix(while: { $0 < 0x80 }))),
+            "the error shows '\(error.text)', not the text given")
         return nil
     }
 }
@@ -35,8 +37,12 @@ func decoded(_ bytes: [UInt8]) -> String? {
 func checkDecoding(_ bytes: [UInt8]) {
     let text = decoded(bytes)
     if let text {
-        require(decoded(Array(PercentEncoding.encode(text).utf8)) == text, "encode then decode differs for \(text.debugDescription)")
-        if !bytes.contains(UInt8(ascii: "%")) { require(Array(text.utf8) == bytes, "bytes without % decoded to something else") }
+        require(
+            decoded(Array(PercentEncoding.encode(text).utf8)) == text,
+            "encode then decode differs for \(text.debugDescription)")
+        if !bytes.contains(UInt8(ascii: "%")) {
+            require(Array(text.utf8) == bytes, "bytes without % decoded to something else")
+        }
         if let string = String(validating: bytes, as: UTF8.self) {
             require((try? PercentEncoding.decode(string)) == text, "decode(String) differs from decode(bytes:)")
         }
@@ -52,7 +58,9 @@ func checkPath(_ bytes: [UInt8]) {
     do { segments = try PercentEncoding.segments(ofPath: path) } catch { return }
     require(!segments.isEmpty, "a path of no segments")
     let again = (path.hasPrefix("/") ? "/" : "") + segments.map(PercentEncoding.encode).joined(separator: "/")
-    require((try? PercentEncoding.segments(ofPath: again)) == segments, "segments of \(path) encoded as \(again) split differently")
+    require(
+        (try? PercentEncoding.segments(ofPath: again)) == segments,
+        "segments of \(path) encoded as \(again) split differently")
 }
 
 func checkRoute(_ bytes: [UInt8]) {
@@ -64,12 +72,19 @@ func checkRoute(_ bytes: [UInt8]) {
     let path = route.path(filled)
     require(path.utf8.allSatisfy { $0 > 0x20 && $0 < 0x7F }, "\(route) made a path that is not plain ASCII: \(path)")
     let segments: [String]
-    do { segments = try PercentEncoding.segments(ofPath: path) } catch { fatalError("\(route) made \(path), which does not decode: \(error)") }
-    require(segments.count == route.segments.count, "\(route) with \(filled) splits into \(segments.count) segments: \(path)")
+    do { segments = try PercentEncoding.segments(ofPath: path) } catch {
+        fatalError("\(route) made \(path), which does not decode: \(error)")
+    }
+    require(
+        segments.count == route.segments.count,
+        "\(route) with \(filled) splits into \(segments.count) segments: \(path)")
     for (segment, declared) in zip(segments, route.segments) {
         switch declared {
         case .literal(let text): require(segment == text, "\(route): literal \(text) came back as \(segment)")
-        case .parameter(let name): require(segment == filled[name], "\(route): \(name) = \(filled[name]!.debugDescription) came back as \(segment.debugDescription)")
+        case .parameter(let name):
+            require(
+                segment == filled[name],
+                "\(route): \(name) = \(filled[name]!.debugDescription) came back as \(segment.debugDescription)")
         }
     }
 }
@@ -82,7 +97,9 @@ func readQuery(_ query: some Collection<UInt8>) -> [(name: String, value: String
     for argument in query.split(separator: UInt8(ascii: "&"), omittingEmptySubsequences: true) {
         let spaced = argument.map { $0 == UInt8(ascii: "+") ? UInt8(ascii: " ") : $0 }
         let parts = spaced.split(separator: UInt8(ascii: "="), maxSplits: 1, omittingEmptySubsequences: false)
-        guard let name = decoded(Array(parts[0])), let value = decoded(parts.count > 1 ? Array(parts[1]) : []) else { return nil }
+        guard let name = decoded(Array(parts[0])), let value = decoded(parts.count > 1 ? Array(parts[1]) : []) else {
+            return nil
+        }
         pairs.append((name, value))
     }
     return pairs
@@ -102,5 +119,7 @@ func checkQuery(_ bytes: [UInt8]) {
 
     guard let read = readQuery(bytes), !read.isEmpty else { return }
     let again = PercentEncoding.query(read)
-    require(same(readQuery(Array(again.utf8)), read), "the query read from the input, written as \(again), reads differently")
+    require(
+        same(readQuery(Array(again.utf8)), read),
+        "the query read from the input, written as \(again), reads differently")
 }

@@ -19,8 +19,11 @@ import FuzzSupport
 //   BYHOUR, BYMINUTE, BYSECOND, the start's time and day where no BY part replaces them, and INTERVAL
 //   (periods from the start's).
 
-let zones = ["UTC", "Europe/Berlin", "America/New_York", "Australia/Lord_Howe", "Asia/Kolkata", "America/St_Johns", "Pacific/Chatham",
-             "Pacific/Apia"].map { TimeZone(identifier: $0)! }
+let zones = [
+    "UTC", "Europe/Berlin", "America/New_York", "Australia/Lord_Howe", "Asia/Kolkata", "America/St_Johns",
+    "Pacific/Chatham",
+    "Pacific/Apia",
+].map { TimeZone(identifier: $0)! }
 let utc = zones[0]
 let calendar: Calendar = {
     var calendar = Calendar(identifier: .gregorian)
@@ -43,8 +46,10 @@ public func fuzzRecurrenceRule(_ start: UnsafePointer<UInt8>?, _ count: Int) -> 
         require(error.code == .invalidTrigger && !error.message.isEmpty, "refused with \(error)")
         // By scalars: an unknown part's name is the field's last piece, and a combining mark at its
         // start joins the "." before it into one Character (finding 9).
-        require(error.field == "trigger.rrule" || error.field?.unicodeScalars.starts(with: "trigger.rrule.".unicodeScalars) == true,
-                "a refusal without its part: \(error)")
+        require(
+            error.field == "trigger.rrule"
+                || error.field?.unicodeScalars.starts(with: "trigger.rrule.".unicodeScalars) == true,
+            "a refusal without its part: \(error)")
         return 0
     } catch {
         fatalError("parsing threw \(type(of: error)): \(error)")
@@ -52,10 +57,13 @@ public func fuzzRecurrenceRule(_ start: UnsafePointer<UInt8>?, _ count: Int) -> 
     checkText(rule)
 
     // The start: mostly 1970-2069, sometimes any year 1-9999; the zone; the date asked about.
-    let year = choices[0] & 0x80 != 0 ? 1 + Int(UInt16(choices[0] & 0x7F) << 8 | UInt16(choices[1])) % 9999 : 1970 + Int(choices[1]) % 100
+    let year =
+        choices[0] & 0x80 != 0
+        ? 1 + Int(UInt16(choices[0] & 0x7F) << 8 | UInt16(choices[1])) % 9999 : 1970 + Int(choices[1]) % 100
     let month = 1 + Int(choices[2]) % 12
-    let startComponents = DateComponents(year: year, month: month, day: 1 + Int(choices[3]) % 31, hour: Int(choices[4]) % 24,
-                                         minute: Int(choices[5]) % 60, second: choices[6] & 0x80 != 0 ? Int(choices[6]) % 60 : 0)
+    let startComponents = DateComponents(
+        year: year, month: month, day: 1 + Int(choices[3]) % 31, hour: Int(choices[4]) % 24,
+        minute: Int(choices[5]) % 60, second: choices[6] & 0x80 != 0 ? Int(choices[6]) % 60 : 0)
     let zone = zones[Int(choices[7]) % zones.count]
     let schedule: RecurrenceSchedule
     do {
@@ -98,24 +106,36 @@ func checkOccurrences(_ schedule: RecurrenceSchedule, after: Date, startInstant:
     let dates = schedule.next(6, after: after)
     for (index, date) in dates.enumerated() {
         require(date > after, "occurrence \(date) is not after \(after) — \(rule.rruleString)")
-        require(date.timeIntervalSince1970.rounded(.down) == date.timeIntervalSince1970, "occurrence \(date) is not a whole second")
+        require(
+            date.timeIntervalSince1970.rounded(.down) == date.timeIntervalSince1970,
+            "occurrence \(date) is not a whole second")
         if index > 0 { require(date > dates[index - 1], "occurrences not increasing: \(dates) — \(rule.rruleString)") }
     }
-    require(schedule.next(2, after: after) == Array(dates.prefix(2)), "the first 2 are not the first 2 of 6 — \(rule.rruleString)")
+    require(
+        schedule.next(2, after: after) == Array(dates.prefix(2)),
+        "the first 2 are not the first 2 of 6 — \(rule.rruleString)")
     for index in 0..<min(2, dates.count) {
         let next = schedule.next(after: dates[index])
         if index + 1 < dates.count {
-            require(next == dates[index + 1], "after \(dates[index]) comes \(String(describing: next)), not the next of \(dates) — \(rule.rruleString)")
+            require(
+                next == dates[index + 1],
+                "after \(dates[index]) comes \(String(describing: next)), not the next of \(dates) — \(rule.rruleString)"
+            )
         } else {
             // The search from the first date may have spent its budget (RecurrenceSchedule.searchBudget)
             // where this one, from a later period, does not.
-            require(next.map { $0 > dates[index] } ?? true, "after \(dates[index]) comes the earlier \(String(describing: next))")
+            require(
+                next.map { $0 > dates[index] } ?? true,
+                "after \(dates[index]) comes the earlier \(String(describing: next))")
         }
     }
     if let skipped = dates.first {
         do {
-            let without = try RecurrenceSchedule(rule: rule, start: schedule.start, timeZone: schedule.timeZone, exceptionDates: [skipped])
-            require(without.next(5, after: after) == Array(dates.dropFirst()), "EXDATE \(skipped) changes the others — \(rule.rruleString)")
+            let without = try RecurrenceSchedule(
+                rule: rule, start: schedule.start, timeZone: schedule.timeZone, exceptionDates: [skipped])
+            require(
+                without.next(5, after: after) == Array(dates.dropFirst()),
+                "EXDATE \(skipped) changes the others — \(rule.rruleString)")
         } catch {
             fatalError("the same schedule with an EXDATE is refused: \(error)")
         }
@@ -136,7 +156,8 @@ func checkOccurrences(_ schedule: RecurrenceSchedule, after: Date, startInstant:
 }
 
 func daysIn(year: Int, month: Int) -> Int {
-    calendar.range(of: .day, in: .month, for: calendar.date(from: DateComponents(year: year, month: month, day: 1))!)!.count
+    calendar.range(of: .day, in: .month, for: calendar.date(from: DateComponents(year: year, month: month, day: 1))!)!
+        .count
 }
 
 /// An occurrence in UTC matches every part of its rule.
@@ -145,11 +166,13 @@ func checkMatches(_ date: Date, _ schedule: RecurrenceSchedule) {
     let start = schedule.start
     let c = calendar.dateComponents([.year, .month, .day, .hour, .minute, .second, .weekday], from: date)
     let (year, month, day, hour, minute, second) = (c.year!, c.month!, c.day!, c.hour!, c.minute!, c.second!)
-    let weekday = RecurrenceRule.Weekday.allCases[(c.weekday! + 5) % 7]   // Foundation: 1 is Sunday
+    let weekday = RecurrenceRule.Weekday.allCases[(c.weekday! + 5) % 7]  // Foundation: 1 is Sunday
     let monthLength = daysIn(year: year, month: month)
     let yearLength = calendar.range(of: .day, in: .year, for: date)!.count
     let dayOfYear = calendar.ordinality(of: .day, in: .year, for: date)!
-    func fail(_ what: String) -> Never { fatalError("\(date) does not match \(what) of \(rule.rruleString) from \(start)") }
+    func fail(_ what: String) -> Never {
+        fatalError("\(date) does not match \(what) of \(rule.rruleString) from \(start)")
+    }
     func inList(_ value: Int, _ list: [Int], length: Int) -> Bool {
         list.contains { $0 > 0 ? $0 == value : length + $0 + 1 == value }
     }
@@ -158,10 +181,12 @@ func checkMatches(_ date: Date, _ schedule: RecurrenceSchedule) {
     if !rule.byYearDay.isEmpty, !inList(dayOfYear, rule.byYearDay, length: yearLength) { fail("BYYEARDAY") }
     if !rule.byDay.isEmpty {
         let withinMonth = rule.frequency == .monthly || (rule.frequency == .yearly && !rule.byMonth.isEmpty)
-        let ordinalsCount = rule.byMonthDay.isEmpty && rule.byYearDay.isEmpty && rule.byWeekNumber.isEmpty
+        let ordinalsCount =
+            rule.byMonthDay.isEmpty && rule.byYearDay.isEmpty && rule.byWeekNumber.isEmpty
             && (rule.frequency == .monthly || rule.frequency == .yearly)
         let (position, length) = withinMonth ? (day, monthLength) : (dayOfYear, yearLength)
-        let nth = (position - 1) / 7 + 1, nthFromEnd = -((length - position) / 7 + 1)
+        let nth = (position - 1) / 7 + 1
+        let nthFromEnd = -((length - position) / 7 + 1)
         let matched = rule.byDay.contains { entry in
             guard entry.weekday == weekday else { return false }
             guard let ordinal = entry.ordinal, ordinalsCount else { return true }
@@ -171,12 +196,23 @@ func checkMatches(_ date: Date, _ schedule: RecurrenceSchedule) {
     }
     let order: [RecurrenceRule.Frequency] = [.secondly, .minutely, .hourly, .daily, .weekly, .monthly, .yearly]
     let rank = order.firstIndex(of: rule.frequency)!
-    if rule.byHour.isEmpty ? rank >= 3 && hour != start.hour! : !rule.byHour.contains(hour) { fail("the hour (BYHOUR)") }
-    if rule.byMinute.isEmpty ? rank >= 2 && minute != start.minute! : !rule.byMinute.contains(minute) { fail("the minute (BYMINUTE)") }
-    if rule.bySecond.isEmpty ? rank >= 1 && second != start.second! : !rule.bySecond.contains(second) { fail("the second (BYSECOND)") }
-    let noDayParts = rule.byMonthDay.isEmpty && rule.byYearDay.isEmpty && rule.byWeekNumber.isEmpty && rule.byDay.isEmpty
+    if rule.byHour.isEmpty ? rank >= 3 && hour != start.hour! : !rule.byHour.contains(hour) {
+        fail("the hour (BYHOUR)")
+    }
+    if rule.byMinute.isEmpty ? rank >= 2 && minute != start.minute! : !rule.byMinute.contains(minute) {
+        fail("the minute (BYMINUTE)")
+    }
+    if rule.bySecond.isEmpty ? rank >= 1 && second != start.second! : !rule.bySecond.contains(second) {
+        fail("the second (BYSECOND)")
+    }
+    let noDayParts =
+        rule.byMonthDay.isEmpty && rule.byYearDay.isEmpty && rule.byWeekNumber.isEmpty && rule.byDay.isEmpty
     if noDayParts {
-        if rule.frequency == .weekly, weekday != RecurrenceRule.Weekday.allCases[(calendar.component(.weekday, from: calendar.date(from: start)!) + 5) % 7] {
+        if rule.frequency == .weekly,
+            weekday
+                != RecurrenceRule.Weekday.allCases[
+                    (calendar.component(.weekday, from: calendar.date(from: start)!) + 5) % 7]
+        {
             fail("the start's weekday")
         }
         if rule.frequency == .monthly || rule.frequency == .yearly, day != start.day! { fail("the start's day") }
@@ -184,7 +220,8 @@ func checkMatches(_ date: Date, _ schedule: RecurrenceSchedule) {
     }
     // INTERVAL: whole periods from the start's period.
     let startDate = calendar.date(from: start)!
-    let startDay = Int((startDate.timeIntervalSince1970 / 86_400).rounded(.down)), thisDay = Int((date.timeIntervalSince1970 / 86_400).rounded(.down))
+    let startDay = Int((startDate.timeIntervalSince1970 / 86_400).rounded(.down))
+    let thisDay = Int((date.timeIntervalSince1970 / 86_400).rounded(.down))
     let periods: Int
     switch rule.frequency {
     case .yearly: periods = year - start.year!

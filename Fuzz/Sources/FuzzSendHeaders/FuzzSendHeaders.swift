@@ -45,9 +45,14 @@ public func fuzzSendHeaders(_ start: UnsafePointer<UInt8>?, _ count: Int) -> CIn
     require(request.identifier == given("Identifier") ?? "made", "identifier \(request.identifier)")
     require(content.title == given("Title") ?? "", "title \(content.title.debugDescription)")
     require(content.subtitle == given("Subtitle") ?? "", "subtitle \(content.subtitle.debugDescription)")
-    require(content.categoryIdentifier == given("Category") ?? "", "category \(content.categoryIdentifier.debugDescription)")
+    require(
+        content.categoryIdentifier == given("Category") ?? "", "category \(content.categoryIdentifier.debugDescription)"
+    )
     require(content.threadIdentifier == given("Thread") ?? "", "thread \(content.threadIdentifier.debugDescription)")
-    if let badge = given("Badge") { require(content.badge.map(Int64.init) == Int64(badge), "badge \(String(describing: content.badge)) for \(badge)") }
+    if let badge = given("Badge") {
+        require(
+            content.badge.map(Int64.init) == Int64(badge), "badge \(String(describing: content.badge)) for \(badge)")
+    }
     checkTrigger(request.trigger, delay: given("Delay"), at: given("At"))
 
     do { try Validation.validate(request) } catch {
@@ -60,11 +65,15 @@ public func fuzzSendHeaders(_ start: UnsafePointer<UInt8>?, _ count: Int) -> CIn
         return 0
     }
     let stored: NotificationRequest
-    do { stored = try RecordCodec.decodeRequest(RecordCodec.encode(request)) } catch { fatalError("store record does not decode: \(error)") }
+    do { stored = try RecordCodec.decodeRequest(RecordCodec.encode(request)) } catch {
+        fatalError("store record does not decode: \(error)")
+    }
     require(stored == request, "store record round trip differs")
     let listed = PendingRequest(request: request, nextFireDate: first, anchor: now).json
     let again: NotificationRequest
-    do { again = try NotificationRequest(json: JSONValue.parse(listed.serializedBytes())) } catch { fatalError("API JSON does not decode: \(error)") }
+    do { again = try NotificationRequest(json: JSONValue.parse(listed.serializedBytes())) } catch {
+        fatalError("API JSON does not decode: \(error)")
+    }
     require(again.content == request.content && again.identifier == request.identifier, "API JSON round trip differs")
     return 0
 }
@@ -74,18 +83,25 @@ func checkTrigger(_ trigger: NotificationTrigger?, delay: String?, at: String?) 
     case (nil, nil, nil):
         break
     case (.timeInterval(let seconds, repeats: false)?, let delay?, nil):
-        require((try? DurationText.seconds(in: delay, field: "Delay", bareSeconds: true)) == seconds, "Delay \(delay) gave \(seconds) s")
+        require(
+            (try? DurationText.seconds(in: delay, field: "Delay", bareSeconds: true)) == seconds,
+            "Delay \(delay) gave \(seconds) s")
     case (.calendar(let components, repeats: false)?, nil, let at?):
         guard let date = JSONMapping.parseDate(at) ?? TimeInterval(at).map(Date.init(timeIntervalSince1970:)),
-              date.timeIntervalSince1970.isFinite else { fatalError("At \(at.debugDescription) accepted but not a date") }
+            date.timeIntervalSince1970.isFinite
+        else { fatalError("At \(at.debugDescription) accepted but not a date") }
         var calendar = Calendar(identifier: .gregorian)
         calendar.timeZone = utc
         require(components.timeZone == utc, "At \(at) gave components in \(String(describing: components.timeZone))")
-        guard let instant = calendar.date(from: components) else { fatalError("At \(at) gave components that are no date: \(components)") }
+        guard let instant = calendar.date(from: components) else {
+            fatalError("At \(at) gave components that are no date: \(components)")
+        }
         // To the millisecond (the API's dates keep milliseconds), or to what a Double holds that far out.
         let tolerance = max(0.001, abs(date.timeIntervalSinceReferenceDate) * 1e-12)
         require(abs(instant.timeIntervalSince(date)) < tolerance, "At \(at) is \(date), its trigger \(instant)")
     default:
-        fatalError("trigger \(String(describing: trigger)) for Delay \(String(describing: delay)) and At \(String(describing: at))")
+        fatalError(
+            "trigger \(String(describing: trigger)) for Delay \(String(describing: delay)) and At \(String(describing: at))"
+        )
     }
 }

@@ -25,8 +25,10 @@ public func fuzzStrings(_ bytes: some Collection<UInt8>, separator: UInt8 = 0) -
 }
 
 /// A finding unless `condition` holds: stops the run with `message`, so libFuzzer saves the input.
-public func require(_ condition: @autoclosure () -> Bool, _ message: @autoclosure () -> String,
-                    file: StaticString = #fileID, line: UInt = #line) {
+public func require(
+    _ condition: @autoclosure () -> Bool, _ message: @autoclosure () -> String,
+    file: StaticString = #fileID, line: UInt = #line
+) {
     // fatalError, not precondition: a release build drops precondition's message, and the message is the finding.
     guard condition() else { fatalError(message(), file: file, line: line) }
 }

@@ -40,7 +40,8 @@ let subscribers: [P256PrivateKey] = [
     """,
 ].map { body in
     do {
-        return try P256PrivateKey(pemRepresentation: "-----BEGIN PRIVATE KEY-----\n\(body)\n-----END PRIVATE KEY-----\n")
+        return try P256PrivateKey(
+            pemRepresentation: "-----BEGIN PRIVATE KEY-----\n\(body)\n-----END PRIVATE KEY-----\n")
     } catch {
         fatalError("a subscriber's key does not read: \(error)")
     }
@@ -78,34 +79,48 @@ public func fuzzWebPushKeys(_ start: UnsafePointer<UInt8>?, _ count: Int) -> CIn
     let fits = plaintext.count + 1 + padding + 16 < recordSize
     let body: [UInt8]
     do {
-        body = try WebPushEncryption.encrypt(plaintext, p256dh: p256dh, auth: auth, padding: padding, recordSize: recordSize)
+        body = try WebPushEncryption.encrypt(
+            plaintext, p256dh: p256dh, auth: auth, padding: padding, recordSize: recordSize)
     } catch {
         if !onCurve {
-            require(error.code == .invalidValue && error.field == "keys.p256dh" && error.message.hasPrefix("keys.p256dh: "),
-                    "a p256dh off the curve refused as \(error.code) \(String(describing: error.field)): \(error.message)")
+            require(
+                error.code == .invalidValue && error.field == "keys.p256dh" && error.message.hasPrefix("keys.p256dh: "),
+                "a p256dh off the curve refused as \(error.code) \(String(describing: error.field)): \(error.message)")
             return 0
         }
         require(error.field != "keys.p256dh", "a point on the curve refused: \(error.message) for \(p256dh)")
         if padding < 0 || !(18...Int(UInt32.max)).contains(recordSize) {
-            require(error.code == .invalidValue && error.field == nil, "record size \(recordSize), padding \(padding): \(error)")
+            require(
+                error.code == .invalidValue && error.field == nil,
+                "record size \(recordSize), padding \(padding): \(error)")
         } else if !fits {
-            require(error.code == .tooLarge, "\(plaintext.count) bytes, padding \(padding), record size \(recordSize): \(error)")
+            require(
+                error.code == .tooLarge,
+                "\(plaintext.count) bytes, padding \(padding), record size \(recordSize): \(error)")
         } else {
-            require(auth.count != 16 && error.code == .invalidValue && error.field == "keys.auth" && error.message.hasPrefix("keys.auth: "),
-                    "auth of \(auth.count) bytes refused as \(error.code) \(String(describing: error.field)): \(error.message)")
+            require(
+                auth.count != 16 && error.code == .invalidValue && error.field == "keys.auth"
+                    && error.message.hasPrefix("keys.auth: "),
+                "auth of \(auth.count) bytes refused as \(error.code) \(String(describing: error.field)): \(error.message)"
+            )
         }
         return 0
     }
     require(onCurve, "a p256dh off the curve accepted: \(p256dh)")
-    require(auth.count == 16 && padding >= 0 && fits, "accepted auth \(auth.count), padding \(padding), record size \(recordSize)")
+    require(
+        auth.count == 16 && padding >= 0 && fits,
+        "accepted auth \(auth.count), padding \(padding), record size \(recordSize)")
 
     // One aes128gcm record, as RFC 8188 §2.1 lays it out.
-    require(body.count == 86 + plaintext.count + 1 + padding + 16, "a body of \(body.count) bytes for \(plaintext.count) + \(padding)")
+    require(
+        body.count == 86 + plaintext.count + 1 + padding + 16,
+        "a body of \(body.count) bytes for \(plaintext.count) + \(padding)")
     require(body[16..<20].reduce(0) { $0 << 8 | Int($1) } == recordSize, "record size in the header")
     require(body[20] == 65, "key id length \(body[20])")
     let sender = Array(body[21..<86])
-    require(sender.first == 4 && sender != p256dh && (try? P256PublicKey(rawRepresentation: sender)) != nil,
-            "the key id is not a sender's point on the curve")
+    require(
+        sender.first == 4 && sender != p256dh && (try? P256PublicKey(rawRepresentation: sender)) != nil,
+        "the key id is not a sender's point on the curve")
     require(body.count - 86 < recordSize, "a record of \(body.count - 86) bytes in a record size of \(recordSize)")
 
     guard let subscriber else { return 0 }

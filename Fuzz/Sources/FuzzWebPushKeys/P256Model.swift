@@ -10,14 +10,17 @@ struct Wide: Equatable {
     /// From 32 big-endian bytes.
     init(bigEndian bytes: ArraySlice<UInt8>) {
         let array = Array(bytes)
-        self.init(limbs: (0..<8).map { index in
-            let start = 28 - index * 4
-            return array[start..<(start + 4)].reduce(0) { $0 << 8 | UInt32($1) }
-        })
+        self.init(
+            limbs: (0..<8).map { index in
+                let start = 28 - index * 4
+                return array[start..<(start + 4)].reduce(0) { $0 << 8 | UInt32($1) }
+            })
     }
 
     static func < (a: Wide, b: Wide) -> Bool {
-        for index in stride(from: 15, through: 0, by: -1) where a.limbs[index] != b.limbs[index] { return a.limbs[index] < b.limbs[index] }
+        for index in stride(from: 15, through: 0, by: -1) where a.limbs[index] != b.limbs[index] {
+            return a.limbs[index] < b.limbs[index]
+        }
         return false
     }
 
@@ -95,7 +98,9 @@ enum P256Model {
 
     static func hex(_ text: String) -> [UInt8] {
         let digits = Array(text.utf8)
-        return stride(from: 0, to: digits.count, by: 2).map { UInt8(String(decoding: digits[$0..<($0 + 2)], as: UTF8.self), radix: 16)! }
+        return stride(from: 0, to: digits.count, by: 2).map {
+            UInt8(String(decoding: digits[$0..<($0 + 2)], as: UTF8.self), radix: 16)!
+        }
     }
 
     /// Whether `point` is 04 || x || y with x, y < p and y² = x³ − 3x + b (mod p).

@@ -22,17 +22,24 @@ package protocol CenterBackend: AnyObject, Sendable {
     /// Returns once every operation started before has completed.
     func barrier() async
 
-    func requestAuthorization(app: String, options: UNAuthorizationOptions, completion: @escaping @Sendable (Result<Bool, any Error>) -> Void)
+    func requestAuthorization(
+        app: String, options: UNAuthorizationOptions, completion: @escaping @Sendable (Result<Bool, any Error>) -> Void)
     func settings(app: String, completion: @escaping @Sendable (Result<NotificationSettings, any Error>) -> Void)
-    func setCategories(_ categories: [NotificationCategory], app: String, completion: @escaping @Sendable (Result<Void, any Error>) -> Void)
+    func setCategories(
+        _ categories: [NotificationCategory], app: String,
+        completion: @escaping @Sendable (Result<Void, any Error>) -> Void)
     func categories(app: String, completion: @escaping @Sendable (Result<[NotificationCategory], any Error>) -> Void)
-    func add(_ requests: [NotificationRequest], app: String, completion: @escaping @Sendable (Result<[Date?], any Error>) -> Void)
+    func add(
+        _ requests: [NotificationRequest], app: String,
+        completion: @escaping @Sendable (Result<[Date?], any Error>) -> Void)
     /// Completes with `error` in its turn (an operation that failed before it started).
     func fail(_ error: any Error, completion: @escaping @Sendable (Result<Void, any Error>) -> Void)
     func pending(app: String, completion: @escaping @Sendable (Result<[PendingRequest], any Error>) -> Void)
-    func removePending(app: String, identifiers: [String]?, completion: @escaping @Sendable (Result<[String], any Error>) -> Void)
+    func removePending(
+        app: String, identifiers: [String]?, completion: @escaping @Sendable (Result<[String], any Error>) -> Void)
     func delivered(app: String, completion: @escaping @Sendable (Result<[DeliveredNotification], any Error>) -> Void)
-    func removeDelivered(app: String, identifiers: [String]?, completion: @escaping @Sendable (Result<[String], any Error>) -> Void)
+    func removeDelivered(
+        app: String, identifiers: [String]?, completion: @escaping @Sendable (Result<[String], any Error>) -> Void)
     func setBadge(_ count: Int, app: String, completion: @escaping @Sendable (Result<Void, any Error>) -> Void)
 
     /// The app's outbox: answers not yet acknowledged.
@@ -66,7 +73,8 @@ package protocol CenterBackend: AnyObject, Sendable {
 
 /// Runs the app's notification service extension on a notification that arrived and returns the
 /// content to deliver. The time limit is the center's, or `limit` when shorter (a service's).
-package typealias ServiceExtensionHandler = @Sendable (_ request: NotificationRequest, _ limit: TimeInterval?) async -> NotificationContent
+package typealias ServiceExtensionHandler =
+    @Sendable (_ request: NotificationRequest, _ limit: TimeInterval?) async -> NotificationContent
 
 extension CenterBackend {
     /// "Now", on the backend's clock.
@@ -86,16 +94,22 @@ extension NotificationEngine: CenterBackend {
     package func start(app: String) { startScheduler() }
     package func stop(app: String) { stopScheduler() }
 
-    package func requestAuthorization(app: String, options: UNAuthorizationOptions,
-                                      completion: @escaping @Sendable (Result<Bool, any Error>) -> Void) {
+    package func requestAuthorization(
+        app: String, options: UNAuthorizationOptions,
+        completion: @escaping @Sendable (Result<Bool, any Error>) -> Void
+    ) {
         requestAuthorization(app: app, options: options, ordered: completion)
     }
 
-    package func settings(app: String, completion: @escaping @Sendable (Result<NotificationSettings, any Error>) -> Void) {
+    package func settings(
+        app: String, completion: @escaping @Sendable (Result<NotificationSettings, any Error>) -> Void
+    ) {
         settings(app: app, ordered: completion)
     }
 
-    package func categories(app: String, completion: @escaping @Sendable (Result<[NotificationCategory], any Error>) -> Void) {
+    package func categories(
+        app: String, completion: @escaping @Sendable (Result<[NotificationCategory], any Error>) -> Void
+    ) {
         categories(app: app, ordered: completion)
     }
 
@@ -107,11 +121,14 @@ extension NotificationEngine: CenterBackend {
         pending(app: app, ordered: completion)
     }
 
-    package func delivered(app: String, completion: @escaping @Sendable (Result<[DeliveredNotification], any Error>) -> Void) {
+    package func delivered(
+        app: String, completion: @escaping @Sendable (Result<[DeliveredNotification], any Error>) -> Void
+    ) {
         delivered(app: app, ordered: completion)
     }
 
-    package func setBadge(_ count: Int, app: String, completion: @escaping @Sendable (Result<Void, any Error>) -> Void) {
+    package func setBadge(_ count: Int, app: String, completion: @escaping @Sendable (Result<Void, any Error>) -> Void)
+    {
         setBadge(count, app: app, ordered: completion)
     }
 
@@ -120,21 +137,26 @@ extension NotificationEngine: CenterBackend {
     }
 
     package func answer(app: String, notification: String, action: String, userText: String?) async throws -> Bool {
-        try await respond(app: app, notification: notification, action: action, userText: userText, surface: "app") != nil
+        try await respond(app: app, notification: notification, action: action, userText: userText, surface: "app")
+            != nil
     }
 
-    package func push(_ payload: Data, identifier: String, app: String, serviceExtension: ServiceExtensionHandler?) async throws {
+    package func push(_ payload: Data, identifier: String, app: String, serviceExtension: ServiceExtensionHandler?)
+        async throws
+    {
         let decoded = try APNsPayload.decode(payload)
         var content = decoded.content
         if decoded.goesThroughServiceExtension, let serviceExtension {
-            content = await serviceExtension(NotificationRequest(identifier: identifier, content: content, trigger: .push), nil)
+            content = await serviceExtension(
+                NotificationRequest(identifier: identifier, content: content, trigger: .push), nil)
         }
         try await deliverPush(content, identifier: identifier, silent: decoded.isSilent, app: app)
     }
 
     package func serviceExtensionChanged(_ handler: ServiceExtensionHandler?, app: String) {}
     package func foregroundChanged(_ inFront: Bool, app: String) {}
-    package func reportPresentation(_ options: UNNotificationPresentationOptions, for identifier: String, app: String) {}
+    package func reportPresentation(_ options: UNNotificationPresentationOptions, for identifier: String, app: String) {
+    }
 
     package func moveDevice(to coordinate: Coordinate) async throws {
         _ = try await updateLocation(coordinate)

@@ -21,17 +21,21 @@ enum EmbeddedCenter {
         } catch {
             // There is no way to report this through Apple's API, and running without the store
             // would silently lose notifications: stop with a message that says what to fix.
-            fatalError("Chime: cannot open the notification store for \(app): \(error). Set CHIME_STORE to a writable file path.")
+            fatalError(
+                "Chime: cannot open the notification store for \(app): \(error). Set CHIME_STORE to a writable file path."
+            )
         }
         // No event log: it serves resumable streams, which only the service has (the outbox, which
         // the app's answers live in, is kept either way).
         var configuration = NotificationEngine.Configuration()
         configuration.recordsEvents = false
-        let engine = NotificationEngine(store: store, clock: SystemClock(), timeZone: .current, policy: policy, configuration: configuration)
+        let engine = NotificationEngine(
+            store: store, clock: SystemClock(), timeZone: .current, policy: policy, configuration: configuration)
         showOnDesktop(engine: engine, app: app, environment: environment)
         let data = URL(fileURLWithPath: path).deletingLastPathComponent()
-        return UNUserNotificationCenter(engine: engine, bundleIdentifier: app, timeZone: .current, driven: false, foreground: true,
-                                        attachmentDirectory: AttachmentStore.directory(inDataDirectory: data, app: app))
+        return UNUserNotificationCenter(
+            engine: engine, bundleIdentifier: app, timeZone: .current, driven: false, foreground: true,
+            attachmentDirectory: AttachmentStore.directory(inDataDirectory: data, app: app))
     }
 
     /// The app's notifications also pop up on the desktop when the session bus has a notification
@@ -51,7 +55,8 @@ enum EmbeddedCenter {
         case nil, "", "auto", "on": break
         case "off": return
         case let other?:
-            FileHandle.standardError.write(Data("Chime: CHIME_DESKTOP is '\(other)'; accepted: auto, off. Using auto.\n".utf8))
+            FileHandle.standardError.write(
+                Data("Chime: CHIME_DESKTOP is '\(other)'; accepted: auto, off. Using auto.\n".utf8))
         }
         guard let address = DesktopSurface.sessionBusAddress(environment: environment) else { return }
         let answered = Mutex(false)
@@ -72,18 +77,26 @@ enum EmbeddedCenter {
     /// `CHIME_APP_TOKEN` belongs to.
     static func connected(to service: String, app: String, environment: [String: String]) -> UNUserNotificationCenter {
         guard let endpoint = try? HTTPEndpoint(service) else {
-            fatalError("Chime: CHIME_SERVICE is '\(service)'; give the service's URL as `chime serve` prints it, such as http://127.0.0.1:7878, or unix:/PATH for its Unix socket")
+            fatalError(
+                "Chime: CHIME_SERVICE is '\(service)'; give the service's URL as `chime serve` prints it, such as http://127.0.0.1:7878, or unix:/PATH for its Unix socket"
+            )
         }
         guard let token = environment["CHIME_APP_TOKEN"], !token.isEmpty else {
-            fatalError("Chime: CHIME_SERVICE is set but CHIME_APP_TOKEN is not; register the app with `chime apps add \(app)` and set CHIME_APP_TOKEN to the token it prints")
+            fatalError(
+                "Chime: CHIME_SERVICE is set but CHIME_APP_TOKEN is not; register the app with `chime apps add \(app)` and set CHIME_APP_TOKEN to the token it prints"
+            )
         }
         // Started by the service to hand over answers (background launch): not in front, as iOS
         // launches an app in the background; the service then does not wait for its willPresent.
         let launched = environment["CHIME_LAUNCH_REASON"].map { !$0.isEmpty } ?? false
         // The app's attachment files stay on its own machine, in its data directory.
-        let attachments = AttachmentStore.directory(inDataDirectory: URL(fileURLWithPath: DataDirectory.chime(environment: environment)), app: app)
-        return UNUserNotificationCenter(backend: ServiceBackend(endpoint: endpoint, token: token, caFile: environment["CHIME_CA_FILE"].flatMap { $0.isEmpty ? nil : $0 }), bundleIdentifier: app, timeZone: .current,
-                                        driven: false, foreground: !launched, attachmentDirectory: attachments)
+        let attachments = AttachmentStore.directory(
+            inDataDirectory: URL(fileURLWithPath: DataDirectory.chime(environment: environment)), app: app)
+        return UNUserNotificationCenter(
+            backend: ServiceBackend(
+                endpoint: endpoint, token: token, caFile: environment["CHIME_CA_FILE"].flatMap { $0.isEmpty ? nil : $0 }
+            ), bundleIdentifier: app, timeZone: .current,
+            driven: false, foreground: !launched, attachmentDirectory: attachments)
     }
 
     /// `CHIME_BUNDLE_IDENTIFIER` (which must be a bundle identifier), else the main bundle's
@@ -91,14 +104,18 @@ enum EmbeddedCenter {
     /// replaced by `-`.
     static func bundleIdentifier(_ environment: [String: String]) -> String {
         if let value = environment["CHIME_BUNDLE_IDENTIFIER"], !value.isEmpty {
-            do { try Validation.validateBundleIdentifier(value, field: "CHIME_BUNDLE_IDENTIFIER") } catch { fatalError("Chime: \(error.message)") }
+            do { try Validation.validateBundleIdentifier(value, field: "CHIME_BUNDLE_IDENTIFIER") } catch {
+                fatalError("Chime: \(error.message)")
+            }
             return value
         }
         if let value = Bundle.main.bundleIdentifier, Validation.isBundleIdentifier(value) { return value }
         let name = (CommandLine.arguments.first.map { URL(fileURLWithPath: $0).lastPathComponent }) ?? ""
-        let safe = String(String.UnicodeScalarView(name.unicodeScalars.prefix(255).map { scalar in
-            Validation.isBundleIdentifier(String(scalar)) ? scalar : "-"
-        }))
+        let safe = String(
+            String.UnicodeScalarView(
+                name.unicodeScalars.prefix(255).map { scalar in
+                    Validation.isBundleIdentifier(String(scalar)) ? scalar : "-"
+                }))
         return safe.isEmpty ? "app" : safe
     }
 
@@ -116,7 +133,8 @@ enum EmbeddedCenter {
         case nil, "", "allow": return FixedAuthorizationPolicy(.grant)
         case "deny": return FixedAuthorizationPolicy(.deny)
         case let other?:
-            FileHandle.standardError.write(Data("Chime: CHIME_AUTHORIZATION is '\(other)'; accepted: allow, deny. Answering deny.\n".utf8))
+            FileHandle.standardError.write(
+                Data("Chime: CHIME_AUTHORIZATION is '\(other)'; accepted: allow, deny. Answering deny.\n".utf8))
             return FixedAuthorizationPolicy(.deny)
         }
     }

@@ -29,8 +29,12 @@ public protocol UIApplicationDelegate: AnyObject {
 }
 
 extension UIApplicationDelegate {
-    public func application(_ application: UIApplication, didRegisterForRemoteNotificationsWithDeviceToken deviceToken: Data) {}
-    public func application(_ application: UIApplication, didFailToRegisterForRemoteNotificationsWithError error: any Error) {}
+    public func application(
+        _ application: UIApplication, didRegisterForRemoteNotificationsWithDeviceToken deviceToken: Data
+    ) {}
+    public func application(
+        _ application: UIApplication, didFailToRegisterForRemoteNotificationsWithError error: any Error
+    ) {}
 }
 
 /// The app, as UIKit's `UIApplication` offers it for remote notifications: register for a device
@@ -98,9 +102,13 @@ public final class UIApplication: NSObject, @unchecked Sendable {
                 let hex = try await center.backend.registerDevice(app: center.bundleIdentifier)
                 let token = try Self.bytes(hex)
                 self.state.withLock { if $0.calls == call { $0.registered = true } }
-                center.callback { self.delegate?.application(self, didRegisterForRemoteNotificationsWithDeviceToken: token) }
+                center.callback {
+                    self.delegate?.application(self, didRegisterForRemoteNotificationsWithDeviceToken: token)
+                }
             } catch {
-                center.callback { self.delegate?.application(self, didFailToRegisterForRemoteNotificationsWithError: error) }
+                center.callback {
+                    self.delegate?.application(self, didFailToRegisterForRemoteNotificationsWithError: error)
+                }
             }
         }
     }
@@ -135,8 +143,12 @@ public final class UIApplication: NSObject, @unchecked Sendable {
     /// A device token's 64 hexadecimal characters as its 32 bytes.
     static func bytes(_ hex: String) throws -> Data {
         let digits = Array(hex.utf8)
-        let isHex = { (byte: UInt8) in (0x30...0x39).contains(byte) || (0x61...0x66).contains(byte) || (0x41...0x46).contains(byte) }
-        guard digits.count == 64, digits.allSatisfy(isHex) else { throw ChimeError(.malformedInput, "the device token \(hex.prefix(80)) is not 64 hexadecimal characters") }
+        let isHex = { (byte: UInt8) in
+            (0x30...0x39).contains(byte) || (0x61...0x66).contains(byte) || (0x41...0x46).contains(byte)
+        }
+        guard digits.count == 64, digits.allSatisfy(isHex) else {
+            throw ChimeError(.malformedInput, "the device token \(hex.prefix(80)) is not 64 hexadecimal characters")
+        }
         var bytes = Data(capacity: 32)
         for index in stride(from: 0, to: 64, by: 2) {
             guard let byte = UInt8(String(decoding: digits[index..<index + 2], as: UTF8.self), radix: 16) else {

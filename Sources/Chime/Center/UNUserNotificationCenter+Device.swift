@@ -19,7 +19,8 @@ extension UNUserNotificationCenter {
     /// A payload with `mutable-content: 1` and an alert goes through the app's
     /// ``notificationServiceExtension`` first; this returns when the notification is delivered.
     public func deliverRemoteNotification(_ payload: Data, identifier: String = UUID().uuidString) async throws {
-        try await backend.push(payload, identifier: identifier, app: bundleIdentifier, serviceExtension: serviceExtensionHandler)
+        try await backend.push(
+            payload, identifier: identifier, app: bundleIdentifier, serviceExtension: serviceExtensionHandler)
     }
 
     /// Tells the center where the device is: location triggers whose region was entered or left fire.

@@ -87,20 +87,27 @@ public final class UNUserNotificationCenter: NSObject, @unchecked Sendable {
     ///   - foreground: whether the app starts in front (then `willPresent` decides presentation).
     ///   - attachmentDirectory: where `add` moves the app's attachment files (the app's directory
     ///     in the data directory); `nil`: a temporary directory, removed with the center.
-    package convenience init(engine: NotificationEngine, bundleIdentifier: String, timeZone: TimeZone, driven: Bool, foreground: Bool,
-                             attachmentDirectory: URL? = nil) {
-        self.init(backend: engine, bundleIdentifier: bundleIdentifier, timeZone: timeZone, driven: driven, foreground: foreground,
-                  attachmentDirectory: attachmentDirectory)
+    package convenience init(
+        engine: NotificationEngine, bundleIdentifier: String, timeZone: TimeZone, driven: Bool, foreground: Bool,
+        attachmentDirectory: URL? = nil
+    ) {
+        self.init(
+            backend: engine, bundleIdentifier: bundleIdentifier, timeZone: timeZone, driven: driven,
+            foreground: foreground,
+            attachmentDirectory: attachmentDirectory)
     }
 
     /// Makes a center over any backend (see ``init(engine:bundleIdentifier:timeZone:driven:foreground:attachmentDirectory:)``).
-    package init(backend: any CenterBackend, bundleIdentifier: String, timeZone: TimeZone, driven: Bool, foreground: Bool,
-                 attachmentDirectory: URL? = nil) {
+    package init(
+        backend: any CenterBackend, bundleIdentifier: String, timeZone: TimeZone, driven: Bool, foreground: Bool,
+        attachmentDirectory: URL? = nil
+    ) {
         self.backend = backend
         self.bundleIdentifier = bundleIdentifier
         self.isDriven = driven
         state = Mutex(State(foreground: foreground, timeZone: timeZone))
-        attachmentStore = attachmentDirectory.map { AttachmentStore(directory: $0) } ?? .temporary(app: bundleIdentifier)
+        attachmentStore =
+            attachmentDirectory.map { AttachmentStore(directory: $0) } ?? .temporary(app: bundleIdentifier)
         super.init()
         // The center hands the app its answers; the hub shows its notifications on the surfaces,
         // asking `willPresent` (``presenter``) while the app is in front.
@@ -127,7 +134,7 @@ public final class UNUserNotificationCenter: NSObject, @unchecked Sendable {
             }
             backend.foregroundChanged(foreground, app: bundleIdentifier)
             backend.start(app: bundleIdentifier)
-            attachmentsChanged()   // what an earlier run left behind
+            attachmentsChanged()  // what an earlier run left behind
         }
         if foreground { backend.hub.setPresenter(app: bundleIdentifier, presenter) }
     }
@@ -151,7 +158,8 @@ public final class UNUserNotificationCenter: NSObject, @unchecked Sendable {
             let answers = await UNUserNotificationCenter.$scoped.withValue(self) { await self.askWillPresent(shown) }
             // A service waits for these answers too (its surfaces and the badge follow them).
             for (delivery, answer) in zip(deliveries, answers) {
-                self.backend.reportPresentation(answer ?? [], for: delivery.notification.request.identifier, app: self.bundleIdentifier)
+                self.backend.reportPresentation(
+                    answer ?? [], for: delivery.notification.request.identifier, app: self.bundleIdentifier)
             }
             return answers
         }
@@ -285,17 +293,22 @@ public final class UNUserNotificationCenter: NSObject, @unchecked Sendable {
     }
 
     /// Starts the app's service extension on a notification, if the app has one.
-    package func startServiceExtension(for request: NotificationRequest, limit: TimeInterval? = nil) -> ServiceExtensionRun? {
+    package func startServiceExtension(for request: NotificationRequest, limit: TimeInterval? = nil)
+        -> ServiceExtensionRun?
+    {
         let (type, ownLimit) = state.withLock { ($0.extensionType?.type, $0.extensionTimeLimit) }
         guard let type else { return nil }
-        return ServiceExtensionRun(extension: type, request: request, timeLimit: min(ownLimit, limit ?? ownLimit),
-                                   clock: backend.clock, center: self)
+        return ServiceExtensionRun(
+            extension: type, request: request, timeLimit: min(ownLimit, limit ?? ownLimit),
+            clock: backend.clock, center: self)
     }
 
     /// The extension as a backend runs it: the content to deliver.
     var serviceExtensionHandler: ServiceExtensionHandler {
         { [weak self] request, limit in
-            guard let self, let run = self.startServiceExtension(for: request, limit: limit) else { return request.content }
+            guard let self, let run = self.startServiceExtension(for: request, limit: limit) else {
+                return request.content
+            }
             return await run.content()
         }
     }
@@ -318,8 +331,10 @@ public final class UNUserNotificationCenter: NSObject, @unchecked Sendable {
     /// Asks the user to allow notifications; asks once, later calls answer from the stored choice.
     @preconcurrency
 
-    public func requestAuthorization(options: UNAuthorizationOptions = [],
-                                     completionHandler: @escaping @Sendable (Bool, (any Error)?) -> Void) {
+    public func requestAuthorization(
+        options: UNAuthorizationOptions = [],
+        completionHandler: @escaping @Sendable (Bool, (any Error)?) -> Void
+    ) {
         backend.requestAuthorization(app: bundleIdentifier, options: options) { result in
             self.callback {
                 switch result {
@@ -340,7 +355,9 @@ public final class UNUserNotificationCenter: NSObject, @unchecked Sendable {
 
     public func getNotificationSettings(completionHandler: @escaping @Sendable (UNNotificationSettings) -> Void) {
         backend.settings(app: bundleIdentifier) { result in
-            self.callback { completionHandler(UNNotificationSettings(value: (try? result.get()) ?? NotificationSettings())) }
+            self.callback {
+                completionHandler(UNNotificationSettings(value: (try? result.get()) ?? NotificationSettings()))
+            }
         }
     }
 
@@ -363,24 +380,33 @@ public final class UNUserNotificationCenter: NSObject, @unchecked Sendable {
     /// Replaces the app's categories and reports the outcome. (A Chime addition.)
     @preconcurrency
 
-    public func setNotificationCategories(_ categories: Set<UNNotificationCategory>,
-                                          completionHandler: @escaping @Sendable ((any Error)?) -> Void) {
+    public func setNotificationCategories(
+        _ categories: Set<UNNotificationCategory>,
+        completionHandler: @escaping @Sendable ((any Error)?) -> Void
+    ) {
         let values = categories.map(\.value).sorted { $0.identifier < $1.identifier }
-        backend.setCategories(values, app: bundleIdentifier) { result in self.callback { completionHandler(result.failure) } }
+        backend.setCategories(values, app: bundleIdentifier) { result in
+            self.callback { completionHandler(result.failure) }
+        }
     }
 
     /// The app's categories.
     @preconcurrency
 
-    public func getNotificationCategories(completionHandler: @escaping @Sendable (Set<UNNotificationCategory>) -> Void) {
+    public func getNotificationCategories(completionHandler: @escaping @Sendable (Set<UNNotificationCategory>) -> Void)
+    {
         backend.categories(app: bundleIdentifier) { result in
-            self.callback { completionHandler(Set(((try? result.get()) ?? []).map(UNNotificationCategory.init(value:)))) }
+            self.callback {
+                completionHandler(Set(((try? result.get()) ?? []).map(UNNotificationCategory.init(value:))))
+            }
         }
     }
 
     /// The app's categories.
     public func notificationCategories() async -> Set<UNNotificationCategory> {
-        Set(((try? await backend.run { backend.categories(app: bundleIdentifier, completion: $0) }) ?? []).map(UNNotificationCategory.init(value:)))
+        Set(
+            ((try? await backend.run { backend.categories(app: bundleIdentifier, completion: $0) }) ?? []).map(
+                UNNotificationCategory.init(value:)))
     }
 
     // MARK: - Requests
@@ -395,8 +421,12 @@ public final class UNUserNotificationCenter: NSObject, @unchecked Sendable {
     /// attachment's `url` points into the store, where the file stays until the notification is
     /// removed. A file that cannot be moved fails the add with `UNError`
     /// `attachmentMoveIntoDataStoreFailed`; a failed add moves the files back.
-    public func add(_ request: UNNotificationRequest, withCompletionHandler completionHandler: (@Sendable ((any Error)?) -> Void)? = nil) {
-        let value: NotificationRequest, taken: AttachmentStore.Taken
+    public func add(
+        _ request: UNNotificationRequest,
+        withCompletionHandler completionHandler: (@Sendable ((any Error)?) -> Void)? = nil
+    ) {
+        let value: NotificationRequest
+        let taken: AttachmentStore.Taken
         do {
             (value, taken) = try storableValue(of: request)
         } catch {
@@ -406,7 +436,9 @@ public final class UNUserNotificationCenter: NSObject, @unchecked Sendable {
         }
         backend.add([value], app: bundleIdentifier) { result in
             self.attachmentStore.settle(taken, committed: result.failure == nil)
-            if completionHandler == nil, let error = result.failure { Self.report("add(\"\(request.identifier)\")", error) }
+            if completionHandler == nil, let error = result.failure {
+                Self.report("add(\"\(request.identifier)\")", error)
+            }
             self.callback { completionHandler?(result.failure) }
         }
     }
@@ -427,7 +459,8 @@ public final class UNUserNotificationCenter: NSObject, @unchecked Sendable {
     }
 
     /// The request as the engine takes it, its attachment files moved into the attachment store.
-    private func storableValue(of request: UNNotificationRequest) throws -> (NotificationRequest, AttachmentStore.Taken) {
+    private func storableValue(of request: UNNotificationRequest) throws -> (NotificationRequest, AttachmentStore.Taken)
+    {
         var value = try request.coreValue()
         let taken = try attachmentStore.take(&value.content.attachments)
         return (value, taken)
@@ -436,7 +469,8 @@ public final class UNUserNotificationCenter: NSObject, @unchecked Sendable {
     /// The pending requests, in the order they were added.
     @preconcurrency
 
-    public func getPendingNotificationRequests(completionHandler: @escaping @Sendable ([UNNotificationRequest]) -> Void) {
+    public func getPendingNotificationRequests(completionHandler: @escaping @Sendable ([UNNotificationRequest]) -> Void)
+    {
         backend.pending(app: bundleIdentifier) { result in
             self.callback { completionHandler(((try? result.get()) ?? []).map(Self.request(from:))) }
         }
@@ -444,7 +478,8 @@ public final class UNUserNotificationCenter: NSObject, @unchecked Sendable {
 
     /// The pending requests, in the order they were added.
     public func pendingNotificationRequests() async -> [UNNotificationRequest] {
-        ((try? await backend.run { backend.pending(app: bundleIdentifier, completion: $0) }) ?? []).map(Self.request(from:))
+        ((try? await backend.run { backend.pending(app: bundleIdentifier, completion: $0) }) ?? []).map(
+            Self.request(from:))
     }
 
     private static func request(from pending: PendingRequest) -> UNNotificationRequest {
@@ -474,7 +509,8 @@ public final class UNUserNotificationCenter: NSObject, @unchecked Sendable {
 
     /// The delivered notifications, newest first.
     public func deliveredNotifications() async -> [UNNotification] {
-        ((try? await backend.run { backend.delivered(app: bundleIdentifier, completion: $0) }) ?? []).map(UNNotification.init(value:))
+        ((try? await backend.run { backend.delivered(app: bundleIdentifier, completion: $0) }) ?? []).map(
+            UNNotification.init(value:))
     }
 
     /// Removes delivered notifications.
@@ -492,7 +528,9 @@ public final class UNUserNotificationCenter: NSObject, @unchecked Sendable {
     /// Sets the app's badge; 0 clears it. A negative count fails with `badgeInputInvalid`.
     @preconcurrency
 
-    public func setBadgeCount(_ newBadgeCount: Int, withCompletionHandler completionHandler: (@Sendable ((any Error)?) -> Void)? = nil) {
+    public func setBadgeCount(
+        _ newBadgeCount: Int, withCompletionHandler completionHandler: (@Sendable ((any Error)?) -> Void)? = nil
+    ) {
         backend.setBadge(newBadgeCount, app: bundleIdentifier) { result in
             self.callback { completionHandler?(result.failure) }
         }
@@ -530,7 +568,9 @@ public final class UNUserNotificationCenter: NSObject, @unchecked Sendable {
         }
     }
 
-    @MainActor private func askWillPresent(_ notifications: [UNNotification]) async -> [UNNotificationPresentationOptions?] {
+    @MainActor private func askWillPresent(_ notifications: [UNNotification]) async
+        -> [UNNotificationPresentationOptions?]
+    {
         var answers: [UNNotificationPresentationOptions?] = []
         answers.reserveCapacity(notifications.count)
         for notification in notifications {
@@ -563,7 +603,7 @@ public final class UNUserNotificationCenter: NSObject, @unchecked Sendable {
         let delivered = await UNUserNotificationCenter.$scoped.withValue(self) { await self.tellDidReceive(answer) }
         if delivered {
             try? await backend.acknowledgeResponse(response.id, app: bundleIdentifier)
-            attachmentsChanged()   // the answer no longer holds its notification's files
+            attachmentsChanged()  // the answer no longer holds its notification's files
         }
         let idle = state.withLock { state -> [CheckedContinuation<Void, Never>] in
             state.inFlight.remove(response.id)
@@ -617,7 +657,8 @@ public final class UNUserNotificationCenter: NSObject, @unchecked Sendable {
     /// (A Chime addition, for surfaces and tools.)
     @discardableResult
     public func respond(to identifier: String, actionIdentifier: String, userText: String? = nil) async throws -> Bool {
-        try await backend.answer(app: bundleIdentifier, notification: identifier, action: actionIdentifier, userText: userText)
+        try await backend.answer(
+            app: bundleIdentifier, notification: identifier, action: actionIdentifier, userText: userText)
     }
 
     /// The receipt of an escalating notification (one added with
@@ -662,11 +703,12 @@ public final class UNUserNotificationCenter: NSObject, @unchecked Sendable {
     /// Removes the attachment files no pending request, delivered notification or unacknowledged
     /// answer refers to.
     private func sweepAttachments() async {
-        let backend = self.backend, app = bundleIdentifier
+        let backend = self.backend
+        let app = bundleIdentifier
         await attachmentStore.sweepIfNeeded {
             guard let pending = try? await backend.run({ backend.pending(app: app, completion: $0) }),
-                  let delivered = try? await backend.run({ backend.delivered(app: app, completion: $0) }),
-                  let outbox = try? await backend.outbox(app: app)
+                let delivered = try? await backend.run({ backend.delivered(app: app, completion: $0) }),
+                let outbox = try? await backend.outbox(app: app)
             else { return nil }
             return pending.flatMap(\.request.content.attachments) + delivered.flatMap(\.request.content.attachments)
                 + outbox.flatMap(\.notification.request.content.attachments)
@@ -676,7 +718,8 @@ public final class UNUserNotificationCenter: NSObject, @unchecked Sendable {
     // MARK: - Helpers
 
     private func currentSettings() async throws -> NotificationSettings {
-        let backend = self.backend, app = bundleIdentifier
+        let backend = self.backend
+        let app = bundleIdentifier
         return try await backend.run { backend.settings(app: app, completion: $0) }
     }
 

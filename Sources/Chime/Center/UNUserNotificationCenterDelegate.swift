@@ -24,16 +24,18 @@ import Synchronization
 public protocol UNUserNotificationCenterDelegate: AnyObject {
     /// A notification arrived while the app is in front: say how to show it. Without this method
     /// nothing is shown (the notification is still delivered).
-    func userNotificationCenter(_ center: UNUserNotificationCenter, willPresent notification: UNNotification,
-                                withCompletionHandler completionHandler: @escaping (UNNotificationPresentationOptions) -> Void)
+    func userNotificationCenter(
+        _ center: UNUserNotificationCenter, willPresent notification: UNNotification,
+        withCompletionHandler completionHandler: @escaping (UNNotificationPresentationOptions) -> Void)
     /// The async form of `willPresent`.
     func userNotificationCenter(_ center: UNUserNotificationCenter, willPresent notification: UNNotification) async
         -> UNNotificationPresentationOptions
     /// The user answered: opened the notification, picked an action, typed a reply, or dismissed it
     /// (only for categories with `.customDismissAction`). Call the completion handler when done: the
     /// response then counts as handled and leaves the outbox.
-    func userNotificationCenter(_ center: UNUserNotificationCenter, didReceive response: UNNotificationResponse,
-                                withCompletionHandler completionHandler: @escaping () -> Void)
+    func userNotificationCenter(
+        _ center: UNUserNotificationCenter, didReceive response: UNNotificationResponse,
+        withCompletionHandler completionHandler: @escaping () -> Void)
     /// The async form of `didReceive`; returning counts as calling the completion handler.
     func userNotificationCenter(_ center: UNUserNotificationCenter, didReceive response: UNNotificationResponse) async
     /// The user asked for the app's notification settings.
@@ -41,13 +43,17 @@ public protocol UNUserNotificationCenterDelegate: AnyObject {
 }
 
 extension UNUserNotificationCenterDelegate {
-    public func userNotificationCenter(_ center: UNUserNotificationCenter, willPresent notification: UNNotification,
-                                       withCompletionHandler completionHandler: @escaping (UNNotificationPresentationOptions) -> Void) {
+    public func userNotificationCenter(
+        _ center: UNUserNotificationCenter, willPresent notification: UNNotification,
+        withCompletionHandler completionHandler: @escaping (UNNotificationPresentationOptions) -> Void
+    ) {
         completionHandler([])
     }
 
-    public func userNotificationCenter(_ center: UNUserNotificationCenter, willPresent notification: UNNotification) async
-        -> UNNotificationPresentationOptions {
+    public func userNotificationCenter(_ center: UNUserNotificationCenter, willPresent notification: UNNotification)
+        async
+        -> UNNotificationPresentationOptions
+    {
         await withCheckedContinuation { continuation in
             let once = Once()
             userNotificationCenter(center, willPresent: notification) { options in
@@ -56,12 +62,16 @@ extension UNUserNotificationCenterDelegate {
         }
     }
 
-    public func userNotificationCenter(_ center: UNUserNotificationCenter, didReceive response: UNNotificationResponse,
-                                       withCompletionHandler completionHandler: @escaping () -> Void) {
+    public func userNotificationCenter(
+        _ center: UNUserNotificationCenter, didReceive response: UNNotificationResponse,
+        withCompletionHandler completionHandler: @escaping () -> Void
+    ) {
         completionHandler()
     }
 
-    public func userNotificationCenter(_ center: UNUserNotificationCenter, didReceive response: UNNotificationResponse) async {
+    public func userNotificationCenter(_ center: UNUserNotificationCenter, didReceive response: UNNotificationResponse)
+        async
+    {
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             let once = Once()
             userNotificationCenter(center, didReceive: response) {
@@ -70,7 +80,9 @@ extension UNUserNotificationCenterDelegate {
         }
     }
 
-    public func userNotificationCenter(_ center: UNUserNotificationCenter, openSettingsFor notification: UNNotification?) {}
+    public func userNotificationCenter(
+        _ center: UNUserNotificationCenter, openSettingsFor notification: UNNotification?
+    ) {}
 }
 
 /// Lets a completion handler called twice resume its continuation once.

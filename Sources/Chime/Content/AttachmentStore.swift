@@ -43,7 +43,8 @@ package final class AttachmentStore: Sendable {
 
     /// A directory of its own under the temporary directory, removed with the store.
     static func temporary(app: String) -> AttachmentStore {
-        let root = FileManager.default.temporaryDirectory.appendingPathComponent("chime-attachments-\(UUID().uuidString)")
+        let root = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "chime-attachments-\(UUID().uuidString)")
         return AttachmentStore(directory: root.appendingPathComponent(safeName(app)), removesDirectory: true)
     }
 
@@ -63,7 +64,8 @@ package final class AttachmentStore: Sendable {
 
     /// The entry an attachment's file sits in, when it is in this store.
     func entry(of url: URL) -> String? {
-        let path = url.standardizedFileURL.pathComponents, base = directory.pathComponents
+        let path = url.standardizedFileURL.pathComponents
+        let base = directory.pathComponents
         guard url.isFileURL, path.count == base.count + 2, Array(path.prefix(base.count)) == base else { return nil }
         return path[base.count]
     }
@@ -86,8 +88,10 @@ package final class AttachmentStore: Sendable {
                     hold([entry])
                     taken.entries.append(entry)
                     guard FileManager.default.fileExists(atPath: url.path) else {
-                        throw UNError(.attachmentNotInDataStore,
-                                      "attachment '\(attachments[index].identifier)': \(url.path) is no longer in the attachment store (its notification was removed)")
+                        throw UNError(
+                            .attachmentNotInDataStore,
+                            "attachment '\(attachments[index].identifier)': \(url.path) is no longer in the attachment store (its notification was removed)"
+                        )
                     }
                     continue
                 }
@@ -161,15 +165,18 @@ package final class AttachmentStore: Sendable {
     /// when the list was made is kept, and one no longer held by then belongs to a committed add,
     /// which `referenced` (read afterwards) sees.
     func sweep(referenced: () async -> [NotificationAttachment]?) async {
-        guard let listed = try? FileManager.default.contentsOfDirectory(atPath: directory.path), !listed.isEmpty else { return }
+        guard let listed = try? FileManager.default.contentsOfDirectory(atPath: directory.path), !listed.isEmpty else {
+            return
+        }
         let (holding, untilReferenced) = holds.withLock { (Set($0.held.keys), $0.untilReferenced) }
         guard let attachments = await referenced() else {
-            markDirty()   // could not tell: try again later
+            markDirty()  // could not tell: try again later
             return
         }
         let inUse = Set(attachments.compactMap { entry(of: $0.url) })
         holds.withLock { $0.untilReferenced.subtract(inUse) }
-        for entry in listed where !inUse.contains(entry) && !holding.contains(entry) && !untilReferenced.contains(entry) {
+        for entry in listed where !inUse.contains(entry) && !holding.contains(entry) && !untilReferenced.contains(entry)
+        {
             try? FileManager.default.removeItem(at: directory.appendingPathComponent(entry))
         }
     }
@@ -182,16 +189,19 @@ package final class AttachmentStore: Sendable {
         do {
             try files.createDirectory(at: destination.deletingLastPathComponent(), withIntermediateDirectories: true)
         } catch {
-            throw UNError(.attachmentMoveIntoDataStoreFailed,
-                          "attachment '\(identifier)': cannot make \(destination.deletingLastPathComponent().path) in the attachment store: \(error)")
+            throw UNError(
+                .attachmentMoveIntoDataStoreFailed,
+                "attachment '\(identifier)': cannot make \(destination.deletingLastPathComponent().path) in the attachment store: \(error)"
+            )
         }
         if (try? files.moveItem(at: source, to: destination)) != nil { return }
         do {
             try files.copyItem(at: source, to: destination)
         } catch {
             try? files.removeItem(at: destination.deletingLastPathComponent())
-            throw UNError(.attachmentMoveIntoDataStoreFailed,
-                          "attachment '\(identifier)': cannot move \(source.path) into the attachment store: \(error)")
+            throw UNError(
+                .attachmentMoveIntoDataStoreFailed,
+                "attachment '\(identifier)': cannot move \(source.path) into the attachment store: \(error)")
         }
         try? files.removeItem(at: source)
     }

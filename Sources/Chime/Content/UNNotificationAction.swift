@@ -28,7 +28,9 @@ open class UNNotificationAction: NSObject, NSCopying, @unchecked Sendable {
         self.init(value: NotificationAction(identifier: identifier, title: title, options: options))
     }
 
-    public convenience init(identifier: String, title: String, options: UNNotificationActionOptions = [], icon: UNNotificationActionIcon?) {
+    public convenience init(
+        identifier: String, title: String, options: UNNotificationActionOptions = [], icon: UNNotificationActionIcon?
+    ) {
         self.init(value: NotificationAction(identifier: identifier, title: title, options: options, icon: icon?.value))
     }
 
@@ -44,7 +46,9 @@ open class UNNotificationAction: NSObject, NSCopying, @unchecked Sendable {
     open func copy(with zone: NSZone? = nil) -> Any { self }
     open override func isEqual(_ object: Any?) -> Bool { (object as? UNNotificationAction)?.value == value }
     open override var hash: Int { value.hashValue }
-    open override var description: String { "<\(Swift.type(of: self)) identifier: \"\(identifier)\", title: \"\(title)\">" }
+    open override var description: String {
+        "<\(Swift.type(of: self)) identifier: \"\(identifier)\", title: \"\(title)\">"
+    }
 }
 
 /// An action that opens a reply field.
@@ -54,22 +58,32 @@ open class UNNotificationAction: NSObject, NSCopying, @unchecked Sendable {
 ///                                             textInputButtonTitle: "Add", textInputPlaceholder: "Add Comment Here")
 /// ```
 open class UNTextInputNotificationAction: UNNotificationAction, @unchecked Sendable {
-    public convenience init(identifier: String, title: String, options: UNNotificationActionOptions = [],
-                            textInputButtonTitle: String, textInputPlaceholder: String) {
-        self.init(value: NotificationAction(identifier: identifier, title: title, options: options,
-                                            textInput: .init(buttonTitle: textInputButtonTitle, placeholder: textInputPlaceholder)))
+    public convenience init(
+        identifier: String, title: String, options: UNNotificationActionOptions = [],
+        textInputButtonTitle: String, textInputPlaceholder: String
+    ) {
+        self.init(
+            value: NotificationAction(
+                identifier: identifier, title: title, options: options,
+                textInput: .init(buttonTitle: textInputButtonTitle, placeholder: textInputPlaceholder)))
     }
 
-    public convenience init(identifier: String, title: String, options: UNNotificationActionOptions = [],
-                            icon: UNNotificationActionIcon?, textInputButtonTitle: String, textInputPlaceholder: String) {
-        self.init(value: NotificationAction(identifier: identifier, title: title, options: options, icon: icon?.value,
-                                            textInput: .init(buttonTitle: textInputButtonTitle, placeholder: textInputPlaceholder)))
+    public convenience init(
+        identifier: String, title: String, options: UNNotificationActionOptions = [],
+        icon: UNNotificationActionIcon?, textInputButtonTitle: String, textInputPlaceholder: String
+    ) {
+        self.init(
+            value: NotificationAction(
+                identifier: identifier, title: title, options: options, icon: icon?.value,
+                textInput: .init(buttonTitle: textInputButtonTitle, placeholder: textInputPlaceholder)))
     }
 
     /// The short form, as Apple's inherited initialiser: a reply field with the system's button and placeholder.
     public convenience init(identifier: String, title: String, options: UNNotificationActionOptions = []) {
-        self.init(value: NotificationAction(identifier: identifier, title: title, options: options,
-                                            textInput: .init(buttonTitle: "Send", placeholder: "")))
+        self.init(
+            value: NotificationAction(
+                identifier: identifier, title: title, options: options,
+                textInput: .init(buttonTitle: "Send", placeholder: "")))
     }
 
     public var textInputButtonTitle: String { value.textInput?.buttonTitle ?? "" }
@@ -89,26 +103,38 @@ open class UNNotificationCategory: NSObject, NSCopying, @unchecked Sendable {
 
     init(value: NotificationCategory) { self.value = value }
 
-    public convenience init(identifier: String, actions: [UNNotificationAction], intentIdentifiers: [String],
-                            options: UNNotificationCategoryOptions = []) {
-        self.init(value: NotificationCategory(identifier: identifier, actions: actions.map(\.value),
-                                              intentIdentifiers: intentIdentifiers, options: options))
+    public convenience init(
+        identifier: String, actions: [UNNotificationAction], intentIdentifiers: [String],
+        options: UNNotificationCategoryOptions = []
+    ) {
+        self.init(
+            value: NotificationCategory(
+                identifier: identifier, actions: actions.map(\.value),
+                intentIdentifiers: intentIdentifiers, options: options))
     }
 
-    public convenience init(identifier: String, actions: [UNNotificationAction], intentIdentifiers: [String],
-                            hiddenPreviewsBodyPlaceholder: String, options: UNNotificationCategoryOptions = []) {
-        self.init(value: NotificationCategory(identifier: identifier, actions: actions.map(\.value),
-                                              intentIdentifiers: intentIdentifiers, options: options,
-                                              hiddenPreviewsBodyPlaceholder: hiddenPreviewsBodyPlaceholder))
+    public convenience init(
+        identifier: String, actions: [UNNotificationAction], intentIdentifiers: [String],
+        hiddenPreviewsBodyPlaceholder: String, options: UNNotificationCategoryOptions = []
+    ) {
+        self.init(
+            value: NotificationCategory(
+                identifier: identifier, actions: actions.map(\.value),
+                intentIdentifiers: intentIdentifiers, options: options,
+                hiddenPreviewsBodyPlaceholder: hiddenPreviewsBodyPlaceholder))
     }
 
-    public convenience init(identifier: String, actions: [UNNotificationAction], intentIdentifiers: [String],
-                            hiddenPreviewsBodyPlaceholder: String?, categorySummaryFormat: String?,
-                            options: UNNotificationCategoryOptions = []) {
-        self.init(value: NotificationCategory(identifier: identifier, actions: actions.map(\.value),
-                                              intentIdentifiers: intentIdentifiers, options: options,
-                                              hiddenPreviewsBodyPlaceholder: hiddenPreviewsBodyPlaceholder ?? "",
-                                              categorySummaryFormat: categorySummaryFormat ?? ""))
+    public convenience init(
+        identifier: String, actions: [UNNotificationAction], intentIdentifiers: [String],
+        hiddenPreviewsBodyPlaceholder: String?, categorySummaryFormat: String?,
+        options: UNNotificationCategoryOptions = []
+    ) {
+        self.init(
+            value: NotificationCategory(
+                identifier: identifier, actions: actions.map(\.value),
+                intentIdentifiers: intentIdentifiers, options: options,
+                hiddenPreviewsBodyPlaceholder: hiddenPreviewsBodyPlaceholder ?? "",
+                categorySummaryFormat: categorySummaryFormat ?? ""))
     }
 
     public var identifier: String { value.identifier }
@@ -121,5 +147,7 @@ open class UNNotificationCategory: NSObject, NSCopying, @unchecked Sendable {
     open func copy(with zone: NSZone? = nil) -> Any { self }
     open override func isEqual(_ object: Any?) -> Bool { (object as? UNNotificationCategory)?.value == value }
     open override var hash: Int { value.hashValue }
-    open override var description: String { "<UNNotificationCategory identifier: \"\(identifier)\", actions: \(actions.map(\.identifier))>" }
+    open override var description: String {
+        "<UNNotificationCategory identifier: \"\(identifier)\", actions: \(actions.map(\.identifier))>"
+    }
 }

@@ -32,9 +32,10 @@ open class UNNotificationContent: NSObject, NSCopying, NSMutableCopying, @unchec
     }
 
     init(value: NotificationContent) {
-        state = State(value: value, rawUserInfo: nil,
-                      attachments: value.attachments.map(UNNotificationAttachment.init(value:)),
-                      sound: value.sound.map(UNNotificationSound.init(value:)))
+        state = State(
+            value: value, rawUserInfo: nil,
+            attachments: value.attachments.map(UNNotificationAttachment.init(value:)),
+            sound: value.sound.map(UNNotificationSound.init(value:)))
         super.init()
     }
 
@@ -85,8 +86,10 @@ open class UNNotificationContent: NSObject, NSCopying, NSMutableCopying, @unchec
     /// from: this throws ``UNError`` `contentProvidingObjectNotAllowed` (code 1500), as iOS does for
     /// a provider it does not accept. Send the sender's name in `title`/`subtitle` instead.
     open func updating(from provider: any UNNotificationContentProviding) throws -> UNNotificationContent {
-        throw UNError(.contentProvidingObjectNotAllowed,
-                      "updating(from:) takes its content from an intent (INSendMessageIntent, INStartCallIntent); Linux has no Intents framework, so \(Swift.type(of: provider)) cannot provide content")
+        throw UNError(
+            .contentProvidingObjectNotAllowed,
+            "updating(from:) takes its content from an intent (INSendMessageIntent, INStartCallIntent); Linux has no Intents framework, so \(Swift.type(of: provider)) cannot provide content"
+        )
     }
 
     open func copy(with zone: NSZone? = nil) -> Any { UNNotificationContent(copying: self) }
@@ -100,7 +103,9 @@ open class UNNotificationContent: NSObject, NSCopying, NSMutableCopying, @unchec
     open override var hash: Int { read { $0.value.title.hashValue ^ $0.value.body.hashValue } }
 
     open override var description: String {
-        read { "<\(Swift.type(of: self)) title: \"\($0.value.title)\", subtitle: \"\($0.value.subtitle)\", body: \"\($0.value.body)\", categoryIdentifier: \"\($0.value.categoryIdentifier)\", threadIdentifier: \"\($0.value.threadIdentifier)\">" }
+        read {
+            "<\(Swift.type(of: self)) title: \"\($0.value.title)\", subtitle: \"\($0.value.subtitle)\", body: \"\($0.value.body)\", categoryIdentifier: \"\($0.value.categoryIdentifier)\", threadIdentifier: \"\($0.value.threadIdentifier)\">"
+        }
     }
 }
 

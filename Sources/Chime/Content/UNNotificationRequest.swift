@@ -71,8 +71,11 @@ open class UNNotificationRequest: NSObject, NSCopying, @unchecked Sendable {
 
     /// A request that expires, or whose notification is removed when it stops being relevant, or
     /// both (Chime's additions): see ``expiration`` and ``autoDismiss``.
-    public init(identifier: String, content: UNNotificationContent, trigger: UNNotificationTrigger?, expiration: NotificationDeadline?,
-                autoDismiss: NotificationDeadline? = nil, escalation: NotificationEscalation? = nil) {
+    public init(
+        identifier: String, content: UNNotificationContent, trigger: UNNotificationTrigger?,
+        expiration: NotificationDeadline?,
+        autoDismiss: NotificationDeadline? = nil, escalation: NotificationEscalation? = nil
+    ) {
         self.identifier = identifier
         self.content = content.copy() as! UNNotificationContent
         self.trigger = trigger
@@ -83,15 +86,21 @@ open class UNNotificationRequest: NSObject, NSCopying, @unchecked Sendable {
 
     /// A request whose delivered notification is alerted again until answered (Chime's addition):
     /// see ``escalation``.
-    public convenience init(identifier: String, content: UNNotificationContent, trigger: UNNotificationTrigger?,
-                            escalation: NotificationEscalation?) {
-        self.init(identifier: identifier, content: content, trigger: trigger, expiration: nil, autoDismiss: nil, escalation: escalation)
+    public convenience init(
+        identifier: String, content: UNNotificationContent, trigger: UNNotificationTrigger?,
+        escalation: NotificationEscalation?
+    ) {
+        self.init(
+            identifier: identifier, content: content, trigger: trigger, expiration: nil, autoDismiss: nil,
+            escalation: escalation)
     }
 
     /// A request whose delivered notification is removed when it stops being relevant (Chime's
     /// addition): see ``autoDismiss``.
-    public convenience init(identifier: String, content: UNNotificationContent, trigger: UNNotificationTrigger?,
-                            autoDismiss: NotificationDeadline?) {
+    public convenience init(
+        identifier: String, content: UNNotificationContent, trigger: UNNotificationTrigger?,
+        autoDismiss: NotificationDeadline?
+    ) {
         self.init(identifier: identifier, content: content, trigger: trigger, expiration: nil, autoDismiss: autoDismiss)
     }
 
@@ -105,18 +114,22 @@ open class UNNotificationRequest: NSObject, NSCopying, @unchecked Sendable {
     }
 
     func coreValue() throws -> NotificationRequest {
-        NotificationRequest(identifier: identifier, content: try content.coreValue(), trigger: trigger?.value, expiration: expiration,
-                            autoDismiss: autoDismiss, escalation: escalation)
+        NotificationRequest(
+            identifier: identifier, content: try content.coreValue(), trigger: trigger?.value, expiration: expiration,
+            autoDismiss: autoDismiss, escalation: escalation)
     }
 
     open func copy(with zone: NSZone? = nil) -> Any { self }
     open override func isEqual(_ object: Any?) -> Bool {
         guard let other = object as? UNNotificationRequest else { return false }
-        return identifier == other.identifier && content.isEqual(other.content) && trigger?.value == other.trigger?.value
+        return identifier == other.identifier && content.isEqual(other.content)
+            && trigger?.value == other.trigger?.value
             && expiration == other.expiration && autoDismiss == other.autoDismiss && escalation == other.escalation
     }
     open override var hash: Int { identifier.hashValue }
-    open override var description: String { "<UNNotificationRequest identifier: \"\(identifier)\", content: \(content), trigger: \(trigger.map { "\($0)" } ?? "nil")>" }
+    open override var description: String {
+        "<UNNotificationRequest identifier: \"\(identifier)\", content: \(content), trigger: \(trigger.map { "\($0)" } ?? "nil")>"
+    }
 }
 
 /// A delivered notification.
@@ -159,7 +172,9 @@ open class UNNotificationResponse: NSObject, NSCopying, @unchecked Sendable {
         value.userText == nil ? UNNotificationResponse(value: value) : UNTextInputNotificationResponse(value: value)
     }
 
-    open override var description: String { "<\(Swift.type(of: self)) actionIdentifier: \"\(actionIdentifier)\", notification: \(notification.request.identifier)>" }
+    open override var description: String {
+        "<\(Swift.type(of: self)) actionIdentifier: \"\(actionIdentifier)\", notification: \(notification.request.identifier)>"
+    }
 }
 
 /// The answer to a text-input action, with the typed text.

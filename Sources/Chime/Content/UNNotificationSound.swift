@@ -24,9 +24,13 @@ public final class UNNotificationSound: NSObject, NSCopying, Sendable {
     /// The default sound.
     public class var `default`: UNNotificationSound { UNNotificationSound(value: .default) }
     /// The default sound for critical alerts.
-    public class var defaultCritical: UNNotificationSound { UNNotificationSound(value: NotificationSound(isCritical: true)) }
+    public class var defaultCritical: UNNotificationSound {
+        UNNotificationSound(value: NotificationSound(isCritical: true))
+    }
     /// The default ringtone (played as the default sound on Linux).
-    public class var defaultRingtone: UNNotificationSound { UNNotificationSound(value: NotificationSound(name: "ringtone")) }
+    public class var defaultRingtone: UNNotificationSound {
+        UNNotificationSound(value: NotificationSound(name: "ringtone"))
+    }
 
     /// A sound file by name.
     public convenience init(named name: UNNotificationSoundName) {
@@ -39,7 +43,9 @@ public final class UNNotificationSound: NSObject, NSCopying, Sendable {
     }
 
     /// A critical-alert sound file by name at a volume from 0 to 1.
-    public class func criticalSoundNamed(_ name: UNNotificationSoundName, withAudioVolume volume: Float) -> UNNotificationSound {
+    public class func criticalSoundNamed(_ name: UNNotificationSoundName, withAudioVolume volume: Float)
+        -> UNNotificationSound
+    {
         UNNotificationSound(value: NotificationSound(name: name.rawValue, isCritical: true, volume: volume))
     }
 
@@ -74,7 +80,8 @@ public let UNNotificationAttachmentOptionsTypeHintKey = "UNNotificationAttachmen
 public let UNNotificationAttachmentOptionsThumbnailHiddenKey = "UNNotificationAttachmentOptionsThumbnailHiddenKey"
 /// The key of an attachment option: the part of the image the thumbnail shows, in unit coordinates,
 /// as a `CGRect` or its `dictionaryRepresentation`.
-public let UNNotificationAttachmentOptionsThumbnailClippingRectKey = "UNNotificationAttachmentOptionsThumbnailClippingRectKey"
+public let UNNotificationAttachmentOptionsThumbnailClippingRectKey =
+    "UNNotificationAttachmentOptionsThumbnailClippingRectKey"
 /// The key of an attachment option: which frame the thumbnail shows — for a video, seconds from
 /// its start (a number, or a `CMTime` dictionary with `value` and `timescale`); for an animated
 /// image, the frame number.
@@ -129,25 +136,33 @@ public final class UNNotificationAttachment: NSObject, NSCopying, Sendable {
         }
         let options = Self.stringKeyed(options ?? [:])
         let ext = url.pathExtension.lowercased()
-        let type: String, limit: Int
+        let type: String
+        let limit: Int
         if let hint = options[UNNotificationAttachmentOptionsTypeHintKey] {
             guard let hint = hint as? String, let known = Self.limits[hint] else {
-                throw UNError(.attachmentUnrecognizedType,
-                              "attachment '\(identifier)': the type hint \(hint) is not a supported type; accepted: \(Self.limits.keys.sorted().joined(separator: ", "))")
+                throw UNError(
+                    .attachmentUnrecognizedType,
+                    "attachment '\(identifier)': the type hint \(hint) is not a supported type; accepted: \(Self.limits.keys.sorted().joined(separator: ", "))"
+                )
             }
             (type, limit) = (hint, known)
         } else if let known = Self.types[ext] {
             (type, limit) = known
         } else {
             let name = ext.isEmpty ? "a file without an extension" : "files ending in '.\(ext)'"
-            throw UNError(.attachmentUnrecognizedType,
-                          "attachment '\(identifier)': \(name) cannot be recognised; give the type with UNNotificationAttachmentOptionsTypeHintKey (such as \"public.jpeg\"), or use one of these extensions: \(Self.types.keys.sorted().joined(separator: ", "))")
+            throw UNError(
+                .attachmentUnrecognizedType,
+                "attachment '\(identifier)': \(name) cannot be recognised; give the type with UNNotificationAttachmentOptionsTypeHintKey (such as \"public.jpeg\"), or use one of these extensions: \(Self.types.keys.sorted().joined(separator: ", "))"
+            )
         }
         let size = (try? FileManager.default.attributesOfItem(atPath: url.path)[.size] as? Int) ?? 0
         guard size > 0, size <= limit else {
-            throw UNError(.attachmentInvalidFileSize, "attachment '\(identifier)' is \(size) bytes; files of this kind may be 1 to \(limit) bytes")
+            throw UNError(
+                .attachmentInvalidFileSize,
+                "attachment '\(identifier)' is \(size) bytes; files of this kind may be 1 to \(limit) bytes")
         }
-        var value = NotificationAttachment(identifier: identifier.isEmpty ? UUID().uuidString : identifier, url: url, type: type)
+        var value = NotificationAttachment(
+            identifier: identifier.isEmpty ? UUID().uuidString : identifier, url: url, type: type)
         try Self.readThumbnailOptions(options, into: &value)
         self.init(value: value)
     }
@@ -162,7 +177,9 @@ public final class UNNotificationAttachment: NSObject, NSCopying, Sendable {
         return out
     }
 
-    private static func readThumbnailOptions(_ options: [AnyHashable: Any], into value: inout NotificationAttachment) throws {
+    private static func readThumbnailOptions(_ options: [AnyHashable: Any], into value: inout NotificationAttachment)
+        throws
+    {
         let field = "options.\(UNNotificationAttachmentOptionsThumbnailHiddenKey)"
         if let hidden = options[UNNotificationAttachmentOptionsThumbnailHiddenKey] {
             guard let flag = hidden as? Bool ?? (hidden as? NSNumber)?.boolValue else {
@@ -173,17 +190,20 @@ public final class UNNotificationAttachment: NSObject, NSCopying, Sendable {
         if let rect = options[UNNotificationAttachmentOptionsThumbnailClippingRectKey] {
             let field = "options.\(UNNotificationAttachmentOptionsThumbnailClippingRectKey)"
             guard let found = rect as? CGRect ?? CGRect(dictionaryRepresentation: rect) else {
-                throw ChimeError(.invalidValue, field: field,
-                                 "\(field) is \(rect); give a CGRect or its dictionaryRepresentation (X, Y, Width, Height)")
+                throw ChimeError(
+                    .invalidValue, field: field,
+                    "\(field) is \(rect); give a CGRect or its dictionaryRepresentation (X, Y, Width, Height)")
             }
-            value.thumbnailClippingRect = .init(x: Double(found.origin.x), y: Double(found.origin.y),
-                                                width: Double(found.size.width), height: Double(found.size.height))
+            value.thumbnailClippingRect = .init(
+                x: Double(found.origin.x), y: Double(found.origin.y),
+                width: Double(found.size.width), height: Double(found.size.height))
         }
         if let time = options[UNNotificationAttachmentOptionsThumbnailTimeKey] {
             let field = "options.\(UNNotificationAttachmentOptionsThumbnailTimeKey)"
             guard let seconds = Self.seconds(time) else {
-                throw ChimeError(.invalidValue, field: field,
-                                 "\(field) is \(time); give seconds as a number, or a CMTime dictionary with value and timescale")
+                throw ChimeError(
+                    .invalidValue, field: field,
+                    "\(field) is \(time); give seconds as a number, or a CMTime dictionary with value and timescale")
             }
             value.thumbnailTime = seconds
         }
@@ -194,7 +214,8 @@ public final class UNNotificationAttachment: NSObject, NSCopying, Sendable {
     private static func seconds(_ value: Any) -> Double? {
         if let number = number(value) { return number }
         guard let dictionary = value as? [AnyHashable: Any] ?? (value as? NSDictionary as? [AnyHashable: Any]),
-              let count = dictionary["value"].flatMap(number), let scale = dictionary["timescale"].flatMap(number), scale > 0
+            let count = dictionary["value"].flatMap(number), let scale = dictionary["timescale"].flatMap(number),
+            scale > 0
         else { return nil }
         return count / scale
     }
@@ -212,32 +233,38 @@ public final class UNNotificationAttachment: NSObject, NSCopying, Sendable {
 
     private static let types: [String: (String, Int)] = [
         "png": ("public.png", 10_000_000), "jpg": ("public.jpeg", 10_000_000), "jpeg": ("public.jpeg", 10_000_000),
-        "gif": ("com.compuserve.gif", 10_000_000), "heic": ("public.heic", 10_000_000), "webp": ("org.webmproject.webp", 10_000_000),
-        "aiff": ("public.aiff-audio", 5_000_000), "aif": ("public.aiff-audio", 5_000_000), "wav": ("com.microsoft.waveform-audio", 5_000_000),
-        "mp3": ("public.mp3", 5_000_000), "m4a": ("com.apple.m4a-audio", 5_000_000), "caf": ("com.apple.coreaudio-format", 5_000_000),
+        "gif": ("com.compuserve.gif", 10_000_000), "heic": ("public.heic", 10_000_000),
+        "webp": ("org.webmproject.webp", 10_000_000),
+        "aiff": ("public.aiff-audio", 5_000_000), "aif": ("public.aiff-audio", 5_000_000),
+        "wav": ("com.microsoft.waveform-audio", 5_000_000),
+        "mp3": ("public.mp3", 5_000_000), "m4a": ("com.apple.m4a-audio", 5_000_000),
+        "caf": ("com.apple.coreaudio-format", 5_000_000),
         "ogg": ("org.xiph.ogg", 5_000_000), "mp4": ("public.mpeg-4", 50_000_000), "mpeg": ("public.mpeg", 50_000_000),
         "mov": ("com.apple.quicktime-movie", 50_000_000), "avi": ("public.avi", 50_000_000),
         "m2v": ("public.mpeg-2-video", 50_000_000),
     ]
 
     /// The size limit of each type a hint may name.
-    private static let limits: [String: Int] = Dictionary(types.values.map { ($0.0, $0.1) } + [("public.mpeg-4-audio", 5_000_000)],
-                                                           uniquingKeysWith: { first, _ in first })
+    private static let limits: [String: Int] = Dictionary(
+        types.values.map { ($0.0, $0.1) } + [("public.mpeg-4-audio", 5_000_000)],
+        uniquingKeysWith: { first, _ in first })
 }
 
 // CoreGraphics' dictionary form of a rectangle, which apps put in the clipping-rectangle option.
 extension CGRect {
     /// The rectangle as CoreGraphics writes it into a dictionary: `X`, `Y`, `Width`, `Height`.
     public var dictionaryRepresentation: NSDictionary {
-        ["X": Double(origin.x), "Y": Double(origin.y), "Width": Double(size.width), "Height": Double(size.height)] as NSDictionary
+        ["X": Double(origin.x), "Y": Double(origin.y), "Width": Double(size.width), "Height": Double(size.height)]
+            as NSDictionary
     }
 
     /// Reads a rectangle from its dictionary form (see ``dictionaryRepresentation``).
     public init?(dictionaryRepresentation dictionary: Any) {
         guard let values = dictionary as? [AnyHashable: Any] ?? (dictionary as? NSDictionary as? [AnyHashable: Any]),
-              let x = values["X"].flatMap(UNNotificationAttachment.number), let y = values["Y"].flatMap(UNNotificationAttachment.number),
-              let width = values["Width"].flatMap(UNNotificationAttachment.number),
-              let height = values["Height"].flatMap(UNNotificationAttachment.number)
+            let x = values["X"].flatMap(UNNotificationAttachment.number),
+            let y = values["Y"].flatMap(UNNotificationAttachment.number),
+            let width = values["Width"].flatMap(UNNotificationAttachment.number),
+            let height = values["Height"].flatMap(UNNotificationAttachment.number)
         else { return nil }
         self.init(x: x, y: y, width: width, height: height)
     }

@@ -36,8 +36,10 @@ package final class ServiceExtensionRun: @unchecked Sendable {
     private let attachmentStore: AttachmentStore
 
     /// Starts the extension at once.
-    package init(extension type: UNNotificationServiceExtension.Type, request: NotificationRequest, timeLimit: TimeInterval,
-                 clock: any NotificationClock, center: UNUserNotificationCenter) {
+    package init(
+        extension type: UNNotificationServiceExtension.Type, request: NotificationRequest, timeLimit: TimeInterval,
+        clock: any NotificationClock, center: UNUserNotificationCenter
+    ) {
         original = request
         deadline = clock.now.addingTimeInterval(timeLimit)
         attachmentStore = center.attachmentStore
@@ -73,7 +75,9 @@ package final class ServiceExtensionRun: @unchecked Sendable {
                 // Out of time: the extension's last chance to hand over its best attempt.
                 await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
                     queue.async {
-                        UNUserNotificationCenter.$scoped.withValue(center) { box.instance?.serviceExtensionTimeWillExpire() }
+                        UNUserNotificationCenter.$scoped.withValue(center) {
+                            box.instance?.serviceExtensionTimeWillExpire()
+                        }
                         continuation.resume()
                     }
                 }
@@ -84,7 +88,8 @@ package final class ServiceExtensionRun: @unchecked Sendable {
             }
             // Let the instance go on its own queue, where it lived.
             queue.async { box.instance = nil }
-            return Self.deliverable(final, original: request.content, identifier: request.identifier, attachments: center.attachmentStore)
+            return Self.deliverable(
+                final, original: request.content, identifier: request.identifier, attachments: center.attachmentStore)
         }
     }
 
@@ -119,7 +124,9 @@ package final class ServiceExtensionRun: @unchecked Sendable {
         let copy = content.mutableCopy() as! UNMutableNotificationContent
         var attachments = copy.attachments.map(\.value)
         // A file that cannot be moved is reported when the content is taken (`deliverable`).
-        if (try? attachmentStore.adopt(&attachments)) != nil { copy.attachments = attachments.map(UNNotificationAttachment.init(value:)) }
+        if (try? attachmentStore.adopt(&attachments)) != nil {
+            copy.attachments = attachments.map(UNNotificationAttachment.init(value:))
+        }
         let waiter = state.withLock { state -> CheckedContinuation<Void, Never>? in
             guard !state.closed else { return nil }
             state.answer = copy
@@ -142,8 +149,10 @@ package final class ServiceExtensionRun: @unchecked Sendable {
     /// attachment store (as iOS moves the files an extension attaches); the original when it
     /// cannot be delivered (`userInfo` that is not a property list, a field out of range, a file
     /// that cannot be moved), with a message saying why.
-    private static func deliverable(_ content: UNNotificationContent?, original: NotificationContent, identifier: String,
-                                    attachments: AttachmentStore) -> NotificationContent {
+    private static func deliverable(
+        _ content: UNNotificationContent?, original: NotificationContent, identifier: String,
+        attachments: AttachmentStore
+    ) -> NotificationContent {
         guard let content else { return original }
         do {
             var value = try content.coreValue()
@@ -151,7 +160,8 @@ package final class ServiceExtensionRun: @unchecked Sendable {
             try attachments.adopt(&value.attachments)
             return value
         } catch {
-            UNUserNotificationCenter.report("the notification service extension's content for \"\(identifier)\" (delivered as it arrived)", error)
+            UNUserNotificationCenter.report(
+                "the notification service extension's content for \"\(identifier)\" (delivered as it arrived)", error)
             return original
         }
     }

@@ -44,7 +44,9 @@ open class UNNotificationServiceExtension: NSObject {
 
     /// A notification arrived: call `contentHandler` with the content to show, once. The default
     /// shows the content unchanged.
-    open func didReceive(_ request: UNNotificationRequest, withContentHandler contentHandler: @escaping (UNNotificationContent) -> Void) {
+    open func didReceive(
+        _ request: UNNotificationRequest, withContentHandler contentHandler: @escaping (UNNotificationContent) -> Void
+    ) {
         contentHandler(request.content)
     }
 

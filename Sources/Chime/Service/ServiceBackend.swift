@@ -65,8 +65,10 @@ package final class ServiceBackend: CenterBackend {
     // MARK: Ordering
 
     /// Runs `operation` after every operation started before it, then `completion`.
-    private func enqueue<T: Sendable>(_ operation: @escaping @Sendable () async throws -> T,
-                                      completion: @escaping @Sendable (Result<T, any Error>) -> Void) {
+    private func enqueue<T: Sendable>(
+        _ operation: @escaping @Sendable () async throws -> T,
+        completion: @escaping @Sendable (Result<T, any Error>) -> Void
+    ) {
         state.withLock { state in
             let previous = state.tail
             state.tail = Task {
@@ -87,9 +89,13 @@ package final class ServiceBackend: CenterBackend {
     /// returns the JSON answer (`nil` for an empty body); an error answer becomes the error Apple's
     /// API or Chime's would throw.
     @discardableResult
-    private func call(_ route: APIRoute, _ parameters: [String: String], query: String = "", json: JSONValue? = nil,
-                      body: [UInt8]? = nil, headers: [(String, String)] = []) async throws -> JSONValue? {
-        try await exchange(route.method.rawValue, route.path(parameters) + query, json: json, body: body, headers: headers).answer
+    private func call(
+        _ route: APIRoute, _ parameters: [String: String], query: String = "", json: JSONValue? = nil,
+        body: [UInt8]? = nil, headers: [(String, String)] = []
+    ) async throws -> JSONValue? {
+        try await exchange(
+            route.method.rawValue, route.path(parameters) + query, json: json, body: body, headers: headers
+        ).answer
     }
 
     /// A whole list from a GET route: every page of a paged answer, following its `Link: rel="next"`.
@@ -105,8 +111,10 @@ package final class ServiceBackend: CenterBackend {
         return .array(items)
     }
 
-    private func exchange(_ method: String, _ target: String, json: JSONValue? = nil, body: [UInt8]? = nil,
-                          headers: [(String, String)] = []) async throws -> (answer: JSONValue?, link: String?) {
+    private func exchange(
+        _ method: String, _ target: String, json: JSONValue? = nil, body: [UInt8]? = nil,
+        headers: [(String, String)] = []
+    ) async throws -> (answer: JSONValue?, link: String?) {
         var fields = [("Authorization", "Bearer \(token)")]
         let bytes = json?.serializedBytes() ?? body
         if bytes != nil { fields.append(("Content-Type", "application/json")) }
@@ -114,7 +122,8 @@ package final class ServiceBackend: CenterBackend {
         do {
             response = try await client.request(method, target, headers: fields + headers, body: bytes)
         } catch let error as HTTPClientError {
-            throw ChimeError(.serviceUnavailable, field: error.code == .badRequest ? nil : "CHIME_SERVICE", error.message)
+            throw ChimeError(
+                .serviceUnavailable, field: error.code == .badRequest ? nil : "CHIME_SERVICE", error.message)
         }
         guard response.isSuccess else { throw Self.error(response, target: target) }
         return (response.json, response.headers["link"])
@@ -126,19 +135,26 @@ package final class ServiceBackend: CenterBackend {
         if let reason = answer?.reason {
             return APNsPayloadError(reason: reason, status: status, message: "the service refused the push: \(reason)")
         }
-        let code = answer?.code ?? "", message = answer?.message ?? "the Chime service answered HTTP \(status) to \(target)", field = answer?.field
+        let code = answer?.code ?? ""
+        let message = answer?.message ?? "the Chime service answered HTTP \(status) to \(target)"
+        let field = answer?.field
         switch (status, code) {
         case (_, "notificationsNotAllowed"): return UNError(.notificationsNotAllowed, message)
         case (_, "badgeInputInvalid"): return UNError(.badgeInputInvalid, message)
         case (401, _):
-            return ChimeError(.notPermitted, field: "CHIME_APP_TOKEN", "the service refused the app's token (\(message)); use the token `chime apps add` printed")
+            return ChimeError(
+                .notPermitted, field: "CHIME_APP_TOKEN",
+                "the service refused the app's token (\(message)); use the token `chime apps add` printed")
         case (403, _): return ChimeError(.notPermitted, message)
         case (500..., _): return ChimeError(.serviceUnavailable, field: field, message)
-        default: return ChimeError(code.isEmpty ? .invalidValue : ChimeError.Code(rawValue: code), field: field, message)
+        default:
+            return ChimeError(code.isEmpty ? .invalidValue : ChimeError.Code(rawValue: code), field: field, message)
         }
     }
 
-    private static func items<T>(_ answer: JSONValue?, _ decode: (JSONValue, String) throws(ChimeError) -> T) throws -> [T] {
+    private static func items<T>(_ answer: JSONValue?, _ decode: (JSONValue, String) throws(ChimeError) -> T) throws
+        -> [T]
+    {
         guard case .array(let values)? = answer else {
             throw ChimeError(.malformedInput, "the service's answer is not a list")
         }
@@ -154,44 +170,68 @@ package final class ServiceBackend: CenterBackend {
 
     // MARK: Operations
 
-    package func requestAuthorization(app: String, options: UNAuthorizationOptions,
-                                      completion: @escaping @Sendable (Result<Bool, any Error>) -> Void) {
-        enqueue({ [self] in
-            let names = options.names(from: UNAuthorizationOptions.names).map(JSONValue.string)
-            var status = try AuthorizationAnswer(json: try await call(.requestAuthorization, ["app": app],
-                                                                      json: [JSONFieldName.options: .array(names)]) ?? .null).status
-            // The user has not answered yet (the web center or `chime apps allow|deny` asks): wait
-            // for the answer, as iOS waits for its alert.
-            while status == .notDetermined {
-                try await Sleep.for(.milliseconds(500))
-                status = try NotificationSettings(json: try await call(.getSettings, ["app": app]) ?? .null).authorizationStatus
-            }
-            return status.allowsDelivery
-        }, completion: completion)
+    package func requestAuthorization(
+        app: String, options: UNAuthorizationOptions,
+        completion: @escaping @Sendable (Result<Bool, any Error>) -> Void
+    ) {
+        enqueue(
+            { [self] in
+                let names = options.names(from: UNAuthorizationOptions.names).map(JSONValue.string)
+                var status = try AuthorizationAnswer(
+                    json: try await call(
+                        .requestAuthorization, ["app": app],
+                        json: [JSONFieldName.options: .array(names)]) ?? .null
+                ).status
+                // The user has not answered yet (the web center or `chime apps allow|deny` asks): wait
+                // for the answer, as iOS waits for its alert.
+                while status == .notDetermined {
+                    try await Sleep.for(.milliseconds(500))
+                    status = try NotificationSettings(json: try await call(.getSettings, ["app": app]) ?? .null)
+                        .authorizationStatus
+                }
+                return status.allowsDelivery
+            }, completion: completion)
     }
 
-    package func settings(app: String, completion: @escaping @Sendable (Result<NotificationSettings, any Error>) -> Void) {
-        enqueue({ [self] in try NotificationSettings(json: try await call(.getSettings, ["app": app]) ?? .null) }, completion: completion)
+    package func settings(
+        app: String, completion: @escaping @Sendable (Result<NotificationSettings, any Error>) -> Void
+    ) {
+        enqueue(
+            { [self] in try NotificationSettings(json: try await call(.getSettings, ["app": app]) ?? .null) },
+            completion: completion)
     }
 
-    package func setCategories(_ categories: [NotificationCategory], app: String,
-                               completion: @escaping @Sendable (Result<Void, any Error>) -> Void) {
-        enqueue({ [self] in _ = try await call(.setCategories, ["app": app], json: .array(categories.map(\.json))) }, completion: completion)
+    package func setCategories(
+        _ categories: [NotificationCategory], app: String,
+        completion: @escaping @Sendable (Result<Void, any Error>) -> Void
+    ) {
+        enqueue(
+            { [self] in _ = try await call(.setCategories, ["app": app], json: .array(categories.map(\.json))) },
+            completion: completion)
     }
 
-    package func categories(app: String, completion: @escaping @Sendable (Result<[NotificationCategory], any Error>) -> Void) {
-        enqueue({ [self] in
-            try Self.items(try await list(.getCategories, app: app)) { value, field throws(ChimeError) in
-                try NotificationCategory(json: value, field: field)
-            }
-        }, completion: completion)
+    package func categories(
+        app: String, completion: @escaping @Sendable (Result<[NotificationCategory], any Error>) -> Void
+    ) {
+        enqueue(
+            { [self] in
+                try Self.items(try await list(.getCategories, app: app)) { value, field throws(ChimeError) in
+                    try NotificationCategory(json: value, field: field)
+                }
+            }, completion: completion)
     }
 
-    package func add(_ requests: [NotificationRequest], app: String, completion: @escaping @Sendable (Result<[Date?], any Error>) -> Void) {
-        enqueue({ [self] in
-            let answer = try await call(.addRequests, ["app": app], json: .array(requests.map(\.json)))
-            return try Self.items(answer) { value, field throws(ChimeError) in try PendingRequest(json: value, field: field).nextFireDate }
-        }, completion: completion)
+    package func add(
+        _ requests: [NotificationRequest], app: String,
+        completion: @escaping @Sendable (Result<[Date?], any Error>) -> Void
+    ) {
+        enqueue(
+            { [self] in
+                let answer = try await call(.addRequests, ["app": app], json: .array(requests.map(\.json)))
+                return try Self.items(answer) { value, field throws(ChimeError) in
+                    try PendingRequest(json: value, field: field).nextFireDate
+                }
+            }, completion: completion)
     }
 
     package func fail(_ error: any Error, completion: @escaping @Sendable (Result<Void, any Error>) -> Void) {
@@ -199,9 +239,12 @@ package final class ServiceBackend: CenterBackend {
     }
 
     package func pending(app: String, completion: @escaping @Sendable (Result<[PendingRequest], any Error>) -> Void) {
-        enqueue({ [self] in
-            try Self.items(try await list(.listRequests, app: app)) { value, field throws(ChimeError) in try PendingRequest(json: value, field: field) }
-        }, completion: completion)
+        enqueue(
+            { [self] in
+                try Self.items(try await list(.listRequests, app: app)) { value, field throws(ChimeError) in
+                    try PendingRequest(json: value, field: field)
+                }
+            }, completion: completion)
     }
 
     private func query(_ identifiers: [String]) -> String {
@@ -220,30 +263,45 @@ package final class ServiceBackend: CenterBackend {
         return removed
     }
 
-    package func removePending(app: String, identifiers: [String]?, completion: @escaping @Sendable (Result<[String], any Error>) -> Void) {
+    package func removePending(
+        app: String, identifiers: [String]?, completion: @escaping @Sendable (Result<[String], any Error>) -> Void
+    ) {
         if identifiers?.isEmpty == true { return enqueue({ [] }, completion: completion) }
-        enqueue({ [self] in try await remove(.removeRequests, app: app, identifiers: identifiers) }, completion: completion)
+        enqueue(
+            { [self] in try await remove(.removeRequests, app: app, identifiers: identifiers) }, completion: completion)
     }
 
-    package func delivered(app: String, completion: @escaping @Sendable (Result<[DeliveredNotification], any Error>) -> Void) {
-        enqueue({ [self] in
-            try Self.items(try await list(.listNotifications, app: app)) { value, field throws(ChimeError) in
-                try DeliveredNotification(json: value, field: field)
-            }
-        }, completion: completion)
+    package func delivered(
+        app: String, completion: @escaping @Sendable (Result<[DeliveredNotification], any Error>) -> Void
+    ) {
+        enqueue(
+            { [self] in
+                try Self.items(try await list(.listNotifications, app: app)) { value, field throws(ChimeError) in
+                    try DeliveredNotification(json: value, field: field)
+                }
+            }, completion: completion)
     }
 
-    package func removeDelivered(app: String, identifiers: [String]?, completion: @escaping @Sendable (Result<[String], any Error>) -> Void) {
+    package func removeDelivered(
+        app: String, identifiers: [String]?, completion: @escaping @Sendable (Result<[String], any Error>) -> Void
+    ) {
         if identifiers?.isEmpty == true { return enqueue({ [] }, completion: completion) }
-        enqueue({ [self] in try await remove(.removeNotifications, app: app, identifiers: identifiers) }, completion: completion)
+        enqueue(
+            { [self] in try await remove(.removeNotifications, app: app, identifiers: identifiers) },
+            completion: completion)
     }
 
-    package func setBadge(_ count: Int, app: String, completion: @escaping @Sendable (Result<Void, any Error>) -> Void) {
-        enqueue({ [self] in _ = try await call(.setBadge, ["app": app], json: [JSONFieldName.badge: .integer(Int64(count))]) }, completion: completion)
+    package func setBadge(_ count: Int, app: String, completion: @escaping @Sendable (Result<Void, any Error>) -> Void)
+    {
+        enqueue(
+            { [self] in _ = try await call(.setBadge, ["app": app], json: [JSONFieldName.badge: .integer(Int64(count))])
+            }, completion: completion)
     }
 
     package func outbox(app: String) async throws -> [NotificationResponse] {
-        try Self.items(try await list(.outbox, app: app)) { value, field throws(ChimeError) in try NotificationResponse(json: value, field: field) }
+        try Self.items(try await list(.outbox, app: app)) { value, field throws(ChimeError) in
+            try NotificationResponse(json: value, field: field)
+        }
     }
 
     package func acknowledgeResponse(_ id: Int64, app: String) async throws {
@@ -251,8 +309,9 @@ package final class ServiceBackend: CenterBackend {
     }
 
     package func answer(app: String, notification: String, action: String, userText: String?) async throws -> Bool {
-        throw ChimeError(.notPermitted, field: "actionIdentifier",
-                         "answers come from the user, on the service's surfaces (the web center, `chime respond`), not from the app")
+        throw ChimeError(
+            .notPermitted, field: "actionIdentifier",
+            "answers come from the user, on the service's surfaces (the web center, `chime respond`), not from the app")
     }
 
     package func receipt(app: String, notification: String) async throws -> EscalationReceipt? {
@@ -266,7 +325,9 @@ package final class ServiceBackend: CenterBackend {
 
     /// The service runs the app's extension on the push through the app's event stream (see
     /// ``serviceExtensionChanged(_:app:)``), so `serviceExtension` is not used here.
-    package func push(_ payload: Data, identifier: String, app: String, serviceExtension: ServiceExtensionHandler?) async throws {
+    package func push(_ payload: Data, identifier: String, app: String, serviceExtension: ServiceExtensionHandler?)
+        async throws
+    {
         let decoded = try APNsPayload.decode(payload)
         let device: String
         if let known = state.withLock({ $0.deviceToken }) {
@@ -278,7 +339,10 @@ package final class ServiceBackend: CenterBackend {
             state.withLock { $0.deviceToken = fetched }
             device = fetched
         }
-        var headers = [("apns-topic", app), ("apns-push-type", decoded.isSilent ? "background" : "alert"), ("apns-priority", decoded.isSilent ? "5" : "10")]
+        var headers = [
+            ("apns-topic", app), ("apns-push-type", decoded.isSilent ? "background" : "alert"),
+            ("apns-priority", decoded.isSilent ? "5" : "10"),
+        ]
         if identifier.utf8.count <= 64 { headers.append(("apns-collapse-id", identifier)) }
         try await call(.push, ["token": device], body: Array(payload), headers: headers)
     }
@@ -314,9 +378,11 @@ package final class ServiceBackend: CenterBackend {
     package func reportPresentation(_ options: UNNotificationPresentationOptions, for identifier: String, app: String) {
         let names = options.names(from: UNNotificationPresentationOptions.names).map(JSONValue.string)
         // In order with the app's other operations; a refusal (the service no longer waits) is fine.
-        enqueue({ [self] in
-            _ = try? await call(.reportPresentation, ["app": app, "identifier": identifier], json: ["options": .array(names)])
-        }, completion: { _ in })
+        enqueue(
+            { [self] in
+                _ = try? await call(
+                    .reportPresentation, ["app": app, "identifier": identifier], json: ["options": .array(names)])
+            }, completion: { _ in })
     }
 
     /// Opens the event stream again at once, declaring what the app now does (a running stream
@@ -331,8 +397,10 @@ package final class ServiceBackend: CenterBackend {
     }
 
     package func moveDevice(to coordinate: Coordinate) async throws {
-        throw ChimeError(.notPermitted, field: "location",
-                         "the device's location belongs to the user: the service takes it from the owner (POST /v1/location), not from an app")
+        throw ChimeError(
+            .notPermitted, field: "location",
+            "the device's location belongs to the user: the service takes it from the owner (POST /v1/location), not from an app"
+        )
     }
 
     // MARK: Events
@@ -349,7 +417,12 @@ package final class ServiceBackend: CenterBackend {
                     guard let self else { return }
                     let received = await self.follow(app: app)
                     delay = received ? 1 : min(delay * 2, 10)
-                    if self.state.withLock({ state in defer { state.reconnectAtOnce = false }; return state.reconnectAtOnce }) { continue }
+                    if self.state.withLock({ state in
+                        defer { state.reconnectAtOnce = false }
+                        return state.reconnectAtOnce
+                    }) {
+                        continue
+                    }
                     try? await Sleep.for(.seconds(delay))
                 }
             }
@@ -403,8 +476,10 @@ package final class ServiceBackend: CenterBackend {
 
     /// The service asks for the app's extension on a push: run it, post what it gives.
     private func runServiceExtension(_ json: JSONValue) {
-        guard case .string(let callID)? = json["id"], case .string(let identifier)? = json["identifier"], let app = state.withLock({ $0.app }),
-              let content = json["content"].flatMap({ try? NotificationContent(json: $0) }) else { return }
+        guard case .string(let callID)? = json["id"], case .string(let identifier)? = json["identifier"],
+            let app = state.withLock({ $0.app }),
+            let content = json["content"].flatMap({ try? NotificationContent(json: $0) })
+        else { return }
         var limit: TimeInterval?
         switch json["timeLimit"] {
         case .number(let seconds)?: limit = seconds

@@ -107,17 +107,21 @@ public final class TerminalSurface: NotificationSurface {
     ///   - timeZone: the zone for the delivery time shown.
     ///   - respond: called with the notification identifier, the action identifier and the typed
     ///     text (for a text-input action); an error it throws is shown to the user.
-    public init(input: any TerminalInput = StandardInput(), output: any TerminalOutput = StandardOutput(),
-                timeZone: TimeZone = .current,
-                respond: @escaping @Sendable (_ identifier: String, _ action: String, _ text: String?) async throws -> Void) {
+    public init(
+        input: any TerminalInput = StandardInput(), output: any TerminalOutput = StandardOutput(),
+        timeZone: TimeZone = .current,
+        respond: @escaping @Sendable (_ identifier: String, _ action: String, _ text: String?) async throws -> Void
+    ) {
         self.input = input
         self.session = Session(output: output, timeZone: timeZone)
         self.respond = respond
     }
 
     /// Makes a surface that answers through `center.respond(to:actionIdentifier:userText:)`.
-    public convenience init(center: UNUserNotificationCenter, input: any TerminalInput = StandardInput(),
-                            output: any TerminalOutput = StandardOutput(), timeZone: TimeZone = .current) {
+    public convenience init(
+        center: UNUserNotificationCenter, input: any TerminalInput = StandardInput(),
+        output: any TerminalOutput = StandardOutput(), timeZone: TimeZone = .current
+    ) {
         self.init(input: input, output: output, timeZone: timeZone) { [weak center] identifier, action, text in
             guard let center else { return }
             try await center.respond(to: identifier, actionIdentifier: action, userText: text)
@@ -125,8 +129,10 @@ public final class TerminalSurface: NotificationSurface {
     }
 
     public func show(_ delivery: Delivery, app: String) async {
-        await session.enqueue(Entry(notification: delivery.notification, app: app, options: delivery.presentation,
-                                    category: delivery.category))
+        await session.enqueue(
+            Entry(
+                notification: delivery.notification, app: app, options: delivery.presentation,
+                category: delivery.category))
     }
 
     public func withdraw(_ identifiers: [String], app: String) async {
@@ -178,7 +184,8 @@ extension TerminalSurface {
 
         /// Shown without interrupting: only in the list, or passive.
         var isQuiet: Bool {
-            (!options.contains(.banner) && !options.contains(UNNotificationPresentationOptions(rawValue: 1 << 2))) || content.interruptionLevel == .passive
+            (!options.contains(.banner) && !options.contains(UNNotificationPresentationOptions(rawValue: 1 << 2)))
+                || content.interruptionLevel == .passive
         }
 
         /// The numbered choices: the category's actions, then open and dismiss.
@@ -265,7 +272,9 @@ extension TerminalSurface {
                 if entry.isQuiet {
                     say("· \(entry.app): \(headline(entry)) (quiet; waits for its turn)")
                 } else {
-                    say("\(entry.options.contains(.sound) ? "\u{7}" : "")+ \(entry.app): \(headline(entry)) arrived; it is next after this one")
+                    say(
+                        "\(entry.options.contains(.sound) ? "\u{7}" : "")+ \(entry.app): \(headline(entry)) arrived; it is next after this one"
+                    )
                 }
             }
         }
@@ -279,7 +288,7 @@ extension TerminalSurface {
                 waiting.removeAll { $0.identifier == identifier && $0.app == app }
                 switch stage {
                 case .choosing(let entry) where entry.identifier == identifier && entry.app == app,
-                     .typing(let entry, _) where entry.identifier == identifier && entry.app == app:
+                    .typing(let entry, _) where entry.identifier == identifier && entry.app == app:
                     say("(\"\(entry.content.title)\" was removed or answered elsewhere)")
                     next()
                 default:
@@ -377,7 +386,10 @@ extension TerminalSurface {
             stage = .choosing(entry)
             let content = entry.content
             let bell = entry.options.contains(.sound) && !entry.isQuiet ? "\u{7}" : ""
-            var lines = ["", "\(bell)== \(entry.app) · \(entry.notification.date.formatted(timeFormat))\(entry.isQuiet ? " · quiet" : "") =="]
+            var lines = [
+                "",
+                "\(bell)== \(entry.app) · \(entry.notification.date.formatted(timeFormat))\(entry.isQuiet ? " · quiet" : "") ==",
+            ]
             lines.append("   \(content.title.isEmpty ? "(no title)" : content.title)")
             if !content.subtitle.isEmpty { lines.append("   \(content.subtitle)") }
             if !content.body.isEmpty { lines.append("   \(content.body)") }

@@ -25,14 +25,18 @@ public struct CLLocationCoordinate2D: Sendable, Hashable {
 }
 
 /// Whether a coordinate is a valid position: latitude -90…90, longitude -180…180.
-public func CLLocationCoordinate2DIsValid(_ coordinate: CLLocationCoordinate2D) -> Bool { coordinate.coordinate.isValid }
+public func CLLocationCoordinate2DIsValid(_ coordinate: CLLocationCoordinate2D) -> Bool {
+    coordinate.coordinate.isValid
+}
 
 /// A coordinate from a latitude and a longitude, as CoreLocation's C function makes it.
 ///
 /// ```swift
 /// let office = CLLocationCoordinate2DMake(52.52, 13.40)
 /// ```
-public func CLLocationCoordinate2DMake(_ latitude: CLLocationDegrees, _ longitude: CLLocationDegrees) -> CLLocationCoordinate2D {
+public func CLLocationCoordinate2DMake(_ latitude: CLLocationDegrees, _ longitude: CLLocationDegrees)
+    -> CLLocationCoordinate2D
+{
     CLLocationCoordinate2D(latitude: latitude, longitude: longitude)
 }
 
@@ -74,25 +78,36 @@ open class CLLocation: NSObject, NSCopying, @unchecked Sendable {
     /// A location at a coordinate, now, with an altitude of 0, an exact horizontal position and no
     /// altitude accuracy (CoreLocation's defaults).
     public convenience init(latitude: CLLocationDegrees, longitude: CLLocationDegrees) {
-        self.init(coordinate: CLLocationCoordinate2D(latitude: latitude, longitude: longitude), altitude: 0,
-                  horizontalAccuracy: 0, verticalAccuracy: -1, timestamp: Date())
+        self.init(
+            coordinate: CLLocationCoordinate2D(latitude: latitude, longitude: longitude), altitude: 0,
+            horizontalAccuracy: 0, verticalAccuracy: -1, timestamp: Date())
     }
 
-    public convenience init(coordinate: CLLocationCoordinate2D, altitude: CLLocationDistance, horizontalAccuracy: CLLocationAccuracy,
-                            verticalAccuracy: CLLocationAccuracy, timestamp: Date) {
-        self.init(coordinate: coordinate, altitude: altitude, horizontalAccuracy: horizontalAccuracy, verticalAccuracy: verticalAccuracy,
-                  course: -1, courseAccuracy: -1, speed: -1, speedAccuracy: -1, timestamp: timestamp)
+    public convenience init(
+        coordinate: CLLocationCoordinate2D, altitude: CLLocationDistance, horizontalAccuracy: CLLocationAccuracy,
+        verticalAccuracy: CLLocationAccuracy, timestamp: Date
+    ) {
+        self.init(
+            coordinate: coordinate, altitude: altitude, horizontalAccuracy: horizontalAccuracy,
+            verticalAccuracy: verticalAccuracy,
+            course: -1, courseAccuracy: -1, speed: -1, speedAccuracy: -1, timestamp: timestamp)
     }
 
-    public convenience init(coordinate: CLLocationCoordinate2D, altitude: CLLocationDistance, horizontalAccuracy: CLLocationAccuracy,
-                            verticalAccuracy: CLLocationAccuracy, course: CLLocationDirection, speed: CLLocationSpeed, timestamp: Date) {
-        self.init(coordinate: coordinate, altitude: altitude, horizontalAccuracy: horizontalAccuracy, verticalAccuracy: verticalAccuracy,
-                  course: course, courseAccuracy: -1, speed: speed, speedAccuracy: -1, timestamp: timestamp)
+    public convenience init(
+        coordinate: CLLocationCoordinate2D, altitude: CLLocationDistance, horizontalAccuracy: CLLocationAccuracy,
+        verticalAccuracy: CLLocationAccuracy, course: CLLocationDirection, speed: CLLocationSpeed, timestamp: Date
+    ) {
+        self.init(
+            coordinate: coordinate, altitude: altitude, horizontalAccuracy: horizontalAccuracy,
+            verticalAccuracy: verticalAccuracy,
+            course: course, courseAccuracy: -1, speed: speed, speedAccuracy: -1, timestamp: timestamp)
     }
 
-    public init(coordinate: CLLocationCoordinate2D, altitude: CLLocationDistance, horizontalAccuracy: CLLocationAccuracy,
-                verticalAccuracy: CLLocationAccuracy, course: CLLocationDirection, courseAccuracy: CLLocationDirectionAccuracy,
-                speed: CLLocationSpeed, speedAccuracy: CLLocationSpeedAccuracy, timestamp: Date) {
+    public init(
+        coordinate: CLLocationCoordinate2D, altitude: CLLocationDistance, horizontalAccuracy: CLLocationAccuracy,
+        verticalAccuracy: CLLocationAccuracy, course: CLLocationDirection, courseAccuracy: CLLocationDirectionAccuracy,
+        speed: CLLocationSpeed, speedAccuracy: CLLocationSpeedAccuracy, timestamp: Date
+    ) {
         self.coordinate = coordinate
         self.altitude = altitude
         self.horizontalAccuracy = horizontalAccuracy
@@ -114,15 +129,18 @@ open class CLLocation: NSObject, NSCopying, @unchecked Sendable {
 
     open override func isEqual(_ object: Any?) -> Bool {
         guard let other = object as? CLLocation else { return false }
-        return coordinate == other.coordinate && altitude == other.altitude && horizontalAccuracy == other.horizontalAccuracy
-            && verticalAccuracy == other.verticalAccuracy && course == other.course && speed == other.speed && timestamp == other.timestamp
+        return coordinate == other.coordinate && altitude == other.altitude
+            && horizontalAccuracy == other.horizontalAccuracy
+            && verticalAccuracy == other.verticalAccuracy && course == other.course && speed == other.speed
+            && timestamp == other.timestamp
     }
 
     open override var hash: Int { coordinate.hashValue ^ timestamp.hashValue }
 
     /// As CoreLocation writes it: `<+52.52000000,+13.40500000> +/- 0.00m (speed -1.00 mps / course -1.00) @ …`.
     open override var description: String {
-        let position = String(format: "<%+.8f,%+.8f> +/- %.2fm", coordinate.latitude, coordinate.longitude, horizontalAccuracy)
+        let position = String(
+            format: "<%+.8f,%+.8f> +/- %.2fm", coordinate.latitude, coordinate.longitude, horizontalAccuracy)
         return position + String(format: " (speed %.2f mps / course %.2f) @ ", speed, course) + "\(timestamp)"
     }
 }
@@ -181,13 +199,15 @@ open class CLCircularRegion: CLRegion, @unchecked Sendable {
     open func contains(_ coordinate: CLLocationCoordinate2D) -> Bool { value.contains(coordinate.coordinate) }
 
     var value: CircularRegion {
-        CircularRegion(identifier: identifier, center: center.coordinate, radius: radius,
-                       notifyOnEntry: notifyOnEntry, notifyOnExit: notifyOnExit)
+        CircularRegion(
+            identifier: identifier, center: center.coordinate, radius: radius,
+            notifyOnEntry: notifyOnEntry, notifyOnExit: notifyOnExit)
     }
 
     convenience init(value: CircularRegion) {
-        self.init(center: CLLocationCoordinate2D(latitude: value.center.latitude, longitude: value.center.longitude),
-                  radius: value.radius, identifier: value.identifier)
+        self.init(
+            center: CLLocationCoordinate2D(latitude: value.center.latitude, longitude: value.center.longitude),
+            radius: value.radius, identifier: value.identifier)
         notifyOnEntry = value.notifyOnEntry
         notifyOnExit = value.notifyOnExit
     }

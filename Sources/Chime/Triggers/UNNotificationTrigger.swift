@@ -28,7 +28,8 @@ open class UNNotificationTrigger: NSObject, NSCopying, @unchecked Sendable {
         case nil: nil
         case .timeInterval?: UNTimeIntervalNotificationTrigger(value: value!, scheduledDate: scheduledDate)
         case .calendar?: UNCalendarNotificationTrigger(value: value!, scheduledDate: scheduledDate)
-        case .location(let region, _)?: UNLocationNotificationTrigger(value: value!, region: CLCircularRegion(value: region))
+        case .location(let region, _)?:
+            UNLocationNotificationTrigger(value: value!, region: CLCircularRegion(value: region))
         case .recurrence?: UNRecurrenceNotificationTrigger(value: value!, scheduledDate: scheduledDate)
         case .push?: UNPushNotificationTrigger(value: .push, scheduledDate: nil)
         }
@@ -66,7 +67,9 @@ open class UNTimeIntervalNotificationTrigger: UNNotificationTrigger, @unchecked 
         ChimeEnvironment.now().addingTimeInterval(timeInterval)
     }
 
-    open override var description: String { "<UNTimeIntervalNotificationTrigger timeInterval: \(timeInterval), repeats: \(repeats)>" }
+    open override var description: String {
+        "<UNTimeIntervalNotificationTrigger timeInterval: \(timeInterval), repeats: \(repeats)>"
+    }
 }
 
 /// Fires at the next date matching some date components, once or every time they match.
@@ -90,10 +93,13 @@ open class UNCalendarNotificationTrigger: UNNotificationTrigger, @unchecked Send
     /// The next matching date after the current center's "now", in its time zone (or the
     /// components' own).
     open func nextTriggerDate() -> Date? {
-        FireDates.nextCalendarDate(matching: dateComponents, after: ChimeEnvironment.now(), timeZone: ChimeEnvironment.timeZone())
+        FireDates.nextCalendarDate(
+            matching: dateComponents, after: ChimeEnvironment.now(), timeZone: ChimeEnvironment.timeZone())
     }
 
-    open override var description: String { "<UNCalendarNotificationTrigger dateComponents: \(FireDates.describe(dateComponents)), repeats: \(repeats)>" }
+    open override var description: String {
+        "<UNCalendarNotificationTrigger dateComponents: \(FireDates.describe(dateComponents)), repeats: \(repeats)>"
+    }
 }
 
 /// Fires when the device enters or leaves a region.
@@ -110,13 +116,17 @@ open class UNLocationNotificationTrigger: UNNotificationTrigger, @unchecked Send
     }
 
     public convenience init(region: CLRegion, repeats: Bool) {
-        let circle = (region as? CLCircularRegion)?.value
-            ?? CircularRegion(identifier: region.identifier, center: Coordinate(latitude: 0, longitude: 0), radius: 0,
-                              notifyOnEntry: region.notifyOnEntry, notifyOnExit: region.notifyOnExit)
+        let circle =
+            (region as? CLCircularRegion)?.value
+            ?? CircularRegion(
+                identifier: region.identifier, center: Coordinate(latitude: 0, longitude: 0), radius: 0,
+                notifyOnEntry: region.notifyOnEntry, notifyOnExit: region.notifyOnExit)
         self.init(value: .location(circle, repeats: repeats), region: region)
     }
 
-    open override var description: String { "<UNLocationNotificationTrigger region: \(region.identifier), repeats: \(repeats)>" }
+    open override var description: String {
+        "<UNLocationNotificationTrigger region: \(region.identifier), repeats: \(repeats)>"
+    }
 }
 
 /// The trigger of a remote (APNs-format) notification. Apps do not make these.

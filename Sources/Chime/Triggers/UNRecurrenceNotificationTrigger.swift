@@ -41,9 +41,12 @@ open class UNRecurrenceNotificationTrigger: UNNotificationTrigger, @unchecked Se
     /// let standUp = try UNRecurrenceNotificationTrigger(rrule: "FREQ=WEEKLY;BYDAY=MO,TU,WE,TH,FR",
     ///                                                   start: DateComponents(year: 2027, month: 1, day: 4, hour: 9, minute: 30))
     /// ```
-    public convenience init(rrule: String, start: DateComponents, timeZone: TimeZone? = nil, exceptionDates: [Date] = []) throws {
-        let schedule = try RecurrenceSchedule(rule: RecurrenceRule(parsing: rrule), start: start,
-                                              timeZone: timeZone ?? ChimeEnvironment.timeZone(), exceptionDates: exceptionDates)
+    public convenience init(
+        rrule: String, start: DateComponents, timeZone: TimeZone? = nil, exceptionDates: [Date] = []
+    ) throws {
+        let schedule = try RecurrenceSchedule(
+            rule: RecurrenceRule(parsing: rrule), start: start,
+            timeZone: timeZone ?? ChimeEnvironment.timeZone(), exceptionDates: exceptionDates)
         self.init(schedule: schedule)
     }
 
@@ -53,8 +56,9 @@ open class UNRecurrenceNotificationTrigger: UNNotificationTrigger, @unchecked Se
     /// let daily = try UNRecurrenceNotificationTrigger(rrule: "FREQ=DAILY;COUNT=3", start: tomorrowMorning)
     /// ```
     public convenience init(rrule: String, start: Date, timeZone: TimeZone? = nil, exceptionDates: [Date] = []) throws {
-        let schedule = try RecurrenceSchedule(rule: RecurrenceRule(parsing: rrule), start: start,
-                                              timeZone: timeZone ?? ChimeEnvironment.timeZone(), exceptionDates: exceptionDates)
+        let schedule = try RecurrenceSchedule(
+            rule: RecurrenceRule(parsing: rrule), start: start,
+            timeZone: timeZone ?? ChimeEnvironment.timeZone(), exceptionDates: exceptionDates)
         self.init(schedule: schedule)
     }
 
@@ -71,10 +75,12 @@ open class UNRecurrenceNotificationTrigger: UNNotificationTrigger, @unchecked Se
     /// rule.weekdays = [.nth(-1, .friday)]
     /// let trigger = try UNRecurrenceNotificationTrigger(rule, start: firstFriday)
     /// ```
-    public convenience init(_ recurrenceRule: Calendar.RecurrenceRule, start: Date, exceptionDates: [Date] = []) throws {
+    public convenience init(_ recurrenceRule: Calendar.RecurrenceRule, start: Date, exceptionDates: [Date] = []) throws
+    {
         let rule = try RecurrenceRule(recurrenceRule)
-        let schedule = try RecurrenceSchedule(rule: rule, start: start, timeZone: recurrenceRule.calendar.timeZone,
-                                              exceptionDates: exceptionDates)
+        let schedule = try RecurrenceSchedule(
+            rule: rule, start: start, timeZone: recurrenceRule.calendar.timeZone,
+            exceptionDates: exceptionDates)
         self.init(schedule: schedule)
     }
 
@@ -115,17 +121,20 @@ extension RecurrenceRule {
     /// ```
     public init(_ foundation: Calendar.RecurrenceRule) throws {
         guard foundation.calendar.identifier == .gregorian else {
-            throw ChimeError(.invalidTrigger, field: "trigger.rrule",
-                             "the rule's calendar is \(foundation.calendar.identifier); RFC 5545 rules are Gregorian: use Calendar(identifier: .gregorian)")
+            throw ChimeError(
+                .invalidTrigger, field: "trigger.rrule",
+                "the rule's calendar is \(foundation.calendar.identifier); RFC 5545 rules are Gregorian: use Calendar(identifier: .gregorian)"
+            )
         }
-        let frequency: Frequency = switch foundation.frequency {
-        case .minutely: .minutely
-        case .hourly: .hourly
-        case .daily: .daily
-        case .weekly: .weekly
-        case .monthly: .monthly
-        case .yearly: .yearly
-        }
+        let frequency: Frequency =
+            switch foundation.frequency {
+            case .minutely: .minutely
+            case .hourly: .hourly
+            case .daily: .daily
+            case .weekly: .weekly
+            case .monthly: .monthly
+            case .yearly: .yearly
+            }
         self.init(frequency: frequency, interval: foundation.interval)
         if let count = foundation.end.occurrences {
             end = .count(count)
@@ -140,7 +149,8 @@ extension RecurrenceRule {
         byWeekNumber = foundation.weeks
         bySetPosition = foundation.setPositions
         if foundation.months.contains(where: \.isLeap) {
-            throw ChimeError(.invalidTrigger, field: "trigger.rrule.BYMONTH", "leap months are not Gregorian; give months 1 to 12")
+            throw ChimeError(
+                .invalidTrigger, field: "trigger.rrule.BYMONTH", "leap months are not Gregorian; give months 1 to 12")
         }
         byMonth = foundation.months.map(\.index)
         byDay = foundation.weekdays.map { weekday in
@@ -156,19 +166,22 @@ extension RecurrenceRule {
 
 extension RecurrenceRule.Weekday {
     init(_ day: Locale.Weekday) {
-        self = switch day {
-        case .monday: .monday
-        case .tuesday: .tuesday
-        case .wednesday: .wednesday
-        case .thursday: .thursday
-        case .friday: .friday
-        case .saturday: .saturday
-        case .sunday: .sunday
-        }
+        self =
+            switch day {
+            case .monday: .monday
+            case .tuesday: .tuesday
+            case .wednesday: .wednesday
+            case .thursday: .thursday
+            case .friday: .friday
+            case .saturday: .saturday
+            case .sunday: .sunday
+            }
     }
 }
 
 extension Locale.Weekday {
     /// Sunday first, as `Calendar.firstWeekday` numbers them (1 = Sunday).
-    static let allCasesInAppleOrder: [Locale.Weekday] = [.sunday, .monday, .tuesday, .wednesday, .thursday, .friday, .saturday]
+    static let allCasesInAppleOrder: [Locale.Weekday] = [
+        .sunday, .monday, .tuesday, .wednesday, .thursday, .friday, .saturday,
+    ]
 }

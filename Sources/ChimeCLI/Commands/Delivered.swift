@@ -3,8 +3,9 @@ import ChimeCrypto
 import ChimeHTTP
 import ChimeServer
 import Foundation
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 extension CLI {
@@ -12,19 +13,27 @@ extension CLI {
         name: "delivered", summary: "list an app's delivered notifications, newest first",
         usage: "chime delivered [--app APP] [--thread THREAD] [--limit N] [--json]",
         examples: ["chime delivered", "chime delivered --thread chat-42 --json", "chime delivered --limit 10"],
-        options: [.value("app", "the app (default: the only registered app)"), .value("thread", "only this thread"),
-                  .value("limit", "show at most N, newest first (default: all, read a page at a time)")],
+        options: [
+            .value("app", "the app (default: the only registered app)"), .value("thread", "only this thread"),
+            .value("limit", "show at most N, newest first (default: all, read a page at a time)"),
+        ],
         run: { arguments, cli in
             let client = try cli.client(arguments)
             let app = try await cli.app(arguments, client)
             let thread = query(arguments.value("thread").map { [("thread", $0)] } ?? [])
-            let items = try await client.list(.listNotifications, ["app": app], query: thread, limit: try cli.listLimit(arguments))
-            if arguments.has("json") { cli.printJSON(items); return 0 }
+            let items = try await client.list(
+                .listNotifications, ["app": app], query: thread, limit: try cli.listLimit(arguments))
+            if arguments.has("json") {
+                cli.printJSON(items)
+                return 0
+            }
             if items.isEmpty { cli.write("\(app): nothing delivered.") }
             for item in items {
                 let actions = item["actions"]?.arrayValue.compactMap { $0["identifier"]?.stringValue } ?? []
                 let dismiss = item["dismissAt"]?.stringValue.map { "  (dismissed at \($0))" } ?? ""
-                cli.write("\(item["identifier"]?.stringValue ?? "?")  \(item["date"]?.stringValue ?? "")  \(headline(item))\(actions.isEmpty ? "" : "  actions: " + actions.joined(separator: ", "))\(dismiss)\(escalates(item))")
+                cli.write(
+                    "\(item["identifier"]?.stringValue ?? "?")  \(item["date"]?.stringValue ?? "")  \(headline(item))\(actions.isEmpty ? "" : "  actions: " + actions.joined(separator: ", "))\(dismiss)\(escalates(item))"
+                )
             }
             return 0
         })

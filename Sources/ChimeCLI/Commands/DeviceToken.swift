@@ -3,19 +3,26 @@ import ChimeCrypto
 import ChimeHTTP
 import ChimeServer
 import Foundation
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 extension CLI {
     static let deviceToken = Command(
-        name: "device-token", summary: "an app's device token for APNs providers; register or unregister it as registerForRemoteNotifications does",
+        name: "device-token",
+        summary:
+            "an app's device token for APNs providers; register or unregister it as registerForRemoteNotifications does",
         usage: "chime device-token [register|unregister] [--app APP]",
-        examples: ["chime device-token --app com.example.chat", "chime device-token unregister --app com.example.chat",
-                   "chime device-token register --app com.example.chat --json"],
+        examples: [
+            "chime device-token --app com.example.chat", "chime device-token unregister --app com.example.chat",
+            "chime device-token register --app com.example.chat --json",
+        ],
         options: [.value("app", "the app (default: the only registered app)")],
-        notes: ["After unregister, a push to the token is answered 410 Unregistered with the time of unregistering;",
-                "register takes pushes again, with the same token."],
+        notes: [
+            "After unregister, a push to the token is answered 410 Unregistered with the time of unregistering;",
+            "register takes pushes again, with the same token.",
+        ],
         run: { arguments, cli in
             let routes: [String: APIRoute] = ["register": .registerDevice, "unregister": .unregisterDevice]
             let action = arguments.positionals.first
@@ -25,10 +32,14 @@ extension CLI {
             let client = try cli.client(arguments)
             let app = try await cli.app(arguments, client)
             let response = try await client.send(action.flatMap { routes[$0] } ?? .deviceToken, ["app": app])
-            if arguments.has("json") { cli.printJSON(response); return 0 }
+            if arguments.has("json") {
+                cli.printJSON(response)
+                return 0
+            }
             let token = response.json?["deviceToken"]?.stringValue ?? "?"
             if let since = response.json?["unregistered"]?.stringValue {
-                cli.write("\(app): device token \(token), unregistered since \(since): pushes to it get 410 Unregistered.")
+                cli.write(
+                    "\(app): device token \(token), unregistered since \(since): pushes to it get 410 Unregistered.")
             } else {
                 cli.write("\(app): device token \(token), registered.")
             }

@@ -3,23 +3,36 @@ import ChimeCrypto
 import ChimeHTTP
 import ChimeServer
 import Foundation
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 extension CLI {
     // MARK: events, status
 
     static let events = Command(
-        name: "events", summary: "follow the live events of one app or all: delivered, response, removed, settings, silentPush, scheduled, categories, app, focus",
-        usage: "chime events [--app APP] [--json]", examples: ["chime events", "chime events --app com.example.alarm --json"],
-        options: [.value("app", "only this app (default: every app; scheduled, categories, app and focus come on the every-app stream only)")],
+        name: "events",
+        summary:
+            "follow the live events of one app or all: delivered, response, removed, settings, silentPush, scheduled, categories, app, focus",
+        usage: "chime events [--app APP] [--json]",
+        examples: ["chime events", "chime events --app com.example.alarm --json"],
+        options: [
+            .value(
+                "app",
+                "only this app (default: every app; scheduled, categories, app and focus come on the every-app stream only)"
+            )
+        ],
         run: { arguments, cli in
             let client = try cli.client(arguments)
-            let (stream, parameters) = arguments.value("app").map { (APIRoute.appEvents, ["app": $0]) } ?? (.allEvents, [:])
+            let (stream, parameters) =
+                arguments.value("app").map { (APIRoute.appEvents, ["app": $0]) } ?? (.allEvents, [:])
             let json = arguments.has("json")
             try await client.follow(stream, parameters) { kind, id, data in
-                if json { cli.write(data); return }
+                if json {
+                    cli.write(data)
+                    return
+                }
                 guard let event = try? JSONValue.parse(data) else { return }
                 cli.write(describeEvent(kind: kind, id: id, event))
             }
@@ -35,17 +48,24 @@ extension CLI {
             let notification = event["notification"]
             words = [notification?["identifier"]?.stringValue ?? "?", quoted(headline(notification))]
             // A delivery's actions are its category's (the notification does not repeat them).
-            if let actions = event["category"]?["actions"]?.arrayValue.compactMap({ $0["identifier"]?.stringValue }), !actions.isEmpty {
+            if let actions = event["category"]?["actions"]?.arrayValue.compactMap({ $0["identifier"]?.stringValue }),
+                !actions.isEmpty
+            {
                 words.append("actions: " + actions.joined(separator: ", "))
             }
         case "realerted":
             // An escalating notification alerted again, unanswered: which, and which alert.
             let notification = event["notification"]
-            words = [notification?["identifier"]?.stringValue ?? "?", quoted(headline(notification)),
-                     "alert \(event["alert"]?.numberValue.map { Validation.seconds($0) } ?? "?")"]
+            words = [
+                notification?["identifier"]?.stringValue ?? "?", quoted(headline(notification)),
+                "alert \(event["alert"]?.numberValue.map { Validation.seconds($0) } ?? "?")",
+            ]
         case "expired":
             let request = event["request"]
-            words = [request?["identifier"]?.stringValue ?? "?", "due \(event["dueDate"]?.stringValue ?? "?"), not delivered after \(request?["expirationDate"]?.stringValue ?? "?")"]
+            words = [
+                request?["identifier"]?.stringValue ?? "?",
+                "due \(event["dueDate"]?.stringValue ?? "?"), not delivered after \(request?["expirationDate"]?.stringValue ?? "?")",
+            ]
         case "response":
             let response = event["response"]
             let action = response?["actionIdentifier"]?.stringValue ?? "?"
@@ -53,12 +73,17 @@ extension CLI {
             if let text = response?["userText"]?.stringValue { words.append(quoted(text)) }
         case "removed":
             let identifiers = event["identifiers"]?.arrayValue.compactMap(\.stringValue) ?? []
-            words = ["\(event["scope"]?.stringValue ?? "?"):", identifiers.isEmpty ? "(none)" : identifiers.joined(separator: ", ")]
+            words = [
+                "\(event["scope"]?.stringValue ?? "?"):",
+                identifiers.isEmpty ? "(none)" : identifiers.joined(separator: ", "),
+            ]
         case "scheduled":
             let identifiers = event["identifiers"]?.arrayValue.compactMap(\.stringValue) ?? []
             words = [identifiers.isEmpty ? "(more than 100 requests)" : identifiers.joined(separator: ", ")]
         case "settings":
-            words = ["authorization: \(event[JSONFieldName.settings]?[JSONFieldName.authorizationStatus]?.stringValue ?? "?")"]
+            words = [
+                "authorization: \(event[JSONFieldName.settings]?[JSONFieldName.authorizationStatus]?.stringValue ?? "?")"
+            ]
         case "categories":
             let names = event["categories"]?.arrayValue.compactMap { $0["identifier"]?.stringValue } ?? []
             words = [names.isEmpty ? "(none)" : names.joined(separator: ", ")]

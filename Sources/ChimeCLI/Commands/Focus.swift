@@ -6,34 +6,54 @@ extension CLI {
 
     /// `chime focus`: the owner's focus modes (quiet hours; Chime's addition), on the service.
     static let focus = Command(
-        name: "focus", summary: "focus modes (quiet hours): notifications are delivered quietly while one is on, with a summary when it ends",
-        usage: "chime focus [list] | chime focus add NAME [--from HH:MM --to HH:MM [--days DAYS] --time-zone ZONE] [--allow-app APP]… [--allow-thread ID]… [--allow-filter VALUE]… | chime focus on|off|remove|show NAME",
-        examples: ["chime focus add Sleep --from 22:00 --to 07:00 --days mon-fri --time-zone Europe/Berlin",
-                   "chime focus add Sleep --from 22:00 --to 07:00 --time-zone Europe/Berlin --allow-app com.example.alarm --allow-thread family",
-                   "chime focus add Work --allow-filter work     # on only by hand", "chime focus on Work", "chime focus off Sleep",
-                   "chime focus list", "chime focus list --json", "chime focus remove Work"],
+        name: "focus",
+        summary:
+            "focus modes (quiet hours): notifications are delivered quietly while one is on, with a summary when it ends",
+        usage:
+            "chime focus [list] | chime focus add NAME [--from HH:MM --to HH:MM [--days DAYS] --time-zone ZONE] [--allow-app APP]… [--allow-thread ID]… [--allow-filter VALUE]… | chime focus on|off|remove|show NAME",
+        examples: [
+            "chime focus add Sleep --from 22:00 --to 07:00 --days mon-fri --time-zone Europe/Berlin",
+            "chime focus add Sleep --from 22:00 --to 07:00 --time-zone Europe/Berlin --allow-app com.example.alarm --allow-thread family",
+            "chime focus add Work --allow-filter work     # on only by hand", "chime focus on Work",
+            "chime focus off Sleep",
+            "chime focus list", "chime focus list --json", "chime focus remove Work",
+        ],
         options: [
-            .value("from", "add: when it starts, HH:MM (24-hour)"), .value("to", "add: when it ends, HH:MM (before --from: the next day)"),
+            .value("from", "add: when it starts, HH:MM (24-hour)"),
+            .value("to", "add: when it ends, HH:MM (before --from: the next day)"),
             .value("days", "add: the days it starts on: mon-fri, sat,sun, daily, weekdays, weekends (default daily)"),
-            .value("time-zone", "add: the IANA time zone of --from and --to, as Europe/Berlin (default: this machine's)"),
+            .value(
+                "time-zone", "add: the IANA time zone of --from and --to, as Europe/Berlin (default: this machine's)"),
             .value("allow-app", "add: an app whose notifications it lets through (repeatable)", repeatable: true),
             .value("allow-thread", "add: a thread (threadIdentifier) it lets through (repeatable)", repeatable: true),
             .value("allow-filter", "add: a filterCriteria value it lets through (repeatable)", repeatable: true),
         ],
-        notes: ["While a focus is on, notifications are in the list but make no banner, sound, desktop pop-up or push; time-sensitive and critical ones, and allowed apps, threads and filterCriteria, come through. When it ends, each app gets one summary (\"12 notifications during Sleep\").",
-                "on and off hold until the schedule's next start or end; then the schedule decides again. add replaces a focus of the same name."],
+        notes: [
+            "While a focus is on, notifications are in the list but make no banner, sound, desktop pop-up or push; time-sensitive and critical ones, and allowed apps, threads and filterCriteria, come through. When it ends, each app gets one summary (\"12 notifications during Sleep\").",
+            "on and off hold until the schedule's next start or end; then the schedule decides again. add replaces a focus of the same name.",
+        ],
         run: { arguments, cli in
-            let (action, name) = try listOrOne(arguments, command: "focus", actions: ["list", "add", "on", "off", "remove", "show"],
-                                               operand: "the focus's name: chime focus ACTION NAME",
-                                               flagsOf: "add", ["from", "to", "days", "time-zone", "allow-app", "allow-thread", "allow-filter"])
+            let (action, name) = try listOrOne(
+                arguments, command: "focus", actions: ["list", "add", "on", "off", "remove", "show"],
+                operand: "the focus's name: chime focus ACTION NAME",
+                flagsOf: "add", ["from", "to", "days", "time-zone", "allow-app", "allow-thread", "allow-filter"])
             let client = try cli.client(arguments)
             let status: JSONValue?
             switch action {
             case "list":
                 let response = try await client.send(.listFocus)
-                guard case .array(let modes)? = response.json else { throw CommandError("the service answered without a list of focus modes") }
-                if arguments.has("json") { cli.printJSON(modes); return 0 }
-                if modes.isEmpty { cli.write("No focus modes. Add one: chime focus add Sleep --from 22:00 --to 07:00 --time-zone Europe/Berlin") }
+                guard case .array(let modes)? = response.json else {
+                    throw CommandError("the service answered without a list of focus modes")
+                }
+                if arguments.has("json") {
+                    cli.printJSON(modes)
+                    return 0
+                }
+                if modes.isEmpty {
+                    cli.write(
+                        "No focus modes. Add one: chime focus add Sleep --from 22:00 --to 07:00 --time-zone Europe/Berlin"
+                    )
+                }
                 for mode in modes { cli.write(describeFocus(mode)) }
                 return 0
             case "add":
@@ -44,11 +64,17 @@ extension CLI {
                 status = try await client.send(.getFocus, ["name": name]).json
             default:
                 try await client.send(.removeFocus, ["name": name])
-                if arguments.has("json") { cli.printJSON(["removed": .string(name)]); return 0 }
+                if arguments.has("json") {
+                    cli.printJSON(["removed": .string(name)])
+                    return 0
+                }
                 cli.write("Removed \(name); what it held is summarized now.")
                 return 0
             }
-            if arguments.has("json") { cli.printJSON(status ?? .null); return 0 }
+            if arguments.has("json") {
+                cli.printJSON(status ?? .null)
+                return 0
+            }
             cli.write(status.map(describeFocus) ?? "Done.")
             return 0
         })
@@ -56,8 +82,10 @@ extension CLI {
     /// The action of `chime COMMAND [ACTION [OPERAND]]` (`list`, the default, takes no operand; every
     /// other action exactly one) and its operand, checked: an unknown action is refused with a
     /// did-you-mean, and `flags` are refused with any action but `flagsOf`.
-    static func listOrOne(_ arguments: ParsedArguments, command: String, actions: [String], operand: String,
-                          flagsOf: String, _ flags: [String]) throws -> (action: String, operand: String) {
+    static func listOrOne(
+        _ arguments: ParsedArguments, command: String, actions: [String], operand: String,
+        flagsOf: String, _ flags: [String]
+    ) throws -> (action: String, operand: String) {
         let action = arguments.positionals.first ?? "list"
         guard actions.contains(action) else {
             let suggestion = ParsedArguments.closest(action, among: actions).map { "; did you mean '\($0)'?" } ?? ""
@@ -66,10 +94,14 @@ extension CLI {
         if action == "list" {
             guard arguments.positionals.count <= 1 else { throw UsageError("chime \(command) list takes no arguments") }
         } else {
-            guard arguments.positionals.count == 2 else { throw UsageError("give \(operand.replacingOccurrences(of: "ACTION", with: action))") }
+            guard arguments.positionals.count == 2 else {
+                throw UsageError("give \(operand.replacingOccurrences(of: "ACTION", with: action))")
+            }
         }
         if action != flagsOf {
-            for flag in flags where !arguments.all(flag).isEmpty { throw UsageError("--\(flag) is for chime \(command) \(flagsOf)") }
+            for flag in flags where !arguments.all(flag).isEmpty {
+                throw UsageError("--\(flag) is for chime \(command) \(flagsOf)")
+            }
         }
         return (action, arguments.positionals.count > 1 ? arguments.positionals[1] : "")
     }
@@ -77,21 +109,32 @@ extension CLI {
     /// `PUT /v1/focus/{name}`'s body from `chime focus add`'s flags, checked before sending.
     static func focusBody(_ arguments: ParsedArguments) throws -> JSONValue {
         var body: JSONObject = [:]
-        let from = arguments.value("from"), to = arguments.value("to")
+        let from = arguments.value("from")
+        let to = arguments.value("to")
         if from != nil || to != nil {
-            guard let from, let to else { throw UsageError("give both --from and --to (HH:MM), or neither for a focus turned on only by hand") }
+            guard let from, let to else {
+                throw UsageError("give both --from and --to (HH:MM), or neither for a focus turned on only by hand")
+            }
             let zone = arguments.value("time-zone") ?? TimeZone.current.identifier
             let days: Set<FocusDay>
             do throws(ChimeError) {
-                days = try arguments.value("days").map { text throws(ChimeError) in try FocusDay.parseList(text, field: "--days") } ?? FocusDay.everyDay
+                days =
+                    try arguments.value("days").map { text throws(ChimeError) in
+                        try FocusDay.parseList(text, field: "--days")
+                    } ?? FocusDay.everyDay
                 _ = try FocusSchedule(from: from, to: to, days: days, timeZone: zone)
             } catch {
-                throw UsageError(error.message.replacingOccurrences(of: "schedule.timeZone", with: "--time-zone")
-                    .replacingOccurrences(of: "schedule.from", with: "--from").replacingOccurrences(of: "schedule.to", with: "--to")
-                    .replacingOccurrences(of: "schedule.days", with: "--days"))
+                throw UsageError(
+                    error.message.replacingOccurrences(of: "schedule.timeZone", with: "--time-zone")
+                        .replacingOccurrences(of: "schedule.from", with: "--from").replacingOccurrences(
+                            of: "schedule.to", with: "--to"
+                        )
+                        .replacingOccurrences(of: "schedule.days", with: "--days"))
             }
-            body["schedule"] = ["from": .string(from), "to": .string(to), "days": .array(days.sorted().map { .string($0.rawValue) }),
-                                "timeZone": .string(zone)]
+            body["schedule"] = [
+                "from": .string(from), "to": .string(to), "days": .array(days.sorted().map { .string($0.rawValue) }),
+                "timeZone": .string(zone),
+            ]
         } else {
             for flag in ["days", "time-zone"] where arguments.value(flag) != nil {
                 throw UsageError("--\(flag) goes with --from and --to")
@@ -108,18 +151,25 @@ extension CLI {
         let name = mode["name"]?.stringValue ?? "?"
         let active = mode["active"] == .bool(true)
         let next = mode["nextChange"]?.stringValue
-        var state = active ? "on" + (next.map { " until \($0)" } ?? "") : "off" + (next.map { " (next change \($0))" } ?? "")
+        var state =
+            active ? "on" + (next.map { " until \($0)" } ?? "") : "off" + (next.map { " (next change \($0))" } ?? "")
         if case .integer(let held)? = mode["heldTotal"], held > 0 { state += ", \(held) held" }
-        if case .object(let manual)? = mode["manual"], let on = manual["on"] { state += on == .bool(true) ? ", turned on by hand" : ", turned off by hand" }
+        if case .object(let manual)? = mode["manual"], let on = manual["on"] {
+            state += on == .bool(true) ? ", turned on by hand" : ", turned off by hand"
+        }
         var parts = ["\(name): \(state)"]
         if case .object(let schedule)? = mode["schedule"] {
             let days = (schedule["days"]?.arrayValue ?? []).compactMap(\.stringValue)
             let dayText = days.count == 7 ? "daily" : days.joined(separator: ",")
-            parts.append("\(schedule["from"]?.stringValue ?? "?")-\(schedule["to"]?.stringValue ?? "?") \(dayText) \(schedule["timeZone"]?.stringValue ?? "")")
+            parts.append(
+                "\(schedule["from"]?.stringValue ?? "?")-\(schedule["to"]?.stringValue ?? "?") \(dayText) \(schedule["timeZone"]?.stringValue ?? "")"
+            )
         } else {
             parts.append("no schedule (by hand)")
         }
-        for (key, label) in [("allowedApps", "apps"), ("allowedThreads", "threads"), ("allowedFilterCriteria", "filterCriteria")] {
+        for (key, label) in [
+            ("allowedApps", "apps"), ("allowedThreads", "threads"), ("allowedFilterCriteria", "filterCriteria"),
+        ] {
             let values = (mode[key]?.arrayValue ?? []).compactMap(\.stringValue)
             if !values.isEmpty { parts.append("allows \(label) \(values.joined(separator: ", "))") }
         }

@@ -3,8 +3,9 @@ import ChimeCrypto
 import ChimeHTTP
 import ChimeServer
 import Foundation
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 extension CLI {
@@ -13,21 +14,36 @@ extension CLI {
     static let respond = Command(
         name: "respond", summary: "answer a delivered notification as the user (an action, a reply, open or dismiss)",
         usage: "chime respond [--app APP] NOTIFICATION_ID ACTION [--text TEXT]",
-        examples: ["chime respond Alarm snooze", "chime respond Alarm comment --text 'Call me'", "chime respond Alarm open", "chime respond Alarm dismiss"],
-        options: [.value("app", "the app (default: the only registered app)"), .value("text", "the typed reply, for a text-input action")],
+        examples: [
+            "chime respond Alarm snooze", "chime respond Alarm comment --text 'Call me'", "chime respond Alarm open",
+            "chime respond Alarm dismiss",
+        ],
+        options: [
+            .value("app", "the app (default: the only registered app)"),
+            .value("text", "the typed reply, for a text-input action"),
+        ],
         run: { arguments, cli in
-            guard arguments.positionals.count == 2 else { throw UsageError("give the notification's identifier and the action") }
+            guard arguments.positionals.count == 2 else {
+                throw UsageError("give the notification's identifier and the action")
+            }
             let (identifier, given) = (arguments.positionals[0], arguments.positionals[1])
-            let action = given == "open" ? UNNotificationDefaultActionIdentifier : given == "dismiss" ? UNNotificationDismissActionIdentifier : given
+            let action =
+                given == "open"
+                ? UNNotificationDefaultActionIdentifier
+                : given == "dismiss" ? UNNotificationDismissActionIdentifier : given
             var body: JSONObject = ["actionIdentifier": .string(action), "surface": "cli"]
             if let text = arguments.value("text") { body["userText"] = .string(text) }
             let client = try cli.client(arguments)
             let app = try await cli.app(arguments, client)
             let response = try await client.send(.respond, ["app": app, "identifier": identifier], json: .object(body))
-            if arguments.has("json") { cli.printJSON(response); return 0 }
-            cli.write(response.status == 204 || response.body.isEmpty || response.json?["response"] == .null
-                      ? "Answered \(identifier) with \(given)."
-                      : "Answered \(identifier) with \(given); the app finds it in its outbox.")
+            if arguments.has("json") {
+                cli.printJSON(response)
+                return 0
+            }
+            cli.write(
+                response.status == 204 || response.body.isEmpty || response.json?["response"] == .null
+                    ? "Answered \(identifier) with \(given)."
+                    : "Answered \(identifier) with \(given); the app finds it in its outbox.")
             return 0
         })
 }

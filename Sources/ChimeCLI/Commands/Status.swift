@@ -3,8 +3,9 @@ import ChimeCrypto
 import ChimeHTTP
 import ChimeServer
 import Foundation
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 extension CLI {
@@ -17,12 +18,19 @@ extension CLI {
             let health = try await client.send(.health, allowing: [503])
             let apps = try await client.list(.listApps)
             if arguments.has("json") {
-                cli.write(JSONValue.object(["url": .string(client.location), "healthy": .bool(health.status == 200),
-                                            "apps": .array(apps.compactMap { $0["bundleIdentifier"] })]).serialized(pretty: true))
+                cli.write(
+                    JSONValue.object([
+                        "url": .string(client.location), "healthy": .bool(health.status == 200),
+                        "apps": .array(apps.compactMap { $0["bundleIdentifier"] }),
+                    ]).serialized(pretty: true))
                 return health.status == 200 ? 0 : 1
             }
-            cli.write("Chime service at \(client.location): \(health.status == 200 ? "running" : "unhealthy (HTTP \(health.status))")")
-            cli.write("Apps: \(apps.isEmpty ? "none" : apps.compactMap { $0["bundleIdentifier"]?.stringValue }.joined(separator: ", "))")
+            cli.write(
+                "Chime service at \(client.location): \(health.status == 200 ? "running" : "unhealthy (HTTP \(health.status))")"
+            )
+            cli.write(
+                "Apps: \(apps.isEmpty ? "none" : apps.compactMap { $0["bundleIdentifier"]?.stringValue }.joined(separator: ", "))"
+            )
             return health.status == 200 ? 0 : 1
         })
 }

@@ -3,8 +3,9 @@ import ChimeCrypto
 import ChimeHTTP
 import ChimeServer
 import Foundation
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 extension CLI {
@@ -13,7 +14,10 @@ extension CLI {
         usage: "chime version (or chime --version)", examples: ["chime version", "chime --version"], options: [],
         run: { arguments, cli in
             if arguments.has("json") {
-                cli.write(JSONValue.object(["version": .string(ChimeVersion.number), "commit": .string(ChimeBuildInfo.commit)]).serialized())
+                cli.write(
+                    JSONValue.object([
+                        "version": .string(ChimeVersion.number), "commit": .string(ChimeBuildInfo.commit),
+                    ]).serialized())
             } else {
                 cli.write(CLI.versionLine)
             }

@@ -66,8 +66,9 @@ public struct APIRoute: Sendable, Hashable, CustomStringConvertible {
     /// APIRoute.health.path()                                      // "/healthz"
     /// ```
     public func path(_ values: [String: String] = [:]) -> String {
-        precondition(Set(values.keys) == Set(parameters),
-                     "\(self) takes the parameters \(parameters), not \(values.keys.sorted())")
+        precondition(
+            Set(values.keys) == Set(parameters),
+            "\(self) takes the parameters \(parameters), not \(values.keys.sorted())")
         var path = ""
         for segment in segments {
             path += "/"

@@ -74,8 +74,10 @@ public struct APNsPayload: Sendable, Hashable {
     /// The top-level `"Simulator Target Bundle"` of an iOS Simulator `.apns` file, if present.
     public var simulatorTargetBundle: String?
 
-    public init(content: NotificationContent, isContentAvailable: Bool = false, isMutableContent: Bool = false,
-                simulatorTargetBundle: String? = nil) {
+    public init(
+        content: NotificationContent, isContentAvailable: Bool = false, isMutableContent: Bool = false,
+        simulatorTargetBundle: String? = nil
+    ) {
         self.content = content
         self.isContentAvailable = isContentAvailable
         self.isMutableContent = isMutableContent
@@ -86,14 +88,18 @@ public struct APNsPayload: Sendable, Hashable {
     public static let defaultMaxSize = 4096
 
     /// Decodes a payload of at most `maxSize` bytes.
-    public static func decode<Bytes: Collection<UInt8>>(_ bytes: Bytes, maxSize: Int = defaultMaxSize) throws(APNsPayloadError) -> APNsPayload {
+    public static func decode<Bytes: Collection<UInt8>>(_ bytes: Bytes, maxSize: Int = defaultMaxSize)
+        throws(APNsPayloadError) -> APNsPayload
+    {
         let count = bytes.count
         if count > maxSize {
-            throw APNsPayloadError(reason: APNsPayloadError.payloadTooLarge, status: 413,
-                                   message: "the payload is \(count) bytes; the limit is \(maxSize) bytes")
+            throw APNsPayloadError(
+                reason: APNsPayloadError.payloadTooLarge, status: 413,
+                message: "the payload is \(count) bytes; the limit is \(maxSize) bytes")
         }
         if bytes.allSatisfy({ $0 == 0x20 || $0 == 0x0A || $0 == 0x0D || $0 == 0x09 }) {
-            throw APNsPayloadError.bad("the payload is empty; send a JSON object such as {\"aps\": {\"alert\": \"Hello\"}}", field: nil)
+            throw APNsPayloadError.bad(
+                "the payload is empty; send a JSON object such as {\"aps\": {\"alert\": \"Hello\"}}", field: nil)
         }
         let json: JSONValue
         do { json = try JSONValue.parse(bytes) } catch {
@@ -110,10 +116,13 @@ public struct APNsPayload: Sendable, Hashable {
     /// Decodes an already-parsed payload (no size check).
     public static func decode(json: JSONValue) throws(APNsPayloadError) -> APNsPayload {
         guard case .object(let root) = json else {
-            throw APNsPayloadError.bad("the payload must be a JSON object with an \"aps\" dictionary, found \(json.shortDescription)", field: nil)
+            throw APNsPayloadError.bad(
+                "the payload must be a JSON object with an \"aps\" dictionary, found \(json.shortDescription)",
+                field: nil)
         }
         guard let apsValue = root["aps"] else {
-            throw APNsPayloadError.bad("the payload has no \"aps\" dictionary; put the alert, badge and sound in {\"aps\": {…}}", field: "aps")
+            throw APNsPayloadError.bad(
+                "the payload has no \"aps\" dictionary; put the alert, badge and sound in {\"aps\": {…}}", field: "aps")
         }
         guard case .object(let aps) = apsValue else {
             throw APNsPayloadError.bad("aps: expected a dictionary, found \(apsValue.shortDescription)", field: "aps")
@@ -129,16 +138,20 @@ public struct APNsPayload: Sendable, Hashable {
             case .object(let dictionary):
                 let a = APSReader(object: dictionary, path: "aps.alert")
                 content.title = try a.localized(text: "title", key: "title-loc-key", args: "title-loc-args") ?? ""
-                content.subtitle = try a.localized(text: "subtitle", key: "subtitle-loc-key", args: "subtitle-loc-args") ?? ""
+                content.subtitle =
+                    try a.localized(text: "subtitle", key: "subtitle-loc-key", args: "subtitle-loc-args") ?? ""
                 content.body = try a.localized(text: "body", key: "loc-key", args: "loc-args") ?? ""
                 content.launchImageName = try a.string("launch-image") ?? ""
                 if let s = try a.string("summary-arg") { content.summaryArgument = s }
                 if let n = try a.integer("summary-arg-count") {
-                    try Self.checked { try Validation.validateSummaryArgumentCount(n, field: a.field("summary-arg-count")) }
+                    try Self.checked {
+                        try Validation.validateSummaryArgumentCount(n, field: a.field("summary-arg-count"))
+                    }
                     content.summaryArgumentCount = n
                 }
             default:
-                throw APNsPayloadError.bad("aps.alert: expected a string or a dictionary, found \(alert.shortDescription)", field: "aps.alert")
+                throw APNsPayloadError.bad(
+                    "aps.alert: expected a string or a dictionary, found \(alert.shortDescription)", field: "aps.alert")
             }
         }
         // The types here; the ranges (badge, counts, score, volume) are Validation's, in Apple's key names.
@@ -150,13 +163,16 @@ public struct APNsPayload: Sendable, Hashable {
         content.targetContentIdentifier = try reader.string("target-content-id")
         if let s = try reader.string("summary-arg") { content.summaryArgument = s }
         if let n = try reader.integer("summary-arg-count") {
-            try Self.checked { try Validation.validateSummaryArgumentCount(n, field: reader.field("summary-arg-count")) }
+            try Self.checked {
+                try Validation.validateSummaryArgumentCount(n, field: reader.field("summary-arg-count"))
+            }
             content.summaryArgumentCount = n
         }
         if let name = try reader.string("interruption-level") {
             guard let level = UNNotificationInterruptionLevel(name: name) else {
-                throw APNsPayloadError.bad("aps.interruption-level: \"\(JSONParser.clip(name))\" is not an interruption level; accepted: passive, active, time-sensitive, critical",
-                                           field: "aps.interruption-level")
+                throw APNsPayloadError.bad(
+                    "aps.interruption-level: \"\(JSONParser.clip(name))\" is not an interruption level; accepted: passive, active, time-sensitive, critical",
+                    field: "aps.interruption-level")
             }
             content.interruptionLevel = level
         }
@@ -171,8 +187,9 @@ public struct APNsPayload: Sendable, Hashable {
         for (key, value) in root where key != "aps" {
             if key == "Simulator Target Bundle" {
                 guard case .string(let bundle) = value else {
-                    throw APNsPayloadError.bad("\"Simulator Target Bundle\": expected a bundle identifier string, found \(value.shortDescription)",
-                                               field: "Simulator Target Bundle")
+                    throw APNsPayloadError.bad(
+                        "\"Simulator Target Bundle\": expected a bundle identifier string, found \(value.shortDescription)",
+                        field: "Simulator Target Bundle")
                 }
                 payload.simulatorTargetBundle = bundle
                 continue
@@ -209,10 +226,12 @@ public struct APNsPayload: Sendable, Hashable {
                 try Self.checked { try Validation.validateVolume(v, field: r.field("volume")) }
                 volume = Float(v)
             }
-            return NotificationSound(name: name == "default" || name == "" ? nil : name, isCritical: critical, volume: volume)
+            return NotificationSound(
+                name: name == "default" || name == "" ? nil : name, isCritical: critical, volume: volume)
         default:
-            throw APNsPayloadError.bad("aps.sound: expected a sound file name or a dictionary {\"critical\": 1, \"name\": …, \"volume\": …}, found \(value.shortDescription)",
-                                       field: "aps.sound")
+            throw APNsPayloadError.bad(
+                "aps.sound: expected a sound file name or a dictionary {\"critical\": 1, \"name\": …, \"volume\": …}, found \(value.shortDescription)",
+                field: "aps.sound")
         }
     }
 
@@ -241,11 +260,24 @@ public struct APNsPayload: Sendable, Hashable {
         var i = 0
         while i < scalars.count {
             let c = scalars[i]
-            guard c == "%", i + 1 < scalars.count else { out.append(c); i += 1; continue }
+            guard c == "%", i + 1 < scalars.count else {
+                out.append(c)
+                i += 1
+                continue
+            }
             let d = scalars[i + 1]
-            if d == "%" { out.append("%"); i += 2; continue }
+            if d == "%" {
+                out.append("%")
+                i += 2
+                continue
+            }
             if d == "@" {
-                if next < arguments.count { out.append(contentsOf: arguments[next].unicodeScalars); next += 1 } else { out.append(contentsOf: "%@".unicodeScalars) }
+                if next < arguments.count {
+                    out.append(contentsOf: arguments[next].unicodeScalars)
+                    next += 1
+                } else {
+                    out.append(contentsOf: "%@".unicodeScalars)
+                }
                 i += 2
                 continue
             }
@@ -256,7 +288,9 @@ public struct APNsPayload: Sendable, Hashable {
                 number = number * 10 + Int(scalars[j].value - 48)
                 j += 1
             }
-            if j > i + 1, j + 1 < scalars.count, scalars[j] == "$", scalars[j + 1] == "@", number >= 1, number <= arguments.count {
+            if j > i + 1, j + 1 < scalars.count, scalars[j] == "$", scalars[j + 1] == "@", number >= 1,
+                number <= arguments.count
+            {
                 out.append(contentsOf: arguments[number - 1].unicodeScalars)
                 i = j + 2
                 continue
@@ -272,11 +306,6 @@ public struct APNsPayload: Sendable, Hashable {
 struct APSReader {
     let object: JSONObject
     let path: String
-
-    init(object: JSONObject, path: String) {
-        self.object = object
-        self.path = path
-    }
 
     func field(_ key: String) -> String { "\(path).\(key)" }
 

@@ -43,7 +43,8 @@ public struct APNsHeaderError: Error, Sendable, Hashable, CustomStringConvertibl
 public struct APNsRequestHeaders: Sendable, Hashable {
     /// `apns-push-type`'s values.
     public enum PushType: String, Sendable, CaseIterable {
-        case alert, background, location, voip, complication, fileprovider, mdm, liveactivity, pushtotalk, widgets, controls
+        case alert, background, location, voip, complication, fileprovider, mdm, liveactivity, pushtotalk, widgets,
+            controls
     }
 
     /// `apns-priority`'s values.
@@ -79,7 +80,9 @@ public struct APNsRequestHeaders: Sendable, Hashable {
     }
 
     /// Apple's reasons for the headers this type reads.
-    public static let reasons: Set<String> = ["BadMessageId", "InvalidPushType", "BadPriority", "BadExpirationDate", "BadCollapseId"]
+    public static let reasons: Set<String> = [
+        "BadMessageId", "InvalidPushType", "BadPriority", "BadExpirationDate", "BadCollapseId",
+    ]
 
     /// Apple's bound on `apns-collapse-id`, in bytes.
     public static let maximumCollapseIDBytes = 64
@@ -97,8 +100,10 @@ public struct APNsRequestHeaders: Sendable, Hashable {
     /// `apns-topic` as given (not checked here), or `nil`.
     public var topic: String?
 
-    public init(id: String? = nil, pushType: PushType? = nil, priority: Priority? = nil, expiration: Expiration? = nil,
-                collapseID: String? = nil, topic: String? = nil) {
+    public init(
+        id: String? = nil, pushType: PushType? = nil, priority: Priority? = nil, expiration: Expiration? = nil,
+        collapseID: String? = nil, topic: String? = nil
+    ) {
         self.id = id
         self.pushType = pushType
         self.priority = priority
@@ -138,39 +143,50 @@ public struct APNsRequestHeaders: Sendable, Hashable {
         var headers = APNsRequestHeaders(topic: header("apns-topic"))
         if let text = header("apns-push-type") {
             guard let type = PushType(rawValue: text) else {
-                throw APNsHeaderError(reason: "InvalidPushType", header: "apns-push-type",
-                                      message: "apns-push-type \(text.prefix(40)) is not one of \(PushType.allCases.map(\.rawValue).joined(separator: ", "))")
+                throw APNsHeaderError(
+                    reason: "InvalidPushType", header: "apns-push-type",
+                    message:
+                        "apns-push-type \(text.prefix(40)) is not one of \(PushType.allCases.map(\.rawValue).joined(separator: ", "))"
+                )
             }
             headers.pushType = type
         }
         if let text = header("apns-id") {
             guard isUUID(text) else {
-                throw APNsHeaderError(reason: "BadMessageId", header: "apns-id",
-                                      message: "apns-id \(text.prefix(60)) is not a UUID (8-4-4-4-12 hexadecimal digits)")
+                throw APNsHeaderError(
+                    reason: "BadMessageId", header: "apns-id",
+                    message: "apns-id \(text.prefix(60)) is not a UUID (8-4-4-4-12 hexadecimal digits)")
             }
             headers.id = text
         }
         if let text = header("apns-expiration") {
             guard let seconds = unixSeconds(text) else {
-                throw APNsHeaderError(reason: "BadExpirationDate", header: "apns-expiration",
-                                      message: "apns-expiration must be a UNIX time in seconds (decimal digits), or 0")
+                throw APNsHeaderError(
+                    reason: "BadExpirationDate", header: "apns-expiration",
+                    message: "apns-expiration must be a UNIX time in seconds (decimal digits), or 0")
             }
             headers.expiration = seconds == 0 ? .immediately : .at(seconds: seconds)
         }
         if let text = header("apns-priority") {
-            guard text.utf8.count <= 2, let number = Int(text), String(number) == text, let priority = Priority(rawValue: number) else {
-                throw APNsHeaderError(reason: "BadPriority", header: "apns-priority", message: "apns-priority must be 10, 5 or 1")
+            guard text.utf8.count <= 2, let number = Int(text), String(number) == text,
+                let priority = Priority(rawValue: number)
+            else {
+                throw APNsHeaderError(
+                    reason: "BadPriority", header: "apns-priority", message: "apns-priority must be 10, 5 or 1")
             }
             headers.priority = priority
         }
         if headers.effectivePushType == .background, headers.priority == .immediate {
-            throw APNsHeaderError(reason: "BadPriority", header: "apns-priority",
-                                  message: "a background push must have apns-priority 5 or 1, not 10")
+            throw APNsHeaderError(
+                reason: "BadPriority", header: "apns-priority",
+                message: "a background push must have apns-priority 5 or 1, not 10")
         }
         if let text = header("apns-collapse-id") {
             guard !text.isEmpty, text.utf8.count <= maximumCollapseIDBytes else {
-                throw APNsHeaderError(reason: "BadCollapseId", header: "apns-collapse-id",
-                                      message: "apns-collapse-id must be 1 to \(maximumCollapseIDBytes) bytes (it has \(text.utf8.count))")
+                throw APNsHeaderError(
+                    reason: "BadCollapseId", header: "apns-collapse-id",
+                    message: "apns-collapse-id must be 1 to \(maximumCollapseIDBytes) bytes (it has \(text.utf8.count))"
+                )
             }
             headers.collapseID = text
         }
@@ -190,7 +206,9 @@ public struct APNsRequestHeaders: Sendable, Hashable {
 
     /// Decimal digits only (no sign, no space), at most what an `Int64` holds.
     private static func unixSeconds(_ text: String) -> Int64? {
-        guard !text.isEmpty, text.utf8.count <= 19, text.utf8.allSatisfy({ (0x30...0x39).contains($0) }) else { return nil }
+        guard !text.isEmpty, text.utf8.count <= 19, text.utf8.allSatisfy({ (0x30...0x39).contains($0) }) else {
+            return nil
+        }
         return Int64(text)
     }
 }

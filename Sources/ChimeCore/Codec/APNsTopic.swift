@@ -36,7 +36,8 @@ public struct APNsTopic: Sendable, Hashable {
         bundleIdentifier = topic
         suffixPushType = nil
         for type in PushType.allCases {
-            guard let suffix = Self.suffix(for: type), topic.utf8.count > suffix.utf8.count, topic.hasSuffix(suffix) else { continue }
+            guard let suffix = Self.suffix(for: type), topic.utf8.count > suffix.utf8.count, topic.hasSuffix(suffix)
+            else { continue }
             bundleIdentifier = String(topic.dropLast(suffix.count))
             suffixPushType = type
             return
@@ -82,8 +83,11 @@ public struct APNsTopic: Sendable, Hashable {
         guard let given else { return suffixPushType ?? .alert }
         let needed = Self.suffix(for: given)
         guard needed == suffixPushType.flatMap(Self.suffix(for:)) else {
-            throw APNsHeaderError(reason: "InvalidPushType", header: "apns-push-type",
-                                  message: "apns-push-type \(given.rawValue) needs apns-topic \(Self.topic(for: given, bundleIdentifier: bundleIdentifier).prefix(300)), not \(text.prefix(300))")
+            throw APNsHeaderError(
+                reason: "InvalidPushType", header: "apns-push-type",
+                message:
+                    "apns-push-type \(given.rawValue) needs apns-topic \(Self.topic(for: given, bundleIdentifier: bundleIdentifier).prefix(300)), not \(text.prefix(300))"
+            )
         }
         return given
     }

@@ -29,17 +29,25 @@ public enum Base64URL {
         var standard = Array(text.utf8)
         for (offset, character) in standard.enumerated() {
             switch character {
-            case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "0")...UInt8(ascii: "9"):
+            case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"),
+                UInt8(ascii: "0")...UInt8(ascii: "9"):
                 break
             case UInt8(ascii: "-"): standard[offset] = UInt8(ascii: "+")
             case UInt8(ascii: "_"): standard[offset] = UInt8(ascii: "/")
             default:
-                let shown = character >= 0x21 && character < 0x7F ? "'\(Character(Unicode.Scalar(character)))'" : "byte \(character)"
-                throw ChimeError(.malformedInput, "\(what) is not base64url: \(shown) at offset \(offset) (only A-Z, a-z, 0-9, '-' and '_', without '=' padding)")
+                let shown =
+                    character >= 0x21 && character < 0x7F
+                    ? "'\(Character(Unicode.Scalar(character)))'" : "byte \(character)"
+                throw ChimeError(
+                    .malformedInput,
+                    "\(what) is not base64url: \(shown) at offset \(offset) (only A-Z, a-z, 0-9, '-' and '_', without '=' padding)"
+                )
             }
         }
         guard standard.count % 4 != 1 else {
-            throw ChimeError(.malformedInput, "\(what) is not base64url: \(standard.count) characters cannot be a whole number of bytes")
+            throw ChimeError(
+                .malformedInput,
+                "\(what) is not base64url: \(standard.count) characters cannot be a whole number of bytes")
         }
         standard += Array(repeating: UInt8(ascii: "="), count: (4 - standard.count % 4) % 4)
         guard let data = Data(base64Encoded: Data(standard)) else {
@@ -47,7 +55,9 @@ public enum Base64URL {
         }
         let bytes = [UInt8](data)
         guard encode(bytes) == text else {
-            throw ChimeError(.malformedInput, "\(what) is not base64url in its one spelling (its last character has bits set that encode nothing)")
+            throw ChimeError(
+                .malformedInput,
+                "\(what) is not base64url in its one spelling (its last character has bits set that encode nothing)")
         }
         return bytes
     }

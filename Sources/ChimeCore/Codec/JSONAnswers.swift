@@ -26,14 +26,17 @@ extension NotificationSettings {
     /// defaults.
     public init(json: JSONValue) throws(ChimeError) {
         guard case .object(let object) = json else {
-            throw ChimeError(.malformedInput, field: "settings", "settings: expected an object, found \(json.kindDescription)")
+            throw ChimeError(
+                .malformedInput, field: "settings", "settings: expected an object, found \(json.kindDescription)")
         }
         self.init()
         func setting(_ key: String) -> UNNotificationSetting? {
             guard case .string(let name)? = object[key] else { return nil }
             return UNNotificationSetting(jsonName: name)
         }
-        if case .string(let name)? = object[JSONFieldName.authorizationStatus], let status = UNAuthorizationStatus(name: name) {
+        if case .string(let name)? = object[JSONFieldName.authorizationStatus],
+            let status = UNAuthorizationStatus(name: name)
+        {
             authorizationStatus = status
         }
         for field in Self.switchFields {
@@ -42,10 +45,14 @@ extension NotificationSettings {
         if case .string(let name)? = object[JSONFieldName.alertStyle], let style = UNAlertStyle(jsonName: name) {
             alertStyle = style
         }
-        if case .string(let name)? = object[JSONFieldName.showPreviewsSetting], let previews = UNShowPreviewsSetting(jsonName: name) {
+        if case .string(let name)? = object[JSONFieldName.showPreviewsSetting],
+            let previews = UNShowPreviewsSetting(jsonName: name)
+        {
             showPreviewsSetting = previews
         }
-        if case .bool(let flag)? = object[JSONFieldName.providesAppNotificationSettings] { providesAppNotificationSettings = flag }
+        if case .bool(let flag)? = object[JSONFieldName.providesAppNotificationSettings] {
+            providesAppNotificationSettings = flag
+        }
     }
 }
 
@@ -53,7 +60,11 @@ extension NotificationRequest {
     /// A request as the service lists it (content fields, `identifier`, `trigger`), where `trigger`
     /// may also be `{"type": "push"}`.
     static func answer(_ json: JSONValue, field: String) throws(ChimeError) -> NotificationRequest {
-        let known = ["identifier", "trigger", "expiresIn", "expirationDate", "dismissIn", "dismissAt", "escalateEvery", "escalateFor"] + JSONMapping.contentFields
+        let known =
+            [
+                "identifier", "trigger", "expiresIn", "expirationDate", "dismissIn", "dismissAt", "escalateEvery",
+                "escalateFor",
+            ] + JSONMapping.contentFields
         var value = JSONMapping.keeping(known, from: json)
         var push = false
         if case .object(let trigger)? = value["trigger"], trigger["type"] == .string("push") {
@@ -83,9 +94,12 @@ extension DeliveredNotification {
     public init(json: JSONValue, field: String = "") throws(ChimeError) {
         let request = try NotificationRequest.answer(json, field: field)
         guard let dateValue = json["date"] else {
-            throw ChimeError(.malformedInput, field: JSONPath.member(field, "date"), "\(JSONPath.member(field, "date")) is missing")
+            throw ChimeError(
+                .malformedInput, field: JSONPath.member(field, "date"), "\(JSONPath.member(field, "date")) is missing")
         }
-        self.init(request: request, date: try JSONMapping.date(dateValue, field: JSONPath.member(field, "date"), code: .malformedInput))
+        self.init(
+            request: request,
+            date: try JSONMapping.date(dateValue, field: JSONPath.member(field, "date"), code: .malformedInput))
     }
 }
 
@@ -100,15 +114,18 @@ extension NotificationResponse {
             throw ChimeError(.malformedInput, field: path("notification"), "\(path("notification")) is missing")
         }
         guard case .string(let action)? = json["actionIdentifier"] else {
-            throw ChimeError(.malformedInput, field: path("actionIdentifier"), "\(path("actionIdentifier")): expected a string")
+            throw ChimeError(
+                .malformedInput, field: path("actionIdentifier"), "\(path("actionIdentifier")): expected a string")
         }
         var text: String?
         if case .string(let value)? = json["userText"] { text = value }
         guard let dateValue = json["date"] else {
             throw ChimeError(.malformedInput, field: path("date"), "\(path("date")) is missing")
         }
-        self.init(id: id, notification: try DeliveredNotification(json: notification, field: path("notification")), actionIdentifier: action,
-                  userText: text, date: try JSONMapping.date(dateValue, field: path("date"), code: .malformedInput))
+        self.init(
+            id: id, notification: try DeliveredNotification(json: notification, field: path("notification")),
+            actionIdentifier: action,
+            userText: text, date: try JSONMapping.date(dateValue, field: path("date"), code: .malformedInput))
     }
 }
 
@@ -117,7 +134,9 @@ extension EscalationReceipt {
     public init(json: JSONValue, field: String = "") throws(ChimeError) {
         let path = { (key: String) in JSONPath.member(field, key) }
         func string(_ key: String) throws(ChimeError) -> String {
-            guard case .string(let value)? = json[key] else { throw ChimeError(.malformedInput, field: path(key), "\(path(key)): expected a string") }
+            guard case .string(let value)? = json[key] else {
+                throw ChimeError(.malformedInput, field: path(key), "\(path(key)): expected a string")
+            }
             return value
         }
         func number(_ key: String) throws(ChimeError) -> Double {
@@ -132,12 +151,17 @@ extension EscalationReceipt {
             return try JSONMapping.date(value, field: path(key), code: .malformedInput)
         }
         func optionalString(_ key: String) -> String? { if case .string(let value)? = json[key] { value } else { nil } }
-        guard let delivered = try date("deliveredAt") else { throw ChimeError(.malformedInput, field: path("deliveredAt"), "\(path("deliveredAt")) is missing") }
-        self.init(app: try string("app"), identifier: try string("identifier"), sequence: 0, deliveredAt: delivered,
-                  escalation: NotificationEscalation(every: try number("escalateEvery"), for: try number("escalateFor")),
-                  alerts: Int(try number("alerts")), lastAlertedAt: try date("lastAlertedAt"), nextAlertAt: try date("nextAlertAt"),
-                  acknowledgedAt: try date("acknowledgedAt"), actionIdentifier: optionalString("actionIdentifier"),
-                  surface: optionalString("surface"), expired: json["expired"] == .bool(true), removedAt: try date("removedAt"))
+        guard let delivered = try date("deliveredAt") else {
+            throw ChimeError(.malformedInput, field: path("deliveredAt"), "\(path("deliveredAt")) is missing")
+        }
+        self.init(
+            app: try string("app"), identifier: try string("identifier"), sequence: 0, deliveredAt: delivered,
+            escalation: NotificationEscalation(every: try number("escalateEvery"), for: try number("escalateFor")),
+            alerts: Int(try number("alerts")), lastAlertedAt: try date("lastAlertedAt"),
+            nextAlertAt: try date("nextAlertAt"),
+            acknowledgedAt: try date("acknowledgedAt"), actionIdentifier: optionalString("actionIdentifier"),
+            surface: optionalString("surface"), expired: json["expired"] == .bool(true),
+            removedAt: try date("removedAt"))
     }
 }
 
@@ -175,10 +199,14 @@ extension EngineEvent {
         }
         var sequence: Int64 = 0
         if case .integer(let value)? = json["sequence"] { sequence = value }
-        let date = try json["date"].map { value throws(ChimeError) in try JSONMapping.date(value, field: "date", code: .malformedInput) } ?? Date()
+        let date =
+            try json["date"].map { value throws(ChimeError) in
+                try JSONMapping.date(value, field: "date", code: .malformedInput)
+            } ?? Date()
         func notification() throws(ChimeError) -> DeliveredNotification {
             guard let value = json["notification"] else {
-                throw ChimeError(.malformedInput, field: "notification", "a \(kind.rawValue) event without its notification")
+                throw ChimeError(
+                    .malformedInput, field: "notification", "a \(kind.rawValue) event without its notification")
             }
             return try DeliveredNotification(json: value, field: "notification")
         }
@@ -190,19 +218,25 @@ extension EngineEvent {
         switch kind {
         case .delivered, .realerted:
             let delivered = try notification()
-            let settings = try json["settings"].map { value throws(ChimeError) in try NotificationSettings(json: value) }
+            let settings = try json["settings"].map { value throws(ChimeError) in try NotificationSettings(json: value)
+            }
             var category: NotificationCategory?
-            if let value = json["category"], value != .null { category = try NotificationCategory.answer(value, field: "category") }
-            let presentation = UNNotificationPresentationOptions.answer(json["presentation"])
+            if let value = json["category"], value != .null {
+                category = try NotificationCategory.answer(value, field: "category")
+            }
+            let presentation =
+                UNNotificationPresentationOptions.answer(json["presentation"])
                 ?? Presentation.background(for: delivered.request.content, settings: settings ?? .allowingEverything)
             var badge: Int?
             if case .integer(let value)? = json["badge"] { badge = Int(exactly: value) }
-            var delivery = Delivery(notification: delivered, category: category, settings: settings ?? .allowingEverything,
-                                    presentation: presentation, badge: badge)
+            var delivery = Delivery(
+                notification: delivered, category: category, settings: settings ?? .allowingEverything,
+                presentation: presentation, badge: badge)
             delivery.focus = FocusDecision(json: json["focus"])
             if kind == .realerted {
                 guard case .integer(let alert)? = json["alert"], let number = Int(exactly: alert), number >= 2 else {
-                    throw ChimeError(.malformedInput, field: "alert", "a realerted event without its alert number (2 or more)")
+                    throw ChimeError(
+                        .malformedInput, field: "alert", "a realerted event without its alert number (2 or more)")
                 }
                 delivery.alert = number
                 payload = .realerted(delivery)
@@ -210,21 +244,28 @@ extension EngineEvent {
                 payload = .delivered(delivery)
             }
         case .response:
-            guard let value = json["response"] else { throw ChimeError(.malformedInput, field: "response", "a response event without its response") }
+            guard let value = json["response"] else {
+                throw ChimeError(.malformedInput, field: "response", "a response event without its response")
+            }
             payload = .response(try NotificationResponse(json: value, field: "response"))
         case .removed:
-            payload = .removed(identifiers: identifiers, scope: json["scope"] == .string("pending") ? .pending : .delivered,
-                               reason: json["reason"] == .string(RemovalReason.autoDismiss.rawValue) ? .autoDismiss : .request)
+            payload = .removed(
+                identifiers: identifiers, scope: json["scope"] == .string("pending") ? .pending : .delivered,
+                reason: json["reason"] == .string(RemovalReason.autoDismiss.rawValue) ? .autoDismiss : .request)
         case .silentPush:
             payload = .silentPush(try notification())
         case .settings:
-            payload = .settings(try json["settings"].map { value throws(ChimeError) in try NotificationSettings(json: value) } ?? NotificationSettings())
+            payload = .settings(
+                try json["settings"].map { value throws(ChimeError) in try NotificationSettings(json: value) }
+                    ?? NotificationSettings())
         case .scheduled:
             payload = .scheduled(identifiers: identifiers)
         case .categories:
             var categories: [NotificationCategory] = []
             if case .array(let items)? = json["categories"] {
-                for (index, item) in items.enumerated() { categories.append(try NotificationCategory.answer(item, field: "categories[\(index)]")) }
+                for (index, item) in items.enumerated() {
+                    categories.append(try NotificationCategory.answer(item, field: "categories[\(index)]"))
+                }
             }
             payload = .categories(categories)
         case .app:
@@ -235,9 +276,15 @@ extension EngineEvent {
             }
             payload = .quarantined(try QuarantinedRequest.answer(value, field: "quarantined"))
         case .expired:
-            guard let value = json["request"] else { throw ChimeError(.malformedInput, field: "request", "an expired event without its request") }
-            let due = try json["dueDate"].map { value throws(ChimeError) in try JSONMapping.date(value, field: "dueDate", code: .malformedInput) } ?? date
-            payload = .expired(ExpiredRequest(request: try NotificationRequest.answer(value, field: "request"), dueDate: due))
+            guard let value = json["request"] else {
+                throw ChimeError(.malformedInput, field: "request", "an expired event without its request")
+            }
+            let due =
+                try json["dueDate"].map { value throws(ChimeError) in
+                    try JSONMapping.date(value, field: "dueDate", code: .malformedInput)
+                } ?? date
+            payload = .expired(
+                ExpiredRequest(request: try NotificationRequest.answer(value, field: "request"), dueDate: due))
         case .focus:
             var modes: [FocusStatus] = []
             if case .array(let items)? = json["modes"] {
@@ -262,19 +309,27 @@ extension QuarantinedRequest {
     static func answer(_ json: JSONValue, field: String) throws(ChimeError) -> QuarantinedRequest {
         func text(_ name: String) throws(ChimeError) -> String {
             guard case .string(let value)? = json[name] else {
-                throw ChimeError(.malformedInput, field: JSONPath.member(field, name), "\(JSONPath.member(field, name)): expected a string")
+                throw ChimeError(
+                    .malformedInput, field: JSONPath.member(field, name),
+                    "\(JSONPath.member(field, name)): expected a string")
             }
             return value
         }
         guard case .integer(let id)? = json["id"] else {
-            throw ChimeError(.malformedInput, field: JSONPath.member(field, "id"), "\(JSONPath.member(field, "id")): expected an integer")
+            throw ChimeError(
+                .malformedInput, field: JSONPath.member(field, "id"),
+                "\(JSONPath.member(field, "id")): expected an integer")
         }
-        let date = try json["date"].map { value throws(ChimeError) in
-            try JSONMapping.date(value, field: JSONPath.member(field, "date"), code: .malformedInput)
-        } ?? Date(timeIntervalSince1970: 0)
+        let date =
+            try json["date"].map { value throws(ChimeError) in
+                try JSONMapping.date(value, field: JSONPath.member(field, "date"), code: .malformedInput)
+            } ?? Date(timeIntervalSince1970: 0)
         var request: NotificationRequest?
-        if let value = json["request"], value != .null { request = try NotificationRequest.answer(value, field: JSONPath.member(field, "request")) }
-        return QuarantinedRequest(id: id, app: try text("app"), identifier: try text("identifier"), reason: try text("reason"),
-                                  date: date, request: request)
+        if let value = json["request"], value != .null {
+            request = try NotificationRequest.answer(value, field: JSONPath.member(field, "request"))
+        }
+        return QuarantinedRequest(
+            id: id, app: try text("app"), identifier: try text("identifier"), reason: try text("reason"),
+            date: date, request: request)
     }
 }

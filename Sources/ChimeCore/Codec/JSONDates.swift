@@ -8,11 +8,12 @@ extension JSONMapping {
     /// 10000-01-01T00:00:00Z, in seconds since 1970: what ``parseDate(_:)`` accepts and
     /// ``formatDate(_:)`` writes. The year 0000 is left out: Foundation's Gregorian calendar has no
     /// such year (it is 1 BC, era 0), so a date in it would become 0001 in components, its era lost.
-    public static let dateRange: Range<Double> = -62_135_596_800 ..< 253_402_300_800
+    public static let dateRange: Range<Double> = -62_135_596_800..<253_402_300_800
 
     /// The first and last instants ``formatDate(_:)`` writes, 0001-01-01T00:00:00.000Z and
     /// 9999-12-31T23:59:59.999Z, in milliseconds since 1970.
-    static let formattableMilliseconds: ClosedRange<Double> = dateRange.lowerBound * 1000...dateRange.upperBound * 1000 - 1
+    static let formattableMilliseconds: ClosedRange<Double> =
+        dateRange.lowerBound * 1000...dateRange.upperBound * 1000 - 1
 
     /// Formats a date as ISO 8601 in UTC with milliseconds: `2026-12-01T08:30:00.000Z`.
     ///
@@ -26,12 +27,16 @@ extension JSONMapping {
         let milliseconds = Int64(clamped)
         let (days, msOfDay) = floorDivide(milliseconds, 86_400_000)
         let (year, month, day) = civil(fromDays: days)
-        let hour = msOfDay / 3_600_000, minute = msOfDay / 60_000 % 60, second = msOfDay / 1000 % 60, ms = msOfDay % 1000
+        let hour = msOfDay / 3_600_000
+        let minute = msOfDay / 60_000 % 60
+        let second = msOfDay / 1000 % 60
+        let ms = msOfDay % 1000
         var out = ""
         out.reserveCapacity(24)
         if year < 0 { out += "-" }
         out += pad(abs(year), 4)
-        out += "-" + pad(month, 2) + "-" + pad(day, 2) + "T" + pad(hour, 2) + ":" + pad(minute, 2) + ":" + pad(second, 2)
+        out +=
+            "-" + pad(month, 2) + "-" + pad(day, 2) + "T" + pad(hour, 2) + ":" + pad(minute, 2) + ":" + pad(second, 2)
         out += "." + pad(ms, 3) + "Z"
         return out
     }
@@ -50,10 +55,10 @@ extension JSONMapping {
             set { scanner.index = newValue }
         }
         guard let year = digits(4), expect("-"), let month = digits(2), expect("-"), let day = digits(2),
-              expect("Tt"), let hour = digits(2), expect(":"), let minute = digits(2), expect(":"), let second = digits(2)
+            expect("Tt"), let hour = digits(2), expect(":"), let minute = digits(2), expect(":"), let second = digits(2)
         else { return nil }
         guard (1...12).contains(month), (1...daysIn(month: month, year: year)).contains(day), (0...23).contains(hour),
-              (0...59).contains(minute), (0...59).contains(second)
+            (0...59).contains(minute), (0...59).contains(second)
         else { return nil }
         var fraction = 0.0
         if i < b.count, b[i] == UInt8(ascii: ".") || b[i] == UInt8(ascii: ",") {
@@ -89,13 +94,20 @@ extension JSONMapping {
     }
 
     /// A date from a JSON string, or a `ChimeError` naming the field.
-    static func date(_ value: JSONValue, field: String, code: ChimeError.Code = .invalidValue) throws(ChimeError) -> Date {
+    static func date(_ value: JSONValue, field: String, code: ChimeError.Code = .invalidValue) throws(ChimeError)
+        -> Date
+    {
         guard case .string(let s) = value else {
-            throw ChimeError(code, field: field, "\(field): expected an ISO 8601 date string such as \"2026-12-01T08:30:00Z\", found \(value.shortDescription)")
+            throw ChimeError(
+                code, field: field,
+                "\(field): expected an ISO 8601 date string such as \"2026-12-01T08:30:00Z\", found \(value.shortDescription)"
+            )
         }
         guard let date = parseDate(s) else {
-            throw ChimeError(code, field: field,
-                             "\(field): \"\(JSONParser.clip(s))\" is not an ISO 8601 date and time with a zone in the years 0001-9999; accepted: \"2026-12-01T08:30:00Z\", \"2026-12-01T08:30:00.250Z\", \"2026-12-01T09:30:00+01:00\"")
+            throw ChimeError(
+                code, field: field,
+                "\(field): \"\(JSONParser.clip(s))\" is not an ISO 8601 date and time with a zone in the years 0001-9999; accepted: \"2026-12-01T08:30:00Z\", \"2026-12-01T08:30:00.250Z\", \"2026-12-01T09:30:00+01:00\""
+            )
         }
         return date
     }
@@ -136,8 +148,12 @@ extension JSONMapping {
     }
 
     private static func floorDivide(_ a: Int64, _ b: Int64) -> (Int, Int) {
-        var q = a / b, r = a % b
-        if r < 0 { q -= 1; r += b }
+        var q = a / b
+        var r = a % b
+        if r < 0 {
+            q -= 1
+            r += b
+        }
         return (Int(q), Int(r))
     }
 

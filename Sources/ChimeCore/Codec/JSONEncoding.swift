@@ -48,11 +48,15 @@ extension NotificationSound {
 
 extension NotificationAttachment {
     public var json: JSONValue {
-        var object: JSONObject = ["identifier": .string(identifier), "url": .string(url.absoluteString), "type": .string(type)]
+        var object: JSONObject = [
+            "identifier": .string(identifier), "url": .string(url.absoluteString), "type": .string(type),
+        ]
         if thumbnailHidden { object["thumbnailHidden"] = .bool(true) }
         if let rect = thumbnailClippingRect {
-            object["thumbnailClippingRect"] = ["x": .number(rect.x), "y": .number(rect.y), "width": .number(rect.width),
-                                               "height": .number(rect.height)]
+            object["thumbnailClippingRect"] = [
+                "x": .number(rect.x), "y": .number(rect.y), "width": .number(rect.width),
+                "height": .number(rect.height),
+            ]
         }
         if let time = thumbnailTime { object["thumbnailTime"] = .number(time) }
         return .object(object)
@@ -111,7 +115,9 @@ extension JSONMapping {
     public static func json(_ components: DateComponents) -> JSONValue {
         var object = JSONObject()
         for (name, keyPath, _) in Validation.dateComponentRanges {
-            if let value = components[keyPath: keyPath], value != NSDateComponentUndefined { object[name] = .integer(Int64(value)) }
+            if let value = components[keyPath: keyPath], value != NSDateComponentUndefined {
+                object[name] = .integer(Int64(value))
+            }
         }
         if let zone = components.timeZone { object["timeZone"] = .string(zone.identifier) }
         return .object(object)
@@ -121,7 +127,8 @@ extension JSONMapping {
 extension CircularRegion {
     public var json: JSONValue {
         [
-            "identifier": .string(identifier), "latitude": .number(center.latitude), "longitude": .number(center.longitude),
+            "identifier": .string(identifier), "latitude": .number(center.latitude),
+            "longitude": .number(center.longitude),
             "radius": .number(radius), "notifyOnEntry": .bool(notifyOnEntry), "notifyOnExit": .bool(notifyOnExit),
         ]
     }
@@ -172,10 +179,12 @@ extension EscalationReceipt {
     public var json: JSONValue {
         [
             "app": .string(app), "identifier": .string(identifier), "acknowledged": .bool(acknowledged),
-            "acknowledgedAt": acknowledgedAt.map(JSONMapping.json) ?? .null, "actionIdentifier": actionIdentifier.map(JSONValue.string) ?? .null,
+            "acknowledgedAt": acknowledgedAt.map(JSONMapping.json) ?? .null,
+            "actionIdentifier": actionIdentifier.map(JSONValue.string) ?? .null,
             "surface": surface.map(JSONValue.string) ?? .null, "alerts": .integer(Int64(alerts)),
             "deliveredAt": JSONMapping.json(deliveredAt), "lastAlertedAt": JSONMapping.json(lastAlertedAt),
-            "nextAlertAt": nextAlertAt.map(JSONMapping.json) ?? .null, "endsAt": JSONMapping.json(endsAt), "expired": .bool(expired),
+            "nextAlertAt": nextAlertAt.map(JSONMapping.json) ?? .null, "endsAt": JSONMapping.json(endsAt),
+            "expired": .bool(expired),
             "removedAt": removedAt.map(JSONMapping.json) ?? .null,
             "escalateEvery": .number(escalation.interval), "escalateFor": .number(escalation.duration),
         ]
@@ -194,7 +203,8 @@ extension PendingRequest {
     /// (``FireDates/upcoming(_:count:timeZone:)``, in the device's `timeZone`).
     public func json(upcoming count: Int, timeZone: TimeZone) -> JSONValue {
         guard case .object(var object) = json else { return json }
-        object["nextTriggerDates"] = .array(FireDates.upcoming(self, count: count, timeZone: timeZone).map(JSONMapping.json))
+        object["nextTriggerDates"] = .array(
+            FireDates.upcoming(self, count: count, timeZone: timeZone).map(JSONMapping.json))
         return .object(object)
     }
 }
@@ -235,7 +245,9 @@ extension NotificationCategory {
 extension DeliveredNotification {
     /// `{"identifier", "date", …content fields, "trigger"}`, plus `"actions"` when the notification's
     /// category is given (what a surface needs to draw the buttons).
-    public func json(category: NotificationCategory? = nil, presentation: UNNotificationPresentationOptions? = nil) -> JSONValue {
+    public func json(category: NotificationCategory? = nil, presentation: UNNotificationPresentationOptions? = nil)
+        -> JSONValue
+    {
         var object: JSONObject = ["identifier": .string(request.identifier), "date": JSONMapping.json(date)]
         request.content.appendJSON(to: &object)
         object["trigger"] = request.trigger?.json ?? .null
@@ -350,16 +362,20 @@ extension AppRecord {
     /// `{"deviceToken", "registered", "unregistered"}`: the app's device token, whether pushes to
     /// it are taken, and when the app unregistered it (null while registered).
     public var deviceTokenJSON: JSONValue {
-        ["deviceToken": .string(deviceToken), "registered": .bool(deviceTokenUnregistered == nil),
-         "unregistered": deviceTokenUnregistered.map { JSONMapping.json($0) } ?? .null]
+        [
+            "deviceToken": .string(deviceToken), "registered": .bool(deviceTokenUnregistered == nil),
+            "unregistered": deviceTokenUnregistered.map { JSONMapping.json($0) } ?? .null,
+        ]
     }
 }
 
 extension APNsProvider {
     /// `{"teamId", "keyId", "publicKey"}`: the key's public point in base64url (null without a key).
     public var json: JSONValue {
-        ["teamId": .string(teamID), "keyId": key.map { .string($0.id) } ?? .null,
-         "publicKey": key.map { .string(Base64URL.encode($0.publicKey)) } ?? .null]
+        [
+            "teamId": .string(teamID), "keyId": key.map { .string($0.id) } ?? .null,
+            "publicKey": key.map { .string(Base64URL.encode($0.publicKey)) } ?? .null,
+        ]
     }
 }
 
@@ -374,8 +390,10 @@ extension QuarantinedRequest {
     /// `{"id", "app", "identifier", "reason", "date", "request"}`; `request` is null when its stored
     /// record could not be read.
     public var json: JSONValue {
-        ["id": .integer(id), "app": .string(app), "identifier": .string(identifier), "reason": .string(reason),
-         "date": JSONMapping.json(date), "request": request?.json ?? .null]
+        [
+            "id": .integer(id), "app": .string(app), "identifier": .string(identifier), "reason": .string(reason),
+            "date": JSONMapping.json(date), "request": request?.json ?? .null,
+        ]
     }
 }
 
@@ -390,7 +408,8 @@ extension EngineEvent {
     /// for `focus`, `modes` (every focus mode as ``FocusStatus/json``; `app` is empty).
     public var json: JSONValue {
         var object: JSONObject = [
-            "sequence": .integer(sequence), "app": .string(app), "kind": .string(kind.rawValue), "date": JSONMapping.json(date),
+            "sequence": .integer(sequence), "app": .string(app), "kind": .string(kind.rawValue),
+            "date": JSONMapping.json(date),
         ]
         switch payload {
         case .delivered(let delivery), .realerted(let delivery):

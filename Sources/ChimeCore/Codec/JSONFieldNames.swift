@@ -31,19 +31,20 @@ package enum JSONFieldName {
 
 extension NotificationSettings {
     /// The settings' switches (``UNNotificationSetting`` values) by JSON name, in the encoder's order.
-    package static let switchFields: [(name: String, keyPath: WritableKeyPath<NotificationSettings, UNNotificationSetting> & Sendable)] = [
-        ("soundSetting", \.soundSetting),
-        ("badgeSetting", \.badgeSetting),
-        ("alertSetting", \.alertSetting),
-        ("notificationCenterSetting", \.notificationCenterSetting),
-        ("lockScreenSetting", \.lockScreenSetting),
-        ("carPlaySetting", \.carPlaySetting),
-        ("criticalAlertSetting", \.criticalAlertSetting),
-        ("announcementSetting", \.announcementSetting),
-        ("timeSensitiveSetting", \.timeSensitiveSetting),
-        ("scheduledDeliverySetting", \.scheduledDeliverySetting),
-        ("directMessagesSetting", \.directMessagesSetting),
-    ]
+    package static let switchFields:
+        [(name: String, keyPath: WritableKeyPath<NotificationSettings, UNNotificationSetting> & Sendable)] = [
+            ("soundSetting", \.soundSetting),
+            ("badgeSetting", \.badgeSetting),
+            ("alertSetting", \.alertSetting),
+            ("notificationCenterSetting", \.notificationCenterSetting),
+            ("lockScreenSetting", \.lockScreenSetting),
+            ("carPlaySetting", \.carPlaySetting),
+            ("criticalAlertSetting", \.criticalAlertSetting),
+            ("announcementSetting", \.announcementSetting),
+            ("timeSensitiveSetting", \.timeSensitiveSetting),
+            ("scheduledDeliverySetting", \.scheduledDeliverySetting),
+            ("directMessagesSetting", \.directMessagesSetting),
+        ]
 
     /// The JSON name of the switch at `keyPath`.
     package static func fieldName(of keyPath: WritableKeyPath<NotificationSettings, UNNotificationSetting>) -> String {

@@ -21,16 +21,23 @@ extension FocusMode {
 
     /// `stored`: the engine's own record, which also holds `manual`.
     init(json: JSONValue, name: String?, stored: Bool) throws(ChimeError) {
-        let body = try JSONObjectReader(json, path: "", what: "a focus mode",
-                                        accepted: stored ? Self.fields + ["manual"] : Self.fields)
+        let body = try JSONObjectReader(
+            json, path: "", what: "a focus mode",
+            accepted: stored ? Self.fields + ["manual"] : Self.fields)
         let given = try body.string("name")
         if let name, let given, given != name {
-            throw ChimeError(.invalidValue, field: "name", "name \"\(given.prefix(80))\" is not the focus this route names (\"\(name.prefix(80))\"); leave it out or make them the same")
+            throw ChimeError(
+                .invalidValue, field: "name",
+                "name \"\(given.prefix(80))\" is not the focus this route names (\"\(name.prefix(80))\"); leave it out or make them the same"
+            )
         }
-        guard let resolved = name ?? given else { throw ChimeError(.invalidValue, field: "name", "name is missing; expected the focus's name") }
+        guard let resolved = name ?? given else {
+            throw ChimeError(.invalidValue, field: "name", "name is missing; expected the focus's name")
+        }
         var schedule: FocusSchedule?
         if let value = body.value("schedule") {
-            let reader = try JSONObjectReader(value, path: "schedule", what: "a focus schedule", accepted: Self.scheduleFields)
+            let reader = try JSONObjectReader(
+                value, path: "schedule", what: "a focus schedule", accepted: Self.scheduleFields)
             let from = try reader.requiredString("from", hint: " as HH:MM, such as 22:00")
             let to = try reader.requiredString("to", hint: " as HH:MM, such as 07:00")
             let zone = try reader.requiredString("timeZone", hint: " naming an IANA time zone, such as Europe/Berlin")
@@ -42,26 +49,34 @@ extension FocusMode {
                 var parsed: Set<FocusDay> = []
                 for (index, text) in (try reader.strings("days") ?? []).enumerated() {
                     guard let day = FocusDay.day(text) else {
-                        throw ChimeError(.invalidValue, field: "schedule.days[\(index)]",
-                                         "schedule.days[\(index)] \"\(text.prefix(40))\" is not a day; accepted: mon, tue, wed, thu, fri, sat, sun")
+                        throw ChimeError(
+                            .invalidValue, field: "schedule.days[\(index)]",
+                            "schedule.days[\(index)] \"\(text.prefix(40))\" is not a day; accepted: mon, tue, wed, thu, fri, sat, sun"
+                        )
                     }
                     parsed.insert(day)
                 }
                 days = parsed
-            case let other?: throw reader.typeError("days", expected: "an array of day names or a string such as \"mon-fri\"", found: other)
+            case let other?:
+                throw reader.typeError(
+                    "days", expected: "an array of day names or a string such as \"mon-fri\"", found: other)
             }
             schedule = try FocusSchedule(from: from, to: to, days: days, timeZone: zone)
         }
         var manual: FocusOverride?
         if stored, let value = body.value("manual") {
-            let reader = try JSONObjectReader(value, path: "manual", what: "a manual setting", accepted: ["on", "since"])
+            let reader = try JSONObjectReader(
+                value, path: "manual", what: "a manual setting", accepted: ["on", "since"])
             let since = try reader.requiredString("since")
-            guard let date = JSONMapping.parseDate(since) else { throw ChimeError(.invalidValue, field: "manual.since", "manual.since is not a date") }
+            guard let date = JSONMapping.parseDate(since) else {
+                throw ChimeError(.invalidValue, field: "manual.since", "manual.since is not a date")
+            }
             manual = FocusOverride(isOn: try reader.requiredBool("on"), since: date)
         }
-        try self.init(name: resolved, schedule: schedule, allowedApps: try body.strings("allowedApps") ?? [],
-                      allowedThreads: try body.strings("allowedThreads") ?? [],
-                      allowedFilterCriteria: try body.strings("allowedFilterCriteria") ?? [], manual: manual)
+        try self.init(
+            name: resolved, schedule: schedule, allowedApps: try body.strings("allowedApps") ?? [],
+            allowedThreads: try body.strings("allowedThreads") ?? [],
+            allowedFilterCriteria: try body.strings("allowedFilterCriteria") ?? [], manual: manual)
     }
 
     /// The mode as JSON (with `manual` when it was turned on or off by hand).
@@ -70,7 +85,8 @@ extension FocusMode {
         if let schedule {
             object["schedule"] = [
                 "from": .string(schedule.fromText), "to": .string(schedule.toText),
-                "days": .array(schedule.days.sorted().map { .string($0.rawValue) }), "timeZone": .string(schedule.timeZone),
+                "days": .array(schedule.days.sorted().map { .string($0.rawValue) }),
+                "timeZone": .string(schedule.timeZone),
             ]
         } else {
             object["schedule"] = .null
@@ -99,21 +115,25 @@ extension FocusStatus {
         object["active"] = .bool(isActive)
         object["byHand"] = .bool(byHand)
         object["nextChange"] = nextChange.map(JSONMapping.json) ?? .null
-        object["held"] = .object(JSONObject(held.sorted { $0.key < $1.key }.map { ($0.key, .integer(Int64($0.value))) }))
+        object["held"] = .object(
+            JSONObject(held.sorted { $0.key < $1.key }.map { ($0.key, .integer(Int64($0.value))) }))
         object["heldTotal"] = .integer(Int64(held.values.reduce(0, +)))
         return .object(object)
     }
 
     /// A status as the service answers it.
     public init(json: JSONValue) throws(ChimeError) {
-        let mode = try FocusMode(json: JSONMapping.keeping(FocusMode.fields + ["manual"], from: json), name: nil, stored: true)
+        let mode = try FocusMode(
+            json: JSONMapping.keeping(FocusMode.fields + ["manual"], from: json), name: nil, stored: true)
         var held: [String: Int] = [:]
         if case .object(let counts)? = json["held"] {
             for (app, value) in counts { if case .integer(let n) = value { held[app] = Int(n) } }
         }
         var next: Date?
         if case .string(let text)? = json["nextChange"] { next = JSONMapping.parseDate(text) }
-        self.init(mode: mode, isActive: json["active"] == .bool(true), nextChange: next, held: held, byHand: json["byHand"] == .bool(true))
+        self.init(
+            mode: mode, isActive: json["active"] == .bool(true), nextChange: next, held: held,
+            byHand: json["byHand"] == .bool(true))
     }
 }
 
@@ -123,7 +143,8 @@ extension FocusDecision {
 
     init?(json: JSONValue?) {
         guard case .string(let name)? = json?["name"], case .string(let reasonName)? = json?["reason"],
-              let reason = Reason(rawValue: reasonName) else { return nil }
+            let reason = Reason(rawValue: reasonName)
+        else { return nil }
         self.init(focus: name, quiet: json?["quiet"] == .bool(true), reason: reason)
     }
 }
@@ -151,12 +172,18 @@ struct FocusSession: Sendable, Hashable {
     }
 
     mutating func count(app: String) {
-        if let index = held.firstIndex(where: { $0.app == app }) { held[index].count += 1 } else { held.append((app, 1)) }
+        if let index = held.firstIndex(where: { $0.app == app }) {
+            held[index].count += 1
+        } else {
+            held.append((app, 1))
+        }
     }
 
     var serialized: String {
-        let object: JSONObject = ["until": until.map(JSONMapping.json) ?? .null,
-                                  "held": .array(held.map { ["app": .string($0.app), "count": .integer(Int64($0.count))] })]
+        let object: JSONObject = [
+            "until": until.map(JSONMapping.json) ?? .null,
+            "held": .array(held.map { ["app": .string($0.app), "count": .integer(Int64($0.count))] }),
+        ]
         return JSONValue.object(object).serialized()
     }
 
@@ -168,7 +195,9 @@ struct FocusSession: Sendable, Hashable {
         if case .string(let date)? = json["until"] { until = JSONMapping.parseDate(date) }
         if case .array(let items)? = json["held"] {
             for item in items {
-                if case .string(let app)? = item["app"], case .integer(let count)? = item["count"] { held.append((app, Int(count))) }
+                if case .string(let app)? = item["app"], case .integer(let count)? = item["count"] {
+                    held.append((app, Int(count)))
+                }
             }
         }
     }

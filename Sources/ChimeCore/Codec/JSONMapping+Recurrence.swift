@@ -16,28 +16,38 @@ extension RecurrenceSchedule {
     /// Decodes the members of a `{"type": "recurrence", …}` trigger (`r` is the trigger's reader).
     init(reader r: JSONObjectReader) throws(ChimeError) {
         try r.finish(accepted: Self.jsonFields, what: "a recurrence trigger")
-        let text = try r.requiredString("rrule", code: .invalidTrigger, hint: " holding an RFC 5545 rule such as \"FREQ=MONTHLY;BYDAY=-1FR\"")
-        let startText = try r.requiredString("start", code: .invalidTrigger,
-                                             hint: " holding the first occurrence's wall time in timeZone, such as \"2027-01-29T09:00\"")
+        let text = try r.requiredString(
+            "rrule", code: .invalidTrigger, hint: " holding an RFC 5545 rule such as \"FREQ=MONTHLY;BYDAY=-1FR\"")
+        let startText = try r.requiredString(
+            "start", code: .invalidTrigger,
+            hint: " holding the first occurrence's wall time in timeZone, such as \"2027-01-29T09:00\"")
         guard let start = JSONMapping.parseWallTime(startText) else {
-            throw ChimeError(.invalidTrigger, field: r.field("start"),
-                             "\(r.field("start")): \"\(JSONParser.clip(startText))\" is not a wall time; accepted: \"2027-01-29T09:00\", \"2027-01-29T09:00:00\" or \"20270129T090000\" (in timeZone, without a zone of its own)")
+            throw ChimeError(
+                .invalidTrigger, field: r.field("start"),
+                "\(r.field("start")): \"\(JSONParser.clip(startText))\" is not a wall time; accepted: \"2027-01-29T09:00\", \"2027-01-29T09:00:00\" or \"20270129T090000\" (in timeZone, without a zone of its own)"
+            )
         }
-        let zoneName = try r.requiredString("timeZone", code: .invalidTrigger, hint: " naming an IANA time zone such as \"Europe/Berlin\"")
+        let zoneName = try r.requiredString(
+            "timeZone", code: .invalidTrigger, hint: " naming an IANA time zone such as \"Europe/Berlin\"")
         guard let zone = TimeZone(identifier: zoneName) else {
-            throw ChimeError(.invalidTrigger, field: r.field("timeZone"),
-                             "\(r.field("timeZone")): \"\(JSONParser.clip(zoneName))\" is not a known time zone; accepted: an IANA identifier such as \"Europe/Berlin\", \"America/New_York\" or \"UTC\"")
+            throw ChimeError(
+                .invalidTrigger, field: r.field("timeZone"),
+                "\(r.field("timeZone")): \"\(JSONParser.clip(zoneName))\" is not a known time zone; accepted: an IANA identifier such as \"Europe/Berlin\", \"America/New_York\" or \"UTC\""
+            )
         }
         var exceptions: [Date] = []
         for (index, text) in (try r.strings("exceptionDates", code: .invalidTrigger) ?? []).enumerated() {
             if let instant = JSONMapping.parseDate(text) {
                 exceptions.append(instant)
-            } else if let wall = JSONMapping.parseWallTime(text), let instant = Self.instant(ofWallTime: wall, in: zone) {
+            } else if let wall = JSONMapping.parseWallTime(text), let instant = Self.instant(ofWallTime: wall, in: zone)
+            {
                 exceptions.append(instant)
             } else {
                 let name = JSONPath.element(r.field("exceptionDates"), index)
-                throw ChimeError(.invalidTrigger, field: name,
-                                 "\(name): \"\(JSONParser.clip(text))\" is not a date; accepted: a wall time in timeZone (\"2027-03-26T09:00\") or an instant with its zone (\"2027-03-26T08:00:00Z\")")
+                throw ChimeError(
+                    .invalidTrigger, field: name,
+                    "\(name): \"\(JSONParser.clip(text))\" is not a date; accepted: a wall time in timeZone (\"2027-03-26T09:00\") or an instant with its zone (\"2027-03-26T08:00:00Z\")"
+                )
             }
         }
         let field = r.path
@@ -54,10 +64,13 @@ extension RecurrenceSchedule {
     /// `{"type": "recurrence", "rrule", "start", "timeZone", "exceptionDates"}`.
     var json: JSONValue {
         var object: JSONObject = [
-            "type": "recurrence", "rrule": .string(rule.rruleString), "start": .string(JSONMapping.formatWallTime(start)),
+            "type": "recurrence", "rrule": .string(rule.rruleString),
+            "start": .string(JSONMapping.formatWallTime(start)),
             "timeZone": .string(timeZone.identifier),
         ]
-        if !exceptionDates.isEmpty { object["exceptionDates"] = .array(exceptionDates.map { .string(JSONMapping.formatDate($0)) }) }
+        if !exceptionDates.isEmpty {
+            object["exceptionDates"] = .array(exceptionDates.map { .string(JSONMapping.formatDate($0)) })
+        }
         return .object(object)
     }
 }
@@ -73,7 +86,7 @@ extension JSONMapping {
         guard let year = digits(4) else { return nil }
         let extended = expect("-")
         guard let month = digits(2), !extended || expect("-"), let day = digits(2), expect(extended ? "Tt " : "Tt"),
-              let hour = digits(2), !extended || expect(":"), let minute = digits(2)
+            let hour = digits(2), !extended || expect(":"), let minute = digits(2)
         else { return nil }
         var second = 0
         if !scanner.atEnd {
@@ -82,8 +95,9 @@ extension JSONMapping {
         } else if !extended {
             return nil
         }
-        guard scanner.atEnd, (1...12).contains(month), (1...31).contains(day), (0...23).contains(hour), (0...59).contains(minute),
-              (0...59).contains(second)
+        guard scanner.atEnd, (1...12).contains(month), (1...31).contains(day), (0...23).contains(hour),
+            (0...59).contains(minute),
+            (0...59).contains(second)
         else { return nil }
         return DateComponents(year: year, month: month, day: day, hour: hour, minute: minute, second: second)
     }

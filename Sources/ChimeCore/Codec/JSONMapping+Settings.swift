@@ -25,16 +25,23 @@ extension SettingsChange {
         }
         if let text = try reader.string(JSONFieldName.showPreviewsSetting) {
             guard let previews = UNShowPreviewsSetting(jsonName: text) else {
-                throw Self.refusal(reader, JSONFieldName.showPreviewsSetting, text, accepted: UNShowPreviewsSetting.allCases.map(\.jsonName))
+                throw Self.refusal(
+                    reader, JSONFieldName.showPreviewsSetting, text,
+                    accepted: UNShowPreviewsSetting.allCases.map(\.jsonName))
             }
             showPreviews = previews
         }
     }
 
-    private static func refusal(_ reader: JSONObjectReader, _ key: String, _ text: String, accepted: [String]) -> ChimeError {
+    private static func refusal(_ reader: JSONObjectReader, _ key: String, _ text: String, accepted: [String])
+        -> ChimeError
+    {
         var message = "\(reader.field(key)) is \"\(JSONParser.clip(text))\""
-        if let suggestion = JSONMapping.closest(to: text, in: accepted) { message += " (did you mean \"\(suggestion)\"?)" }
-        return ChimeError(.invalidValue, field: reader.field(key), message + "; accepted: \(accepted.joined(separator: ", "))")
+        if let suggestion = JSONMapping.closest(to: text, in: accepted) {
+            message += " (did you mean \"\(suggestion)\"?)"
+        }
+        return ChimeError(
+            .invalidValue, field: reader.field(key), message + "; accepted: \(accepted.joined(separator: ", "))")
     }
 }
 
@@ -83,23 +90,31 @@ package struct AuthorizationAnswer: Sendable, Hashable {
     }
 
     package var json: JSONValue {
-        [JSONFieldName.granted: .bool(granted), JSONFieldName.status: .string(status.name), JSONFieldName.settings: settings.json]
+        [
+            JSONFieldName.granted: .bool(granted), JSONFieldName.status: .string(status.name),
+            JSONFieldName.settings: settings.json,
+        ]
     }
 
     /// Reads the answer as the service writes it; `status` wins over the settings' own field, and a
     /// newer service's extra fields are ignored.
     package init(json: JSONValue) throws(ChimeError) {
         guard case .object(let object) = json else {
-            throw ChimeError(.malformedInput, "the answer to an authorization is not a JSON object, found \(json.kindDescription)")
+            throw ChimeError(
+                .malformedInput, "the answer to an authorization is not a JSON object, found \(json.kindDescription)")
         }
         if case .bool(let flag)? = object[JSONFieldName.granted] { granted = flag } else { granted = false }
-        settings = try object[JSONFieldName.settings].map { value throws(ChimeError) in try NotificationSettings(json: value) } ?? NotificationSettings()
+        settings =
+            try object[JSONFieldName.settings].map { value throws(ChimeError) in try NotificationSettings(json: value) }
+            ?? NotificationSettings()
         if case .string(let name)? = object[JSONFieldName.status], let status = UNAuthorizationStatus(name: name) {
             settings.authorizationStatus = status
             if object[JSONFieldName.granted] == nil { granted = status.allowsDelivery }
         } else if object[JSONFieldName.settings] == nil {
-            throw ChimeError(.malformedInput, field: JSONFieldName.status,
-                             "the answer to an authorization has no status; expected \(UNAuthorizationStatus.allCases.map(\.name).joined(separator: ", "))")
+            throw ChimeError(
+                .malformedInput, field: JSONFieldName.status,
+                "the answer to an authorization has no status; expected \(UNAuthorizationStatus.allCases.map(\.name).joined(separator: ", "))"
+            )
         }
     }
 }

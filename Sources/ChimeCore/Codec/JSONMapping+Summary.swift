@@ -15,7 +15,10 @@ extension ScheduledSummary {
     public init(json: JSONValue) throws(ChimeError) {
         let body = try JSONObjectReader(json, path: "", what: "a scheduled summary", accepted: Self.fields)
         guard let times = try body.strings("times") else {
-            throw ChimeError(.invalidValue, field: "times", "times is missing; give 1 to \(Self.maximumTimes) times of day as HH:MM, such as [\"08:00\", \"18:00\"]")
+            throw ChimeError(
+                .invalidValue, field: "times",
+                "times is missing; give 1 to \(Self.maximumTimes) times of day as HH:MM, such as [\"08:00\", \"18:00\"]"
+            )
         }
         let zone = try body.requiredString("timeZone", hint: " naming an IANA time zone, such as Europe/Berlin")
         try self.init(times: times, timeZone: zone)
@@ -28,11 +31,13 @@ extension ScheduledSummary {
 
     /// The engine's record of every app's summary.
     static func stored(_ apps: [String: ScheduledSummary]) -> String {
-        JSONValue.array(apps.keys.sorted().map { app in
-            guard case .object(var object) = apps[app]!.json else { return .null }
-            object["app"] = .string(app)
-            return .object(object)
-        }).serialized()
+        JSONValue.array(
+            apps.keys.sorted().map { app in
+                guard case .object(var object) = apps[app]!.json else { return .null }
+                object["app"] = .string(app)
+                return .object(object)
+            }
+        ).serialized()
     }
 
     /// Reads the engine's record; one that cannot be read holds no summaries.
@@ -61,7 +66,9 @@ extension ScheduledSummaryStatus {
     /// A status as the service answers it.
     public init(json: JSONValue) throws(ChimeError) {
         let summary = try ScheduledSummary(json: JSONMapping.keeping(ScheduledSummary.fields, from: json))
-        guard case .string(let app)? = json["app"] else { throw ChimeError(.invalidValue, field: "app", "app is missing") }
+        guard case .string(let app)? = json["app"] else {
+            throw ChimeError(.invalidValue, field: "app", "app is missing")
+        }
         var next: Date?
         if case .string(let text)? = json["nextDelivery"] { next = JSONMapping.parseDate(text) }
         var held = 0

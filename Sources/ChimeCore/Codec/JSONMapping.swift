@@ -14,9 +14,13 @@ extension JSONMapping {
     // MARK: user info
 
     /// `userInfo` from a JSON object (see ``JSONMapping`` for the mapping of `$data` and `$date`).
-    public static func userInfo(_ value: JSONValue, field: String = "userInfo") throws(ChimeError) -> [String: PropertyListValue] {
+    public static func userInfo(_ value: JSONValue, field: String = "userInfo") throws(ChimeError) -> [String:
+        PropertyListValue]
+    {
         guard case .object(let object) = value else {
-            throw ChimeError(.invalidUserInfo, field: field, "\(field): expected an object (any JSON object), found \(value.shortDescription)")
+            throw ChimeError(
+                .invalidUserInfo, field: field,
+                "\(field): expected an object (any JSON object), found \(value.shortDescription)")
         }
         var out: [String: PropertyListValue] = [:]
         out.reserveCapacity(object.count)
@@ -25,11 +29,15 @@ extension JSONMapping {
     }
 
     /// One property-list value from JSON; `null` is rejected with its path.
-    public static func propertyList(_ value: JSONValue, field: String, depth: Int = 0) throws(ChimeError) -> PropertyListValue {
+    public static func propertyList(_ value: JSONValue, field: String, depth: Int = 0) throws(ChimeError)
+        -> PropertyListValue
+    {
         switch value {
         case .null:
-            throw ChimeError(.invalidUserInfo, field: field,
-                             "\(field) is null, which is not a property-list value; omit the key, or use a string, number, boolean, array or object")
+            throw ChimeError(
+                .invalidUserInfo, field: field,
+                "\(field) is null, which is not a property-list value; omit the key, or use a string, number, boolean, array or object"
+            )
         case .bool(let b): return .bool(b)
         case .integer(let i): return .integer(i)
         case .number(let d): return .double(d)
@@ -45,8 +53,10 @@ extension JSONMapping {
             if object.count == 1, let (key, inner) = object.first {
                 if key == "$data" {
                     guard case .string(let s) = inner, let data = Data(base64Encoded: s) else {
-                        throw ChimeError(.invalidUserInfo, field: JSONPath.member(field, "$data"),
-                                         "\(JSONPath.member(field, "$data")): expected a base64 string (an object {\"$data\": …} holds bytes), found \(inner.shortDescription)")
+                        throw ChimeError(
+                            .invalidUserInfo, field: JSONPath.member(field, "$data"),
+                            "\(JSONPath.member(field, "$data")): expected a base64 string (an object {\"$data\": …} holds bytes), found \(inner.shortDescription)"
+                        )
                     }
                     return .data(data)
                 }
@@ -56,7 +66,9 @@ extension JSONMapping {
             }
             var out: [String: PropertyListValue] = [:]
             out.reserveCapacity(object.count)
-            for (key, member) in object { out[key] = try propertyList(member, field: JSONPath.member(field, key), depth: depth + 1) }
+            for (key, member) in object {
+                out[key] = try propertyList(member, field: JSONPath.member(field, key), depth: depth + 1)
+            }
             return .dictionary(out)
         }
     }
@@ -73,8 +85,10 @@ extension JSONMapping {
         for (i, element) in elements.enumerated() {
             let request = try NotificationRequest(json: element, field: "[\(i)]")
             if !seen.insert(LiteralKey(request.identifier)).inserted {
-                throw ChimeError(.invalidIdentifier, field: "[\(i)].identifier",
-                                 "[\(i)].identifier \"\(JSONParser.clip(request.identifier))\" appears earlier in the same array; each request in one call needs its own identifier")
+                throw ChimeError(
+                    .invalidIdentifier, field: "[\(i)].identifier",
+                    "[\(i)].identifier \"\(JSONParser.clip(request.identifier))\" appears earlier in the same array; each request in one call needs its own identifier"
+                )
             }
             out.append(request)
         }
@@ -84,15 +98,19 @@ extension JSONMapping {
     /// A set of categories: an array of category objects, identifiers unique.
     public static func categories(_ value: JSONValue) throws(ChimeError) -> [NotificationCategory] {
         guard case .array(let elements) = value else {
-            throw ChimeError(.invalidCategory, field: nil, "the body: expected an array of categories, found \(value.shortDescription)")
+            throw ChimeError(
+                .invalidCategory, field: nil,
+                "the body: expected an array of categories, found \(value.shortDescription)")
         }
         var out: [NotificationCategory] = []
         var seen: Set<LiteralKey> = []
         for (i, element) in elements.enumerated() {
             let category = try NotificationCategory(json: element, field: "[\(i)]")
             if !seen.insert(LiteralKey(category.identifier)).inserted {
-                throw ChimeError(.invalidCategory, field: "[\(i)].identifier",
-                                 "[\(i)].identifier: category \"\(JSONParser.clip(category.identifier))\" is listed twice; each category identifier may appear once")
+                throw ChimeError(
+                    .invalidCategory, field: "[\(i)].identifier",
+                    "[\(i)].identifier: category \"\(JSONParser.clip(category.identifier))\" is listed twice; each category identifier may appear once"
+                )
             }
             out.append(category)
         }
@@ -103,8 +121,10 @@ extension JSONMapping {
 // MARK: - Request and content
 
 extension NotificationRequest {
-    static let ownFields = ["identifier", "content", "trigger", "expiresIn", "expirationDate", "dismissIn", "dismissAt", "escalateEvery",
-                            "escalateFor", "nextTriggerDate", "nextTriggerDates"]
+    static let ownFields = [
+        "identifier", "content", "trigger", "expiresIn", "expirationDate", "dismissIn", "dismissAt", "escalateEvery",
+        "escalateFor", "nextTriggerDate", "nextTriggerDates",
+    ]
 
     /// Decodes a request: `identifier`, the content fields at the top level (or nested under
     /// `"content"`, not both), `trigger` (absent or `null`: deliver at once), and when it expires
@@ -124,8 +144,10 @@ extension NotificationRequest {
         let content: NotificationContent
         if let nested = reader.value("content") {
             if let stray = reader.object.keys.first(where: { JSONMapping.contentFields.contains($0) }) {
-                throw ChimeError(.invalidValue, field: reader.field(stray),
-                                 "\(reader.field(stray)) is given both at the top level and with \"content\"; put the content fields in one place (the top level is canonical)")
+                throw ChimeError(
+                    .invalidValue, field: reader.field(stray),
+                    "\(reader.field(stray)) is given both at the top level and with \"content\"; put the content fields in one place (the top level is canonical)"
+                )
             }
             try reader.finish(accepted: Self.ownFields, what: "a request")
             content = try NotificationContent(json: nested, field: reader.field("content"))
@@ -134,9 +156,12 @@ extension NotificationRequest {
             content = try NotificationContent(reader: reader)
         }
         var trigger: NotificationTrigger?
-        if let value = reader.value("trigger") { trigger = try NotificationTrigger(json: value, field: reader.field("trigger")) }
-        self.init(identifier: identifier, content: content, trigger: trigger, expiration: try Self.expiration(reader),
-                  autoDismiss: try Self.autoDismiss(reader), escalation: try Self.escalation(reader))
+        if let value = reader.value("trigger") {
+            trigger = try NotificationTrigger(json: value, field: reader.field("trigger"))
+        }
+        self.init(
+            identifier: identifier, content: content, trigger: trigger, expiration: try Self.expiration(reader),
+            autoDismiss: try Self.autoDismiss(reader), escalation: try Self.escalation(reader))
     }
 
     /// `escalateEvery` and `escalateFor` (seconds; `null` is the same as absent), both or neither.
@@ -149,8 +174,10 @@ extension NotificationRequest {
             return nil
         case (_?, nil), (nil, _?):
             let missing = every == nil ? "escalateEvery" : "escalateFor"
-            throw ChimeError(.invalidValue, field: reader.field(missing),
-                             "\(reader.field(missing)) is missing; an escalation takes both escalateEvery (seconds between alerts) and escalateFor (seconds after the delivery when it stops)")
+            throw ChimeError(
+                .invalidValue, field: reader.field(missing),
+                "\(reader.field(missing)) is missing; an escalation takes both escalateEvery (seconds between alerts) and escalateFor (seconds after the delivery when it stops)"
+            )
         case (_?, _?):
             let interval = try reader.requiredDouble("escalateEvery", hint: " of seconds between alerts")
             let duration = try reader.requiredDouble("escalateFor", hint: " of seconds after the delivery")
@@ -168,23 +195,29 @@ extension NotificationRequest {
     static func autoDismiss(_ reader: JSONObjectReader) throws(ChimeError) -> NotificationDeadline? {
         let deadline = try deadline(reader, seconds: "dismissIn", date: "dismissAt", after: "each delivery")
         if case .after(0)? = deadline {
-            throw ChimeError(.invalidValue, field: reader.field("dismissIn"),
-                             "\(reader.field("dismissIn")) is 0: the notification would be gone as it came; give more than 0 seconds after each delivery, or dismissAt")
+            throw ChimeError(
+                .invalidValue, field: reader.field("dismissIn"),
+                "\(reader.field("dismissIn")) is 0: the notification would be gone as it came; give more than 0 seconds after each delivery, or dismissAt"
+            )
         }
         return deadline
     }
 
     /// A deadline given as the field `seconds` (after `after`) or the field `date`, not both.
-    private static func deadline(_ reader: JSONObjectReader, seconds secondsField: String, date dateField: String,
-                                 after: String) throws(ChimeError) -> NotificationDeadline? {
+    private static func deadline(
+        _ reader: JSONObjectReader, seconds secondsField: String, date dateField: String,
+        after: String
+    ) throws(ChimeError) -> NotificationDeadline? {
         let seconds = reader.value(secondsField).flatMap { $0 == .null ? nil : $0 }
         let date = reader.value(dateField).flatMap { $0 == .null ? nil : $0 }
         switch (seconds, date) {
         case (nil, nil):
             return nil
         case (_?, _?):
-            throw ChimeError(.invalidValue, field: reader.field(secondsField),
-                             "\(reader.field(secondsField)) and \(reader.field(dateField)) are both given; give one: seconds after \(after), or a date")
+            throw ChimeError(
+                .invalidValue, field: reader.field(secondsField),
+                "\(reader.field(secondsField)) and \(reader.field(dateField)) are both given; give one: seconds after \(after), or a date"
+            )
         case (_?, nil):
             let value = try reader.requiredDouble(secondsField, hint: " of seconds after \(after)")
             let deadline = NotificationDeadline.after(value)
@@ -219,7 +252,8 @@ extension NotificationContent {
         if let value = r.value("userInfo") { userInfo = try JSONMapping.userInfo(value, field: r.field("userInfo")) }
         if let elements = try r.array("attachments", of: "attachments") {
             for (i, element) in elements.enumerated() {
-                attachments.append(try NotificationAttachment(json: element, field: JSONPath.element(r.field("attachments"), i)))
+                attachments.append(
+                    try NotificationAttachment(json: element, field: JSONPath.element(r.field("attachments"), i)))
             }
         }
         categoryIdentifier = try r.string("categoryIdentifier") ?? ""
@@ -234,8 +268,10 @@ extension NotificationContent {
                 throw r.typeError("interruptionLevel", expected: "one of \(accepted)", found: value)
             }
             guard let level = UNNotificationInterruptionLevel(name: name) else {
-                throw ChimeError(.invalidValue, field: r.field("interruptionLevel"),
-                                 "\(r.field("interruptionLevel")): \"\(JSONParser.clip(name))\" is not an interruption level; accepted: \(accepted)")
+                throw ChimeError(
+                    .invalidValue, field: r.field("interruptionLevel"),
+                    "\(r.field("interruptionLevel")): \"\(JSONParser.clip(name))\" is not an interruption level; accepted: \(accepted)"
+                )
             }
             interruptionLevel = level
         }
@@ -254,8 +290,10 @@ extension NotificationSound {
         switch json {
         case .string(let name):
             guard !name.isEmpty else {
-                throw ChimeError(.invalidValue, field: field,
-                                 "\(field) is an empty string; accepted: \"default\", a sound file name such as \"ping.caf\", or {\"name\": …, \"critical\": true, \"volume\": 0.5}")
+                throw ChimeError(
+                    .invalidValue, field: field,
+                    "\(field) is an empty string; accepted: \"default\", a sound file name such as \"ping.caf\", or {\"name\": …, \"critical\": true, \"volume\": 0.5}"
+                )
             }
             self.init(name: name == "default" ? nil : name)
         case .object:
@@ -267,10 +305,14 @@ extension NotificationSound {
                 try Validation.validateVolume(v, field: r.field("volume"))
                 volume = Float(v)
             }
-            self.init(name: name == "default" || name == "" ? nil : name, isCritical: try r.bool("critical") ?? false, volume: volume)
+            self.init(
+                name: name == "default" || name == "" ? nil : name, isCritical: try r.bool("critical") ?? false,
+                volume: volume)
         default:
-            throw ChimeError(.invalidValue, field: field,
-                             "\(field): expected \"default\", a sound file name, or an object {\"name\", \"critical\", \"volume\"}, found \(json.shortDescription)")
+            throw ChimeError(
+                .invalidValue, field: field,
+                "\(field): expected \"default\", a sound file name, or an object {\"name\", \"critical\", \"volume\"}, found \(json.shortDescription)"
+            )
         }
     }
 }
@@ -282,8 +324,9 @@ extension NotificationAttachment {
     /// itself is checked by the engine, not here.
     public init(json: JSONValue, field: String) throws(ChimeError) {
         let r = try JSONObjectReader(json, path: field, what: "an attachment")
-        try r.finish(accepted: ["identifier", "url", "type", "thumbnailHidden", "thumbnailClippingRect", "thumbnailTime"],
-                     what: "an attachment")
+        try r.finish(
+            accepted: ["identifier", "url", "type", "thumbnailHidden", "thumbnailClippingRect", "thumbnailTime"],
+            what: "an attachment")
         let identifier = try r.string("identifier") ?? ""
         let text = try r.requiredString("url", hint: " (a file URL or an absolute path)")
         let url: URL
@@ -292,16 +335,19 @@ extension NotificationAttachment {
         } else if let parsed = URL(string: text), parsed.scheme != nil {
             url = parsed
         } else {
-            throw ChimeError(.invalidValue, field: r.field("url"),
-                             "\(r.field("url")): \"\(JSONParser.clip(text))\" is not a URL; accepted: a file URL (file:///path/photo.png) or an absolute path")
+            throw ChimeError(
+                .invalidValue, field: r.field("url"),
+                "\(r.field("url")): \"\(JSONParser.clip(text))\" is not a URL; accepted: a file URL (file:///path/photo.png) or an absolute path"
+            )
         }
         self.init(identifier: identifier, url: url, type: try r.string("type") ?? "")
         thumbnailHidden = try r.bool("thumbnailHidden") ?? false
         if let rect = r.value("thumbnailClippingRect") {
             let box = try JSONObjectReader(rect, path: r.field("thumbnailClippingRect"), what: "a clipping rectangle")
             try box.finish(accepted: ["x", "y", "width", "height"], what: "a clipping rectangle")
-            thumbnailClippingRect = ClippingRect(x: try box.requiredDouble("x"), y: try box.requiredDouble("y"),
-                                                 width: try box.requiredDouble("width"), height: try box.requiredDouble("height"))
+            thumbnailClippingRect = ClippingRect(
+                x: try box.requiredDouble("x"), y: try box.requiredDouble("y"),
+                width: try box.requiredDouble("width"), height: try box.requiredDouble("height"))
         }
         thumbnailTime = try r.double("thumbnailTime")
         try Validation.validateThumbnail(self, field: field)
@@ -321,10 +367,13 @@ extension NotificationTrigger {
     public init(json: JSONValue, field: String = "trigger") throws(ChimeError) {
         let r = try JSONObjectReader(json, path: field, what: "a trigger", code: .invalidTrigger)
         guard let typeValue = r.value("type") else {
-            throw ChimeError(.invalidTrigger, field: r.field("type"), "\(r.field("type")) is missing; accepted: \(Self.acceptedTypes)")
+            throw ChimeError(
+                .invalidTrigger, field: r.field("type"),
+                "\(r.field("type")) is missing; accepted: \(Self.acceptedTypes)")
         }
         guard case .string(let type) = typeValue else {
-            throw r.typeError("type", expected: "a trigger type (\(Self.acceptedTypes))", found: typeValue, code: .invalidTrigger)
+            throw r.typeError(
+                "type", expected: "a trigger type (\(Self.acceptedTypes))", found: typeValue, code: .invalidTrigger)
         }
         if type == "recurrence" {
             self = .recurrence(try RecurrenceSchedule(reader: r))
@@ -334,30 +383,38 @@ extension NotificationTrigger {
         switch type {
         case "timeInterval":
             try r.finish(accepted: ["type", "timeInterval", "repeats"], what: "a timeInterval trigger")
-            let interval = try r.requiredDouble("timeInterval", code: .invalidTrigger, hint: " of seconds greater than 0")
+            let interval = try r.requiredDouble(
+                "timeInterval", code: .invalidTrigger, hint: " of seconds greater than 0")
             self = .timeInterval(interval, repeats: repeats)
             // The rules (greater than 0, at least 60 when repeating) are Validation's alone.
             try Validation.validate(self, field: field)
         case "calendar":
             try r.finish(accepted: ["type", "dateComponents", "repeats"], what: "a calendar trigger")
             guard let value = r.value("dateComponents") else {
-                throw ChimeError(.invalidTrigger, field: r.field("dateComponents"),
-                                 "\(r.field("dateComponents")) is missing; give the components to match, such as {\"hour\": 8, \"minute\": 30}")
+                throw ChimeError(
+                    .invalidTrigger, field: r.field("dateComponents"),
+                    "\(r.field("dateComponents")) is missing; give the components to match, such as {\"hour\": 8, \"minute\": 30}"
+                )
             }
             self = .calendar(try JSONMapping.dateComponents(value, field: r.field("dateComponents")), repeats: repeats)
         case "location":
             try r.finish(accepted: ["type", "region", "repeats"], what: "a location trigger")
             guard let value = r.value("region") else {
-                throw ChimeError(.invalidTrigger, field: r.field("region"),
-                                 "\(r.field("region")) is missing; give {\"identifier\", \"latitude\", \"longitude\", \"radius\"}")
+                throw ChimeError(
+                    .invalidTrigger, field: r.field("region"),
+                    "\(r.field("region")) is missing; give {\"identifier\", \"latitude\", \"longitude\", \"radius\"}")
             }
             self = .location(try CircularRegion(json: value, field: r.field("region")), repeats: repeats)
         case "push":
-            throw ChimeError(.invalidTrigger, field: r.field("type"),
-                             "\(r.field("type")): \"push\" triggers come only from pushes (POST /3/device/…); accepted: \(Self.acceptedTypes)")
+            throw ChimeError(
+                .invalidTrigger, field: r.field("type"),
+                "\(r.field("type")): \"push\" triggers come only from pushes (POST /3/device/…); accepted: \(Self.acceptedTypes)"
+            )
         default:
             var message = "\(r.field("type")): \"\(JSONParser.clip(type))\" is not a trigger type"
-            if let suggestion = JSONMapping.closest(to: type, in: ["timeInterval", "calendar", "location", "recurrence"]) {
+            if let suggestion = JSONMapping.closest(
+                to: type, in: ["timeInterval", "calendar", "location", "recurrence"])
+            {
                 message += " (did you mean \"\(suggestion)\"?)"
             }
             throw ChimeError(.invalidTrigger, field: r.field("type"), message + "; accepted: \(Self.acceptedTypes)")
@@ -377,8 +434,10 @@ extension JSONMapping {
         }
         if let identifier = try r.string("timeZone", code: .invalidTrigger) {
             guard let zone = TimeZone(identifier: identifier) else {
-                throw ChimeError(.invalidTrigger, field: r.field("timeZone"),
-                                 "\(r.field("timeZone")): \"\(JSONParser.clip(identifier))\" is not a known time zone; accepted: an IANA identifier such as \"Europe/Berlin\", \"America/New_York\" or \"UTC\", or omit it to follow the device's time zone")
+                throw ChimeError(
+                    .invalidTrigger, field: r.field("timeZone"),
+                    "\(r.field("timeZone")): \"\(JSONParser.clip(identifier))\" is not a known time zone; accepted: an IANA identifier such as \"Europe/Berlin\", \"America/New_York\" or \"UTC\", or omit it to follow the device's time zone"
+                )
             }
             components.timeZone = zone
         }
@@ -392,7 +451,9 @@ extension CircularRegion {
     /// (both notify flags default to `true`, as on Apple's platforms).
     public init(json: JSONValue, field: String = "region") throws(ChimeError) {
         let r = try JSONObjectReader(json, path: field, what: "a region", code: .invalidTrigger)
-        try r.finish(accepted: ["identifier", "latitude", "longitude", "radius", "notifyOnEntry", "notifyOnExit"], what: "a region")
+        try r.finish(
+            accepted: ["identifier", "latitude", "longitude", "radius", "notifyOnEntry", "notifyOnExit"],
+            what: "a region")
         let identifier = try r.identifier(code: .invalidTrigger, what: "region")
         let center = try Coordinate(reader: r)
         let radius = try r.requiredDouble("radius", code: .invalidTrigger, hint: " of metres greater than 0")
@@ -423,7 +484,10 @@ extension Coordinate {
 // MARK: - Categories
 
 extension NotificationCategory {
-    static let fields = ["identifier", "actions", "intentIdentifiers", "options", "hiddenPreviewsBodyPlaceholder", "categorySummaryFormat"]
+    static let fields = [
+        "identifier", "actions", "intentIdentifiers", "options", "hiddenPreviewsBodyPlaceholder",
+        "categorySummaryFormat",
+    ]
 
     /// Decodes a category with its actions; options by Apple's names; an action identifier listed
     /// twice is an error.
@@ -437,16 +501,19 @@ extension NotificationCategory {
             let at = JSONPath.element(r.field("actions"), i)
             let action = try NotificationAction(json: element, field: at)
             if !seen.insert(LiteralKey(action.identifier)).inserted {
-                throw ChimeError(.invalidCategory, field: JSONPath.member(at, "identifier"),
-                                 "\(JSONPath.member(at, "identifier")): action \"\(JSONParser.clip(action.identifier))\" is listed twice in category \"\(JSONParser.clip(identifier))\"; each action identifier may appear once in a category")
+                throw ChimeError(
+                    .invalidCategory, field: JSONPath.member(at, "identifier"),
+                    "\(JSONPath.member(at, "identifier")): action \"\(JSONParser.clip(action.identifier))\" is listed twice in category \"\(JSONParser.clip(identifier))\"; each action identifier may appear once in a category"
+                )
             }
             actions.append(action)
         }
-        self.init(identifier: identifier, actions: actions,
-                  intentIdentifiers: try r.strings("intentIdentifiers", code: .invalidCategory) ?? [],
-                  options: try r.options("options", table: UNNotificationCategoryOptions.names, code: .invalidCategory) ?? [],
-                  hiddenPreviewsBodyPlaceholder: try r.string("hiddenPreviewsBodyPlaceholder", code: .invalidCategory) ?? "",
-                  categorySummaryFormat: try r.string("categorySummaryFormat", code: .invalidCategory) ?? "")
+        self.init(
+            identifier: identifier, actions: actions,
+            intentIdentifiers: try r.strings("intentIdentifiers", code: .invalidCategory) ?? [],
+            options: try r.options("options", table: UNNotificationCategoryOptions.names, code: .invalidCategory) ?? [],
+            hiddenPreviewsBodyPlaceholder: try r.string("hiddenPreviewsBodyPlaceholder", code: .invalidCategory) ?? "",
+            categorySummaryFormat: try r.string("categorySummaryFormat", code: .invalidCategory) ?? "")
     }
 }
 
@@ -460,8 +527,10 @@ extension NotificationAction {
         try r.finish(accepted: Self.fields, what: "an action")
         let identifier = try r.identifier(code: .invalidCategory, what: "action")
         if identifier == UNNotificationDefaultActionIdentifier || identifier == UNNotificationDismissActionIdentifier {
-            throw ChimeError(.invalidCategory, field: r.field("identifier"),
-                             "\(r.field("identifier")): \"\(identifier)\" is reserved for the system; choose another action identifier")
+            throw ChimeError(
+                .invalidCategory, field: r.field("identifier"),
+                "\(r.field("identifier")): \"\(identifier)\" is reserved for the system; choose another action identifier"
+            )
         }
         let title = try r.requiredString("title", code: .invalidCategory, hint: " shown on the button")
         let options = try r.options("options", table: UNNotificationActionOptions.names, code: .invalidCategory) ?? []
@@ -470,8 +539,9 @@ extension NotificationAction {
             let ir = try JSONObjectReader(value, path: r.field("icon"), what: "an icon", code: .invalidCategory)
             try ir.finish(accepted: ["systemImageName", "templateImageName"], what: "an icon")
             if ir.object.count != 1 {
-                throw ChimeError(.invalidCategory, field: r.field("icon"),
-                                 "\(r.field("icon")): give exactly one of systemImageName or templateImageName")
+                throw ChimeError(
+                    .invalidCategory, field: r.field("icon"),
+                    "\(r.field("icon")): give exactly one of systemImageName or templateImageName")
             }
             if let name = try ir.string("systemImageName", code: .invalidCategory) {
                 icon = .system(name)
@@ -482,7 +552,9 @@ extension NotificationAction {
         var textInput: TextInput?
         let button = try r.string("textInputButtonTitle", code: .invalidCategory)
         let placeholder = try r.string("textInputPlaceholder", code: .invalidCategory)
-        if button != nil || placeholder != nil { textInput = TextInput(buttonTitle: button ?? "", placeholder: placeholder ?? "") }
+        if button != nil || placeholder != nil {
+            textInput = TextInput(buttonTitle: button ?? "", placeholder: placeholder ?? "")
+        }
         self.init(identifier: identifier, title: title, options: options, icon: icon, textInput: textInput)
     }
 }
@@ -516,15 +588,17 @@ extension LaunchCommand {
             var words: [String] = []
             for (index, item) in items.enumerated() {
                 guard case .string(let word) = item else {
-                    throw ChimeError(.invalidValue, field: "\(field)[\(index)]", "\(field)[\(index)]: expected a string, found \(item.kindDescription)")
+                    throw ChimeError(
+                        .invalidValue, field: "\(field)[\(index)]",
+                        "\(field)[\(index)]: expected a string, found \(item.kindDescription)")
                 }
                 words.append(word)
             }
             return try LaunchCommand(arguments: words, field: field)
         default:
-            throw ChimeError(.invalidValue, field: field,
-                             "\(field): expected a command line, an array of words or null, found \(value.kindDescription)")
+            throw ChimeError(
+                .invalidValue, field: field,
+                "\(field): expected a command line, an array of words or null, found \(value.kindDescription)")
         }
     }
 }
-

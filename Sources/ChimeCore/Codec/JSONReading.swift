@@ -36,10 +36,13 @@ package struct JSONObjectReader {
     package let object: JSONObject
     package let path: String
 
-    package init(_ value: JSONValue, path: String, what: String, code: ChimeError.Code = .invalidValue) throws(ChimeError) {
+    package init(_ value: JSONValue, path: String, what: String, code: ChimeError.Code = .invalidValue)
+        throws(ChimeError)
+    {
         guard case .object(let object) = value else {
-            throw ChimeError(code, field: path.isEmpty ? nil : path,
-                             "\(JSONPath.display(path)): expected \(what) as a JSON object, found \(value.shortDescription)")
+            throw ChimeError(
+                code, field: path.isEmpty ? nil : path,
+                "\(JSONPath.display(path)): expected \(what) as a JSON object, found \(value.shortDescription)")
         }
         self.object = object
         self.path = path
@@ -62,7 +65,9 @@ package struct JSONObjectReader {
 
     package func has(_ key: String) -> Bool { value(key) != nil }
 
-    package func typeError(_ key: String, expected: String, found: JSONValue, code: ChimeError.Code = .invalidValue) -> ChimeError {
+    package func typeError(_ key: String, expected: String, found: JSONValue, code: ChimeError.Code = .invalidValue)
+        -> ChimeError
+    {
         let name = field(key)
         return ChimeError(code, field: name, "\(name): expected \(expected), found \(found.shortDescription)")
     }
@@ -73,7 +78,9 @@ package struct JSONObjectReader {
         return s
     }
 
-    package func requiredString(_ key: String, code: ChimeError.Code = .invalidValue, hint: String = "") throws(ChimeError) -> String {
+    package func requiredString(_ key: String, code: ChimeError.Code = .invalidValue, hint: String = "")
+        throws(ChimeError) -> String
+    {
         guard let s = try string(key, code: code) else {
             throw ChimeError(code, field: field(key), "\(field(key)) is missing; expected a string\(hint)")
         }
@@ -81,7 +88,9 @@ package struct JSONObjectReader {
     }
 
     /// A required, non-empty identifier.
-    package func identifier(_ key: String = "identifier", code: ChimeError.Code = .invalidIdentifier, what: String) throws(ChimeError) -> String {
+    package func identifier(_ key: String = "identifier", code: ChimeError.Code = .invalidIdentifier, what: String)
+        throws(ChimeError) -> String
+    {
         let s = try requiredString(key, code: code, hint: " identifying the \(what)")
         if s.isEmpty {
             throw ChimeError(code, field: field(key), "\(field(key)) is empty; give the \(what) a non-empty identifier")
@@ -91,7 +100,9 @@ package struct JSONObjectReader {
 
     package func bool(_ key: String, code: ChimeError.Code = .invalidValue) throws(ChimeError) -> Bool? {
         guard let value = value(key) else { return nil }
-        guard case .bool(let b) = value else { throw typeError(key, expected: "true or false", found: value, code: code) }
+        guard case .bool(let b) = value else {
+            throw typeError(key, expected: "true or false", found: value, code: code)
+        }
         return b
     }
 
@@ -104,7 +115,9 @@ package struct JSONObjectReader {
         }
     }
 
-    package func requiredDouble(_ key: String, code: ChimeError.Code = .invalidValue, hint: String = "") throws(ChimeError) -> Double {
+    package func requiredDouble(_ key: String, code: ChimeError.Code = .invalidValue, hint: String = "")
+        throws(ChimeError) -> Double
+    {
         guard let d = try double(key, code: code) else {
             throw ChimeError(code, field: field(key), "\(field(key)) is missing; expected a number\(hint)")
         }
@@ -140,16 +153,22 @@ package struct JSONObjectReader {
     }
 
     /// A required integer (see ``int(_:code:)``).
-    package func requiredInt(_ key: String, code: ChimeError.Code = .invalidValue, hint: String = "") throws(ChimeError) -> Int {
+    package func requiredInt(_ key: String, code: ChimeError.Code = .invalidValue, hint: String = "") throws(ChimeError)
+        -> Int
+    {
         guard let i = try int(key, code: code) else {
             throw ChimeError(code, field: field(key), "\(field(key)) is missing; expected an integer\(hint)")
         }
         return i
     }
 
-    package func array(_ key: String, code: ChimeError.Code = .invalidValue, of what: String) throws(ChimeError) -> [JSONValue]? {
+    package func array(_ key: String, code: ChimeError.Code = .invalidValue, of what: String) throws(ChimeError)
+        -> [JSONValue]?
+    {
         guard let value = value(key) else { return nil }
-        guard case .array(let a) = value else { throw typeError(key, expected: "an array of \(what)", found: value, code: code) }
+        guard case .array(let a) = value else {
+            throw typeError(key, expected: "an array of \(what)", found: value, code: code)
+        }
         return a
     }
 
@@ -168,7 +187,9 @@ package struct JSONObjectReader {
     }
 
     /// An option set from an array of Apple's option names.
-    package func options<Options: OptionSet>(_ key: String, table: [(String, Options)], code: ChimeError.Code = .invalidValue) throws(ChimeError) -> Options?
+    package func options<Options: OptionSet>(
+        _ key: String, table: [(String, Options)], code: ChimeError.Code = .invalidValue
+    ) throws(ChimeError) -> Options?
     where Options.RawValue == UInt, Options.Element == Options {
         guard let value = value(key) else { return nil }
         return try JSONMapping.options(value, table: table, field: field(key), code: code)
@@ -180,7 +201,9 @@ package struct JSONObjectReader {
         for key in object.keys where !accepted.contains(key) {
             let name = field(key)
             var message = "\(name) is not a field of \(what)"
-            if let suggestion = JSONMapping.closest(to: key, in: accepted) { message += " (did you mean \"\(suggestion)\"?)" }
+            if let suggestion = JSONMapping.closest(to: key, in: accepted) {
+                message += " (did you mean \"\(suggestion)\"?)"
+            }
             message += "; accepted: \(accepted.joined(separator: ", "))"
             throw ChimeError(.invalidValue, field: name, message)
         }
@@ -208,22 +231,29 @@ package struct JSONObjectReader {
 ///   both ways (an object with exactly that one key is always read as such).
 public enum JSONMapping {
     /// An option set from an array of names (`["foreground", "destructive"]`).
-    public static func options<Options: OptionSet>(_ value: JSONValue, table: [(String, Options)], field: String,
-                                                   code: ChimeError.Code = .invalidValue) throws(ChimeError) -> Options
+    public static func options<Options: OptionSet>(
+        _ value: JSONValue, table: [(String, Options)], field: String,
+        code: ChimeError.Code = .invalidValue
+    ) throws(ChimeError) -> Options
     where Options.RawValue == UInt, Options.Element == Options {
         let accepted = table.map(\.0).joined(separator: ", ")
         guard case .array(let names) = value else {
-            throw ChimeError(code, field: field, "\(field): expected an array of option names (\(accepted)), found \(value.shortDescription)")
+            throw ChimeError(
+                code, field: field,
+                "\(field): expected an array of option names (\(accepted)), found \(value.shortDescription)")
         }
         var result = Options()
         for (i, name) in names.enumerated() {
             let at = JSONPath.element(field, i)
             guard case .string(let s) = name else {
-                throw ChimeError(code, field: at, "\(at): expected an option name (\(accepted)), found \(name.shortDescription)")
+                throw ChimeError(
+                    code, field: at, "\(at): expected an option name (\(accepted)), found \(name.shortDescription)")
             }
             guard let option = table.first(where: { $0.0 == s })?.1 else {
                 var message = "\(at): \"\(JSONParser.clip(s))\" is not an option"
-                if let suggestion = closest(to: s, in: table.map(\.0)) { message += " (did you mean \"\(suggestion)\"?)" }
+                if let suggestion = closest(to: s, in: table.map(\.0)) {
+                    message += " (did you mean \"\(suggestion)\"?)"
+                }
                 throw ChimeError(code, field: at, message + "; accepted: \(accepted)")
             }
             result.insert(option)
@@ -242,7 +272,9 @@ public enum JSONMapping {
         let lower = name.lowercased()
         if let same = accepted.first(where: { $0.lowercased() == lower }) { return same }
         guard name.utf8.count <= 64 else { return nil }
-        if lower.utf8.count >= 4, let prefixed = accepted.first(where: { $0.lowercased().hasPrefix(lower) }) { return prefixed }
+        if lower.utf8.count >= 4, let prefixed = accepted.first(where: { $0.lowercased().hasPrefix(lower) }) {
+            return prefixed
+        }
         var best: (String, Int)?
         for candidate in accepted {
             let distance = editDistance(Array(lower.utf8), Array(candidate.lowercased().utf8))

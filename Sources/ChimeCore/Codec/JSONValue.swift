@@ -84,7 +84,9 @@ public struct JSONObject: Sendable, Hashable, RandomAccessCollection, Expressibl
         }
         set {
             if let index = keys.firstIndex(of: key) {
-                if let newValue { values[index] = newValue } else {
+                if let newValue {
+                    values[index] = newValue
+                } else {
                     keys.remove(at: index)
                     values.remove(at: index)
                 }
@@ -131,7 +133,9 @@ extension JSONValue {
     ///   - maxDepth: the deepest nesting of arrays and objects accepted (capped at ``depthCeiling``).
     /// - Throws: ``ChimeError`` with code `malformedInput`, saying where (byte offset from 0, line and
     ///   column from 1) and what was expected.
-    public static func parse<Bytes: Collection<UInt8>>(_ bytes: Bytes, maxDepth: Int = 64) throws(ChimeError) -> JSONValue {
+    public static func parse<Bytes: Collection<UInt8>>(_ bytes: Bytes, maxDepth: Int = 64) throws(ChimeError)
+        -> JSONValue
+    {
         let depth = max(0, min(maxDepth, depthCeiling))
         let result: Result<JSONValue, ChimeError>? = bytes.withContiguousStorageIfAvailable { buffer in
             var parser = JSONParser(buffer, maxDepth: depth)
@@ -176,10 +180,14 @@ struct JSONParser {
     mutating func parseDocument() throws(ChimeError) -> JSONValue {
         if bytes.count >= 3, bytes[0] == 0xEF, bytes[1] == 0xBB, bytes[2] == 0xBF { index = 3 }
         skipWhitespace()
-        if index >= bytes.count { throw failure("expected a JSON value, found the end of the input (the input is empty)") }
+        if index >= bytes.count {
+            throw failure("expected a JSON value, found the end of the input (the input is empty)")
+        }
         let value = try parseValue()
         skipWhitespace()
-        if index < bytes.count { throw failure("expected the end of the input after the JSON value, found \(describeHere())") }
+        if index < bytes.count {
+            throw failure("expected the end of the input after the JSON value, found \(describeHere())")
+        }
         return value
     }
 
@@ -187,13 +195,20 @@ struct JSONParser {
 
     func failure(_ what: String, at offset: Int? = nil) -> ChimeError {
         let offset = min(offset ?? index, bytes.count)
-        var line = 1, column = 1
+        var line = 1
+        var column = 1
         var i = 0
         while i < offset {
-            if bytes[i] == UInt8(ascii: "\n") { line += 1; column = 1 } else if bytes[i] & 0xC0 != 0x80 { column += 1 }
+            if bytes[i] == UInt8(ascii: "\n") {
+                line += 1
+                column = 1
+            } else if bytes[i] & 0xC0 != 0x80 {
+                column += 1
+            }
             i += 1
         }
-        return ChimeError(.malformedInput, field: nil, "malformed JSON at byte \(offset) (line \(line), column \(column)): \(what)")
+        return ChimeError(
+            .malformedInput, field: nil, "malformed JSON at byte \(offset) (line \(line), column \(column)): \(what)")
     }
 
     /// The byte at the current position, in words.
@@ -230,12 +245,20 @@ struct JSONParser {
         case UInt8(ascii: "{"): return try parseObject()
         case UInt8(ascii: "["): return try parseArray()
         case UInt8(ascii: "\""): return .string(try parseString())
-        case UInt8(ascii: "t"): try expectLiteral("true"); return .bool(true)
-        case UInt8(ascii: "f"): try expectLiteral("false"); return .bool(false)
-        case UInt8(ascii: "n"): try expectLiteral("null"); return .null
+        case UInt8(ascii: "t"):
+            try expectLiteral("true")
+            return .bool(true)
+        case UInt8(ascii: "f"):
+            try expectLiteral("false")
+            return .bool(false)
+        case UInt8(ascii: "n"):
+            try expectLiteral("null")
+            return .null
         case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"): return try parseNumber()
         default:
-            throw failure("expected a JSON value (an object, array, string, number, true, false or null), found \(describeHere())")
+            throw failure(
+                "expected a JSON value (an object, array, string, number, true, false or null), found \(describeHere())"
+            )
         }
     }
 
@@ -275,7 +298,9 @@ struct JSONParser {
             }
             elements.append(try parseValue())
             skipWhitespace()
-            guard index < bytes.count else { throw failure("expected ',' or ']' after an array element, found the end of the input") }
+            guard index < bytes.count else {
+                throw failure("expected ',' or ']' after an array element, found the end of the input")
+            }
             switch bytes[index] {
             case UInt8(ascii: ","): index += 1
             case UInt8(ascii: "]"):
@@ -301,7 +326,9 @@ struct JSONParser {
         }
         while true {
             skipWhitespace()
-            guard index < bytes.count else { throw failure("expected a member name in quotes, found the end of the input") }
+            guard index < bytes.count else {
+                throw failure("expected a member name in quotes, found the end of the input")
+            }
             guard bytes[index] == UInt8(ascii: "\"") else {
                 if bytes[index] == UInt8(ascii: "}") {
                     throw failure("expected a member after ',' (trailing commas are not allowed in JSON)")
@@ -319,7 +346,9 @@ struct JSONParser {
                 duplicate = !set.insert(key).inserted
                 seen = set
             }
-            if duplicate { throw failure("the member name \"\(Self.clip(key))\" appears twice in one object", at: keyStart) }
+            if duplicate {
+                throw failure("the member name \"\(Self.clip(key))\" appears twice in one object", at: keyStart)
+            }
             skipWhitespace()
             guard index < bytes.count, bytes[index] == UInt8(ascii: ":") else {
                 throw failure("expected ':' after the member name \"\(Self.clip(key))\", found \(describeHere())")
@@ -330,7 +359,9 @@ struct JSONParser {
             keys.append(key)
             values.append(value)
             skipWhitespace()
-            guard index < bytes.count else { throw failure("expected ',' or '}' after an object member, found the end of the input") }
+            guard index < bytes.count else {
+                throw failure("expected ',' or '}' after an object member, found the end of the input")
+            }
             switch bytes[index] {
             case UInt8(ascii: ","): index += 1
             case UInt8(ascii: "}"):
@@ -374,7 +405,9 @@ struct JSONParser {
         if index < bytes.count, bytes[index] == UInt8(ascii: "e") || bytes[index] == UInt8(ascii: "E") {
             isInteger = false
             index += 1
-            if index < bytes.count, bytes[index] == UInt8(ascii: "+") || bytes[index] == UInt8(ascii: "-") { index += 1 }
+            if index < bytes.count, bytes[index] == UInt8(ascii: "+") || bytes[index] == UInt8(ascii: "-") {
+                index += 1
+            }
             guard index < bytes.count, isDigit(bytes[index]) else {
                 throw failure("expected a digit in the exponent, found \(describeHere())")
             }
@@ -389,7 +422,10 @@ struct JSONParser {
             for byte in text.dropFirst(negative ? 1 : 0) {
                 let (m, o1) = value.multipliedReportingOverflow(by: 10)
                 let (s, o2) = m.subtractingReportingOverflow(Int64(byte &- UInt8(ascii: "0")))
-                if o1 || o2 { overflow = true; break }
+                if o1 || o2 {
+                    overflow = true
+                    break
+                }
                 value = s
             }
             if !overflow {
@@ -427,7 +463,9 @@ struct JSONParser {
         scratch.removeAll(keepingCapacity: true)
         scratch.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[start..<index]))
         while true {
-            guard index < bytes.count else { throw failure("unterminated string (no closing '\"' for the string that starts here)", at: open) }
+            guard index < bytes.count else {
+                throw failure("unterminated string (no closing '\"' for the string that starts here)", at: open)
+            }
             let byte = bytes[index]
             switch byte {
             case UInt8(ascii: "\""):
@@ -436,7 +474,9 @@ struct JSONParser {
             case UInt8(ascii: "\\"):
                 try parseEscape()
             case 0..<0x20:
-                throw failure("control characters (here 0x\(String(byte, radix: 16, uppercase: true))) must be escaped in strings, as \\n, \\t or \\u00XX")
+                throw failure(
+                    "control characters (here 0x\(String(byte, radix: 16, uppercase: true))) must be escaped in strings, as \\n, \\t or \\u00XX"
+                )
             case 0..<0x80:
                 scratch.append(byte)
                 index += 1
@@ -449,7 +489,9 @@ struct JSONParser {
     mutating func parseEscape() throws(ChimeError) {
         let escapeStart = index
         index += 1
-        guard index < bytes.count else { throw failure("unterminated escape sequence at the end of the input", at: escapeStart) }
+        guard index < bytes.count else {
+            throw failure("unterminated escape sequence at the end of the input", at: escapeStart)
+        }
         let byte = bytes[index]
         index += 1
         switch byte {
@@ -464,14 +506,19 @@ struct JSONParser {
         case UInt8(ascii: "u"):
             var scalar = try parseHex4(escapeStart)
             if (0xD800...0xDBFF).contains(scalar) {
-                guard index + 1 < bytes.count, bytes[index] == UInt8(ascii: "\\"), bytes[index + 1] == UInt8(ascii: "u") else {
-                    throw failure("the escape \\u\(hex4(scalar)) is a lone high surrogate; it must be followed by a \\uDC00-\\uDFFF low surrogate", at: escapeStart)
+                guard index + 1 < bytes.count, bytes[index] == UInt8(ascii: "\\"), bytes[index + 1] == UInt8(ascii: "u")
+                else {
+                    throw failure(
+                        "the escape \\u\(hex4(scalar)) is a lone high surrogate; it must be followed by a \\uDC00-\\uDFFF low surrogate",
+                        at: escapeStart)
                 }
                 let lowStart = index
                 index += 2
                 let low = try parseHex4(lowStart)
                 guard (0xDC00...0xDFFF).contains(low) else {
-                    throw failure("the escape \\u\(hex4(scalar)) is a high surrogate followed by \\u\(hex4(low)), which is not a low surrogate", at: escapeStart)
+                    throw failure(
+                        "the escape \\u\(hex4(scalar)) is a high surrogate followed by \\u\(hex4(low)), which is not a low surrogate",
+                        at: escapeStart)
                 }
                 scalar = 0x10000 + ((scalar - 0xD800) << 10) + (low - 0xDC00)
             } else if (0xDC00...0xDFFF).contains(scalar) {
@@ -480,7 +527,9 @@ struct JSONParser {
             appendScalar(scalar)
         default:
             index -= 1
-            throw failure("invalid escape sequence \\\(describeHere()); accepted: \\\", \\\\, \\/, \\b, \\f, \\n, \\r, \\t, \\uXXXX", at: escapeStart)
+            throw failure(
+                "invalid escape sequence \\\(describeHere()); accepted: \\\", \\\\, \\/, \\b, \\f, \\n, \\r, \\t, \\uXXXX",
+                at: escapeStart)
         }
     }
 
@@ -490,7 +539,9 @@ struct JSONParser {
     }
 
     mutating func parseHex4(_ escapeStart: Int) throws(ChimeError) -> UInt32 {
-        guard bytes.count - index >= 4 else { throw failure("expected four hexadecimal digits after \\u", at: escapeStart) }
+        guard bytes.count - index >= 4 else {
+            throw failure("expected four hexadecimal digits after \\u", at: escapeStart)
+        }
         var value: UInt32 = 0
         for _ in 0..<4 {
             let byte = bytes[index]
@@ -531,18 +582,31 @@ struct JSONParser {
     mutating func copyUTF8Sequence() throws(ChimeError) {
         let lead = bytes[index]
         let length: Int
-        var lowerSecond: UInt8 = 0x80, upperSecond: UInt8 = 0xBF
+        var lowerSecond: UInt8 = 0x80
+        var upperSecond: UInt8 = 0xBF
         switch lead {
         case 0xC2...0xDF: length = 2
-        case 0xE0: length = 3; lowerSecond = 0xA0
+        case 0xE0:
+            length = 3
+            lowerSecond = 0xA0
         case 0xE1...0xEC, 0xEE...0xEF: length = 3
-        case 0xED: length = 3; upperSecond = 0x9F
-        case 0xF0: length = 4; lowerSecond = 0x90
+        case 0xED:
+            length = 3
+            upperSecond = 0x9F
+        case 0xF0:
+            length = 4
+            lowerSecond = 0x90
         case 0xF1...0xF3: length = 4
-        case 0xF4: length = 4; upperSecond = 0x8F
-        default: throw failure("invalid UTF-8: the byte 0x\(String(lead, radix: 16, uppercase: true)) cannot start a character")
+        case 0xF4:
+            length = 4
+            upperSecond = 0x8F
+        default:
+            throw failure(
+                "invalid UTF-8: the byte 0x\(String(lead, radix: 16, uppercase: true)) cannot start a character")
         }
-        guard bytes.count - index >= length else { throw failure("invalid UTF-8: a character is cut off by the end of the input") }
+        guard bytes.count - index >= length else {
+            throw failure("invalid UTF-8: a character is cut off by the end of the input")
+        }
         let second = bytes[index + 1]
         guard second >= lowerSecond && second <= upperSecond else {
             throw failure("invalid UTF-8: an overlong, surrogate or out-of-range sequence starts here")
@@ -586,7 +650,10 @@ struct JSONWriter {
         case .number(let d): Self.writeNumber(d, into: &out)
         case .string(let s): Self.writeString(s, into: &out)
         case .array(let elements):
-            if elements.isEmpty { out.append(contentsOf: "[]".utf8); return }
+            if elements.isEmpty {
+                out.append(contentsOf: "[]".utf8)
+                return
+            }
             out.append(UInt8(ascii: "["))
             for (i, element) in elements.enumerated() {
                 if i > 0 { out.append(UInt8(ascii: ",")) }
@@ -596,7 +663,10 @@ struct JSONWriter {
             newline(&out, indent)
             out.append(UInt8(ascii: "]"))
         case .object(let object):
-            if object.isEmpty { out.append(contentsOf: "{}".utf8); return }
+            if object.isEmpty {
+                out.append(contentsOf: "{}".utf8)
+                return
+            }
             out.append(UInt8(ascii: "{"))
             for (i, member) in object.enumerated() {
                 if i > 0 { out.append(UInt8(ascii: ",")) }
@@ -620,7 +690,10 @@ struct JSONWriter {
 
     static func writeNumber(_ d: Double, into out: inout [UInt8]) {
         // Swift's shortest round-trip form ("10.0", "0.5", "1e+20") is valid JSON for finite values.
-        guard d.isFinite else { out.append(contentsOf: "null".utf8); return }
+        guard d.isFinite else {
+            out.append(contentsOf: "null".utf8)
+            return
+        }
         out.append(contentsOf: d.description.utf8)
     }
 

@@ -36,5 +36,7 @@ extension Substring {
 }
 
 extension String {
-    fileprivate func trimmingCharacters(in set: Set<Character>) -> Substring { Substring(self).trimmingCharacters(in: set) }
+    fileprivate func trimmingCharacters(in set: Set<Character>) -> Substring {
+        Substring(self).trimmingCharacters(in: set)
+    }
 }

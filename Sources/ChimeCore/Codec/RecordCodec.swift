@@ -165,8 +165,9 @@ public enum RecordCodec {
             if reader.version >= certificateVersion {
                 record.apnsProvider = try reader.flag() ? try reader.apnsProvider() : nil
                 record.deviceTokenUnregistered = try reader.flag() ? try reader.date() : nil
-                record.apnsCertificate = CertificateFingerprint(sha256: [UInt8](try reader.data()), publicKeySHA256: [UInt8](try reader.data()),
-                                                                notBefore: try reader.date(), notAfter: try reader.date())
+                record.apnsCertificate = CertificateFingerprint(
+                    sha256: [UInt8](try reader.data()), publicKeySHA256: [UInt8](try reader.data()),
+                    notBefore: try reader.date(), notAfter: try reader.date())
             } else if reader.version >= unregisteredVersion {
                 record.apnsProvider = try reader.flag() ? try reader.apnsProvider() : nil
                 record.deviceTokenUnregistered = try reader.date()
@@ -194,20 +195,31 @@ public enum RecordCodec {
         try decode(buffer, .propertyList) { try $0.plist(depth: 0) }
     }
 
-    private static func decode<T>(_ buffer: UnsafeRawBufferPointer, _ tag: Tag, _ body: (inout Reader) throws -> T) throws -> T {
+    private static func decode<T>(_ buffer: UnsafeRawBufferPointer, _ tag: Tag, _ body: (inout Reader) throws -> T)
+        throws -> T
+    {
         var reader = Reader(buffer)
         let version = try reader.byte()
         guard (baseVersion...formatVersion).contains(version) else {
-            throw ChimeError(.notAStore, "a stored record has format version \(version), but this Chime reads versions \(baseVersion) to \(formatVersion); the store is corrupt or was written by a newer Chime")
+            throw ChimeError(
+                .notAStore,
+                "a stored record has format version \(version), but this Chime reads versions \(baseVersion) to \(formatVersion); the store is corrupt or was written by a newer Chime"
+            )
         }
         reader.version = version
         let found = try reader.byte()
         guard found == tag.rawValue else {
-            throw ChimeError(.notAStore, "a stored record has kind \(found) where kind \(tag.rawValue) (\(tag)) was expected; the store is corrupt")
+            throw ChimeError(
+                .notAStore,
+                "a stored record has kind \(found) where kind \(tag.rawValue) (\(tag)) was expected; the store is corrupt"
+            )
         }
         let value = try body(&reader)
         guard reader.position == reader.buffer.count else {
-            throw ChimeError(.notAStore, "a stored \(tag) record has \(reader.buffer.count - reader.position) unexpected trailing bytes; the store is corrupt")
+            throw ChimeError(
+                .notAStore,
+                "a stored \(tag) record has \(reader.buffer.count - reader.position) unexpected trailing bytes; the store is corrupt"
+            )
         }
         return value
     }
@@ -215,8 +227,10 @@ public enum RecordCodec {
     /// Event kinds by stable number: append new kinds, never reorder.
     // Append-only. The last three are announced but never logged; they have indexes so every
     // event can be encoded.
-    static let eventKinds: [EngineEvent.Kind] = [.delivered, .response, .removed, .silentPush, .settings, .scheduled, .categories, .app,
-                                                  .quarantined, .expired, .realerted, .focus]
+    static let eventKinds: [EngineEvent.Kind] = [
+        .delivered, .response, .removed, .silentPush, .settings, .scheduled, .categories, .app,
+        .quarantined, .expired, .realerted, .focus,
+    ]
 
     /// Calendar identifiers by stable number (the enum has no raw values of its own).
     static let calendarIdentifiers: [Calendar.Identifier] = [
@@ -271,7 +285,12 @@ extension RecordCodec {
         }
 
         mutating func optionalString(_ value: String?) {
-            if let value { byte(1); string(value) } else { byte(0) }
+            if let value {
+                byte(1)
+                string(value)
+            } else {
+                byte(0)
+            }
         }
 
         mutating func strings(_ values: [String]) {
@@ -286,12 +305,22 @@ extension RecordCodec {
 
         mutating func plist(_ value: PropertyListValue) {
             switch value {
-            case .string(let v): byte(1); string(v)
-            case .integer(let v): byte(2); int(v)
-            case .double(let v): byte(3); double(v)
+            case .string(let v):
+                byte(1)
+                string(v)
+            case .integer(let v):
+                byte(2)
+                int(v)
+            case .double(let v):
+                byte(3)
+                double(v)
             case .bool(let v): byte(v ? 5 : 4)
-            case .data(let v): byte(6); data(v)
-            case .date(let v): byte(7); date(v)
+            case .data(let v):
+                byte(6)
+                data(v)
+            case .date(let v):
+                byte(7)
+                date(v)
             case .array(let v):
                 byte(8)
                 varint(UInt64(v.count))
@@ -324,19 +353,34 @@ extension RecordCodec {
             } else {
                 byte(0)
             }
-            if let time = attachment.thumbnailTime { byte(1); double(time) } else { byte(0) }
+            if let time = attachment.thumbnailTime {
+                byte(1)
+                double(time)
+            } else {
+                byte(0)
+            }
         }
 
         mutating func url(_ value: URL) {
             string(value.relativeString)
-            if let base = value.baseURL { byte(1); url(base) } else { byte(0) }
+            if let base = value.baseURL {
+                byte(1)
+                url(base)
+            } else {
+                byte(0)
+            }
         }
 
         mutating func content(_ c: NotificationContent) {
             string(c.title)
             string(c.subtitle)
             string(c.body)
-            if let badge = c.badge { byte(1); int(Int64(badge)) } else { byte(0) }
+            if let badge = c.badge {
+                byte(1)
+                int(Int64(badge))
+            } else {
+                byte(0)
+            }
             if let sound = c.sound {
                 byte(1)
                 optionalString(sound.name)
@@ -353,7 +397,9 @@ extension RecordCodec {
             string(c.launchImageName)
             dictionary(c.userInfo)
             // A record holds one content at most, so the version can still change here.
-            if c.attachments.contains(where: \.hasThumbnailOptions) { bytes[0] = max(bytes[0], RecordCodec.thumbnailVersion) }
+            if c.attachments.contains(where: \.hasThumbnailOptions) {
+                bytes[0] = max(bytes[0], RecordCodec.thumbnailVersion)
+            }
             let withOptions = bytes[0] >= 2
             varint(UInt64(c.attachments.count))
             for attachment in c.attachments {
@@ -386,7 +432,8 @@ extension RecordCodec {
             for value in values { if let value { int(Int64(value)) } }
             if let zone = d.timeZone { string(zone.identifier) }
             if let calendar = d.calendar {
-                let index = RecordCodec.calendarIdentifiers.firstIndex(of: calendar.identifier)
+                let index =
+                    RecordCodec.calendarIdentifiers.firstIndex(of: calendar.identifier)
                     ?? RecordCodec.calendarIdentifiers.startIndex
                 varint(UInt64(index))
                 string(calendar.timeZone.identifier)
@@ -420,20 +467,27 @@ extension RecordCodec {
             case .recurrence(let schedule)?:
                 byte(5)
                 string(schedule.rule.rruleString)
-                for field in [schedule.start.year, schedule.start.month, schedule.start.day, schedule.start.hour,
-                              schedule.start.minute, schedule.start.second] {
+                for field in [
+                    schedule.start.year, schedule.start.month, schedule.start.day, schedule.start.hour,
+                    schedule.start.minute, schedule.start.second,
+                ] {
                     int(Int64(field ?? 0))
                 }
                 string(schedule.timeZone.identifier)
                 varint(UInt64(schedule.exceptionDates.count))
                 for date in schedule.exceptionDates { int(Int64(date.timeIntervalSince1970)) }
-                if let end = schedule.countEnd { byte(1); int(Int64(end)) } else { byte(0) }
+                if let end = schedule.countEnd {
+                    byte(1)
+                    int(Int64(end))
+                } else {
+                    byte(0)
+                }
             }
         }
 
         mutating func request(_ r: NotificationRequest) {
             #if DEBUG
-            RecordCodec.counted(\.requests)
+                RecordCodec.counted(\.requests)
             #endif
             // The version is the record's: raised before the content, whose reading depends on it.
             if case .recurrence? = r.trigger { bytes[0] = max(bytes[0], RecordCodec.recurrenceVersion) }
@@ -492,8 +546,12 @@ extension RecordCodec {
             varint(UInt64(a.options.rawValue))
             switch a.icon {
             case nil: byte(0)
-            case .template(let name)?: byte(1); string(name)
-            case .system(let name)?: byte(2); string(name)
+            case .template(let name)?:
+                byte(1)
+                string(name)
+            case .system(let name)?:
+                byte(2)
+                string(name)
             }
             if let input = a.textInput {
                 byte(1)
@@ -523,12 +581,27 @@ extension RecordCodec {
             string(a.deviceToken)
             optionalString(a.tokenHash)
             date(a.created)
-            if let launch = a.launchCommand { byte(1); strings(launch.arguments) } else { byte(0) }
+            if let launch = a.launchCommand {
+                byte(1)
+                strings(launch.arguments)
+            } else {
+                byte(0)
+            }
             if let certificate = a.apnsCertificate {
                 // Format 7: provider and unregistration each behind a flag, then the certificate.
                 bytes[0] = RecordCodec.certificateVersion
-                if let provider = a.apnsProvider { byte(1); apnsProvider(provider) } else { byte(0) }
-                if let unregistered = a.deviceTokenUnregistered { byte(1); date(unregistered) } else { byte(0) }
+                if let provider = a.apnsProvider {
+                    byte(1)
+                    apnsProvider(provider)
+                } else {
+                    byte(0)
+                }
+                if let unregistered = a.deviceTokenUnregistered {
+                    byte(1)
+                    date(unregistered)
+                } else {
+                    byte(0)
+                }
                 data(Data(certificate.sha256))
                 data(Data(certificate.publicKeySHA256))
                 date(certificate.notBefore)
@@ -536,7 +609,12 @@ extension RecordCodec {
             } else if let unregistered = a.deviceTokenUnregistered {
                 // Format 5: the provider behind a flag, then the date.
                 bytes[0] = RecordCodec.unregisteredVersion
-                if let provider = a.apnsProvider { byte(1); apnsProvider(provider) } else { byte(0) }
+                if let provider = a.apnsProvider {
+                    byte(1)
+                    apnsProvider(provider)
+                } else {
+                    byte(0)
+                }
                 date(unregistered)
             } else if let provider = a.apnsProvider {
                 bytes[0] = RecordCodec.apnsProviderVersion
@@ -546,31 +624,51 @@ extension RecordCodec {
 
         mutating func apnsProvider(_ provider: APNsProvider) {
             string(provider.teamID)
-            if let key = provider.key { byte(1); string(key.id); data(Data(key.publicKey)) } else { byte(0) }
+            if let key = provider.key {
+                byte(1)
+                string(key.id)
+                data(Data(key.publicKey))
+            } else {
+                byte(0)
+            }
         }
 
         mutating func settings(_ s: NotificationSettings) {
             varint(UInt64(s.authorizationStatus.rawValue))
-            for setting in [s.soundSetting, s.badgeSetting, s.alertSetting, s.notificationCenterSetting,
-                            s.lockScreenSetting, s.carPlaySetting] {
+            for setting in [
+                s.soundSetting, s.badgeSetting, s.alertSetting, s.notificationCenterSetting,
+                s.lockScreenSetting, s.carPlaySetting,
+            ] {
                 varint(UInt64(setting.rawValue))
             }
             varint(UInt64(s.alertStyle.rawValue))
             varint(UInt64(s.showPreviewsSetting.rawValue))
             varint(UInt64(s.criticalAlertSetting.rawValue))
             bool(s.providesAppNotificationSettings)
-            for setting in [s.announcementSetting, s.timeSensitiveSetting, s.scheduledDeliverySetting,
-                            s.directMessagesSetting] {
+            for setting in [
+                s.announcementSetting, s.timeSensitiveSetting, s.scheduledDeliverySetting,
+                s.directMessagesSetting,
+            ] {
                 varint(UInt64(setting.rawValue))
             }
         }
 
         mutating func delivery(_ d: Delivery) {
             delivered(d.notification)
-            if let category = d.category { byte(1); self.category(category) } else { byte(0) }
+            if let category = d.category {
+                byte(1)
+                self.category(category)
+            } else {
+                byte(0)
+            }
             settings(d.settings)
             varint(UInt64(d.presentation.rawValue))
-            if let badge = d.badge { byte(1); int(Int64(badge)) } else { byte(0) }
+            if let badge = d.badge {
+                byte(1)
+                int(Int64(badge))
+            } else {
+                byte(0)
+            }
         }
 
         /// A delivery's focus decision, in records of the focus version and later (a flag, then the
@@ -586,7 +684,7 @@ extension RecordCodec {
 
         mutating func event(_ e: EngineEvent) {
             #if DEBUG
-            RecordCodec.counted(\.events)
+                RecordCodec.counted(\.events)
             #endif
             int(e.sequence)
             string(e.app)
@@ -646,7 +744,10 @@ extension RecordCodec {
         static let maxDepth = 64
 
         func corrupt(_ what: String) -> ChimeError {
-            ChimeError(.notAStore, "a stored record is corrupt (\(what) at byte \(position) of \(buffer.count)); the store file is damaged — restore it from a backup or move it away to start afresh")
+            ChimeError(
+                .notAStore,
+                "a stored record is corrupt (\(what) at byte \(position) of \(buffer.count)); the store file is damaged — restore it from a backup or move it away to start afresh"
+            )
         }
 
         @inline(__always) mutating func byte() throws -> UInt8 {
@@ -701,7 +802,9 @@ extension RecordCodec {
         mutating func fixed64() throws -> UInt64 {
             guard buffer.count - position >= 8 else { throw corrupt("truncated") }
             var value: UInt64 = 0
-            withUnsafeMutableBytes(of: &value) { $0.copyMemory(from: UnsafeRawBufferPointer(rebasing: buffer[position..<position + 8])) }
+            withUnsafeMutableBytes(of: &value) {
+                $0.copyMemory(from: UnsafeRawBufferPointer(rebasing: buffer[position..<position + 8]))
+            }
             position += 8
             return UInt64(littleEndian: value)
         }
@@ -796,7 +899,8 @@ extension RecordCodec {
                 if version >= 2 {
                     attachment.thumbnailHidden = try bool()
                     if try flag() {
-                        attachment.thumbnailClippingRect = .init(x: try double(), y: try double(), width: try double(), height: try double())
+                        attachment.thumbnailClippingRect = .init(
+                            x: try double(), y: try double(), width: try double(), height: try double())
                     }
                     if try flag() { attachment.thumbnailTime = try double() }
                 }
@@ -808,7 +912,9 @@ extension RecordCodec {
             c.summaryArgument = try string()
             c.summaryArgumentCount = try int()
             let level = try varint()
-            guard let interruption = UNNotificationInterruptionLevel(rawValue: UInt(truncatingIfNeeded: level)), level < 16 else {
+            guard let interruption = UNNotificationInterruptionLevel(rawValue: UInt(truncatingIfNeeded: level)),
+                level < 16
+            else {
                 throw corrupt("unknown interruption level \(level)")
             }
             c.interruptionLevel = interruption
@@ -843,8 +949,11 @@ extension RecordCodec {
                 guard index < UInt64(RecordCodec.calendarIdentifiers.count) else { throw corrupt("unknown calendar") }
                 var calendar = Calendar(identifier: RecordCodec.calendarIdentifiers[Int(index)])
                 calendar.timeZone = try timeZone()
-                let firstWeekday = try varint(), minimumDays = try varint()
-                guard (1...7).contains(firstWeekday), (1...7).contains(minimumDays) else { throw corrupt("bad calendar week settings") }
+                let firstWeekday = try varint()
+                let minimumDays = try varint()
+                guard (1...7).contains(firstWeekday), (1...7).contains(minimumDays) else {
+                    throw corrupt("bad calendar week settings")
+                }
                 calendar.firstWeekday = Int(firstWeekday)
                 calendar.minimumDaysInFirstWeek = Int(minimumDays)
                 d.calendar = calendar
@@ -856,7 +965,10 @@ extension RecordCodec {
         mutating func timeZone() throws -> TimeZone {
             let identifier = try string()
             guard let zone = TimeZone(identifier: identifier) else {
-                throw ChimeError(.storeFailure, "a stored calendar trigger uses the time zone \"\(identifier)\", which this system does not know; install the time zone database (tzdata)")
+                throw ChimeError(
+                    .storeFailure,
+                    "a stored calendar trigger uses the time zone \"\(identifier)\", which this system does not know; install the time zone database (tzdata)"
+                )
             }
             return zone
         }
@@ -869,8 +981,9 @@ extension RecordCodec {
             case 3:
                 let identifier = try string()
                 let center = Coordinate(latitude: try double(), longitude: try double())
-                let region = CircularRegion(identifier: identifier, center: center, radius: try double(),
-                                            notifyOnEntry: try bool(), notifyOnExit: try bool())
+                let region = CircularRegion(
+                    identifier: identifier, center: center, radius: try double(),
+                    notifyOnEntry: try bool(), notifyOnExit: try bool())
                 return .location(region, repeats: try bool())
             case 4: return .push
             case 5 where version >= RecordCodec.recurrenceVersion: return .recurrence(try recurrence())
@@ -889,10 +1002,12 @@ extension RecordCodec {
             for _ in 0..<count { exceptions.append(Date(timeIntervalSince1970: TimeInterval(try int64()))) }
             let countEnd: Int? = try flag() ? Int(try int64()) : nil
             do {
-                return try RecurrenceSchedule(rule: RecurrenceRule(parsing: text),
-                                              start: DateComponents(year: fields[0], month: fields[1], day: fields[2], hour: fields[3],
-                                                                    minute: fields[4], second: fields[5]),
-                                              timeZone: zone, exceptionDates: exceptions, knownCountEnd: countEnd)
+                return try RecurrenceSchedule(
+                    rule: RecurrenceRule(parsing: text),
+                    start: DateComponents(
+                        year: fields[0], month: fields[1], day: fields[2], hour: fields[3],
+                        minute: fields[4], second: fields[5]),
+                    timeZone: zone, exceptionDates: exceptions, knownCountEnd: countEnd)
             } catch {
                 throw corrupt("a stored recurrence rule does not read back (\(ChimeError.message(of: error)))")
             }
@@ -902,7 +1017,8 @@ extension RecordCodec {
             var request = NotificationRequest(identifier: try string(), content: try content(), trigger: try trigger())
             if version >= RecordCodec.expirationVersion {
                 let mask = try varint()
-                let known = version >= RecordCodec.escalationVersion ? 5 : version >= RecordCodec.autoDismissVersion ? 4 : 2
+                let known =
+                    version >= RecordCodec.escalationVersion ? 5 : version >= RecordCodec.autoDismissVersion ? 4 : 2
                 guard mask < 1 << known else { throw corrupt("unknown request options \(mask)") }
                 guard mask & 3 != 3 else { throw corrupt("two expirations") }
                 guard mask & 12 != 12 else { throw corrupt("two auto-dismissals") }
@@ -910,7 +1026,9 @@ extension RecordCodec {
                 if mask & 2 != 0 { request.expiration = .after(try double()) }
                 if mask & 4 != 0 { request.autoDismiss = .at(try date()) }
                 if mask & 8 != 0 { request.autoDismiss = .after(try double()) }
-                if mask & 16 != 0 { request.escalation = NotificationEscalation(every: try double(), for: try double()) }
+                if mask & 16 != 0 {
+                    request.escalation = NotificationEscalation(every: try double(), for: try double())
+                }
             }
             return request
         }
@@ -920,12 +1038,14 @@ extension RecordCodec {
         }
 
         mutating func response() throws -> NotificationResponse {
-            NotificationResponse(id: try int64(), notification: try delivered(), actionIdentifier: try string(),
-                                 userText: try optionalString(), date: try date())
+            NotificationResponse(
+                id: try int64(), notification: try delivered(), actionIdentifier: try string(),
+                userText: try optionalString(), date: try date())
         }
 
         mutating func action() throws -> NotificationAction {
-            let identifier = try string(), title = try string()
+            let identifier = try string()
+            let title = try string()
             let options = UNNotificationActionOptions(rawValue: UInt(truncatingIfNeeded: try varint()))
             var icon: NotificationAction.Icon?
             switch try byte() {
@@ -936,7 +1056,8 @@ extension RecordCodec {
             }
             var input: NotificationAction.TextInput?
             if try flag() { input = .init(buttonTitle: try string(), placeholder: try string()) }
-            return NotificationAction(identifier: identifier, title: title, options: options, icon: icon, textInput: input)
+            return NotificationAction(
+                identifier: identifier, title: title, options: options, icon: icon, textInput: input)
         }
 
         mutating func category() throws -> NotificationCategory {
@@ -1001,9 +1122,12 @@ extension RecordCodec {
         }
 
         mutating func eventHead() throws -> (sequence: Int64, app: String, kind: EngineEvent.Kind, date: Date) {
-            let sequence = try int64(), app = try string()
+            let sequence = try int64()
+            let app = try string()
             let kindIndex = try varint()
-            guard kindIndex < UInt64(RecordCodec.eventKinds.count) else { throw corrupt("unknown event kind \(kindIndex)") }
+            guard kindIndex < UInt64(RecordCodec.eventKinds.count) else {
+                throw corrupt("unknown event kind \(kindIndex)")
+            }
             return (sequence, app, RecordCodec.eventKinds[Int(kindIndex)], try date())
         }
 
@@ -1013,13 +1137,19 @@ extension RecordCodec {
             let settings = try settings()
             let presentation = UNNotificationPresentationOptions(rawValue: UInt(truncatingIfNeeded: try varint()))
             let badge: Int? = try flag() ? try int() : nil
-            return Delivery(notification: notification, category: category, settings: settings, presentation: presentation, badge: badge)
+            return Delivery(
+                notification: notification, category: category, settings: settings, presentation: presentation,
+                badge: badge)
         }
 
         mutating func focus() throws -> FocusDecision? {
             guard version >= RecordCodec.focusVersion, try flag() else { return nil }
-            let name = try string(), quiet = try flag(), reason = try varint()
-            guard reason < UInt64(FocusDecision.Reason.allCases.count) else { throw corrupt("unknown focus reason \(reason)") }
+            let name = try string()
+            let quiet = try flag()
+            let reason = try varint()
+            guard reason < UInt64(FocusDecision.Reason.allCases.count) else {
+                throw corrupt("unknown focus reason \(reason)")
+            }
             return FocusDecision(focus: name, quiet: quiet, reason: FocusDecision.Reason.allCases[Int(reason)])
         }
 
@@ -1034,14 +1164,19 @@ extension RecordCodec {
             case .realerted:
                 var delivery = try delivery()
                 let alert = try varint()
-                guard (2...UInt64(Int32.max)).contains(alert) else { throw corrupt("a realerted event's alert is \(alert)") }
+                guard (2...UInt64(Int32.max)).contains(alert) else {
+                    throw corrupt("a realerted event's alert is \(alert)")
+                }
                 delivery.alert = Int(alert)
                 delivery.focus = try focus()
                 payload = .realerted(delivery)
             case .response: payload = .response(try response())
             case .removed:
-                let identifiers = try strings(), scope = try byte()
-                payload = .removed(identifiers: identifiers, scope: scope == 0 ? .pending : .delivered, reason: scope == 2 ? .autoDismiss : .request)
+                let identifiers = try strings()
+                let scope = try byte()
+                payload = .removed(
+                    identifiers: identifiers, scope: scope == 0 ? .pending : .delivered,
+                    reason: scope == 2 ? .autoDismiss : .request)
             case .silentPush: payload = .silentPush(try delivered())
             case .settings: payload = .settings(try settings())
             case .scheduled: payload = .scheduled(identifiers: try strings())
@@ -1053,13 +1188,16 @@ extension RecordCodec {
             case .app: payload = .app(try byte() == 0 ? .updated : .removed)
             case .quarantined:
                 // The request itself stays in the quarantine; the event says which and why.
-                payload = .quarantined(QuarantinedRequest(id: try int64(), app: head.app, identifier: try string(),
-                                                          reason: try string(), date: head.date, request: nil))
+                payload = .quarantined(
+                    QuarantinedRequest(
+                        id: try int64(), app: head.app, identifier: try string(),
+                        reason: try string(), date: head.date, request: nil))
             case .expired:
                 payload = .expired(ExpiredRequest(request: try request(), dueDate: try date()))
             case .focus:
                 guard case .array(let items)? = try? JSONValue.parse(try string()),
-                      let modes = try? items.map({ item throws(ChimeError) in try FocusStatus(json: item) }) else { throw corrupt("a focus event's modes") }
+                    let modes = try? items.map({ item throws(ChimeError) in try FocusStatus(json: item) })
+                else { throw corrupt("a focus event's modes") }
                 payload = .focus(modes)
             }
             return EngineEvent(sequence: head.sequence, app: head.app, date: head.date, payload: payload)
@@ -1077,10 +1215,14 @@ extension RecordCodec {
             let payload: EngineEvent.Payload
             switch (head.kind, notification, response) {
             case (.delivered, let notification?, _):
-                payload = .delivered(Delivery(notification: notification, category: nil, settings: NotificationSettings(), presentation: [.list]))
+                payload = .delivered(
+                    Delivery(
+                        notification: notification, category: nil, settings: NotificationSettings(),
+                        presentation: [.list]))
             case (.silentPush, let notification?, _): payload = .silentPush(notification)
             case (.response, _, let response?): payload = .response(response)
-            case (.removed, _, _): payload = .removed(identifiers: identifiers, scope: scope == "pending" ? .pending : .delivered)
+            case (.removed, _, _):
+                payload = .removed(identifiers: identifiers, scope: scope == "pending" ? .pending : .delivered)
             case (.settings, _, _): payload = .settings(NotificationSettings())
             default: throw corrupt("a \(head.kind) event without its payload")
             }

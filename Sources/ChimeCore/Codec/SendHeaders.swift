@@ -13,23 +13,32 @@ import Foundation
 public enum SendHeaders {
     /// Header → JSON field.
     public static let fields: [(header: String, field: String)] = [
-        ("Title", "title"), ("Subtitle", "subtitle"), ("Category", "categoryIdentifier"), ("Thread", "threadIdentifier"),
-        ("Sound", "sound"), ("Badge", "badge"), ("Interruption-Level", "interruptionLevel"), ("Identifier", "identifier"),
+        ("Title", "title"), ("Subtitle", "subtitle"), ("Category", "categoryIdentifier"),
+        ("Thread", "threadIdentifier"),
+        ("Sound", "sound"), ("Badge", "badge"), ("Interruption-Level", "interruptionLevel"),
+        ("Identifier", "identifier"),
         ("Delay", "trigger"), ("At", "trigger"), ("Expires-In", "expiresIn"), ("Expires-At", "expirationDate"),
-        ("Dismiss-In", "dismissIn"), ("Dismiss-At", "dismissAt"), ("Escalate-Every", "escalateEvery"), ("Escalate-For", "escalateFor"),
+        ("Dismiss-In", "dismissIn"), ("Dismiss-At", "dismissAt"), ("Escalate-Every", "escalateEvery"),
+        ("Escalate-For", "escalateFor"),
     ]
 
     /// The fields the loop of plain values leaves to a mapping of their own.
-    static let mapped: Set<String> = ["trigger", "identifier", "expiresIn", "expirationDate", "dismissIn", "dismissAt", "escalateEvery", "escalateFor"]
+    static let mapped: Set<String> = [
+        "trigger", "identifier", "expiresIn", "expirationDate", "dismissIn", "dismissAt", "escalateEvery",
+        "escalateFor",
+    ]
 
     /// The request a send makes. `header` gives a header's value by its name (case-insensitively);
     /// `newIdentifier` makes the identifier when no `Identifier` header is given.
     ///
     /// - Throws: ``ChimeError`` naming the header at fault (`Delay`, `Badge`, …) or `body`.
-    public static func request(body: [UInt8], header: (String) -> String?,
-                               newIdentifier: () -> String) throws(ChimeError) -> NotificationRequest {
+    public static func request(
+        body: [UInt8], header: (String) -> String?,
+        newIdentifier: () -> String
+    ) throws(ChimeError) -> NotificationRequest {
         guard var text = String(validating: body, as: UTF8.self) else {
-            throw ChimeError(.invalidEncoding, field: "body", "the body is not UTF-8 text; send the notification's text as UTF-8")
+            throw ChimeError(
+                .invalidEncoding, field: "body", "the body is not UTF-8 text; send the notification's text as UTF-8")
         }
         while text.hasSuffix("\n") || text.hasSuffix("\r") { text.removeLast() }
 
@@ -42,7 +51,9 @@ public enum SendHeaders {
             guard let given = value(name) else { continue }
             if field == "badge" {
                 guard let number = Int64(given) else {
-                    throw ChimeError(.invalidValue, field: "Badge", "the Badge header is '\(given.prefix(40))'; give a whole number, 0 clears the badge")
+                    throw ChimeError(
+                        .invalidValue, field: "Badge",
+                        "the Badge header is '\(given.prefix(40))'; give a whole number, 0 clears the badge")
                 }
                 object[field] = .integer(number)
             } else {
@@ -50,11 +61,17 @@ public enum SendHeaders {
             }
         }
         guard object["body"] != nil || object["title"] != nil else {
-            throw ChimeError(.invalidValue, field: "body", "nothing to send: give the text as the body (curl -d \"Backup done\") or a Title header")
+            throw ChimeError(
+                .invalidValue, field: "body",
+                "nothing to send: give the text as the body (curl -d \"Backup done\") or a Title header")
         }
         object["trigger"] = try trigger(delay: value("Delay"), at: value("At"))
-        if let expiration = try expiration(in: value("Expires-In"), at: value("Expires-At")) { object[expiration.field] = expiration.value }
-        if let dismissal = try autoDismiss(in: value("Dismiss-In"), at: value("Dismiss-At")) { object[dismissal.field] = dismissal.value }
+        if let expiration = try expiration(in: value("Expires-In"), at: value("Expires-At")) {
+            object[expiration.field] = expiration.value
+        }
+        if let dismissal = try autoDismiss(in: value("Dismiss-In"), at: value("Dismiss-At")) {
+            object[dismissal.field] = dismissal.value
+        }
         if let escalation = try escalation(every: value("Escalate-Every"), for: value("Escalate-For")) {
             object["escalateEvery"] = escalation.every
             object["escalateFor"] = escalation.window
@@ -82,16 +99,21 @@ public enum SendHeaders {
             return ["type": "timeInterval", "timeInterval": .number(seconds), "repeats": false]
         case (nil, let at?):
             guard let date = JSONMapping.parseDate(at) ?? TimeInterval(at).map(Date.init(timeIntervalSince1970:)),
-                  calendarYears.contains(date.timeIntervalSince1970) else {
-                throw ChimeError(.invalidValue, field: "At",
-                                 "the At header is '\(at.prefix(40))'; give a date and time with its offset, as 2026-12-01T08:30:00+01:00, or seconds since 1970")
+                calendarYears.contains(date.timeIntervalSince1970)
+            else {
+                throw ChimeError(
+                    .invalidValue, field: "At",
+                    "the At header is '\(at.prefix(40))'; give a date and time with its offset, as 2026-12-01T08:30:00+01:00, or seconds since 1970"
+                )
             }
             var utc = Calendar(identifier: .gregorian)
             utc.timeZone = TimeZone(identifier: "UTC")!
             let parts = utc.dateComponents([.year, .month, .day, .hour, .minute, .second, .nanosecond], from: date)
             var components: JSONObject = ["timeZone": "UTC"]
-            for (name, number) in [("year", parts.year), ("month", parts.month), ("day", parts.day), ("hour", parts.hour),
-                                   ("minute", parts.minute), ("second", parts.second), ("nanosecond", parts.nanosecond)] {
+            for (name, number) in [
+                ("year", parts.year), ("month", parts.month), ("day", parts.day), ("hour", parts.hour),
+                ("minute", parts.minute), ("second", parts.second), ("nanosecond", parts.nanosecond),
+            ] {
                 if let number { components[name] = .integer(Int64(number)) }
             }
             return ["type": "calendar", "dateComponents": .object(components), "repeats": false]
@@ -100,13 +122,18 @@ public enum SendHeaders {
 
     /// `Expires-In` (a duration, or seconds) as `expiresIn`, or `Expires-At` (an ISO 8601 date and
     /// time with its offset, or seconds since 1970) as `expirationDate`; neither: `nil`.
-    public static func expiration(in duration: String?, at date: String?) throws(ChimeError) -> (field: String, value: JSONValue)? {
-        try deadline(in: duration, at: date, headers: ("Expires-In", "Expires-At"), fields: ("expiresIn", "expirationDate"))
+    public static func expiration(in duration: String?, at date: String?) throws(ChimeError) -> (
+        field: String, value: JSONValue
+    )? {
+        try deadline(
+            in: duration, at: date, headers: ("Expires-In", "Expires-At"), fields: ("expiresIn", "expirationDate"))
     }
 
     /// `Dismiss-In` (a duration after the delivery, or seconds) as `dismissIn`, or `Dismiss-At` (as
     /// `Expires-At`) as `dismissAt`; neither: `nil`.
-    public static func autoDismiss(in duration: String?, at date: String?) throws(ChimeError) -> (field: String, value: JSONValue)? {
+    public static func autoDismiss(in duration: String?, at date: String?) throws(ChimeError) -> (
+        field: String, value: JSONValue
+    )? {
         try deadline(in: duration, at: date, headers: ("Dismiss-In", "Dismiss-At"), fields: ("dismissIn", "dismissAt"))
     }
 
@@ -117,14 +144,18 @@ public enum SendHeaders {
     /// ```swift
     /// let escalation = try SendHeaders.escalation(every: "60s", for: "30m")   // (60, 1800)
     /// ```
-    public static func escalation(every: String?, for window: String?) throws(ChimeError) -> (every: JSONValue, window: JSONValue)? {
+    public static func escalation(every: String?, for window: String?) throws(ChimeError) -> (
+        every: JSONValue, window: JSONValue
+    )? {
         switch (every, window) {
         case (nil, nil):
             return nil
         case (_?, nil), (nil, _?):
             let missing = every == nil ? "Escalate-Every" : "Escalate-For"
-            throw ChimeError(.invalidValue, field: missing,
-                             "\(missing) is missing; an escalation takes both Escalate-Every (the time between alerts: 60s) and Escalate-For (how long after the delivery it stops: 30m)")
+            throw ChimeError(
+                .invalidValue, field: missing,
+                "\(missing) is missing; an escalation takes both Escalate-Every (the time between alerts: 60s) and Escalate-For (how long after the delivery it stops: 30m)"
+            )
         case (let every?, let window?):
             func seconds(_ text: String, _ header: String) throws(ChimeError) -> JSONValue {
                 do { return .number(try DurationText.seconds(in: text, field: header, bareSeconds: true)) } catch {
@@ -135,22 +166,34 @@ public enum SendHeaders {
         }
     }
 
-    private static func deadline(in duration: String?, at date: String?, headers: (duration: String, date: String),
-                                 fields: (duration: String, date: String)) throws(ChimeError) -> (field: String, value: JSONValue)? {
+    private static func deadline(
+        in duration: String?, at date: String?, headers: (duration: String, date: String),
+        fields: (duration: String, date: String)
+    ) throws(ChimeError) -> (field: String, value: JSONValue)? {
         switch (duration, date) {
         case (nil, nil):
             return nil
         case (_?, _?):
-            throw ChimeError(.invalidValue, field: headers.duration, "give \(headers.duration) or \(headers.date), not both")
+            throw ChimeError(
+                .invalidValue, field: headers.duration, "give \(headers.duration) or \(headers.date), not both")
         case (let duration?, nil):
-            do { return (fields.duration, .number(try DurationText.seconds(in: duration, field: headers.duration, bareSeconds: true))) } catch {
-                throw ChimeError(.invalidValue, field: headers.duration, "the \(headers.duration) header: \(error.message)")
+            do {
+                return (
+                    fields.duration,
+                    .number(try DurationText.seconds(in: duration, field: headers.duration, bareSeconds: true))
+                )
+            } catch {
+                throw ChimeError(
+                    .invalidValue, field: headers.duration, "the \(headers.duration) header: \(error.message)")
             }
         case (nil, let at?):
             guard let date = JSONMapping.parseDate(at) ?? TimeInterval(at).map(Date.init(timeIntervalSince1970:)),
-                  calendarYears.contains(date.timeIntervalSince1970) else {
-                throw ChimeError(.invalidValue, field: headers.date,
-                                 "the \(headers.date) header is '\(at.prefix(40))'; give a date and time with its offset, as 2026-12-01T09:00:00+01:00, or seconds since 1970")
+                calendarYears.contains(date.timeIntervalSince1970)
+            else {
+                throw ChimeError(
+                    .invalidValue, field: headers.date,
+                    "the \(headers.date) header is '\(at.prefix(40))'; give a date and time with its offset, as 2026-12-01T09:00:00+01:00, or seconds since 1970"
+                )
             }
             return (fields.date, JSONMapping.json(date))
         }
@@ -166,7 +209,9 @@ public enum SendHeaders {
     public static func inHeaderTerms(_ error: ChimeError, trigger: String) -> ChimeError {
         guard let field = error.field else { return error }
         let root = field.split(separator: ".").first.map(String.init) ?? field
-        guard let header = root == "trigger" ? trigger : fields.first(where: { $0.field == root })?.header else { return error }
+        guard let header = root == "trigger" ? trigger : fields.first(where: { $0.field == root })?.header else {
+            return error
+        }
         return ChimeError(error.code, field: header, "the \(header) header: \(error.message)")
     }
 }

@@ -136,8 +136,9 @@ public enum ServerSentEvents {
     public static func lastEventID(_ header: String?) throws(ChimeError) -> Int64? {
         guard let header = header?.trimmingCharacters(in: .whitespaces), !header.isEmpty else { return nil }
         guard let value = Int64(header), value >= 0 else {
-            throw ChimeError(.invalidValue, field: "Last-Event-ID",
-                             "Last-Event-ID \"\(header.prefix(40))\" is not an event id; send the id: of the last event received")
+            throw ChimeError(
+                .invalidValue, field: "Last-Event-ID",
+                "Last-Event-ID \"\(header.prefix(40))\" is not an event id; send the id: of the last event received")
         }
         return value
     }

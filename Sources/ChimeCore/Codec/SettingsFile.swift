@@ -52,7 +52,8 @@ public enum SettingsFile {
             if content.isEmpty { continue }
             if content.unicodeScalars.first == "[" {
                 guard content == "[serve]" else {
-                    throw failure(place, "\(content) is not a table the settings have; put them at the top or under [serve]")
+                    throw failure(
+                        place, "\(content) is not a table the settings have; put them at the top or under [serve]")
                 }
                 continue
             }
@@ -66,7 +67,8 @@ public enum SettingsFile {
             guard !key.isEmpty, key.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "-" || $0 == "_" }) else {
                 throw failure(place, "'\(key)' is not a setting's name")
             }
-            let value = String(content.unicodeScalars[content.unicodeScalars.index(after: equals)...]).trimmingCharacters(in: .whitespaces)
+            let value = String(content.unicodeScalars[content.unicodeScalars.index(after: equals)...])
+                .trimmingCharacters(in: .whitespaces)
             settings.append(Setting(key: key, value: try self.value(value, at: place), line: line))
         }
         return settings
@@ -81,7 +83,9 @@ public enum SettingsFile {
             throw ChimeError(.malformedInput, field: name, "\(name) is not valid JSON: \(error.message)")
         }
         guard case .object(var object) = json else {
-            throw ChimeError(.malformedInput, field: name, "\(name): expected a JSON object of settings, such as {\"listen\": \"0.0.0.0:7878\"}")
+            throw ChimeError(
+                .malformedInput, field: name,
+                "\(name): expected a JSON object of settings, such as {\"listen\": \"0.0.0.0:7878\"}")
         }
         if case .object(let serve)? = object["serve"], object.count == 1 { object = serve }
         var settings: [Setting] = []
@@ -91,8 +95,9 @@ public enum SettingsFile {
             case .integer(let number): settings.append(Setting(key: key, value: .integer(number), line: 0))
             case .bool(let flag): settings.append(Setting(key: key, value: .bool(flag), line: 0))
             default:
-                throw ChimeError(.malformedInput, field: key,
-                                 "\(name): \(key) is \(value.kindDescription); give a string, a whole number or true/false")
+                throw ChimeError(
+                    .malformedInput, field: key,
+                    "\(name): \(key) is \(value.kindDescription); give a string, a whole number or true/false")
             }
         }
         return settings
@@ -108,8 +113,16 @@ public enum SettingsFile {
         var escaped = false
         var out = String.UnicodeScalarView()
         for scalar in line {
-            if escaped { escaped = false; out.append(scalar); continue }
-            if quote == "\"" && scalar == "\\" { escaped = true; out.append(scalar); continue }
+            if escaped {
+                escaped = false
+                out.append(scalar)
+                continue
+            }
+            if quote == "\"" && scalar == "\\" {
+                escaped = true
+                out.append(scalar)
+                continue
+            }
             if let open = quote {
                 if scalar == open { quote = nil }
             } else if scalar == "\"" || scalar == "'" {
@@ -130,7 +143,9 @@ public enum SettingsFile {
         }
         let scalars = text.unicodeScalars
         if scalars.first == "'" {
-            guard scalars.count >= 2, scalars.last == "'" else { throw failure(place, "the string \(text) is not closed") }
+            guard scalars.count >= 2, scalars.last == "'" else {
+                throw failure(place, "the string \(text) is not closed")
+            }
             return .string(String(scalars.dropFirst().dropLast()))
         }
         if scalars.first == "\"" {
@@ -148,15 +163,22 @@ public enum SettingsFile {
         var out = String.UnicodeScalarView()
         var iterator = text.makeIterator()
         while let scalar = iterator.next() {
-            guard scalar == "\\" else { out.append(scalar); continue }
+            guard scalar == "\\" else {
+                out.append(scalar)
+                continue
+            }
             switch iterator.next() {
             case "\""?: out.append("\"")
             case "\\"?: out.append("\\")
             case "n"?: out.append("\n")
             case "t"?: out.append("\t")
             case "u"?:
-                let hex = String(String.UnicodeScalarView([iterator.next(), iterator.next(), iterator.next(), iterator.next()].compactMap { $0 }))
-                guard hex.unicodeScalars.count == 4, let code = UInt32(hex, radix: 16), let scalar = Unicode.Scalar(code) else {
+                let hex = String(
+                    String.UnicodeScalarView(
+                        [iterator.next(), iterator.next(), iterator.next(), iterator.next()].compactMap { $0 }))
+                guard hex.unicodeScalars.count == 4, let code = UInt32(hex, radix: 16),
+                    let scalar = Unicode.Scalar(code)
+                else {
                     throw failure(place, "\\u needs four hexadecimal digits")
                 }
                 out.append(scalar)

@@ -58,7 +58,8 @@ extension EngineCore {
 
     package func setCategories(_ categories: [NotificationCategory], app: String) throws {
         try store.setCategories(categories, app: app)
-        categoryCache[LiteralKey(app)] = Dictionary(categories.map { (LiteralKey($0.identifier), $0) }, uniquingKeysWith: { first, _ in first })
+        categoryCache[LiteralKey(app)] = Dictionary(
+            categories.map { (LiteralKey($0.identifier), $0) }, uniquingKeysWith: { first, _ in first })
         announce(.categories(categories), app: app)
     }
 
@@ -66,7 +67,9 @@ extension EngineCore {
     func category(_ identifier: String, app: String) throws -> NotificationCategory? {
         guard !identifier.isEmpty else { return nil }
         if let cached = categoryCache[LiteralKey(app)] { return cached[LiteralKey(identifier)] }
-        let all = Dictionary(try store.categories(app: app).map { (LiteralKey($0.identifier), $0) }, uniquingKeysWith: { first, _ in first })
+        let all = Dictionary(
+            try store.categories(app: app).map { (LiteralKey($0.identifier), $0) },
+            uniquingKeysWith: { first, _ in first })
         categoryCache[LiteralKey(app)] = all
         return all[LiteralKey(identifier)]
     }
@@ -98,11 +101,14 @@ extension EngineCore {
         return (0..<32).map { _ in String(format: "%02x", UInt8.random(in: 0...255, using: &generator)) }.joined()
     }
 
-    package func requestAuthorization(app: String, options: UNAuthorizationOptions) throws -> (granted: Bool, settings: NotificationSettings) {
+    package func requestAuthorization(app: String, options: UNAuthorizationOptions) throws -> (
+        granted: Bool, settings: NotificationSettings
+    ) {
         var record = try appRecord(app)
         let status = record.settings.authorizationStatus
         if status == .notDetermined || (status == .provisional && !options.contains(.provisional)) {
-            let decision: AuthorizationDecision = options.contains(.provisional) ? .grant : policy.decide(app: app, options: options)
+            let decision: AuthorizationDecision =
+                options.contains(.provisional) ? .grant : policy.decide(app: app, options: options)
             record.requestedOptions = options
             record.promptPending = decision == .ask
             record.settings = Presentation.settings(after: decision, options: options, previous: record.settings)
@@ -118,7 +124,8 @@ extension EngineCore {
         var options = record.requestedOptions
         if options.isEmpty { options = [.alert, .sound, .badge] }
         options.remove(.provisional)
-        record.settings = Presentation.settings(after: allow ? .grant : .deny, options: options, previous: record.settings)
+        record.settings = Presentation.settings(
+            after: allow ? .grant : .deny, options: options, previous: record.settings)
         applyScheduledDelivery(&record.settings, app: app)
         record.promptPending = false
         try save(record)
@@ -126,7 +133,9 @@ extension EngineCore {
         return record.settings
     }
 
-    package func updateSettings(app: String, _ change: (inout NotificationSettings) -> Void) throws -> NotificationSettings {
+    package func updateSettings(app: String, _ change: (inout NotificationSettings) -> Void) throws
+        -> NotificationSettings
+    {
         var record = try appRecord(app)
         change(&record.settings)
         try save(record)

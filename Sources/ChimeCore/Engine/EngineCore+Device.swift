@@ -17,13 +17,19 @@ extension EngineCore {
             try settingAside(app: app, identifier: pending.request.identifier) {
                 if fires, pending.request.isStale(deliveredAt: now, now: now) {
                     try expire(pending.request, app: app, due: now, now: now)
-                    countRemoved(app: app, pending: try store.removePending(app: app, identifiers: [pending.request.identifier]).count)
+                    countRemoved(
+                        app: app,
+                        pending: try store.removePending(app: app, identifiers: [pending.request.identifier]).count)
                     return
                 }
                 if fires, try appRecord(app).settings.authorizationStatus.allowsDelivery {
-                    if let notification = try deliver(pending.request, app: app, date: now) { delivered.append(notification) }
+                    if let notification = try deliver(pending.request, app: app, date: now) {
+                        delivered.append(notification)
+                    }
                     if !repeats {
-                        countRemoved(app: app, pending: try store.removePending(app: app, identifiers: [pending.request.identifier]).count)
+                        countRemoved(
+                            app: app,
+                            pending: try store.removePending(app: app, identifiers: [pending.request.identifier]).count)
                         return
                     }
                 }
@@ -57,7 +63,9 @@ extension EngineCore {
             var moved = pending
             moved.nextFireDate = FireDates.nextCalendarDate(matching: components, after: now, timeZone: zone)
             try store.putPending(moved, app: app)
-            window.set(.init(app: app, identifier: pending.request.identifier), date: moved.nextFireDate, sequence: moved.sequence)
+            window.set(
+                .init(app: app, identifier: pending.request.identifier), date: moved.nextFireDate,
+                sequence: moved.sequence)
         }
     }
 }

@@ -12,7 +12,9 @@ extension EngineCore {
             let key = ScheduleWindow.Key(app: app, identifier: identifier)
             guard shared != nil || escalations.mayHold(key) else { continue }
             escalations.remove(key)
-            guard var receipt = try store.receipt(app: app, identifier: identifier), receipt.isEscalating else { continue }
+            guard var receipt = try store.receipt(app: app, identifier: identifier), receipt.isEscalating else {
+                continue
+            }
             receipt.nextAlertAt = nil
             receipt.removedAt = removedAt
             try store.putReceipt(receipt)
@@ -32,8 +34,10 @@ extension EngineCore {
             return
         }
         let next = escalation.nextDate(after: notification.date, deliveredAt: notification.date)
-        try store.putReceipt(EscalationReceipt(app: app, identifier: identifier, sequence: notification.sequence,
-                                               deliveredAt: notification.date, escalation: escalation, nextAlertAt: next))
+        try store.putReceipt(
+            EscalationReceipt(
+                app: app, identifier: identifier, sequence: notification.sequence,
+                deliveredAt: notification.date, escalation: escalation, nextAlertAt: next))
         escalations.set(.init(app: app, identifier: identifier), date: next, sequence: notification.sequence)
     }
 
@@ -42,7 +46,8 @@ extension EngineCore {
     func acknowledge(app: String, identifier: String, action: String, surface: String?, now: Date) throws {
         escalations.remove(.init(app: app, identifier: identifier))
         guard var receipt = try store.receipt(app: app, identifier: identifier),
-              receipt.acknowledgedAt == nil, receipt.removedAt == nil else { return }
+            receipt.acknowledgedAt == nil, receipt.removedAt == nil
+        else { return }
         receipt.nextAlertAt = nil
         receipt.acknowledgedAt = now
         receipt.actionIdentifier = action
@@ -72,7 +77,8 @@ extension EngineCore {
             // Replaced or removed meanwhile (a shared store's other engine, or a replacement
             // without an escalation): it ends here.
             guard let notification = try store.delivered(app: receipt.app, identifier: receipt.identifier),
-                  notification.sequence == receipt.sequence else {
+                notification.sequence == receipt.sequence
+            else {
                 receipt.nextAlertAt = nil
                 receipt.removedAt = now
                 try store.putReceipt(receipt)
@@ -87,9 +93,10 @@ extension EngineCore {
                 escalations.set(key, date: next, sequence: receipt.sequence)
                 let record = try appRecord(receipt.app)
                 let content = notification.request.content
-                var delivery = Delivery(notification: notification, category: try category(content.categoryIdentifier, app: receipt.app),
-                                        settings: record.settings,
-                                        presentation: Presentation.background(for: content, settings: record.settings))
+                var delivery = Delivery(
+                    notification: notification, category: try category(content.categoryIdentifier, app: receipt.app),
+                    settings: record.settings,
+                    presentation: Presentation.background(for: content, settings: record.settings))
                 delivery.alert = receipt.alerts
                 try applySummary(&delivery, app: receipt.app, counting: false)
                 try applyFocus(&delivery, app: receipt.app, counting: false)

@@ -17,10 +17,13 @@ extension EngineCore {
 
     /// `deliver`, with the app's record as the caller already has it.
     /// - Parameter encodedRequest: the request's store record, when the store gave it (firing).
-    func deliver(_ request: NotificationRequest, app: String, record: AppRecord, date: Date, encodedRequest: [UInt8]?) throws -> DeliveredNotification? {
+    func deliver(_ request: NotificationRequest, app: String, record: AppRecord, date: Date, encodedRequest: [UInt8]?)
+        throws -> DeliveredNotification?
+    {
         let content = request.content
         var record = record
-        var badge: Int?, pendingBadge: Int?
+        var badge: Int?
+        var pendingBadge: Int?
         if let wanted = content.badge, record.settings.badgeSetting == .enabled && record.badge != wanted {
             if content.isBadgeOnly || !isInFront(app) {
                 record.badge = wanted
@@ -55,9 +58,10 @@ extension EngineCore {
             try startEscalation(notification, app: app)
         }
         try keepDeliveredWithinQuota(app: app, bytes: encodedRequest?.count ?? 0)
-        var delivery = Delivery(notification: notification, category: try category(content.categoryIdentifier, app: app),
-                                settings: record.settings, presentation: Presentation.background(for: content, settings: record.settings),
-                                badge: badge)
+        var delivery = Delivery(
+            notification: notification, category: try category(content.categoryIdentifier, app: app),
+            settings: record.settings, presentation: Presentation.background(for: content, settings: record.settings),
+            badge: badge)
         delivery.pendingBadge = pendingBadge
         try applySummary(&delivery, app: app, counting: true)
         try applyFocus(&delivery, app: app, counting: true)
@@ -67,7 +71,9 @@ extension EngineCore {
 
     package func nextFireDate() throws -> Date? {
         // Other engines add and fire too: the store knows, the window does not.
-        if let shared { return Self.sooner(Self.sooner(try shared.soonestFireDate(), focus.checkAt), summaries.checkAt) }
+        if let shared {
+            return Self.sooner(Self.sooner(try shared.soonestFireDate(), focus.checkAt), summaries.checkAt)
+        }
         return windowNextDate()
     }
 
@@ -84,7 +90,9 @@ extension EngineCore {
     package var windowFirstDate: Date? {
         let fire = window.first?.date
         // Most engines have no dismissal, escalation or focus: then the fire date, as before.
-        guard dismissals.count > 0 || escalations.count > 0 || focus.checkAt != nil || summaries.checkAt != nil else { return fire }
+        guard dismissals.count > 0 || escalations.count > 0 || focus.checkAt != nil || summaries.checkAt != nil else {
+            return fire
+        }
         let looks = Self.sooner(focus.checkAt, summaries.checkAt)
         return Self.sooner(Self.sooner(Self.sooner(fire, dismissals.first?.date), escalations.first?.date), looks)
     }
@@ -104,7 +112,9 @@ extension EngineCore {
     /// record cannot be read, its delivery fails for a reason of its own) throws
     /// ``UndeliverableRequest``, which rolls the whole transaction back; the engine then runs it
     /// again with that request in ``toQuarantine``, which this moves aside first.
-    package func fireDue(now: Date, limit: Int, listing: Bool = true) throws -> [(app: String, notification: DeliveredNotification)] {
+    package func fireDue(now: Date, limit: Int, listing: Bool = true) throws -> [(
+        app: String, notification: DeliveredNotification
+    )] {
         try quarantineQueued(now: now)
         try focusDue(now: now)
         try summariesDue(now: now)
@@ -127,11 +137,15 @@ extension EngineCore {
                 }
                 let record = try appRecord(app)
                 if record.settings.authorizationStatus.allowsDelivery,
-                   let notification = try deliver(request, app: app, record: record, date: dueDate, encodedRequest: encoded), listing {
+                    let notification = try deliver(
+                        request, app: app, record: record, date: dueDate, encodedRequest: encoded), listing
+                {
                     delivered.append((app, notification))
                 }
                 if let trigger = request.trigger, trigger.repeats,
-                   let next = FireDates.next(for: trigger, due: dueDate, anchor: pending.anchor, now: now, timeZone: timeZone) {
+                    let next = FireDates.next(
+                        for: trigger, due: dueDate, anchor: pending.anchor, now: now, timeZone: timeZone)
+                {
                     var moved = pending
                     moved.nextFireDate = next
                     if case .calendar = trigger { moved.anchor = dueDate }
@@ -163,7 +177,10 @@ extension EngineCore {
         guard !toQuarantine.isEmpty else { return }
         for row in toQuarantine {
             window.remove(ScheduleWindow.Key(app: row.app, identifier: row.identifier))
-            guard let entry = try store.quarantinePending(app: row.app, identifier: row.identifier, reason: row.reason, date: now) else {
+            guard
+                let entry = try store.quarantinePending(
+                    app: row.app, identifier: row.identifier, reason: row.reason, date: now)
+            else {
                 continue
             }
             countRemoved(app: row.app, pending: 1)
@@ -180,15 +197,19 @@ extension EngineCore {
 
     /// - Parameter expiration: APNs' `apns-expiration` as a deadline; the push is delivered now
     ///   whatever it says (there is no device to wait for), and keeps it (resolved from `date`).
-    package func deliverPush(_ content: NotificationContent, identifier: String, silent: Bool, app: String, date: Date?,
-                             expiration: NotificationDeadline? = nil) throws -> DeliveredNotification? {
+    package func deliverPush(
+        _ content: NotificationContent, identifier: String, silent: Bool, app: String, date: Date?,
+        expiration: NotificationDeadline? = nil
+    ) throws -> DeliveredNotification? {
         let record = try appRecord(app)
         guard record.settings.authorizationStatus.allowsDelivery || silent else {
-            throw UNError(.notificationsNotAllowed, "notifications are not allowed for \(app); the push was not delivered")
+            throw UNError(
+                .notificationsNotAllowed, "notifications are not allowed for \(app); the push was not delivered")
         }
         let when = date ?? clock.now
-        let request = NotificationRequest(identifier: identifier, content: content, trigger: .push,
-                                          expiration: expiration?.resolved(from: when))
+        let request = NotificationRequest(
+            identifier: identifier, content: content, trigger: .push,
+            expiration: expiration?.resolved(from: when))
         if silent {
             let notification = DeliveredNotification(request: request, date: when)
             try log(.silentPush(notification), app: app, date: when)

@@ -60,8 +60,11 @@ extension EngineCore {
         let now = clock.now
         var through: FocusDecision?
         for mode in activeFocusModes(at: now) {
-            guard let decision = mode.decision(for: delivery.notification.request.content, app: app, settings: delivery.settings,
-                                               presentation: delivery.presentation) else { return }
+            guard
+                let decision = mode.decision(
+                    for: delivery.notification.request.content, app: app, settings: delivery.settings,
+                    presentation: delivery.presentation)
+            else { return }
             guard decision.quiet else {
                 if through == nil { through = decision }
                 continue
@@ -111,7 +114,8 @@ extension EngineCore {
     private func endSpellIfOver(_ mode: FocusMode, now: Date) throws {
         let key = FocusSession.key(mode.name)
         if mode.isActive(at: now) {
-            guard let text = try store.value(forKey: key), let until = FocusSession(stored: text).until, until <= now else { return }
+            guard let text = try store.value(forKey: key), let until = FocusSession(stored: text).until, until <= now
+            else { return }
         }
         guard let text = try store.takeValue(forKey: key) else { return }
         try summarize(FocusSession(stored: text), focus: mode.name, now: now)
@@ -126,10 +130,12 @@ extension EngineCore {
         defer { focus.summarizing = false }
         for (app, count) in session.held where count > 0 {
             guard let record = try store.app(app), record.settings.authorizationStatus.allowsDelivery else { continue }
-            var content = NotificationContent(title: name, body: "\(count) notification\(count == 1 ? "" : "s") during \(name)")
+            var content = NotificationContent(
+                title: name, body: "\(count) notification\(count == 1 ? "" : "s") during \(name)")
             content.threadIdentifier = "chime.focus"
             content.userInfo = ["chime.focus": .string(name), "chime.held": .integer(Int64(count))]
-            _ = try deliver(NotificationRequest(identifier: "chime.focus.\(name)", content: content), app: app, date: now)
+            _ = try deliver(
+                NotificationRequest(identifier: "chime.focus.\(name)", content: content), app: app, date: now)
         }
     }
 
@@ -139,7 +145,8 @@ extension EngineCore {
     func focusStatuses() throws -> [FocusStatus] {
         let now = clock.now
         return try focus.modes.map { mode in
-            let held = try store.value(forKey: FocusSession.key(mode.name)).map { FocusSession(stored: $0).dictionary } ?? [:]
+            let held =
+                try store.value(forKey: FocusSession.key(mode.name)).map { FocusSession(stored: $0).dictionary } ?? [:]
             let active = mode.isActive(at: now)
             let next = active ? mode.end(after: now) : mode.nextChange(after: now)
             let byHand = mode.manual?.holds(at: now, schedule: mode.schedule) ?? false
@@ -157,8 +164,10 @@ extension EngineCore {
             focus.modes[index] = mode
         } else {
             guard focus.modes.count < FocusMode.maximumCount else {
-                throw ChimeError(.tooLarge, field: "name",
-                                 "there are \(focus.modes.count) focus modes, the most the service keeps; remove one before adding \(mode.name)")
+                throw ChimeError(
+                    .tooLarge, field: "name",
+                    "there are \(focus.modes.count) focus modes, the most the service keeps; remove one before adding \(mode.name)"
+                )
             }
             focus.modes.append(mode)
             focus.modes.sort { $0.name < $1.name }
@@ -203,6 +212,8 @@ extension EngineCore {
     }
 
     static func noFocus(_ name: String) -> ChimeError {
-        ChimeError(.notFound, field: "name", "there is no focus mode named \"\(name.prefix(80))\"; chime focus list shows them")
+        ChimeError(
+            .notFound, field: "name", "there is no focus mode named \"\(name.prefix(80))\"; chime focus list shows them"
+        )
     }
 }

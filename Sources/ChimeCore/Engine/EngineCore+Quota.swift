@@ -31,7 +31,8 @@ extension EngineCore {
     @discardableResult
     private func askStore(_ app: String) throws -> UsageTally {
         let counted = try store.usage(app: app)
-        let tally = UsageTally(pending: counted.pending, delivered: counted.delivered, bytes: counted.bytes, asked: clock.now)
+        let tally = UsageTally(
+            pending: counted.pending, delivered: counted.delivered, bytes: counted.bytes, asked: clock.now)
         usage[LiteralKey(app)] = tally
         return tally
     }
@@ -68,7 +69,8 @@ extension EngineCore {
             if clock.now.timeIntervalSince(tally.asked) >= Self.recountInterval { tally = try askStore(app) }
             if exceeds(tally) {
                 // At a bound, count exactly: requests replaced by identifier free their room.
-                var replacing = 0, replacingBytes = 0
+                var replacing = 0
+                var replacingBytes = 0
                 for record in records {
                     if let existing = try store.pending(app: app, identifier: record.request.identifier) {
                         replacing += 1
@@ -76,8 +78,9 @@ extension EngineCore {
                     }
                 }
                 if exceeds(tally, replacing: replacing, replacingBytes: replacingBytes) {
-                    throw quotaExceeded(tally, adding: records.count, bytes: bytes, replacing: replacing,
-                                        replacingBytes: replacingBytes, app: app)
+                    throw quotaExceeded(
+                        tally, adding: records.count, bytes: bytes, replacing: replacing,
+                        replacingBytes: replacingBytes, app: app)
                 }
                 tally.pending -= replacing
                 tally.bytes -= replacingBytes
@@ -89,17 +92,23 @@ extension EngineCore {
         usage[key] = tally
     }
 
-    private func quotaExceeded(_ tally: UsageTally, adding count: Int, bytes: Int, replacing: Int, replacingBytes: Int,
-                               app: String) -> ChimeError {
+    private func quotaExceeded(
+        _ tally: UsageTally, adding count: Int, bytes: Int, replacing: Int, replacingBytes: Int,
+        app: String
+    ) -> ChimeError {
         let quota = configuration.quota
         let adding = count == 1 ? "1 request" : "\(count) requests"
         if let bound = quota.pending, tally.pending - replacing + count > bound {
-            return ChimeError(.quotaExceeded, field: "app", """
+            return ChimeError(
+                .quotaExceeded, field: "app",
+                """
                 \(app) has \(tally.pending) pending requests and may have at most \(bound) (chime serve --app-max-pending); \
                 \(adding) not added: remove pending requests, or ask the owner to raise the quota
                 """)
         }
-        return ChimeError(.quotaExceeded, field: "app", """
+        return ChimeError(
+            .quotaExceeded, field: "app",
+            """
             \(app) keeps \(tally.bytes) bytes of pending and delivered notifications and may keep at most \(quota.bytes ?? 0) \
             (chime serve --app-max-bytes); \(adding) of \(bytes - replacingBytes) bytes not added: remove pending or \
             delivered notifications, or ask the owner to raise the quota

@@ -14,22 +14,30 @@ extension EngineCore {
     /// `add`, announcing the scheduled requests (`.scheduled`) only when `announcing`; a streamed
     /// add announces once for all its slices.
     /// - Returns: the fire dates, and how many requests were scheduled (not delivered at once).
-    package func add(_ prepared: PreparedAdd, app: String, announcing: Bool) throws -> (firsts: [Date?], scheduled: Int) {
+    package func add(_ prepared: PreparedAdd, app: String, announcing: Bool) throws -> (firsts: [Date?], scheduled: Int)
+    {
         let record = try appRecord(app)
         guard record.settings.authorizationStatus.allowsDelivery else {
-            throw UNError(.notificationsNotAllowed,
-                          "notifications are not allowed for \(app) (authorization: \(record.settings.authorizationStatus.name)); request authorization first")
+            throw UNError(
+                .notificationsNotAllowed,
+                "notifications are not allowed for \(app) (authorization: \(record.settings.authorizationStatus.name)); request authorization first"
+            )
         }
-        let requests = prepared.requests, now = prepared.now
+        let requests = prepared.requests
+        let now = prepared.now
         // Every fire date is known before anything is written, so a bad request fails alone. They
         // were computed on the caller's thread; a time zone change since then means again, here.
-        let computed = prepared.timeZone == timeZone.identifier ? prepared.firsts
+        let computed =
+            prepared.timeZone == timeZone.identifier
+            ? prepared.firsts
             : requests.map { PreparedAdd.first(of: $0.trigger, now: now, timeZone: timeZone) }
         // A calendar trigger that matches no future date is accepted and never fires, as on iOS
         // (it still replaces a pending request of its identifier), unless the configuration refuses it.
         var neverFires: Set<Int> = []
         let firsts: [Date?] = try computed.enumerated().map { index, first in
-            if case .failure(let error) = first, !configuration.refusesPastCalendarTriggers, FireDates.matchesNoFutureDate(error) {
+            if case .failure(let error) = first, !configuration.refusesPastCalendarTriggers,
+                FireDates.matchesNoFutureDate(error)
+            {
                 neverFires.insert(index)
                 return nil
             }
@@ -67,7 +75,12 @@ extension EngineCore {
         if !records.isEmpty {
             try admit(records, bytes: encoded.reduce(0) { $0 + $1.count }, app: app)
             try store.putPending(records, encodedRequests: encoded, app: app)
-            if announcing { announce(.scheduled(identifiers: records.count > 100 ? [] : listsScheduled ? scheduled : records.map(\.request.identifier)), app: app) }
+            if announcing {
+                announce(
+                    .scheduled(
+                        identifiers: records.count > 100
+                            ? [] : listsScheduled ? scheduled : records.map(\.request.identifier)), app: app)
+            }
         }
         for index in records.indices {
             let key = ScheduleWindow.Key(app: app, identifier: records[index].request.identifier)
@@ -77,7 +90,8 @@ extension EngineCore {
             countRemoved(app: app, pending: try store.removePending(app: app, identifiers: dropped).count)
         }
         if !immediate.isEmpty {
-            countRemoved(app: app, pending: try store.removePending(app: app, identifiers: immediate.map(\.identifier)).count)
+            countRemoved(
+                app: app, pending: try store.removePending(app: app, identifiers: immediate.map(\.identifier)).count)
             for request in immediate {
                 if request.isStale(deliveredAt: now, now: now) {
                     try expire(request, app: app, due: now, now: now)
@@ -169,7 +183,8 @@ package struct PreparedAdd: Sendable {
     /// The first fire date of a request with `trigger`, or the error that says why it has none.
     static func first(of trigger: NotificationTrigger?, now: Date, timeZone: TimeZone) -> Result<Date?, ChimeError> {
         Result { () throws(ChimeError) -> Date? in
-            do { return try FireDates.first(for: trigger, now: now, timeZone: timeZone) } catch let error as ChimeError {
+            do { return try FireDates.first(for: trigger, now: now, timeZone: timeZone) } catch let error as ChimeError
+            {
                 throw error
             } catch {
                 throw ChimeError(.invalidTrigger, field: "trigger", "\(error)")

@@ -28,7 +28,8 @@ extension EngineCore {
     }
 
     private func saveSummaries() throws {
-        try store.setValue(summaries.apps.isEmpty ? nil : ScheduledSummary.stored(summaries.apps), forKey: Self.summaryKey)
+        try store.setValue(
+            summaries.apps.isEmpty ? nil : ScheduledSummary.stored(summaries.apps), forKey: Self.summaryKey)
     }
 
     /// Holds a delivery of an app in a scheduled summary: a passive or active one loses its banner
@@ -39,7 +40,8 @@ extension EngineCore {
         guard !summaries.apps.isEmpty, !summaries.summarizing, let summary = summaries.apps[app] else { return }
         let content = delivery.notification.request.content
         guard FocusDecision.Reason.breakingThrough(content, settings: delivery.settings) == nil else { return }
-        delivery.focus = FocusDecision(focus: FocusDecision.scheduledSummaryName, quiet: true, reason: .scheduledSummary)
+        delivery.focus = FocusDecision(
+            focus: FocusDecision.scheduledSummaryName, quiet: true, reason: .scheduledSummary)
         delivery.presentation.subtract([.banner, .sound])
         guard counting else { return }
         let now = clock.now
@@ -49,10 +51,12 @@ extension EngineCore {
         let text = shared != nil ? try store.insertValue(fresh, forKey: key) : try store.value(forKey: key)
         var held = SummaryHeld(stored: text ?? fresh)
         if held.due == nil { held.due = summary.next(after: now) }
-        held.add(SummaryHeld.Item(identifier: delivery.notification.request.identifier, title: content.title, body: content.body,
-                                  relevanceScore: content.relevanceScore, date: delivery.notification.date,
-                                  summaryArgument: content.summaryArgument, summaryArgumentCount: content.summaryArgumentCount,
-                                  category: content.categoryIdentifier))
+        held.add(
+            SummaryHeld.Item(
+                identifier: delivery.notification.request.identifier, title: content.title, body: content.body,
+                relevanceScore: content.relevanceScore, date: delivery.notification.date,
+                summaryArgument: content.summaryArgument, summaryArgumentCount: content.summaryArgumentCount,
+                category: content.categoryIdentifier))
         try store.setValue(held.serialized, forKey: key)
     }
 
@@ -63,8 +67,10 @@ extension EngineCore {
         guard let checkAt = summaries.checkAt, now >= checkAt else { return }
         summaries.checkAt = nil
         for app in summaries.apps.keys.sorted() {
-            guard let text = try store.value(forKey: SummaryHeld.key(app)), let due = SummaryHeld(stored: text).due, due <= now,
-                  let taken = try store.takeValue(forKey: SummaryHeld.key(app)) else { continue }
+            guard let text = try store.value(forKey: SummaryHeld.key(app)), let due = SummaryHeld(stored: text).due,
+                due <= now,
+                let taken = try store.takeValue(forKey: SummaryHeld.key(app))
+            else { continue }
             try deliverSummary(SummaryHeld(stored: taken), app: app, now: now)
         }
         summaries.checkAt = summaries.apps.values.compactMap { $0.next(after: now) }.min()
@@ -73,17 +79,24 @@ extension EngineCore {
     /// Delivers one notification listing what was held (identifier `chime.summary`, replacing the
     /// app's previous one), presented as usual; an app that is gone or may no longer notify gets none.
     private func deliverSummary(_ held: SummaryHeld, app: String, now: Date) throws {
-        guard held.count > 0, let record = try store.app(app), record.settings.authorizationStatus.allowsDelivery else { return }
+        guard held.count > 0, let record = try store.app(app), record.settings.authorizationStatus.allowsDelivery else {
+            return
+        }
         summaries.summarizing = true
         defer { summaries.summarizing = false }
         var formats: [String: String] = [:]
         for identifier in Set(held.kept.map(\.category)) where !identifier.isEmpty {
-            if let format = try category(identifier, app: app)?.categorySummaryFormat, !format.isEmpty { formats[identifier] = format }
+            if let format = try category(identifier, app: app)?.categorySummaryFormat, !format.isEmpty {
+                formats[identifier] = format
+            }
         }
         var content = NotificationContent(title: "Scheduled Summary", body: held.text(formats: formats))
         content.threadIdentifier = "chime.summary"
-        content.userInfo = ["chime.summary": .array(held.kept.map { .string($0.identifier) }), "chime.held": .integer(Int64(held.count)),
-                            "chime.items": .integer(Int64(held.items))]
+        content.userInfo = [
+            "chime.summary": .array(held.kept.map { .string($0.identifier) }),
+            "chime.held": .integer(Int64(held.count)),
+            "chime.items": .integer(Int64(held.items)),
+        ]
         _ = try deliver(NotificationRequest(identifier: "chime.summary", content: content), app: app, date: now)
     }
 
@@ -95,7 +108,8 @@ extension EngineCore {
         return try summaries.apps.keys.sorted().map { app in
             let held = try store.value(forKey: SummaryHeld.key(app)).map { SummaryHeld(stored: $0) } ?? SummaryHeld()
             let summary = summaries.apps[app]!
-            return ScheduledSummaryStatus(app: app, summary: summary, nextDelivery: held.due ?? summary.next(after: now), held: held.count)
+            return ScheduledSummaryStatus(
+                app: app, summary: summary, nextDelivery: held.due ?? summary.next(after: now), held: held.count)
         }
     }
 
@@ -104,8 +118,10 @@ extension EngineCore {
     func setScheduledSummary(_ summary: ScheduledSummary, app: String) throws -> ScheduledSummaryStatus {
         try Validation.validateBundleIdentifier(app, field: "app")
         if summaries.apps[app] == nil, summaries.apps.count >= ScheduledSummary.maximumApps {
-            throw ChimeError(.tooLarge, field: "app",
-                             "\(summaries.apps.count) apps are in a scheduled summary, the most the service keeps; remove one before adding \(app)")
+            throw ChimeError(
+                .tooLarge, field: "app",
+                "\(summaries.apps.count) apps are in a scheduled summary, the most the service keeps; remove one before adding \(app)"
+            )
         }
         summaries.apps[app] = summary
         try saveSummaries()
@@ -146,7 +162,8 @@ extension EngineCore {
     /// notify, `.disabled` otherwise (for an app that answered authorization).
     func applyScheduledDelivery(_ settings: inout NotificationSettings, app: String) {
         guard settings.authorizationStatus != .notDetermined else { return }
-        settings.scheduledDeliverySetting = summaries.apps[app] != nil && settings.authorizationStatus.allowsDelivery ? .enabled : .disabled
+        settings.scheduledDeliverySetting =
+            summaries.apps[app] != nil && settings.authorizationStatus.allowsDelivery ? .enabled : .disabled
     }
 
     private func summariesChanged() throws {
@@ -155,7 +172,10 @@ extension EngineCore {
     }
 
     static func noSummary(_ app: String) -> ChimeError {
-        ChimeError(.notFound, field: "app", "\(app.prefix(200)) is in no scheduled summary; chime summary set \(app.prefix(200)) --at 08:00 puts it in one")
+        ChimeError(
+            .notFound, field: "app",
+            "\(app.prefix(200)) is in no scheduled summary; chime summary set \(app.prefix(200)) --at 08:00 puts it in one"
+        )
     }
 }
 

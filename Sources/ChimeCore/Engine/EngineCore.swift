@@ -45,8 +45,10 @@ final class EngineCore {
     /// decides whether a delivery's badge is applied (set by the engine).
     var isInFront: @Sendable (String) -> Bool = { _ in false }
 
-    init(store: any NotificationStore, clock: any NotificationClock, timeZone: TimeZone, policy: any AuthorizationPolicy,
-         configuration: NotificationEngine.Configuration) {
+    init(
+        store: any NotificationStore, clock: any NotificationClock, timeZone: TimeZone, policy: any AuthorizationPolicy,
+        configuration: NotificationEngine.Configuration
+    ) {
         self.store = store
         self.shared = store as? any SharedNotificationStore
         self.clock = clock
@@ -118,8 +120,10 @@ final class EngineCore {
 
     /// Reloads a window with the store's soonest entries of its kind (left as it is when the
     /// store cannot answer: the next operation reports the store's error).
-    private func refill(_ window: inout ScheduleWindow,
-                        from soonest: (Int) throws -> [(app: String, identifier: String, date: Date, sequence: Int64)]) {
+    private func refill(
+        _ window: inout ScheduleWindow,
+        from soonest: (Int) throws -> [(app: String, identifier: String, date: Date, sequence: Int64)]
+    ) {
         if let entries = try? soonest(window.capacity) { window.load(entries) }
     }
 

@@ -60,7 +60,8 @@ public struct EngineEvent: Sendable, Hashable {
 
     /// The kinds of events, by the names event streams use (`event:` of a server-sent event).
     public enum Kind: String, Sendable, Hashable, CaseIterable {
-        case delivered, response, removed, silentPush, settings, scheduled, categories, app, quarantined, expired, realerted, focus
+        case delivered, response, removed, silentPush, settings, scheduled, categories, app, quarantined, expired,
+            realerted, focus
     }
 
     /// The event's position in the store's log; resumable streams continue after it. 0 for events
@@ -136,8 +137,10 @@ public struct Delivery: Sendable, Hashable {
     /// banner and sound taken out of ``presentation``, or let through and why. `nil`: no focus on.
     public var focus: FocusDecision?
 
-    public init(notification: DeliveredNotification, category: NotificationCategory?, settings: NotificationSettings,
-                presentation: UNNotificationPresentationOptions, badge: Int? = nil) {
+    public init(
+        notification: DeliveredNotification, category: NotificationCategory?, settings: NotificationSettings,
+        presentation: UNNotificationPresentationOptions, badge: Int? = nil
+    ) {
         self.notification = notification
         self.category = category
         self.settings = settings

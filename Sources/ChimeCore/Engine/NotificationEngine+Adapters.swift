@@ -19,8 +19,10 @@ extension NotificationEngine {
     /// the store in commit order.
     ///
     /// - Throws: ``ChimeError`` `notFound` when the app is not registered and `create` is false.
-    package func setTokenHash(_ hash: String, app: String, create: Bool,
-                              indexed: @escaping @Sendable (String) -> Void) async throws -> AppRecord {
+    package func setTokenHash(
+        _ hash: String, app: String, create: Bool,
+        indexed: @escaping @Sendable (String) -> Void
+    ) async throws -> AppRecord {
         try await perform { core in
             var record: AppRecord
             if let existing = try core.store.app(app) {
@@ -40,7 +42,9 @@ extension NotificationEngine {
     /// Changes a registered app's record (its launch command, its APNs provider) and returns it.
     ///
     /// - Throws: ``ChimeError`` `notFound` naming `app` when it is not registered.
-    package func changeApp(_ app: String, _ change: @escaping @Sendable (inout AppRecord) -> Void) async throws -> AppRecord {
+    package func changeApp(_ app: String, _ change: @escaping @Sendable (inout AppRecord) -> Void) async throws
+        -> AppRecord
+    {
         try await perform { core in
             guard var record = try core.store.app(app) else {
                 throw ChimeError(.notFound, field: "app", "no app \(app); register it with `chime apps add \(app)`")
@@ -91,8 +95,10 @@ extension NotificationEngine {
     /// A page of the event log after `sequence`, read on the writer; `read` is called there with
     /// the page before any later commit is published, so a reader that switches to live events
     /// from `read` on misses none.
-    package func eventPage(after sequence: Int64, app: String?, limit: Int,
-                           read: @escaping @Sendable ([EngineEvent]) -> Void) async throws -> [EngineEvent] {
+    package func eventPage(
+        after sequence: Int64, app: String?, limit: Int,
+        read: @escaping @Sendable ([EngineEvent]) -> Void
+    ) async throws -> [EngineEvent] {
         try await perform { core in
             let events = try core.store.events(after: sequence, app: app, limit: limit)
             read(events)
@@ -103,18 +109,24 @@ extension NotificationEngine {
     // MARK: The Apple layer's calls, in call order
 
     /// `requestAuthorization`, with a completion handler; the call order is the processing order.
-    package func requestAuthorization(app: String, options: UNAuthorizationOptions,
-                                      ordered completion: @escaping @Sendable (Result<Bool, any Error>) -> Void) {
+    package func requestAuthorization(
+        app: String, options: UNAuthorizationOptions,
+        ordered completion: @escaping @Sendable (Result<Bool, any Error>) -> Void
+    ) {
         submit({ try $0.requestAuthorization(app: app, options: options).granted }, completion: completion)
     }
 
     /// The app's settings, in call order.
-    package func settings(app: String, ordered completion: @escaping @Sendable (Result<NotificationSettings, any Error>) -> Void) {
+    package func settings(
+        app: String, ordered completion: @escaping @Sendable (Result<NotificationSettings, any Error>) -> Void
+    ) {
         submit({ try $0.appRecord(app).settings }, completion: completion)
     }
 
     /// The app's categories, in call order.
-    package func categories(app: String, ordered completion: @escaping @Sendable (Result<[NotificationCategory], any Error>) -> Void) {
+    package func categories(
+        app: String, ordered completion: @escaping @Sendable (Result<[NotificationCategory], any Error>) -> Void
+    ) {
         submit({ try $0.store.categories(app: app) }, completion: completion)
     }
 
@@ -125,17 +137,23 @@ extension NotificationEngine {
     }
 
     /// The app's pending requests, in call order.
-    package func pending(app: String, ordered completion: @escaping @Sendable (Result<[PendingRequest], any Error>) -> Void) {
+    package func pending(
+        app: String, ordered completion: @escaping @Sendable (Result<[PendingRequest], any Error>) -> Void
+    ) {
         submit({ try $0.store.pending(app: app) }, completion: completion)
     }
 
     /// The app's delivered notifications, in call order.
-    package func delivered(app: String, ordered completion: @escaping @Sendable (Result<[DeliveredNotification], any Error>) -> Void) {
+    package func delivered(
+        app: String, ordered completion: @escaping @Sendable (Result<[DeliveredNotification], any Error>) -> Void
+    ) {
         submit({ try $0.store.delivered(app: app, thread: nil) }, completion: completion)
     }
 
     /// `setBadge`, with a completion handler; the call order is the processing order.
-    package func setBadge(_ count: Int, app: String, ordered completion: @escaping @Sendable (Result<Void, any Error>) -> Void) {
+    package func setBadge(
+        _ count: Int, app: String, ordered completion: @escaping @Sendable (Result<Void, any Error>) -> Void
+    ) {
         submit({ try $0.setBadge(count, app: app) }, completion: completion)
     }
 }

@@ -60,7 +60,9 @@ extension NotificationEngine {
     /// Asks the user once; later calls return the stored answer.
     ///
     /// - Returns: whether notifications are allowed, and the resulting settings.
-    public func requestAuthorization(app: String, options: UNAuthorizationOptions) async throws -> (granted: Bool, settings: NotificationSettings) {
+    public func requestAuthorization(app: String, options: UNAuthorizationOptions) async throws -> (
+        granted: Bool, settings: NotificationSettings
+    ) {
         try await perform { try $0.requestAuthorization(app: app, options: options) }
     }
 
@@ -75,7 +77,9 @@ extension NotificationEngine {
     }
 
     /// Changes individual settings (what a settings screen does): alerts, sounds, badges, previews.
-    public func updateSettings(app: String, _ change: @escaping @Sendable (inout NotificationSettings) -> Void) async throws -> NotificationSettings {
+    public func updateSettings(app: String, _ change: @escaping @Sendable (inout NotificationSettings) -> Void)
+        async throws -> NotificationSettings
+    {
         try await perform { try $0.updateSettings(app: app, change) }
     }
 
@@ -94,12 +98,15 @@ extension NotificationEngine {
     }
 
     /// `setCategories`, with a completion handler; the call order is the processing order.
-    public func setCategories(_ categories: [NotificationCategory], app: String,
-                              completion: @escaping @Sendable (Result<Void, any Error>) -> Void) {
-        submit({ core in
-            try Validation.validate(categories)
-            try core.setCategories(categories, app: app)
-        }, completion: completion)
+    public func setCategories(
+        _ categories: [NotificationCategory], app: String,
+        completion: @escaping @Sendable (Result<Void, any Error>) -> Void
+    ) {
+        submit(
+            { core in
+                try Validation.validate(categories)
+                try core.setCategories(categories, app: app)
+            }, completion: completion)
     }
 
     /// The app's categories.

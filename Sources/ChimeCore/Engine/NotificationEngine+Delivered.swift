@@ -11,7 +11,9 @@ extension NotificationEngine {
 
     /// A page of the app's delivered notifications, newest first, after `cursor` (nil: from the
     /// newest), at most `limit`.
-    public func delivered(app: String, thread: String?, after cursor: DeliveredCursor?, limit: Int) async throws -> [DeliveredNotification] {
+    public func delivered(app: String, thread: String?, after cursor: DeliveredCursor?, limit: Int) async throws
+        -> [DeliveredNotification]
+    {
         try await read { try $0.delivered(app: app, thread: thread, after: cursor, limit: limit) }
     }
 
@@ -21,7 +23,9 @@ extension NotificationEngine {
         try await perform { try $0.removeDelivered(app: app, identifiers: identifiers, thread: thread) }
     }
 
-    public func removeDelivered(app: String, identifiers: [String]?, completion: @escaping @Sendable (Result<[String], any Error>) -> Void) {
+    public func removeDelivered(
+        app: String, identifiers: [String]?, completion: @escaping @Sendable (Result<[String], any Error>) -> Void
+    ) {
         submit({ try $0.removeDelivered(app: app, identifiers: identifiers, thread: nil) }, completion: completion)
     }
 

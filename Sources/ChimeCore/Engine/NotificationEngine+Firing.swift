@@ -49,13 +49,16 @@ extension NotificationEngine {
     ///   request's ``NotificationRequest/expiration`` (`0`, "now or never", is the arrival), for
     ///   surfaces that hand it on to a device: Web Push's `TTL`.
     @discardableResult
-    public func deliverPush(_ content: NotificationContent, identifier: String, silent: Bool, app: String,
-                            date: Date? = nil, expiration: NotificationDeadline? = nil) async throws -> DeliveredNotification? {
+    public func deliverPush(
+        _ content: NotificationContent, identifier: String, silent: Bool, app: String,
+        date: Date? = nil, expiration: NotificationDeadline? = nil
+    ) async throws -> DeliveredNotification? {
         try Validation.validateIdentifier(identifier, field: "identifier")
         try Validation.validate(content)
         if let expiration { try Validation.validate(expiration, field: "expiration") }
         return try await perform {
-            try $0.deliverPush(content, identifier: identifier, silent: silent, app: app, date: date, expiration: expiration)
+            try $0.deliverPush(
+                content, identifier: identifier, silent: silent, app: app, date: date, expiration: expiration)
         }
     }
 
@@ -65,8 +68,10 @@ extension NotificationEngine {
     @discardableResult
     public func updateLocation(_ coordinate: Coordinate) async throws -> [DeliveredNotification] {
         guard coordinate.isValid else {
-            throw ChimeError(.invalidValue, field: "latitude",
-                             "(\(coordinate.latitude), \(coordinate.longitude)) is not a position; latitude -90 to 90, longitude -180 to 180")
+            throw ChimeError(
+                .invalidValue, field: "latitude",
+                "(\(coordinate.latitude), \(coordinate.longitude)) is not a position; latitude -90 to 90, longitude -180 to 180"
+            )
         }
         return try await perform { try $0.updateLocation(coordinate) }
     }

@@ -16,7 +16,9 @@ extension NotificationEngine {
     /// transaction, committed before this returns, with nothing added when any request fails.
     @discardableResult
     public func add(_ requests: [NotificationRequest], app: String) async throws -> [Date?] {
-        if requests.count > 2 * Self.streamedSlice && !isStoreShared { return try await streamedAdd(requests, app: app) }
+        if requests.count > 2 * Self.streamedSlice && !isStoreShared {
+            return try await streamedAdd(requests, app: app)
+        }
         let prepared = try prepare(requests)
         return try await perform { try $0.add(prepared, app: app) }
     }
@@ -31,19 +33,21 @@ extension NotificationEngine {
         let now = clock.now
         let feed = SliceFeed()
         return try await withCheckedThrowingContinuation { continuation in
-            submit(alone: true, { core -> [Date?] in
-                defer { feed.abandon() }
-                var firsts: [Date?] = []
-                firsts.reserveCapacity(requests.count)
-                var scheduled = 0
-                while let slice = try feed.next() {
-                    let added = try core.add(slice, app: app, announcing: false)
-                    firsts += added.firsts
-                    scheduled += added.scheduled
-                }
-                if scheduled > 0 { core.announce(.scheduled(identifiers: []), app: app) }
-                return firsts
-            }, completion: { continuation.resume(with: $0) })
+            submit(
+                alone: true,
+                { core -> [Date?] in
+                    defer { feed.abandon() }
+                    var firsts: [Date?] = []
+                    firsts.reserveCapacity(requests.count)
+                    var scheduled = 0
+                    while let slice = try feed.next() {
+                        let added = try core.add(slice, app: app, announcing: false)
+                        firsts += added.firsts
+                        scheduled += added.scheduled
+                    }
+                    if scheduled > 0 { core.announce(.scheduled(identifiers: []), app: app) }
+                    return firsts
+                }, completion: { continuation.resume(with: $0) })
             // The writer takes each slice as soon as it is here; the feed ends even when the writer
             // stopped listening (it failed, or the engine has shut down).
             var start = 0
@@ -61,7 +65,10 @@ extension NotificationEngine {
     }
 
     /// `add`, with a completion handler; the call order is the processing order.
-    public func add(_ requests: [NotificationRequest], app: String, completion: @escaping @Sendable (Result<[Date?], any Error>) -> Void) {
+    public func add(
+        _ requests: [NotificationRequest], app: String,
+        completion: @escaping @Sendable (Result<[Date?], any Error>) -> Void
+    ) {
         let prepared: PreparedAdd
         do {
             prepared = try prepare(requests)
@@ -83,8 +90,9 @@ extension NotificationEngine {
     /// each refused with its index in the whole add.
     private func prepare(_ requests: [NotificationRequest], _ slice: Range<Int>, now: Date) throws -> PreparedAdd {
         for index in slice {
-            try Validation.validate(requests[index], field: requests.count == 1 ? "" : "[\(index)]",
-                                    escalationLimits: configuration.escalationLimits)
+            try Validation.validate(
+                requests[index], field: requests.count == 1 ? "" : "[\(index)]",
+                escalationLimits: configuration.escalationLimits)
         }
         // The whole add (the usual case) is handed on as it is, not copied request by request.
         let taken = slice == requests.indices ? requests : Array(requests[slice])
@@ -109,7 +117,9 @@ extension NotificationEngine {
     }
 
     /// Runs an operation without waiting, keeping the call order (for the fire-and-forget API).
-    public func removePending(app: String, identifiers: [String]?, completion: @escaping @Sendable (Result<[String], any Error>) -> Void) {
+    public func removePending(
+        app: String, identifiers: [String]?, completion: @escaping @Sendable (Result<[String], any Error>) -> Void
+    ) {
         submit({ try $0.removePending(app: app, identifiers: identifiers) }, completion: completion)
     }
 

@@ -14,9 +14,13 @@ extension NotificationEngine {
     ///   `surface` that is not 1 to 64 letters, digits, `.`, `-` or `_` (``Validation/validateSurface(_:field:)``).
     /// - Parameter surface: where the answer came from (`web`, `desktop`, `webPush`, `api` …), kept
     ///   in an escalating notification's ``EscalationReceipt``.
-    public func respond(app: String, notification identifier: String, action: String, userText: String? = nil,
-                        surface: String? = nil) async throws -> NotificationResponse? {
-        try await perform { try $0.respond(app: app, identifier: identifier, action: action, userText: userText, surface: surface) }
+    public func respond(
+        app: String, notification identifier: String, action: String, userText: String? = nil,
+        surface: String? = nil
+    ) async throws -> NotificationResponse? {
+        try await perform {
+            try $0.respond(app: app, identifier: identifier, action: action, userText: userText, surface: surface)
+        }
     }
 
     /// The receipt of the app's escalating notification with this identifier (its latest

@@ -79,7 +79,9 @@ extension NotificationEngine {
             if coalescing { deadline = floor }
             state.target = coalescing ? .distantPast : next
             if let lead { deadline = deadline.addingTimeInterval(-lead) }
-            if self.isStoreShared { deadline = min(deadline, now.addingTimeInterval(self.configuration.sharedStoreRecheck)) }
+            if self.isStoreShared {
+                deadline = min(deadline, now.addingTimeInterval(self.configuration.sharedStoreRecheck))
+            }
             let task = Task { try await clock.sleep(until: deadline) }
             state.sleeper = task
             return task

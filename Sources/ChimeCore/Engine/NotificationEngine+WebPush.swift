@@ -21,11 +21,16 @@ extension NotificationEngine {
     /// registration gives them — its name and apps stay.
     ///
     /// - Returns: the stored subscription, and whether it is new.
-    public func registerWebPushSubscription(_ registration: WebPushRegistration, userAgent: String, date: Date) async throws
-        -> (subscription: WebPushSubscription, created: Bool) {
+    public func registerWebPushSubscription(_ registration: WebPushRegistration, userAgent: String, date: Date)
+        async throws
+        -> (subscription: WebPushSubscription, created: Bool)
+    {
         try await perform { core in
             let store = core.store
-            let agent = String(userAgent.unicodeScalars.filter { $0.properties.generalCategory != .control }.prefix(WebPushSubscription.maximumUserAgentLength)
+            let agent = String(
+                userAgent.unicodeScalars.filter { $0.properties.generalCategory != .control }.prefix(
+                    WebPushSubscription.maximumUserAgentLength
+                )
                 .map(Character.init))
             if var existing = try store.webPushSubscription(endpoint: registration.endpoint) {
                 existing.p256dh = registration.p256dh
@@ -37,14 +42,17 @@ extension NotificationEngine {
                 try store.putWebPushSubscription(existing)
                 return (existing, false)
             }
-            let subscription = WebPushSubscription(id: WebPushSubscription.makeID(), endpoint: registration.endpoint, p256dh: registration.p256dh,
-                                                   auth: registration.auth, apps: registration.apps ?? nil, name: registration.name ?? "",
-                                                   userAgent: agent, created: date, expires: registration.expires)
+            let subscription = WebPushSubscription(
+                id: WebPushSubscription.makeID(), endpoint: registration.endpoint, p256dh: registration.p256dh,
+                auth: registration.auth, apps: registration.apps ?? nil, name: registration.name ?? "",
+                userAgent: agent, created: date, expires: registration.expires)
             // The first subscriber: the queue's position in the log stood still while nobody was
             // subscribed (nothing to queue), and what was logged meanwhile is not for this device.
             if try !store.hasWebPushSubscriptions() {
                 let newest = try store.newestEventSequence()
-                if newest > (try Self.webPushQueuedThrough(store)) { try store.setValue(String(newest), forKey: Self.webPushPositionKey) }
+                if newest > (try Self.webPushQueuedThrough(store)) {
+                    try store.setValue(String(newest), forKey: Self.webPushPositionKey)
+                }
             }
             try store.putWebPushSubscription(subscription)
             return (subscription, true)
@@ -56,10 +64,14 @@ extension NotificationEngine {
     ///
     /// - Throws: ``ChimeError`` `notFound` for an unknown id.
     @discardableResult
-    public func updateWebPushSubscription(id: String, apps: [String]??, name: String?) async throws -> WebPushSubscription {
+    public func updateWebPushSubscription(id: String, apps: [String]??, name: String?) async throws
+        -> WebPushSubscription
+    {
         try await perform { core in
             guard var subscription = try core.store.webPushSubscription(id: id) else {
-                throw ChimeError(.notFound, field: "id", "no web push subscription \(id.prefix(40)); see GET /v1/web-push/subscriptions")
+                throw ChimeError(
+                    .notFound, field: "id",
+                    "no web push subscription \(id.prefix(40)); see GET /v1/web-push/subscriptions")
             }
             if let apps { subscription.apps = apps }
             if let name { subscription.name = name }
@@ -90,8 +102,12 @@ extension NotificationEngine {
     /// Queues a message for these subscribers (durably: a restart sends what is queued), claimed
     /// by the caller until `claimedUntil`. (The service's sender queues what the event log says
     /// with ``queueWebPushes(_:through:claimedUntil:)``, once per event.)
-    public func queueWebPush(_ message: String, app: String, subscriptions: [String], claimedUntil: Date) async throws -> Int64 {
-        try await perform { try $0.store.queueWebPush(message, app: app, subscriptions: subscriptions, claimedUntil: claimedUntil) }
+    public func queueWebPush(_ message: String, app: String, subscriptions: [String], claimedUntil: Date) async throws
+        -> Int64
+    {
+        try await perform {
+            try $0.store.queueWebPush(message, app: app, subscriptions: subscriptions, claimedUntil: claimedUntil)
+        }
     }
 
     /// Takes queued pushes due by `date`, at most `limit`, claimed until `claimUntil`.
@@ -101,7 +117,10 @@ extension NotificationEngine {
 
     /// A push to send again after `notBefore`.
     public func retryWebPush(message: Int64, subscription: String, attempts: Int, notBefore: Date) async throws {
-        try await perform { try $0.store.retryWebPush(message: message, subscription: subscription, attempts: attempts, notBefore: notBefore) }
+        try await perform {
+            try $0.store.retryWebPush(
+                message: message, subscription: subscription, attempts: attempts, notBefore: notBefore)
+        }
     }
 
     /// A push that is done: sent, or given up.
@@ -128,11 +147,15 @@ extension NotificationEngine {
     /// locks the position until the transaction ends: of several nodes queueing one event, the
     /// first queues it and the others find it done.
     public func webPushQueuedThrough() async throws -> Int64 {
-        if let position = try await read({ try $0.value(forKey: Self.webPushPositionKey) }) { return Int64(position) ?? 0 }
+        if let position = try await read({ try $0.value(forKey: Self.webPushPositionKey) }) {
+            return Int64(position) ?? 0
+        }
         // None yet (a store from before the position was kept, whose sender queued as events
         // came): what is logged is taken as queued, so it is not pushed a second time.
         return try await perform { core in
-            Int64(try core.store.insertValue(String(try core.store.newestEventSequence()), forKey: Self.webPushPositionKey)) ?? 0
+            Int64(
+                try core.store.insertValue(
+                    String(try core.store.newestEventSequence()), forKey: Self.webPushPositionKey)) ?? 0
         }
     }
 
@@ -156,16 +179,21 @@ extension NotificationEngine {
     /// let entry = WebPushQueueEntry(sequence: event.sequence, app: event.app, messages: [record], subscriptions: ids)
     /// let queued = try await engine.queueWebPushes([entry], through: event.sequence, claimedUntil: now + 120)
     /// ```
-    public func queueWebPushes(_ entries: [WebPushQueueEntry], through sequence: Int64, claimedUntil: Date) async throws -> [QueuedWebPush] {
+    public func queueWebPushes(_ entries: [WebPushQueueEntry], through sequence: Int64, claimedUntil: Date) async throws
+        -> [QueuedWebPush]
+    {
         try await perform { core in
             let store = core.store
             let done = sequence > 0 ? try Self.webPushQueuedThrough(store) : 0
             var queued: [QueuedWebPush] = []
             for entry in entries where (entry.sequence == 0 || entry.sequence > done) && !entry.subscriptions.isEmpty {
                 for message in entry.messages {
-                    let id = try store.queueWebPush(message, app: entry.app, subscriptions: entry.subscriptions, claimedUntil: claimedUntil)
+                    let id = try store.queueWebPush(
+                        message, app: entry.app, subscriptions: entry.subscriptions, claimedUntil: claimedUntil)
                     queued += entry.subscriptions.map {
-                        QueuedWebPush(message: id, subscription: $0, app: entry.app, body: message, attempts: 0, notBefore: claimedUntil)
+                        QueuedWebPush(
+                            message: id, subscription: $0, app: entry.app, body: message, attempts: 0,
+                            notBefore: claimedUntil)
                     }
                 }
             }

@@ -14,16 +14,22 @@ extension NotificationEngine {
     /// rolls back the whole transaction and fails every operation in it.
     /// - Parameter alone: run `body` in a transaction of its own, rolled back by any error it
     ///   throws (then `body` may write before it knows it will fail).
-    func submit<T: Sendable>(alone: Bool = false, _ body: @escaping @Sendable (EngineCore) throws -> T,
-                                     completion: @escaping @Sendable (Result<T, any Error>) -> Void) {
+    func submit<T: Sendable>(
+        alone: Bool = false, _ body: @escaping @Sendable (EngineCore) throws -> T,
+        completion: @escaping @Sendable (Result<T, any Error>) -> Void
+    ) {
         let box = ResultBox<T>()
         let job = Job(
             run: { core in
-                do { box.result = .success(try body(core)) } catch let error where !alone && Self.isOperationError(error) {
+                do { box.result = .success(try body(core)) } catch let error
+                    where !alone && Self.isOperationError(error)
+                {
                     box.result = .failure(error)
                 }
             },
-            finish: { failure in completion(failure.map { .failure($0) } ?? box.result ?? .failure(ChimeError(.shutDown, "no result"))) },
+            finish: { failure in
+                completion(failure.map { .failure($0) } ?? box.result ?? .failure(ChimeError(.shutDown, "no result")))
+            },
             alone: alone
         )
         // What the writer finished last is let go here, on the caller's thread, after the lock.

@@ -37,7 +37,9 @@ public final class NotificationEngine: Sendable {
         /// How long the store keeps an event, in seconds (7 days).
         public var eventRetentionAge: TimeInterval = 7 * 24 * 3600
         /// The three bounds of the event log together.
-        public var retention: EventRetention { EventRetention(count: eventRetention, bytes: eventRetentionBytes, age: eventRetentionAge) }
+        public var retention: EventRetention {
+            EventRetention(count: eventRetention, bytes: eventRetentionBytes, age: eventRetentionAge)
+        }
         /// Whether events are written to the store's log (needed for resumable event streams, and
         /// with a shared store for other engines to see them).
         public var recordsEvents = true
@@ -126,27 +128,33 @@ public final class NotificationEngine: Sendable {
     ///   - timeZone: the device's time zone, for calendar triggers without one of their own. The
     ///     store's remembered zone wins when there is one (it follows ``setTimeZone(_:)``).
     ///   - policy: who answers `requestAuthorization`.
-    public init(store: any NotificationStore, clock: any NotificationClock = SystemClock(),
-                timeZone: TimeZone = .current, policy: any AuthorizationPolicy = FixedAuthorizationPolicy(.grant),
-                configuration: Configuration = Configuration()) {
+    public init(
+        store: any NotificationStore, clock: any NotificationClock = SystemClock(),
+        timeZone: TimeZone = .current, policy: any AuthorizationPolicy = FixedAuthorizationPolicy(.grant),
+        configuration: Configuration = Configuration()
+    ) {
         self.clock = clock
         self.configuration = configuration
         readers = store.readers
         let queue = DispatchQueue(label: "chime.engine.writer", qos: .userInitiated)
         self.queue = queue
-        self.core = EngineCoreBox(queue: queue, EngineCore(store: store, clock: clock, timeZone: timeZone, policy: policy,
-                                             configuration: configuration))
+        self.core = EngineCoreBox(
+            queue: queue,
+            EngineCore(
+                store: store, clock: clock, timeZone: timeZone, policy: policy,
+                configuration: configuration))
         deviceZone = Mutex(timeZone)
         let hub = self.hub
         core.beforeShared.isInFront = { app in hub.hasPresenter(app: app) }
         let shared = store as? any SharedNotificationStore
         isStoreShared = shared != nil
         // The feed first, so that what other engines commit while this one loads is not missed.
-        shared?.startFeed(SharedStoreFeed(
-            events: { [hub] events in hub.publish(events) },
-            scheduleChanged: { [weak self] date in self?.scheduleChangedElsewhere(date) },
-            deviceChanged: { [weak self] in self?.deviceChangedElsewhere.store(true, ordering: .releasing) },
-            webPushReleased: { [weak self] in self?.webPushReleasedElsewhere() }))
+        shared?.startFeed(
+            SharedStoreFeed(
+                events: { [hub] events in hub.publish(events) },
+                scheduleChanged: { [weak self] date in self?.scheduleChangedElsewhere(date) },
+                deviceChanged: { [weak self] in self?.deviceChangedElsewhere.store(true, ordering: .releasing) },
+                webPushReleased: { [weak self] in self?.webPushReleasedElsewhere() }))
         let (opened, next) = queue.sync { () -> (TimeZone, Date?) in
             core.value.open()
             return (core.value.timeZone, shared == nil ? core.value.windowNextDate() : nil)

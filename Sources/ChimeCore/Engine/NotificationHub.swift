@@ -102,10 +102,18 @@ public final class NotificationHub: Sendable {
             routes = Routes()
             routes.presenters = presenters
             for (_, subscriber) in subscribers.sorted(by: { $0.key < $1.key }) {
-                if let app = subscriber.app { routes.byApp[app, default: []].append(subscriber) } else { routes.everyApp.append(subscriber) }
+                if let app = subscriber.app {
+                    routes.byApp[app, default: []].append(subscriber)
+                } else {
+                    routes.everyApp.append(subscriber)
+                }
             }
             for (_, attached) in attachments.sorted(by: { $0.key < $1.key }) {
-                if let app = attached.app { routes.surfacesByApp[app, default: []].append(attached) } else { routes.surfacesForEveryApp.append(attached) }
+                if let app = attached.app {
+                    routes.surfacesByApp[app, default: []].append(attached)
+                } else {
+                    routes.surfacesForEveryApp.append(attached)
+                }
             }
         }
     }
@@ -130,7 +138,9 @@ public final class NotificationHub: Sendable {
         subscribe(app: app, handler: handler, finish: {})
     }
 
-    func subscribe(app: String?, handler: @escaping @Sendable (EngineEvent) -> Void, finish: @escaping @Sendable () -> Void) -> Int {
+    func subscribe(
+        app: String?, handler: @escaping @Sendable (EngineEvent) -> Void, finish: @escaping @Sendable () -> Void
+    ) -> Int {
         state.withLock { state -> Int in
             state.next += 1
             state.subscribers[state.next] = Subscriber(app: app, handler: handler, finish: finish)
@@ -206,11 +216,14 @@ public final class NotificationHub: Sendable {
     public func setPresenter(app: String, _ presenter: Presenter?) {
         state.withLock { state in
             if let presenter {
-                let lane = state.routes.presenters[app]?.lane ?? SerialLane<PresenterRun> { [self] runs in
-                    for run in runs { await present(run, app: app) }
-                }
+                let lane =
+                    state.routes.presenters[app]?.lane
+                    ?? SerialLane<PresenterRun> { [self] runs in
+                        for run in runs { await present(run, app: app) }
+                    }
                 state.next += 1
-                state.routes.presenters[app] = PresenterAttachment(presenter: presenter, lane: lane, generation: state.next)
+                state.routes.presenters[app] = PresenterAttachment(
+                    presenter: presenter, lane: lane, generation: state.next)
             } else {
                 state.routes.presenters[app] = nil
             }
@@ -264,7 +277,10 @@ public final class NotificationHub: Sendable {
             }
             if let entry = routes.presenters[event.app] {
                 if let run { enqueue(run.run, on: run.lane) }
-                run = (event.app, entry.lane, PresenterRun(jobs: [job], presenter: entry.presenter, generation: entry.generation))
+                run = (
+                    event.app, entry.lane,
+                    PresenterRun(jobs: [job], presenter: entry.presenter, generation: entry.generation)
+                )
                 continue
             }
             // No longer in front: a badge that waited for the app's answer is applied as in the background.
@@ -388,7 +404,9 @@ extension NotificationHub {
             // A run of deliveries: one call to the presenter for up to `batch` of them.
             var deliveries: [Delivery] = []
             deliveries.reserveCapacity(min(PresenterAttachment.batch, jobs.count - index))
-            while index < jobs.count, deliveries.count < PresenterAttachment.batch, case .show(let delivery) = jobs[index] {
+            while index < jobs.count, deliveries.count < PresenterAttachment.batch,
+                case .show(let delivery) = jobs[index]
+            {
                 deliveries.append(delivery)
                 index += 1
             }

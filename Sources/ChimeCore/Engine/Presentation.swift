@@ -33,14 +33,20 @@ public enum Presentation {
     /// - Provisional authorization delivers quietly: list only.
     /// - A banner and the list need the alert setting; sound needs content with a sound and the sound
     ///   setting; the badge needs content with a badge and the badge setting.
-    public static func background(for content: NotificationContent, settings: NotificationSettings) -> UNNotificationPresentationOptions {
+    public static func background(for content: NotificationContent, settings: NotificationSettings)
+        -> UNNotificationPresentationOptions
+    {
         guard settings.authorizationStatus.allowsDelivery else { return [] }
-        if settings.authorizationStatus == .provisional { return settings.notificationCenterSetting == .disabled ? [] : [.list] }
+        if settings.authorizationStatus == .provisional {
+            return settings.notificationCenterSetting == .disabled ? [] : [.list]
+        }
         var options: UNNotificationPresentationOptions = []
         if settings.notificationCenterSetting != .disabled { options.insert(.list) }
         if settings.alertSetting == .enabled && content.interruptionLevel != .passive { options.insert(.banner) }
         if content.sound != nil && content.interruptionLevel != .passive
-            && (settings.soundSetting == .enabled || (content.interruptionLevel == .critical && settings.criticalAlertSetting == .enabled)) {
+            && (settings.soundSetting == .enabled
+                || (content.interruptionLevel == .critical && settings.criticalAlertSetting == .enabled))
+        {
             options.insert(.sound)
         }
         if content.badge != nil && settings.badgeSetting == .enabled { options.insert(.badge) }
@@ -49,7 +55,9 @@ public enum Presentation {
 
     /// What the app asked for in `willPresent`, limited to what the user allowed. The deprecated
     /// `.alert` means banner and list.
-    public static func foreground(requested: UNNotificationPresentationOptions, settings: NotificationSettings) -> UNNotificationPresentationOptions {
+    public static func foreground(requested: UNNotificationPresentationOptions, settings: NotificationSettings)
+        -> UNNotificationPresentationOptions
+    {
         guard settings.authorizationStatus.allowsDelivery else { return [] }
         var options = requested
         if options.contains(.alertBit) {
@@ -63,17 +71,21 @@ public enum Presentation {
     }
 
     /// The settings after the user answered a request for `options`.
-    public static func settings(after decision: AuthorizationDecision, options: UNAuthorizationOptions,
-                                previous: NotificationSettings) -> NotificationSettings {
+    public static func settings(
+        after decision: AuthorizationDecision, options: UNAuthorizationOptions,
+        previous: NotificationSettings
+    ) -> NotificationSettings {
         var settings = NotificationSettings()
         switch decision {
         case .ask:
             return previous
         case .deny:
             settings.authorizationStatus = .denied
-            for keyPath in [\NotificationSettings.soundSetting, \.badgeSetting, \.alertSetting, \.notificationCenterSetting,
-                            \.lockScreenSetting, \.criticalAlertSetting, \.timeSensitiveSetting,
-                            \.scheduledDeliverySetting, \.directMessagesSetting] {
+            for keyPath in [
+                \NotificationSettings.soundSetting, \.badgeSetting, \.alertSetting, \.notificationCenterSetting,
+                \.lockScreenSetting, \.criticalAlertSetting, \.timeSensitiveSetting,
+                \.scheduledDeliverySetting, \.directMessagesSetting,
+            ] {
                 settings[keyPath: keyPath] = .disabled
             }
             settings.alertStyle = .none

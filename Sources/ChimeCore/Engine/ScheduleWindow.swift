@@ -46,7 +46,9 @@ struct ScheduleWindow {
 
     /// Replaces the contents with the store's soonest requests.
     mutating func load(_ soonest: [(app: String, identifier: String, date: Date, sequence: Int64)]) {
-        entries = soonest.map { Entry(date: $0.date, sequence: $0.sequence, key: Key(app: $0.app, identifier: $0.identifier)) }
+        entries = soonest.map {
+            Entry(date: $0.date, sequence: $0.sequence, key: Key(app: $0.app, identifier: $0.identifier))
+        }
         entries.sort(by: >)
         dates = Dictionary(entries.map { ($0.key, $0) }, uniquingKeysWith: { _, b in b })
         complete = soonest.count < capacity

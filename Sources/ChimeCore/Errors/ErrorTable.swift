@@ -41,8 +41,11 @@ package enum ErrorTable {
         package var apnsReason: String
         package var apnsStatus: Int
 
-        init(_ kind: Kind, _ status: Int, apns: (reason: String, status: Int), apiCode: String? = nil, message: String? = nil,
-             hint: String? = nil, field: String? = nil, retryAfter: Int? = nil) {
+        init(
+            _ kind: Kind, _ status: Int, apns: (reason: String, status: Int), apiCode: String? = nil,
+            message: String? = nil,
+            hint: String? = nil, field: String? = nil, retryAfter: Int? = nil
+        ) {
             self.kind = kind
             self.status = status
             self.apiCode = apiCode
@@ -78,31 +81,45 @@ package enum ErrorTable {
         .storeFailure: storeFailed,
         .storeTooNew: storeFailed,
         .notAStore: storeFailed,
-        .storageFull: Entry(.store, 507, apns: ("ServiceUnavailable", 503), apiCode: "insufficientStorage",
-                            message: "the server's disk is full, so nothing was stored; free space on the server (or raise its quota) and retry"),
-        .storeConflict: Entry(.store, 503, apns: ("ServiceUnavailable", 503),
-                              message: "other nodes sharing the database kept changing the same records, so nothing was changed; retry in a moment",
-                              retryAfter: 1),
+        .storageFull: Entry(
+            .store, 507, apns: ("ServiceUnavailable", 503), apiCode: "insufficientStorage",
+            message:
+                "the server's disk is full, so nothing was stored; free space on the server (or raise its quota) and retry"
+        ),
+        .storeConflict: Entry(
+            .store, 503, apns: ("ServiceUnavailable", 503),
+            message:
+                "other nodes sharing the database kept changing the same records, so nothing was changed; retry in a moment",
+            retryAfter: 1),
     ]
 
     /// Every ``UNError`` code: refusals, but for an app the user has not allowed (409: the user
     /// must answer first).
-    package static let apple: [UNError.Code: Entry] = Dictionary(uniqueKeysWithValues: UNError.Code.allCases.map { code in
-        switch code {
-        case .notificationsNotAllowed:
-            (code, Entry(.operation, 409, apns: ("Forbidden", 403),
-                         hint: "(POST /v1/apps/{app}/authorization, then the user allows it: the web center or `chime apps allow`)"))
-        case .badgeInputInvalid: (code, Entry(.operation, 400, apns: ("PayloadEmpty", 400), field: "badge"))
-        default: (code, .refusal)
-        }
-    })
+    package static let apple: [UNError.Code: Entry] = Dictionary(
+        uniqueKeysWithValues: UNError.Code.allCases.map { code in
+            switch code {
+            case .notificationsNotAllowed:
+                (
+                    code,
+                    Entry(
+                        .operation, 409, apns: ("Forbidden", 403),
+                        hint:
+                            "(POST /v1/apps/{app}/authorization, then the user allows it: the web center or `chime apps allow`)"
+                    )
+                )
+            case .badgeInputInvalid: (code, Entry(.operation, 400, apns: ("PayloadEmpty", 400), field: "badge"))
+            default: (code, .refusal)
+            }
+        })
 
     /// A store that failed: 500 without the store's text, which names files and servers.
-    static let storeFailed = Entry(.store, 500, apns: ("InternalServerError", 500), message: "the store failed; see the server log")
+    static let storeFailed = Entry(
+        .store, 500, apns: ("InternalServerError", 500), message: "the store failed; see the server log")
 
     /// Any other error (a bug): the store's kind (the transaction rolls back), 500 without details.
-    package static let unknown = Entry(.store, 500, apns: ("InternalServerError", 500), apiCode: "internal",
-                                       message: "the server failed to handle the request; see the server log")
+    package static let unknown = Entry(
+        .store, 500, apns: ("InternalServerError", 500), apiCode: "internal",
+        message: "the server failed to handle the request; see the server log")
 
     /// The entry of `error`: its code's for ``ChimeError`` and ``UNError``, else ``unknown``.
     package static func entry(for error: any Error) -> Entry {

@@ -58,7 +58,6 @@ public struct UNError: Error, Hashable, Sendable, CustomNSError, CustomStringCon
     public static let contentProvidingInvalid = Code.contentProvidingInvalid
     public static let badgeInputInvalid = Code.badgeInputInvalid
 
-
     fileprivate static func defaultMessage(_ code: Code) -> String {
         switch code {
         case .notificationsNotAllowed: "Notifications are not allowed for this app"

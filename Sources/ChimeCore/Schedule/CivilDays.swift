@@ -3,7 +3,9 @@
 /// these and turns a wall time into an instant only at the end (``RecurrenceSchedule``).
 enum CivilDays {
     /// Days from 1970-01-01 to the given date (negative before it): the JSON dates' arithmetic.
-    static func days(year: Int, month: Int, day: Int) -> Int { JSONMapping.daysFromCivil(year: year, month: month, day: day) }
+    static func days(year: Int, month: Int, day: Int) -> Int {
+        JSONMapping.daysFromCivil(year: year, month: month, day: day)
+    }
 
     /// The date of a day counted from 1970-01-01.
     static func date(days: Int) -> (year: Int, month: Int, day: Int) { JSONMapping.civil(fromDays: days) }

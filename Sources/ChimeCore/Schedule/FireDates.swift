@@ -15,14 +15,18 @@ public enum FireDates {
             return now.addingTimeInterval(interval)
         case .calendar(let components, _):
             guard let date = nextCalendarDate(matching: components, after: now, timeZone: timeZone) else {
-                throw ChimeError(.invalidTrigger, field: noFutureDateField,
-                                 "the date components \(describe(components)) match no date after \(now); give components that occur in the future")
+                throw ChimeError(
+                    .invalidTrigger, field: noFutureDateField,
+                    "the date components \(describe(components)) match no date after \(now); give components that occur in the future"
+                )
             }
             return date
         case .recurrence(let schedule):
             guard let date = schedule.next(after: now) else {
-                throw ChimeError(.invalidTrigger, field: "trigger.rrule",
-                                 "the recurrence rule \(schedule.rule.rruleString) from \(describe(schedule.start)) in \(schedule.timeZone.identifier) has no occurrence after \(now) (it ended, or every later one is an exception date); give a rule or start with occurrences to come")
+                throw ChimeError(
+                    .invalidTrigger, field: "trigger.rrule",
+                    "the recurrence rule \(schedule.rule.rruleString) from \(describe(schedule.start)) in \(schedule.timeZone.identifier) has no occurrence after \(now) (it ended, or every later one is an exception date); give a rule or start with occurrences to come"
+                )
             }
             return date
         }
@@ -40,7 +44,9 @@ public enum FireDates {
     /// The next occurrence of a repeating trigger strictly after `now`, given the occurrence that
     /// was due (`due`) and the request's anchor (when it was added). Missed occurrences coalesce:
     /// the result is always in the future.
-    public static func next(for trigger: NotificationTrigger, due: Date, anchor: Date, now: Date, timeZone: TimeZone) -> Date? {
+    public static func next(for trigger: NotificationTrigger, due: Date, anchor: Date, now: Date, timeZone: TimeZone)
+        -> Date?
+    {
         switch trigger {
         case .timeInterval(let interval, true):
             // Occurrences are anchor + k·interval; take the first one after now.
@@ -82,7 +88,8 @@ public enum FireDates {
         var dates = [first]
         var anchor = pending.anchor
         while dates.count < count, let due = dates.last,
-              let next = next(for: trigger, due: due, anchor: anchor, now: due, timeZone: timeZone) {
+            let next = next(for: trigger, due: due, anchor: anchor, now: due, timeZone: timeZone)
+        {
             if case .calendar = trigger { anchor = due }
             dates.append(next)
         }
@@ -95,8 +102,10 @@ public enum FireDates {
     /// When `previous` is given (a repeating trigger that just fired), a wall-clock time that
     /// occurs twice (the hour repeated when clocks go back) fires only once: the second
     /// occurrence of the same wall time is skipped.
-    public static func nextCalendarDate(matching components: DateComponents, after date: Date, timeZone: TimeZone,
-                                        previous: Date? = nil) -> Date? {
+    public static func nextCalendarDate(
+        matching components: DateComponents, after date: Date, timeZone: TimeZone,
+        previous: Date? = nil
+    ) -> Date? {
         var calendar = Calendar(identifier: components.calendar?.identifier ?? .gregorian)
         calendar.timeZone = components.timeZone ?? timeZone
         var matching = components
@@ -107,7 +116,9 @@ public enum FireDates {
         }
         // Foundation's search can hand back an instant before `date` (a one-moment date earlier in
         // the current month); no such instant is a next date.
-        guard let found = search(matching, calendar: calendar, after: date, previous: previous), found > date else { return nil }
+        guard let found = search(matching, calendar: calendar, after: date, previous: previous), found > date else {
+            return nil
+        }
         return found
     }
 
@@ -116,8 +127,9 @@ public enum FireDates {
     static func search(_ matching: DateComponents, calendar: Calendar, after date: Date, previous: Date?) -> Date? {
         var reference = date
         for _ in 0..<16 {
-            let found = calendar.nextDate(after: reference, matching: matching, matchingPolicy: .nextTime,
-                                          repeatedTimePolicy: .first, direction: .forward)
+            let found = calendar.nextDate(
+                after: reference, matching: matching, matchingPolicy: .nextTime,
+                repeatedTimePolicy: .first, direction: .forward)
             var candidate: Date
             if let gap = gapMatch(matching, calendar: calendar, after: reference, before: found) {
                 candidate = gap
@@ -159,19 +171,20 @@ public enum FireDates {
     /// second): then the search decides.
     static func exactInstant(_ matching: DateComponents, calendar: Calendar) -> Date? {
         guard let year = matching.year, let month = matching.month, let day = matching.day, let hour = matching.hour,
-              let minute = matching.minute, let second = matching.second,
-              matching.era == nil, matching.weekday == nil, matching.weekdayOrdinal == nil, matching.quarter == nil,
-              matching.weekOfMonth == nil, matching.weekOfYear == nil, matching.yearForWeekOfYear == nil,
-              calendar.identifier == .gregorian,
-              let instant = calendar.date(from: matching)
+            let minute = matching.minute, let second = matching.second,
+            matching.era == nil, matching.weekday == nil, matching.weekdayOrdinal == nil, matching.quarter == nil,
+            matching.weekOfMonth == nil, matching.weekOfYear == nil, matching.yearForWeekOfYear == nil,
+            calendar.identifier == .gregorian,
+            let instant = calendar.date(from: matching)
         else { return nil }
         let found = calendar.dateComponents([.year, .month, .day, .hour, .minute, .second, .nanosecond], from: instant)
         guard found.year == year, found.month == month, found.day == day, found.hour == hour, found.minute == minute,
-              found.second == second, (found.nanosecond ?? 0) / 1_000_000 == (matching.nanosecond ?? 0) / 1_000_000
+            found.second == second, (found.nanosecond ?? 0) / 1_000_000 == (matching.nanosecond ?? 0) / 1_000_000
         else { return nil }
         let zone = calendar.timeZone
         if let transition = zone.nextDaylightSavingTimeTransition(after: instant.addingTimeInterval(-2 * 86_400)),
-           transition < instant.addingTimeInterval(2 * 86_400) {
+            transition < instant.addingTimeInterval(2 * 86_400)
+        {
             return nil
         }
         return instant
@@ -181,10 +194,12 @@ public enum FireDates {
     /// (999,999,999 ns) rounds up into the next second — at 23:59:59 into the next day, which then
     /// matches no date. When that happened to `found`, the last instant before it (still in the
     /// second asked for); otherwise `nil`.
-    private static func lastInstantOfSecond(before found: Date, ifRoundedUpFrom matching: DateComponents,
-                                            calendar: Calendar) -> Date? {
+    private static func lastInstantOfSecond(
+        before found: Date, ifRoundedUpFrom matching: DateComponents,
+        calendar: Calendar
+    ) -> Date? {
         guard let nanosecond = matching.nanosecond, nanosecond >= 500_000_000,
-              calendar.component(.nanosecond, from: found) < 500_000_000
+            calendar.component(.nanosecond, from: found) < 500_000_000
         else { return nil }
         return Date(timeIntervalSinceReferenceDate: found.timeIntervalSinceReferenceDate.nextDown)
     }
@@ -206,7 +221,9 @@ public enum FireDates {
     /// Foundation's `.nextTime` is meant to give exactly this, but swift-foundation misses gaps that
     /// are not a whole hour (Australia/Lord_Howe's 30-minute change): it skips to the next day, or
     /// finds no date at all for a one-off date.
-    private static func gapMatch(_ matching: DateComponents, calendar: Calendar, after date: Date, before limit: Date?) -> Date? {
+    private static func gapMatch(_ matching: DateComponents, calendar: Calendar, after date: Date, before limit: Date?)
+        -> Date?
+    {
         let zone = calendar.timeZone
         var wallClock = calendar
         wallClock.timeZone = TimeZone(secondsFromGMT: 0)!
@@ -214,13 +231,17 @@ public enum FireDates {
         if let limit {
             end = limit
         } else if let year = matching.year {
-            end = calendar.date(from: DateComponents(year: year + 1, month: 1, day: 2)) ?? date.addingTimeInterval(400 * 86_400)
+            end =
+                calendar.date(from: DateComponents(year: year + 1, month: 1, day: 2))
+                ?? date.addingTimeInterval(400 * 86_400)
         } else {
             end = date.addingTimeInterval(400 * 86_400)
         }
         var from = date
         for _ in 0..<64 {
-            guard let transition = zone.nextDaylightSavingTimeTransition(after: from), transition < end else { return nil }
+            guard let transition = zone.nextDaylightSavingTimeTransition(after: from), transition < end else {
+                return nil
+            }
             from = transition
             let before = zone.secondsFromGMT(for: transition.addingTimeInterval(-1))
             let after = zone.secondsFromGMT(for: transition)
@@ -228,9 +249,11 @@ public enum FireDates {
             // The skipped wall-clock times, written as if they were UTC.
             let gapStart = transition.addingTimeInterval(Double(before))
             let gapEnd = transition.addingTimeInterval(Double(after))
-            if let wall = wallClock.nextDate(after: gapStart.addingTimeInterval(-0.001), matching: matching, matchingPolicy: .strict,
-                                             direction: .forward),
-               wall < gapEnd {
+            if let wall = wallClock.nextDate(
+                after: gapStart.addingTimeInterval(-0.001), matching: matching, matchingPolicy: .strict,
+                direction: .forward),
+                wall < gapEnd
+            {
                 return transition
             }
         }

@@ -40,7 +40,9 @@ struct RecurrencePlan: Sendable {
         let (_, startMonth, startMonthDay) = CivilDays.date(days: startDay)
         let startTime = startWall.floorModulo(86_400)
 
-        var byMonth = rule.byMonth, byMonthDay = rule.byMonthDay, byDay = rule.byDay
+        var byMonth = rule.byMonth
+        var byMonthDay = rule.byMonthDay
+        var byDay = rule.byDay
         if rule.byWeekNumber.isEmpty, rule.byYearDay.isEmpty, rule.byMonthDay.isEmpty, rule.byDay.isEmpty {
             switch rule.frequency {
             case .yearly:
@@ -62,7 +64,8 @@ struct RecurrencePlan: Sendable {
             yearDays = []
             yearDaysFromEnd = []
         } else {
-            var positive = [Bool](repeating: false, count: 367), negative = positive
+            var positive = [Bool](repeating: false, count: 367)
+            var negative = positive
             for day in rule.byYearDay { if day > 0 { positive[day] = true } else { negative[-day] = true } }
             yearDays = positive
             yearDaysFromEnd = negative
@@ -79,7 +82,9 @@ struct RecurrencePlan: Sendable {
         }
         let coarse = rule.frequency.rank >= RecurrenceRule.Frequency.daily.rank
         hours = values(rule.byHour, default: startTime / 3600, all: 0...23, fixed: coarse)
-        minutes = values(rule.byMinute, default: startTime / 60 % 60, all: 0...59, fixed: rule.frequency.rank >= RecurrenceRule.Frequency.hourly.rank)
+        minutes = values(
+            rule.byMinute, default: startTime / 60 % 60, all: 0...59,
+            fixed: rule.frequency.rank >= RecurrenceRule.Frequency.hourly.rank)
         // A leap second (BYSECOND=60) never occurs: there is none in Foundation's time.
         seconds = values(rule.bySecond, default: startTime % 60, all: 0...59, fixed: rule.frequency != .secondly)
         hourSet = hours.reduce(0) { $0 | 1 << $1 }
@@ -88,7 +93,9 @@ struct RecurrencePlan: Sendable {
         setPositions = rule.bySetPosition
         var times: [Int] = []
         if coarse {
-            for hour in hours { for minute in minutes { for second in seconds { times.append(hour * 3600 + minute * 60 + second) } } }
+            for hour in hours {
+                for minute in minutes { for second in seconds { times.append(hour * 3600 + minute * 60 + second) } }
+            }
         }
         self.times = times
         feasible = gridMeetsAllowedTimes() && gridMeetsAllowedWeekdays() && setPositionsCanPick()
@@ -97,7 +104,8 @@ struct RecurrencePlan: Sendable {
         case .until(.instant(let date)):
             // No zone is more than a day from UTC.
             lastWall = min(Self.lastDay * 86_400 + 86_399, Int(date.timeIntervalSince1970.rounded(.down)) + 86_400)
-        case .until(.date(let year, let month, let day)): lastWall = CivilDays.days(year: year, month: month, day: day) * 86_400 + 86_399
+        case .until(.date(let year, let month, let day)):
+            lastWall = CivilDays.days(year: year, month: month, day: day) * 86_400 + 86_399
         case .until(.localTime(let year, let month, let day, let hour, let minute, let second)):
             lastWall = CivilDays.days(year: year, month: month, day: day) * 86_400 + hour * 3600 + minute * 60 + second
         }
@@ -111,15 +119,17 @@ struct RecurrencePlan: Sendable {
     private func setPositionsCanPick() -> Bool {
         guard let smallest = setPositions.map(abs).min() else { return true }
         let perDay = hours.count * minutes.count * seconds.count
-        let most: Int = switch frequency {
-        case .secondly: 1
-        case .minutely: seconds.count
-        case .hourly: minutes.count * seconds.count
-        case .daily: perDay
-        case .weekly: (hasDays ? weekdays.nonzeroBitCount : 7) * perDay
-        case .monthly: mostDays(inMonths: 1, ordinalsPerMonth: true) * perDay
-        case .yearly: mostDays(inMonths: months == 0 ? 12 : months.nonzeroBitCount, ordinalsPerMonth: months != 0) * perDay
-        }
+        let most: Int =
+            switch frequency {
+            case .secondly: 1
+            case .minutely: seconds.count
+            case .hourly: minutes.count * seconds.count
+            case .daily: perDay
+            case .weekly: (hasDays ? weekdays.nonzeroBitCount : 7) * perDay
+            case .monthly: mostDays(inMonths: 1, ordinalsPerMonth: true) * perDay
+            case .yearly:
+                mostDays(inMonths: months == 0 ? 12 : months.nonzeroBitCount, ordinalsPerMonth: months != 0) * perDay
+            }
         return smallest <= most
     }
 
@@ -140,7 +150,8 @@ struct RecurrencePlan: Sendable {
     private func gridMeetsAllowedTimes() -> Bool {
         guard [.hourly, .minutely, .secondly].contains(frequency) else { return true }
         let step = frequency.unit * interval
-        var a = step, b = 86_400
+        var a = step
+        var b = 86_400
         while b != 0 { (a, b) = (b, a % b) }
         let phase = (startWall.floorDivided(by: frequency.unit) * frequency.unit).floorModulo(a)
         return allowedPeriodStarts().contains { $0 % a == phase }
@@ -179,7 +190,8 @@ struct RecurrencePlan: Sendable {
         case .yearly:
             raw = CivilDays.date(days: day).year - CivilDays.date(days: startDay).year
         case .monthly:
-            let (year, month, _) = CivilDays.date(days: day), (startYear, startMonth, _) = CivilDays.date(days: startDay)
+            let (year, month, _) = CivilDays.date(days: day)
+            let (startYear, startMonth, _) = CivilDays.date(days: startDay)
             raw = (year * 12 + month) - (startYear * 12 + startMonth)
         case .weekly:
             raw = (weekBeginning(day) - weekBeginning(startDay)) / 7
@@ -212,12 +224,13 @@ struct RecurrencePlan: Sendable {
         let startDay = startWall.floorDivided(by: 86_400)
         let (startYear, startMonth, _) = CivilDays.date(days: startDay)
         // One Gregorian cycle (400 years) of empty periods: the pattern can only repeat after it.
-        let emptyLimit: Int = switch frequency {
-        case .yearly: 400
-        case .monthly: 4_800
-        case .weekly: 20_871
-        default: 146_097
-        }
+        let emptyLimit: Int =
+            switch frequency {
+            case .yearly: 400
+            case .monthly: 4_800
+            case .weekly: 20_871
+            default: 146_097
+            }
         var empty = 0
         var period = first
         var days: [Int] = []
@@ -232,10 +245,13 @@ struct RecurrencePlan: Sendable {
                 yearDays(year, into: &days, budget: &budget)
             case .monthly:
                 let index = startYear * 12 + (startMonth - 1) + period
-                let year = index.floorDivided(by: 12), month = index.floorModulo(12) + 1
+                let year = index.floorDivided(by: 12)
+                let month = index.floorModulo(12) + 1
                 guard year <= 9999, CivilDays.days(year: year, month: month, day: 1) <= lastDay else { return }
                 budget -= 1
-                if months == 0 || months & 1 << month != 0 { monthDays(year, month, ordinalsInMonth: true, into: &days, budget: &budget) }
+                if months == 0 || months & 1 << month != 0 {
+                    monthDays(year, month, ordinalsInMonth: true, into: &days, budget: &budget)
+                }
             case .weekly:
                 let begin = weekBeginning(startDay) + period * 7
                 guard begin <= lastDay else { return }
@@ -269,7 +285,8 @@ struct RecurrencePlan: Sendable {
                         for time in times where !body(day * 86_400 + time) { return }
                     }
                 } else {
-                    for index in positions(among: total) where !body(days[index / times.count] * 86_400 + times[index % times.count]) {
+                    for index in positions(among: total)
+                    where !body(days[index / times.count] * 86_400 + times[index % times.count]) {
                         return
                     }
                 }
@@ -297,7 +314,9 @@ struct RecurrencePlan: Sendable {
             // Ordinals count within the year.
             let begin = CivilDays.days(year: year, month: 1, day: 1)
             let marked = ordinalDays(from: begin, to: begin + CivilDays.daysIn(year: year))
-            for month in 1...12 { monthDays(year, month, ordinalsInMonth: false, marked: marked, into: &days, budget: &budget) }
+            for month in 1...12 {
+                monthDays(year, month, ordinalsInMonth: false, marked: marked, into: &days, budget: &budget)
+            }
         } else {
             for month in 1...12 where months == 0 || months & 1 << month != 0 {
                 monthDays(year, month, ordinalsInMonth: true, into: &days, budget: &budget)
@@ -307,7 +326,9 @@ struct RecurrencePlan: Sendable {
 
     /// The days of one month that pass the day-level parts. Ordinals count within the month when
     /// `ordinalsInMonth`, otherwise they are the `marked` days.
-    private func monthDays(_ year: Int, _ month: Int, ordinalsInMonth: Bool, marked: [Int] = [], into days: inout [Int], budget: inout Int) {
+    private func monthDays(
+        _ year: Int, _ month: Int, ordinalsInMonth: Bool, marked: [Int] = [], into days: inout [Int], budget: inout Int
+    ) {
         let begin = CivilDays.days(year: year, month: month, day: 1)
         let length = CivilDays.daysIn(month: month, year: year)
         let ordinalDays = ordinalsInMonth && !ordinals.isEmpty ? ordinalDays(from: begin, to: begin + length) : marked
@@ -317,7 +338,9 @@ struct RecurrencePlan: Sendable {
         // Only the days a BYMONTHDAY names, when it is given and nothing else narrows the month.
         budget -= length
         for monthDay in 1...length {
-            if hasMonthDays, monthDays & 1 << monthDay == 0, monthDaysFromEnd & 1 << (length - monthDay + 1) == 0 { continue }
+            if hasMonthDays, monthDays & 1 << monthDay == 0, monthDaysFromEnd & 1 << (length - monthDay + 1) == 0 {
+                continue
+            }
             let day = begin + monthDay - 1
             if !yearDays.isEmpty {
                 let yearDay = day - yearBegin + 1
@@ -383,11 +406,12 @@ struct RecurrencePlan: Sendable {
             if matchesWithoutOrdinals(day) {
                 let gridCount = (dayEnd - point + step - 1) / step
                 // Walk whichever is shorter: the grid points of the day, or the allowed times.
-                let allowed: Int = switch frequency {
-                case .hourly: hours.count
-                case .minutely: hours.count * minutes.count
-                default: hours.count * minutes.count * seconds.count
-                }
+                let allowed: Int =
+                    switch frequency {
+                    case .hourly: hours.count
+                    case .minutely: hours.count * minutes.count
+                    default: hours.count * minutes.count * seconds.count
+                    }
                 if gridCount <= allowed {
                     var periodStart = point
                     while periodStart < dayEnd {
@@ -433,7 +457,9 @@ struct RecurrencePlan: Sendable {
         switch frequency {
         case .hourly: return hours.map { $0 * 3600 }
         case .minutely: return hours.flatMap { hour in minutes.map { hour * 3600 + $0 * 60 } }
-        default: return hours.flatMap { hour in minutes.flatMap { minute in seconds.map { hour * 3600 + minute * 60 + $0 } } }
+        default:
+            return hours.flatMap { hour in minutes.flatMap { minute in seconds.map { hour * 3600 + minute * 60 + $0 } }
+            }
         }
     }
 

@@ -23,7 +23,8 @@ public struct RecurrenceRule: Sendable, Hashable {
 
     /// A day of the week, as RFC 5545 writes it (`MO` … `SU`).
     public enum Weekday: String, Sendable, Hashable, CaseIterable, Comparable {
-        case monday = "MO", tuesday = "TU", wednesday = "WE", thursday = "TH", friday = "FR", saturday = "SA", sunday = "SU"
+        case monday = "MO", tuesday = "TU", wednesday = "WE", thursday = "TH", friday = "FR", saturday = "SA", sunday =
+            "SU"
 
         /// Monday 0 … Sunday 6.
         var index: Int {

@@ -65,18 +65,25 @@ public struct RecurrenceSchedule: Sendable, Hashable {
     }
 
     /// The public initialiser, with ``countEnd`` as a store kept it (`nil`: compute it).
-    init(rule: RecurrenceRule, start: DateComponents, timeZone: TimeZone, exceptionDates: [Date], knownCountEnd: Int?) throws {
+    init(rule: RecurrenceRule, start: DateComponents, timeZone: TimeZone, exceptionDates: [Date], knownCountEnd: Int?)
+        throws
+    {
         try rule.validate()
-        guard let year = start.year, let month = start.month, let day = start.day, (1...9999).contains(year), (1...12).contains(month),
-              (1...CivilDays.daysIn(month: month, year: year)).contains(day)
+        guard let year = start.year, let month = start.month, let day = start.day, (1...9999).contains(year),
+            (1...12).contains(month),
+            (1...CivilDays.daysIn(month: month, year: year)).contains(day)
         else {
-            throw ChimeError(.invalidTrigger, field: "trigger.start",
-                             "the start needs a year (1…9999), a month and a day of that month; it was \(FireDates.describe(start))")
+            throw ChimeError(
+                .invalidTrigger, field: "trigger.start",
+                "the start needs a year (1…9999), a month and a day of that month; it was \(FireDates.describe(start))")
         }
-        let hour = start.hour ?? 0, minute = start.minute ?? 0, second = start.second ?? 0
+        let hour = start.hour ?? 0
+        let minute = start.minute ?? 0
+        let second = start.second ?? 0
         guard (0...23).contains(hour), (0...59).contains(minute), (0...59).contains(second) else {
-            throw ChimeError(.invalidTrigger, field: "trigger.start",
-                             "the start's time must be 00:00:00 to 23:59:59; it was \(FireDates.describe(start))")
+            throw ChimeError(
+                .invalidTrigger, field: "trigger.start",
+                "the start's time must be 00:00:00 to 23:59:59; it was \(FireDates.describe(start))")
         }
         self.rule = rule
         self.start = DateComponents(year: year, month: month, day: day, hour: hour, minute: minute, second: second)
@@ -84,7 +91,9 @@ public struct RecurrenceSchedule: Sendable, Hashable {
         let exceptions = Set(exceptionDates.map { Int($0.timeIntervalSince1970.rounded(.down)) })
         self.exceptions = exceptions
         self.exceptionDates = exceptions.sorted().map { Date(timeIntervalSince1970: TimeInterval($0)) }
-        let plan = RecurrencePlan(rule: rule, startWall: CivilDays.days(year: year, month: month, day: day) * 86_400 + hour * 3600 + minute * 60 + second)
+        let plan = RecurrencePlan(
+            rule: rule,
+            startWall: CivilDays.days(year: year, month: month, day: day) * 86_400 + hour * 3600 + minute * 60 + second)
         self.plan = plan
         if let limit = rule.count {
             countEnd = knownCountEnd ?? Self.lastWall(of: plan, count: limit)
@@ -96,7 +105,8 @@ public struct RecurrenceSchedule: Sendable, Hashable {
     /// The wall time of the `count`-th occurrence from the start (or the last one, when there are
     /// fewer within the search), `Int.min` when there is none.
     private static func lastWall(of plan: RecurrencePlan, count: Int) -> Int {
-        var counted = 0, last = Int.min
+        var counted = 0
+        var last = Int.min
         plan.generate(fromPeriod: 0, budget: searchBudget) { wall in
             if wall < plan.startWall { return true }
             counted += 1
@@ -116,9 +126,12 @@ public struct RecurrenceSchedule: Sendable, Hashable {
         let wall = seconds + timeZone.secondsFromGMT(for: Date(timeIntervalSince1970: TimeInterval(seconds)))
         let (year, month, day) = CivilDays.date(days: wall.floorDivided(by: 86_400))
         let time = wall.floorModulo(86_400)
-        try self.init(rule: rule, start: DateComponents(year: year, month: month, day: day, hour: time / 3600, minute: time / 60 % 60,
-                                                        second: time % 60),
-                      timeZone: timeZone, exceptionDates: exceptionDates)
+        try self.init(
+            rule: rule,
+            start: DateComponents(
+                year: year, month: month, day: day, hour: time / 3600, minute: time / 60 % 60,
+                second: time % 60),
+            timeZone: timeZone, exceptionDates: exceptionDates)
     }
 
     /// The first occurrence strictly after `date`, or `nil` when there is none.
@@ -142,8 +155,9 @@ public struct RecurrenceSchedule: Sendable, Hashable {
         var collector = Collector(limit: count, after: afterSecond, exceptions: exceptions)
         // An occurrence after `after` has a wall time past `after` plus its offset, and that offset
         // is one of those in force around `after` (no zone is more than a day from UTC).
-        let lowestOffset = min(converter.offset(at: afterSecond - 86_400), converter.offset(at: afterSecond),
-                               converter.offset(at: afterSecond + 86_400))
+        let lowestOffset = min(
+            converter.offset(at: afterSecond - 86_400), converter.offset(at: afterSecond),
+            converter.offset(at: afterSecond + 86_400))
         let lowestWall = afterSecond + lowestOffset - 60
         // Start at the period around the date asked about (COUNT ends at ``countEnd``).
         let firstPeriod = plan.period(containing: lowestWall)
@@ -156,7 +170,11 @@ public struct RecurrenceSchedule: Sendable, Hashable {
             case .until(.date(let year, let month, let day)):
                 if wall >= (CivilDays.days(year: year, month: month, day: day) + 1) * 86_400 { return false }
             case .until(.localTime(let year, let month, let day, let hour, let minute, let second)):
-                if wall > CivilDays.days(year: year, month: month, day: day) * 86_400 + hour * 3600 + minute * 60 + second { return false }
+                if wall > CivilDays.days(year: year, month: month, day: day) * 86_400 + hour * 3600 + minute * 60
+                    + second
+                {
+                    return false
+                }
             }
             if wall < lowestWall { return true }
             let (instant, moved) = converter.instant(wall: wall)
@@ -177,10 +195,12 @@ public struct RecurrenceSchedule: Sendable, Hashable {
     /// ```
     public static func instant(ofWallTime wall: DateComponents, in zone: TimeZone) -> Date? {
         guard let year = wall.year, let month = wall.month, let day = wall.day, (1...12).contains(month),
-              (1...CivilDays.daysIn(month: month, year: year)).contains(day)
+            (1...CivilDays.daysIn(month: month, year: year)).contains(day)
         else { return nil }
         var converter = WallClock(zone: zone)
-        let seconds = CivilDays.days(year: year, month: month, day: day) * 86_400 + (wall.hour ?? 0) * 3600 + (wall.minute ?? 0) * 60
+        let seconds =
+            CivilDays.days(year: year, month: month, day: day) * 86_400 + (wall.hour ?? 0) * 3600 + (wall.minute ?? 0)
+            * 60
             + (wall.second ?? 0)
         return Date(timeIntervalSince1970: TimeInterval(converter.instant(wall: seconds).instant))
     }
@@ -230,7 +250,8 @@ private struct Collector {
     }
 
     private mutating func emit(_ instant: Int) {
-        guard results.count < limit, instant > after, instant > (results.last ?? .min), !exceptions.contains(instant) else { return }
+        guard results.count < limit, instant > after, instant > (results.last ?? .min), !exceptions.contains(instant)
+        else { return }
         results.append(instant)
     }
 
@@ -253,7 +274,9 @@ private struct WallClock {
         if let cached, instant >= cached.from, instant < cached.to { return cached.offset }
         let date = Date(timeIntervalSince1970: TimeInterval(instant))
         let offset = zone.secondsFromGMT(for: date)
-        let change = zone.nextDaylightSavingTimeTransition(after: date).map { Int($0.timeIntervalSince1970.rounded(.up)) } ?? Int.max
+        let change =
+            zone.nextDaylightSavingTimeTransition(after: date).map { Int($0.timeIntervalSince1970.rounded(.up)) }
+            ?? Int.max
         // Only a day past the lookup: zones also change their standard offset, which Foundation
         // does not report as a daylight-saving transition.
         cached = (instant, min(change, instant + 86_400), offset)

@@ -70,7 +70,9 @@ public final class MemoryStore: NotificationStore {
     // MARK: Categories
 
     public func categories(app: String) throws -> [NotificationCategory] { state.categories[LiteralKey(app)] ?? [] }
-    public func setCategories(_ categories: [NotificationCategory], app: String) throws { state.categories[LiteralKey(app)] = categories }
+    public func setCategories(_ categories: [NotificationCategory], app: String) throws {
+        state.categories[LiteralKey(app)] = categories
+    }
 
     // MARK: Pending
 
@@ -87,11 +89,14 @@ public final class MemoryStore: NotificationStore {
         (state.pending[LiteralKey(app)] ?? [:]).values.sorted { $0.sequence < $1.sequence }
     }
 
-    public func pending(app: String, identifier: String) throws -> PendingRequest? { state.pending[LiteralKey(app)]?[LiteralKey(identifier)] }
+    public func pending(app: String, identifier: String) throws -> PendingRequest? {
+        state.pending[LiteralKey(app)]?[LiteralKey(identifier)]
+    }
 
     public func removePending(app: String, identifiers: [String]) throws -> [String] {
         var removed: [String] = []
-        for identifier in identifiers where state.pending[LiteralKey(app)]?.removeValue(forKey: LiteralKey(identifier)) != nil {
+        for identifier in identifiers
+        where state.pending[LiteralKey(app)]?.removeValue(forKey: LiteralKey(identifier)) != nil {
             removed.append(identifier)
         }
         return removed
@@ -116,7 +121,9 @@ public final class MemoryStore: NotificationStore {
     }
 
     public func soonest(limit: Int) throws -> [(app: String, identifier: String, date: Date, sequence: Int64)] {
-        timed().prefix(limit).map { ($0.app, $0.pending.request.identifier, $0.pending.nextFireDate!, $0.pending.sequence) }
+        timed().prefix(limit).map {
+            ($0.app, $0.pending.request.identifier, $0.pending.nextFireDate!, $0.pending.sequence)
+        }
     }
 
     public func locationPending() throws -> [(app: String, pending: PendingRequest)] {
@@ -141,10 +148,15 @@ public final class MemoryStore: NotificationStore {
 
     // MARK: Quarantine
 
-    public func quarantinePending(app: String, identifier: String, reason: String, date: Date) throws -> QuarantinedRequest? {
-        guard let pending = state.pending[LiteralKey(app)]?.removeValue(forKey: LiteralKey(identifier)) else { return nil }
-        let entry = QuarantinedRequest(id: state.nextQuarantineID, app: app, identifier: identifier, reason: reason, date: date,
-                                       request: pending.request)
+    public func quarantinePending(app: String, identifier: String, reason: String, date: Date) throws
+        -> QuarantinedRequest?
+    {
+        guard let pending = state.pending[LiteralKey(app)]?.removeValue(forKey: LiteralKey(identifier)) else {
+            return nil
+        }
+        let entry = QuarantinedRequest(
+            id: state.nextQuarantineID, app: app, identifier: identifier, reason: reason, date: date,
+            request: pending.request)
         state.nextQuarantineID += 1
         state.quarantine.append(entry)
         return entry
@@ -184,7 +196,8 @@ public final class MemoryStore: NotificationStore {
 
     public func removeDelivered(app: String, identifiers: [String]) throws -> [String] {
         var removed: [String] = []
-        for identifier in identifiers where state.delivered[LiteralKey(app)]?.removeValue(forKey: LiteralKey(identifier)) != nil {
+        for identifier in identifiers
+        where state.delivered[LiteralKey(app)]?.removeValue(forKey: LiteralKey(identifier)) != nil {
             removed.append(identifier)
         }
         return removed
@@ -210,7 +223,8 @@ public final class MemoryStore: NotificationStore {
         dismissals().prefix { $0.date <= date }.prefix(max(0, limit)).map { ($0.app, $0.identifier) }
     }
 
-    public func soonestDismissals(limit: Int) throws -> [(app: String, identifier: String, date: Date, sequence: Int64)] {
+    public func soonestDismissals(limit: Int) throws -> [(app: String, identifier: String, date: Date, sequence: Int64)]
+    {
         Array(dismissals().prefix(max(0, limit)))
     }
 
@@ -233,7 +247,9 @@ public final class MemoryStore: NotificationStore {
         Array(escalating().prefix { $0.nextAlertAt! <= date }.prefix(max(0, limit)))
     }
 
-    public func soonestEscalations(limit: Int) throws -> [(app: String, identifier: String, date: Date, sequence: Int64)] {
+    public func soonestEscalations(limit: Int) throws -> [(
+        app: String, identifier: String, date: Date, sequence: Int64
+    )] {
         escalating().prefix(max(0, limit)).map { ($0.app, $0.identifier, $0.nextAlertAt!, $0.sequence) }
     }
 
@@ -323,7 +339,9 @@ public final class MemoryStore: NotificationStore {
     }
 
     public func putWebPushSubscription(_ subscription: WebPushSubscription) throws {
-        if state.webPushSubscriptions.values.contains(where: { $0.endpoint == subscription.endpoint && $0.id != subscription.id }) {
+        if state.webPushSubscriptions.values.contains(where: {
+            $0.endpoint == subscription.endpoint && $0.id != subscription.id
+        }) {
             throw ChimeError(.invalidValue, field: "endpoint", "another subscription has this endpoint")
         }
         state.webPushSubscriptions[subscription.id] = subscription
@@ -339,12 +357,17 @@ public final class MemoryStore: NotificationStore {
 
     public func hasWebPushSubscriptions() throws -> Bool { !state.webPushSubscriptions.isEmpty }
 
-    public func queueWebPush(_ message: String, app: String, subscriptions: [String], claimedUntil: Date) throws -> Int64 {
+    public func queueWebPush(_ message: String, app: String, subscriptions: [String], claimedUntil: Date) throws
+        -> Int64
+    {
         let id = state.nextWebPushMessage
         state.nextWebPushMessage += 1
         state.webPushMessages[id] = (app, message)
         for subscription in subscriptions {
-            state.webPushQueue.append(QueuedWebPush(message: id, subscription: subscription, app: app, body: message, attempts: 0, notBefore: claimedUntil))
+            state.webPushQueue.append(
+                QueuedWebPush(
+                    message: id, subscription: subscription, app: app, body: message, attempts: 0,
+                    notBefore: claimedUntil))
         }
         return id
     }
@@ -365,7 +388,11 @@ public final class MemoryStore: NotificationStore {
     }
 
     public func retryWebPush(message: Int64, subscription: String, attempts: Int, notBefore: Date) throws {
-        guard let index = state.webPushQueue.firstIndex(where: { $0.message == message && $0.subscription == subscription }) else { return }
+        guard
+            let index = state.webPushQueue.firstIndex(where: {
+                $0.message == message && $0.subscription == subscription
+            })
+        else { return }
         state.webPushQueue[index].attempts = attempts
         state.webPushQueue[index].notBefore = notBefore
     }
@@ -396,7 +423,8 @@ extension Array {
     /// The first index whose element satisfies `predicate`, for an array partitioned by it
     /// (all non-matching elements first). Binary search.
     func partitioningIndex(where predicate: (Element) -> Bool) -> Int {
-        var low = 0, high = count
+        var low = 0
+        var high = count
         while low < high {
             let mid = (low + high) / 2
             if predicate(self[mid]) { high = mid } else { low = mid + 1 }

@@ -150,7 +150,8 @@ public protocol NotificationStore: AnyObject {
     /// The app's pending requests with a sequence above `sequence`, in sequence order, at most `limit`.
     func pending(app: String, after sequence: Int64, limit: Int) throws -> [PendingRequest]
     /// The app's delivered notifications after `cursor` (newest first), at most `limit`.
-    func delivered(app: String, thread: String?, after cursor: DeliveredCursor?, limit: Int) throws -> [DeliveredNotification]
+    func delivered(app: String, thread: String?, after cursor: DeliveredCursor?, limit: Int) throws
+        -> [DeliveredNotification]
     /// The app's outbox after response `id`, oldest first, at most `limit`.
     func responses(app: String, after id: Int64, limit: Int) throws -> [NotificationResponse]
     /// Apps after `bundleIdentifier` (from the first when nil), by bundle identifier, at most `limit`.
@@ -301,12 +302,16 @@ extension NotificationStore {
         try putPending(records, app: app)
     }
 
-    public func dueEncoded(before date: Date, limit: Int) throws -> [(app: String, pending: PendingRequest, encoded: [UInt8]?)] {
+    public func dueEncoded(before date: Date, limit: Int) throws -> [(
+        app: String, pending: PendingRequest, encoded: [UInt8]?
+    )] {
         try due(before: date, limit: limit).map { ($0.app, $0.pending, nil) }
     }
 
     @discardableResult
-    public func putDelivered(_ notification: DeliveredNotification, app: String, encodedRequest: [UInt8]?) throws -> Int64 {
+    public func putDelivered(_ notification: DeliveredNotification, app: String, encodedRequest: [UInt8]?) throws
+        -> Int64
+    {
         try putDelivered(notification, app: app)
     }
 
@@ -320,8 +325,10 @@ extension NotificationStore {
 
     /// Counts by reading the app's lists, their bytes as ``RecordCodec`` encodes them.
     public func usage(app: String) throws -> StorageUsage {
-        let pending = try pending(app: app), delivered = try delivered(app: app, thread: nil)
-        let bytes = pending.reduce(0) { $0 + RecordCodec.encode($1.request).count }
+        let pending = try pending(app: app)
+        let delivered = try delivered(app: app, thread: nil)
+        let bytes =
+            pending.reduce(0) { $0 + RecordCodec.encode($1.request).count }
             + delivered.reduce(0) { $0 + RecordCodec.encode($1).count }
         return StorageUsage(pending: pending.count, delivered: delivered.count, bytes: bytes)
     }
@@ -332,7 +339,9 @@ extension NotificationStore {
     }
 
     /// The app's delivered notifications after `cursor` (newest first), at most `limit`.
-    public func delivered(app: String, thread: String?, after cursor: DeliveredCursor?, limit: Int) throws -> [DeliveredNotification] {
+    public func delivered(app: String, thread: String?, after cursor: DeliveredCursor?, limit: Int) throws
+        -> [DeliveredNotification]
+    {
         let all = try delivered(app: app, thread: thread)
         guard let cursor else { return Array(all.prefix(max(0, limit))) }
         return Array(all.lazy.filter { ($0.date, $0.sequence) < (cursor.date, cursor.sequence) }.prefix(max(0, limit)))
@@ -345,7 +354,9 @@ extension NotificationStore {
 
     /// Apps after `bundleIdentifier` (all when nil), by bundle identifier, at most `limit`.
     public func apps(after bundleIdentifier: String?, limit: Int) throws -> [AppRecord] {
-        Array(try apps().lazy.filter { bundleIdentifier == nil || $0.bundleIdentifier > bundleIdentifier! }.prefix(max(0, limit)))
+        Array(
+            try apps().lazy.filter { bundleIdentifier == nil || $0.bundleIdentifier > bundleIdentifier! }.prefix(
+                max(0, limit)))
     }
 
     /// Keeps the newest events within `retention`'s count, bytes and age (`now` - age); a store

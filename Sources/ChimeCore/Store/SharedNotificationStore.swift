@@ -51,8 +51,10 @@ public struct SharedStoreFeed: Sendable {
     /// (``NotificationStore/releaseWebPushes(_:at:)``): they are due now.
     public var webPushReleased: @Sendable () -> Void
 
-    public init(events: @escaping @Sendable ([EngineEvent]) -> Void, scheduleChanged: @escaping @Sendable (Date?) -> Void,
-                deviceChanged: @escaping @Sendable () -> Void, webPushReleased: @escaping @Sendable () -> Void = {}) {
+    public init(
+        events: @escaping @Sendable ([EngineEvent]) -> Void, scheduleChanged: @escaping @Sendable (Date?) -> Void,
+        deviceChanged: @escaping @Sendable () -> Void, webPushReleased: @escaping @Sendable () -> Void = {}
+    ) {
         self.events = events
         self.scheduleChanged = scheduleChanged
         self.deviceChanged = deviceChanged

@@ -1,7 +1,8 @@
 import Foundation
 import Synchronization
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 extension ChildProcess {
@@ -39,7 +40,8 @@ extension ChildProcess {
         package var partialOutput: String
 
         package var description: String {
-            "\(program) did not finish within \(timeout.formatted()) s" + (partialOutput.isEmpty ? "" : "; it wrote: \(partialOutput.suffix(1500))")
+            "\(program) did not finish within \(timeout.formatted()) s"
+                + (partialOutput.isEmpty ? "" : "; it wrote: \(partialOutput.suffix(1500))")
         }
     }
 
@@ -56,24 +58,29 @@ extension ChildProcess {
     /// guard result.termination.succeeded else { throw … result.errorText … }
     /// print(result.text)
     /// ```
-    package static func run(_ executable: String, arguments: [String] = [], environment: [String: String]? = nil,
-                            directory: String? = nil, stdin: Stream = .null, errors: ErrorOutput = .captured,
-                            timeout: TimeInterval) throws -> Output {
+    package static func run(
+        _ executable: String, arguments: [String] = [], environment: [String: String]? = nil,
+        directory: String? = nil, stdin: Stream = .null, errors: ErrorOutput = .captured,
+        timeout: TimeInterval
+    ) throws -> Output {
         let deadline = Date().addingTimeInterval(timeout)
         let output = Pipe()
         let errorPipe = Pipe()
-        let stderr: Stream = switch errors {
-        case .captured: .pipe(errorPipe)
-        case .merged: .pipe(output)
-        case .stream(let stream): stream
-        }
-        let child = try ChildProcess(executable: executable, arguments: arguments, environment: environment, directory: directory,
-                                     stdin: stdin, stdout: .pipe(output), stderr: stderr)
+        let stderr: Stream =
+            switch errors {
+            case .captured: .pipe(errorPipe)
+            case .merged: .pipe(output)
+            case .stream(let stream): stream
+            }
+        let child = try ChildProcess(
+            executable: executable, arguments: arguments, environment: environment, directory: directory,
+            stdin: stdin, stdout: .pipe(output), stderr: stderr)
         let outputReader = PipeCollector(output)
         let errorReader: PipeCollector? = if case .captured = errors { PipeCollector(errorPipe) } else { nil }
         let end = child.wait(timeout: max(0, deadline.timeIntervalSinceNow))
         let standardOutput = outputReader.finish(timeout: max(0, deadline.timeIntervalSinceNow))
-        let standardError = errorReader?.finish(timeout: max(0, deadline.timeIntervalSinceNow)) ?? (data: Data(), complete: true)
+        let standardError =
+            errorReader?.finish(timeout: max(0, deadline.timeIntervalSinceNow)) ?? (data: Data(), complete: true)
         guard let end, standardOutput.complete, standardError.complete else {
             child.signal(SIGKILL)
             child.wait(timeout: 5)
@@ -89,12 +96,15 @@ extension ChildProcess {
     /// ```swift
     /// let listed = try await ChildProcess.run("/usr/bin/dunstctl", arguments: ["history"], timeout: 60).text
     /// ```
-    package static func run(_ executable: String, arguments: [String] = [], environment: [String: String]? = nil,
-                            directory: String? = nil, stdin: Stream = .null, errors: ErrorOutput = .captured,
-                            timeout: TimeInterval) async throws -> Output {
+    package static func run(
+        _ executable: String, arguments: [String] = [], environment: [String: String]? = nil,
+        directory: String? = nil, stdin: Stream = .null, errors: ErrorOutput = .captured,
+        timeout: TimeInterval
+    ) async throws -> Output {
         try await OffPool.run("chime.run") {
-            try run(executable, arguments: arguments, environment: environment, directory: directory, stdin: stdin,
-                    errors: errors, timeout: timeout)
+            try run(
+                executable, arguments: arguments, environment: environment, directory: directory, stdin: stdin,
+                errors: errors, timeout: timeout)
         }
     }
 }

@@ -1,7 +1,8 @@
 import Foundation
 import Synchronization
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// A program started with `posix_spawn` and reaped by a thread of its own: what Chime uses
@@ -51,7 +52,8 @@ package final class ChildProcess: Sendable {
         package var description: String {
             switch self {
             case .exited(let status): "exit status \(status)"
-            case .signaled(let signal): "signal \(signal)" + (signal == SIGKILL ? " (SIGKILL)" : signal == SIGTERM ? " (SIGTERM)" : "")
+            case .signaled(let signal):
+                "signal \(signal)" + (signal == SIGKILL ? " (SIGKILL)" : signal == SIGTERM ? " (SIGTERM)" : "")
             }
         }
     }
@@ -73,9 +75,11 @@ package final class ChildProcess: Sendable {
     ///
     /// - Throws: ``StartError`` naming the program and the reason when it cannot be started (not
     ///   found, not executable, …).
-    package init(executable: String, arguments: [String] = [], environment: [String: String]? = nil,
-                 directory: String? = nil, stdin: Stream = .null, stdout: Stream = .inherit, stderr: Stream = .inherit,
-                 newSession: Bool = false) throws {
+    package init(
+        executable: String, arguments: [String] = [], environment: [String: String]? = nil,
+        directory: String? = nil, stdin: Stream = .null, stdout: Stream = .inherit, stderr: Stream = .inherit,
+        newSession: Bool = false
+    ) throws {
         var actions = posix_spawn_file_actions_t()
         var attributes = posix_spawnattr_t()
         posix_spawn_file_actions_init(&actions)
@@ -87,7 +91,8 @@ package final class ChildProcess: Sendable {
         for (target, stream) in [(Int32(0), stdin), (1, stdout), (2, stderr)] {
             switch stream {
             case .inherit: break
-            case .null: posix_spawn_file_actions_addopen(&actions, target, "/dev/null", target == 0 ? O_RDONLY : O_WRONLY, 0)
+            case .null:
+                posix_spawn_file_actions_addopen(&actions, target, "/dev/null", target == 0 ? O_RDONLY : O_WRONLY, 0)
             case .pipe(let pipe):
                 let end = target == 0 ? pipe.fileHandleForReading : pipe.fileHandleForWriting
                 posix_spawn_file_actions_adddup2(&actions, end.fileDescriptor, target)
@@ -98,7 +103,10 @@ package final class ChildProcess: Sendable {
         if let closeFrom = Self.closeFrom { _ = closeFrom(&actions, 3) }
         if let directory {
             guard let changeDirectory = Self.changeDirectory else {
-                throw StartError(message: "cannot start \(executable) in \(directory): this C library cannot change the directory of a spawned program")
+                throw StartError(
+                    message:
+                        "cannot start \(executable) in \(directory): this C library cannot change the directory of a spawned program"
+                )
             }
             _ = changeDirectory(&actions, directory)
         }
@@ -258,8 +266,13 @@ package final class ChildProcess: Sendable {
     // MARK: - glibc's _np spawn actions (not exported to Swift without _GNU_SOURCE)
 
     private typealias CloseFrom = @convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, Int32) -> Int32
-    private typealias ChangeDirectory = @convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, UnsafePointer<CChar>) -> Int32
+    private typealias ChangeDirectory =
+        @convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, UnsafePointer<CChar>) -> Int32
 
-    private static let closeFrom: CloseFrom? = dlsym(nil, "posix_spawn_file_actions_addclosefrom_np").map { unsafeBitCast($0, to: CloseFrom.self) }
-    private static let changeDirectory: ChangeDirectory? = dlsym(nil, "posix_spawn_file_actions_addchdir_np").map { unsafeBitCast($0, to: ChangeDirectory.self) }
+    private static let closeFrom: CloseFrom? = dlsym(nil, "posix_spawn_file_actions_addclosefrom_np").map {
+        unsafeBitCast($0, to: CloseFrom.self)
+    }
+    private static let changeDirectory: ChangeDirectory? = dlsym(nil, "posix_spawn_file_actions_addchdir_np").map {
+        unsafeBitCast($0, to: ChangeDirectory.self)
+    }
 }

@@ -1,5 +1,5 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// Hands memory the process freed back to the system, and with it settles the allocator's
@@ -21,10 +21,10 @@ enum MemoryTidy {
     /// glibc's `malloc_trim`, looked up once (`<malloc.h>` is not part of Swift's Glibc module).
     private static let trim: (@convention(c) (Int) -> Int32)? = {
         #if canImport(Glibc)
-        guard let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "malloc_trim") else { return nil }
-        return unsafeBitCast(symbol, to: (@convention(c) (Int) -> Int32).self)
+            guard let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "malloc_trim") else { return nil }
+            return unsafeBitCast(symbol, to: (@convention(c) (Int) -> Int32).self)
         #else
-        return nil
+            return nil
         #endif
     }()
 }

@@ -11,7 +11,9 @@ import Foundation
 /// }
 /// ```
 package enum OffPool {
-    package static func run<T: Sendable>(_ name: String = "chime.blocking", _ body: @escaping @Sendable () throws -> T) async throws -> T {
+    package static func run<T: Sendable>(_ name: String = "chime.blocking", _ body: @escaping @Sendable () throws -> T)
+        async throws -> T
+    {
         try await withCheckedThrowingContinuation { continuation in
             let thread = Thread { continuation.resume(with: Result { try body() }) }
             thread.name = name

@@ -1,7 +1,8 @@
 import Foundation
 import Synchronization
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// Reads a pipe to the end of its stream on a thread of its own, handing each chunk to `onData`,
@@ -53,7 +54,7 @@ package final class PipeReader: Sendable {
     package func waitForEnd(timeout: TimeInterval) -> Bool {
         if isFinished { return true }
         guard done.wait(timeout: .now() + timeout) == .success else { return false }
-        done.signal()   // for the next waiter
+        done.signal()  // for the next waiter
         return true
     }
 }

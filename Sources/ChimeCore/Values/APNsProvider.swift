@@ -33,8 +33,9 @@ public struct APNsProvider: Sendable, Hashable {
 
     /// Whether `text` can be a team or key id: 1 to 64 ASCII letters and digits (Apple's are 10).
     public static func isIdentifier(_ text: String) -> Bool {
-        (1...64).contains(text.utf8.count) && text.utf8.allSatisfy {
-            (0x30...0x39).contains($0) || (0x41...0x5A).contains($0) || (0x61...0x7A).contains($0)
-        }
+        (1...64).contains(text.utf8.count)
+            && text.utf8.allSatisfy {
+                (0x30...0x39).contains($0) || (0x41...0x5A).contains($0) || (0x61...0x7A).contains($0)
+            }
     }
 }

@@ -17,10 +17,12 @@ public struct Coordinate: Sendable, Hashable {
     /// The great-circle distance to another point, in metres (haversine, mean Earth radius).
     public func distance(to other: Coordinate) -> Double {
         let radius = 6_371_008.8
-        let φ1 = latitude * .pi / 180, φ2 = other.latitude * .pi / 180
-        let Δφ = (other.latitude - latitude) * .pi / 180
-        let Δλ = (other.longitude - longitude) * .pi / 180
-        let a = sin(Δφ / 2) * sin(Δφ / 2) + cos(φ1) * cos(φ2) * sin(Δλ / 2) * sin(Δλ / 2)
+        let phi1 = latitude * .pi / 180
+        let phi2 = other.latitude * .pi / 180
+        let deltaPhi = (other.latitude - latitude) * .pi / 180
+        let deltaLambda = (other.longitude - longitude) * .pi / 180
+        let a =
+            sin(deltaPhi / 2) * sin(deltaPhi / 2) + cos(phi1) * cos(phi2) * sin(deltaLambda / 2) * sin(deltaLambda / 2)
         return 2 * radius * atan2(a.squareRoot(), (1 - a).squareRoot())
     }
 }
@@ -34,8 +36,10 @@ public struct CircularRegion: Sendable, Hashable {
     public var notifyOnEntry: Bool
     public var notifyOnExit: Bool
 
-    public init(identifier: String, center: Coordinate, radius: Double, notifyOnEntry: Bool = true,
-                notifyOnExit: Bool = true) {
+    public init(
+        identifier: String, center: Coordinate, radius: Double, notifyOnEntry: Bool = true,
+        notifyOnExit: Bool = true
+    ) {
         self.identifier = identifier
         self.center = center
         self.radius = radius

@@ -11,15 +11,20 @@ public enum DurationText {
     /// minutes) unless `bareSeconds` says a bare number is seconds.
     ///
     /// - Throws: ``ChimeError`` `invalidValue` naming `field`, with examples.
-    public static func seconds(in text: String, field: String, bareSeconds: Bool = false) throws(ChimeError) -> TimeInterval {
+    public static func seconds(in text: String, field: String, bareSeconds: Bool = false) throws(ChimeError)
+        -> TimeInterval
+    {
         let trimmed = text.trimmingCharacters(in: .whitespaces)
         if let number = TimeInterval(trimmed), number.isFinite {
             guard bareSeconds else {
-                throw ChimeError(.invalidValue, field: field, "'\(text)' has no unit; write \(trimmed)s for seconds (or \(trimmed)m, \(trimmed)h, \(trimmed)d)")
+                throw ChimeError(
+                    .invalidValue, field: field,
+                    "'\(text)' has no unit; write \(trimmed)s for seconds (or \(trimmed)m, \(trimmed)h, \(trimmed)d)")
             }
             return number
         }
-        let failure = ChimeError(.invalidValue, field: field, "'\(text)' is not a duration; write e.g. 90s, 10m, 1h30m, 2d")
+        let failure = ChimeError(
+            .invalidValue, field: field, "'\(text)' is not a duration; write e.g. 90s, 10m, 1h30m, 2d")
         var total: TimeInterval = 0
         var number = ""
         var sawUnit = false

@@ -33,8 +33,10 @@ public struct FocusMode: Sendable, Hashable {
     /// Turned on or off by hand, and when; `nil`: as the schedule says.
     public var manual: FocusOverride?
 
-    public init(name: String, schedule: FocusSchedule? = nil, allowedApps: [String] = [], allowedThreads: [String] = [],
-                allowedFilterCriteria: [String] = [], manual: FocusOverride? = nil) throws(ChimeError) {
+    public init(
+        name: String, schedule: FocusSchedule? = nil, allowedApps: [String] = [], allowedThreads: [String] = [],
+        allowedFilterCriteria: [String] = [], manual: FocusOverride? = nil
+    ) throws(ChimeError) {
         self.name = name
         self.schedule = schedule
         self.allowedApps = allowedApps
@@ -52,13 +54,17 @@ public struct FocusMode: Sendable, Hashable {
     /// Checks every field; the error names the one at fault and what is accepted.
     public func validate() throws(ChimeError) {
         try Self.validateName(name)
-        for (field, list) in [("allowedApps", allowedApps), ("allowedThreads", allowedThreads),
-                              ("allowedFilterCriteria", allowedFilterCriteria)] {
+        for (field, list) in [
+            ("allowedApps", allowedApps), ("allowedThreads", allowedThreads),
+            ("allowedFilterCriteria", allowedFilterCriteria),
+        ] {
             if list.count > Self.maximumAllowed {
-                throw ChimeError(.invalidValue, field: field, "\(field) has \(list.count) entries; at most \(Self.maximumAllowed)")
+                throw ChimeError(
+                    .invalidValue, field: field, "\(field) has \(list.count) entries; at most \(Self.maximumAllowed)")
             }
             for (index, entry) in list.enumerated() where entry.isEmpty || entry.utf8.count > 255 {
-                throw ChimeError(.invalidValue, field: "\(field)[\(index)]", "\(field)[\(index)] must be 1 to 255 bytes of text")
+                throw ChimeError(
+                    .invalidValue, field: "\(field)[\(index)]", "\(field)[\(index)] must be 1 to 255 bytes of text")
             }
         }
         for (index, app) in allowedApps.enumerated() {
@@ -68,11 +74,16 @@ public struct FocusMode: Sendable, Hashable {
 
     /// Checks a focus name: 1 to 64 letters, digits, spaces, `.`, `-` or `_`, no space at either end.
     public static func validateName(_ name: String, field: String = "name") throws(ChimeError) {
-        let allowed = !name.isEmpty && name.count <= 64 && name.first != " " && name.last != " "
-            && name.unicodeScalars.allSatisfy { CharacterSet.alphanumerics.contains($0) || " .-_".unicodeScalars.contains($0) }
+        let allowed =
+            !name.isEmpty && name.count <= 64 && name.first != " " && name.last != " "
+            && name.unicodeScalars.allSatisfy {
+                CharacterSet.alphanumerics.contains($0) || " .-_".unicodeScalars.contains($0)
+            }
         guard allowed else {
-            throw ChimeError(.invalidValue, field: field,
-                             "\(field) \"\(name.prefix(80))\" is not a focus name; use 1 to 64 letters, digits, spaces, '.', '-' or '_', as Sleep or Do Not Disturb")
+            throw ChimeError(
+                .invalidValue, field: field,
+                "\(field) \"\(name.prefix(80))\" is not a focus name; use 1 to 64 letters, digits, spaces, '.', '-' or '_', as Sleep or Do Not Disturb"
+            )
         }
     }
 
@@ -100,14 +111,20 @@ public struct FocusMode: Sendable, Hashable {
 
     /// What it does to a notification about to be shown with `presentation`, while it is on: `nil`
     /// when it changes nothing (the notification was quiet anyway).
-    func decision(for content: NotificationContent, app: String, settings: NotificationSettings,
-                  presentation: UNNotificationPresentationOptions) -> FocusDecision? {
+    func decision(
+        for content: NotificationContent, app: String, settings: NotificationSettings,
+        presentation: UNNotificationPresentationOptions
+    ) -> FocusDecision? {
         guard presentation.contains(.banner) || presentation.contains(.sound) else { return nil }
-        let reason: FocusDecision.Reason? = FocusDecision.Reason.breakingThrough(content, settings: settings)
-            ?? (allowedApps.contains(app) ? .allowedApp
-            : !content.threadIdentifier.isEmpty && allowedThreads.contains(content.threadIdentifier) ? .allowedThread
-            : content.filterCriteria.map(allowedFilterCriteria.contains) == true ? .allowedFilterCriteria
-            : nil)
+        let reason: FocusDecision.Reason? =
+            FocusDecision.Reason.breakingThrough(content, settings: settings)
+            ?? (allowedApps.contains(app)
+                ? .allowedApp
+                : !content.threadIdentifier.isEmpty && allowedThreads.contains(content.threadIdentifier)
+                    ? .allowedThread
+                    : content.filterCriteria.map(allowedFilterCriteria.contains) == true
+                        ? .allowedFilterCriteria
+                        : nil)
         return FocusDecision(focus: name, quiet: reason == nil, reason: reason ?? .focus)
     }
 }
@@ -148,17 +165,24 @@ public enum FocusDay: String, Sendable, Hashable, CaseIterable, Comparable {
     /// Parses `mon-fri`, `sat,sun`, `mon,wed-fri`, `daily`, `weekdays` or `weekends` (day names of
     /// three letters or whole, any case).
     public static func parseList(_ text: String, field: String = "days") throws(ChimeError) -> Set<FocusDay> {
-        let accepted = "accepted: day names (mon … sun) separated by commas, ranges such as mon-fri, daily, weekdays or weekends"
+        let accepted =
+            "accepted: day names (mon … sun) separated by commas, ranges such as mon-fri, daily, weekdays or weekends"
         var days: Set<FocusDay> = []
-        for part in text.lowercased().split(separator: ",", omittingEmptySubsequences: false).map({ $0.trimmingCharacters(in: .whitespaces) }) {
+        for part in text.lowercased().split(separator: ",", omittingEmptySubsequences: false).map({
+            $0.trimmingCharacters(in: .whitespaces)
+        }) {
             switch part {
             case "daily", "everyday", "every day": days.formUnion(everyDay)
             case "weekdays": days.formUnion(weekdays)
             case "weekends": days.formUnion([.sat, .sun])
             default:
                 let ends = part.split(separator: "-", omittingEmptySubsequences: false).map(String.init)
-                guard (1...2).contains(ends.count), let first = day(ends[0]), let last = day(ends[ends.count - 1]) else {
-                    throw ChimeError(.invalidValue, field: field, "\(field) \"\(text.prefix(80))\": \"\(part.prefix(40))\" is not a day or a range of days; \(accepted)")
+                guard (1...2).contains(ends.count), let first = day(ends[0]), let last = day(ends[ends.count - 1])
+                else {
+                    throw ChimeError(
+                        .invalidValue, field: field,
+                        "\(field) \"\(text.prefix(80))\": \"\(part.prefix(40))\" is not a day or a range of days; \(accepted)"
+                    )
                 }
                 // A range may wrap past Sunday (fri-mon).
                 var index = first.index
@@ -207,24 +231,32 @@ public struct FocusSchedule: Sendable, Hashable {
 
     /// A schedule from `from` to `to` (`HH:MM`, 24-hour) on `days` in `timeZone`.
     public init(from: String, to: String, days: Set<FocusDay>, timeZone: String) throws(ChimeError) {
-        try self.init(fromMinute: Self.minutes(from, field: "schedule.from"), toMinute: Self.minutes(to, field: "schedule.to"),
-                      days: days, timeZone: timeZone)
+        try self.init(
+            fromMinute: Self.minutes(from, field: "schedule.from"), toMinute: Self.minutes(to, field: "schedule.to"),
+            days: days, timeZone: timeZone)
     }
 
     public init(fromMinute: Int, toMinute: Int, days: Set<FocusDay>, timeZone: String) throws(ChimeError) {
-        for (field, value) in [("schedule.from", fromMinute), ("schedule.to", toMinute)] where !(0..<1440).contains(value) {
-            throw ChimeError(.invalidValue, field: field, "\(field) is minute \(value) of the day; accepted: 00:00 to 23:59")
+        for (field, value) in [("schedule.from", fromMinute), ("schedule.to", toMinute)]
+        where !(0..<1440).contains(value) {
+            throw ChimeError(
+                .invalidValue, field: field, "\(field) is minute \(value) of the day; accepted: 00:00 to 23:59")
         }
         guard fromMinute != toMinute else {
-            throw ChimeError(.invalidValue, field: "schedule.to",
-                             "schedule.to is schedule.from (\(Self.text(fromMinute))): a focus must end; for a whole day use 00:00 to 23:59, or turn it on by hand")
+            throw ChimeError(
+                .invalidValue, field: "schedule.to",
+                "schedule.to is schedule.from (\(Self.text(fromMinute))): a focus must end; for a whole day use 00:00 to 23:59, or turn it on by hand"
+            )
         }
         guard !days.isEmpty else {
-            throw ChimeError(.invalidValue, field: "schedule.days", "schedule.days is empty; list at least one day (mon … sun)")
+            throw ChimeError(
+                .invalidValue, field: "schedule.days", "schedule.days is empty; list at least one day (mon … sun)")
         }
         guard TimeZone(identifier: timeZone) != nil else {
-            throw ChimeError(.invalidValue, field: "schedule.timeZone",
-                             "schedule.timeZone \"\(timeZone.prefix(80))\" is not a known time zone; use an IANA name such as Europe/Berlin or UTC")
+            throw ChimeError(
+                .invalidValue, field: "schedule.timeZone",
+                "schedule.timeZone \"\(timeZone.prefix(80))\" is not a known time zone; use an IANA name such as Europe/Berlin or UTC"
+            )
         }
         from = fromMinute
         to = toMinute
@@ -236,16 +268,20 @@ public struct FocusSchedule: Sendable, Hashable {
     public static func minutes(_ text: String, field: String) throws(ChimeError) -> Int {
         let parts = text.split(separator: ":", omittingEmptySubsequences: false)
         guard parts.count == 2, (1...2).contains(parts[0].count), parts[1].count == 2,
-              let hour = Int(parts[0]), let minute = Int(parts[1]), (0...23).contains(hour), (0...59).contains(minute),
-              parts.allSatisfy({ $0.allSatisfy(\.isASCII) }) else {
-            throw ChimeError(.invalidValue, field: field, "\(field) \"\(text.prefix(40))\" is not a time of day; accepted: HH:MM, 00:00 to 23:59, as 22:00")
+            let hour = Int(parts[0]), let minute = Int(parts[1]), (0...23).contains(hour), (0...59).contains(minute),
+            parts.allSatisfy({ $0.allSatisfy(\.isASCII) })
+        else {
+            throw ChimeError(
+                .invalidValue, field: field,
+                "\(field) \"\(text.prefix(40))\" is not a time of day; accepted: HH:MM, 00:00 to 23:59, as 22:00")
         }
         return hour * 60 + minute
     }
 
     /// Minutes after midnight as `HH:MM`.
     public static func text(_ minutes: Int) -> String {
-        let hour = minutes / 60, minute = minutes % 60
+        let hour = minutes / 60
+        let minute = minutes % 60
         return (hour < 10 ? "0" : "") + "\(hour):" + (minute < 10 ? "0" : "") + "\(minute)"
     }
 
@@ -259,10 +295,12 @@ public struct FocusSchedule: Sendable, Hashable {
     private func periods(around day: Int) -> [(start: Date, end: Date)] {
         let zone = self.zone
         var result: [(start: Date, end: Date)] = []
-        for startDay in (day - 2)...(day + 8) where days.contains(FocusDay.allCases[CivilDays.weekday(days: startDay)]) {
+        for startDay in (day - 2)...(day + 8) where days.contains(FocusDay.allCases[CivilDays.weekday(days: startDay)])
+        {
             let endDay = to > from ? startDay : startDay + 1
             guard let start = Self.instant(day: startDay, minute: from, zone: zone),
-                  let end = Self.instant(day: endDay, minute: to, zone: zone), end > start else { continue }
+                let end = Self.instant(day: endDay, minute: to, zone: zone), end > start
+            else { continue }
             result.append((start, end))
         }
         return result
@@ -270,8 +308,10 @@ public struct FocusSchedule: Sendable, Hashable {
 
     private static func instant(day: Int, minute: Int, zone: TimeZone) -> Date? {
         let date = CivilDays.date(days: day)
-        return RecurrenceSchedule.instant(ofWallTime: DateComponents(year: date.year, month: date.month, day: date.day,
-                                                                      hour: minute / 60, minute: minute % 60), in: zone)
+        return RecurrenceSchedule.instant(
+            ofWallTime: DateComponents(
+                year: date.year, month: date.month, day: date.day,
+                hour: minute / 60, minute: minute % 60), in: zone)
     }
 
     /// The day (from 1970-01-01) of `date` on the zone's clock.
@@ -324,7 +364,8 @@ public struct FocusDecision: Sendable, Hashable {
         /// notifications enabled), `.timeSensitive` (time-sensitive, enabled), else `nil`.
         static func breakingThrough(_ content: NotificationContent, settings: NotificationSettings) -> Reason? {
             switch content.interruptionLevel {
-            case .critical where settings.criticalAlertSetting == .enabled || settings.timeSensitiveSetting == .enabled: .critical
+            case .critical where settings.criticalAlertSetting == .enabled || settings.timeSensitiveSetting == .enabled:
+                .critical
             case .timeSensitive where settings.timeSensitiveSetting == .enabled: .timeSensitive
             default: nil
             }

@@ -26,20 +26,27 @@ public struct LaunchCommand: Sendable, Hashable, CustomStringConvertible {
     ///   empty, a word holds a NUL, or the command is too long.
     public init(arguments: [String], field: String = "launch") throws(ChimeError) {
         guard let program = arguments.first else {
-            throw ChimeError(.invalidValue, field: field, "\(field) is empty; give the program to start and its arguments, or null for none")
+            throw ChimeError(
+                .invalidValue, field: field,
+                "\(field) is empty; give the program to start and its arguments, or null for none")
         }
         guard !program.isEmpty else {
             throw ChimeError(.invalidValue, field: field, "\(field): the program (the first word) is empty")
         }
         guard arguments.count <= Self.maxWords else {
-            throw ChimeError(.invalidValue, field: field, "\(field) has \(arguments.count) words; at most \(Self.maxWords) are accepted")
+            throw ChimeError(
+                .invalidValue, field: field,
+                "\(field) has \(arguments.count) words; at most \(Self.maxWords) are accepted")
         }
         let bytes = arguments.reduce(0) { $0 + $1.utf8.count }
         guard bytes <= Self.maxBytes else {
-            throw ChimeError(.invalidValue, field: field, "\(field) is \(bytes) bytes long; at most \(Self.maxBytes) are accepted")
+            throw ChimeError(
+                .invalidValue, field: field, "\(field) is \(bytes) bytes long; at most \(Self.maxBytes) are accepted")
         }
         if let index = arguments.firstIndex(where: { $0.utf8.contains(0) }) {
-            throw ChimeError(.invalidValue, field: field, "\(field): word \(index + 1) contains a NUL character, which a command cannot hold")
+            throw ChimeError(
+                .invalidValue, field: field,
+                "\(field): word \(index + 1) contains a NUL character, which a command cannot hold")
         }
         self.arguments = arguments
     }
@@ -88,10 +95,13 @@ public struct LaunchCommand: Sendable, Hashable, CustomStringConvertible {
             }
         }
         if let quote {
-            throw ChimeError(.invalidValue, field: field, "\(field): the quote \(quote) is not closed; close it, or escape it with a backslash")
+            throw ChimeError(
+                .invalidValue, field: field,
+                "\(field): the quote \(quote) is not closed; close it, or escape it with a backslash")
         }
         if escaped {
-            throw ChimeError(.invalidValue, field: field, "\(field) ends with a backslash; remove it, or write \\\\ for a backslash")
+            throw ChimeError(
+                .invalidValue, field: field, "\(field) ends with a backslash; remove it, or write \\\\ for a backslash")
         }
         if inWord { words.append(word) }
         try self.init(arguments: words, field: field)
@@ -100,9 +110,12 @@ public struct LaunchCommand: Sendable, Hashable, CustomStringConvertible {
     /// The command as one line a shell would split back into the same words.
     public var description: String {
         arguments.map { word in
-            let plain = !word.isEmpty && word.unicodeScalars.allSatisfy { scalar in
-                scalar.isASCII && (CharacterSet.alphanumerics.contains(scalar) || "/._-=:,@%+".unicodeScalars.contains(scalar))
-            }
+            let plain =
+                !word.isEmpty
+                && word.unicodeScalars.allSatisfy { scalar in
+                    scalar.isASCII
+                        && (CharacterSet.alphanumerics.contains(scalar) || "/._-=:,@%+".unicodeScalars.contains(scalar))
+                }
             return plain ? word : "'" + word.replacingOccurrences(of: "'", with: "'\\''") + "'"
         }.joined(separator: " ")
     }

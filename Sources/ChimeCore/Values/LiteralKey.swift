@@ -33,7 +33,8 @@ extension String {
     /// Whether the two strings have the same Unicode scalars (the same UTF-8 bytes): the comparison
     /// identifiers get everywhere in Chime, unlike `==` (canonical equivalence). See ``LiteralKey``.
     public func isLiterally(_ other: String) -> Bool {
-        var a = self, b = other
+        var a = self
+        var b = other
         return a.withUTF8 { x in
             b.withUTF8 { y in
                 x.count == y.count && (x.count == 0 || memcmp(x.baseAddress!, y.baseAddress!, x.count) == 0)

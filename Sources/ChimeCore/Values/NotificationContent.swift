@@ -47,8 +47,10 @@ public struct NotificationAttachment: Sendable, Hashable {
     /// the frame number (as Apple's `…ThumbnailTimeKey`).
     public var thumbnailTime: Double?
 
-    public init(identifier: String, url: URL, type: String, thumbnailHidden: Bool = false,
-                thumbnailClippingRect: ClippingRect? = nil, thumbnailTime: Double? = nil) {
+    public init(
+        identifier: String, url: URL, type: String, thumbnailHidden: Bool = false,
+        thumbnailClippingRect: ClippingRect? = nil, thumbnailTime: Double? = nil
+    ) {
         self.identifier = identifier
         self.url = url
         self.type = type
@@ -119,8 +121,10 @@ public struct NotificationAction: Sendable, Hashable {
     /// Set for a text-input action.
     public var textInput: TextInput?
 
-    public init(identifier: String, title: String, options: UNNotificationActionOptions = [],
-                icon: Icon? = nil, textInput: TextInput? = nil) {
+    public init(
+        identifier: String, title: String, options: UNNotificationActionOptions = [],
+        icon: Icon? = nil, textInput: TextInput? = nil
+    ) {
         self.identifier = identifier
         self.title = title
         self.options = options
@@ -140,9 +144,11 @@ public struct NotificationCategory: Sendable, Hashable {
     /// The summary of a collapsed group, with `%u` (the count) and `%@` (the summary argument).
     public var categorySummaryFormat: String
 
-    public init(identifier: String, actions: [NotificationAction] = [], intentIdentifiers: [String] = [],
-                options: UNNotificationCategoryOptions = [], hiddenPreviewsBodyPlaceholder: String = "",
-                categorySummaryFormat: String = "") {
+    public init(
+        identifier: String, actions: [NotificationAction] = [], intentIdentifiers: [String] = [],
+        options: UNNotificationCategoryOptions = [], hiddenPreviewsBodyPlaceholder: String = "",
+        categorySummaryFormat: String = ""
+    ) {
         self.identifier = identifier
         self.actions = actions
         self.intentIdentifiers = intentIdentifiers

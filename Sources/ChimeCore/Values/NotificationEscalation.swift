@@ -90,9 +90,11 @@ public struct EscalationReceipt: Sendable, Hashable {
     /// its end of relevance), which ended the escalation.
     public var removedAt: Date?
 
-    public init(app: String, identifier: String, sequence: Int64, deliveredAt: Date, escalation: NotificationEscalation,
-                alerts: Int = 1, lastAlertedAt: Date? = nil, nextAlertAt: Date? = nil, acknowledgedAt: Date? = nil,
-                actionIdentifier: String? = nil, surface: String? = nil, expired: Bool = false, removedAt: Date? = nil) {
+    public init(
+        app: String, identifier: String, sequence: Int64, deliveredAt: Date, escalation: NotificationEscalation,
+        alerts: Int = 1, lastAlertedAt: Date? = nil, nextAlertAt: Date? = nil, acknowledgedAt: Date? = nil,
+        actionIdentifier: String? = nil, surface: String? = nil, expired: Bool = false, removedAt: Date? = nil
+    ) {
         self.app = app
         self.identifier = identifier
         self.sequence = sequence

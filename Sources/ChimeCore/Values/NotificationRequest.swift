@@ -42,9 +42,11 @@ public struct NotificationRequest: Sendable, Hashable {
     /// ```
     public var escalation: NotificationEscalation?
 
-    public init(identifier: String, content: NotificationContent, trigger: NotificationTrigger? = nil,
-                expiration: NotificationDeadline? = nil, autoDismiss: NotificationDeadline? = nil,
-                escalation: NotificationEscalation? = nil) {
+    public init(
+        identifier: String, content: NotificationContent, trigger: NotificationTrigger? = nil,
+        expiration: NotificationDeadline? = nil, autoDismiss: NotificationDeadline? = nil,
+        escalation: NotificationEscalation? = nil
+    ) {
         self.identifier = identifier
         self.content = content
         self.trigger = trigger
@@ -106,7 +108,9 @@ public struct PendingRequest: Sendable, Hashable {
     /// Insertion order, for stable listing.
     public var sequence: Int64
 
-    public init(request: NotificationRequest, nextFireDate: Date?, anchor: Date, inside: Bool? = nil, sequence: Int64 = 0) {
+    public init(
+        request: NotificationRequest, nextFireDate: Date?, anchor: Date, inside: Bool? = nil, sequence: Int64 = 0
+    ) {
         self.request = request
         self.nextFireDate = nextFireDate
         self.anchor = anchor

@@ -11,7 +11,10 @@ public struct NotificationResponse: Sendable, Hashable {
     /// When the user answered.
     public var date: Date
 
-    public init(id: Int64 = 0, notification: DeliveredNotification, actionIdentifier: String, userText: String? = nil, date: Date) {
+    public init(
+        id: Int64 = 0, notification: DeliveredNotification, actionIdentifier: String, userText: String? = nil,
+        date: Date
+    ) {
         self.id = id
         self.notification = notification
         self.actionIdentifier = actionIdentifier

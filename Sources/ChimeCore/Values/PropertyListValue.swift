@@ -33,11 +33,26 @@ extension PropertyListValue {
         let type = Swift.type(of: value)
         // The common exact types first: a cast that succeeds at once is cheap, one that fails
         // searches for bridges and conformances.
-        if type == String.self { self = .string(value as! String); return }
-        if type == Int.self { self = .integer(Int64(value as! Int)); return }
-        if type == Bool.self { self = .bool(value as! Bool); return }
-        if type == Double.self { self = .double(value as! Double); return }
-        if type is NSNumber.Type, let number = value as? NSNumber { self = Self.fromNumber(number); return }
+        if type == String.self {
+            self = .string(value as! String)
+            return
+        }
+        if type == Int.self {
+            self = .integer(Int64(value as! Int))
+            return
+        }
+        if type == Bool.self {
+            self = .bool(value as! Bool)
+            return
+        }
+        if type == Double.self {
+            self = .double(value as! Double)
+            return
+        }
+        if type is NSNumber.Type, let number = value as? NSNumber {
+            self = Self.fromNumber(number)
+            return
+        }
         switch value {
         case let v as String: self = .string(v)
         case let v as Int: self = .integer(Int64(v))
@@ -55,11 +70,16 @@ extension PropertyListValue {
         case let v as Data: self = .data(v)
         case let v as Date: self = .date(v)
         case let v as [Any]:
-            self = .array(try v.enumerated().map { item in try PropertyListValue(foundation: item.element, at: { "\(path())[\(item.offset)]" }) })
+            self = .array(
+                try v.enumerated().map { item in
+                    try PropertyListValue(foundation: item.element, at: { "\(path())[\(item.offset)]" })
+                })
         case let v as [String: Any]:
             var out: [String: PropertyListValue] = [:]
             out.reserveCapacity(v.count)
-            for (key, element) in v { out[key] = try PropertyListValue(foundation: element, at: { "\(path()).\(key)" }) }
+            for (key, element) in v {
+                out[key] = try PropertyListValue(foundation: element, at: { "\(path()).\(key)" })
+            }
             self = .dictionary(out)
         case let v as [AnyHashable: Any]:
             self = .dictionary(try [String: PropertyListValue](userInfo: v, at: path))
@@ -68,8 +88,10 @@ extension PropertyListValue {
             self = v
         default:
             let path = path()
-            throw ChimeError(.invalidUserInfo, field: path,
-                             "\(path) is a \(type), which is not a property-list type; accepted: String, integer and floating-point numbers, Bool, Data, Date, and arrays and dictionaries (with String keys) of these")
+            throw ChimeError(
+                .invalidUserInfo, field: path,
+                "\(path) is a \(type), which is not a property-list type; accepted: String, integer and floating-point numbers, Bool, Data, Date, and arrays and dictionaries (with String keys) of these"
+            )
         }
     }
 
@@ -95,8 +117,9 @@ extension Dictionary where Key == String, Value == PropertyListValue {
         for (key, value) in userInfo {
             guard let key = key.base as? String else {
                 let field = field()
-                throw ChimeError(.invalidUserInfo, field: field,
-                                 "\(field) has a key of type \(type(of: key.base)); property-list dictionary keys must be strings")
+                throw ChimeError(
+                    .invalidUserInfo, field: field,
+                    "\(field) has a key of type \(type(of: key.base)); property-list dictionary keys must be strings")
             }
             self[key] = try PropertyListValue(foundation: value, at: { "\(field()).\(key)" })
         }

@@ -25,7 +25,9 @@ public struct QuarantinedRequest: Sendable, Hashable {
     /// The request, when its stored record could still be read.
     public var request: NotificationRequest?
 
-    public init(id: Int64 = 0, app: String, identifier: String, reason: String, date: Date, request: NotificationRequest?) {
+    public init(
+        id: Int64 = 0, app: String, identifier: String, reason: String, date: Date, request: NotificationRequest?
+    ) {
         self.id = id
         self.app = app
         self.identifier = identifier

@@ -46,20 +46,29 @@ public struct ScheduledSummary: Sendable, Hashable {
     /// A summary at `minutes` after midnight in `timeZone`.
     public init(minutes: [Int], timeZone: String) throws(ChimeError) {
         guard !minutes.isEmpty else {
-            throw ChimeError(.invalidValue, field: "times", "times is empty; give 1 to \(Self.maximumTimes) times of day as HH:MM, such as [\"08:00\", \"18:00\"]")
+            throw ChimeError(
+                .invalidValue, field: "times",
+                "times is empty; give 1 to \(Self.maximumTimes) times of day as HH:MM, such as [\"08:00\", \"18:00\"]")
         }
         guard minutes.count <= Self.maximumTimes else {
-            throw ChimeError(.invalidValue, field: "times", "times has \(minutes.count) entries; at most \(Self.maximumTimes) a day")
+            throw ChimeError(
+                .invalidValue, field: "times", "times has \(minutes.count) entries; at most \(Self.maximumTimes) a day")
         }
         for (index, minute) in minutes.enumerated() where !(0..<1440).contains(minute) {
-            throw ChimeError(.invalidValue, field: "times[\(index)]", "times[\(index)] is minute \(minute) of the day; accepted: 00:00 to 23:59")
+            throw ChimeError(
+                .invalidValue, field: "times[\(index)]",
+                "times[\(index)] is minute \(minute) of the day; accepted: 00:00 to 23:59")
         }
         for (index, minute) in minutes.enumerated() where minutes[..<index].contains(minute) {
-            throw ChimeError(.invalidValue, field: "times[\(index)]", "times[\(index)] (\(FocusSchedule.text(minute))) is given twice; give each time once")
+            throw ChimeError(
+                .invalidValue, field: "times[\(index)]",
+                "times[\(index)] (\(FocusSchedule.text(minute))) is given twice; give each time once")
         }
         guard TimeZone(identifier: timeZone) != nil else {
-            throw ChimeError(.invalidValue, field: "timeZone",
-                             "timeZone \"\(timeZone.prefix(80))\" is not a known time zone; use an IANA name such as Europe/Berlin or UTC")
+            throw ChimeError(
+                .invalidValue, field: "timeZone",
+                "timeZone \"\(timeZone.prefix(80))\" is not a known time zone; use an IANA name such as Europe/Berlin or UTC"
+            )
         }
         self.times = minutes.sorted()
         self.timeZone = timeZone
@@ -77,9 +86,13 @@ public struct ScheduledSummary: Sendable, Hashable {
         for day in (today - 1)...(today + 2) {
             let civil = CivilDays.date(days: day)
             for minute in times {
-                guard let instant = RecurrenceSchedule.instant(ofWallTime: DateComponents(year: civil.year, month: civil.month, day: civil.day,
-                                                                                          hour: minute / 60, minute: minute % 60), in: zone),
-                      instant > date else { continue }
+                guard
+                    let instant = RecurrenceSchedule.instant(
+                        ofWallTime: DateComponents(
+                            year: civil.year, month: civil.month, day: civil.day,
+                            hour: minute / 60, minute: minute % 60), in: zone),
+                    instant > date
+                else { continue }
                 if best.map({ instant < $0 }) ?? true { best = instant }
             }
         }
@@ -150,12 +163,17 @@ struct SummaryHeld: Sendable, Hashable {
 
     var serialized: String {
         let list: [JSONValue] = kept.map { item in
-            ["id": .string(item.identifier), "title": .string(item.title), "body": .string(item.body),
-             "score": .number(item.relevanceScore), "date": JSONMapping.json(item.date), "arg": .string(item.summaryArgument),
-             "argCount": .integer(Int64(item.summaryArgumentCount)), "category": .string(item.category)]
+            [
+                "id": .string(item.identifier), "title": .string(item.title), "body": .string(item.body),
+                "score": .number(item.relevanceScore), "date": JSONMapping.json(item.date),
+                "arg": .string(item.summaryArgument),
+                "argCount": .integer(Int64(item.summaryArgumentCount)), "category": .string(item.category),
+            ]
         }
-        let object: JSONObject = ["due": due.map(JSONMapping.json) ?? .null, "count": .integer(Int64(count)),
-                                  "items": .integer(Int64(items)), "kept": .array(list)]
+        let object: JSONObject = [
+            "due": due.map(JSONMapping.json) ?? .null, "count": .integer(Int64(count)),
+            "items": .integer(Int64(items)), "kept": .array(list),
+        ]
         return JSONValue.object(object).serialized()
     }
 
@@ -170,7 +188,8 @@ struct SummaryHeld: Sendable, Hashable {
         guard case .array(let list)? = json["kept"] else { return }
         for entry in list {
             guard case .string(let identifier)? = entry["id"], case .string(let dateText)? = entry["date"],
-                  let date = JSONMapping.parseDate(dateText) else { continue }
+                let date = JSONMapping.parseDate(dateText)
+            else { continue }
             func text(_ key: String) -> String { if case .string(let s)? = entry[key] { s } else { "" } }
             var score = 0.0
             switch entry["score"] {
@@ -180,8 +199,10 @@ struct SummaryHeld: Sendable, Hashable {
             }
             var argCount = 0
             if case .integer(let n)? = entry["argCount"] { argCount = Int(n) }
-            kept.append(Item(identifier: identifier, title: text("title"), body: text("body"), relevanceScore: score, date: date,
-                             summaryArgument: text("arg"), summaryArgumentCount: argCount, category: text("category")))
+            kept.append(
+                Item(
+                    identifier: identifier, title: text("title"), body: text("body"), relevanceScore: score, date: date,
+                    summaryArgument: text("arg"), summaryArgumentCount: argCount, category: text("category")))
         }
     }
 
@@ -248,7 +269,9 @@ enum SummaryFormat {
         var index = format.startIndex
         while let percent = format[index...].firstIndex(of: "%") {
             var cursor = format.index(after: percent)
-            while cursor < format.endIndex, format[cursor].isASCII, format[cursor].isNumber || format[cursor] == "$" || format[cursor] == "l" {
+            while cursor < format.endIndex, format[cursor].isASCII,
+                format[cursor].isNumber || format[cursor] == "$" || format[cursor] == "l"
+            {
                 cursor = format.index(after: cursor)
             }
             guard cursor < format.endIndex else { break }

@@ -27,37 +27,57 @@ public struct SettingsChange: Sendable, Hashable {
     /// The switches by Apple's `UNNotificationSettings` property names, for JSON and errors.
     /// `requires` is the authorization option the app must have asked for before the user can turn
     /// the switch on (none: always available once allowed).
-    public static let switchNames: [(name: String, keyPath: any WritableKeyPath<SettingsChange, UNNotificationSetting?> & Sendable,
-                                     setting: any WritableKeyPath<NotificationSettings, UNNotificationSetting> & Sendable,
-                                     requires: UNAuthorizationOptions?)] = [
-        (NotificationSettings.fieldName(of: \.alertSetting), \.alert, \.alertSetting, .alert),
-        (NotificationSettings.fieldName(of: \.soundSetting), \.sound, \.soundSetting, .sound),
-        (NotificationSettings.fieldName(of: \.badgeSetting), \.badge, \.badgeSetting, .badge),
-        (NotificationSettings.fieldName(of: \.lockScreenSetting), \.lockScreen, \.lockScreenSetting, nil),
-        (NotificationSettings.fieldName(of: \.notificationCenterSetting), \.notificationCenter, \.notificationCenterSetting, nil),
-        (NotificationSettings.fieldName(of: \.criticalAlertSetting), \.criticalAlert, \.criticalAlertSetting, .criticalAlert),
-        (NotificationSettings.fieldName(of: \.timeSensitiveSetting), \.timeSensitive, \.timeSensitiveSetting, .timeSensitive),
-    ]
+    public static let switchNames:
+        [(
+            name: String, keyPath: any WritableKeyPath<SettingsChange, UNNotificationSetting?> & Sendable,
+            setting: any WritableKeyPath<NotificationSettings, UNNotificationSetting> & Sendable,
+            requires: UNAuthorizationOptions?
+        )] = [
+            (NotificationSettings.fieldName(of: \.alertSetting), \.alert, \.alertSetting, .alert),
+            (NotificationSettings.fieldName(of: \.soundSetting), \.sound, \.soundSetting, .sound),
+            (NotificationSettings.fieldName(of: \.badgeSetting), \.badge, \.badgeSetting, .badge),
+            (NotificationSettings.fieldName(of: \.lockScreenSetting), \.lockScreen, \.lockScreenSetting, nil),
+            (
+                NotificationSettings.fieldName(of: \.notificationCenterSetting), \.notificationCenter,
+                \.notificationCenterSetting, nil
+            ),
+            (
+                NotificationSettings.fieldName(of: \.criticalAlertSetting), \.criticalAlert, \.criticalAlertSetting,
+                .criticalAlert
+            ),
+            (
+                NotificationSettings.fieldName(of: \.timeSensitiveSetting), \.timeSensitive, \.timeSensitiveSetting,
+                .timeSensitive
+            ),
+        ]
 }
 
 extension NotificationSettings {
     /// These settings with `change` applied, or the error that names the switch that cannot change.
-    package func applying(_ change: SettingsChange, app: String, requested: UNAuthorizationOptions) throws -> NotificationSettings {
+    package func applying(_ change: SettingsChange, app: String, requested: UNAuthorizationOptions) throws
+        -> NotificationSettings
+    {
         guard authorizationStatus.allowsDelivery else {
             // Apple's error for an app without permission (the service answers it 409).
-            throw UNError(.notificationsNotAllowed,
-                          "\(app) is not allowed to notify (\(authorizationStatus.name)); allow it first, then change its settings")
+            throw UNError(
+                .notificationsNotAllowed,
+                "\(app) is not allowed to notify (\(authorizationStatus.name)); allow it first, then change its settings"
+            )
         }
         var result = self
         for entry in SettingsChange.switchNames {
             guard let wanted = change[keyPath: entry.keyPath] else { continue }
             guard wanted != .notSupported else {
-                throw ChimeError(.invalidValue, field: entry.name, "\(entry.name) can be set to enabled or disabled, not notSupported")
+                throw ChimeError(
+                    .invalidValue, field: entry.name,
+                    "\(entry.name) can be set to enabled or disabled, not notSupported")
             }
             let asked = entry.requires.map { requested.isEmpty || requested.contains($0) } ?? true
             guard self[keyPath: entry.setting] != .notSupported, wanted == .disabled || asked else {
-                throw ChimeError(.invalidValue, field: entry.name,
-                                 "\(app) did not ask for this (it requested \(requested.names(from: UNAuthorizationOptions.names).joined(separator: ", "))); only what an app requested can be turned on")
+                throw ChimeError(
+                    .invalidValue, field: entry.name,
+                    "\(app) did not ask for this (it requested \(requested.names(from: UNAuthorizationOptions.names).joined(separator: ", "))); only what an app requested can be turned on"
+                )
             }
             result[keyPath: entry.setting] = wanted
         }

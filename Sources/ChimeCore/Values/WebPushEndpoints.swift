@@ -19,7 +19,8 @@ import Foundation
 public struct WebPushEndpoints: Sendable, Hashable {
     /// The public push services, as `https://HOST/` prefixes; a leading `*.` takes any subdomain.
     public static let publicServices = [
-        "https://fcm.googleapis.com/", "https://updates.push.services.mozilla.com/", "https://web.push.apple.com/", "https://*.notify.windows.com/",
+        "https://fcm.googleapis.com/", "https://updates.push.services.mozilla.com/", "https://web.push.apple.com/",
+        "https://*.notify.windows.com/",
     ]
 
     /// The prefixes listed besides the public services, each an absolute `http://` or `https://`
@@ -34,8 +35,10 @@ public struct WebPushEndpoints: Sendable, Hashable {
         var prefixes: [String] = []
         for text in listed where !text.isEmpty {
             guard let parsed = Self.parse(text) else {
-                throw ChimeError(.invalidValue, field: "web-push-endpoints",
-                                 "--web-push-endpoints: '\(text.prefix(100))' is not a URL prefix; give http(s)://HOST[:PORT]/PATH, as https://up.example.org/")
+                throw ChimeError(
+                    .invalidValue, field: "web-push-endpoints",
+                    "--web-push-endpoints: '\(text.prefix(100))' is not a URL prefix; give http(s)://HOST[:PORT]/PATH, as https://up.example.org/"
+                )
             }
             // An origin alone must not match a longer host name: https://a.example matches
             // https://a.example/… only.
@@ -77,16 +80,22 @@ public struct WebPushEndpoints: Sendable, Hashable {
     /// Throws unless Chime sends to `endpoint`, saying what is accepted.
     public func check(_ endpoint: String, field: String) throws(ChimeError) {
         guard endpoint.utf8.count <= Self.maximumLength else {
-            throw ChimeError(.invalidValue, field: field, "\(field): at most \(Self.maximumLength) bytes; this one has \(endpoint.utf8.count)")
+            throw ChimeError(
+                .invalidValue, field: field,
+                "\(field): at most \(Self.maximumLength) bytes; this one has \(endpoint.utf8.count)")
         }
         guard let parsed = Self.parse(endpoint), !parsed.path.isEmpty else {
-            throw ChimeError(.invalidValue, field: field,
-                             "\(field) '\(endpoint.prefix(100))' is not a push service URL; expected https://HOST/PATH as PushSubscription.endpoint gives it")
+            throw ChimeError(
+                .invalidValue, field: field,
+                "\(field) '\(endpoint.prefix(100))' is not a push service URL; expected https://HOST/PATH as PushSubscription.endpoint gives it"
+            )
         }
         guard allowance(endpoint) != nil else {
             let listed = listed.isEmpty ? "" : "; listed: " + listed.joined(separator: ", ")
-            throw ChimeError(.invalidValue, field: field,
-                             "\(field): \(parsed.scheme)://\(parsed.host)\(parsed.port.map { ":\($0)" } ?? "") is not a push service Chime sends to; accepted: the public services (\(Self.publicServices.joined(separator: ", ")))\(listed) — list another with chime serve --web-push-endpoints PREFIX")
+            throw ChimeError(
+                .invalidValue, field: field,
+                "\(field): \(parsed.scheme)://\(parsed.host)\(parsed.port.map { ":\($0)" } ?? "") is not a push service Chime sends to; accepted: the public services (\(Self.publicServices.joined(separator: ", ")))\(listed) — list another with chime serve --web-push-endpoints PREFIX"
+            )
         }
     }
 
@@ -96,29 +105,44 @@ public struct WebPushEndpoints: Sendable, Hashable {
     public static func parse(_ text: String) -> (scheme: String, host: String, port: Int?, path: String)? {
         guard text.utf8.count <= maximumLength, text.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7F }) else { return nil }
         let scheme: String
-        if text.lowercased().hasPrefix("https://") { scheme = "https" } else if text.lowercased().hasPrefix("http://") { scheme = "http" } else { return nil }
+        if text.lowercased().hasPrefix("https://") {
+            scheme = "https"
+        } else if text.lowercased().hasPrefix("http://") {
+            scheme = "http"
+        } else {
+            return nil
+        }
         let rest = text.dropFirst(scheme.count + 3)
         let authorityEnd = rest.firstIndex(where: { $0 == "/" || $0 == "?" || $0 == "#" }) ?? rest.endIndex
         let authority = rest[..<authorityEnd]
         let path = String(rest[authorityEnd...])
         guard !authority.isEmpty, !authority.contains("@"), !path.contains("#") else { return nil }
-        var host = Substring(authority), port: Int?
+        var host = Substring(authority)
+        var port: Int?
         if authority.hasPrefix("[") {
             guard let close = authority.firstIndex(of: "]") else { return nil }
             host = authority[...close]
             let after = authority[authority.index(after: close)...]
             if !after.isEmpty {
-                guard after.hasPrefix(":"), let number = Int(after.dropFirst()), (1...65535).contains(number) else { return nil }
+                guard after.hasPrefix(":"), let number = Int(after.dropFirst()), (1...65535).contains(number) else {
+                    return nil
+                }
                 port = number
             }
-            guard host.dropFirst().dropLast().allSatisfy({ $0.isHexDigit || $0 == ":" || $0 == "." }) else { return nil }
+            guard host.dropFirst().dropLast().allSatisfy({ $0.isHexDigit || $0 == ":" || $0 == "." }) else {
+                return nil
+            }
         } else {
             if let colon = authority.lastIndex(of: ":") {
-                guard let number = Int(authority[authority.index(after: colon)...]), (1...65535).contains(number) else { return nil }
+                guard let number = Int(authority[authority.index(after: colon)...]), (1...65535).contains(number) else {
+                    return nil
+                }
                 port = number
                 host = authority[..<colon]
             }
-            guard !host.isEmpty, host.allSatisfy({ ($0.isASCII && ($0.isLetter || $0.isNumber)) || $0 == "." || $0 == "-" }) else { return nil }
+            guard !host.isEmpty,
+                host.allSatisfy({ ($0.isASCII && ($0.isLetter || $0.isNumber)) || $0 == "." || $0 == "-" })
+            else { return nil }
         }
         return (scheme, host.lowercased(), port, path)
     }
@@ -133,25 +157,28 @@ public struct WebPushEndpoints: Sendable, Hashable {
     /// documentation or reserved; IPv4-mapped IPv6 addresses are judged as their IPv4 address.
     public static func isPublic(_ address: [UInt8]) -> Bool {
         if address.count == 16 {
-            if address[0..<10].allSatisfy({ $0 == 0 }) && address[10] == 0xFF && address[11] == 0xFF { return isPublic(Array(address[12...])) }
-            if address[0..<15].allSatisfy({ $0 == 0 }) { return false }                 // :: and ::1
-            if address[0] & 0xFE == 0xFC { return false }                               // fc00::/7 unique local
-            if address[0] == 0xFE && address[1] & 0xC0 == 0x80 { return false }         // fe80::/10 link-local
-            if address[0] == 0xFF { return false }                                      // multicast
-            if address[0] == 0x20 && address[1] == 0x01 && address[2] == 0x0D && address[3] == 0xB8 { return false }   // 2001:db8::/32
-            if address[0] == 0x00 || address[0] == 0x01 { return false }                // ::/8 reserved, 100::/64 discard
+            if address[0..<10].allSatisfy({ $0 == 0 }) && address[10] == 0xFF && address[11] == 0xFF {
+                return isPublic(Array(address[12...]))
+            }
+            if address[0..<15].allSatisfy({ $0 == 0 }) { return false }  // :: and ::1
+            if address[0] & 0xFE == 0xFC { return false }  // fc00::/7 unique local
+            if address[0] == 0xFE && address[1] & 0xC0 == 0x80 { return false }  // fe80::/10 link-local
+            if address[0] == 0xFF { return false }  // multicast
+            // 2001:db8::/32, documentation
+            if address[0] == 0x20 && address[1] == 0x01 && address[2] == 0x0D && address[3] == 0xB8 { return false }
+            if address[0] == 0x00 || address[0] == 0x01 { return false }  // ::/8 reserved, 100::/64 discard
             return true
         }
         guard address.count == 4 else { return false }
         let (a, b) = (address[0], address[1])
         switch a {
         case 0, 10, 127: return false
-        case 100 where b & 0xC0 == 64: return false                                     // 100.64.0.0/10
+        case 100 where b & 0xC0 == 64: return false  // 100.64.0.0/10
         case 169 where b == 254: return false
         case 172 where b & 0xF0 == 16: return false
         case 192 where b == 168: return false
-        case 192 where b == 0 && (address[2] == 0 || address[2] == 2): return false    // 192.0.0.0/24, 192.0.2.0/24
-        case 198 where b & 0xFE == 18: return false                                     // 198.18.0.0/15
+        case 192 where b == 0 && (address[2] == 0 || address[2] == 2): return false  // 192.0.0.0/24, 192.0.2.0/24
+        case 198 where b & 0xFE == 18: return false  // 198.18.0.0/15
         case 198 where b == 51 && address[2] == 100, 203 where b == 0 && address[2] == 113: return false
         case 224...255: return false
         default: return true

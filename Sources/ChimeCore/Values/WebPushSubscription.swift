@@ -38,8 +38,12 @@ public struct WebPushSubscription: Sendable, Hashable {
     /// When the browser said the subscription expires (`expirationTime`), if it did.
     public var expires: Date?
 
-    public init(id: String, endpoint: String, p256dh: [UInt8], auth: [UInt8], apps: [String]? = nil, name: String = "", userAgent: String = "",
-                created: Date, lastSuccess: Date? = nil, lastFailure: Date? = nil, lastFailureReason: String? = nil, expires: Date? = nil) {
+    public init(
+        id: String, endpoint: String, p256dh: [UInt8], auth: [UInt8], apps: [String]? = nil, name: String = "",
+        userAgent: String = "",
+        created: Date, lastSuccess: Date? = nil, lastFailure: Date? = nil, lastFailureReason: String? = nil,
+        expires: Date? = nil
+    ) {
         self.id = id
         self.endpoint = endpoint
         self.p256dh = p256dh
@@ -62,8 +66,12 @@ public struct WebPushSubscription: Sendable, Hashable {
 
     /// Throws unless `name` can name a device: at most ``maximumNameLength`` characters, no control characters.
     public static func validateName(_ name: String, field: String) throws(ChimeError) {
-        guard name.count <= maximumNameLength, !name.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else {
-            throw ChimeError(.invalidValue, field: field, "\(field): expected at most \(maximumNameLength) characters without control characters")
+        guard name.count <= maximumNameLength,
+            !name.unicodeScalars.contains(where: { $0.properties.generalCategory == .control })
+        else {
+            throw ChimeError(
+                .invalidValue, field: field,
+                "\(field): expected at most \(maximumNameLength) characters without control characters")
         }
     }
 
@@ -98,7 +106,10 @@ public struct WebPushRegistration: Sendable, Hashable {
     public var name: String?
     public var expires: Date?
 
-    public init(endpoint: String, p256dh: [UInt8], auth: [UInt8], apps: [String]?? = nil, name: String? = nil, expires: Date? = nil) {
+    public init(
+        endpoint: String, p256dh: [UInt8], auth: [UInt8], apps: [String]?? = nil, name: String? = nil,
+        expires: Date? = nil
+    ) {
         self.endpoint = endpoint
         self.p256dh = p256dh
         self.auth = auth
@@ -113,25 +124,35 @@ public struct WebPushRegistration: Sendable, Hashable {
     /// the key itself is checked when the first push is encrypted), `auth` 16 bytes.
     ///
     /// This is the parser a fuzz target for subscriptions should call.
-    public static func decode(_ value: JSONValue, endpoints: WebPushEndpoints) throws(ChimeError) -> WebPushRegistration {
+    public static func decode(_ value: JSONValue, endpoints: WebPushEndpoints) throws(ChimeError) -> WebPushRegistration
+    {
         let reader = try JSONObjectReader(value, path: "", what: "a push subscription (PushSubscription.toJSON())")
-        try reader.finish(accepted: ["endpoint", "expirationTime", "keys", "name", "apps"], what: "a push subscription")
-        let endpoint = try reader.requiredString("endpoint", hint: " (the push service URL of PushSubscription.toJSON())")
+        try reader.finish(
+            accepted: ["endpoint", "expirationTime", "keys", "name", "apps"], what: "a push subscription")
+        let endpoint = try reader.requiredString(
+            "endpoint", hint: " (the push service URL of PushSubscription.toJSON())")
         try endpoints.check(endpoint, field: "endpoint")
         guard let keysValue = reader.value("keys") else {
-            throw ChimeError(.invalidValue, field: "keys", "keys is missing; expected {\"p256dh\": …, \"auth\": …} as in PushSubscription.toJSON()")
+            throw ChimeError(
+                .invalidValue, field: "keys",
+                "keys is missing; expected {\"p256dh\": …, \"auth\": …} as in PushSubscription.toJSON()")
         }
         let keys = try JSONObjectReader(keysValue, path: "keys", what: "the subscription's keys")
         try keys.finish(accepted: ["p256dh", "auth"], what: "the subscription's keys")
         let p256dh = try Self.base64URL(keys, "p256dh", length: 65, what: "an uncompressed P-256 public key")
         guard p256dh.first == 4 else {
-            throw ChimeError(.invalidValue, field: "keys.p256dh", "keys.p256dh: expected an uncompressed P-256 point (its first byte 0x04), found first byte \(p256dh[0])")
+            throw ChimeError(
+                .invalidValue, field: "keys.p256dh",
+                "keys.p256dh: expected an uncompressed P-256 point (its first byte 0x04), found first byte \(p256dh[0])"
+            )
         }
         let auth = try Self.base64URL(keys, "auth", length: 16, what: "the authentication secret")
         var expires: Date?
         if let milliseconds = try reader.double("expirationTime") {
             guard milliseconds.isFinite, JSONMapping.formattableMilliseconds.contains(milliseconds) else {
-                throw ChimeError(.invalidValue, field: "expirationTime", "expirationTime: expected milliseconds since 1970 or null, found \(milliseconds)")
+                throw ChimeError(
+                    .invalidValue, field: "expirationTime",
+                    "expirationTime: expected milliseconds since 1970 or null, found \(milliseconds)")
             }
             expires = Date(timeIntervalSince1970: milliseconds / 1000)
         }
@@ -139,21 +160,29 @@ public struct WebPushRegistration: Sendable, Hashable {
         if let name { try WebPushSubscription.validateName(name, field: "name") }
         var apps: [String]??
         if reader.object["apps"] != nil { apps = .some(try decodeApps(reader.value("apps"), field: "apps")) }
-        return WebPushRegistration(endpoint: endpoint, p256dh: p256dh, auth: auth, apps: apps, name: name, expires: expires)
+        return WebPushRegistration(
+            endpoint: endpoint, p256dh: p256dh, auth: auth, apps: apps, name: name, expires: expires)
     }
 
     /// `apps`: an array of bundle identifiers, or `null` for every app.
     public static func decodeApps(_ value: JSONValue?, field: String) throws(ChimeError) -> [String]? {
         guard let value, value != .null else { return nil }
         guard case .array(let elements) = value else {
-            throw ChimeError(.invalidValue, field: field, "\(field): expected an array of bundle identifiers, or null for every app; found \(value.shortDescription)")
+            throw ChimeError(
+                .invalidValue, field: field,
+                "\(field): expected an array of bundle identifiers, or null for every app; found \(value.shortDescription)"
+            )
         }
-        guard elements.count <= 1000 else { throw ChimeError(.invalidValue, field: field, "\(field): at most 1000 apps") }
+        guard elements.count <= 1000 else {
+            throw ChimeError(.invalidValue, field: field, "\(field): at most 1000 apps")
+        }
         var apps: [String] = []
         for (index, element) in elements.enumerated() {
             let name = JSONPath.element(field, index)
             guard case .string(let app) = element else {
-                throw ChimeError(.invalidValue, field: name, "\(name): expected a bundle identifier, found \(element.shortDescription)")
+                throw ChimeError(
+                    .invalidValue, field: name,
+                    "\(name): expected a bundle identifier, found \(element.shortDescription)")
             }
             try Validation.validateBundleIdentifier(app, field: name)
             if !apps.contains(app) { apps.append(app) }
@@ -161,10 +190,14 @@ public struct WebPushRegistration: Sendable, Hashable {
         return apps
     }
 
-    private static func base64URL(_ keys: JSONObjectReader, _ key: String, length: Int, what: String) throws(ChimeError) -> [UInt8] {
+    private static func base64URL(_ keys: JSONObjectReader, _ key: String, length: Int, what: String) throws(ChimeError)
+        -> [UInt8]
+    {
         let field = keys.field(key)
         let text = try keys.requiredString(key, hint: " (base64url, \(what) of \(length) bytes)")
-        guard text.utf8.count <= 200 else { throw ChimeError(.invalidValue, field: field, "\(field): too long for \(what) of \(length) bytes") }
+        guard text.utf8.count <= 200 else {
+            throw ChimeError(.invalidValue, field: field, "\(field): too long for \(what) of \(length) bytes")
+        }
         let bytes: [UInt8]
         // Some browsers pad their base64url with '='; the bytes are the same.
         var unpadded = Substring(text)
@@ -173,7 +206,9 @@ public struct WebPushRegistration: Sendable, Hashable {
             throw ChimeError(.invalidValue, field: field, error.message + "; expected \(what) of \(length) bytes")
         }
         guard bytes.count == length else {
-            throw ChimeError(.invalidValue, field: field, "\(field): expected \(what) of \(length) bytes, found \(bytes.count) bytes")
+            throw ChimeError(
+                .invalidValue, field: field, "\(field): expected \(what) of \(length) bytes, found \(bytes.count) bytes"
+            )
         }
         return bytes
     }
@@ -186,7 +221,10 @@ extension WebPushSubscription {
     /// "lastSuccess", "lastFailure", "lastFailureReason", "expires"}`.
     public var json: JSONValue {
         var object: JSONObject = ["id": .string(id), "name": .string(name), "endpoint": .string(endpoint)]
-        object["pushService"] = WebPushEndpoints.parse(endpoint).map { .string("\($0.scheme)://\($0.host)" + ($0.port.map { ":\($0)" } ?? "")) } ?? .null
+        object["pushService"] =
+            WebPushEndpoints.parse(endpoint).map {
+                .string("\($0.scheme)://\($0.host)" + ($0.port.map { ":\($0)" } ?? ""))
+            } ?? .null
         object["apps"] = apps.map { .array($0.map(JSONValue.string)) } ?? .null
         object["userAgent"] = .string(userAgent)
         object["created"] = JSONMapping.json(created)
@@ -204,7 +242,9 @@ extension WebPushSubscription {
         object["p256dh"] = .string(Base64URL.encode(p256dh))
         object["auth"] = .string(Base64URL.encode(auth))
         // Dates to the microsecond, as the store gave them.
-        for (key, date) in [("created", created), ("lastSuccess", lastSuccess), ("lastFailure", lastFailure), ("expires", expires)] {
+        for (key, date) in [
+            ("created", created), ("lastSuccess", lastSuccess), ("lastFailure", lastFailure), ("expires", expires),
+        ] {
             object[key] = date.map { .number($0.timeIntervalSince1970) } ?? .null
         }
         return JSONValue.object(object).serialized()
@@ -214,7 +254,9 @@ extension WebPushSubscription {
     ///
     /// - Throws: ``ChimeError`` `storeFailure` when it is not one.
     public init(storedRecord text: String) throws(ChimeError) {
-        func damaged(_ what: String) -> ChimeError { ChimeError(.storeFailure, "a stored web push subscription is damaged: \(what)") }
+        func damaged(_ what: String) -> ChimeError {
+            ChimeError(.storeFailure, "a stored web push subscription is damaged: \(what)")
+        }
         let value: JSONValue
         do { value = try JSONValue.parse(text) } catch { throw damaged(error.message) }
         func string(_ key: String) throws(ChimeError) -> String {
@@ -233,11 +275,16 @@ extension WebPushSubscription {
         }
         guard let created = date("created") else { throw damaged("no created date") }
         var apps: [String]?
-        if case .array(let list)? = value["apps"] { apps = list.compactMap { if case .string(let app) = $0 { app } else { nil } } }
+        if case .array(let list)? = value["apps"] {
+            apps = list.compactMap { if case .string(let app) = $0 { app } else { nil } }
+        }
         var reason: String?
         if case .string(let text)? = value["lastFailureReason"] { reason = text }
-        self.init(id: try string("id"), endpoint: try string("endpoint"), p256dh: try bytes("p256dh"), auth: try bytes("auth"), apps: apps,
-                  name: try string("name"), userAgent: try string("userAgent"), created: created, lastSuccess: date("lastSuccess"),
-                  lastFailure: date("lastFailure"), lastFailureReason: reason, expires: date("expires"))
+        self.init(
+            id: try string("id"), endpoint: try string("endpoint"), p256dh: try bytes("p256dh"),
+            auth: try bytes("auth"), apps: apps,
+            name: try string("name"), userAgent: try string("userAgent"), created: created,
+            lastSuccess: date("lastSuccess"),
+            lastFailure: date("lastFailure"), lastFailureReason: reason, expires: date("expires"))
     }
 }

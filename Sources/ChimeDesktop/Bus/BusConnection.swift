@@ -1,7 +1,8 @@
 import CSystemdBus
 import Foundation
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// One connection to a D-Bus bus through sd-bus. Not `Sendable`: an sd-bus connection belongs to
@@ -27,7 +28,9 @@ final class BusConnection {
             _ = sd_bus_set_description(bus, description)
             let started = sd_bus_start(bus)
             if started < 0 {
-                throw BusError(.unreachable, "cannot connect to the session bus at \(address): \(String(cString: strerror(-started)))")
+                throw BusError(
+                    .unreachable,
+                    "cannot connect to the session bus at \(address): \(String(cString: strerror(-started)))")
             }
         } catch {
             sd_bus_flush_close_unref(bus)
@@ -62,19 +65,24 @@ final class BusConnection {
     ///
     /// - Throws: ``BusError`` `callFailed` with the D-Bus error name when the peer answers with an
     ///   error, `disconnected` when the connection broke, `badReply` when `read` rejects the answer.
-    func call<T>(destination: String, path: String, interface: String, member: String, timeout: Duration,
-                 arguments fill: (MessageWriter) throws -> Void = { _ in },
-                 reply read: (MessageReader) throws -> T) throws -> T {
+    func call<T>(
+        destination: String, path: String, interface: String, member: String, timeout: Duration,
+        arguments fill: (MessageWriter) throws -> Void = { _ in },
+        reply read: (MessageReader) throws -> T
+    ) throws -> T {
         guard let bus else { throw BusError(.disconnected, "the connection to the session bus is closed") }
         var message: OpaquePointer?
-        try check(sd_bus_message_new_method_call(bus, &message, destination, path, interface, member), "create a \(member) call")
+        try check(
+            sd_bus_message_new_method_call(bus, &message, destination, path, interface, member),
+            "create a \(member) call")
         defer { sd_bus_message_unref(message) }
         guard let message else { throw BusError(.callFailed, "sd-bus made no \(member) message") }
         try fill(MessageWriter(message: message))
         var error = chime_sd_bus_error_null()
         defer { sd_bus_error_free(&error) }
         var reply: OpaquePointer?
-        let micros = UInt64(max(1, timeout.components.seconds * 1_000_000 + timeout.components.attoseconds / 1_000_000_000_000))
+        let micros = UInt64(
+            max(1, timeout.components.seconds * 1_000_000 + timeout.components.attoseconds / 1_000_000_000_000))
         let result = sd_bus_call(bus, message, micros, &error, &reply)
         defer { sd_bus_message_unref(reply) }
         if result < 0 {
@@ -96,11 +104,13 @@ final class BusConnection {
         guard let bus else { throw BusError(.disconnected, "the connection to the session bus is closed") }
         let box = Unmanaged.passRetained(MatchBox(handler))
         var slot: OpaquePointer?
-        let result = sd_bus_add_match(bus, &slot, rule, { message, userdata, _ in
-            guard let message, let userdata else { return 0 }
-            Unmanaged<MatchBox>.fromOpaque(userdata).takeUnretainedValue().handler(MessageReader(message: message))
-            return 0
-        }, box.toOpaque())
+        let result = sd_bus_add_match(
+            bus, &slot, rule,
+            { message, userdata, _ in
+                guard let message, let userdata else { return 0 }
+                Unmanaged<MatchBox>.fromOpaque(userdata).takeUnretainedValue().handler(MessageReader(message: message))
+                return 0
+            }, box.toOpaque())
         if result < 0 {
             box.release()
             throw BusError(errno: result, "install the match \(rule)")
@@ -115,7 +125,9 @@ final class BusConnection {
         guard let bus else { throw BusError(.disconnected, "the connection to the session bus is closed") }
         while true {
             let result = sd_bus_process(bus, nil)
-            if result < 0 { throw BusError(.disconnected, "the session bus connection broke: \(String(cString: strerror(-result)))") }
+            if result < 0 {
+                throw BusError(.disconnected, "the session bus connection broke: \(String(cString: strerror(-result)))")
+            }
             if result == 0 { return }
         }
     }

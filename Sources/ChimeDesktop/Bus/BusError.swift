@@ -1,6 +1,7 @@
 import Foundation
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// A failure talking to D-Bus: the bus could not be reached, a call failed, or an answer did not
@@ -37,16 +38,19 @@ public struct BusError: Error, Sendable, Hashable, CustomStringConvertible {
 
     /// An error from an sd-bus return value (a negative errno).
     init(errno value: Int32, _ doing: String) {
-        let code: Code = [ECONNRESET, ENOTCONN, EPIPE, ESHUTDOWN, ECONNREFUSED].contains(-value) ? .disconnected : .callFailed
+        let code: Code =
+            [ECONNRESET, ENOTCONN, EPIPE, ESHUTDOWN, ECONNREFUSED].contains(-value) ? .disconnected : .callFailed
         self.init(code, "\(doing): \(String(cString: strerror(-value)))")
     }
 
     /// Whether the error says that nobody owns the name called (the server is not running).
     public var isNoServer: Bool {
         guard code == .callFailed, let name else { return false }
-        return ["org.freedesktop.DBus.Error.ServiceUnknown", "org.freedesktop.DBus.Error.NameHasNoOwner",
-                "org.freedesktop.DBus.Error.NoReply", "org.freedesktop.DBus.Error.Timeout",
-                "org.freedesktop.DBus.Error.Spawn.ChildExited", "org.freedesktop.DBus.Error.Spawn.Failed"].contains(name)
+        return [
+            "org.freedesktop.DBus.Error.ServiceUnknown", "org.freedesktop.DBus.Error.NameHasNoOwner",
+            "org.freedesktop.DBus.Error.NoReply", "org.freedesktop.DBus.Error.Timeout",
+            "org.freedesktop.DBus.Error.Spawn.ChildExited", "org.freedesktop.DBus.Error.Spawn.Failed",
+        ].contains(name)
             || name.hasPrefix("org.freedesktop.DBus.Error.Spawn.")
     }
 

@@ -73,13 +73,17 @@ struct MessageReader {
 
     func uint32() throws -> UInt32 {
         var value: UInt32 = 0
-        guard chime_sd_bus_read_uint32(message, &value) > 0 else { throw BusError(.badReply, "expected a uint32 in \(describe)") }
+        guard chime_sd_bus_read_uint32(message, &value) > 0 else {
+            throw BusError(.badReply, "expected a uint32 in \(describe)")
+        }
         return value
     }
 
     func bool() throws -> Bool {
         var value: Int32 = 0
-        guard chime_sd_bus_read_bool(message, &value) > 0 else { throw BusError(.badReply, "expected a boolean in \(describe)") }
+        guard chime_sd_bus_read_bool(message, &value) > 0 else {
+            throw BusError(.badReply, "expected a boolean in \(describe)")
+        }
         return value != 0
     }
 
@@ -90,7 +94,9 @@ struct MessageReader {
         }
         var values: [String] = []
         while sd_bus_message_at_end(message, 0) == 0 { values.append(try string()) }
-        guard sd_bus_message_exit_container(message) >= 0 else { throw BusError(.badReply, "a broken array in \(describe)") }
+        guard sd_bus_message_exit_container(message) >= 0 else {
+            throw BusError(.badReply, "a broken array in \(describe)")
+        }
         return values
     }
 

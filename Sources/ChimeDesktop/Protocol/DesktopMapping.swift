@@ -19,7 +19,9 @@ public struct DesktopApp: Sendable, Hashable {
     /// app shows its own notifications in its own process, and any file of its is its own.
     public var attachmentDirectory: String?
 
-    public init(displayName: String, icon: String? = nil, desktopEntry: String? = nil, attachmentDirectory: String? = nil) {
+    public init(
+        displayName: String, icon: String? = nil, desktopEntry: String? = nil, attachmentDirectory: String? = nil
+    ) {
         self.displayName = displayName
         self.icon = icon
         self.desktopEntry = desktopEntry
@@ -49,8 +51,10 @@ enum DesktopMapping {
     /// - Parameters:
     ///   - canPrompt: whether a text-input action can be answered without inline reply (a reply
     ///     prompt is there); without it such actions are left out rather than answered empty.
-    static func popUp(for delivery: Delivery, app: DesktopApp, server: ServerProfile, replacesID: UInt32,
-                      canPrompt: Bool) -> DesktopPopUp {
+    static func popUp(
+        for delivery: Delivery, app: DesktopApp, server: ServerProfile, replacesID: UInt32,
+        canPrompt: Bool
+    ) -> DesktopPopUp {
         let content = delivery.notification.request.content
         let category = delivery.category
         let hidden = delivery.settings.showPreviewsSetting == .never
@@ -84,14 +88,17 @@ enum DesktopMapping {
                     }
                 }
                 var key = action.identifier
-                if key.isEmpty || key == defaultKey || key == inlineReplyKey || keys[key] != nil { key = "chime-action-\(index)" }
+                if key.isEmpty || key == defaultKey || key == inlineReplyKey || keys[key] != nil {
+                    key = "chime-action-\(index)"
+                }
                 keys[key] = action
                 actions += [key, label(for: action)]
             }
         }
 
         // An escalating notification alerted again (Delivery.alert 2 and on) comes back critical.
-        let level: UInt8 = delivery.alert > 1 && delivery.presentation.contains(.banner)
+        let level: UInt8 =
+            delivery.alert > 1 && delivery.presentation.contains(.banner)
             ? 2 : urgency(content.interruptionLevel, presentation: delivery.presentation)
         var hints: [String: HintValue] = ["urgency": .byte(level)]
         if delivery.presentation.contains(.sound), let sound = content.sound {
@@ -111,18 +118,23 @@ enum DesktopMapping {
             if !input.buttonTitle.isEmpty { hints["x-kde-reply-submit-button-text"] = .string(input.buttonTitle) }
         }
         if let entry = app.desktopEntry { hints["desktop-entry"] = .string(entry) }
-        if !hidden, let image = content.attachments.first(where: isImage), image.url.isFileURL, mayHand(image.url.path, app: app) {
+        if !hidden, let image = content.attachments.first(where: isImage), image.url.isFileURL,
+            mayHand(image.url.path, app: app)
+        {
             hints["image-path"] = .string(image.url.absoluteString)
         }
 
-        let request = NotifyRequest(appName: app.displayName, replacesID: replacesID, appIcon: app.icon ?? "", summary: summary,
-                                    body: body, actions: actions, hints: hints, expireTimeout: -1)
+        let request = NotifyRequest(
+            appName: app.displayName, replacesID: replacesID, appIcon: app.icon ?? "", summary: summary,
+            body: body, actions: actions, hints: hints, expireTimeout: -1)
         return DesktopPopUp(request: request, actions: keys, inlineReply: inline, leftOut: leftOut)
     }
 
     /// passive 0 (low), active 1 (normal), time-sensitive and critical 2 (critical). A notification
     /// presented without a banner (to the list only) is low: servers then keep it out of the way.
-    static func urgency(_ level: UNNotificationInterruptionLevel, presentation: UNNotificationPresentationOptions) -> UInt8 {
+    static func urgency(_ level: UNNotificationInterruptionLevel, presentation: UNNotificationPresentationOptions)
+        -> UInt8
+    {
         guard presentation.contains(.banner) else { return 0 }
         switch level {
         case .passive: return 0
@@ -175,7 +187,8 @@ enum DesktopMapping {
     }
 
     static func isImage(_ attachment: NotificationAttachment) -> Bool {
-        ["public.png", "public.jpeg", "com.compuserve.gif", "public.heic", "org.webmproject.webp", "public.image"].contains(attachment.type)
+        ["public.png", "public.jpeg", "com.compuserve.gif", "public.heic", "org.webmproject.webp", "public.image"]
+            .contains(attachment.type)
             || ["png", "jpg", "jpeg", "gif", "webp", "svg"].contains(attachment.url.pathExtension.lowercased())
     }
 }

@@ -16,8 +16,10 @@ public struct ServerProfile: Sendable, Hashable {
     /// The server's unique name on the bus (`:1.7`): signals from any other sender are ignored.
     public var owner: String
 
-    public init(name: String, vendor: String = "", version: String = "", specVersion: String = "",
-                capabilities: Set<String>, owner: String = "") {
+    public init(
+        name: String, vendor: String = "", version: String = "", specVersion: String = "",
+        capabilities: Set<String>, owner: String = ""
+    ) {
         self.name = name
         self.vendor = vendor
         self.version = version
@@ -64,49 +66,59 @@ enum FreedesktopNotifications {
     /// Every signal of the interface, broadcast or sent to this connection alone.
     static let signalRule = "type='signal',path='\(path)',interface='\(interface)'"
     /// Who owns the server's name: a server starting, stopping or being replaced.
-    static let ownerRule = "type='signal',sender='org.freedesktop.DBus',path='/org/freedesktop/DBus',"
+    static let ownerRule =
+        "type='signal',sender='org.freedesktop.DBus',path='/org/freedesktop/DBus',"
         + "interface='org.freedesktop.DBus',member='NameOwnerChanged',arg0='\(name)'"
 
     /// Asks the server who it is and what it can do. Starts it if the bus can activate it.
     static func profile(on connection: BusConnection, timeout: Duration) throws -> ServerProfile {
         var owner = ""
-        let information = try connection.call(destination: name, path: path, interface: interface, member: "GetServerInformation",
-                                              timeout: timeout) { reader -> (String, String, String, String) in
+        let information = try connection.call(
+            destination: name, path: path, interface: interface, member: "GetServerInformation",
+            timeout: timeout
+        ) { reader -> (String, String, String, String) in
             owner = reader.sender ?? ""
             return (try reader.string(), try reader.string(), try reader.string(), try reader.string())
         }
-        let capabilities = try connection.call(destination: name, path: path, interface: interface, member: "GetCapabilities",
-                                               timeout: timeout) { try $0.strings() }
-        return ServerProfile(name: information.0, vendor: information.1, version: information.2, specVersion: information.3,
-                             capabilities: Set(capabilities), owner: owner)
+        let capabilities = try connection.call(
+            destination: name, path: path, interface: interface, member: "GetCapabilities",
+            timeout: timeout
+        ) { try $0.strings() }
+        return ServerProfile(
+            name: information.0, vendor: information.1, version: information.2, specVersion: information.3,
+            capabilities: Set(capabilities), owner: owner)
     }
 
     /// Shows (or, with `replacesID`, updates) a notification; returns the server's id for it.
     static func notify(_ request: NotifyRequest, on connection: BusConnection, timeout: Duration) throws -> UInt32 {
-        try connection.call(destination: name, path: path, interface: interface, member: "Notify", timeout: timeout, arguments: { writer in
-            try writer.append(request.appName)
-            try writer.append(request.replacesID)
-            try writer.append(request.appIcon)
-            try writer.append(request.summary)
-            try writer.append(request.body)
-            try writer.append(request.actions)
-            try writer.append(request.hints)
-            try writer.append(request.expireTimeout)
-        }, reply: { try $0.uint32() })
+        try connection.call(
+            destination: name, path: path, interface: interface, member: "Notify", timeout: timeout,
+            arguments: { writer in
+                try writer.append(request.appName)
+                try writer.append(request.replacesID)
+                try writer.append(request.appIcon)
+                try writer.append(request.summary)
+                try writer.append(request.body)
+                try writer.append(request.actions)
+                try writer.append(request.hints)
+                try writer.append(request.expireTimeout)
+            }, reply: { try $0.uint32() })
     }
 
     /// Takes a notification off the screen (the server answers with `NotificationClosed` reason 3).
     static func close(_ id: UInt32, on connection: BusConnection, timeout: Duration) throws {
-        try connection.call(destination: name, path: path, interface: interface, member: "CloseNotification", timeout: timeout,
-                            arguments: { try $0.append(id) }, reply: { _ in () })
+        try connection.call(
+            destination: name, path: path, interface: interface, member: "CloseNotification", timeout: timeout,
+            arguments: { try $0.append(id) }, reply: { _ in () })
     }
 
     /// The unique name owning the server's name, or `nil` when no server runs.
     static func owner(on connection: BusConnection, timeout: Duration) throws -> String? {
         do {
-            return try connection.call(destination: "org.freedesktop.DBus", path: "/org/freedesktop/DBus", interface: "org.freedesktop.DBus",
-                                       member: "GetNameOwner", timeout: timeout, arguments: { try $0.append(name) },
-                                       reply: { try $0.string() })
+            return try connection.call(
+                destination: "org.freedesktop.DBus", path: "/org/freedesktop/DBus", interface: "org.freedesktop.DBus",
+                member: "GetNameOwner", timeout: timeout, arguments: { try $0.append(name) },
+                reply: { try $0.string() })
         } catch let error as BusError where error.name == "org.freedesktop.DBus.Error.NameHasNoOwner" {
             return nil
         }

@@ -23,7 +23,8 @@ struct APIError: Error, Sendable {
     }
 
     func response(route: String) -> HTTPResponse {
-        var response = HTTPResponse(status: status, contentType: "application/json", body: json.serializedBytes(), route: route)
+        var response = HTTPResponse(
+            status: status, contentType: "application/json", body: json.serializedBytes(), route: route)
         response.headers += headers
         return response
     }
@@ -35,7 +36,9 @@ struct APIError: Error, Sendable {
     }
 
     static func forbidden(_ message: String) -> APIError { APIError(403, "forbidden", message) }
-    static func notFound(_ message: String, field: String? = nil) -> APIError { APIError(404, "notFound", message, field: field) }
+    static func notFound(_ message: String, field: String? = nil) -> APIError {
+        APIError(404, "notFound", message, field: field)
+    }
     static func badRequest(_ code: String = "invalidValue", _ message: String, field: String? = nil) -> APIError {
         APIError(400, code, message, field: field)
     }
@@ -49,13 +52,16 @@ struct APIError: Error, Sendable {
         var answer: APIError
         switch error {
         case let error as ChimeError:
-            answer = APIError(entry.status, entry.apiCode ?? error.code.rawValue, entry.message ?? error.message,
-                              field: error.field ?? entry.field)
+            answer = APIError(
+                entry.status, entry.apiCode ?? error.code.rawValue, entry.message ?? error.message,
+                field: error.field ?? entry.field)
         case let error as UNError:
-            answer = APIError(entry.status, entry.apiCode ?? "\(error.code)", entry.message ?? error.message,
-                              field: entry.field)
+            answer = APIError(
+                entry.status, entry.apiCode ?? "\(error.code)", entry.message ?? error.message,
+                field: entry.field)
         default:
-            answer = APIError(entry.status, entry.apiCode ?? "internal", entry.message ?? "the server failed; see the server log")
+            answer = APIError(
+                entry.status, entry.apiCode ?? "internal", entry.message ?? "the server failed; see the server log")
         }
         if let hint = entry.hint { answer.message += " " + hint }
         if let seconds = entry.retryAfter { answer.headers.append(("Retry-After", String(seconds))) }

@@ -11,19 +11,25 @@ extension APNsEndpoint {
     ///   validity dates.
     func certifiedApps(_ request: HTTPRequest) async throws -> [String] {
         guard let presented = request.clientCertificate else {
-            throw Failure("MissingProviderToken", 403,
-                          "no authorization: bearer <token> header and no client certificate; send a provider token (an ES256 JWT signed with the team's key), the app's token, or connect with the app's registered certificate (HTTP/2 over TLS)")
+            throw Failure(
+                "MissingProviderToken", 403,
+                "no authorization: bearer <token> header and no client certificate; send a provider token (an ES256 JWT signed with the team's key), the app's token, or connect with the app's registered certificate (HTTP/2 over TLS)"
+            )
         }
         try await api.loadTokens()
         let apps = api.tokens.apps(certifiedBy: presented)
         guard !apps.isEmpty else {
-            throw Failure("BadCertificate", 403,
-                          "the client certificate (SHA-256 \(presented.sha256Hex)) is registered for no app; register it with `chime apps set APP --apns-certificate FILE.pem`")
+            throw Failure(
+                "BadCertificate", 403,
+                "the client certificate (SHA-256 \(presented.sha256Hex)) is registered for no app; register it with `chime apps set APP --apns-certificate FILE.pem`"
+            )
         }
         let now = api.engine.clock.now
         guard presented.isValid(at: now) else {
-            throw Failure("BadCertificate", 403,
-                          "the client certificate is valid from \(JSONMapping.formatDate(presented.notBefore)) to \(JSONMapping.formatDate(presented.notAfter)), not now (\(JSONMapping.formatDate(now)))")
+            throw Failure(
+                "BadCertificate", 403,
+                "the client certificate is valid from \(JSONMapping.formatDate(presented.notBefore)) to \(JSONMapping.formatDate(presented.notAfter)), not now (\(JSONMapping.formatDate(now)))"
+            )
         }
         return apps
     }

@@ -19,12 +19,15 @@ struct APNsEndpoint {
 
     let api: ChimeAPI
 
-    static func reason(_ reason: String, status: Int, message: String? = nil, apnsID: String? = nil, timestamp: Int64? = nil) -> HTTPResponse {
+    static func reason(
+        _ reason: String, status: Int, message: String? = nil, apnsID: String? = nil, timestamp: Int64? = nil
+    ) -> HTTPResponse {
         var object: JSONObject = ["reason": .string(reason)]
         if let timestamp { object["timestamp"] = .integer(timestamp) }
         if let message { object["message"] = .string(message) }
-        var response = HTTPResponse(status: status, contentType: "application/json", body: JSONValue.object(object).serializedBytes(),
-                                    route: route)
+        var response = HTTPResponse(
+            status: status, contentType: "application/json", body: JSONValue.object(object).serializedBytes(),
+            route: route)
         if let apnsID { response.headers.append(("apns-id", apnsID)) }
         return response
     }
@@ -35,15 +38,20 @@ struct APNsEndpoint {
         do {
             return try await deliver(request, echo: echo)
         } catch let failure as Failure {
-            return Self.reason(failure.reason, status: failure.status, message: failure.message, apnsID: echo, timestamp: failure.timestamp)
+            return Self.reason(
+                failure.reason, status: failure.status, message: failure.message, apnsID: echo,
+                timestamp: failure.timestamp)
         } catch {
             // The error table's reason; the message is the service's answer's (never a store's text).
             let apiError = APIError.from(error)
-            let entry = error is APIError ? (apiError.status >= 500 ? ErrorTable.unknown : .refusal) : ErrorTable.entry(for: error)
+            let entry =
+                error is APIError
+                ? (apiError.status >= 500 ? ErrorTable.unknown : .refusal) : ErrorTable.entry(for: error)
             if apiError.status >= 500 {
                 api.logger.error("push failed", ["route": Self.route, "error": String(describing: error)])
             }
-            var response = Self.reason(entry.apnsReason, status: entry.apnsStatus, message: apiError.message, apnsID: echo)
+            var response = Self.reason(
+                entry.apnsReason, status: entry.apnsStatus, message: apiError.message, apnsID: echo)
             response.headers += apiError.headers
             return response
         }
@@ -92,20 +100,26 @@ struct APNsEndpoint {
             if token.isEmpty || !Tokens.equal(hash, api.ownerTokenHash) {
                 // The topic (whole, or without its push type's suffix) names the app whose token
                 // another node may have just made.
-                let named: [String] = request.header("apns-topic").map { whole -> [String] in
-                    let bare = APNsTopic(whole).bundleIdentifier
-                    return bare.isLiterally(whole) ? [whole] : [whole, bare]
-                } ?? []
+                let named: [String] =
+                    request.header("apns-topic").map { whole -> [String] in
+                        let bare = APNsTopic(whole).bundleIdentifier
+                        return bare.isLiterally(whole) ? [whole] : [whole, bare]
+                    } ?? []
                 guard !token.isEmpty, let app = try await api.owner(ofTokenHash: hash, candidates: named) else {
-                    throw Failure("InvalidProviderToken", 403, "the token is neither a provider token (a JWT) nor a registered app's token")
+                    throw Failure(
+                        "InvalidProviderToken", 403,
+                        "the token is neither a provider token (a JWT) nor a registered app's token")
                 }
                 caller = app
             }
         }
 
         // As Apple: a certificate for one topic may leave the topic out.
-        guard let topicText = request.header("apns-topic") ?? certified.flatMap({ $0.count == 1 ? $0.first : nil }), !topicText.isEmpty else {
-            throw Failure("MissingTopic", 400, "the apns-topic header is missing; set it to the app's bundle identifier")
+        guard let topicText = request.header("apns-topic") ?? certified.flatMap({ $0.count == 1 ? $0.first : nil }),
+            !topicText.isEmpty
+        else {
+            throw Failure(
+                "MissingTopic", 400, "the apns-topic header is missing; set it to the app's bundle identifier")
         }
         // The topic names the app, with Apple's suffix for a push type of its own channel
         // (`.voip`, …); an app registered under the whole topic is that app.
@@ -121,11 +135,15 @@ struct APNsEndpoint {
             throw Failure("TopicDisallowed", 400, "this token may push only to \(caller)")
         }
         if let certified, !certified.contains(topic) {
-            throw Failure("TopicDisallowed", 400, "the client certificate is registered for \(certified.joined(separator: ", ")) only")
+            throw Failure(
+                "TopicDisallowed", 400,
+                "the client certificate is registered for \(certified.joined(separator: ", ")) only")
         }
         if providerToken {
             do {
-                try await api.providerTokens.check(token, topic: found, now: api.engine.clock.now, connection: request.connection) { keyID in
+                try await api.providerTokens.check(
+                    token, topic: found, now: api.engine.clock.now, connection: request.connection
+                ) { keyID in
                     try await registeredProviders(keyID: keyID)
                 }
             } catch let refusal as ProviderTokens.Refusal {
@@ -136,19 +154,27 @@ struct APNsEndpoint {
             throw Failure("BadTopic", 400, "no app \(topic.prefix(255)) is registered")
         }
 
-        guard deviceToken.utf8.count == 64, deviceToken.utf8.allSatisfy({ (0x30...0x39).contains($0) || (0x61...0x66).contains($0) }) else {
-            throw Failure("BadDeviceToken", 400, "the device token must be 64 hexadecimal characters (GET /v1/apps/{app}/device-token)")
+        guard deviceToken.utf8.count == 64,
+            deviceToken.utf8.allSatisfy({ (0x30...0x39).contains($0) || (0x61...0x66).contains($0) })
+        else {
+            throw Failure(
+                "BadDeviceToken", 400,
+                "the device token must be 64 hexadecimal characters (GET /v1/apps/{app}/device-token)")
         }
         if app.deviceToken.lowercased() != deviceToken {
             try await api.loadTokens()
             if api.tokens.app(forDeviceToken: deviceToken) != nil {
                 throw Failure("DeviceTokenNotForTopic", 400, "the device token belongs to another app than \(topic)")
             }
-            throw Failure("BadDeviceToken", 400, "no app has this device token; \(topic)'s is at GET /v1/apps/\(topic)/device-token")
+            throw Failure(
+                "BadDeviceToken", 400,
+                "no app has this device token; \(topic)'s is at GET /v1/apps/\(topic)/device-token")
         }
         if let unregistered = app.deviceTokenUnregistered {
-            throw Failure("Unregistered", 410, "\(topic) unregistered this device token (unregisterForRemoteNotifications) at \(JSONMapping.formatDate(unregistered)); it takes pushes again once the app registers",
-                          timestamp: Int64((unregistered.timeIntervalSince1970 * 1000).rounded()))
+            throw Failure(
+                "Unregistered", 410,
+                "\(topic) unregistered this device token (unregisterForRemoteNotifications) at \(JSONMapping.formatDate(unregistered)); it takes pushes again once the app registers",
+                timestamp: Int64((unregistered.timeIntervalSince1970 * 1000).rounded()))
         }
 
         let headers: APNsRequestHeaders
@@ -163,8 +189,10 @@ struct APNsEndpoint {
             // Apple takes Live Activity pushes on token-based connections only (certificates are
             // not supported for them); the reason it answers is not documented: ours, said in
             // differences-from-apple.md.
-            throw Failure("TopicDisallowed", 400,
-                          "a Live Activity push needs token-based authentication, as with Apple: send authorization: bearer <provider token>, not a client certificate")
+            throw Failure(
+                "TopicDisallowed", 400,
+                "a Live Activity push needs token-based authentication, as with Apple: send authorization: bearer <provider token>, not a client certificate"
+            )
         }
 
         let payload: APNsPayload
@@ -176,7 +204,8 @@ struct APNsEndpoint {
         var content = payload.content
         let id = echo ?? UUID().uuidString.lowercased()
         let uniqueID = UUID().uuidString.lowercased()
-        let success = HTTPResponse(status: 200, headers: [("apns-id", id), ("apns-unique-id", uniqueID)], body: .bytes([]), route: Self.route)
+        let success = HTTPResponse(
+            status: 200, headers: [("apns-id", id), ("apns-unique-id", uniqueID)], body: .bytes([]), route: Self.route)
         let delivery = APNsTopic.delivery(of: pushType, payload: payload)
         if delivery == .dropped {
             // As on iOS: a background push without content-available wakes nothing.
@@ -195,7 +224,8 @@ struct APNsEndpoint {
             // apns-expiration: APNs holds a push for an absent device until then; Chime delivers at
             // once, and the notification keeps it (its expirationDate).
             let expiration = headers.expiration.map { $0.date.map(NotificationDeadline.at) ?? .after(0) }
-            try await api.engine.deliverPush(content, identifier: identifier, silent: silent, app: topic, expiration: expiration)
+            try await api.engine.deliverPush(
+                content, identifier: identifier, silent: silent, app: topic, expiration: expiration)
         } catch UNError.notificationsNotAllowed {
             // As on iOS: APNs accepts the push; the device does not show it.
             api.logger.info("push not shown: notifications are not allowed", ["app": topic, "apns-id": id])

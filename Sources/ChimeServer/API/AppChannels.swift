@@ -75,11 +75,13 @@ final class AppChannels: Sendable {
         var next = 0
         var connections: [String: [Int: Connection]] = [:]
         /// Extension runs waiting for the app's content: call id → (app, connection, waiter).
-        var calls: [String: (app: String, connection: Int, waiter: CheckedContinuation<NotificationContent?, Never>)] = [:]
+        var calls: [String: (app: String, connection: Int, waiter: CheckedContinuation<NotificationContent?, Never>)] =
+            [:]
         /// Per app in front and notification identifier: deliveries published and not yet asked
         /// (their answer may come first), and deliveries waiting for an answer, first come first served.
         var expected: [PresentationKey: Int] = [:]
-        var waiting: [PresentationKey: [(id: Int, waiter: CheckedContinuation<UNNotificationPresentationOptions?, Never>)]] = [:]
+        var waiting:
+            [PresentationKey: [(id: Int, waiter: CheckedContinuation<UNNotificationPresentationOptions?, Never>)]] = [:]
     }
 
     private struct PresentationKey: Hashable {
@@ -92,8 +94,11 @@ final class AppChannels: Sendable {
     private let state = Mutex(State())
     private let deliveries = Mutex<Int?>(nil)
 
-    init(engine: NotificationEngine, serviceExtensionTimeLimit: TimeInterval = 30, presentationTimeout: TimeInterval = 10,
-         answerLimits: AnswerLimits = AnswerLimits()) {
+    init(
+        engine: NotificationEngine, serviceExtensionTimeLimit: TimeInterval = 30,
+        presentationTimeout: TimeInterval = 10,
+        answerLimits: AnswerLimits = AnswerLimits()
+    ) {
         self.engine = engine
         self.serviceExtensionTimeLimit = serviceExtensionTimeLimit
         self.presentationTimeout = presentationTimeout
@@ -124,8 +129,10 @@ final class AppChannels: Sendable {
     var keptAnswers: (count: Int, bytes: Int, expected: Int) {
         state.withLock { state in
             let connections = state.connections.values.flatMap(\.values)
-            return (connections.reduce(0) { $0 + $1.earlyCount }, connections.reduce(0) { $0 + $1.earlyBytes },
-                    state.expected.values.reduce(0, +))
+            return (
+                connections.reduce(0) { $0 + $1.earlyCount }, connections.reduce(0) { $0 + $1.earlyBytes },
+                state.expected.values.reduce(0, +)
+            )
         }
     }
 
@@ -144,8 +151,9 @@ final class AppChannels: Sendable {
                 }
             }
             if serviceExtension || foreground {
-                state.connections[app, default: [:]][state.next] = Connection(stream: stream, client: client,
-                                                                                serviceExtension: serviceExtension, foreground: foreground)
+                state.connections[app, default: [:]][state.next] = Connection(
+                    stream: stream, client: client,
+                    serviceExtension: serviceExtension, foreground: foreground)
             }
             return (state.next, replaced)
         }
@@ -179,7 +187,9 @@ final class AppChannels: Sendable {
                     // The app answers a burst one delivery after another, in order.
                     var answers: [UNNotificationPresentationOptions?] = []
                     for delivery in deliveries {
-                        answers.append(await self?.presentation(app: app, identifier: delivery.notification.request.identifier) ?? nil)
+                        answers.append(
+                            await self?.presentation(app: app, identifier: delivery.notification.request.identifier)
+                                ?? nil)
                     }
                     return answers
                 }
@@ -212,8 +222,10 @@ final class AppChannels: Sendable {
         let id = UUID().uuidString.lowercased()
         let clock = engine.clock
         let deadline = clock.now.addingTimeInterval(serviceExtensionTimeLimit + Self.grace)
-        let event: JSONValue = ["id": .string(id), "identifier": .string(request.identifier), "content": request.content.json,
-                                "timeLimit": .number(serviceExtensionTimeLimit)]
+        let event: JSONValue = [
+            "id": .string(id), "identifier": .string(request.identifier), "content": request.content.json,
+            "timeLimit": .number(serviceExtensionTimeLimit),
+        ]
         let sent = Atomic<Bool>(false)
         let timer = Task { [weak self] in
             try? await clock.sleep(until: deadline)
@@ -222,7 +234,10 @@ final class AppChannels: Sendable {
         defer { timer.cancel() }
         let answer = await withCheckedContinuation { (continuation: CheckedContinuation<NotificationContent?, Never>) in
             let stream = state.withLock { state -> EventStream? in
-                guard let (connection, entry) = state.connections[app]?.filter({ $0.value.serviceExtension }).max(by: { $0.key < $1.key })
+                guard
+                    let (connection, entry) = state.connections[app]?.filter({ $0.value.serviceExtension }).max(by: {
+                        $0.key < $1.key
+                    })
                 else { return nil }
                 state.calls[id] = (app, connection, continuation)
                 return entry.stream
@@ -266,11 +281,14 @@ final class AppChannels: Sendable {
             if !Task.isCancelled { self?.giveUp(key, waiterID: waiterID) }
         }
         defer { timer.cancel() }
-        return await withCheckedContinuation { (continuation: CheckedContinuation<UNNotificationPresentationOptions?, Never>) in
+        return await withCheckedContinuation {
+            (continuation: CheckedContinuation<UNNotificationPresentationOptions?, Never>) in
             let early = state.withLock { state -> UNNotificationPresentationOptions?? in
                 if let count = state.expected[key] { state.expected[key] = count > 1 ? count - 1 : nil }
                 if let first = Self.takeEarly(identifier, from: &state.connections[app]) { return .some(first) }
-                guard state.connections[app]?.values.contains(where: { $0.foreground }) == true else { return .some(nil) }
+                guard state.connections[app]?.values.contains(where: { $0.foreground }) == true else {
+                    return .some(nil)
+                }
                 state.waiting[key, default: []].append((waiterID, continuation))
                 return .none
             }
@@ -289,10 +307,13 @@ final class AppChannels: Sendable {
     }
 
     /// The oldest early answer for `identifier` kept by any of the app's streams, taken.
-    private static func takeEarly(_ identifier: String, from connections: inout [Int: Connection]?) -> UNNotificationPresentationOptions? {
+    private static func takeEarly(_ identifier: String, from connections: inout [Int: Connection]?)
+        -> UNNotificationPresentationOptions?
+    {
         // In place: a copy of a connection would copy its answers on the first change.
         guard let id = connections?.first(where: { $0.value.early[identifier] != nil })?.key,
-              let first = connections?[id]?.early[identifier]?.first else { return nil }
+            let first = connections?[id]?.early[identifier]?.first
+        else { return nil }
         connections?[id]?.early[identifier]?.removeFirst()
         if connections?[id]?.early[identifier]?.isEmpty == true { connections?[id]?.early[identifier] = nil }
         connections?[id]?.earlyCount -= 1
@@ -304,13 +325,18 @@ final class AppChannels: Sendable {
     /// that waits for it, or kept (within the stream's ``AnswerLimits``) for one published and not
     /// yet asked; an answer nobody waits for is not kept.
     @discardableResult
-    func reportPresentation(app: String, identifier: String, options: UNNotificationPresentationOptions) -> AnswerOutcome {
+    func reportPresentation(app: String, identifier: String, options: UNNotificationPresentationOptions)
+        -> AnswerOutcome
+    {
         let key = PresentationKey(app: app, identifier: identifier)
         let limits = answerLimits
-        let result = state.withLock { state -> (CheckedContinuation<UNNotificationPresentationOptions?, Never>?, AnswerOutcome) in
+        let result = state.withLock {
+            state -> (CheckedContinuation<UNNotificationPresentationOptions?, Never>?, AnswerOutcome) in
             // The newest stream in front keeps what is kept: it goes when that stream ends.
             var newest: Int?
-            for (id, connection) in state.connections[app] ?? [:] where connection.foreground && id > (newest ?? .min) { newest = id }
+            for (id, connection) in state.connections[app] ?? [:] where connection.foreground && id > (newest ?? .min) {
+                newest = id
+            }
             guard let id = newest else { return (nil, .notInFront) }
             if var waiting = state.waiting[key], !waiting.isEmpty {
                 let first = waiting.removeFirst()

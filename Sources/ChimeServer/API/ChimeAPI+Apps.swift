@@ -13,13 +13,16 @@ extension ChimeAPI {
 
     /// `POST /v1/apps` `{"bundleIdentifier": …, "launch": …}`: the record, with the app's token (shown once).
     func createApp(_ request: HTTPRequest, route: Route) async throws -> HTTPResponse {
-        let object = try JSONObjectReader(try jsonBody(request), what: "a new app", accepted: ["bundleIdentifier", "launch"])
+        let object = try JSONObjectReader(
+            try jsonBody(request), what: "a new app", accepted: ["bundleIdentifier", "launch"])
         let bundle = try object.requiredString("bundleIdentifier", hint: " such as com.example.alarm")
         let launch = try object.object["launch"].flatMap { value throws(ChimeError) in try LaunchCommand.decode(value) }
         try Validation.validateBundleIdentifier(bundle)
         if let existing = try await lookup(bundle), existing.tokenHash != nil {
-            throw APIError(409, "appExists", "\(bundle) is already registered; rotate its token with POST /v1/apps/\(bundle)/token",
-                           field: "bundleIdentifier")
+            throw APIError(
+                409, "appExists",
+                "\(bundle) is already registered; rotate its token with POST /v1/apps/\(bundle)/token",
+                field: "bundleIdentifier")
         }
         let token = Tokens.make()
         var record = try await storeTokenHash(Tokens.hash(token), app: bundle, create: true)
@@ -36,11 +39,17 @@ extension ChimeAPI {
     /// `PATCH /v1/apps/{app}` `{"launch": …, "apns": …}`: sets or clears the background-launch
     /// command and the APNs provider team and key (either or both).
     func updateApp(_ request: HTTPRequest, route: Route) async throws -> HTTPResponse {
-        let object = try JSONObjectReader(try jsonBody(request), what: "a change of the app", accepted: ["launch", "apns", "apnsCertificate"])
-        let launch = object.object["launch"], apns = object.object["apns"], certificate = object.object["apnsCertificate"]
+        let object = try JSONObjectReader(
+            try jsonBody(request), what: "a change of the app", accepted: ["launch", "apns", "apnsCertificate"])
+        let launch = object.object["launch"]
+        let apns = object.object["apns"]
+        let certificate = object.object["apnsCertificate"]
         guard launch != nil || apns != nil || certificate != nil else {
-            throw APIError.badRequest("invalidValue", "launch is missing, and so are apns and apnsCertificate: give launch (a command line, an array of words, or null to remove it), "
-                                      + "apns ({\"teamId\", \"keyId\", \"key\"}, {\"teamId\"}, or null) or apnsCertificate (a PEM certificate, or null), or more", field: "launch")
+            throw APIError.badRequest(
+                "invalidValue",
+                "launch is missing, and so are apns and apnsCertificate: give launch (a command line, an array of words, or null to remove it), "
+                    + "apns ({\"teamId\", \"keyId\", \"key\"}, {\"teamId\"}, or null) or apnsCertificate (a PEM certificate, or null), or more",
+                field: "launch")
         }
         let command = try launch.map { value throws(ChimeError) in try LaunchCommand.decode(value) }
         let provider = try apns.map { try Self.decodeAPNsProvider($0) }
@@ -63,12 +72,16 @@ extension ChimeAPI {
         case .null: return nil
         case .string(let pem):
             guard let fingerprint = TLSContext.fingerprint(certificatePEM: pem) else {
-                throw APIError.badRequest("invalidValue", "apnsCertificate must be an X.509 certificate in PEM (-----BEGIN CERTIFICATE-----), as the provider's .pem file holds it",
-                                          field: "apnsCertificate")
+                throw APIError.badRequest(
+                    "invalidValue",
+                    "apnsCertificate must be an X.509 certificate in PEM (-----BEGIN CERTIFICATE-----), as the provider's .pem file holds it",
+                    field: "apnsCertificate")
             }
             return fingerprint
         default:
-            throw APIError.badRequest("invalidValue", "apnsCertificate must be a PEM certificate as a string, or null", field: "apnsCertificate")
+            throw APIError.badRequest(
+                "invalidValue", "apnsCertificate must be a PEM certificate as a string, or null",
+                field: "apnsCertificate")
         }
     }
 
@@ -87,11 +100,14 @@ extension ChimeAPI {
     /// its own), or null (neither: nil).
     static func decodeAPNsProvider(_ value: JSONValue) throws -> APNsProvider? {
         if case .null = value { return nil }
-        let object = try JSONObjectReader(value, path: "apns", what: "the APNs provider", accepted: ["teamId", "keyId", "key"])
+        let object = try JSONObjectReader(
+            value, path: "apns", what: "the APNs provider", accepted: ["teamId", "keyId", "key"])
         let team = try object.string("teamId")
         guard let team, APNsProvider.isIdentifier(team) else {
-            throw APIError.badRequest("invalidValue", "apns.teamId must be the team id: 1 to 64 letters and digits (Apple's are 10, as ABCDE12345)",
-                                      field: "apns.teamId")
+            throw APIError.badRequest(
+                "invalidValue",
+                "apns.teamId must be the team id: 1 to 64 letters and digits (Apple's are 10, as ABCDE12345)",
+                field: "apns.teamId")
         }
         var provider = APNsProvider(teamID: team)
         switch (try object.string("keyId"), try object.string("key")) {
@@ -99,7 +115,9 @@ extension ChimeAPI {
             break
         case (let id?, let pem?):
             guard APNsProvider.isIdentifier(id) else {
-                throw APIError.badRequest("invalidValue", "apns.keyId must be the key id: 1 to 64 letters and digits (Apple's are 10)", field: "apns.keyId")
+                throw APIError.badRequest(
+                    "invalidValue", "apns.keyId must be the key id: 1 to 64 letters and digits (Apple's are 10)",
+                    field: "apns.keyId")
             }
             let publicKey: P256PublicKey
             if let key = try? P256PrivateKey(pemRepresentation: pem) {
@@ -107,14 +125,19 @@ extension ChimeAPI {
             } else if let key = try? P256PublicKey(pemRepresentation: pem) {
                 publicKey = key
             } else {
-                throw APIError.badRequest("invalidValue", "apns.key must be a P-256 key in PEM: the .p8 file's text (-----BEGIN PRIVATE KEY-----) "
-                                          + "or its public key (-----BEGIN PUBLIC KEY-----)", field: "apns.key")
+                throw APIError.badRequest(
+                    "invalidValue",
+                    "apns.key must be a P-256 key in PEM: the .p8 file's text (-----BEGIN PRIVATE KEY-----) "
+                        + "or its public key (-----BEGIN PUBLIC KEY-----)", field: "apns.key")
             }
             provider.key = APNsProvider.Key(id: id, publicKey: publicKey.rawRepresentation)
         case (nil, _?):
-            throw APIError.badRequest("invalidValue", "apns.keyId is missing: give the key id with the key", field: "apns.keyId")
+            throw APIError.badRequest(
+                "invalidValue", "apns.keyId is missing: give the key id with the key", field: "apns.keyId")
         case (_?, nil):
-            throw APIError.badRequest("invalidValue", "apns.key is missing: give the key (the .p8 file's text) with its id", field: "apns.key")
+            throw APIError.badRequest(
+                "invalidValue", "apns.key is missing: give the key (the .p8 file's text) with its id", field: "apns.key"
+            )
         }
         return provider
     }
@@ -152,7 +175,9 @@ extension ChimeAPI {
         try await loadTokens()
         let tokens = self.tokens
         do {
-            return try await engine.setTokenHash(hash, app: app, create: create) { hash in tokens.set(app: app, hash: hash) }
+            return try await engine.setTokenHash(hash, app: app, create: create) { hash in
+                tokens.set(app: app, hash: hash)
+            }
         } catch {
             // The transaction may have failed after the index took the hash: read the store again.
             engine.withApp(app) { record in tokens.update(app: app, record: record) }

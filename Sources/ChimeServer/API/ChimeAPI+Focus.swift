@@ -57,6 +57,8 @@ extension ChimeAPI {
     }
 
     private func noFocus(_ name: String) -> APIError {
-        .notFound("there is no focus mode named \"\(name.prefix(80))\"; GET /v1/focus lists them (PUT /v1/focus/{name} adds one)", field: "name")
+        .notFound(
+            "there is no focus mode named \"\(name.prefix(80))\"; GET /v1/focus lists them (PUT /v1/focus/{name} adds one)",
+            field: "name")
     }
 }

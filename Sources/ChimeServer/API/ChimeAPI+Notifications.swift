@@ -10,8 +10,10 @@ extension ChimeAPI {
         // Categories are few and replaced together; the cursor is a position.
         let page = try Page(request)
         let start = Int(try page.number())
-        let categories = try await engine.categories(app: route["app"]).enumerated().dropFirst(start).prefix(page.limit + 1)
-        return page.response(categories.map { ($0.element.json, String($0.offset + 1)) }, request: request, route: route)
+        let categories = try await engine.categories(app: route["app"]).enumerated().dropFirst(start).prefix(
+            page.limit + 1)
+        return page.response(
+            categories.map { ($0.element.json, String($0.offset + 1)) }, request: request, route: route)
     }
 
     func setCategories(_ request: HTTPRequest, route: Route) async throws -> HTTPResponse {
@@ -28,7 +30,10 @@ extension ChimeAPI {
         let now = engine.clock.now
         // Expirations given as durations count from now: the answer shows the dates kept.
         let requests = try JSONMapping.requests(body).map { $0.added(at: now) }
-        if requests.isEmpty { throw APIError.badRequest("invalidValue", "the array is empty; send one request object or a non-empty array") }
+        if requests.isEmpty {
+            throw APIError.badRequest(
+                "invalidValue", "the array is empty; send one request object or a non-empty array")
+        }
         let dates = try await engine.add(requests, app: route["app"])
         let added = zip(requests, dates).map { PendingRequest(request: $0, nextFireDate: $1, anchor: now).json }
         if case .array = body { return json(.array(added), status: 201, route: route) }
@@ -42,22 +47,28 @@ extension ChimeAPI {
         var upcoming: Int?
         if let text = request.queryValues("next").last {
             guard let value = Int(text), (1...FireDates.maximumUpcoming).contains(value) else {
-                throw APIError.badRequest("invalidValue",
-                                          "next is \"\(text.prefix(20))\"; give how many upcoming dates to list, a whole number from 1 to \(FireDates.maximumUpcoming)",
-                                          field: "next")
+                throw APIError.badRequest(
+                    "invalidValue",
+                    "next is \"\(text.prefix(20))\"; give how many upcoming dates to list, a whole number from 1 to \(FireDates.maximumUpcoming)",
+                    field: "next")
             }
             upcoming = value
         }
         let pending = try await engine.pending(app: route["app"], after: try page.number(), limit: page.limit + 1)
-        guard let upcoming else { return page.response(pending.map { ($0.json, String($0.sequence)) }, request: request, route: route) }
+        guard let upcoming else {
+            return page.response(pending.map { ($0.json, String($0.sequence)) }, request: request, route: route)
+        }
         let zone = try await engine.timeZone()
-        return page.response(pending.map { ($0.json(upcoming: upcoming, timeZone: zone), String($0.sequence)) }, request: request, route: route)
+        return page.response(
+            pending.map { ($0.json(upcoming: upcoming, timeZone: zone), String($0.sequence)) }, request: request,
+            route: route)
     }
 
     /// `DELETE /v1/apps/{app}/requests[?identifier=…]`: all of them without an identifier.
     func removeRequests(_ request: HTTPRequest, route: Route) async throws -> HTTPResponse {
         let identifiers = request.queryValues("identifier")
-        let removed = try await engine.removePending(app: route["app"], identifiers: identifiers.isEmpty ? nil : identifiers)
+        let removed = try await engine.removePending(
+            app: route["app"], identifiers: identifiers.isEmpty ? nil : identifiers)
         return json(["removed": .array(removed.map(JSONValue.string))], route: route)
     }
 
@@ -66,24 +77,31 @@ extension ChimeAPI {
     func listNotifications(_ request: HTTPRequest, route: Route) async throws -> HTTPResponse {
         let app = route["app"]
         let thread = request.queryValues("thread").last
-        let categories = Dictionary(try await engine.categories(app: app).map { ($0.identifier, $0) }, uniquingKeysWith: { a, _ in a })
+        let categories = Dictionary(
+            try await engine.categories(app: app).map { ($0.identifier, $0) }, uniquingKeysWith: { a, _ in a })
         let page = try Page(request)
-        let delivered = try await engine.delivered(app: app, thread: thread, after: try page.deliveredCursor(), limit: page.limit + 1)
+        let delivered = try await engine.delivered(
+            app: app, thread: thread, after: try page.deliveredCursor(), limit: page.limit + 1)
         let settings = try await engine.settings(app: app)
         // Each with the presentation a surface gives it now (the app is not in front): what
         // the web center uses to decide on a banner and a sound.
-        return page.response(delivered.map { notification in
-            (notification.json(category: categories[notification.request.content.categoryIdentifier],
-                               presentation: Presentation.background(for: notification.request.content, settings: settings)),
-             Page.cursor(notification))
-        }, request: request, route: route)
+        return page.response(
+            delivered.map { notification in
+                (
+                    notification.json(
+                        category: categories[notification.request.content.categoryIdentifier],
+                        presentation: Presentation.background(for: notification.request.content, settings: settings)),
+                    Page.cursor(notification)
+                )
+            }, request: request, route: route)
     }
 
     /// `DELETE /v1/apps/{app}/notifications[?identifier=…][&thread=…]`.
     func removeNotifications(_ request: HTTPRequest, route: Route) async throws -> HTTPResponse {
         let identifiers = request.queryValues("identifier")
         let thread = request.queryValues("thread").last
-        let removed = try await engine.removeDelivered(app: route["app"], identifiers: identifiers.isEmpty ? nil : identifiers, thread: thread)
+        let removed = try await engine.removeDelivered(
+            app: route["app"], identifiers: identifiers.isEmpty ? nil : identifiers, thread: thread)
         return json(["removed": .array(removed.map(JSONValue.string))], route: route)
     }
 
@@ -93,13 +111,18 @@ extension ChimeAPI {
     /// "surface": …}`: the user's answer; 204 when the action only dismisses. `surface` (default
     /// `api`) names where the user answered, for an escalating notification's receipt.
     func respond(_ request: HTTPRequest, route: Route) async throws -> HTTPResponse {
-        let object = try JSONObjectReader(try jsonBody(request), what: "the user's answer", accepted: ["actionIdentifier", "userText", "surface"])
-        let action = try object.requiredString("actionIdentifier", hint: " naming the action (com.apple.UNNotificationDefaultActionIdentifier for a tap)")
+        let object = try JSONObjectReader(
+            try jsonBody(request), what: "the user's answer", accepted: ["actionIdentifier", "userText", "surface"])
+        let action = try object.requiredString(
+            "actionIdentifier", hint: " naming the action (com.apple.UNNotificationDefaultActionIdentifier for a tap)")
         let text = try object.string("userText")
         // The engine checks the name (Validation.validateSurface).
         let surface = try object.string("surface") ?? "api"
-        guard let response = try await engine.respond(app: route["app"], notification: route["identifier"], action: action, userText: text,
-                                                      surface: surface) else {
+        guard
+            let response = try await engine.respond(
+                app: route["app"], notification: route["identifier"], action: action, userText: text,
+                surface: surface)
+        else {
             return HTTPResponse(status: 204, route: route.template)
         }
         return json(response.json, status: 201, route: route)
@@ -108,10 +131,12 @@ extension ChimeAPI {
     /// `GET /v1/apps/{app}/notifications/{identifier}/receipt`: the escalating notification's
     /// receipt, kept after it left the delivered list; 404 when it has none.
     func receipt(_ request: HTTPRequest, route: Route) async throws -> HTTPResponse {
-        let app = route["app"], identifier = route["identifier"]
+        let app = route["app"]
+        let identifier = route["identifier"]
         guard let receipt = try await engine.receipt(app: app, notification: identifier) else {
-            throw APIError.notFound("no receipt for '\(identifier)' in \(app): only a notification added with escalateEvery and escalateFor has one, kept as long as the event log keeps events (--event-log-max-days)",
-                                    field: "identifier")
+            throw APIError.notFound(
+                "no receipt for '\(identifier)' in \(app): only a notification added with escalateEvery and escalateFor has one, kept as long as the event log keeps events (--event-log-max-days)",
+                field: "identifier")
         }
         return json(receipt.json, route: route)
     }
@@ -123,9 +148,11 @@ extension ChimeAPI {
     }
 
     func acknowledge(_ request: HTTPRequest, route: Route) async throws -> HTTPResponse {
-        let app = route["app"], idText = route["id"]
+        let app = route["app"]
+        let idText = route["id"]
         guard let id = Int64(idText) else {
-            throw APIError.notFound("response id \(idText) is not a number; use the id from GET /v1/apps/\(app)/responses", field: "id")
+            throw APIError.notFound(
+                "response id \(idText) is not a number; use the id from GET /v1/apps/\(app)/responses", field: "id")
         }
         guard try await engine.acknowledge(response: id, app: app) else {
             throw APIError.notFound("no response \(id) in \(app)'s outbox (already acknowledged?)", field: "id")

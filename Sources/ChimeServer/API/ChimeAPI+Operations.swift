@@ -15,10 +15,18 @@ extension ChimeAPI {
         let quarantined = try await engine.quarantinedCount()
         let text = metrics.render(gauges: [
             ("chime_pending", "Pending notification requests, all apps.", Double(pending)),
-            ("chime_delivered", "Delivered notifications still in the notification center, all apps.", Double(delivered)),
-            ("chime_quarantined", "Due requests the scheduler could not deliver and set aside (GET /v1/quarantine).", Double(quarantined)),
+            (
+                "chime_delivered", "Delivered notifications still in the notification center, all apps.",
+                Double(delivered)
+            ),
+            (
+                "chime_quarantined", "Due requests the scheduler could not deliver and set aside (GET /v1/quarantine).",
+                Double(quarantined)
+            ),
         ])
-        return HTTPResponse(status: 200, contentType: "text/plain; version=0.0.4; charset=utf-8", body: Array(text.utf8), route: route.template)
+        return HTTPResponse(
+            status: 200, contentType: "text/plain; version=0.0.4; charset=utf-8", body: Array(text.utf8),
+            route: route.template)
     }
 
     /// `GET /v1/quarantine`: what the scheduler set aside, oldest first, paged by entry id.
@@ -32,7 +40,8 @@ extension ChimeAPI {
     func removeQuarantined(_ request: HTTPRequest, route: Route) async throws -> HTTPResponse {
         let idText = route["id"]
         guard let id = Int64(idText), id > 0 else {
-            throw APIError.notFound("quarantine id \(idText.prefix(40)) is not a number; use an id from GET /v1/quarantine", field: "id")
+            throw APIError.notFound(
+                "quarantine id \(idText.prefix(40)) is not a number; use an id from GET /v1/quarantine", field: "id")
         }
         guard try await engine.removeQuarantined(id) else {
             throw APIError.notFound("no quarantine entry \(id) (already removed?); see GET /v1/quarantine", field: "id")
@@ -42,7 +51,8 @@ extension ChimeAPI {
 
     /// `docs/openapi.json` as embedded at build time.
     func openAPIDocument(_ request: HTTPRequest, route: Route) -> HTTPResponse {
-        HTTPResponse(status: 200, contentType: "application/json", body: Array(OpenAPIDocument.json.utf8), route: route.template)
+        HTTPResponse(
+            status: 200, contentType: "application/json", body: Array(OpenAPIDocument.json.utf8), route: route.template)
     }
 
     /// Everything under `/3/`: answered as Apple's provider API answers, errors included.

@@ -15,11 +15,15 @@ extension ChimeAPI {
     func send(_ request: HTTPRequest, route: Route) async throws -> HTTPResponse {
         let type = Self.mediaType(of: request)
         guard ["", "text/plain", "application/x-www-form-urlencoded"].contains(type) else {
-            throw APIError(415, "unsupportedMediaType",
-                           "Content-Type \(type) is not taken here: …/send takes the text itself as the body (text/plain, or what curl -d sends); for a JSON request use POST /v1/apps/{app}/requests")
+            throw APIError(
+                415, "unsupportedMediaType",
+                "Content-Type \(type) is not taken here: …/send takes the text itself as the body (text/plain, or what curl -d sends); for a JSON request use POST /v1/apps/{app}/requests"
+            )
         }
         let now = engine.clock.now
-        let notification = try SendHeaders.request(body: request.body, header: request.header, newIdentifier: { UUID().uuidString }).added(at: now)
+        let notification = try SendHeaders.request(
+            body: request.body, header: request.header, newIdentifier: { UUID().uuidString }
+        ).added(at: now)
         let dates: [Date?]
         do {
             dates = try await engine.add([notification], app: route["app"])

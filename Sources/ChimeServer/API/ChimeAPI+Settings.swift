@@ -16,7 +16,9 @@ extension ChimeAPI {
     func answerAuthorization(_ request: HTTPRequest, route: Route) async throws -> HTTPResponse {
         let allow = try JSONMapping.authorizationAllow(try jsonBody(request))
         let settings = try await engine.answerAuthorization(app: route["app"], allow: allow)
-        return json(AuthorizationAnswer(granted: settings.authorizationStatus.allowsDelivery, settings: settings).json, route: route)
+        return json(
+            AuthorizationAnswer(granted: settings.authorizationStatus.allowsDelivery, settings: settings).json,
+            route: route)
     }
 
     func getSettings(_ request: HTTPRequest, route: Route) async throws -> HTTPResponse {

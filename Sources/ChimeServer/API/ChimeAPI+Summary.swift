@@ -23,7 +23,8 @@ extension ChimeAPI {
         let app = route["app"]
         let summary = try ScheduledSummary(json: try jsonBody(request))
         let existed = try await engine.scheduledSummary(app: app) != nil
-        return json(try await engine.setScheduledSummary(summary, app: app).json, status: existed ? 200 : 201, route: route)
+        return json(
+            try await engine.setScheduledSummary(summary, app: app).json, status: existed ? 200 : 201, route: route)
     }
 
     /// `DELETE /v1/apps/{app}/summary`: what it held is delivered at once.
@@ -34,6 +35,7 @@ extension ChimeAPI {
     }
 
     private func noSummary(_ app: String) -> APIError {
-        .notFound("\(app.prefix(200)) is in no scheduled summary; PUT /v1/apps/{app}/summary puts it in one", field: "app")
+        .notFound(
+            "\(app.prefix(200)) is in no scheduled summary; PUT /v1/apps/{app}/summary puts it in one", field: "app")
     }
 }

@@ -38,7 +38,8 @@ extension ChimeAPI {
             guard let index = subscriptions.firstIndex(where: { $0.id == after }) else { throw Page.badCursor(after) }
             subscriptions.removeFirst(index + 1)
         }
-        return page.response(subscriptions.prefix(page.limit + 1).map { ($0.json, $0.id) }, request: request, route: route)
+        return page.response(
+            subscriptions.prefix(page.limit + 1).map { ($0.json, $0.id) }, request: request, route: route)
     }
 
     /// `POST /v1/web-push/subscriptions` with `PushSubscription.toJSON()` (and `name`, `apps`):
@@ -48,16 +49,20 @@ extension ChimeAPI {
         // The point itself (OpenSSL's check), so that a key no push could be encrypted to is refused now, not at the first push.
         _ = try WebPushEncryption.subscriberKey(registration.p256dh)
         try await requireApps(registration.apps ?? nil)
-        let (subscription, created) = try await engine.registerWebPushSubscription(registration, userAgent: request.header("user-agent") ?? "",
-                                                                                  date: engine.clock.now)
+        let (subscription, created) = try await engine.registerWebPushSubscription(
+            registration, userAgent: request.header("user-agent") ?? "",
+            date: engine.clock.now)
         return json(subscription.json, status: created ? 201 : 200, route: route)
     }
 
     /// `PATCH /v1/web-push/subscriptions/{id}` `{"apps": [...] | null, "name": "…"}`.
     func updateWebPushSubscription(_ request: HTTPRequest, route: Route) async throws -> HTTPResponse {
-        let object = try JSONObjectReader(try jsonBody(request), what: "a device's apps and name", accepted: ["apps", "name"])
+        let object = try JSONObjectReader(
+            try jsonBody(request), what: "a device's apps and name", accepted: ["apps", "name"])
         guard object.object["apps"] != nil || object.object["name"] != nil else {
-            throw APIError.badRequest("invalidValue", "give apps (an array of bundle identifiers, or null for every app), name, or both", field: "apps")
+            throw APIError.badRequest(
+                "invalidValue", "give apps (an array of bundle identifiers, or null for every app), name, or both",
+                field: "apps")
         }
         var apps: [String]??
         if object.object["apps"] != nil {
@@ -67,13 +72,15 @@ extension ChimeAPI {
         }
         let name = try object.string("name")
         if let name { try WebPushSubscription.validateName(name, field: "name") }
-        return json(try await engine.updateWebPushSubscription(id: route["id"], apps: apps, name: name).json, route: route)
+        return json(
+            try await engine.updateWebPushSubscription(id: route["id"], apps: apps, name: name).json, route: route)
     }
 
     /// Throws unless every app chosen for a device is registered.
     private func requireApps(_ apps: [String]?) async throws {
         for (index, app) in (apps ?? []).enumerated() where try await lookup(app) == nil {
-            throw APIError.notFound("apps[\(index)]: no app \(app); register it with POST /v1/apps", field: "apps[\(index)]")
+            throw APIError.notFound(
+                "apps[\(index)]: no app \(app); register it with POST /v1/apps", field: "apps[\(index)]")
         }
     }
 
@@ -81,7 +88,9 @@ extension ChimeAPI {
     func removeWebPushSubscription(_ request: HTTPRequest, route: Route) async throws -> HTTPResponse {
         let id = route["id"]
         guard try await engine.removeWebPushSubscription(id: id) else {
-            throw APIError.notFound("no web push subscription \(id.prefix(40)) (already removed?); see GET /v1/web-push/subscriptions", field: "id")
+            throw APIError.notFound(
+                "no web push subscription \(id.prefix(40)) (already removed?); see GET /v1/web-push/subscriptions",
+                field: "id")
         }
         return json(["removed": .string(id)], route: route)
     }

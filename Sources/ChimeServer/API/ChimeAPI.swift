@@ -61,9 +61,12 @@ public final class ChimeAPI: HTTPHandler {
     ///   - streamLimits: the event streams one app and one web session may hold open at once.
     ///   - hostNames: the `Host` names answered (others get 421, but on `/healthz`); `nil`: every one.
     ///   - webPush: the VAPID public key and allowed push services of the Web Push routes; `nil`: they answer 503.
-    public init(engine: NotificationEngine, ownerTokenHash: String, metrics: Metrics, logger: ServerLogger = .silent,
-                secureCookies: Bool = false, serviceExtensionTimeLimit: TimeInterval = 30, streamLimits: StreamLimits = StreamLimits(),
-                hostNames: HostNames? = nil, webPush: WebPush? = nil) {
+    public init(
+        engine: NotificationEngine, ownerTokenHash: String, metrics: Metrics, logger: ServerLogger = .silent,
+        secureCookies: Bool = false, serviceExtensionTimeLimit: TimeInterval = 30,
+        streamLimits: StreamLimits = StreamLimits(),
+        hostNames: HostNames? = nil, webPush: WebPush? = nil
+    ) {
         self.hostNames = hostNames
         self.webPush = webPush
         self.engine = engine
@@ -80,8 +83,9 @@ public final class ChimeAPI: HTTPHandler {
         // auto-dismissal counted.
         latenessSubscription = engine.subscribe(app: nil) { [metrics, logger] event in
             if case .quarantined(let entry) = event.payload {
-                logger.warning("a due request could not be delivered and was set aside; the rest fires (GET /v1/quarantine)",
-                               ["app": entry.app, "identifier": entry.identifier, "reason": entry.reason, "id": String(entry.id)])
+                logger.warning(
+                    "a due request could not be delivered and was set aside; the rest fires (GET /v1/quarantine)",
+                    ["app": entry.app, "identifier": entry.identifier, "reason": entry.reason, "id": String(entry.id)])
                 return
             }
             if case .expired = event.payload {
@@ -146,7 +150,8 @@ public final class ChimeAPI: HTTPHandler {
     /// Whether the request is for the APNs provider endpoint (everything under `/3/`), which takes
     /// APNs' body limit and answers refusals in APNs' error shape.
     static func isPush(_ request: HTTPRequest) -> Bool { request.path.hasPrefix(pushPrefix) }
-    private static let pushPrefix = "/" + (APIRoute.push.template.split(separator: "/").first.map(String.init) ?? "3") + "/"
+    private static let pushPrefix =
+        "/" + (APIRoute.push.template.split(separator: "/").first.map(String.init) ?? "3") + "/"
 
     public func bodyLimit(for request: HTTPRequest) -> Int {
         Self.isPush(request) ? Self.pushBodyLimit : Self.defaultBodyLimit
@@ -156,13 +161,15 @@ public final class ChimeAPI: HTTPHandler {
         if Self.isPush(request) {
             return APNsEndpoint.reason("PayloadTooLarge", status: 413, message: "the payload is over \(limit) bytes")
         }
-        return APIError(413, "tooLarge", "the body is over the limit of \(limit) bytes for this route").response(route: Self.routes.match(request).template)
+        return APIError(413, "tooLarge", "the body is over the limit of \(limit) bytes for this route").response(
+            route: Self.routes.match(request).template)
     }
 
     /// The JSON error of the route's kind: `{"error": …}`, or `{"reason": …}` on the push endpoint.
     public func refused(_ request: HTTPRequest, problem: RequestProblem) -> HTTPResponse {
         if Self.isPush(request) {
-            return APNsEndpoint.reason(problem.status == 414 ? "BadPath" : "BadRequest", status: problem.status, message: problem.message)
+            return APNsEndpoint.reason(
+                problem.status == 414 ? "BadPath" : "BadRequest", status: problem.status, message: problem.message)
         }
         return APIError(problem.status, problem.code, problem.message).response(route: "refused")
     }
@@ -178,14 +185,18 @@ public final class ChimeAPI: HTTPHandler {
         var route = Self.routes.match(request)
         do {
             if let hostNames, request.path != APIRoute.health.template, !hostNames.allows(request.header("host")) {
-                throw APIError(421, "misdirectedRequest",
-                               "this service answers as its address, localhost or its --public-url name, not \(request.header("host")?.prefix(100) ?? ""); start it with --public-url https://NAME when it is reached through NAME")
+                throw APIError(
+                    421, "misdirectedRequest",
+                    "this service answers as its address, localhost or its --public-url name, not \(request.header("host")?.prefix(100) ?? ""); start it with --public-url https://NAME when it is reached through NAME"
+                )
             }
             switch route.outcome {
             case .notFound:
                 throw APIError.notFound("no route \(request.path); see GET /openapi.json for the API")
             case .methodNotAllowed(let allowed):
-                var error = APIError(405, "methodNotAllowed", "\(request.method) is not allowed on \(request.path); allowed: \(allowed.joined(separator: ", "))")
+                var error = APIError(
+                    405, "methodNotAllowed",
+                    "\(request.method) is not allowed on \(request.path); allowed: \(allowed.joined(separator: ", "))")
                 error.headers = [("Allow", allowed.joined(separator: ", "))]
                 throw error
             case .invalidEncoding(let message, let field):
@@ -226,7 +237,9 @@ public final class ChimeAPI: HTTPHandler {
             return .owner
         }
         guard let token = bearerToken(request) else {
-            throw APIError.unauthorized("missing Authorization: Bearer <token>; use the app's token or the owner token from the data directory's owner-token file")
+            throw APIError.unauthorized(
+                "missing Authorization: Bearer <token>; use the app's token or the owner token from the data directory's owner-token file"
+            )
         }
         guard !token.isEmpty else { throw APIError.unauthorized("the Authorization header must be \"Bearer <token>\"") }
         let hash = Tokens.hash(token)
@@ -242,7 +255,9 @@ public final class ChimeAPI: HTTPHandler {
             return nil
         case .owner:
             let caller = try await authenticate(request)
-            guard caller == .owner else { throw try await forbiddenOrUnauthorized(request, "this route is for the owner token") }
+            guard caller == .owner else {
+                throw try await forbiddenOrUnauthorized(request, "this route is for the owner token")
+            }
             return caller
         case .app, .ownerOnApp:
             // The path's app must be a bundle identifier (ASCII) before any credential is compared
@@ -265,7 +280,8 @@ public final class ChimeAPI: HTTPHandler {
     func authorize(_ caller: Caller, app: String) async throws {
         if case .app(let hash) = caller, let launched = launchTokens.withLock({ $0[hash] }) {
             guard launched.isLiterally(app) else {
-                throw APIError.forbidden("this token belongs to another app; an app's token reaches only /v1/apps/{its bundle identifier}/…")
+                throw APIError.forbidden(
+                    "this token belongs to another app; an app's token reaches only /v1/apps/{its bundle identifier}/…")
             }
             return
         }
@@ -277,8 +293,11 @@ public final class ChimeAPI: HTTPHandler {
         case .app(let hash):
             switch try await appOwning(hash, app: app) {
             case let owned? where owned.isLiterally(app): return
-            case _?: throw APIError.forbidden("this token belongs to another app; an app's token reaches only /v1/apps/{its bundle identifier}/…")
-            case nil: throw APIError.unauthorized("the token is not valid; use the token printed when the app was registered")
+            case _?:
+                throw APIError.forbidden(
+                    "this token belongs to another app; an app's token reaches only /v1/apps/{its bundle identifier}/…")
+            case nil:
+                throw APIError.unauthorized("the token is not valid; use the token printed when the app was registered")
             }
         }
     }
@@ -310,7 +329,9 @@ public final class ChimeAPI: HTTPHandler {
     }
 
     func forbiddenOrUnauthorized(_ request: HTTPRequest, _ message: String) async throws -> APIError {
-        guard let token = bearerToken(request), !token.isEmpty else { return APIError.unauthorized("missing Authorization: Bearer <token>") }
+        guard let token = bearerToken(request), !token.isEmpty else {
+            return APIError.unauthorized("missing Authorization: Bearer <token>")
+        }
         if try await owner(ofTokenHash: Tokens.hash(token)) != nil { return APIError.forbidden(message) }
         return APIError.unauthorized("the token is not valid")
     }
@@ -335,11 +356,14 @@ public final class ChimeAPI: HTTPHandler {
     func openFeed(_ request: HTTPRequest, app: String?, route: Route) async throws -> HTTPResponse {
         let credential: EventFeed.Credential
         switch route.caller {
-        case nil: throw APIError(500, "internal", "an event feed needs an authenticated caller; its route's access reads none")
+        case nil:
+            throw APIError(
+                500, "internal", "an event feed needs an authenticated caller; its route's access reads none")
         case .app(let hash)?: credential = .app(tokenHash: hash)
         case .owner?:
             if bearerToken(request) == nil, let secret = WebSessions.sessionCookie(in: request),
-               let expires = try await sessions.validate(secret) {
+                let expires = try await sessions.validate(secret)
+            {
                 credential = .session(hash: Tokens.hash(secret), expires: expires)
             } else {
                 credential = .owner
@@ -373,7 +397,9 @@ public final class ChimeAPI: HTTPHandler {
         return response
     }
 
-    private func openCountedFeed(_ request: HTTPRequest, app: String?, credential: EventFeed.Credential, route: Route) async throws -> HTTPResponse {
+    private func openCountedFeed(_ request: HTTPRequest, app: String?, credential: EventFeed.Credential, route: Route)
+        async throws -> HTTPResponse
+    {
         let engine = self.engine
         return try await EventFeed.open(
             engine: engine, app: app, credential: credential, request: request, route: route.template, frames: frames,
@@ -445,13 +471,15 @@ public final class ChimeAPI: HTTPHandler {
     func jsonBody(_ request: HTTPRequest, optional: Bool = false) throws -> JSONValue? {
         if request.body.allSatisfy({ $0 == 0x20 || $0 == 0x0A || $0 == 0x0D || $0 == 0x09 }) {
             if optional { return nil }
-            throw APIError.badRequest("malformedInput", "the body is empty; send a JSON document (Content-Type: application/json)")
+            throw APIError.badRequest(
+                "malformedInput", "the body is empty; send a JSON document (Content-Type: application/json)")
         }
         try requireJSONContentType(request)
         do {
             return try JSONValue.parse(request.body)
         } catch {
-            throw APIError.badRequest("malformedInput", "the body is not valid JSON: \(error.message)", field: error.field)
+            throw APIError.badRequest(
+                "malformedInput", "the body is not valid JSON: \(error.message)", field: error.field)
         }
     }
 
@@ -468,9 +496,11 @@ public final class ChimeAPI: HTTPHandler {
     func requireJSONContentType(_ request: HTTPRequest) throws {
         let type = Self.mediaType(of: request)
         guard type == "application/json" || (type.hasPrefix("application/") && type.hasSuffix("+json")) else {
-            throw APIError(415, "unsupportedMediaType",
-                           type.isEmpty ? "the body has no Content-Type; send it as application/json"
-                                        : "Content-Type \(type) is not accepted here; send the body as application/json")
+            throw APIError(
+                415, "unsupportedMediaType",
+                type.isEmpty
+                    ? "the body has no Content-Type; send it as application/json"
+                    : "Content-Type \(type) is not accepted here; send the body as application/json")
         }
     }
 
@@ -480,11 +510,14 @@ public final class ChimeAPI: HTTPHandler {
         switch value.lowercased() {
         case "true", "1", "": return true
         case "false", "0": return false
-        default: throw APIError.badRequest("invalidValue", "\(name) is \"\(value.prefix(40))\"; accepted: true, false", field: name)
+        default:
+            throw APIError.badRequest(
+                "invalidValue", "\(name) is \"\(value.prefix(40))\"; accepted: true, false", field: name)
         }
     }
 
     func json(_ value: JSONValue, status: Int = 200, route: Route) -> HTTPResponse {
-        HTTPResponse(status: status, contentType: "application/json", body: value.serializedBytes(), route: route.template)
+        HTTPResponse(
+            status: status, contentType: "application/json", body: value.serializedBytes(), route: route.template)
     }
 }

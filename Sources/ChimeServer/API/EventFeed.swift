@@ -59,9 +59,11 @@ final class EventFeed: Sendable {
     /// Opens a feed and its response. `stillValid` is asked, off the writer, whether the feed's
     /// app credential holds after the app changed (a rotated token); `opened` hears of the feed
     /// once it is set up (for closing it on sign-out).
-    static func open(engine: NotificationEngine, app: String?, credential: Credential, request: HTTPRequest, route: String,
-                     frames: FrameCache, stillValid: @escaping @Sendable (EventFeed) async -> Bool,
-                     opened: @Sendable (EventFeed) -> Void = { _ in }) async throws -> HTTPResponse {
+    static func open(
+        engine: NotificationEngine, app: String?, credential: Credential, request: HTTPRequest, route: String,
+        frames: FrameCache, stillValid: @escaping @Sendable (EventFeed) async -> Bool,
+        opened: @Sendable (EventFeed) -> Void = { _ in }
+    ) async throws -> HTTPResponse {
         let after = try ServerSentEvents.lastEventID(request.header("last-event-id"))
         let stream = EventStream()
         let feed = EventFeed(stream: stream, frames: frames, app: app, credential: credential)
@@ -94,9 +96,13 @@ final class EventFeed: Sendable {
         if let after {
             Task { await feed.replay(after: after, engine: engine) }
         }
-        return HTTPResponse(status: 200, headers: [("Content-Type", "text/event-stream"), ("Cache-Control", "no-cache"),
-                                                    ("X-Accel-Buffering", "no")],
-                            body: .stream(stream), route: route)
+        return HTTPResponse(
+            status: 200,
+            headers: [
+                ("Content-Type", "text/event-stream"), ("Cache-Control", "no-cache"),
+                ("X-Accel-Buffering", "no"),
+            ],
+            body: .stream(stream), route: route)
     }
 
     /// Announced events that are only hints to refresh (never in the log). `focus` is the owner's
@@ -137,7 +143,9 @@ final class EventFeed: Sendable {
             for event in page {
                 // Wait until the frame fits the stream's queue: the replay never overflows it.
                 let size = frames.frame(for: event).count
-                while !isEnded, stream.queuedBytes > 0, stream.queuedBytes + size > stream.queueLimit { await drained.wait() }
+                while !isEnded, stream.queuedBytes > 0, stream.queuedBytes + size > stream.queueLimit {
+                    await drained.wait()
+                }
                 if isEnded { return }
                 write(event)
             }
@@ -195,8 +203,9 @@ final class EventFeed: Sendable {
 
         func frame(for event: EngineEvent) -> [UInt8] {
             let build = {
-                EventStream.frame(event: event.kind.rawValue, id: event.sequence > 0 ? String(event.sequence) : nil,
-                                  data: event.json.serializedBytes())
+                EventStream.frame(
+                    event: event.kind.rawValue, id: event.sequence > 0 ? String(event.sequence) : nil,
+                    data: event.json.serializedBytes())
             }
             guard event.sequence > 0 else { return build() }
             if let known = cache.withLock({ $0.frames[event.sequence] }) { return known }

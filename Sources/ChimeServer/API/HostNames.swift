@@ -1,6 +1,7 @@
 import Foundation
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// The names a TCP listener answers to in `Host`, against DNS rebinding: a page on a name the
@@ -44,7 +45,8 @@ public struct HostNames: Sendable, Equatable {
 
     /// Whether `name` is an IPv4 or IPv6 address literal.
     static func isAddress(_ name: String) -> Bool {
-        var v4 = in_addr(), v6 = in6_addr()
+        var v4 = in_addr()
+        var v6 = in6_addr()
         return inet_pton(AF_INET, name, &v4) == 1 || inet_pton(AF_INET6, name, &v6) == 1
     }
 }

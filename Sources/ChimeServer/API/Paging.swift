@@ -30,8 +30,10 @@ struct Page: Sendable {
         limit = Self.defaultLimit
         if let text = request.queryValues("limit").last {
             guard let value = Int(text), (1...Self.maximumLimit).contains(value) else {
-                throw APIError.badRequest("invalidValue", "limit is \"\(text.prefix(20))\"; give a whole number from 1 to \(Self.maximumLimit)",
-                                          field: "limit")
+                throw APIError.badRequest(
+                    "invalidValue",
+                    "limit is \"\(text.prefix(20))\"; give a whole number from 1 to \(Self.maximumLimit)",
+                    field: "limit")
             }
             limit = value
         }
@@ -50,7 +52,9 @@ struct Page: Sendable {
     func deliveredCursor() throws -> DeliveredCursor? {
         guard let after else { return nil }
         let parts = after.split(separator: ".", omittingEmptySubsequences: false)
-        guard parts.count == 2, let bits = UInt64(parts[0], radix: 16), let sequence = Int64(parts[1]) else { throw Self.badCursor(after) }
+        guard parts.count == 2, let bits = UInt64(parts[0], radix: 16), let sequence = Int64(parts[1]) else {
+            throw Self.badCursor(after)
+        }
         return DeliveredCursor(date: Date(timeIntervalSince1970: Double(bitPattern: bits)), sequence: sequence)
     }
 
@@ -60,8 +64,10 @@ struct Page: Sendable {
     }
 
     static func badCursor(_ text: String) -> APIError {
-        APIError.badRequest("invalidValue", "after \"\(text.prefix(40))\" is not a cursor of this list; pass back the after= of a Link: rel=\"next\"",
-                            field: "after")
+        APIError.badRequest(
+            "invalidValue",
+            "after \"\(text.prefix(40))\" is not a cursor of this list; pass back the after= of a Link: rel=\"next\"",
+            field: "after")
     }
 
     /// The answer for one page, from up to `limit + 1` items (one more than asked tells whether
@@ -90,7 +96,8 @@ struct Page: Sendable {
 
     /// The request's path and query with `limit` and `after` set for the next page.
     private func next(_ request: HTTPRequest, after cursor: String) -> String {
-        let query = request.query.filter { $0.name != "limit" && $0.name != "after" }
+        let query =
+            request.query.filter { $0.name != "limit" && $0.name != "after" }
             + [(name: "limit", value: String(limit)), (name: "after", value: cursor)]
         return request.path + "?" + PercentEncoding.query(query)
     }

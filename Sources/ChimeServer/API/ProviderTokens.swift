@@ -28,7 +28,9 @@ final class ProviderTokens: Sendable {
         var status: Int
         var message: String
 
-        static func invalid(_ message: String) -> Refusal { Refusal(reason: "InvalidProviderToken", status: 403, message: message) }
+        static func invalid(_ message: String) -> Refusal {
+            Refusal(reason: "InvalidProviderToken", status: 403, message: message)
+        }
     }
 
     /// The token each key was last verified with.
@@ -39,7 +41,9 @@ final class ProviderTokens: Sendable {
     /// sends it (`"iat": "1764796828"`).
     static func issuedAt(_ token: JSONWebToken) -> Int64? {
         if let seconds = token.seconds("iat") { return seconds }
-        guard let text = token.string("iat"), (1...12).contains(text.utf8.count), text.utf8.allSatisfy({ (0x30...0x39).contains($0) }) else { return nil }
+        guard let text = token.string("iat"), (1...12).contains(text.utf8.count),
+            text.utf8.allSatisfy({ (0x30...0x39).contains($0) })
+        else { return nil }
         return Int64(text)
     }
 
@@ -52,55 +56,79 @@ final class ProviderTokens: Sendable {
     ///
     /// - Returns: normally; the caller then answers `BadTopic` for a nil `topic`.
     /// - Throws: ``Refusal``.
-    func check(_ text: String, topic: AppRecord?, now: Date, connection: HTTPConnection? = nil,
-               providers: (_ keyID: String) async throws -> [APNsProvider]) async throws {
+    func check(
+        _ text: String, topic: AppRecord?, now: Date, connection: HTTPConnection? = nil,
+        providers: (_ keyID: String) async throws -> [APNsProvider]
+    ) async throws {
         let token: JSONWebToken
         do {
             token = try JSONWebToken(parsing: text)
         } catch {
             throw Refusal.invalid("the provider token is not an ES256 JWT: \(error.message)")
         }
-        guard let keyID = token.keyID else { throw Refusal.invalid("the provider token's header has no kid (the key id)") }
-        guard let team = token.string("iss") else { throw Refusal.invalid("the provider token has no iss (the team id)") }
-        guard let issued = Self.issuedAt(token) else { throw Refusal.invalid("the provider token has no iat (when it was made, in seconds)") }
+        guard let keyID = token.keyID else {
+            throw Refusal.invalid("the provider token's header has no kid (the key id)")
+        }
+        guard let team = token.string("iss") else {
+            throw Refusal.invalid("the provider token has no iss (the team id)")
+        }
+        guard let issued = Self.issuedAt(token) else {
+            throw Refusal.invalid("the provider token has no iat (when it was made, in seconds)")
+        }
 
         var owner = topic?.apnsProvider.flatMap { Self.key(keyID, team: team, in: [$0]) }
         if owner == nil { owner = Self.key(keyID, team: team, in: try await providers(keyID)) }
         guard let (keyTeam, key) = owner else {
-            throw Refusal.invalid("no provider key \(keyID.prefix(64)) is registered; register it with "
-                                  + "`chime apps set APP --apns-key AuthKey_\(keyID.prefix(64)).p8 --key-id \(keyID.prefix(64)) --team-id TEAMID`")
+            throw Refusal.invalid(
+                "no provider key \(keyID.prefix(64)) is registered; register it with "
+                    + "`chime apps set APP --apns-key AuthKey_\(keyID.prefix(64)).p8 --key-id \(keyID.prefix(64)) --team-id TEAMID`"
+            )
         }
         guard keyTeam == team else {
             throw Refusal.invalid("the provider token's iss \(team.prefix(64)) is not key \(keyID)'s team (\(keyTeam))")
         }
         if verified.withLock({ $0[key] }) != text {
-            guard let publicKey = try? P256PublicKey(rawRepresentation: key.publicKey), token.isSignatureValid(for: publicKey) else {
-                throw Refusal.invalid("the provider token's signature does not verify with key \(keyID) of team \(team)")
+            guard let publicKey = try? P256PublicKey(rawRepresentation: key.publicKey),
+                token.isSignatureValid(for: publicKey)
+            else {
+                throw Refusal.invalid(
+                    "the provider token's signature does not verify with key \(keyID) of team \(team)")
             }
             verified.withLock { $0[key] = text }
         }
         let age = now.timeIntervalSince1970 - TimeInterval(issued)
         guard age <= Self.lifetime else {
-            throw Refusal(reason: "ExpiredProviderToken", status: 403,
-                          message: "the provider token was made \(Int(age / 60)) minutes ago; tokens older than an hour are refused, make a new one")
+            throw Refusal(
+                reason: "ExpiredProviderToken", status: 403,
+                message:
+                    "the provider token was made \(Int(age / 60)) minutes ago; tokens older than an hour are refused, make a new one"
+            )
         }
         guard age >= -Self.clockSkew else {
-            throw Refusal.invalid("the provider token's iat is \(Int(-age)) s in the future; check the provider's clock")
+            throw Refusal.invalid(
+                "the provider token's iat is \(Int(-age)) s in the future; check the provider's clock")
         }
         if let topic, topic.apnsProvider?.teamID != team {
-            throw Refusal(reason: "TopicDisallowed", status: 400,
-                          message: "key \(keyID) of team \(team) may not push to \(topic.bundleIdentifier); make it an app of the team with "
-                              + "`chime apps set \(topic.bundleIdentifier) --team-id \(team)`")
+            throw Refusal(
+                reason: "TopicDisallowed", status: 400,
+                message:
+                    "key \(keyID) of team \(team) may not push to \(topic.bundleIdentifier); make it an app of the team with "
+                    + "`chime apps set \(topic.bundleIdentifier) --team-id \(team)`")
         }
         if let wait = connection?.withValue(ProviderTokenBook(), { $0.admit(text, key: key, now: now) }) {
-            throw Refusal(reason: "TooManyProviderTokenUpdates", status: 429,
-                          message: "this connection changed its token for key \(keyID) \(Int((Self.updateInterval - wait) / 60)) minutes after the last; "
-                              + "change a connection's token at most every 20 minutes (\(Int(wait.rounded(.up))) s from now), or open a new connection")
+            throw Refusal(
+                reason: "TooManyProviderTokenUpdates", status: 429,
+                message:
+                    "this connection changed its token for key \(keyID) \(Int((Self.updateInterval - wait) / 60)) minutes after the last; "
+                    + "change a connection's token at most every 20 minutes (\(Int(wait.rounded(.up))) s from now), or open a new connection"
+            )
         }
     }
 
     /// The registered key `id`, preferring one of team `team` when several apps name the same id.
-    private static func key(_ id: String, team: String, in providers: [APNsProvider]) -> (team: String, key: APNsProvider.Key)? {
+    private static func key(_ id: String, team: String, in providers: [APNsProvider]) -> (
+        team: String, key: APNsProvider.Key
+    )? {
         var found: (team: String, key: APNsProvider.Key)?
         for provider in providers {
             guard let key = provider.key, key.id == id else { continue }

@@ -192,20 +192,24 @@ struct RouteTable: Sendable {
         do {
             segments = try request.pathSegments()
         } catch {
-            return Route(outcome: .invalidEncoding(message: "path segment \(error)", field: "path"), template: "unmatched")
+            return Route(
+                outcome: .invalidEncoding(message: "path segment \(error)", field: "path"), template: "unmatched")
         }
         if segments.count > 1, segments.last == "" { segments.removeLast() }
         guard segments.count < patterns.count,
-              let pattern = patterns[segments.count].first(where: { $0.matches(segments) }) else {
+            let pattern = patterns[segments.count].first(where: { $0.matches(segments) })
+        else {
             return Route(outcome: .notFound, template: "unmatched")
         }
         let method = request.method.uppercased()
         var entry = pattern.entries.first { $0.route.method.rawValue == method }
         if entry == nil, method == "HEAD" { entry = pattern.entries.first { $0.route.method == .get } }
         guard let entry else {
-            return Route(outcome: .methodNotAllowed(pattern.allowed), template: pattern.template, segments: segments,
-                         parameters: pattern.parameters)
+            return Route(
+                outcome: .methodNotAllowed(pattern.allowed), template: pattern.template, segments: segments,
+                parameters: pattern.parameters)
         }
-        return Route(outcome: .handler(entry), template: pattern.template, segments: segments, parameters: pattern.parameters)
+        return Route(
+            outcome: .handler(entry), template: pattern.template, segments: segments, parameters: pattern.parameters)
     }
 }

@@ -81,11 +81,15 @@ final class StreamShares: Sendable {
         var error: APIError
         switch holder {
         case .app(let app):
-            error = APIError(429, "tooManyStreams",
-                             "\(app) has \(limit) event streams open, the most one app may (chime serve --max-streams-per-app); close one, or retry after it ends")
+            error = APIError(
+                429, "tooManyStreams",
+                "\(app) has \(limit) event streams open, the most one app may (chime serve --max-streams-per-app); close one, or retry after it ends"
+            )
         case .session:
-            error = APIError(429, "tooManyStreams",
-                             "this session has \(limit) event streams open, the most one web session may (chime serve --max-streams-per-session); close a tab, or retry after one ends")
+            error = APIError(
+                429, "tooManyStreams",
+                "this session has \(limit) event streams open, the most one web session may (chime serve --max-streams-per-session); close a tab, or retry after one ends"
+            )
         }
         error.headers = [("Retry-After", "5")]
         return error

@@ -102,7 +102,9 @@ final class TokenIndex: Sendable {
             state.providerByApp[app] = provider
             state.appsByKeyID[key.id, default: []].insert(app)
         }
-        if let old = state.deviceTokenByApp.removeValue(forKey: app), state.appByDeviceToken[old] == app { state.appByDeviceToken[old] = nil }
+        if let old = state.deviceTokenByApp.removeValue(forKey: app), state.appByDeviceToken[old] == app {
+            state.appByDeviceToken[old] = nil
+        }
         if let token = record?.deviceToken.lowercased() {
             state.deviceTokenByApp[app] = token
             state.appByDeviceToken[token] = app
@@ -138,7 +140,9 @@ final class TokenIndex: Sendable {
 
     private static func set(_ state: inout State, app: String, hash: String?) {
         state.misses[LiteralKey(app)] = nil
-        if let old = state.hashByApp.removeValue(forKey: app), state.appByHash[old] == app { state.appByHash[old] = nil }
+        if let old = state.hashByApp.removeValue(forKey: app), state.appByHash[old] == app {
+            state.appByHash[old] = nil
+        }
         guard let hash else { return }
         state.hashByApp[app] = hash
         state.appByHash[hash] = app

@@ -11,7 +11,8 @@ enum Tokens {
 
     /// Compares two hashes in time independent of where they differ.
     static func equal(_ a: String, _ b: String) -> Bool {
-        let x = Array(a.utf8), y = Array(b.utf8)
+        let x = Array(a.utf8)
+        let y = Array(b.utf8)
         guard x.count == y.count else { return false }
         var difference: UInt8 = 0
         for i in x.indices { difference |= x[i] ^ y[i] }

@@ -1,9 +1,10 @@
-import ChimeCore
 import CMicroHTTPD
+import ChimeCore
 import Foundation
 import Synchronization
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// Applies ``ConnectionTable``'s slot policy to libmicrohttpd's connections: it hears of every
@@ -143,7 +144,9 @@ final class ConnectionGuard: Sendable {
             return (expired.count, Self.hungUp(in: state))
         }
         for stream in departed { stream.abandon() }
-        if expired > 0 { logger.info("connections closed", ["reason": "no complete request in time", "count": String(expired)]) }
+        if expired > 0 {
+            logger.info("connections closed", ["reason": "no complete request in time", "count": String(expired)])
+        }
     }
 
     /// Streams whose socket reports that the client closed its side or the connection broke.
@@ -160,7 +163,8 @@ final class ConnectionGuard: Sendable {
         }
         guard !polled.isEmpty, poll(&polled, nfds_t(polled.count), 0) > 0 else { return [] }
         var gone: [EventStream] = []
-        for (index, entry) in polled.enumerated() where entry.revents & (chime_pollrdhup() | Int16(POLLHUP) | Int16(POLLERR)) != 0 {
+        for (index, entry) in polled.enumerated()
+        where entry.revents & (chime_pollrdhup() | Int16(POLLHUP) | Int16(POLLERR)) != 0 {
             if let stream = state.streams[ids[index]] { gone.append(stream) }
         }
         return gone

@@ -139,8 +139,10 @@ struct ConnectionTable {
     /// Connections past their deadline at `now`, marked closing: shut them down.
     mutating func expire(now: Duration) -> Shed {
         var shed: Shed = []
-        for (queue, timeout) in [(\ConnectionTable.awaitingHead, limits.headTimeout), (\ConnectionTable.readingBody, limits.bodyTimeout),
-                                 (\ConnectionTable.refused, limits.refusedTimeout)] {
+        for (queue, timeout) in [
+            (\ConnectionTable.awaitingHead, limits.headTimeout), (\ConnectionTable.readingBody, limits.bodyTimeout),
+            (\ConnectionTable.refused, limits.refusedTimeout),
+        ] {
             while let first = self[keyPath: queue].first {
                 if !isCurrent(first) {
                     self[keyPath: queue].removeFirst()
@@ -177,8 +179,12 @@ struct ConnectionTable {
 
     /// The admitted slow connection that has been slow the longest, from the queues' fronts.
     private mutating func oldestSlow(excluding: Shed) -> Int? {
-        while let first = awaitingHead.first, !isCurrent(first) || excluding.contains(first.id) { awaitingHead.removeFirst() }
-        while let first = readingBody.first, !isCurrent(first) || excluding.contains(first.id) { readingBody.removeFirst() }
+        while let first = awaitingHead.first, !isCurrent(first) || excluding.contains(first.id) {
+            awaitingHead.removeFirst()
+        }
+        while let first = readingBody.first, !isCurrent(first) || excluding.contains(first.id) {
+            readingBody.removeFirst()
+        }
         switch (awaitingHead.first, readingBody.first) {
         case (let head?, let body?): return head.since <= body.since ? head.id : body.id
         case (let head?, nil): return head.id

@@ -1,5 +1,5 @@
-import ChimeCore
 import CMicroHTTPD
+import ChimeCore
 import Foundation
 import Synchronization
 

@@ -1,9 +1,10 @@
-import ChimeCore
 import CMicroHTTPD
+import ChimeCore
 import Foundation
 import Synchronization
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// An HTTP/2 connection, server side: an ``HTTP2Session`` (nghttp2's session and Chime's handling
@@ -38,7 +39,10 @@ final class HTTP2Connection: LoopClient {
     static let lingerTime: Duration = .seconds(2)
 
     /// `clientCertificate`: what the TLS client presented in the handshake, handed to every request.
-    init(id: Int, transport: ByteTransport, peer: PeerAddress, core: ServerCore, loop: IOLoop, clientCertificate: CertificateFingerprint? = nil) {
+    init(
+        id: Int, transport: ByteTransport, peer: PeerAddress, core: ServerCore, loop: IOLoop,
+        clientCertificate: CertificateFingerprint? = nil
+    ) {
         self.id = id
         self.transport = transport
         self.peer = peer
@@ -46,9 +50,10 @@ final class HTTP2Connection: LoopClient {
         self.loop = loop
         self.entry = core.guardian.opened(fd: transport.fd, address: peer.key) { [loop] in loop.post(id, .expire) }
         chime_tcp_nodelay(transport.fd)
-        session = HTTP2Session(limits: core.configuration.http2, headLimits: core.configuration.headLimits,
-                               remoteAddress: peer.description, connection: entry.connection, clientCertificate: clientCertificate,
-                               delegate: self)
+        session = HTTP2Session(
+            limits: core.configuration.http2, headLimits: core.configuration.headLimits,
+            remoteAddress: peer.description, connection: entry.connection, clientCertificate: clientCertificate,
+            delegate: self)
         core.http2Opened(id)
         flush()
     }
@@ -127,7 +132,9 @@ final class HTTP2Connection: LoopClient {
             switch result {
             case .moved(let count):
                 read += count
-                if let failure = buffer.withUnsafeBytes({ session.receive(UnsafeRawBufferPointer(rebasing: $0[..<count])) }) {
+                if let failure = buffer.withUnsafeBytes({
+                    session.receive(UnsafeRawBufferPointer(rebasing: $0[..<count]))
+                }) {
                     core.logger.info("HTTP/2 connection ended", ["reason": failure, "remote": peer.description])
                     flush()
                     close()
@@ -150,7 +157,9 @@ final class HTTP2Connection: LoopClient {
         guard !closed, let session else { return }
         while true {
             if pendingOffset < pending.count {
-                let result = pending.withUnsafeBytes { transport.send(from: $0.baseAddress! + pendingOffset, count: pending.count - pendingOffset) }
+                let result = pending.withUnsafeBytes {
+                    transport.send(from: $0.baseAddress! + pendingOffset, count: pending.count - pendingOffset)
+                }
                 switch result {
                 case .moved(let count):
                     pendingOffset += count
@@ -239,11 +248,12 @@ final class HTTP2Connection: LoopClient {
     /// receiving requests (the body timeout runs), or serving.
     private func updatePhase() {
         guard !closed, let session else { return }
-        let now: ConnectionTable.Phase = switch session.activity {
-        case .idle: .awaitingHead
-        case .receiving: .readingBody
-        case .busy: .busy
-        }
+        let now: ConnectionTable.Phase =
+            switch session.activity {
+            case .idle: .awaitingHead
+            case .receiving: .readingBody
+            case .busy: .busy
+            }
         guard now != phase else { return }
         phase = now
         core.guardian.enter(now, entry)
@@ -254,15 +264,20 @@ final class HTTP2Connection: LoopClient {
     private func http2Response(_ response: HTTPResponse, stream streamID: Int32) -> HTTP2Response {
         switch response.body {
         case .bytes(let bytes):
-            return HTTP2Response(status: response.status, headers: response.headers, body: .bytes(bytes), route: response.route)
+            return HTTP2Response(
+                status: response.status, headers: response.headers, body: .bytes(bytes), route: response.route)
         case .stream(let events):
             let loop = self.loop
             let connection = id
-            events.attach(HTTP2Sink(loop: loop, connection: connection, stream: streamID), limit: core.configuration.streamQueueLimit) {
+            events.attach(
+                HTTP2Sink(loop: loop, connection: connection, stream: streamID),
+                limit: core.configuration.streamQueueLimit
+            ) {
                 loop.post(connection, .reset(stream: streamID))
             }
             core.register(events)
-            return HTTP2Response(status: response.status, headers: response.headers, body: .source(events), route: response.route)
+            return HTTP2Response(
+                status: response.status, headers: response.headers, body: .source(events), route: response.route)
         }
     }
 }
@@ -273,7 +288,8 @@ extension HTTP2Connection: HTTP2SessionDelegate {
     func bodyLimit(for request: HTTPRequest) -> Int { core.handler.bodyLimit(for: request) }
 
     func refused(_ request: HTTPRequest, problem: RequestProblem, stream: Int32) -> HTTP2Response {
-        core.logger.warning("request refused", ["status": String(problem.status), "reason": problem.code, "remote": peer.description])
+        core.logger.warning(
+            "request refused", ["status": String(problem.status), "reason": problem.code, "remote": peer.description])
         return http2Response(core.handler.refused(request, problem: problem), stream: stream)
     }
 
@@ -284,10 +300,14 @@ extension HTTP2Connection: HTTP2SessionDelegate {
     /// Answers as the server would before the handler (too many connections, stopping), or runs the handler.
     func dispatch(_ request: HTTPRequest, stream streamID: Int32) -> HTTP2Dispatch {
         if !entry.admitted {
-            return .answer(http2Response(core.handler.unavailable(request, reason: "too many connections; try again shortly"), stream: streamID))
+            return .answer(
+                http2Response(
+                    core.handler.unavailable(request, reason: "too many connections; try again shortly"),
+                    stream: streamID))
         }
         if core.isDraining {
-            return .answer(http2Response(core.handler.unavailable(request, reason: "the server is stopping"), stream: streamID))
+            return .answer(
+                http2Response(core.handler.unavailable(request, reason: "the server is stopping"), stream: streamID))
         }
         let handler = core.handler
         let loop = self.loop
@@ -305,8 +325,9 @@ extension HTTP2Connection: HTTP2SessionDelegate {
     /// The stream is gone: the request logged and counted.
     func ended(_ stream: HTTP2Stream, outcome: String) {
         guard !stream.method.isEmpty else { return }
-        core.logRequest(stream.request, status: stream.status ?? 0, route: stream.route,
-                        seconds: (ContinuousClock.now - stream.started).seconds, outcome: outcome)
+        core.logRequest(
+            stream.request, status: stream.status ?? 0, route: stream.route,
+            seconds: (ContinuousClock.now - stream.started).seconds, outcome: outcome)
     }
 
     func ending(reason: String) {

@@ -1,5 +1,5 @@
-import ChimeCore
 import CNGHTTP2
+import ChimeCore
 import Foundation
 
 /// The HTTP/2 settings and defences of a server (RFC 9113), on top of what nghttp2 checks itself
@@ -46,9 +46,13 @@ public struct HTTP2Limits: Sendable, Equatable {
     /// when the connection's own window is the one shut.
     public var stallTimeout: Duration
 
-    public init(maxConcurrentStreams: Int = 128, maxHandlers: Int = 32, refusedStreamsBeforeGoaway: Int = 256, resetBurst: Int = 1000,
-                resetsPerSecond: Int = 33, maxQueuedAcks: Int = 1000, maxSettingsEntries: Int = 32, maxContinuations: Int = 8,
-                maxEmptyFrames: Int = 64, maxInvalidFrames: Int = 64, maxQueuedResponseBytes: Int = 8 << 20, stallTimeout: Duration = .seconds(30)) {
+    public init(
+        maxConcurrentStreams: Int = 128, maxHandlers: Int = 32, refusedStreamsBeforeGoaway: Int = 256,
+        resetBurst: Int = 1000,
+        resetsPerSecond: Int = 33, maxQueuedAcks: Int = 1000, maxSettingsEntries: Int = 32, maxContinuations: Int = 8,
+        maxEmptyFrames: Int = 64, maxInvalidFrames: Int = 64, maxQueuedResponseBytes: Int = 8 << 20,
+        stallTimeout: Duration = .seconds(30)
+    ) {
         self.maxConcurrentStreams = maxConcurrentStreams
         self.maxHandlers = maxHandlers
         self.refusedStreamsBeforeGoaway = refusedStreamsBeforeGoaway
@@ -198,8 +202,10 @@ final class HTTP2Session {
 
     /// `connection`: what every request carries as ``HTTPRequest/connection`` (the connection's
     /// ``ConnectionGuard/Entry/connection``).
-    init(limits: HTTP2Limits, headLimits: HeadLimits, remoteAddress: String, connection: HTTPConnection,
-         clientCertificate: CertificateFingerprint? = nil, delegate: any HTTP2SessionDelegate) {
+    init(
+        limits: HTTP2Limits, headLimits: HeadLimits, remoteAddress: String, connection: HTTPConnection,
+        clientCertificate: CertificateFingerprint? = nil, delegate: any HTTP2SessionDelegate
+    ) {
         self.limits = limits
         self.headLimits = headLimits
         self.remoteAddress = remoteAddress
@@ -228,10 +234,12 @@ final class HTTP2Session {
         nghttp2_session_callbacks_del(callbacks)
         self.session = session
         var settings = [
-            nghttp2_settings_entry(settings_id: Int32(NGHTTP2_SETTINGS_MAX_CONCURRENT_STREAMS.rawValue),
-                                   value: UInt32(max(1, limits.maxConcurrentStreams))),
-            nghttp2_settings_entry(settings_id: Int32(NGHTTP2_SETTINGS_MAX_HEADER_LIST_SIZE.rawValue),
-                                   value: UInt32(headLimits.headBytes)),
+            nghttp2_settings_entry(
+                settings_id: Int32(NGHTTP2_SETTINGS_MAX_CONCURRENT_STREAMS.rawValue),
+                value: UInt32(max(1, limits.maxConcurrentStreams))),
+            nghttp2_settings_entry(
+                settings_id: Int32(NGHTTP2_SETTINGS_MAX_HEADER_LIST_SIZE.rawValue),
+                value: UInt32(headLimits.headBytes)),
             nghttp2_settings_entry(settings_id: Int32(NGHTTP2_SETTINGS_ENABLE_PUSH.rawValue), value: 0),
         ]
         nghttp2_submit_settings(session, UInt8(NGHTTP2_FLAG_NONE.rawValue), &settings, settings.count)
@@ -292,7 +300,8 @@ final class HTTP2Session {
     /// the body's limit per stream.
     var bufferedBytes: Int {
         streams.values.reduce(0) { total, stream in
-            total + stream.request.body.count + stream.fields.reduce(0) { $0 + $1.name.utf8.count + $1.value.utf8.count }
+            total + stream.request.body.count
+                + stream.fields.reduce(0) { $0 + $1.name.utf8.count + $1.value.utf8.count }
                 + stream.cookies.reduce(0) { $0 + $1.utf8.count } + stream.method.utf8.count + stream.path.utf8.count
                 + (stream.authority?.utf8.count ?? 0)
         }
@@ -309,7 +318,8 @@ final class HTTP2Session {
         if queuedResponseBytes >= limits.maxQueuedResponseBytes {
             // The client has not taken what it was sent: this answer is not kept too (the access
             // log has the stream aborted).
-            nghttp2_submit_rst_stream(session, UInt8(NGHTTP2_FLAG_NONE.rawValue), streamID, NGHTTP2_ENHANCE_YOUR_CALM.rawValue)
+            nghttp2_submit_rst_stream(
+                session, UInt8(NGHTTP2_FLAG_NONE.rawValue), streamID, NGHTTP2_ENHANCE_YOUR_CALM.rawValue)
             return
         }
         answer(stream, with: response())
@@ -341,7 +351,8 @@ final class HTTP2Session {
     func expireStalled(now: ContinuousClock.Instant) {
         guard let session else { return }
         var stalled: [Int32] = []
-        for stream in streams.values where stream.answered && stream.untaken > 0 && now - stream.lastProgress >= limits.stallTimeout {
+        for stream in streams.values
+        where stream.answered && stream.untaken > 0 && now - stream.lastProgress >= limits.stallTimeout {
             stalled.append(stream.id)
         }
         guard !stalled.isEmpty else { return }
@@ -357,7 +368,8 @@ final class HTTP2Session {
         }
         for id in stalled.sorted() {
             streams[id]?.lastProgress = now
-            nghttp2_submit_rst_stream(session, UInt8(NGHTTP2_FLAG_NONE.rawValue), id, NGHTTP2_ENHANCE_YOUR_CALM.rawValue)
+            nghttp2_submit_rst_stream(
+                session, UInt8(NGHTTP2_FLAG_NONE.rawValue), id, NGHTTP2_ENHANCE_YOUR_CALM.rawValue)
         }
     }
 
@@ -370,7 +382,8 @@ final class HTTP2Session {
     /// Resets a stream whose client does not keep up (ENHANCE_YOUR_CALM).
     func reset(_ streamID: Int32) {
         guard let session, streams[streamID] != nil else { return }
-        nghttp2_submit_rst_stream(session, UInt8(NGHTTP2_FLAG_NONE.rawValue), streamID, NGHTTP2_ENHANCE_YOUR_CALM.rawValue)
+        nghttp2_submit_rst_stream(
+            session, UInt8(NGHTTP2_FLAG_NONE.rawValue), streamID, NGHTTP2_ENHANCE_YOUR_CALM.rawValue)
     }
 
     /// Ends the connection at once: GOAWAY `code` and no more streams. NO_ERROR for a connection
@@ -390,8 +403,9 @@ final class HTTP2Session {
     /// The server is stopping: GOAWAY (NO_ERROR); the streams begun are finished.
     func drain() {
         guard let session else { return }
-        nghttp2_submit_goaway(session, UInt8(NGHTTP2_FLAG_NONE.rawValue), nghttp2_session_get_last_proc_stream_id(session),
-                              NGHTTP2_NO_ERROR.rawValue, nil, 0)
+        nghttp2_submit_goaway(
+            session, UInt8(NGHTTP2_FLAG_NONE.rawValue), nghttp2_session_get_last_proc_stream_id(session),
+            NGHTTP2_NO_ERROR.rawValue, nil, 0)
     }
 
     /// Ends every stream (aborted) and frees nghttp2's session.
@@ -407,7 +421,9 @@ final class HTTP2Session {
     // MARK: - nghttp2's callbacks
 
     fileprivate func beginHeaders(_ frame: UnsafePointer<nghttp2_frame>) -> Int32 {
-        guard frame.pointee.hd.type == UInt8(NGHTTP2_HEADERS.rawValue), frame.pointee.headers.cat == NGHTTP2_HCAT_REQUEST else { return 0 }
+        guard frame.pointee.hd.type == UInt8(NGHTTP2_HEADERS.rawValue),
+            frame.pointee.headers.cat == NGHTTP2_HCAT_REQUEST
+        else { return 0 }
         let streamID = frame.pointee.hd.stream_id
         if handling >= limits.maxConcurrentStreams {
             // The client resets streams to open new ones while their work goes on (rapid reset).
@@ -415,7 +431,8 @@ final class HTTP2Session {
             if refused > limits.refusedStreamsBeforeGoaway {
                 terminate(code: NGHTTP2_ENHANCE_YOUR_CALM.rawValue, because: "too many refused streams")
             } else {
-                nghttp2_submit_rst_stream(session, UInt8(NGHTTP2_FLAG_NONE.rawValue), streamID, NGHTTP2_REFUSED_STREAM.rawValue)
+                nghttp2_submit_rst_stream(
+                    session, UInt8(NGHTTP2_FLAG_NONE.rawValue), streamID, NGHTTP2_REFUSED_STREAM.rawValue)
             }
             return 0
         }
@@ -423,15 +440,21 @@ final class HTTP2Session {
         return 0
     }
 
-    fileprivate func header(_ frame: UnsafePointer<nghttp2_frame>, name: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer) -> Int32 {
+    fileprivate func header(
+        _ frame: UnsafePointer<nghttp2_frame>, name: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer
+    ) -> Int32 {
         guard let stream = streams[frame.pointee.hd.stream_id], !stream.dispatched else { return 0 }
         stream.headBytes += name.count + value.count + 32
         if stream.headBytes > headLimits.headBytes {
-            if stream.problem == nil { stream.problem = RequestChecks.head(bytes: stream.headBytes, limits: headLimits) }
+            if stream.problem == nil {
+                stream.problem = RequestChecks.head(bytes: stream.headBytes, limits: headLimits)
+            }
             // An HPACK bomb (or a client ignoring SETTINGS_MAX_HEADER_LIST_SIZE): well past the limit,
             // nothing more is decoded into the stream and the connection is ended.
             guard stream.headBytes > 4 * headLimits.headBytes else { return 0 }
-            terminate(code: NGHTTP2_ENHANCE_YOUR_CALM.rawValue, because: "a header list over four times SETTINGS_MAX_HEADER_LIST_SIZE")
+            terminate(
+                code: NGHTTP2_ENHANCE_YOUR_CALM.rawValue,
+                because: "a header list over four times SETTINGS_MAX_HEADER_LIST_SIZE")
             return NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE.rawValue
         }
         let nameText = String(decoding: name, as: UTF8.self)
@@ -450,7 +473,8 @@ final class HTTP2Session {
     fileprivate func frameReceived(_ frame: UnsafePointer<nghttp2_frame>) -> Int32 {
         let type = frame.pointee.hd.type
         if type == UInt8(NGHTTP2_DATA.rawValue) {
-            let empty = frame.pointee.hd.length == frame.pointee.data.padlen
+            let empty =
+                frame.pointee.hd.length == frame.pointee.data.padlen
                 && frame.pointee.hd.flags & UInt8(NGHTTP2_FLAG_END_STREAM.rawValue) == 0
             emptyFrames = empty ? emptyFrames + 1 : 0
             if emptyFrames > limits.maxEmptyFrames {
@@ -461,7 +485,8 @@ final class HTTP2Session {
             emptyFrames = 0
         }
         guard type == UInt8(NGHTTP2_HEADERS.rawValue) || type == UInt8(NGHTTP2_DATA.rawValue),
-              let stream = streams[frame.pointee.hd.stream_id] else { return 0 }
+            let stream = streams[frame.pointee.hd.stream_id]
+        else { return 0 }
         let endOfStream = frame.pointee.hd.flags & UInt8(NGHTTP2_FLAG_END_STREAM.rawValue) != 0
         if type == UInt8(NGHTTP2_HEADERS.rawValue), frame.pointee.headers.cat == NGHTTP2_HCAT_REQUEST {
             stream.headComplete = true
@@ -473,7 +498,9 @@ final class HTTP2Session {
 
     fileprivate func invalidFrame() -> Int32 {
         invalidFrames += 1
-        if invalidFrames > limits.maxInvalidFrames { terminate(code: NGHTTP2_ENHANCE_YOUR_CALM.rawValue, because: "a flood of invalid frames") }
+        if invalidFrames > limits.maxInvalidFrames {
+            terminate(code: NGHTTP2_ENHANCE_YOUR_CALM.rawValue, because: "a flood of invalid frames")
+        }
         return 0
     }
 
@@ -512,7 +539,9 @@ final class HTTP2Session {
         if let authority = stream.authority { headers["host"] = authority }
         let arguments = queryText.isEmpty ? [] : queryText.split(separator: "&", omittingEmptySubsequences: false)
         var query = QueryArguments()
-        if stream.problem == nil, stream.path.utf8.count <= headLimits.targetBytes, arguments.count <= headLimits.queryArguments {
+        if stream.problem == nil, stream.path.utf8.count <= headLimits.targetBytes,
+            arguments.count <= headLimits.queryArguments
+        {
             for argument in arguments where !argument.isEmpty {
                 let parts = argument.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
                 // `+` is a space in a query argument, as libmicrohttpd hands it over.
@@ -520,18 +549,21 @@ final class HTTP2Session {
                 query.add(rawKey: bytes(parts[0]), rawValue: parts.count > 1 ? bytes(parts[1]) : [])
             }
         }
-        var request = HTTPRequest(method: stream.method, path: target.isEmpty ? "/" : target, query: query.query,
-                                  headers: headers, body: [], remoteAddress: remoteAddress)
+        var request = HTTPRequest(
+            method: stream.method, path: target.isEmpty ? "/" : target, query: query.query,
+            headers: headers, body: [], remoteAddress: remoteAddress)
         request.queryError = query.error
         request.protocolVersion = "HTTP/2"
         request.clientCertificate = clientCertificate
         request.connection = connection
         stream.request = request
         if stream.problem == nil {
-            stream.problem = RequestChecks.target(bytes: stream.path.utf8.count, queryArguments: arguments.count, limits: headLimits)
+            stream.problem =
+                RequestChecks.target(bytes: stream.path.utf8.count, queryArguments: arguments.count, limits: headLimits)
                 ?? RequestChecks.method(stream.method)
-                ?? RequestChecks.http2Target(method: stream.method, path: stream.path, authority: stream.authority,
-                                             hosts: stream.fields.filter { $0.name == "host" }.map(\.value))
+                ?? RequestChecks.http2Target(
+                    method: stream.method, path: stream.path, authority: stream.authority,
+                    hosts: stream.fields.filter { $0.name == "host" }.map(\.value))
         }
         if let problem = stream.problem {
             answer(stream, with: delegate.refused(request, problem: problem, stream: stream.id))
@@ -575,7 +607,9 @@ final class HTTP2Session {
         for (name, value) in response.headers {
             let lower = name.lowercased()
             // Connection-specific fields do not exist in HTTP/2 (RFC 9113 §8.2.2).
-            if ["connection", "keep-alive", "proxy-connection", "transfer-encoding", "upgrade"].contains(lower) { continue }
+            if ["connection", "keep-alive", "proxy-connection", "transfer-encoding", "upgrade"].contains(lower) {
+                continue
+            }
             fields.append((lower, value))
         }
         let hasBody = stream.request.method != "HEAD" && response.status != 204 && response.status != 304
@@ -583,7 +617,9 @@ final class HTTP2Session {
         case .bytes(let bytes):
             stream.body = hasBody ? bytes : []
             queuedResponseBytes += stream.body.count
-            if !fields.contains(where: { $0.0 == "content-length" }) { fields.append(("content-length", String(bytes.count))) }
+            if !fields.contains(where: { $0.0 == "content-length" }) {
+                fields.append(("content-length", String(bytes.count)))
+            }
         case .source(let source):
             stream.source = source
         }
@@ -598,28 +634,34 @@ final class HTTP2Session {
             spans.append((nameStart, valueStart - nameStart, valueStart, storage.count - valueStart))
         }
         stream.lastProgress = .now
-        var provider = nghttp2_data_provider(source: nghttp2_data_source(ptr: Unmanaged.passUnretained(stream).toOpaque()),
-                                             read_callback: dataSourceCallback)
+        var provider = nghttp2_data_provider(
+            source: nghttp2_data_source(ptr: Unmanaged.passUnretained(stream).toOpaque()),
+            read_callback: dataSourceCallback)
         // An empty body ends the stream with the HEADERS frame, as Apple's 200 does (some
         // providers read any DATA frame as an error body).
         let withBody = (hasBody && !stream.body.isEmpty) || stream.source != nil
         let result: Int32 = storage.withUnsafeMutableBufferPointer { buffer in
             let base = buffer.baseAddress!
             let list = spans.map {
-                nghttp2_nv(name: base + $0.name, value: base + $0.value, namelen: $0.nameLength, valuelen: $0.valueLength,
-                           flags: UInt8(NGHTTP2_NV_FLAG_NONE.rawValue))
+                nghttp2_nv(
+                    name: base + $0.name, value: base + $0.value, namelen: $0.nameLength, valuelen: $0.valueLength,
+                    flags: UInt8(NGHTTP2_NV_FLAG_NONE.rawValue))
             }
-            return withBody ? nghttp2_submit_response(session, stream.id, list, list.count, &provider)
+            return withBody
+                ? nghttp2_submit_response(session, stream.id, list, list.count, &provider)
                 : nghttp2_submit_response(session, stream.id, list, list.count, nil)
         }
         if result != 0 {
-            nghttp2_submit_rst_stream(session, UInt8(NGHTTP2_FLAG_NONE.rawValue), stream.id, NGHTTP2_INTERNAL_ERROR.rawValue)
+            nghttp2_submit_rst_stream(
+                session, UInt8(NGHTTP2_FLAG_NONE.rawValue), stream.id, NGHTTP2_INTERNAL_ERROR.rawValue)
         }
     }
 
     /// The data source: the byte body, or the body source (deferred while it has nothing).
-    fileprivate func readBody(_ streamID: Int32, into buffer: UnsafeMutablePointer<UInt8>, length: Int,
-                              flags: UnsafeMutablePointer<UInt32>) -> Int {
+    fileprivate func readBody(
+        _ streamID: Int32, into buffer: UnsafeMutablePointer<UInt8>, length: Int,
+        flags: UnsafeMutablePointer<UInt32>
+    ) -> Int {
         guard let stream = streams[streamID] else { return Int(NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE.rawValue) }
         if let source = stream.source {
             let count = source.read(into: UnsafeMutableRawPointer(buffer), max: length)
@@ -669,10 +711,12 @@ private let beginHeadersCallback: nghttp2_on_begin_headers_callback = { _, frame
     return session.beginHeaders(frame)
 }
 
-private let headerCallback: nghttp2_on_header_callback = { _, frame, name, nameLength, value, valueLength, _, userData in
+private let headerCallback: nghttp2_on_header_callback = {
+    _, frame, name, nameLength, value, valueLength, _, userData in
     guard let frame, let name, let session = session(userData) else { return 0 }
-    return session.header(frame, name: UnsafeRawBufferPointer(start: name, count: nameLength),
-                          value: UnsafeRawBufferPointer(start: value, count: value == nil ? 0 : valueLength))
+    return session.header(
+        frame, name: UnsafeRawBufferPointer(start: name, count: nameLength),
+        value: UnsafeRawBufferPointer(start: value, count: value == nil ? 0 : valueLength))
 }
 
 private let frameCallback: nghttp2_on_frame_recv_callback = { _, frame, userData in
@@ -695,6 +739,8 @@ private let streamCloseCallback: nghttp2_on_stream_close_callback = { _, streamI
 }
 
 private let dataSourceCallback: nghttp2_data_source_read_callback = { _, streamID, buffer, length, flags, _, userData in
-    guard let buffer, let flags, let session = session(userData) else { return Int(NGHTTP2_ERR_CALLBACK_FAILURE.rawValue) }
+    guard let buffer, let flags, let session = session(userData) else {
+        return Int(NGHTTP2_ERR_CALLBACK_FAILURE.rawValue)
+    }
     return session.readBody(streamID, into: buffer, length: length, flags: flags)
 }

@@ -19,7 +19,9 @@ public final class HTTPConnection: Sendable {
 
     /// Runs `body` on this connection's value of type `Value` (`initial` the first time), keeping
     /// what `body` leaves in it. One value per type; calls are serialized.
-    public func withValue<Value: Sendable, Result>(_ initial: @autoclosure () -> Value, _ body: (inout Value) -> Result) -> Result {
+    public func withValue<Value: Sendable, Result>(_ initial: @autoclosure () -> Value, _ body: (inout Value) -> Result)
+        -> Result
+    {
         values.withLock { values in
             let key = ObjectIdentifier(Value.self)
             var value = values[key] as? Value ?? initial()

@@ -32,8 +32,10 @@ public struct HTTPRequest: Sendable {
     /// by keep-alive requests), or nil for a request not read from a socket.
     public var connection: HTTPConnection?
 
-    public init(method: String, path: String, query: [(name: String, value: String)] = [], headers: [String: String] = [:],
-                body: [UInt8] = [], remoteAddress: String = "") {
+    public init(
+        method: String, path: String, query: [(name: String, value: String)] = [], headers: [String: String] = [:],
+        body: [UInt8] = [], remoteAddress: String = ""
+    ) {
         self.method = method
         self.path = path
         self.query = query

@@ -15,7 +15,9 @@ public struct HTTPResponse: Sendable {
     /// The route's template for metrics and the access log (`/v1/apps/{app}/requests`).
     public var route: String
 
-    public init(status: Int, headers: [(name: String, value: String)] = [], body: Body = .bytes([]), route: String = "unmatched") {
+    public init(
+        status: Int, headers: [(name: String, value: String)] = [], body: Body = .bytes([]), route: String = "unmatched"
+    ) {
         self.status = status
         self.headers = headers
         self.body = body
@@ -58,7 +60,9 @@ extension HTTPHandler {
 
     /// Plain text: the problem's status and message.
     public func refused(_ request: HTTPRequest, problem: RequestProblem) -> HTTPResponse {
-        HTTPResponse(status: problem.status, contentType: "text/plain; charset=utf-8", body: Array((problem.message + "\n").utf8),
-                     route: "refused")
+        HTTPResponse(
+            status: problem.status, contentType: "text/plain; charset=utf-8",
+            body: Array((problem.message + "\n").utf8),
+            route: "refused")
     }
 }

@@ -1,9 +1,10 @@
-import ChimeCore
 import CMicroHTTPD
+import ChimeCore
 import Foundation
 import Synchronization
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// An HTTP/1.1 server over libmicrohttpd: one internal epoll thread, requests handed to an async
@@ -57,11 +58,13 @@ public final class HTTPServer: Sendable {
         /// HTTP/2's settings and flood defences.
         public var http2: HTTP2Limits
 
-        public init(listen: ListenAddress = .default, tls: TLS? = nil, connectionLimit: Int = 1024,
-                    connectionLimitPerAddress: Int? = nil, connectionTimeout: Int = 60, headerTimeout: Duration = .seconds(10),
-                    bodyTimeout: Duration = .seconds(30), headLimits: HeadLimits = HeadLimits(),
-                    streamQueueLimit: Int = EventStream.defaultQueueLimit, heartbeatInterval: Duration = .seconds(15),
-                    shutdownGrace: Duration = .seconds(10), http2: HTTP2Limits = HTTP2Limits()) {
+        public init(
+            listen: ListenAddress = .default, tls: TLS? = nil, connectionLimit: Int = 1024,
+            connectionLimitPerAddress: Int? = nil, connectionTimeout: Int = 60, headerTimeout: Duration = .seconds(10),
+            bodyTimeout: Duration = .seconds(30), headLimits: HeadLimits = HeadLimits(),
+            streamQueueLimit: Int = EventStream.defaultQueueLimit, heartbeatInterval: Duration = .seconds(15),
+            shutdownGrace: Duration = .seconds(10), http2: HTTP2Limits = HTTP2Limits()
+        ) {
             self.listen = listen
             self.tls = tls
             self.connectionLimit = connectionLimit
@@ -79,8 +82,9 @@ public final class HTTPServer: Sendable {
         /// The slot policy these settings give.
         var slotLimits: ConnectionTable.Limits {
             let total = max(1, connectionLimit)
-            return ConnectionTable.Limits(total: total, perAddress: max(1, connectionLimitPerAddress ?? total - total / 4),
-                                          headTimeout: headerTimeout, bodyTimeout: bodyTimeout)
+            return ConnectionTable.Limits(
+                total: total, perAddress: max(1, connectionLimitPerAddress ?? total - total / 4),
+                headTimeout: headerTimeout, bodyTimeout: bodyTimeout)
         }
 
         /// What libmicrohttpd itself accepts: the slots, plus room for connections being shed or
@@ -92,8 +96,10 @@ public final class HTTPServer: Sendable {
     let core: ServerCore
 
     /// Creates a server; nothing listens until ``start()``.
-    public init(configuration: Configuration, handler: any HTTPHandler, logger: ServerLogger = .silent,
-                metrics: Metrics = Metrics()) {
+    public init(
+        configuration: Configuration, handler: any HTTPHandler, logger: ServerLogger = .silent,
+        metrics: Metrics = Metrics()
+    ) {
         self.configuration = configuration
         self.core = ServerCore(configuration: configuration, handler: handler, logger: logger, metrics: metrics)
     }
@@ -191,7 +197,8 @@ final class ServerCore: Sendable {
         let context = Unmanaged.passUnretained(self).toOpaque()
         // Chime accepts connections itself (``Listener``, on the I/O loop) and hands HTTP/1.1 ones
         // to libmicrohttpd, which has no listening socket of its own.
-        let flags = MHD_USE_INTERNAL_POLLING_THREAD.rawValue | MHD_USE_EPOLL.rawValue | MHD_ALLOW_SUSPEND_RESUME.rawValue
+        let flags =
+            MHD_USE_INTERNAL_POLLING_THREAD.rawValue | MHD_USE_EPOLL.rawValue | MHD_ALLOW_SUSPEND_RESUME.rawValue
             | MHD_USE_ERROR_LOG.rawValue | MHD_USE_NO_LISTEN_SOCKET.rawValue
         // TLS is Chime's (OpenSSL, for ALPN); libmicrohttpd gets HTTP/1.1-over-TLS decrypted.
         tls = try configuration.tls.map { try TLSContext($0) }
@@ -203,23 +210,23 @@ final class ServerCore: Sendable {
         _ = fcntl(listenFD, F_SETFL, fcntl(listenFD, F_GETFL) | O_NONBLOCK)
         let port = TCPSocket.boundPort(listenFD)
         let daemon: OpaquePointer? = {
-                var config = chime_mhd_config()
-                config.flags = flags
-                config.listen_fd = -1
-                config.connection_limit = UInt32(configuration.daemonConnectionLimit)
-                config.connection_timeout = UInt32(max(0, configuration.connectionTimeout))
-                // Headers and libmicrohttpd's read and write buffers (bodies are copied out as they
-                // arrive): 32 KiB keeps a thousand open event streams small and the per-connection
-                // clearing cheap. `HeadLimits` stays below what it holds.
-                config.connection_memory_limit = 32 * 1024
-                config.handler = accessHandlerCallback
-                config.completed = requestCompletedCallback
-                config.notify_connection = connectionCallback
-                config.logger = logCallback
-                config.unescape = keepEscapesCallback
-                config.uri_log = targetCallback
-                config.context = context
-                return chime_mhd_start_daemon(&config)
+            var config = chime_mhd_config()
+            config.flags = flags
+            config.listen_fd = -1
+            config.connection_limit = UInt32(configuration.daemonConnectionLimit)
+            config.connection_timeout = UInt32(max(0, configuration.connectionTimeout))
+            // Headers and libmicrohttpd's read and write buffers (bodies are copied out as they
+            // arrive): 32 KiB keeps a thousand open event streams small and the per-connection
+            // clearing cheap. `HeadLimits` stays below what it holds.
+            config.connection_memory_limit = 32 * 1024
+            config.handler = accessHandlerCallback
+            config.completed = requestCompletedCallback
+            config.notify_connection = connectionCallback
+            config.logger = logCallback
+            config.unescape = keepEscapesCallback
+            config.uri_log = targetCallback
+            config.context = context
+            return chime_mhd_start_daemon(&config)
         }()
         guard let daemon else {
             close(listenFD)
@@ -273,7 +280,8 @@ final class ServerCore: Sendable {
         for stream in state.withLock({ Array($0.streams.values) }) { stream.close() }
         let streamDeadline = clock.now + .seconds(2)
         while state.withLock({ $0.streams.values.contains { $0.isSuspended } || !$0.inFlight.isEmpty }),
-              clock.now < streamDeadline {
+            clock.now < streamDeadline
+        {
             try? await Sleep.for(.milliseconds(5))
         }
         forceStop()
@@ -294,7 +302,9 @@ final class ServerCore: Sendable {
                 state.loop = nil
             }
             state.stopping = true
-            return (state.daemon, state.heartbeat, state.loop, Array(state.inFlight.values), Array(state.streams.values))
+            return (
+                state.daemon, state.heartbeat, state.loop, Array(state.inFlight.values), Array(state.streams.values)
+            )
         }
         heartbeat?.cancel()
         guardian.stop()
@@ -311,7 +321,9 @@ final class ServerCore: Sendable {
 
     // MARK: - Callbacks
 
-    func connectionEvent(_ connection: OpaquePointer?, _ socketContext: UnsafeMutablePointer<UnsafeMutableRawPointer?>?, started: Bool) {
+    func connectionEvent(
+        _ connection: OpaquePointer?, _ socketContext: UnsafeMutablePointer<UnsafeMutableRawPointer?>?, started: Bool
+    ) {
         guard let socketContext else { return }
         if started {
             guard let connection else { return }
@@ -345,7 +357,9 @@ final class ServerCore: Sendable {
                     cursor += 1
                 }
             }
-            if let problem = RequestChecks.target(bytes: bytes, queryArguments: arguments, limits: configuration.headLimits) {
+            if let problem = RequestChecks.target(
+                bytes: bytes, queryArguments: arguments, limits: configuration.headLimits)
+            {
                 requestState.problem = problem
                 chime_mhd_drop_query(uri)
             }
@@ -353,9 +367,12 @@ final class ServerCore: Sendable {
         return Unmanaged.passRetained(requestState).toOpaque()
     }
 
-    func access(_ connection: OpaquePointer, url: UnsafePointer<CChar>?, method: UnsafePointer<CChar>?, version: UnsafePointer<CChar>?,
-                upload: UnsafePointer<CChar>?, uploadSize: UnsafeMutablePointer<Int>,
-                requestContext: UnsafeMutablePointer<UnsafeMutableRawPointer?>) -> MHD_Result {
+    func access(
+        _ connection: OpaquePointer, url: UnsafePointer<CChar>?, method: UnsafePointer<CChar>?,
+        version: UnsafePointer<CChar>?,
+        upload: UnsafePointer<CChar>?, uploadSize: UnsafeMutablePointer<Int>,
+        requestContext: UnsafeMutablePointer<UnsafeMutableRawPointer?>
+    ) -> MHD_Result {
         if requestContext.pointee == nil { requestContext.pointee = Unmanaged.passRetained(RequestState()).toOpaque() }
         let requestState = Unmanaged<RequestState>.fromOpaque(requestContext.pointee!).takeUnretainedValue()
         if !requestState.headSeen {
@@ -368,21 +385,28 @@ final class ServerCore: Sendable {
             request.connection = entry?.connection
             requestState.request = request
             if let problem = requestState.problem ?? problem {
-                logger.warning("request refused", ["status": String(problem.status), "reason": problem.code, "remote": request.remoteAddress])
+                logger.warning(
+                    "request refused",
+                    ["status": String(problem.status), "reason": problem.code, "remote": request.remoteAddress])
                 return queue(handler.refused(request, problem: problem), for: requestState, on: connection, close: true)
             }
             if entry?.admitted == false {
-                return queue(handler.unavailable(request, reason: "too many connections; try again shortly"), for: requestState,
-                             on: connection, close: true)
+                return queue(
+                    handler.unavailable(request, reason: "too many connections; try again shortly"), for: requestState,
+                    on: connection, close: true)
             }
             if state.withLock({ $0.draining }) {
-                return queue(handler.unavailable(request, reason: "the server is stopping"), for: requestState, on: connection, close: true)
+                return queue(
+                    handler.unavailable(request, reason: "the server is stopping"), for: requestState, on: connection,
+                    close: true)
             }
             if let entry { guardian.enter(.readingBody, entry) }
             requestState.limit = handler.bodyLimit(for: request)
             if let length = request.header("content-length").flatMap(Int.init), length > requestState.limit {
                 // Answer before reading the body; libmicrohttpd closes the connection afterwards.
-                return queue(handler.payloadTooLarge(request, limit: requestState.limit), for: requestState, on: connection, close: true)
+                return queue(
+                    handler.payloadTooLarge(request, limit: requestState.limit), for: requestState, on: connection,
+                    close: true)
             }
             return .YES
         }
@@ -393,7 +417,8 @@ final class ServerCore: Sendable {
                     requestState.request.body = []
                 } else if let upload {
                     upload.withMemoryRebound(to: UInt8.self, capacity: uploadSize.pointee) {
-                        requestState.request.body.append(contentsOf: UnsafeBufferPointer(start: $0, count: uploadSize.pointee))
+                        requestState.request.body.append(
+                            contentsOf: UnsafeBufferPointer(start: $0, count: uploadSize.pointee))
                     }
                 }
             }
@@ -411,8 +436,9 @@ final class ServerCore: Sendable {
         }
         if let entry = requestState.entry, !requestState.started { guardian.enter(.busy, entry) }
         if requestState.tooLarge {
-            return queue(handler.payloadTooLarge(requestState.request, limit: requestState.limit), for: requestState,
-                         on: connection, close: true)
+            return queue(
+                handler.payloadTooLarge(requestState.request, limit: requestState.limit), for: requestState,
+                on: connection, close: true)
         }
         if requestState.started { return .YES }
         // The request is complete: park the connection and run the handler, unless the daemon is
@@ -426,8 +452,9 @@ final class ServerCore: Sendable {
             return true
         }
         guard parked else {
-            return queue(handler.unavailable(requestState.request, reason: "the server is stopping"), for: requestState,
-                         on: connection, close: true)
+            return queue(
+                handler.unavailable(requestState.request, reason: "the server is stopping"), for: requestState,
+                on: connection, close: true)
         }
         let handler = self.handler
         let request = requestState.request
@@ -438,26 +465,32 @@ final class ServerCore: Sendable {
         return .YES
     }
 
-    private func queue(_ response: HTTPResponse, for requestState: RequestState, on connection: OpaquePointer,
-                       close: Bool) -> MHD_Result {
+    private func queue(
+        _ response: HTTPResponse, for requestState: RequestState, on connection: OpaquePointer,
+        close: Bool
+    ) -> MHD_Result {
         requestState.status = response.status
         requestState.route = response.route
         let mhdResponse: OpaquePointer?
         switch response.body {
         case .bytes(let bytes):
             mhdResponse = bytes.withUnsafeBytes { raw in
-                MHD_create_response_from_buffer(raw.count, UnsafeMutableRawPointer(mutating: raw.baseAddress), .RESPMEM_MUST_COPY)
+                MHD_create_response_from_buffer(
+                    raw.count, UnsafeMutableRawPointer(mutating: raw.baseAddress), .RESPMEM_MUST_COPY)
             }
         case .stream(let stream):
             let entry = requestState.entry
             let guardian = self.guardian
-            stream.attach(MicroHTTPDSink(connection: Int(bitPattern: connection)), limit: configuration.streamQueueLimit) {
+            stream.attach(
+                MicroHTTPDSink(connection: Int(bitPattern: connection)), limit: configuration.streamQueueLimit
+            ) {
                 if let entry { guardian.disconnect(entry) }
             }
             if let entry { guardian.streaming(entry, stream: stream) }
             register(stream)
-            mhdResponse = MHD_create_response_from_callback(UInt64.max, 4096, streamReaderCallback,
-                                                            Unmanaged.passRetained(stream).toOpaque(), streamFreeCallback)
+            mhdResponse = MHD_create_response_from_callback(
+                UInt64.max, 4096, streamReaderCallback,
+                Unmanaged.passRetained(stream).toOpaque(), streamFreeCallback)
         }
         guard let mhdResponse else { return .NO }
         for (name, value) in response.headers { MHD_add_response_header(mhdResponse, name, value) }
@@ -467,8 +500,10 @@ final class ServerCore: Sendable {
         return result
     }
 
-    func completed(_ connection: OpaquePointer?, _ requestContext: UnsafeMutablePointer<UnsafeMutableRawPointer?>?,
-                   code: MHD_RequestTerminationCode) {
+    func completed(
+        _ connection: OpaquePointer?, _ requestContext: UnsafeMutablePointer<UnsafeMutableRawPointer?>?,
+        code: MHD_RequestTerminationCode
+    ) {
         guard let requestContext, let opaque = requestContext.pointee else { return }
         requestContext.pointee = nil
         let requestState = Unmanaged<RequestState>.fromOpaque(opaque).takeRetainedValue()
@@ -476,19 +511,22 @@ final class ServerCore: Sendable {
         // The connection now waits for its next request head (or closes).
         if let connection, let entry = entry(connection) { guardian.enter(.awaitingHead, entry) }
         guard requestState.headSeen else { return }  // libmicrohttpd answered it itself (a malformed head)
-        logRequest(requestState.request, status: requestState.status ?? 0, route: requestState.route,
-                   seconds: (ContinuousClock.now - requestState.started_at).seconds,
-                   outcome: code == .REQUEST_TERMINATED_COMPLETED_OK ? "ok" : "aborted")
+        logRequest(
+            requestState.request, status: requestState.status ?? 0, route: requestState.route,
+            seconds: (ContinuousClock.now - requestState.startedAt).seconds,
+            outcome: code == .REQUEST_TERMINATED_COMPLETED_OK ? "ok" : "aborted")
     }
 
     /// The metrics and the access-log line of a finished request, whichever protocol carried it.
     func logRequest(_ request: HTTPRequest, status: Int, route: String, seconds: Double, outcome: String) {
         metrics.recordRequest(route: route, status: status, seconds: seconds)
-        logger.info("request", [
-            "method": request.method, "path": request.path, "status": String(status),
-            "route": route, "ms": ServerLogger.milliseconds(seconds), "remote": request.remoteAddress,
-            "outcome": outcome, "protocol": request.protocolVersion,
-        ])
+        logger.info(
+            "request",
+            [
+                "method": request.method, "path": request.path, "status": String(status),
+                "route": route, "ms": ServerLogger.milliseconds(seconds), "remote": request.remoteAddress,
+                "outcome": outcome, "protocol": request.protocolVersion,
+            ])
     }
 
     /// An event stream is answered: it gets heartbeats, and is closed when the server stops.
@@ -528,15 +566,18 @@ final class ServerCore: Sendable {
 
     func log(_ message: String) {
         // A connection bridged from TLS is a Unix socket pair: TCP's options do not apply to it.
-        for expected in ["TCP_NODELAY option", "TCP_CORK option", "Failed to push the data from buffers"] where message.contains(expected) {
+        for expected in ["TCP_NODELAY option", "TCP_CORK option", "Failed to push the data from buffers"]
+        where message.contains(expected) {
             return
         }
         logger.warning("libmicrohttpd: \(message.trimmingCharacters(in: .whitespacesAndNewlines))")
     }
 
     /// The request as the handler sees it, and what is wrong with its head, if anything.
-    private func collectHead(_ connection: OpaquePointer, url: UnsafePointer<CChar>?, method: UnsafePointer<CChar>?,
-                             version: UnsafePointer<CChar>?) -> (HTTPRequest, RequestProblem?) {
+    private func collectHead(
+        _ connection: OpaquePointer, url: UnsafePointer<CChar>?, method: UnsafePointer<CChar>?,
+        version: UnsafePointer<CChar>?
+    ) -> (HTTPRequest, RequestProblem?) {
         let collector = HeadCollector()
         let opaque = Unmanaged.passUnretained(collector).toOpaque()
         withExtendedLifetime(collector) {
@@ -544,12 +585,14 @@ final class ServerCore: Sendable {
             MHD_get_connection_values_n(connection, .GET_ARGUMENT_KIND, queryIterator, opaque)
         }
         // The path arrives as sent (see `keepEscapesCallback`): routes split it on `/` before decoding.
-        let path = url.map { PercentEncoding.escapingNonASCII(UnsafeRawBufferPointer(start: $0, count: strlen($0))) } ?? "/"
+        let path =
+            url.map { PercentEncoding.escapingNonASCII(UnsafeRawBufferPointer(start: $0, count: strlen($0))) } ?? "/"
         let methodText = method.map { String(cString: $0) } ?? "GET"
         let versionText = version.map { String(cString: $0) } ?? ""
-        var request = HTTPRequest(method: methodText, path: path.isEmpty ? "/" : path,
-                                  query: collector.arguments.query, headers: collector.headers, body: [],
-                                  remoteAddress: Self.describe(chime_mhd_client_address(connection)))
+        var request = HTTPRequest(
+            method: methodText, path: path.isEmpty ? "/" : path,
+            query: collector.arguments.query, headers: collector.headers, body: [],
+            remoteAddress: Self.describe(chime_mhd_client_address(connection)))
         request.queryError = collector.arguments.error
         request.protocolVersion = versionText
         if tls != nil {
@@ -557,7 +600,8 @@ final class ServerCore: Sendable {
             request.clientCertificate = state.withLock { $0.bridgedCertificates[fd] }
         }
         let headSize = chime_mhd_header_size(connection)
-        let problem = RequestChecks.head(bytes: headSize, limits: configuration.headLimits)
+        let problem =
+            RequestChecks.head(bytes: headSize, limits: configuration.headLimits)
             ?? RequestChecks.method(methodText)
             ?? collector.layoutProblem(method: method, url: url, version: version, headSize: headSize)
             ?? RequestChecks.fields(collector.fields)
@@ -569,7 +613,9 @@ final class ServerCore: Sendable {
         guard let address else { return "unix" }
         switch Int32(address.pointee.sa_family) {
         case AF_INET:
-            let port = address.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { UInt16(bigEndian: $0.pointee.sin_port) }
+            let port = address.withMemoryRebound(to: sockaddr_in.self, capacity: 1) {
+                UInt16(bigEndian: $0.pointee.sin_port)
+            }
             return "\(ConnectionGuard.addressKey(address)):\(port)"
         case AF_UNIX: return "unix"
         default: return "?"
@@ -579,11 +625,13 @@ final class ServerCore: Sendable {
 
 // MARK: - C callbacks (no captures: the context arrives through `cls`)
 
-private let accessHandlerCallback: MHD_AccessHandlerCallback = { cls, connection, url, method, version, upload, uploadSize, requestContext in
+private let accessHandlerCallback: MHD_AccessHandlerCallback = {
+    cls, connection, url, method, version, upload, uploadSize, requestContext in
     guard let cls, let connection, let uploadSize, let requestContext else { return .NO }
     let core = Unmanaged<ServerCore>.fromOpaque(cls).takeUnretainedValue()
-    return core.access(connection, url: url, method: method, version: version, upload: upload, uploadSize: uploadSize,
-                       requestContext: requestContext)
+    return core.access(
+        connection, url: url, method: method, version: version, upload: upload, uploadSize: uploadSize,
+        requestContext: requestContext)
 }
 
 private let requestCompletedCallback: MHD_RequestCompletedCallback = { cls, connection, requestContext, code in
@@ -612,13 +660,15 @@ private let logCallback: MHD_LogCallback = { cls, format, arguments in
 
 private let headerIterator: MHD_KeyValueIteratorN = { cls, _, key, keySize, value, valueSize in
     guard let cls, let key else { return .YES }
-    Unmanaged<HeadCollector>.fromOpaque(cls).takeUnretainedValue().addHeader(key: key, keySize: keySize, value: value, valueSize: valueSize)
+    Unmanaged<HeadCollector>.fromOpaque(cls).takeUnretainedValue().addHeader(
+        key: key, keySize: keySize, value: value, valueSize: valueSize)
     return .YES
 }
 
 private let queryIterator: MHD_KeyValueIteratorN = { cls, _, key, keySize, value, valueSize in
     guard let cls, let key else { return .YES }
-    Unmanaged<HeadCollector>.fromOpaque(cls).takeUnretainedValue().addArgument(key: key, keySize: keySize, value: value, valueSize: valueSize)
+    Unmanaged<HeadCollector>.fromOpaque(cls).takeUnretainedValue().addArgument(
+        key: key, keySize: keySize, value: value, valueSize: valueSize)
     return .YES
 }
 
@@ -632,7 +682,8 @@ private let keepEscapesCallback: chime_mhd_unescape_callback = { _, _, text in
 
 private let streamReaderCallback: MHD_ContentReaderCallback = { cls, _, buffer, max in
     guard let cls, let buffer else { return -2 }
-    return Unmanaged<EventStream>.fromOpaque(cls).takeUnretainedValue().read(into: UnsafeMutableRawPointer(buffer), max: max)
+    return Unmanaged<EventStream>.fromOpaque(cls).takeUnretainedValue().read(
+        into: UnsafeMutableRawPointer(buffer), max: max)
 }
 
 private let streamFreeCallback: MHD_ContentReaderFreeCallback = { cls in

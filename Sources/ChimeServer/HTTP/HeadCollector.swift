@@ -1,6 +1,7 @@
 import Foundation
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// Collects header fields and query arguments from libmicrohttpd's iterators, with where each
@@ -16,7 +17,8 @@ final class HeadCollector {
 
     func addHeader(key: UnsafePointer<CChar>, keySize: Int, value: UnsafePointer<CChar>?, valueSize: Int) {
         let name = String(decoding: UnsafeRawBufferPointer(start: key, count: keySize), as: UTF8.self)
-        let text = value.map { String(decoding: UnsafeRawBufferPointer(start: $0, count: valueSize), as: UTF8.self) } ?? ""
+        let text =
+            value.map { String(decoding: UnsafeRawBufferPointer(start: $0, count: valueSize), as: UTF8.self) } ?? ""
         headers[name.lowercased()] = text
         fields.append((name, text))
         headerSpans.append((UnsafeRawPointer(key), keySize))
@@ -44,8 +46,10 @@ final class HeadCollector {
     /// start there may only be NUL, space and tab bytes; anything else was cut off. A field outside
     /// the buffer was folded over several lines (obsolete line folding, refused as RFC 9112 §5.2
     /// allows).
-    func layoutProblem(method: UnsafePointer<CChar>?, url: UnsafePointer<CChar>?, version: UnsafePointer<CChar>?,
-                       headSize: Int) -> RequestProblem? {
+    func layoutProblem(
+        method: UnsafePointer<CChar>?, url: UnsafePointer<CChar>?, version: UnsafePointer<CChar>?,
+        headSize: Int
+    ) -> RequestProblem? {
         guard let method, headSize > 0 else { return nil }
         let start = UnsafeRawPointer(method)
         let end = start + headSize
@@ -55,13 +59,16 @@ final class HeadCollector {
         spans += argumentSpans.filter { inside($0.start) }
         if let version, inside(UnsafeRawPointer(version)) { spans.append((UnsafeRawPointer(version), strlen(version))) }
         if headerSpans.contains(where: { !inside($0.start) }) {
-            return RequestProblem(status: 400, code: "badHeader", message: "a header field is folded over several lines; send each on one line")
+            return RequestProblem(
+                status: 400, code: "badHeader",
+                message: "a header field is folded over several lines; send each on one line")
         }
         spans += headerSpans
         var cursor = start
         for span in spans {
             guard span.start >= cursor else {
-                return RequestProblem(status: 400, code: "badHeader", message: "the request head could not be read as sent")
+                return RequestProblem(
+                    status: 400, code: "badHeader", message: "the request head could not be read as sent")
             }
             if let stray = Self.stray(from: cursor, to: span.start) { return stray }
             cursor = span.start + span.count
@@ -74,8 +81,9 @@ final class HeadCollector {
         while pointer < to {
             let byte = pointer.load(as: UInt8.self)
             guard byte == 0 || byte == 0x20 || byte == 0x09 else {
-                return RequestProblem(status: 400, code: "badHeader",
-                                      message: "the request head holds a NUL or CR byte inside the request line or a header field")
+                return RequestProblem(
+                    status: 400, code: "badHeader",
+                    message: "the request head holds a NUL or CR byte inside the request line or a header field")
             }
             pointer += 1
         }

@@ -1,8 +1,9 @@
 import CMicroHTTPD
 import Foundation
 import Synchronization
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// Something the I/O loop watches: sockets with the events it waits for, a deadline check, and

@@ -1,6 +1,7 @@
 import Foundation
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// Where the server listens: a TCP host and port, or a Unix socket path.
@@ -22,7 +23,9 @@ public enum ListenAddress: Sendable, Hashable, CustomStringConvertible {
         if text.hasPrefix("unix:") {
             let path = String(text.dropFirst(5))
             guard path.hasPrefix("/"), path.utf8.count < 108 else {
-                throw ServerError(.invalidConfiguration, "--listen \(text): give an absolute socket path shorter than 108 bytes, as unix:/run/chime.sock")
+                throw ServerError(
+                    .invalidConfiguration,
+                    "--listen \(text): give an absolute socket path shorter than 108 bytes, as unix:/run/chime.sock")
             }
             self = .unix(path: path)
             return
@@ -35,12 +38,15 @@ public enum ListenAddress: Sendable, Hashable, CustomStringConvertible {
             if host.isEmpty { host = "127.0.0.1" }
         }
         guard let port = UInt16(portText) else {
-            throw ServerError(.invalidConfiguration, "--listen \(text): expected HOST:PORT (127.0.0.1:7878), :PORT, or unix:/path")
+            throw ServerError(
+                .invalidConfiguration, "--listen \(text): expected HOST:PORT (127.0.0.1:7878), :PORT, or unix:/path")
         }
         if host == "localhost" { host = "127.0.0.1" }
         var probe = in_addr()
         guard inet_pton(AF_INET, host, &probe) == 1 else {
-            throw ServerError(.invalidConfiguration, "--listen \(text): \(host) is not an IPv4 address; use 127.0.0.1, 0.0.0.0 or another IPv4 address")
+            throw ServerError(
+                .invalidConfiguration,
+                "--listen \(text): \(host) is not an IPv4 address; use 127.0.0.1, 0.0.0.0 or another IPv4 address")
         }
         self = .tcp(host: host, port: port)
     }
@@ -86,7 +92,9 @@ enum UnixSocket {
             unlink(path)
         }
         let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-        guard fd >= 0 else { throw ServerError(.startFailed, "cannot create a Unix socket: \(String(cString: strerror(errno)))") }
+        guard fd >= 0 else {
+            throw ServerError(.startFailed, "cannot create a Unix socket: \(String(cString: strerror(errno)))")
+        }
         var address = sockaddr_un()
         address.sun_family = sa_family_t(AF_UNIX)
         let bytes = Array(path.utf8)
@@ -96,7 +104,9 @@ enum UnixSocket {
         }
         let previous = umask(0o077)
         let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
+            }
         }
         umask(previous)
         guard bound == 0 else {
@@ -122,12 +132,17 @@ enum TCPSocket {
         guard inet_pton(AF_INET, host, &address.sin_addr) == 1 else {
             throw ServerError(.invalidConfiguration, "\(host) is not an IPv4 address")
         }
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue) | Int32(SOCK_NONBLOCK.rawValue), 0)
-        guard fd >= 0 else { throw ServerError(.startFailed, "cannot create a TCP socket: \(String(cString: strerror(errno)))") }
+        let fd = socket(
+            AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue) | Int32(SOCK_NONBLOCK.rawValue), 0)
+        guard fd >= 0 else {
+            throw ServerError(.startFailed, "cannot create a TCP socket: \(String(cString: strerror(errno)))")
+        }
         var one: Int32 = 1
         setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, socklen_t(MemoryLayout<Int32>.size))
         let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
         }
         guard bound == 0, Glibc.listen(fd, backlog) == 0 else {
             close(fd)

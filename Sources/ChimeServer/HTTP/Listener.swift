@@ -1,8 +1,9 @@
 import CMicroHTTPD
 import CNGHTTP2
 import Foundation
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// The server's listening socket, on the I/O loop: accepts connections and hands each to what
@@ -46,11 +47,16 @@ final class Listener: LoopClient {
             if let tls = core.tls {
                 // Chime writes this socket itself (TLS records, for HTTP/2 and the bridge alike).
                 chime_tcp_nodelay(client)
-                guard let ssl = tls.connection(client, requestCertificate: core.handler.requestsClientCertificates) else {
+                guard let ssl = tls.connection(client, requestCertificate: core.handler.requestsClientCertificates)
+                else {
                     close(client)
                     continue
                 }
-                sniffing.append(loop.add { TLSHandshake(id: $0, transport: TLSTransport(fd: client, ssl: ssl), peer: peer, core: core, loop: loop) })
+                sniffing.append(
+                    loop.add {
+                        TLSHandshake(
+                            id: $0, transport: TLSTransport(fd: client, ssl: ssl), peer: peer, core: core, loop: loop)
+                    })
             } else {
                 sniffing.append(loop.add { Sniffer(id: $0, fd: client, peer: peer, core: core, loop: loop) })
             }
@@ -130,7 +136,8 @@ final class Sniffer: PendingConnection {
     }
 
     private func look() {
-        let preface = Array(UnsafeRawBufferPointer(start: chime_h2_client_preface(), count: chime_h2_client_preface_length()))
+        let preface = Array(
+            UnsafeRawBufferPointer(start: chime_h2_client_preface(), count: chime_h2_client_preface_length()))
         var bytes = [UInt8](repeating: 0, count: preface.count)
         let count = recv(fd, &bytes, bytes.count, Int32(MSG_PEEK))
         if count < 0, errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR { return }
@@ -145,7 +152,9 @@ final class Sniffer: PendingConnection {
         } else if count >= 2 {
             // "PR" starts no HTTP/1.1 method: the rest must be the preface, which nghttp2 checks.
             finish()
-            loop.replace(id, with: HTTP2Connection(id: id, transport: SocketTransport(fd: fd), peer: peer, core: core, loop: loop))
+            loop.replace(
+                id,
+                with: HTTP2Connection(id: id, transport: SocketTransport(fd: fd), peer: peer, core: core, loop: loop))
         } else {
             waiting = true
         }

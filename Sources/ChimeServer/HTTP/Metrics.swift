@@ -117,25 +117,36 @@ public final class Metrics: Sendable {
     public func render(gauges: [(name: String, help: String, value: Double)]) -> String {
         let snapshot = state.withLock { $0 }
         var lines: [String] = []
-        let set = snapshot.gauges.keys.sorted().map { (name: $0, help: snapshot.gauges[$0]!.help, value: snapshot.gauges[$0]!.value) }
+        let set = snapshot.gauges.keys.sorted().map {
+            (name: $0, help: snapshot.gauges[$0]!.help, value: snapshot.gauges[$0]!.value)
+        }
         for gauge in gauges + set {
             lines.append("# HELP \(gauge.name) \(gauge.help)")
             lines.append("# TYPE \(gauge.name) gauge")
             lines.append("\(gauge.name) \(Self.number(gauge.value))")
         }
-        lines.append("# HELP chime_fire_lateness_seconds How long after its fire date a timed notification was delivered.")
+        lines.append(
+            "# HELP chime_fire_lateness_seconds How long after its fire date a timed notification was delivered.")
         lines.append("# TYPE chime_fire_lateness_seconds histogram")
         lines += snapshot.lateness.lines(name: "chime_fire_lateness_seconds", labels: "")
-        lines.append("# HELP chime_expired_total Requests that fell due after their expiration and were removed undelivered (expired events seen since start).")
+        lines.append(
+            "# HELP chime_expired_total Requests that fell due after their expiration and were removed undelivered (expired events seen since start)."
+        )
         lines.append("# TYPE chime_expired_total counter")
         lines.append("chime_expired_total \(snapshot.expired)")
-        lines.append("# HELP chime_auto_dismissed_total Delivered notifications removed at their end of relevance (autoDismiss; removed events seen since start).")
+        lines.append(
+            "# HELP chime_auto_dismissed_total Delivered notifications removed at their end of relevance (autoDismiss; removed events seen since start)."
+        )
         lines.append("# TYPE chime_auto_dismissed_total counter")
         lines.append("chime_auto_dismissed_total \(snapshot.autoDismissed)")
-        lines.append("# HELP chime_realerted_total Escalating notifications alerted again, unanswered (realerted events seen since start).")
+        lines.append(
+            "# HELP chime_realerted_total Escalating notifications alerted again, unanswered (realerted events seen since start)."
+        )
         lines.append("# TYPE chime_realerted_total counter")
         lines.append("chime_realerted_total \(snapshot.realerted)")
-        lines.append("# HELP chime_token_reads_total App tokens the token index did not know, by what the store said (found: made on another node a moment ago; missing: not there either; skipped: refused without a read, within a recent miss's hold or past the reads' budget).")
+        lines.append(
+            "# HELP chime_token_reads_total App tokens the token index did not know, by what the store said (found: made on another node a moment ago; missing: not there either; skipped: refused without a read, within a recent miss's hold or past the reads' budget)."
+        )
         lines.append("# TYPE chime_token_reads_total counter")
         for result in TokenRead.allCases {
             lines.append("chime_token_reads_total{result=\"\(result.rawValue)\"} \(snapshot.tokenReads[result] ?? 0)")
@@ -150,8 +161,9 @@ public final class Metrics: Sendable {
         lines.append("# HELP chime_http_request_duration_seconds HTTP request latency by route template.")
         lines.append("# TYPE chime_http_request_duration_seconds histogram")
         for route in snapshot.durations.keys.sorted() {
-            lines += snapshot.durations[route]!.lines(name: "chime_http_request_duration_seconds",
-                                                      labels: "route=\"\(Self.escape(route))\"")
+            lines += snapshot.durations[route]!.lines(
+                name: "chime_http_request_duration_seconds",
+                labels: "route=\"\(Self.escape(route))\"")
         }
         return lines.joined(separator: "\n") + "\n"
     }

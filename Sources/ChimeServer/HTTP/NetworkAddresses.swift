@@ -1,6 +1,7 @@
 import Foundation
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// The machine's addresses on its networks, for links a phone on the same network can open when
@@ -18,7 +19,7 @@ public enum NetworkAddresses {
             defer { cursor = entry.pointee.ifa_next }
             let flags = Int32(entry.pointee.ifa_flags)
             guard flags & Int32(IFF_UP) != 0, flags & Int32(IFF_LOOPBACK) == 0,
-                  let address = entry.pointee.ifa_addr, address.pointee.sa_family == sa_family_t(AF_INET)
+                let address = entry.pointee.ifa_addr, address.pointee.sa_family == sa_family_t(AF_INET)
             else { continue }
             var text = [CChar](repeating: 0, count: Int(INET_ADDRSTRLEN))
             let ok = address.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { inet -> Bool in
@@ -36,7 +37,9 @@ public enum NetworkAddresses {
     /// `url` with a host that listens everywhere (`0.0.0.0`) replaced by the first LAN address, so
     /// other devices can open it; other URLs as they are.
     public static func reachable(_ url: String) -> String {
-        guard let parsed = URLComponents(string: url), parsed.host == "0.0.0.0", let address = lan().first else { return url }
+        guard let parsed = URLComponents(string: url), parsed.host == "0.0.0.0", let address = lan().first else {
+            return url
+        }
         var reachable = parsed
         reachable.host = address
         return reachable.string ?? url

@@ -49,12 +49,16 @@ enum RequestChecks {
     /// The problem with a request target seen before its query was split, if any.
     static func target(bytes: Int, queryArguments: Int, limits: HeadLimits) -> RequestProblem? {
         if bytes > limits.targetBytes {
-            return RequestProblem(status: 414, code: "uriTooLong",
-                                  message: "the request target is \(bytes) bytes; at most \(limits.targetBytes) are accepted")
+            return RequestProblem(
+                status: 414, code: "uriTooLong",
+                message: "the request target is \(bytes) bytes; at most \(limits.targetBytes) are accepted")
         }
         if queryArguments > limits.queryArguments {
-            return RequestProblem(status: 414, code: "uriTooLong",
-                                  message: "the query has \(queryArguments) arguments; at most \(limits.queryArguments) are accepted (split the call)")
+            return RequestProblem(
+                status: 414, code: "uriTooLong",
+                message:
+                    "the query has \(queryArguments) arguments; at most \(limits.queryArguments) are accepted (split the call)"
+            )
         }
         return nil
     }
@@ -62,14 +66,16 @@ enum RequestChecks {
     /// The problem with the head's size, if any.
     static func head(bytes: Int, limits: HeadLimits) -> RequestProblem? {
         guard bytes > limits.headBytes else { return nil }
-        return RequestProblem(status: 431, code: "headerTooLarge",
-                              message: "the request head is \(bytes) bytes; at most \(limits.headBytes) are accepted")
+        return RequestProblem(
+            status: 431, code: "headerTooLarge",
+            message: "the request head is \(bytes) bytes; at most \(limits.headBytes) are accepted")
     }
 
     /// The method must be a token (RFC 9110 §9.1).
     static func method(_ method: String) -> RequestProblem? {
         guard method.isEmpty || !method.utf8.allSatisfy(isTokenByte) else { return nil }
-        return RequestProblem(status: 400, code: "badRequest", message: "the method is not a token (letters, digits and !#$%&'*+-.^_`|~)")
+        return RequestProblem(
+            status: 400, code: "badRequest", message: "the method is not a token (letters, digits and !#$%&'*+-.^_`|~)")
     }
 
     /// An HTTP/2 request's target and authority (RFC 9113 §8.3.1), which nghttp2 leaves to the
@@ -78,17 +84,25 @@ enum RequestChecks {
     /// check must not see another host than the one the request is for).
     static func http2Target(method: String, path: String, authority: String?, hosts: [String]) -> RequestProblem? {
         if method == "CONNECT" {
-            return RequestProblem(status: 501, code: "notImplemented", message: "CONNECT is not served; send requests for paths")
+            return RequestProblem(
+                status: 501, code: "notImplemented", message: "CONNECT is not served; send requests for paths")
         }
         guard path.hasPrefix("/") || (path == "*" && method == "OPTIONS") else {
-            return RequestProblem(status: 400, code: "badRequest", message: ":path \(quoted(path)) must start with / (or be * for OPTIONS)")
+            return RequestProblem(
+                status: 400, code: "badRequest",
+                message: ":path \(quoted(path)) must start with / (or be * for OPTIONS)")
         }
         if hosts.count > 1 {
-            return RequestProblem(status: 400, code: "badRequest", message: "the request has \(hosts.count) Host header fields; send one, or :authority alone")
+            return RequestProblem(
+                status: 400, code: "badRequest",
+                message: "the request has \(hosts.count) Host header fields; send one, or :authority alone")
         }
         if let authority, let host = hosts.first, host.lowercased() != authority.lowercased() {
-            return RequestProblem(status: 400, code: "badRequest",
-                                  message: "the Host header field \(quoted(host)) names another authority than :authority \(quoted(authority))")
+            return RequestProblem(
+                status: 400, code: "badRequest",
+                message:
+                    "the Host header field \(quoted(host)) names another authority than :authority \(quoted(authority))"
+            )
         }
         return nil
     }
@@ -99,11 +113,13 @@ enum RequestChecks {
     static func fields(_ fields: [(name: String, value: String)]) -> RequestProblem? {
         for (name, value) in fields {
             if name.isEmpty || !name.utf8.allSatisfy(isTokenByte) {
-                return RequestProblem(status: 400, code: "badHeader",
-                                      message: "the header field name \(quoted(name)) is not a token (no whitespace before the colon)")
+                return RequestProblem(
+                    status: 400, code: "badHeader",
+                    message: "the header field name \(quoted(name)) is not a token (no whitespace before the colon)")
             }
             if value.utf8.contains(where: { ($0 < 0x20 && $0 != 0x09) || $0 == 0x7F }) {
-                return RequestProblem(status: 400, code: "badHeader", message: "the value of \(name) holds a control character")
+                return RequestProblem(
+                    status: 400, code: "badHeader", message: "the value of \(name) holds a control character")
             }
         }
         return nil
@@ -127,41 +143,53 @@ enum RequestChecks {
             }
         }
         if version == "HTTP/1.1", hostCount == 0 {
-            return RequestProblem(status: 400, code: "badRequest", message: "an HTTP/1.1 request needs a Host header field")
+            return RequestProblem(
+                status: 400, code: "badRequest", message: "an HTTP/1.1 request needs a Host header field")
         }
         if hostCount > 1 {
-            return RequestProblem(status: 400, code: "badRequest", message: "the request has \(hostCount) Host header fields; send one")
+            return RequestProblem(
+                status: 400, code: "badRequest", message: "the request has \(hostCount) Host header fields; send one")
         }
         let lengths = lengthValues.flatMap(listElements)
         if !codingValues.isEmpty {
             let codings = codingValues.flatMap(listElements).map { $0.lowercased() }
             if !lengths.isEmpty || !lengthValues.isEmpty {
-                return RequestProblem(status: 400, code: "badFraming",
-                                      message: "the request has both Content-Length and Transfer-Encoding; send one of them")
+                return RequestProblem(
+                    status: 400, code: "badFraming",
+                    message: "the request has both Content-Length and Transfer-Encoding; send one of them")
             }
             if version == "HTTP/1.0" {
-                return RequestProblem(status: 400, code: "badFraming", message: "Transfer-Encoding is not allowed in an HTTP/1.0 request")
+                return RequestProblem(
+                    status: 400, code: "badFraming", message: "Transfer-Encoding is not allowed in an HTTP/1.0 request")
             }
             guard codings.last == "chunked" else {
-                return RequestProblem(status: 400, code: "badFraming",
-                                      message: "the request's transfer codings (\(codings.joined(separator: ", "))) must end with chunked")
+                return RequestProblem(
+                    status: 400, code: "badFraming",
+                    message: "the request's transfer codings (\(codings.joined(separator: ", "))) must end with chunked"
+                )
             }
             let others = codings.dropLast()
             if others.contains("chunked") {
                 return RequestProblem(status: 400, code: "badFraming", message: "chunked is applied more than once")
             }
             if let unknown = others.first {
-                return RequestProblem(status: 501, code: "notImplemented",
-                                      message: "the transfer coding \(quoted(unknown)) is not implemented; send Transfer-Encoding: chunked alone")
+                return RequestProblem(
+                    status: 501, code: "notImplemented",
+                    message:
+                        "the transfer coding \(quoted(unknown)) is not implemented; send Transfer-Encoding: chunked alone"
+                )
             }
         }
         if let first = lengths.first {
             guard lengths.allSatisfy({ $0 == first }) else {
-                return RequestProblem(status: 400, code: "badFraming",
-                                      message: "the request has Content-Length values that disagree (\(lengths.joined(separator: ", ")))")
+                return RequestProblem(
+                    status: 400, code: "badFraming",
+                    message: "the request has Content-Length values that disagree (\(lengths.joined(separator: ", ")))")
             }
             guard first.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }) else {
-                return RequestProblem(status: 400, code: "badFraming", message: "Content-Length \(quoted(first)) is not a number of bytes")
+                return RequestProblem(
+                    status: 400, code: "badFraming", message: "Content-Length \(quoted(first)) is not a number of bytes"
+                )
             }
         }
         return nil
@@ -182,10 +210,15 @@ enum RequestChecks {
         // A switch rather than a search of the punctuation's bytes: every byte of every field name
         // of every request comes here.
         switch byte {
-        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"): true
-        case UInt8(ascii: "!"), UInt8(ascii: "#"), UInt8(ascii: "$"), UInt8(ascii: "%"), UInt8(ascii: "&"), UInt8(ascii: "'"),
-             UInt8(ascii: "*"), UInt8(ascii: "+"), UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "^"), UInt8(ascii: "_"),
-             UInt8(ascii: "`"), UInt8(ascii: "|"), UInt8(ascii: "~"): true
+        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
+            UInt8(ascii: "0")...UInt8(ascii: "9"):
+            true
+        case UInt8(ascii: "!"), UInt8(ascii: "#"), UInt8(ascii: "$"), UInt8(ascii: "%"), UInt8(ascii: "&"),
+            UInt8(ascii: "'"),
+            UInt8(ascii: "*"), UInt8(ascii: "+"), UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "^"),
+            UInt8(ascii: "_"),
+            UInt8(ascii: "`"), UInt8(ascii: "|"), UInt8(ascii: "~"):
+            true
         default: false
         }
     }
@@ -194,7 +227,8 @@ enum RequestChecks {
     static func quoted(_ text: String) -> String {
         var out = ""
         for scalar in text.unicodeScalars.prefix(40) {
-            out += scalar.value < 0x20 || scalar.value == 0x7F ? "\\u{\(String(scalar.value, radix: 16))}" : String(scalar)
+            out +=
+                scalar.value < 0x20 || scalar.value == 0x7F ? "\\u{\(String(scalar.value, radix: 16))}" : String(scalar)
         }
         return "\"\(out)\""
     }

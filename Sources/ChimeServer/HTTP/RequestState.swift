@@ -10,7 +10,7 @@ final class RequestState: @unchecked Sendable {
     /// Found in the request target before the head was complete (answered at the first call).
     var problem: RequestProblem?
     var entry: ConnectionGuard.Entry?
-    let started_at = ContinuousClock.now
+    let startedAt = ContinuousClock.now
     var limit = 0
     var tooLarge = false
     var started = false

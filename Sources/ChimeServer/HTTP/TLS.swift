@@ -1,10 +1,11 @@
-import ChimeCore
 import CLibSSL
 import CMicroHTTPD
 import CNGHTTP2
+import ChimeCore
 import Foundation
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// The server's TLS context (OpenSSL's libssl): certificate, key and ALPN (`h2`, `http/1.1`).
@@ -15,7 +16,8 @@ final class TLSContext: @unchecked Sendable {
     /// - Throws: ``ServerError`` when the PEM text is not a certificate and its matching key.
     init(_ tls: HTTPServer.Configuration.TLS) throws {
         guard let context = chime_tls_server_context(tls.certificatePEM, tls.keyPEM) else {
-            throw ServerError(.startFailed, "check that --tls-key and --tls-cert are a matching PEM key and certificate")
+            throw ServerError(
+                .startFailed, "check that --tls-key and --tls-cert are a matching PEM key and certificate")
         }
         self.context = context
         // libssl writes to its sockets with write(2), which raises SIGPIPE when a client has gone;
@@ -41,11 +43,16 @@ final class TLSContext: @unchecked Sendable {
 
     /// The first certificate in PEM text as Chime pins it, or nil when the text holds none.
     static func fingerprint(certificatePEM: String) -> CertificateFingerprint? {
-        var certificate = [UInt8](repeating: 0, count: 32), key = [UInt8](repeating: 0, count: 32)
-        var notBefore: Int64 = 0, notAfter: Int64 = 0
-        guard chime_tls_pem_certificate(certificatePEM, &certificate, &key, &notBefore, &notAfter) == 1 else { return nil }
-        return CertificateFingerprint(sha256: certificate, publicKeySHA256: key, notBefore: Date(timeIntervalSince1970: TimeInterval(notBefore)),
-                                      notAfter: Date(timeIntervalSince1970: TimeInterval(notAfter)))
+        var certificate = [UInt8](repeating: 0, count: 32)
+        var key = [UInt8](repeating: 0, count: 32)
+        var notBefore: Int64 = 0
+        var notAfter: Int64 = 0
+        guard chime_tls_pem_certificate(certificatePEM, &certificate, &key, &notBefore, &notAfter) == 1 else {
+            return nil
+        }
+        return CertificateFingerprint(
+            sha256: certificate, publicKeySHA256: key, notBefore: Date(timeIntervalSince1970: TimeInterval(notBefore)),
+            notAfter: Date(timeIntervalSince1970: TimeInterval(notAfter)))
     }
 
     /// A server-side TLS connection on `fd` (non-blocking), not yet handshaken; with
@@ -98,11 +105,14 @@ final class TLSTransport: ByteTransport {
 
     /// The certificate the client presented in the handshake, or nil.
     var clientCertificate: CertificateFingerprint? {
-        var certificate = [UInt8](repeating: 0, count: 32), key = [UInt8](repeating: 0, count: 32)
-        var notBefore: Int64 = 0, notAfter: Int64 = 0
+        var certificate = [UInt8](repeating: 0, count: 32)
+        var key = [UInt8](repeating: 0, count: 32)
+        var notBefore: Int64 = 0
+        var notAfter: Int64 = 0
         guard chime_tls_peer_certificate(ssl, &certificate, &key, &notBefore, &notAfter) == 1 else { return nil }
-        return CertificateFingerprint(sha256: certificate, publicKeySHA256: key, notBefore: Date(timeIntervalSince1970: TimeInterval(notBefore)),
-                                      notAfter: Date(timeIntervalSince1970: TimeInterval(notAfter)))
+        return CertificateFingerprint(
+            sha256: certificate, publicKeySHA256: key, notBefore: Date(timeIntervalSince1970: TimeInterval(notBefore)),
+            notAfter: Date(timeIntervalSince1970: TimeInterval(notAfter)))
     }
     /// Whether ALPN chose a protocol at all.
     var selectedProtocol: Bool { chime_tls_selected_any(ssl) == 1 }
@@ -112,7 +122,8 @@ final class TLSTransport: ByteTransport {
     /// Whether the first decrypted bytes are HTTP/2's client preface (as far as they came): nil
     /// while too few came to tell, false on anything else (or when the connection broke: see ``failed``).
     func peekPreface() -> Bool? {
-        let preface = Array(UnsafeRawBufferPointer(start: chime_h2_client_preface(), count: chime_h2_client_preface_length()))
+        let preface = Array(
+            UnsafeRawBufferPointer(start: chime_h2_client_preface(), count: chime_h2_client_preface_length()))
         var bytes = [UInt8](repeating: 0, count: preface.count)
         ERR_clear_error()
         let count = Int(SSL_peek(ssl, &bytes, Int32(bytes.count)))
@@ -230,8 +241,9 @@ final class TLSHandshake: PendingConnection {
         }
         done = true
         if http2 {
-            let connection = HTTP2Connection(id: id, transport: transport, peer: peer, core: core, loop: loop,
-                                             clientCertificate: transport.clientCertificate)
+            let connection = HTTP2Connection(
+                id: id, transport: transport, peer: peer, core: core, loop: loop,
+                clientCertificate: transport.clientCertificate)
             loop.replace(id, with: connection)
             connection.ready(fd: transport.fd, revents: Int16(POLLIN))
         } else if let bridge = TLSBridge(id: id, tls: transport, peer: peer, core: core, loop: loop) {
@@ -281,7 +293,11 @@ final class TLSBridge: LoopClient {
 
     init?(id: Int, tls: TLSTransport, peer: PeerAddress, core: ServerCore, loop: IOLoop) {
         var pair: [Int32] = [-1, -1]
-        guard socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0, &pair) == 0 else {
+        guard
+            socketpair(
+                AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0,
+                &pair) == 0
+        else {
             return nil
         }
         self.id = id
@@ -315,7 +331,9 @@ final class TLSBridge: LoopClient {
         var moved = true
         while moved, !closed {
             moved = false
-            if upward.hasRoom, !clientEnded { moved = fill(&upward, from: tls, ended: &clientEnded, waits: &tlsReadWaits) || moved }
+            if upward.hasRoom, !clientEnded {
+                moved = fill(&upward, from: tls, ended: &clientEnded, waits: &tlsReadWaits) || moved
+            }
             if !upward.isEmpty {
                 var ignored = Int16(POLLOUT)
                 moved = drain(&upward, into: local, waits: &ignored) || moved
@@ -330,7 +348,8 @@ final class TLSBridge: LoopClient {
         if clientEnded || (serverEnded && downward.isEmpty) { close() }
     }
 
-    private func fill(_ buffer: inout Buffer, from source: ByteTransport, ended: inout Bool, waits: inout Int16) -> Bool {
+    private func fill(_ buffer: inout Buffer, from source: ByteTransport, ended: inout Bool, waits: inout Int16) -> Bool
+    {
         var chunk = [UInt8](repeating: 0, count: 16384)
         let result = chunk.withUnsafeMutableBytes { source.receive(into: $0.baseAddress!, count: $0.count) }
         switch result {
@@ -347,7 +366,9 @@ final class TLSBridge: LoopClient {
     }
 
     private func drain(_ buffer: inout Buffer, into target: ByteTransport, waits: inout Int16) -> Bool {
-        let result = buffer.bytes.withUnsafeBytes { target.send(from: $0.baseAddress! + buffer.offset, count: buffer.bytes.count - buffer.offset) }
+        let result = buffer.bytes.withUnsafeBytes {
+            target.send(from: $0.baseAddress! + buffer.offset, count: buffer.bytes.count - buffer.offset)
+        }
         switch result {
         case .moved(let count):
             buffer.consumed(count)

@@ -2,8 +2,9 @@ import ChimeCore
 import ChimeDesktop
 import Foundation
 import Synchronization
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// Background launch: when the service holds an answer for an app that has no open event stream,
@@ -41,7 +42,8 @@ public actor AppLauncher {
     /// password and URL, tokens and credentials the service was started with — stays with the service.
     public static let inheritedEnvironment: Set<String> = [
         "PATH", "HOME", "USER", "LOGNAME", "SHELL", "LANG", "LANGUAGE", "TZ", "TMPDIR", "TERM",
-        "XDG_RUNTIME_DIR", "XDG_DATA_HOME", "XDG_CONFIG_HOME", "XDG_CACHE_HOME", "XDG_STATE_HOME", "XDG_DATA_DIRS", "XDG_CONFIG_DIRS",
+        "XDG_RUNTIME_DIR", "XDG_DATA_HOME", "XDG_CONFIG_HOME", "XDG_CACHE_HOME", "XDG_STATE_HOME", "XDG_DATA_DIRS",
+        "XDG_CONFIG_DIRS",
         "XDG_SESSION_TYPE", "XDG_CURRENT_DESKTOP", "DISPLAY", "WAYLAND_DISPLAY", "DBUS_SESSION_BUS_ADDRESS",
     ]
 
@@ -84,8 +86,10 @@ public actor AppLauncher {
     ///     listens only on a Unix socket (then nothing is launched, with a warning).
     ///   - timeout: how long a launched process may run.
     ///   - extraEnvironment: more variables for a launch of an app (the desktop's activation token).
-    public init(engine: NotificationEngine, api: ChimeAPI, serviceURL: String?, timeout: Duration, logger: ServerLogger,
-                extraEnvironment: @escaping @Sendable (String) -> [String: String] = { _ in [:] }) {
+    public init(
+        engine: NotificationEngine, api: ChimeAPI, serviceURL: String?, timeout: Duration, logger: ServerLogger,
+        extraEnvironment: @escaping @Sendable (String) -> [String: String] = { _ in [:] }
+    ) {
         self.engine = engine
         self.api = api
         self.serviceURL = serviceURL
@@ -180,7 +184,8 @@ public actor AppLauncher {
         guard !stopped, launches[app] == nil, !api.hasAppStream(app) else { return }
         guard let serviceURL else {
             if !warnedNoURL {
-                logger.warning("background launch needs a TCP listener: the service listens only on a Unix socket", ["app": app])
+                logger.warning(
+                    "background launch needs a TCP listener: the service listens only on a Unix socket", ["app": app])
                 warnedNoURL = true
             }
             return
@@ -190,7 +195,10 @@ public actor AppLauncher {
 
     private func launch(_ app: String, command: LaunchCommand, waiting: Set<Int64>, serviceURL: String) {
         guard let program = Self.resolve(command.arguments[0]) else {
-            failed(app, reason: "the program \(command.arguments[0]) was not found (give a path, or a name on the service's PATH)")
+            failed(
+                app,
+                reason:
+                    "the program \(command.arguments[0]) was not found (give a path, or a name on the service's PATH)")
             return
         }
         let token = api.issueLaunchToken(for: app)
@@ -207,8 +215,9 @@ public actor AppLauncher {
         do {
             // Started with an empty signal mask (a child of a concurrency thread would otherwise
             // ignore SIGTERM); the parent's copy of the pipe's writing end is closed once started.
-            process = try ChildProcess(executable: program, arguments: Array(command.arguments.dropFirst()), environment: environment,
-                                       stdin: .null, stdout: .pipe(output), stderr: .pipe(output))
+            process = try ChildProcess(
+                executable: program, arguments: Array(command.arguments.dropFirst()), environment: environment,
+                stdin: .null, stdout: .pipe(output), stderr: .pipe(output))
         } catch {
             api.revokeLaunchToken(token)
             failed(app, reason: "cannot start \(command): \(error)")
@@ -232,15 +241,22 @@ public actor AppLauncher {
             await self.timedOut(app, process: process)
         }
         launches[app] = Launch(process: process, token: token, waiting: waiting, started: .now, timer: timer)
-        logger.info("launched an app to hand it answers", [
-            "app": app, "pid": String(process.pid), "command": command.description, "waiting": String(waiting.count),
-        ])
+        logger.info(
+            "launched an app to hand it answers",
+            [
+                "app": app, "pid": String(process.pid), "command": command.description,
+                "waiting": String(waiting.count),
+            ])
     }
 
     private func timedOut(_ app: String, process: ChildProcess) {
         guard let launch = launches[app], launch.process === process, process.isRunning else { return }
-        logger.warning("a launched app ran too long; stopping it", ["app": app, "pid": String(process.pid),
-                                                                    "timeout": String(describing: timeout)])
+        logger.warning(
+            "a launched app ran too long; stopping it",
+            [
+                "app": app, "pid": String(process.pid),
+                "timeout": String(describing: timeout),
+            ])
         terminate(process)
     }
 
@@ -263,14 +279,16 @@ public actor AppLauncher {
         let seconds = String(format: "%.1f", (ContinuousClock.now - launch.started).seconds)
         if end.succeeded, acknowledged > 0 {
             failures[app] = nil
-            logger.info("a launched app finished", ["app": app, "acknowledged": String(acknowledged), "seconds": seconds])
+            logger.info(
+                "a launched app finished", ["app": app, "acknowledged": String(acknowledged), "seconds": seconds])
             await consider(app)  // answers that came after it had finished
             return
         }
-        let outcome = switch end {
-        case .signaled(let signal): "ended by signal \(signal)"
-        case .exited(let status): "exited with status \(status)"
-        }
+        let outcome =
+            switch end {
+            case .signaled(let signal): "ended by signal \(signal)"
+            case .exited(let status): "exited with status \(status)"
+            }
         failed(app, reason: acknowledged == 0 ? "\(outcome) without acknowledging an answer" : outcome)
     }
 
@@ -279,9 +297,11 @@ public actor AppLauncher {
         let count = (failures[app] ?? 0) + 1
         failures[app] = count
         let delay = min(Duration.seconds(1) * (1 << min(count - 1, 16)), Self.maxBackoff)
-        logger.warning("a launched app did not take its answers; they stay in the outbox", [
-            "app": app, "reason": reason, "attempt": String(count), "retry": String(describing: delay),
-        ])
+        logger.warning(
+            "a launched app did not take its answers; they stay in the outbox",
+            [
+                "app": app, "reason": reason, "attempt": String(count), "retry": String(describing: delay),
+            ])
         guard !stopped else { return }
         retries[app] = Task { [weak self] in
             guard (try? await Sleep.for(delay)) != nil, let self else { return }

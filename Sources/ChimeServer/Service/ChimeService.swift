@@ -3,8 +3,9 @@ import ChimeSQLite
 import Dispatch
 import Foundation
 import Synchronization
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// `chime serve`: the notification center as a service. Opens the data directory, the store (SQLite
@@ -113,14 +114,16 @@ public enum ChimeService {
         /// uses its own clock.
         package var clock: (any NotificationClock)?
 
-        public init(dataDirectory: String = ChimeService.defaultDataDirectory(), listen: ListenAddress = .default,
-                    tlsCertificatePath: String? = nil, tlsKeyPath: String? = nil, autoAllow: Bool = false,
-                    logFormat: ServerLogger.Format = .text, connectionLimit: Int = 1024, connectionTimeout: Int = 60,
-                    heartbeatInterval: Duration = .seconds(15), printsBanner: Bool = true, fullDurability: Bool = false,
-                    desktop: DesktopMode = .off, desktopBusAddress: String? = nil, browser: String? = nil,
-                    connectionLimitPerAddress: Int? = nil, streamQueueLimit: Int = EventStream.defaultQueueLimit,
-                    eventRetention: EventRetention = EventRetention(),
-                    database: String? = nil) {
+        public init(
+            dataDirectory: String = ChimeService.defaultDataDirectory(), listen: ListenAddress = .default,
+            tlsCertificatePath: String? = nil, tlsKeyPath: String? = nil, autoAllow: Bool = false,
+            logFormat: ServerLogger.Format = .text, connectionLimit: Int = 1024, connectionTimeout: Int = 60,
+            heartbeatInterval: Duration = .seconds(15), printsBanner: Bool = true, fullDurability: Bool = false,
+            desktop: DesktopMode = .off, desktopBusAddress: String? = nil, browser: String? = nil,
+            connectionLimitPerAddress: Int? = nil, streamQueueLimit: Int = EventStream.defaultQueueLimit,
+            eventRetention: EventRetention = EventRetention(),
+            database: String? = nil
+        ) {
             self.dataDirectory = dataDirectory
             self.listen = listen
             self.tlsCertificatePath = tlsCertificatePath
@@ -233,5 +236,7 @@ final class SignalRelay: Sendable {
 /// A flag that can be claimed once, from any thread.
 final class OnceFlag: Sendable {
     private let flag = Synchronization.Atomic<Bool>(false)
-    func claim() -> Bool { flag.compareExchange(expected: false, desired: true, ordering: .acquiringAndReleasing).exchanged }
+    func claim() -> Bool {
+        flag.compareExchange(expected: false, desired: true, ordering: .acquiringAndReleasing).exchanged
+    }
 }

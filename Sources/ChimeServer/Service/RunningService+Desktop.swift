@@ -15,8 +15,10 @@ extension RunningService {
             return true
         case .failure(let error):
             if configuration.desktop == .on {
-                throw ServerError(.invalidConfiguration,
-                                  "--desktop on: no notification server on the session bus (\(error)); start one (a desktop session, dunst, mako, …) or use --desktop auto or off")
+                throw ServerError(
+                    .invalidConfiguration,
+                    "--desktop on: no notification server on the session bus (\(error)); start one (a desktop session, dunst, mako, …) or use --desktop auto or off"
+                )
             }
             logger.info("desktop pop-ups off: no notification server on the session bus", ["reason": error.description])
             return false
@@ -25,11 +27,14 @@ extension RunningService {
 
     /// The desktop surface for every app, answering into the engine. A text-input action on a
     /// server without inline reply opens the web center's reply field (or a dialog).
-    static func startDesktop(_ configuration: ChimeService.Configuration, engine: NotificationEngine, api: ChimeAPI, url: String,
-                             tokens: ActivationTokens, logger: ServerLogger) -> (DesktopSurface, NotificationHub.Attachment) {
+    static func startDesktop(
+        _ configuration: ChimeService.Configuration, engine: NotificationEngine, api: ChimeAPI, url: String,
+        tokens: ActivationTokens, logger: ServerLogger
+    ) -> (DesktopSurface, NotificationHub.Attachment) {
         let sessions = api.sessions
-        let prompt = WebCenterReplyPrompt(baseURL: configuration.listen.isUnix ? nil : url, codes: { sessions.makeCode().code },
-                                          opener: configuration.browser ?? Browser.opener(), fallback: DialogReplyPrompt.find())
+        let prompt = WebCenterReplyPrompt(
+            baseURL: configuration.listen.isUnix ? nil : url, codes: { sessions.makeCode().code },
+            opener: configuration.browser ?? Browser.opener(), fallback: DialogReplyPrompt.find())
         // Files reach the notification server only from the app's own attachment store, laid out
         // as the apps' centers lay it out (Chime's AttachmentStore: <data>/attachments/<app>).
         let attachments = configuration.dataDirectory + "/attachments/"
@@ -38,13 +43,16 @@ extension RunningService {
             desktop.attachmentDirectory = attachments + app.replacingOccurrences(of: "/", with: "_")
             return desktop
         }
-        let desktopConfiguration = DesktopSurface.Configuration(address: configuration.desktopBusAddress, app: desktopApp, replyPrompt: prompt,
-                                                                log: { level, text in logger.log(level == .info ? .info : .warning, text) })
+        let desktopConfiguration = DesktopSurface.Configuration(
+            address: configuration.desktopBusAddress, app: desktopApp, replyPrompt: prompt,
+            log: { level, text in logger.log(level == .info ? .info : .warning, text) })
         // Kept before the answer reaches the engine: the response event starts the app's launch,
         // which takes the token, possibly before `respond` has returned here.
-        let surface = DesktopSurface(engine: engine, configuration: desktopConfiguration, onAnswer: { answer in
-            if let token = answer.activationToken { tokens.record(token, app: answer.app) }
-        })
+        let surface = DesktopSurface(
+            engine: engine, configuration: desktopConfiguration,
+            onAnswer: { answer in
+                if let token = answer.activationToken { tokens.record(token, app: answer.app) }
+            })
         return (surface, engine.attach(surface, app: nil))
     }
 }

@@ -4,8 +4,9 @@ import ChimePostgres
 import ChimeSQLite
 import Foundation
 import Synchronization
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// A started service: the store, the engine with its scheduler, and the HTTP server. Tests start one
@@ -45,10 +46,14 @@ public final class RunningService: Sendable {
     /// The served certificate's public-key pin (`sha256//…`), written to server.json for the CLI.
     let tlsPin: String?
 
-    private init(configuration: ChimeService.Configuration, url: String, port: UInt16, ownerToken: String, database: String?,
-                 engine: NotificationEngine, server: HTTPServer, metrics: Metrics, logger: ServerLogger, store: StoreHandle, api: ChimeAPI,
-                 launcher: AppLauncher, desktop: (DesktopSurface, NotificationHub.Attachment)?, activationTokens: ActivationTokens,
-                 webPush: WebPushSurface, tlsPin: String?) {
+    private init(
+        configuration: ChimeService.Configuration, url: String, port: UInt16, ownerToken: String, database: String?,
+        engine: NotificationEngine, server: HTTPServer, metrics: Metrics, logger: ServerLogger, store: StoreHandle,
+        api: ChimeAPI,
+        launcher: AppLauncher, desktop: (DesktopSurface, NotificationHub.Attachment)?,
+        activationTokens: ActivationTokens,
+        webPush: WebPushSurface, tlsPin: String?
+    ) {
         self.configuration = configuration
         self.tlsPin = tlsPin
         self.url = url
@@ -69,7 +74,9 @@ public final class RunningService: Sendable {
     }
 
     /// Opens the data directory and starts everything.
-    public static func start(configuration: ChimeService.Configuration, logger: ServerLogger = ServerLogger()) async throws -> RunningService {
+    public static func start(configuration: ChimeService.Configuration, logger: ServerLogger = ServerLogger())
+        async throws -> RunningService
+    {
         let directory = configuration.dataDirectory
         try makeDirectory(directory)
         checkDirectoryPermissions(directory, logger: logger)
@@ -77,7 +84,8 @@ public final class RunningService: Sendable {
         switch (configuration.tlsCertificatePath, configuration.tlsKeyPath) {
         case (nil, nil): break
         case (let cert?, let key?):
-            tls = HTTPServer.Configuration.TLS(keyPEM: try readText(key, flag: "--tls-key"), certificatePEM: try readText(cert, flag: "--tls-cert"))
+            tls = HTTPServer.Configuration.TLS(
+                keyPEM: try readText(key, flag: "--tls-key"), certificatePEM: try readText(cert, flag: "--tls-cert"))
         default:
             throw ServerError(.invalidConfiguration, "give both --tls-cert and --tls-key (PEM files), or neither")
         }
@@ -87,7 +95,8 @@ public final class RunningService: Sendable {
         let opened = try openStore(configuration: configuration, metrics: metrics, logger: logger)
         let webPushKey: WebPushKey
         do {
-            webPushKey = try WebPushKey.loadOrCreate(dataDirectory: directory, sharedBy: configuration.database == nil ? nil : opened.store)
+            webPushKey = try WebPushKey.loadOrCreate(
+                dataDirectory: directory, sharedBy: configuration.database == nil ? nil : opened.store)
         } catch {
             opened.handle.close()
             throw error
@@ -99,16 +108,19 @@ public final class RunningService: Sendable {
         engineConfiguration.quota = configuration.quota
         engineConfiguration.escalationLimits = configuration.escalationLimits
         engineConfiguration.receiptRetentionAge = configuration.eventRetention.age
-        let engine = NotificationEngine(store: opened.store, clock: opened.clock,
-                                        policy: FixedAuthorizationPolicy(configuration.autoAllow ? .grant : .ask),
-                                        configuration: engineConfiguration)
-        let api = ChimeAPI(engine: engine, ownerTokenHash: Tokens.hash(opened.ownerToken), metrics: metrics, logger: logger,
-                           secureCookies: tls != nil, serviceExtensionTimeLimit: configuration.serviceExtensionTimeLimit,
-                           streamLimits: configuration.streamLimits, hostNames: hostNames(configuration),
-                           webPush: ChimeAPI.WebPush(publicKey: webPushKey.publicKeyText, endpoints: configuration.webPushEndpoints))
+        let engine = NotificationEngine(
+            store: opened.store, clock: opened.clock,
+            policy: FixedAuthorizationPolicy(configuration.autoAllow ? .grant : .ask),
+            configuration: engineConfiguration)
+        let api = ChimeAPI(
+            engine: engine, ownerTokenHash: Tokens.hash(opened.ownerToken), metrics: metrics, logger: logger,
+            secureCookies: tls != nil, serviceExtensionTimeLimit: configuration.serviceExtensionTimeLimit,
+            streamLimits: configuration.streamLimits, hostNames: hostNames(configuration),
+            webPush: ChimeAPI.WebPush(publicKey: webPushKey.publicKeyText, endpoints: configuration.webPushEndpoints))
         let serverConfiguration = HTTPServer.Configuration(
             listen: configuration.listen, tls: tls, connectionLimit: configuration.connectionLimit,
-            connectionLimitPerAddress: configuration.connectionLimitPerAddress, connectionTimeout: configuration.connectionTimeout,
+            connectionLimitPerAddress: configuration.connectionLimitPerAddress,
+            connectionTimeout: configuration.connectionTimeout,
             streamQueueLimit: configuration.streamQueueLimit, heartbeatInterval: configuration.heartbeatInterval)
         do {
             // The token and certificate index: TLS clients are asked for a certificate while an app has one.
@@ -129,22 +141,31 @@ public final class RunningService: Sendable {
             throw error
         }
         let activationTokens = ActivationTokens()
-        let launcher = AppLauncher(engine: engine, api: api, serviceURL: configuration.listen.isUnix ? nil : server.url,
-                                   timeout: configuration.launchTimeout, logger: logger) { app in
+        let launcher = AppLauncher(
+            engine: engine, api: api, serviceURL: configuration.listen.isUnix ? nil : server.url,
+            timeout: configuration.launchTimeout, logger: logger
+        ) { app in
             activationTokens.takeNewest(app: app).map { ["XDG_ACTIVATION_TOKEN": $0] } ?? [:]
         }
-        let desktop = desktopWanted
-            ? startDesktop(configuration, engine: engine, api: api, url: server.url, tokens: activationTokens, logger: logger) : nil
-        let contact = configuration.webPushContact
+        let desktop =
+            desktopWanted
+            ? startDesktop(
+                configuration, engine: engine, api: api, url: server.url, tokens: activationTokens, logger: logger)
+            : nil
+        let contact =
+            configuration.webPushContact
             ?? configuration.publicURL.flatMap { $0.hasPrefix("https://") ? $0 : nil }
             ?? "mailto:chime@" + ProcessInfo.processInfo.hostName
-        let webPush = WebPushSurface(engine: engine, configuration: .init(key: webPushKey, contact: contact, endpoints: configuration.webPushEndpoints),
-                                     logger: logger)
+        let webPush = WebPushSurface(
+            engine: engine,
+            configuration: .init(key: webPushKey, contact: contact, endpoints: configuration.webPushEndpoints),
+            logger: logger)
         webPush.start()
-        let service = RunningService(configuration: configuration, url: server.url, port: server.port, ownerToken: opened.ownerToken,
-                                     database: opened.database, engine: engine, server: server, metrics: metrics, logger: logger,
-                                     store: opened.handle, api: api, launcher: launcher, desktop: desktop, activationTokens: activationTokens,
-                                     webPush: webPush, tlsPin: tls.flatMap { TLSContext.publicKeyPin(certificatePEM: $0.certificatePEM) })
+        let service = RunningService(
+            configuration: configuration, url: server.url, port: server.port, ownerToken: opened.ownerToken,
+            database: opened.database, engine: engine, server: server, metrics: metrics, logger: logger,
+            store: opened.handle, api: api, launcher: launcher, desktop: desktop, activationTokens: activationTokens,
+            webPush: webPush, tlsPin: tls.flatMap { TLSContext.publicKeyPin(certificatePEM: $0.certificatePEM) })
         do {
             try service.writeServerInfo()
         } catch {
@@ -154,9 +175,14 @@ public final class RunningService: Sendable {
             throw error
         }
         await launcher.start()
-        logger.info("serving", ["url": service.url, "data": directory, "listen": configuration.listen.description,
-                                "store": opened.database.map { "postgresql \($0)" } ?? "sqlite",
-                                "authorization": configuration.autoAllow ? "auto-allow" : "ask", "desktop": desktop == nil ? "off" : "on"])
+        logger.info(
+            "serving",
+            [
+                "url": service.url, "data": directory, "listen": configuration.listen.description,
+                "store": opened.database.map { "postgresql \($0)" } ?? "sqlite",
+                "authorization": configuration.autoAllow ? "auto-allow" : "ask",
+                "desktop": desktop == nil ? "off" : "on",
+            ])
         return service
     }
 
@@ -169,12 +195,18 @@ public final class RunningService: Sendable {
 
     /// The store, the clock and the owner token: SQLite in the data directory with the system
     /// clock, or a shared PostgreSQL database with its clock (see ``ownerToken(sharedBy:dataDirectory:)``).
-    private static func openStore(configuration: ChimeService.Configuration, metrics: Metrics, logger: ServerLogger) throws
-        -> (store: any NotificationStore, clock: any NotificationClock, ownerToken: String, database: String?, handle: StoreHandle) {
+    private static func openStore(configuration: ChimeService.Configuration, metrics: Metrics, logger: ServerLogger)
+        throws
+        -> (
+            store: any NotificationStore, clock: any NotificationClock, ownerToken: String, database: String?,
+            handle: StoreHandle
+        )
+    {
         let directory = configuration.dataDirectory
         guard let url = configuration.database else {
             let ownerToken = try loadOrCreateOwnerToken(dataDirectory: directory)
-            let store = try SQLiteStore(path: directory + "/chime.sqlite", durability: configuration.fullDurability ? .full : .normal)
+            let store = try SQLiteStore(
+                path: directory + "/chime.sqlite", durability: configuration.fullDurability ? .full : .normal)
             return (store, configuration.clock ?? SystemClock(), ownerToken, nil, StoreHandle { store.close() })
         }
         let store = try PostgresStore(url: url)
@@ -182,15 +214,20 @@ public final class RunningService: Sendable {
         let clock: DatabaseClock
         do {
             clock = try DatabaseClock(url: url) { offset in
-                metrics.setGauge("chime_clock_offset_seconds", help: "The database's clock minus this node's, in seconds (firing follows the database's).",
-                                 value: offset)
+                metrics.setGauge(
+                    "chime_clock_offset_seconds",
+                    help: "The database's clock minus this node's, in seconds (firing follows the database's).",
+                    value: offset)
                 let far = abs(offset) > 1
                 if skewed.exchange(far, ordering: .relaxed) != far {
                     if far {
-                        logger.warning("this node's clock is more than 1 s away from the database's; firing follows the database's clock, but fix this node's time (NTP)",
-                                       ["offsetSeconds": String(format: "%.3f", offset)])
+                        logger.warning(
+                            "this node's clock is more than 1 s away from the database's; firing follows the database's clock, but fix this node's time (NTP)",
+                            ["offsetSeconds": String(format: "%.3f", offset)])
                     } else {
-                        logger.info("this node's clock is within 1 s of the database's again", ["offsetSeconds": String(format: "%.3f", offset)])
+                        logger.info(
+                            "this node's clock is within 1 s of the database's again",
+                            ["offsetSeconds": String(format: "%.3f", offset)])
                     }
                 }
             }
@@ -206,11 +243,16 @@ public final class RunningService: Sendable {
             store.close()
             throw error
         }
-        logger.info("database", ["at": store.described, "node": store.node, "clockOffsetSeconds": String(format: "%.3f", clock.offset)])
-        return (store, clock, ownerToken, store.described, StoreHandle {
-            clock.stop()
-            store.close()
-        })
+        logger.info(
+            "database",
+            ["at": store.described, "node": store.node, "clockOffsetSeconds": String(format: "%.3f", clock.offset)])
+        return (
+            store, clock, ownerToken, store.described,
+            StoreHandle {
+                clock.stop()
+                store.close()
+            }
+        )
     }
 
     /// Stops gracefully: the server (in-flight requests finish, event streams end), then the
@@ -236,18 +278,32 @@ public final class RunningService: Sendable {
         let dataFlag = dir == ChimeService.defaultDataDirectory() ? "" : " --data \(dir)"
         let chime = Self.invocation
         var lines = [
-            "Chime is serving at \(url)" + (configuration.listen.isUnix ? " (Unix socket \(configuration.listen.socketPath ?? ""))" : ""),
+            "Chime is serving at \(url)"
+                + (configuration.listen.isUnix ? " (Unix socket \(configuration.listen.socketPath ?? ""))" : ""),
             "Data directory: \(dir)",
-            "Store:          " + (database.map { "PostgreSQL \($0), shared with every node on it" } ?? "\(dir)/chime.sqlite"),
-            "Owner token:    \(ChimeService.ownerTokenPath(dataDirectory: dir))" + (database == nil ? "" : " (the same on every node)"),
-            "Authorization:  " + (configuration.autoAllow ? "granted automatically (--auto-allow)" : "asks the user (chime apps allow|deny BUNDLE)"),
-            "Web center:     " + (configuration.listen.isUnix ? "needs a TCP listener (--listen HOST:PORT)" : "\(url)/ (sign in with `\(chime) open\(dataFlag)`)"),
-            "Desktop:        " + (desktop == nil ? "off" + (configuration.desktop == .off ? " (--desktop off)" : " (no notification server on the session bus)")
-                : "pop-ups on the session bus's notification server"),
+            "Store:          "
+                + (database.map { "PostgreSQL \($0), shared with every node on it" } ?? "\(dir)/chime.sqlite"),
+            "Owner token:    \(ChimeService.ownerTokenPath(dataDirectory: dir))"
+                + (database == nil ? "" : " (the same on every node)"),
+            "Authorization:  "
+                + (configuration.autoAllow
+                    ? "granted automatically (--auto-allow)" : "asks the user (chime apps allow|deny BUNDLE)"),
+            "Web center:     "
+                + (configuration.listen.isUnix
+                    ? "needs a TCP listener (--listen HOST:PORT)"
+                    : "\(url)/ (sign in with `\(chime) open\(dataFlag)`)"),
+            "Desktop:        "
+                + (desktop == nil
+                    ? "off"
+                        + (configuration.desktop == .off
+                            ? " (--desktop off)" : " (no notification server on the session bus)")
+                    : "pop-ups on the session bus's notification server"),
         ]
         if case .tcp("0.0.0.0", _) = configuration.listen {
             for address in NetworkAddresses.lan() {
-                lines.append("On the network: \(url.replacingOccurrences(of: "0.0.0.0", with: address))/ (a phone signs in with `\(chime) open --qr\(dataFlag)`)")
+                lines.append(
+                    "On the network: \(url.replacingOccurrences(of: "0.0.0.0", with: address))/ (a phone signs in with `\(chime) open --qr\(dataFlag)`)"
+                )
             }
         }
         lines += [
@@ -260,7 +316,10 @@ public final class RunningService: Sendable {
             "  \(chime) events --app com.example.alarm\(dataFlag)",
             "  curl -s \(url)/healthz",
         ]
-        if configuration.listen.isUnix { lines[lines.count - 1] = "  curl -s --unix-socket \(configuration.listen.socketPath ?? "") http://localhost/healthz" }
+        if configuration.listen.isUnix {
+            lines[lines.count - 1] =
+                "  curl -s --unix-socket \(configuration.listen.socketPath ?? "") http://localhost/healthz"
+        }
         return lines.joined(separator: "\n")
     }
 
@@ -279,14 +338,17 @@ public final class RunningService: Sendable {
 
     func writeServerInfo() throws {
         var object: JSONObject = [
-            "url": .string(url), "pid": .integer(Int64(getpid())), "dataDirectory": .string(configuration.dataDirectory),
+            "url": .string(url), "pid": .integer(Int64(getpid())),
+            "dataDirectory": .string(configuration.dataDirectory),
             "listen": .string(configuration.listen.description), "tls": .bool(configuration.tlsCertificatePath != nil),
         ]
         object["unixSocket"] = configuration.listen.socketPath.map(JSONValue.string) ?? .null
         if let tlsPin { object["tlsPin"] = .string(tlsPin) }
         let path = ChimeService.serverInfoPath(dataDirectory: configuration.dataDirectory)
         let temporary = path + ".tmp"
-        try Self.writeFile(temporary, contents: JSONValue.object(object).serialized(pretty: true) + "\n", mode: 0o600, exclusive: false)
+        try Self.writeFile(
+            temporary, contents: JSONValue.object(object).serialized(pretty: true) + "\n", mode: 0o600, exclusive: false
+        )
         guard rename(temporary, path) == 0 else {
             let reason = String(cString: strerror(errno))
             unlink(temporary)
@@ -310,17 +372,21 @@ public final class RunningService: Sendable {
         // The store, the log and the listening socket need a few more.
         let needed = descriptors + 32
         if limit.rlim_cur < rlim_t(needed) {
-            logger.warning("the open-files limit is below what the connection limit needs", [
-                "limit": String(limit.rlim_cur), "needed": String(needed),
-            ])
+            logger.warning(
+                "the open-files limit is below what the connection limit needs",
+                [
+                    "limit": String(limit.rlim_cur), "needed": String(needed),
+                ])
         }
     }
 
     static func makeDirectory(_ path: String) throws {
         do {
-            try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+            try FileManager.default.createDirectory(
+                atPath: path, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         } catch {
-            throw ServerError(.invalidConfiguration, "cannot create the data directory \(path): \(error.localizedDescription)")
+            throw ServerError(
+                .invalidConfiguration, "cannot create the data directory \(path): \(error.localizedDescription)")
         }
     }
 
@@ -329,9 +395,11 @@ public final class RunningService: Sendable {
     static func checkDirectoryPermissions(_ path: String, logger: ServerLogger) {
         var info = stat()
         guard stat(path, &info) == 0, info.st_mode & 0o077 != 0 else { return }
-        logger.warning("the data directory can be read by other users; make it yours alone", [
-            "path": path, "mode": String(info.st_mode & 0o777, radix: 8), "fix": "chmod 700 \(path)",
-        ])
+        logger.warning(
+            "the data directory can be read by other users; make it yours alone",
+            [
+                "path": path, "mode": String(info.st_mode & 0o777, radix: 8), "fix": "chmod 700 \(path)",
+            ])
     }
 
     /// The owner token, made at first start. A token file other users can read is refused: anyone
@@ -347,7 +415,8 @@ public final class RunningService: Sendable {
     /// The token in an owner-token file, `nil` when there is no file. A file other users can
     /// read, an unreadable one, or one that is not a token is refused with what to do.
     private static func readOwnerToken(_ path: String) throws -> String? {
-        try readSecretFile(path, holder: "whoever read it has the owner's rights", remedy: "delete it to create a new owner token")
+        try readSecretFile(
+            path, holder: "whoever read it has the owner's rights", remedy: "delete it to create a new owner token")
     }
 
     /// The text of a file only its owner may read (a token, a private key), trimmed; `nil` when
@@ -357,7 +426,9 @@ public final class RunningService: Sendable {
         var info = stat()
         guard stat(path, &info) == 0 else {
             guard errno == ENOENT else {
-                throw ServerError(.invalidConfiguration, "cannot look at \(path): \(String(cString: strerror(errno))); fix the data directory's permissions")
+                throw ServerError(
+                    .invalidConfiguration,
+                    "cannot look at \(path): \(String(cString: strerror(errno))); fix the data directory's permissions")
             }
             return nil
         }
@@ -365,11 +436,17 @@ public final class RunningService: Sendable {
             throw ServerError(.invalidConfiguration, "\(path) is not a file; \(remedy)")
         }
         if info.st_mode & 0o077 != 0 {
-            throw ServerError(.invalidConfiguration, "\(path) can be read by other users (mode \(String(info.st_mode & 0o777, radix: 8))), and \(holder); run `chmod 600 \(path)` if no one else could have read it, else \(remedy)")
+            throw ServerError(
+                .invalidConfiguration,
+                "\(path) can be read by other users (mode \(String(info.st_mode & 0o777, radix: 8))), and \(holder); run `chmod 600 \(path)` if no one else could have read it, else \(remedy)"
+            )
         }
         let fd = open(path, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else {
-            throw ServerError(.invalidConfiguration, "cannot read \(path): \(String(cString: strerror(errno))); the service must run as the user who owns the data directory")
+            throw ServerError(
+                .invalidConfiguration,
+                "cannot read \(path): \(String(cString: strerror(errno))); the service must run as the user who owns the data directory"
+            )
         }
         let data = FileHandle(fileDescriptor: fd, closeOnDealloc: true).readDataToEndOfFile()
         guard let text = String(data: data, encoding: .utf8) else {
@@ -390,9 +467,15 @@ public final class RunningService: Sendable {
         let stored = try store.insertValue(Tokens.hash(candidate), forKey: "owner.tokenHash")
         guard Tokens.equal(stored, Tokens.hash(candidate)) else {
             if local != nil {
-                throw ServerError(.invalidConfiguration, "\(path) holds an owner token that is not this database's; every node on one database needs the same owner token: copy the owner-token file of the node that first started on the database to \(path) (mode 0600)")
+                throw ServerError(
+                    .invalidConfiguration,
+                    "\(path) holds an owner token that is not this database's; every node on one database needs the same owner token: copy the owner-token file of the node that first started on the database to \(path) (mode 0600)"
+                )
             }
-            throw ServerError(.invalidConfiguration, "this database already has an owner token, made by the node that first started on it; copy that node's owner-token file to \(path) (mode 0600) and start again")
+            throw ServerError(
+                .invalidConfiguration,
+                "this database already has an owner token, made by the node that first started on it; copy that node's owner-token file to \(path) (mode 0600) and start again"
+            )
         }
         if local == nil { try writeFile(path, contents: candidate + "\n", mode: 0o600, exclusive: true) }
         return candidate
@@ -408,14 +491,18 @@ public final class RunningService: Sendable {
     static func writeFile(_ path: String, contents: String, mode: mode_t, exclusive: Bool) throws {
         let flags = O_WRONLY | O_CREAT | O_CLOEXEC | (exclusive ? O_EXCL : O_TRUNC)
         let fd = open(path, flags, mode)
-        guard fd >= 0 else { throw ServerError(.startFailed, "cannot create \(path): \(String(cString: strerror(errno)))") }
+        guard fd >= 0 else {
+            throw ServerError(.startFailed, "cannot create \(path): \(String(cString: strerror(errno)))")
+        }
         defer { close(fd) }
         fchmod(fd, mode)
         let bytes = Array(contents.utf8)
         var written = 0
         while written < bytes.count {
             let result = bytes[written...].withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
-            guard result > 0 else { throw ServerError(.startFailed, "cannot write \(path): \(String(cString: strerror(errno)))") }
+            guard result > 0 else {
+                throw ServerError(.startFailed, "cannot write \(path): \(String(cString: strerror(errno)))")
+            }
             written += result
         }
         fsync(fd)

@@ -56,14 +56,17 @@ public struct ServerLogger: Sendable {
             }
             sink(line)
         case .json:
-            var line = "{\"time\":\(Self.quote(Self.timestamp(now))),\"level\":\"\(level.rawValue)\",\"message\":\(Self.quote(message))"
+            var line =
+                "{\"time\":\(Self.quote(Self.timestamp(now))),\"level\":\"\(level.rawValue)\",\"message\":\(Self.quote(message))"
             for (key, value) in fields { line += ",\(Self.quote(key)):\(Self.quote(value))" }
             sink(line + "}")
         }
     }
 
     public func info(_ message: String, _ fields: KeyValuePairs<String, String> = [:]) { log(.info, message, fields) }
-    public func warning(_ message: String, _ fields: KeyValuePairs<String, String> = [:]) { log(.warning, message, fields) }
+    public func warning(_ message: String, _ fields: KeyValuePairs<String, String> = [:]) {
+        log(.warning, message, fields)
+    }
     public func error(_ message: String, _ fields: KeyValuePairs<String, String> = [:]) { log(.error, message, fields) }
 
     /// ISO 8601 in UTC with milliseconds, `2026-12-01T15:16:36.123Z`: what
@@ -89,13 +92,20 @@ public struct ServerLogger: Sendable {
                 divisor /= 10
             }
         }
-        digits(Int(parts.tm_year) + 1900, 4); bytes.append(UInt8(ascii: "-"))
-        digits(Int(parts.tm_mon) + 1, 2); bytes.append(UInt8(ascii: "-"))
-        digits(Int(parts.tm_mday), 2); bytes.append(UInt8(ascii: "T"))
-        digits(Int(parts.tm_hour), 2); bytes.append(UInt8(ascii: ":"))
-        digits(Int(parts.tm_min), 2); bytes.append(UInt8(ascii: ":"))
-        digits(Int(parts.tm_sec), 2); bytes.append(UInt8(ascii: "."))
-        digits(milliseconds, 3); bytes.append(UInt8(ascii: "Z"))
+        digits(Int(parts.tm_year) + 1900, 4)
+        bytes.append(UInt8(ascii: "-"))
+        digits(Int(parts.tm_mon) + 1, 2)
+        bytes.append(UInt8(ascii: "-"))
+        digits(Int(parts.tm_mday), 2)
+        bytes.append(UInt8(ascii: "T"))
+        digits(Int(parts.tm_hour), 2)
+        bytes.append(UInt8(ascii: ":"))
+        digits(Int(parts.tm_min), 2)
+        bytes.append(UInt8(ascii: ":"))
+        digits(Int(parts.tm_sec), 2)
+        bytes.append(UInt8(ascii: "."))
+        digits(milliseconds, 3)
+        bytes.append(UInt8(ascii: "Z"))
         return String(decoding: bytes, as: UTF8.self)
     }
 
@@ -113,7 +123,11 @@ public struct ServerLogger: Sendable {
         guard text.unicodeScalars.contains(where: isControl) else { return text }
         var out = ""
         for scalar in text.unicodeScalars {
-            if isControl(scalar) { out += "\\u{\(String(scalar.value, radix: 16))}" } else { out.unicodeScalars.append(scalar) }
+            if isControl(scalar) {
+                out += "\\u{\(String(scalar.value, radix: 16))}"
+            } else {
+                out.unicodeScalars.append(scalar)
+            }
         }
         return out
     }

@@ -1,8 +1,9 @@
 import ChimeCore
 import ChimeDesktop
 import Foundation
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// Starts the desktop's browser where there is a desktop: for `chime open`, and for the web
@@ -14,7 +15,8 @@ package enum Browser {
         if let browser = environment["BROWSER"], !browser.isEmpty, hasDesktop { return browser }
         guard hasDesktop else { return nil }
         let path = environment["PATH"] ?? "/usr/local/bin:/usr/bin:/bin"
-        for directory in path.split(separator: ":") where FileManager.default.isExecutableFile(atPath: "\(directory)/xdg-open") {
+        for directory in path.split(separator: ":")
+        where FileManager.default.isExecutableFile(atPath: "\(directory)/xdg-open") {
             return "\(directory)/xdg-open"
         }
         return nil
@@ -32,7 +34,10 @@ package enum Browser {
         guard let page = try? LoginPage(link: link) else { return false }
         page.remove(after: lifetime)
         // Reaped by its own thread whenever it ends.
-        return (try? ChildProcess(executable: "/usr/bin/env", arguments: [opener, page.url], stdin: .null, stdout: .null, stderr: .null)) != nil
+        return
+            (try? ChildProcess(
+                executable: "/usr/bin/env", arguments: [opener, page.url], stdin: .null, stdout: .null, stderr: .null))
+            != nil
     }
 }
 
@@ -102,11 +107,13 @@ package struct LoginPage: Sendable {
     /// Removes the page and its directory after `delay`, in a process of its own (in a session of
     /// its own, so it outlives the caller and its terminal); at once when that cannot start.
     package func remove(after delay: Duration) {
-        let seconds = String(format: "%.3f", Double(delay.components.seconds) + Double(delay.components.attoseconds) / 1e18)
+        let seconds = String(
+            format: "%.3f", Double(delay.components.seconds) + Double(delay.components.attoseconds) / 1e18)
         let script = #"sleep "$1"; rm -f -- "$2"; rmdir -- "$3""#
         do {
-            _ = try ChildProcess(executable: "/bin/sh", arguments: ["-c", script, "chime-login-page", seconds, path, directory],
-                                 stdin: .null, stdout: .null, stderr: .null, newSession: true)
+            _ = try ChildProcess(
+                executable: "/bin/sh", arguments: ["-c", script, "chime-login-page", seconds, path, directory],
+                stdin: .null, stdout: .null, stderr: .null, newSession: true)
         } catch {
             remove()
         }

@@ -16,7 +16,9 @@ public struct QRCode: Sendable {
     /// - Throws: ``ServerError`` `invalidConfiguration` when the text cannot be encoded (too long).
     public init(_ text: String) throws {
         guard let code = QRcode_encodeString8bit(text, 0, QR_ECLEVEL_M) else {
-            throw ServerError(.invalidConfiguration, "cannot make a QR code of a \(text.utf8.count)-byte text (at most about 2,300 bytes)")
+            throw ServerError(
+                .invalidConfiguration,
+                "cannot make a QR code of a \(text.utf8.count)-byte text (at most about 2,300 bytes)")
         }
         defer { QRcode_free(code) }
         let width = Int(code.pointee.width)

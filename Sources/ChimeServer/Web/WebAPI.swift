@@ -22,16 +22,23 @@ extension ChimeAPI {
             return APIError.notFound("no file \(name)").response(route: route.template)
         }
         var headers: [(name: String, value: String)] = [
-            ("ETag", file.etag), ("Cache-Control", "no-cache"), ("X-Content-Type-Options", "nosniff"), ("Referrer-Policy", "no-referrer"),
+            ("ETag", file.etag), ("Cache-Control", "no-cache"), ("X-Content-Type-Options", "nosniff"),
+            ("Referrer-Policy", "no-referrer"),
         ]
         if file.contentType.hasPrefix("text/html") {
-            headers += [("Content-Security-Policy", WebAssets.contentSecurityPolicy), ("X-Frame-Options", "DENY"),
-                        ("Cross-Origin-Opener-Policy", "same-origin")]
+            headers += [
+                ("Content-Security-Policy", WebAssets.contentSecurityPolicy), ("X-Frame-Options", "DENY"),
+                ("Cross-Origin-Opener-Policy", "same-origin"),
+            ]
         }
-        if let tags = request.header("if-none-match"), tags.split(separator: ",").contains(where: { $0.trimmingCharacters(in: .whitespaces) == file.etag }) {
+        if let tags = request.header("if-none-match"),
+            tags.split(separator: ",").contains(where: { $0.trimmingCharacters(in: .whitespaces) == file.etag })
+        {
             return HTTPResponse(status: 304, headers: headers, route: route.template)
         }
-        return HTTPResponse(status: 200, headers: [("Content-Type", file.contentType)] + headers, body: .bytes(file.bytes), route: route.template)
+        return HTTPResponse(
+            status: 200, headers: [("Content-Type", file.contentType)] + headers, body: .bytes(file.bytes),
+            route: route.template)
     }
 
     // MARK: Sessions
@@ -42,13 +49,19 @@ extension ChimeAPI {
         let object = try JSONObjectReader(try jsonBody(request), what: "a sign-in", accepted: ["code"])
         let code = try object.requiredString("code", hint: " (the sign-in link's code)")
         guard try await sessions.redeemLinkCode(code) else {
-            throw APIError(401, "invalidLogin", "this sign-in link was already used or has expired (links last 2 minutes and work once); run `chime open` for a new one",
-                           field: "code")
+            throw APIError(
+                401, "invalidLogin",
+                "this sign-in link was already used or has expired (links last 2 minutes and work once); run `chime open` for a new one",
+                field: "code")
         }
         let (secret, expires) = try await sessions.startSession()
-        var response = json(["csrfToken": .string(WebSessions.csrfToken(forSession: secret)), "expires": JSONMapping.json(expires)],
-                            status: 201, route: route)
-        response.headers += [("Set-Cookie", WebSessions.setCookie(secret, secure: secureCookie(for: request))), ("Cache-Control", "no-store")]
+        var response = json(
+            ["csrfToken": .string(WebSessions.csrfToken(forSession: secret)), "expires": JSONMapping.json(expires)],
+            status: 201, route: route)
+        response.headers += [
+            ("Set-Cookie", WebSessions.setCookie(secret, secure: secureCookie(for: request))),
+            ("Cache-Control", "no-store"),
+        ]
         return response
     }
 
@@ -62,14 +75,19 @@ extension ChimeAPI {
             base = try JSONObjectReader(body, what: "a sign-in link's address", accepted: ["base"]).string("base")
             if let text = base {
                 guard let url = URL(string: text), url.scheme == "http" || url.scheme == "https", url.host != nil,
-                      url.query == nil, url.fragment == nil, text.utf8.count <= 512 else {
-                    throw APIError.badRequest("invalidValue", "base is '\(text.prefix(80))'; give the http(s) address the center is open at, such as https://chime.example.org",
-                                              field: "base")
+                    url.query == nil, url.fragment == nil, text.utf8.count <= 512
+                else {
+                    throw APIError.badRequest(
+                        "invalidValue",
+                        "base is '\(text.prefix(80))'; give the http(s) address the center is open at, such as https://chime.example.org",
+                        field: "base")
                 }
             }
         }
         let (code, expires) = try await sessions.makeLinkCode()
-        var answer: JSONObject = ["code": .string(code), "path": .string("/#login=\(code)"), "expires": JSONMapping.json(expires)]
+        var answer: JSONObject = [
+            "code": .string(code), "path": .string("/#login=\(code)"), "expires": JSONMapping.json(expires),
+        ]
         if var base {
             while base.hasSuffix("/") { base.removeLast() }
             let link = base + "/#login=\(code)"
@@ -83,15 +101,20 @@ extension ChimeAPI {
     /// proxy in front of it does (`X-Forwarded-Proto: https`; a client that only claims so gets a
     /// cookie its browser keeps to HTTPS, which takes nothing from anyone).
     func secureCookie(for request: HTTPRequest) -> Bool {
-        secureCookies || request.header("x-forwarded-proto")?.split(separator: ",").first?.trimmingCharacters(in: .whitespaces).lowercased() == "https"
+        secureCookies
+            || request.header("x-forwarded-proto")?.split(separator: ",").first?.trimmingCharacters(in: .whitespaces)
+                .lowercased() == "https"
     }
 
     /// `GET /v1/session`: whether the browser is signed in, and its CSRF token.
     func currentSession(_ request: HTTPRequest, route: Route) async throws -> HTTPResponse {
-        guard let secret = WebSessions.sessionCookie(in: request), let expires = try await sessions.validate(secret) else {
+        guard let secret = WebSessions.sessionCookie(in: request), let expires = try await sessions.validate(secret)
+        else {
             throw APIError(401, "signedOut", "not signed in; run `chime open` and follow the link it prints")
         }
-        var response = json(["csrfToken": .string(WebSessions.csrfToken(forSession: secret)), "expires": JSONMapping.json(expires)], route: route)
+        var response = json(
+            ["csrfToken": .string(WebSessions.csrfToken(forSession: secret)), "expires": JSONMapping.json(expires)],
+            route: route)
         response.headers.append(("Cache-Control", "no-store"))
         return response
     }
@@ -104,7 +127,9 @@ extension ChimeAPI {
         try await checkSession(secret, request: request)
         try await sessions.endSession(secret)
         endFeeds(ofSession: secret)
-        return HTTPResponse(status: 204, headers: [("Set-Cookie", WebSessions.setCookie(nil, secure: secureCookie(for: request)))], route: route.template)
+        return HTTPResponse(
+            status: 204, headers: [("Set-Cookie", WebSessions.setCookie(nil, secure: secureCookie(for: request)))],
+            route: route.template)
     }
 
     /// Checks a request authenticated by the session cookie: a live session, and for a state
@@ -124,7 +149,8 @@ extension ChimeAPI {
     func checkChange(_ secret: String, request: HTTPRequest) throws {
         try checkOrigin(request)
         guard let presented = request.header("x-csrf-token"), !presented.isEmpty else {
-            throw APIError(403, "csrf", "a change made with the session cookie needs the X-CSRF-Token header from GET /v1/session")
+            throw APIError(
+                403, "csrf", "a change made with the session cookie needs the X-CSRF-Token header from GET /v1/session")
         }
         guard Tokens.equal(presented, WebSessions.csrfToken(forSession: secret)) else {
             throw APIError(403, "csrf", "the X-CSRF-Token header does not match this session; reload the page")
@@ -137,9 +163,11 @@ extension ChimeAPI {
             throw APIError(403, "csrf", "a request from another site (Sec-Fetch-Site: \(site)) cannot use the session")
         }
         if let origin = request.header("origin"), let host = request.header("host") {
-            let stripped = origin.replacingOccurrences(of: "http://", with: "").replacingOccurrences(of: "https://", with: "")
+            let stripped = origin.replacingOccurrences(of: "http://", with: "").replacingOccurrences(
+                of: "https://", with: "")
             guard stripped == host else {
-                throw APIError(403, "csrf", "a request from another origin (\(origin.prefix(100))) cannot use the session")
+                throw APIError(
+                    403, "csrf", "a request from another origin (\(origin.prefix(100))) cannot use the session")
             }
         }
     }

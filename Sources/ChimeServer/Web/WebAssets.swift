@@ -28,7 +28,9 @@ enum WebAssets {
     }()
 
     private static let diskDirectory: String? = {
-        guard let directory = ProcessInfo.processInfo.environment["CHIME_WEB_DIR"], !directory.isEmpty else { return nil }
+        guard let directory = ProcessInfo.processInfo.environment["CHIME_WEB_DIR"], !directory.isEmpty else {
+            return nil
+        }
         return directory
     }()
 
@@ -43,7 +45,9 @@ enum WebAssets {
     }
 
     private static func make(name: String, bytes: [UInt8]) -> File {
-        File(name: name, contentType: contentType(name), bytes: bytes, etag: "\"" + String(Digest.sha256Hex(bytes).prefix(32)) + "\"")
+        File(
+            name: name, contentType: contentType(name), bytes: bytes,
+            etag: "\"" + String(Digest.sha256Hex(bytes).prefix(32)) + "\"")
     }
 
     static func contentType(_ name: String) -> String {

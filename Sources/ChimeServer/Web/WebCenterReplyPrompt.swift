@@ -25,12 +25,15 @@ struct WebCenterReplyPrompt: DesktopReplyPrompt {
 
     /// The sign-in link that opens the reply field of `question`'s notification.
     static func link(baseURL: String, code: String, question: ReplyQuestion) -> String {
-        let target = [question.bundleIdentifier, question.notification, question.action.identifier].map(PercentEncoding.encode)
+        let target = [question.bundleIdentifier, question.notification, question.action.identifier].map(
+            PercentEncoding.encode)
         return "\(baseURL)/#login=\(PercentEncoding.encode(code))&reply=\(target.joined(separator: "/"))"
     }
 
     func ask(_ question: ReplyQuestion) async -> ReplyPromptOutcome {
-        if let baseURL, let opener, Browser.launch(opener, link: Self.link(baseURL: baseURL, code: codes(), question: question)) {
+        if let baseURL, let opener,
+            Browser.launch(opener, link: Self.link(baseURL: baseURL, code: codes(), question: question))
+        {
             return .handedOver
         }
         return await fallback?.ask(question) ?? .cancelled

@@ -67,7 +67,8 @@ final class WebSessions: Sendable {
         guard shared else { return makeCode() }
         let code = Tokens.make()
         let expires = now.addingTimeInterval(Self.codeLifetime)
-        let key = Self.codeKey(Tokens.hash(code)), value = String(expires.timeIntervalSince1970)
+        let key = Self.codeKey(Tokens.hash(code))
+        let value = String(expires.timeIntervalSince1970)
         try await engine.setStoredValue(value, forKey: key)
         return (code, expires)
     }
@@ -89,7 +90,8 @@ final class WebSessions: Sendable {
         guard shared else { return false }
         let key = Self.codeKey(Tokens.hash(code))
         guard let stored = try await engine.takeStoredValue(forKey: key),
-              let seconds = Double(stored) else { return false }
+            let seconds = Double(stored)
+        else { return false }
         return Date(timeIntervalSince1970: seconds) > now
     }
 
@@ -118,7 +120,8 @@ final class WebSessions: Sendable {
         }
         let key = Self.storeKey(hash)
         guard let stored = try await engine.storedValue(forKey: key),
-              let seconds = Int64(stored) else { return nil }
+            let seconds = Int64(stored)
+        else { return nil }
         let expires = Date(timeIntervalSince1970: TimeInterval(seconds))
         if !shared { cache.withLock { $0[hash] = expires } }
         if expires <= now {

@@ -32,7 +32,8 @@ public struct WebPushKey: Sendable {
     static func loadOrCreate(dataDirectory: String, sharedBy store: (any NotificationStore)?) throws -> WebPushKey {
         let path = path(dataDirectory: dataDirectory)
         let remedy = "delete it to make a new key (browsers subscribed with the old one must subscribe again)"
-        let local = try RunningService.readSecretFile(path, holder: "whoever read it can sign pushes as this service", remedy: remedy)
+        let local = try RunningService.readSecretFile(
+            path, holder: "whoever read it can sign pushes as this service", remedy: remedy)
         var pem = local
         if let store {
             let stored = try store.insertValue(local ?? P256PrivateKey().pemRepresentation, forKey: storeKey)
@@ -43,13 +44,15 @@ public struct WebPushKey: Sendable {
             key = try P256PrivateKey(pemRepresentation: pem ?? P256PrivateKey().pemRepresentation)
         } catch {
             let source = store == nil ? path : "the database's web push key (chime_kv \(storeKey))"
-            throw ServerError(.invalidConfiguration, "\(source) is not a P-256 private key in PEM: \(error.message); \(remedy)")
+            throw ServerError(
+                .invalidConfiguration, "\(source) is not a P-256 private key in PEM: \(error.message); \(remedy)")
         }
         let text = key.pemRepresentation
         if local.map({ $0 != text.trimmingCharacters(in: .whitespacesAndNewlines) }) ?? true {
             // First start, or another node's key from the database: keep this node's copy current.
             let temporary = path + ".tmp"
-            try RunningService.writeFile(temporary, contents: text.hasSuffix("\n") ? text : text + "\n", mode: 0o600, exclusive: false)
+            try RunningService.writeFile(
+                temporary, contents: text.hasSuffix("\n") ? text : text + "\n", mode: 0o600, exclusive: false)
             guard rename(temporary, path) == 0 else {
                 throw ServerError(.startFailed, "cannot write \(path): \(String(cString: strerror(errno)))")
             }

@@ -36,7 +36,9 @@ struct WebPushMessage: Sendable, Hashable {
     static func show(_ delivery: Delivery, app: String, now: Date) -> WebPushMessage {
         let notification = delivery.notification
         let content = notification.request.content
-        var object: JSONObject = ["v": 1, "kind": "show", "app": .string(app), "id": .string(notification.request.identifier)]
+        var object: JSONObject = [
+            "v": 1, "kind": "show", "app": .string(app), "id": .string(notification.request.identifier),
+        ]
         object["title"] = .string(content.title)
         object["subtitle"] = .string(content.subtitle)
         object["body"] = .string(content.body)
@@ -50,14 +52,20 @@ struct WebPushMessage: Sendable, Hashable {
         if let category = delivery.category {
             object["category"] = .string(category.identifier)
             object["dismiss"] = .bool(category.options.contains(.customDismissAction))
-            object["actions"] = .array(category.actions.map { action in
-                var entry: JSONObject = ["id": .string(action.identifier), "title": .string(String(action.title.prefix(100)))]
-                entry["options"] = JSONMapping.json(action.options, table: UNNotificationActionOptions.names)
-                if let input = action.textInput {
-                    entry["input"] = ["button": .string(String(input.buttonTitle.prefix(60))), "placeholder": .string(String(input.placeholder.prefix(100)))]
-                }
-                return .object(entry)
-            })
+            object["actions"] = .array(
+                category.actions.map { action in
+                    var entry: JSONObject = [
+                        "id": .string(action.identifier), "title": .string(String(action.title.prefix(100))),
+                    ]
+                    entry["options"] = JSONMapping.json(action.options, table: UNNotificationActionOptions.names)
+                    if let input = action.textInput {
+                        entry["input"] = [
+                            "button": .string(String(input.buttonTitle.prefix(60))),
+                            "placeholder": .string(String(input.placeholder.prefix(100))),
+                        ]
+                    }
+                    return .object(entry)
+                })
         } else {
             object["category"] = .string(content.categoryIdentifier)
             object["dismiss"] = false
@@ -70,14 +78,16 @@ struct WebPushMessage: Sendable, Hashable {
         }
         object["truncated"] = false
         let payload = fit(object)
-        let urgency = switch content.interruptionLevel {
-        case _ where delivery.alert > 1: "high"
-        case .passive: "low"
-        case .active: "normal"
-        case .timeSensitive, .critical: "high"
-        }
-        return WebPushMessage(payload: payload, ttl: showTTL(notification, now: now), urgency: urgency,
-                              topic: topic(app: app, identifier: notification.request.identifier), created: now)
+        let urgency =
+            switch content.interruptionLevel {
+            case _ where delivery.alert > 1: "high"
+            case .passive: "low"
+            case .active: "normal"
+            case .timeSensitive, .critical: "high"
+            }
+        return WebPushMessage(
+            payload: payload, ttl: showTTL(notification, now: now), urgency: urgency,
+            topic: topic(app: app, identifier: notification.request.identifier), created: now)
     }
 
     /// How long the push service may keep a notification for a device that is away: a week, or
@@ -99,16 +109,23 @@ struct WebPushMessage: Sendable, Hashable {
         var batch: [String] = []
         func flush() {
             guard !batch.isEmpty else { return }
-            let payload: JSONValue = ["v": 1, "kind": "close", "app": .string(app), "ids": .array(batch.map(JSONValue.string))]
-            messages.append(WebPushMessage(payload: payload, ttl: closeTTL, urgency: "low",
-                                           topic: batch.count == 1 ? topic(app: app, identifier: batch[0]) : nil, created: now))
+            let payload: JSONValue = [
+                "v": 1, "kind": "close", "app": .string(app), "ids": .array(batch.map(JSONValue.string)),
+            ]
+            messages.append(
+                WebPushMessage(
+                    payload: payload, ttl: closeTTL, urgency: "low",
+                    topic: batch.count == 1 ? topic(app: app, identifier: batch[0]) : nil, created: now))
             batch = []
         }
         var size = 80 + app.utf8.count
         for identifier in identifiers {
             let cost = JSONValue.string(identifier).serializedBytes().count + 1
-            if size + cost > maximumPlaintext { flush(); size = 80 + app.utf8.count }
-            if cost + 80 + app.utf8.count > maximumPlaintext { continue }      // an identifier too long for any push
+            if size + cost > maximumPlaintext {
+                flush()
+                size = 80 + app.utf8.count
+            }
+            if cost + 80 + app.utf8.count > maximumPlaintext { continue }  // an identifier too long for any push
             batch.append(identifier)
             size += cost
         }
@@ -176,8 +193,10 @@ struct WebPushMessage: Sendable, Hashable {
 
     /// Reads a queued record; `nil` when it is not one (a damaged row is dropped, not retried forever).
     init?(storedRecord text: String) {
-        guard let value = try? JSONValue.parse(text), let payload = value["payload"], case .integer(let ttl)? = value["ttl"],
-              case .string(let urgency)? = value["urgency"] else { return nil }
+        guard let value = try? JSONValue.parse(text), let payload = value["payload"],
+            case .integer(let ttl)? = value["ttl"],
+            case .string(let urgency)? = value["urgency"]
+        else { return nil }
         var topic: String?
         if case .string(let text)? = value["topic"] { topic = text }
         var created = Date(timeIntervalSince1970: 0)

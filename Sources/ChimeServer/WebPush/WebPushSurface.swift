@@ -183,8 +183,9 @@ public final class WebPushSurface: Sendable {
             guard try await engine.hasWebPushSubscriptions() else { return }
             let oldest = try await engine.oldestEventSequence()
             if oldest > position + 1 {
-                logger.warning("web push: the event log no longer holds some events after the last queued one; their pushes are not sent",
-                               ["queuedThrough": String(position), "oldestKept": String(oldest)])
+                logger.warning(
+                    "web push: the event log no longer holds some events after the last queued one; their pushes are not sent",
+                    ["queuedThrough": String(position), "oldestKept": String(oldest)])
             }
             while !state.withLock({ $0.stopped }) {
                 let page = try await engine.events(after: position, app: nil, limit: Self.page)
@@ -194,7 +195,9 @@ public final class WebPushSurface: Sendable {
                 if page.count < Self.page { break }
             }
         } catch {
-            logger.warning("web push: could not read the event log at start; what it holds is queued at the next start", ["reason": "\(error)"])
+            logger.warning(
+                "web push: could not read the event log at start; what it holds is queued at the next start",
+                ["reason": "\(error)"])
         }
     }
 
@@ -222,15 +225,18 @@ public final class WebPushSurface: Sendable {
                     guard !subscriptions.isEmpty else { break }
                     let now = engine.clock.now
                     let entries = chunk.compactMap { Self.entry(for: $0, subscriptions: subscriptions, now: now) }
-                    let queued = try await engine.queueWebPushes(entries, through: through, claimedUntil: now.addingTimeInterval(configuration.lease))
+                    let queued = try await engine.queueWebPushes(
+                        entries, through: through, claimedUntil: now.addingTimeInterval(configuration.lease))
                     let byID = Dictionary(subscriptions.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
-                    enqueue(queued.compactMap { push in byID[push.subscription].map { Job(push: push, subscription: $0) } })
+                    enqueue(
+                        queued.compactMap { push in byID[push.subscription].map { Job(push: push, subscription: $0) } })
                     break
                 } catch {
                     failures += 1
                     if failures >= 5 || state.withLock({ $0.stopped }) {
-                        logger.warning("web push: could not queue pushes; those of these events are not sent",
-                                       ["events": String(chunk.count), "reason": "\(error)"])
+                        logger.warning(
+                            "web push: could not queue pushes; those of these events are not sent",
+                            ["events": String(chunk.count), "reason": "\(error)"])
                         break
                     }
                     try? await Sleep.for(.milliseconds(100 << failures))
@@ -257,7 +263,9 @@ public final class WebPushSurface: Sendable {
         }
         let subscribers = subscriptions.filter { $0.receives(app: event.app) }.map(\.id)
         guard !subscribers.isEmpty, !messages.isEmpty else { return nil }
-        return WebPushQueueEntry(sequence: event.sequence, app: event.app, messages: messages.map(\.storedRecord), subscriptions: subscribers)
+        return WebPushQueueEntry(
+            sequence: event.sequence, app: event.app, messages: messages.map(\.storedRecord), subscriptions: subscribers
+        )
     }
 
     // MARK: Sending
@@ -335,7 +343,8 @@ public final class WebPushSurface: Sendable {
             }
             if cut { return }
         }
-        let push = job.push, id = job.subscription.id
+        let push = job.push
+        let id = job.subscription.id
         let now = engine.clock.now
         do {
             switch outcome {
@@ -349,16 +358,22 @@ public final class WebPushSurface: Sendable {
                 if note { try await engine.recordWebPushOutcome(id: id, failure: nil, date: now) }
             case .gone(let reason):
                 _ = try await engine.removeWebPushSubscription(id: id)
-                logger.warning("web push: the push service says the subscription is gone; removed it", ["subscription": id, "reason": reason])
+                logger.warning(
+                    "web push: the push service says the subscription is gone; removed it",
+                    ["subscription": id, "reason": reason])
             case .retry(let delay, let reason):
                 let attempts = push.attempts + 1
-                let expires = (WebPushMessage(storedRecord: push.body).map { $0.created.addingTimeInterval(TimeInterval($0.ttl)) }) ?? now
+                let expires =
+                    (WebPushMessage(storedRecord: push.body).map { $0.created.addingTimeInterval(TimeInterval($0.ttl)) })
+                    ?? now
                 let next = now.addingTimeInterval(delay)
                 if attempts >= configuration.attempts || next >= expires {
                     try await engine.finishWebPush(message: push.message, subscription: id)
-                    try await engine.recordWebPushOutcome(id: id, failure: "gave up after \(attempts) attempts: \(reason)", date: now)
+                    try await engine.recordWebPushOutcome(
+                        id: id, failure: "gave up after \(attempts) attempts: \(reason)", date: now)
                 } else {
-                    try await engine.retryWebPush(message: push.message, subscription: id, attempts: attempts, notBefore: next)
+                    try await engine.retryWebPush(
+                        message: push.message, subscription: id, attempts: attempts, notBefore: next)
                     try await engine.recordWebPushOutcome(id: id, failure: reason, date: now)
                     wake(at: next)
                 }
@@ -369,7 +384,9 @@ public final class WebPushSurface: Sendable {
             }
         } catch {
             // The store failed: the push stays claimed and is taken again when the claim ends.
-            logger.warning("web push: could not record a push's outcome; it is tried again later", ["subscription": id, "reason": "\(error)"])
+            logger.warning(
+                "web push: could not record a push's outcome; it is tried again later",
+                ["subscription": id, "reason": "\(error)"])
         }
     }
 
@@ -379,7 +396,9 @@ public final class WebPushSurface: Sendable {
     /// One try: encrypt, sign, POST, and judge the answer.
     func attempt(_ job: Job) async -> Outcome {
         let subscription = job.subscription
-        guard let message = WebPushMessage(storedRecord: job.push.body) else { return .failed("the queued message is damaged") }
+        guard let message = WebPushMessage(storedRecord: job.push.body) else {
+            return .failed("the queued message is damaged")
+        }
         let now = engine.clock.now
         let age = Int(max(0, now.timeIntervalSince(message.created)))
         // A TTL of 0 (RFC 8030's now or never: the push service delivers it only to a device that is
@@ -388,25 +407,33 @@ public final class WebPushSurface: Sendable {
         let fresh = message.ttl > 0 ? age < message.ttl : job.push.attempts == 0 && age < Self.nowOrNeverGrace
         guard fresh else { return .failed("expired before it could be sent (TTL \(message.ttl) s)") }
         guard configuration.endpoints.allowance(subscription.endpoint) != nil,
-              let parsed = WebPushEndpoints.parse(subscription.endpoint) else {
+            let parsed = WebPushEndpoints.parse(subscription.endpoint)
+        else {
             return .failed("the endpoint is not a push service this service sends to (see --web-push-endpoints)")
         }
         let body: [UInt8]
         do {
-            body = try WebPushEncryption.encrypt(message.payload.serializedBytes(), p256dh: subscription.p256dh, auth: subscription.auth)
+            body = try WebPushEncryption.encrypt(
+                message.payload.serializedBytes(), p256dh: subscription.p256dh, auth: subscription.auth)
         } catch {
             return .failed("the subscription's keys are unusable: \(error.message)")
         }
         let audience = "\(parsed.scheme)://\(parsed.host)" + (parsed.port.map { ":\($0)" } ?? "")
         let token: String
-        do { token = try vapidToken(audience: audience, now: now) } catch { return .failed("could not sign the VAPID token: \(error.message)") }
-        var headers = [("TTL", String(max(0, message.ttl - age))), ("Urgency", message.urgency), ("Content-Encoding", "aes128gcm"),
-                       ("Content-Type", "application/octet-stream"),
-                       ("Authorization", "vapid t=\(token), k=\(configuration.key.publicKeyText)")]
+        do { token = try vapidToken(audience: audience, now: now) } catch {
+            return .failed("could not sign the VAPID token: \(error.message)")
+        }
+        var headers = [
+            ("TTL", String(max(0, message.ttl - age))), ("Urgency", message.urgency), ("Content-Encoding", "aes128gcm"),
+            ("Content-Type", "application/octet-stream"),
+            ("Authorization", "vapid t=\(token), k=\(configuration.key.publicKeyText)"),
+        ]
         if let topic = message.topic { headers.append(("Topic", topic)) }
         let response: HTTPClient.Response
         do {
-            response = try await pool.send(HTTPPool.Request(url: subscription.endpoint, headers: headers, body: body, timeout: configuration.timeout))
+            response = try await pool.send(
+                HTTPPool.Request(
+                    url: subscription.endpoint, headers: headers, body: body, timeout: configuration.timeout))
         } catch {
             if error.code == .permissionDenied || error.code == .badRequest { return .failed(error.message) }
             return .retry(backoff(job.push.attempts, retryAfter: nil, now: now), error.message)
@@ -416,7 +443,8 @@ public final class WebPushSurface: Sendable {
         switch status {
         case 200..<300: return .sent
         case 404, 410: return .gone(reason)
-        case 429, 500..<600: return .retry(backoff(job.push.attempts, retryAfter: response.headers["retry-after"], now: now), reason)
+        case 429, 500..<600:
+            return .retry(backoff(job.push.attempts, retryAfter: response.headers["retry-after"], now: now), reason)
         default: return .failed(reason)
         }
     }
@@ -439,8 +467,9 @@ public final class WebPushSurface: Sendable {
     func vapidToken(audience: String, now: Date) throws(ChimeError) -> String {
         if let cached = state.withLock({ $0.tokens[audience] }), cached.renew > now { return cached.token }
         let expires = Int64(now.timeIntervalSince1970) + 12 * 3600
-        let token = try JSONWebToken.sign(claims: ["aud": .string(audience), "exp": .integer(expires), "sub": .string(configuration.contact)],
-                                          header: ["typ": "JWT"], with: configuration.key.privateKey)
+        let token = try JSONWebToken.sign(
+            claims: ["aud": .string(audience), "exp": .integer(expires), "sub": .string(configuration.contact)],
+            header: ["typ": "JWT"], with: configuration.key.privateKey)
         state.withLock { $0.tokens[audience] = (token, now.addingTimeInterval(11 * 3600)) }
         return token
     }
@@ -454,13 +483,19 @@ public final class WebPushSurface: Sendable {
         while !state.withLock({ $0.stopped }) {
             do {
                 let now = engine.clock.now
-                let claimed = try await engine.claimWebPushes(before: before, claimUntil: now.addingTimeInterval(configuration.lease), limit: 1000)
+                let claimed = try await engine.claimWebPushes(
+                    before: before, claimUntil: now.addingTimeInterval(configuration.lease), limit: 1000)
                 guard !claimed.isEmpty else { return }
-                let subscriptions = Dictionary(try await engine.webPushSubscriptions().map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
+                let subscriptions = Dictionary(
+                    try await engine.webPushSubscriptions().map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first }
+                )
                 for push in claimed where subscriptions[push.subscription] == nil {
                     try await engine.finishWebPush(message: push.message, subscription: push.subscription)
                 }
-                enqueue(claimed.compactMap { push in subscriptions[push.subscription].map { Job(push: push, subscription: $0) } })
+                enqueue(
+                    claimed.compactMap { push in
+                        subscriptions[push.subscription].map { Job(push: push, subscription: $0) }
+                    })
                 guard claimed.count == 1000 else { return }
                 before = engine.clock.now
             } catch {
@@ -485,7 +520,9 @@ public final class WebPushSurface: Sendable {
                 let until = min(state.retryAt ?? .distantFuture, now.addingTimeInterval(configuration.lease / 2))
                 state.sleepUntil = until
                 let seconds = max(0.001, until.timeIntervalSince(now))
-                let task = Task<Void, Never> { _ = try? await Sleep.for(.milliseconds(Int((seconds * 1000).rounded(.up)))) }
+                let task = Task<Void, Never> {
+                    _ = try? await Sleep.for(.milliseconds(Int((seconds * 1000).rounded(.up))))
+                }
                 state.sleeper = task
                 return (false, task)
             }
@@ -544,8 +581,9 @@ public final class WebPushSurface: Sendable {
             // As if their claims had ended: due now on every node's clock.
             try await engine.releaseWebPushes(held, at: engine.clock.now.addingTimeInterval(-configuration.lease))
         } catch {
-            logger.warning("web push: could not give back claimed pushes; they are sent when their claims end",
-                           ["pushes": String(held.count), "reason": "\(error)"])
+            logger.warning(
+                "web push: could not give back claimed pushes; they are sent when their claims end",
+                ["pushes": String(held.count), "reason": "\(error)"])
         }
     }
 }

@@ -9,7 +9,8 @@ struct APIRouteTests {
         #expect(APIRoute.health.path() == "/healthz")
         #expect(APIRoute.webCenter.path() == "/")
         #expect(APIRoute.listRequests.path(["app": "com.example.alarm"]) == "/v1/apps/com.example.alarm/requests")
-        #expect(APIRoute.respond.path(["app": "com.example.chat", "identifier": "chat/42 ü?#%"])
+        #expect(
+            APIRoute.respond.path(["app": "com.example.chat", "identifier": "chat/42 ü?#%"])
                 == "/v1/apps/com.example.chat/notifications/chat%2F42%20%C3%BC%3F%23%25/responses")
         #expect(APIRoute.acknowledge.path(["app": "a b", "id": "17"]) == "/v1/apps/a%20b/responses/17/ack")
         // An empty value stays an empty segment (the service answers 404), as clients sent it before.
@@ -32,7 +33,8 @@ struct APIRouteTests {
             _ = APIRoute.respond.path(["app": "com.example.chat"])
         }
         let stderr = String(decoding: missing?.standardErrorContent ?? [], as: UTF8.self)
-        let expected = #"POST /v1/apps/{app}/notifications/{identifier}/responses takes the parameters ["app", "identifier"], not ["app"]"#
+        let expected =
+            #"POST /v1/apps/{app}/notifications/{identifier}/responses takes the parameters ["app", "identifier"], not ["app"]"#
         #expect(stderr.contains(expected), "\(stderr)")
         await #expect(processExitsWith: .failure) {
             _ = APIRoute.getSettings.path(["app": "a", "identifer": "typo"])

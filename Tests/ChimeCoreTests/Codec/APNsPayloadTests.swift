@@ -12,7 +12,9 @@ struct APNsPayloadTests {
 
     @Test("decodes the drinking-reminder payload")
     func drinkingReminder() throws {
-        let p = try decode(#"{"aps": {"alert": {"title": "Stay hydrated", "body": "It's time for a glass of water"}, "sound": "default", "category": "drinkingReminderCategory"}}"#)
+        let p = try decode(
+            #"{"aps": {"alert": {"title": "Stay hydrated", "body": "It's time for a glass of water"}, "sound": "default", "category": "drinkingReminderCategory"}}"#
+        )
         #expect(p.content.title == "Stay hydrated")
         #expect(p.content.body == "It's time for a glass of water")
         #expect(p.content.sound == .default)
@@ -23,7 +25,10 @@ struct APNsPayloadTests {
 
     @Test("an alert string is the body; Data input works too")
     func alertString() throws {
-        let p = try APNsPayload.decode(Data(#"{"aps": {"alert": "Hello", "badge": 4, "sound": "bell.caf", "thread-id": "t", "mutable-content": 1}}"#.utf8))
+        let p = try APNsPayload.decode(
+            Data(
+                #"{"aps": {"alert": "Hello", "badge": 4, "sound": "bell.caf", "thread-id": "t", "mutable-content": 1}}"#
+                    .utf8))
         #expect(p.content.body == "Hello" && p.content.title == "")
         #expect(p.content.badge == 4)
         #expect(p.content.sound == NotificationSound(name: "bell.caf"))
@@ -33,7 +38,8 @@ struct APNsPayloadTests {
 
     @Test("localisation keys are formatted with their arguments")
     func locKeys() throws {
-        let p = try decode(#"""
+        let p = try decode(
+            #"""
             {"aps": {"alert": {"title": "ignored", "title-loc-key": "%@ invited you", "title-loc-args": ["Jenna"],
              "subtitle-loc-key": "SUBTITLE", "loc-key": "%2$@ and %1$@ play %@, 100%%", "loc-args": ["Jenna", "Frank"], "launch-image": "L.png"}}}
             """#)
@@ -41,7 +47,8 @@ struct APNsPayloadTests {
         #expect(p.content.subtitle == "SUBTITLE")
         #expect(p.content.body == "Frank and Jenna play Jenna, 100%")
         #expect(p.content.launchImageName == "L.png")
-        let game = try decode(#"{"aps": {"alert": {"loc-key": "GAME_PLAY_REQUEST_FORMAT", "loc-args": ["Jenna", "Frank"]}}}"#)
+        let game = try decode(
+            #"{"aps": {"alert": {"loc-key": "GAME_PLAY_REQUEST_FORMAT", "loc-args": ["Jenna", "Frank"]}}}"#)
         #expect(game.content.body == "GAME_PLAY_REQUEST_FORMAT")
         #expect(APNsPayload.format("%@ %@ %@", arguments: ["a"]) == "a %@ %@")
         #expect(APNsPayload.format("%5$@ %d %", arguments: ["a"]) == "%5$@ %d %")
@@ -49,7 +56,8 @@ struct APNsPayloadTests {
 
     @Test("critical sound dictionary and the other aps keys")
     func criticalSound() throws {
-        let p = try decode(#"""
+        let p = try decode(
+            #"""
             {"aps": {"alert": "Fire", "sound": {"critical": 1, "name": "alarm.caf", "volume": 0.5}, "interruption-level": "time-sensitive",
              "relevance-score": 0.75, "filter-criteria": "work", "target-content-id": "room-1", "future-key": {"x": 1}}}
             """#)
@@ -70,14 +78,16 @@ struct APNsPayloadTests {
 
     @Test("keys outside aps become userInfo, nulls dropped; the simulator bundle is kept apart")
     func customKeys() throws {
-        let p = try decode(#"""
+        let p = try decode(
+            #"""
             {"aps": {"alert": "x"}, "orderId": 1234, "price": 9.5, "flags": [true, null, "a"], "meta": {"k": null, "v": "w"}, "gone": null,
              "Simulator Target Bundle": "com.example.app"}
             """#)
-        #expect(p.content.userInfo == [
-            "orderId": .integer(1234), "price": .double(9.5), "flags": .array([.bool(true), .string("a")]),
-            "meta": .dictionary(["v": .string("w")]),
-        ])
+        #expect(
+            p.content.userInfo == [
+                "orderId": .integer(1234), "price": .double(9.5), "flags": .array([.bool(true), .string("a")]),
+                "meta": .dictionary(["v": .string("w")]),
+            ])
         #expect(p.simulatorTargetBundle == "com.example.app")
     }
 
@@ -107,7 +117,10 @@ struct APNsPayloadTests {
         (#"{"aps": {"alert": 5}}"#, "aps.alert", ["expected a string or a dictionary"]),
         (#"{"aps": {"alert": {"title": 1}}}"#, "aps.alert.title", ["expected a string, found an integer"]),
         (#"{"aps": {"alert": {"loc-key": "K", "loc-args": "Jenna"}}}"#, "aps.alert.loc-args", ["array of strings"]),
-        (#"{"aps": {"alert": {"loc-key": "K", "loc-args": ["a", {}]}}}"#, "aps.alert.loc-args[1]", ["expected a string"]),
+        (
+            #"{"aps": {"alert": {"loc-key": "K", "loc-args": ["a", {}]}}}"#, "aps.alert.loc-args[1]",
+            ["expected a string"]
+        ),
         (#"{"aps": {"badge": "1"}}"#, "aps.badge", ["expected an integer, found a string"]),
         (#"{"aps": {"badge": -1}}"#, "aps.badge", ["0 or more"]),
         (#"{"aps": {"badge": 1.5}}"#, "aps.badge", ["expected an integer"]),
@@ -117,7 +130,10 @@ struct APNsPayloadTests {
         (#"{"aps": {"thread-id": 5}}"#, "aps.thread-id", ["expected a string"]),
         (#"{"aps": {"category": []}}"#, "aps.category", ["expected a string"]),
         (#"{"aps": {"content-available": "1"}}"#, "aps.content-available", ["1 or 0"]),
-        (#"{"aps": {"interruption-level": "loud"}}"#, "aps.interruption-level", ["passive, active, time-sensitive, critical"]),
+        (
+            #"{"aps": {"interruption-level": "loud"}}"#, "aps.interruption-level",
+            ["passive, active, time-sensitive, critical"]
+        ),
         (#"{"aps": {"relevance-score": 2}}"#, "aps.relevance-score", ["0 to 1"]),
         (#"{"aps": {"relevance-score": "high"}}"#, "aps.relevance-score", ["expected a number"]),
         (#"{"aps": {"alert": "x"}, "Simulator Target Bundle": 3}"#, "Simulator Target Bundle", ["bundle identifier"]),
@@ -140,11 +156,22 @@ struct APNsPayloadTests {
     func rangesAreValidations() {
         let cases: [(payload: String, expected: String?)] = [
             (#"{"aps": {"badge": -1}}"#, refusalMessage { try Validation.validateBadge(-1, field: "aps.badge") }),
-            (#"{"aps": {"summary-arg-count": -1}}"#, refusalMessage { try Validation.validateSummaryArgumentCount(-1, field: "aps.summary-arg-count") }),
-            (#"{"aps": {"alert": {"summary-arg-count": -3}}}"#,
-             refusalMessage { try Validation.validateSummaryArgumentCount(-3, field: "aps.alert.summary-arg-count") }),
-            (#"{"aps": {"relevance-score": 2}}"#, refusalMessage { try Validation.validateRelevanceScore(2, field: "aps.relevance-score") }),
-            (#"{"aps": {"sound": {"critical": 1, "volume": 3}}}"#, refusalMessage { try Validation.validateVolume(3, field: "aps.sound.volume") }),
+            (
+                #"{"aps": {"summary-arg-count": -1}}"#,
+                refusalMessage { try Validation.validateSummaryArgumentCount(-1, field: "aps.summary-arg-count") }
+            ),
+            (
+                #"{"aps": {"alert": {"summary-arg-count": -3}}}"#,
+                refusalMessage { try Validation.validateSummaryArgumentCount(-3, field: "aps.alert.summary-arg-count") }
+            ),
+            (
+                #"{"aps": {"relevance-score": 2}}"#,
+                refusalMessage { try Validation.validateRelevanceScore(2, field: "aps.relevance-score") }
+            ),
+            (
+                #"{"aps": {"sound": {"critical": 1, "volume": 3}}}"#,
+                refusalMessage { try Validation.validateVolume(3, field: "aps.sound.volume") }
+            ),
         ]
         for (payload, expected) in cases {
             #expect(expected != nil, "\(payload): Validation accepts it")
@@ -154,7 +181,9 @@ struct APNsPayloadTests {
 
     @Test("never crashes on prefixes and byte flips of a payload")
     func robustness() {
-        let bytes = Array(#"{"aps": {"alert": {"title": "T", "loc-key": "%1$@ %@", "loc-args": ["é😀"]}, "sound": {"critical": 1}}, "k": [1, {"a": null}]}"#.utf8)
+        let bytes = Array(
+            #"{"aps": {"alert": {"title": "T", "loc-key": "%1$@ %@", "loc-args": ["é😀"]}, "sound": {"critical": 1}}, "k": [1, {"a": null}]}"#
+                .utf8)
         for end in 0...bytes.count { _ = try? APNsPayload.decode(bytes[0..<end]) }
         for i in 0..<bytes.count {
             for flip: UInt8 in [0x00, 0x22, 0x5C, 0x7B, 0x80, 0xFF] {

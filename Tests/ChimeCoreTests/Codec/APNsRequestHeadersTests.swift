@@ -11,14 +11,21 @@ struct APNsRequestHeadersTests {
 
     @Test("accepted values, their defaults, and their rendering parsing back equal")
     func accepted() throws {
-        let all = try Self.parse(["apns-id": "123E4567-e89b-12d3-a456-426614174000", "apns-push-type": "background", "apns-priority": "5",
-                                  "apns-expiration": "1800000000", "apns-collapse-id": "score", "apns-topic": "com.example.push"])
-        #expect(all == APNsRequestHeaders(id: "123E4567-e89b-12d3-a456-426614174000", pushType: .background, priority: .power,
-                                          expiration: .at(seconds: 1_800_000_000), collapseID: "score", topic: "com.example.push"))
+        let all = try Self.parse([
+            "apns-id": "123E4567-e89b-12d3-a456-426614174000", "apns-push-type": "background", "apns-priority": "5",
+            "apns-expiration": "1800000000", "apns-collapse-id": "score", "apns-topic": "com.example.push",
+        ])
+        #expect(
+            all
+                == APNsRequestHeaders(
+                    id: "123E4567-e89b-12d3-a456-426614174000", pushType: .background, priority: .power,
+                    expiration: .at(seconds: 1_800_000_000), collapseID: "score", topic: "com.example.push"))
         #expect(all.expiration?.date == Date(timeIntervalSince1970: 1_800_000_000))
         #expect(all.requestIdentifier(apnsID: "x") == "score")
         let none = try Self.parse([:])
-        #expect(none.effectivePushType == .alert && none.effectivePriority == .immediate && none.requestIdentifier(apnsID: "x") == "x")
+        #expect(
+            none.effectivePushType == .alert && none.effectivePriority == .immediate
+                && none.requestIdentifier(apnsID: "x") == "x")
         #expect(try Self.parse(["apns-push-type": "background"]).effectivePriority == .power)
         #expect(try Self.parse(["apns-expiration": "0"]).expiration == .immediately)
         #expect(try Self.parse(["apns-expiration": "0000"]).expiration == .immediately)
@@ -32,28 +39,38 @@ struct APNsRequestHeadersTests {
         }
     }
 
-    @Test("every refusal is Apple's reason, status 400, naming the header", arguments: [
-        ("apns-id", "nope", "BadMessageId"), ("apns-id", "123e4567e89b12d3a456426614174000", "BadMessageId"),
-        ("apns-id", "123e4567-e89b-12d3-a456-42661417400g", "BadMessageId"), ("apns-push-type", "Alert", "InvalidPushType"),
-        ("apns-push-type", "", "InvalidPushType"), ("apns-priority", "7", "BadPriority"), ("apns-priority", "05", "BadPriority"),
-        ("apns-priority", "+5", "BadPriority"), ("apns-priority", "", "BadPriority"), ("apns-expiration", "-1", "BadExpirationDate"),
-        ("apns-expiration", "+1", "BadExpirationDate"), ("apns-expiration", "1.5", "BadExpirationDate"), ("apns-expiration", "", "BadExpirationDate"),
-        ("apns-expiration", "99999999999999999999", "BadExpirationDate"), ("apns-collapse-id", "", "BadCollapseId"),
-        ("apns-collapse-id", String(repeating: "c", count: 65), "BadCollapseId"),
-    ])
+    @Test(
+        "every refusal is Apple's reason, status 400, naming the header",
+        arguments: [
+            ("apns-id", "nope", "BadMessageId"), ("apns-id", "123e4567e89b12d3a456426614174000", "BadMessageId"),
+            ("apns-id", "123e4567-e89b-12d3-a456-42661417400g", "BadMessageId"),
+            ("apns-push-type", "Alert", "InvalidPushType"),
+            ("apns-push-type", "", "InvalidPushType"), ("apns-priority", "7", "BadPriority"),
+            ("apns-priority", "05", "BadPriority"),
+            ("apns-priority", "+5", "BadPriority"), ("apns-priority", "", "BadPriority"),
+            ("apns-expiration", "-1", "BadExpirationDate"),
+            ("apns-expiration", "+1", "BadExpirationDate"), ("apns-expiration", "1.5", "BadExpirationDate"),
+            ("apns-expiration", "", "BadExpirationDate"),
+            ("apns-expiration", "99999999999999999999", "BadExpirationDate"), ("apns-collapse-id", "", "BadCollapseId"),
+            ("apns-collapse-id", String(repeating: "c", count: 65), "BadCollapseId"),
+        ])
     func refused(header: String, value: String, reason: String) {
         do {
             let accepted = try Self.parse([header: value])
             Issue.record("\(header): \(value) accepted: \(accepted)")
         } catch {
-            #expect(error.reason == reason && error.header == header && error.status == 400 && !error.message.isEmpty, "\(error)")
+            #expect(
+                error.reason == reason && error.header == header && error.status == 400 && !error.message.isEmpty,
+                "\(error)")
         }
         #expect(APNsRequestHeaders.reasons.contains(reason))
     }
 
     @Test("a background push with priority 10 is BadPriority, as Apple allows it 5 or 1 only")
     func backgroundPriority() throws {
-        #expect(throws: APNsHeaderError.self) { try Self.parse(["apns-push-type": "background", "apns-priority": "10"]) }
+        #expect(throws: APNsHeaderError.self) {
+            try Self.parse(["apns-push-type": "background", "apns-priority": "10"])
+        }
         #expect(try Self.parse(["apns-push-type": "background", "apns-priority": "1"]).effectivePriority == .low)
     }
 }

@@ -7,7 +7,9 @@ import Testing
 struct APNsTopicTests {
     typealias PushType = APNsRequestHeaders.PushType
 
-    @Test("Apple's suffix of each push type splits back to the bundle identifier and the type", arguments: PushType.allCases)
+    @Test(
+        "Apple's suffix of each push type splits back to the bundle identifier and the type",
+        arguments: PushType.allCases)
     func suffixes(type: PushType) throws {
         let topic = APNsTopic(APNsTopic.topic(for: type, bundleIdentifier: "com.example.call"))
         #expect(topic.bundleIdentifier == "com.example.call")
@@ -18,21 +20,25 @@ struct APNsTopicTests {
         #expect(try topic.pushType(given: nil) == (bare.contains(type) ? .alert : type))
     }
 
-    @Test("a push type the topic is not for is InvalidPushType, naming the topic it needs", arguments: [
-        ("com.example.call", PushType.voip, "com.example.call.voip"),
-        ("com.example.call.voip", .alert, "com.example.call"),
-        ("com.example.call.voip", .background, "com.example.call"),
-        ("com.example.call.voip", .pushtotalk, "com.example.call.voip-ptt"),
-        ("com.example.call.complication", .liveactivity, "com.example.call.push-type.liveactivity"),
-        ("com.example.call.push-type.liveactivity", .widgets, "com.example.call.push-type.widgets"),
-        ("com.example.call", .location, "com.example.call.location-query"),
-    ])
+    @Test(
+        "a push type the topic is not for is InvalidPushType, naming the topic it needs",
+        arguments: [
+            ("com.example.call", PushType.voip, "com.example.call.voip"),
+            ("com.example.call.voip", .alert, "com.example.call"),
+            ("com.example.call.voip", .background, "com.example.call"),
+            ("com.example.call.voip", .pushtotalk, "com.example.call.voip-ptt"),
+            ("com.example.call.complication", .liveactivity, "com.example.call.push-type.liveactivity"),
+            ("com.example.call.push-type.liveactivity", .widgets, "com.example.call.push-type.widgets"),
+            ("com.example.call", .location, "com.example.call.location-query"),
+        ])
     func mismatch(topic: String, type: PushType, needed: String) {
         do {
             let accepted = try APNsTopic(topic).pushType(given: type)
             Issue.record("\(type) to \(topic) accepted as \(accepted)")
         } catch {
-            #expect(error.reason == "InvalidPushType" && error.status == 400 && error.header == "apns-push-type", "\(error)")
+            #expect(
+                error.reason == "InvalidPushType" && error.status == 400 && error.header == "apns-push-type", "\(error)"
+            )
             #expect(error.message.contains("needs apns-topic \(needed),"), "\(error)")
         }
     }
@@ -44,7 +50,9 @@ struct APNsTopicTests {
             #expect(topic.bundleIdentifier == text && topic.suffixPushType == nil, "\(text)")
         }
         #expect(APNsTopic(bundleIdentifier: "com.example.voip").suffixPushType == nil)
-        #expect(throws: APNsHeaderError.self) { try APNsTopic(bundleIdentifier: "com.example.voip").pushType(given: .voip) }
+        #expect(throws: APNsHeaderError.self) {
+            try APNsTopic(bundleIdentifier: "com.example.voip").pushType(given: .voip)
+        }
     }
 
     @Test("what the device does with each push type and payload")

@@ -23,12 +23,15 @@ struct FuzzRegressionTests {
                 try Validation.validate(request)
                 let first = try FireDates.first(for: request.trigger, now: Self.now, timeZone: Self.utc)
                 if let trigger = request.trigger, let first, trigger.repeats {
-                    let next = FireDates.next(for: trigger, due: first, anchor: Self.now, now: first, timeZone: Self.utc)
+                    let next = FireDates.next(
+                        for: trigger, due: first, anchor: Self.now, now: first, timeZone: Self.utc)
                     #expect(next.map { $0 > first } ?? true)
                 }
                 #expect(try RecordCodec.decodeRequest(RecordCodec.encode(request)) == request)
                 let listed = PendingRequest(request: request, nextFireDate: first, anchor: Self.now).json
-                if case .string(let date)? = listed["nextTriggerDate"] { #expect(JSONMapping.parseDate(date) != nil, "\(date)") }
+                if case .string(let date)? = listed["nextTriggerDate"] {
+                    #expect(JSONMapping.parseDate(date) != nil, "\(date)")
+                }
                 let again = try NotificationRequest(json: JSONValue.parse(listed.serializedBytes()))
                 #expect(again.identifier == request.identifier)
             }
@@ -75,10 +78,13 @@ struct FuzzRegressionTests {
 
     @Test("a caller's huge maxDepth is capped at the ceiling, which the stack survives")
     func depthCeiling() throws {
-        let deep = [UInt8](repeating: UInt8(ascii: "["), count: 200_000) + [UInt8](repeating: UInt8(ascii: "]"), count: 200_000)
+        let deep =
+            [UInt8](repeating: UInt8(ascii: "["), count: 200_000)
+            + [UInt8](repeating: UInt8(ascii: "]"), count: 200_000)
         #expect(throws: ChimeError.self) { try JSONValue.parse(deep, maxDepth: .max) }
         let ceiling = JSONValue.depthCeiling
-        let atCeiling = Array(String(repeating: "[", count: ceiling).utf8) + Array(String(repeating: "]", count: ceiling).utf8)
+        let atCeiling =
+            Array(String(repeating: "[", count: ceiling).utf8) + Array(String(repeating: "]", count: ceiling).utf8)
         let value = try JSONValue.parse(atCeiling, maxDepth: .max)
         #expect(try JSONValue.parse(value.serializedBytes(), maxDepth: ceiling) == value)
         let deeper = [UInt8(ascii: "[")] + atCeiling + [UInt8(ascii: "]")]
@@ -88,21 +94,25 @@ struct FuzzRegressionTests {
     @Test("userInfo nested to the parser's limit is decoded, validated, stored and listed")
     func deepUserInfo() {
         let depth = 62  // request object + userInfo + 62 = 64 levels
-        let body = #"{"identifier": "deep", "userInfo": {"k": "# + String(repeating: "[", count: depth) + "1"
+        let body =
+            #"{"identifier": "deep", "userInfo": {"k": "# + String(repeating: "[", count: depth) + "1"
             + String(repeating: "]", count: depth) + "}}"
         #expect(decodeRequests(body) == nil)
-        let tooDeep = #"{"identifier": "deep", "userInfo": {"k": "# + String(repeating: "[", count: depth + 1) + "1"
+        let tooDeep =
+            #"{"identifier": "deep", "userInfo": {"k": "# + String(repeating: "[", count: depth + 1) + "1"
             + String(repeating: "]", count: depth + 1) + "}}"
         #expect(decodeRequests(tooDeep)?.code == .malformedInput)
     }
 
     // MARK: numbers
 
-    @Test("numbers past a double's range are refused; tiny ones underflow to zero", arguments: [
-        ("1e400", true), ("-1e400", true), ("1" + String(repeating: "0", count: 400), true),
-        ("1e-400", false), ("-0.0", false), ("0." + String(repeating: "0", count: 5000) + "1", false),
-        ("-9223372036854775809", false), ("18446744073709551616", false),
-    ])
+    @Test(
+        "numbers past a double's range are refused; tiny ones underflow to zero",
+        arguments: [
+            ("1e400", true), ("-1e400", true), ("1" + String(repeating: "0", count: 400), true),
+            ("1e-400", false), ("-0.0", false), ("0." + String(repeating: "0", count: 5000) + "1", false),
+            ("-9223372036854775809", false), ("18446744073709551616", false),
+        ])
     func extremeNumbers(number: String, refused: Bool) {
         let error = decodeRequests(#"{"identifier": "n", "userInfo": {"n": "# + number + "}}")
         if refused {
@@ -113,11 +123,13 @@ struct FuzzRegressionTests {
         }
     }
 
-    @Test("integer fields given huge, fractional or negative numbers name the field", arguments: [
-        (#""badge": 1e300"#, "badge"), (#""badge": 9223372036854775808"#, "badge"), (#""badge": -1"#, "badge"),
-        (#""badge": 1.5"#, "badge"), (#""summaryArgumentCount": -9223372036854775808"#, "summaryArgumentCount"),
-        (#""relevanceScore": 1.0000000001"#, "relevanceScore"), (#""sound": {"volume": 1e308}"#, "sound.volume"),
-    ])
+    @Test(
+        "integer fields given huge, fractional or negative numbers name the field",
+        arguments: [
+            (#""badge": 1e300"#, "badge"), (#""badge": 9223372036854775808"#, "badge"), (#""badge": -1"#, "badge"),
+            (#""badge": 1.5"#, "badge"), (#""summaryArgumentCount": -9223372036854775808"#, "summaryArgumentCount"),
+            (#""relevanceScore": 1.0000000001"#, "relevanceScore"), (#""sound": {"volume": 1e308}"#, "sound.volume"),
+        ])
     func integerFields(member: String, field: String) {
         let error = decodeRequests(#"{"identifier": "n", "# + member + "}")
         #expect(error?.code == .invalidValue)
@@ -126,17 +138,37 @@ struct FuzzRegressionTests {
 
     @Test("the largest accepted values survive fire dates, the store and the API's JSON")
     func extremeButValid() {
-        #expect(decodeRequests(#"{"identifier": "far", "badge": 9223372036854775807, "trigger": {"type": "timeInterval", "timeInterval": 1.7976931348623157e308}}"#) == nil)
-        #expect(decodeRequests(#"{"identifier": "tiny", "trigger": {"type": "timeInterval", "timeInterval": 5e-324}}"#) == nil)
-        #expect(decodeRequests(#"{"identifier": "every", "trigger": {"type": "timeInterval", "timeInterval": 1e308, "repeats": true}}"#) == nil)
-        #expect(decodeRequests(#"{"identifier": "wide", "trigger": {"type": "location", "region": {"identifier": "r", "latitude": -90, "longitude": 180, "radius": 1.7976931348623157e308}}}"#) == nil)
-        #expect(decodeRequests(#"{"identifier": "late", "trigger": {"type": "calendar", "dateComponents": {"year": 9999, "month": 12, "day": 31, "hour": 23, "minute": 59, "second": 59, "nanosecond": 999999999, "timeZone": "Pacific/Kiritimati"}}}"#) == nil)
-        let past = decodeRequests(#"{"identifier": "past", "trigger": {"type": "calendar", "dateComponents": {"year": 1, "era": 0}}}"#)
+        #expect(
+            decodeRequests(
+                #"{"identifier": "far", "badge": 9223372036854775807, "trigger": {"type": "timeInterval", "timeInterval": 1.7976931348623157e308}}"#
+            ) == nil)
+        #expect(
+            decodeRequests(#"{"identifier": "tiny", "trigger": {"type": "timeInterval", "timeInterval": 5e-324}}"#)
+                == nil)
+        #expect(
+            decodeRequests(
+                #"{"identifier": "every", "trigger": {"type": "timeInterval", "timeInterval": 1e308, "repeats": true}}"#
+            ) == nil)
+        #expect(
+            decodeRequests(
+                #"{"identifier": "wide", "trigger": {"type": "location", "region": {"identifier": "r", "latitude": -90, "longitude": 180, "radius": 1.7976931348623157e308}}}"#
+            ) == nil)
+        #expect(
+            decodeRequests(
+                #"{"identifier": "late", "trigger": {"type": "calendar", "dateComponents": {"year": 9999, "month": 12, "day": 31, "hour": 23, "minute": 59, "second": 59, "nanosecond": 999999999, "timeZone": "Pacific/Kiritimati"}}}"#
+            ) == nil)
+        let past = decodeRequests(
+            #"{"identifier": "past", "trigger": {"type": "calendar", "dateComponents": {"year": 1, "era": 0}}}"#)
         #expect(past?.code == .invalidTrigger)
-        let never = decodeRequests(#"{"identifier": "never", "trigger": {"type": "calendar", "dateComponents": {"month": 2, "day": 30}, "repeats": true}}"#)
+        let never = decodeRequests(
+            #"{"identifier": "never", "trigger": {"type": "calendar", "dateComponents": {"month": 2, "day": 30}, "repeats": true}}"#
+        )
         #expect(never?.code == .invalidTrigger)
-        let listed = PendingRequest(request: NotificationRequest(identifier: "far", content: NotificationContent(), trigger: .timeInterval(1e308, repeats: false)),
-                                    nextFireDate: Date(timeIntervalSinceReferenceDate: 1e308), anchor: Self.now).json
+        let listed = PendingRequest(
+            request: NotificationRequest(
+                identifier: "far", content: NotificationContent(), trigger: .timeInterval(1e308, repeats: false)),
+            nextFireDate: Date(timeIntervalSinceReferenceDate: 1e308), anchor: Self.now
+        ).json
         #expect(listed["nextTriggerDate"] == "9999-12-31T23:59:59.999Z")
     }
 
@@ -145,17 +177,21 @@ struct FuzzRegressionTests {
         // Found by schemathesis: a timeInterval of 1e12 seconds was listed as "33715-08-26T15:20:18.630Z",
         // which is not an RFC 3339 date-time; a userInfo date on 9999-12-31 west of UTC was written as
         // "10000-01-01T…" and the listed request could not be posted back.
-        for (seconds, expected) in [(1e12, "9999-12-31T23:59:59.999Z"), (.infinity, "9999-12-31T23:59:59.999Z"),
-                                    (253_402_300_799.9996, "9999-12-31T23:59:59.999Z"), (-1e15, "0001-01-01T00:00:00.000Z"),
-                                    (-.infinity, "0001-01-01T00:00:00.000Z"), (.nan, "1970-01-01T00:00:00.000Z"),
-                                    (-62_167_219_200, "0001-01-01T00:00:00.000Z"), (-62_135_596_800, "0001-01-01T00:00:00.000Z"),
-                                    (253_402_300_799.999, "9999-12-31T23:59:59.999Z")] {
+        for (seconds, expected) in [
+            (1e12, "9999-12-31T23:59:59.999Z"), (.infinity, "9999-12-31T23:59:59.999Z"),
+            (253_402_300_799.9996, "9999-12-31T23:59:59.999Z"), (-1e15, "0001-01-01T00:00:00.000Z"),
+            (-.infinity, "0001-01-01T00:00:00.000Z"), (.nan, "1970-01-01T00:00:00.000Z"),
+            (-62_167_219_200, "0001-01-01T00:00:00.000Z"), (-62_135_596_800, "0001-01-01T00:00:00.000Z"),
+            (253_402_300_799.999, "9999-12-31T23:59:59.999Z"),
+        ] {
             let text = JSONMapping.formatDate(Date(timeIntervalSince1970: seconds))
             #expect(text == expected, "\(seconds)")
             #expect(JSONMapping.parseDate(text) != nil, "\(text)")
         }
-        #expect(decodeRequests(#"{"identifier": "a", "userInfo": {"d": {"$date": "9999-12-31T23:59:59+12:00"}}}"#) == nil)
-        #expect(decodeRequests(#"{"identifier": "b", "userInfo": {"d": {"$date": "0001-01-01T00:00:00-14:00"}}}"#) == nil)
+        #expect(
+            decodeRequests(#"{"identifier": "a", "userInfo": {"d": {"$date": "9999-12-31T23:59:59+12:00"}}}"#) == nil)
+        #expect(
+            decodeRequests(#"{"identifier": "b", "userInfo": {"d": {"$date": "0001-01-01T00:00:00-14:00"}}}"#) == nil)
         // An instant outside the years 0001-9999 in UTC is refused, naming the field, not moved to the
         // nearest one that can be written (the date would come back other than it was given).
         for outside in ["9999-12-31T23:59:59-12:00", "0001-01-01T00:00:00+14:00", "0000-06-01T00:00:00Z"] {
@@ -163,15 +199,22 @@ struct FuzzRegressionTests {
             #expect(error?.field == "userInfo.d.$date", "\(outside): \(String(describing: error))")
             #expect(error?.message.contains("0001-9999") == true, "\(String(describing: error))")
         }
-        #expect(decodeRequests(#"{"identifier": "c", "trigger": {"type": "calendar", "dateComponents": {"year": 9999, "month": 12, "day": 31, "hour": 23, "timeZone": "Etc/GMT+12"}}}"#) == nil)
-        #expect(decodeRequests(#"{"identifier": "d", "trigger": {"type": "timeInterval", "timeInterval": 1e12}}"#) == nil)
+        #expect(
+            decodeRequests(
+                #"{"identifier": "c", "trigger": {"type": "calendar", "dateComponents": {"year": 9999, "month": 12, "day": 31, "hour": 23, "timeZone": "Etc/GMT+12"}}}"#
+            ) == nil)
+        #expect(
+            decodeRequests(#"{"identifier": "d", "trigger": {"type": "timeInterval", "timeInterval": 1e12}}"#) == nil)
     }
 
     @Test("a nanosecond near a whole second stays in its second, also at the end of a day or of year 9999")
     func nanosecondRounding() throws {
         // Found by these tests: Foundation rounded 23:59:59.999999999 up to the next midnight, so the
         // date "matched no date" and was refused.
-        #expect(decodeRequests(#"{"identifier": "last", "trigger": {"type": "calendar", "dateComponents": {"year": 2030, "month": 12, "day": 31, "hour": 23, "minute": 59, "second": 59, "nanosecond": 999999999}}}"#) == nil)
+        #expect(
+            decodeRequests(
+                #"{"identifier": "last", "trigger": {"type": "calendar", "dateComponents": {"year": 2030, "month": 12, "day": 31, "hour": 23, "minute": 59, "second": 59, "nanosecond": 999999999}}}"#
+            ) == nil)
         var components = DateComponents(hour: 23, minute: 59, second: 59, nanosecond: 999_999_999)
         components.timeZone = Self.utc
         let trigger = NotificationTrigger.calendar(components, repeats: true)
@@ -181,7 +224,8 @@ struct FuzzRegressionTests {
         #expect(calendar.component(.second, from: first) == 59)
         #expect(calendar.component(.day, from: first) == calendar.component(.day, from: Self.now))
         // The next occurrence is a day later, not the rounded instant just after the first.
-        let next = try #require(FireDates.next(for: trigger, due: first, anchor: Self.now, now: first, timeZone: Self.utc))
+        let next = try #require(
+            FireDates.next(for: trigger, due: first, anchor: Self.now, now: first, timeZone: Self.utc))
         #expect(abs(next.timeIntervalSince(first) - 86_400) < 0.001)
         // Nanoseconds that round within their second are as before.
         var half = DateComponents(second: 30, nanosecond: 500_000_000)
@@ -208,11 +252,15 @@ struct FuzzRegressionTests {
         #expect(push(payload).failureMessage?.contains("UTF-8") == true)
     }
 
-    @Test("lone and mismatched surrogates in \\u escapes", arguments: [
-        (#"\ud800"#, "lone high surrogate"), (#"\udfff"#, "lone low surrogate"), (#"\ud800\u0041"#, "not a low surrogate"),
-        (#"\ud800\ud800"#, "not a low surrogate"), (#"\udbff"#, "lone high surrogate"), (#"\ud83d\"#, "lone high surrogate"),
-        (#"\ud83d\u"#, "four hexadecimal digits"), (#"\uZZZZ"#, "four hexadecimal digits"),
-    ])
+    @Test(
+        "lone and mismatched surrogates in \\u escapes",
+        arguments: [
+            (#"\ud800"#, "lone high surrogate"), (#"\udfff"#, "lone low surrogate"),
+            (#"\ud800\u0041"#, "not a low surrogate"),
+            (#"\ud800\ud800"#, "not a low surrogate"), (#"\udbff"#, "lone high surrogate"),
+            (#"\ud83d\"#, "lone high surrogate"),
+            (#"\ud83d\u"#, "four hexadecimal digits"), (#"\uZZZZ"#, "four hexadecimal digits"),
+        ])
     func surrogates(escape: String, expected: String) {
         let error = decodeRequests(#"{"identifier": "a", "body": ""# + escape + #""}"#)
         #expect(error?.code == .malformedInput)
@@ -226,7 +274,10 @@ struct FuzzRegressionTests {
     func nul() {
         #expect(decodeRequests(#"{"identifier": "a", "title": "\u0000", "userInfo": {"\u0000": "\u0000"}}"#) == nil)
         #expect(decodeRequests(#"{"identifier": "a\u0000b"}"#)?.code == .invalidIdentifier)
-        #expect(decodeRequests(#"{"identifier": "a", "trigger": {"type": "location", "region": {"identifier": "\u0000", "latitude": 0, "longitude": 0, "radius": 1}}}"#)?.code == .invalidIdentifier)
+        #expect(
+            decodeRequests(
+                #"{"identifier": "a", "trigger": {"type": "location", "region": {"identifier": "\u0000", "latitude": 0, "longitude": 0, "radius": 1}}}"#
+            )?.code == .invalidIdentifier)
     }
 
     @Test("a byte-order mark alone, whitespace alone and nothing at all")
@@ -249,7 +300,8 @@ struct FuzzRegressionTests {
 
     @Test("a payload of exactly 4096 bytes is decoded; one more byte is PayloadTooLarge")
     func payloadLimit() {
-        let head = #"{"aps": {"alert": ""#, tail = #""}}"#
+        let head = #"{"aps": {"alert": ""#
+        let tail = #""}}"#
         let exact = head + String(repeating: "x", count: 4096 - head.utf8.count - tail.utf8.count) + tail
         #expect(push(Array(exact.utf8)).failureReason == nil)
         let over = head + String(repeating: "x", count: 4097 - head.utf8.count - tail.utf8.count) + tail
@@ -258,14 +310,21 @@ struct FuzzRegressionTests {
         if case .failure(let error) = failure { #expect(error.status == 413) }
     }
 
-    @Test("aps keys of the wrong type or range are PayloadEmpty naming the key", arguments: [
-        (#"{"aps": {"badge": -1}}"#, "aps.badge"), (#"{"aps": {"badge": 1e300}}"#, "aps.badge"), (#"{"aps": {"badge": "1"}}"#, "aps.badge"),
-        (#"{"aps": {"relevance-score": 1e308}}"#, "aps.relevance-score"), (#"{"aps": {"sound": {"volume": -1e-300}}}"#, "aps.sound.volume"),
-        (#"{"aps": {"content-available": "1"}}"#, "aps.content-available"), (#"{"aps": {"alert": {"loc-args": "x", "loc-key": "%@"}}}"#, "aps.alert.loc-args"),
-        (#"{"aps": {"alert": {"loc-key": "%@", "loc-args": [[]]}}}"#, "aps.alert.loc-args[0]"), (#"{"aps": {"alert": 7}}"#, "aps.alert"),
-        (#"{"aps": {"summary-arg-count": -9223372036854775808}}"#, "aps.summary-arg-count"), (#"{"aps": []}"#, "aps"), (#"{"aps": null}"#, "aps"),
-        (#"{"aps": {}, "Simulator Target Bundle": 5}"#, "Simulator Target Bundle"),
-    ])
+    @Test(
+        "aps keys of the wrong type or range are PayloadEmpty naming the key",
+        arguments: [
+            (#"{"aps": {"badge": -1}}"#, "aps.badge"), (#"{"aps": {"badge": 1e300}}"#, "aps.badge"),
+            (#"{"aps": {"badge": "1"}}"#, "aps.badge"),
+            (#"{"aps": {"relevance-score": 1e308}}"#, "aps.relevance-score"),
+            (#"{"aps": {"sound": {"volume": -1e-300}}}"#, "aps.sound.volume"),
+            (#"{"aps": {"content-available": "1"}}"#, "aps.content-available"),
+            (#"{"aps": {"alert": {"loc-args": "x", "loc-key": "%@"}}}"#, "aps.alert.loc-args"),
+            (#"{"aps": {"alert": {"loc-key": "%@", "loc-args": [[]]}}}"#, "aps.alert.loc-args[0]"),
+            (#"{"aps": {"alert": 7}}"#, "aps.alert"),
+            (#"{"aps": {"summary-arg-count": -9223372036854775808}}"#, "aps.summary-arg-count"),
+            (#"{"aps": []}"#, "aps"), (#"{"aps": null}"#, "aps"),
+            (#"{"aps": {}, "Simulator Target Bundle": 5}"#, "Simulator Target Bundle"),
+        ])
     func badAPSKeys(payload: String, field: String) {
         let error = pushError(payload)
         #expect(error?.reason == APNsPayloadError.payloadEmpty)
@@ -274,7 +333,8 @@ struct FuzzRegressionTests {
     }
 
     static let formatCases: [(String, [String], String)] = [
-        ("%", [], "%"), ("%%%", [], "%%"), ("%1$", ["a"], "%1$"), ("%0$@", ["a"], "%0$@"), ("%1$@%1$@%@", ["a", "b"], "aaa"),
+        ("%", [], "%"), ("%%%", [], "%%"), ("%1$", ["a"], "%1$"), ("%0$@", ["a"], "%0$@"),
+        ("%1$@%1$@%@", ["a", "b"], "aaa"),
         ("%99999999999999999999$@", ["a"], "%99999999999999999999$@"), ("%2$@", ["a"], "%2$@"), ("%@%", ["a"], "a%"),
         ("%@ %@", ["😀", "%@"], "😀 %@"), ("%\u{301}@", ["a"], "%\u{301}@"),
     ]
@@ -298,56 +358,76 @@ struct FuzzRegressionTests {
         #expect(decoded.isContentAvailable)
         #expect(decoded.content.userInfo["n"] == .array([.dictionary([:])]))
         try Validation.validate(decoded.content)
-        let delivered = DeliveredNotification(request: NotificationRequest(identifier: "p", content: decoded.content, trigger: .push), date: Self.now)
+        let delivered = DeliveredNotification(
+            request: NotificationRequest(identifier: "p", content: decoded.content, trigger: .push), date: Self.now)
         #expect(try RecordCodec.decodeDelivered(RecordCodec.encode(delivered)) == delivered)
         #expect(throws: Never.self) { try JSONValue.parse(delivered.json.serializedBytes()) }
     }
 
     // MARK: findings of the settings-file, send and event-stream targets
 
-    @Test("fuzz-config-file: a settings file with CRLF line ends reads as with LF (it was one line, so nothing was set)")
+    @Test(
+        "fuzz-config-file: a settings file with CRLF line ends reads as with LF (it was one line, so nothing was set)")
     func settingsFileCRLF() throws {
-        let settings = try SettingsFile.toml("# written on Windows\r\n[serve]\r\nlisten = \"0.0.0.0:7878\"  # all\r\nlaunch-timeout = 220\r\n", name: "chime.toml")
-        #expect(settings == [SettingsFile.Setting(key: "listen", value: .string("0.0.0.0:7878"), line: 3),
-                             SettingsFile.Setting(key: "launch-timeout", value: .integer(220), line: 4)])
+        let settings = try SettingsFile.toml(
+            "# written on Windows\r\n[serve]\r\nlisten = \"0.0.0.0:7878\"  # all\r\nlaunch-timeout = 220\r\n",
+            name: "chime.toml")
+        #expect(
+            settings == [
+                SettingsFile.Setting(key: "listen", value: .string("0.0.0.0:7878"), line: 3),
+                SettingsFile.Setting(key: "launch-timeout", value: .integer(220), line: 4),
+            ])
     }
 
-    @Test("fuzz-config-file: a quote or backslash followed by a combining mark is still a quote or backslash (TOML is read by scalars)")
+    @Test(
+        "fuzz-config-file: a quote or backslash followed by a combining mark is still a quote or backslash (TOML is read by scalars)"
+    )
     func settingsFileCombiningMarks() throws {
         // Swift's Characters join "\\" and U+0301 into one, so "\\\\" + U+0301 written by a tool did not read back.
-        #expect(try SettingsFile.toml("data = \"a\\\\\u{301}\"", name: "chime.toml").map(\.value) == [.string("a\\\u{301}")])
+        #expect(
+            try SettingsFile.toml("data = \"a\\\\\u{301}\"", name: "chime.toml").map(\.value) == [.string("a\\\u{301}")]
+        )
         #expect(try SettingsFile.toml("data = \"\u{301}x\"", name: "chime.toml").map(\.value) == [.string("\u{301}x")])
         // A backslash and a combining mark are an escape TOML does not know: refused, naming the place.
-        let error = try #require(throws: ChimeError.self) { try SettingsFile.toml("\ndata = \"0.0 \\\u{301} not a comment\"", name: "chime.toml") }
+        let error = try #require(throws: ChimeError.self) {
+            try SettingsFile.toml("\ndata = \"0.0 \\\u{301} not a comment\"", name: "chime.toml")
+        }
         #expect(error.field == "chime.toml:2" && error.message.hasPrefix("chime.toml:2: "))
     }
 
     @Test("fuzz-send-headers: a trigger error from the At header names At, not Delay")
     func sendAtNamesAt() throws {
-        let headers = ["at": "1938061838061800.25"]   // the finding's At: millions of years ahead
+        let headers = ["at": "1938061838061800.25"]  // the finding's At: millions of years ahead
         let error = try #require(throws: ChimeError.self) {
-            try SendHeaders.request(body: Array("at seconds".utf8), header: { headers[$0.lowercased()] }, newIdentifier: { "made" })
+            try SendHeaders.request(
+                body: Array("at seconds".utf8), header: { headers[$0.lowercased()] }, newIdentifier: { "made" })
         }
         #expect(error.field == "At", "\(error)")
         // Such an At is now refused before the mapping (below); the mapping's own trigger errors
         // name the header that was given.
-        let mapped = SendHeaders.inHeaderTerms(ChimeError(.invalidTrigger, field: "trigger.dateComponents.year", "year 10000"), trigger: "At")
+        let mapped = SendHeaders.inHeaderTerms(
+            ChimeError(.invalidTrigger, field: "trigger.dateComponents.year", "year 10000"), trigger: "At")
         #expect(mapped.field == "At" && mapped.message == "the At header: year 10000")
     }
 
-    @Test("fuzz-send-headers: At must be in the years 1 to 9999 (nan was accepted as some date, 0000-01-01 as 0001-01-01)",
-          arguments: ["nan", "NaN", "inf", "-infinity", "1e300", "-1e300", "253402300800", "0000-01-01T00:00:00Z"])
+    @Test(
+        "fuzz-send-headers: At must be in the years 1 to 9999 (nan was accepted as some date, 0000-01-01 as 0001-01-01)",
+        arguments: ["nan", "NaN", "inf", "-infinity", "1e300", "-1e300", "253402300800", "0000-01-01T00:00:00Z"])
     func sendAtNotANumber(at: String) throws {
         let headers = ["at": at]
         let error = try #require(throws: ChimeError.self) {
-            try SendHeaders.request(body: Array("t".utf8), header: { headers[$0.lowercased()] }, newIdentifier: { "made" })
+            try SendHeaders.request(
+                body: Array("t".utf8), header: { headers[$0.lowercased()] }, newIdentifier: { "made" })
         }
         #expect(error.field == "At" && error.code == .invalidValue, "\(error)")
     }
 
-    @Test("JSONMapping.parseDate takes the instants of the years 0001-9999 in UTC only (it took the year 0000)",
-          arguments: ["0000-01-01T00:00:00Z", "0000-12-31T23:59:59.999Z", "0000-02-29T12:00:00Z", "0001-01-01T00:00:00+00:01",
-                      "0001-01-01T09:30:00+10:00", "9999-12-31T23:59:59-00:01", "9999-12-31T12:00:00-12:00"])
+    @Test(
+        "JSONMapping.parseDate takes the instants of the years 0001-9999 in UTC only (it took the year 0000)",
+        arguments: [
+            "0000-01-01T00:00:00Z", "0000-12-31T23:59:59.999Z", "0000-02-29T12:00:00Z", "0001-01-01T00:00:00+00:01",
+            "0001-01-01T09:30:00+10:00", "9999-12-31T23:59:59-00:01", "9999-12-31T12:00:00-12:00",
+        ])
     func parseDateYearZero(text: String) throws {
         #expect(JSONMapping.parseDate(text) == nil, "\(text)")
         let error = try #require(throws: ChimeError.self) { try JSONMapping.date(.string(text), field: "at") }
@@ -356,8 +436,12 @@ struct FuzzRegressionTests {
 
     @Test("JSONMapping.parseDate: the first and last instants of the years 0001-9999 read and write back as given")
     func parseDateEdges() throws {
-        for (text, written) in [("0001-01-01T00:00:00Z", "0001-01-01T00:00:00.000Z"), ("0001-01-01T10:00:00+10:00", "0001-01-01T00:00:00.000Z"),
-                                ("9999-12-31T23:59:59.999Z", "9999-12-31T23:59:59.999Z"), ("9999-12-31T10:59:59.5-13:00", "9999-12-31T23:59:59.500Z")] {
+        for (text, written) in [
+            ("0001-01-01T00:00:00Z", "0001-01-01T00:00:00.000Z"),
+            ("0001-01-01T10:00:00+10:00", "0001-01-01T00:00:00.000Z"),
+            ("9999-12-31T23:59:59.999Z", "9999-12-31T23:59:59.999Z"),
+            ("9999-12-31T10:59:59.5-13:00", "9999-12-31T23:59:59.500Z"),
+        ] {
             let date = try #require(JSONMapping.parseDate(text), "\(text)")
             #expect(JSONMapping.dateRange.contains(date.timeIntervalSince1970))
             #expect(JSONMapping.formatDate(date) == written, "\(text)")

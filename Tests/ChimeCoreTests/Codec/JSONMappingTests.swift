@@ -12,7 +12,8 @@ struct JSONMappingTests {
 
     @Test("decodes the issue's request shape with every content field")
     func decodesRequest() throws {
-        let r = try request(#"""
+        let r = try request(
+            #"""
             {"identifier": "wake", "title": "Wake up", "subtitle": "Now", "body": "It's 8", "badge": 3,
              "sound": {"name": "ping.caf", "critical": true, "volume": 0.5},
              "userInfo": {"task": "t-1", "count": 3, "ratio": 0.25, "on": true, "tags": ["a", 1], "nested": {"x": {"$data": "AQID"}},
@@ -41,23 +42,38 @@ struct JSONMappingTests {
 
     @Test("accepts content nested under \"content\", and null as the default")
     func nestedContent() throws {
-        let r = try request(#"{"identifier": "a", "content": {"title": "T", "sound": "default", "badge": null}, "trigger": null}"#)
+        let r = try request(
+            #"{"identifier": "a", "content": {"title": "T", "sound": "default", "badge": null}, "trigger": null}"#)
         #expect(r.content.title == "T")
         #expect(r.content.sound == .default)
         #expect(r.content.badge == nil)
         #expect(r.trigger == nil)
-        #expect(try request(#"{"identifier": "a", "sound": "bell.caf"}"#).content.sound == NotificationSound(name: "bell.caf"))
+        #expect(
+            try request(#"{"identifier": "a", "sound": "bell.caf"}"#).content.sound
+                == NotificationSound(name: "bell.caf"))
     }
 
     @Test("decodes calendar and location triggers")
     func triggers() throws {
-        let calendar = try request(#"{"identifier": "c", "trigger": {"type": "calendar", "dateComponents": {"hour": 8, "minute": 30, "weekday": 2, "timeZone": "Europe/Berlin"}, "repeats": true}}"#)
-        guard case .calendar(let components, let repeats) = calendar.trigger else { Issue.record("not calendar"); return }
+        let calendar = try request(
+            #"{"identifier": "c", "trigger": {"type": "calendar", "dateComponents": {"hour": 8, "minute": 30, "weekday": 2, "timeZone": "Europe/Berlin"}, "repeats": true}}"#
+        )
+        guard case .calendar(let components, let repeats) = calendar.trigger else {
+            Issue.record("not calendar")
+            return
+        }
         #expect(repeats)
         #expect(components.hour == 8 && components.minute == 30 && components.weekday == 2)
         #expect(components.timeZone?.identifier == "Europe/Berlin")
-        let location = try request(#"{"identifier": "l", "trigger": {"type": "location", "region": {"identifier": "office", "latitude": 52.52, "longitude": 13.40, "radius": 100, "notifyOnEntry": true, "notifyOnExit": false}, "repeats": false}}"#)
-        #expect(location.trigger == .location(CircularRegion(identifier: "office", center: Coordinate(latitude: 52.52, longitude: 13.40), radius: 100, notifyOnEntry: true, notifyOnExit: false), repeats: false))
+        let location = try request(
+            #"{"identifier": "l", "trigger": {"type": "location", "region": {"identifier": "office", "latitude": 52.52, "longitude": 13.40, "radius": 100, "notifyOnEntry": true, "notifyOnExit": false}, "repeats": false}}"#
+        )
+        #expect(
+            location.trigger
+                == .location(
+                    CircularRegion(
+                        identifier: "office", center: Coordinate(latitude: 52.52, longitude: 13.40), radius: 100,
+                        notifyOnEntry: true, notifyOnExit: false), repeats: false))
     }
 
     static func richRequests() -> [NotificationRequest] {
@@ -69,10 +85,13 @@ struct JSONMappingTests {
             "list": .array([.integer(-4), .double(1.5), .bool(false), .dictionary(["k": .string("v")])]),
             "big": .integer(Int64.max),
         ]
-        content.attachments = [NotificationAttachment(identifier: "img", url: URL(fileURLWithPath: "/tmp/a.png"), type: "public.png"),
-                               NotificationAttachment(identifier: "clip", url: URL(fileURLWithPath: "/tmp/b.mov"), type: "com.apple.quicktime-movie",
-                                                      thumbnailHidden: true, thumbnailClippingRect: .init(x: 0, y: 0.25, width: 1, height: 0.5),
-                                                      thumbnailTime: 3)]
+        content.attachments = [
+            NotificationAttachment(identifier: "img", url: URL(fileURLWithPath: "/tmp/a.png"), type: "public.png"),
+            NotificationAttachment(
+                identifier: "clip", url: URL(fileURLWithPath: "/tmp/b.mov"), type: "com.apple.quicktime-movie",
+                thumbnailHidden: true, thumbnailClippingRect: .init(x: 0, y: 0.25, width: 1, height: 0.5),
+                thumbnailTime: 3),
+        ]
         content.categoryIdentifier = "cat"
         content.threadIdentifier = "thread"
         content.targetContentIdentifier = "target"
@@ -91,10 +110,16 @@ struct JSONMappingTests {
         components.timeZone = TimeZone(identifier: "America/New_York")
         return [
             NotificationRequest(identifier: "rich", content: content, trigger: .calendar(components, repeats: false)),
-            NotificationRequest(identifier: "interval", content: NotificationContent(body: "b"), trigger: .timeInterval(0.5, repeats: false)),
+            NotificationRequest(
+                identifier: "interval", content: NotificationContent(body: "b"),
+                trigger: .timeInterval(0.5, repeats: false)),
             NotificationRequest(identifier: "now", content: NotificationContent(title: "t"), trigger: nil),
-            NotificationRequest(identifier: "loc", content: content,
-                                trigger: .location(CircularRegion(identifier: "home", center: Coordinate(latitude: -33.9, longitude: 151.2), radius: 50.5, notifyOnEntry: false, notifyOnExit: true), repeats: true)),
+            NotificationRequest(
+                identifier: "loc", content: content,
+                trigger: .location(
+                    CircularRegion(
+                        identifier: "home", center: Coordinate(latitude: -33.9, longitude: 151.2), radius: 50.5,
+                        notifyOnEntry: false, notifyOnExit: true), repeats: true)),
         ]
     }
 
@@ -108,7 +133,8 @@ struct JSONMappingTests {
     @Test("a pending request posts back unchanged (nextTriggerDate is ignored on input)")
     func pendingRoundTrip() throws {
         let original = Self.richRequests()[0]
-        let pending = PendingRequest(request: original, nextFireDate: Date(timeIntervalSince1970: 1_796_113_800.25), anchor: Date())
+        let pending = PendingRequest(
+            request: original, nextFireDate: Date(timeIntervalSince1970: 1_796_113_800.25), anchor: Date())
         let json = pending.json
         #expect(json["nextTriggerDate"] == .string("2026-12-01T08:30:00.250Z"))
         #expect(try NotificationRequest(json: JSONValue.parse(json.serialized())) == original)
@@ -120,7 +146,8 @@ struct JSONMappingTests {
         #expect(list.map(\.identifier) == ["a", "b"])
         #expect(try JSONMapping.requests(JSONValue.parse(#"{"identifier": "a"}"#)).count == 1)
         do throws(ChimeError) {
-            _ = try JSONMapping.requests(JSONValue.parse(#"[{"identifier": "a"}, {"identifier": "b"}, {"identifier": "c"}, {"title": 1}]"#))
+            _ = try JSONMapping.requests(
+                JSONValue.parse(#"[{"identifier": "a"}, {"identifier": "b"}, {"identifier": "c"}, {"title": 1}]"#))
             Issue.record("accepted")
         } catch {
             #expect(error.field == "[3].identifier")
@@ -141,8 +168,14 @@ struct JSONMappingTests {
         (#"{"identifier": 7}"#, "identifier", ["expected a string", "integer (7)"]),
         (#"{"identifier": "a", "title": 5}"#, "title", ["expected a string, found an integer"]),
         (#"{"identifier": "a", "body": ["x"]}"#, "body", ["expected a string, found an array"]),
-        (#"{"identifier": "a", "catgoryIdentifier": "c"}"#, "catgoryIdentifier", ["not a field of a request", "did you mean \"categoryIdentifier\""]),
-        (#"{"identifier": "a", "content": {"title": "x"}, "body": "y"}"#, "body", ["both at the top level and with \"content\""]),
+        (
+            #"{"identifier": "a", "catgoryIdentifier": "c"}"#, "catgoryIdentifier",
+            ["not a field of a request", "did you mean \"categoryIdentifier\""]
+        ),
+        (
+            #"{"identifier": "a", "content": {"title": "x"}, "body": "y"}"#, "body",
+            ["both at the top level and with \"content\""]
+        ),
         (#"{"identifier": "a", "content": {"titel": "x"}}"#, "content.titel", ["did you mean \"title\"", "accepted:"]),
         (#"{"identifier": "a", "content": 3}"#, "content", ["expected notification content as a JSON object"]),
         (#"{"identifier": "a", "badge": -1}"#, "badge", ["-1", "0 or more"]),
@@ -153,46 +186,124 @@ struct JSONMappingTests {
         (#"{"identifier": "a", "sound": {"name": "x", "volume": 2}}"#, "sound.volume", ["0 to 1"]),
         (#"{"identifier": "a", "sound": {"name": "x", "loud": true}}"#, "sound.loud", ["not a field of a sound"]),
         (#"{"identifier": "a", "sound": {"critical": "yes"}}"#, "sound.critical", ["expected true or false"]),
-        (#"{"identifier": "a", "interruptionLevel": "urgent"}"#, "interruptionLevel", ["\"urgent\" is not an interruption level", "timeSensitive"]),
+        (
+            #"{"identifier": "a", "interruptionLevel": "urgent"}"#, "interruptionLevel",
+            ["\"urgent\" is not an interruption level", "timeSensitive"]
+        ),
         (#"{"identifier": "a", "relevanceScore": 1.5}"#, "relevanceScore", ["0 to 1"]),
         (#"{"identifier": "a", "summaryArgumentCount": -2}"#, "summaryArgumentCount", ["0 or more"]),
         (#"{"identifier": "a", "userInfo": [1]}"#, "userInfo", ["expected an object"]),
         (#"{"identifier": "a", "userInfo": {"task": null}}"#, "userInfo.task", ["null", "not a property-list value"]),
         (#"{"identifier": "a", "userInfo": {"items": [1, null]}}"#, "userInfo.items[1]", ["null"]),
         (#"{"identifier": "a", "userInfo": {"blob": {"$data": "%%%"}}}"#, "userInfo.blob.$data", ["base64"]),
-        (#"{"identifier": "a", "userInfo": {"when": {"$date": "yesterday"}}}"#, "userInfo.when.$date", ["not an ISO 8601 date"]),
+        (
+            #"{"identifier": "a", "userInfo": {"when": {"$date": "yesterday"}}}"#, "userInfo.when.$date",
+            ["not an ISO 8601 date"]
+        ),
         (#"{"identifier": "a", "attachments": [{"identifier": "i"}]}"#, "attachments[0].url", ["missing"]),
         (#"{"identifier": "a", "trigger": "soon"}"#, "trigger", ["expected a trigger as a JSON object"]),
         (#"{"identifier": "a", "trigger": {}}"#, "trigger.type", ["missing", "timeInterval, calendar, location"]),
-        (#"{"identifier": "a", "trigger": {"type": "weekly"}}"#, "trigger.type", ["\"weekly\" is not a trigger type", "omit the trigger to deliver at once"]),
-        (#"{"identifier": "a", "trigger": {"type": "calender", "dateComponents": {"hour": 1}}}"#, "trigger.type", ["did you mean \"calendar\""]),
+        (
+            #"{"identifier": "a", "trigger": {"type": "weekly"}}"#, "trigger.type",
+            ["\"weekly\" is not a trigger type", "omit the trigger to deliver at once"]
+        ),
+        (
+            #"{"identifier": "a", "trigger": {"type": "calender", "dateComponents": {"hour": 1}}}"#, "trigger.type",
+            ["did you mean \"calendar\""]
+        ),
         (#"{"identifier": "a", "trigger": {"type": "push"}}"#, "trigger.type", ["only from pushes"]),
         (#"{"identifier": "a", "trigger": {"type": 1}}"#, "trigger.type", ["expected a trigger type"]),
         (#"{"identifier": "a", "trigger": {"type": "timeInterval"}}"#, "trigger.timeInterval", ["missing"]),
-        (#"{"identifier": "a", "trigger": {"type": "timeInterval", "timeInterval": 0}}"#, "trigger.timeInterval", ["greater than 0"]),
-        (#"{"identifier": "a", "trigger": {"type": "timeInterval", "timeInterval": -5}}"#, "trigger.timeInterval", ["greater than 0"]),
-        (#"{"identifier": "a", "trigger": {"type": "timeInterval", "timeInterval": 30, "repeats": true}}"#, "trigger.timeInterval", ["at least 60"]),
-        (#"{"identifier": "a", "trigger": {"type": "timeInterval", "timeInterval": "10"}}"#, "trigger.timeInterval", ["expected a number, found a string"]),
-        (#"{"identifier": "a", "trigger": {"type": "timeInterval", "timeInterval": 10, "repeats": "no"}}"#, "trigger.repeats", ["expected true or false"]),
-        (#"{"identifier": "a", "trigger": {"type": "timeInterval", "timeInterval": 10, "region": {}}}"#, "trigger.region", ["not a field of a timeInterval trigger"]),
+        (
+            #"{"identifier": "a", "trigger": {"type": "timeInterval", "timeInterval": 0}}"#, "trigger.timeInterval",
+            ["greater than 0"]
+        ),
+        (
+            #"{"identifier": "a", "trigger": {"type": "timeInterval", "timeInterval": -5}}"#, "trigger.timeInterval",
+            ["greater than 0"]
+        ),
+        (
+            #"{"identifier": "a", "trigger": {"type": "timeInterval", "timeInterval": 30, "repeats": true}}"#,
+            "trigger.timeInterval", ["at least 60"]
+        ),
+        (
+            #"{"identifier": "a", "trigger": {"type": "timeInterval", "timeInterval": "10"}}"#, "trigger.timeInterval",
+            ["expected a number, found a string"]
+        ),
+        (
+            #"{"identifier": "a", "trigger": {"type": "timeInterval", "timeInterval": 10, "repeats": "no"}}"#,
+            "trigger.repeats", ["expected true or false"]
+        ),
+        (
+            #"{"identifier": "a", "trigger": {"type": "timeInterval", "timeInterval": 10, "region": {}}}"#,
+            "trigger.region", ["not a field of a timeInterval trigger"]
+        ),
         (#"{"identifier": "a", "trigger": {"type": "calendar"}}"#, "trigger.dateComponents", ["missing"]),
-        (#"{"identifier": "a", "trigger": {"type": "calendar", "dateComponents": {}}}"#, "trigger.dateComponents", ["no components"]),
-        (#"{"identifier": "a", "trigger": {"type": "calendar", "dateComponents": {"timeZone": "UTC"}}}"#, "trigger.dateComponents", ["no components"]),
-        (#"{"identifier": "a", "trigger": {"type": "calendar", "dateComponents": {"month": 13}}}"#, "trigger.dateComponents.month", ["13", "1 to 12"]),
-        (#"{"identifier": "a", "trigger": {"type": "calendar", "dateComponents": {"hour": 24}}}"#, "trigger.dateComponents.hour", ["0 to 23"]),
-        (#"{"identifier": "a", "trigger": {"type": "calendar", "dateComponents": {"minute": 60}}}"#, "trigger.dateComponents.minute", ["0 to 59"]),
-        (#"{"identifier": "a", "trigger": {"type": "calendar", "dateComponents": {"weekday": 0}}}"#, "trigger.dateComponents.weekday", ["1 to 7"]),
-        (#"{"identifier": "a", "trigger": {"type": "calendar", "dateComponents": {"day": 32}}}"#, "trigger.dateComponents.day", ["1 to 31"]),
-        (#"{"identifier": "a", "trigger": {"type": "calendar", "dateComponents": {"hour": 8.5}}}"#, "trigger.dateComponents.hour", ["expected an integer"]),
-        (#"{"identifier": "a", "trigger": {"type": "calendar", "dateComponents": {"hour": 8, "timeZone": "Mars/Olympus"}}}"#, "trigger.dateComponents.timeZone", ["not a known time zone", "Europe/Berlin"]),
-        (#"{"identifier": "a", "trigger": {"type": "calendar", "dateComponents": {"hours": 8}}}"#, "trigger.dateComponents.hours", ["did you mean \"hour\""]),
+        (
+            #"{"identifier": "a", "trigger": {"type": "calendar", "dateComponents": {}}}"#, "trigger.dateComponents",
+            ["no components"]
+        ),
+        (
+            #"{"identifier": "a", "trigger": {"type": "calendar", "dateComponents": {"timeZone": "UTC"}}}"#,
+            "trigger.dateComponents", ["no components"]
+        ),
+        (
+            #"{"identifier": "a", "trigger": {"type": "calendar", "dateComponents": {"month": 13}}}"#,
+            "trigger.dateComponents.month", ["13", "1 to 12"]
+        ),
+        (
+            #"{"identifier": "a", "trigger": {"type": "calendar", "dateComponents": {"hour": 24}}}"#,
+            "trigger.dateComponents.hour", ["0 to 23"]
+        ),
+        (
+            #"{"identifier": "a", "trigger": {"type": "calendar", "dateComponents": {"minute": 60}}}"#,
+            "trigger.dateComponents.minute", ["0 to 59"]
+        ),
+        (
+            #"{"identifier": "a", "trigger": {"type": "calendar", "dateComponents": {"weekday": 0}}}"#,
+            "trigger.dateComponents.weekday", ["1 to 7"]
+        ),
+        (
+            #"{"identifier": "a", "trigger": {"type": "calendar", "dateComponents": {"day": 32}}}"#,
+            "trigger.dateComponents.day", ["1 to 31"]
+        ),
+        (
+            #"{"identifier": "a", "trigger": {"type": "calendar", "dateComponents": {"hour": 8.5}}}"#,
+            "trigger.dateComponents.hour", ["expected an integer"]
+        ),
+        (
+            #"{"identifier": "a", "trigger": {"type": "calendar", "dateComponents": {"hour": 8, "timeZone": "Mars/Olympus"}}}"#,
+            "trigger.dateComponents.timeZone", ["not a known time zone", "Europe/Berlin"]
+        ),
+        (
+            #"{"identifier": "a", "trigger": {"type": "calendar", "dateComponents": {"hours": 8}}}"#,
+            "trigger.dateComponents.hours", ["did you mean \"hour\""]
+        ),
         (#"{"identifier": "a", "trigger": {"type": "location"}}"#, "trigger.region", ["missing"]),
-        (#"{"identifier": "a", "trigger": {"type": "location", "region": {"latitude": 1, "longitude": 1, "radius": 1}}}"#, "trigger.region.identifier", ["missing"]),
-        (#"{"identifier": "a", "trigger": {"type": "location", "region": {"identifier": "o", "latitude": 91, "longitude": 1, "radius": 1}}}"#, "trigger.region.latitude", ["-90 to 90"]),
-        (#"{"identifier": "a", "trigger": {"type": "location", "region": {"identifier": "o", "latitude": 1, "longitude": -181, "radius": 1}}}"#, "trigger.region.longitude", ["-180 to 180"]),
-        (#"{"identifier": "a", "trigger": {"type": "location", "region": {"identifier": "o", "latitude": 1, "longitude": 1, "radius": 0}}}"#, "trigger.region.radius", ["greater than 0"]),
-        (#"{"identifier": "a", "trigger": {"type": "location", "region": {"identifier": "o", "latitude": 1, "longitude": 1}}}"#, "trigger.region.radius", ["missing"]),
-        (#"{"identifier": "a", "trigger": {"type": "location", "region": {"identifier": "o", "latitude": 1, "longitude": 1, "radius": 5, "notifyOnEntry": false, "notifyOnExit": false}}}"#, "trigger.region", ["could never fire"]),
+        (
+            #"{"identifier": "a", "trigger": {"type": "location", "region": {"latitude": 1, "longitude": 1, "radius": 1}}}"#,
+            "trigger.region.identifier", ["missing"]
+        ),
+        (
+            #"{"identifier": "a", "trigger": {"type": "location", "region": {"identifier": "o", "latitude": 91, "longitude": 1, "radius": 1}}}"#,
+            "trigger.region.latitude", ["-90 to 90"]
+        ),
+        (
+            #"{"identifier": "a", "trigger": {"type": "location", "region": {"identifier": "o", "latitude": 1, "longitude": -181, "radius": 1}}}"#,
+            "trigger.region.longitude", ["-180 to 180"]
+        ),
+        (
+            #"{"identifier": "a", "trigger": {"type": "location", "region": {"identifier": "o", "latitude": 1, "longitude": 1, "radius": 0}}}"#,
+            "trigger.region.radius", ["greater than 0"]
+        ),
+        (
+            #"{"identifier": "a", "trigger": {"type": "location", "region": {"identifier": "o", "latitude": 1, "longitude": 1}}}"#,
+            "trigger.region.radius", ["missing"]
+        ),
+        (
+            #"{"identifier": "a", "trigger": {"type": "location", "region": {"identifier": "o", "latitude": 1, "longitude": 1, "radius": 5, "notifyOnEntry": false, "notifyOnExit": false}}}"#,
+            "trigger.region", ["could never fire"]
+        ),
     ]
 
     @Test("rejects invalid requests naming the field and what is accepted", arguments: invalidRequests)
@@ -208,18 +319,34 @@ struct JSONMappingTests {
         }
     }
 
-    @Test("a value out of range gets Validation's message word for word: the decoder checks JSON types, Validation the ranges")
+    @Test(
+        "a value out of range gets Validation's message word for word: the decoder checks JSON types, Validation the ranges"
+    )
     func rangesAreValidations() {
         let cases: [(json: String, expected: String?)] = [
             (#"{"identifier": "a", "badge": -1}"#, refusalMessage { try Validation.validateBadge(-1, field: "badge") }),
-            (#"{"identifier": "a", "content": {"summaryArgumentCount": -2}}"#,
-             refusalMessage { try Validation.validateSummaryArgumentCount(-2, field: "content.summaryArgumentCount") }),
-            (#"{"identifier": "a", "relevanceScore": 1.5}"#, refusalMessage { try Validation.validateRelevanceScore(1.5, field: "relevanceScore") }),
-            (#"{"identifier": "a", "sound": {"volume": 2}}"#, refusalMessage { try Validation.validateVolume(2, field: "sound.volume") }),
-            (#"{"identifier": "a", "trigger": {"type": "calendar", "dateComponents": {"hour": 24}}}"#,
-             refusalMessage { try Validation.validate(DateComponents(hour: 24), field: "trigger.dateComponents") }),
-            (#"{"identifier": "a", "trigger": {"type": "calendar", "dateComponents": {"timeZone": "UTC"}}}"#,
-             refusalMessage { try Validation.validate(DateComponents(), field: "trigger.dateComponents") }),
+            (
+                #"{"identifier": "a", "content": {"summaryArgumentCount": -2}}"#,
+                refusalMessage {
+                    try Validation.validateSummaryArgumentCount(-2, field: "content.summaryArgumentCount")
+                }
+            ),
+            (
+                #"{"identifier": "a", "relevanceScore": 1.5}"#,
+                refusalMessage { try Validation.validateRelevanceScore(1.5, field: "relevanceScore") }
+            ),
+            (
+                #"{"identifier": "a", "sound": {"volume": 2}}"#,
+                refusalMessage { try Validation.validateVolume(2, field: "sound.volume") }
+            ),
+            (
+                #"{"identifier": "a", "trigger": {"type": "calendar", "dateComponents": {"hour": 24}}}"#,
+                refusalMessage { try Validation.validate(DateComponents(hour: 24), field: "trigger.dateComponents") }
+            ),
+            (
+                #"{"identifier": "a", "trigger": {"type": "calendar", "dateComponents": {"timeZone": "UTC"}}}"#,
+                refusalMessage { try Validation.validate(DateComponents(), field: "trigger.dateComponents") }
+            ),
         ]
         for (json, expected) in cases {
             #expect(expected != nil, "\(json): Validation accepts it")
@@ -229,18 +356,23 @@ struct JSONMappingTests {
 
     @Test("decodes the issue's category with actions, text input, icon and options")
     func category() throws {
-        let c = try NotificationCategory(json: JSONValue.parse(#"""
-            {"identifier": "alarm.category", "actions": [{"identifier": "snooze", "title": "Snooze 5 Sec", "options": []},
-             {"identifier": "comment", "title": "Add Comment", "options": ["foreground", "destructive"], "textInputButtonTitle": "Add",
-              "textInputPlaceholder": "Add Comment Here", "icon": {"systemImageName": "bubble"}}],
-             "intentIdentifiers": [], "options": ["customDismissAction"], "hiddenPreviewsBodyPlaceholder": "", "categorySummaryFormat": "%u more"}
-            """#))
+        let c = try NotificationCategory(
+            json: JSONValue.parse(
+                #"""
+                {"identifier": "alarm.category", "actions": [{"identifier": "snooze", "title": "Snooze 5 Sec", "options": []},
+                 {"identifier": "comment", "title": "Add Comment", "options": ["foreground", "destructive"], "textInputButtonTitle": "Add",
+                  "textInputPlaceholder": "Add Comment Here", "icon": {"systemImageName": "bubble"}}],
+                 "intentIdentifiers": [], "options": ["customDismissAction"], "hiddenPreviewsBodyPlaceholder": "", "categorySummaryFormat": "%u more"}
+                """#))
         #expect(c.identifier == "alarm.category")
         #expect(c.options == .customDismissAction)
         #expect(c.categorySummaryFormat == "%u more")
         #expect(c.actions[0] == NotificationAction(identifier: "snooze", title: "Snooze 5 Sec"))
-        #expect(c.actions[1] == NotificationAction(identifier: "comment", title: "Add Comment", options: [.foreground, .destructive],
-                                                    icon: .system("bubble"), textInput: .init(buttonTitle: "Add", placeholder: "Add Comment Here")))
+        #expect(
+            c.actions[1]
+                == NotificationAction(
+                    identifier: "comment", title: "Add Comment", options: [.foreground, .destructive],
+                    icon: .system("bubble"), textInput: .init(buttonTitle: "Add", placeholder: "Add Comment Here")))
         #expect(try NotificationCategory(json: JSONValue.parse(c.json.serialized())) == c)
     }
 
@@ -248,13 +380,32 @@ struct JSONMappingTests {
         (#"[{"identifier": "a"}, {"identifier": "a"}]"#, "[1].identifier", ["listed twice"]),
         (#"[{"identifier": ""}]"#, "[0].identifier", ["empty"]),
         (#"{"identifier": "a"}"#, nil, ["expected an array of categories"]),
-        (#"[{"identifier": "a", "actions": [{"identifier": "x", "title": "X"}, {"identifier": "x", "title": "Y"}]}]"#, "[0].actions[1].identifier", ["listed twice in category \"a\""]),
-        (#"[{"identifier": "a", "actions": [{"identifier": "x", "title": "X", "options": ["foreground", "loud"]}]}]"#, "[0].actions[0].options[1]", ["\"loud\" is not an option", "authenticationRequired, destructive, foreground"]),
-        (#"[{"identifier": "a", "actions": [{"identifier": "x", "title": "X", "options": "foreground"}]}]"#, "[0].actions[0].options", ["expected an array of option names"]),
-        (#"[{"identifier": "a", "options": ["customDismiss"]}]"#, "[0].options[0]", ["did you mean \"customDismissAction\""]),
+        (
+            #"[{"identifier": "a", "actions": [{"identifier": "x", "title": "X"}, {"identifier": "x", "title": "Y"}]}]"#,
+            "[0].actions[1].identifier", ["listed twice in category \"a\""]
+        ),
+        (
+            #"[{"identifier": "a", "actions": [{"identifier": "x", "title": "X", "options": ["foreground", "loud"]}]}]"#,
+            "[0].actions[0].options[1]",
+            ["\"loud\" is not an option", "authenticationRequired, destructive, foreground"]
+        ),
+        (
+            #"[{"identifier": "a", "actions": [{"identifier": "x", "title": "X", "options": "foreground"}]}]"#,
+            "[0].actions[0].options", ["expected an array of option names"]
+        ),
+        (
+            #"[{"identifier": "a", "options": ["customDismiss"]}]"#, "[0].options[0]",
+            ["did you mean \"customDismissAction\""]
+        ),
         (#"[{"identifier": "a", "actions": [{"identifier": "x"}]}]"#, "[0].actions[0].title", ["missing"]),
-        (#"[{"identifier": "a", "actions": [{"identifier": "com.apple.UNNotificationDefaultActionIdentifier", "title": "X"}]}]"#, "[0].actions[0].identifier", ["reserved"]),
-        (#"[{"identifier": "a", "actions": [{"identifier": "x", "title": "X", "icon": {"systemImageName": "a", "templateImageName": "b"}}]}]"#, "[0].actions[0].icon", ["exactly one"]),
+        (
+            #"[{"identifier": "a", "actions": [{"identifier": "com.apple.UNNotificationDefaultActionIdentifier", "title": "X"}]}]"#,
+            "[0].actions[0].identifier", ["reserved"]
+        ),
+        (
+            #"[{"identifier": "a", "actions": [{"identifier": "x", "title": "X", "icon": {"systemImageName": "a", "templateImageName": "b"}}]}]"#,
+            "[0].actions[0].icon", ["exactly one"]
+        ),
         (#"[{"identifier": "a", "intentIdentifiers": [1]}]"#, "[0].intentIdentifiers[0]", ["expected a string"]),
         (#"[{"identifier": "a", "action": []}]"#, "[0].action", ["did you mean \"actions\""]),
     ]
@@ -277,7 +428,10 @@ struct JSONMappingTests {
         #expect(JSONMapping.parseDate("2026-12-01T03:30:00-0500") == Date(timeIntervalSince1970: 1_796_113_800))
         #expect(JSONMapping.parseDate("2026-12-01T08:30:00.5Z") == Date(timeIntervalSince1970: 1_796_113_800.5))
         #expect(JSONMapping.parseDate("1969-12-31T23:59:59Z") == Date(timeIntervalSince1970: -1))
-        for bad in ["2026-12-01T08:30:00", "2026-02-30T00:00:00Z", "2026-12-01 08:30Z", "2026-13-01T00:00:00Z", "x", "", "2026-12-01T08:30:00Zjunk"] {
+        for bad in [
+            "2026-12-01T08:30:00", "2026-02-30T00:00:00Z", "2026-12-01 08:30Z", "2026-13-01T00:00:00Z", "x", "",
+            "2026-12-01T08:30:00Zjunk",
+        ] {
             #expect(JSONMapping.parseDate(bad) == nil, "\(bad)")
         }
         #expect(JSONMapping.formatDate(Date(timeIntervalSince1970: 1_796_113_800)) == "2026-12-01T08:30:00.000Z")
@@ -289,14 +443,17 @@ struct JSONMappingTests {
     func outputs() throws {
         let request = NotificationRequest(identifier: "n1", content: NotificationContent(title: "Hi"), trigger: .push)
         let delivered = DeliveredNotification(request: request, date: Date(timeIntervalSince1970: 1_796_113_800))
-        let category = NotificationCategory(identifier: "c", actions: [NotificationAction(identifier: "ok", title: "OK")])
+        let category = NotificationCategory(
+            identifier: "c", actions: [NotificationAction(identifier: "ok", title: "OK")])
         let d = delivered.json(category: category)
         #expect(d["identifier"] == "n1")
         #expect(d["date"] == "2026-12-01T08:30:00.000Z")
         #expect(d["title"] == "Hi")
         #expect(d["trigger"] == ["type": "push"])
         #expect(d["actions"] == [["identifier": "ok", "title": "OK", "options": []]])
-        let response = NotificationResponse(id: 7, notification: delivered, actionIdentifier: "ok", userText: "typed", date: Date(timeIntervalSince1970: 1_796_113_801))
+        let response = NotificationResponse(
+            id: 7, notification: delivered, actionIdentifier: "ok", userText: "typed",
+            date: Date(timeIntervalSince1970: 1_796_113_801))
         #expect(response.json["id"] == 7)
         #expect(response.json["userText"] == "typed")
         #expect(response.json["notification"]?["identifier"] == "n1")
@@ -308,10 +465,18 @@ struct JSONMappingTests {
         #expect(settings.json["alertSetting"] == "enabled")
         #expect(settings.json["alertStyle"] == "banner")
         #expect(settings.json["showPreviewsSetting"] == "always")
-        let event = EngineEvent(sequence: 3, app: "com.example", date: delivered.date, payload: .removed(identifiers: ["a"], scope: .pending))
-        #expect(event.json == ["sequence": 3, "app": "com.example", "kind": "removed", "date": "2026-12-01T08:30:00.000Z", "identifiers": ["a"], "scope": "pending"])
-        let delivery = Delivery(notification: delivered, category: category, settings: settings, presentation: [.banner, .list], badge: 4)
-        let deliveredEvent = EngineEvent(sequence: 4, app: "com.example", date: delivered.date, payload: .delivered(delivery))
+        let event = EngineEvent(
+            sequence: 3, app: "com.example", date: delivered.date,
+            payload: .removed(identifiers: ["a"], scope: .pending))
+        #expect(
+            event.json == [
+                "sequence": 3, "app": "com.example", "kind": "removed", "date": "2026-12-01T08:30:00.000Z",
+                "identifiers": ["a"], "scope": "pending",
+            ])
+        let delivery = Delivery(
+            notification: delivered, category: category, settings: settings, presentation: [.banner, .list], badge: 4)
+        let deliveredEvent = EngineEvent(
+            sequence: 4, app: "com.example", date: delivered.date, payload: .delivered(delivery))
         // Each field once: the actions are the category's, the presentation the event's.
         #expect(deliveredEvent.json["category"]?["actions"] == [["identifier": "ok", "title": "OK", "options": []]])
         #expect(deliveredEvent.json["notification"]?["actions"] == nil)
@@ -324,7 +489,8 @@ struct JSONMappingTests {
         // What a service-backed center reads back is what the engine announced.
         #expect(try EngineEvent(json: deliveredEvent.json) == deliveredEvent)
         #expect(try EngineEvent(json: event.json) == event)
-        var app = AppRecord(bundleIdentifier: "com.example", created: delivered.date, deviceToken: String(repeating: "a", count: 64))
+        var app = AppRecord(
+            bundleIdentifier: "com.example", created: delivered.date, deviceToken: String(repeating: "a", count: 64))
         app.tokenHash = "secret-hash"
         #expect(!app.json.serialized().contains("secret-hash"))
     }
@@ -337,7 +503,9 @@ struct JSONMappingTests {
 
     @Test("never crashes on byte flips of a request (every outcome is a value or a ChimeError)")
     func robustness() {
-        let bytes = Array(#"{"identifier": "a", "badge": 2, "sound": {"name": "x", "volume": 0.5}, "userInfo": {"d": {"$data": "AQ=="}, "t": {"$date": "2026-12-01T08:30:00Z"}}, "trigger": {"type": "calendar", "dateComponents": {"hour": 8, "timeZone": "UTC"}}}"#.utf8)
+        let bytes = Array(
+            #"{"identifier": "a", "badge": 2, "sound": {"name": "x", "volume": 0.5}, "userInfo": {"d": {"$data": "AQ=="}, "t": {"$date": "2026-12-01T08:30:00Z"}}, "trigger": {"type": "calendar", "dateComponents": {"hour": 8, "timeZone": "UTC"}}}"#
+                .utf8)
         var accepted = 0
         for i in 0..<bytes.count {
             for flip: UInt8 in [0x00, 0x22, 0x2C, 0x30, 0x39, 0x5D, 0x7D, 0x6E, 0xC3] {

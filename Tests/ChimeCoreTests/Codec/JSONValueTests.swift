@@ -10,10 +10,17 @@ struct JSONValueTests {
 
     @Test("parses every kind of value, keeping integers exact and member order")
     func parsesValues() throws {
-        let value = try parse(#" {"a": [1, -0, 2.5, -1e3, true, false, null], "b": {"c": "d"}, "big": 9223372036854775807, "min": -9223372036854775808, "over": 9223372036854775808} "#)
-        guard case .object(let object) = value else { Issue.record("not an object"); return }
+        let value = try parse(
+            #" {"a": [1, -0, 2.5, -1e3, true, false, null], "b": {"c": "d"}, "big": 9223372036854775807, "min": -9223372036854775808, "over": 9223372036854775808} "#
+        )
+        guard case .object(let object) = value else {
+            Issue.record("not an object")
+            return
+        }
         #expect(object.keys == ["a", "b", "big", "min", "over"])
-        #expect(value["a"] == .array([.integer(1), .integer(0), .number(2.5), .number(-1000), .bool(true), .bool(false), .null]))
+        #expect(
+            value["a"]
+                == .array([.integer(1), .integer(0), .number(2.5), .number(-1000), .bool(true), .bool(false), .null]))
         #expect(value["b"]?["c"] == .string("d"))
         #expect(value["big"] == .integer(Int64.max))
         #expect(value["min"] == .integer(Int64.min))
@@ -134,7 +141,9 @@ struct JSONValueTests {
 
     @Test("serializes compactly and escapes control characters")
     func serializes() throws {
-        let value: JSONValue = ["s": "a\"b\\c\n\u{1}é", "n": 2.5, "i": 3, "b": true, "z": nil, "a": [1, "x"], "o": [:]]
+        let value: JSONValue = [
+            "s": "a\"b\\c\n\u{1}é", "n": 2.5, "i": 3, "b": true, "z": nil, "a": [1, "x"], "o": [:],
+        ]
         #expect(value.serialized() == #"{"s":"a\"b\\c\n\u0001é","n":2.5,"i":3,"b":true,"z":null,"a":[1,"x"],"o":{}}"#)
         #expect(try JSONValue.parse(value.serializedBytes()) == value)
         let pretty = (["a": [1, 2]] as JSONValue).serialized(pretty: true)
@@ -144,7 +153,9 @@ struct JSONValueTests {
 
     @Test("round-trips numbers exactly")
     func numbers() throws {
-        for value: JSONValue in [.integer(Int64.min), .integer(Int64.max), .number(0.1), .number(1e300), .number(-2.5e-300), .number(10)] {
+        for value: JSONValue in [
+            .integer(Int64.min), .integer(Int64.max), .number(0.1), .number(1e300), .number(-2.5e-300), .number(10),
+        ] {
             #expect(try JSONValue.parse(value.serialized()) == value)
         }
     }

@@ -13,15 +13,22 @@ struct EngineRulesTests {
         let clock = ManualClock(now: EngineRulesTests.start)
         let engine: NotificationEngine
 
-        init(policy: AuthorizationDecision = .grant, configuration: NotificationEngine.Configuration = .init()) async throws {
-            engine = NotificationEngine(store: MemoryStore(), clock: clock, timeZone: TimeZone(identifier: "UTC")!,
-                                        policy: FixedAuthorizationPolicy(policy), configuration: configuration)
+        init(policy: AuthorizationDecision = .grant, configuration: NotificationEngine.Configuration = .init())
+            async throws
+        {
+            engine = NotificationEngine(
+                store: MemoryStore(), clock: clock, timeZone: TimeZone(identifier: "UTC")!,
+                policy: FixedAuthorizationPolicy(policy), configuration: configuration)
             _ = try await engine.requestAuthorization(app: EngineRulesTests.app, options: [.alert, .sound, .badge])
         }
 
         func add(_ identifier: String, _ trigger: NotificationTrigger?, title: String? = nil) async throws {
-            try await engine.add([NotificationRequest(identifier: identifier, content: NotificationContent(title: title ?? identifier),
-                                                      trigger: trigger)], app: EngineRulesTests.app)
+            try await engine.add(
+                [
+                    NotificationRequest(
+                        identifier: identifier, content: NotificationContent(title: title ?? identifier),
+                        trigger: trigger)
+                ], app: EngineRulesTests.app)
         }
     }
 
@@ -29,10 +36,14 @@ struct EngineRulesTests {
 
     /// 09:00 on the day of `start` (20:26 UTC).
     static func todayAtNine() -> NotificationTrigger {
-        .calendar(DateComponents(timeZone: TimeZone(identifier: "UTC"), year: 2026, month: 5, day: 28, hour: 9, minute: 0), repeats: false)
+        .calendar(
+            DateComponents(timeZone: TimeZone(identifier: "UTC"), year: 2026, month: 5, day: 28, hour: 9, minute: 0),
+            repeats: false)
     }
 
-    @Test("by default a calendar trigger in the past is accepted, replaces the pending request of its name, and never fires")
+    @Test(
+        "by default a calendar trigger in the past is accepted, replaces the pending request of its name, and never fires"
+    )
     func pastCalendarAccepted() async throws {
         let fixture = try await Fixture()
         try await fixture.add("bill", .timeInterval(60, repeats: false))
@@ -44,16 +55,22 @@ struct EngineRulesTests {
         #expect(try await fixture.engine.delivered(app: Self.app).map(\.request.identifier) == ["other"])
     }
 
-    @Test("Configuration.refusesPastCalendarTriggers refuses it with an error naming trigger.dateComponents; nothing is added")
+    @Test(
+        "Configuration.refusesPastCalendarTriggers refuses it with an error naming trigger.dateComponents; nothing is added"
+    )
     func pastCalendarRefused() async throws {
         var configuration = NotificationEngine.Configuration()
         configuration.refusesPastCalendarTriggers = true
         let fixture = try await Fixture(configuration: configuration)
         try await fixture.add("bill", .timeInterval(60, repeats: false))
         let error = await #expect(throws: ChimeError.self) {
-            try await fixture.engine.add([NotificationRequest(identifier: "fine", content: NotificationContent(title: "x"), trigger: nil),
-                                          NotificationRequest(identifier: "bill", content: NotificationContent(title: "x"),
-                                                              trigger: Self.todayAtNine())], app: Self.app)
+            try await fixture.engine.add(
+                [
+                    NotificationRequest(identifier: "fine", content: NotificationContent(title: "x"), trigger: nil),
+                    NotificationRequest(
+                        identifier: "bill", content: NotificationContent(title: "x"),
+                        trigger: Self.todayAtNine()),
+                ], app: Self.app)
         }
         #expect(error?.code == .invalidTrigger)
         #expect(error?.field == "trigger.dateComponents")
@@ -63,8 +80,9 @@ struct EngineRulesTests {
 
     // MARK: Time-interval validation (every entry point but the Swift initialiser)
 
-    @Test("an app is named by a bundle identifier, embedded or on the service: anything else is refused before it is stored",
-          arguments: ["", "com example", "com/example", "ümlaut.app", String(repeating: "a", count: 256)])
+    @Test(
+        "an app is named by a bundle identifier, embedded or on the service: anything else is refused before it is stored",
+        arguments: ["", "com example", "com/example", "ümlaut.app", String(repeating: "a", count: 256)])
     func bundleIdentifiers(name: String) async throws {
         let fixture = try await Fixture()
         let error = await #expect(throws: ChimeError.self) {
@@ -75,11 +93,15 @@ struct EngineRulesTests {
         #expect(try await fixture.engine.apps().map(\.bundleIdentifier) == [Self.app])
     }
 
-    @Test("engine.add refuses bad time intervals with an error naming trigger.timeInterval", arguments: [
-        (0.0, false, "must be greater than 0"), (-1, false, "must be greater than 0"), (-.infinity, false, "must be greater than 0"),
-        (.nan, false, "must be greater than 0"), (0, true, "must be greater than 0"), (59.9, true, "at least 60 if repeating"),
-        (1, true, "at least 60 if repeating"),
-    ] as [(Double, Bool, String)])
+    @Test(
+        "engine.add refuses bad time intervals with an error naming trigger.timeInterval",
+        arguments: [
+            (0.0, false, "must be greater than 0"), (-1, false, "must be greater than 0"),
+            (-.infinity, false, "must be greater than 0"),
+            (.nan, false, "must be greater than 0"), (0, true, "must be greater than 0"),
+            (59.9, true, "at least 60 if repeating"),
+            (1, true, "at least 60 if repeating"),
+        ] as [(Double, Bool, String)])
     func badIntervals(interval: Double, repeats: Bool, message: String) async throws {
         let fixture = try await Fixture()
         let error = await #expect(throws: ChimeError.self) {
@@ -91,20 +113,24 @@ struct EngineRulesTests {
         #expect(try await fixture.engine.pendingCount(app: Self.app) == 0)
     }
 
-    @Test("engine.add accepts 60 s repeating and any positive one-off interval", arguments: [
-        (60.0, true), (0.001, false), (86_400 * 365, true),
-    ] as [(Double, Bool)])
+    @Test(
+        "engine.add accepts 60 s repeating and any positive one-off interval",
+        arguments: [
+            (60.0, true), (0.001, false), (86_400 * 365, true),
+        ] as [(Double, Bool)])
     func goodIntervals(interval: Double, repeats: Bool) async throws {
         let fixture = try await Fixture()
         try await fixture.add("ok", .timeInterval(interval, repeats: repeats))
         #expect(try await fixture.engine.nextFireDate() == Self.start.addingTimeInterval(interval))
     }
 
-    @Test("JSON input with a bad time interval is refused before a trigger exists", arguments: [
-        (#"{"type": "timeInterval", "timeInterval": 0}"#, "greater than 0"),
-        (#"{"type": "timeInterval", "timeInterval": -3}"#, "greater than 0"),
-        (#"{"type": "timeInterval", "timeInterval": 30, "repeats": true}"#, "at least 60"),
-    ])
+    @Test(
+        "JSON input with a bad time interval is refused before a trigger exists",
+        arguments: [
+            (#"{"type": "timeInterval", "timeInterval": 0}"#, "greater than 0"),
+            (#"{"type": "timeInterval", "timeInterval": -3}"#, "greater than 0"),
+            (#"{"type": "timeInterval", "timeInterval": 30, "repeats": true}"#, "at least 60"),
+        ])
     func jsonIntervals(json: String, message: String) throws {
         let error = #expect(throws: ChimeError.self) { try NotificationTrigger(json: JSONValue.parse(json)) }
         #expect(error?.field == "trigger.timeInterval")
@@ -114,8 +140,10 @@ struct EngineRulesTests {
     @Test("a batch with one bad request adds nothing")
     func badBatchAddsNothing() async throws {
         let fixture = try await Fixture()
-        let good = NotificationRequest(identifier: "good", content: NotificationContent(title: "g"), trigger: .timeInterval(10, repeats: false))
-        let bad = NotificationRequest(identifier: "bad", content: NotificationContent(title: "b"), trigger: .timeInterval(10, repeats: true))
+        let good = NotificationRequest(
+            identifier: "good", content: NotificationContent(title: "g"), trigger: .timeInterval(10, repeats: false))
+        let bad = NotificationRequest(
+            identifier: "bad", content: NotificationContent(title: "b"), trigger: .timeInterval(10, repeats: true))
         let error = await #expect(throws: ChimeError.self) { try await fixture.engine.add([good, bad], app: Self.app) }
         #expect(error?.field == "[1].trigger.timeInterval")
         #expect(try await fixture.engine.pendingCount(app: Self.app) == 0)
@@ -168,8 +196,9 @@ struct EngineRulesTests {
         #expect(try await fixture.engine.delivered(app: Self.app).count == 1)
     }
 
-    @Test("after a quiet spell the scheduler wakes memoryTidyLead before the due date, then fires on the date, not earlier",
-          .timeLimit(.minutes(1)))
+    @Test(
+        "after a quiet spell the scheduler wakes memoryTidyLead before the due date, then fires on the date, not earlier",
+        .timeLimit(.minutes(1)))
     func tidyBeforeFiring() async throws {
         let fixture = try await Fixture()
         let lead = try #require(NotificationEngine.Configuration().memoryTidyLead)
@@ -177,7 +206,9 @@ struct EngineRulesTests {
         try await fixture.add("later", .timeInterval(10, repeats: false))
         fixture.engine.startScheduler()
         defer { fixture.engine.stopScheduler() }
-        while fixture.clock.sleeperDeadlines != [due.addingTimeInterval(-lead)] { try await Sleep.for(.milliseconds(1)) }
+        while fixture.clock.sleeperDeadlines != [due.addingTimeInterval(-lead)] {
+            try await Sleep.for(.milliseconds(1))
+        }
         fixture.clock.set(due.addingTimeInterval(-lead / 2))
         // Woken to tidy, then asleep again until the due date itself (once per quiet spell).
         while fixture.clock.sleeperDeadlines != [due] { try await Sleep.for(.milliseconds(1)) }
@@ -200,14 +231,17 @@ struct EngineRulesTests {
 
     // MARK: Many pending requests
 
-    @Test("100,000 pending requests (standing in for a million, which a debug build makes slow): next date and firing the soonest",
-          .timeLimit(.minutes(5)))
+    @Test(
+        "100,000 pending requests (standing in for a million, which a debug build makes slow): next date and firing the soonest",
+        .timeLimit(.minutes(5)))
     func manyPending() async throws {
         let fixture = try await Fixture()
         let count = 100_000
         // Added latest first, so the soonest are not simply the first added.
         let requests = (0..<count).reversed().map { i in
-            NotificationRequest(identifier: "r\(i)", content: NotificationContent(title: "#\(i)"), trigger: .timeInterval(Double(60 + i), repeats: false))
+            NotificationRequest(
+                identifier: "r\(i)", content: NotificationContent(title: "#\(i)"),
+                trigger: .timeInterval(Double(60 + i), repeats: false))
         }
         try await fixture.engine.add(requests, app: Self.app)
         #expect(try await fixture.engine.pendingCount(app: Self.app) == count)
@@ -262,7 +296,9 @@ struct EngineRulesTests {
     func outboxAcknowledge() async throws {
         let fixture = try await Fixture()
         try await fixture.add("n", nil)
-        let response = try #require(try await fixture.engine.respond(app: Self.app, notification: "n", action: UNNotificationDefaultActionIdentifier))
+        let response = try #require(
+            try await fixture.engine.respond(
+                app: Self.app, notification: "n", action: UNNotificationDefaultActionIdentifier))
         #expect(try await fixture.engine.outbox(app: Self.app).map(\.id) == [response.id])
         #expect(try await fixture.engine.outbox(app: Self.app).map(\.id) == [response.id], "reading does not remove")
         #expect(try await fixture.engine.acknowledge(response: response.id, app: Self.app))
@@ -275,7 +311,8 @@ struct EngineRulesTests {
         let fixture = try await Fixture()
         try await fixture.add("there", nil)
         let error = await #expect(throws: ChimeError.self) {
-            try await fixture.engine.respond(app: Self.app, notification: "elsewhere", action: UNNotificationDefaultActionIdentifier)
+            try await fixture.engine.respond(
+                app: Self.app, notification: "elsewhere", action: UNNotificationDefaultActionIdentifier)
         }
         #expect(error?.code == .notFound)
         #expect(error?.message.contains("'elsewhere'") == true)

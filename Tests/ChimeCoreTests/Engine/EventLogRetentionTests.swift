@@ -10,14 +10,17 @@ struct EventLogRetentionTests {
         var configuration = NotificationEngine.Configuration()
         configuration.eventRetentionBytes = 200_000
         let store = MemoryStore()
-        let engine = NotificationEngine(store: store, policy: FixedAuthorizationPolicy(.grant), configuration: configuration)
+        let engine = NotificationEngine(
+            store: store, policy: FixedAuthorizationPolicy(.grant), configuration: configuration)
         _ = try await engine.requestAuthorization(app: "a", options: [.alert])
         var largest = 0
         for index in 0..<200 {
             var content = NotificationContent(title: "big")
             content.body = String(repeating: "b", count: 5_000)
-            try await engine.add([NotificationRequest(identifier: "n\(index % 7)", content: content, trigger: nil)], app: "a")
-            let bytes = try await engine.events(after: 0, app: nil, limit: 10_000).map { RecordCodec.encode($0).count }.reduce(0, +)
+            try await engine.add(
+                [NotificationRequest(identifier: "n\(index % 7)", content: content, trigger: nil)], app: "a")
+            let bytes = try await engine.events(after: 0, app: nil, limit: 10_000).map { RecordCodec.encode($0).count }
+                .reduce(0, +)
             largest = max(largest, bytes)
         }
         #expect(largest <= 200_000)

@@ -16,7 +16,9 @@ struct NotificationHubTests {
         return engine
     }
 
-    static func now(_ identifier: String, category: String = "", sound: Bool = false, badge: Int? = nil) -> NotificationRequest {
+    static func now(_ identifier: String, category: String = "", sound: Bool = false, badge: Int? = nil)
+        -> NotificationRequest
+    {
         var content = NotificationContent(title: identifier)
         content.categoryIdentifier = category
         content.sound = sound ? .default : nil
@@ -24,16 +26,20 @@ struct NotificationHubTests {
         return NotificationRequest(identifier: identifier, content: content, trigger: nil)
     }
 
-    static func change(_ keyPath: WritableKeyPath<SettingsChange, UNNotificationSetting?>, _ value: UNNotificationSetting) -> SettingsChange {
+    static func change(
+        _ keyPath: WritableKeyPath<SettingsChange, UNNotificationSetting?>, _ value: UNNotificationSetting
+    ) -> SettingsChange {
         var change = SettingsChange()
         change[keyPath: keyPath] = value
         return change
     }
 
-    static let alarm = NotificationCategory(identifier: "alarm", actions: [NotificationAction(identifier: "snooze", title: "Snooze")],
-                                            options: [.customDismissAction])
+    static let alarm = NotificationCategory(
+        identifier: "alarm", actions: [NotificationAction(identifier: "snooze", title: "Snooze")],
+        options: [.customDismissAction])
 
-    @Test("a delivery event carries the notification, its category, the settings and the presentation decided from them")
+    @Test(
+        "a delivery event carries the notification, its category, the settings and the presentation decided from them")
     func deliveryPayload() async throws {
         let engine = try await Self.engine()
         try await engine.setCategories([Self.alarm], app: Self.app)
@@ -49,7 +55,8 @@ struct NotificationHubTests {
         #expect(delivery.badge == 3)
 
         // The category travels as it is when the notification is delivered: replaced, then gone.
-        let renamed = NotificationCategory(identifier: "alarm", actions: [NotificationAction(identifier: "later", title: "Later")])
+        let renamed = NotificationCategory(
+            identifier: "alarm", actions: [NotificationAction(identifier: "later", title: "Later")])
         try await engine.setCategories([renamed], app: Self.app)
         try await engine.add([Self.now("b", category: "alarm")], app: Self.app)
         try await engine.setCategories([], app: Self.app)
@@ -101,7 +108,8 @@ struct NotificationHubTests {
     @Test("a surface attached for one app sees only that app; one attached for all sees every app; removals withdraw")
     func scopes() async throws {
         let engine = try await Self.engine(apps: ["com.a", "com.b"])
-        let all = RecordingSurface(), onlyA = RecordingSurface()
+        let all = RecordingSurface()
+        let onlyA = RecordingSurface()
         engine.attach(all, app: nil)
         let attachment = engine.attach(onlyA, app: "com.a")
         try await engine.add([Self.now("a1")], app: "com.a")
@@ -131,7 +139,9 @@ struct NotificationHubTests {
         #expect(surface.shown == ["loud"])
     }
 
-    @Test("while the app is in front its presenter's answer is what surfaces show, within the settings; other apps are not held up")
+    @Test(
+        "while the app is in front its presenter's answer is what surfaces show, within the settings; other apps are not held up"
+    )
     func presenter() async throws {
         let engine = try await Self.engine(apps: [Self.app, "com.other"])
         _ = try await engine.changeSettings(app: Self.app, Self.change(\.sound, .disabled))
@@ -152,7 +162,9 @@ struct NotificationHubTests {
         await engine.hub.settle()
         #expect(asked.values == ["shown", "hidden"])
         #expect(surface.shown == ["elsewhere", "shown"])
-        #expect(surface.presentations["shown"] == [.banner], "sound is off in the settings, so the answer's sound is dropped")
+        #expect(
+            surface.presentations["shown"] == [.banner],
+            "sound is off in the settings, so the answer's sound is dropped")
 
         // Out of front (no presenter): the engine's own presentation again.
         engine.hub.setPresenter(app: Self.app, nil)
@@ -163,7 +175,9 @@ struct NotificationHubTests {
 }
 
 extension NotificationHubTests {
-    @Test("deliveries that queued while willPresent was busy are asked in one call, in order, at most 512 at a time; not across a new presenter")
+    @Test(
+        "deliveries that queued while willPresent was busy are asked in one call, in order, at most 512 at a time; not across a new presenter"
+    )
     func presenterBatches() async throws {
         let engine = try await Self.engine()
         let gate = Gate()
@@ -206,9 +220,11 @@ extension NotificationHubTests {
         #expect(new.values == [["new"]])
     }
 
-    @Test("in front, a delivery's badge waits for the presenter: applied with .badge in the answer, not without", arguments: [
-        (UNNotificationPresentationOptions.banner, 0), ([.banner, .badge], 5), ([], 0),
-    ] as [(UNNotificationPresentationOptions, Int)])
+    @Test(
+        "in front, a delivery's badge waits for the presenter: applied with .badge in the answer, not without",
+        arguments: [
+            (UNNotificationPresentationOptions.banner, 0), ([.banner, .badge], 5), ([], 0),
+        ] as [(UNNotificationPresentationOptions, Int)])
     func foregroundBadge(answer: UNNotificationPresentationOptions, badge: Int) async throws {
         let engine = try await Self.engine()
         let surface = RecordingSurface()
@@ -269,7 +285,9 @@ extension NotificationHubTests {
 
 /// A surface that records what it shows and withdraws; optionally stuck on a gate.
 final class RecordingSurface: NotificationSurface {
-    private let state = Mutex<(shown: [String], withdrawn: [String], presentations: [String: UNNotificationPresentationOptions])>(([], [], [:]))
+    private let state = Mutex<
+        (shown: [String], withdrawn: [String], presentations: [String: UNNotificationPresentationOptions])
+    >(([], [], [:]))
     private let gate: Gate?
 
     init(gate: Gate? = nil) { self.gate = gate }

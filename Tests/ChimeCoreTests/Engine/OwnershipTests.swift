@@ -1,7 +1,8 @@
-@testable import ChimeCore
 import Foundation
 import TestThreads
 import Testing
+
+@testable import ChimeCore
 
 /// The engine is the only owner of its state: its core is reached on the writer only (checked at
 /// run time), and no adapter runs closures against the store or the core.
@@ -24,11 +25,16 @@ struct OwnershipTests {
 
     /// Sources/ChimeServer and Sources/Chime (and the CLI and the desktop) reach the engine through
     /// its named operations only (`NotificationEngine+Adapters.swift` and the public API).
-    @Test("no adapter runs closures on the writer or touches the store", arguments: ["ChimeServer", "Chime", "ChimeCLI", "ChimeDesktop"])
+    @Test(
+        "no adapter runs closures on the writer or touches the store",
+        arguments: ["ChimeServer", "Chime", "ChimeCLI", "ChimeDesktop"])
     func adaptersUseNamedOperations(module: String) throws {
         let files = try SourceTree.swiftFiles(in: "Sources/\(module)")
         #expect(files.count > 3, "only \(files.count) sources found in Sources/\(module)")
-        let forbidden = ["engine.perform", "engine.submit", ".perform {", ".perform({", "submit({", "EngineCore", "core.store", "$0.store"]
+        let forbidden = [
+            "engine.perform", "engine.submit", ".perform {", ".perform({", "submit({", "EngineCore", "core.store",
+            "$0.store",
+        ]
         for file in files {
             for line in try SourceTree.lines(of: file) {
                 // The desktop's own bus loop has a perform of its own (DesktopLoop), which is not the engine's.

@@ -28,17 +28,21 @@ struct RecurrenceCaseGenerator {
     }
     mutating func signed(_ range: ClosedRange<Int>) -> Int { chance(30) ? -int(range) : int(range) }
 
-    static let zones = ["Europe/Berlin", "America/New_York", "Australia/Lord_Howe", "Asia/Kolkata", "UTC", "America/Sao_Paulo",
-                        "Pacific/Auckland", "America/St_Johns"]
+    static let zones = [
+        "Europe/Berlin", "America/New_York", "Australia/Lord_Howe", "Asia/Kolkata", "UTC", "America/Sao_Paulo",
+        "Pacific/Auckland", "America/St_Johns",
+    ]
 
     mutating func rule() -> RecurrenceRule {
-        let frequency = pick([RecurrenceRule.Frequency.yearly, .yearly, .monthly, .monthly, .monthly, .weekly, .weekly, .daily, .daily,
-                              .hourly, .minutely, .secondly])
+        let frequency = pick([
+            RecurrenceRule.Frequency.yearly, .yearly, .monthly, .monthly, .monthly, .weekly, .weekly, .daily, .daily,
+            .hourly, .minutely, .secondly,
+        ])
         var rule = RecurrenceRule(frequency: frequency, interval: chance(50) ? 1 : int(2...5))
         switch int(1...3) {
         case 1: rule.end = .count(int(1...30))
         case 2:
-            let seconds = int(631_152_000...2_208_988_800)   // 1990 … 2040
+            let seconds = int(631_152_000...2_208_988_800)  // 1990 … 2040
             rule.end = .until(.instant(Date(timeIntervalSince1970: TimeInterval(seconds))))
         default: break
         }
@@ -75,16 +79,19 @@ struct RecurrenceCaseGenerator {
 
     /// A start's wall time, 1990 … 2039.
     mutating func start() -> DateComponents {
-        let year = int(1990...2039), month = int(1...12)
+        let year = int(1990...2039)
+        let month = int(1...12)
         let day = int(1...(month == 2 ? 28 : 30))
-        return DateComponents(year: year, month: month, day: day, hour: int(0...23), minute: pick([0, 0, 15, 30, 45, int(0...59)]),
-                              second: chance(80) ? 0 : int(0...59))
+        return DateComponents(
+            year: year, month: month, day: day, hour: int(0...23), minute: pick([0, 0, 15, 30, 45, int(0...59)]),
+            second: chance(80) ? 0 : int(0...59))
     }
 }
 
 extension RecurrenceRule {
     var hasAnyByPart: Bool {
-        !(bySecond.isEmpty && byMinute.isEmpty && byHour.isEmpty && byDay.isEmpty && byMonthDay.isEmpty && byYearDay.isEmpty
+        !(bySecond.isEmpty && byMinute.isEmpty && byHour.isEmpty && byDay.isEmpty && byMonthDay.isEmpty
+            && byYearDay.isEmpty
             && byWeekNumber.isEmpty && byMonth.isEmpty)
     }
 }

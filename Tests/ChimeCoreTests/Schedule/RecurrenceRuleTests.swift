@@ -8,7 +8,8 @@ import Testing
 struct RecurrenceRuleTests {
     @Test("the parts are read, with or without the RRULE: prefix, in any case")
     func parsesParts() throws {
-        let rule = try RecurrenceRule(parsing: "rrule:freq=monthly;interval=2;count=10;byday=1su,-1SU;bymonth=1,3;bysetpos=-1;wkst=su")
+        let rule = try RecurrenceRule(
+            parsing: "rrule:freq=monthly;interval=2;count=10;byday=1su,-1SU;bymonth=1,3;bysetpos=-1;wkst=su")
         #expect(rule.frequency == .monthly)
         #expect(rule.interval == 2)
         #expect(rule.count == 10)
@@ -19,8 +20,9 @@ struct RecurrenceRuleTests {
         let until = try RecurrenceRule(parsing: "FREQ=DAILY;UNTIL=19971224T000000Z")
         #expect(until.until == .instant(Date(timeIntervalSince1970: 882_921_600)))
         #expect(try RecurrenceRule(parsing: "FREQ=DAILY;UNTIL=20271231").until == .date(year: 2027, month: 12, day: 31))
-        #expect(try RecurrenceRule(parsing: "FREQ=DAILY;UNTIL=20271231T170000").until
-            == .localTime(year: 2027, month: 12, day: 31, hour: 17, minute: 0, second: 0))
+        #expect(
+            try RecurrenceRule(parsing: "FREQ=DAILY;UNTIL=20271231T170000").until
+                == .localTime(year: 2027, month: 12, day: 31, hour: 17, minute: 0, second: 0))
         #expect(try RecurrenceRule(parsing: "FREQ=SECONDLY;BYSECOND=0,30").bySecond == [0, 30])
     }
 
@@ -70,7 +72,9 @@ struct RecurrenceRuleTests {
         Refusal(text: "FREQ=YEARLY;BYDAY=54MO", field: "trigger.rrule.BYDAY", mentions: ["54", "1 to 53"]),
         Refusal(text: "FREQ=MONTHLY;BYDAY=0MO", field: "trigger.rrule.BYDAY", mentions: ["0", "1 to 53"]),
         Refusal(text: "FREQ=MONTHLY;BYDAY=MOO", field: "trigger.rrule.BYDAY", mentions: ["MOO", "MO, TU"]),
-        Refusal(text: "FREQ=MONTHLY;BYMONTHDAY=32", field: "trigger.rrule.BYMONTHDAY", mentions: ["32", "1 to 31", "-31 to -1"]),
+        Refusal(
+            text: "FREQ=MONTHLY;BYMONTHDAY=32", field: "trigger.rrule.BYMONTHDAY",
+            mentions: ["32", "1 to 31", "-31 to -1"]),
         Refusal(text: "FREQ=MONTHLY;BYMONTHDAY=0", field: "trigger.rrule.BYMONTHDAY", mentions: ["0", "1 to 31"]),
         Refusal(text: "FREQ=MONTHLY;BYMONTHDAY=1,,2", field: "trigger.rrule.BYMONTHDAY", mentions: ["not a number"]),
         Refusal(text: "FREQ=WEEKLY;BYMONTHDAY=1", field: "trigger.rrule.BYMONTHDAY", mentions: ["WEEKLY"]),
@@ -83,7 +87,8 @@ struct RecurrenceRuleTests {
         Refusal(text: "FREQ=MONTHLY;BYYEARDAY=1", field: "trigger.rrule.BYYEARDAY", mentions: ["MONTHLY", "YEARLY"]),
         Refusal(text: "FREQ=YEARLY;BYWEEKNO=54", field: "trigger.rrule.BYWEEKNO", mentions: ["54", "1 to 53"]),
         Refusal(text: "FREQ=MONTHLY;BYWEEKNO=1", field: "trigger.rrule.BYWEEKNO", mentions: ["YEARLY"]),
-        Refusal(text: "FREQ=MONTHLY;BYDAY=MO;BYSETPOS=367", field: "trigger.rrule.BYSETPOS", mentions: ["367", "1 to 366"]),
+        Refusal(
+            text: "FREQ=MONTHLY;BYDAY=MO;BYSETPOS=367", field: "trigger.rrule.BYSETPOS", mentions: ["367", "1 to 366"]),
         Refusal(text: "FREQ=DAILY;INTERVAL=0", field: "trigger.rrule.INTERVAL", mentions: ["0", "1 to 100000"]),
         Refusal(text: "FREQ=DAILY;INTERVAL=two", field: "trigger.rrule.INTERVAL", mentions: ["two", "not a number"]),
         Refusal(text: "FREQ=DAILY;COUNT=0", field: "trigger.rrule.COUNT", mentions: ["1 to 100000"]),
@@ -109,12 +114,14 @@ struct RecurrenceRuleTests {
         var schedulable = RecurrenceRule(frequency: .daily)
         schedulable.byHour = [25]
         let error = try #require(throws: ChimeError.self) {
-            try RecurrenceSchedule(rule: schedulable, start: DateComponents(year: 2027, month: 1, day: 1), timeZone: .gmt)
+            try RecurrenceSchedule(
+                rule: schedulable, start: DateComponents(year: 2027, month: 1, day: 1), timeZone: .gmt)
         }
         #expect(error.field == "trigger.rrule.BYHOUR")
         let start = try #require(throws: ChimeError.self) {
-            try RecurrenceSchedule(rule: RecurrenceRule(frequency: .daily), start: DateComponents(year: 2027, month: 2, day: 29),
-                                   timeZone: .gmt)
+            try RecurrenceSchedule(
+                rule: RecurrenceRule(frequency: .daily), start: DateComponents(year: 2027, month: 2, day: 29),
+                timeZone: .gmt)
         }
         #expect(start.field == "trigger.start")
     }

@@ -16,7 +16,9 @@ enum SourceTree {
         var text: Substring
 
         /// `Folder/…/File.swift:12`, for an issue's message.
-        var place: String { "\(file.deletingLastPathComponent().lastPathComponent)/\(file.lastPathComponent):\(number)" }
+        var place: String {
+            "\(file.deletingLastPathComponent().lastPathComponent)/\(file.lastPathComponent):\(number)"
+        }
         /// The line is a comment only.
         var isComment: Bool { text.drop { $0 == " " || $0 == "\t" }.hasPrefix("//") }
     }
@@ -25,10 +27,15 @@ enum SourceTree {
     /// directory: the external package's, the fuzz package's). Records an issue when there are
     /// none, so a moved folder cannot pass a check unread.
     static func swiftFiles(in folder: String) throws -> [URL] {
-        let enumerator = try #require(FileManager.default.enumerator(at: root.appendingPathComponent(folder), includingPropertiesForKeys: nil))
+        let enumerator = try #require(
+            FileManager.default.enumerator(at: root.appendingPathComponent(folder), includingPropertiesForKeys: nil))
         var files: [URL] = []
         for case let url as URL in enumerator {
-            if url.lastPathComponent == ".build" { enumerator.skipDescendants() } else if url.pathExtension == "swift" { files.append(url) }
+            if url.lastPathComponent == ".build" {
+                enumerator.skipDescendants()
+            } else if url.pathExtension == "swift" {
+                files.append(url)
+            }
         }
         #expect(!files.isEmpty, "no Swift files found in \(folder)")
         return files.sorted { $0.path < $1.path }
@@ -36,7 +43,8 @@ enum SourceTree {
 
     /// The lines of `file`, or of `text` read from it.
     static func lines(of file: URL, text: String? = nil) throws -> [Line] {
-        try (text ?? String(contentsOf: file, encoding: .utf8)).split(separator: "\n", omittingEmptySubsequences: false).enumerated()
+        try (text ?? String(contentsOf: file, encoding: .utf8)).split(separator: "\n", omittingEmptySubsequences: false)
+            .enumerated()
             .map { Line(file: file, number: $0.offset + 1, text: $0.element) }
     }
 
@@ -64,7 +72,9 @@ enum SourceTree {
         }
         /// Blanks `count` bytes from `index` (not line breaks) and moves past them.
         func blank(_ count: Int) {
-            for offset in index..<min(index + count, bytes.count) where bytes[offset] != UInt8(ascii: "\n") { bytes[offset] = UInt8(ascii: " ") }
+            for offset in index..<min(index + count, bytes.count) where bytes[offset] != UInt8(ascii: "\n") {
+                bytes[offset] = UInt8(ascii: " ")
+            }
             index += count
         }
         while index < bytes.count {
@@ -102,7 +112,11 @@ enum SourceTree {
                     if stack.count > 1, bytes[index] == UInt8(ascii: "(") {
                         stack[stack.count - 1] = .code(parentheses: parentheses + 1)
                     } else if stack.count > 1, bytes[index] == UInt8(ascii: ")") {
-                        if parentheses == 0 { stack.removeLast() } else { stack[stack.count - 1] = .code(parentheses: parentheses - 1) }
+                        if parentheses == 0 {
+                            stack.removeLast()
+                        } else {
+                            stack[stack.count - 1] = .code(parentheses: parentheses - 1)
+                        }
                     }
                     index += 1
                 }
@@ -115,8 +129,10 @@ enum SourceTree {
     /// `text` (as ``code(of:)`` gives it) and of XCTest's `func testName()`.
     static func testBodies(in code: String) -> [ClosedRange<Int>] {
         let bytes = Array(code.utf8)
-        var line = 1, depth = 0
-        var sawTest = false, inSignature = false
+        var line = 1
+        var depth = 0
+        var sawTest = false
+        var inSignature = false
         var open: (line: Int, depth: Int)?
         var bodies: [ClosedRange<Int>] = []
         func at(_ offset: Int, _ literal: String) -> Bool {
@@ -139,9 +155,12 @@ enum SourceTree {
             default:
                 guard open == nil else { break }
                 if at(index, "@Test") { sawTest = true }
-                if at(index, "func "), index == 0 || bytes[index - 1] == UInt8(ascii: " ") || bytes[index - 1] == UInt8(ascii: "\n") {
+                if at(index, "func "),
+                    index == 0 || bytes[index - 1] == UInt8(ascii: " ") || bytes[index - 1] == UInt8(ascii: "\n")
+                {
                     let next = index + 9 < bytes.count ? bytes[index + 9] : 0
-                    inSignature = sawTest || (at(index, "func test") && (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(next))
+                    inSignature =
+                        sawTest || (at(index, "func test") && (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(next))
                     sawTest = false
                 }
             }

@@ -3,18 +3,22 @@ import Foundation
 import Synchronization
 import TestThreads
 import Testing
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 @Suite("ChildProcess: programs started with posix_spawn and reaped at once", .testThreads)
 struct ChildProcessTests {
     /// Runs a shell line and returns its standard output and how it ended.
-    func shell(_ line: String, environment: [String: String]? = nil, directory: String? = nil,
-               newSession: Bool = false) async throws -> (output: String, end: ChildProcess.Termination) {
+    func shell(
+        _ line: String, environment: [String: String]? = nil, directory: String? = nil,
+        newSession: Bool = false
+    ) async throws -> (output: String, end: ChildProcess.Termination) {
         let output = Pipe()
-        let child = try ChildProcess(executable: "/bin/sh", arguments: ["-c", line], environment: environment,
-                                     directory: directory, stdout: .pipe(output), newSession: newSession)
+        let child = try ChildProcess(
+            executable: "/bin/sh", arguments: ["-c", line], environment: environment,
+            directory: directory, stdout: .pipe(output), newSession: newSession)
         let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         return (text, await child.termination)
     }
@@ -68,7 +72,9 @@ struct ChildProcessTests {
 
     @Test("a program that does not exist is refused with its path, and waiting with a timeout returns while it runs")
     func failures() throws {
-        let error = #expect(throws: ChildProcess.StartError.self) { try ChildProcess(executable: "/nonexistent/program") }
+        let error = #expect(throws: ChildProcess.StartError.self) {
+            try ChildProcess(executable: "/nonexistent/program")
+        }
         #expect(error?.message.contains("/nonexistent/program") == true)
         let sleeper = try ChildProcess(executable: "/bin/sleep", arguments: ["30"])
         #expect(sleeper.wait(timeout: 0.05) == nil)
@@ -79,18 +85,23 @@ struct ChildProcessTests {
         #expect(ends.withLock { $0 } == [.signaled(SIGKILL)])
     }
 
-    @Test("run: standard output and error collected apart or merged, both drained at once, a status that is not 0 reported")
+    @Test(
+        "run: standard output and error collected apart or merged, both drained at once, a status that is not 0 reported"
+    )
     func runCollects() async throws {
         // 300 kB on standard error before anything on standard output: a reader of one pipe at a
         // time would wait forever on a program blocked writing the other.
-        let apart = try await ChildProcess.run("/bin/sh", arguments: ["-c", "head -c 300000 /dev/zero >&2; printf done; exit 4"], timeout: 60)
+        let apart = try await ChildProcess.run(
+            "/bin/sh", arguments: ["-c", "head -c 300000 /dev/zero >&2; printf done; exit 4"], timeout: 60)
         #expect(apart.termination == .exited(4))
         #expect(apart.text == "done")
         #expect(apart.standardError.count == 300_000)
-        let merged = try await ChildProcess.run("/bin/sh", arguments: ["-c", "printf a; printf b >&2; printf c"], errors: .merged, timeout: 60)
+        let merged = try await ChildProcess.run(
+            "/bin/sh", arguments: ["-c", "printf a; printf b >&2; printf c"], errors: .merged, timeout: 60)
         #expect(merged.termination.succeeded)
         #expect(merged.text == "abc" && merged.standardError.isEmpty)
-        let discarded = try await ChildProcess.run("/bin/sh", arguments: ["-c", "printf out; printf err >&2"], errors: .stream(.null), timeout: 60)
+        let discarded = try await ChildProcess.run(
+            "/bin/sh", arguments: ["-c", "printf out; printf err >&2"], errors: .stream(.null), timeout: 60)
         #expect(discarded.text == "out" && discarded.standardError.isEmpty)
     }
 
@@ -99,7 +110,9 @@ struct ChildProcessTests {
         let error = #expect(throws: ChildProcess.TimeoutError.self) {
             try ChildProcess.run("/bin/sh", arguments: ["-c", "echo started; exec sleep 30"], timeout: 0.5)
         }
-        #expect(error?.description.hasPrefix("/bin/sh did not finish within 0.5 s") == true, "\(error.map(String.init(describing:)) ?? "")")
+        #expect(
+            error?.description.hasPrefix("/bin/sh did not finish within 0.5 s") == true,
+            "\(error.map(String.init(describing:)) ?? "")")
         #expect(error?.partialOutput == "started\n")
         // A program it left behind holding the output open counts as running.
         let held = await #expect(throws: ChildProcess.TimeoutError.self) {

@@ -1,7 +1,8 @@
-@testable import ChimeCore
 import Foundation
 import TestThreads
 import Testing
+
+@testable import ChimeCore
 
 /// ``Sleep``: its arithmetic, cancellation, and that it is the only sleep in the tree.
 @Suite("One way to sleep", .testThreads)
@@ -46,9 +47,12 @@ struct SleepTests {
     /// benchmarks and the examples.
     @Test("nothing sleeps through the generic clock sleeps", arguments: ["Sources", "Tests", "Benchmarks", "Examples"])
     func onlyOneSleep(folder: String) throws {
-        let forbidden = ["Task.sleep(for", "Task.sleep(until", "Task.sleep(nanoseconds", ".sleep(for:", "clock: .continuous)",
-                         "ContinuousClock().sleep", "SuspendingClock().sleep"]
-        for file in try SourceTree.swiftFiles(in: folder) where file.lastPathComponent != "Sleep.swift" && file.lastPathComponent != "SleepTests.swift" {
+        let forbidden = [
+            "Task.sleep(for", "Task.sleep(until", "Task.sleep(nanoseconds", ".sleep(for:", "clock: .continuous)",
+            "ContinuousClock().sleep", "SuspendingClock().sleep",
+        ]
+        for file in try SourceTree.swiftFiles(in: folder)
+        where file.lastPathComponent != "Sleep.swift" && file.lastPathComponent != "SleepTests.swift" {
             for line in try SourceTree.codeLines(of: file) {
                 for pattern in forbidden where line.text.contains(pattern) {
                     Issue.record("\(folder)/…/\(line.place) sleeps with \(pattern): use Sleep (ChimeCore)")

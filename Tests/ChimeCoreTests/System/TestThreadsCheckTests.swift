@@ -12,7 +12,7 @@ struct TestThreadsCheckTests {
 
     @Test("an asynchronous body is back on a test thread after it awaits")
     func asynchronousBody() async {
-        await Task { }.value
+        await Task {}.value
         #expect(TestThreads.isCurrent)
     }
 
@@ -23,7 +23,8 @@ struct TestThreadsCheckTests {
         var suites = 0
         for file in try SourceTree.swiftFiles(in: "Tests") where !file.path.contains("/ExternalPackage/") {
             // Code only: comments and the insides of string literals (fixtures of other tests) are blanked.
-            let lines = try SourceTree.lines(of: file, text: SourceTree.code(of: String(contentsOf: file, encoding: .utf8)))
+            let lines = try SourceTree.lines(
+                of: file, text: SourceTree.code(of: String(contentsOf: file, encoding: .utf8)))
             let attributes = lines.indices.filter { lines[$0].text.drop { $0 == " " }.hasPrefix("@") }
             for index in attributes where lines[index].text.drop(while: { $0 == " " }).hasPrefix("@Suite") {
                 suites += 1
@@ -33,7 +34,9 @@ struct TestThreadsCheckTests {
                 }
             }
             let tests = attributes.filter { lines[$0].text.drop(while: { $0 == " " }).hasPrefix("@Test") }
-            if let first = tests.first, !attributes.contains(where: { lines[$0].text.drop(while: { $0 == " " }).hasPrefix("@Suite") }) {
+            if let first = tests.first,
+                !attributes.contains(where: { lines[$0].text.drop(while: { $0 == " " }).hasPrefix("@Suite") })
+            {
                 Issue.record("\(lines[first].place): @Test outside a @Suite(…, .testThreads) type")
             }
         }

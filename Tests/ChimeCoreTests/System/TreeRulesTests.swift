@@ -35,13 +35,17 @@ struct TreeRulesTests {
             // Searched without comments and string contents (a test's text may show a return).
             let text = try String(contentsOf: file, encoding: .utf8)
             let code = SourceTree.code(of: text)
-            let lines = try SourceTree.lines(of: file, text: code), shown = try SourceTree.lines(of: file, text: text)
+            let lines = try SourceTree.lines(of: file, text: code)
+            let shown = try SourceTree.lines(of: file, text: text)
             for body in SourceTree.testBodies(in: code) {
                 bodies += 1
                 for index in (body.lowerBound - 1)..<body.upperBound where Self.returnsNothing(lines[index].text) {
                     let window = lines[max(body.lowerBound - 1, index - 3)...index]
-                    if window.contains(where: { line in Self.failures.contains { line.text.contains($0) } }) { continue }
-                    Issue.record("""
+                    if window.contains(where: { line in Self.failures.contains { line.text.contains($0) } }) {
+                        continue
+                    }
+                    Issue.record(
+                        """
                         \(lines[index].place) leaves a test early without recording an issue: \
                         \(shown[index].text.trimmingCharacters(in: .whitespaces)) (use try #require, or Issue.record before the return)
                         """)
@@ -84,24 +88,24 @@ struct TreeRulesTests {
     @Test("test bodies are found past braces in strings, interpolations and comments")
     func bodiesFound() {
         let text = #"""
-        @Suite struct S {
-            @Test("a {") func a() {
-                let s = "}\("{")"
-                // }
-                /* } */
-                let r = #"}"\"#
+            @Suite struct S {
+                @Test("a {") func a() {
+                    let s = "}\("{")"
+                    // }
+                    /* } */
+                    let r = #"}"\"#
+                }
+                func helper() { print(1) }
+                @Test func b() async throws {
+                    let m = """
+                        }
+                        """
+                    _ = m
+                }
+                func testXC() {
+                }
             }
-            func helper() { print(1) }
-            @Test func b() async throws {
-                let m = """
-                    }
-                    """
-                _ = m
-            }
-            func testXC() {
-            }
-        }
-        """#
+            """#
         #expect(SourceTree.testBodies(in: SourceTree.code(of: text)) == [2...7, 9...14, 15...16])
     }
 }

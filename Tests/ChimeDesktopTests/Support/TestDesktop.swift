@@ -1,9 +1,11 @@
 import ChimeCore
 import Foundation
 import Synchronization
+
 @testable import ChimeDesktop
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 struct TestDesktopError: Error, CustomStringConvertible {
@@ -29,13 +31,17 @@ final class TestProgram: Sendable {
     private let output = Pipe()
     private let lines = Mutex<(all: [String], partial: String)>(([], ""))
 
-    init(_ name: String, _ executable: String, _ arguments: [String], environment: [String: String], log: String) throws {
+    init(_ name: String, _ executable: String, _ arguments: [String], environment: [String: String], log: String) throws
+    {
         self.name = name
         _ = FileManager.default.createFile(atPath: log, contents: nil)
-        guard let errors = FileHandle(forWritingAtPath: log) else { throw TestDesktopError(description: "cannot write \(log)") }
+        guard let errors = FileHandle(forWritingAtPath: log) else {
+            throw TestDesktopError(description: "cannot write \(log)")
+        }
         defer { try? errors.close() }
-        child = try ChildProcess(executable: "/usr/bin/timeout", arguments: ["--kill-after=5", "900", executable] + arguments,
-                                 environment: environment, stdin: .pipe(input), stdout: .pipe(output), stderr: .file(errors))
+        child = try ChildProcess(
+            executable: "/usr/bin/timeout", arguments: ["--kill-after=5", "900", executable] + arguments,
+            environment: environment, stdin: .pipe(input), stdout: .pipe(output), stderr: .file(errors))
         // A reader thread that owns the pipe's reading end until the program's output ends (not
         // readabilityHandler: releasing the pipe with its dispatch source armed crashed
         // libdispatch's manager thread in the suite's teardown).
@@ -55,7 +61,9 @@ final class TestProgram: Sendable {
     var allLines: [String] { lines.withLock { $0.all } }
 
     /// The first line (from index `after` on) that `match` accepts.
-    func line(after: Int = 0, timeout: Duration = .seconds(60), where match: @escaping (String) -> Bool) async throws -> (index: Int, text: String) {
+    func line(after: Int = 0, timeout: Duration = .seconds(60), where match: @escaping (String) -> Bool) async throws
+        -> (index: Int, text: String)
+    {
         var found: (Int, String)?
         try await waitUntil("a line from \(name)", timeout: timeout) {
             let ended = child.exited
@@ -64,7 +72,10 @@ final class TestProgram: Sendable {
                 found = (index, all[index])
                 return true
             }
-            if let ended { throw TestDesktopError(description: "\(name) ended (\(ended)) before printing the line wanted; it printed: \(all)") }
+            if let ended {
+                throw TestDesktopError(
+                    description: "\(name) ended (\(ended)) before printing the line wanted; it printed: \(all)")
+            }
             return false
         }
         return found!
@@ -84,9 +95,12 @@ final class TestProgram: Sendable {
 /// Runs a command to its end (at most 60 s); its standard output.
 @discardableResult
 func run(_ executable: String, _ arguments: [String], environment: [String: String]) async throws -> String {
-    let result = try await ChildProcess.run(executable, arguments: arguments, environment: environment, errors: .stream(.null), timeout: 60)
+    let result = try await ChildProcess.run(
+        executable, arguments: arguments, environment: environment, errors: .stream(.null), timeout: 60)
     guard result.termination.succeeded else {
-        throw TestDesktopError(description: "\(executable) \(arguments.joined(separator: " ")) ended with \(result.termination): \(result.text)")
+        throw TestDesktopError(
+            description:
+                "\(executable) \(arguments.joined(separator: " ")) ended with \(result.termination): \(result.text)")
     }
     return result.text
 }
@@ -161,8 +175,9 @@ final class TestDesktop: @unchecked Sendable {
         </busconfig>
         """.write(toFile: config, atomically: true, encoding: .utf8)
         unlink(socketPath)
-        let bus = try TestProgram("dbus-daemon", "/usr/bin/dbus-daemon", ["--config-file=\(config)", "--nofork", "--print-address=1"],
-                                   environment: ProcessInfo.processInfo.environment, log: directory + "/dbus.log")
+        let bus = try TestProgram(
+            "dbus-daemon", "/usr/bin/dbus-daemon", ["--config-file=\(config)", "--nofork", "--print-address=1"],
+            environment: ProcessInfo.processInfo.environment, log: directory + "/dbus.log")
         self.bus = bus
         busAddress = try await bus.line { $0.hasPrefix("unix:") }.text
     }
@@ -176,8 +191,10 @@ final class TestDesktop: @unchecked Sendable {
     // MARK: The display
 
     func startDisplay() async throws {
-        let xvfb = try TestProgram("Xvfb", "/usr/bin/Xvfb", ["-displayfd", "1", "-screen", "0", "1280x800x24", "-nolisten", "tcp", "-noreset"],
-                                    environment: ProcessInfo.processInfo.environment, log: directory + "/xvfb.log")
+        let xvfb = try TestProgram(
+            "Xvfb", "/usr/bin/Xvfb",
+            ["-displayfd", "1", "-screen", "0", "1280x800x24", "-nolisten", "tcp", "-noreset"],
+            environment: ProcessInfo.processInfo.environment, log: directory + "/xvfb.log")
         self.xvfb = xvfb
         let number = try await xvfb.line { Int($0) != nil }.text
         display = ":" + number
@@ -225,10 +242,13 @@ final class TestDesktop: @unchecked Sendable {
             timeout = 0
         \(markUrgency ? ["low", "normal", "critical"].map { "[mark-\($0)]\n    msg_urgency = \($0)\n    format = \"\($0.uppercased()): %s\"" }.joined(separator: "\n") : "")
         """.write(toFile: config, atomically: true, encoding: .utf8)
-        let dunst = try TestProgram("dunst", "/usr/bin/dunst", ["-config", config], environment: environment, log: directory + "/dunst.log")
+        let dunst = try TestProgram(
+            "dunst", "/usr/bin/dunst", ["-config", config], environment: environment, log: directory + "/dunst.log")
         self.dunst = dunst
         try await waitUntil("dunst to own org.freedesktop.Notifications") {
-            guard dunst.isRunning else { throw TestDesktopError(description: "dunst exited; see \(directory)/dunst.log") }
+            guard dunst.isRunning else {
+                throw TestDesktopError(description: "dunst exited; see \(directory)/dunst.log")
+            }
             return (try? await run("/usr/bin/dunstctl", ["is-paused"], environment: environment)) != nil
         }
     }
@@ -256,7 +276,8 @@ final class TestDesktop: @unchecked Sendable {
     /// Open it once per test step: dunst ignores a second request while it reads the first answer.
     func choose(_ fragments: String...) async throws {
         let text = fragments.joined(separator: ", ")
-        try (fragments.joined(separator: "\n") + "\n").write(toFile: directory + "/choice", atomically: true, encoding: .utf8)
+        try (fragments.joined(separator: "\n") + "\n").write(
+            toFile: directory + "/choice", atomically: true, encoding: .utf8)
         try? FileManager.default.removeItem(atPath: directory + "/menu-input.txt")
         try? FileManager.default.removeItem(atPath: directory + "/menu-done")
         _ = try await dunstctl("context")
@@ -276,23 +297,31 @@ final class TestDesktop: @unchecked Sendable {
     func dunstHistory() async throws -> [[String: Any]] {
         let text = try await dunstctl("history")
         guard let object = try JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any],
-              let data = object["data"] as? [[[String: Any]]] else { return [] }
+            let data = object["data"] as? [[[String: Any]]]
+        else { return [] }
         return (data.first ?? []).map { entry in entry.mapValues { ($0 as? [String: Any])?["data"] ?? $0 } }
     }
 
     // MARK: The inline-reply test server
 
-    func startServer(capabilities: [String] = ["actions", "body", "body-markup", "inline-reply"], broadcast: Bool = false,
-                     name: String = "chime-test-server") async throws -> TestServer {
-        let python = try await run(Self.packageRoot + "/scripts/desktop-test-env.sh", [], environment: ProcessInfo.processInfo.environment)
-            .trimmingCharacters(in: .whitespacesAndNewlines)
-        var arguments = [Self.packageRoot + "/Tests/ChimeDesktopTests/Servers/notification_server.py", "--address", busAddress,
-                         "--capabilities", capabilities.joined(separator: ","), "--server-name", name]
+    func startServer(
+        capabilities: [String] = ["actions", "body", "body-markup", "inline-reply"], broadcast: Bool = false,
+        name: String = "chime-test-server"
+    ) async throws -> TestServer {
+        let python = try await run(
+            Self.packageRoot + "/scripts/desktop-test-env.sh", [], environment: ProcessInfo.processInfo.environment
+        )
+        .trimmingCharacters(in: .whitespacesAndNewlines)
+        var arguments = [
+            Self.packageRoot + "/Tests/ChimeDesktopTests/Servers/notification_server.py", "--address", busAddress,
+            "--capabilities", capabilities.joined(separator: ","), "--server-name", name,
+        ]
         if broadcast { arguments.append("--broadcast") }
         var environment = self.environment
         environment["PYTHONDONTWRITEBYTECODE"] = "1"
-        let process = try TestProgram("test server", python, arguments, environment: environment,
-                                       log: directory + "/server-\(servers.count).log")
+        let process = try TestProgram(
+            "test server", python, arguments, environment: environment,
+            log: directory + "/server-\(servers.count).log")
         let server = TestServer(process: process)
         servers.append(server)
         _ = try await process.line { $0.contains("\"ready\"") }
@@ -302,8 +331,11 @@ final class TestDesktop: @unchecked Sendable {
     // MARK: Other programs
 
     /// Starts a program in the session (a screenshot tool, xdotool, …) that ends with the desktop.
-    func spawn(_ name: String, _ executable: String, _ arguments: [String], environment: [String: String]? = nil) throws -> TestProgram {
-        let child = try TestProgram(name, executable, arguments, environment: environment ?? self.environment, log: directory + "/\(name).log")
+    func spawn(_ name: String, _ executable: String, _ arguments: [String], environment: [String: String]? = nil) throws
+        -> TestProgram
+    {
+        let child = try TestProgram(
+            name, executable, arguments, environment: environment ?? self.environment, log: directory + "/\(name).log")
         extra.append(child)
         return child
     }
@@ -359,7 +391,8 @@ struct TestServer: Sendable {
     private func events(_ kind: String) -> [(index: Int, json: [String: Any])] {
         process.allLines.enumerated().compactMap { index, line in
             guard let json = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any],
-                  json["event"] as? String == kind else { return nil }
+                json["event"] as? String == kind
+            else { return nil }
             return (index, json)
         }
     }
@@ -409,7 +442,9 @@ final class SurfaceEvents: Sendable {
     private let logLines = Mutex<[String]>([])
 
     var observer: @Sendable (DesktopSurface.Event) -> Void { { [self] event in events.withLock { $0.append(event) } } }
-    var log: @Sendable (DesktopSurface.LogLevel, String) -> Void { { [self] level, text in logLines.withLock { $0.append("\(level): \(text)") } } }
+    var log: @Sendable (DesktopSurface.LogLevel, String) -> Void {
+        { [self] level, text in logLines.withLock { $0.append("\(level): \(text)") } }
+    }
 
     var all: [DesktopSurface.Event] { events.withLock { $0 } }
     var lines: [String] { logLines.withLock { $0 } }
@@ -417,7 +452,10 @@ final class SurfaceEvents: Sendable {
 
     /// The first event from index `after` on that `match` maps to a value.
     @discardableResult
-    func wait<T>(_ what: String, after: Int = 0, timeout: Duration = .seconds(60), _ match: @escaping (DesktopSurface.Event) -> T?) async throws -> T {
+    func wait<T>(
+        _ what: String, after: Int = 0, timeout: Duration = .seconds(60),
+        _ match: @escaping (DesktopSurface.Event) -> T?
+    ) async throws -> T {
         var found: T?
         try await waitUntil(what, timeout: timeout) {
             found = all.dropFirst(after).lazy.compactMap(match).first

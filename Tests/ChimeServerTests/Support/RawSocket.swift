@@ -1,6 +1,7 @@
 import Foundation
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 // Raw sockets, on purpose: these tests are about what goes over the wire, and send what Chime's
@@ -26,7 +27,9 @@ final class RawSocket: @unchecked Sendable {
             local.sin_family = sa_family_t(AF_INET)
             local.sin_addr.s_addr = inet_addr(source)
             let bound = withUnsafePointer(to: &local) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                    bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+                }
             }
             guard bound == 0 else {
                 Glibc.close(fd)
@@ -38,7 +41,9 @@ final class RawSocket: @unchecked Sendable {
         address.sin_port = port.bigEndian
         address.sin_addr.s_addr = inet_addr("127.0.0.1")
         let result = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
         }
         guard result == 0 else {
             Glibc.close(fd)
@@ -51,7 +56,9 @@ final class RawSocket: @unchecked Sendable {
     func send(_ bytes: [UInt8]) throws {
         var sent = 0
         while sent < bytes.count {
-            let result = bytes[sent...].withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+            let result = bytes[sent...].withUnsafeBytes {
+                Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL))
+            }
             guard result > 0 else { throw TestClientError(description: "send failed: \(errno)") }
             sent += result
         }
@@ -61,7 +68,10 @@ final class RawSocket: @unchecked Sendable {
     func receive() throws -> [UInt8] {
         var buffer = [UInt8](repeating: 0, count: 16384)
         let count = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
-        if count < 0 { throw TestClientError(description: errno == EAGAIN ? "timed out waiting for the server" : "recv failed: \(errno)") }
+        if count < 0 {
+            throw TestClientError(
+                description: errno == EAGAIN ? "timed out waiting for the server" : "recv failed: \(errno)")
+        }
         return Array(buffer[0..<count])
     }
 
@@ -91,7 +101,9 @@ final class RawSocket: @unchecked Sendable {
     func receiveResponse() throws -> TestResponse {
         var bytes: [UInt8] = []
         while true {
-            if let response = try? Self.response(bytes), response.body.count >= response.headers["content-length"].flatMap(Int.init) ?? 0 {
+            if let response = try? Self.response(bytes),
+                response.body.count >= response.headers["content-length"].flatMap(Int.init) ?? 0
+            {
                 return response
             }
             let chunk = try receive()
@@ -109,8 +121,12 @@ extension RawSocket {
     /// are the server's error and echo answers, never chunked: a chunked one is an error here.
     static func response(_ bytes: [UInt8]) throws -> TestResponse {
         let marker: [UInt8] = [13, 10, 13, 10]
-        guard bytes.count >= 4, let end = (0...(bytes.count - 4)).first(where: { Array(bytes[$0..<$0 + 4]) == marker }) else {
-            throw TestClientError(description: "no complete response head in \(bytes.count) bytes: \(String(decoding: bytes.prefix(200), as: UTF8.self))")
+        guard bytes.count >= 4, let end = (0...(bytes.count - 4)).first(where: { Array(bytes[$0..<$0 + 4]) == marker })
+        else {
+            throw TestClientError(
+                description:
+                    "no complete response head in \(bytes.count) bytes: \(String(decoding: bytes.prefix(200), as: UTF8.self))"
+            )
         }
         let lines = String(decoding: bytes[0..<end], as: UTF8.self).components(separatedBy: "\r\n")
         let statusParts = lines[0].split(separator: " ")
@@ -120,13 +136,17 @@ extension RawSocket {
         var headers: [String: String] = [:]
         for line in lines.dropFirst() {
             guard let colon = line.firstIndex(of: ":") else { continue }
-            headers[line[..<colon].lowercased()] = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
+            headers[line[..<colon].lowercased()] = line[line.index(after: colon)...].trimmingCharacters(
+                in: .whitespaces)
         }
         guard headers["transfer-encoding"] == nil else {
-            throw TestClientError(description: "a chunked answer to a raw request; read it with TestClient or SSEClient")
+            throw TestClientError(
+                description: "a chunked answer to a raw request; read it with TestClient or SSEClient")
         }
         var body = Array(bytes[(end + 4)...])
-        if let length = headers["content-length"].flatMap(Int.init), body.count > length { body = Array(body.prefix(length)) }
+        if let length = headers["content-length"].flatMap(Int.init), body.count > length {
+            body = Array(body.prefix(length))
+        }
         return TestResponse(status: status, headers: headers, body: body)
     }
 }

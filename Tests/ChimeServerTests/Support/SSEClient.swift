@@ -29,16 +29,24 @@ final class SSEClient: Sendable {
 
     /// Opens the stream of a declared event route (`.appEvents`, `.allEvents`: GET), its template
     /// filled with `parameters`, then `query`.
-    static func open(_ endpoint: TestEndpoint, _ route: APIRoute, _ parameters: [String: String] = [:], query: String = "", token: String?,
-                     lastEventID: String? = nil, headers: [(String, String)] = [], source: String? = nil) async throws -> SSEClient {
+    static func open(
+        _ endpoint: TestEndpoint, _ route: APIRoute, _ parameters: [String: String] = [:], query: String = "",
+        token: String?,
+        lastEventID: String? = nil, headers: [(String, String)] = [], source: String? = nil
+    ) async throws -> SSEClient {
         precondition(route.method == .get, "\(route) is not an event stream")
-        return try await open(endpoint, path: route.path(parameters) + query, token: token, lastEventID: lastEventID, headers: headers, source: source)
+        return try await open(
+            endpoint, path: route.path(parameters) + query, token: token, lastEventID: lastEventID, headers: headers,
+            source: source)
     }
 
     /// - Parameter source: the local address to connect from (`127.0.0.2`: another client
     ///   address on the same machine), or nil for the default.
-    static func open(_ endpoint: TestEndpoint, path: String, token: String?, lastEventID: String? = nil, headers: [(String, String)] = [],
-                     source: String? = nil) async throws -> SSEClient {
+    static func open(
+        _ endpoint: TestEndpoint, path: String, token: String?, lastEventID: String? = nil,
+        headers: [(String, String)] = [],
+        source: String? = nil
+    ) async throws -> SSEClient {
         var fields: [(String, String)] = []
         if let token { fields.append(("Authorization", "Bearer \(token)")) }
         if let lastEventID { fields.append(("Last-Event-ID", lastEventID)) }
@@ -47,8 +55,10 @@ final class SSEClient: Sendable {
         let feed = Feed()
         let reader = Task {
             do {
-                try await client.events(path, headers: request, onResponse: { head in feed.update { $0.head = head } },
-                                        onComment: { _ in feed.update { $0.comments += 1 } }) { event in
+                try await client.events(
+                    path, headers: request, onResponse: { head in feed.update { $0.head = head } },
+                    onComment: { _ in feed.update { $0.comments += 1 } }
+                ) { event in
                     feed.update { $0.events.append(SSEEvent(id: event.id, event: event.kind, data: event.data)) }
                 }
                 feed.update { $0.end = "the server ended it" }
@@ -131,7 +141,9 @@ private final class Feed: @unchecked Sendable {
 
     /// Waits, on a thread of its own, until `ready` gives a value or throws, or `timeout` seconds
     /// passed (then nil).
-    func wait<T: Sendable>(_ timeout: Double, until ready: @escaping @Sendable (inout State) throws -> T?) async throws -> T? {
+    func wait<T: Sendable>(_ timeout: Double, until ready: @escaping @Sendable (inout State) throws -> T?) async throws
+        -> T?
+    {
         try await TestClient.offPool { [self] in
             let deadline = Date().addingTimeInterval(timeout)
             condition.lock()

@@ -1,5 +1,6 @@
 import ChimeCore
 import Foundation
+
 @testable import ChimeServer
 
 /// A service started in-process on a free port with a temporary data directory.
@@ -31,17 +32,21 @@ struct ServiceHarness: Sendable {
     }
 
     /// Starts a service, runs `body`, stops the service and removes the directory.
-    static func with(transport: Transport = .wire, autoAllow: Bool = true, heartbeat: Duration = .seconds(15), connectionLimit: Int = 64,
-                     launchTimeout: Duration = .seconds(30), logger: ServerLogger = .silent,
-                     streamQueueLimit: Int = EventStream.defaultQueueLimit,
-                     serviceExtensionTimeLimit: TimeInterval = 30, streamLimits: ChimeAPI.StreamLimits = ChimeAPI.StreamLimits(),
-                     clock: (any NotificationClock)? = nil, publicURL: String? = nil, quota: StorageQuota = .serviceDefault,
-                     tls: (certificatePath: String, keyPath: String)? = nil, webPushEndpoints: [String] = [],
-                     directory given: String? = nil, _ body: (ServiceHarness) async throws -> Void) async throws {
+    static func with(
+        transport: Transport = .wire, autoAllow: Bool = true, heartbeat: Duration = .seconds(15),
+        connectionLimit: Int = 64,
+        launchTimeout: Duration = .seconds(30), logger: ServerLogger = .silent,
+        streamQueueLimit: Int = EventStream.defaultQueueLimit,
+        serviceExtensionTimeLimit: TimeInterval = 30, streamLimits: ChimeAPI.StreamLimits = ChimeAPI.StreamLimits(),
+        clock: (any NotificationClock)? = nil, publicURL: String? = nil, quota: StorageQuota = .serviceDefault,
+        tls: (certificatePath: String, keyPath: String)? = nil, webPushEndpoints: [String] = [],
+        directory given: String? = nil, _ body: (ServiceHarness) async throws -> Void
+    ) async throws {
         let directory = given ?? temporaryDirectory()
-        var configuration = ChimeService.Configuration(dataDirectory: directory, listen: .tcp(host: "127.0.0.1", port: 0),
-                                                       autoAllow: autoAllow, connectionLimit: connectionLimit,
-                                                       heartbeatInterval: heartbeat, printsBanner: false)
+        var configuration = ChimeService.Configuration(
+            dataDirectory: directory, listen: .tcp(host: "127.0.0.1", port: 0),
+            autoAllow: autoAllow, connectionLimit: connectionLimit,
+            heartbeatInterval: heartbeat, printsBanner: false)
         configuration.launchTimeout = launchTimeout
         configuration.streamQueueLimit = streamQueueLimit
         configuration.serviceExtensionTimeLimit = serviceExtensionTimeLimit

@@ -39,7 +39,8 @@ enum TestEndpoint: Sendable {
         switch self {
         case .tcp(let port): .url("http://127.0.0.1:\(port)")
         case .unix(let path): .unixSocket(path: path)
-        case .inProcess: preconditionFailure("an in-process endpoint has no socket; tests of the wire use .tcp or .unix")
+        case .inProcess:
+            preconditionFailure("an in-process endpoint has no socket; tests of the wire use .tcp or .unix")
         }
     }
 }
@@ -86,7 +87,9 @@ struct TestClient: Sendable {
     }
 
     func post(_ path: String, json: String? = nil, headers: [(String, String)] = []) async throws -> TestResponse {
-        try await request("POST", path, headers: headers, body: json.map { Array($0.utf8) }, contentType: json == nil ? nil : "application/json")
+        try await request(
+            "POST", path, headers: headers, body: json.map { Array($0.utf8) },
+            contentType: json == nil ? nil : "application/json")
     }
 
     func put(_ path: String, json: String) async throws -> TestResponse {
@@ -102,29 +105,36 @@ struct TestClient: Sendable {
     /// ```swift
     /// try await client.request(.addRequests, ["app": "com.example.a"], json: #"{"identifier": "a1"}"#)
     /// ```
-    func request(_ route: APIRoute, _ parameters: [String: String] = [:], query: String = "", json: String? = nil,
-                 body: [UInt8]? = nil, contentType: String? = nil, headers: [(String, String)] = []) async throws -> TestResponse {
+    func request(
+        _ route: APIRoute, _ parameters: [String: String] = [:], query: String = "", json: String? = nil,
+        body: [UInt8]? = nil, contentType: String? = nil, headers: [(String, String)] = []
+    ) async throws -> TestResponse {
         // A route the test does not know how to fill fails that test, not the whole test process
         // (APIRoute.path(_:) stops the program on a mismatch, as a mistake in product code should).
         guard Set(parameters.keys) == Set(route.parameters) else {
             throw RouteParametersMismatch(route: "\(route)", takes: route.parameters, given: parameters.keys.sorted())
         }
-        return try await request(route.method.rawValue, route.path(parameters) + query, headers: headers,
-                          body: json.map { Array($0.utf8) } ?? body, contentType: json == nil ? contentType : "application/json")
+        return try await request(
+            route.method.rawValue, route.path(parameters) + query, headers: headers,
+            body: json.map { Array($0.utf8) } ?? body, contentType: json == nil ? contentType : "application/json")
     }
 
     /// A request as given: any method and target, for paths no route declares or spelled on purpose.
-    func request(_ method: String, _ path: String, headers: [(String, String)] = [], body: [UInt8]? = nil,
-                 contentType: String? = nil) async throws -> TestResponse {
+    func request(
+        _ method: String, _ path: String, headers: [(String, String)] = [], body: [UInt8]? = nil,
+        contentType: String? = nil
+    ) async throws -> TestResponse {
         var fields: [(String, String)] = []
         if let token { fields.append(("Authorization", "Bearer \(token)")) }
         if let contentType { fields.append(("Content-Type", contentType)) }
         if case .inProcess(let api, let host) = endpoint {
-            return try await InProcess.handle(api, host: host, method: method, target: path, headers: fields + headers, body: body)
+            return try await InProcess.handle(
+                api, host: host, method: method, target: path, headers: fields + headers, body: body)
         }
         // 60 s: a bound for a hang, not a measure: in the first seconds of a full run hundreds of test
         // bodies open stores and fsync at once on two cores, and an answer can take more than 15 s.
-        let response = try await HTTPClient(endpoint: endpoint.http, timeout: 60).request(method, path, headers: fields + headers, body: body)
+        let response = try await HTTPClient(endpoint: endpoint.http, timeout: 60).request(
+            method, path, headers: fields + headers, body: body)
         return TestResponse(status: response.status, headers: response.headers, body: response.body)
     }
 

@@ -1,5 +1,6 @@
 import Foundation
 import Synchronization
+
 @testable import ChimeServer
 
 /// A one-shot signal tasks can wait for.
@@ -100,10 +101,13 @@ final class TestHandler: HTTPHandler {
             let stream = EventStream()
             streams.withLock { $0.append(stream) }
             stream.send(event: "hello", id: "1", data: "first")
-            return HTTPResponse(status: 200, headers: [("Content-Type", "text/event-stream")], body: .stream(stream), route: "/stream")
+            return HTTPResponse(
+                status: 200, headers: [("Content-Type", "text/event-stream")], body: .stream(stream), route: "/stream")
         case "/large":
             let count = request.query.first { $0.0 == "bytes" }.flatMap { Int($0.1) } ?? 0
-            return HTTPResponse(status: 200, contentType: "application/octet-stream", body: [UInt8](repeating: 0x78, count: count), route: "/large")
+            return HTTPResponse(
+                status: 200, contentType: "application/octet-stream", body: [UInt8](repeating: 0x78, count: count),
+                route: "/large")
         default:
             var text = "\(request.method) \(request.path) \(request.body.count)"
             for (name, value) in request.query { text += " \(name)=\(value)" }
@@ -122,8 +126,10 @@ final class TestHandler: HTTPHandler {
 
 extension HTTPServer {
     /// A started server on a free loopback port with `handler`, configured by `configure`.
-    static func started(_ handler: TestHandler = TestHandler(),
-                        _ configure: (inout HTTPServer.Configuration) -> Void = { _ in }) throws -> HTTPServer {
+    static func started(
+        _ handler: TestHandler = TestHandler(),
+        _ configure: (inout HTTPServer.Configuration) -> Void = { _ in }
+    ) throws -> HTTPServer {
         var configuration = HTTPServer.Configuration(listen: .tcp(host: "127.0.0.1", port: 0))
         configure(&configuration)
         let server = HTTPServer(configuration: configuration, handler: handler)

@@ -27,9 +27,11 @@ struct BadgeRulesTests {
         #expect(await simulator.presented.first?.options.contains(.badge) == true)
     }
 
-    @Test("in front the badge is applied only when willPresent answers with .badge", arguments: [
-        (UNNotificationPresentationOptions([.banner, .sound]), 0), ([.banner, .badge], 4), ([.badge], 4),
-    ] as [(UNNotificationPresentationOptions, Int)])
+    @Test(
+        "in front the badge is applied only when willPresent answers with .badge",
+        arguments: [
+            (UNNotificationPresentationOptions([.banner, .sound]), 0), ([.banner, .badge], 4), ([.badge], 4),
+        ] as [(UNNotificationPresentationOptions, Int)])
     func foreground(answer: UNNotificationPresentationOptions, expected: Int) async throws {
         let simulator = try await authorizedSimulator()
         simulator.appState = .foreground
@@ -62,14 +64,18 @@ struct BadgeRulesTests {
         #expect(delegate.willPresent == ["n"])
     }
 
-    @Test("a badge-only request sets the badge and is neither listed nor shown, in the background and in front", arguments: [false, true])
+    @Test(
+        "a badge-only request sets the badge and is neither listed nor shown, in the background and in front",
+        arguments: [false, true])
     func badgeOnly(inFront: Bool) async throws {
         let simulator = try await authorizedSimulator()
         let delegate = RecordingDelegate(presenting: [.banner])
         simulator.center.delegate = delegate
         if inFront { simulator.appState = .foreground }
-        try await simulator.center.add(UNNotificationRequest(identifier: "count", content: badged(9, badgeOnly: true),
-                                                             trigger: UNTimeIntervalNotificationTrigger(timeInterval: 5, repeats: false)))
+        try await simulator.center.add(
+            UNNotificationRequest(
+                identifier: "count", content: badged(9, badgeOnly: true),
+                trigger: UNTimeIntervalNotificationTrigger(timeInterval: 5, repeats: false)))
         await simulator.advance(by: 5)
         #expect(try await badge(simulator) == 9)
         #expect(await simulator.deliveredNotifications.isEmpty)

@@ -58,11 +58,15 @@ struct CenterRulesTests {
 
     // MARK: Authorization
 
-    @Test("authorization is asked once: a changed answer later does not change the stored one", arguments: [
-        (NotificationSimulator.AuthorizationAnswer.grant, NotificationSimulator.AuthorizationAnswer.deny),
-        (.deny, .grant),
-    ])
-    func askedOnce(first: NotificationSimulator.AuthorizationAnswer, later: NotificationSimulator.AuthorizationAnswer) async throws {
+    @Test(
+        "authorization is asked once: a changed answer later does not change the stored one",
+        arguments: [
+            (NotificationSimulator.AuthorizationAnswer.grant, NotificationSimulator.AuthorizationAnswer.deny),
+            (.deny, .grant),
+        ])
+    func askedOnce(first: NotificationSimulator.AuthorizationAnswer, later: NotificationSimulator.AuthorizationAnswer)
+        async throws
+    {
         let simulator = NotificationSimulator(bundleIdentifier: "com.example.auth")
         #expect(await simulator.center.notificationSettings().authorizationStatus == .notDetermined)
         simulator.authorizationAnswer = first
@@ -117,11 +121,15 @@ struct CenterRulesTests {
     // MARK: Categories
 
     static func category(_ identifier: String, actions: [String]) -> UNNotificationCategory {
-        UNNotificationCategory(identifier: identifier, actions: actions.map { UNNotificationAction(identifier: $0, title: $0.capitalized) },
-                               intentIdentifiers: [])
+        UNNotificationCategory(
+            identifier: identifier,
+            actions: actions.map { UNNotificationAction(identifier: $0, title: $0.capitalized) },
+            intentIdentifiers: [])
     }
 
-    static func setCategories(_ center: UNUserNotificationCenter, _ categories: Set<UNNotificationCategory>) async -> (any Error)? {
+    static func setCategories(_ center: UNUserNotificationCenter, _ categories: Set<UNNotificationCategory>) async -> (
+        any Error
+    )? {
         await withCheckedContinuation { continuation in
             center.setNotificationCategories(categories) { continuation.resume(returning: $0) }
         }
@@ -131,7 +139,9 @@ struct CenterRulesTests {
     func categoriesReplace() async throws {
         let simulator = try await authorizedSimulator()
         let center = simulator.center
-        #expect(await Self.setCategories(center, [Self.category("a", actions: ["x"]), Self.category("b", actions: ["y"])]) == nil)
+        #expect(
+            await Self.setCategories(center, [Self.category("a", actions: ["x"]), Self.category("b", actions: ["y"])])
+                == nil)
         #expect(Set(await center.notificationCategories().map(\.identifier)) == ["a", "b"])
         #expect(await Self.setCategories(center, [Self.category("c", actions: ["z"])]) == nil)
         #expect(await center.notificationCategories().map(\.identifier) == ["c"])
@@ -139,12 +149,14 @@ struct CenterRulesTests {
         #expect(await center.notificationCategories().isEmpty)
     }
 
-    @Test("invalid categories are refused with an error that says why, and the registered set stays", arguments: [
-        (["snooze", "snooze"], "a", "listed twice"),
-        ([""], "a", "empty"),
-        (["ok"], "", "empty"),
-        ([UNNotificationDefaultActionIdentifier], "a", "reserved"),
-    ])
+    @Test(
+        "invalid categories are refused with an error that says why, and the registered set stays",
+        arguments: [
+            (["snooze", "snooze"], "a", "listed twice"),
+            ([""], "a", "empty"),
+            (["ok"], "", "empty"),
+            ([UNNotificationDefaultActionIdentifier], "a", "reserved"),
+        ])
     func invalidCategories(actions: [String], identifier: String, expected: String) async throws {
         let simulator = try await authorizedSimulator()
         let center = simulator.center
@@ -172,7 +184,8 @@ struct CenterRulesTests {
             center.getNotificationCategories { continuation.resume(returning: $0.map(\.identifier)) }
         }
         #expect(names == ["a"])
-        let status = await withCheckedContinuation { (continuation: CheckedContinuation<UNAuthorizationStatus, Never>) in
+        let status = await withCheckedContinuation {
+            (continuation: CheckedContinuation<UNAuthorizationStatus, Never>) in
             center.getNotificationSettings { continuation.resume(returning: $0.authorizationStatus) }
         }
         #expect(status == .authorized)
@@ -186,8 +199,10 @@ struct CenterRulesTests {
         let center = simulator.center
         let start = simulator.now
         for (identifier, seconds, thread) in [("a", 10.0, "work"), ("b", 20.0, "home"), ("c", 30.0, "work")] {
-            try await center.add(UNNotificationRequest(identifier: identifier, content: content(identifier, thread: thread),
-                                                       trigger: UNTimeIntervalNotificationTrigger(timeInterval: seconds, repeats: false)))
+            try await center.add(
+                UNNotificationRequest(
+                    identifier: identifier, content: content(identifier, thread: thread),
+                    trigger: UNTimeIntervalNotificationTrigger(timeInterval: seconds, repeats: false)))
         }
         await simulator.advance(by: 60)
         let delivered = await simulator.deliveredNotifications

@@ -17,7 +17,8 @@ struct MainQueueTests {
     func settingsThenMain() async throws {
         let simulator = try await authorizedSimulator([.alert])
         let center = simulator.center
-        let status = await withCheckedContinuation { (continuation: CheckedContinuation<UNAuthorizationStatus, Never>) in
+        let status = await withCheckedContinuation {
+            (continuation: CheckedContinuation<UNAuthorizationStatus, Never>) in
             center.getNotificationSettings { settings in
                 DispatchQueue.main.async { continuation.resume(returning: settings.authorizationStatus) }
             }
@@ -29,7 +30,8 @@ struct MainQueueTests {
     @MainActor func mainActorTestSeesMainQueueUpdate(round: Int) async throws {
         let simulator = try await authorizedSimulator([.alert])
         let center = simulator.center
-        try await center.add(UNNotificationRequest(identifier: "r\(round)", content: UNMutableNotificationContent(), trigger: nil))
+        try await center.add(
+            UNNotificationRequest(identifier: "r\(round)", content: UNMutableNotificationContent(), trigger: nil))
         let count = await withCheckedContinuation { (continuation: CheckedContinuation<Int, Never>) in
             center.getDeliveredNotifications { delivered in
                 DispatchQueue.main.async { continuation.resume(returning: delivered.count) }

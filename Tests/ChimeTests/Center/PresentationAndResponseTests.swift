@@ -27,27 +27,38 @@ struct PresentationAndResponseTests {
     }
 
     static let presentationCases: [PresentationCase] = [
-        PresentationCase(name: "foreground + willPresent: options as asked", state: .foreground, delegate: .full,
-                         badge: true, expected: [.banner, .list, .sound, .badge]),
-        PresentationCase(name: "foreground + willPresent: limited by what the user allowed", state: .foreground, delegate: .full,
-                         authorization: [.alert], badge: true, expected: [.banner, .list]),
-        PresentationCase(name: "foreground + willPresent answering only .list", state: .foreground, delegate: .full,
-                         willPresentAnswer: [.list], expected: [.list]),
-        PresentationCase(name: "foreground + willPresent answering []: nothing shown", state: .foreground, delegate: .full,
-                         willPresentAnswer: [], expected: nil),
-        PresentationCase(name: "foreground, delegate without willPresent: nothing shown", state: .foreground,
-                         delegate: .responseOnly, expected: nil),
-        PresentationCase(name: "foreground, no delegate: nothing shown", state: .foreground, delegate: .none, expected: nil),
-        PresentationCase(name: "background, content with sound", state: .background, delegate: .full,
-                         expected: [.list, .banner, .sound]),
-        PresentationCase(name: "background, content without sound", state: .background, delegate: .full, sound: false,
-                         expected: [.list, .banner]),
-        PresentationCase(name: "background, content with badge", state: .background, delegate: .none, sound: false, badge: true,
-                         expected: [.list, .banner, .badge]),
-        PresentationCase(name: "background, passive: list only", state: .background, delegate: .full, badge: false,
-                         level: .passive, expected: [.list]),
-        PresentationCase(name: "background, sound not allowed", state: .background, delegate: .none, authorization: [.alert],
-                         expected: [.list, .banner]),
+        PresentationCase(
+            name: "foreground + willPresent: options as asked", state: .foreground, delegate: .full,
+            badge: true, expected: [.banner, .list, .sound, .badge]),
+        PresentationCase(
+            name: "foreground + willPresent: limited by what the user allowed", state: .foreground, delegate: .full,
+            authorization: [.alert], badge: true, expected: [.banner, .list]),
+        PresentationCase(
+            name: "foreground + willPresent answering only .list", state: .foreground, delegate: .full,
+            willPresentAnswer: [.list], expected: [.list]),
+        PresentationCase(
+            name: "foreground + willPresent answering []: nothing shown", state: .foreground, delegate: .full,
+            willPresentAnswer: [], expected: nil),
+        PresentationCase(
+            name: "foreground, delegate without willPresent: nothing shown", state: .foreground,
+            delegate: .responseOnly, expected: nil),
+        PresentationCase(
+            name: "foreground, no delegate: nothing shown", state: .foreground, delegate: .none, expected: nil),
+        PresentationCase(
+            name: "background, content with sound", state: .background, delegate: .full,
+            expected: [.list, .banner, .sound]),
+        PresentationCase(
+            name: "background, content without sound", state: .background, delegate: .full, sound: false,
+            expected: [.list, .banner]),
+        PresentationCase(
+            name: "background, content with badge", state: .background, delegate: .none, sound: false, badge: true,
+            expected: [.list, .banner, .badge]),
+        PresentationCase(
+            name: "background, passive: list only", state: .background, delegate: .full, badge: false,
+            level: .passive, expected: [.list]),
+        PresentationCase(
+            name: "background, sound not allowed", state: .background, delegate: .none, authorization: [.alert],
+            expected: [.list, .banner]),
     ]
 
     @Test("how a notification is presented", arguments: presentationCases)
@@ -65,8 +76,10 @@ struct PresentationAndResponseTests {
         let content = content("Hello", sound: c.sound ? .default : nil)
         content.badge = c.badge ? 1 : nil
         content.interruptionLevel = c.level
-        try await simulator.center.add(UNNotificationRequest(identifier: "n", content: content,
-                                                             trigger: UNTimeIntervalNotificationTrigger(timeInterval: 5, repeats: false)))
+        try await simulator.center.add(
+            UNNotificationRequest(
+                identifier: "n", content: content,
+                trigger: UNTimeIntervalNotificationTrigger(timeInterval: 5, repeats: false)))
         await simulator.advance(by: 5)
         let presented = await simulator.presented
         if let expected = c.expected {
@@ -76,16 +89,19 @@ struct PresentationAndResponseTests {
             #expect(presented.isEmpty)
         }
         #expect(await simulator.deliveredNotifications.map(\.request.identifier) == ["n"], "delivered either way")
-        #expect(full.willPresent == (c.state == .foreground && c.delegate == .full ? ["n"] : []),
-                "willPresent is asked only with the app in front")
+        #expect(
+            full.willPresent == (c.state == .foreground && c.delegate == .full ? ["n"] : []),
+            "willPresent is asked only with the app in front")
     }
 
     @Test("the async willPresent form decides presentation")
     @MainActor
     func asyncWillPresent() async throws {
         @MainActor final class AsyncDelegate: UNUserNotificationCenterDelegate {
-            func userNotificationCenter(_ center: UNUserNotificationCenter, willPresent notification: UNNotification) async
-                -> UNNotificationPresentationOptions { [.banner] }
+            func userNotificationCenter(_ center: UNUserNotificationCenter, willPresent notification: UNNotification)
+                async
+                -> UNNotificationPresentationOptions
+            { [.banner] }
         }
         let simulator = try await authorizedSimulator()
         let delegate = AsyncDelegate()
@@ -100,19 +116,25 @@ struct PresentationAndResponseTests {
     /// A simulator in the foreground with a category of a button and a text field, and one delivered
     /// notification "n" of it.
     @MainActor
-    func deliveredWithCategory(options: UNNotificationCategoryOptions = []) async throws -> (NotificationSimulator, RecordingDelegate) {
+    func deliveredWithCategory(options: UNNotificationCategoryOptions = []) async throws -> (
+        NotificationSimulator, RecordingDelegate
+    ) {
         let simulator = try await authorizedSimulator()
         let delegate = RecordingDelegate()
         simulator.center.delegate = delegate
         let snooze = UNNotificationAction(identifier: "snooze", title: "Snooze")
-        let comment = UNTextInputNotificationAction(identifier: "comment", title: "Comment", options: [],
-                                                    textInputButtonTitle: "Add", textInputPlaceholder: "Say something")
+        let comment = UNTextInputNotificationAction(
+            identifier: "comment", title: "Comment", options: [],
+            textInputButtonTitle: "Add", textInputPlaceholder: "Say something")
         simulator.center.setNotificationCategories([
-            UNNotificationCategory(identifier: "alarm", actions: [snooze, comment], intentIdentifiers: [], options: options),
-            UNNotificationCategory(identifier: "other", actions: [UNNotificationAction(identifier: "archive", title: "Archive")],
-                                   intentIdentifiers: []),
+            UNNotificationCategory(
+                identifier: "alarm", actions: [snooze, comment], intentIdentifiers: [], options: options),
+            UNNotificationCategory(
+                identifier: "other", actions: [UNNotificationAction(identifier: "archive", title: "Archive")],
+                intentIdentifiers: []),
         ])
-        try await simulator.center.add(UNNotificationRequest(identifier: "n", content: content("Alarm", category: "alarm"), trigger: nil))
+        try await simulator.center.add(
+            UNNotificationRequest(identifier: "n", content: content("Alarm", category: "alarm"), trigger: nil))
         return (simulator, delegate)
     }
 
@@ -127,7 +149,9 @@ struct PresentationAndResponseTests {
         await simulator.advance(by: 60)
         _ = await simulator.deliveredNotifications
         #expect(delegate.responses.count == 1, "didReceive is called exactly once per response")
-        #expect(try await simulator.engine.outbox(app: simulator.bundleIdentifier).isEmpty, "handled responses leave the outbox")
+        #expect(
+            try await simulator.engine.outbox(app: simulator.bundleIdentifier).isEmpty,
+            "handled responses leave the outbox")
     }
 
     @Test("a button gives its identifier")
@@ -149,9 +173,11 @@ struct PresentationAndResponseTests {
         #expect(delegate.responses.count == 1)
     }
 
-    @Test("a dismissal reaches the delegate only when the category has .customDismissAction", arguments: [
-        (UNNotificationCategoryOptions.customDismissAction, true), ([], false), ([.allowInCarPlay], false),
-    ] as [(UNNotificationCategoryOptions, Bool)])
+    @Test(
+        "a dismissal reaches the delegate only when the category has .customDismissAction",
+        arguments: [
+            (UNNotificationCategoryOptions.customDismissAction, true), ([], false), ([.allowInCarPlay], false),
+        ] as [(UNNotificationCategoryOptions, Bool)])
     @MainActor
     func dismiss(options: UNNotificationCategoryOptions, heard: Bool) async throws {
         let (simulator, delegate) = try await deliveredWithCategory(options: options)
@@ -179,7 +205,9 @@ struct PresentationAndResponseTests {
         #expect(error?.message.contains("'\(action)'") == true, "\(error?.message ?? "")")
         #expect(error?.message.contains("'snooze'") == true, "the message lists what is accepted")
         #expect(delegate.responses.isEmpty)
-        #expect(await simulator.deliveredNotifications.map(\.request.identifier) == ["n"], "still delivered after a refused action")
+        #expect(
+            await simulator.deliveredNotifications.map(\.request.identifier) == ["n"],
+            "still delivered after a refused action")
     }
 
     @Test("a reply on a button without a text field, or a button press on a text field without text, is refused")
@@ -211,7 +239,9 @@ struct PresentationAndResponseTests {
     @Test("a response given while the app was not running is handed over when it returns (same store)")
     @MainActor
     func outboxAcrossRestart() async throws {
-        let path = FileManager.default.temporaryDirectory.appendingPathComponent("chime-outbox-\(UUID().uuidString).sqlite").path
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "chime-outbox-\(UUID().uuidString).sqlite"
+        ).path
         defer { try? FileManager.default.removeItem(atPath: path) }
         do {
             let before = try NotificationSimulator(bundleIdentifier: "com.example.restart", storePath: path)
@@ -235,8 +265,10 @@ struct PresentationAndResponseTests {
         delegate.onResponse = { center, response in
             let changed = response.notification.request.content.mutableCopy() as! UNMutableNotificationContent
             changed.body = "Snoozed"
-            center.add(UNNotificationRequest(identifier: "n", content: changed,
-                                             trigger: UNTimeIntervalNotificationTrigger(timeInterval: 5, repeats: false)))
+            center.add(
+                UNNotificationRequest(
+                    identifier: "n", content: changed,
+                    trigger: UNTimeIntervalNotificationTrigger(timeInterval: 5, repeats: false)))
         }
         try await simulator.perform("snooze", on: "n")
         let pending = try await simulator.engine.pending(app: simulator.bundleIdentifier)

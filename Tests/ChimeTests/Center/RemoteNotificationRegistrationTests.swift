@@ -13,22 +13,29 @@ struct RemoteNotificationRegistrationTests {
         let tokens: AsyncStream<Data>
         private let continuation: AsyncStream<Data>.Continuation
         init() { (tokens, continuation) = AsyncStream.makeStream() }
-        func application(_ application: UIApplication, didRegisterForRemoteNotificationsWithDeviceToken deviceToken: Data) {
+        func application(
+            _ application: UIApplication, didRegisterForRemoteNotificationsWithDeviceToken deviceToken: Data
+        ) {
             continuation.yield(deviceToken)
         }
-        func application(_ application: UIApplication, didFailToRegisterForRemoteNotificationsWithError error: any Error) {
+        func application(
+            _ application: UIApplication, didFailToRegisterForRemoteNotificationsWithError error: any Error
+        ) {
             Issue.record("registration failed: \(error)")
             continuation.finish()
         }
     }
 
-    @Test("the delegate gets the app's 32-byte device token; after unregistering the app is unregistered; registering again gives the same token")
+    @Test(
+        "the delegate gets the app's 32-byte device token; after unregistering the app is unregistered; registering again gives the same token"
+    )
     func registerUnregisterRegister() async throws {
         let simulator = NotificationSimulator.current
         let delegate = Delegate()
         var tokens = delegate.tokens.makeAsyncIterator()
         UIApplication.shared.delegate = delegate
-        #expect(UIApplication.shared === UIApplication.shared && !UIApplication.shared.isRegisteredForRemoteNotifications)
+        #expect(
+            UIApplication.shared === UIApplication.shared && !UIApplication.shared.isRegisteredForRemoteNotifications)
 
         UIApplication.shared.registerForRemoteNotifications()
         let token = try #require(await tokens.next())
@@ -45,7 +52,9 @@ struct RemoteNotificationRegistrationTests {
 
         UIApplication.shared.unregisterForRemoteNotifications()
         let deadline = ContinuousClock.now + .seconds(60)
-        while try await simulator.engine.app("com.example.chat").deviceTokenUnregistered == nil, ContinuousClock.now < deadline {
+        while try await simulator.engine.app("com.example.chat").deviceTokenUnregistered == nil,
+            ContinuousClock.now < deadline
+        {
             await Task.yield()
         }
         #expect(try await simulator.engine.app("com.example.chat").deviceTokenUnregistered == simulator.now)

@@ -64,7 +64,8 @@ struct ContentCompatibilityTests {
     @Test("`mutableCopy()` of delivered (immutable) content gives editable content with the same fields")
     func mutableCopyOfDelivered() async throws {
         let simulator = try await authorizedSimulator()
-        try await simulator.center.add(UNNotificationRequest(identifier: "full", content: Self.fullContent(), trigger: nil))
+        try await simulator.center.add(
+            UNNotificationRequest(identifier: "full", content: Self.fullContent(), trigger: nil))
         let delivered = try #require(await simulator.deliveredNotifications.first)
         #expect(!(delivered.request.content is UNMutableNotificationContent))
         let editable = delivered.request.content.mutableCopy() as! UNMutableNotificationContent
@@ -107,8 +108,9 @@ struct ContentCompatibilityTests {
     @Test("the three UNNotificationCategory initialisers set every field")
     func categoryInitialisers() {
         let snooze = UNNotificationAction(identifier: "snooze", title: "Snooze")
-        let basic = UNNotificationCategory(identifier: "a", actions: [snooze], intentIdentifiers: ["INSendMessageIntent"],
-                                           options: [.customDismissAction])
+        let basic = UNNotificationCategory(
+            identifier: "a", actions: [snooze], intentIdentifiers: ["INSendMessageIntent"],
+            options: [.customDismissAction])
         #expect(basic.identifier == "a")
         #expect(basic.actions.map(\.identifier) == ["snooze"])
         #expect(basic.intentIdentifiers == ["INSendMessageIntent"])
@@ -116,36 +118,41 @@ struct ContentCompatibilityTests {
         #expect(basic.hiddenPreviewsBodyPlaceholder == "")
         #expect(basic.categorySummaryFormat == "")
 
-        let placeholder = UNNotificationCategory(identifier: "b", actions: [], intentIdentifiers: [],
-                                                 hiddenPreviewsBodyPlaceholder: "Hidden", options: [.hiddenPreviewsShowTitle])
+        let placeholder = UNNotificationCategory(
+            identifier: "b", actions: [], intentIdentifiers: [],
+            hiddenPreviewsBodyPlaceholder: "Hidden", options: [.hiddenPreviewsShowTitle])
         #expect(placeholder.hiddenPreviewsBodyPlaceholder == "Hidden")
         #expect(placeholder.options == [.hiddenPreviewsShowTitle])
         #expect(placeholder.categorySummaryFormat == "")
 
-        let summary = UNNotificationCategory(identifier: "c", actions: [snooze], intentIdentifiers: [],
-                                             hiddenPreviewsBodyPlaceholder: "%u new", categorySummaryFormat: "%u more from %@",
-                                             options: [.allowInCarPlay])
+        let summary = UNNotificationCategory(
+            identifier: "c", actions: [snooze], intentIdentifiers: [],
+            hiddenPreviewsBodyPlaceholder: "%u new", categorySummaryFormat: "%u more from %@",
+            options: [.allowInCarPlay])
         #expect(summary.hiddenPreviewsBodyPlaceholder == "%u new")
         #expect(summary.categorySummaryFormat == "%u more from %@")
         #expect(summary.options == [.allowInCarPlay])
 
-        let nils = UNNotificationCategory(identifier: "d", actions: [], intentIdentifiers: [],
-                                          hiddenPreviewsBodyPlaceholder: nil, categorySummaryFormat: nil)
+        let nils = UNNotificationCategory(
+            identifier: "d", actions: [], intentIdentifiers: [],
+            hiddenPreviewsBodyPlaceholder: nil, categorySummaryFormat: nil)
         #expect(nils.hiddenPreviewsBodyPlaceholder == "" && nils.categorySummaryFormat == "")
         #expect(nils.options == [])
     }
 
     @Test("UNTextInputNotificationAction keeps its fields, also when read back from a category")
     func textInputAction() throws {
-        let comment = UNTextInputNotificationAction(identifier: "comment", title: "Add Comment", options: [.foreground],
-                                                    textInputButtonTitle: "Add", textInputPlaceholder: "Add Comment Here")
+        let comment = UNTextInputNotificationAction(
+            identifier: "comment", title: "Add Comment", options: [.foreground],
+            textInputButtonTitle: "Add", textInputPlaceholder: "Add Comment Here")
         #expect(comment.identifier == "comment")
         #expect(comment.title == "Add Comment")
         #expect(comment.options == [.foreground])
         #expect(comment.textInputButtonTitle == "Add")
         #expect(comment.textInputPlaceholder == "Add Comment Here")
-        let category = UNNotificationCategory(identifier: "c", actions: [UNNotificationAction(identifier: "a", title: "A"), comment],
-                                              intentIdentifiers: [])
+        let category = UNNotificationCategory(
+            identifier: "c", actions: [UNNotificationAction(identifier: "a", title: "A"), comment],
+            intentIdentifiers: [])
         #expect(!(category.actions[0] is UNTextInputNotificationAction))
         let readBack = try #require(category.actions[1] as? UNTextInputNotificationAction)
         #expect(readBack.textInputButtonTitle == "Add")
@@ -154,8 +161,9 @@ struct ContentCompatibilityTests {
 
     @Test("actions keep their options and icons")
     func actionOptionsAndIcons() {
-        let delete = UNNotificationAction(identifier: "delete", title: "Delete", options: [.destructive, .authenticationRequired],
-                                          icon: UNNotificationActionIcon(systemImageName: "trash"))
+        let delete = UNNotificationAction(
+            identifier: "delete", title: "Delete", options: [.destructive, .authenticationRequired],
+            icon: UNNotificationActionIcon(systemImageName: "trash"))
         #expect(delete.options == [.destructive, .authenticationRequired])
         #expect(delete.icon != nil)
         let plain = UNNotificationAction(identifier: "ok", title: "OK")
@@ -183,16 +191,21 @@ struct ContentCompatibilityTests {
         #expect(UNNotificationSoundName(rawValue: "x.caf") == UNNotificationSoundName("x.caf"))
     }
 
-    @Test("every sound variant survives add → pending → delivered", arguments: [
-        UNNotificationSound.default, .defaultCritical, UNNotificationSound(named: UNNotificationSoundName("ping.caf")),
-        .criticalSoundNamed(UNNotificationSoundName("siren.caf")),
-        .criticalSoundNamed(UNNotificationSoundName("siren.caf"), withAudioVolume: 0.75),
-        .defaultCriticalSound(withAudioVolume: 0.25),
-    ])
+    @Test(
+        "every sound variant survives add → pending → delivered",
+        arguments: [
+            UNNotificationSound.default, .defaultCritical,
+            UNNotificationSound(named: UNNotificationSoundName("ping.caf")),
+            .criticalSoundNamed(UNNotificationSoundName("siren.caf")),
+            .criticalSoundNamed(UNNotificationSoundName("siren.caf"), withAudioVolume: 0.75),
+            .defaultCriticalSound(withAudioVolume: 0.25),
+        ])
     func soundRoundTrip(sound: UNNotificationSound) async throws {
         let simulator = try await authorizedSimulator()
-        try await simulator.center.add(UNNotificationRequest(identifier: "s", content: content("S", sound: sound),
-                                                             trigger: UNTimeIntervalNotificationTrigger(timeInterval: 5, repeats: false)))
+        try await simulator.center.add(
+            UNNotificationRequest(
+                identifier: "s", content: content("S", sound: sound),
+                trigger: UNTimeIntervalNotificationTrigger(timeInterval: 5, repeats: false)))
         #expect(await simulator.pendingRequests.first?.content.sound == sound)
         await simulator.advance(by: 5)
         #expect(await simulator.deliveredNotifications.first?.request.content.sound == sound)
@@ -223,12 +236,14 @@ struct ContentCompatibilityTests {
         #expect(try await center.requestAuthorization(options: [.alert]))
         // Actions and categories without options.
         let action = UNNotificationAction(identifier: "ok", title: "OK")
-        let reply = UNTextInputNotificationAction(identifier: "reply", title: "Reply", options: [],
-                                                  textInputButtonTitle: "Send", textInputPlaceholder: "")
+        let reply = UNTextInputNotificationAction(
+            identifier: "reply", title: "Reply", options: [],
+            textInputButtonTitle: "Send", textInputPlaceholder: "")
         let category = UNNotificationCategory(identifier: "c", actions: [action, reply], intentIdentifiers: [])
         center.setNotificationCategories([category])
         // add without a completion handler, setBadgeCount without one.
-        Self.fireAndForget(center, UNNotificationRequest(identifier: "now", content: content("Now", category: "c"), trigger: nil))
+        Self.fireAndForget(
+            center, UNNotificationRequest(identifier: "now", content: content("Now", category: "c"), trigger: nil))
         #expect(await simulator.deliveredNotifications.map(\.request.identifier) == ["now"])
         #expect(await center.notificationCategories() == [category])
         #expect(center.supportsContentExtensions == false)

@@ -23,8 +23,12 @@ struct ReferenceMembersTests {
     @Test("localizedUserNotificationString(forKey:arguments:) formats the key, as iOS does for a missing key")
     func localizedString() {
         #expect(NSString.localizedUserNotificationString(forKey: "Wake up!", arguments: nil) == "Wake up!")
-        #expect(NSString.localizedUserNotificationString(forKey: "Meet %@ at %@", arguments: ["Ann", 10]) == "Meet Ann at 10")
-        #expect(NSString.localizedUserNotificationString(forKey: "%2$@ before %1$@, 100%%", arguments: ["b", "a"]) == "a before b, 100%")
+        #expect(
+            NSString.localizedUserNotificationString(forKey: "Meet %@ at %@", arguments: ["Ann", 10])
+                == "Meet Ann at 10")
+        #expect(
+            NSString.localizedUserNotificationString(forKey: "%2$@ before %1$@, 100%%", arguments: ["b", "a"])
+                == "a before b, 100%")
     }
 
     @Test("ringtoneSoundNamed keeps the name and survives delivery")
@@ -34,7 +38,9 @@ struct ReferenceMembersTests {
         content.title = "Call"
         content.sound = .ringtoneSoundNamed(UNNotificationSoundName("marimba.caf"))
         try await simulator.center.add(UNNotificationRequest(identifier: "call", content: content, trigger: nil))
-        #expect(await simulator.deliveredNotifications.first?.request.content.sound == UNNotificationSound(named: "marimba.caf"))
+        #expect(
+            await simulator.deliveredNotifications.first?.request.content.sound
+                == UNNotificationSound(named: "marimba.caf"))
     }
 
     @Test("the immutable classes are NSCopying, copying to themselves")

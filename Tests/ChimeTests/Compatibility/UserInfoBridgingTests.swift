@@ -13,7 +13,9 @@ struct UserInfoBridgingTests {
     /// `as? CGFloat`, which Linux does not bridge.)
     @Test("Linux Foundation bridges NSNumber casts as SE-0170 says")
     func linuxFoundationBridging() {
-        let seven: Any = NSNumber(value: 7), real: Any = NSNumber(value: 7.5), yes: Any = NSNumber(value: true)
+        let seven: Any = NSNumber(value: 7)
+        let real: Any = NSNumber(value: 7.5)
+        let yes: Any = NSNumber(value: true)
         #expect(seven as? UInt == 7 && seven as? Int == 7 && seven as? Int64 == 7 && seven as? UInt8 == 7)
         #expect(seven as? Double == 7 && seven as? Float == 7 && (seven as? NSNumber)?.intValue == 7)
         #expect(seven as? Bool == nil, "only 0 and 1 are booleans")
@@ -35,8 +37,10 @@ struct UserInfoBridgingTests {
 
     /// What an app sets, with the casts it makes afterwards.
     static func info() -> [AnyHashable: Any] {
-        ["messageSenderId": UInt(7), "count": 3, "ratio": 2.0, "flag": true, "zero": 0, "big": Int64(1) << 40,
-         "nested": ["ids": [UInt(1), UInt(2)], "inner": ["level": 2.5] as [String: Any]] as [String: Any]]
+        [
+            "messageSenderId": UInt(7), "count": 3, "ratio": 2.0, "flag": true, "zero": 0, "big": Int64(1) << 40,
+            "nested": ["ids": [UInt(1), UInt(2)], "inner": ["level": 2.5] as [String: Any]] as [String: Any],
+        ]
     }
 
     static func check(_ info: [AnyHashable: Any], at stage: String) throws {
@@ -57,11 +61,15 @@ struct UserInfoBridgingTests {
         let nested = try #require(info["nested"] as? [String: Any], "\(stage)")
         #expect(nested["ids"] as? [UInt] == [1, 2], "\(stage)")
         #expect((nested["inner"] as? NSDictionary)?["level"] as? Double == 2.5, "\(stage)")
-        #expect((info["nested"] as? [String: Any]).flatMap { $0["inner"] as? [String: Float] } == ["level": 2.5], "\(stage)")
+        #expect(
+            (info["nested"] as? [String: Any]).flatMap { $0["inner"] as? [String: Float] } == ["level": 2.5], "\(stage)"
+        )
         // App code forwards userInfo as JSON; the kinds survive.
-        let json = try JSONSerialization.data(withJSONObject: ["ratio": info["ratio"]!, "flag": info["flag"]!, "count": info["count"]!],
-                                              options: [.sortedKeys])
-        #expect(String(decoding: json, as: UTF8.self) == #"{"count":3,"flag":true,"ratio":2}"#
+        let json = try JSONSerialization.data(
+            withJSONObject: ["ratio": info["ratio"]!, "flag": info["flag"]!, "count": info["count"]!],
+            options: [.sortedKeys])
+        #expect(
+            String(decoding: json, as: UTF8.self) == #"{"count":3,"flag":true,"ratio":2}"#
                 || String(decoding: json, as: UTF8.self) == #"{"count":3,"flag":true,"ratio":2.0}"#, "\(stage)")
     }
 
@@ -77,15 +85,19 @@ struct UserInfoBridgingTests {
 
     @Test("the kinds survive the SQLite store and a copy of the content")
     func throughTheStore() async throws {
-        let path = FileManager.default.temporaryDirectory.appendingPathComponent("chime-userinfo-\(UUID().uuidString).sqlite").path
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "chime-userinfo-\(UUID().uuidString).sqlite"
+        ).path
         defer { try? FileManager.default.removeItem(atPath: path) }
         do {
             let simulator = try NotificationSimulator(bundleIdentifier: "com.example.tests", storePath: path)
             #expect(try await simulator.center.requestAuthorization(options: [.alert]))
             let content = content("Stored")
             content.userInfo = Self.info()
-            try await simulator.center.add(UNNotificationRequest(identifier: "s", content: content,
-                                                                 trigger: UNTimeIntervalNotificationTrigger(timeInterval: 60, repeats: false)))
+            try await simulator.center.add(
+                UNNotificationRequest(
+                    identifier: "s", content: content,
+                    trigger: UNTimeIntervalNotificationTrigger(timeInterval: 60, repeats: false)))
         }
         let reopened = try NotificationSimulator(bundleIdentifier: "com.example.tests", storePath: path)
         let stored = try #require(await reopened.center.pendingNotificationRequests().first).content
@@ -95,6 +107,7 @@ struct UserInfoBridgingTests {
         // Set again from what was read (NSNumbers), the kinds stay.
         copy.userInfo = stored.userInfo
         try await reopened.center.add(UNNotificationRequest(identifier: "again", content: copy, trigger: nil))
-        try Self.check(try #require(await reopened.center.deliveredNotifications().first).request.content.userInfo, at: "re-added")
+        try Self.check(
+            try #require(await reopened.center.deliveredNotifications().first).request.content.userInfo, at: "re-added")
     }
 }

@@ -40,8 +40,10 @@ struct UserInfoTests {
         #expect(info["strings"] as? [String] == ["a", "b"], "\(stage)")
         let mixed = try #require(info["mixed"] as? [Any], "\(stage)")
         #expect(mixed.count == 4)
-        #expect(mixed[0] as? Int == 1 && mixed[1] as? String == "two" && mixed[2] as? Double == 3.5 && mixed[3] as? Bool == false,
-                "\(stage): \(mixed)")
+        #expect(
+            mixed[0] as? Int == 1 && mixed[1] as? String == "two" && mixed[2] as? Double == 3.5
+                && mixed[3] as? Bool == false,
+            "\(stage): \(mixed)")
         let nested = try #require(info["nested"] as? [String: Any], "\(stage)")
         let task = try #require(nested["task"] as? [String: Any], "\(stage)")
         #expect(task["id"] as? Int == 9 && task["tags"] as? [String] == ["x"], "\(stage)")
@@ -58,8 +60,9 @@ struct UserInfoTests {
         }
     }
 
-    @Test("every property-list type, and numbers as NSNumbers, survive add → pending → delivered → response",
-          arguments: Info.allCases)
+    @Test(
+        "every property-list type, and numbers as NSNumbers, survive add → pending → delivered → response",
+        arguments: Info.allCases)
     @MainActor
     func roundTrip(info: Info) async throws {
         let simulator = try await authorizedSimulator()
@@ -67,11 +70,14 @@ struct UserInfoTests {
         simulator.center.delegate = delegate
         let content = content("Info")
         content.userInfo = info.value
-        try await simulator.center.add(UNNotificationRequest(identifier: "info", content: content,
-                                                             trigger: UNTimeIntervalNotificationTrigger(timeInterval: 1, repeats: false)))
+        try await simulator.center.add(
+            UNNotificationRequest(
+                identifier: "info", content: content,
+                trigger: UNTimeIntervalNotificationTrigger(timeInterval: 1, repeats: false)))
         try info.check(try #require(await simulator.pendingRequests.first).content.userInfo, at: "pending")
         await simulator.advance(by: 1)
-        try info.check(try #require(await simulator.deliveredNotifications.first).request.content.userInfo, at: "delivered")
+        try info.check(
+            try #require(await simulator.deliveredNotifications.first).request.content.userInfo, at: "delivered")
         try await simulator.tap("info")
         try info.check(try #require(delegate.responses.first).notification.request.content.userInfo, at: "response")
     }
@@ -87,10 +93,13 @@ struct UserInfoTests {
         }
     }
 
-    @Test("a value that is not a property-list type makes add fail with an error naming its key", arguments: [
-        ("custom", "content.userInfo.custom"), ("object", "content.userInfo.object"), ("url", "content.userInfo.url"),
-        ("uuid", "content.userInfo.uuid"),
-    ])
+    @Test(
+        "a value that is not a property-list type makes add fail with an error naming its key",
+        arguments: [
+            ("custom", "content.userInfo.custom"), ("object", "content.userInfo.object"),
+            ("url", "content.userInfo.url"),
+            ("uuid", "content.userInfo.uuid"),
+        ])
     func nonPropertyList(key: String, field: String) async throws {
         let simulator = try await authorizedSimulator()
         let content = content("Bad")

@@ -9,7 +9,8 @@ import Testing
 struct AttachmentStoreTests {
     /// A file in a fresh temporary directory, as apps write one before attaching it.
     static func temporaryFile(_ name: String, bytes: Data = Data(repeating: 0x42, count: 64)) throws -> URL {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("chime-store-\(UUID().uuidString)")
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "chime-store-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         let url = directory.appendingPathComponent(name)
         try bytes.write(to: url)
@@ -23,14 +24,18 @@ struct AttachmentStoreTests {
         return content
     }
 
-    @Test("add moves the file in: the app's file is gone, url points into the store, the file leaves with the notification")
+    @Test(
+        "add moves the file in: the app's file is gone, url points into the store, the file leaves with the notification"
+    )
     func movedAndRemoved() async throws {
         let simulator = try await authorizedSimulator()
         let bytes = Data("a photo".utf8)
         let file = try Self.temporaryFile("photo.jpg", bytes: bytes)
         let attachment = try UNNotificationAttachment(identifier: "photo", url: file)
-        try await simulator.center.add(UNNotificationRequest(identifier: "p", content: Self.content("Photo", attachments: [attachment]),
-                                                             trigger: UNTimeIntervalNotificationTrigger(timeInterval: 5, repeats: false)))
+        try await simulator.center.add(
+            UNNotificationRequest(
+                identifier: "p", content: Self.content("Photo", attachments: [attachment]),
+                trigger: UNTimeIntervalNotificationTrigger(timeInterval: 5, repeats: false)))
         #expect(!FileManager.default.fileExists(atPath: file.path), "moved, as on iOS")
         let stored = try #require(await simulator.pendingRequests.first?.content.attachments.first)
         #expect(stored.url != file && stored.url.lastPathComponent == "photo.jpg" && stored.identifier == "photo")
@@ -50,10 +55,13 @@ struct AttachmentStoreTests {
         let second = try UNNotificationAttachment(identifier: "b", url: try Self.temporaryFile("b.png"))
         let other = try UNNotificationAttachment(identifier: "c", url: try Self.temporaryFile("c.png"))
         let trigger = UNTimeIntervalNotificationTrigger(timeInterval: 60, repeats: false)
-        try await simulator.center.add(UNNotificationRequest(identifier: "x", content: Self.content("x", attachments: [first]), trigger: trigger))
-        try await simulator.center.add(UNNotificationRequest(identifier: "y", content: Self.content("y", attachments: [other]), trigger: trigger))
+        try await simulator.center.add(
+            UNNotificationRequest(identifier: "x", content: Self.content("x", attachments: [first]), trigger: trigger))
+        try await simulator.center.add(
+            UNNotificationRequest(identifier: "y", content: Self.content("y", attachments: [other]), trigger: trigger))
         let firstStored = try #require(await simulator.pendingRequests.first?.content.attachments.first?.url)
-        try await simulator.center.add(UNNotificationRequest(identifier: "x", content: Self.content("x", attachments: [second]), trigger: trigger))
+        try await simulator.center.add(
+            UNNotificationRequest(identifier: "x", content: Self.content("x", attachments: [second]), trigger: trigger))
         let pending = await simulator.pendingRequests
         #expect(!FileManager.default.fileExists(atPath: firstStored.path), "the replaced request's file")
         let secondStored = try #require(pending.first { $0.identifier == "x" }?.content.attachments.first?.url)
@@ -71,13 +79,17 @@ struct AttachmentStoreTests {
         let delegate = RecordingDelegate()
         delegate.onResponse = { center, response in
             let again = response.notification.request.content.mutableCopy() as! UNMutableNotificationContent
-            center.add(UNNotificationRequest(identifier: "again", content: again,
-                                             trigger: UNTimeIntervalNotificationTrigger(timeInterval: 5, repeats: false)))
+            center.add(
+                UNNotificationRequest(
+                    identifier: "again", content: again,
+                    trigger: UNTimeIntervalNotificationTrigger(timeInterval: 5, repeats: false)))
         }
         simulator.center.delegate = delegate
         let attachment = try UNNotificationAttachment(identifier: "i", url: try Self.temporaryFile("i.gif"))
-        try await simulator.center.add(UNNotificationRequest(identifier: "first", content: Self.content("x", attachments: [attachment]),
-                                                             trigger: nil))
+        try await simulator.center.add(
+            UNNotificationRequest(
+                identifier: "first", content: Self.content("x", attachments: [attachment]),
+                trigger: nil))
         let stored = try #require(await simulator.deliveredNotifications.first?.request.content.attachments.first?.url)
         try await simulator.tap("first")
         #expect(await simulator.pendingRequests.first?.content.attachments.first?.url == stored)
@@ -96,8 +108,10 @@ struct AttachmentStoreTests {
         let file = try Self.temporaryFile("photo.png")
         let attachment = try UNNotificationAttachment(identifier: "photo", url: file)
         let error = await #expect(throws: UNError.self) {
-            try await simulator.center.add(UNNotificationRequest(identifier: "p", content: Self.content("x", attachments: [attachment]),
-                                                                 trigger: nil))
+            try await simulator.center.add(
+                UNNotificationRequest(
+                    identifier: "p", content: Self.content("x", attachments: [attachment]),
+                    trigger: nil))
         }
         #expect(error?.code == .notificationsNotAllowed)
         #expect(FileManager.default.fileExists(atPath: file.path))
@@ -110,8 +124,10 @@ struct AttachmentStoreTests {
         let attachment = try UNNotificationAttachment(identifier: "photo", url: file)
         try FileManager.default.removeItem(at: file)
         let error = await #expect(throws: UNError.self) {
-            try await simulator.center.add(UNNotificationRequest(identifier: "p", content: Self.content("x", attachments: [attachment]),
-                                                                 trigger: nil))
+            try await simulator.center.add(
+                UNNotificationRequest(
+                    identifier: "p", content: Self.content("x", attachments: [attachment]),
+                    trigger: nil))
         }
         #expect(error?.code == .attachmentMoveIntoDataStoreFailed)
         #expect(error?.message.contains("photo") == true)
@@ -129,8 +145,10 @@ struct AttachmentStoreTests {
             let simulator = try NotificationSimulator(bundleIdentifier: "com.example.tests", storePath: path)
             #expect(try await simulator.center.requestAuthorization(options: [.alert]))
             let attachment = try UNNotificationAttachment(identifier: "a", url: try Self.temporaryFile("a.mp3"))
-            try await simulator.center.add(UNNotificationRequest(identifier: "a", content: Self.content("a", attachments: [attachment]),
-                                                                 trigger: UNTimeIntervalNotificationTrigger(timeInterval: 60, repeats: false)))
+            try await simulator.center.add(
+                UNNotificationRequest(
+                    identifier: "a", content: Self.content("a", attachments: [attachment]),
+                    trigger: UNTimeIntervalNotificationTrigger(timeInterval: 60, repeats: false)))
             stored = await simulator.pendingRequests.first?.content.attachments.first?.url
         }
         let url = try #require(stored)
@@ -150,12 +168,16 @@ struct AttachmentStoreTests {
         let file = folder.appendingPathComponent(UUID().uuidString)
         let png = Data([0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A] + [UInt8](repeating: 0, count: 32))
         try png.write(to: file)
-        let options: [NSObject: AnyObject] = [UNNotificationAttachmentOptionsTypeHintKey as NSString: "public.png" as NSString]
+        let options: [NSObject: AnyObject] = [
+            UNNotificationAttachmentOptionsTypeHintKey as NSString: "public.png" as NSString
+        ]
         let attachment = try UNNotificationAttachment(identifier: "image", url: file, options: options)
         #expect(attachment.type == "public.png")
-        try await simulator.center.add(UNNotificationRequest(identifier: "img", content: Self.content("Image", attachments: [attachment]),
-                                                             trigger: nil))
-        try? FileManager.default.removeItem(at: folder)   // the app cleans up after itself
+        try await simulator.center.add(
+            UNNotificationRequest(
+                identifier: "img", content: Self.content("Image", attachments: [attachment]),
+                trigger: nil))
+        try? FileManager.default.removeItem(at: folder)  // the app cleans up after itself
         let delivered = try #require(await simulator.deliveredNotifications.first?.request.content.attachments.first)
         #expect(delivered.type == "public.png" && delivered.identifier == "image")
         #expect(try Data(contentsOf: delivered.url) == png)

@@ -19,28 +19,41 @@ struct AttachmentTests {
     func typeFromExtension() throws {
         let png = try UNNotificationAttachment(identifier: "p", url: try temporaryFile("photo.PNG"))
         #expect(png.type == "public.png")
-        let error = #expect(throws: UNError.self) { try UNNotificationAttachment(identifier: "x", url: try temporaryFile("download")) }
+        let error = #expect(throws: UNError.self) {
+            try UNNotificationAttachment(identifier: "x", url: try temporaryFile("download"))
+        }
         #expect(error?.code == .attachmentUnrecognizedType)
-        #expect(error?.message.contains("UNNotificationAttachmentOptionsTypeHintKey") == true, "\(error?.message ?? "")")
+        #expect(
+            error?.message.contains("UNNotificationAttachmentOptionsTypeHintKey") == true, "\(error?.message ?? "")")
     }
 
-    @Test("a type hint makes a file without an extension acceptable, with the hint as its type and the hint's size limit")
+    @Test(
+        "a type hint makes a file without an extension acceptable, with the hint as its type and the hint's size limit")
     func typeHint() throws {
         let file = try temporaryFile("CFNetworkDownload_x7Yz.tmp")
-        let image = try UNNotificationAttachment(identifier: "image", url: file, options: [UNNotificationAttachmentOptionsTypeHintKey: "public.jpeg"])
+        let image = try UNNotificationAttachment(
+            identifier: "image", url: file, options: [UNNotificationAttachmentOptionsTypeHintKey: "public.jpeg"])
         #expect(image.type == "public.jpeg")
         let bare = try temporaryFile("bare")
-        #expect(try UNNotificationAttachment(identifier: "a", url: bare, options: [UNNotificationAttachmentOptionsTypeHintKey: "public.mp3"]).type
+        #expect(
+            try UNNotificationAttachment(
+                identifier: "a", url: bare, options: [UNNotificationAttachmentOptionsTypeHintKey: "public.mp3"]
+            ).type
                 == "public.mp3")
         let big = try temporaryFile("clip", size: 6_000_000)
         let tooLarge = #expect(throws: UNError.self) {
-            try UNNotificationAttachment(identifier: "a", url: big, options: [UNNotificationAttachmentOptionsTypeHintKey: "public.mp3"])
+            try UNNotificationAttachment(
+                identifier: "a", url: big, options: [UNNotificationAttachmentOptionsTypeHintKey: "public.mp3"])
         }
         #expect(tooLarge?.code == .attachmentInvalidFileSize, "audio is limited to 5 MB")
-        #expect(try UNNotificationAttachment(identifier: "v", url: big, options: [UNNotificationAttachmentOptionsTypeHintKey: "public.mpeg-4"]).type
+        #expect(
+            try UNNotificationAttachment(
+                identifier: "v", url: big, options: [UNNotificationAttachmentOptionsTypeHintKey: "public.mpeg-4"]
+            ).type
                 == "public.mpeg-4")
         let unknown = #expect(throws: UNError.self) {
-            try UNNotificationAttachment(identifier: "a", url: bare, options: [UNNotificationAttachmentOptionsTypeHintKey: "com.example.nope"])
+            try UNNotificationAttachment(
+                identifier: "a", url: bare, options: [UNNotificationAttachmentOptionsTypeHintKey: "com.example.nope"])
         }
         #expect(unknown?.code == .attachmentUnrecognizedType)
         #expect(unknown?.message.contains("com.example.nope") == true)
@@ -50,17 +63,24 @@ struct AttachmentTests {
     func thumbnailOptions() async throws {
         let simulator = try await authorizedSimulator()
         let clip = CGRect(x: 0.25, y: 0, width: 0.5, height: 1)
-        let image = try UNNotificationAttachment(identifier: "image", url: try temporaryFile("photo.jpg"), options: [
-            UNNotificationAttachmentOptionsThumbnailClippingRectKey: clip.dictionaryRepresentation,
-            UNNotificationAttachmentOptionsThumbnailHiddenKey: false,
-        ])
-        let video = try UNNotificationAttachment(identifier: "video", url: try temporaryFile("movie.mov"), options: [
-            UNNotificationAttachmentOptionsThumbnailHiddenKey: NSNumber(value: true),
-            UNNotificationAttachmentOptionsThumbnailTimeKey: ["value": 150, "timescale": 60] as [String: Any],
-        ])
-        let rectDirect = try UNNotificationAttachment(identifier: "r", url: try temporaryFile("r.gif"), options: [
-            UNNotificationAttachmentOptionsThumbnailClippingRectKey: clip, UNNotificationAttachmentOptionsThumbnailTimeKey: 1.5,
-        ])
+        let image = try UNNotificationAttachment(
+            identifier: "image", url: try temporaryFile("photo.jpg"),
+            options: [
+                UNNotificationAttachmentOptionsThumbnailClippingRectKey: clip.dictionaryRepresentation,
+                UNNotificationAttachmentOptionsThumbnailHiddenKey: false,
+            ])
+        let video = try UNNotificationAttachment(
+            identifier: "video", url: try temporaryFile("movie.mov"),
+            options: [
+                UNNotificationAttachmentOptionsThumbnailHiddenKey: NSNumber(value: true),
+                UNNotificationAttachmentOptionsThumbnailTimeKey: ["value": 150, "timescale": 60] as [String: Any],
+            ])
+        let rectDirect = try UNNotificationAttachment(
+            identifier: "r", url: try temporaryFile("r.gif"),
+            options: [
+                UNNotificationAttachmentOptionsThumbnailClippingRectKey: clip,
+                UNNotificationAttachmentOptionsThumbnailTimeKey: 1.5,
+            ])
         #expect(image.thumbnailClippingRect == clip && !image.thumbnailHidden && image.thumbnailTime == nil)
         #expect(video.thumbnailHidden && video.thumbnailTime == 2.5)
         #expect(rectDirect.thumbnailClippingRect == clip && rectDirect.thumbnailTime == 1.5)
@@ -68,8 +88,10 @@ struct AttachmentTests {
         let content = UNMutableNotificationContent()
         content.title = "Photos"
         content.attachments = [image, video]
-        try await simulator.center.add(UNNotificationRequest(identifier: "pics", content: content,
-                                                             trigger: UNTimeIntervalNotificationTrigger(timeInterval: 5, repeats: false)))
+        try await simulator.center.add(
+            UNNotificationRequest(
+                identifier: "pics", content: content,
+                trigger: UNTimeIntervalNotificationTrigger(timeInterval: 5, repeats: false)))
         let pending = try #require(await simulator.pendingRequests.first).content.attachments
         #expect(pending.map(\.thumbnailClippingRect) == [clip, nil])
         await simulator.advance(by: 5)
@@ -80,7 +102,9 @@ struct AttachmentTests {
         #expect(delivered.first?.thumbnailClippingRect == clip)
     }
 
-    @Test("thumbnail options of the wrong type or outside the unit square are refused naming the option", arguments: 0..<5)
+    @Test(
+        "thumbnail options of the wrong type or outside the unit square are refused naming the option", arguments: 0..<5
+    )
     func badOptions(index: Int) throws {
         let (key, value): (String, Any) = [
             (UNNotificationAttachmentOptionsThumbnailHiddenKey, "yes"),
@@ -90,8 +114,11 @@ struct AttachmentTests {
             (UNNotificationAttachmentOptionsThumbnailTimeKey, "soon"),
         ][index]
         let file = try temporaryFile("p.png")
-        let error = #expect(throws: ChimeError.self) { try UNNotificationAttachment(identifier: "p", url: file, options: [key: value]) }
-        let option = key.replacingOccurrences(of: "UNNotificationAttachmentOptions", with: "").replacingOccurrences(of: "Key", with: "")
+        let error = #expect(throws: ChimeError.self) {
+            try UNNotificationAttachment(identifier: "p", url: file, options: [key: value])
+        }
+        let option = key.replacingOccurrences(of: "UNNotificationAttachmentOptions", with: "").replacingOccurrences(
+            of: "Key", with: "")
         let named = (error?.field ?? "") + " " + (error?.message ?? "")
         #expect(named.contains(key) || named.lowercased().contains(option.lowercased()), "\(String(describing: error))")
     }

@@ -9,8 +9,10 @@ func date(_ text: String) throws -> Date {
 }
 
 /// Content with a title (and optionally more), as an app would fill it in.
-func content(_ title: String, body: String = "", category: String = "", thread: String = "",
-             sound: UNNotificationSound? = nil) -> UNMutableNotificationContent {
+func content(
+    _ title: String, body: String = "", category: String = "", thread: String = "",
+    sound: UNNotificationSound? = nil
+) -> UNMutableNotificationContent {
     let content = UNMutableNotificationContent()
     content.title = title
     content.body = body
@@ -21,15 +23,20 @@ func content(_ title: String, body: String = "", category: String = "", thread: 
 }
 
 /// A request firing after `seconds`.
-func request(_ identifier: String, after seconds: TimeInterval, title: String? = nil, repeats: Bool = false) -> UNNotificationRequest {
-    UNNotificationRequest(identifier: identifier, content: content(title ?? identifier),
-                          trigger: UNTimeIntervalNotificationTrigger(timeInterval: seconds, repeats: repeats))
+func request(_ identifier: String, after seconds: TimeInterval, title: String? = nil, repeats: Bool = false)
+    -> UNNotificationRequest
+{
+    UNNotificationRequest(
+        identifier: identifier, content: content(title ?? identifier),
+        trigger: UNTimeIntervalNotificationTrigger(timeInterval: seconds, repeats: repeats))
 }
 
 /// A simulator whose app has asked for (and been granted) `options`.
-func authorizedSimulator(_ options: UNAuthorizationOptions = [.alert, .sound, .badge], bundle: String = "com.example.tests",
-                         now: Date = Date(timeIntervalSince1970: 1_780_000_000),
-                         timeZone: TimeZone = TimeZone(identifier: "UTC")!) async throws -> NotificationSimulator {
+func authorizedSimulator(
+    _ options: UNAuthorizationOptions = [.alert, .sound, .badge], bundle: String = "com.example.tests",
+    now: Date = Date(timeIntervalSince1970: 1_780_000_000),
+    timeZone: TimeZone = TimeZone(identifier: "UTC")!
+) async throws -> NotificationSimulator {
     let simulator = NotificationSimulator(bundleIdentifier: bundle, now: now, timeZone: timeZone)
     let granted = try await simulator.center.requestAuthorization(options: options)
     try #require(granted)
@@ -49,14 +56,18 @@ final class RecordingDelegate: UNUserNotificationCenterDelegate {
         presentationAnswer = answer
     }
 
-    func userNotificationCenter(_ center: UNUserNotificationCenter, willPresent notification: UNNotification,
-                                withCompletionHandler completionHandler: @escaping (UNNotificationPresentationOptions) -> Void) {
+    func userNotificationCenter(
+        _ center: UNUserNotificationCenter, willPresent notification: UNNotification,
+        withCompletionHandler completionHandler: @escaping (UNNotificationPresentationOptions) -> Void
+    ) {
         willPresent.append(notification.request.identifier)
         completionHandler(presentationAnswer)
     }
 
-    func userNotificationCenter(_ center: UNUserNotificationCenter, didReceive response: UNNotificationResponse,
-                                withCompletionHandler completionHandler: @escaping () -> Void) {
+    func userNotificationCenter(
+        _ center: UNUserNotificationCenter, didReceive response: UNNotificationResponse,
+        withCompletionHandler completionHandler: @escaping () -> Void
+    ) {
         responses.append(response)
         onResponse?(center, response)
         completionHandler()

@@ -20,9 +20,11 @@ struct LocationTriggerTests {
         return region
     }
 
-    @Test("CLCircularRegion.contains: inside, on the edge side, outside", arguments: [
-        (berlin, true), (nearBerlin, true), (outsideBerlin, false), (paris, false),
-    ])
+    @Test(
+        "CLCircularRegion.contains: inside, on the edge side, outside",
+        arguments: [
+            (berlin, true), (nearBerlin, true), (outsideBerlin, false), (paris, false),
+        ])
     func contains(point: CLLocationCoordinate2D, inside: Bool) {
         #expect(Self.region(entry: true, exit: true).contains(point) == inside)
     }
@@ -36,10 +38,14 @@ struct LocationTriggerTests {
         #expect(trigger.repeats && trigger.region.identifier == "home")
     }
 
-    func add(_ simulator: NotificationSimulator, _ identifier: String, entry: Bool, exit: Bool, repeats: Bool) async throws {
-        try await simulator.center.add(UNNotificationRequest(
-            identifier: identifier, content: content(identifier),
-            trigger: UNLocationNotificationTrigger(region: Self.region(entry: entry, exit: exit, identifier: identifier), repeats: repeats)))
+    func add(_ simulator: NotificationSimulator, _ identifier: String, entry: Bool, exit: Bool, repeats: Bool)
+        async throws
+    {
+        try await simulator.center.add(
+            UNNotificationRequest(
+                identifier: identifier, content: content(identifier),
+                trigger: UNLocationNotificationTrigger(
+                    region: Self.region(entry: entry, exit: exit, identifier: identifier), repeats: repeats)))
     }
 
     func deliveredIdentifiers(_ simulator: NotificationSimulator) async -> Set<String> {

@@ -77,7 +77,8 @@ struct TimeIntervalTriggerTests {
         #expect(trigger.scheduledDate == start.addingTimeInterval(240))
     }
 
-    @Test("a pending trigger's nextTriggerDate is now plus the interval, as iOS answers; scheduledDate is when it fires")
+    @Test(
+        "a pending trigger's nextTriggerDate is now plus the interval, as iOS answers; scheduledDate is when it fires")
     func pendingNextTriggerDate() async throws {
         let simulator = try await authorizedSimulator()
         simulator.install()
@@ -93,7 +94,8 @@ struct TimeIntervalTriggerTests {
         // Apps sort their pending requests by it, as on iOS.
         try await simulator.center.add(request("b", after: 60))
         let sorted = await simulator.center.pendingNotificationRequests().sorted {
-            ($0.trigger as! UNTimeIntervalNotificationTrigger).nextTriggerDate()! < ($1.trigger as! UNTimeIntervalNotificationTrigger).nextTriggerDate()!
+            ($0.trigger as! UNTimeIntervalNotificationTrigger).nextTriggerDate()!
+                < ($1.trigger as! UNTimeIntervalNotificationTrigger).nextTriggerDate()!
         }
         #expect(sorted.map(\.identifier) == ["b", "a"])
     }

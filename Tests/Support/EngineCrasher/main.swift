@@ -26,14 +26,18 @@ func fail(_ line: String) -> Never {
 }
 
 let arguments = CommandLine.arguments
-guard arguments.count == 4 else { fail("usage: ChimeEngineCrasher fire STORE COUNT | outbox STORE answer|resume|again | escalate STORE COUNT") }
+guard arguments.count == 4 else {
+    fail("usage: ChimeEngineCrasher fire STORE COUNT | outbox STORE answer|resume|again | escalate STORE COUNT")
+}
 
 @MainActor
 final class Delegate: UNUserNotificationCenterDelegate {
     let completes: Bool
     init(completes: Bool) { self.completes = completes }
-    func userNotificationCenter(_ center: UNUserNotificationCenter, didReceive response: UNNotificationResponse,
-                                withCompletionHandler completionHandler: @escaping () -> Void) {
+    func userNotificationCenter(
+        _ center: UNUserNotificationCenter, didReceive response: UNNotificationResponse,
+        withCompletionHandler completionHandler: @escaping () -> Void
+    ) {
         say("received \(response.notification.request.identifier) \(response.actionIdentifier)")
         if completes { completionHandler() }
     }
@@ -47,14 +51,17 @@ func schedule(_ request: UNNotificationRequest, on center: UNUserNotificationCen
 /// An engine on the store at `path` on the real clock, firing in small transactions at most 200 a
 /// second: what a restarted run finds overdue takes many firing transactions, so the test's kill
 /// lands between or inside them, not after the end.
-func crashableEngine(_ path: String, _ configure: (inout NotificationEngine.Configuration) -> Void = { _ in }) -> NotificationEngine {
+func crashableEngine(_ path: String, _ configure: (inout NotificationEngine.Configuration) -> Void = { _ in })
+    -> NotificationEngine
+{
     var configuration = NotificationEngine.Configuration()
     configuration.eventRetention = 1_000_000
     configuration.fireBatch = 8
     configuration.firingInterval = 0.005
     configure(&configuration)
     do {
-        return NotificationEngine(store: try SQLiteStore(path: path), policy: FixedAuthorizationPolicy(.grant), configuration: configuration)
+        return NotificationEngine(
+            store: try SQLiteStore(path: path), policy: FixedAuthorizationPolicy(.grant), configuration: configuration)
     } catch { fail("\(error)") }
 }
 
@@ -68,8 +75,9 @@ case "fire":
     if pending == 0 && delivered == 0 {
         _ = try await engine.requestAuthorization(app: app, options: [.alert])
         let requests = (0..<count).map { index in
-            NotificationRequest(identifier: "occurrence-\(index)", content: NotificationContent(title: "Occurrence \(index)"),
-                                trigger: .timeInterval(0.05 + Double(index) * 0.003, repeats: false))
+            NotificationRequest(
+                identifier: "occurrence-\(index)", content: NotificationContent(title: "Occurrence \(index)"),
+                trigger: .timeInterval(0.05 + Double(index) * 0.003, repeats: false))
         }
         try await engine.add(requests, app: app)
         say("scheduled")
@@ -84,22 +92,27 @@ case "fire":
 
 case "escalate":
     guard let count = Int(arguments[3]) else { fail("COUNT must be a number") }
-    let engine = crashableEngine(arguments[2]) { $0.escalationLimits = EscalationLimits(minimumInterval: 0.01, maximumDuration: 60) }
+    let engine = crashableEngine(arguments[2]) {
+        $0.escalationLimits = EscalationLimits(minimumInterval: 0.01, maximumDuration: 60)
+    }
     let app = "com.example.escalate"
     let identifiers = (0..<count).map { "alarm-\($0)" }
     if try await engine.deliveredCount() == 0 {
         _ = try await engine.requestAuthorization(app: app, options: [.alert])
-        try await engine.add(identifiers.map { identifier in
-            NotificationRequest(identifier: identifier, content: NotificationContent(title: identifier),
-                                escalation: NotificationEscalation(every: 0.05, for: 8))
-        }, app: app)
+        try await engine.add(
+            identifiers.map { identifier in
+                NotificationRequest(
+                    identifier: identifier, content: NotificationContent(title: identifier),
+                    escalation: NotificationEscalation(every: 0.05, for: 8))
+            }, app: app)
         say("scheduled")
     }
     _ = engine.subscribe(app: app) { event in if event.kind == .realerted { say("alerted") } }
     engine.startScheduler()
     while true {
         var escalating = false
-        for identifier in identifiers where try await engine.receipt(app: app, notification: identifier)?.isEscalating != false {
+        for identifier in identifiers
+        where try await engine.receipt(app: app, notification: identifier)?.isEscalating != false {
             escalating = true
         }
         if !escalating { break }
@@ -109,8 +122,9 @@ case "escalate":
     exit(0)
 
 case "outbox":
-    let simulator = try NotificationSimulator(bundleIdentifier: "com.example.outbox", now: Date(timeIntervalSince1970: 1_780_000_000),
-                                              timeZone: TimeZone(identifier: "UTC")!, storePath: arguments[2])
+    let simulator = try NotificationSimulator(
+        bundleIdentifier: "com.example.outbox", now: Date(timeIntervalSince1970: 1_780_000_000),
+        timeZone: TimeZone(identifier: "UTC")!, storePath: arguments[2])
     let center = simulator.center
     switch arguments[3] {
     case "answer":
@@ -121,7 +135,7 @@ case "outbox":
         content.title = "Drink water"
         try await schedule(UNNotificationRequest(identifier: "drink", content: content, trigger: nil), on: center)
         await simulator.advance(by: 0)
-        Task { try await simulator.tap("drink") }   // never completes: the delegate never calls back
+        Task { try await simulator.tap("drink") }  // never completes: the delegate never calls back
         try await Sleep.for(.seconds(60))
         fail("the test did not kill the process")
     case "resume", "again":

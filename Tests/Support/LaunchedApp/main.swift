@@ -18,20 +18,26 @@ guard arguments.count == 3 else {
     exit(2)
 }
 let record = arguments[1]
-let mode = (try? String(contentsOfFile: arguments[2], encoding: .utf8))?.trimmingCharacters(in: .whitespacesAndNewlines) ?? "handle"
+let mode =
+    (try? String(contentsOfFile: arguments[2], encoding: .utf8))?.trimmingCharacters(in: .whitespacesAndNewlines)
+    ?? "handle"
 
 func append(_ line: String) {
-    let handle = FileHandle(forWritingAtPath: record) ?? {
-        _ = FileManager.default.createFile(atPath: record, contents: nil)
-        return FileHandle(forWritingAtPath: record)!
-    }()
+    let handle =
+        FileHandle(forWritingAtPath: record)
+        ?? {
+            _ = FileManager.default.createFile(atPath: record, contents: nil)
+            return FileHandle(forWritingAtPath: record)!
+        }()
     handle.seekToEndOfFile()
     handle.write(Data((line + "\n").utf8))
     try? handle.close()
 }
 
 let environment = ProcessInfo.processInfo.environment
-append("launch reason=\(UNUserNotificationCenter.launchReason?.rawValue ?? "none") bundle=\(environment["CHIME_BUNDLE_IDENTIFIER"] ?? "") token=\(environment["CHIME_APP_TOKEN"] ?? "")")
+append(
+    "launch reason=\(UNUserNotificationCenter.launchReason?.rawValue ?? "none") bundle=\(environment["CHIME_BUNDLE_IDENTIFIER"] ?? "") token=\(environment["CHIME_APP_TOKEN"] ?? "")"
+)
 print("started in mode \(mode)")
 
 final class Handler: UNUserNotificationCenterDelegate {

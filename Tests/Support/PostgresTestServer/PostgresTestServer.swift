@@ -1,8 +1,9 @@
 import ChimeCore
 import Foundation
 import Synchronization
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// A PostgreSQL server of the tests' own: Debian's `postgresql` binaries, `initdb` into a fresh
@@ -46,11 +47,15 @@ public final class PostgresTestServer: Sendable {
         try sharedServer.withLock { shared -> Result<PostgresTestServer, TestServerError> in
             if let shared { return shared }
             if let text = ProcessInfo.processInfo.environment[externalPortVariable], let port = Int(text) {
-                let external = Result { () throws(TestServerError) -> PostgresTestServer in try PostgresTestServer(external: port) }
+                let external = Result { () throws(TestServerError) -> PostgresTestServer in
+                    try PostgresTestServer(external: port)
+                }
                 shared = external
                 return external
             }
-            let result = Result { () throws(TestServerError) -> PostgresTestServer in try PostgresTestServer(durable: false) }
+            let result = Result { () throws(TestServerError) -> PostgresTestServer in
+                try PostgresTestServer(durable: false)
+            }
             if case .success = result { atexit { PostgresTestServer.stopShared() } }
             shared = result
             return result
@@ -68,7 +73,9 @@ public final class PostgresTestServer: Sendable {
     }
 
     /// Runs `body` on a thread of its own and returns its result.
-    private static func offPool<T: Sendable>(_ body: @escaping @Sendable () throws(TestServerError) -> T) async throws -> T {
+    private static func offPool<T: Sendable>(_ body: @escaping @Sendable () throws(TestServerError) -> T) async throws
+        -> T
+    {
         try await OffPool.run("test.postgres") { try body() }
     }
 
@@ -93,24 +100,37 @@ public final class PostgresTestServer: Sendable {
         self.durable = durable
         let template = FileManager.default.temporaryDirectory.appendingPathComponent("chime-pg-XXXXXX").path
         var bytes = Array(template.utf8CString)
-        guard let made = mkdtemp(&bytes) else { throw TestServerError("cannot create a temporary directory for PostgreSQL: \(String(cString: strerror(errno)))") }
+        guard let made = mkdtemp(&bytes) else {
+            throw TestServerError(
+                "cannot create a temporary directory for PostgreSQL: \(String(cString: strerror(errno)))")
+        }
         directory = String(cString: made)
         if runsAsPostgres {
             guard let user = getpwnam("postgres") else {
-                throw TestServerError("running as root, and there is no postgres user to run PostgreSQL as (install Debian's postgresql package)")
+                throw TestServerError(
+                    "running as root, and there is no postgres user to run PostgreSQL as (install Debian's postgresql package)"
+                )
             }
             chown(directory, user.pointee.pw_uid, user.pointee.pw_gid)
         }
         do throws(TestServerError) {
-            _ = try Self.run(["initdb", "-D", directory + "/data", "-U", "postgres", "--auth=trust", "-E", "UTF8", "--locale=C", "--no-sync"],
-                             binaries: binaries, asPostgres: runsAsPostgres)
+            _ = try Self.run(
+                [
+                    "initdb", "-D", directory + "/data", "-U", "postgres", "--auth=trust", "-E", "UTF8", "--locale=C",
+                    "--no-sync",
+                ],
+                binaries: binaries, asPostgres: runsAsPostgres)
             var lastError = TestServerError("PostgreSQL did not start")
             var started: (port: Int, process: ChildProcess)?
             for _ in 0..<3 where started == nil {
                 let candidate = try Self.freePort()
                 do {
-                    started = (candidate, try Self.startPostmaster(binaries: binaries, directory: directory, port: candidate,
-                                                                   durable: durable, asPostgres: runsAsPostgres))
+                    started = (
+                        candidate,
+                        try Self.startPostmaster(
+                            binaries: binaries, directory: directory, port: candidate,
+                            durable: durable, asPostgres: runsAsPostgres)
+                    )
                 } catch {
                     lastError = error
                 }
@@ -127,21 +147,31 @@ public final class PostgresTestServer: Sendable {
 
     /// Runs `postgres` itself (not through `pg_ctl`, so its process is ours to signal) and waits
     /// until its pid file says it is ready, at most 60 s.
-    private static func startPostmaster(binaries: String, directory: String, port: Int, durable: Bool,
-                                        asPostgres: Bool) throws(TestServerError) -> ChildProcess {
-        var settings = ["-c", "listen_addresses=127.0.0.1", "-p", "\(port)", "-c", "unix_socket_directories=", "-c", "max_connections=200"]
+    private static func startPostmaster(
+        binaries: String, directory: String, port: Int, durable: Bool,
+        asPostgres: Bool
+    ) throws(TestServerError) -> ChildProcess {
+        var settings = [
+            "-c", "listen_addresses=127.0.0.1", "-p", "\(port)", "-c", "unix_socket_directories=", "-c",
+            "max_connections=200",
+        ]
         if !durable { settings += ["-c", "fsync=off", "-c", "synchronous_commit=off", "-c", "full_page_writes=off"] }
         let program = ["\(binaries)/postgres", "-D", directory + "/data"] + settings
         let command = asPostgres ? asPostgresUser(program) : program
         _ = FileManager.default.createFile(atPath: directory + "/log", contents: nil)
-        if asPostgres, let user = getpwnam("postgres") { chown(directory + "/log", user.pointee.pw_uid, user.pointee.pw_gid) }
-        guard let log = FileHandle(forWritingAtPath: directory + "/log") else { throw TestServerError("cannot write \(directory)/log") }
+        if asPostgres, let user = getpwnam("postgres") {
+            chown(directory + "/log", user.pointee.pw_uid, user.pointee.pw_gid)
+        }
+        guard let log = FileHandle(forWritingAtPath: directory + "/log") else {
+            throw TestServerError("cannot write \(directory)/log")
+        }
         log.seekToEndOfFile()
         defer { try? log.close() }
         let process: ChildProcess
         do {
-            process = try ChildProcess(executable: command[0], arguments: Array(command.dropFirst()), directory: "/",
-                                       stdin: .null, stdout: .file(log), stderr: .file(log))
+            process = try ChildProcess(
+                executable: command[0], arguments: Array(command.dropFirst()), directory: "/",
+                stdin: .null, stdout: .file(log), stderr: .file(log))
         } catch {
             throw TestServerError("cannot start \(program[0]): \(error)")
         }
@@ -153,7 +183,9 @@ public final class PostgresTestServer: Sendable {
             }
             if let pidFile = try? String(contentsOfFile: directory + "/data/postmaster.pid", encoding: .utf8) {
                 let lines = pidFile.split(separator: "\n", omittingEmptySubsequences: false)
-                if lines.count > 7, lines[0] == "\(process.pid)", lines[7].trimmingCharacters(in: .whitespaces) == "ready" {
+                if lines.count > 7, lines[0] == "\(process.pid)",
+                    lines[7].trimmingCharacters(in: .whitespaces) == "ready"
+                {
                     return process
                 }
             }
@@ -169,31 +201,50 @@ public final class PostgresTestServer: Sendable {
         "postgresql://postgres@127.0.0.1:\(port)/\(database)" + (parameters.isEmpty ? "" : "?" + parameters)
     }
 
+    /// The next number of this process's schemas and databases (names never repeat).
+    private func nextNumber() -> Int {
+        counter.withLock { count in
+            count += 1
+            return count
+        }
+    }
+
     /// A fresh, empty schema in the `postgres` database; returns a URL whose connections use it.
     public func makeSchema() throws(TestServerError) -> String {
-        let name = "t\(getpid())_\(counter.withLock { $0 += 1; return $0 })_\(UInt32.random(in: 0...UInt32.max))"
+        let name = "t\(getpid())_\(nextNumber())_\(UInt32.random(in: 0...UInt32.max))"
         try sql("CREATE SCHEMA \(name)")
         return url(parameters: "options=-csearch_path%3D\(name)")
     }
 
     /// A fresh, empty database; returns its URL.
     public func makeDatabase() throws(TestServerError) -> String {
-        let name = "db\(getpid())_\(counter.withLock { $0 += 1; return $0 })_\(UInt32.random(in: 0...UInt32.max))"
+        let name = "db\(getpid())_\(nextNumber())_\(UInt32.random(in: 0...UInt32.max))"
         try sql("CREATE DATABASE \(name)")
         return url(database: name)
     }
 
     /// Runs SQL with `psql` (fixed test SQL only), returns its output.
     @discardableResult
-    public func sql(_ text: String, database: String = "postgres", parameters: String = "") throws(TestServerError) -> String {
-        try run(["psql", "-X", "-q", "-A", "-t", "-v", "ON_ERROR_STOP=1", "-d", url(database: database, parameters: parameters), "-c", text],
-                asPostgres: false)
+    public func sql(_ text: String, database: String = "postgres", parameters: String = "") throws(TestServerError)
+        -> String
+    {
+        try run(
+            [
+                "psql", "-X", "-q", "-A", "-t", "-v", "ON_ERROR_STOP=1", "-d",
+                url(database: database, parameters: parameters), "-c", text,
+            ],
+            asPostgres: false)
     }
 
     /// Stops the server (fast shutdown: SIGINT; after 20 s SIGKILL) and removes its directory.
     /// Calling it again does nothing.
     public func stop() {
-        guard stopped.withLock({ stopped in defer { stopped = true }; return !stopped }) else { return }
+        guard
+            stopped.withLock({ stopped in
+                defer { stopped = true }
+                return !stopped
+            })
+        else { return }
         guard let process = postmaster.withLock({ $0 }) else { return }
         Self.end(process, signal: SIGINT)
         try? FileManager.default.removeItem(atPath: directory)
@@ -220,7 +271,9 @@ public final class PostgresTestServer: Sendable {
     /// a thread of its own.
     public func halt(_ shutdown: Shutdown) async {
         _ = try? await Self.offPool { [self] () throws(TestServerError) in
-            if let process = postmaster.withLock({ $0 }) { Self.end(process, signal: shutdown == .fast ? SIGINT : SIGQUIT) }
+            if let process = postmaster.withLock({ $0 }) {
+                Self.end(process, signal: shutdown == .fast ? SIGINT : SIGQUIT)
+            }
         }
     }
 
@@ -229,10 +282,13 @@ public final class PostgresTestServer: Sendable {
     public func resume() async throws {
         try await Self.offPool { [self] () throws(TestServerError) in
             try postmaster.withLock { process throws(TestServerError) in
-                guard let current = process else { throw TestServerError("a server the tests did not start is not restarted") }
+                guard let current = process else {
+                    throw TestServerError("a server the tests did not start is not restarted")
+                }
                 guard current.exited != nil else { return }
-                process = try Self.startPostmaster(binaries: binaries, directory: directory, port: port, durable: durable,
-                                                   asPostgres: runsAsPostgres)
+                process = try Self.startPostmaster(
+                    binaries: binaries, directory: directory, port: port, durable: durable,
+                    asPostgres: runsAsPostgres)
             }
         }
     }
@@ -252,7 +308,8 @@ public final class PostgresTestServer: Sendable {
     /// /usr/lib/postgresql/VERSION/bin (the newest is used).
     private static func findBinaries() throws(TestServerError) -> String {
         let root = "/usr/lib/postgresql"
-        let versions = ((try? FileManager.default.contentsOfDirectory(atPath: root)) ?? []).compactMap(Int.init).sorted(by: >)
+        let versions = ((try? FileManager.default.contentsOfDirectory(atPath: root)) ?? []).compactMap(Int.init).sorted(
+            by: >)
         for version in versions where FileManager.default.isExecutableFile(atPath: "\(root)/\(version)/bin/initdb") {
             return "\(root)/\(version)/bin"
         }
@@ -260,7 +317,9 @@ public final class PostgresTestServer: Sendable {
         where FileManager.default.isExecutableFile(atPath: "\(directory)/initdb") {
             return String(directory)
         }
-        throw TestServerError("PostgreSQL's initdb was not found in /usr/lib/postgresql/*/bin or PATH; run scripts/install-deps.sh test (Debian's postgresql package)")
+        throw TestServerError(
+            "PostgreSQL's initdb was not found in /usr/lib/postgresql/*/bin or PATH; run scripts/install-deps.sh test (Debian's postgresql package)"
+        )
     }
 
     /// Runs a PostgreSQL program (as the postgres user when root), waiting at most 60 s.
@@ -269,18 +328,23 @@ public final class PostgresTestServer: Sendable {
         try Self.run(arguments, binaries: binaries, asPostgres: asPostgres && runsAsPostgres)
     }
 
-    private static func run(_ arguments: [String], binaries: String, asPostgres: Bool) throws(TestServerError) -> String {
-        let program = arguments[0] == "psql" && !FileManager.default.isExecutableFile(atPath: "\(binaries)/psql")
+    private static func run(_ arguments: [String], binaries: String, asPostgres: Bool) throws(TestServerError) -> String
+    {
+        let program =
+            arguments[0] == "psql" && !FileManager.default.isExecutableFile(atPath: "\(binaries)/psql")
             ? "/usr/bin/psql" : "\(binaries)/\(arguments[0])"
         let command = asPostgres ? asPostgresUser([program] + arguments.dropFirst()) : [program] + arguments.dropFirst()
         let result: ChildProcess.Output
         do {
-            result = try ChildProcess.run(command[0], arguments: Array(command.dropFirst()), directory: "/", errors: .merged, timeout: 60)
+            result = try ChildProcess.run(
+                command[0], arguments: Array(command.dropFirst()), directory: "/", errors: .merged, timeout: 60)
         } catch {
             throw TestServerError("cannot run \(arguments[0]): \(error)")
         }
         guard result.termination.succeeded else {
-            throw TestServerError("\(arguments.prefix(2).joined(separator: " ")) failed (\(result.termination)): \(result.text.suffix(1500))")
+            throw TestServerError(
+                "\(arguments.prefix(2).joined(separator: " ")) failed (\(result.termination)): \(result.text.suffix(1500))"
+            )
         }
         return result.text
     }
@@ -295,12 +359,14 @@ public final class PostgresTestServer: Sendable {
     private func startWatchdog() {
         // The postmaster's pid from its pid file, so that a restarted server is found too.
         let pid = "$(head -n 1 '\(directory)/data/postmaster.pid' 2>/dev/null)"
-        let script = "while kill -0 \(getpid()) 2>/dev/null; do sleep 1; done; p=\(pid); [ -n \"$p\" ] && kill -INT $p 2>/dev/null; "
+        let script =
+            "while kill -0 \(getpid()) 2>/dev/null; do sleep 1; done; p=\(pid); [ -n \"$p\" ] && kill -INT $p 2>/dev/null; "
             + "for i in $(seq 40); do [ -n \"$p\" ] && kill -0 $p 2>/dev/null || break; sleep 0.5; done; [ -n \"$p\" ] && kill -KILL $p 2>/dev/null; rm -rf '\(directory)'"
         // In a session of its own, so it outlives the test process's group; reaped by its own
         // thread when it ends (an unreaped child is a zombie that Swift Testing's exit-test monitor,
         // waiting on every child, spins on).
-        _ = try? ChildProcess(executable: "/bin/sh", arguments: ["-c", script], stdout: .null, stderr: .null, newSession: true)
+        _ = try? ChildProcess(
+            executable: "/bin/sh", arguments: ["-c", script], stdout: .null, stderr: .null, newSession: true)
     }
 
     /// A TCP port free on 127.0.0.1 right now.
@@ -314,7 +380,9 @@ public final class PostgresTestServer: Sendable {
         address.sin_port = 0
         var length = socklen_t(MemoryLayout<sockaddr_in>.size)
         let bound = withUnsafeMutablePointer(to: &address) { pointer in
-            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) == 0 && getsockname(fd, $0, &length) == 0 }
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(fd, $0, length) == 0 && getsockname(fd, $0, &length) == 0
+            }
         }
         guard bound else { throw TestServerError("cannot find a free port: \(String(cString: strerror(errno)))") }
         return Int(UInt16(bigEndian: address.sin_port))

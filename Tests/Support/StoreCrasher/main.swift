@@ -27,8 +27,10 @@ while true {
     let identifier = "\(prefix)-\(index)"
     var content = NotificationContent(title: "Crash \(identifier)", body: String(repeating: "durable ", count: 20))
     content.userInfo = ["id": .string(identifier), "n": .integer(Int64(index)), "blob": .data(Data(identifier.utf8))]
-    let request = NotificationRequest(identifier: identifier, content: content, trigger: .timeInterval(60, repeats: false))
-    let pending = PendingRequest(request: request, nextFireDate: anchor.addingTimeInterval(60 + Double(index)), anchor: anchor)
+    let request = NotificationRequest(
+        identifier: identifier, content: content, trigger: .timeInterval(60, repeats: false))
+    let pending = PendingRequest(
+        request: request, nextFireDate: anchor.addingTimeInterval(60 + Double(index)), anchor: anchor)
     do {
         try store.transaction { try store.putPending(pending, app: "com.example.crash") }
     } catch {

@@ -39,17 +39,22 @@ package enum StoreKind: String, CaseIterable, Sendable, CustomTestStringConverti
 }
 
 /// A pending sample request due `fire` seconds after ``Samples/base`` (never, with `nil`).
-package func pending(_ identifier: String, fire: Double?, trigger: NotificationTrigger? = .timeInterval(60, repeats: false),
-                     sequence: Int64 = 0, inside: Bool? = nil) -> PendingRequest {
-    PendingRequest(request: Samples.request(identifier, trigger: trigger),
-                   nextFireDate: fire.map { Samples.base.addingTimeInterval($0) },
-                   anchor: Samples.base.addingTimeInterval(-1), inside: inside, sequence: sequence)
+package func pending(
+    _ identifier: String, fire: Double?, trigger: NotificationTrigger? = .timeInterval(60, repeats: false),
+    sequence: Int64 = 0, inside: Bool? = nil
+) -> PendingRequest {
+    PendingRequest(
+        request: Samples.request(identifier, trigger: trigger),
+        nextFireDate: fire.map { Samples.base.addingTimeInterval($0) },
+        anchor: Samples.base.addingTimeInterval(-1), inside: inside, sequence: sequence)
 }
 
 extension StoreKind {
     /// An engine over a fresh store of this kind (on `clock`, the real one by default; the tests
     /// fire with explicit dates).
-    package func withEngine(clock: any NotificationClock = SystemClock(), _ body: (NotificationEngine) async throws -> Void) async throws {
+    package func withEngine(
+        clock: any NotificationClock = SystemClock(), _ body: (NotificationEngine) async throws -> Void
+    ) async throws {
         let store: NotificationStore
         var directory: TemporaryDirectory?
         switch self {
@@ -82,7 +87,6 @@ package struct TemporaryDirectory {
     package func remove() { try? FileManager.default.removeItem(at: url) }
 }
 
-
 /// Representative values, with every field set to something other than its default.
 package enum Samples {
     package static let base = Date(timeIntervalSince1970: 1_750_000_000.25)
@@ -99,7 +103,9 @@ package enum Samples {
         "empty-data": .data(Data()),
         "date": .date(Date(timeIntervalSinceReferenceDate: 123_456_789.123_456_7)),
         "array": .array([.integer(1), .string("two"), .array([.bool(true), .dictionary(["k": .double(3.5)])])]),
-        "dictionary": .dictionary(["nested": .dictionary(["deeper": .array([.data(Data("x".utf8)), .date(base)])]), "": .string("")]),
+        "dictionary": .dictionary([
+            "nested": .dictionary(["deeper": .array([.data(Data("x".utf8)), .date(base)])]), "": .string(""),
+        ]),
         "": .string("empty key"),
     ]
 
@@ -110,8 +116,10 @@ package enum Samples {
         content.launchImageName = "launch"
         content.userInfo = userInfo
         content.attachments = [
-            NotificationAttachment(identifier: "image", url: URL(fileURLWithPath: "/tmp/picture.png"), type: "public.png"),
-            NotificationAttachment(identifier: "web", url: URL(string: "https://example.com/a%20b?q=1#frag")!, type: "public.url"),
+            NotificationAttachment(
+                identifier: "image", url: URL(fileURLWithPath: "/tmp/picture.png"), type: "public.png"),
+            NotificationAttachment(
+                identifier: "web", url: URL(string: "https://example.com/a%20b?q=1#frag")!, type: "public.url"),
         ]
         content.categoryIdentifier = "MEETING"
         content.threadIdentifier = thread
@@ -152,23 +160,31 @@ package enum Samples {
         .timeInterval(90.5, repeats: true),
         .calendar(components, repeats: false),
         .calendar(DateComponents(hour: 8, minute: 30), repeats: true),
-        .location(CircularRegion(identifier: "office", center: Coordinate(latitude: 48.8566, longitude: 2.3522),
-                                 radius: 150, notifyOnEntry: true, notifyOnExit: false), repeats: true),
+        .location(
+            CircularRegion(
+                identifier: "office", center: Coordinate(latitude: 48.8566, longitude: 2.3522),
+                radius: 150, notifyOnEntry: true, notifyOnExit: false), repeats: true),
         .push,
     ]
 
-    package static func request(_ identifier: String, trigger: NotificationTrigger? = .timeInterval(60, repeats: false),
-                        thread: String = "thread-a") -> NotificationRequest {
-        NotificationRequest(identifier: identifier, content: content("Title \(identifier)", thread: thread), trigger: trigger)
+    package static func request(
+        _ identifier: String, trigger: NotificationTrigger? = .timeInterval(60, repeats: false),
+        thread: String = "thread-a"
+    ) -> NotificationRequest {
+        NotificationRequest(
+            identifier: identifier, content: content("Title \(identifier)", thread: thread), trigger: trigger)
     }
 
-    package static func delivered(_ identifier: String, at offset: Double, thread: String = "thread-a") -> DeliveredNotification {
+    package static func delivered(_ identifier: String, at offset: Double, thread: String = "thread-a")
+        -> DeliveredNotification
+    {
         DeliveredNotification(request: request(identifier, thread: thread), date: base.addingTimeInterval(offset))
     }
 
     package static func response(_ identifier: String) -> NotificationResponse {
-        NotificationResponse(notification: delivered(identifier, at: 5), actionIdentifier: "REPLY",
-                             userText: "On my way 🚗", date: base.addingTimeInterval(10))
+        NotificationResponse(
+            notification: delivered(identifier, at: 5), actionIdentifier: "REPLY",
+            userText: "On my way 🚗", date: base.addingTimeInterval(10))
     }
 
     package static var categories: [NotificationCategory] {
@@ -176,9 +192,11 @@ package enum Samples {
             NotificationCategory(
                 identifier: "MEETING",
                 actions: [
-                    NotificationAction(identifier: "ACCEPT", title: "Accept", options: [.foreground], icon: .system("checkmark")),
-                    NotificationAction(identifier: "REPLY", title: "Reply", options: [.authenticationRequired, .destructive],
-                                       icon: .template("reply"), textInput: .init(buttonTitle: "Send", placeholder: "Message")),
+                    NotificationAction(
+                        identifier: "ACCEPT", title: "Accept", options: [.foreground], icon: .system("checkmark")),
+                    NotificationAction(
+                        identifier: "REPLY", title: "Reply", options: [.authenticationRequired, .destructive],
+                        icon: .template("reply"), textInput: .init(buttonTitle: "Send", placeholder: "Message")),
                 ],
                 intentIdentifiers: ["intent.a", "intent.b"], options: [.customDismissAction, .hiddenPreviewsShowTitle],
                 hiddenPreviewsBodyPlaceholder: "%u messages", categorySummaryFormat: "%u more from %@"),
@@ -187,7 +205,8 @@ package enum Samples {
     }
 
     package static func app(_ bundleIdentifier: String) -> AppRecord {
-        var app = AppRecord(bundleIdentifier: bundleIdentifier, created: base, deviceToken: String(repeating: "ab", count: 32))
+        var app = AppRecord(
+            bundleIdentifier: bundleIdentifier, created: base, deviceToken: String(repeating: "ab", count: 32))
         app.settings.authorizationStatus = .provisional
         app.settings.soundSetting = .enabled
         app.settings.badgeSetting = .disabled
@@ -216,8 +235,10 @@ package enum Samples {
         let payload: EngineEvent.Payload
         switch kind {
         case .delivered:
-            payload = .delivered(Delivery(notification: delivered("e", at: 1), category: categories[0], settings: settings,
-                                          presentation: [.banner, .list, .sound], badge: 3))
+            payload = .delivered(
+                Delivery(
+                    notification: delivered("e", at: 1), category: categories[0], settings: settings,
+                    presentation: [.banner, .list, .sound], badge: 3))
         case .response: payload = .response(response("e"))
         case .removed: payload = .removed(identifiers: ["x", "y"], scope: .pending)
         case .silentPush: payload = .silentPush(delivered("s", at: 2))
@@ -226,8 +247,10 @@ package enum Samples {
         case .categories: payload = .categories(categories)
         case .app: payload = .app(.removed)
         case .quarantined:
-            payload = .quarantined(QuarantinedRequest(id: 7, app: app, identifier: "q", reason: "its app is not a bundle identifier",
-                                                      date: base, request: nil))
+            payload = .quarantined(
+                QuarantinedRequest(
+                    id: 7, app: app, identifier: "q", reason: "its app is not a bundle identifier",
+                    date: base, request: nil))
         case .expired:
             var request = request("x")
             request.expiration = .at(base)
@@ -235,19 +258,24 @@ package enum Samples {
         case .realerted:
             var notification = delivered("e", at: 1)
             notification.request.escalation = NotificationEscalation(every: 60, for: 1800)
-            var delivery = Delivery(notification: notification, category: categories[0], settings: settings,
-                                    presentation: [.banner, .list, .sound], badge: 3)
+            var delivery = Delivery(
+                notification: notification, category: categories[0], settings: settings,
+                presentation: [.banner, .list, .sound], badge: 3)
             delivery.alert = 4
             payload = .realerted(delivery)
         case .focus:
-            let schedule = try? FocusSchedule(from: "22:00", to: "07:00", days: FocusDay.weekdays, timeZone: "Europe/Berlin")
-            let sleep = try? FocusMode(name: "Sleep", schedule: schedule, allowedApps: [app], allowedThreads: ["t"],
-                                       allowedFilterCriteria: ["family"], manual: FocusOverride(isOn: true, since: base))
+            let schedule = try? FocusSchedule(
+                from: "22:00", to: "07:00", days: FocusDay.weekdays, timeZone: "Europe/Berlin")
+            let sleep = try? FocusMode(
+                name: "Sleep", schedule: schedule, allowedApps: [app], allowedThreads: ["t"],
+                allowedFilterCriteria: ["family"], manual: FocusOverride(isOn: true, since: base))
             let work = try? FocusMode(name: "Work")
-            payload = .focus([sleep, work].compactMap { $0 }.enumerated().map { index, mode in
-                FocusStatus(mode: mode, isActive: index == 0, nextChange: index == 0 ? base.addingTimeInterval(3600) : nil,
-                            held: index == 0 ? [app: 12] : [:], byHand: index == 0)
-            })
+            payload = .focus(
+                [sleep, work].compactMap { $0 }.enumerated().map { index, mode in
+                    FocusStatus(
+                        mode: mode, isActive: index == 0, nextChange: index == 0 ? base.addingTimeInterval(3600) : nil,
+                        held: index == 0 ? [app: 12] : [:], byHand: index == 0)
+                })
         }
         return EngineEvent(app: app, date: base, payload: payload)
     }

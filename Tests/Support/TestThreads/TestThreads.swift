@@ -105,8 +105,10 @@ public final class TestThreads: TaskExecutor, Sendable {
 public struct TestThreadsTrait: SuiteTrait, TestTrait, TestScoping {
     public var isRecursive: Bool { true }
 
-    public func provideScope(for test: Test, testCase: Test.Case?,
-                             performing function: @Sendable () async throws -> Void) async throws {
+    public func provideScope(
+        for test: Test, testCase: Test.Case?,
+        performing function: @Sendable () async throws -> Void
+    ) async throws {
         // A test case takes one of the running slots; a suite's own scope does not (its cases
         // each take one, and a suite holding a slot while its cases wait could deadlock).
         guard testCase != nil else {

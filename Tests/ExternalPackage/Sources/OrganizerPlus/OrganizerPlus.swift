@@ -108,7 +108,8 @@ public class NotificationManager {
             content.threadIdentifier = NotificationManagerConstants.calendarBasedNotificationThreadId
             if let date = task.reminder.date {
                 trigger = UNCalendarNotificationTrigger(
-                    dateMatching: calendar.dateComponents([.timeZone, .year, .month, .day, .hour, .minute], from: date),
+                    dateMatching: calendar.dateComponents(
+                        [.timeZone, .year, .month, .day, .hour, .minute], from: date),
                     repeats: task.reminder.repeats)
             }
         case .location:
@@ -144,18 +145,23 @@ public class OrganizerAppDelegate: NSObject, UNUserNotificationCenterDelegate {
         UNUserNotificationCenter.current().delegate = self
         let dismissAction = UNNotificationAction(identifier: "dismiss", title: "Dismiss", options: [])
         let markAsDone = UNNotificationAction(identifier: "markAsDone", title: "Mark As Done", options: [])
-        let category = UNNotificationCategory(identifier: NotificationManager.categoryIdentifier, actions: [dismissAction, markAsDone],
-                                              intentIdentifiers: [], options: [])
+        let category = UNNotificationCategory(
+            identifier: NotificationManager.categoryIdentifier, actions: [dismissAction, markAsDone],
+            intentIdentifiers: [], options: [])
         UNUserNotificationCenter.current().setNotificationCategories([category])
     }
 
-    public func userNotificationCenter(_ center: UNUserNotificationCenter, willPresent notification: UNNotification,
-                                       withCompletionHandler completionHandler: @escaping (UNNotificationPresentationOptions) -> Void) {
+    public func userNotificationCenter(
+        _ center: UNUserNotificationCenter, willPresent notification: UNNotification,
+        withCompletionHandler completionHandler: @escaping (UNNotificationPresentationOptions) -> Void
+    ) {
         completionHandler(.banner)
     }
 
-    public func userNotificationCenter(_ center: UNUserNotificationCenter, didReceive response: UNNotificationResponse,
-                                       withCompletionHandler completionHandler: @escaping () -> Void) {
+    public func userNotificationCenter(
+        _ center: UNUserNotificationCenter, didReceive response: UNNotificationResponse,
+        withCompletionHandler completionHandler: @escaping () -> Void
+    ) {
         let userInfo = response.notification.request.content.userInfo
         if let taskData = userInfo["Task"] as? Data, let task = try? JSONDecoder().decode(Task.self, from: taskData) {
             if response.actionIdentifier == "markAsDone" {

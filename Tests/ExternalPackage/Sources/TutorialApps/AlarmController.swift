@@ -29,10 +29,12 @@ public class AlarmController: NSObject, UNUserNotificationCenterDelegate {
 
     func setCategories() {
         let snoozeAction = UNNotificationAction(identifier: "snooze", title: "Snooze 5 Sec", options: [])
-        let commentAction = UNTextInputNotificationAction(identifier: "comment", title: "Add Comment", options: [],
-                                                          textInputButtonTitle: "Add", textInputPlaceholder: "Add Comment Here")
-        let alarmCategory = UNNotificationCategory(identifier: "alarm.category", actions: [snoozeAction, commentAction],
-                                                   intentIdentifiers: [], options: [])
+        let commentAction = UNTextInputNotificationAction(
+            identifier: "comment", title: "Add Comment", options: [],
+            textInputButtonTitle: "Add", textInputPlaceholder: "Add Comment Here")
+        let alarmCategory = UNNotificationCategory(
+            identifier: "alarm.category", actions: [snoozeAction, commentAction],
+            intentIdentifiers: [], options: [])
         UNUserNotificationCenter.current().setNotificationCategories([alarmCategory])
     }
 
@@ -58,13 +60,17 @@ public class AlarmController: NSObject, UNUserNotificationCenterDelegate {
         addNotification(content: content, trigger: trigger, identifier: "Alarm")
     }
 
-    public func userNotificationCenter(_ center: UNUserNotificationCenter, willPresent notification: UNNotification,
-                                       withCompletionHandler completionHandler: @escaping (UNNotificationPresentationOptions) -> Void) {
+    public func userNotificationCenter(
+        _ center: UNUserNotificationCenter, willPresent notification: UNNotification,
+        withCompletionHandler completionHandler: @escaping (UNNotificationPresentationOptions) -> Void
+    ) {
         completionHandler([.banner, .list, .sound])  // the tutorial's [.alert, .sound], without the deprecation warning
     }
 
-    public func userNotificationCenter(_ center: UNUserNotificationCenter, didReceive response: UNNotificationResponse,
-                                       withCompletionHandler completionHandler: @escaping () -> Void) {
+    public func userNotificationCenter(
+        _ center: UNUserNotificationCenter, didReceive response: UNNotificationResponse,
+        withCompletionHandler completionHandler: @escaping () -> Void
+    ) {
         let identifier = response.actionIdentifier
         let request = response.notification.request
         if identifier == "snooze" {

@@ -33,9 +33,11 @@ public class DrinkReminder: NSObject, UNUserNotificationCenterDelegate {
 
     public func applicationDidFinishLaunching() {
         let doneAction = UNNotificationAction(identifier: DrinkAction.done.id, title: "Done", options: [])
-        let notThirstyAction = UNNotificationAction(identifier: DrinkAction.notThirsty.id, title: "Not thirsty", options: [])
-        let category = UNNotificationCategory(identifier: DrinkReminder.category, actions: [doneAction, notThirstyAction],
-                                              intentIdentifiers: [], options: .customDismissAction)
+        let notThirstyAction = UNNotificationAction(
+            identifier: DrinkAction.notThirsty.id, title: "Not thirsty", options: [])
+        let category = UNNotificationCategory(
+            identifier: DrinkReminder.category, actions: [doneAction, notThirstyAction],
+            intentIdentifiers: [], options: .customDismissAction)
         UNUserNotificationCenter.current().setNotificationCategories([category])
         UNUserNotificationCenter.current().delegate = self
     }
@@ -46,8 +48,9 @@ public class DrinkReminder: NSObject, UNUserNotificationCenterDelegate {
         content.body = "It's time for a glass of water"
         content.sound = .default
         content.categoryIdentifier = DrinkReminder.category
-        let request = UNNotificationRequest(identifier: identifier, content: content,
-                                            trigger: UNTimeIntervalNotificationTrigger(timeInterval: seconds, repeats: false))
+        let request = UNNotificationRequest(
+            identifier: identifier, content: content,
+            trigger: UNTimeIntervalNotificationTrigger(timeInterval: seconds, repeats: false))
         UNUserNotificationCenter.current().add(request)
     }
 
@@ -61,8 +64,10 @@ public class DrinkReminder: NSObject, UNUserNotificationCenterDelegate {
         UNUserNotificationCenter.current().delegate = self
     }
 
-    public func userNotificationCenter(_ center: UNUserNotificationCenter, didReceive response: UNNotificationResponse,
-                                       withCompletionHandler completionHandler: @escaping () -> Void) {
+    public func userNotificationCenter(
+        _ center: UNUserNotificationCenter, didReceive response: UNNotificationResponse,
+        withCompletionHandler completionHandler: @escaping () -> Void
+    ) {
         switch response.actionIdentifier {
         case DrinkAction.done.id: journal.append("done")
         case DrinkAction.notThirsty.id: journal.append("notThirsty")

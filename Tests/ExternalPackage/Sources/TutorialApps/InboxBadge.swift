@@ -18,18 +18,22 @@ public class InboxBadge: NSObject, UNUserNotificationCenterDelegate {
         content.title = sender
         content.body = "New message"
         content.badge = NSNumber(value: unread)
-        UNUserNotificationCenter.current().add(UNNotificationRequest(identifier: identifier, content: content, trigger: nil))
+        UNUserNotificationCenter.current().add(
+            UNNotificationRequest(identifier: identifier, content: content, trigger: nil))
     }
 
     /// Read elsewhere: only the count changes.
     public func unreadChanged(to unread: Int) {
         let content = UNMutableNotificationContent()
         content.badge = NSNumber(value: unread)
-        UNUserNotificationCenter.current().add(UNNotificationRequest(identifier: "unread-count", content: content, trigger: nil))
+        UNUserNotificationCenter.current().add(
+            UNNotificationRequest(identifier: "unread-count", content: content, trigger: nil))
     }
 
-    public func userNotificationCenter(_ center: UNUserNotificationCenter, willPresent notification: UNNotification,
-                                       withCompletionHandler completionHandler: @escaping (UNNotificationPresentationOptions) -> Void) {
+    public func userNotificationCenter(
+        _ center: UNUserNotificationCenter, willPresent notification: UNNotification,
+        withCompletionHandler completionHandler: @escaping (UNNotificationPresentationOptions) -> Void
+    ) {
         completionHandler(badgeInFront ? [.banner, .list, .badge] : [.banner, .list])
     }
 }

@@ -27,7 +27,8 @@ public class PlaceReminders {
         content.body = message
         content.sound = .default
         let trigger = UNLocationNotificationTrigger(region: region, repeats: false)
-        UNUserNotificationCenter.current().add(UNNotificationRequest(identifier: "place-\(place.name)", content: content, trigger: trigger))
+        UNUserNotificationCenter.current().add(
+            UNNotificationRequest(identifier: "place-\(place.name)", content: content, trigger: trigger))
     }
 
     /// The saved places within `distance` metres of a position, nearest first.

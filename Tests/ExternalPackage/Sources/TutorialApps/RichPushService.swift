@@ -32,8 +32,10 @@ open class RichPushService: UNNotificationServiceExtension {
     /// Where media comes from; set by the app (the extension has no other way to be configured).
     open var media: MediaSource { StalledMedia() }
 
-    open override func didReceive(_ request: UNNotificationRequest,
-                                  withContentHandler contentHandler: @escaping (UNNotificationContent) -> Void) {
+    open override func didReceive(
+        _ request: UNNotificationRequest,
+        withContentHandler contentHandler: @escaping (UNNotificationContent) -> Void
+    ) {
         self.contentHandler = contentHandler
         bestAttemptContent = (request.content.mutableCopy() as? UNMutableNotificationContent)
         guard let bestAttemptContent = bestAttemptContent else { return contentHandler(request.content) }
@@ -44,10 +46,15 @@ open class RichPushService: UNNotificationServiceExtension {
         }
         media.fetch(address) { file in
             if let file = file,
-               let attachment = try? UNNotificationAttachment(identifier: "media", url: file, options: [
-                   UNNotificationAttachmentOptionsTypeHintKey: "public.jpeg",
-                   UNNotificationAttachmentOptionsThumbnailClippingRectKey: CGRect(x: 0, y: 0, width: 1, height: 0.5).dictionaryRepresentation,
-               ]) {
+                let attachment = try? UNNotificationAttachment(
+                    identifier: "media", url: file,
+                    options: [
+                        UNNotificationAttachmentOptionsTypeHintKey: "public.jpeg",
+                        UNNotificationAttachmentOptionsThumbnailClippingRectKey: CGRect(
+                            x: 0, y: 0, width: 1, height: 0.5
+                        ).dictionaryRepresentation,
+                    ])
+            {
                 bestAttemptContent.attachments = [attachment]
             }
             contentHandler(bestAttemptContent)
@@ -67,7 +74,9 @@ public final class LocalRichPushService: RichPushService {
     /// The files the (test) app serves, by address.
     private static var files: [String: URL] = [:]
     private static let lock = NSLock()
-    public override var media: MediaSource { LocalMedia(files: LocalRichPushService.lock.withLock { LocalRichPushService.files }) }
+    public override var media: MediaSource {
+        LocalMedia(files: LocalRichPushService.lock.withLock { LocalRichPushService.files })
+    }
     public static func serve(_ address: String, from file: URL) { lock.withLock { files[address] = file } }
 }
 
@@ -76,8 +85,10 @@ public final class StalledRichPushService: RichPushService {}
 
 /// An extension that answers twice: the first answer counts.
 public final class EagerService: UNNotificationServiceExtension {
-    public override func didReceive(_ request: UNNotificationRequest,
-                                    withContentHandler contentHandler: @escaping (UNNotificationContent) -> Void) {
+    public override func didReceive(
+        _ request: UNNotificationRequest,
+        withContentHandler contentHandler: @escaping (UNNotificationContent) -> Void
+    ) {
         let first = request.content.mutableCopy() as! UNMutableNotificationContent
         first.body = "first answer"
         contentHandler(first)
@@ -89,6 +100,8 @@ public final class EagerService: UNNotificationServiceExtension {
 
 /// An extension that forgets to answer at all, even when its time runs out.
 public final class ForgetfulService: UNNotificationServiceExtension {
-    public override func didReceive(_ request: UNNotificationRequest,
-                                    withContentHandler contentHandler: @escaping (UNNotificationContent) -> Void) {}
+    public override func didReceive(
+        _ request: UNNotificationRequest,
+        withContentHandler contentHandler: @escaping (UNNotificationContent) -> Void
+    ) {}
 }

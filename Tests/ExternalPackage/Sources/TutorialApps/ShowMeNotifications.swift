@@ -35,18 +35,22 @@ public class ShowMeNotifications: NSObject, UNUserNotificationCenterDelegate {
             if error == nil { self.scheduledFor[notificationID] = trigger.nextTriggerDate() }
         }
         let action = UNNotificationAction(identifier: "showMe", title: "Show me", options: [])
-        let category = UNNotificationCategory(identifier: userActionsIdentifier, actions: [action], intentIdentifiers: [], options: [])
+        let category = UNNotificationCategory(
+            identifier: userActionsIdentifier, actions: [action], intentIdentifiers: [], options: [])
         notificationCenter.setNotificationCategories([category])
     }
 
-    public func userNotificationCenter(_ center: UNUserNotificationCenter, didReceive response: UNNotificationResponse,
-                                       withCompletionHandler completionHandler: @escaping () -> Void) {
+    public func userNotificationCenter(
+        _ center: UNUserNotificationCenter, didReceive response: UNNotificationResponse,
+        withCompletionHandler completionHandler: @escaping () -> Void
+    ) {
         switch response.actionIdentifier {
         case "showMe":
             let mainText = response.notification.request.content.userInfo.keys.first! as! String
             let subText = response.notification.request.content.userInfo.values.first! as! String
-            showNotification(with: (mainText, subText), showBody: true, withAction: false,
-                             atDate: Date(timeInterval: 3, since: response.notification.date))
+            showNotification(
+                with: (mainText, subText), showBody: true, withAction: false,
+                atDate: Date(timeInterval: 3, since: response.notification.date))
         default:
             break
         }

@@ -37,7 +37,7 @@ struct OrganizerTests {
     func calendar() async throws {
         let simulator = NotificationSimulator.current
         let app = try await launchedOrganizer()
-        let due = Date(timeIntervalSince1970: 1_780_007_220)        // 22:27 UTC: the reminder has minutes, not seconds
+        let due = Date(timeIntervalSince1970: 1_780_007_220)  // 22:27 UTC: the reminder has minutes, not seconds
         app.taskManager.save(task: OrganizerPlus.Task(name: "Call Bob", reminder: Reminder(date: due)))
         await simulator.advance(to: due.addingTimeInterval(-1))
         #expect(await simulator.deliveredNotifications.isEmpty)
@@ -51,10 +51,14 @@ struct OrganizerTests {
     func location() async throws {
         let simulator = NotificationSimulator.current
         let app = try await launchedOrganizer()
-        app.taskManager.save(task: OrganizerPlus.Task(name: "Pick up parcel",
-                                                      reminder: Reminder(location: LocationReminder(latitude: 48.8566, longitude: 2.3522, radius: 200))))
+        app.taskManager.save(
+            task: OrganizerPlus.Task(
+                name: "Pick up parcel",
+                reminder: Reminder(location: LocationReminder(latitude: 48.8566, longitude: 2.3522, radius: 200))))
         await simulator.move(to: CLLocationCoordinate2D(latitude: 48.8570, longitude: 2.3525))
-        #expect(await simulator.deliveredNotifications.first?.request.content.threadIdentifier == "LocationBasedNotificationThreadId")
+        #expect(
+            await simulator.deliveredNotifications.first?.request.content.threadIdentifier
+                == "LocationBasedNotificationThreadId")
     }
 
     @Test("Mark As Done removes the task without opening the app")
@@ -91,9 +95,11 @@ struct OrganizerTests {
         let app = try await launchedOrganizer()
         app.taskManager.save(task: OrganizerPlus.Task(name: "a", reminder: Reminder(timeInterval: 5)))
         app.taskManager.save(task: OrganizerPlus.Task(name: "b", reminder: Reminder(timeInterval: 6)))
-        app.taskManager.save(task: OrganizerPlus.Task(name: "c", reminder: Reminder(date: start.addingTimeInterval(60))))
+        app.taskManager.save(
+            task: OrganizerPlus.Task(name: "c", reminder: Reminder(date: start.addingTimeInterval(60))))
         await simulator.advance(by: 60)
-        let threads = Dictionary(grouping: await simulator.deliveredNotifications, by: \.request.content.threadIdentifier)
+        let threads = Dictionary(
+            grouping: await simulator.deliveredNotifications, by: \.request.content.threadIdentifier)
         #expect(threads["TimeBasedNotificationThreadId"]?.count == 2)
         #expect(threads["CalendarBasedNotificationThreadId"]?.count == 1)
     }

@@ -106,7 +106,9 @@ struct AlarmWithInstallTests {
         let start = simulator.now
         await simulator.advance(by: 4)
         let trigger = try #require(await simulator.pendingRequests.first?.trigger as? UNTimeIntervalNotificationTrigger)
-        #expect(trigger.nextTriggerDate() == start.addingTimeInterval(4 + 10), "iOS's quirk: whenever asked, now + the interval")
+        #expect(
+            trigger.nextTriggerDate() == start.addingTimeInterval(4 + 10),
+            "iOS's quirk: whenever asked, now + the interval")
         #expect(trigger.scheduledDate == start.addingTimeInterval(10), "when it will really fire")
     }
 

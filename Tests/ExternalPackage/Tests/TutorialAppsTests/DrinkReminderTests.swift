@@ -65,7 +65,7 @@ struct DrinkReminderTests {
         try await simulator.tap("two")
         #expect(app.journal.isEmpty)
         app.deviceUnlocked()
-        await simulator.advance(by: 1)          // the simulator hands over what waits in the outbox
+        await simulator.advance(by: 1)  // the simulator hands over what waits in the outbox
         #expect(app.journal == ["done", "opened"])
     }
 }

@@ -7,12 +7,15 @@ import TutorialApps
 /// A push for the extension: mutable content, an alert, a conversation and maybe an image.
 func richPayload(media: String? = nil) -> Data {
     let mediaKey = media.map { #", "media-url": "\#($0)""# } ?? ""
-    return Data(#"{"aps": {"alert": {"title": "[encrypted] Ann", "body": "Photo"}, "mutable-content": 1}, "conversation": "ann"\#(mediaKey)}"#.utf8)
+    return Data(
+        #"{"aps": {"alert": {"title": "[encrypted] Ann", "body": "Photo"}, "mutable-content": 1}, "conversation": "ann"\#(mediaKey)}"#
+            .utf8)
 }
 
 /// A downloaded image as a download leaves it: a temporary file without an extension.
 func downloadedImage() throws -> URL {
-    let url = FileManager.default.temporaryDirectory.appendingPathComponent("CFNetworkDownload_\(UUID().uuidString).tmp")
+    let url = FileManager.default.temporaryDirectory.appendingPathComponent(
+        "CFNetworkDownload_\(UUID().uuidString).tmp")
     try Data(repeating: 0xFF, count: 2_048).write(to: url)
     return url
 }
@@ -44,7 +47,8 @@ struct RichPushTests {
     func bestAttempt() async throws {
         let simulator = try await simulator(StalledRichPushService.self)
         let start = simulator.now
-        try await simulator.push(richPayload(media: "https://cdn.example.com/slow.jpg"), identifier: "slow", advancingBy: 30)
+        try await simulator.push(
+            richPayload(media: "https://cdn.example.com/slow.jpg"), identifier: "slow", advancingBy: 30)
         let delivered = try #require(await simulator.deliveredNotifications.first)
         #expect(delivered.request.content.title == "Ann")
         #expect(delivered.request.content.subtitle == "Image not loaded")

@@ -22,7 +22,9 @@ struct ShowMeTests {
     func titleOnly() async throws {
         let simulator = NotificationSimulator.current
         let app = try await app()
-        app.showNotification(with: ("Capital of Australia?", "Canberra"), showBody: false, withAction: true, atDate: start.addingTimeInterval(60))
+        app.showNotification(
+            with: ("Capital of Australia?", "Canberra"), showBody: false, withAction: true,
+            atDate: start.addingTimeInterval(60))
         await simulator.advance(by: 60)
         let shown = try #require(await simulator.deliveredNotifications.first)
         #expect(shown.request.content.title == "Capital of Australia?")
@@ -34,7 +36,9 @@ struct ShowMeTests {
     func showMe() async throws {
         let simulator = NotificationSimulator.current
         let app = try await app()
-        app.showNotification(with: ("Capital of Australia?", "Canberra"), showBody: false, withAction: true, atDate: start.addingTimeInterval(60))
+        app.showNotification(
+            with: ("Capital of Australia?", "Canberra"), showBody: false, withAction: true,
+            atDate: start.addingTimeInterval(60))
         await simulator.advance(by: 60)
         try await simulator.perform("showMe", on: "Capital of Australia?")
         await simulator.advance(by: 2)
@@ -49,7 +53,9 @@ struct ShowMeTests {
     func userInfo() async throws {
         let simulator = NotificationSimulator.current
         let app = try await app()
-        app.showNotification(with: ("Largest planet?", "Jupiter"), showBody: false, withAction: true, atDate: start.addingTimeInterval(5))
+        app.showNotification(
+            with: ("Largest planet?", "Jupiter"), showBody: false, withAction: true, atDate: start.addingTimeInterval(5)
+        )
         let pending = try #require(await simulator.pendingRequests.first)
         #expect(pending.content.userInfo["Largest planet?"] as? String == "Jupiter")
     }
@@ -58,7 +64,8 @@ struct ShowMeTests {
     func nextTriggerDate() async throws {
         let simulator = NotificationSimulator.current
         let app = try await app()
-        app.showNotification(with: ("Q", "A"), showBody: false, withAction: true, atDate: start.addingTimeInterval(3_600))
+        app.showNotification(
+            with: ("Q", "A"), showBody: false, withAction: true, atDate: start.addingTimeInterval(3_600))
         _ = await simulator.pendingRequests
         #expect(app.scheduledFor["Q"] == start.addingTimeInterval(3_600))
     }
@@ -67,7 +74,8 @@ struct ShowMeTests {
     func tomorrow() async throws {
         let simulator = NotificationSimulator.current
         let app = try await app()
-        app.showNotification(with: ("Late", "x"), showBody: true, withAction: false, atDate: start.addingTimeInterval(-60))
+        app.showNotification(
+            with: ("Late", "x"), showBody: true, withAction: false, atDate: start.addingTimeInterval(-60))
         await simulator.advance(by: 86_400 - 61)
         #expect(await simulator.deliveredNotifications.isEmpty)
         await simulator.advance(by: 1)
