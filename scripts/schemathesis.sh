@@ -11,6 +11,19 @@
 #   SCHEMATHESIS_CACHE      schemathesis' own state: failures found, replayed first next time
 #                           (default .build/schemathesis-cache)
 #   SCHEMATHESIS_ARGS       more options for `schemathesis run` (e.g. "--include-path /v1/apps")
+#
+# docs/openapi.json says what the server refuses wherever a schema can say it, so the requests
+# schemathesis makes as valid are valid. Its "schema validation mismatch" warning (an operation that
+# refused every valid-looking request of a phase) stays for operations whose rule a schema cannot
+# hold, and the document says so in their descriptions:
+#   POST /3/device/{token}            the topic must name a registered app (BadTopic, Apple's 400), and
+#                                     a push type must match the topic's suffix and priority
+#   POST /v1/web-push/subscriptions   keys.p256dh must be a point on P-256; the endpoint's host must be a
+#                                     push service the service's settings allow
+#   PUT /v1/apps/{app}/summary        timeZone must be one this machine's time zone database knows
+#   PUT /v1/focus/{name}              a name in the body must be the path's; schedule.timeZone as above
+#   POST /v1/apps/{app}/service-extension/{id}   (now and then) a thumbnailClippingRect's x + width
+#                                     and y + height at most 1; otherwise 404: no push waits for it
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export PATH="$PATH:/opt/swift/usr/bin"
@@ -46,7 +59,10 @@ trap 'exit 130' INT TERM
 
 # Port 0: the server picks a free port and writes its URL to DATA/server.json.
 # An empty PATH: launch commands the fuzzer sets (PATCH /v1/apps/{app}) name no program that exists.
-PATH=/nonexistent "$bin" serve --data "$data" --listen 127.0.0.1:0 --auto-allow --desktop off >"$log" 2>&1 &
+# Web Push subscriptions point at the discard port of this machine (nothing listens there): the
+# devices registered below get no pushes, and no push leaves the machine.
+PATH=/nonexistent "$bin" serve --data "$data" --listen 127.0.0.1:0 --auto-allow --desktop off \
+  --web-push-endpoints http://127.0.0.1:9/ >"$log" 2>&1 &
 pid=$!
 for _ in $(seq 1 300); do
   [ -s "$data/server.json" ] && [ -s "$data/owner-token" ] && break
@@ -68,15 +84,16 @@ export CHIME_OWNER_TOKEN
 
 # Something to test against: an app with a category, a delivered notification and an answer in its
 # outbox; a second app for DELETE /v1/apps/{app} to remove and a third whose authorization answers
-# change (removing or denying the first would leave every later test a 404 or a 409). Their names go
-# into the configuration as dictionaries, so most generated {app}, {identifier}, {id} and {token}
-# values name things that exist and the operations get past the 404 into their bodies; the rest stay
-# random (unknown names must answer 404, not 5xx).
+# change (removing or denying the first would leave every later test a 404 or a 409); a focus mode and
+# a Web Push device, each with a second one for its DELETE. Their names go into the configuration as
+# dictionaries, so most generated {app}, {identifier}, {id}, {name} and {token} values name things
+# that exist and the operations get past the 404 into their bodies; the rest stay random (unknown
+# names must answer 404, not 5xx).
 config="$data/schemathesis.toml"
 cache="${SCHEMATHESIS_CACHE:-.build/schemathesis-cache}"
 mkdir -p "$cache"
 python3 - "$url" "$config" "$(cd "$cache" && pwd)" <<'PY'
-import json, os, sys, time, urllib.request
+import json, os, sys, time, urllib.parse, urllib.request
 
 url, config, cache = sys.argv[1], sys.argv[2], sys.argv[3]
 app, doomed, asked = "com.example.schemathesis", "com.example.schemathesis.doomed", "com.example.schemathesis.asked"
@@ -108,6 +125,16 @@ call("POST", f"/v1/apps/{app}/requests", [
     {"identifier": "schemathesis.pending", "title": "Pending", "trigger": {"type": "timeInterval", "timeInterval": 3600, "repeats": True}}])
 answer = call("POST", f"/v1/apps/{app}/notifications/schemathesis.delivered/responses", {"actionIdentifier": "ok"})
 device = call("GET", f"/v1/apps/{app}/device-token")["deviceToken"]
+focus, doomed_focus = "Schemathesis", "Schemathesis doomed"
+for name in (focus, doomed_focus):
+    call("PUT", "/v1/focus/" + urllib.parse.quote(name), {"allowedApps": [app]})
+# A subscriber's key as a browser makes it: a point on P-256 (a fixed one; only its form and that it
+# is on the curve are checked) and a 16-byte secret.
+keys = {"p256dh": "BO6CoUsJauLe1pFeh_UEM2GnOGB5jFsaVPQhNfjve_js2eCOfq0L2Tw5rt8xDU-o_BfHVUSt4sZGA7W8PZH5JwE",
+        "auth": "oNxY6A5uAn0qUPWKu3V_Pw"}
+subscription, doomed_subscription = (
+    call("POST", "/v1/web-push/subscriptions", {"endpoint": f"http://127.0.0.1:9/schemathesis/{n}", "keys": keys, "name": n})["id"]
+    for n in ("kept", "doomed"))
 
 def strings(values):
     return "[" + ", ".join(json.dumps(str(v)) for v in values) + "]"
@@ -132,6 +159,14 @@ values = {strings(["schemathesis.delivered"])}
 values = {strings([answer.get("id", 1) if isinstance(answer, dict) else 1, 2, 3])}
 [dictionaries.devices]
 values = {strings([device])}
+[dictionaries.focus]
+values = {strings([focus])}
+[dictionaries.doomed-focus]
+values = {strings([doomed_focus])}
+[dictionaries.subscriptions]
+values = {strings([subscription])}
+[dictionaries.doomed-subscriptions]
+values = {strings([doomed_subscription])}
 
 [parameters]
 "path.app" = {{ dictionary = "apps", probability = 0.8 }}
@@ -139,6 +174,7 @@ values = {strings([device])}
 "path.id" = {{ dictionary = "responses", probability = 0.6 }}
 "path.token" = {{ dictionary = "devices", probability = 0.6 }}
 "header.apns-topic" = {{ dictionary = "apps", probability = 0.8 }}
+"path.name" = {{ dictionary = "focus", probability = 0.8 }}
 
 [[operations]]
 include-name = "DELETE /v1/apps/{{app}}"
@@ -150,6 +186,22 @@ phases.fuzzing.extra-data-sources.responses = false
 [[operations]]
 include-name = "DELETE /v1/apps/{{app}}/notifications"
 parameters = {{ "path.app" = {{ dictionary = "doomed", probability = 0.8 }} }}
+phases.coverage.extra-data-sources.responses = false
+phases.fuzzing.extra-data-sources.responses = false
+
+[[operations]]
+include-name = "DELETE /v1/focus/{{name}}"
+parameters = {{ "path.name" = {{ dictionary = "doomed-focus", probability = 0.8 }} }}
+phases.coverage.extra-data-sources.responses = false
+phases.fuzzing.extra-data-sources.responses = false
+
+[[operations]]
+include-name = "PATCH /v1/web-push/subscriptions/{{id}}"
+parameters = {{ "path.id" = {{ dictionary = "subscriptions", probability = 0.8 }} }}
+
+[[operations]]
+include-name = "DELETE /v1/web-push/subscriptions/{{id}}"
+parameters = {{ "path.id" = {{ dictionary = "doomed-subscriptions", probability = 0.8 }} }}
 phases.coverage.extra-data-sources.responses = false
 phases.fuzzing.extra-data-sources.responses = false
 

@@ -2345,9 +2345,10 @@ enum OpenAPIDocument {
           "name": "token",
           "in": "path",
           "required": true,
-          "description": "The app's device token (64 hexadecimal characters).",
+          "description": "The app's device token: 64 hexadecimal characters (either case).",
           "schema": {
-            "type": "string"
+            "type": "string",
+            "pattern": "^[0-9A-Fa-f]{64}$"
           }
         }
       ],
@@ -2506,7 +2507,8 @@ enum OpenAPIDocument {
             "required": true,
             "description": "The app's bundle identifier; with Apple's suffix for the push types of their own topic: .voip (voip), .complication, .pushkit.fileprovider, .location-query (location), .push-type.liveactivity, .voip-ptt (pushtotalk), .push-type.widgets, .push-type.controls. Without apns-push-type, the suffix's type (else alert).",
             "schema": {
-              "type": "string"
+              "type": "string",
+              "pattern": "^[A-Za-z0-9._-]{1,255}$"
             }
           },
           {
@@ -3369,17 +3371,23 @@ enum OpenAPIDocument {
                       "array",
                       "null"
                     ],
+                    "maxItems": 1000,
                     "items": {
-                      "type": "string"
+                      "type": "string",
+                      "pattern": "^[A-Za-z0-9._-]{1,255}$"
                     },
-                    "description": "The bundle identifiers whose notifications the device gets; null: every app."
+                    "description": "The bundle identifiers whose notifications the device gets (registered apps, at most 1000); null: every app."
                   },
                   "name": {
                     "type": "string",
-                    "maxLength": 200
+                    "maxLength": 200,
+                    "pattern": "^[^\\u0000-\\u001f\\u007f-\\u009f]*$",
+                    "description": "What to call the device: at most 200 characters, no control characters."
                   }
                 },
-                "additionalProperties": false
+                "additionalProperties": false,
+                "minProperties": 1,
+                "description": "apps, name, or both."
               }
             }
           }
@@ -3547,11 +3555,12 @@ enum OpenAPIDocument {
           "name": "name",
           "in": "path",
           "required": true,
-          "description": "The focus mode's name: 1 to 64 letters, digits, spaces, '.', '-' or '_' (no space at either end), percent-encoded in the path (Do%20Not%20Disturb).",
+          "description": "The focus mode's name: 1 to 64 letters, digits, spaces, '.', '-' or '_' (no space at either end), percent-encoded in the path (Do%20Not%20Disturb). The pattern gives the ASCII ones; other Unicode letters and digits are accepted too.",
           "schema": {
             "type": "string",
             "minLength": 1,
-            "maxLength": 64
+            "maxLength": 64,
+            "pattern": "^[A-Za-z0-9._-](?:[A-Za-z0-9 ._-]{0,62}[A-Za-z0-9._-])?$"
           }
         }
       ],
@@ -3724,11 +3733,12 @@ enum OpenAPIDocument {
           "name": "name",
           "in": "path",
           "required": true,
-          "description": "The focus mode's name: 1 to 64 letters, digits, spaces, '.', '-' or '_' (no space at either end), percent-encoded in the path (Do%20Not%20Disturb).",
+          "description": "The focus mode's name: 1 to 64 letters, digits, spaces, '.', '-' or '_' (no space at either end), percent-encoded in the path (Do%20Not%20Disturb). The pattern gives the ASCII ones; other Unicode letters and digits are accepted too.",
           "schema": {
             "type": "string",
             "minLength": 1,
-            "maxLength": 64
+            "maxLength": 64,
+            "pattern": "^[A-Za-z0-9._-](?:[A-Za-z0-9 ._-]{0,62}[A-Za-z0-9._-])?$"
           }
         }
       ],
@@ -3789,11 +3799,12 @@ enum OpenAPIDocument {
           "name": "name",
           "in": "path",
           "required": true,
-          "description": "The focus mode's name: 1 to 64 letters, digits, spaces, '.', '-' or '_' (no space at either end), percent-encoded in the path (Do%20Not%20Disturb).",
+          "description": "The focus mode's name: 1 to 64 letters, digits, spaces, '.', '-' or '_' (no space at either end), percent-encoded in the path (Do%20Not%20Disturb). The pattern gives the ASCII ones; other Unicode letters and digits are accepted too.",
           "schema": {
             "type": "string",
             "minLength": 1,
-            "maxLength": 64
+            "maxLength": 64,
+            "pattern": "^[A-Za-z0-9._-](?:[A-Za-z0-9 ._-]{0,62}[A-Za-z0-9._-])?$"
           }
         }
       ],
@@ -4643,7 +4654,9 @@ enum OpenAPIDocument {
             "type": "string"
           },
           "url": {
-            "type": "string"
+            "type": "string",
+            "pattern": "^(/[\\s\\S]*|file:///(?:[A-Za-z0-9._~!$&'()*+,;=:@/-]|%[0-9A-Fa-f]{2})*)$",
+            "description": "An absolute path, or a file URL (file:///path/photo.png; answers give file URLs). The pattern gives file URLs; other URLs with a scheme are accepted too."
           },
           "type": {
             "type": "string",
@@ -5030,10 +5043,16 @@ enum OpenAPIDocument {
               },
               "userInfo": {
                 "type": "object",
-                "description": "Any JSON object; {\"$data\": base64} holds bytes, {\"$date\": ISO 8601} a date. null values are rejected.",
+                "description": "Any JSON object of property-list values; {\"$data\": base64} holds bytes, {\"$date\": ISO 8601} a date. null values are rejected, at any depth.",
                 "additionalProperties": {
+                  "$ref": "#/components/schemas/PropertyListValue"
+                },
+                "propertyNames": {
                   "not": {
-                    "type": "null"
+                    "enum": [
+                      "$data",
+                      "$date"
+                    ]
                   }
                 }
               },
@@ -5174,10 +5193,16 @@ enum OpenAPIDocument {
                   },
                   "userInfo": {
                     "type": "object",
-                    "description": "Any JSON object; {\"$data\": base64} holds bytes, {\"$date\": ISO 8601} a date. null values are rejected.",
+                    "description": "Any JSON object of property-list values; {\"$data\": base64} holds bytes, {\"$date\": ISO 8601} a date. null values are rejected, at any depth.",
                     "additionalProperties": {
+                      "$ref": "#/components/schemas/PropertyListValue"
+                    },
+                    "propertyNames": {
                       "not": {
-                        "type": "null"
+                        "enum": [
+                          "$data",
+                          "$date"
+                        ]
                       }
                     }
                   },
@@ -5231,6 +5256,24 @@ enum OpenAPIDocument {
               }
             },
             "additionalProperties": false
+          }
+        ],
+        "allOf": [
+          {
+            "not": {
+              "required": [
+                "expiresIn",
+                "expirationDate"
+              ]
+            }
+          },
+          {
+            "not": {
+              "required": [
+                "dismissIn",
+                "dismissAt"
+              ]
+            }
           }
         ]
       },
@@ -5953,18 +5996,28 @@ enum OpenAPIDocument {
         }
       },
       "LaunchCommand": {
-        "description": "A command line (split into words as a shell splits them, without expanding anything: blanks separate words, '…' and \"…\" quote, \\ escapes), or an array of words; null for none. At most 256 words and 16 KiB.",
+        "description": "A command line (split into words as a shell splits them, without expanding anything: blanks separate words, '…' and \"…\" quote, \\ escapes; a quote must be closed, and the line must not end in a lone \\), or an array of words; null for none. The first word (the program) must not be empty, no word may hold a NUL, and there are at most 256 words and 16 KiB in all (for the array, the 16 KiB are not in the schema). The pattern gives the command line in ASCII; other characters are accepted in it too.",
         "oneOf": [
           {
             "type": "string",
-            "minLength": 1
+            "minLength": 1,
+            "maxLength": 16384,
+            "pattern": "^[\\t\\n\\v\\f\\r ]*(?:[!#-&(-\\[\\]-~]|\\\\[\\t\\n\\v\\f\\r -~]|'[\\t\\n\\v\\f\\r !-&(-~]*'|\"(?:[\\t\\n\\v\\f\\r !#-\\[\\]-~]|\\\\[\\t\\n\\v\\f\\r -~])*\")*(?:[!#-&(-\\[\\]-~]|\\\\[\\t\\n\\v\\f\\r -~]|'[\\t\\n\\v\\f\\r !-&(-~]+'|\"(?:[\\t\\n\\v\\f\\r !#-\\[\\]-~]|\\\\[\\t\\n\\v\\f\\r -~])+\")(?:[!#-&(-\\[\\]-~]|\\\\[\\t\\n\\v\\f\\r -~]|'[\\t\\n\\v\\f\\r !-&(-~]*'|\"(?:[\\t\\n\\v\\f\\r !#-\\[\\]-~]|\\\\[\\t\\n\\v\\f\\r -~])*\")*(?:[\\t\\n\\v\\f\\r ]+(?:[!#-&(-\\[\\]-~]|\\\\[\\t\\n\\v\\f\\r -~]|'[\\t\\n\\v\\f\\r !-&(-~]*'|\"(?:[\\t\\n\\v\\f\\r !#-\\[\\]-~]|\\\\[\\t\\n\\v\\f\\r -~])*\")+){0,255}[\\t\\n\\v\\f\\r ]*$"
           },
           {
             "type": "array",
             "minItems": 1,
             "maxItems": 256,
+            "prefixItems": [
+              {
+                "type": "string",
+                "minLength": 1,
+                "pattern": "^[^\\u0000]*$"
+              }
+            ],
             "items": {
-              "type": "string"
+              "type": "string",
+              "pattern": "^[^\\u0000]*$"
             }
           },
           {
@@ -5995,7 +6048,8 @@ enum OpenAPIDocument {
             "oneOf": [
               {
                 "type": "string",
-                "description": "An X.509 certificate in PEM (-----BEGIN CERTIFICATE-----)."
+                "description": "An X.509 certificate in PEM (-----BEGIN CERTIFICATE-----). The schema gives its form; the server also reads the certificate (text that is not one is refused).",
+                "pattern": "-----BEGIN CERTIFICATE-----"
               },
               {
                 "type": "null"
@@ -6040,10 +6094,16 @@ enum OpenAPIDocument {
           },
           "userInfo": {
             "type": "object",
-            "description": "Any JSON object; {\"$data\": base64} holds bytes, {\"$date\": ISO 8601} a date. null values are rejected.",
+            "description": "Any JSON object of property-list values; {\"$data\": base64} holds bytes, {\"$date\": ISO 8601} a date. null values are rejected, at any depth.",
             "additionalProperties": {
+              "$ref": "#/components/schemas/PropertyListValue"
+            },
+            "propertyNames": {
               "not": {
-                "type": "null"
+                "enum": [
+                  "$data",
+                  "$date"
+                ]
               }
             }
           },
@@ -6178,7 +6238,11 @@ enum OpenAPIDocument {
           },
           "key": {
             "type": "string",
-            "description": "The key in PEM: the .p8 file's text (PKCS#8 P-256 private key) or its SubjectPublicKeyInfo public key. Only the public key is kept."
+            "description": "The key in PEM: the .p8 file's text (PKCS#8 P-256 private key) or its SubjectPublicKeyInfo public key. Only the public key is kept. The schema gives its form; the server also reads the key (a key that is not on P-256 is refused).",
+            "pattern": "^\\s*-----BEGIN (PRIVATE|PUBLIC) KEY-----",
+            "examples": [
+              "-----BEGIN PUBLIC KEY-----\nMFkwEwYHKoZIzj0CAQYIKoZIzj0DAQcDQgAE7oKhSwlq4t7WkV6H9QQzYac4YHmM\nWxpU9CE1+O97+OzZ4I5+rQvZPDmu3zENT6j8F8dVRK3ixkYDtbw9kfknAQ==\n-----END PUBLIC KEY-----\n"
+            ]
           }
         },
         "dependentRequired": {
@@ -6240,14 +6304,17 @@ enum OpenAPIDocument {
           "endpoint": {
             "type": "string",
             "maxLength": 2048,
-            "description": "The push service URL (PushSubscription.endpoint): https on a public push service, or under a prefix of --web-push-endpoints."
+            "description": "The push service URL (PushSubscription.endpoint): https on a public push service (fcm.googleapis.com, updates.push.services.mozilla.com, web.push.apple.com, *.notify.windows.com; no port, no address), or under a prefix of --web-push-endpoints (http too). The pattern gives the URL's form; which hosts are allowed depends on the service's settings, so the schema cannot say.",
+            "pattern": "^[Hh][Tt][Tt][Pp][Ss]?://(?:[A-Za-z0-9.-]+|\\[[0-9A-Fa-f:.]+\\])(?::(?:[1-9][0-9]{0,3}|[1-5][0-9]{4}|6[0-4][0-9]{3}|65[0-4][0-9]{2}|655[0-2][0-9]|6553[0-5]))?[/?][!\"$-~]*$"
           },
           "expirationTime": {
             "type": [
               "number",
               "null"
             ],
-            "description": "Milliseconds since 1970 when the subscription expires, or null."
+            "description": "Milliseconds since 1970 when the subscription expires, or null.",
+            "minimum": -62135596800000,
+            "maximum": 253402300799999
           },
           "keys": {
             "type": "object",
@@ -6259,28 +6326,35 @@ enum OpenAPIDocument {
             "properties": {
               "p256dh": {
                 "type": "string",
-                "description": "base64url of the subscriber's uncompressed P-256 public key (65 bytes)."
+                "description": "base64url of the subscriber's uncompressed P-256 public key (65 bytes, the first 0x04: 87 characters, '=' padding allowed). The pattern gives its form; the server also checks that it is a point on the curve.",
+                "maxLength": 200,
+                "pattern": "^B[A-P][A-Za-z0-9_-]{84}[AEIMQUYcgkosw048]=*$"
               },
               "auth": {
                 "type": "string",
-                "description": "base64url of the authentication secret (16 bytes)."
+                "description": "base64url of the authentication secret (16 bytes: 22 characters, '=' padding allowed).",
+                "maxLength": 200,
+                "pattern": "^[A-Za-z0-9_-]{21}[AQgw]=*$"
               }
             }
           },
           "name": {
             "type": "string",
             "maxLength": 200,
-            "description": "What to call the device."
+            "pattern": "^[^\\u0000-\\u001f\\u007f-\\u009f]*$",
+            "description": "What to call the device: at most 200 characters, no control characters."
           },
           "apps": {
             "type": [
               "array",
               "null"
             ],
+            "maxItems": 1000,
             "items": {
-              "type": "string"
+              "type": "string",
+              "pattern": "^[A-Za-z0-9._-]{1,255}$"
             },
-            "description": "The bundle identifiers whose notifications the device gets; null or absent: every app."
+            "description": "The bundle identifiers whose notifications the device gets (registered apps, at most 1000); null or absent: every app."
           }
         }
       },
@@ -6506,12 +6580,12 @@ enum OpenAPIDocument {
         "properties": {
           "from": {
             "type": "string",
-            "pattern": "^[0-9]{1,2}:[0-9]{2}$",
+            "pattern": "^([01]?[0-9]|2[0-3]):[0-5][0-9]$",
             "example": "22:00"
           },
           "to": {
             "type": "string",
-            "pattern": "^[0-9]{1,2}:[0-9]{2}$",
+            "pattern": "^([01]?[0-9]|2[0-3]):[0-5][0-9]$",
             "example": "07:00"
           },
           "days": {
@@ -6534,7 +6608,8 @@ enum OpenAPIDocument {
               },
               {
                 "type": "string",
-                "description": "A list such as mon-fri, sat,sun, daily, weekdays or weekends."
+                "description": "A list such as mon-fri, sat,sun, daily, weekdays or weekends. The pattern gives lower-case three-letter names; any case and whole names (monday) are accepted too.",
+                "pattern": "^ *(?:daily|weekdays|weekends|(?:mon|tue|wed|thu|fri|sat|sun)(?:-(?:mon|tue|wed|thu|fri|sat|sun))?) *(?:, *(?:daily|weekdays|weekends|(?:mon|tue|wed|thu|fri|sat|sun)(?:-(?:mon|tue|wed|thu|fri|sat|sun))?) *)*$"
               }
             ],
             "description": "The days a spell starts on (a spell from 22:00 to 07:00 on fri ends Saturday morning); every day when left out."
@@ -6551,7 +6626,9 @@ enum OpenAPIDocument {
         "description": "A focus mode as a client sends it. name may be left out (the path names it); a different one is refused.",
         "properties": {
           "name": {
-            "type": "string"
+            "type": "string",
+            "pattern": "^[A-Za-z0-9._-](?:[A-Za-z0-9 ._-]{0,62}[A-Za-z0-9._-])?$",
+            "description": "The path's name again, or left out; another is refused."
           },
           "schedule": {
             "oneOf": [
@@ -6766,7 +6843,8 @@ enum OpenAPIDocument {
               "type": "string",
               "pattern": "^([01]?[0-9]|2[0-3]):[0-5][0-9]$"
             },
-            "description": "Times of day (HH:MM, 24-hour), each once, at which the summary is delivered."
+            "description": "Times of day (HH:MM, 24-hour), each once, at which the summary is delivered.",
+            "uniqueItems": true
           },
           "timeZone": {
             "type": "string",
@@ -6830,6 +6908,30 @@ enum OpenAPIDocument {
         "properties": {
           "removed": {
             "type": "string"
+          }
+        }
+      },
+      "PropertyListValue": {
+        "description": "A property-list value: a string, number, boolean, array or object of them; never null, at any depth. An object {\"$data\": base64} holds bytes and {\"$date\": ISO 8601} a date; the schema leaves those two keys out.",
+        "type": [
+          "string",
+          "number",
+          "boolean",
+          "array",
+          "object"
+        ],
+        "items": {
+          "$ref": "#/components/schemas/PropertyListValue"
+        },
+        "additionalProperties": {
+          "$ref": "#/components/schemas/PropertyListValue"
+        },
+        "propertyNames": {
+          "not": {
+            "enum": [
+              "$data",
+              "$date"
+            ]
           }
         }
       }
