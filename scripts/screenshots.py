@@ -4,7 +4,7 @@
 Starts `chime serve` with a temporary data directory (serving Web/ from disk), plays a few apps
 over the HTTP API — the alarm, the drinking reminder, the task organizer, a chat app, and a
 weather app whose permission prompt waits — signs in a headless Chromium and writes
-docs/images/center-{light,dark}-{wide,phone}.png and center-device-phone.png.
+docs/images/center-{light,dark}-{wide,phone}.png, center-device-phone.png and center-focus-wide.png.
 
 The deliveries are spread over about two minutes so the list shows real relative times
 ("2 min ago"); SCREENSHOTS_FAST=1 skips the waiting.
@@ -217,6 +217,26 @@ def main():
         wait_for(lambda: js(driver, "return !!document.getElementById('notify-device')"), 10, message="Notify this device")
         js(driver, "window.scrollTo(0, 0)")
         shoot(driver, "center-device-phone.png")
+
+        # Wide, light: the Focus panel. Sleep on by hand holds the newsletter (marked "Held by Sleep",
+        # no banner); the time-sensitive parcel comes through it; Work waits for its schedule.
+        viewport(driver, WIDE)
+        js(driver, "document.getElementById('tab-list').click(); window.scrollTo(0, 0)")
+        js(driver, "for (const d of document.querySelectorAll('#apps-list .app-card[open]')) d.querySelector('summary').click()")
+        chime.owner("PUT", "/v1/focus/Work", {"schedule": {"from": "09:00", "to": "17:30", "days": ["mon", "tue", "wed", "thu", "fri"],
+                                                           "timeZone": "Europe/Berlin"}, "allowedApps": [apps["chat"].bundle]})
+        chime.owner("PUT", "/v1/focus/Sleep", {})
+        chime.owner("POST", "/v1/focus/Sleep/on")
+        wait_for(lambda: js(driver, "return document.getElementById('focus-indicator').hidden") is False, 15, message="the focus indicator")
+        apps["organizer"].add("newsletter", title="Weekly newsletter", body="Five tips for a tidy inbox", sound="default",
+                              categoryIdentifier="OrganizerPlusCategory", threadIdentifier="reading")
+        apps["organizer"].add("parcel-now", title="Parcel at the door", body="The courier is waiting downstairs", sound="default",
+                              interruptionLevel="timeSensitive", categoryIdentifier="OrganizerPlusCategory", threadIdentifier="deliveries")
+        wait_for(lambda: js(driver, "return document.querySelectorAll('#list .chip.focus-held').length") >= 1, 15, message="the held mark")
+        wait_for(lambda: js(driver, "return document.querySelectorAll('#list .chip.focus-through').length") >= 1, 15, message="the let-through mark")
+        js(driver, "for (const b of document.querySelectorAll('#banners .banner-wrap')) b.remove()")
+        js(driver, "document.getElementById('apps').scrollTop = 0; document.activeElement.blur()")
+        shoot(driver, "center-focus-wide.png")
     finally:
         if driver:
             driver.quit()
