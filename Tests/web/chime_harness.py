@@ -19,6 +19,11 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
 
+# How long a test waits for a signal (an element, an answer, a server state), in seconds: a bound
+# on a hang, not a measure of this machine's speed. Every wait ends as soon as its condition holds,
+# so a passing run takes no longer for it.
+BOUND = 60
+
 ALARM_CATEGORY = {
     # The alarm example's category, exactly as Examples/ExampleApps/AlarmApp.swift registers it.
     "identifier": "alarm.category",
@@ -281,7 +286,7 @@ class EventFollower:
         self.thread.join(5)
 
 
-def wait_for(condition, timeout: float = 10.0, interval: float = 0.05, message: str = "condition"):
+def wait_for(condition, timeout: float = BOUND, interval: float = 0.05, message: str = "condition"):
     """Polls `condition` until it returns something truthy; returns that."""
     deadline = time.monotonic() + timeout
     last_error = None

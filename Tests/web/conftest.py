@@ -13,7 +13,7 @@ from selenium.common.exceptions import (ElementClickInterceptedException, Elemen
 from selenium.webdriver.chrome.service import Service
 
 sys.path.insert(0, os.path.dirname(__file__))
-from chime_harness import Chime, wait_for  # noqa: E402
+from chime_harness import BOUND, Chime, wait_for  # noqa: E402
 
 DESKTOP = (1280, 900)
 
@@ -55,17 +55,19 @@ class Center:
     def viewport(self, width: int, height: int, mobile: bool = False):
         self.driver.execute_cdp_cmd("Emulation.setDeviceMetricsOverride", {
             "width": width, "height": height, "deviceScaleFactor": 1, "mobile": mobile})
+        # The page takes the new size with its next frame; layout read after this is at that size.
+        wait_for(lambda: self.js("return window.innerWidth") == width, message=f"the page to be {width} px wide")
 
     def sign_in(self):
         url = self.chime.login_url()
         self.driver.get("about:blank")
         self.driver.get(url)
         self.wait_screen("center")
-        wait_for(lambda: self.js("return window.ChimeCenter && window.ChimeCenter.connection") == "live", 10,
+        wait_for(lambda: self.js("return window.ChimeCenter && window.ChimeCenter.connection") == "live", BOUND,
                  message="the live event stream")
         return url
 
-    def wait_screen(self, screen: str, timeout: float = 10):
+    def wait_screen(self, screen: str, timeout: float = BOUND):
         wait_for(lambda: self.js("return document.body.dataset.screen") == screen, timeout, message=f"the {screen} screen")
 
     def js(self, script: str, *args):
@@ -80,19 +82,19 @@ class Center:
     def banner(self, app: str, identifier: str):
         return self.note(app, identifier, "#banners .banner-wrap:not(.leaving)")
 
-    def wait_note(self, app: str, identifier: str, timeout: float = 10, where: str = "#list"):
+    def wait_note(self, app: str, identifier: str, timeout: float = BOUND, where: str = "#list"):
         """A notification in the list, once it has slid in (while it fades in, Selenium sees no text)."""
         def settled():
             note = self.note(app, identifier, where)
             return note if note is not None and not self.js("return arguments[0].classList.contains('fresh')", note) else None
         return wait_for(settled, timeout, message=f"notification {identifier!r} in {where}")
 
-    def wait_banner(self, app: str, identifier: str, timeout: float = 10):
+    def wait_banner(self, app: str, identifier: str, timeout: float = BOUND):
         """A banner, once it has slid in."""
         return wait_for(lambda: self.note(app, identifier, "#banners .banner-wrap:not(.leaving):not(.entering)"), timeout,
                         message=f"a banner for {identifier!r}")
 
-    def wait_gone(self, app: str, identifier: str, timeout: float = 10, where: str = "#list"):
+    def wait_gone(self, app: str, identifier: str, timeout: float = BOUND, where: str = "#list"):
         wait_for(lambda: self.note(app, identifier, where) is None, timeout, message=f"{identifier!r} to leave {where}")
 
     def identifiers(self, app: str, where: str = "#list"):

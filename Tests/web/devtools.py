@@ -12,7 +12,7 @@ import urllib.request
 
 import websocket
 
-from chime_harness import wait_for
+from chime_harness import BOUND, wait_for
 
 
 class DevTools:
@@ -43,7 +43,7 @@ class DevTools:
         def find():
             targets = self.send("Target.getTargets")["targetInfos"]
             return next((t for t in targets if t["type"] == "service_worker" and t["url"].endswith(url_end)), None)
-        target = wait_for(find, 10, message="the service worker's target")
+        target = wait_for(find, BOUND, message="the service worker's target")
         return self.send("Target.attachToTarget", {"targetId": target["targetId"], "flatten": True})["sessionId"]
 
     def evaluate(self, session, expression):
@@ -68,7 +68,7 @@ class WorkerPush:
         page = next(t["targetId"] for t in targets if t["type"] == "page" and t["url"].startswith(base))
         self.page = tools.send("Target.attachToTarget", {"targetId": page, "flatten": True})["sessionId"]
         tools.send("ServiceWorker.enable", {}, self.page)
-        self.registration = wait_for(self._registration_id, 10, message="the worker's registration id")
+        self.registration = wait_for(self._registration_id, BOUND, message="the worker's registration id")
 
     def _registration_id(self):
         for event in self.tools.events:

@@ -8,7 +8,7 @@ import os
 
 import pytest
 
-from chime_harness import Chime, q, wait_for
+from chime_harness import BOUND, Chime, q, wait_for
 from conftest import signed_in
 
 DEFAULT = "com.apple.UNNotificationDefaultActionIdentifier"
@@ -52,7 +52,7 @@ def test_an_escalating_notification_is_marked_realerted_live_and_its_receipt_sho
 
     # Each realerted event raises the count on the card at once, and brings the banner and the
     # sound back (the page reads nothing on a timer for that: its safety reload is once a minute).
-    wait_for(lambda: alerts_on_card(center, app.bundle, "wake") >= 3, 30, message="alert 3 on the card")
+    wait_for(lambda: alerts_on_card(center, app.bundle, "wake") >= 3, BOUND, message="alert 3 on the card")
     assert center.chimes() >= chimes + 3, "a chime for the delivery and each alert again"
     again = center.banner(app.bundle, "wake")
     assert again is not None and center.js("return arguments[0].closest('.banner-wrap') !== window.__firstBanner", again), "the banner came again"
@@ -61,7 +61,7 @@ def test_an_escalating_notification_is_marked_realerted_live_and_its_receipt_sho
 
     # The receipt, opened on the card: not answered yet.
     center.press(lambda: center.in_card(app.bundle, "wake", "button.receipt-toggle"))
-    view = wait_for(lambda: center.in_card(app.bundle, "wake", ".receipt dl"), 10, message="the receipt on the card")
+    view = wait_for(lambda: center.in_card(app.bundle, "wake", ".receipt dl"), BOUND, message="the receipt on the card")
     fields = receipt_fields(view)
     assert fields["Acknowledged"] == "No" and int(fields["Alerts"]) >= 3, fields
     assert fields["Expired"] == "No" and "Next alert" in fields and fields["Repeats"] == "every 2 seconds for 10 minutes", fields
@@ -74,14 +74,14 @@ def test_an_escalating_notification_is_marked_realerted_live_and_its_receipt_sho
     def receipt_row():
         return center.js("""
             return [...document.querySelectorAll('#receipts li.receipt-row')].find((e) => e.dataset.identifier === 'wake') || null;""")
-    row = wait_for(receipt_row, 10, message="the receipt in the Receipts list")
+    row = wait_for(receipt_row, BOUND, message="the receipt in the Receipts list")
     assert center.js("return document.getElementById('receipts').hidden") is False
     receipt = chime.request("GET", f"{app.path}/notifications/wake/receipt", token=app.token).json
     assert receipt["acknowledged"] is True and receipt["surface"] == "web" and receipt["actionIdentifier"] == DEFAULT
     assert "Wake: Wake up" in row.text
     assert "Opened in the web center" in row.text and f"alerted {receipt['alerts']} times" in row.text, row.text
     center.press(lambda: receipt_row().find_element("css selector", "button.receipt-toggle"))
-    details = wait_for(lambda: receipt_row().find_element("css selector", ".receipt dl"), 10, message="the receipt's details")
+    details = wait_for(lambda: receipt_row().find_element("css selector", ".receipt dl"), BOUND, message="the receipt's details")
     fields = receipt_fields(details)
     assert fields["Acknowledged"] == "Yes" and fields["With"] == "Opened" and fields["Where"] == "web", fields
     assert int(fields["Alerts"]) == receipt["alerts"] and fields["Expired"] == "No", fields
@@ -89,7 +89,7 @@ def test_an_escalating_notification_is_marked_realerted_live_and_its_receipt_sho
 
     # Forgotten on this page only.
     center.press(lambda: receipt_row().find_element("css selector", "button.icon-button"))
-    wait_for(lambda: center.js("return document.getElementById('receipts').hidden"), 10, message="the Receipts list to hide")
+    wait_for(lambda: center.js("return document.getElementById('receipts').hidden"), BOUND, message="the Receipts list to hide")
     assert chime.request("GET", f"{app.path}/notifications/wake/receipt", token=app.token).status == 200
 
 
@@ -104,7 +104,7 @@ def test_a_window_that_ends_unanswered_shows_as_expired(fast_center):
     def expired():
         view = center.in_card(app.bundle, "kettle", ".receipt dl")
         return view is not None and receipt_fields(view).get("Expired") == "Yes" and view
-    view = wait_for(expired, 20, message="the receipt to say the window ended")
+    view = wait_for(expired, BOUND, message="the receipt to say the window ended")
     fields = receipt_fields(view)
     receipt = center.chime.request("GET", f"{app.path}/notifications/{q('kettle')}/receipt", token=app.token).json
     assert receipt["expired"] is True and fields["Acknowledged"] == "No" and int(fields["Alerts"]) == receipt["alerts"], (fields, receipt)

@@ -5,9 +5,7 @@ summary comes when it is turned off. Every change reaches the page from the even
 read of GET /v1/focus is at start; the safety reload is once a minute)."""
 from __future__ import annotations
 
-from chime_harness import wait_for
-
-BOUND = 60  # seconds: a bound on waiting for a signal, not a measure
+from chime_harness import BOUND, wait_for
 
 
 def focus_row(center, name):

@@ -16,7 +16,7 @@ import json
 import struct
 import urllib.request
 
-from chime_harness import ALARM_CATEGORY, wait_for
+from chime_harness import ALARM_CATEGORY, BOUND, wait_for
 from devtools import DevTools, WorkerPush, active_worker_scope, grant_notifications
 
 # The alarm example's category, with the dismissal told to the app.
@@ -35,7 +35,7 @@ def png_size(data: bytes):
 
 
 def wait_worker(center):
-    return wait_for(lambda: active_worker_scope(center.driver), 15, message="the service worker to be active")
+    return wait_for(lambda: active_worker_scope(center.driver), BOUND, message="the service worker to be active")
 
 
 def test_manifest_is_valid_and_its_icons_are_served(center):
@@ -76,13 +76,13 @@ def test_service_worker_registers_and_caches_nothing(center):
 def test_notify_this_device_asks_only_on_the_click(center):
     driver = center.driver
     center.press(lambda: driver.find_element("id", "tab-apps"))
-    wait_for(lambda: driver.find_elements("id", "notify-device"), 10, message="the Notify this device button")
+    wait_for(lambda: driver.find_elements("id", "notify-device"), BOUND, message="the Notify this device button")
     # Loading the page asked nothing: the permission is still the browser's default.
     assert center.js("return Notification.permission") == "default"
     grant_notifications(driver, center.chime.base)
-    button = wait_for(lambda: driver.find_elements("id", "notify-device"), 10, message="the Notify this device button")[0]
+    button = wait_for(lambda: driver.find_elements("id", "notify-device"), BOUND, message="the Notify this device button")[0]
     assert button.text == "Notify this device"
-    assert wait_for(lambda: driver.find_elements("id", "install-hint") or driver.find_elements("id", "install-app"), 5)
+    assert wait_for(lambda: driver.find_elements("id", "install-hint") or driver.find_elements("id", "install-app"), BOUND)
     wait_worker(center)
     center.press(lambda: driver.find_element("id", "notify-device"))
     # Offline headless Chromium has no push service: either it subscribed (then the service has
@@ -92,12 +92,12 @@ def test_notify_this_device_asks_only_on_the_click(center):
             return "subscribed"
         errors = driver.find_elements("css selector", "#device-push .device-error")
         return "failed: " + errors[0].text if errors else None
-    outcome = wait_for(settled, 30, message="the subscription to finish")
+    outcome = wait_for(settled, BOUND, message="the subscription to finish")
     if outcome == "subscribed":
         records = center.chime.request("GET", "/v1/web-push/subscriptions").json()
         assert len(records) == 1
         center.press(lambda: driver.find_element("id", "device-remove"))
-        wait_for(lambda: driver.find_elements("id", "notify-device"), 10, message="the button back after removing")
+        wait_for(lambda: driver.find_elements("id", "notify-device"), BOUND, message="the button back after removing")
         assert center.chime.request("GET", "/v1/web-push/subscriptions").json() == []
     else:
         assert "Could not turn on notifications" in outcome, outcome
@@ -122,7 +122,7 @@ def test_worker_shows_a_push_and_answers_from_the_notification(center):
         push.restart_worker()
         # A real push event, delivered by the browser to the registered worker.
         push.deliver(payload)
-        shown = wait_for(lambda: shown_notifications(center) or None, 10, message="the pushed notification shown")
+        shown = wait_for(lambda: shown_notifications(center) or None, BOUND, message="the pushed notification shown")
         assert len(shown) == 1
         assert shown[0]["title"] == "Alarm" and shown[0]["body"] == "Wake up"
         assert shown[0]["tag"] == json.dumps([app.bundle, "wake"], separators=(",", ":"))
@@ -133,21 +133,21 @@ def test_worker_shows_a_push_and_answers_from_the_notification(center):
         # Snooze, pressed on the notification: the answer reaches the app.
         tools.evaluate(worker, """self.registration.getNotifications().then((all) =>
             self.ChimeWorker.handleClick(all[0], "snooze", null)).then(() => true)""")
-        outbox = wait_for(lambda: app.outbox() or None, 10, message="Snooze in the app's outbox")
+        outbox = wait_for(lambda: app.outbox() or None, BOUND, message="Snooze in the app's outbox")
         assert outbox[0]["actionIdentifier"] == "snooze"
         # A close push (the service removed it): the notification goes.
         push.deliver({"v": 1, "kind": "close", "app": app.bundle, "ids": ["wake"]})
-        wait_for(lambda: shown_notifications(center) == [], 10, message="the close push to close it")
+        wait_for(lambda: shown_notifications(center) == [], BOUND, message="the close push to close it")
         # A trimmed push (truncated: true) is completed from the service before it shows.
         app.add("long", title="Alarm", body="Wake up, the taxi is here", categoryIdentifier="alarm.category")
         trimmed = dict(payload, id="long", body="Wake up, th…", truncated=True)
         push.deliver(trimmed)
-        shown = wait_for(lambda: shown_notifications(center) or None, 10, message="the trimmed push shown")
+        shown = wait_for(lambda: shown_notifications(center) or None, BOUND, message="the trimmed push shown")
         assert shown[0]["body"] == "Wake up, the taxi is here"
         # Closed by the user: the category asked for customDismissAction, so the app hears of it.
         tools.evaluate(worker, """self.registration.getNotifications().then((all) =>
             self.ChimeWorker.handleClose(all[0])).then(() => true)""")
-        wait_for(lambda: any(r["actionIdentifier"] == "com.apple.UNNotificationDismissActionIdentifier" for r in app.outbox()), 10,
+        wait_for(lambda: any(r["actionIdentifier"] == "com.apple.UNNotificationDismissActionIdentifier" for r in app.outbox()), BOUND,
                  message="the dismissal in the app's outbox")
     finally:
         tools.close()

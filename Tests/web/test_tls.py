@@ -16,7 +16,7 @@ import tempfile
 
 import pytest
 
-from chime_harness import ALARM_CATEGORY, Chime, wait_for
+from chime_harness import ALARM_CATEGORY, BOUND, Chime, wait_for
 from conftest import DESKTOP, Center, make_driver
 from devtools import active_worker_scope
 
@@ -105,17 +105,17 @@ def test_the_center_over_tls_and_http2(tls_center):
     app.set_categories([ALARM_CATEGORY])
     app.add("Alarm", title="Alarm", body="First Alarm", categoryIdentifier="alarm.category",
             trigger={"type": "timeInterval", "timeInterval": 1, "repeats": False})
-    center.wait_banner(app.bundle, "Alarm", timeout=15)
+    center.wait_banner(app.bundle, "Alarm")
     center.wait_note(app.bundle, "Alarm")
     assert center.js("return window.ChimeCenter.connection") == "live"
 
     # An action answered in the page reaches the app's outbox.
     center.press(lambda: center.action_button(app.bundle, "Alarm", "snooze"))
-    wait_for(lambda: [r["actionIdentifier"] for r in app.outbox()] == ["snooze"], 10, message="Snooze in the app's outbox")
+    wait_for(lambda: [r["actionIdentifier"] for r in app.outbox()] == ["snooze"], BOUND, message="Snooze in the app's outbox")
     center.wait_gone(app.bundle, "Alarm")
 
     # The service worker registers over HTTPS (it needs a secure context); the page stays under its CSP.
-    assert wait_for(lambda: active_worker_scope(driver), 15, message="the service worker to be active") == chime.base + "/"
+    assert wait_for(lambda: active_worker_scope(driver), BOUND, message="the service worker to be active") == chime.base + "/"
     assert center.watchers()["violations"] == []
 
     # The browser's word: the page and everything it fetched went over HTTP/2.
@@ -132,7 +132,7 @@ def test_the_center_over_tls_and_http2(tls_center):
         requests = logged_requests(chime)
         streams = [r for r in requests if r.get("path") == "/v1/events"]
         return requests if streams else None
-    requests = wait_for(browser_requests, 15, message="the event stream in the access log")
+    requests = wait_for(browser_requests, BOUND, message="the event stream in the access log")
     seen = {(r.get("method"), r.get("route")): r.get("protocol") for r in requests
             if r.get("route") in ("/", "/{asset}", "/v1/session", "/v1/events",
                                   "/v1/apps/{app}/notifications/{identifier}/responses")}
