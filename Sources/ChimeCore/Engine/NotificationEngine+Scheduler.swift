@@ -70,7 +70,9 @@ extension NotificationEngine {
     /// tidied first, at most ``Configuration/sharedStoreRecheck`` with a shared store.
     private func sleeper(next: Date?, now: Date, floor: Date, lead: TimeInterval?) -> Task<Void, any Error>? {
         schedulerState.withLock { state -> Task<Void, any Error>? in
-            if state.changed { return nil }
+            // Stopped (``stopScheduler()`` cancels the loop under this lock): no new sleep, which
+            // nothing would cancel (a task made here does not inherit the loop's cancellation).
+            if state.changed || Task.isCancelled { return nil }
             let clock = self.clock
             var deadline = next ?? now.addingTimeInterval(3600)
             // Due, but the last firing was under `firingInterval` ago: a short wait that

@@ -232,11 +232,3 @@ final class SignalRelay: Sendable {
         }
     }
 }
-
-/// A flag that can be claimed once, from any thread.
-final class OnceFlag: Sendable {
-    private let flag = Synchronization.Atomic<Bool>(false)
-    func claim() -> Bool {
-        flag.compareExchange(expected: false, desired: true, ordering: .acquiringAndReleasing).exchanged
-    }
-}

@@ -26,14 +26,16 @@ extension RunningService {
     }
 
     /// The desktop surface for every app, answering into the engine. A text-input action on a
-    /// server without inline reply opens the web center's reply field (or a dialog).
+    /// server without inline reply opens the web center's reply field (or a dialog), at `server`'s
+    /// address (the surface starts before the server: the address is read when a reply is asked).
     static func startDesktop(
-        _ configuration: ChimeService.Configuration, engine: NotificationEngine, api: ChimeAPI, url: String,
+        _ configuration: ChimeService.Configuration, engine: NotificationEngine, api: ChimeAPI, server: HTTPServer,
         tokens: ActivationTokens, logger: ServerLogger
     ) -> (DesktopSurface, NotificationHub.Attachment) {
         let sessions = api.sessions
+        let unix = configuration.listen.isUnix
         let prompt = WebCenterReplyPrompt(
-            baseURL: configuration.listen.isUnix ? nil : url, codes: { sessions.makeCode().code },
+            baseURL: { unix ? nil : server.url }, codes: { sessions.makeCode().code },
             opener: configuration.browser ?? Browser.opener(), fallback: DialogReplyPrompt.find())
         // Files reach the notification server only from the app's own attachment store, laid out
         // as the apps' centers lay it out (Chime's AttachmentStore: <data>/attachments/<app>).

@@ -9,7 +9,8 @@ import Synchronization
     import Glibc
 #endif
 
-/// A started service: the store, the engine with its scheduler, and the HTTP server. Tests start one
+/// A started service: its parts (``ServiceParts/Part``: the store, the engine, the surfaces, the
+/// scheduler, the HTTP server, …), started in one order and stopped in reverse. Tests start one
 /// in-process on port 0; ``ChimeService/run(configuration:)`` starts one and waits for a signal.
 ///
 /// ```swift
@@ -34,28 +35,22 @@ public final class RunningService: Sendable {
     public let desktop: DesktopSurface?
     /// The activation tokens of desktop answers, for the apps they launch.
     public let activationTokens: ActivationTokens
-    private let desktopAttachment: NotificationHub.Attachment?
     /// Web Push to the subscribed devices.
     public let webPush: WebPushSurface
     let logger: ServerLogger
-    let store: StoreHandle
     let api: ChimeAPI
     /// Starts apps' launch commands to hand them answers while they are not running.
     public let launcher: AppLauncher
-    private let stopped = OnceFlag()
-    /// The served certificate's public-key pin (`sha256//…`), written to server.json for the CLI.
-    let tlsPin: String?
+    /// What started, and what stops it.
+    private let parts: ServiceParts
 
     private init(
         configuration: ChimeService.Configuration, url: String, port: UInt16, ownerToken: String, database: String?,
-        engine: NotificationEngine, server: HTTPServer, metrics: Metrics, logger: ServerLogger, store: StoreHandle,
-        api: ChimeAPI,
-        launcher: AppLauncher, desktop: (DesktopSurface, NotificationHub.Attachment)?,
-        activationTokens: ActivationTokens,
-        webPush: WebPushSurface, tlsPin: String?
+        engine: NotificationEngine, server: HTTPServer, metrics: Metrics, logger: ServerLogger, api: ChimeAPI,
+        launcher: AppLauncher, desktop: DesktopSurface?, activationTokens: ActivationTokens, webPush: WebPushSurface,
+        parts: ServiceParts
     ) {
         self.configuration = configuration
-        self.tlsPin = tlsPin
         self.url = url
         self.port = port
         self.ownerToken = ownerToken
@@ -64,17 +59,26 @@ public final class RunningService: Sendable {
         self.server = server
         self.metrics = metrics
         self.logger = logger
-        self.store = store
         self.api = api
         self.launcher = launcher
-        self.desktop = desktop?.0
-        self.desktopAttachment = desktop?.1
+        self.desktop = desktop
         self.activationTokens = activationTokens
         self.webPush = webPush
+        self.parts = parts
     }
 
-    /// Opens the data directory and starts everything.
+    /// Opens the data directory and starts every part, in the order of ``ServiceParts/Part``. A
+    /// part that cannot start stops those started before it, last first, and the error names it
+    /// (`cannot start the HTTP server: …`).
     public static func start(configuration: ChimeService.Configuration, logger: ServerLogger = ServerLogger())
+        async throws -> RunningService
+    {
+        try await start(configuration: configuration, logger: logger, failing: nil)
+    }
+
+    /// ``start(configuration:logger:)``, failing at the start of `failing` (for tests of what a
+    /// failure there leaves running: nothing).
+    static func start(configuration: ChimeService.Configuration, logger: ServerLogger, failing: ServiceParts.Part?)
         async throws -> RunningService
     {
         let directory = configuration.dataDirectory
@@ -89,92 +93,104 @@ public final class RunningService: Sendable {
         default:
             throw ServerError(.invalidConfiguration, "give both --tls-cert and --tls-key (PEM files), or neither")
         }
+        // Asked before anything starts: `--desktop on` without a notification server starts nothing.
         let desktopWanted = try await checkDesktop(configuration, logger: logger)
 
         let metrics = Metrics()
-        let opened = try openStore(configuration: configuration, metrics: metrics, logger: logger)
-        let webPushKey: WebPushKey
-        do {
-            webPushKey = try WebPushKey.loadOrCreate(
-                dataDirectory: directory, sharedBy: configuration.database == nil ? nil : opened.store)
-        } catch {
-            opened.handle.close()
-            throw error
+        let parts = ServiceParts(logger: logger, failing: failing)
+        let opened = try await parts.start(.store) {
+            let opened = try openStore(configuration: configuration, metrics: metrics, logger: logger)
+            return (opened, stop: { [handle = opened.handle] in handle.close() })
         }
-        var engineConfiguration = NotificationEngine.Configuration()
-        engineConfiguration.eventRetention = configuration.eventRetention.count
-        engineConfiguration.eventRetentionBytes = configuration.eventRetention.bytes
-        engineConfiguration.eventRetentionAge = configuration.eventRetention.age
-        engineConfiguration.quota = configuration.quota
-        engineConfiguration.escalationLimits = configuration.escalationLimits
-        engineConfiguration.receiptRetentionAge = configuration.eventRetention.age
-        let engine = NotificationEngine(
-            store: opened.store, clock: opened.clock,
-            policy: FixedAuthorizationPolicy(configuration.autoAllow ? .grant : .ask),
-            configuration: engineConfiguration)
+        let webPushKey = try await parts.start(.webPushKey) {
+            let key = try WebPushKey.loadOrCreate(
+                dataDirectory: directory, sharedBy: configuration.database == nil ? nil : opened.store)
+            return (key, stop: {})
+        }
+        let engine = try await parts.start(.engine) {
+            var engineConfiguration = NotificationEngine.Configuration()
+            engineConfiguration.eventRetention = configuration.eventRetention.count
+            engineConfiguration.eventRetentionBytes = configuration.eventRetention.bytes
+            engineConfiguration.eventRetentionAge = configuration.eventRetention.age
+            engineConfiguration.quota = configuration.quota
+            engineConfiguration.escalationLimits = configuration.escalationLimits
+            engineConfiguration.receiptRetentionAge = configuration.eventRetention.age
+            let engine = NotificationEngine(
+                store: opened.store, clock: opened.clock,
+                policy: FixedAuthorizationPolicy(configuration.autoAllow ? .grant : .ask),
+                configuration: engineConfiguration)
+            // Accepted operations commit; then the store may close.
+            return (engine, stop: { await engine.shutdown() })
+        }
         let api = ChimeAPI(
             engine: engine, ownerTokenHash: Tokens.hash(opened.ownerToken), metrics: metrics, logger: logger,
             secureCookies: tls != nil, serviceExtensionTimeLimit: configuration.serviceExtensionTimeLimit,
             streamLimits: configuration.streamLimits, hostNames: hostNames(configuration),
             webPush: ChimeAPI.WebPush(publicKey: webPushKey.publicKeyText, endpoints: configuration.webPushEndpoints))
+        // The token and certificate index: TLS clients are asked for a certificate while an app has one.
+        try await parts.start(.tokens) { try await api.loadTokens() }
         let serverConfiguration = HTTPServer.Configuration(
             listen: configuration.listen, tls: tls, connectionLimit: configuration.connectionLimit,
             connectionLimitPerAddress: configuration.connectionLimitPerAddress,
             connectionTimeout: configuration.connectionTimeout,
             streamQueueLimit: configuration.streamQueueLimit, heartbeatInterval: configuration.heartbeatInterval)
-        do {
-            // The token and certificate index: TLS clients are asked for a certificate while an app has one.
-            try await api.loadTokens()
-        } catch {
-            await engine.shutdown()
-            opened.handle.close()
-            throw error
-        }
         let server = HTTPServer(configuration: serverConfiguration, handler: api, logger: logger, metrics: metrics)
-        raiseOpenFileLimit(descriptors: serverConfiguration.daemonConnectionLimit, logger: logger)
-        engine.startScheduler()
-        do {
-            try server.start()
-        } catch {
-            await engine.shutdown()
-            opened.handle.close()
-            throw error
-        }
         let activationTokens = ActivationTokens()
-        let launcher = AppLauncher(
-            engine: engine, api: api, serviceURL: configuration.listen.isUnix ? nil : server.url,
-            timeout: configuration.launchTimeout, logger: logger
-        ) { app in
-            activationTokens.takeNewest(app: app).map { ["XDG_ACTIVATION_TOKEN": $0] } ?? [:]
+        // The surfaces start before the scheduler and the server, so whatever fires or comes in is
+        // shown, and stop after them, when nothing more comes.
+        var desktop: DesktopSurface?
+        if desktopWanted {
+            desktop = try await parts.start(.desktop) {
+                let (surface, attachment) = startDesktop(
+                    configuration, engine: engine, api: api, server: server, tokens: activationTokens, logger: logger)
+                // Answers already given on the desktop reach the engine before it shuts down.
+                return (
+                    surface,
+                    stop: {
+                        attachment.detach()
+                        await surface.stop()
+                    }
+                )
+            }
         }
-        let desktop =
-            desktopWanted
-            ? startDesktop(
-                configuration, engine: engine, api: api, url: server.url, tokens: activationTokens, logger: logger)
-            : nil
-        let contact =
-            configuration.webPushContact
-            ?? configuration.publicURL.flatMap { $0.hasPrefix("https://") ? $0 : nil }
-            ?? "mailto:chime@" + ProcessInfo.processInfo.hostName
-        let webPush = WebPushSurface(
-            engine: engine,
-            configuration: .init(key: webPushKey, contact: contact, endpoints: configuration.webPushEndpoints),
-            logger: logger)
-        webPush.start()
+        let webPush = try await parts.start(.webPush) {
+            let contact =
+                configuration.webPushContact
+                ?? configuration.publicURL.flatMap { $0.hasPrefix("https://") ? $0 : nil }
+                ?? "mailto:chime@" + ProcessInfo.processInfo.hostName
+            let webPush = WebPushSurface(
+                engine: engine,
+                configuration: .init(key: webPushKey, contact: contact, endpoints: configuration.webPushEndpoints),
+                logger: logger)
+            webPush.start()
+            // Pushes not sent yet stay queued in the store: claims given back for another node (or
+            // the next start) to send.
+            return (webPush, stop: { await webPush.stop() })
+        }
+        try await parts.start(.scheduler, stop: { engine.stopScheduler() }) { engine.startScheduler() }
+        raiseOpenFileLimit(descriptors: serverConfiguration.daemonConnectionLimit, logger: logger)
+        // Stopped gracefully: in-flight requests finish, event streams end.
+        try await parts.start(.httpServer, stop: { await server.stop() }) { try server.start() }
+        let serverInfo = ChimeService.serverInfoPath(dataDirectory: directory)
+        try await parts.start(.serverInfo, stop: { unlink(serverInfo) }) {
+            let pin = tls.flatMap { TLSContext.publicKeyPin(certificatePEM: $0.certificatePEM) }
+            try writeServerInfo(configuration: configuration, url: server.url, tlsPin: pin)
+        }
+        let launcher = try await parts.start(.launcher) {
+            let launcher = AppLauncher(
+                engine: engine, api: api, serviceURL: configuration.listen.isUnix ? nil : server.url,
+                timeout: configuration.launchTimeout, logger: logger
+            ) { app in
+                activationTokens.takeNewest(app: app).map { ["XDG_ACTIVATION_TOKEN": $0] } ?? [:]
+            }
+            await launcher.start()
+            // Launches no more; running processes are told to stop.
+            return (launcher, stop: { await launcher.stop() })
+        }
         let service = RunningService(
             configuration: configuration, url: server.url, port: server.port, ownerToken: opened.ownerToken,
-            database: opened.database, engine: engine, server: server, metrics: metrics, logger: logger,
-            store: opened.handle, api: api, launcher: launcher, desktop: desktop, activationTokens: activationTokens,
-            webPush: webPush, tlsPin: tls.flatMap { TLSContext.publicKeyPin(certificatePEM: $0.certificatePEM) })
-        do {
-            try service.writeServerInfo()
-        } catch {
-            // Everything above started; nothing may be left running (in reverse: the listener
-            // first, the store last).
-            await service.stop()
-            throw error
-        }
-        await launcher.start()
+            database: opened.database, engine: engine, server: server, metrics: metrics, logger: logger, api: api,
+            launcher: launcher, desktop: desktop, activationTokens: activationTokens, webPush: webPush, parts: parts)
         logger.info(
             "serving",
             [
@@ -255,21 +271,12 @@ public final class RunningService: Sendable {
         )
     }
 
-    /// Stops gracefully: the server (in-flight requests finish, event streams end), then the
-    /// engine (accepted operations commit), then the store. Calling it again does nothing.
+    /// Stops every part, in the reverse of their start: background launch, server.json, the HTTP
+    /// server (in-flight requests finish, event streams end), the scheduler, the surfaces, the engine
+    /// (accepted operations commit), the store. Each stop is logged. Once: a call while the
+    /// shutdown runs waits for it to finish; a later one returns at once.
     public func stop() async {
-        guard stopped.claim() else { return }
-        await launcher.stop()
-        await server.stop()
-        // Answers already given on the desktop reach the engine before it shuts down.
-        desktopAttachment?.detach()
-        await desktop?.stop()
-        // Pushes not sent yet stay queued in the store: claims given back for another node (or the
-        // next start) to send.
-        await webPush.stop()
-        await engine.shutdown()
-        store.close()
-        unlink(ChimeService.serverInfoPath(dataDirectory: configuration.dataDirectory))
+        await parts.stop()
     }
 
     /// What `chime serve` prints on start.
@@ -336,7 +343,8 @@ public final class RunningService: Sendable {
 
     // MARK: - Files
 
-    func writeServerInfo() throws {
+    /// Writes `server.json` (where the CLI finds the service), replacing it in one rename.
+    static func writeServerInfo(configuration: ChimeService.Configuration, url: String, tlsPin: String?) throws {
         var object: JSONObject = [
             "url": .string(url), "pid": .integer(Int64(getpid())),
             "dataDirectory": .string(configuration.dataDirectory),
@@ -518,8 +526,9 @@ extension ListenAddress {
 }
 
 /// Closes the store (and the database clock), after the engine has shut down. `@unchecked
-/// Sendable`: the engine uses the store only on its writer, and `close` is called only after
-/// `engine.shutdown()` returned, when the writer no longer runs.
+/// Sendable`: the engine uses the store only on its writer, and `close` is the store part's stop,
+/// which runs only after the engine part's stop (`engine.shutdown()`) returned, when the writer no
+/// longer runs (``ServiceParts`` stops in reverse).
 final class StoreHandle: @unchecked Sendable {
     private let closer: () -> Void
     init(_ closer: @escaping () -> Void) { self.closer = closer }

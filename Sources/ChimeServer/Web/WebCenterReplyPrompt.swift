@@ -11,12 +11,13 @@ import Foundation
 /// listens on a Unix socket only) it falls back to `fallback`, a dialog where one is installed.
 ///
 /// ```swift
-/// let prompt = WebCenterReplyPrompt(baseURL: service.url, codes: { sessions.makeCode().code },
+/// let prompt = WebCenterReplyPrompt(baseURL: { server.url }, codes: { sessions.makeCode().code },
 ///                                   opener: "/usr/bin/xdg-open", fallback: DialogReplyPrompt.find())
 /// ```
 struct WebCenterReplyPrompt: DesktopReplyPrompt {
-    /// The web center's address, or `nil` when it is not reachable over TCP.
-    let baseURL: String?
+    /// The web center's address, or `nil` when it is not reachable over TCP (read when a reply is
+    /// asked: the server may start after the prompt is made).
+    let baseURL: @Sendable () -> String?
     /// A new one-time sign-in code.
     let codes: @Sendable () -> String
     /// The browser opener (`xdg-open`, `$BROWSER`), or `nil` when there is no desktop browser.
@@ -31,7 +32,7 @@ struct WebCenterReplyPrompt: DesktopReplyPrompt {
     }
 
     func ask(_ question: ReplyQuestion) async -> ReplyPromptOutcome {
-        if let baseURL, let opener,
+        if let baseURL = baseURL(), let opener,
             Browser.launch(opener, link: Self.link(baseURL: baseURL, code: codes(), question: question))
         {
             return .handedOver
