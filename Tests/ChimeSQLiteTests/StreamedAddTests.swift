@@ -3,6 +3,7 @@ import ChimeSQLite
 import ChimeTesting
 import Foundation
 import StoreTestSupport
+import Synchronization
 import TestThreads
 import Testing
 
@@ -158,19 +159,23 @@ struct StreamedAddTests {
         await fixture.close()
     }
 
-    @Test("operations called during a large add complete after it, in call order, and see all of it")
+    @Test("a read during a large add sees none of it, and the add then commits all of it")
     func callOrder() async throws {
         let fixture = try await Fixture()
         let engine = fixture.engine
         let requests = Self.requests(count: 20_000)
+        // The writer stops after the add's first slice, inside its open transaction, until the read
+        // below is done: the read comes while the add is under way every run, not by timing.
+        let gate = WriterGate()
+        engine.onStreamedSliceWritten { _ in gate.holdFirst() }
         let large = Task { try await engine.add(requests, app: Self.app).count }
-        // Called once the large add is under way: its count must include every request of the add.
-        try await Sleep.for(.milliseconds(1))
+        try await waitWhile { !gate.isHolding }
+        #expect(gate.isHolding, "the add wrote no slice within 60 s")
         let counted = try await engine.pendingCount(app: Self.app)
+        gate.release()
+        #expect(counted == 0, "a read beside the writer sees the last commit, never a part of the add: \(counted)")
         #expect(try await large.value == requests.count)
-        #expect(
-            counted == 0 || counted == requests.filter { $0.trigger != nil }.count,
-            "never a part of the add: \(counted)")
+        #expect(try await engine.pendingCount(app: Self.app) == requests.filter { $0.trigger != nil }.count)
         await fixture.close()
     }
 
@@ -184,4 +189,26 @@ struct StreamedAddTests {
         reopened.close()
         fixture.directory.remove()
     }
+}
+
+/// Holds the writer at the first slice of a streamed add (``NotificationEngine/onStreamedSliceWritten(_:)``)
+/// until the test releases it, or 60 s have passed.
+private final class WriterGate: Sendable {
+    private let state = Mutex((first: true, holding: false))
+    private let released = DispatchSemaphore(value: 0)
+
+    /// On the writer: the first call waits for ``release()``; later ones pass.
+    func holdFirst() {
+        let first = state.withLock { state in
+            defer { state.first = false }
+            if state.first { state.holding = true }
+            return state.first
+        }
+        guard first else { return }
+        _ = released.wait(timeout: .now() + 60)
+    }
+
+    var isHolding: Bool { state.withLock { $0.holding } }
+
+    func release() { released.signal() }
 }

@@ -32,6 +32,7 @@ extension NotificationEngine {
     private func streamedAdd(_ requests: [NotificationRequest], app: String) async throws -> [Date?] {
         let now = clock.now
         let feed = SliceFeed()
+        let sliceWritten = streamedSliceWritten.withLock { $0 }
         return try await withCheckedThrowingContinuation { continuation in
             submit(
                 alone: true,
@@ -44,6 +45,7 @@ extension NotificationEngine {
                         let added = try core.add(slice, app: app, announcing: false)
                         firsts += added.firsts
                         scheduled += added.scheduled
+                        sliceWritten?(firsts.count)
                     }
                     if scheduled > 0 { core.announce(.scheduled(identifiers: []), app: app) }
                     return firsts

@@ -103,6 +103,9 @@ public final class NotificationEngine: Sendable {
     let deviceChangedElsewhere = Atomic<Bool>(false)
     /// Who is told when another engine gives back Web Push claims (the Web Push sender).
     let webPushReleasedHandler = Mutex<(@Sendable () -> Void)?>(nil)
+    /// For tests: called on the writer after each slice of a streamed add is written, inside the
+    /// add's open transaction (see ``onStreamedSliceWritten(_:)``).
+    let streamedSliceWritten = Mutex<(@Sendable (_ written: Int) -> Void)?>(nil)
 
     struct Inbox {
         var jobs: [Job] = []
@@ -179,6 +182,18 @@ public final class NotificationEngine: Sendable {
     /// behind; nothing on a store of its own.
     package func stopFeed() {
         core.shared?.stopFeed()
+    }
+
+    /// Calls `handler` on the writer each time a streamed add (a large ``add(_:app:)``) has written
+    /// a slice, with how many of its requests are written so far, before the add commits: a test
+    /// can reach "while a large add is under way" every run instead of by timing (the writer waits
+    /// while `handler` runs). `nil` removes it. Nothing else calls it.
+    ///
+    /// ```swift
+    /// engine.onStreamedSliceWritten { written in print("\(written) written, not committed") }
+    /// ```
+    package func onStreamedSliceWritten(_ handler: (@Sendable (_ written: Int) -> Void)?) {
+        streamedSliceWritten.withLock { $0 = handler }
     }
 
     /// Stops accepting operations, finishes those already accepted, and stops the scheduler (and a
