@@ -127,6 +127,20 @@ public final class SQLiteStore: NotificationStore {
         try connection.execute("PRAGMA cache_size=-8192; PRAGMA temp_store=MEMORY;")
     }
 
+    /// The writer's page cache, in KiB (`PRAGMA cache_size` takes it negative).
+    ///
+    /// Not larger: SQLite scans its whole page cache at every commit of a transaction that split or
+    /// merged b-tree pages out of page-number order. Such a balance renumbers pages through a spare
+    /// number (the page after the 1 GiB lock byte), the cache then holds a page past the end of
+    /// the file, and the commit's truncation of the cache to the file's size visits every slot of
+    /// the cache's hash table (`pcache1TruncateUnsafe`) to find it. Random due dates make such a
+    /// balance likely in most commits, so the scan costs in proportion to the cache: with 64 MiB
+    /// (up to 16,384 pages) it was 11% of the writer's time under 64 adds in flight (about 70 µs a
+    /// commit; docs/benchmarks.md, "The page cache's scan at every commit").
+    /// 16 MiB holds what the hot paths touch (the leaves of `pending_due` and the ends of the
+    /// tables and `pending_order`); the rest comes from the system's file cache.
+    static let writerCacheKiB = 16_384
+
     /// WAL, the durability level and the cache; these write to the file.
     private static func configure(_ connection: SQLiteConnection, durability: Durability) throws {
         let mode = try connection.statement("PRAGMA journal_mode=WAL")
@@ -142,7 +156,7 @@ public final class SQLiteStore: NotificationStore {
             """
             PRAGMA synchronous=\(durability == .full ? "FULL" : "NORMAL");
             PRAGMA foreign_keys=ON;
-            PRAGMA cache_size=-65536;
+            PRAGMA cache_size=-\(writerCacheKiB);
             PRAGMA wal_autocheckpoint=0;
             PRAGMA temp_store=MEMORY;
             """)
