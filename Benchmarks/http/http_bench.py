@@ -164,6 +164,7 @@ def thread_ticks(pid):
 # Linux keeps 15 characters of a thread's name; libdispatch's names lose their start.
 THREAD_NAMES = {
     "MHD-single": "libmicrohttpd",  # the daemon's epoll thread: sockets, parsing, Chime's callbacks
+    "MHD-worker": "libmicrohttpd",  # its threads when it has several (HTTPServer's daemonThreads)
     "-qos.overcommit": "serial-queue",  # com.apple.root.*-qos.overcommit: the engine's writer queue
     "oot.default-qos": "task-pool",  # com.apple.root.default-qos: Swift concurrency's global executor
 }
@@ -583,7 +584,7 @@ def summarize_perf(options, name):
     report = os.path.join(options.out, f"perf-{name}.txt")
     with open(report, "w") as out:
         for sort in ("comm,dso", "dso", "dso,symbol"):
-            out.write(f"=== perf report --no-children --sort {sort} (threads: MHD-single = libmicrohttpd, "
+            out.write(f"=== perf report --no-children --sort {sort} (threads: MHD-single/MHD-worker = libmicrohttpd, "
                       "-qos.overcommit = the engine's writer queue, oot.default-qos = Swift tasks) ===\n")
             text = subprocess.run(["perf", "report", "-i", path, "--stdio", "--no-children", "--sort", sort, "--percent-limit", "0.5",
                                    "-g", "none"], capture_output=True, text=True).stdout

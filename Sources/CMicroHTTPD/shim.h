@@ -43,6 +43,9 @@ struct chime_mhd_config {
     /// Sees each request target before its query is split into arguments, or NULL.
     chime_mhd_uri_callback uri_log;
     void *context;
+    /// Threads serving connections (each with its own epoll set; a connection stays on the thread
+    /// it was given to), or 0 or 1 for the one internal thread.
+    unsigned int thread_pool_size;
 };
 
 static inline struct MHD_Daemon *chime_mhd_start_daemon(const struct chime_mhd_config *config) {
@@ -81,6 +84,9 @@ static inline struct MHD_Daemon *chime_mhd_start_daemon(const struct chime_mhd_c
     }
     if (config->uri_log != NULL) {
         options[n++] = (struct MHD_OptionItem){ MHD_OPTION_URI_LOG_CALLBACK, (intptr_t)config->uri_log, config->context };
+    }
+    if (config->thread_pool_size > 1) {
+        options[n++] = (struct MHD_OptionItem){ MHD_OPTION_THREAD_POOL_SIZE, config->thread_pool_size, NULL };
     }
     options[n++] = (struct MHD_OptionItem){ MHD_OPTION_END, 0, NULL };
     return MHD_start_daemon(config->flags, config->port, NULL, NULL, config->handler, config->context,

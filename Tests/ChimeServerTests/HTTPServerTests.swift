@@ -1,5 +1,6 @@
 import ChimeCore
 import Foundation
+import Synchronization
 import TestThreads
 import Testing
 
@@ -219,5 +220,107 @@ struct HTTPServerTests {
         #expect(curl.termination.succeeded, "\(curl.errorText)")
         #expect(curl.text == "GET /secure 0 q=1")
         await server.stop()
+    }
+    @Test(
+        "a handler's answer given at once, before start returns, from another thread, or when released: each reaches its request in order on one keep-alive connection"
+    )
+    func startedAnswers() async throws {
+        let handler = StartingHandler()
+        let server = try HTTPServer.started(handler)
+        let socket = try RawSocket(port: server.port, timeout: 60)
+        defer { socket.close() }
+        func ask(_ path: String, released: Bool = false) async throws -> TestResponse {
+            try socket.send(Array("POST \(path) HTTP/1.1\r\nHost: localhost\r\nContent-Length: 2\r\n\r\nhi".utf8))
+            if released {
+                await handler.entered.wait()
+                handler.releaseHeld()
+            }
+            return try await TestClient.offPool { try socket.receiveResponse() }
+        }
+        for path in ["/now", "/early", "/later", "/now", "/later", "/early"] {
+            let response = try await ask(path)
+            #expect(response.status == 200)
+            #expect(response.text == "\(path.dropFirst()) POST 2")
+        }
+        let held = try await ask("/held", released: true)
+        #expect(held.text == "held POST 2")
+        #expect(try await ask("/now").text == "now POST 2")
+        await server.stop()
+    }
+
+    @Test("the same answers over h2c: six requests at once on one HTTP/2 connection for each way of answering")
+    func startedAnswersOverHTTP2() async throws {
+        let server = try HTTPServer.started(StartingHandler())
+        do {
+            for path in ["/now", "/early", "/later"] {
+                // httpx, one connection; `handle` would answer 500.
+                let result = try await HTTP2Tests.client(
+                    "many", "http://127.0.0.1:\(server.port)\(path)", "-", "-", "6")
+                #expect(result["statuses"] == .object(["200": .integer(6)]), "\(path): \(result)")
+                #expect(result["versions"] == .array([.string("HTTP/2")]), "\(path): \(result)")
+            }
+        } catch {
+            await server.stop()
+            throw error
+        }
+        await server.stop()
+    }
+
+    @Test("a stop answers 503 to a request whose handler has not answered, and the handler's late answer is dropped")
+    func stopAnswersStartedRequest() async throws {
+        let handler = StartingHandler()
+        let server = try HTTPServer.started(handler) { $0.shutdownGrace = .milliseconds(50) }
+        let socket = try RawSocket(port: server.port, timeout: 60)
+        defer { socket.close() }
+        try socket.send(Array("POST /held HTTP/1.1\r\nHost: localhost\r\nContent-Length: 2\r\n\r\nhi".utf8))
+        await handler.entered.wait()
+        await server.stop()
+        let response = try await TestClient.offPool { try socket.receiveResponse() }
+        #expect(response.status == 503)
+        handler.releaseHeld()
+    }
+}
+
+/// A handler that answers through ``HTTPHandler/start(_:answer:)``: `/now` at once, `/early` through
+/// `answer` before `start` returns, `/later` from another thread, `/held` when the test releases it.
+/// Each answer is the path's name, the method and the body's size.
+private final class StartingHandler: HTTPHandler {
+    let entered = Signal()
+    private let held = Mutex<(@Sendable () -> Void)?>(nil)
+
+    func bodyLimit(for request: HTTPRequest) -> Int { 1024 }
+
+    func start(_ request: HTTPRequest, answer: @escaping HTTPAnswer) -> HTTPResponse? {
+        let text = "\(request.path.dropFirst()) \(request.method) \(request.body.count)"
+        let response = HTTPResponse(status: 200, contentType: "text/plain", body: Array(text.utf8), route: request.path)
+        switch request.path {
+        case "/now":
+            return response
+        case "/early":
+            answer { response }
+        case "/later":
+            DispatchQueue.global().async { answer { response } }
+        default:
+            held.withLock { $0 = { answer { response } } }
+            entered.fire()
+        }
+        return nil
+    }
+
+    /// Gives the held request its answer.
+    func releaseHeld() {
+        held.withLock { $0 }?()
+    }
+
+    func handle(_ request: HTTPRequest) async -> HTTPResponse {
+        HTTPResponse(status: 500, contentType: "text/plain", body: Array("not by handle".utf8), route: "/handle")
+    }
+
+    func payloadTooLarge(_ request: HTTPRequest, limit: Int) -> HTTPResponse {
+        HTTPResponse(status: 413, contentType: "text/plain", body: [], route: "/413")
+    }
+
+    func unavailable(_ request: HTTPRequest, reason: String) -> HTTPResponse {
+        HTTPResponse(status: 503, contentType: "text/plain", body: Array(reason.utf8), route: "/503")
     }
 }

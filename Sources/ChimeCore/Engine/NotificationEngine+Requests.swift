@@ -82,6 +82,18 @@ extension NotificationEngine {
         submit({ try $0.add(prepared, app: app) }, completion: completion)
     }
 
+    /// `add`, with a completion handler, for an adapter that answers from it (the service's
+    /// handlers that do not wait): the checks run here, and a refusal is thrown here, before
+    /// anything reaches the writer; the rest completes on the writer after the commit, in call
+    /// order. The requests are prepared at once, not streamed in slices.
+    package func enqueueAdd(
+        _ requests: [NotificationRequest], app: String,
+        completion: @escaping @Sendable (Result<[Date?], any Error>) -> Void
+    ) throws {
+        let prepared = try prepare(requests)
+        submit({ try $0.add(prepared, app: app) }, completion: completion)
+    }
+
     /// What an add can do before it reaches the writer, on the caller's thread: the checks, the
     /// first fire dates (in the device's zone as last known) and the store encoding.
     private func prepare(_ requests: [NotificationRequest]) throws -> PreparedAdd {

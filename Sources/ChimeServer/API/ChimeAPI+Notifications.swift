@@ -24,8 +24,9 @@ extension ChimeAPI {
 
     // MARK: Pending requests
 
-    /// `POST /v1/apps/{app}/requests`: one request object, or an array of them.
-    func addRequests(_ request: HTTPRequest, route: Route) async throws -> HTTPResponse {
+    /// `POST /v1/apps/{app}/requests`: one request object, or an array of them. Read and checked
+    /// on the server's thread, answered 201 from the add's commit (``RouteTable/Starter``).
+    func addRequests(_ request: HTTPRequest, route: Route, answer: @escaping HTTPAnswer) throws -> HTTPResponse? {
         let body = try jsonBody(request)
         let now = engine.clock.now
         // Expirations given as durations count from now: the answer shows the dates kept.
@@ -34,10 +35,36 @@ extension ChimeAPI {
             throw APIError.badRequest(
                 "invalidValue", "the array is empty; send one request object or a non-empty array")
         }
-        let dates = try await engine.add(requests, app: route["app"])
-        let added = zip(requests, dates).map { PendingRequest(request: $0, nextFireDate: $1, anchor: now).json }
-        if case .array = body { return json(.array(added), status: 201, route: route) }
-        return json(added[0], status: 201, route: route)
+        let array = if case .array = body { true } else { false }
+        try startAdd(requests, at: now, route: route, array: array, answer: answer)
+        return nil
+    }
+
+    /// Hands checked requests to the engine's writer (a refusal of the checks is thrown here) and
+    /// answers 201 with the requests as added, or the error, once the add commits; the answer is
+    /// encoded on the server's thread, not the writer's. `refusal` words an error of the add in
+    /// the route's own terms.
+    func startAdd(
+        _ requests: [NotificationRequest], at now: Date, route: Route, array: Bool,
+        refusal: @escaping @Sendable (any Error) -> any Error = { $0 }, answer: @escaping HTTPAnswer
+    ) throws {
+        do {
+            try engine.enqueueAdd(requests, app: route["app"]) { result in
+                answer {
+                    do {
+                        let dates = try result.get()
+                        let added = zip(requests, dates).map {
+                            PendingRequest(request: $0, nextFireDate: $1, anchor: now).json
+                        }
+                        return self.json(array ? .array(added) : added[0], status: 201, route: route)
+                    } catch {
+                        return self.failure(refusal(error), route: route)
+                    }
+                }
+            }
+        } catch {
+            throw refusal(error)
+        }
     }
 
     /// `GET /v1/apps/{app}/requests[?next=N]`: with `next`, each request's next N fire dates as

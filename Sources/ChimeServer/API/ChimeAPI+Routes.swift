@@ -10,9 +10,9 @@ import Foundation
 extension ChimeAPI {
     static let routes = RouteTable([
         // The service
-        .init(.health, .public, ChimeAPI.health),
+        .init(.health, .public, now: ChimeAPI.health),
         .init(.metrics, .public, ChimeAPI.metricsText),
-        .init(.openapi, .public, ChimeAPI.openAPIDocument),
+        .init(.openapi, .public, now: ChimeAPI.openAPIDocument),
         .init(.push, .provider, matching: .everythingUnderFirstSegment, ChimeAPI.push),
 
         // Apps
@@ -37,9 +37,9 @@ extension ChimeAPI {
         .init(.getCategories, .app, ChimeAPI.getCategories),
         .init(.setCategories, .app, ChimeAPI.setCategories),
         .init(.listRequests, .app, ChimeAPI.listRequests),
-        .init(.addRequests, .app, ChimeAPI.addRequests),
+        .init(.addRequests, .app, starting: ChimeAPI.addRequests),
         .init(.removeRequests, .app, ChimeAPI.removeRequests),
-        .init(.send, .app, ChimeAPI.send),
+        .init(.send, .app, starting: ChimeAPI.send),
         .init(.listNotifications, .app, ChimeAPI.listNotifications),
         .init(.removeNotifications, .app, ChimeAPI.removeNotifications),
         .init(.respond, .ownerOnApp, ChimeAPI.respond),
@@ -80,8 +80,9 @@ extension ChimeAPI {
         .init(.reportPresentation, .app, ChimeAPI.reportPresentation),
 
         // The web center: its files, signing in
-        .init(.webCenter, .public, ChimeAPI.webPage),
-        .init(.webAsset, .public, matching: .segmentsWhere { WebAssets.file(named: $0) != nil }, ChimeAPI.webAsset),
+        .init(.webCenter, .public, now: ChimeAPI.webPage),
+        .init(
+            .webAsset, .public, matching: .segmentsWhere { WebAssets.file(named: $0) != nil }, now: ChimeAPI.webAsset),
         .init(.getSession, .session, ChimeAPI.currentSession),
         .init(.createSession, .session, ChimeAPI.createSession),
         .init(.deleteSession, .session, ChimeAPI.deleteSession),

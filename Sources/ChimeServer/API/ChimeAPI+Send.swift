@@ -12,7 +12,7 @@ import Foundation
 extension ChimeAPI {
     /// Checks the Content-Type here (415 is the route's answer); the body and headers become a
     /// request in ``SendHeaders`` (ChimeCore, where the fuzz target reaches it).
-    func send(_ request: HTTPRequest, route: Route) async throws -> HTTPResponse {
+    func send(_ request: HTTPRequest, route: Route, answer: @escaping HTTPAnswer) throws -> HTTPResponse? {
         let type = Self.mediaType(of: request)
         guard ["", "text/plain", "application/x-www-form-urlencoded"].contains(type) else {
             throw APIError(
@@ -24,14 +24,14 @@ extension ChimeAPI {
         let notification = try SendHeaders.request(
             body: request.body, header: request.header, newIdentifier: { UUID().uuidString }
         ).added(at: now)
-        let dates: [Date?]
-        do {
-            dates = try await engine.add([notification], app: route["app"])
-        } catch let error as ChimeError where ["escalateEvery", "escalateFor"].contains(error.field ?? "") {
-            // The service's escalation limits, checked by the engine: named by the header given.
-            throw SendHeaders.inHeaderTerms(error, trigger: "Delay")
-        }
-        let added = PendingRequest(request: notification, nextFireDate: dates.first ?? nil, anchor: now).json
-        return json(added, status: 201, route: route)
+        try startAdd(
+            [notification], at: now, route: route, array: false,
+            refusal: { error in
+                // The service's escalation limits, checked by the engine: named by the header given.
+                guard let error = error as? ChimeError, ["escalateEvery", "escalateFor"].contains(error.field ?? "")
+                else { return error }
+                return SendHeaders.inHeaderTerms(error, trigger: "Delay")
+            }, answer: answer)
+        return nil
     }
 }

@@ -182,36 +182,97 @@ public final class ChimeAPI: HTTPHandler {
 
     /// Matches the request in ``routes``, checks the entry's access, and runs its handler.
     public func handle(_ request: HTTPRequest) async -> HTTPResponse {
+        let route = Self.routes.match(request)
+        do {
+            return await run(try entry(of: route, request), request, route: route, admission: .mustWait)
+        } catch {
+            return failure(error, route: route)
+        }
+    }
+
+    /// The largest body a route's non-waiting handler takes on the server's thread (parsing and
+    /// checking it there); a larger one is handled in a task, so one bulk add does not hold up
+    /// the other connections that thread serves.
+    static let startedBodyLimit = 16 * 1024
+
+    /// ``handle(_:)`` without waiting where nothing needs to: a refusal (no route, a method the
+    /// route lacks, a bad encoding, a missing or wrong token the index knows) is answered at once,
+    /// as are routes whose answer is ready (`/healthz`); a route with a non-waiting handler
+    /// (``RouteTable/Starter``: adds) hands its work to the engine's writer here and answers from
+    /// the operation's completion. Everything else — a caller only the store can check, handlers
+    /// that read or wait — runs in a task.
+    public func start(_ request: HTTPRequest, answer: @escaping HTTPAnswer) -> HTTPResponse? {
         var route = Self.routes.match(request)
         do {
-            if let hostNames, request.path != APIRoute.health.template, !hostNames.allows(request.header("host")) {
-                throw APIError(
-                    421, "misdirectedRequest",
-                    "this service answers as its address, localhost or its --public-url name, not \(request.header("host")?.prefix(100) ?? ""); start it with --public-url https://NAME when it is reached through NAME"
-                )
+            let entry = try entry(of: route, request)
+            let admission = try admitNow(request, to: entry.access, route: route)
+            if let starter = entry.starter, request.body.count <= Self.startedBodyLimit,
+                case .admitted(let caller) = admission
+            {
+                route.caller = caller
+                return try starter(self)(request, route, answer)
             }
-            switch route.outcome {
-            case .notFound:
-                throw APIError.notFound("no route \(request.path); see GET /openapi.json for the API")
-            case .methodNotAllowed(let allowed):
-                var error = APIError(
-                    405, "methodNotAllowed",
-                    "\(request.method) is not allowed on \(request.path); allowed: \(allowed.joined(separator: ", "))")
-                error.headers = [("Allow", allowed.joined(separator: ", "))]
-                throw error
-            case .invalidEncoding(let message, let field):
-                throw APIError.badRequest("invalidEncoding", message, field: field)
-            case .handler(let entry):
-                route.caller = try await admit(request, to: entry.access, route: route)
-                return try await entry.handler(self)(request, route)
+            Task {
+                let response = await run(entry, request, route: route, admission: admission)
+                answer { response }
             }
+            return nil
         } catch {
-            let apiError = APIError.from(error)
-            if apiError.status >= 500 {
-                logger.error("handler failed", ["route": route.template, "error": String(describing: error)])
-            }
-            return apiError.response(route: route.template)
+            return failure(error, route: route)
         }
+    }
+
+    /// The route's entry, or the refusal of a request no entry takes: a `Host` this service does
+    /// not answer as (421), no route (404), a method the route lacks (405), a path or query that
+    /// does not decode (400).
+    private func entry(of route: Route, _ request: HTTPRequest) throws -> RouteTable.Entry {
+        if let hostNames, request.path != APIRoute.health.template, !hostNames.allows(request.header("host")) {
+            throw APIError(
+                421, "misdirectedRequest",
+                "this service answers as its address, localhost or its --public-url name, not \(request.header("host")?.prefix(100) ?? ""); start it with --public-url https://NAME when it is reached through NAME"
+            )
+        }
+        switch route.outcome {
+        case .notFound:
+            throw APIError.notFound("no route \(request.path); see GET /openapi.json for the API")
+        case .methodNotAllowed(let allowed):
+            var error = APIError(
+                405, "methodNotAllowed",
+                "\(request.method) is not allowed on \(request.path); allowed: \(allowed.joined(separator: ", "))")
+            error.headers = [("Allow", allowed.joined(separator: ", "))]
+            throw error
+        case .invalidEncoding(let message, let field):
+            throw APIError.badRequest("invalidEncoding", message, field: field)
+        case .handler(let entry):
+            return entry
+        }
+    }
+
+    /// Checks the caller (unless ``admitNow(_:to:route:)`` already admitted it) and runs the
+    /// entry's handler.
+    private func run(_ entry: RouteTable.Entry, _ request: HTTPRequest, route: Route, admission: Admission) async
+        -> HTTPResponse
+    {
+        var route = route
+        do {
+            switch admission {
+            case .admitted(let caller): route.caller = caller
+            case .mustWait: route.caller = try await admit(request, to: entry.access, route: route)
+            }
+            return try await entry.handler(self)(request, route)
+        } catch {
+            return failure(error, route: route)
+        }
+    }
+
+    /// The answer for an error a handler threw, or met later (an operation that failed on the
+    /// writer): its JSON error, logged when it is the server's own failure (5xx).
+    func failure(_ error: any Error, route: Route) -> HTTPResponse {
+        let apiError = APIError.from(error)
+        if apiError.status >= 500 {
+            logger.error("handler failed", ["route": route.template, "error": String(describing: error)])
+        }
+        return apiError.response(route: route.template)
     }
 
     // MARK: - Authentication
@@ -220,6 +281,21 @@ public final class ChimeAPI: HTTPHandler {
         case owner
         /// A token that is not the owner's: the SHA-256 of what was presented.
         case app(tokenHash: String)
+    }
+
+    /// What a request presents: a bearer token's caller, or a web session's cookie (checked in
+    /// the store).
+    enum Credential {
+        case caller(Caller)
+        case session(secret: String)
+    }
+
+    /// Whether a caller may go on to a route's handler, as far as can be told without waiting.
+    enum Admission {
+        /// It may, as this caller (nil on the routes that read no credential).
+        case admitted(Caller?)
+        /// Only the store can tell: ``admit(_:to:route:)`` decides.
+        case mustWait
     }
 
     func bearerToken(_ request: HTTPRequest) -> String? {
@@ -231,20 +307,30 @@ public final class ChimeAPI: HTTPHandler {
         return String(token)
     }
 
-    func authenticate(_ request: HTTPRequest) async throws -> Caller {
-        if bearerToken(request) == nil, let secret = WebSessions.sessionCookie(in: request) {
-            try await checkSession(secret, request: request)
-            return .owner
-        }
-        guard let token = bearerToken(request) else {
+    /// The request's credential: a web session's cookie when it has no `Authorization`, else the
+    /// caller its bearer token names (the owner, or an app's token by its hash).
+    func credential(_ request: HTTPRequest) throws -> Credential {
+        let token = bearerToken(request)
+        if token == nil, let secret = WebSessions.sessionCookie(in: request) { return .session(secret: secret) }
+        guard let token else {
             throw APIError.unauthorized(
                 "missing Authorization: Bearer <token>; use the app's token or the owner token from the data directory's owner-token file"
             )
         }
         guard !token.isEmpty else { throw APIError.unauthorized("the Authorization header must be \"Bearer <token>\"") }
         let hash = Tokens.hash(token)
-        if Tokens.equal(hash, ownerTokenHash) { return .owner }
-        return .app(tokenHash: hash)
+        if Tokens.equal(hash, ownerTokenHash) { return .caller(.owner) }
+        return .caller(.app(tokenHash: hash))
+    }
+
+    func authenticate(_ request: HTTPRequest) async throws -> Caller {
+        switch try credential(request) {
+        case .caller(let caller):
+            return caller
+        case .session(let secret):
+            try await checkSession(secret, request: request)
+            return .owner
+        }
     }
 
     /// Who may go on to a route's handler, by the route's access: nil for the routes that read no
@@ -266,25 +352,45 @@ public final class ChimeAPI: HTTPHandler {
             try Validation.validateBundleIdentifier(route["app"], field: "app")
             let caller = try await authenticate(request)
             try await authorize(caller, app: route["app"])
-            if access == .ownerOnApp, caller != .owner {
-                throw APIError.forbidden("this route is for the owner token (the user's own tools), not for apps")
-            }
+            if access == .ownerOnApp, caller != .owner { throw Self.ownerOnlyOnApp }
             return caller
         }
     }
+
+    /// ``admit(_:to:route:)`` as far as it goes without waiting, in the same order and with the
+    /// same refusals: `.mustWait` for a web session, the owner on an app's routes (the app must
+    /// exist), a refused owner route (the answer depends on whose token it is), and an app's token
+    /// the index cannot answer alone.
+    func admitNow(_ request: HTTPRequest, to access: RouteTable.Access, route: Route) throws -> Admission {
+        switch access {
+        case .public, .session, .provider:
+            return .admitted(nil)
+        case .owner:
+            guard case .caller(.owner) = try credential(request) else { return .mustWait }
+            return .admitted(.owner)
+        case .app, .ownerOnApp:
+            try Validation.validateBundleIdentifier(route["app"], field: "app")
+            guard case .caller(let caller) = try credential(request), try authorizeNow(caller, app: route["app"]) else {
+                return .mustWait
+            }
+            if access == .ownerOnApp, caller != .owner { throw Self.ownerOnlyOnApp }
+            return .admitted(caller)
+        }
+    }
+
+    private static let ownerOnlyOnApp = APIError.forbidden(
+        "this route is for the owner token (the user's own tools), not for apps")
+    private static let anotherAppsToken = APIError.forbidden(
+        "this token belongs to another app; an app's token reaches only /v1/apps/{its bundle identifier}/…")
+    private static let invalidToken = APIError.unauthorized(
+        "the token is not valid; use the token printed when the app was registered")
 
     /// Checks that the caller may use `/v1/apps/{app}/…`. Another app's token gets 403 whether or
     /// not `app` exists, so nothing leaks about other apps. An app's token is checked in the token
     /// index, without the writer; a token it does not know is looked up in the store
     /// (``appOwning(_:app:)``).
     func authorize(_ caller: Caller, app: String) async throws {
-        if case .app(let hash) = caller, let launched = launchTokens.withLock({ $0[hash] }) {
-            guard launched.isLiterally(app) else {
-                throw APIError.forbidden(
-                    "this token belongs to another app; an app's token reaches only /v1/apps/{its bundle identifier}/…")
-            }
-            return
-        }
+        if try authorizeNow(caller, app: app) { return }
         switch caller {
         case .owner:
             guard try await lookup(app) != nil else {
@@ -293,13 +399,29 @@ public final class ChimeAPI: HTTPHandler {
         case .app(let hash):
             switch try await appOwning(hash, app: app) {
             case let owned? where owned.isLiterally(app): return
-            case _?:
-                throw APIError.forbidden(
-                    "this token belongs to another app; an app's token reaches only /v1/apps/{its bundle identifier}/…")
-            case nil:
-                throw APIError.unauthorized("the token is not valid; use the token printed when the app was registered")
+            case _?: throw Self.anotherAppsToken
+            case nil: throw Self.invalidToken
             }
         }
+    }
+
+    /// ``authorize(_:app:)`` from what is in memory: true when an app's token (or a launch's) may
+    /// use `app`'s routes, a refusal when it may not, false when only the store can tell (the
+    /// owner: the app must exist; the index not loaded yet; a token it does not know on a shared
+    /// store, which another node may have made a moment ago).
+    func authorizeNow(_ caller: Caller, app: String) throws -> Bool {
+        guard case .app(let hash) = caller else { return false }
+        if let launched = launchTokens.withLock({ $0[hash] }) {
+            guard launched.isLiterally(app) else { throw Self.anotherAppsToken }
+            return true
+        }
+        guard tokens.isLoaded else { return false }
+        if let owner = tokens.app(forHash: hash) {
+            guard owner.isLiterally(app) else { throw Self.anotherAppsToken }
+            return true
+        }
+        if engine.isStoreShared { return false }
+        throw Self.invalidToken
     }
 
     /// The app whose token hashes to `hash`, for a request to `app`'s routes. The index answers a

@@ -51,6 +51,14 @@ struct RouteTable: Sendable {
 
     typealias Handler = @Sendable (ChimeAPI) -> @Sendable (HTTPRequest, Route) async throws -> HTTPResponse
 
+    /// A handler in the form that does not wait (``HTTPHandler/start(_:answer:)``), run on the
+    /// server's thread that read the request: it returns the answer when it is ready at once, or
+    /// returns nil and calls `answer` once when it is (from the engine's writer, as an operation
+    /// commits). An error it throws is answered as the async form's; one that comes later it makes
+    /// into an answer with ``ChimeAPI/failure(_:route:)``.
+    typealias Starter =
+        @Sendable (ChimeAPI) -> @Sendable (HTTPRequest, Route, @escaping HTTPAnswer) throws -> HTTPResponse?
+
     /// One route: its declaration (shared with the clients), its access and its handler. (A class,
     /// so that matching passes one reference around rather than copying strings and closures.)
     final class Entry: Sendable {
@@ -59,12 +67,56 @@ struct RouteTable: Sendable {
         let access: Access
         let matching: Matching
         let handler: Handler
+        /// The handler's form that does not wait, for the routes that have one.
+        let starter: Starter?
 
         init(_ route: APIRoute, _ access: Access, matching: Matching = .segments, _ handler: @escaping Handler) {
             self.route = route
             self.access = access
             self.matching = matching
             self.handler = handler
+            starter = nil
+        }
+
+        /// A route whose answer is ready at once: it reads nothing the engine holds.
+        init(
+            _ route: APIRoute, _ access: Access, matching: Matching = .segments,
+            now: @escaping @Sendable (ChimeAPI) -> @Sendable (HTTPRequest, Route) throws -> HTTPResponse
+        ) {
+            self.route = route
+            self.access = access
+            self.matching = matching
+            handler = { api in
+                let answer = now(api)
+                return { request, route in try answer(request, route) }
+            }
+            starter = { api in
+                let answer = now(api)
+                return { request, route, _ in try answer(request, route) }
+            }
+        }
+
+        /// A route whose handler hands its work to the engine's writer and answers from the
+        /// operation's completion; its async form (in-process calls, and requests whose caller
+        /// can only be checked by waiting) awaits that answer.
+        init(_ route: APIRoute, _ access: Access, matching: Matching = .segments, starting: @escaping Starter) {
+            self.route = route
+            self.access = access
+            self.matching = matching
+            starter = starting
+            handler = { api in
+                let start = starting(api)
+                return { request, route in
+                    try await withCheckedThrowingContinuation { continuation in
+                        do {
+                            let now = try start(request, route) { make in continuation.resume(returning: make()) }
+                            if let now { continuation.resume(returning: now) }
+                        } catch {
+                            continuation.resume(throwing: error)
+                        }
+                    }
+                }
+            }
         }
 
         /// Whether the handler answers every path under the first segment (and the query) itself.

@@ -95,8 +95,8 @@ final class HTTP2Connection: LoopClient {
     func receive(_ message: LoopMessage) {
         guard !closed, let session else { return }
         switch message {
-        case .respond(let streamID, let response):
-            session.handled(streamID) { http2Response(response, stream: streamID) }
+        case .respond(let streamID, let make):
+            session.handled(streamID) { http2Response(make(), stream: streamID) }
         case .resume(let streamID): session.resume(streamID)
         case .reset(let streamID): session.reset(streamID)
         case .drain: session.drain()
@@ -309,15 +309,18 @@ extension HTTP2Connection: HTTP2SessionDelegate {
             return .answer(
                 http2Response(core.handler.unavailable(request, reason: "the server is stopping"), stream: streamID))
         }
-        let handler = core.handler
         let loop = self.loop
         let connection = id
         let core = self.core
         core.requestStarted()
-        Task {
-            let response = await handler.handle(request)
-            loop.post(connection, .respond(stream: streamID, response))
+        // An answer ready at once goes out in this turn of the loop; a later one is posted to it.
+        let now = core.handler.start(request) { make in
+            loop.post(connection, .respond(stream: streamID, make))
             core.requestEnded()
+        }
+        if let now {
+            core.requestEnded()
+            return .answer(http2Response(now, stream: streamID))
         }
         return .handling
     }

@@ -45,6 +45,11 @@ public protocol HTTPHandler: Sendable {
     func bodyLimit(for request: HTTPRequest) -> Int
     /// Handles a complete request. Must not throw: errors become error responses.
     func handle(_ request: HTTPRequest) async -> HTTPResponse
+    /// Starts handling a complete request on the server's thread that read it, without blocking
+    /// it: returns the answer when it is ready at once (a refusal, a liveness check), or returns
+    /// nil and calls `answer` exactly once, from any thread (even before this returns), when it
+    /// is ready. The default runs ``handle(_:)`` in a task.
+    func start(_ request: HTTPRequest, answer: @escaping HTTPAnswer) -> HTTPResponse?
     /// The answer for a body over the limit (the rest of the body is not read).
     func payloadTooLarge(_ request: HTTPRequest, limit: Int) -> HTTPResponse
     /// The answer when the server is overloaded or stopping.
@@ -54,9 +59,24 @@ public protocol HTTPHandler: Sendable {
     func refused(_ request: HTTPRequest, problem: RequestProblem) -> HTTPResponse
 }
 
+/// How a handler hands over an answer it makes later (``HTTPHandler/start(_:answer:)``): called
+/// once, from any thread, with a function that makes the response. The server runs that function
+/// on its own thread when it writes the answer, so the thread that finished the work (the
+/// engine's writer) spends nothing on encoding it.
+public typealias HTTPAnswer = @Sendable (_ make: @escaping @Sendable () -> HTTPResponse) -> Void
+
 extension HTTPHandler {
     /// None by default.
     public var requestsClientCertificates: Bool { false }
+
+    /// ``handle(_:)`` in a task.
+    public func start(_ request: HTTPRequest, answer: @escaping HTTPAnswer) -> HTTPResponse? {
+        Task {
+            let response = await handle(request)
+            answer { response }
+        }
+        return nil
+    }
 
     /// Plain text: the problem's status and message.
     public func refused(_ request: HTTPRequest, problem: RequestProblem) -> HTTPResponse {

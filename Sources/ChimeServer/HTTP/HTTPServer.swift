@@ -7,9 +7,11 @@ import Synchronization
     import Glibc
 #endif
 
-/// An HTTP/1.1 server over libmicrohttpd: one internal epoll thread, requests handed to an async
-/// ``HTTPHandler`` while their connection is suspended, server-sent events without a thread per
-/// subscriber, a soft connection limit answered with 503, and a graceful stop.
+/// An HTTP/1.1 server over libmicrohttpd: internal epoll threads (one per core), each request
+/// started on the thread that read it (``HTTPHandler/start(_:answer:)``: an answer ready at once is
+/// written without suspending the connection; otherwise the connection is suspended until the
+/// answer comes), server-sent events without a thread per subscriber, a soft connection limit
+/// answered with 503, and a graceful stop.
 ///
 /// ```swift
 /// let server = HTTPServer(configuration: .init(listen: .tcp(host: "127.0.0.1", port: 0)), handler: MyHandler())
@@ -57,6 +59,10 @@ public final class HTTPServer: Sendable {
         public var shutdownGrace: Duration
         /// HTTP/2's settings and flood defences.
         public var http2: HTTP2Limits
+        /// libmicrohttpd's threads: each serves its share of the HTTP/1.1 connections (read,
+        /// parse, run the handlers that answer without waiting, write), so they use every core.
+        /// Default: the number of active processors, at most 8.
+        public var daemonThreads = min(8, max(1, ProcessInfo.processInfo.activeProcessorCount))
 
         public init(
             listen: ListenAddress = .default, tls: TLS? = nil, connectionLimit: Int = 1024,
@@ -219,6 +225,7 @@ final class ServerCore: Sendable {
             // arrive): 32 KiB keeps a thousand open event streams small and the per-connection
             // clearing cheap. `HeadLimits` stays below what it holds.
             config.connection_memory_limit = 32 * 1024
+            config.thread_pool_size = UInt32(max(1, configuration.daemonThreads))
             config.handler = accessHandlerCallback
             config.completed = requestCompletedCallback
             config.notify_connection = connectionCallback
@@ -426,13 +433,7 @@ final class ServerCore: Sendable {
             return .YES
         }
         if let response = requestState.takeResponse() {
-            // An answer of bytes stays in flight until libmicrohttpd has written it (`completed`),
-            // so a graceful stop waits for it rather than closing its connection half-written; an
-            // event stream leaves now (the stop ends streams itself).
-            if case .stream = response.body {
-                state.withLock { _ = $0.inFlight.removeValue(forKey: ObjectIdentifier(requestState)) }
-            }
-            return queue(response, for: requestState, on: connection, close: false)
+            return answer(response, for: requestState, on: connection)
         }
         if let entry = requestState.entry, !requestState.started { guardian.enter(.busy, entry) }
         if requestState.tooLarge {
@@ -441,28 +442,43 @@ final class ServerCore: Sendable {
                 on: connection, close: true)
         }
         if requestState.started { return .YES }
-        // The request is complete: park the connection and run the handler, unless the daemon is
-        // about to stop (it must not find a suspended connection).
+        // The request is complete: hand it to the handler, unless the daemon is about to stop. It
+        // stays in flight until its answer is written, so a stop answers it 503 if the handler has
+        // not (and waits for an answer being written).
         requestState.started = true
-        let parked = state.withLock { state -> Bool in
+        let admitted = state.withLock { state -> Bool in
             if state.stopping || state.draining { return false }
             state.inFlight[ObjectIdentifier(requestState)] = requestState
-            requestState.park(on: connection)
-            MHD_suspend_connection(connection)
             return true
         }
-        guard parked else {
+        guard admitted else {
             return queue(
                 handler.unavailable(requestState.request, reason: "the server is stopping"), for: requestState,
                 on: connection, close: true)
         }
-        let handler = self.handler
-        let request = requestState.request
-        Task {
-            let response = await handler.handle(request)
-            requestState.finish(response)
+        // An answer ready at once is queued now, on this thread: no task, no suspension. Otherwise
+        // the connection is suspended until the handler's answer resumes it, unless the answer
+        // came already (from another thread, or from a stop).
+        if let response = handler.start(requestState.request, answer: { requestState.finish($0) }) {
+            return answer(response, for: requestState, on: connection)
+        }
+        if let response = requestState.parkUnlessAnswered(connection) {
+            return answer(response, for: requestState, on: connection)
         }
         return .YES
+    }
+
+    /// Queues the handler's answer.
+    private func answer(_ response: HTTPResponse, for requestState: RequestState, on connection: OpaquePointer)
+        -> MHD_Result
+    {
+        // An answer of bytes stays in flight until libmicrohttpd has written it (`completed`), so
+        // a graceful stop waits for it rather than closing its connection half-written; an event
+        // stream leaves now (the stop ends streams itself).
+        if case .stream = response.body {
+            state.withLock { _ = $0.inFlight.removeValue(forKey: ObjectIdentifier(requestState)) }
+        }
+        return queue(response, for: requestState, on: connection, close: false)
     }
 
     private func queue(

@@ -30,8 +30,9 @@ extension LoopClient {
 
 /// What other threads tell a loop client.
 enum LoopMessage: Sendable {
-    /// The handler answered a request of an HTTP/2 stream.
-    case respond(stream: Int32, HTTPResponse)
+    /// The handler answered a request of an HTTP/2 stream: what makes the answer (run on the loop,
+    /// only if the stream still waits for it).
+    case respond(stream: Int32, @Sendable () -> HTTPResponse)
     /// An event stream has bytes (or its end) queued.
     case resume(stream: Int32)
     /// An event stream's client does not keep up: reset its stream.

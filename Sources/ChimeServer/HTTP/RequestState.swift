@@ -1,8 +1,9 @@
 import CMicroHTTPD
 import Synchronization
 
-/// One request's state between libmicrohttpd's calls. Touched on the daemon thread, except
-/// `response`, which the handler's task sets under the lock before resuming the connection.
+/// One request's state between libmicrohttpd's calls. Touched on the daemon thread, except the
+/// answer, which the handler gives from any thread under the lock (resuming the connection if it
+/// was suspended for it).
 final class RequestState: @unchecked Sendable {
     var request = HTTPRequest(method: "GET", path: "/")
     /// Set once the first call of the access handler has seen the head.
@@ -16,29 +17,49 @@ final class RequestState: @unchecked Sendable {
     var started = false
     var status: Int?
     var route = "unmatched"
-    /// The bit pattern of the connection, for resuming it (set when it is parked).
-    private let finished = Mutex<(response: HTTPResponse?, done: Bool, connection: Int)>((nil, false, 0))
+    /// The answer once the handler gave it (a function that makes it, run on the daemon thread),
+    /// whether one was given, and the bit pattern of the connection while it is suspended waiting
+    /// for it.
+    private let finished = Mutex<(make: (@Sendable () -> HTTPResponse)?, done: Bool, connection: Int)>((nil, false, 0))
 
-    /// Remembers the connection to resume when the answer is ready.
-    func park(on connection: OpaquePointer) {
-        let bits = Int(bitPattern: connection)
-        finished.withLock { $0.connection = bits }
+    /// Suspends the connection until the answer comes, unless it is here already: then it is
+    /// returned (made) and the connection is not suspended. On the daemon thread, in the access
+    /// handler's call that completed the request.
+    func parkUnlessAnswered(_ connection: OpaquePointer) -> HTTPResponse? {
+        let make = finished.withLock { finished -> (@Sendable () -> HTTPResponse)? in
+            if let make = finished.make {
+                finished.make = nil
+                return make
+            }
+            finished.connection = Int(bitPattern: connection)
+            MHD_suspend_connection(connection)
+            return nil
+        }
+        return make?()
     }
 
-    /// Stores the handler's response and resumes the connection; only the first call counts.
-    func finish(_ response: HTTPResponse) {
+    /// Stores the handler's answer and resumes the connection if it is suspended; only the first
+    /// call counts. Any thread.
+    func finish(_ make: @escaping @Sendable () -> HTTPResponse) {
         finished.withLock { finished in
             guard !finished.done else { return }
-            finished.response = response
+            finished.make = make
             finished.done = true
             if let connection = OpaquePointer(bitPattern: finished.connection) { MHD_resume_connection(connection) }
         }
     }
 
+    /// ``finish(_:)`` with an answer already made.
+    func finish(_ response: HTTPResponse) {
+        finish { response }
+    }
+
+    /// The answer, made on the daemon thread, once the connection was resumed for it.
     func takeResponse() -> HTTPResponse? {
-        finished.withLock { finished in
-            defer { finished.response = nil }
-            return finished.response
+        let make = finished.withLock { finished in
+            defer { finished.make = nil }
+            return finished.make
         }
+        return make?()
     }
 }

@@ -127,7 +127,7 @@ final class TestHandler: HTTPHandler {
 extension HTTPServer {
     /// A started server on a free loopback port with `handler`, configured by `configure`.
     static func started(
-        _ handler: TestHandler = TestHandler(),
+        _ handler: any HTTPHandler = TestHandler(),
         _ configure: (inout HTTPServer.Configuration) -> Void = { _ in }
     ) throws -> HTTPServer {
         var configuration = HTTPServer.Configuration(listen: .tcp(host: "127.0.0.1", port: 0))
