@@ -227,15 +227,15 @@ function answerPrompt(app, allow) {
   return appChange(app, "answer", async () => {
     const answer = await api("POST", `${appPath(app)}/authorization/answer`, { allow });
     toast(allow ? `${appName(app)} may now send notifications` : `${appName(app)} will not send notifications`, "ok");
-    // The answer's settings, applied as their settings event is (whichever comes first reads what they change).
-    if (answer && answer.settings) await refreshApp(app, applySettings(app, answer.settings));
+    // The answer's settings, applied as their settings event is; the prompt goes with the app event.
+    if (answer && answer.settings) await refreshApp(app, applySettings(app, answer));
   });
 }
 
 function changeSetting(app, field, value) {
   return appChange(app, field, async () => {
     const settings = await api("PATCH", `${appPath(app)}/settings`, { [field]: value });
-    if (settings) await refreshApp(app, applySettings(app, settings));
+    if (settings) await refreshApp(app, applySettings(app, { settings }));
   });
 }
 

@@ -120,15 +120,15 @@ function onEvent(kind, data) {
         enqueue(app, {}, data.notification, true);
       }
       break;
-    // Removals, settings, categories, expiries and removed apps are applied where they are (the
-    // flush only draws, and reads what the event cannot carry); a banner whose notification left
-    // goes with it.
+    // Removals, settings, categories, expiries and apps changed or removed are applied where they
+    // are (the flush only draws, and reads the lists of an app the page did not know); a banner
+    // whose notification left goes with it.
     case "removed":
       applyRemoval(app, data);
       enqueue(app, {});
       break;
     case "settings":
-      if (data.settings && typeof data.settings === "object") enqueue(app, applySettings(app, data.settings));
+      if (data.settings && typeof data.settings === "object") enqueue(app, applySettings(app, data));
       break;
     case "scheduled":
       // It names the requests (not always), not what they are: the pending list is read.
@@ -152,7 +152,7 @@ function onEvent(kind, data) {
       }
       break;
     case "app":
-      enqueue(app, applyAppChange(app, data.change));
+      enqueue(app, applyAppChange(app, data));
       break;
     case "focus":
       // The owner's (no app): every focus mode as it is now.

@@ -1,6 +1,6 @@
 // Chime web center: the lists the page holds (apps, categories, delivered, pending) — read from the
 // service, and changed in place by the events the stream brings: a delivery, a removal, new
-// settings and a removed app carry all the page needs, so they cost no request.
+// settings and an app's changed or removed record carry all the page needs, so they cost no request.
 import { api, apiList, appPath } from "./api.js";
 import { toast } from "./dom.js";
 import { refreshFocus } from "./focus.js";
@@ -64,23 +64,28 @@ export function applyRemoval(app, data) {
 }
 
 /**
- * Puts a `settings` event's settings in the app's record, and says what they cannot tell: the record
- * (whether a prompt waits, what the app asked for) when a request for authorization or its answer
- * may be behind them, and the delivered list when they change which notifications the list shows
- * (the service decides each one's presentation; the page does not repeat that rule).
+ * Puts a `settings` event's settings in the app's record. The event says whether the app's delivered
+ * notifications are listed under them (`listed`, the `list` of their presentation: the service
+ * decides it, the page does not repeat the rule), so the delivered list is changed where it is;
+ * whether a prompt waits and what the app asked for come with the `app` event the same change
+ * brings. Only an app the page did not know yet is read.
  */
-export function applySettings(app, settings) {
+export function applySettings(app, data) {
   const record = state.apps.get(app);
   if (!record) return { record: true, categories: true, notifications: true, pending: true };
-  const before = record.settings || {};
-  record.settings = settings;
+  record.settings = data.settings;
   settingsApplied.set(app, ++listEvents);
-  const status = settings.authorizationStatus;
-  const statusChanged = status !== before.authorizationStatus;
-  return {
-    record: statusChanged || status === "notDetermined" || status === "provisional",
-    notifications: statusChanged || settings.notificationCenterSetting !== before.notificationCenterSetting,
-  };
+  if (typeof data.listed === "boolean") {
+    const list = state.delivered.get(app);
+    if (list) state.delivered.set(app, list.map((n) => withListed(n, data.listed)));
+  }
+  return {};
+}
+
+/** The notification with `list` in its presentation or not. */
+function withListed(n, listed) {
+  if (!Array.isArray(n.presentation) || n.presentation.includes("list") === listed) return n;
+  return { ...n, presentation: listed ? [...n.presentation, "list"] : n.presentation.filter((option) => option !== "list") };
 }
 
 /**
@@ -107,14 +112,28 @@ function withCategoryActions(app, list) {
   });
 }
 
-/** What an `app` event asks for: a removed app leaves the lists; a changed one's record is read
- *  (the event names only the change), with its lists when the page did not know it yet. */
-export function applyAppChange(app, change) {
-  if (change === "removed") {
+/** Applies an `app` event: a removed app leaves the lists; a changed one's record is the event's
+ *  (`record`, as GET /v1/apps/{app} answers), with the app's lists read when the page did not know
+ *  it yet. An event without a record (a service before it carried one) has the record read. */
+export function applyAppChange(app, data) {
+  if (data.change === "removed") {
     forgetApp(app);
     return {};
   }
-  return state.apps.has(app) ? { record: true } : { record: true, categories: true, notifications: true, pending: true };
+  const record = data.record;
+  const known = state.apps.has(app);
+  if (!record || typeof record !== "object" || record.bundleIdentifier !== app) {
+    return known ? { record: true } : { record: true, categories: true, notifications: true, pending: true };
+  }
+  appliedRecord(app, record);
+  return known ? {} : { categories: true, notifications: true, pending: true };
+}
+
+/** Puts an app's record in the state, keeping settings an event brought after `since` (newer than it). */
+function appliedRecord(app, record, since) {
+  const known = state.apps.get(app);
+  if (known && since !== undefined && settingsApplied.get(app) > since) record.settings = known.settings;
+  state.apps.set(app, record);
 }
 
 /** Takes an app out of every list (removed here, by an event, or found gone). */
@@ -197,11 +216,8 @@ export async function refreshApp(app, what) {
   const since = listEvents;
   if (what.record) {
     jobs.push(api("GET", base).then((record) => {
-      if (!record || record.bundleIdentifier !== app) return;
       // Settings an event brought after the read was sent are newer than the answer's.
-      const known = state.apps.get(app);
-      if (known && settingsApplied.get(app) > since) record.settings = known.settings;
-      state.apps.set(app, record);
+      if (record && record.bundleIdentifier === app) appliedRecord(app, record, since);
     }));
   }
   if (what.categories) {

@@ -188,7 +188,12 @@ final class PostgresChangeFeed: Sendable {
     private func hints(for changes: PostgresChanges, connection: PostgresConnection) throws -> [EngineEvent] {
         let now = Date()
         var hints: [EngineEvent] = []
-        for app in changes.apps.sorted() { hints.append(EngineEvent(app: app, date: now, payload: .app(.updated))) }
+        for app in changes.apps.sorted() {
+            // The record as it is now, which the web center applies as it is (none: removed since).
+            let rows = try connection.query("SELECT record FROM chime_apps WHERE bundle_id = $1", [.text(app)])
+            let record = rows.count == 0 ? nil : try RecordCodec.decodeApp(rows.bytes(0, 0))
+            hints.append(EngineEvent(app: app, date: now, payload: .app(.updated, record: record)))
+        }
         for app in changes.removed.sorted() { hints.append(EngineEvent(app: app, date: now, payload: .app(.removed))) }
         for app in changes.categories.sorted() {
             let rows = try connection.query("SELECT body FROM chime_categories WHERE app = $1", [.text(app)])
@@ -205,8 +210,9 @@ final class PostgresChangeFeed: Sendable {
     /// (`app`), its categories (`categories`, as they are now) and its requests (`scheduled`), the
     /// hints another node's changes would have brought — and the schedule and the device state too.
     private func resynchronize(_ connection: PostgresConnection) throws {
-        let rows = try connection.query("SELECT bundle_id FROM chime_apps ORDER BY bundle_id")
+        let rows = try connection.query("SELECT bundle_id, record FROM chime_apps ORDER BY bundle_id")
         let apps = (0..<rows.count).map { rows.string($0, 0) }
+        let records = try (0..<rows.count).map { try RecordCodec.decodeApp(rows.bytes($0, 1)) }
         // One read for every app's categories (an app without a row has none).
         let stored = try connection.query("SELECT app, body FROM chime_categories")
         var categories: [String: [NotificationCategory]] = [:]
@@ -215,7 +221,7 @@ final class PostgresChangeFeed: Sendable {
         }
         let now = Date()
         let hints =
-            apps.map { EngineEvent(app: $0, date: now, payload: .app(.updated)) }
+            records.map { EngineEvent(app: $0.bundleIdentifier, date: now, payload: .app(.updated, record: $0)) }
             + apps.map { EngineEvent(app: $0, date: now, payload: .categories(categories[$0] ?? [])) }
             + apps.map { EngineEvent(app: $0, date: now, payload: .scheduled(identifiers: [])) }
         if !hints.isEmpty { handlers.events(hints) }

@@ -152,4 +152,46 @@ struct EventResumeTests {
         #expect(try await stream.waitForEnd())
         #expect(!FileManager.default.fileExists(atPath: directory + "/server.json"))
     }
+
+    /// The web center applies these events without reading anything (Tests/web): an `app` event
+    /// carries the app's record — whether a prompt waits, what the app asked for —, a `settings`
+    /// event whether the app's notifications are listed under the new settings.
+    @Test("on the owner's stream, an app event carries the app's record and a settings event whether it lists")
+    func appAndSettingsEventsCarryWhatTheCenterShows() async throws {
+        try await ServiceHarness.with(autoAllow: false) { harness in
+            let app = "com.example.carried"
+            let token = try await harness.createApp(app)
+            let stream = try await SSEClient.open(
+                harness.endpoint, path: "/v1/events", token: harness.service.ownerToken)
+            defer { stream.close() }
+            /// The next event of `kind`, skipping others.
+            func next(_ kind: String) async throws -> JSONValue {
+                while true {
+                    let event = try await stream.next()
+                    if event.event == kind { return try #require(event.json) }
+                }
+            }
+            _ = try await harness.client(token: token).request(
+                .requestAuthorization, ["app": app], json: #"{"options": ["alert", "badge"]}"#)
+            let asked = try await next("app")
+            #expect(asked["change"] == .string("updated"))
+            #expect(asked["record"]?["promptPending"] == .bool(true))
+            guard case .array(let requested)? = asked["record"]?["requestedOptions"] else {
+                Issue.record("no requestedOptions in \(asked)")
+                return
+            }
+            #expect(Set(requested) == [.string("alert"), .string("badge")])
+            #expect(try await next("settings")["listed"] == .bool(false))
+
+            _ = try await harness.owner.request(.answerAuthorization, ["app": app], json: #"{"allow": true}"#)
+            let answered = try await next("app")
+            #expect(answered["record"]?["promptPending"] == .bool(false))
+            #expect(answered["record"]?["settings"]?["authorizationStatus"] == .string("authorized"))
+            #expect(try await next("settings")["listed"] == .bool(true))
+
+            _ = try await harness.owner.request(
+                .updateSettings, ["app": app], json: #"{"notificationCenterSetting": "disabled"}"#)
+            #expect(try await next("settings")["listed"] == .bool(false))
+        }
+    }
 }

@@ -304,7 +304,8 @@ struct WebCenterAPITests {
                 }
                 if event.event == "scheduled" { #expect(event.json?["identifiers"] == .array([.string("later")])) }
             }
-            #expect(kinds == ["app", "settings", "categories", "scheduled", "delivered"])
+            // The registration's app event, then the authorization's (the record's prompt state) with its settings.
+            #expect(kinds == ["app", "app", "settings", "categories", "scheduled", "delivered"])
             let first = try await appStream.next(timeout: 5)
             #expect(first.event == "settings")
             #expect(try await appStream.next(timeout: 5).event == "delivered")

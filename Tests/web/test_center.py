@@ -909,7 +909,7 @@ def test_a_delivery_shows_from_its_event_alone(center):
 
 def test_removals_settings_and_app_changes_apply_in_place(center):
     """Removed, settings, categories, expired and app events change the page where they are: it reads
-    no list again (an app change names no field, so the app's one record is read), and shows them."""
+    no list and no record again (an app event carries the app's record), and shows them."""
     chime = center.chime
     app = chime.register("com.example.inplace")
     app.set_categories([{"identifier": "c", "actions": [{"identifier": "x", "title": "Old button"}]}])
@@ -945,10 +945,45 @@ def test_removals_settings_and_app_changes_apply_in_place(center):
     assert line.text == "/opt/inplace/bin/inplace --quiet"
     assert center.identifiers(app.bundle) == ["keep"]
 
-    # The app event's read ends the last batch, after the others' (there were none).
     requested = center.js("return performance.getEntriesByType('resource').map((e) => new URL(e.name).pathname + new URL(e.name).search)")
     reads = [url for url in requested if url.startswith("/v1/apps")]
-    assert reads == [f"/v1/apps/{q(app.bundle)}"], f"the page read {reads} for removals, settings, categories, an expiry and an app change"
+    assert reads == [], f"the page read {reads} for removals, settings, categories, an expiry and an app change"
+
+
+def test_prompts_answers_and_listing_apply_from_their_events(center):
+    """A question for permission, its answer and Notification Center turned off and on show from
+    their events alone: the app event carries the record (whether a prompt waits, what the app asked
+    for), the settings event whether the app's notifications are listed. The page reads nothing."""
+    chime = center.chime
+    app = chime.register("com.example.listed")
+    app.add("shown", title="Shown in the list")
+    asker = chime.register("com.example.later", ask=False)
+    center.wait_note(app.bundle, "shown")
+    wait_for(lambda: center.app_card(asker.bundle), 5, message="the second app in the apps panel")
+    # Once this request shows, every read the events above asked for has finished.
+    app.add("marker", title="Marker", trigger={"type": "timeInterval", "timeInterval": 7200, "repeats": False})
+    wait_for(lambda: center.in_app_card(app.bundle, '.pending-item[data-identifier="marker"]'), 5, message="the marker request")
+    center.js("performance.setResourceTimingBufferSize(10000); performance.clearResourceTimings()")
+
+    asker.request_authorization(["alert", "badge"])
+    prompt = wait_for(lambda: center.in_app_card(asker.bundle, ".prompt"), 5, message="the permission prompt")
+    # What the app asked for (requestedOptions), from the event's record.
+    assert "alerts and icon badges" in prompt.text, prompt.text
+    assert "Asking" in center.app_card(asker.bundle).text
+    chime.owner("POST", f"/v1/apps/{q(asker.bundle)}/authorization/answer", {"allow": True})
+    wait_for(lambda: center.in_app_card(asker.bundle, ".prompt") is None, 5, message="the prompt to go")
+    wait_for(lambda: "Allowed" in center.app_card(asker.bundle).text, 5, message="the app shown allowed")
+
+    chime.owner("PATCH", f"/v1/apps/{q(app.bundle)}/settings", {"notificationCenterSetting": "disabled"})
+    center.wait_gone(app.bundle, "shown", timeout=5)
+    wait_for(lambda: "1 delivered notification is hidden" in center.app_card(app.bundle).text, 5, message="the hidden count")
+    chime.owner("PATCH", f"/v1/apps/{q(app.bundle)}/settings", {"notificationCenterSetting": "enabled"})
+    center.wait_note(app.bundle, "shown", timeout=5)
+    assert "hidden" not in center.app_card(app.bundle).text
+
+    requested = center.js("return performance.getEntriesByType('resource').map((e) => new URL(e.name).pathname + new URL(e.name).search)")
+    reads = [url for url in requested if url.startswith("/v1/apps")]
+    assert reads == [], f"the page read {reads} for a prompt, its answer and Notification Center off and on"
 
 
 def test_the_apps_panel_shows_the_launch_command(center):

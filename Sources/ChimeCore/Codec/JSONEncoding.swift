@@ -401,8 +401,9 @@ extension EngineEvent {
     /// `{"sequence", "app", "kind", "date"}` and what the kind carries: `notification`, `category`,
     /// `presentation`, `settings` and `badge` for a delivery, each once (the notification without
     /// the actions and presentation a delivered-list item has: they are the category's and the
-    /// event's); `response`; `identifiers` and `scope`;
-    /// `settings`; `categories`; `change`; `quarantined`; `request` (with its `expirationDate`) and
+    /// event's); `response`; `identifiers` and `scope`; `settings` and `listed` (whether they list
+    /// the app's notifications); `categories`; `change` and `record` (the app's record, when known);
+    /// `quarantined`; `request` (with its `expirationDate`) and
     /// `dueDate` for `expired`; for `realerted`, what a delivery carries and `alert` (2 and on); for
     /// both, `focus` when a focus was on (``FocusDecision/json``: held quietly, or let through and why);
     /// for `focus`, `modes` (every focus mode as ``FocusStatus/json``; `app` is empty).
@@ -430,12 +431,14 @@ extension EngineEvent {
             object["notification"] = notification.json
         case .settings(let settings):
             object["settings"] = settings.json
+            object["listed"] = .bool(Presentation.listed(settings))
         case .scheduled(let identifiers):
             object["identifiers"] = .array(identifiers.map(JSONValue.string))
         case .categories(let categories):
             object["categories"] = .array(categories.map(\.json))
-        case .app(let change):
+        case .app(let change, let record):
             object["change"] = .string(change.rawValue)
+            if let record { object["record"] = record.json }
         case .quarantined(let entry):
             object["quarantined"] = entry.json
         case .expired(let expired):

@@ -712,7 +712,8 @@ extension RecordCodec {
             case .categories(let categories):
                 varint(UInt64(categories.count))
                 for c in categories { category(c) }
-            case .app(let change): byte(change == .updated ? 0 : 1)
+            // The change only: app events are announced, never logged.
+            case .app(let change, _): byte(change == .updated ? 0 : 1)
             case .quarantined(let entry):
                 int(entry.id)
                 string(entry.identifier)

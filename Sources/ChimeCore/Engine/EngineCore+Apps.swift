@@ -21,7 +21,7 @@ extension EngineCore {
 
     package func putApp(_ record: AppRecord) throws {
         try save(record)
-        announce(.app(.updated), app: record.bundleIdentifier)
+        announce(.app(.updated, record: record), app: record.bundleIdentifier)
     }
 
     /// Sets or clears the app's background-launch command (the owner's call, never the app's).
@@ -113,7 +113,8 @@ extension EngineCore {
             record.promptPending = decision == .ask
             record.settings = Presentation.settings(after: decision, options: options, previous: record.settings)
             applyScheduledDelivery(&record.settings, app: app)
-            try save(record)
+            // The record's change (a prompt waits, what was asked for) as well as the settings.
+            try putApp(record)
             try log(.settings(record.settings), app: app)
         }
         return (record.settings.authorizationStatus.allowsDelivery, record.settings)
@@ -128,7 +129,7 @@ extension EngineCore {
             after: allow ? .grant : .deny, options: options, previous: record.settings)
         applyScheduledDelivery(&record.settings, app: app)
         record.promptPending = false
-        try save(record)
+        try putApp(record)
         try log(.settings(record.settings), app: app)
         return record.settings
     }
@@ -156,8 +157,7 @@ extension EngineCore {
         var record = try appRecord(app)
         guard record.badge != count else { return }
         record.badge = count
-        try save(record)
-        announce(.app(.updated), app: app)
+        try putApp(record)
     }
 
     /// A delivery's badge, applied after the app in front answered `willPresent` with `.badge` (or

@@ -34,7 +34,7 @@ extension EngineCore {
             }
         }
         if content.isBadgeOnly {
-            if badge != nil { announce(.app(.updated), app: app) }
+            if badge != nil { announce(.app(.updated, record: record), app: app) }
             return nil
         }
         var encodedRequest = encodedRequest

@@ -37,8 +37,11 @@ public struct EngineEvent: Sendable, Hashable {
         case scheduled(identifiers: [String])
         /// The app's categories were replaced by these. Announced only, not logged.
         case categories([NotificationCategory])
-        /// The app was registered or changed (its token), or removed. Announced only, not logged.
-        case app(AppChange)
+        /// The app was registered or changed (its token, its badge, a question for permission or
+        /// its answer), or removed; `record` is the app's record as committed, for `updated` (`nil`
+        /// when only the change is known: a hint from another node's commit that could not read it).
+        /// Announced only, not logged.
+        case app(AppChange, record: AppRecord? = nil)
         /// A due request could not be delivered and was set aside (see ``QuarantinedRequest``); the
         /// rest fired. Logged: a resumed stream sees it.
         case quarantined(QuarantinedRequest)

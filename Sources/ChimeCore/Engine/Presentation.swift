@@ -37,11 +37,9 @@ public enum Presentation {
         -> UNNotificationPresentationOptions
     {
         guard settings.authorizationStatus.allowsDelivery else { return [] }
-        if settings.authorizationStatus == .provisional {
-            return settings.notificationCenterSetting == .disabled ? [] : [.list]
-        }
+        if settings.authorizationStatus == .provisional { return listed(settings) ? [.list] : [] }
         var options: UNNotificationPresentationOptions = []
-        if settings.notificationCenterSetting != .disabled { options.insert(.list) }
+        if listed(settings) { options.insert(.list) }
         if settings.alertSetting == .enabled && content.interruptionLevel != .passive { options.insert(.banner) }
         if content.sound != nil && content.interruptionLevel != .passive
             && (settings.soundSetting == .enabled
@@ -51,6 +49,17 @@ public enum Presentation {
         }
         if content.badge != nil && settings.badgeSetting == .enabled { options.insert(.badge) }
         return options
+    }
+
+    /// Whether the app's delivered notifications are in the list under `settings` (the `.list` of
+    /// their ``background(for:settings:)`` presentation, whatever their content): notifications
+    /// allowed and Notification Center not off.
+    ///
+    /// ```swift
+    /// Presentation.listed(settings)   // false once the user turns Notification Center off
+    /// ```
+    public static func listed(_ settings: NotificationSettings) -> Bool {
+        settings.authorizationStatus.allowsDelivery && settings.notificationCenterSetting != .disabled
     }
 
     /// What the app asked for in `willPresent`, limited to what the user allowed. The deprecated

@@ -109,7 +109,7 @@ public final class ChimeAPI: HTTPHandler {
         // Keep the token index current for changes made elsewhere (another node, another path):
         // a removal is dropped as it is published, a change read again on the writer.
         appSubscription = engine.subscribe(app: nil) { [tokens, engine] event in
-            guard case .app(let change) = event.payload else { return }
+            guard case .app(let change, _) = event.payload else { return }
             let app = event.app
             switch change {
             case .removed: tokens.update(app: app, record: nil)

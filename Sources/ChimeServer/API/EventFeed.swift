@@ -73,7 +73,7 @@ final class EventFeed: Sendable {
         // (`scheduled`, `categories`, `app`, and `focus` for the focus modes) the web center uses
         // instead of polling.
         let token = engine.subscribe(app: app) { event in
-            if let app, event.app == app, case .app(let change) = event.payload {
+            if let app, event.app == app, case .app(let change, _) = event.payload {
                 switch change {
                 case .removed:
                     feed.end()

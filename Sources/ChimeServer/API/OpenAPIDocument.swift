@@ -5821,7 +5821,15 @@ enum OpenAPIDocument {
               "updated",
               "removed"
             ],
-            "description": "app: the app was registered or changed (its token, its launch command), or removed."
+            "description": "app: the app was registered or changed (its token, its launch command, its badge, a question for permission or its answer), or removed."
+          },
+          "record": {
+            "$ref": "#/components/schemas/App",
+            "description": "app, when change is updated: the app's record as it is now, as GET /v1/apps/{app} answers it (whether a prompt waits, what the app asked for, its badge, its launch command). Absent only when the record could not be read along with the change (another node of a shared database removed the app meanwhile): then read it."
+          },
+          "listed": {
+            "type": "boolean",
+            "description": "settings: whether the app's delivered notifications are listed under the new settings (the list option of their presentation; false when notifications are not allowed or Notification Center is off), so a client changes its list without reading it again."
           },
           "quarantined": {
             "$ref": "#/components/schemas/QuarantinedRequest",

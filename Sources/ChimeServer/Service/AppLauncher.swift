@@ -104,7 +104,7 @@ public actor AppLauncher {
         subscription = engine.subscribe(app: nil) { [weak self] event in
             // On the engine's writer: only note what to look at.
             switch event.payload {
-            case .response, .app(.updated):
+            case .response, .app(.updated, _):
                 self?.queueLook(event.app)
             default:
                 break
