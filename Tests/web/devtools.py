@@ -79,10 +79,28 @@ class WorkerPush:
         self.tools.send("Runtime.evaluate", {"expression": "1"})  # reads the events that came meanwhile
         return None
 
+    def _worker_statuses(self):
+        """The last running status DevTools reported for each version of the registration."""
+        statuses = {}
+        for event in self.tools.events:
+            if event.get("method") == "ServiceWorker.workerVersionUpdated":
+                for version in event["params"]["versions"]:
+                    if version["registrationId"] == self.registration:
+                        statuses[version["versionId"]] = version["runningStatus"]
+        return statuses
+
     def restart_worker(self):
         """A worker reads the notification permission when it starts: stopped, the next push
-        starts it again with a permission granted since."""
+        starts it again with a permission granted since. Returns once DevTools says every version
+        of the registration has stopped: a push delivered while the worker is still stopping can
+        be lost with it."""
         self.tools.send("ServiceWorker.stopAllWorkers", {}, self.page)
+
+        def stopped():
+            self.tools.send("Target.getTargets")  # reads the events that came meanwhile
+            statuses = self._worker_statuses()
+            return bool(statuses) and all(status == "stopped" for status in statuses.values())
+        wait_for(stopped, BOUND, message="the service worker to stop")
 
     def deliver(self, message: dict):
         self.tools.send("ServiceWorker.deliverPushMessage", {"origin": self.base + "/", "registrationId": self.registration,
