@@ -68,6 +68,11 @@ class WorkerPush:
         page = next(t["targetId"] for t in targets if t["type"] == "page" and t["url"].startswith(base))
         self.page = tools.send("Target.attachToTarget", {"targetId": page, "flatten": True})["sessionId"]
         tools.send("ServiceWorker.enable", {}, self.page)
+        # The browser's own record of push events (DevTools' Background Services panel): the
+        # only place that says whether a delivered message reached the worker and how its
+        # handler ended, since `deliverPushMessage` answers before the worker has it.
+        tools.send("BackgroundService.startObserving", {"service": "pushMessaging"}, self.page)
+        tools.send("BackgroundService.setRecording", {"shouldRecord": True, "service": "pushMessaging"}, self.page)
         self.registration = wait_for(self._registration_id, BOUND, message="the worker's registration id")
 
     def _registration_id(self):
@@ -102,9 +107,45 @@ class WorkerPush:
             return bool(statuses) and all(status == "stopped" for status in statuses.values())
         wait_for(stopped, BOUND, message="the service worker to stop")
 
-    def deliver(self, message: dict):
-        self.tools.send("ServiceWorker.deliverPushMessage", {"origin": self.base + "/", "registrationId": self.registration,
-                                                             "data": json.dumps(message)}, self.page)
+    def _push_records(self, name: str):
+        """The browser's push records of this registration named `name` ("Push event dispatched",
+        "Push event completed"), oldest first."""
+        return [event["params"]["backgroundServiceEvent"] for event in self.tools.events
+                if event.get("method") == "BackgroundService.backgroundServiceEventReceived"
+                and event["params"]["backgroundServiceEvent"]["eventName"] == name
+                and event["params"]["backgroundServiceEvent"]["serviceWorkerRegistrationId"] == self.registration]
+
+    def deliver(self, message: dict, attempts: int = 3):
+        """Delivers `message` as a push and returns once the browser says the worker's `push`
+        handler finished with success; fails if the handler's promise was rejected or timed out.
+
+        The browser drops a push silently when the worker cannot be started for it (Chromium's
+        push router logs nothing then, and DevTools discards the delivery status): that case, and
+        only that case, is delivered again, at most `attempts` times in all, each time printed.
+        A push handler that ran is never repeated, so a failing handler fails the test."""
+        data = json.dumps(message)
+        for attempt in range(1, attempts + 1):
+            dispatched = len(self._push_records("Push event dispatched"))
+            completed = len(self._push_records("Push event completed"))
+            self.tools.send("ServiceWorker.deliverPushMessage", {"origin": self.base + "/", "registrationId": self.registration,
+                                                                 "data": data}, self.page)
+
+            def ended():
+                self.tools.send("Target.getTargets")  # reads the events that came meanwhile
+                records = self._push_records("Push event completed")
+                return records[completed:] or None
+            try:
+                records = wait_for(ended, BOUND / attempts, message="the push handler to finish")
+            except AssertionError:
+                if len(self._push_records("Push event dispatched")) > dispatched:
+                    raise AssertionError("the worker received the push but its handler never finished")
+                print(f"push: attempt {attempt}: the browser did not dispatch the push (worker statuses "
+                      f"{self._worker_statuses()}); delivering again", flush=True)
+                continue
+            status = {entry["key"]: entry["value"] for entry in records[0]["eventMetadata"]}.get("Status")
+            assert status == "Success", f"the worker's push handler ended with {status!r}"
+            return
+        raise AssertionError(f"the browser dispatched none of {attempts} deliveries of the push")
 
 
 def grant_notifications(driver, base: str):
