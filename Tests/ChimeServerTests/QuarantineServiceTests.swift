@@ -63,6 +63,9 @@ struct QuarantineServiceTests {
             #expect(listed.json?.arrayCount == 1)
             #expect(listed.json?[0]?["identifier"] == .string("poison"))
             #expect(listed.json?[0]?["app"] == .string("com.example.\u{212A}iosk"))
+            // As docs/openapi.json's PendingRequest lists it (nextTriggerDate is required): it never fires.
+            #expect(listed.json?[0]?["request"]?["title"] == .string("t"))
+            #expect(listed.json?[0]?["request"]?["nextTriggerDate"] == .null)
             guard case .integer(let id)? = listed.json?[0]?["id"] else {
                 Issue.record("no id in \(listed.text)")
                 return

@@ -388,11 +388,17 @@ extension UNNotificationPresentationOptions {
 
 extension QuarantinedRequest {
     /// `{"id", "app", "identifier", "reason", "date", "request"}`; `request` is null when its stored
-    /// record could not be read.
+    /// record could not be read, else the request as a pending one is listed, with `nextTriggerDate`
+    /// null: nothing in the quarantine fires.
     public var json: JSONValue {
-        [
+        var listed = request?.json ?? .null
+        if case .object(var fields) = listed {
+            fields["nextTriggerDate"] = .null
+            listed = .object(fields)
+        }
+        return [
             "id": .integer(id), "app": .string(app), "identifier": .string(identifier), "reason": .string(reason),
-            "date": JSONMapping.json(date), "request": request?.json ?? .null,
+            "date": JSONMapping.json(date), "request": listed,
         ]
     }
 }

@@ -5326,7 +5326,7 @@ enum OpenAPIDocument {
               "null"
             ],
             "format": "date-time",
-            "description": "null for location triggers and immediate delivery."
+            "description": "null for location triggers and immediate delivery, and in the quarantine (nothing there fires)."
           },
           "nextTriggerDates": {
             "type": "array",
