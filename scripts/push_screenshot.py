@@ -61,14 +61,14 @@ def main():
         delivered = wait_for(app.delivered, 10, message="the alarm delivered")[0]
 
         driver = make_driver()
+        # Allowed before the page and its worker first load (a worker reads the permission when it starts).
+        grant_notifications(driver, chime.base)
         driver.get(chime.login_url())
         wait_for(lambda: js(driver, "return window.ChimeCenter && window.ChimeCenter.connection") == "live", 15,
                  message="the center")
-        grant_notifications(driver, chime.base)
         wait_for(lambda: active_worker_scope(driver), 15, message="the service worker to be active")
         tools = DevTools(driver)
         push = WorkerPush(tools, chime.base)
-        push.restart_worker()
         driver.get("about:blank")
         if popups() != 0:
             raise RuntimeError("push-screenshot: a pop-up before the push")

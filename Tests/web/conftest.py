@@ -166,22 +166,51 @@ def chime():
     server.close()
 
 
-def signed_in(driver, chime: Chime):
+def signed_in(driver, chime: Chime, permissions: tuple[str, ...] = ()):
     """The center signed in to `chime` (a generator for fixtures: yields it, then checks that the
-    page logged no script error)."""
+    page logged no script error). `permissions` are granted to the center's origin before the page
+    and its service worker first load, as a user who allowed them earlier would have."""
     page = Center(driver, chime)
     page.viewport(*DESKTOP)
     driver.get_log("browser")  # drop what earlier tests left
+    if permissions:
+        driver.execute_cdp_cmd("Browser.grantPermissions", {"origin": chime.base, "permissions": list(permissions)})
     page.sign_in()
-    yield page
-    # No uncaught script error on the page during the test.
-    errors = [entry["message"] for entry in driver.get_log("browser")
-              if entry["level"] == "SEVERE" and "Failed to load resource" not in entry["message"]
-              and "/v1/events" not in entry["message"]]
-    page.driver.get("about:blank")
-    assert not errors, f"script errors in the page: {errors}"
+    try:
+        yield page
+        # No uncaught script error on the page during the test.
+        errors = [entry["message"] for entry in driver.get_log("browser")
+                  if entry["level"] == "SEVERE" and "Failed to load resource" not in entry["message"]
+                  and "/v1/events" not in entry["message"]]
+        assert not errors, f"script errors in the page: {errors}"
+    finally:
+        forget_origin(driver, chime)
+
+
+def forget_origin(driver, chime: Chime):
+    """Leaves the browser (one for the whole session) as the test found it: the service worker the
+    page registered is unregistered and the permissions granted are reset. Every test's server has
+    an origin of its own (its port) but the same site, so the workers left behind would otherwise
+    pile up — dozens by the end of the suite, started and stopped beside the next test's."""
+    try:
+        driver.set_script_timeout(BOUND)
+        if driver.current_url.startswith(chime.base):
+            driver.execute_async_script("""
+                const done = arguments[arguments.length - 1];
+                navigator.serviceWorker.getRegistrations()
+                  .then((all) => Promise.all(all.map((r) => r.unregister()))).then(() => done(true), () => done(false));
+            """)
+        driver.execute_cdp_cmd("Browser.resetPermissions", {})
+    finally:
+        driver.get("about:blank")
 
 
 @pytest.fixture
 def center(driver, chime):
     yield from signed_in(driver, chime)
+
+
+@pytest.fixture
+def center_notifying(driver, chime):
+    """The center with notifications already allowed for its origin when the page first loads."""
+    yield from signed_in(driver, chime, permissions=("notifications",))

@@ -94,19 +94,6 @@ class WorkerPush:
                         statuses[version["versionId"]] = version["runningStatus"]
         return statuses
 
-    def restart_worker(self):
-        """A worker reads the notification permission when it starts: stopped, the next push
-        starts it again with a permission granted since. Returns once DevTools says every version
-        of the registration has stopped: a push delivered while the worker is still stopping can
-        be lost with it."""
-        self.tools.send("ServiceWorker.stopAllWorkers", {}, self.page)
-
-        def stopped():
-            self.tools.send("Target.getTargets")  # reads the events that came meanwhile
-            statuses = self._worker_statuses()
-            return bool(statuses) and all(status == "stopped" for status in statuses.values())
-        wait_for(stopped, BOUND, message="the service worker to stop")
-
     def _push_records(self, name: str):
         """The browser's push records of this registration named `name` ("Push event dispatched",
         "Push event completed"), oldest first."""
@@ -115,37 +102,27 @@ class WorkerPush:
                 and event["params"]["backgroundServiceEvent"]["eventName"] == name
                 and event["params"]["backgroundServiceEvent"]["serviceWorkerRegistrationId"] == self.registration]
 
-    def deliver(self, message: dict, attempts: int = 3):
+    def deliver(self, message: dict):
         """Delivers `message` as a push and returns once the browser says the worker's `push`
-        handler finished with success; fails if the handler's promise was rejected or timed out.
+        handler finished with success; fails, saying which, if the browser never dispatched it
+        (the worker could not be started: Chromium logs nothing then, and DevTools discards the
+        delivery status), if the handler never finished, or if its promise was rejected."""
+        dispatched = len(self._push_records("Push event dispatched"))
+        completed = len(self._push_records("Push event completed"))
+        self.tools.send("ServiceWorker.deliverPushMessage", {"origin": self.base + "/", "registrationId": self.registration,
+                                                             "data": json.dumps(message)}, self.page)
 
-        The browser drops a push silently when the worker cannot be started for it (Chromium's
-        push router logs nothing then, and DevTools discards the delivery status): that case, and
-        only that case, is delivered again, at most `attempts` times in all, each time printed.
-        A push handler that ran is never repeated, so a failing handler fails the test."""
-        data = json.dumps(message)
-        for attempt in range(1, attempts + 1):
-            dispatched = len(self._push_records("Push event dispatched"))
-            completed = len(self._push_records("Push event completed"))
-            self.tools.send("ServiceWorker.deliverPushMessage", {"origin": self.base + "/", "registrationId": self.registration,
-                                                                 "data": data}, self.page)
-
-            def ended():
-                self.tools.send("Target.getTargets")  # reads the events that came meanwhile
-                records = self._push_records("Push event completed")
-                return records[completed:] or None
-            try:
-                records = wait_for(ended, BOUND / attempts, message="the push handler to finish")
-            except AssertionError:
-                if len(self._push_records("Push event dispatched")) > dispatched:
-                    raise AssertionError("the worker received the push but its handler never finished")
-                print(f"push: attempt {attempt}: the browser did not dispatch the push (worker statuses "
-                      f"{self._worker_statuses()}); delivering again", flush=True)
-                continue
-            status = {entry["key"]: entry["value"] for entry in records[0]["eventMetadata"]}.get("Status")
-            assert status == "Success", f"the worker's push handler ended with {status!r}"
-            return
-        raise AssertionError(f"the browser dispatched none of {attempts} deliveries of the push")
+        def ended():
+            self.tools.send("Target.getTargets")  # reads the events that came meanwhile
+            return self._push_records("Push event completed")[completed:] or None
+        try:
+            records = wait_for(ended, BOUND, message="the push handler to finish")
+        except AssertionError:
+            if len(self._push_records("Push event dispatched")) > dispatched:
+                raise AssertionError("the worker received the push but its handler never finished") from None
+            raise AssertionError(f"the browser never dispatched the push (worker statuses {self._worker_statuses()})") from None
+        status = {entry["key"]: entry["value"] for entry in records[0]["eventMetadata"]}.get("Status")
+        assert status == "Success", f"the worker's push handler ended with {status!r}"
 
 
 def grant_notifications(driver, base: str):

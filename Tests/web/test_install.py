@@ -104,9 +104,9 @@ def test_notify_this_device_asks_only_on_the_click(center):
     print("subscribe outcome:", outcome)
 
 
-def test_worker_shows_a_push_and_answers_from_the_notification(center):
+def test_worker_shows_a_push_and_answers_from_the_notification(center_notifying):
+    center = center_notifying
     driver, chime = center.driver, center.chime
-    grant_notifications(driver, chime.base)
     app = chime.register("com.example.alarm")
     app.set_categories([ALARM])
     app.add("wake", title="Alarm", body="Wake up", categoryIdentifier="alarm.category")
@@ -119,7 +119,6 @@ def test_worker_shows_a_push_and_answers_from_the_notification(center):
                                {"id": "comment", "title": "Add Comment", "options": [],
                                 "input": {"button": "Send", "placeholder": "Type a comment"}}]}
         push = WorkerPush(tools, chime.base)
-        push.restart_worker()
         # A real push event, delivered by the browser to the registered worker.
         push.deliver(payload)
         shown = wait_for(lambda: shown_notifications(center) or None, BOUND, message="the pushed notification shown")
