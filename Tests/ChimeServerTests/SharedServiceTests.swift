@@ -102,6 +102,52 @@ struct SharedServiceTests {
         await second.stop()
     }
 
+    @Test(
+        "nodes starting at once on an empty database agree on one owner token and one Web Push key: the first stores them, the others take them"
+    )
+    func startingAtOnce() async throws {
+        let database = try PostgresTestServer.shared().makeDatabase()
+        let directories = (0..<3).map { _ in ServiceHarness.temporaryDirectory() }
+        defer { for directory in directories { try? FileManager.default.removeItem(atPath: directory) } }
+        // The same owner token in every node's directory, as an operator copies it; each node makes a
+        // Web Push key of its own and offers it to the database.
+        let token = Tokens.make()
+        for directory in directories {
+            try FileManager.default.createDirectory(
+                atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+            #expect(
+                FileManager.default.createFile(
+                    atPath: ChimeService.ownerTokenPath(dataDirectory: directory), contents: Data((token + "\n").utf8),
+                    attributes: [.posixPermissions: 0o600]))
+        }
+        let started = await withTaskGroup(of: Result<RunningService, any Error>.self) { group in
+            for directory in directories {
+                group.addTask {
+                    do { return .success(try await Self.node(database, directory)) } catch { return .failure(error) }
+                }
+            }
+            return await group.reduce(into: []) { $0.append($1) }
+        }
+        let nodes = started.compactMap { try? $0.get() }
+        for case .failure(let error) in started { Issue.record("a node did not start: \(error)") }
+        var keys: [String] = []
+        for node in nodes {
+            #expect(node.ownerToken == token)
+            let response = try await TestClient(port: node.port, token: node.ownerToken).request(.webPushKey)
+            guard case .string(let key)? = response.json?["publicKey"] else {
+                Issue.record("no publicKey in \(response.status) \(response.text)")
+                continue
+            }
+            keys.append(key)
+        }
+        for node in nodes { await node.stop() }
+        #expect(keys.count == directories.count && Set(keys).count == 1, "\(keys)")
+        let files = try directories.map {
+            try String(contentsOfFile: WebPushKey.path(dataDirectory: $0), encoding: .utf8)
+        }
+        #expect(Set(files).count == 1, "every node keeps the database's key in its own file")
+    }
+
     @Test("a token rotated, an app removed or a browser signed out through one node is refused through the other")
     func oneTruth() async throws {
         try await Self.withTwoNodes { one, two in

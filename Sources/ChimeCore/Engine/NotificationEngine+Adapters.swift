@@ -90,6 +90,30 @@ extension NotificationEngine {
         try await perform { core in try core.store.takeValue(forKey: key) }
     }
 
+    // MARK: Values every node of a shared store agrees on
+
+    /// The key (in the store's values) of the owner token's hash.
+    static let ownerTokenHashKey = "owner.tokenHash"
+
+    /// The hash of the service's owner token that the store keeps: `proposed` when the store has
+    /// none yet (the caller is the first to start on it, and its token is the owner's from now
+    /// on), else the one kept. Race-free across the nodes of a shared store: of nodes proposing at
+    /// once, every one gets the first one's. Works before the scheduler starts.
+    ///
+    /// ```swift
+    /// let kept = try await engine.ownerTokenHash(proposing: Tokens.hash(token))
+    /// guard kept == Tokens.hash(token) else { throw … }   // another node's token owns the store
+    /// ```
+    package func ownerTokenHash(proposing proposed: String) async throws -> String {
+        try await keptValue(proposing: proposed, forKey: Self.ownerTokenHashKey)
+    }
+
+    /// The value the store keeps under `key`, storing `proposed` when it has none; of callers
+    /// proposing at once (on any node of a shared store) every one gets the first one's.
+    func keptValue(proposing proposed: String, forKey key: String) async throws -> String {
+        try await perform { core in try core.store.insertValue(proposed, forKey: key) }
+    }
+
     // MARK: Event pages
 
     /// A page of the event log after `sequence`, read on the writer; `read` is called there with

@@ -135,6 +135,23 @@ extension NotificationEngine {
         try await perform { try $0.store.releaseWebPushes(pushes, at: date) }
     }
 
+    // MARK: The service's key
+
+    /// The key (in the store's values) of the service's Web Push (VAPID) private key.
+    package static let webPushKeyKey = "webPush.vapidKey"
+
+    /// The service's Web Push (VAPID) private key, PEM, that a shared store keeps: `proposed` when
+    /// the store has none yet (the caller is the first node to start on it), else the one kept.
+    /// Race-free across nodes: of nodes proposing at once, every one gets the first one's, so a
+    /// subscription made through one node is served by all. Works before the scheduler starts.
+    ///
+    /// ```swift
+    /// let pem = try await engine.webPushKey(proposing: P256PrivateKey().pemRepresentation)
+    /// ```
+    package func webPushKey(proposing proposed: String) async throws -> String {
+        try await keptValue(proposing: proposed, forKey: Self.webPushKeyKey)
+    }
+
     // MARK: Queueing from the event log
 
     /// The key (in the store's values) of the Web Push queue's position in the event log.

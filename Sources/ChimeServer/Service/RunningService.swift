@@ -102,11 +102,6 @@ public final class RunningService: Sendable {
             let opened = try openStore(configuration: configuration, metrics: metrics, logger: logger)
             return (opened, stop: { [handle = opened.handle] in handle.close() })
         }
-        let webPushKey = try await parts.start(.webPushKey) {
-            let key = try WebPushKey.loadOrCreate(
-                dataDirectory: directory, sharedBy: configuration.database == nil ? nil : opened.store)
-            return (key, stop: {})
-        }
         let engine = try await parts.start(.engine) {
             var engineConfiguration = NotificationEngine.Configuration()
             engineConfiguration.eventRetention = configuration.eventRetention.count
@@ -122,8 +117,22 @@ public final class RunningService: Sendable {
             // Accepted operations commit; then the store may close.
             return (engine, stop: { await engine.shutdown() })
         }
+        // Values a shared database keeps for every node, through the engine (its store's one owner)
+        // before its scheduler starts: the first node to start stores them, the others read them.
+        let ownerToken = try await parts.start(.ownerToken) {
+            let token =
+                configuration.database == nil
+                ? try loadOrCreateOwnerToken(dataDirectory: directory)
+                : try await Self.ownerToken(sharedBy: engine, dataDirectory: directory)
+            return (token, stop: {})
+        }
+        let webPushKey = try await parts.start(.webPushKey) {
+            let key = try await WebPushKey.loadOrCreate(
+                dataDirectory: directory, sharedBy: configuration.database == nil ? nil : engine)
+            return (key, stop: {})
+        }
         let api = ChimeAPI(
-            engine: engine, ownerTokenHash: Tokens.hash(opened.ownerToken), metrics: metrics, logger: logger,
+            engine: engine, ownerTokenHash: Tokens.hash(ownerToken), metrics: metrics, logger: logger,
             secureCookies: tls != nil, serviceExtensionTimeLimit: configuration.serviceExtensionTimeLimit,
             streamLimits: configuration.streamLimits, hostNames: hostNames(configuration),
             webPush: ChimeAPI.WebPush(publicKey: webPushKey.publicKeyText, endpoints: configuration.webPushEndpoints))
@@ -188,7 +197,7 @@ public final class RunningService: Sendable {
             return (launcher, stop: { await launcher.stop() })
         }
         let service = RunningService(
-            configuration: configuration, url: server.url, port: server.port, ownerToken: opened.ownerToken,
+            configuration: configuration, url: server.url, port: server.port, ownerToken: ownerToken,
             database: opened.database, engine: engine, server: server, metrics: metrics, logger: logger, api: api,
             launcher: launcher, desktop: desktop, activationTokens: activationTokens, webPush: webPush, parts: parts)
         logger.info(
@@ -209,21 +218,17 @@ public final class RunningService: Sendable {
         return HostNames(Set([host] + [configuration.publicURL.flatMap { URL(string: $0)?.host }].compactMap { $0 }))
     }
 
-    /// The store, the clock and the owner token: SQLite in the data directory with the system
-    /// clock, or a shared PostgreSQL database with its clock (see ``ownerToken(sharedBy:dataDirectory:)``).
+    /// The store and the clock: SQLite in the data directory with the system clock, or a shared
+    /// PostgreSQL database with its clock.
     private static func openStore(configuration: ChimeService.Configuration, metrics: Metrics, logger: ServerLogger)
         throws
-        -> (
-            store: any NotificationStore, clock: any NotificationClock, ownerToken: String, database: String?,
-            handle: StoreHandle
-        )
+        -> (store: any NotificationStore, clock: any NotificationClock, database: String?, handle: StoreHandle)
     {
         let directory = configuration.dataDirectory
         guard let url = configuration.database else {
-            let ownerToken = try loadOrCreateOwnerToken(dataDirectory: directory)
             let store = try SQLiteStore(
                 path: directory + "/chime.sqlite", durability: configuration.fullDurability ? .full : .normal)
-            return (store, configuration.clock ?? SystemClock(), ownerToken, nil, StoreHandle { store.close() })
+            return (store, configuration.clock ?? SystemClock(), nil, StoreHandle { store.close() })
         }
         let store = try PostgresStore(url: url)
         let skewed = Atomic<Bool>(false)
@@ -251,19 +256,11 @@ public final class RunningService: Sendable {
             store.close()
             throw error
         }
-        let ownerToken: String
-        do {
-            ownerToken = try Self.ownerToken(sharedBy: store, dataDirectory: directory)
-        } catch {
-            clock.stop()
-            store.close()
-            throw error
-        }
         logger.info(
             "database",
             ["at": store.described, "node": store.node, "clockOffsetSeconds": String(format: "%.3f", clock.offset)])
         return (
-            store, clock, ownerToken, store.described,
+            store, clock, store.described,
             StoreHandle {
                 clock.stop()
                 store.close()
@@ -465,14 +462,15 @@ public final class RunningService: Sendable {
         return trimmed
     }
 
-    /// The owner token of a shared database. The database keeps its hash (`owner.tokenHash`): the
-    /// first node to start on an empty database makes it the token in its data directory (or a new
-    /// one, written there); every later node must have the same token in its own data directory.
-    static func ownerToken(sharedBy store: any NotificationStore, dataDirectory: String) throws -> String {
+    /// The owner token of a shared database. The database keeps its hash (`owner.tokenHash`, through
+    /// the engine's ``NotificationEngine/ownerTokenHash(proposing:)``): the first node to start on an
+    /// empty database makes it the token in its data directory (or a new one, written there); every
+    /// later node must have the same token in its own data directory.
+    static func ownerToken(sharedBy engine: NotificationEngine, dataDirectory: String) async throws -> String {
         let path = ChimeService.ownerTokenPath(dataDirectory: dataDirectory)
         let local = try readOwnerToken(path)
         let candidate = local ?? Tokens.make()
-        let stored = try store.insertValue(Tokens.hash(candidate), forKey: "owner.tokenHash")
+        let stored = try await engine.ownerTokenHash(proposing: Tokens.hash(candidate))
         guard Tokens.equal(stored, Tokens.hash(candidate)) else {
             if local != nil {
                 throw ServerError(

@@ -23,12 +23,17 @@ final class ServiceParts: Sendable {
     /// The parts of `chime serve`, in the order they start.
     enum Part: String, CaseIterable, Sendable {
         /// The store (SQLite in the data directory, or a shared PostgreSQL database and its
-        /// clock) and the owner token.
+        /// clock).
         case store
-        /// The key Web Push signs with (VAPID; the data directory's, or a shared database's).
-        case webPushKey
-        /// The engine: its state loaded, its writer taking operations.
+        /// The engine: its state loaded, its writer taking operations (the scheduler starts later).
         case engine
+        /// The owner token: the data directory's (made there when missing), and with a shared
+        /// database the one whose hash the database keeps (set by the first node), read through
+        /// the engine.
+        case ownerToken
+        /// The key Web Push signs with (VAPID; the data directory's, or a shared database's, read
+        /// through the engine).
+        case webPushKey
         /// The index of app tokens, certificates and team keys requests are authorized with.
         case tokens
         /// Desktop pop-ups (`--desktop`), when there is a notification server to show them.
@@ -48,8 +53,9 @@ final class ServiceParts: Sendable {
         var title: String {
             switch self {
             case .store: "the store"
-            case .webPushKey: "the Web Push key"
             case .engine: "the engine"
+            case .ownerToken: "the owner token"
+            case .webPushKey: "the Web Push key"
             case .tokens: "the token index"
             case .desktop: "the desktop pop-ups"
             case .webPush: "Web Push"

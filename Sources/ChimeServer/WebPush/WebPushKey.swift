@@ -8,12 +8,13 @@ import Foundation
 ///
 /// Made at first start and kept in the data directory, `web-push-key.pem` (PKCS#8 PEM, mode 0600;
 /// a file other users can read is refused). With a shared PostgreSQL database the database keeps it
-/// too (`chime_kv`, key `webPush.vapidKey`): the first node to start stores its key, and every node
-/// uses the stored one (writing it to its own file), so a subscription made through one node is
+/// too (`chime_kv`, key `webPush.vapidKey`, through the engine's
+/// ``NotificationEngine/webPushKey(proposing:)``): the first node to start stores its key, and every
+/// node uses the stored one (writing it to its own file), so a subscription made through one node is
 /// served by all.
 ///
 /// ```swift
-/// let key = try WebPushKey.loadOrCreate(dataDirectory: dir, sharedBy: nil)
+/// let key = try await WebPushKey.loadOrCreate(dataDirectory: dir, sharedBy: nil)
 /// print(Base64URL.encode(key.privateKey.publicKey.rawRepresentation))   // GET /v1/web-push/key
 /// ```
 public struct WebPushKey: Sendable {
@@ -25,25 +26,23 @@ public struct WebPushKey: Sendable {
     /// The key file in a data directory.
     public static func path(dataDirectory: String) -> String { dataDirectory + "/web-push-key.pem" }
 
-    /// The key of the database's store key/value table.
-    static let storeKey = "webPush.vapidKey"
-
-    /// The data directory's key (made there when missing), or with a shared store the store's.
-    static func loadOrCreate(dataDirectory: String, sharedBy store: (any NotificationStore)?) throws -> WebPushKey {
+    /// The data directory's key (made there when missing), or with an engine on a shared store the
+    /// store's (the first node's).
+    static func loadOrCreate(dataDirectory: String, sharedBy engine: NotificationEngine?) async throws -> WebPushKey {
         let path = path(dataDirectory: dataDirectory)
         let remedy = "delete it to make a new key (browsers subscribed with the old one must subscribe again)"
         let local = try RunningService.readSecretFile(
             path, holder: "whoever read it can sign pushes as this service", remedy: remedy)
         var pem = local
-        if let store {
-            let stored = try store.insertValue(local ?? P256PrivateKey().pemRepresentation, forKey: storeKey)
-            pem = stored
+        if let engine {
+            pem = try await engine.webPushKey(proposing: local ?? P256PrivateKey().pemRepresentation)
         }
         let key: P256PrivateKey
         do {
             key = try P256PrivateKey(pemRepresentation: pem ?? P256PrivateKey().pemRepresentation)
         } catch {
-            let source = store == nil ? path : "the database's web push key (chime_kv \(storeKey))"
+            let source =
+                engine == nil ? path : "the database's web push key (chime_kv \(NotificationEngine.webPushKeyKey))"
             throw ServerError(
                 .invalidConfiguration, "\(source) is not a P-256 private key in PEM: \(error.message); \(remedy)")
         }
