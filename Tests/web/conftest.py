@@ -188,21 +188,13 @@ def signed_in(driver, chime: Chime, permissions: tuple[str, ...] = ()):
 
 
 def forget_origin(driver, chime: Chime):
-    """Leaves the browser (one for the whole session) as the test found it: the service worker the
-    page registered is unregistered and the permissions granted are reset. Every test's server has
-    an origin of its own (its port) but the same site, so the workers left behind would otherwise
-    pile up — dozens by the end of the suite, started and stopped beside the next test's."""
-    try:
-        driver.set_script_timeout(BOUND)
-        if driver.current_url.startswith(chime.base):
-            driver.execute_async_script("""
-                const done = arguments[arguments.length - 1];
-                navigator.serviceWorker.getRegistrations()
-                  .then((all) => Promise.all(all.map((r) => r.unregister()))).then(() => done(true), () => done(false));
-            """)
-        driver.execute_cdp_cmd("Browser.resetPermissions", {})
-    finally:
-        driver.get("about:blank")
+    """Leaves the browser (one for the whole session) as the test found it: the page closed, the
+    service workers of the test's origin removed and the permissions granted reset. Every test's
+    server has an origin of its own (its port) but the same site, so workers left behind would pile
+    up — dozens by the end of the suite, started and stopped beside the next test's."""
+    driver.get("about:blank")
+    driver.execute_cdp_cmd("Storage.clearDataForOrigin", {"origin": chime.base, "storageTypes": "service_workers"})
+    driver.execute_cdp_cmd("Browser.resetPermissions", {})
 
 
 @pytest.fixture
