@@ -25,7 +25,9 @@ extension CLI {
 
     /// "  (alerted again every 60 s for 1800 s)" for an item that escalates, else "".
     static func escalates(_ item: JSONValue) -> String {
-        guard let every = item["escalateEvery"]?.numberValue, let duration = item["escalateFor"]?.numberValue else {
+        guard let every = item[JSONFieldName.Request.escalateEvery]?.numberValue,
+            let duration = item[JSONFieldName.Request.escalateFor]?.numberValue
+        else {
             return ""
         }
         return "  (alerted again every \(Validation.seconds(every)) s for \(Validation.seconds(duration)) s)"
@@ -34,7 +36,7 @@ extension CLI {
     /// What a notification says first: its title, else its body (an APNs alert given as a string is
     /// the body), else its subtitle.
     static func headline(_ notification: JSONValue?) -> String {
-        for field in ["title", "body", "subtitle"] {
+        for field in [JSONFieldName.Content.title, JSONFieldName.Content.body, JSONFieldName.Content.subtitle] {
             if let text = notification?[field]?.stringValue, !text.isEmpty { return text }
         }
         return ""

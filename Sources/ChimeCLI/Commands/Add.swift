@@ -8,6 +8,10 @@ import Foundation
     import Glibc
 #endif
 
+/// The names of a request's own fields and of its content's, as `chime add` writes them.
+private typealias Field = JSONFieldName.Request
+private typealias Content = JSONFieldName.Content
+
 extension CLI {
     // MARK: add
 
@@ -67,7 +71,7 @@ extension CLI {
                 throw UsageError("unexpected '\(arguments.positionals[0])'; text goes in --title/--body (quote it)")
             }
             var request = JSONObject()
-            request["identifier"] = .string(arguments.value("id") ?? UUID().uuidString)
+            request[Field.identifier] = .string(arguments.value("id") ?? UUID().uuidString)
             for (option, field) in addTextFields {
                 if let value = arguments.value(option) { request[field] = .string(value) }
             }
@@ -75,15 +79,15 @@ extension CLI {
                 guard let number = Int64(badge) else {
                     throw UsageError("--badge is '\(badge)'; give a whole number, 0 or more")
                 }
-                request["badge"] = .integer(number)
+                request[Content.badge] = .integer(number)
             }
             if let info = arguments.value("user-info") {
                 guard let parsed = try? JSONValue.parse(info), case .object = parsed else {
                     throw UsageError("--user-info must be a JSON object, e.g. '{\"task\": 42}'")
                 }
-                request["userInfo"] = parsed
+                request[Content.userInfo] = parsed
             }
-            request["trigger"] = try trigger(arguments)
+            request[Field.trigger] = try trigger(arguments)
             try expiration(arguments, into: &request)
             try autoDismiss(arguments, into: &request)
             try escalation(arguments, into: &request)
@@ -97,16 +101,16 @@ extension CLI {
             }
             let added = response.json?.arrayValue.first ?? response.json
             let when =
-                added?["nextTriggerDate"]?.stringValue.map { "fires \($0)" }
-                ?? (request["trigger"] == .null ? "delivered now" : "waits for its trigger")
-            cli.write("Added \(request["identifier"]?.stringValue ?? "?") to \(app): \(when).")
+                added?[Field.nextTriggerDate]?.stringValue.map { "fires \($0)" }
+                ?? (request[Field.trigger] == .null ? "delivered now" : "waits for its trigger")
+            cli.write("Added \(request[Field.identifier]?.stringValue ?? "?") to \(app): \(when).")
             return 0
         })
 
     /// `chime add`'s text options and the request fields they set.
     static let addTextFields = [
-        ("title", "title"), ("subtitle", "subtitle"), ("body", "body"), ("category", "categoryIdentifier"),
-        ("thread", "threadIdentifier"), ("sound", "sound"),
+        ("title", Content.title), ("subtitle", Content.subtitle), ("body", Content.body),
+        ("category", Content.categoryIdentifier), ("thread", Content.threadIdentifier), ("sound", Content.sound),
     ]
 
     /// Reads `request` with the service's own JSON mapping and checks it with the engine's
@@ -133,21 +137,25 @@ extension CLI {
 
     /// The `chime add` flag a request field comes from.
     static func flagName(_ field: String, _ arguments: ParsedArguments) -> String {
-        let name = field.hasPrefix("content.") ? String(field.dropFirst("content.".count)) : field
+        let nested = Field.content + "."
+        let name = field.hasPrefix(nested) ? String(field.dropFirst(nested.count)) : field
         let flags = Dictionary(
             uniqueKeysWithValues: (addTextFields + [
-                ("id", "identifier"), ("badge", "badge"), ("user-info", "userInfo"),
-                ("expires-in", "expiresIn"), ("expires-at", "expirationDate"),
-                ("dismiss-in", "dismissIn"), ("dismiss-at", "dismissAt"),
-                ("escalate", "escalateEvery"), ("escalate", "escalateFor"),
+                ("id", Field.identifier), ("badge", Content.badge), ("user-info", Content.userInfo),
+                ("expires-in", Field.expiresIn), ("expires-at", Field.expirationDate),
+                ("dismiss-in", Field.dismissIn), ("dismiss-at", Field.dismissAt),
+                ("escalate", Field.escalateEvery), ("escalate", Field.escalateFor),
             ])
             .map { option, field in (field, "--" + option) })
         if let flag = flags[name.split(separator: ".").first.map(String.init) ?? name] { return flag }
-        if name.hasPrefix("trigger") {
-            if name.hasPrefix("trigger.start") { return "--start" }
-            if name.hasPrefix("trigger.timeZone") { return "--time-zone" }
-            if name.hasPrefix("trigger.exceptionDates") { return "--except" }
-            if name.hasPrefix("trigger.rrule.") { return "--rrule " + name.dropFirst("trigger.rrule.".count) }
+        if name.hasPrefix(Field.trigger) {
+            typealias Trigger = JSONFieldName.Trigger
+            let member = { (key: String) in Field.trigger + "." + key }
+            if name.hasPrefix(member(Trigger.start)) { return "--start" }
+            if name.hasPrefix(member(Trigger.timeZone)) { return "--time-zone" }
+            if name.hasPrefix(member(Trigger.exceptionDates)) { return "--except" }
+            let rule = member(Trigger.rrule) + "."
+            if name.hasPrefix(rule) { return "--rrule " + name.dropFirst(rule.count) }
             let given = ["in", "at", "every", "calendar", "rrule", "location"].first { arguments.value($0) != nil }
             return given.map { "--\($0)" } ?? "the trigger"
         }
@@ -170,21 +178,23 @@ extension CLI {
                 throw UsageError(
                     "--rrule needs --start: the first occurrence's wall time, e.g. --start 2027-01-29T09:00")
             }
+            typealias Trigger = JSONFieldName.Trigger
             var trigger: JSONObject = [
-                "type": "recurrence", "rrule": .string(rule), "start": .string(start),
-                "timeZone": .string(arguments.value("time-zone") ?? TimeZone.current.identifier),
+                Trigger.type: .string(Trigger.Kind.recurrence), Trigger.rrule: .string(rule),
+                Trigger.start: .string(start),
+                Trigger.timeZone: .string(arguments.value("time-zone") ?? TimeZone.current.identifier),
             ]
             let exceptions = arguments.all("except")
-            if !exceptions.isEmpty { trigger["exceptionDates"] = .array(exceptions.map(JSONValue.string)) }
+            if !exceptions.isEmpty { trigger[Trigger.exceptionDates] = .array(exceptions.map(JSONValue.string)) }
             return .object(trigger)
         }
         if let text = arguments.value("in") {
             let seconds = try parseDuration(text)
-            return ["type": "timeInterval", "timeInterval": .number(seconds), "repeats": false]
+            return NotificationTrigger.timeInterval(seconds, repeats: false).json
         }
         if let text = arguments.value("every") {
             let seconds = try parseDuration(text)
-            return ["type": "timeInterval", "timeInterval": .number(seconds), "repeats": true]
+            return NotificationTrigger.timeInterval(seconds, repeats: true).json
         }
         if let text = arguments.value("at") {
             guard let date = localDate(text) else {
@@ -198,8 +208,8 @@ extension CLI {
             ] {
                 if let value { components[name] = .integer(Int64(value)) }
             }
-            components["timeZone"] = .string(TimeZone.current.identifier)
-            return ["type": "calendar", "dateComponents": .object(components), "repeats": false]
+            components[JSONFieldName.Trigger.timeZone] = .string(TimeZone.current.identifier)
+            return NotificationTrigger.calendarJSON(.object(components), repeats: false)
         }
         if let text = arguments.value("calendar") {
             var components = JSONObject()
@@ -208,8 +218,8 @@ extension CLI {
                 guard parts.count == 2 else {
                     throw UsageError("--calendar: '\(pair)' is not NAME=VALUE; e.g. 'weekday=2 hour=8 minute=30'")
                 }
-                if parts[0] == "timeZone" {
-                    components["timeZone"] = .string(parts[1])
+                if parts[0] == JSONFieldName.Trigger.timeZone {
+                    components[JSONFieldName.Trigger.timeZone] = .string(parts[1])
                     continue
                 }
                 if parts[0] == "weekday" {
@@ -221,9 +231,7 @@ extension CLI {
                 }
                 components[parts[0]] = .integer(number)
             }
-            return [
-                "type": "calendar", "dateComponents": .object(components), "repeats": .bool(!arguments.has("once")),
-            ]
+            return NotificationTrigger.calendarJSON(.object(components), repeats: !arguments.has("once"))
         }
         if let text = arguments.value("location") {
             let numbers = text.split(separator: ",").map { Double($0.trimmingCharacters(in: .whitespaces)) }
@@ -232,12 +240,11 @@ extension CLI {
                 throw UsageError("--location is '\(text)'; write LAT,LON,RADIUS, e.g. 52.52,13.40,100")
             }
             let exit = arguments.has("on-exit")
-            let region: JSONValue = [
-                "identifier": .string(arguments.value("id") ?? "region"), "latitude": .number(latitude),
-                "longitude": .number(longitude), "radius": .number(radius),
-                "notifyOnEntry": .bool(!exit), "notifyOnExit": .bool(exit),
-            ]
-            return ["type": "location", "region": region, "repeats": false]
+            let region = CircularRegion(
+                identifier: arguments.value("id") ?? "region",
+                center: Coordinate(latitude: latitude, longitude: longitude),
+                radius: radius, notifyOnEntry: !exit, notifyOnExit: exit)
+            return NotificationTrigger.location(region, repeats: false).json
         }
         return .null
     }
@@ -258,13 +265,15 @@ extension CLI {
     /// with its offset) as the request's `expiresIn` or `expirationDate`.
     static func expiration(_ arguments: ParsedArguments, into request: inout JSONObject) throws {
         try deadline(
-            arguments, flags: ("expires-in", "expires-at"), fields: ("expiresIn", "expirationDate"), into: &request)
+            arguments, flags: ("expires-in", "expires-at"), fields: (Field.expiresIn, Field.expirationDate),
+            into: &request)
     }
 
     /// `--dismiss-in` (a duration after each delivery) or `--dismiss-at` (as `--expires-at`) as
     /// the request's `dismissIn` or `dismissAt`.
     static func autoDismiss(_ arguments: ParsedArguments, into request: inout JSONObject) throws {
-        try deadline(arguments, flags: ("dismiss-in", "dismiss-at"), fields: ("dismissIn", "dismissAt"), into: &request)
+        try deadline(
+            arguments, flags: ("dismiss-in", "dismiss-at"), fields: (Field.dismissIn, Field.dismissAt), into: &request)
     }
 
     /// `--escalate every=60s,for=30m` as the request's `escalateEvery` and `escalateFor` (seconds).
@@ -285,8 +294,8 @@ extension CLI {
         guard let every = given["every"], let duration = given["for"] else {
             throw UsageError("--escalate is '\(text)': it needs both every= and for=; \(usage)")
         }
-        request["escalateEvery"] = .number(every)
-        request["escalateFor"] = .number(duration)
+        request[Field.escalateEvery] = .number(every)
+        request[Field.escalateFor] = .number(duration)
     }
 
     private static func deadline(

@@ -55,9 +55,12 @@ extension CLI {
                     cli.printJSON(categories)
                     return 0
                 }
+                typealias Field = JSONFieldName.Category
                 for category in categories {
-                    let actions = category["actions"]?.arrayValue.compactMap { $0["title"]?.stringValue } ?? []
-                    cli.write("\(category["identifier"]?.stringValue ?? "?"): \(actions.joined(separator: " · "))")
+                    let actions =
+                        category[Field.actions]?.arrayValue.compactMap { $0[JSONFieldName.Action.title]?.stringValue }
+                        ?? []
+                    cli.write("\(category[Field.identifier]?.stringValue ?? "?"): \(actions.joined(separator: " · "))")
                 }
             default:
                 throw UsageError("say what to do: set FILE.json, list, or example")

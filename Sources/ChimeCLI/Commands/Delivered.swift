@@ -28,11 +28,16 @@ extension CLI {
                 return 0
             }
             if items.isEmpty { cli.write("\(app): nothing delivered.") }
+            typealias Field = JSONFieldName.Request
             for item in items {
-                let actions = item["actions"]?.arrayValue.compactMap { $0["identifier"]?.stringValue } ?? []
-                let dismiss = item["dismissAt"]?.stringValue.map { "  (dismissed at \($0))" } ?? ""
+                let actions =
+                    item[Field.actions]?.arrayValue.compactMap { $0[JSONFieldName.Action.identifier]?.stringValue }
+                    ?? []
+                let dismiss = item[Field.dismissAt]?.stringValue.map { "  (dismissed at \($0))" } ?? ""
+                let identifier = item[Field.identifier]?.stringValue ?? "?"
+                let date = item[Field.date]?.stringValue ?? ""
                 cli.write(
-                    "\(item["identifier"]?.stringValue ?? "?")  \(item["date"]?.stringValue ?? "")  \(headline(item))\(actions.isEmpty ? "" : "  actions: " + actions.joined(separator: ", "))\(dismiss)\(escalates(item))"
+                    "\(identifier)  \(date)  \(headline(item))\(actions.isEmpty ? "" : "  actions: " + actions.joined(separator: ", "))\(dismiss)\(escalates(item))"
                 )
             }
             return 0

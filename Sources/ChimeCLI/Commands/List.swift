@@ -42,17 +42,22 @@ extension CLI {
                 return 0
             }
             if items.isEmpty { cli.write("\(app): nothing pending.") }
+            typealias Field = JSONFieldName.Request
+            typealias Trigger = JSONFieldName.Trigger
             for item in items {
-                var trigger = item["trigger"]?["type"]?.stringValue ?? "none"
-                if trigger == "recurrence", let rule = item["trigger"]?["rrule"]?.stringValue { trigger = rule }
-                let expires = item["expirationDate"]?.stringValue.map { "  (expires \($0))" } ?? ""
+                var trigger = item[Field.trigger]?[Trigger.type]?.stringValue ?? "none"
+                if trigger == Trigger.Kind.recurrence, let rule = item[Field.trigger]?[Trigger.rrule]?.stringValue {
+                    trigger = rule
+                }
+                let expires = item[Field.expirationDate]?.stringValue.map { "  (expires \($0))" } ?? ""
                 let dismiss =
-                    item["dismissIn"]?.numberValue.map { "  (dismissed \(Int($0)) s after delivery)" }
-                    ?? item["dismissAt"]?.stringValue.map { "  (dismissed at \($0))" } ?? ""
-                cli.write(
-                    "\(item["identifier"]?.stringValue ?? "?")  \(item["nextTriggerDate"]?.stringValue ?? "-")  \(trigger)  \(item["title"]?.stringValue ?? "")\(expires)\(dismiss)\(escalates(item))"
-                )
-                for date in item["nextTriggerDates"]?.arrayValue.dropFirst() ?? [] {
+                    item[Field.dismissIn]?.numberValue.map { "  (dismissed \(Int($0)) s after delivery)" }
+                    ?? item[Field.dismissAt]?.stringValue.map { "  (dismissed at \($0))" } ?? ""
+                let identifier = item[Field.identifier]?.stringValue ?? "?"
+                let next = item[Field.nextTriggerDate]?.stringValue ?? "-"
+                let title = item[JSONFieldName.Content.title]?.stringValue ?? ""
+                cli.write("\(identifier)  \(next)  \(trigger)  \(title)\(expires)\(dismiss)\(escalates(item))")
+                for date in item[Field.nextTriggerDates]?.arrayValue.dropFirst() ?? [] {
                     cli.write("    then \(date.stringValue ?? "?")")
                 }
             }

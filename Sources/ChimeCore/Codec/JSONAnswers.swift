@@ -60,16 +60,17 @@ extension NotificationRequest {
     /// A request as the service lists it (content fields, `identifier`, `trigger`), where `trigger`
     /// may also be `{"type": "push"}`.
     static func answer(_ json: JSONValue, field: String) throws(ChimeError) -> NotificationRequest {
+        typealias Field = JSONFieldName.Request
+        // The request's own fields as a body gives them (not nested `content`, not what a listing adds).
         let known =
-            [
-                "identifier", "trigger", "expiresIn", "expirationDate", "dismissIn", "dismissAt", "escalateEvery",
-                "escalateFor",
-            ] + JSONMapping.contentFields
+            ownFields.filter { $0 != Field.content && !listedFields.contains($0) } + JSONMapping.contentFields
         var value = JSONMapping.keeping(known, from: json)
         var push = false
-        if case .object(let trigger)? = value["trigger"], trigger["type"] == .string("push") {
+        if case .object(let trigger)? = value[Field.trigger],
+            trigger[JSONFieldName.Trigger.type] == .string(JSONFieldName.Trigger.Kind.push)
+        {
             push = true
-            value = JSONMapping.dropping(["trigger"], from: value)
+            value = JSONMapping.dropping([Field.trigger], from: value)
         }
         var request = try NotificationRequest(json: value, field: field)
         if push { request.trigger = .push }
@@ -82,8 +83,9 @@ extension PendingRequest {
     public init(json: JSONValue, field: String = "") throws(ChimeError) {
         let request = try NotificationRequest.answer(json, field: field)
         var next: Date?
-        if let value = json["nextTriggerDate"], value != .null {
-            next = try JSONMapping.date(value, field: JSONPath.member(field, "nextTriggerDate"), code: .malformedInput)
+        let name = JSONFieldName.Request.nextTriggerDate
+        if let value = json[name], value != .null {
+            next = try JSONMapping.date(value, field: JSONPath.member(field, name), code: .malformedInput)
         }
         self.init(request: request, nextFireDate: next, anchor: next ?? Date(timeIntervalSince1970: 0))
     }
@@ -93,13 +95,11 @@ extension DeliveredNotification {
     /// An item of `GET /v1/apps/{app}/notifications`, or an event's `notification`.
     public init(json: JSONValue, field: String = "") throws(ChimeError) {
         let request = try NotificationRequest.answer(json, field: field)
-        guard let dateValue = json["date"] else {
-            throw ChimeError(
-                .malformedInput, field: JSONPath.member(field, "date"), "\(JSONPath.member(field, "date")) is missing")
+        let name = JSONPath.member(field, JSONFieldName.Request.date)
+        guard let dateValue = json[JSONFieldName.Request.date] else {
+            throw ChimeError(.malformedInput, field: name, "\(name) is missing")
         }
-        self.init(
-            request: request,
-            date: try JSONMapping.date(dateValue, field: JSONPath.member(field, "date"), code: .malformedInput))
+        self.init(request: request, date: try JSONMapping.date(dateValue, field: name, code: .malformedInput))
     }
 }
 
@@ -169,8 +169,9 @@ extension NotificationCategory {
     /// A category as the service sends it (fields a later service adds are ignored).
     static func answer(_ json: JSONValue, field: String) throws(ChimeError) -> NotificationCategory {
         var value = JSONMapping.keeping(fields, from: json)
-        if case .object(var object) = value, case .array(let actions)? = object["actions"] {
-            object["actions"] = .array(actions.map { JSONMapping.keeping(NotificationAction.fields, from: $0) })
+        let actionsField = JSONFieldName.Category.actions
+        if case .object(var object) = value, case .array(let actions)? = object[actionsField] {
+            object[actionsField] = .array(actions.map { JSONMapping.keeping(NotificationAction.fields, from: $0) })
             value = .object(object)
         }
         return try NotificationCategory(json: value, field: field)

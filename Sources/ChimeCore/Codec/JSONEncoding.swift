@@ -39,26 +39,28 @@ extension PropertyListValue {
 extension NotificationSound {
     /// `"default"`, the file name, or `{"name", "critical", "volume"}` for a critical sound.
     public var json: JSONValue {
+        typealias Field = JSONFieldName.Sound
         if !isCritical && volume == nil { return .string(name ?? "default") }
-        var object: JSONObject = ["name": .string(name ?? "default"), "critical": .bool(isCritical)]
-        if let volume { object["volume"] = .number(Double(volume)) }
+        var object: JSONObject = [Field.name: .string(name ?? "default"), Field.critical: .bool(isCritical)]
+        if let volume { object[Field.volume] = .number(Double(volume)) }
         return .object(object)
     }
 }
 
 extension NotificationAttachment {
     public var json: JSONValue {
+        typealias Field = JSONFieldName.Attachment
         var object: JSONObject = [
-            "identifier": .string(identifier), "url": .string(url.absoluteString), "type": .string(type),
+            Field.identifier: .string(identifier), Field.url: .string(url.absoluteString), Field.type: .string(type),
         ]
-        if thumbnailHidden { object["thumbnailHidden"] = .bool(true) }
+        if thumbnailHidden { object[Field.thumbnailHidden] = .bool(true) }
         if let rect = thumbnailClippingRect {
-            object["thumbnailClippingRect"] = [
-                "x": .number(rect.x), "y": .number(rect.y), "width": .number(rect.width),
-                "height": .number(rect.height),
+            object[Field.thumbnailClippingRect] = [
+                Field.x: .number(rect.x), Field.y: .number(rect.y), Field.width: .number(rect.width),
+                Field.height: .number(rect.height),
             ]
         }
-        if let time = thumbnailTime { object["thumbnailTime"] = .number(time) }
+        if let time = thumbnailTime { object[Field.thumbnailTime] = .number(time) }
         return .object(object)
     }
 }
@@ -66,22 +68,23 @@ extension NotificationAttachment {
 extension NotificationContent {
     /// The content fields as members, in ``JSONMapping/contentFields`` order.
     func appendJSON(to object: inout JSONObject) {
-        object["title"] = .string(title)
-        object["subtitle"] = .string(subtitle)
-        object["body"] = .string(body)
-        object["badge"] = badge.map { .integer(Int64($0)) } ?? .null
-        object["sound"] = sound?.json ?? .null
-        object["launchImageName"] = .string(launchImageName)
-        object["userInfo"] = JSONMapping.json(userInfo: userInfo)
-        object["attachments"] = .array(attachments.map(\.json))
-        object["categoryIdentifier"] = .string(categoryIdentifier)
-        object["threadIdentifier"] = .string(threadIdentifier)
-        object["targetContentIdentifier"] = targetContentIdentifier.map(JSONValue.string) ?? .null
-        object["summaryArgument"] = .string(summaryArgument)
-        object["summaryArgumentCount"] = .integer(Int64(summaryArgumentCount))
-        object["interruptionLevel"] = .string(interruptionLevel.name)
-        object["relevanceScore"] = .number(relevanceScore.isFinite ? relevanceScore : 0)
-        object["filterCriteria"] = filterCriteria.map(JSONValue.string) ?? .null
+        typealias Field = JSONFieldName.Content
+        object[Field.title] = .string(title)
+        object[Field.subtitle] = .string(subtitle)
+        object[Field.body] = .string(body)
+        object[Field.badge] = badge.map { .integer(Int64($0)) } ?? .null
+        object[Field.sound] = sound?.json ?? .null
+        object[Field.launchImageName] = .string(launchImageName)
+        object[Field.userInfo] = JSONMapping.json(userInfo: userInfo)
+        object[Field.attachments] = .array(attachments.map(\.json))
+        object[Field.categoryIdentifier] = .string(categoryIdentifier)
+        object[Field.threadIdentifier] = .string(threadIdentifier)
+        object[Field.targetContentIdentifier] = targetContentIdentifier.map(JSONValue.string) ?? .null
+        object[Field.summaryArgument] = .string(summaryArgument)
+        object[Field.summaryArgumentCount] = .integer(Int64(summaryArgumentCount))
+        object[Field.interruptionLevel] = .string(interruptionLevel.name)
+        object[Field.relevanceScore] = .number(relevanceScore.isFinite ? relevanceScore : 0)
+        object[Field.filterCriteria] = filterCriteria.map(JSONValue.string) ?? .null
     }
 
     /// The content as an object of content fields.
@@ -95,18 +98,37 @@ extension NotificationContent {
 extension NotificationTrigger {
     /// `{"type": …, …}` as accepted by ``init(json:field:)``; `{"type": "push"}` for pushes.
     public var json: JSONValue {
-        switch self {
+        typealias Field = JSONFieldName.Trigger
+        return switch self {
         case .timeInterval(let interval, let repeats):
-            ["type": "timeInterval", "timeInterval": .number(interval), "repeats": .bool(repeats)]
+            [
+                Field.type: .string(kindName), Field.timeInterval: .number(interval),
+                Field.repeats: .bool(repeats),
+            ]
         case .calendar(let components, let repeats):
-            ["type": "calendar", "dateComponents": JSONMapping.json(components), "repeats": .bool(repeats)]
+            Self.calendarJSON(JSONMapping.json(components), repeats: repeats)
         case .location(let region, let repeats):
-            ["type": "location", "region": region.json, "repeats": .bool(repeats)]
+            Self.locationJSON(region.json, repeats: repeats)
         case .recurrence(let schedule):
             schedule.json
         case .push:
-            ["type": "push"]
+            [Field.type: .string(kindName)]
         }
+    }
+
+    /// A calendar trigger's object around date components given as JSON (`{"hour": 8, …}`), for a
+    /// client that writes the components itself and leaves checking them to the decoder.
+    package static func calendarJSON(_ components: JSONValue, repeats: Bool) -> JSONValue {
+        typealias Field = JSONFieldName.Trigger
+        return [
+            Field.type: .string(Field.Kind.calendar), Field.dateComponents: components, Field.repeats: .bool(repeats),
+        ]
+    }
+
+    /// A location trigger's object around a region given as JSON (``CircularRegion/json``'s fields).
+    package static func locationJSON(_ region: JSONValue, repeats: Bool) -> JSONValue {
+        typealias Field = JSONFieldName.Trigger
+        return [Field.type: .string(Field.Kind.location), Field.region: region, Field.repeats: .bool(repeats)]
     }
 }
 
@@ -119,23 +141,26 @@ extension JSONMapping {
                 object[name] = .integer(Int64(value))
             }
         }
-        if let zone = components.timeZone { object["timeZone"] = .string(zone.identifier) }
+        if let zone = components.timeZone { object[JSONFieldName.Trigger.timeZone] = .string(zone.identifier) }
         return .object(object)
     }
 }
 
 extension CircularRegion {
     public var json: JSONValue {
-        [
-            "identifier": .string(identifier), "latitude": .number(center.latitude),
-            "longitude": .number(center.longitude),
-            "radius": .number(radius), "notifyOnEntry": .bool(notifyOnEntry), "notifyOnExit": .bool(notifyOnExit),
+        typealias Field = JSONFieldName.Region
+        return [
+            Field.identifier: .string(identifier), Field.latitude: .number(center.latitude),
+            Field.longitude: .number(center.longitude), Field.radius: .number(radius),
+            Field.notifyOnEntry: .bool(notifyOnEntry), Field.notifyOnExit: .bool(notifyOnExit),
         ]
     }
 }
 
 extension Coordinate {
-    public var json: JSONValue { ["latitude": .number(latitude), "longitude": .number(longitude)] }
+    public var json: JSONValue {
+        [JSONFieldName.Region.latitude: .number(latitude), JSONFieldName.Region.longitude: .number(longitude)]
+    }
 }
 
 extension NotificationRequest {
@@ -143,9 +168,9 @@ extension NotificationRequest {
     public var json: JSONValue { .object(jsonObject()) }
 
     func jsonObject() -> JSONObject {
-        var object: JSONObject = ["identifier": .string(identifier)]
+        var object: JSONObject = [JSONFieldName.Request.identifier: .string(identifier)]
         content.appendJSON(to: &object)
-        object["trigger"] = trigger?.json ?? .null
+        object[JSONFieldName.Request.trigger] = trigger?.json ?? .null
         appendExpiration(to: &object)
         return object
     }
@@ -155,19 +180,20 @@ extension NotificationRequest {
     /// notification), when it has an auto-dismissal; `escalateEvery` and `escalateFor` when it
     /// escalates.
     func appendExpiration(to object: inout JSONObject) {
+        typealias Field = JSONFieldName.Request
         switch expiration {
         case nil: break
-        case .at(let date)?: object["expirationDate"] = JSONMapping.json(date)
-        case .after(let seconds)?: object["expiresIn"] = .number(seconds)
+        case .at(let date)?: object[Field.expirationDate] = JSONMapping.json(date)
+        case .after(let seconds)?: object[Field.expiresIn] = .number(seconds)
         }
         switch autoDismiss {
         case nil: break
-        case .at(let date)?: object["dismissAt"] = JSONMapping.json(date)
-        case .after(let seconds)?: object["dismissIn"] = .number(seconds)
+        case .at(let date)?: object[Field.dismissAt] = JSONMapping.json(date)
+        case .after(let seconds)?: object[Field.dismissIn] = .number(seconds)
         }
         if let escalation {
-            object["escalateEvery"] = .number(escalation.interval)
-            object["escalateFor"] = .number(escalation.duration)
+            object[Field.escalateEvery] = .number(escalation.interval)
+            object[Field.escalateFor] = .number(escalation.duration)
         }
     }
 }
@@ -195,7 +221,7 @@ extension PendingRequest {
     /// The request with `nextTriggerDate` (`null` for location triggers).
     public var json: JSONValue {
         var object = request.jsonObject()
-        object["nextTriggerDate"] = nextFireDate.map(JSONMapping.json) ?? .null
+        object[JSONFieldName.Request.nextTriggerDate] = nextFireDate.map(JSONMapping.json) ?? .null
         return .object(object)
     }
 
@@ -203,7 +229,7 @@ extension PendingRequest {
     /// (``FireDates/upcoming(_:count:timeZone:)``, in the device's `timeZone`).
     public func json(upcoming count: Int, timeZone: TimeZone) -> JSONValue {
         guard case .object(var object) = json else { return json }
-        object["nextTriggerDates"] = .array(
+        object[JSONFieldName.Request.nextTriggerDates] = .array(
             FireDates.upcoming(self, count: count, timeZone: timeZone).map(JSONMapping.json))
         return .object(object)
     }
@@ -211,18 +237,19 @@ extension PendingRequest {
 
 extension NotificationAction {
     public var json: JSONValue {
+        typealias Field = JSONFieldName.Action
         var object: JSONObject = [
-            "identifier": .string(identifier), "title": .string(title),
-            "options": JSONMapping.json(options, table: Self.optionNames),
+            Field.identifier: .string(identifier), Field.title: .string(title),
+            Field.options: JSONMapping.json(options, table: Self.optionNames),
         ]
         switch icon {
-        case .system(let name): object["icon"] = ["systemImageName": .string(name)]
-        case .template(let name): object["icon"] = ["templateImageName": .string(name)]
+        case .system(let name): object[Field.icon] = [Field.systemImageName: .string(name)]
+        case .template(let name): object[Field.icon] = [Field.templateImageName: .string(name)]
         case nil: break
         }
         if let textInput {
-            object["textInputButtonTitle"] = .string(textInput.buttonTitle)
-            object["textInputPlaceholder"] = .string(textInput.placeholder)
+            object[Field.textInputButtonTitle] = .string(textInput.buttonTitle)
+            object[Field.textInputPlaceholder] = .string(textInput.placeholder)
         }
         return .object(object)
     }
@@ -232,12 +259,13 @@ extension NotificationAction {
 
 extension NotificationCategory {
     public var json: JSONValue {
-        [
-            "identifier": .string(identifier), "actions": .array(actions.map(\.json)),
-            "intentIdentifiers": .array(intentIdentifiers.map(JSONValue.string)),
-            "options": JSONMapping.json(options, table: UNNotificationCategoryOptions.names),
-            "hiddenPreviewsBodyPlaceholder": .string(hiddenPreviewsBodyPlaceholder),
-            "categorySummaryFormat": .string(categorySummaryFormat),
+        typealias Field = JSONFieldName.Category
+        return [
+            Field.identifier: .string(identifier), Field.actions: .array(actions.map(\.json)),
+            Field.intentIdentifiers: .array(intentIdentifiers.map(JSONValue.string)),
+            Field.options: JSONMapping.json(options, table: UNNotificationCategoryOptions.names),
+            Field.hiddenPreviewsBodyPlaceholder: .string(hiddenPreviewsBodyPlaceholder),
+            Field.categorySummaryFormat: .string(categorySummaryFormat),
         ]
     }
 }
@@ -248,12 +276,13 @@ extension DeliveredNotification {
     public func json(category: NotificationCategory? = nil, presentation: UNNotificationPresentationOptions? = nil)
         -> JSONValue
     {
-        var object: JSONObject = ["identifier": .string(request.identifier), "date": JSONMapping.json(date)]
+        typealias Field = JSONFieldName.Request
+        var object: JSONObject = [Field.identifier: .string(request.identifier), Field.date: JSONMapping.json(date)]
         request.content.appendJSON(to: &object)
-        object["trigger"] = request.trigger?.json ?? .null
+        object[Field.trigger] = request.trigger?.json ?? .null
         request.appendExpiration(to: &object)
-        if let category { object["actions"] = .array(category.actions.map(\.json)) }
-        if let presentation { object["presentation"] = presentation.json }
+        if let category { object[Field.actions] = .array(category.actions.map(\.json)) }
+        if let presentation { object[Field.presentation] = presentation.json }
         return .object(object)
     }
 
@@ -393,7 +422,7 @@ extension QuarantinedRequest {
     public var json: JSONValue {
         var listed = request?.json ?? .null
         if case .object(var fields) = listed {
-            fields["nextTriggerDate"] = .null
+            fields[JSONFieldName.Request.nextTriggerDate] = .null
             listed = .object(fields)
         }
         return [

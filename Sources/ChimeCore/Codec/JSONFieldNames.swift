@@ -1,14 +1,20 @@
 import Foundation
 
-/// JSON field names of the settings, authorization and badge bodies and answers, declared once:
-/// the encoders (``NotificationSettings/json``, ``AuthorizationAnswer/json``), the strict decoders
-/// of request bodies (``SettingsChange/init(json:)``, ``JSONMapping/authorizationOptions(_:)``,
-/// ``JSONMapping/authorizationAllow(_:)``, ``JSONMapping/badgeCount(_:)``), the tolerant decoders of
-/// answers (``NotificationSettings/init(json:)``, ``AuthorizationAnswer/init(json:)``) and the CLI
-/// all spell a field through these.
+/// JSON field names, declared once: of the settings, authorization and badge bodies and answers
+/// (at the top level), and of requests, their content, triggers and categories (``Request``,
+/// ``Content``, ``Sound``, ``Attachment``, ``Trigger``, ``Region``, ``Category``, ``Action``). The
+/// encoders (``NotificationSettings/json``, ``AuthorizationAnswer/json``,
+/// ``NotificationRequest/json``, ``NotificationCategory/json``), the strict decoders of request
+/// bodies (``SettingsChange/init(json:)``, ``JSONMapping/authorizationOptions(_:)``,
+/// ``JSONMapping/authorizationAllow(_:)``, ``JSONMapping/badgeCount(_:)``,
+/// ``NotificationRequest/init(json:field:)``, ``NotificationCategory/init(json:field:)``), the
+/// tolerant decoders of answers (``NotificationSettings/init(json:)``,
+/// ``AuthorizationAnswer/init(json:)``, ``PendingRequest/init(json:field:)``) and the CLI all spell
+/// a field through these.
 ///
 /// ```swift
 /// let status = settingsJSON[JSONFieldName.authorizationStatus]
+/// let category = requestJSON[JSONFieldName.Content.categoryIdentifier]
 /// ```
 package enum JSONFieldName {
     // `NotificationSettings`: Apple's `UNNotificationSettings` property names.
@@ -27,6 +33,154 @@ package enum JSONFieldName {
 
     // `PUT /v1/apps/{app}/badge` `{"badge": 3}` and its answer.
     package static let badge = "badge"
+
+    /// A request's own fields (beside its content fields, ``Content``), and what a listed or
+    /// delivered request adds: the encoder (``NotificationRequest/json``), the strict decoder
+    /// (``NotificationRequest/init(json:field:)``), the tolerant one (answers) and `chime add`.
+    package enum Request {
+        package static let identifier = "identifier"
+        /// The content fields nested in one object (the top level is canonical).
+        package static let content = "content"
+        package static let trigger = "trigger"
+        package static let expiresIn = "expiresIn"
+        package static let expirationDate = "expirationDate"
+        package static let dismissIn = "dismissIn"
+        package static let dismissAt = "dismissAt"
+        package static let escalateEvery = "escalateEvery"
+        package static let escalateFor = "escalateFor"
+        /// A pending request's next fire date, and the next several when asked for.
+        package static let nextTriggerDate = "nextTriggerDate"
+        package static let nextTriggerDates = "nextTriggerDates"
+        /// A delivered notification's delivery date, its category's actions and how it was presented.
+        package static let date = "date"
+        package static let actions = "actions"
+        package static let presentation = "presentation"
+    }
+
+    /// A request's content fields: Apple's `UNNotificationContent` property names.
+    package enum Content {
+        package static let title = "title"
+        package static let subtitle = "subtitle"
+        package static let body = "body"
+        package static let badge = "badge"
+        package static let sound = "sound"
+        package static let launchImageName = "launchImageName"
+        package static let userInfo = "userInfo"
+        package static let attachments = "attachments"
+        package static let categoryIdentifier = "categoryIdentifier"
+        package static let threadIdentifier = "threadIdentifier"
+        package static let targetContentIdentifier = "targetContentIdentifier"
+        package static let summaryArgument = "summaryArgument"
+        package static let summaryArgumentCount = "summaryArgumentCount"
+        package static let interruptionLevel = "interruptionLevel"
+        package static let relevanceScore = "relevanceScore"
+        package static let filterCriteria = "filterCriteria"
+
+        /// Every content field, in the encoder's output order.
+        package static let all = [
+            title, subtitle, body, badge, sound, launchImageName, userInfo, attachments, categoryIdentifier,
+            threadIdentifier, targetContentIdentifier, summaryArgument, summaryArgumentCount, interruptionLevel,
+            relevanceScore, filterCriteria,
+        ]
+    }
+
+    /// A critical sound's object (`{"name", "critical", "volume"}`).
+    package enum Sound {
+        package static let name = "name"
+        package static let critical = "critical"
+        package static let volume = "volume"
+        package static let all = [name, critical, volume]
+    }
+
+    /// An attachment and its thumbnail options.
+    package enum Attachment {
+        package static let identifier = "identifier"
+        package static let url = "url"
+        package static let type = "type"
+        package static let thumbnailHidden = "thumbnailHidden"
+        package static let thumbnailClippingRect = "thumbnailClippingRect"
+        package static let thumbnailTime = "thumbnailTime"
+        package static let all = [identifier, url, type, thumbnailHidden, thumbnailClippingRect, thumbnailTime]
+        /// The clipping rectangle's members (unit coordinates).
+        package static let x = "x"
+        package static let y = "y"
+        package static let width = "width"
+        package static let height = "height"
+        package static let rectangle = [x, y, width, height]
+    }
+
+    /// A trigger: `type` and the members of each type (a recurrence trigger's too), the names of
+    /// the types, a calendar trigger's `timeZone` among its date components, and a location
+    /// trigger's region.
+    package enum Trigger {
+        package static let type = "type"
+        package static let timeInterval = "timeInterval"
+        package static let dateComponents = "dateComponents"
+        package static let region = "region"
+        package static let repeats = "repeats"
+        package static let timeZone = "timeZone"
+        package static let rrule = "rrule"
+        package static let start = "start"
+        package static let exceptionDates = "exceptionDates"
+
+        /// The members of each type, `type` first.
+        package static let timeIntervalFields = [type, timeInterval, repeats]
+        package static let calendarFields = [type, dateComponents, repeats]
+        package static let locationFields = [type, region, repeats]
+        package static let recurrenceFields = [type, rrule, start, timeZone, exceptionDates]
+
+        /// The values of `type`.
+        package enum Kind {
+            package static let timeInterval = "timeInterval"
+            package static let calendar = "calendar"
+            package static let location = "location"
+            package static let recurrence = "recurrence"
+            package static let push = "push"
+            /// The kinds a request may give (`push` comes only from pushes).
+            package static let given = [timeInterval, calendar, location, recurrence]
+        }
+    }
+
+    /// A location trigger's region (`CircularRegion`) and a coordinate.
+    package enum Region {
+        package static let identifier = "identifier"
+        package static let latitude = "latitude"
+        package static let longitude = "longitude"
+        package static let radius = "radius"
+        package static let notifyOnEntry = "notifyOnEntry"
+        package static let notifyOnExit = "notifyOnExit"
+        package static let all = [identifier, latitude, longitude, radius, notifyOnEntry, notifyOnExit]
+        /// A coordinate's members.
+        package static let coordinate = [latitude, longitude]
+    }
+
+    /// A category: Apple's `UNNotificationCategory` property names.
+    package enum Category {
+        package static let identifier = "identifier"
+        package static let actions = "actions"
+        package static let intentIdentifiers = "intentIdentifiers"
+        package static let options = "options"
+        package static let hiddenPreviewsBodyPlaceholder = "hiddenPreviewsBodyPlaceholder"
+        package static let categorySummaryFormat = "categorySummaryFormat"
+        package static let all = [
+            identifier, actions, intentIdentifiers, options, hiddenPreviewsBodyPlaceholder, categorySummaryFormat,
+        ]
+    }
+
+    /// A category's action (`UNNotificationAction`, `UNTextInputNotificationAction`) and its icon.
+    package enum Action {
+        package static let identifier = "identifier"
+        package static let title = "title"
+        package static let options = "options"
+        package static let icon = "icon"
+        package static let textInputButtonTitle = "textInputButtonTitle"
+        package static let textInputPlaceholder = "textInputPlaceholder"
+        package static let all = [identifier, title, options, icon, textInputButtonTitle, textInputPlaceholder]
+        /// The icon's one member.
+        package static let systemImageName = "systemImageName"
+        package static let templateImageName = "templateImageName"
+        package static let iconFields = [systemImageName, templateImageName]
+    }
 }
 
 extension NotificationSettings {

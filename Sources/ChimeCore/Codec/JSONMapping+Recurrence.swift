@@ -11,39 +11,40 @@ import Foundation
 // decoder reads back to an equal schedule.
 
 extension RecurrenceSchedule {
-    static let jsonFields = ["type", "rrule", "start", "timeZone", "exceptionDates"]
+    static let jsonFields = JSONFieldName.Trigger.recurrenceFields
 
     /// Decodes the members of a `{"type": "recurrence", …}` trigger (`r` is the trigger's reader).
     init(reader r: JSONObjectReader) throws(ChimeError) {
+        typealias Field = JSONFieldName.Trigger
         try r.finish(accepted: Self.jsonFields, what: "a recurrence trigger")
         let text = try r.requiredString(
-            "rrule", code: .invalidTrigger, hint: " holding an RFC 5545 rule such as \"FREQ=MONTHLY;BYDAY=-1FR\"")
+            Field.rrule, code: .invalidTrigger, hint: " holding an RFC 5545 rule such as \"FREQ=MONTHLY;BYDAY=-1FR\"")
         let startText = try r.requiredString(
-            "start", code: .invalidTrigger,
+            Field.start, code: .invalidTrigger,
             hint: " holding the first occurrence's wall time in timeZone, such as \"2027-01-29T09:00\"")
         guard let start = JSONMapping.parseWallTime(startText) else {
             throw ChimeError(
-                .invalidTrigger, field: r.field("start"),
-                "\(r.field("start")): \"\(JSONParser.clip(startText))\" is not a wall time; accepted: \"2027-01-29T09:00\", \"2027-01-29T09:00:00\" or \"20270129T090000\" (in timeZone, without a zone of its own)"
+                .invalidTrigger, field: r.field(Field.start),
+                "\(r.field(Field.start)): \"\(JSONParser.clip(startText))\" is not a wall time; accepted: \"2027-01-29T09:00\", \"2027-01-29T09:00:00\" or \"20270129T090000\" (in timeZone, without a zone of its own)"
             )
         }
         let zoneName = try r.requiredString(
-            "timeZone", code: .invalidTrigger, hint: " naming an IANA time zone such as \"Europe/Berlin\"")
+            Field.timeZone, code: .invalidTrigger, hint: " naming an IANA time zone such as \"Europe/Berlin\"")
         guard let zone = TimeZone(identifier: zoneName) else {
             throw ChimeError(
-                .invalidTrigger, field: r.field("timeZone"),
-                "\(r.field("timeZone")): \"\(JSONParser.clip(zoneName))\" is not a known time zone; accepted: an IANA identifier such as \"Europe/Berlin\", \"America/New_York\" or \"UTC\""
+                .invalidTrigger, field: r.field(Field.timeZone),
+                "\(r.field(Field.timeZone)): \"\(JSONParser.clip(zoneName))\" is not a known time zone; accepted: an IANA identifier such as \"Europe/Berlin\", \"America/New_York\" or \"UTC\""
             )
         }
         var exceptions: [Date] = []
-        for (index, text) in (try r.strings("exceptionDates", code: .invalidTrigger) ?? []).enumerated() {
+        for (index, text) in (try r.strings(Field.exceptionDates, code: .invalidTrigger) ?? []).enumerated() {
             if let instant = JSONMapping.parseDate(text) {
                 exceptions.append(instant)
             } else if let wall = JSONMapping.parseWallTime(text), let instant = Self.instant(ofWallTime: wall, in: zone)
             {
                 exceptions.append(instant)
             } else {
-                let name = JSONPath.element(r.field("exceptionDates"), index)
+                let name = JSONPath.element(r.field(Field.exceptionDates), index)
                 throw ChimeError(
                     .invalidTrigger, field: name,
                     "\(name): \"\(JSONParser.clip(text))\" is not a date; accepted: a wall time in timeZone (\"2027-03-26T09:00\") or an instant with its zone (\"2027-03-26T08:00:00Z\")"
@@ -55,21 +56,22 @@ extension RecurrenceSchedule {
             let rule = try RecurrenceRule(parsing: text)
             try self.init(rule: rule, start: start, timeZone: zone, exceptionDates: exceptions)
         } catch let error as ChimeError {
-            throw error.movingField(from: "trigger", to: field)
+            throw error.movingField(from: JSONFieldName.Request.trigger, to: field)
         } catch {
-            throw ChimeError(.invalidTrigger, field: JSONPath.member(field, "rrule"), "\(error)")
+            throw ChimeError(.invalidTrigger, field: JSONPath.member(field, Field.rrule), "\(error)")
         }
     }
 
     /// `{"type": "recurrence", "rrule", "start", "timeZone", "exceptionDates"}`.
     var json: JSONValue {
+        typealias Field = JSONFieldName.Trigger
         var object: JSONObject = [
-            "type": "recurrence", "rrule": .string(rule.rruleString),
-            "start": .string(JSONMapping.formatWallTime(start)),
-            "timeZone": .string(timeZone.identifier),
+            Field.type: .string(Field.Kind.recurrence), Field.rrule: .string(rule.rruleString),
+            Field.start: .string(JSONMapping.formatWallTime(start)),
+            Field.timeZone: .string(timeZone.identifier),
         ]
         if !exceptionDates.isEmpty {
-            object["exceptionDates"] = .array(exceptionDates.map { .string(JSONMapping.formatDate($0)) })
+            object[Field.exceptionDates] = .array(exceptionDates.map { .string(JSONMapping.formatDate($0)) })
         }
         return .object(object)
     }

@@ -4,12 +4,8 @@ import Foundation
 // all of them (strict fields, null, numbers, dates, user info).
 
 extension JSONMapping {
-    /// The content fields of a request, in output order.
-    public static let contentFields = [
-        "title", "subtitle", "body", "badge", "sound", "launchImageName", "userInfo", "attachments",
-        "categoryIdentifier", "threadIdentifier", "targetContentIdentifier", "summaryArgument", "summaryArgumentCount",
-        "interruptionLevel", "relevanceScore", "filterCriteria",
-    ]
+    /// The content fields of a request, in output order (``JSONFieldName/Content``).
+    public static let contentFields = JSONFieldName.Content.all
 
     // MARK: user info
 
@@ -121,10 +117,18 @@ extension JSONMapping {
 // MARK: - Request and content
 
 extension NotificationRequest {
-    static let ownFields = [
-        "identifier", "content", "trigger", "expiresIn", "expirationDate", "dismissIn", "dismissAt", "escalateEvery",
-        "escalateFor", "nextTriggerDate", "nextTriggerDates",
-    ]
+    /// The fields of a request beside the content fields, with what a listed request adds
+    /// (``listedFields``: accepted and ignored, so a listed request can be added again).
+    static let ownFields = {
+        typealias Field = JSONFieldName.Request
+        return [
+            Field.identifier, Field.content, Field.trigger, Field.expiresIn, Field.expirationDate, Field.dismissIn,
+            Field.dismissAt, Field.escalateEvery, Field.escalateFor, Field.nextTriggerDate, Field.nextTriggerDates,
+        ]
+    }()
+
+    /// What a listed request adds to the request's own fields.
+    static let listedFields = [JSONFieldName.Request.nextTriggerDate, JSONFieldName.Request.nextTriggerDates]
 
     /// Decodes a request: `identifier`, the content fields at the top level (or nested under
     /// `"content"`, not both), `trigger` (absent or `null`: deliver at once), and when it expires
@@ -140,9 +144,10 @@ extension NotificationRequest {
     /// - Parameter field: the path of this object in a larger document (`[3]` in a bulk array).
     public init(json: JSONValue, field: String = "") throws(ChimeError) {
         let reader = try JSONObjectReader(json, path: field, what: "a notification request")
+        typealias Field = JSONFieldName.Request
         let identifier = try reader.identifier(what: "request")
         let content: NotificationContent
-        if let nested = reader.value("content") {
+        if let nested = reader.value(Field.content) {
             if let stray = reader.object.keys.first(where: { JSONMapping.contentFields.contains($0) }) {
                 throw ChimeError(
                     .invalidValue, field: reader.field(stray),
@@ -150,14 +155,14 @@ extension NotificationRequest {
                 )
             }
             try reader.finish(accepted: Self.ownFields, what: "a request")
-            content = try NotificationContent(json: nested, field: reader.field("content"))
+            content = try NotificationContent(json: nested, field: reader.field(Field.content))
         } else {
             try reader.finish(accepted: Self.ownFields + JSONMapping.contentFields, what: "a request")
             content = try NotificationContent(reader: reader)
         }
         var trigger: NotificationTrigger?
-        if let value = reader.value("trigger") {
-            trigger = try NotificationTrigger(json: value, field: reader.field("trigger"))
+        if let value = reader.value(Field.trigger) {
+            trigger = try NotificationTrigger(json: value, field: reader.field(Field.trigger))
         }
         self.init(
             identifier: identifier, content: content, trigger: trigger, expiration: try Self.expiration(reader),
@@ -167,37 +172,43 @@ extension NotificationRequest {
     /// `escalateEvery` and `escalateFor` (seconds; `null` is the same as absent), both or neither.
     /// The service's limits are the engine's to check (its configuration).
     static func escalation(_ reader: JSONObjectReader) throws(ChimeError) -> NotificationEscalation? {
-        let every = reader.value("escalateEvery").flatMap { $0 == .null ? nil : $0 }
-        let window = reader.value("escalateFor").flatMap { $0 == .null ? nil : $0 }
+        typealias Field = JSONFieldName.Request
+        let every = reader.value(Field.escalateEvery).flatMap { $0 == .null ? nil : $0 }
+        let window = reader.value(Field.escalateFor).flatMap { $0 == .null ? nil : $0 }
         switch (every, window) {
         case (nil, nil):
             return nil
         case (_?, nil), (nil, _?):
-            let missing = every == nil ? "escalateEvery" : "escalateFor"
+            let missing = every == nil ? Field.escalateEvery : Field.escalateFor
             throw ChimeError(
                 .invalidValue, field: reader.field(missing),
                 "\(reader.field(missing)) is missing; an escalation takes both escalateEvery (seconds between alerts) and escalateFor (seconds after the delivery when it stops)"
             )
         case (_?, _?):
-            let interval = try reader.requiredDouble("escalateEvery", hint: " of seconds between alerts")
-            let duration = try reader.requiredDouble("escalateFor", hint: " of seconds after the delivery")
+            let interval = try reader.requiredDouble(Field.escalateEvery, hint: " of seconds between alerts")
+            let duration = try reader.requiredDouble(Field.escalateFor, hint: " of seconds after the delivery")
             return NotificationEscalation(every: interval, for: duration)
         }
     }
 
     /// `expiresIn` or `expirationDate` (`null` is the same as absent).
     static func expiration(_ reader: JSONObjectReader) throws(ChimeError) -> NotificationDeadline? {
-        try deadline(reader, seconds: "expiresIn", date: "expirationDate", after: "the add")
+        try deadline(
+            reader, seconds: JSONFieldName.Request.expiresIn, date: JSONFieldName.Request.expirationDate,
+            after: "the add")
     }
 
     /// `dismissIn` or `dismissAt` (`null` is the same as absent): when the delivered notification
     /// stops being relevant.
     static func autoDismiss(_ reader: JSONObjectReader) throws(ChimeError) -> NotificationDeadline? {
-        let deadline = try deadline(reader, seconds: "dismissIn", date: "dismissAt", after: "each delivery")
+        let field = reader.field(JSONFieldName.Request.dismissIn)
+        let deadline = try deadline(
+            reader, seconds: JSONFieldName.Request.dismissIn, date: JSONFieldName.Request.dismissAt,
+            after: "each delivery")
         if case .after(0)? = deadline {
             throw ChimeError(
-                .invalidValue, field: reader.field("dismissIn"),
-                "\(reader.field("dismissIn")) is 0: the notification would be gone as it came; give more than 0 seconds after each delivery, or dismissAt"
+                .invalidValue, field: field,
+                "\(field) is 0: the notification would be gone as it came; give more than 0 seconds after each delivery, or dismissAt"
             )
         }
         return deadline
@@ -238,48 +249,51 @@ extension NotificationContent {
     }
 
     init(reader r: JSONObjectReader) throws(ChimeError) {
+        typealias Field = JSONFieldName.Content
         self.init()
-        title = try r.string("title") ?? ""
-        subtitle = try r.string("subtitle") ?? ""
-        body = try r.string("body") ?? ""
+        title = try r.string(Field.title) ?? ""
+        subtitle = try r.string(Field.subtitle) ?? ""
+        body = try r.string(Field.body) ?? ""
         // The JSON types here; the ranges (badge, summaryArgumentCount, relevanceScore, volume) are Validation's.
-        if let value = r.value("badge") {
-            badge = try JSONObjectReader.int(value, field: r.field("badge"), code: .invalidValue)
-            try Validation.validateBadge(badge, field: r.field("badge"))
+        if let value = r.value(Field.badge) {
+            badge = try JSONObjectReader.int(value, field: r.field(Field.badge), code: .invalidValue)
+            try Validation.validateBadge(badge, field: r.field(Field.badge))
         }
-        if let value = r.value("sound") { sound = try NotificationSound(json: value, field: r.field("sound")) }
-        launchImageName = try r.string("launchImageName") ?? ""
-        if let value = r.value("userInfo") { userInfo = try JSONMapping.userInfo(value, field: r.field("userInfo")) }
-        if let elements = try r.array("attachments", of: "attachments") {
+        if let value = r.value(Field.sound) { sound = try NotificationSound(json: value, field: r.field(Field.sound)) }
+        launchImageName = try r.string(Field.launchImageName) ?? ""
+        if let value = r.value(Field.userInfo) {
+            userInfo = try JSONMapping.userInfo(value, field: r.field(Field.userInfo))
+        }
+        if let elements = try r.array(Field.attachments, of: "attachments") {
             for (i, element) in elements.enumerated() {
                 attachments.append(
-                    try NotificationAttachment(json: element, field: JSONPath.element(r.field("attachments"), i)))
+                    try NotificationAttachment(json: element, field: JSONPath.element(r.field(Field.attachments), i)))
             }
         }
-        categoryIdentifier = try r.string("categoryIdentifier") ?? ""
-        threadIdentifier = try r.string("threadIdentifier") ?? ""
-        targetContentIdentifier = try r.string("targetContentIdentifier")
-        summaryArgument = try r.string("summaryArgument") ?? ""
-        summaryArgumentCount = try r.int("summaryArgumentCount") ?? 0
-        try Validation.validateSummaryArgumentCount(summaryArgumentCount, field: r.field("summaryArgumentCount"))
-        if let value = r.value("interruptionLevel") {
+        categoryIdentifier = try r.string(Field.categoryIdentifier) ?? ""
+        threadIdentifier = try r.string(Field.threadIdentifier) ?? ""
+        targetContentIdentifier = try r.string(Field.targetContentIdentifier)
+        summaryArgument = try r.string(Field.summaryArgument) ?? ""
+        summaryArgumentCount = try r.int(Field.summaryArgumentCount) ?? 0
+        try Validation.validateSummaryArgumentCount(summaryArgumentCount, field: r.field(Field.summaryArgumentCount))
+        if let value = r.value(Field.interruptionLevel) {
             let accepted = "passive, active, timeSensitive, critical"
             guard case .string(let name) = value else {
-                throw r.typeError("interruptionLevel", expected: "one of \(accepted)", found: value)
+                throw r.typeError(Field.interruptionLevel, expected: "one of \(accepted)", found: value)
             }
             guard let level = UNNotificationInterruptionLevel(name: name) else {
+                let field = r.field(Field.interruptionLevel)
                 throw ChimeError(
-                    .invalidValue, field: r.field("interruptionLevel"),
-                    "\(r.field("interruptionLevel")): \"\(JSONParser.clip(name))\" is not an interruption level; accepted: \(accepted)"
-                )
+                    .invalidValue, field: field,
+                    "\(field): \"\(JSONParser.clip(name))\" is not an interruption level; accepted: \(accepted)")
             }
             interruptionLevel = level
         }
-        if let score = try r.double("relevanceScore") {
-            try Validation.validateRelevanceScore(score, field: r.field("relevanceScore"))
+        if let score = try r.double(Field.relevanceScore) {
+            try Validation.validateRelevanceScore(score, field: r.field(Field.relevanceScore))
             relevanceScore = score
         }
-        filterCriteria = try r.string("filterCriteria")
+        filterCriteria = try r.string(Field.filterCriteria)
     }
 }
 
@@ -297,16 +311,17 @@ extension NotificationSound {
             }
             self.init(name: name == "default" ? nil : name)
         case .object:
+            typealias Field = JSONFieldName.Sound
             let r = try JSONObjectReader(json, path: field, what: "a sound")
-            try r.finish(accepted: ["name", "critical", "volume"], what: "a sound")
-            let name = try r.string("name")
+            try r.finish(accepted: Field.all, what: "a sound")
+            let name = try r.string(Field.name)
             var volume: Float?
-            if let v = try r.double("volume") {
-                try Validation.validateVolume(v, field: r.field("volume"))
+            if let v = try r.double(Field.volume) {
+                try Validation.validateVolume(v, field: r.field(Field.volume))
                 volume = Float(v)
             }
             self.init(
-                name: name == "default" || name == "" ? nil : name, isCritical: try r.bool("critical") ?? false,
+                name: name == "default" || name == "" ? nil : name, isCritical: try r.bool(Field.critical) ?? false,
                 volume: volume)
         default:
             throw ChimeError(
@@ -323,12 +338,11 @@ extension NotificationAttachment {
     /// (`{"x", "y", "width", "height"}` in unit coordinates) and `thumbnailTime` (seconds). The file
     /// itself is checked by the engine, not here.
     public init(json: JSONValue, field: String) throws(ChimeError) {
+        typealias Field = JSONFieldName.Attachment
         let r = try JSONObjectReader(json, path: field, what: "an attachment")
-        try r.finish(
-            accepted: ["identifier", "url", "type", "thumbnailHidden", "thumbnailClippingRect", "thumbnailTime"],
-            what: "an attachment")
-        let identifier = try r.string("identifier") ?? ""
-        let text = try r.requiredString("url", hint: " (a file URL or an absolute path)")
+        try r.finish(accepted: Field.all, what: "an attachment")
+        let identifier = try r.string(Field.identifier) ?? ""
+        let text = try r.requiredString(Field.url, hint: " (a file URL or an absolute path)")
         let url: URL
         if text.hasPrefix("/") {
             url = URL(fileURLWithPath: text)
@@ -336,20 +350,21 @@ extension NotificationAttachment {
             url = parsed
         } else {
             throw ChimeError(
-                .invalidValue, field: r.field("url"),
-                "\(r.field("url")): \"\(JSONParser.clip(text))\" is not a URL; accepted: a file URL (file:///path/photo.png) or an absolute path"
+                .invalidValue, field: r.field(Field.url),
+                "\(r.field(Field.url)): \"\(JSONParser.clip(text))\" is not a URL; accepted: a file URL (file:///path/photo.png) or an absolute path"
             )
         }
-        self.init(identifier: identifier, url: url, type: try r.string("type") ?? "")
-        thumbnailHidden = try r.bool("thumbnailHidden") ?? false
-        if let rect = r.value("thumbnailClippingRect") {
-            let box = try JSONObjectReader(rect, path: r.field("thumbnailClippingRect"), what: "a clipping rectangle")
-            try box.finish(accepted: ["x", "y", "width", "height"], what: "a clipping rectangle")
+        self.init(identifier: identifier, url: url, type: try r.string(Field.type) ?? "")
+        thumbnailHidden = try r.bool(Field.thumbnailHidden) ?? false
+        if let rect = r.value(Field.thumbnailClippingRect) {
+            let box = try JSONObjectReader(
+                rect, path: r.field(Field.thumbnailClippingRect), what: "a clipping rectangle")
+            try box.finish(accepted: Field.rectangle, what: "a clipping rectangle")
             thumbnailClippingRect = ClippingRect(
-                x: try box.requiredDouble("x"), y: try box.requiredDouble("y"),
-                width: try box.requiredDouble("width"), height: try box.requiredDouble("height"))
+                x: try box.requiredDouble(Field.x), y: try box.requiredDouble(Field.y),
+                width: try box.requiredDouble(Field.width), height: try box.requiredDouble(Field.height))
         }
-        thumbnailTime = try r.double("thumbnailTime")
+        thumbnailTime = try r.double(Field.thumbnailTime)
         try Validation.validateThumbnail(self, field: field)
     }
 }
@@ -365,59 +380,61 @@ extension NotificationTrigger {
     /// from pushes and are rejected here. Parameters the Swift initialisers would trap on (an
     /// interval under 60 seconds that repeats, a radius of 0) are errors naming the field.
     public init(json: JSONValue, field: String = "trigger") throws(ChimeError) {
+        typealias Field = JSONFieldName.Trigger
+        typealias Kind = JSONFieldName.Trigger.Kind
         let r = try JSONObjectReader(json, path: field, what: "a trigger", code: .invalidTrigger)
-        guard let typeValue = r.value("type") else {
+        let typeField = r.field(Field.type)
+        guard let typeValue = r.value(Field.type) else {
             throw ChimeError(
-                .invalidTrigger, field: r.field("type"),
-                "\(r.field("type")) is missing; accepted: \(Self.acceptedTypes)")
+                .invalidTrigger, field: typeField, "\(typeField) is missing; accepted: \(Self.acceptedTypes)")
         }
         guard case .string(let type) = typeValue else {
             throw r.typeError(
-                "type", expected: "a trigger type (\(Self.acceptedTypes))", found: typeValue, code: .invalidTrigger)
+                Field.type, expected: "a trigger type (\(Self.acceptedTypes))", found: typeValue, code: .invalidTrigger)
         }
-        if type == "recurrence" {
+        if type == Kind.recurrence {
             self = .recurrence(try RecurrenceSchedule(reader: r))
             return
         }
-        let repeats = try r.bool("repeats", code: .invalidTrigger) ?? false
+        let repeats = try r.bool(Field.repeats, code: .invalidTrigger) ?? false
         switch type {
-        case "timeInterval":
-            try r.finish(accepted: ["type", "timeInterval", "repeats"], what: "a timeInterval trigger")
+        case Kind.timeInterval:
+            try r.finish(accepted: Field.timeIntervalFields, what: "a timeInterval trigger")
             let interval = try r.requiredDouble(
-                "timeInterval", code: .invalidTrigger, hint: " of seconds greater than 0")
+                Field.timeInterval, code: .invalidTrigger, hint: " of seconds greater than 0")
             self = .timeInterval(interval, repeats: repeats)
             // The rules (greater than 0, at least 60 when repeating) are Validation's alone.
             try Validation.validate(self, field: field)
-        case "calendar":
-            try r.finish(accepted: ["type", "dateComponents", "repeats"], what: "a calendar trigger")
-            guard let value = r.value("dateComponents") else {
+        case Kind.calendar:
+            try r.finish(accepted: Field.calendarFields, what: "a calendar trigger")
+            let componentsField = r.field(Field.dateComponents)
+            guard let value = r.value(Field.dateComponents) else {
                 throw ChimeError(
-                    .invalidTrigger, field: r.field("dateComponents"),
-                    "\(r.field("dateComponents")) is missing; give the components to match, such as {\"hour\": 8, \"minute\": 30}"
+                    .invalidTrigger, field: componentsField,
+                    "\(componentsField) is missing; give the components to match, such as {\"hour\": 8, \"minute\": 30}"
                 )
             }
-            self = .calendar(try JSONMapping.dateComponents(value, field: r.field("dateComponents")), repeats: repeats)
-        case "location":
-            try r.finish(accepted: ["type", "region", "repeats"], what: "a location trigger")
-            guard let value = r.value("region") else {
+            self = .calendar(try JSONMapping.dateComponents(value, field: componentsField), repeats: repeats)
+        case Kind.location:
+            try r.finish(accepted: Field.locationFields, what: "a location trigger")
+            let regionField = r.field(Field.region)
+            guard let value = r.value(Field.region) else {
                 throw ChimeError(
-                    .invalidTrigger, field: r.field("region"),
-                    "\(r.field("region")) is missing; give {\"identifier\", \"latitude\", \"longitude\", \"radius\"}")
+                    .invalidTrigger, field: regionField,
+                    "\(regionField) is missing; give {\"identifier\", \"latitude\", \"longitude\", \"radius\"}")
             }
-            self = .location(try CircularRegion(json: value, field: r.field("region")), repeats: repeats)
-        case "push":
+            self = .location(try CircularRegion(json: value, field: regionField), repeats: repeats)
+        case Kind.push:
             throw ChimeError(
-                .invalidTrigger, field: r.field("type"),
-                "\(r.field("type")): \"push\" triggers come only from pushes (POST /3/device/…); accepted: \(Self.acceptedTypes)"
+                .invalidTrigger, field: typeField,
+                "\(typeField): \"push\" triggers come only from pushes (POST /3/device/…); accepted: \(Self.acceptedTypes)"
             )
         default:
-            var message = "\(r.field("type")): \"\(JSONParser.clip(type))\" is not a trigger type"
-            if let suggestion = JSONMapping.closest(
-                to: type, in: ["timeInterval", "calendar", "location", "recurrence"])
-            {
+            var message = "\(typeField): \"\(JSONParser.clip(type))\" is not a trigger type"
+            if let suggestion = JSONMapping.closest(to: type, in: Kind.given) {
                 message += " (did you mean \"\(suggestion)\"?)"
             }
-            throw ChimeError(.invalidTrigger, field: r.field("type"), message + "; accepted: \(Self.acceptedTypes)")
+            throw ChimeError(.invalidTrigger, field: typeField, message + "; accepted: \(Self.acceptedTypes)")
         }
     }
 }
@@ -427,16 +444,17 @@ extension JSONMapping {
     /// component, each in range (Validation's rules).
     public static func dateComponents(_ value: JSONValue, field: String) throws(ChimeError) -> DateComponents {
         let r = try JSONObjectReader(value, path: field, what: "date components", code: .invalidTrigger)
-        try r.finish(accepted: Validation.dateComponentRanges.map(\.name) + ["timeZone"], what: "date components")
+        let timeZone = JSONFieldName.Trigger.timeZone
+        try r.finish(accepted: Validation.dateComponentRanges.map(\.name) + [timeZone], what: "date components")
         var components = DateComponents()
         for (name, keyPath, _) in Validation.dateComponentRanges {
             if let v = try r.int(name, code: .invalidTrigger) { components[keyPath: keyPath] = v }
         }
-        if let identifier = try r.string("timeZone", code: .invalidTrigger) {
+        if let identifier = try r.string(timeZone, code: .invalidTrigger) {
             guard let zone = TimeZone(identifier: identifier) else {
                 throw ChimeError(
-                    .invalidTrigger, field: r.field("timeZone"),
-                    "\(r.field("timeZone")): \"\(JSONParser.clip(identifier))\" is not a known time zone; accepted: an IANA identifier such as \"Europe/Berlin\", \"America/New_York\" or \"UTC\", or omit it to follow the device's time zone"
+                    .invalidTrigger, field: r.field(timeZone),
+                    "\(r.field(timeZone)): \"\(JSONParser.clip(identifier))\" is not a known time zone; accepted: an IANA identifier such as \"Europe/Berlin\", \"America/New_York\" or \"UTC\", or omit it to follow the device's time zone"
                 )
             }
             components.timeZone = zone
@@ -450,15 +468,14 @@ extension CircularRegion {
     /// Decodes `{"identifier", "latitude", "longitude", "radius", "notifyOnEntry", "notifyOnExit"}`
     /// (both notify flags default to `true`, as on Apple's platforms).
     public init(json: JSONValue, field: String = "region") throws(ChimeError) {
+        typealias Field = JSONFieldName.Region
         let r = try JSONObjectReader(json, path: field, what: "a region", code: .invalidTrigger)
-        try r.finish(
-            accepted: ["identifier", "latitude", "longitude", "radius", "notifyOnEntry", "notifyOnExit"],
-            what: "a region")
+        try r.finish(accepted: Field.all, what: "a region")
         let identifier = try r.identifier(code: .invalidTrigger, what: "region")
         let center = try Coordinate(reader: r)
-        let radius = try r.requiredDouble("radius", code: .invalidTrigger, hint: " of metres greater than 0")
-        let entry = try r.bool("notifyOnEntry", code: .invalidTrigger) ?? true
-        let exit = try r.bool("notifyOnExit", code: .invalidTrigger) ?? true
+        let radius = try r.requiredDouble(Field.radius, code: .invalidTrigger, hint: " of metres greater than 0")
+        let entry = try r.bool(Field.notifyOnEntry, code: .invalidTrigger) ?? true
+        let exit = try r.bool(Field.notifyOnExit, code: .invalidTrigger) ?? true
         self.init(identifier: identifier, center: center, radius: radius, notifyOnEntry: entry, notifyOnExit: exit)
         // Coordinates in range, a positive radius, entry or exit: Validation's rules.
         try Validation.validate(self, field: field)
@@ -469,13 +486,15 @@ extension Coordinate {
     /// Decodes `{"latitude": 52.52, "longitude": 13.40}` (degrees; −90…90 and −180…180).
     public init(json: JSONValue, field: String = "") throws(ChimeError) {
         let r = try JSONObjectReader(json, path: field, what: "a location")
-        try r.finish(accepted: ["latitude", "longitude"], what: "a location")
+        try r.finish(accepted: JSONFieldName.Region.coordinate, what: "a location")
         try self.init(reader: r, code: .invalidValue)
     }
 
     init(reader r: JSONObjectReader, code: ChimeError.Code = .invalidTrigger) throws(ChimeError) {
-        let latitude = try r.requiredDouble("latitude", code: code, hint: " of degrees from -90 to 90")
-        let longitude = try r.requiredDouble("longitude", code: code, hint: " of degrees from -180 to 180")
+        let latitude = try r.requiredDouble(
+            JSONFieldName.Region.latitude, code: code, hint: " of degrees from -90 to 90")
+        let longitude = try r.requiredDouble(
+            JSONFieldName.Region.longitude, code: code, hint: " of degrees from -180 to 180")
         self.init(latitude: latitude, longitude: longitude)
         try Validation.validate(self, field: r.path, code: code)
     }
@@ -484,74 +503,78 @@ extension Coordinate {
 // MARK: - Categories
 
 extension NotificationCategory {
-    static let fields = [
-        "identifier", "actions", "intentIdentifiers", "options", "hiddenPreviewsBodyPlaceholder",
-        "categorySummaryFormat",
-    ]
+    static let fields = JSONFieldName.Category.all
 
     /// Decodes a category with its actions; options by Apple's names; an action identifier listed
     /// twice is an error.
     public init(json: JSONValue, field: String = "") throws(ChimeError) {
+        typealias Field = JSONFieldName.Category
         let r = try JSONObjectReader(json, path: field, what: "a category", code: .invalidCategory)
         try r.finish(accepted: Self.fields, what: "a category")
         let identifier = try r.identifier(code: .invalidCategory, what: "category")
         var actions: [NotificationAction] = []
         var seen: Set<LiteralKey> = []
-        for (i, element) in (try r.array("actions", code: .invalidCategory, of: "actions") ?? []).enumerated() {
-            let at = JSONPath.element(r.field("actions"), i)
+        for (i, element) in (try r.array(Field.actions, code: .invalidCategory, of: "actions") ?? []).enumerated() {
+            let at = JSONPath.element(r.field(Field.actions), i)
             let action = try NotificationAction(json: element, field: at)
             if !seen.insert(LiteralKey(action.identifier)).inserted {
+                let name = JSONPath.member(at, JSONFieldName.Action.identifier)
                 throw ChimeError(
-                    .invalidCategory, field: JSONPath.member(at, "identifier"),
-                    "\(JSONPath.member(at, "identifier")): action \"\(JSONParser.clip(action.identifier))\" is listed twice in category \"\(JSONParser.clip(identifier))\"; each action identifier may appear once in a category"
+                    .invalidCategory, field: name,
+                    "\(name): action \"\(JSONParser.clip(action.identifier))\" is listed twice in category \"\(JSONParser.clip(identifier))\"; each action identifier may appear once in a category"
                 )
             }
             actions.append(action)
         }
         self.init(
             identifier: identifier, actions: actions,
-            intentIdentifiers: try r.strings("intentIdentifiers", code: .invalidCategory) ?? [],
-            options: try r.options("options", table: UNNotificationCategoryOptions.names, code: .invalidCategory) ?? [],
-            hiddenPreviewsBodyPlaceholder: try r.string("hiddenPreviewsBodyPlaceholder", code: .invalidCategory) ?? "",
-            categorySummaryFormat: try r.string("categorySummaryFormat", code: .invalidCategory) ?? "")
+            intentIdentifiers: try r.strings(Field.intentIdentifiers, code: .invalidCategory) ?? [],
+            options: try r.options(Field.options, table: UNNotificationCategoryOptions.names, code: .invalidCategory)
+                ?? [],
+            hiddenPreviewsBodyPlaceholder: try r.string(Field.hiddenPreviewsBodyPlaceholder, code: .invalidCategory)
+                ?? "",
+            categorySummaryFormat: try r.string(Field.categorySummaryFormat, code: .invalidCategory) ?? "")
     }
 }
 
 extension NotificationAction {
-    static let fields = ["identifier", "title", "options", "icon", "textInputButtonTitle", "textInputPlaceholder"]
+    static let fields = JSONFieldName.Action.all
 
     /// Decodes an action; with `textInputButtonTitle` or `textInputPlaceholder` it is a text-input
     /// action. `icon` is `{"systemImageName": …}` or `{"templateImageName": …}`.
     public init(json: JSONValue, field: String) throws(ChimeError) {
+        typealias Field = JSONFieldName.Action
         let r = try JSONObjectReader(json, path: field, what: "an action", code: .invalidCategory)
         try r.finish(accepted: Self.fields, what: "an action")
         let identifier = try r.identifier(code: .invalidCategory, what: "action")
         if identifier == UNNotificationDefaultActionIdentifier || identifier == UNNotificationDismissActionIdentifier {
             throw ChimeError(
-                .invalidCategory, field: r.field("identifier"),
-                "\(r.field("identifier")): \"\(identifier)\" is reserved for the system; choose another action identifier"
+                .invalidCategory, field: r.field(Field.identifier),
+                "\(r.field(Field.identifier)): \"\(identifier)\" is reserved for the system; choose another action identifier"
             )
         }
-        let title = try r.requiredString("title", code: .invalidCategory, hint: " shown on the button")
-        let options = try r.options("options", table: UNNotificationActionOptions.names, code: .invalidCategory) ?? []
+        let title = try r.requiredString(Field.title, code: .invalidCategory, hint: " shown on the button")
+        let options =
+            try r.options(Field.options, table: UNNotificationActionOptions.names, code: .invalidCategory) ?? []
         var icon: Icon?
-        if let value = r.value("icon") {
-            let ir = try JSONObjectReader(value, path: r.field("icon"), what: "an icon", code: .invalidCategory)
-            try ir.finish(accepted: ["systemImageName", "templateImageName"], what: "an icon")
+        if let value = r.value(Field.icon) {
+            let iconField = r.field(Field.icon)
+            let ir = try JSONObjectReader(value, path: iconField, what: "an icon", code: .invalidCategory)
+            try ir.finish(accepted: Field.iconFields, what: "an icon")
             if ir.object.count != 1 {
                 throw ChimeError(
-                    .invalidCategory, field: r.field("icon"),
-                    "\(r.field("icon")): give exactly one of systemImageName or templateImageName")
+                    .invalidCategory, field: iconField,
+                    "\(iconField): give exactly one of systemImageName or templateImageName")
             }
-            if let name = try ir.string("systemImageName", code: .invalidCategory) {
+            if let name = try ir.string(Field.systemImageName, code: .invalidCategory) {
                 icon = .system(name)
-            } else if let name = try ir.string("templateImageName", code: .invalidCategory) {
+            } else if let name = try ir.string(Field.templateImageName, code: .invalidCategory) {
                 icon = .template(name)
             }
         }
         var textInput: TextInput?
-        let button = try r.string("textInputButtonTitle", code: .invalidCategory)
-        let placeholder = try r.string("textInputPlaceholder", code: .invalidCategory)
+        let button = try r.string(Field.textInputButtonTitle, code: .invalidCategory)
+        let placeholder = try r.string(Field.textInputPlaceholder, code: .invalidCategory)
         if button != nil || placeholder != nil {
             textInput = TextInput(buttonTitle: button ?? "", placeholder: placeholder ?? "")
         }

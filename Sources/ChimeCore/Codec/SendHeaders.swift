@@ -12,21 +12,23 @@ import Foundation
 /// ```
 public enum SendHeaders {
     /// Header → JSON field.
-    public static let fields: [(header: String, field: String)] = [
-        ("Title", "title"), ("Subtitle", "subtitle"), ("Category", "categoryIdentifier"),
-        ("Thread", "threadIdentifier"),
-        ("Sound", "sound"), ("Badge", "badge"), ("Interruption-Level", "interruptionLevel"),
-        ("Identifier", "identifier"),
-        ("Delay", "trigger"), ("At", "trigger"), ("Expires-In", "expiresIn"), ("Expires-At", "expirationDate"),
-        ("Dismiss-In", "dismissIn"), ("Dismiss-At", "dismissAt"), ("Escalate-Every", "escalateEvery"),
-        ("Escalate-For", "escalateFor"),
-    ]
+    public static let fields: [(header: String, field: String)] = {
+        typealias Content = JSONFieldName.Content
+        typealias Request = JSONFieldName.Request
+        return [
+            ("Title", Content.title), ("Subtitle", Content.subtitle), ("Category", Content.categoryIdentifier),
+            ("Thread", Content.threadIdentifier),
+            ("Sound", Content.sound), ("Badge", Content.badge), ("Interruption-Level", Content.interruptionLevel),
+            ("Identifier", Request.identifier),
+            ("Delay", Request.trigger), ("At", Request.trigger), ("Expires-In", Request.expiresIn),
+            ("Expires-At", Request.expirationDate), ("Dismiss-In", Request.dismissIn),
+            ("Dismiss-At", Request.dismissAt),
+            ("Escalate-Every", Request.escalateEvery), ("Escalate-For", Request.escalateFor),
+        ]
+    }()
 
-    /// The fields the loop of plain values leaves to a mapping of their own.
-    static let mapped: Set<String> = [
-        "trigger", "identifier", "expiresIn", "expirationDate", "dismissIn", "dismissAt", "escalateEvery",
-        "escalateFor",
-    ]
+    /// The fields the loop of plain values leaves to a mapping of their own: the request's own.
+    static let mapped = Set(NotificationRequest.ownFields)
 
     /// The request a send makes. `header` gives a header's value by its name (case-insensitively);
     /// `newIdentifier` makes the identifier when no `Identifier` header is given.
@@ -45,11 +47,13 @@ public enum SendHeaders {
         func value(_ name: String) -> String? {
             (header(name) ?? header("X-" + name))?.trimmingCharacters(in: .whitespaces)
         }
-        var object: JSONObject = ["identifier": .string(value("Identifier") ?? newIdentifier())]
-        if !text.isEmpty { object["body"] = .string(text) }
+        typealias Content = JSONFieldName.Content
+        typealias Request = JSONFieldName.Request
+        var object: JSONObject = [Request.identifier: .string(value("Identifier") ?? newIdentifier())]
+        if !text.isEmpty { object[Content.body] = .string(text) }
         for (name, field) in fields where !mapped.contains(field) {
             guard let given = value(name) else { continue }
-            if field == "badge" {
+            if field == Content.badge {
                 guard let number = Int64(given) else {
                     throw ChimeError(
                         .invalidValue, field: "Badge",
@@ -60,12 +64,12 @@ public enum SendHeaders {
                 object[field] = .string(given)
             }
         }
-        guard object["body"] != nil || object["title"] != nil else {
+        guard object[Content.body] != nil || object[Content.title] != nil else {
             throw ChimeError(
                 .invalidValue, field: "body",
                 "nothing to send: give the text as the body (curl -d \"Backup done\") or a Title header")
         }
-        object["trigger"] = try trigger(delay: value("Delay"), at: value("At"))
+        object[Request.trigger] = try trigger(delay: value("Delay"), at: value("At"))
         if let expiration = try expiration(in: value("Expires-In"), at: value("Expires-At")) {
             object[expiration.field] = expiration.value
         }
@@ -73,8 +77,8 @@ public enum SendHeaders {
             object[dismissal.field] = dismissal.value
         }
         if let escalation = try escalation(every: value("Escalate-Every"), for: value("Escalate-For")) {
-            object["escalateEvery"] = escalation.every
-            object["escalateFor"] = escalation.window
+            object[Request.escalateEvery] = escalation.every
+            object[Request.escalateFor] = escalation.window
         }
         do {
             return try NotificationRequest(json: .object(object))
@@ -96,7 +100,7 @@ public enum SendHeaders {
             do { seconds = try DurationText.seconds(in: delay, field: "Delay", bareSeconds: true) } catch {
                 throw ChimeError(.invalidValue, field: "Delay", "the Delay header: \(error.message)")
             }
-            return ["type": "timeInterval", "timeInterval": .number(seconds), "repeats": false]
+            return NotificationTrigger.timeInterval(seconds, repeats: false).json
         case (nil, let at?):
             guard let date = JSONMapping.parseDate(at) ?? TimeInterval(at).map(Date.init(timeIntervalSince1970:)),
                 calendarYears.contains(date.timeIntervalSince1970)
@@ -109,14 +113,14 @@ public enum SendHeaders {
             var utc = Calendar(identifier: .gregorian)
             utc.timeZone = TimeZone(identifier: "UTC")!
             let parts = utc.dateComponents([.year, .month, .day, .hour, .minute, .second, .nanosecond], from: date)
-            var components: JSONObject = ["timeZone": "UTC"]
+            var components: JSONObject = [JSONFieldName.Trigger.timeZone: "UTC"]
             for (name, number) in [
                 ("year", parts.year), ("month", parts.month), ("day", parts.day), ("hour", parts.hour),
                 ("minute", parts.minute), ("second", parts.second), ("nanosecond", parts.nanosecond),
             ] {
                 if let number { components[name] = .integer(Int64(number)) }
             }
-            return ["type": "calendar", "dateComponents": .object(components), "repeats": false]
+            return NotificationTrigger.calendarJSON(.object(components), repeats: false)
         }
     }
 
@@ -126,7 +130,8 @@ public enum SendHeaders {
         field: String, value: JSONValue
     )? {
         try deadline(
-            in: duration, at: date, headers: ("Expires-In", "Expires-At"), fields: ("expiresIn", "expirationDate"))
+            in: duration, at: date, headers: ("Expires-In", "Expires-At"),
+            fields: (JSONFieldName.Request.expiresIn, JSONFieldName.Request.expirationDate))
     }
 
     /// `Dismiss-In` (a duration after the delivery, or seconds) as `dismissIn`, or `Dismiss-At` (as
@@ -134,7 +139,9 @@ public enum SendHeaders {
     public static func autoDismiss(in duration: String?, at date: String?) throws(ChimeError) -> (
         field: String, value: JSONValue
     )? {
-        try deadline(in: duration, at: date, headers: ("Dismiss-In", "Dismiss-At"), fields: ("dismissIn", "dismissAt"))
+        try deadline(
+            in: duration, at: date, headers: ("Dismiss-In", "Dismiss-At"),
+            fields: (JSONFieldName.Request.dismissIn, JSONFieldName.Request.dismissAt))
     }
 
     /// `Escalate-Every` and `Escalate-For` (durations, or seconds) as `escalateEvery` and
@@ -209,7 +216,10 @@ public enum SendHeaders {
     public static func inHeaderTerms(_ error: ChimeError, trigger: String) -> ChimeError {
         guard let field = error.field else { return error }
         let root = field.split(separator: ".").first.map(String.init) ?? field
-        guard let header = root == "trigger" ? trigger : fields.first(where: { $0.field == root })?.header else {
+        guard
+            let header = root == JSONFieldName.Request.trigger
+                ? trigger : fields.first(where: { $0.field == root })?.header
+        else {
             return error
         }
         return ChimeError(error.code, field: header, "the \(header) header: \(error.message)")

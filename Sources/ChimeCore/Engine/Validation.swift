@@ -13,22 +13,24 @@ public enum Validation {
         _ request: NotificationRequest, field: String = "",
         escalationLimits: EscalationLimits = EscalationLimits()
     ) throws(ChimeError) {
-        try validateIdentifier(request.identifier, field: join(field, "identifier"))
-        try validate(request.content, field: join(field, "content"))
+        try validateIdentifier(request.identifier, field: join(field, JSONFieldName.Request.identifier))
+        try validate(request.content, field: join(field, JSONFieldName.Request.content))
         if let trigger = request.trigger {
             if case .push = trigger {
                 throw ChimeError(
-                    .invalidTrigger, field: join(field, "trigger"),
+                    .invalidTrigger, field: join(field, JSONFieldName.Request.trigger),
                     "a push trigger cannot be scheduled; remote notifications arrive through the push endpoint. Accepted triggers: timeInterval, calendar, location, recurrence, or none to deliver at once"
                 )
             }
-            try validate(trigger, field: join(field, "trigger"))
+            try validate(trigger, field: join(field, JSONFieldName.Request.trigger))
         }
         if let expiration = request.expiration {
-            try validate(expiration, field: join(field, expiration.date == nil ? "expiresIn" : "expirationDate"))
+            let name = expiration.date == nil ? JSONFieldName.Request.expiresIn : JSONFieldName.Request.expirationDate
+            try validate(expiration, field: join(field, name))
         }
         if let autoDismiss = request.autoDismiss {
-            let name = join(field, autoDismiss.date == nil ? "dismissIn" : "dismissAt")
+            let name = join(
+                field, autoDismiss.date == nil ? JSONFieldName.Request.dismissIn : JSONFieldName.Request.dismissAt)
             try validate(autoDismiss, field: name)
             if case .after(let seconds) = autoDismiss, seconds == 0 {
                 throw ChimeError(
@@ -51,8 +53,8 @@ public enum Validation {
     public static func validate(_ escalation: NotificationEscalation, limits: EscalationLimits, field: String)
         throws(ChimeError)
     {
-        let every = join(field, "escalateEvery")
-        let window = join(field, "escalateFor")
+        let every = join(field, JSONFieldName.Request.escalateEvery)
+        let window = join(field, JSONFieldName.Request.escalateFor)
         let interval = escalation.interval
         let duration = escalation.duration
         guard interval.isFinite, interval > 0, interval >= limits.minimumInterval else {
@@ -146,12 +148,16 @@ public enum Validation {
 
     /// Checks content values and size.
     public static func validate(_ content: NotificationContent, field: String = "content") throws(ChimeError) {
-        try validateBadge(content.badge, field: join(field, "badge"))
-        try validateRelevanceScore(content.relevanceScore, field: join(field, "relevanceScore"))
-        try validateSummaryArgumentCount(content.summaryArgumentCount, field: join(field, "summaryArgumentCount"))
-        if let volume = content.sound?.volume { try validateVolume(Double(volume), field: join(field, "sound.volume")) }
+        typealias Field = JSONFieldName.Content
+        try validateBadge(content.badge, field: join(field, Field.badge))
+        try validateRelevanceScore(content.relevanceScore, field: join(field, Field.relevanceScore))
+        try validateSummaryArgumentCount(content.summaryArgumentCount, field: join(field, Field.summaryArgumentCount))
+        if let volume = content.sound?.volume {
+            try validateVolume(
+                Double(volume), field: join(field, JSONPath.member(Field.sound, JSONFieldName.Sound.volume)))
+        }
         for (index, attachment) in content.attachments.enumerated() {
-            try validateThumbnail(attachment, field: join(field, "attachments[\(index)]"))
+            try validateThumbnail(attachment, field: join(field, JSONPath.element(Field.attachments, index)))
         }
         let size = estimatedSize(content)
         if size > maxContentBytes {
@@ -211,7 +217,7 @@ public enum Validation {
     /// positive size, a thumbnail time of 0 seconds or more.
     public static func validateThumbnail(_ attachment: NotificationAttachment, field: String) throws(ChimeError) {
         if let rect = attachment.thumbnailClippingRect {
-            let name = join(field, "thumbnailClippingRect")
+            let name = join(field, JSONFieldName.Attachment.thumbnailClippingRect)
             let values = [rect.x, rect.y, rect.width, rect.height]
             guard values.allSatisfy(\.isFinite), rect.x >= 0, rect.y >= 0, rect.width > 0, rect.height > 0,
                 rect.x + rect.width <= 1, rect.y + rect.height <= 1
@@ -223,7 +229,7 @@ public enum Validation {
             }
         }
         if let time = attachment.thumbnailTime, !time.isFinite || time < 0 {
-            let name = join(field, "thumbnailTime")
+            let name = join(field, JSONFieldName.Attachment.thumbnailTime)
             throw ChimeError(
                 .invalidValue, field: name,
                 "\(name) is \(time); give 0 or more: seconds into a video, or the frame number of an animated image")
@@ -232,29 +238,30 @@ public enum Validation {
 
     /// Checks a trigger's parameters.
     public static func validate(_ trigger: NotificationTrigger, field: String = "trigger") throws(ChimeError) {
+        typealias Field = JSONFieldName.Trigger
         switch trigger {
         case .timeInterval(let interval, let repeats):
             guard interval.isFinite, interval > 0 else {
-                let name = join(field, "timeInterval")
+                let name = join(field, Field.timeInterval)
                 throw ChimeError(
                     .invalidTrigger, field: name, "\(name) is \(interval); the time interval must be greater than 0")
             }
             if repeats && interval < 60 {
-                let name = join(field, "timeInterval")
+                let name = join(field, Field.timeInterval)
                 throw ChimeError(
                     .invalidTrigger, field: name,
                     "\(name) is \(interval) with repeats; the time interval must be at least 60 if repeating")
             }
         case .calendar(let components, _):
-            try validate(components, field: join(field, "dateComponents"))
+            try validate(components, field: join(field, Field.dateComponents))
         case .location(let region, _):
-            try validate(region, field: join(field, "region"))
+            try validate(region, field: join(field, Field.region))
         case .recurrence(let schedule):
             // A schedule is checked when it is made; a rule changed since (a `var` copy) again here.
             do { try schedule.rule.validate() } catch let error as ChimeError {
-                throw error.movingField(from: "trigger", to: field)
+                throw error.movingField(from: JSONFieldName.Request.trigger, to: field)
             } catch {
-                throw ChimeError(.invalidTrigger, field: join(field, "rrule"), "\(error)")
+                throw ChimeError(.invalidTrigger, field: join(field, Field.rrule), "\(error)")
             }
         case .push:
             break

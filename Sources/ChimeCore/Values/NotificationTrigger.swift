@@ -39,12 +39,13 @@ public enum NotificationTrigger: Sendable, Hashable {
 
     /// A short name of the kind: `timeInterval`, `calendar`, `location`, `recurrence`, `push`.
     public var kindName: String {
-        switch self {
-        case .timeInterval: "timeInterval"
-        case .calendar: "calendar"
-        case .location: "location"
-        case .recurrence: "recurrence"
-        case .push: "push"
+        typealias Kind = JSONFieldName.Trigger.Kind
+        return switch self {
+        case .timeInterval: Kind.timeInterval
+        case .calendar: Kind.calendar
+        case .location: Kind.location
+        case .recurrence: Kind.recurrence
+        case .push: Kind.push
         }
     }
 }

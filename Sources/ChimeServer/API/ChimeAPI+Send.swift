@@ -28,7 +28,8 @@ extension ChimeAPI {
             [notification], at: now, route: route, array: false,
             refusal: { error in
                 // The service's escalation limits, checked by the engine: named by the header given.
-                guard let error = error as? ChimeError, ["escalateEvery", "escalateFor"].contains(error.field ?? "")
+                guard let error = error as? ChimeError,
+                    [JSONFieldName.Request.escalateEvery, JSONFieldName.Request.escalateFor].contains(error.field ?? "")
                 else { return error }
                 return SendHeaders.inHeaderTerms(error, trigger: "Delay")
             }, answer: answer)
