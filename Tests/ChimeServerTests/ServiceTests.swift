@@ -44,6 +44,33 @@ struct ServiceTests {
         await again.stop()
     }
 
+    @Test("a buffered access log is written when the service stops: every line whole, the stop's own lines last")
+    func bufferedLogFlushedOnStop() async throws {
+        let directory = ServiceHarness.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let logPath = directory + "-log"
+        defer { try? FileManager.default.removeItem(atPath: logPath) }
+        let descriptor = open(logPath, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
+        try #require(descriptor >= 0)
+        defer { close(descriptor) }
+        // An hour between batches: without the flush at the stop, nothing would be written.
+        let logger = ServerLogger.buffered(format: .json, descriptor: descriptor, interval: .seconds(3600))
+        let service = try await RunningService.start(
+            configuration: .init(
+                dataDirectory: directory, listen: .tcp(host: "127.0.0.1", port: 0), printsBanner: false), logger: logger
+        )
+        for _ in 0..<3 { #expect(try await TestClient(port: service.port).get("/healthz").status == 200) }
+        await service.stop()
+        let lines = try String(contentsOfFile: logPath, encoding: .utf8).split(separator: "\n").map(String.init)
+        let requests = lines.filter { $0.contains(#""path":"/healthz""#) }
+        #expect(requests.count == 3, "\(lines)")
+        #expect(try requests.allSatisfy { try JSONValue.parse($0)["status"] == .string("200") })
+        // Every line is whole: one JSON object each.
+        for line in lines { #expect((try? JSONValue.parse(line)) != nil, "\(line)") }
+        let last = try #require(lines.last)
+        #expect(!last.contains(#""message":"request""#), "the stop's own lines come after the requests: \(last)")
+    }
+
     @Test("access log lines as JSON name method, path, status and route; the banner names the next commands")
     func logging() async throws {
         let lines = Mutex<[String]>([])

@@ -160,7 +160,13 @@ public enum ChimeService {
     ///
     /// - Throws: ``ServerError`` or ``ChimeError`` when the service cannot start.
     public static func run(configuration: Configuration) async throws {
-        let logger = ServerLogger(format: configuration.logFormat)
+        try await run(configuration: configuration, logger: .buffered(format: configuration.logFormat))
+    }
+
+    /// ``run(configuration:)`` with the logger given: its lines (the access log's among them,
+    /// gathered in batches) are flushed when the service has stopped or failed to start.
+    static func run(configuration: Configuration, logger: ServerLogger) async throws {
+        defer { logger.flush() }
         signal(SIGPIPE, SIG_IGN)
         // Catch the signals before starting, so a SIGTERM during startup stops the service cleanly.
         let signals = SignalWaiter([SIGTERM, SIGINT])

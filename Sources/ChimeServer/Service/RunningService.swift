@@ -274,6 +274,7 @@ public final class RunningService: Sendable {
     /// shutdown runs waits for it to finish; a later one returns at once.
     public func stop() async {
         await parts.stop()
+        logger.flush()
     }
 
     /// What `chime serve` prints on start.
