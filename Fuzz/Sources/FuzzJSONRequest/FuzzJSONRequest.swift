@@ -10,7 +10,8 @@ import FuzzSupport
 //   to the same value;
 // - the decoders and Validation refuse with a ChimeError only;
 // - an accepted request or category set survives the store's binary record exactly, and its API
-//   JSON decodes back to the same value (after one normalising round: dates keep milliseconds).
+//   JSON decodes back to the same value (after one normalising round: dates keep milliseconds);
+//   the bytes of an add's answer (`PendingRequest.appendJSON`) are that JSON serialized.
 
 let now = Date(timeIntervalSince1970: 1_800_000_000)
 let utc = TimeZone(identifier: "UTC")!
@@ -81,7 +82,11 @@ func checkRequests(_ value: JSONValue) {
             fatalError("store record does not decode: \(error)")
         }
         require(stored == request, "store record round trip differs")
-        let listed = PendingRequest(request: request, nextFireDate: first, anchor: now).json
+        let pending = PendingRequest(request: request, nextFireDate: first, anchor: now)
+        let listed = pending.json
+        var written: [UInt8] = []
+        pending.appendJSON(to: &written)
+        require(written == listed.serializedBytes(), "the 201's bytes differ from the request's JSON serialized")
         if case .string(let date)? = listed["nextTriggerDate"] {
             require(JSONMapping.parseDate(date) != nil, "nextTriggerDate \(date) is not a date the API reads")
         }

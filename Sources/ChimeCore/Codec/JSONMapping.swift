@@ -129,6 +129,8 @@ extension NotificationRequest {
 
     /// What a listed request adds to the request's own fields.
     static let listedFields = [JSONFieldName.Request.nextTriggerDate, JSONFieldName.Request.nextTriggerDates]
+    /// The fields of a request with its content at the top level: made once, not on every add.
+    static let flatFields = ownFields + JSONMapping.contentFields
 
     /// Decodes a request: `identifier`, the content fields at the top level (or nested under
     /// `"content"`, not both), `trigger` (absent or `null`: deliver at once), and when it expires
@@ -157,7 +159,7 @@ extension NotificationRequest {
             try reader.finish(accepted: Self.ownFields, what: "a request")
             content = try NotificationContent(json: nested, field: reader.field(Field.content))
         } else {
-            try reader.finish(accepted: Self.ownFields + JSONMapping.contentFields, what: "a request")
+            try reader.finish(accepted: Self.flatFields, what: "a request")
             content = try NotificationContent(reader: reader)
         }
         var trigger: NotificationTrigger?

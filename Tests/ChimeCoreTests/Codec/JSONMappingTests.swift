@@ -130,6 +130,51 @@ struct JSONMappingTests {
         #expect(decoded == original)
     }
 
+    @Test("a pending request written straight into bytes is its JSON serialized, byte for byte")
+    func pendingBytes() throws {
+        var requests = Self.richRequests()
+        var odd = NotificationContent(title: "ctl \u{1}\u{1f} \\ \"", subtitle: "", body: "\u{7f}\u{85}\u{2028}")
+        odd.sound = NotificationSound(name: nil)
+        odd.badge = 7
+        odd.relevanceScore = .infinity
+        odd.userInfo = [
+            "z": .double(.nan), "é": .double(-0.0), "a": .dictionary([:]), "B": .array([]), "": .string(""),
+            "n": .array([.array([.dictionary(["x\n": .double(1e300)])]), .data(Data()), .integer(Int64.min)]),
+        ]
+        odd.attachments = []
+        requests.append(
+            NotificationRequest(
+                identifier: "odd", content: odd, trigger: .timeInterval(86_400 * 30, repeats: true),
+                expiration: .after(3600), autoDismiss: .at(Date(timeIntervalSince1970: 1_800_000_000.001)),
+                escalation: NotificationEscalation(every: 60, for: 600)))
+        var critical = NotificationContent(title: "c")
+        critical.sound = NotificationSound(name: nil, isCritical: false, volume: 0.5)
+        requests.append(
+            NotificationRequest(
+                identifier: "deadlines", content: critical, trigger: .push,
+                expiration: .at(Date(timeIntervalSince1970: -1)), autoDismiss: .after(0.25)))
+        requests.append(
+            try NotificationRequest(
+                json: JSONValue.parse(
+                    #"{"identifier": "r", "trigger": {"type": "recurrence", "rrule": "FREQ=MONTHLY;BYDAY=-1FR", "start": "2027-01-29T09:00", "timeZone": "Europe/Berlin", "exceptionDates": ["2027-02-26T09:00"]}}"#
+                )))
+        requests.append(
+            try NotificationRequest(
+                json: JSONValue.parse(
+                    #"{"identifier":"bench-1","content":{"title":"Reminder 1","body":"Time to stretch.","sound":"default","categoryIdentifier":"reminder","threadIdentifier":"thread-1","userInfo":{"taskID":"task-1-5","priority":1,"tags":["health","daily"],"note":"nnn"}},"trigger":{"type":"timeInterval","timeInterval":86400,"repeats":false}}"#
+                )))
+        for request in requests {
+            for date in [nil, Date(timeIntervalSince1970: 1_796_113_800.25)] {
+                let pending = PendingRequest(request: request, nextFireDate: date, anchor: Date())
+                var bytes: [UInt8] = Array("[".utf8)
+                pending.appendJSON(to: &bytes)
+                #expect(
+                    String(decoding: bytes.dropFirst(), as: UTF8.self) == pending.json.serialized(),
+                    "\(request.identifier)")
+            }
+        }
+    }
+
     @Test("a pending request posts back unchanged (nextTriggerDate is ignored on input)")
     func pendingRoundTrip() throws {
         let original = Self.richRequests()[0]
