@@ -3,7 +3,7 @@
 import { api } from "./api.js";
 import { applyRealert } from "./escalation.js";
 import { applyFocusEvent, noteFocus } from "./focus.js";
-import { applyAppChange, applyCategories, applyDelivery, applyRemoval, applySettings, enqueue, refreshAll } from "./lists.js";
+import { applyAppChange, applyCategories, applyDelivery, applyRemoval, applyScheduled, applySettings, enqueue, refreshAll } from "./lists.js";
 import { hooks, state } from "./state.js";
 
 let events = null;
@@ -120,9 +120,9 @@ function onEvent(kind, data) {
         enqueue(app, {}, data.notification, true);
       }
       break;
-    // Removals, settings, categories, expiries and apps changed or removed are applied where they
-    // are (the flush only draws, and reads the lists of an app the page did not know); a banner
-    // whose notification left goes with it.
+    // Removals, settings, scheduled requests, categories, expiries and apps changed or removed are
+    // applied where they are (the flush only draws, and reads the lists of an app the page did not
+    // know); a banner whose notification left goes with it.
     case "removed":
       applyRemoval(app, data);
       enqueue(app, {});
@@ -131,8 +131,9 @@ function onEvent(kind, data) {
       if (data.settings && typeof data.settings === "object") enqueue(app, applySettings(app, data));
       break;
     case "scheduled":
-      // It names the requests (not always), not what they are: the pending list is read.
-      enqueue(app, { pending: true });
+      // It carries the requests as the pending list has them; only an add too large to carry them
+      // (or another node's) has the list read.
+      enqueue(app, applyScheduled(app, data));
       break;
     case "expired":
       // The request left the pending list undelivered (a repeating one ends).

@@ -1,6 +1,7 @@
 // Chime web center: the lists the page holds (apps, categories, delivered, pending) — read from the
 // service, and changed in place by the events the stream brings: a delivery, a removal, new
-// settings and an app's changed or removed record carry all the page needs, so they cost no request.
+// settings, scheduled requests and an app's changed or removed record carry all the page needs, so
+// they cost no request.
 import { api, apiList, appPath } from "./api.js";
 import { toast } from "./dom.js";
 import { refreshFocus } from "./focus.js";
@@ -15,6 +16,9 @@ const removedPending = new Map();
 /** Notification key → the delivery (its listEvents count) that put it in the delivered list, until a
  *  read sent after it covers it. */
 const arrived = new Map();
+/** "app\u0001identifier" → the scheduled event (its listEvents count) that put the request in the
+ *  pending list, until a read sent after it covers it. */
+const scheduledPending = new Map();
 /** app → the settings event (its listEvents count) last applied to its record. */
 const settingsApplied = new Map();
 /** app → the categories event (its listEvents count) last applied to its lists. */
@@ -61,6 +65,28 @@ export function applyRemoval(app, data) {
   if (list) {
     state.delivered.set(app, list.filter((n) => !identifiers.has(n.identifier) || state.sent.has(nkey(app, n)) || state.busy.has(nkey(app, n))));
   }
+}
+
+/**
+ * Puts a `scheduled` event's requests in the app's pending list, each in place of the one of its
+ * identifier: the event carries them as GET .../requests lists them (with their next dates). It
+ * carries none for an add too large to carry (more than 100 requests, or large ones) or another
+ * node's commit: then, and only then, the list is read. An app the page does not know is left to
+ * its `app` event, which reads its lists.
+ */
+export function applyScheduled(app, data) {
+  if (!Array.isArray(data.requests)) return { pending: true };
+  if (!state.apps.has(app)) return {};
+  const count = ++listEvents;
+  const added = new Map();
+  for (const request of data.requests) {
+    if (!request || typeof request.identifier !== "string") continue;
+    added.set(request.identifier, request);
+    scheduledPending.set(`${app}\u0001${request.identifier}`, count);
+  }
+  const kept = (state.pending.get(app) || []).filter((request) => !added.has(request.identifier));
+  state.pending.set(app, kept.concat([...added.values()]));
+  return {};
 }
 
 /**
@@ -229,7 +255,7 @@ export async function refreshApp(app, what) {
   if (what.notifications) {
     jobs.push(apiList(`${base}/notifications`).then((list) => state.delivered.set(app, mergeDelivered(app, list, since))));
   }
-  if (what.pending) jobs.push(apiList(`${base}/requests`).then((list) => state.pending.set(app, withoutRemoved(removedPending, app, list, since))));
+  if (what.pending) jobs.push(apiList(`${base}/requests`).then((list) => state.pending.set(app, mergePending(app, list, since))));
   const results = await Promise.allSettled(jobs);
   for (const result of results) {
     if (result.status !== "rejected") continue;
@@ -247,6 +273,19 @@ function withoutRemoved(removed, app, list, since) {
   const prefix = `${app}\u0001`;
   for (const [key, count] of removed) if (count <= since && key.startsWith(prefix)) removed.delete(key);
   return list.filter((item) => !(removed.get(prefix + item.identifier) > since));
+}
+
+/** The pending list read from the service (sent when `since` events had been taken), without what
+ *  a later removal took, and with the requests a later scheduled event brought in place of its own
+ *  (the answer is older than them). */
+function mergePending(app, read, since) {
+  const prefix = `${app}\u0001`;
+  const list = withoutRemoved(removedPending, app, read, since);
+  const newer = (state.pending.get(app) || []).filter((request) => scheduledPending.get(prefix + request.identifier) > since);
+  for (const [key, count] of scheduledPending) if (count <= since && key.startsWith(prefix)) scheduledPending.delete(key);
+  if (newer.length === 0) return list;
+  const identifiers = new Set(newer.map((request) => request.identifier));
+  return list.filter((request) => !identifiers.has(request.identifier)).concat(newer);
 }
 
 /**

@@ -91,9 +91,10 @@ struct StreamedAddTests {
         var announcements: [[String]] = []
         var deliveries = 0
         for await event in events {
-            if case .scheduled(let identifiers) = event.payload {
+            if case .scheduled(let identifiers, let requests) = event.payload {
                 if identifiers == ["marker"] { break }
                 announcements.append(identifiers)
+                #expect(requests.isEmpty, "a streamed add carries none of its requests")
             }
             if case .delivered = event.payload { deliveries += 1 }
         }

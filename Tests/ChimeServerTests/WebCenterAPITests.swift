@@ -312,6 +312,62 @@ struct WebCenterAPITests {
         }
     }
 
+    /// The web center applies a `scheduled` event to its pending list without reading it (Tests/web):
+    /// the event carries the requests as `GET .../requests` lists them; an add too large to carry
+    /// (more than 100 requests; more than 64 KiB of them: NotificationHubTests) carries none, and
+    /// the list is read.
+    @Test("a scheduled event carries the requests as the pending list has them; a large add carries none")
+    func scheduledCarriesTheRequests() async throws {
+        try await ServiceHarness.with { harness in
+            let owner = try await SSEClient.open(
+                harness.endpoint, path: "/v1/events", token: harness.service.ownerToken)
+            defer { owner.close() }
+            let token = try await harness.createApp("com.example.tea")
+            let app = harness.client(token: token)
+            let base = "/v1/apps/com.example.tea"
+            _ = try await app.post(base + "/authorization", json: #"{"options": ["alert"]}"#)
+            /// The next `scheduled` event, skipping others.
+            func nextScheduled() async throws -> JSONValue {
+                while true {
+                    let event = try await owner.next()
+                    if event.event == "scheduled" { return try #require(event.json) }
+                }
+            }
+            /// An add of requests `identifiers`.
+            func add(_ identifiers: [String]) async throws {
+                let requests = identifiers.map {
+                    #"{"identifier": "\#($0)", "title": "Tea", "trigger": {"type": "timeInterval", "timeInterval": 600}}"#
+                }
+                let answer = try await app.post(base + "/requests", json: "[" + requests.joined(separator: ", ") + "]")
+                #expect(answer.status == 201, "\(answer.text)")
+            }
+
+            try await add(["tea", "walk"])
+            _ = try await app.post(
+                base + "/requests",
+                json:
+                    #"{"identifier": "sun", "title": "Sun", "trigger": {"type": "calendar", "dateComponents": {"hour": 9}, "repeats": true}}"#
+            )
+            let first = try await nextScheduled()
+            let second = try await nextScheduled()
+            let listed = try #require(try await app.get(base + "/requests").json)
+            guard case .array(let items) = listed, items.count == 3 else {
+                Issue.record("the pending list: \(listed)")
+                return
+            }
+            #expect(first["identifiers"] == .array([.string("tea"), .string("walk")]))
+            #expect(first["requests"] == .array(Array(items[0..<2])))
+            #expect(second["identifiers"] == .array([.string("sun")]))
+            #expect(second["requests"] == .array([items[2]]))
+            #expect(items[2]["nextTriggerDate"].map { $0 != .null } == true)
+
+            try await add((0..<101).map { "many\($0)" })
+            let many = try await nextScheduled()
+            #expect(many["identifiers"] == .array([]))
+            #expect(many["requests"] == nil)
+        }
+    }
+
     @Test("delivered notifications carry the presentation the settings allow")
     func presentation() async throws {
         try await ServiceHarness.with { harness in

@@ -950,6 +950,48 @@ def test_removals_settings_and_app_changes_apply_in_place(center):
     assert reads == [], f"the page read {reads} for removals, settings, categories, an expiry and an app change"
 
 
+def test_scheduled_requests_apply_from_their_event(center):
+    """A scheduled event carries the requests as the pending list has them, with their next date:
+    the page shows a new request, and a replaced one's new title and date, without reading the
+    pending list. An add of more than 100 requests names none of them, so the list is read."""
+    chime = center.chime
+    app = chime.register("com.example.scheduling")
+    wait_for(lambda: center.app_card(app.bundle), BOUND, message="the app in the apps panel")
+    # Once this request shows, every read registering asked for has finished.
+    app.add("marker", title="Marker", trigger={"type": "timeInterval", "timeInterval": 7200, "repeats": False})
+    wait_for(lambda: center.in_app_card(app.bundle, '.pending-item[data-identifier="marker"]'), BOUND, message="the marker request")
+    center.js("performance.setResourceTimingBufferSize(10000); performance.clearResourceTimings()")
+
+    def shown(identifier):
+        """The request's name and next date as the apps panel shows them, or None."""
+        return center.js("""
+            const card = [...document.querySelectorAll('#apps-list .app-card')].find((e) => e.dataset.app === arguments[0]);
+            const item = card && card.querySelector(`.pending-item[data-identifier="${arguments[1]}"]`);
+            const time = item && item.querySelector('.pending-next time');
+            return item ? [item.querySelector('.pending-name').textContent, time ? time.getAttribute('datetime') : null] : null;
+        """, app.bundle, identifier)
+
+    def listed(identifier):
+        return next(r["nextTriggerDate"] for r in app.pending() if r["identifier"] == identifier)
+
+    app.add("tea", title="Tea", trigger={"type": "timeInterval", "timeInterval": 3600, "repeats": False})
+    wait_for(lambda: shown("tea") is not None, BOUND, message="the new request in the apps panel")
+    assert shown("tea") == ["Tea", listed("tea")]
+    app.add("tea", title="Green tea", trigger={"type": "timeInterval", "timeInterval": 5400, "repeats": False})
+    wait_for(lambda: shown("tea") == ["Green tea", listed("tea")], BOUND, message="the replaced request's title and date")
+
+    requested = center.js("return performance.getEntriesByType('resource').map((e) => new URL(e.name).pathname)")
+    reads = [path for path in requested if path.startswith("/v1/apps")]
+    assert reads == [], f"the page read {reads} for a scheduled request and its replacement"
+
+    app.call("POST", "/requests", [
+        {"identifier": f"batch{index}", "title": f"Batch {index}", "trigger": {"type": "timeInterval", "timeInterval": 3600 + index, "repeats": False}}
+        for index in range(101)])
+    wait_for(lambda: center.in_app_card(app.bundle, ".pending .count").text == "103", BOUND, message="the 101 requests of a large add")
+    requested = center.js("return performance.getEntriesByType('resource').map((e) => new URL(e.name).pathname)")
+    assert f"/v1/apps/{q(app.bundle)}/requests" in requested, "a large add's requests are read"
+
+
 def test_prompts_answers_and_listing_apply_from_their_events(center):
     """A question for permission, its answer and Notification Center turned off and on show from
     their events alone: the app event carries the record (whether a prompt waits, what the app asked

@@ -260,7 +260,13 @@ extension EngineEvent {
                 try json["settings"].map { value throws(ChimeError) in try NotificationSettings(json: value) }
                     ?? NotificationSettings())
         case .scheduled:
-            payload = .scheduled(identifiers: identifiers)
+            var requests: [PendingRequest] = []
+            if case .array(let items)? = json["requests"] {
+                for (index, item) in items.enumerated() {
+                    requests.append(try PendingRequest(json: item, field: "requests[\(index)]"))
+                }
+            }
+            payload = .scheduled(identifiers: identifiers, requests: requests)
         case .categories:
             var categories: [NotificationCategory] = []
             if case .array(let items)? = json["categories"] {

@@ -437,7 +437,8 @@ extension EngineEvent {
     /// `presentation`, `settings` and `badge` for a delivery, each once (the notification without
     /// the actions and presentation a delivered-list item has: they are the category's and the
     /// event's); `response`; `identifiers` and `scope`; `settings` and `listed` (whether they list
-    /// the app's notifications); `categories`; `change` and `record` (the app's record, when known);
+    /// the app's notifications); `identifiers` and `requests` (as the pending list has them, when
+    /// carried) for `scheduled`; `categories`; `change` and `record` (the app's record, when known);
     /// `quarantined`; `request` (with its `expirationDate`) and
     /// `dueDate` for `expired`; for `realerted`, what a delivery carries and `alert` (2 and on); for
     /// both, `focus` when a focus was on (``FocusDecision/json``: held quietly, or let through and why);
@@ -467,8 +468,9 @@ extension EngineEvent {
         case .settings(let settings):
             object["settings"] = settings.json
             object["listed"] = .bool(Presentation.listed(settings))
-        case .scheduled(let identifiers):
+        case .scheduled(let identifiers, let requests):
             object["identifiers"] = .array(identifiers.map(JSONValue.string))
+            if !requests.isEmpty { object["requests"] = .array(requests.map(\.json)) }
         case .categories(let categories):
             object["categories"] = .array(categories.map(\.json))
         case .app(let change, let record):

@@ -708,7 +708,8 @@ extension RecordCodec {
                 byte(scope == .pending ? 0 : reason == .autoDismiss ? 2 : 1)
             case .silentPush(let n): delivered(n)
             case .settings(let s): settings(s)
-            case .scheduled(let identifiers): strings(identifiers)
+            // The identifiers only: scheduled events are announced, never logged.
+            case .scheduled(let identifiers, _): strings(identifiers)
             case .categories(let categories):
                 varint(UInt64(categories.count))
                 for c in categories { category(c) }

@@ -11,6 +11,11 @@ extension EngineCore {
         try add(prepared, app: app, announcing: true).firsts
     }
 
+    /// The most a `.scheduled` event carries of the requests it announces, in their store encoding
+    /// (of at most 100): a larger add names them or not, and its consumers read the pending list.
+    /// An event's frame stays well under a stream's queue (1 MiB) with the requests in JSON.
+    static let scheduledEventBytes = 64 * 1024
+
     /// `add`, announcing the scheduled requests (`.scheduled`) only when `announcing`; a streamed
     /// add announces once for all its slices.
     /// - Returns: the fire dates, and how many requests were scheduled (not delivered at once).
@@ -50,7 +55,7 @@ extension EngineCore {
         var immediate: [NotificationRequest] = []
         var dropped: [String] = []
         // The `.scheduled` event names at most 100 requests (none for more), gathered here for
-        // the usual small add rather than copied out of the records after.
+        // the usual small add rather than copied out of the records after; it carries the records.
         let listsScheduled = announcing && requests.count <= 100
         var scheduled: [String] = []
         // By index, so that each request is copied once, into its record (see PreparedAdd.init).
@@ -73,13 +78,15 @@ extension EngineCore {
             if listsScheduled { scheduled.append(requests[index].identifier) }
         }
         if !records.isEmpty {
-            try admit(records, bytes: encoded.reduce(0) { $0 + $1.count }, app: app)
+            let bytes = encoded.reduce(0) { $0 + $1.count }
+            try admit(records, bytes: bytes, app: app)
             try store.putPending(records, encodedRequests: encoded, app: app)
             if announcing {
+                let listed = records.count <= 100
                 announce(
                     .scheduled(
-                        identifiers: records.count > 100
-                            ? [] : listsScheduled ? scheduled : records.map(\.request.identifier)), app: app)
+                        identifiers: !listed ? [] : listsScheduled ? scheduled : records.map(\.request.identifier),
+                        requests: listed && bytes <= Self.scheduledEventBytes ? records : []), app: app)
             }
         }
         for index in records.indices {

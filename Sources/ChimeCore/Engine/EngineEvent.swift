@@ -32,9 +32,12 @@ public struct EngineEvent: Sendable, Hashable {
         case silentPush(DeliveredNotification)
         /// The app's authorization or settings changed; these are the new settings.
         case settings(NotificationSettings)
-        /// Requests were added or replaced (their identifiers when at most 100, else none).
-        /// Announced to subscribers only, not kept in the event log: a hint to refresh a list.
-        case scheduled(identifiers: [String])
+        /// Requests were added or replaced: their identifiers when at most 100, else none; and the
+        /// requests as the pending list has them (with their next fire dates) when at most 100 of at
+        /// most 64 KiB in all (as stored) were added, else none: then a consumer that shows the list
+        /// reads it (a large add, another node's commit). Announced to subscribers only, not kept in
+        /// the event log.
+        case scheduled(identifiers: [String], requests: [PendingRequest] = [])
         /// The app's categories were replaced by these. Announced only, not logged.
         case categories([NotificationCategory])
         /// The app was registered or changed (its token, its badge, a question for permission or

@@ -5754,7 +5754,15 @@ enum OpenAPIDocument {
             "type": "array",
             "items": {
               "type": "string"
-            }
+            },
+            "description": "removed: the identifiers removed (every one). scheduled: the requests added or replaced, when at most 100 (empty for more, and for another node's add on a shared database)."
+          },
+          "requests": {
+            "type": "array",
+            "items": {
+              "$ref": "#/components/schemas/PendingRequest"
+            },
+            "description": "scheduled: the requests added or replaced, as GET /v1/apps/{app}/requests lists them (with nextTriggerDate), so a client changes its list without reading it again. Absent when the add was too large to carry them (more than 100 requests, or more than 64 KiB of them as stored) or was another node's on a shared database: then read the list."
           },
           "scope": {
             "type": "string",

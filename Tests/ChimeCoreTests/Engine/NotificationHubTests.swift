@@ -72,6 +72,41 @@ struct NotificationHubTests {
         #expect(events.values.compactMap(\.delivery).last?.settings.alertSetting == .disabled)
     }
 
+    @Test("a scheduled event carries the requests as the pending list has them, for at most 100 of 64 KiB")
+    func scheduledPayload() async throws {
+        let engine = try await Self.engine()
+        let events = Recorder<EngineEvent>()
+        let token = engine.subscribe(app: Self.app) { events.append($0) }
+        defer { engine.unsubscribe(token) }
+        func later(_ identifier: String, body: Int = 0) -> NotificationRequest {
+            var content = NotificationContent(title: identifier)
+            content.body = String(repeating: "b", count: body)
+            return NotificationRequest(
+                identifier: identifier, content: content, trigger: .timeInterval(600, repeats: false))
+        }
+        /// The last scheduled event's identifiers and requests.
+        func scheduled() throws -> (identifiers: [String], requests: [PendingRequest]) {
+            let last = events.values.last { if case .scheduled = $0.payload { true } else { false } }
+            guard case .scheduled(let identifiers, let requests) = try #require(last).payload else { return ([], []) }
+            return (identifiers, requests)
+        }
+
+        // Requests without a trigger are delivered, not scheduled: they are not in it.
+        try await engine.add([later("a"), Self.now("now"), later("b")], app: Self.app)
+        let small = try scheduled()
+        #expect(small.identifiers == ["a", "b"])
+        #expect(small.requests.map(\.json) == (try await engine.pending(app: Self.app)).map(\.json))
+        try await engine.add([later("a", body: 10)], app: Self.app)
+        #expect(try scheduled().requests.map(\.request) == [later("a", body: 10)])
+
+        try await engine.add((0..<101).map { later("many\($0)") }, app: Self.app)
+        #expect(try scheduled().identifiers.isEmpty)
+        #expect(try scheduled().requests.isEmpty, "more than 100 requests: none carried")
+        try await engine.add([later("big1", body: 40 * 1024), later("big2", body: 40 * 1024)], app: Self.app)
+        #expect(try scheduled().identifiers == ["big1", "big2"])
+        #expect(try scheduled().requests.isEmpty, "more than 64 KiB of requests: none carried")
+    }
+
     @Test("a removed and re-registered app's deliveries carry its new categories, not the old ones")
     func categoriesAfterRemoval() async throws {
         let engine = try await Self.engine()
