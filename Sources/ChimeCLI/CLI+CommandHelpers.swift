@@ -23,22 +23,24 @@ extension CLI {
         throw CommandError("cannot read \(what) \(path): \(reason)")
     }
 
-    /// "  (alerted again every 60 s for 1800 s)" for an item that escalates, else "".
-    static func escalates(_ item: JSONValue) -> String {
-        guard let every = item[JSONFieldName.Request.escalateEvery]?.numberValue,
-            let duration = item[JSONFieldName.Request.escalateFor]?.numberValue
-        else {
-            return ""
-        }
-        return "  (alerted again every \(Validation.seconds(every)) s for \(Validation.seconds(duration)) s)"
+    /// "  (alerted again every 60 s for 1800 s)" for a request that escalates, else "".
+    static func escalates(_ request: NotificationRequest) -> String {
+        guard let escalation = request.escalation else { return "" }
+        return
+            "  (alerted again every \(Validation.seconds(escalation.interval)) s for \(Validation.seconds(escalation.duration)) s)"
     }
 
     /// What a notification says first: its title, else its body (an APNs alert given as a string is
     /// the body), else its subtitle.
+    static func headline(_ content: NotificationContent) -> String {
+        [content.title, content.body, content.subtitle].first { !$0.isEmpty } ?? ""
+    }
+
+    /// ``headline(_:)`` of a notification in an event's JSON.
     static func headline(_ notification: JSONValue?) -> String {
-        for field in [JSONFieldName.Content.title, JSONFieldName.Content.body, JSONFieldName.Content.subtitle] {
-            if let text = notification?[field]?.stringValue, !text.isEmpty { return text }
-        }
-        return ""
+        let text = { (field: String) in notification?[field]?.stringValue ?? "" }
+        typealias Field = JSONFieldName.Content
+        return headline(
+            NotificationContent(title: text(Field.title), subtitle: text(Field.subtitle), body: text(Field.body)))
     }
 }

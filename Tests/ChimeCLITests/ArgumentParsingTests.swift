@@ -102,6 +102,43 @@ struct ArgumentParsingTests {
             try CLI.leadingGlobals(["--data=/x", "list", "--app", "a"]) == (["--data=/x"], ["list", "--app", "a"]))
     }
 
+    @Test(
+        "chime list and delivered read each item with the Apple layer's decoders: one line each, an unreadable item refused by its field"
+    )
+    func listedLines() throws {
+        let date = Date(timeIntervalSince1970: 1_811_000_000)
+        let text = JSONMapping.formatDate(date)
+        let tea = NotificationRequest(
+            identifier: "tea", content: NotificationContent(title: "Tea"), trigger: .timeInterval(600, repeats: false),
+            expiration: .at(date), autoDismiss: .after(1800), escalation: NotificationEscalation(every: 60, for: 1800))
+        let pending = PendingRequest(request: tea, nextFireDate: date, anchor: date).json
+        #expect(
+            try CLI.describePending(pending)
+                == "tea  \(text)  timeInterval  Tea  (expires \(text))  (dismissed 1800 s after delivery)  (alerted again every 60 s for 1800 s)"
+        )
+        let backup = NotificationRequest(
+            identifier: "n1", content: NotificationContent(body: "Backup done"), autoDismiss: .at(date))
+        let delivered = DeliveredNotification(request: backup, date: date).json(
+            category: NotificationCategory(
+                identifier: "c", actions: [NotificationAction(identifier: "ok", title: "OK")]))
+        #expect(
+            try CLI.describeDelivered(delivered) == "n1  \(text)  Backup done  actions: ok  (dismissed at \(text))")
+
+        // What the decoders refuse is refused, naming the field, not printed as it came.
+        guard case .object(var badPending) = pending, case .object(var badDelivered) = delivered else {
+            Issue.record("not objects: \(pending), \(delivered)")
+            return
+        }
+        badPending[JSONFieldName.Request.nextTriggerDate] = .string("soon")
+        badDelivered[JSONFieldName.Request.date] = .string("yesterday")
+        #expect {
+            try CLI.describePending(.object(badPending), field: "[1]")
+        } throws: { "\($0)".contains("[1].nextTriggerDate") }
+        #expect {
+            try CLI.describeDelivered(.object(badDelivered), field: "[2]")
+        } throws: { "\($0)".contains("[2].date") }
+    }
+
     @Test("events read as a person would: identifiers, titles, actions and replies")
     func eventLines() throws {
         let delivered = try JSONValue.parse(

@@ -28,18 +28,32 @@ extension CLI {
                 return 0
             }
             if items.isEmpty { cli.write("\(app): nothing delivered.") }
-            typealias Field = JSONFieldName.Request
-            for item in items {
-                let actions =
-                    item[Field.actions]?.arrayValue.compactMap { $0[JSONFieldName.Action.identifier]?.stringValue }
-                    ?? []
-                let dismiss = item[Field.dismissAt]?.stringValue.map { "  (dismissed at \($0))" } ?? ""
-                let identifier = item[Field.identifier]?.stringValue ?? "?"
-                let date = item[Field.date]?.stringValue ?? ""
-                cli.write(
-                    "\(identifier)  \(date)  \(headline(item))\(actions.isEmpty ? "" : "  actions: " + actions.joined(separator: ", "))\(dismiss)\(escalates(item))"
-                )
+            for (index, item) in items.enumerated() {
+                cli.write(try describeDelivered(item, field: "[\(index)]"))
             }
             return 0
         })
+
+    /// One line of `chime delivered` for an item of `GET /v1/apps/{app}/notifications`, read as the
+    /// Apple layer reads it (``DeliveredNotification/init(json:field:)``): its identifier, delivery
+    /// date, headline, its category's actions (the item's `actions`), dismissal and escalation.
+    ///
+    /// ```swift
+    /// CLI.describeDelivered(item)  // "n1  2027-06-01T08:00:00.000Z  Backup done  actions: ok"
+    /// ```
+    package static func describeDelivered(_ item: JSONValue, field: String = "") throws -> String {
+        let delivered: DeliveredNotification
+        do throws(ChimeError) { delivered = try DeliveredNotification(json: item, field: field) } catch {
+            throw CommandError("the service's delivered notification is not readable: \(error.message)")
+        }
+        let request = delivered.request
+        let actions =
+            item[JSONFieldName.Request.actions]?.arrayValue.compactMap {
+                $0[JSONFieldName.Action.identifier]?.stringValue
+            } ?? []
+        var dismiss = ""
+        if case .at(let date)? = request.autoDismiss { dismiss = "  (dismissed at \(JSONMapping.formatDate(date)))" }
+        return
+            "\(request.identifier)  \(JSONMapping.formatDate(delivered.date))  \(headline(request.content))\(actions.isEmpty ? "" : "  actions: " + actions.joined(separator: ", "))\(dismiss)\(escalates(request))"
+    }
 }

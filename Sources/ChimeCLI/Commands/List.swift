@@ -42,25 +42,40 @@ extension CLI {
                 return 0
             }
             if items.isEmpty { cli.write("\(app): nothing pending.") }
-            typealias Field = JSONFieldName.Request
-            typealias Trigger = JSONFieldName.Trigger
-            for item in items {
-                var trigger = item[Field.trigger]?[Trigger.type]?.stringValue ?? "none"
-                if trigger == Trigger.Kind.recurrence, let rule = item[Field.trigger]?[Trigger.rrule]?.stringValue {
-                    trigger = rule
-                }
-                let expires = item[Field.expirationDate]?.stringValue.map { "  (expires \($0))" } ?? ""
-                let dismiss =
-                    item[Field.dismissIn]?.numberValue.map { "  (dismissed \(Int($0)) s after delivery)" }
-                    ?? item[Field.dismissAt]?.stringValue.map { "  (dismissed at \($0))" } ?? ""
-                let identifier = item[Field.identifier]?.stringValue ?? "?"
-                let next = item[Field.nextTriggerDate]?.stringValue ?? "-"
-                let title = item[JSONFieldName.Content.title]?.stringValue ?? ""
-                cli.write("\(identifier)  \(next)  \(trigger)  \(title)\(expires)\(dismiss)\(escalates(item))")
-                for date in item[Field.nextTriggerDates]?.arrayValue.dropFirst() ?? [] {
+            for (index, item) in items.enumerated() {
+                cli.write(try describePending(item, field: "[\(index)]"))
+                for date in item[JSONFieldName.Request.nextTriggerDates]?.arrayValue.dropFirst() ?? [] {
                     cli.write("    then \(date.stringValue ?? "?")")
                 }
             }
             return 0
         })
+
+    /// One line of `chime list` for an item of `GET /v1/apps/{app}/requests`, read as the Apple layer
+    /// reads it (``PendingRequest/init(json:field:)``): its identifier, next fire date (`-` for
+    /// none), trigger (its type, or a recurrence's rule), title, expiry, dismissal and escalation.
+    ///
+    /// ```swift
+    /// CLI.describePending(item)  // "tea  2027-06-01T08:00:00.000Z  timeInterval  Tea  (expires …)"
+    /// ```
+    package static func describePending(_ item: JSONValue, field: String = "") throws -> String {
+        let pending: PendingRequest
+        do throws(ChimeError) { pending = try PendingRequest(json: item, field: field) } catch {
+            throw CommandError("the service's pending request is not readable: \(error.message)")
+        }
+        let request = pending.request
+        let next = pending.nextFireDate.map(JSONMapping.formatDate) ?? "-"
+        var trigger = request.trigger?.kindName ?? "none"
+        if case .recurrence(let schedule)? = request.trigger { trigger = schedule.rule.rruleString }
+        var expires = ""
+        if case .at(let date)? = request.expiration { expires = "  (expires \(JSONMapping.formatDate(date)))" }
+        let dismiss =
+            switch request.autoDismiss {
+            case .after(let seconds)?: "  (dismissed \(Int(seconds)) s after delivery)"
+            case .at(let date)?: "  (dismissed at \(JSONMapping.formatDate(date)))"
+            case nil: ""
+            }
+        return
+            "\(request.identifier)  \(next)  \(trigger)  \(request.content.title)\(expires)\(dismiss)\(escalates(request))"
+    }
 }
