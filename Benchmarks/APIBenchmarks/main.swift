@@ -10,6 +10,7 @@
 // them, inside the timed region, through `UNUserNotificationCenter.current()`), api-burst,
 // api-steady, cost (cost per delivery: delegate, surfaces for 1, 10 and 100 apps, through the service).
 // Prints progress on stderr and a table on stdout; --json merges the figures into FILE under "api".
+import BenchmarkSupport
 import Chime
 import ChimeCore
 import ChimeHTTP
@@ -160,35 +161,33 @@ let reminderCategory = UNNotificationCategory(
     ],
     intentIdentifiers: [], options: [.customDismissAction])
 
-/// Counts what reaches it and wakes a waiter at the expected count; records when each arrived
-/// relative to its due date.
+/// Counts what reaches it and completes ``allArrived`` at the expected count; records when each
+/// arrived relative to its due date.
 final class Arrivals: Sendable {
     private struct State {
         var count = 0
         var lateness: [Double] = []
         var dues: [Date] = []
         var last = Date.distantPast
-        var waiter: CheckedContinuation<Void, Never>?
     }
     let expected: Int
     private let state = Mutex(State())
+    private let allArrived = Completion()
 
     init(expected: Int) { self.expected = expected }
 
     func record(due: Date?) {
         let now = Date()
-        let waiter = state.withLock { state -> CheckedContinuation<Void, Never>? in
+        let count = state.withLock { state -> Int in
             state.count += 1
             if let due {
                 state.lateness.append(now.timeIntervalSince(due))
                 state.dues.append(due)
             }
             state.last = now
-            guard state.count >= expected else { return nil }
-            defer { state.waiter = nil }
-            return state.waiter
+            return state.count
         }
-        waiter?.resume()
+        if count >= expected { allArrived.complete() }
     }
 
     var count: Int { state.withLock { $0.count } }
@@ -197,22 +196,34 @@ final class Arrivals: Sendable {
     /// Each delivery's due date and lateness, in the order they arrived.
     var series: [(due: Date, lateness: Double)] { state.withLock { Array(zip($0.dues, $0.lateness)) } }
 
-    func wait(label: String) async {
-        let monitor = Task {
-            while !Task.isCancelled {
-                progress.update("\(label): \(count.formatted())/\(expected.formatted())")
-                try? await Sleep.for(.milliseconds(100))
-            }
+    /// Waits until every expected delivery has arrived, or fails the benchmark at `deadline` saying
+    /// how many did and how many `pending` (asked then) says are still waiting in the store: a
+    /// measurement that lost deliveries must not hang, nor report a figure.
+    func wait(label: String, deadline: Date, pending: @escaping @MainActor () async -> Int) async {
+        let expected = self.expected
+        let arrived = await allArrived.wait(until: deadline) {
+            progress.update("\(label): \(self.count.formatted())/\(expected.formatted())")
         }
-        await withCheckedContinuation { continuation in
-            let done = state.withLock { state -> Bool in
-                if state.count >= expected { return true }
-                state.waiter = continuation
-                return false
-            }
-            if done { continuation.resume() }
-        }
-        monitor.cancel()
+        guard !arrived else { return }
+        let arrivedCount = count
+        let waiting = await pending()
+        fail(
+            "\(label): \(arrivedCount.formatted()) of \(expected.formatted()) deliveries arrived by \(deadline.formatted(.iso8601)); \(waiting.formatted()) requests still pending (\((expected - arrivedCount - waiting).formatted()) neither pending nor arrived)"
+        )
+    }
+}
+
+/// Fails the benchmark when scheduling ended after `due`, the first exact date it scheduled: a
+/// calendar request added after its date never fires (as on iOS), so its delivery would never
+/// arrive and the figure would be wrong. The machine was too busy for the margin `dueInstant` gave.
+func checkScheduled(before due: Date, label: String) {
+    let late = Date().timeIntervalSince(due)
+    if late >= 0 {
+        fail(
+            String(
+                format:
+                    "%@: scheduling ended %.2f s after the first request was due; nothing measured (a busy machine?)",
+                label, late))
     }
 }
 
@@ -342,13 +353,16 @@ var results: [String: Any] = [:]
     center.delegate = delegate
     _ = try await center.requestAuthorization(options: [.alert, .sound, .badge])
     center.setNotificationCategories([reminderCategory])
-    let due = dueInstant(after: options.burst, perSecond: 40_000)
+    let due = dueInstant(after: options.burst, perSecond: 20_000)
     progress.update("api burst: scheduling \(options.burst.formatted())", force: true)
     let requests = (0..<options.burst).map { makeRequest($0, prefix: "burst", trigger: exactly(due)) }
     try await addConcurrently(center, requests, inFlight: 64, label: "api burst: scheduling")
+    checkScheduled(before: due, label: "api burst")
     try await Sleep.seconds(due.timeIntervalSinceNow - 0.05)
     let cpu = cpuSeconds()
-    await arrivals.wait(label: "api burst: in willPresent")
+    await arrivals.wait(label: "api burst: in willPresent", deadline: due.addingTimeInterval(60)) {
+        await center.pendingNotificationRequests().count
+    }
     let seconds = arrivals.last.timeIntervalSince(due)
     results["apiBurstCPUMicroseconds"] = (cpuSeconds() - cpu) / Double(options.burst) * 1e6
     progress.done(
@@ -376,13 +390,18 @@ var results: [String: Any] = [:]
     let delegate = CountingDelegate(arrivals)
     center.delegate = delegate
     _ = try await center.requestAuthorization(options: [.alert, .sound, .badge])
-    let start = dueInstant(after: total, perSecond: 30_000)
+    // Building the requests and adding them take ~40 µs each here: the first is due after both.
+    let start = dueInstant(after: total, perSecond: 15_000)
     let spacing = 1.0 / Double(options.rate)
     let requests = (0..<total).map {
         makeRequest($0, prefix: "steady", trigger: exactly(start.addingTimeInterval(Double($0) * spacing)))
     }
     try await addConcurrently(center, requests, inFlight: 64, label: "api steady: scheduling")
-    await arrivals.wait(label: "api steady: in willPresent at \(options.rate.formatted())/s")
+    checkScheduled(before: start, label: "api steady")
+    await arrivals.wait(
+        label: "api steady: in willPresent at \(options.rate.formatted())/s",
+        deadline: start.addingTimeInterval(Double(options.seconds) + 60)
+    ) { await center.pendingNotificationRequests().count }
     await engine.shutdown()
     let sorted = arrivals.lateness.sorted()
     func percentile(_ p: Double) -> Double { sorted[min(sorted.count - 1, Int(Double(sorted.count) * p))] }
@@ -441,9 +460,14 @@ struct Cost {
         let mine = stride(from: index, to: requests.count, by: apps).map { requests[$0] }
         try await addConcurrently(center, mine, inFlight: 64, label: "cost, \(apps) apps: scheduling")
     }
+    checkScheduled(before: due, label: "cost, \(apps) apps")
     try await Sleep.seconds(due.timeIntervalSinceNow - 0.05)
     let cpu = cpuSeconds()
-    await arrivals.wait(label: "cost, \(apps) apps' surfaces")
+    await arrivals.wait(label: "cost, \(apps) apps' surfaces", deadline: due.addingTimeInterval(60)) { [centers] in
+        var pending = 0
+        for center in centers { pending += await center.pendingNotificationRequests().count }
+        return pending
+    }
     let cost = Cost(
         wall: arrivals.last.timeIntervalSince(due) / Double(options.deliveries),
         cpu: (cpuSeconds() - cpu) / Double(options.deliveries))
@@ -465,9 +489,12 @@ struct Cost {
     let due = dueInstant(after: options.deliveries, perSecond: 20_000)
     let requests = (0..<options.deliveries).map { makeRequest($0, prefix: "cost", trigger: exactly(due)) }
     try await addConcurrently(center, requests, inFlight: 64, label: "cost, delegate: scheduling")
+    checkScheduled(before: due, label: "cost, delegate")
     try await Sleep.seconds(due.timeIntervalSinceNow - 0.05)
     let cpu = cpuSeconds()
-    await arrivals.wait(label: "cost, delegate")
+    await arrivals.wait(label: "cost, delegate", deadline: due.addingTimeInterval(60)) {
+        await center.pendingNotificationRequests().count
+    }
     let cost = Cost(
         wall: arrivals.last.timeIntervalSince(due) / Double(options.deliveries),
         cpu: (cpuSeconds() - cpu) / Double(options.deliveries))
@@ -511,9 +538,12 @@ struct Cost {
     let due = dueInstant(after: options.deliveries, perSecond: 1_500)
     let requests = (0..<options.deliveries).map { makeRequest($0, prefix: "cost", trigger: exactly(due)) }
     try await addConcurrently(center, requests, inFlight: 64, label: "cost, service: scheduling")
+    checkScheduled(before: due, label: "cost, through the service")
     try await Sleep.seconds(due.timeIntervalSinceNow - 0.05)
     let cpu = cpuSeconds()
-    await arrivals.wait(label: "cost, through the service")
+    await arrivals.wait(label: "cost, through the service", deadline: due.addingTimeInterval(60)) {
+        await center.pendingNotificationRequests().count
+    }
     let cost = Cost(
         wall: arrivals.last.timeIntervalSince(due) / Double(options.deliveries),
         cpu: (cpuSeconds() - cpu) / Double(options.deliveries))

@@ -6,6 +6,7 @@
 //   chime-bench rss --count N --dir DIR      (one memory measurement, run as a child process)
 //
 // Prints a progress line on stderr and a table on stdout.
+import BenchmarkSupport
 import ChimeCore
 import ChimeSQLite
 import Foundation
@@ -270,12 +271,12 @@ final class DeliveryRecorder: Sendable {
         var lateness: [Double] = []
         var dues: [Date] = []
         var last = Date.distantPast
-        var waiter: CheckedContinuation<Void, Never>?
         var skippedCount = 0
         var sampleFrom = Date.distantPast
     }
 
     private let state = Mutex(State())
+    private let allArrived = Completion()
     let expected: Int
     /// Deliveries due before this are counted but not sampled: they were due before the
     /// scheduler started (the scheduling ran past the lead time), so their lateness is not the
@@ -297,7 +298,7 @@ final class DeliveryRecorder: Sendable {
         guard let due = event.delivery?.notification.date else { return }
         let now = Date()
         let expected = self.expected
-        let resume = state.withLock { state -> CheckedContinuation<Void, Never>? in
+        let all = state.withLock { state -> Bool in
             if due < state.sampleFrom {
                 state.skippedCount += 1
             } else {
@@ -305,13 +306,9 @@ final class DeliveryRecorder: Sendable {
                 state.dues.append(due)
             }
             state.last = now
-            if state.lateness.count + state.skippedCount >= expected {
-                defer { state.waiter = nil }
-                return state.waiter
-            }
-            return nil
+            return state.lateness.count + state.skippedCount >= expected
         }
-        resume?.resume()
+        if all { allArrived.complete() }
     }
 
     var count: Int { state.withLock { $0.lateness.count + $0.skippedCount } }
@@ -320,20 +317,33 @@ final class DeliveryRecorder: Sendable {
     /// How many deliveries were due before ``sampleFrom``.
     var skipped: Int { state.withLock { $0.skippedCount } }
 
-    func wait() async {
-        await withCheckedContinuation { continuation in
-            let expected = self.expected
-            let done = state.withLock { state -> Bool in
-                if state.lateness.count + state.skippedCount >= expected { return true }
-                state.waiter = continuation
-                return false
-            }
-            if done { continuation.resume() }
-        }
+    /// Waits until every expected delivery has arrived, or fails the benchmark at `deadline` saying
+    /// how many did and how many `pending` (asked then) says are still in the store: a measurement
+    /// that lost deliveries must neither hang nor report a figure.
+    func wait(label: String, deadline: Date, pending: @escaping @Sendable () async throws -> Int) async {
+        guard !(await allArrived.wait(until: deadline)) else { return }
+        let arrived = count
+        let waiting = (try? await pending()).map { $0.formatted() } ?? "?"
+        fail(
+            "\(label): \(arrived.formatted()) of \(expected.formatted()) deliveries arrived by \(deadline.formatted(.iso8601)); \(waiting) requests still pending"
+        )
     }
 
     var samples: [Double] { state.withLock { $0.lateness } }
     var lastArrival: Date { state.withLock { $0.last } }
+}
+
+/// Fails the benchmark when scheduling reached request `done`, due at `due`, too late: a calendar
+/// request added after its exact date is accepted and never fires (as on iOS), so its delivery
+/// would never arrive. The machine was too busy for the lead time given.
+func checkAhead(of due: Date, label: String, done: Int) {
+    let late = Date().timeIntervalSince(due)
+    if late >= 0 {
+        fail(
+            String(
+                format: "%@: scheduling reached request %d %.2f s after it was due; nothing measured (a busy machine?)",
+                label, done, late))
+    }
 }
 
 /// (3) `count` requests due at the same instant: time from that instant until all are delivered;
@@ -347,6 +357,7 @@ func benchBurst(_ options: Options, logged: Bool = false) async throws -> Double
         timeIntervalSince1970: (Date().timeIntervalSince1970 + 3 + Double(options.burst) / 40_000).rounded(.up))
     var done = 0
     while done < options.burst {
+        checkAhead(of: due, label: "burst", done: done)
         let requests = makeRequests(done..<min(done + 10_000, options.burst), prefix: "burst").map { request in
             var request = request
             request.trigger = exactly(due)
@@ -365,7 +376,9 @@ func benchBurst(_ options: Options, logged: Bool = false) async throws -> Double
             try? await Sleep.for(.milliseconds(100))
         }
     }
-    await recorder.wait()
+    await recorder.wait(label: "burst", deadline: due.addingTimeInterval(60)) {
+        try await engine.pending(app: app).count
+    }
     monitor.cancel()
     let seconds = recorder.lastArrival.timeIntervalSince(firstDue)
     engine.unsubscribe(token)
@@ -392,6 +405,7 @@ func benchSteady(_ options: Options) async throws -> (p50: Double, p99: Double, 
             request.trigger = exactly(start.addingTimeInterval(Double(done + offset) * spacing))
             return request
         }
+        checkAhead(of: start.addingTimeInterval(Double(done) * spacing), label: "steady", done: done)
         try await engine.add(requests, app: app)
         done += requests.count
         progress.update("steady: scheduling \(done.formatted())/\(total.formatted())")
@@ -412,7 +426,9 @@ func benchSteady(_ options: Options) async throws -> (p50: Double, p99: Double, 
             try? await Sleep.for(.milliseconds(200))
         }
     }
-    await recorder.wait()
+    await recorder.wait(label: "steady", deadline: start.addingTimeInterval(Double(options.seconds) + 60)) {
+        try await engine.pending(app: app).count
+    }
     monitor.cancel()
     engine.unsubscribe(token)
     await engine.shutdown()
