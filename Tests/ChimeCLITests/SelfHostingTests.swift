@@ -12,11 +12,7 @@ import Testing
 @Suite("chime: self-hosting", .testThreads)
 struct SelfHostingTests {
     static func temporary(_ name: String) -> String {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
-            "chime-selfhost-\(UUID().uuidString)"
-        ).path
-        try? FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-        return directory + "/" + name
+        scratchDirectory("chime-selfhost").appendingPathComponent(name).path
     }
 
     @Test("a TOML settings file gives every serve flag; the command line wins; JSON works the same")

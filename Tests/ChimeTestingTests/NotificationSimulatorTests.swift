@@ -271,10 +271,8 @@ struct NotificationSimulatorTests {
 
     @Test("a simulator kept in a SQLite file keeps pending requests for the next simulator on that file")
     func storePath() async throws {
-        let path = FileManager.default.temporaryDirectory.appendingPathComponent(
-            "chime-sim-\(UUID().uuidString).sqlite"
-        ).path
-        defer { try? FileManager.default.removeItem(atPath: path) }
+        // The store's companions (-wal, -shm, -verified) go with the directory.
+        let path = scratchDirectory("chime-sim").appendingPathComponent("store.sqlite").path
         do {
             let first = try NotificationSimulator(bundleIdentifier: "com.example.file", storePath: path)
             #expect(try await first.center.requestAuthorization(options: [.alert]))

@@ -14,9 +14,10 @@ import Synchronization
 /// operations are atomic renames or removals of whole entries.
 package final class AttachmentStore: Sendable {
     /// The app's directory (made when the first attachment is moved in).
-    let directory: URL
-    /// Whether ``directory`` belongs to this store alone and goes when it does (a simulator's).
-    private let removesDirectory: Bool
+    package let directory: URL
+    /// What belongs to this store alone and goes when it does: a simulator's temporary directory
+    /// (the one holding ``directory``), or `nil`.
+    private let removedWithStore: URL?
 
     private struct Holds {
         /// Entries moved in whose request is not committed yet, so a sweep meanwhile keeps them:
@@ -31,21 +32,22 @@ package final class AttachmentStore: Sendable {
 
     private let holds = Mutex(Holds())
 
-    /// - Parameter removesDirectory: remove `directory` when the store goes (for a temporary one).
-    init(directory: URL, removesDirectory: Bool = false) {
+    /// - Parameter removedWithStore: a directory to remove when the store goes (a temporary one).
+    init(directory: URL, removedWithStore: URL? = nil) {
         self.directory = directory.standardizedFileURL
-        self.removesDirectory = removesDirectory
+        self.removedWithStore = removedWithStore
     }
 
     deinit {
-        if removesDirectory { try? FileManager.default.removeItem(at: directory) }
+        if let removedWithStore { try? FileManager.default.removeItem(at: removedWithStore) }
     }
 
-    /// A directory of its own under the temporary directory, removed with the store.
-    static func temporary(app: String) -> AttachmentStore {
+    /// A directory of its own under the temporary directory, removed with the store (both the
+    /// app's directory and the temporary one made to hold it).
+    package static func temporary(app: String) -> AttachmentStore {
         let root = FileManager.default.temporaryDirectory.appendingPathComponent(
             "chime-attachments-\(UUID().uuidString)")
-        return AttachmentStore(directory: root.appendingPathComponent(safeName(app)), removesDirectory: true)
+        return AttachmentStore(directory: root.appendingPathComponent(safeName(app)), removedWithStore: root)
     }
 
     /// The app's directory under a data directory: `<data>/attachments/<app>`.

@@ -239,10 +239,8 @@ struct PresentationAndResponseTests {
     @Test("a response given while the app was not running is handed over when it returns (same store)")
     @MainActor
     func outboxAcrossRestart() async throws {
-        let path = FileManager.default.temporaryDirectory.appendingPathComponent(
-            "chime-outbox-\(UUID().uuidString).sqlite"
-        ).path
-        defer { try? FileManager.default.removeItem(atPath: path) }
+        // The store's companions (-wal, -shm, -verified) go with the directory.
+        let path = scratchDirectory("chime-outbox").appendingPathComponent("store.sqlite").path
         do {
             let before = try NotificationSimulator(bundleIdentifier: "com.example.restart", storePath: path)
             #expect(try await before.center.requestAuthorization(options: [.alert]))

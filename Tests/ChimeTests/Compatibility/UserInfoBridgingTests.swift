@@ -85,10 +85,8 @@ struct UserInfoBridgingTests {
 
     @Test("the kinds survive the SQLite store and a copy of the content")
     func throughTheStore() async throws {
-        let path = FileManager.default.temporaryDirectory.appendingPathComponent(
-            "chime-userinfo-\(UUID().uuidString).sqlite"
-        ).path
-        defer { try? FileManager.default.removeItem(atPath: path) }
+        // The store's companions (-wal, -shm, -verified) go with the directory.
+        let path = scratchDirectory("chime-userinfo").appendingPathComponent("store.sqlite").path
         do {
             let simulator = try NotificationSimulator(bundleIdentifier: "com.example.tests", storePath: path)
             #expect(try await simulator.center.requestAuthorization(options: [.alert]))

@@ -9,10 +9,7 @@ import Testing
 struct AttachmentStoreTests {
     /// A file in a fresh temporary directory, as apps write one before attaching it.
     static func temporaryFile(_ name: String, bytes: Data = Data(repeating: 0x42, count: 64)) throws -> URL {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
-            "chime-store-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        let url = directory.appendingPathComponent(name)
+        let url = scratchDirectory("chime-store").appendingPathComponent(name)
         try bytes.write(to: url)
         return url
     }
@@ -22,6 +19,18 @@ struct AttachmentStoreTests {
         content.title = title
         content.attachments = attachments
         return content
+    }
+
+    @Test("a simulator's temporary store goes with it, and the temporary directory made to hold it too")
+    func temporaryStoreLeavesNothing() throws {
+        var store: AttachmentStore? = .temporary(app: "com.example.app")
+        let directory = try #require(store).directory
+        let root = directory.deletingLastPathComponent()
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        try Data("a photo".utf8).write(to: directory.appendingPathComponent("photo.jpg"))
+        store = nil
+        #expect(!FileManager.default.fileExists(atPath: directory.path))
+        #expect(!FileManager.default.fileExists(atPath: root.path), "the temporary directory made for it")
     }
 
     @Test(

@@ -6,9 +6,7 @@ import Testing
 
 /// A file of `size` bytes in a fresh temporary directory, named `name`.
 private func temporaryFile(_ name: String, size: Int = 64) throws -> URL {
-    let directory = FileManager.default.temporaryDirectory.appendingPathComponent("chime-attach-\(UUID().uuidString)")
-    try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-    let url = directory.appendingPathComponent(name)
+    let url = scratchDirectory("chime-attach").appendingPathComponent(name)
     try Data(repeating: 0x42, count: size).write(to: url)
     return url
 }

@@ -101,6 +101,7 @@ struct AttachmentShapeTests {
     @Test("a download without an extension needs the type hint")
     func typeHint() async throws {
         let file = try downloadedImage()
+        defer { try? FileManager.default.removeItem(at: file) }
         #expect(throws: UNError.self) { try UNNotificationAttachment(identifier: "a", url: file, options: nil) }
         let attachment = try UNNotificationAttachment(
             identifier: "a", url: file, options: [UNNotificationAttachmentOptionsTypeHintKey: "public.jpeg"])
@@ -130,6 +131,7 @@ struct AttachmentShapeTests {
     func time() throws {
         let file = FileManager.default.temporaryDirectory.appendingPathComponent("\(UUID().uuidString).mp4")
         try Data(repeating: 1, count: 512).write(to: file)
+        defer { try? FileManager.default.removeItem(at: file) }
         let attachment = try UNNotificationAttachment(
             identifier: "v", url: file,
             options: [
@@ -140,9 +142,11 @@ struct AttachmentShapeTests {
 
     @Test("a clipping rectangle outside the image is refused, naming the option")
     func badRect() throws {
+        let image = try downloadedImage()
+        defer { try? FileManager.default.removeItem(at: image) }
         let error = #expect(throws: ChimeError.self) {
             try UNNotificationAttachment(
-                identifier: "p", url: try downloadedImage(),
+                identifier: "p", url: image,
                 options: [
                     UNNotificationAttachmentOptionsTypeHintKey: "public.jpeg",
                     UNNotificationAttachmentOptionsThumbnailClippingRectKey: CGRect(x: 0.5, y: 0.5, width: 1, height: 1)

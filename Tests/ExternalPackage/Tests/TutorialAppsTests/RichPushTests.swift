@@ -33,7 +33,9 @@ struct RichPushTests {
     func richContent() async throws {
         let simulator = try await simulator(LocalRichPushService.self)
         let address = "https://cdn.example.com/\(UUID().uuidString).jpg"
-        LocalRichPushService.serve(address, from: try downloadedImage())
+        let image = try downloadedImage()
+        defer { try? FileManager.default.removeItem(at: image) }
+        LocalRichPushService.serve(address, from: image)
         try await simulator.push(richPayload(media: address), identifier: "photo")
         let content = try #require(await simulator.deliveredNotifications.first).request.content
         #expect(content.title == "Ann")
