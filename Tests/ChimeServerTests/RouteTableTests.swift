@@ -186,6 +186,23 @@ struct RouteTableTests {
     }
 
     @Test(
+        "the fields of events, responses, receipts and summaries in docs/openapi.json are those JSONFieldName declares",
+        arguments: [
+            ("Event", JSONFieldName.Event.all), ("NotificationResponse", JSONFieldName.Response.all),
+            ("ResponseInput", JSONFieldName.Response.answerFields), ("EscalationReceipt", JSONFieldName.Receipt.all),
+            ("ScheduledSummaryStatus", JSONFieldName.Summary.all), ("ScheduledSummaryInput", ScheduledSummary.fields),
+        ])
+    func schemaFieldsAreDeclared(schema: String, declared: [String]) throws {
+        let document = try JSONValue.parse(OpenAPIDocument.json, maxDepth: 256)
+        guard case .object(let properties)? = document["components"]?["schemas"]?[schema]?["properties"] else {
+            Issue.record("docs/openapi.json has no schema \(schema) with properties")
+            return
+        }
+        #expect(Set(properties.keys) == Set(declared), "\(schema)")
+        #expect(declared.count == Set(declared).count, "\(schema): a field declared twice")
+    }
+
+    @Test(
         "docs/openapi.json documents exactly the table's routes, with its operationIds, summaries, path parameters and security"
     )
     func documentMatchesTable() throws {

@@ -41,57 +41,66 @@ extension CLI {
 
     /// One line for an event: its id (`-` for hints that are not logged), kind, app and what it is about.
     package static func describeEvent(kind: String, id: String?, _ event: JSONValue) -> String {
-        let app = event["app"]?.stringValue ?? ""
+        typealias Field = JSONFieldName.Event
+        typealias Request = JSONFieldName.Request
+        typealias Response = JSONFieldName.Response
+        let app = event[Field.app]?.stringValue ?? ""
         var words: [String]
         switch kind {
         case "delivered", "silentPush":
-            let notification = event["notification"]
-            words = [notification?["identifier"]?.stringValue ?? "?", quoted(headline(notification))]
+            let notification = event[Field.notification]
+            words = [notification?[Request.identifier]?.stringValue ?? "?", quoted(headline(notification))]
             // A delivery's actions are its category's (the notification does not repeat them).
-            if let actions = event["category"]?["actions"]?.arrayValue.compactMap({ $0["identifier"]?.stringValue }),
+            if let actions = event[Field.category]?[JSONFieldName.Category.actions]?.arrayValue.compactMap({
+                $0[JSONFieldName.Action.identifier]?.stringValue
+            }),
                 !actions.isEmpty
             {
                 words.append("actions: " + actions.joined(separator: ", "))
             }
         case "realerted":
             // An escalating notification alerted again, unanswered: which, and which alert.
-            let notification = event["notification"]
+            let notification = event[Field.notification]
             words = [
-                notification?["identifier"]?.stringValue ?? "?", quoted(headline(notification)),
-                "alert \(event["alert"]?.numberValue.map { Validation.seconds($0) } ?? "?")",
+                notification?[Request.identifier]?.stringValue ?? "?", quoted(headline(notification)),
+                "alert \(event[Field.alert]?.numberValue.map { Validation.seconds($0) } ?? "?")",
             ]
         case "expired":
-            let request = event["request"]
+            let request = event[Field.request]
             words = [
-                request?["identifier"]?.stringValue ?? "?",
-                "due \(event["dueDate"]?.stringValue ?? "?"), not delivered after \(request?["expirationDate"]?.stringValue ?? "?")",
+                request?[Request.identifier]?.stringValue ?? "?",
+                "due \(event[Field.dueDate]?.stringValue ?? "?"), not delivered after \(request?[Request.expirationDate]?.stringValue ?? "?")",
             ]
         case "response":
-            let response = event["response"]
-            let action = response?["actionIdentifier"]?.stringValue ?? "?"
-            words = [response?["notification"]?["identifier"]?.stringValue ?? "?", "→", humanAction(action)]
-            if let text = response?["userText"]?.stringValue { words.append(quoted(text)) }
-        case "removed":
-            let identifiers = event["identifiers"]?.arrayValue.compactMap(\.stringValue) ?? []
+            let response = event[Field.response]
+            let action = response?[Response.actionIdentifier]?.stringValue ?? "?"
             words = [
-                "\(event["scope"]?.stringValue ?? "?"):",
+                response?[Response.notification]?[Request.identifier]?.stringValue ?? "?", "→", humanAction(action),
+            ]
+            if let text = response?[Response.userText]?.stringValue { words.append(quoted(text)) }
+        case "removed":
+            let identifiers = event[Field.identifiers]?.arrayValue.compactMap(\.stringValue) ?? []
+            words = [
+                "\(event[Field.scope]?.stringValue ?? "?"):",
                 identifiers.isEmpty ? "(none)" : identifiers.joined(separator: ", "),
             ]
         case "scheduled":
-            let identifiers = event["identifiers"]?.arrayValue.compactMap(\.stringValue) ?? []
+            let identifiers = event[Field.identifiers]?.arrayValue.compactMap(\.stringValue) ?? []
             words = [identifiers.isEmpty ? "(more than 100 requests)" : identifiers.joined(separator: ", ")]
         case "settings":
             words = [
-                "authorization: \(event[JSONFieldName.settings]?[JSONFieldName.authorizationStatus]?.stringValue ?? "?")"
+                "authorization: \(event[Field.settings]?[JSONFieldName.authorizationStatus]?.stringValue ?? "?")"
             ]
         case "categories":
-            let names = event["categories"]?.arrayValue.compactMap { $0["identifier"]?.stringValue } ?? []
+            let names =
+                event[Field.categories]?.arrayValue.compactMap { $0[JSONFieldName.Category.identifier]?.stringValue }
+                ?? []
             words = [names.isEmpty ? "(none)" : names.joined(separator: ", ")]
         case "app":
-            words = [event["change"]?.stringValue ?? "updated"]
+            words = [event[Field.change]?.stringValue ?? "updated"]
         case "focus":
             // The owner's (no app): each mode, on or off, how and until when.
-            let modes = event["modes"]?.arrayValue ?? []
+            let modes = event[Field.modes]?.arrayValue ?? []
             words = modes.isEmpty ? ["(no focus modes)"] : modes.map(focusWords)
             return ([id ?? "-", kind] + words).joined(separator: "  ")
         default:

@@ -31,8 +31,9 @@ extension CLI {
                 given == "open"
                 ? UNNotificationDefaultActionIdentifier
                 : given == "dismiss" ? UNNotificationDismissActionIdentifier : given
-            var body: JSONObject = ["actionIdentifier": .string(action), "surface": "cli"]
-            if let text = arguments.value("text") { body["userText"] = .string(text) }
+            typealias Field = JSONFieldName.Response
+            var body: JSONObject = [Field.actionIdentifier: .string(action), Field.surface: "cli"]
+            if let text = arguments.value("text") { body[Field.userText] = .string(text) }
             let client = try cli.client(arguments)
             let app = try await cli.app(arguments, client)
             let response = try await client.send(.respond, ["app": app, "identifier": identifier], json: .object(body))

@@ -43,7 +43,7 @@ extension CLI {
                     cli.write(
                         "No app is in a scheduled summary. Put one in: chime summary set APP --at 08:00 --at 18:00")
                 }
-                for summary in summaries { cli.write(describeSummary(summary)) }
+                for summary in summaries { cli.write(try describeSummary(summary)) }
                 return 0
             case "set":
                 status = try await client.send(.putSummary, ["app": app], json: try summaryBody(arguments)).json
@@ -62,7 +62,7 @@ extension CLI {
                 cli.printJSON(status ?? .null)
                 return 0
             }
-            cli.write(status.map(describeSummary) ?? "Done.")
+            cli.write(try status.map(describeSummary) ?? "Done.")
             return 0
         })
 
@@ -72,7 +72,7 @@ extension CLI {
         guard !times.isEmpty else { throw UsageError("give at least one --at HH:MM, such as --at 08:00 --at 18:00") }
         let zone = arguments.value("time-zone") ?? TimeZone.current.identifier
         do throws(ChimeError) {
-            _ = try ScheduledSummary(times: times, timeZone: zone)
+            return try ScheduledSummary(times: times, timeZone: zone).json
         } catch {
             // The refusal names the flag instead of the field: "--at \"25:00\" is not a time of day; …".
             let flag = error.field == "timeZone" ? "--time-zone" : "--at"
@@ -80,16 +80,18 @@ extension CLI {
             if let field = error.field, message.hasPrefix(field) { message = flag + message.dropFirst(field.count) }
             throw UsageError(message)
         }
-        return ["times": .array(times.map(JSONValue.string)), "timeZone": .string(zone)]
     }
 
-    /// "com.example.news: 08:00, 18:00 Europe/Berlin; next 2027-06-07T16:00:00Z, 3 held".
-    static func describeSummary(_ summary: JSONValue) -> String {
-        let app = summary["app"]?.stringValue ?? "?"
-        let times = (summary["times"]?.arrayValue ?? []).compactMap(\.stringValue).joined(separator: ", ")
-        var text = "\(app): \(times) \(summary["timeZone"]?.stringValue ?? "")"
-        if let next = summary["nextDelivery"]?.stringValue { text += "; next \(next)" }
-        if case .integer(let held)? = summary["held"] { text += ", \(held) held" }
-        return text
+    /// "com.example.news: 08:00, 18:00 Europe/Berlin; next 2027-06-07T16:00:00.000Z, 3 held": the
+    /// service's status read as the Apple layer reads it (``ScheduledSummaryStatus/init(json:)``).
+    static func describeSummary(_ json: JSONValue) throws -> String {
+        let status: ScheduledSummaryStatus
+        do throws(ChimeError) { status = try ScheduledSummaryStatus(json: json) } catch {
+            throw CommandError("the service's scheduled summary is not readable: \(error.message)")
+        }
+        let summary = status.summary
+        var text = "\(status.app): \(summary.timeTexts.joined(separator: ", ")) \(summary.timeZone)"
+        if let next = status.nextDelivery { text += "; next \(JSONMapping.formatDate(next))" }
+        return text + ", \(status.held) held"
     }
 }

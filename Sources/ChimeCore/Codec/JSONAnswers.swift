@@ -106,32 +106,36 @@ extension DeliveredNotification {
 extension NotificationResponse {
     /// An item of `GET /v1/apps/{app}/responses`, or an event's `response`.
     public init(json: JSONValue, field: String = "") throws(ChimeError) {
+        typealias Field = JSONFieldName.Response
         let path = { (key: String) in JSONPath.member(field, key) }
-        guard case .integer(let id)? = json["id"] else {
-            throw ChimeError(.malformedInput, field: path("id"), "\(path("id")): expected the response's integer id")
-        }
-        guard let notification = json["notification"] else {
-            throw ChimeError(.malformedInput, field: path("notification"), "\(path("notification")) is missing")
-        }
-        guard case .string(let action)? = json["actionIdentifier"] else {
+        guard case .integer(let id)? = json[Field.id] else {
             throw ChimeError(
-                .malformedInput, field: path("actionIdentifier"), "\(path("actionIdentifier")): expected a string")
+                .malformedInput, field: path(Field.id), "\(path(Field.id)): expected the response's integer id")
+        }
+        guard let notification = json[Field.notification] else {
+            throw ChimeError(.malformedInput, field: path(Field.notification), "\(path(Field.notification)) is missing")
+        }
+        guard case .string(let action)? = json[Field.actionIdentifier] else {
+            throw ChimeError(
+                .malformedInput, field: path(Field.actionIdentifier),
+                "\(path(Field.actionIdentifier)): expected a string")
         }
         var text: String?
-        if case .string(let value)? = json["userText"] { text = value }
-        guard let dateValue = json["date"] else {
-            throw ChimeError(.malformedInput, field: path("date"), "\(path("date")) is missing")
+        if case .string(let value)? = json[Field.userText] { text = value }
+        guard let dateValue = json[Field.date] else {
+            throw ChimeError(.malformedInput, field: path(Field.date), "\(path(Field.date)) is missing")
         }
         self.init(
-            id: id, notification: try DeliveredNotification(json: notification, field: path("notification")),
+            id: id, notification: try DeliveredNotification(json: notification, field: path(Field.notification)),
             actionIdentifier: action,
-            userText: text, date: try JSONMapping.date(dateValue, field: path("date"), code: .malformedInput))
+            userText: text, date: try JSONMapping.date(dateValue, field: path(Field.date), code: .malformedInput))
     }
 }
 
 extension EscalationReceipt {
     /// `GET /v1/apps/{app}/notifications/{identifier}/receipt`'s answer (``json``).
     public init(json: JSONValue, field: String = "") throws(ChimeError) {
+        typealias Field = JSONFieldName.Receipt
         let path = { (key: String) in JSONPath.member(field, key) }
         func string(_ key: String) throws(ChimeError) -> String {
             guard case .string(let value)? = json[key] else {
@@ -151,17 +155,18 @@ extension EscalationReceipt {
             return try JSONMapping.date(value, field: path(key), code: .malformedInput)
         }
         func optionalString(_ key: String) -> String? { if case .string(let value)? = json[key] { value } else { nil } }
-        guard let delivered = try date("deliveredAt") else {
-            throw ChimeError(.malformedInput, field: path("deliveredAt"), "\(path("deliveredAt")) is missing")
+        guard let delivered = try date(Field.deliveredAt) else {
+            throw ChimeError(.malformedInput, field: path(Field.deliveredAt), "\(path(Field.deliveredAt)) is missing")
         }
         self.init(
-            app: try string("app"), identifier: try string("identifier"), sequence: 0, deliveredAt: delivered,
-            escalation: NotificationEscalation(every: try number("escalateEvery"), for: try number("escalateFor")),
-            alerts: Int(try number("alerts")), lastAlertedAt: try date("lastAlertedAt"),
-            nextAlertAt: try date("nextAlertAt"),
-            acknowledgedAt: try date("acknowledgedAt"), actionIdentifier: optionalString("actionIdentifier"),
-            surface: optionalString("surface"), expired: json["expired"] == .bool(true),
-            removedAt: try date("removedAt"))
+            app: try string(Field.app), identifier: try string(Field.identifier), sequence: 0, deliveredAt: delivered,
+            escalation: NotificationEscalation(
+                every: try number(Field.escalateEvery), for: try number(Field.escalateFor)),
+            alerts: Int(try number(Field.alerts)), lastAlertedAt: try date(Field.lastAlertedAt),
+            nextAlertAt: try date(Field.nextAlertAt),
+            acknowledgedAt: try date(Field.acknowledgedAt), actionIdentifier: optionalString(Field.actionIdentifier),
+            surface: optionalString(Field.surface), expired: json[Field.expired] == .bool(true),
+            removedAt: try date(Field.removedAt))
     }
 }
 
@@ -194,50 +199,53 @@ extension EngineEvent {
     /// An event of the service's event stream (`data:` of `GET /v1/apps/{app}/events`). An event of
     /// a kind this version does not know is `nil`.
     public init?(json: JSONValue) throws(ChimeError) {
-        guard case .string(let kindName)? = json["kind"], let kind = Kind(rawValue: kindName) else { return nil }
-        guard case .string(let app)? = json["app"] else {
-            throw ChimeError(.malformedInput, field: "app", "the event has no app")
+        typealias Field = JSONFieldName.Event
+        guard case .string(let kindName)? = json[Field.kind], let kind = Kind(rawValue: kindName) else { return nil }
+        guard case .string(let app)? = json[Field.app] else {
+            throw ChimeError(.malformedInput, field: Field.app, "the event has no app")
         }
         var sequence: Int64 = 0
-        if case .integer(let value)? = json["sequence"] { sequence = value }
+        if case .integer(let value)? = json[Field.sequence] { sequence = value }
         let date =
-            try json["date"].map { value throws(ChimeError) in
-                try JSONMapping.date(value, field: "date", code: .malformedInput)
+            try json[Field.date].map { value throws(ChimeError) in
+                try JSONMapping.date(value, field: Field.date, code: .malformedInput)
             } ?? Date()
         func notification() throws(ChimeError) -> DeliveredNotification {
-            guard let value = json["notification"] else {
+            guard let value = json[Field.notification] else {
                 throw ChimeError(
-                    .malformedInput, field: "notification", "a \(kind.rawValue) event without its notification")
+                    .malformedInput, field: Field.notification, "a \(kind.rawValue) event without its notification")
             }
-            return try DeliveredNotification(json: value, field: "notification")
+            return try DeliveredNotification(json: value, field: Field.notification)
         }
         var identifiers: [String] = []
-        if case .array(let items)? = json["identifiers"] {
+        if case .array(let items)? = json[Field.identifiers] {
             identifiers = items.compactMap { if case .string(let text) = $0 { text } else { nil } }
         }
         let payload: Payload
         switch kind {
         case .delivered, .realerted:
             let delivered = try notification()
-            let settings = try json["settings"].map { value throws(ChimeError) in try NotificationSettings(json: value)
+            let settings = try json[Field.settings].map { value throws(ChimeError) in
+                try NotificationSettings(json: value)
             }
             var category: NotificationCategory?
-            if let value = json["category"], value != .null {
-                category = try NotificationCategory.answer(value, field: "category")
+            if let value = json[Field.category], value != .null {
+                category = try NotificationCategory.answer(value, field: Field.category)
             }
             let presentation =
-                UNNotificationPresentationOptions.answer(json["presentation"])
+                UNNotificationPresentationOptions.answer(json[Field.presentation])
                 ?? Presentation.background(for: delivered.request.content, settings: settings ?? .allowingEverything)
             var badge: Int?
-            if case .integer(let value)? = json["badge"] { badge = Int(exactly: value) }
+            if case .integer(let value)? = json[Field.badge] { badge = Int(exactly: value) }
             var delivery = Delivery(
                 notification: delivered, category: category, settings: settings ?? .allowingEverything,
                 presentation: presentation, badge: badge)
-            delivery.focus = FocusDecision(json: json["focus"])
+            delivery.focus = FocusDecision(json: json[Field.focus])
             if kind == .realerted {
-                guard case .integer(let alert)? = json["alert"], let number = Int(exactly: alert), number >= 2 else {
+                guard case .integer(let alert)? = json[Field.alert], let number = Int(exactly: alert), number >= 2
+                else {
                     throw ChimeError(
-                        .malformedInput, field: "alert", "a realerted event without its alert number (2 or more)")
+                        .malformedInput, field: Field.alert, "a realerted event without its alert number (2 or more)")
                 }
                 delivery.alert = number
                 payload = .realerted(delivery)
@@ -245,56 +253,56 @@ extension EngineEvent {
                 payload = .delivered(delivery)
             }
         case .response:
-            guard let value = json["response"] else {
-                throw ChimeError(.malformedInput, field: "response", "a response event without its response")
+            guard let value = json[Field.response] else {
+                throw ChimeError(.malformedInput, field: Field.response, "a response event without its response")
             }
-            payload = .response(try NotificationResponse(json: value, field: "response"))
+            payload = .response(try NotificationResponse(json: value, field: Field.response))
         case .removed:
             payload = .removed(
-                identifiers: identifiers, scope: json["scope"] == .string("pending") ? .pending : .delivered,
-                reason: json["reason"] == .string(RemovalReason.autoDismiss.rawValue) ? .autoDismiss : .request)
+                identifiers: identifiers, scope: json[Field.scope] == .string("pending") ? .pending : .delivered,
+                reason: json[Field.reason] == .string(RemovalReason.autoDismiss.rawValue) ? .autoDismiss : .request)
         case .silentPush:
             payload = .silentPush(try notification())
         case .settings:
             payload = .settings(
-                try json["settings"].map { value throws(ChimeError) in try NotificationSettings(json: value) }
+                try json[Field.settings].map { value throws(ChimeError) in try NotificationSettings(json: value) }
                     ?? NotificationSettings())
         case .scheduled:
             var requests: [PendingRequest] = []
-            if case .array(let items)? = json["requests"] {
+            if case .array(let items)? = json[Field.requests] {
                 for (index, item) in items.enumerated() {
-                    requests.append(try PendingRequest(json: item, field: "requests[\(index)]"))
+                    requests.append(try PendingRequest(json: item, field: "\(Field.requests)[\(index)]"))
                 }
             }
             payload = .scheduled(identifiers: identifiers, requests: requests)
         case .categories:
             var categories: [NotificationCategory] = []
-            if case .array(let items)? = json["categories"] {
+            if case .array(let items)? = json[Field.categories] {
                 for (index, item) in items.enumerated() {
-                    categories.append(try NotificationCategory.answer(item, field: "categories[\(index)]"))
+                    categories.append(try NotificationCategory.answer(item, field: "\(Field.categories)[\(index)]"))
                 }
             }
             payload = .categories(categories)
         case .app:
-            payload = .app(json["change"] == .string("removed") ? .removed : .updated)
+            payload = .app(json[Field.change] == .string("removed") ? .removed : .updated)
         case .quarantined:
-            guard let value = json["quarantined"] else {
-                throw ChimeError(.malformedInput, field: "quarantined", "a quarantined event without its entry")
+            guard let value = json[Field.quarantined] else {
+                throw ChimeError(.malformedInput, field: Field.quarantined, "a quarantined event without its entry")
             }
-            payload = .quarantined(try QuarantinedRequest.answer(value, field: "quarantined"))
+            payload = .quarantined(try QuarantinedRequest.answer(value, field: Field.quarantined))
         case .expired:
-            guard let value = json["request"] else {
-                throw ChimeError(.malformedInput, field: "request", "an expired event without its request")
+            guard let value = json[Field.request] else {
+                throw ChimeError(.malformedInput, field: Field.request, "an expired event without its request")
             }
             let due =
-                try json["dueDate"].map { value throws(ChimeError) in
-                    try JSONMapping.date(value, field: "dueDate", code: .malformedInput)
+                try json[Field.dueDate].map { value throws(ChimeError) in
+                    try JSONMapping.date(value, field: Field.dueDate, code: .malformedInput)
                 } ?? date
             payload = .expired(
-                ExpiredRequest(request: try NotificationRequest.answer(value, field: "request"), dueDate: due))
+                ExpiredRequest(request: try NotificationRequest.answer(value, field: Field.request), dueDate: due))
         case .focus:
             var modes: [FocusStatus] = []
-            if case .array(let items)? = json["modes"] {
+            if case .array(let items)? = json[Field.modes] {
                 for item in items { modes.append(try FocusStatus(json: item)) }
             }
             payload = .focus(modes)

@@ -203,16 +203,17 @@ extension EscalationReceipt {
     /// "alerts", "deliveredAt", "lastAlertedAt", "nextAlertAt", "endsAt", "expired", "removedAt",
     /// "escalateEvery", "escalateFor"}`: dates absent (null) when they have none.
     public var json: JSONValue {
-        [
-            "app": .string(app), "identifier": .string(identifier), "acknowledged": .bool(acknowledged),
-            "acknowledgedAt": acknowledgedAt.map(JSONMapping.json) ?? .null,
-            "actionIdentifier": actionIdentifier.map(JSONValue.string) ?? .null,
-            "surface": surface.map(JSONValue.string) ?? .null, "alerts": .integer(Int64(alerts)),
-            "deliveredAt": JSONMapping.json(deliveredAt), "lastAlertedAt": JSONMapping.json(lastAlertedAt),
-            "nextAlertAt": nextAlertAt.map(JSONMapping.json) ?? .null, "endsAt": JSONMapping.json(endsAt),
-            "expired": .bool(expired),
-            "removedAt": removedAt.map(JSONMapping.json) ?? .null,
-            "escalateEvery": .number(escalation.interval), "escalateFor": .number(escalation.duration),
+        typealias Field = JSONFieldName.Receipt
+        return [
+            Field.app: .string(app), Field.identifier: .string(identifier), Field.acknowledged: .bool(acknowledged),
+            Field.acknowledgedAt: acknowledgedAt.map(JSONMapping.json) ?? .null,
+            Field.actionIdentifier: actionIdentifier.map(JSONValue.string) ?? .null,
+            Field.surface: surface.map(JSONValue.string) ?? .null, Field.alerts: .integer(Int64(alerts)),
+            Field.deliveredAt: JSONMapping.json(deliveredAt), Field.lastAlertedAt: JSONMapping.json(lastAlertedAt),
+            Field.nextAlertAt: nextAlertAt.map(JSONMapping.json) ?? .null, Field.endsAt: JSONMapping.json(endsAt),
+            Field.expired: .bool(expired),
+            Field.removedAt: removedAt.map(JSONMapping.json) ?? .null,
+            Field.escalateEvery: .number(escalation.interval), Field.escalateFor: .number(escalation.duration),
         ]
     }
 }
@@ -292,9 +293,11 @@ extension DeliveredNotification {
 extension NotificationResponse {
     /// `{"id", "notification": {…}, "actionIdentifier", "userText", "date"}`.
     public var json: JSONValue {
-        [
-            "id": .integer(id), "notification": notification.json, "actionIdentifier": .string(actionIdentifier),
-            "userText": userText.map(JSONValue.string) ?? .null, "date": JSONMapping.json(date),
+        typealias Field = JSONFieldName.Response
+        return [
+            Field.id: .integer(id), Field.notification: notification.json,
+            Field.actionIdentifier: .string(actionIdentifier),
+            Field.userText: userText.map(JSONValue.string) ?? .null, Field.date: JSONMapping.json(date),
         ]
     }
 }
@@ -444,45 +447,46 @@ extension EngineEvent {
     /// both, `focus` when a focus was on (``FocusDecision/json``: held quietly, or let through and why);
     /// for `focus`, `modes` (every focus mode as ``FocusStatus/json``; `app` is empty).
     public var json: JSONValue {
+        typealias Field = JSONFieldName.Event
         var object: JSONObject = [
-            "sequence": .integer(sequence), "app": .string(app), "kind": .string(kind.rawValue),
-            "date": JSONMapping.json(date),
+            Field.sequence: .integer(sequence), Field.app: .string(app), Field.kind: .string(kind.rawValue),
+            Field.date: JSONMapping.json(date),
         ]
         switch payload {
         case .delivered(let delivery), .realerted(let delivery):
-            object["notification"] = delivery.notification.json
-            object["category"] = delivery.category?.json ?? .null
-            object["presentation"] = delivery.presentation.json
-            object["settings"] = delivery.settings.json
-            if let badge = delivery.badge { object["badge"] = .integer(Int64(badge)) }
-            if delivery.alert > 1 { object["alert"] = .integer(Int64(delivery.alert)) }
-            if let focus = delivery.focus { object["focus"] = focus.json }
+            object[Field.notification] = delivery.notification.json
+            object[Field.category] = delivery.category?.json ?? .null
+            object[Field.presentation] = delivery.presentation.json
+            object[Field.settings] = delivery.settings.json
+            if let badge = delivery.badge { object[Field.badge] = .integer(Int64(badge)) }
+            if delivery.alert > 1 { object[Field.alert] = .integer(Int64(delivery.alert)) }
+            if let focus = delivery.focus { object[Field.focus] = focus.json }
         case .response(let response):
-            object["response"] = response.json
+            object[Field.response] = response.json
         case .removed(let identifiers, let scope, let reason):
-            object["identifiers"] = .array(identifiers.map(JSONValue.string))
-            object["scope"] = .string(scope.rawValue)
-            if reason != .request { object["reason"] = .string(reason.rawValue) }
+            object[Field.identifiers] = .array(identifiers.map(JSONValue.string))
+            object[Field.scope] = .string(scope.rawValue)
+            if reason != .request { object[Field.reason] = .string(reason.rawValue) }
         case .silentPush(let notification):
-            object["notification"] = notification.json
+            object[Field.notification] = notification.json
         case .settings(let settings):
-            object["settings"] = settings.json
-            object["listed"] = .bool(Presentation.listed(settings))
+            object[Field.settings] = settings.json
+            object[Field.listed] = .bool(Presentation.listed(settings))
         case .scheduled(let identifiers, let requests):
-            object["identifiers"] = .array(identifiers.map(JSONValue.string))
-            if !requests.isEmpty { object["requests"] = .array(requests.map(\.json)) }
+            object[Field.identifiers] = .array(identifiers.map(JSONValue.string))
+            if !requests.isEmpty { object[Field.requests] = .array(requests.map(\.json)) }
         case .categories(let categories):
-            object["categories"] = .array(categories.map(\.json))
+            object[Field.categories] = .array(categories.map(\.json))
         case .app(let change, let record):
-            object["change"] = .string(change.rawValue)
-            if let record { object["record"] = record.json }
+            object[Field.change] = .string(change.rawValue)
+            if let record { object[Field.record] = record.json }
         case .quarantined(let entry):
-            object["quarantined"] = entry.json
+            object[Field.quarantined] = entry.json
         case .expired(let expired):
-            object["request"] = expired.request.json
-            object["dueDate"] = JSONMapping.json(expired.dueDate)
+            object[Field.request] = expired.request.json
+            object[Field.dueDate] = JSONMapping.json(expired.dueDate)
         case .focus(let modes):
-            object["modes"] = .array(modes.map(\.json))
+            object[Field.modes] = .array(modes.map(\.json))
         }
         return .object(object)
     }

@@ -1,8 +1,10 @@
 import Foundation
 
 /// JSON field names, declared once: of the settings, authorization and badge bodies and answers
-/// (at the top level), and of requests, their content, triggers and categories (``Request``,
-/// ``Content``, ``Sound``, ``Attachment``, ``Trigger``, ``Region``, ``Category``, ``Action``). The
+/// (at the top level), of requests, their content, triggers and categories (``Request``,
+/// ``Content``, ``Sound``, ``Attachment``, ``Trigger``, ``Region``, ``Category``, ``Action``), and
+/// of events, responses, escalation receipts and scheduled summaries (``Event``, ``Response``,
+/// ``Receipt``, ``Summary``: each with its encoder and tolerant decoder beside it). The
 /// encoders (``NotificationSettings/json``, ``AuthorizationAnswer/json``,
 /// ``NotificationRequest/json``, ``NotificationCategory/json``), the strict decoders of request
 /// bodies (``SettingsChange/init(json:)``, ``JSONMapping/authorizationOptions(_:)``,
@@ -16,7 +18,7 @@ import Foundation
 /// let status = settingsJSON[JSONFieldName.authorizationStatus]
 /// let category = requestJSON[JSONFieldName.Content.categoryIdentifier]
 /// ```
-package enum JSONFieldName {
+@usableFromInline package enum JSONFieldName {
     // `NotificationSettings`: Apple's `UNNotificationSettings` property names.
     package static let authorizationStatus = "authorizationStatus"
     package static let alertStyle = "alertStyle"
@@ -25,7 +27,7 @@ package enum JSONFieldName {
 
     // `POST /v1/apps/{app}/authorization` `{"options": […]}`, `…/authorization/answer` `{"allow": true}`,
     // and their answer `{"granted", "status", "settings"}`.
-    package static let options = "options"
+    @usableFromInline package static let options = "options"
     package static let allow = "allow"
     package static let granted = "granted"
     package static let status = "status"
@@ -37,11 +39,11 @@ package enum JSONFieldName {
     /// A request's own fields (beside its content fields, ``Content``), and what a listed or
     /// delivered request adds: the encoder (``NotificationRequest/json``), the strict decoder
     /// (``NotificationRequest/init(json:field:)``), the tolerant one (answers) and `chime add`.
-    package enum Request {
+    @usableFromInline package enum Request {
         package static let identifier = "identifier"
         /// The content fields nested in one object (the top level is canonical).
-        package static let content = "content"
-        package static let trigger = "trigger"
+        @usableFromInline package static let content = "content"
+        @usableFromInline package static let trigger = "trigger"
         package static let expiresIn = "expiresIn"
         package static let expirationDate = "expirationDate"
         package static let dismissIn = "dismissIn"
@@ -58,14 +60,14 @@ package enum JSONFieldName {
     }
 
     /// A request's content fields: Apple's `UNNotificationContent` property names.
-    package enum Content {
+    @usableFromInline package enum Content {
         package static let title = "title"
         package static let subtitle = "subtitle"
         package static let body = "body"
         package static let badge = "badge"
-        package static let sound = "sound"
+        @usableFromInline package static let sound = "sound"
         package static let launchImageName = "launchImageName"
-        package static let userInfo = "userInfo"
+        @usableFromInline package static let userInfo = "userInfo"
         package static let attachments = "attachments"
         package static let categoryIdentifier = "categoryIdentifier"
         package static let threadIdentifier = "threadIdentifier"
@@ -85,10 +87,10 @@ package enum JSONFieldName {
     }
 
     /// A critical sound's object (`{"name", "critical", "volume"}`).
-    package enum Sound {
+    @usableFromInline package enum Sound {
         package static let name = "name"
         package static let critical = "critical"
-        package static let volume = "volume"
+        @usableFromInline package static let volume = "volume"
         package static let all = [name, critical, volume]
     }
 
@@ -112,11 +114,11 @@ package enum JSONFieldName {
     /// A trigger: `type` and the members of each type (a recurrence trigger's too), the names of
     /// the types, a calendar trigger's `timeZone` among its date components, and a location
     /// trigger's region.
-    package enum Trigger {
+    @usableFromInline package enum Trigger {
         package static let type = "type"
         package static let timeInterval = "timeInterval"
-        package static let dateComponents = "dateComponents"
-        package static let region = "region"
+        @usableFromInline package static let dateComponents = "dateComponents"
+        @usableFromInline package static let region = "region"
         package static let repeats = "repeats"
         package static let timeZone = "timeZone"
         package static let rrule = "rrule"
@@ -180,6 +182,95 @@ package enum JSONFieldName {
         package static let systemImageName = "systemImageName"
         package static let templateImageName = "templateImageName"
         package static let iconFields = [systemImageName, templateImageName]
+    }
+
+    /// An event of the event streams: its own fields (`sequence`, `app`, `kind`, `date`) and what
+    /// each kind carries. The encoder (``EngineEvent/json``), the tolerant decoder
+    /// (``EngineEvent/init(json:)``) and `chime events`.
+    package enum Event {
+        package static let sequence = "sequence"
+        package static let app = "app"
+        package static let kind = "kind"
+        package static let date = "date"
+        package static let notification = "notification"
+        package static let category = "category"
+        package static let presentation = "presentation"
+        package static let settings = JSONFieldName.settings
+        package static let badge = JSONFieldName.badge
+        package static let alert = "alert"
+        package static let focus = "focus"
+        package static let response = "response"
+        package static let identifiers = "identifiers"
+        package static let scope = "scope"
+        package static let reason = "reason"
+        package static let listed = "listed"
+        package static let requests = "requests"
+        package static let categories = "categories"
+        package static let change = "change"
+        package static let record = "record"
+        package static let quarantined = "quarantined"
+        package static let request = "request"
+        package static let dueDate = "dueDate"
+        package static let modes = "modes"
+        /// Every field an event may have (the Event schema of docs/openapi.json has these).
+        package static let all = [
+            sequence, app, kind, date, notification, category, presentation, settings, badge, alert, focus, response,
+            identifiers, scope, reason, listed, requests, categories, change, record, quarantined, request, dueDate,
+            modes,
+        ]
+    }
+
+    /// A response to a notification (``NotificationResponse/json``,
+    /// ``NotificationResponse/init(json:field:)``), and the body that gives one
+    /// (`POST …/responses`: `actionIdentifier`, `userText` and where the user answered, `surface`).
+    @usableFromInline package enum Response {
+        package static let id = "id"
+        package static let notification = "notification"
+        package static let actionIdentifier = "actionIdentifier"
+        package static let userText = "userText"
+        package static let date = "date"
+        @usableFromInline package static let surface = "surface"
+        /// A response's fields, and the fields of the body that gives one.
+        package static let all = [id, notification, actionIdentifier, userText, date]
+        package static let answerFields = [actionIdentifier, userText, surface]
+    }
+
+    /// An escalation receipt (``EscalationReceipt/json``, ``EscalationReceipt/init(json:field:)``);
+    /// its escalation is the request's (`escalateEvery`, `escalateFor`).
+    package enum Receipt {
+        package static let app = "app"
+        package static let identifier = "identifier"
+        package static let acknowledged = "acknowledged"
+        package static let acknowledgedAt = "acknowledgedAt"
+        package static let actionIdentifier = "actionIdentifier"
+        package static let surface = Response.surface
+        package static let alerts = "alerts"
+        package static let deliveredAt = "deliveredAt"
+        package static let lastAlertedAt = "lastAlertedAt"
+        package static let nextAlertAt = "nextAlertAt"
+        package static let endsAt = "endsAt"
+        package static let expired = "expired"
+        package static let removedAt = "removedAt"
+        package static let escalateEvery = Request.escalateEvery
+        package static let escalateFor = Request.escalateFor
+        package static let all = [
+            app, identifier, acknowledged, acknowledgedAt, actionIdentifier, surface, alerts, deliveredAt,
+            lastAlertedAt,
+            nextAlertAt, endsAt, expired, removedAt, escalateEvery, escalateFor,
+        ]
+    }
+
+    /// A scheduled summary (`{"times", "timeZone"}`) and its status (`app`, `nextDelivery`, `held`):
+    /// ``ScheduledSummary/init(json:)``, ``ScheduledSummary/json``, ``ScheduledSummaryStatus`` and
+    /// `chime summary`.
+    package enum Summary {
+        package static let times = "times"
+        package static let timeZone = "timeZone"
+        package static let app = "app"
+        package static let nextDelivery = "nextDelivery"
+        package static let held = "held"
+        /// A status's fields; a client sends ``ScheduledSummary/fields``.
+        package static let all = [app, times, timeZone, nextDelivery, held]
     }
 }
 

@@ -10,7 +10,8 @@ extension JSONMapping {
     // MARK: user info
 
     /// `userInfo` from a JSON object (see ``JSONMapping`` for the mapping of `$data` and `$date`).
-    public static func userInfo(_ value: JSONValue, field: String = "userInfo") throws(ChimeError) -> [String:
+    public static func userInfo(_ value: JSONValue, field: String = JSONFieldName.Content.userInfo) throws(ChimeError)
+        -> [String:
         PropertyListValue]
     {
         guard case .object(let object) = value else {
@@ -244,7 +245,7 @@ extension NotificationRequest {
 
 extension NotificationContent {
     /// Decodes content from an object of content fields (`title`, `body`, `sound`, …).
-    public init(json: JSONValue, field: String = "content") throws(ChimeError) {
+    public init(json: JSONValue, field: String = JSONFieldName.Request.content) throws(ChimeError) {
         let reader = try JSONObjectReader(json, path: field, what: "notification content")
         try reader.finish(accepted: JSONMapping.contentFields, what: "notification content")
         try self.init(reader: reader)
@@ -302,7 +303,7 @@ extension NotificationContent {
 extension NotificationSound {
     /// Decodes `"default"`, a file name (`"ping.caf"`), or `{"name": "ping.caf", "critical": true, "volume": 0.5}`
     /// (no `name`: the default sound).
-    public init(json: JSONValue, field: String = "sound") throws(ChimeError) {
+    public init(json: JSONValue, field: String = JSONFieldName.Content.sound) throws(ChimeError) {
         switch json {
         case .string(let name):
             guard !name.isEmpty else {
@@ -381,7 +382,7 @@ extension NotificationTrigger {
     /// `repeats`, its rule says how it ends). `push` triggers only come
     /// from pushes and are rejected here. Parameters the Swift initialisers would trap on (an
     /// interval under 60 seconds that repeats, a radius of 0) are errors naming the field.
-    public init(json: JSONValue, field: String = "trigger") throws(ChimeError) {
+    public init(json: JSONValue, field: String = JSONFieldName.Request.trigger) throws(ChimeError) {
         typealias Field = JSONFieldName.Trigger
         typealias Kind = JSONFieldName.Trigger.Kind
         let r = try JSONObjectReader(json, path: field, what: "a trigger", code: .invalidTrigger)
@@ -469,7 +470,7 @@ extension JSONMapping {
 extension CircularRegion {
     /// Decodes `{"identifier", "latitude", "longitude", "radius", "notifyOnEntry", "notifyOnExit"}`
     /// (both notify flags default to `true`, as on Apple's platforms).
-    public init(json: JSONValue, field: String = "region") throws(ChimeError) {
+    public init(json: JSONValue, field: String = JSONFieldName.Trigger.region) throws(ChimeError) {
         typealias Field = JSONFieldName.Region
         let r = try JSONObjectReader(json, path: field, what: "a region", code: .invalidTrigger)
         try r.finish(accepted: Field.all, what: "a region")
@@ -593,7 +594,7 @@ extension UNNotificationPresentationOptions {
 
 extension UNAuthorizationOptions {
     /// Decodes an array of Apple's names: `["alert", "sound", "badge"]`.
-    public init(json: JSONValue, field: String = "options") throws(ChimeError) {
+    public init(json: JSONValue, field: String = JSONFieldName.options) throws(ChimeError) {
         self = try JSONMapping.options(json, table: Self.names, field: field)
     }
 }

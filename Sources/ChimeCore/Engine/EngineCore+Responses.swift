@@ -21,13 +21,13 @@ extension EngineCore {
         if action.isLiterally(UNNotificationDefaultActionIdentifier) {
             if userText != nil {
                 throw ChimeError(
-                    .invalidValue, field: "userText",
+                    .invalidValue, field: JSONFieldName.Response.userText,
                     "the default action takes no text; send userText only with a text-input action")
             }
         } else if action.isLiterally(UNNotificationDismissActionIdentifier) {
             if userText != nil {
                 throw ChimeError(
-                    .invalidValue, field: "userText",
+                    .invalidValue, field: JSONFieldName.Response.userText,
                     "a dismissal takes no text; send userText only with a text-input action")
             }
             respondsToApp = category?.options.contains(.customDismissAction) ?? false
@@ -42,18 +42,18 @@ extension EngineCore {
                         ? "its category '\(categoryIdentifier)' is not registered"
                         : "category '\(categoryIdentifier)' has"
                 throw ChimeError(
-                    .unknownAction, field: "actionIdentifier",
+                    .unknownAction, field: JSONFieldName.Response.actionIdentifier,
                     "notification '\(identifier)' has no action '\(action)': \(which); accepted: \(available.joined(separator: ", "))"
                 )
             }
             if found.textInput != nil && userText == nil {
                 throw ChimeError(
-                    .invalidValue, field: "userText",
+                    .invalidValue, field: JSONFieldName.Response.userText,
                     "action '\(action)' is a text-input action; give the typed text as userText")
             }
             if found.textInput == nil && userText != nil {
                 throw ChimeError(
-                    .invalidValue, field: "userText",
+                    .invalidValue, field: JSONFieldName.Response.userText,
                     "action '\(action)' has no text field; send userText only with a text-input action")
             }
         }

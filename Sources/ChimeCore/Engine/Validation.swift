@@ -132,7 +132,9 @@ public enum Validation {
     /// try Validation.validateSurface("webPush")   // accepted
     /// try Validation.validateSurface("my phone")  // throws invalidValue naming "surface"
     /// ```
-    public static func validateSurface(_ surface: String, field: String = "surface") throws(ChimeError) {
+    public static func validateSurface(_ surface: String, field: String = JSONFieldName.Response.surface)
+        throws(ChimeError)
+    {
         guard (1...64).contains(surface.utf8.count),
             surface.unicodeScalars.allSatisfy({
                 $0.isASCII
@@ -147,7 +149,9 @@ public enum Validation {
     }
 
     /// Checks content values and size.
-    public static func validate(_ content: NotificationContent, field: String = "content") throws(ChimeError) {
+    public static func validate(_ content: NotificationContent, field: String = JSONFieldName.Request.content)
+        throws(ChimeError)
+    {
         typealias Field = JSONFieldName.Content
         try validateBadge(content.badge, field: join(field, Field.badge))
         try validateRelevanceScore(content.relevanceScore, field: join(field, Field.relevanceScore))
@@ -207,7 +211,9 @@ public enum Validation {
     }
 
     /// Checks a critical sound's volume: a number from 0 to 1.
-    public static func validateVolume(_ volume: Double, field: String = "sound.volume") throws(ChimeError) {
+    public static func validateVolume(
+        _ volume: Double, field: String = JSONFieldName.Content.sound + "." + JSONFieldName.Sound.volume
+    ) throws(ChimeError) {
         if !volume.isFinite || !(0...1).contains(volume) {
             throw ChimeError(.invalidValue, field: field, "\(field) is \(volume); accepted: a number from 0 to 1")
         }
@@ -237,7 +243,9 @@ public enum Validation {
     }
 
     /// Checks a trigger's parameters.
-    public static func validate(_ trigger: NotificationTrigger, field: String = "trigger") throws(ChimeError) {
+    public static func validate(_ trigger: NotificationTrigger, field: String = JSONFieldName.Request.trigger)
+        throws(ChimeError)
+    {
         typealias Field = JSONFieldName.Trigger
         switch trigger {
         case .timeInterval(let interval, let repeats):
@@ -282,7 +290,9 @@ public enum Validation {
         ]
 
     /// Checks date components for a calendar trigger: at least one component, each in range.
-    public static func validate(_ components: DateComponents, field: String = "dateComponents") throws(ChimeError) {
+    public static func validate(
+        _ components: DateComponents, field: String = JSONFieldName.Trigger.dateComponents
+    ) throws(ChimeError) {
         var any = false
         for (name, keyPath, range) in dateComponentRanges {
             guard let value = components[keyPath: keyPath] else { continue }
@@ -302,7 +312,9 @@ public enum Validation {
     }
 
     /// Checks a region: identifier, valid coordinates, a positive radius, entry or exit.
-    public static func validate(_ region: CircularRegion, field: String = "region") throws(ChimeError) {
+    public static func validate(_ region: CircularRegion, field: String = JSONFieldName.Trigger.region)
+        throws(ChimeError)
+    {
         try validateIdentifier(region.identifier, field: join(field, "identifier"))
         try validate(region.center, field: field, code: .invalidTrigger)
         if !region.radius.isFinite || region.radius <= 0 {

@@ -107,7 +107,7 @@ extension PropertyListValue {
 
 extension Dictionary where Key == String, Value == PropertyListValue {
     /// Converts Apple's `[AnyHashable: Any]` user info, naming the first offending key on failure.
-    public init(userInfo: [AnyHashable: Any], field: String = "userInfo") throws {
+    public init(userInfo: [AnyHashable: Any], field: String = JSONFieldName.Content.userInfo) throws {
         try self.init(userInfo: userInfo, at: { field })
     }
 

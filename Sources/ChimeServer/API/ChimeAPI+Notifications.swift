@@ -144,13 +144,16 @@ extension ChimeAPI {
     /// "surface": …}`: the user's answer; 204 when the action only dismisses. `surface` (default
     /// `api`) names where the user answered, for an escalating notification's receipt.
     func respond(_ request: HTTPRequest, route: Route) async throws -> HTTPResponse {
+        typealias Field = JSONFieldName.Response
         let object = try JSONObjectReader(
-            try jsonBody(request), what: "the user's answer", accepted: ["actionIdentifier", "userText", "surface"])
+            try jsonBody(request), what: "the user's answer",
+            accepted: Field.answerFields)
         let action = try object.requiredString(
-            "actionIdentifier", hint: " naming the action (com.apple.UNNotificationDefaultActionIdentifier for a tap)")
-        let text = try object.string("userText")
+            Field.actionIdentifier,
+            hint: " naming the action (com.apple.UNNotificationDefaultActionIdentifier for a tap)")
+        let text = try object.string(Field.userText)
         // The engine checks the name (Validation.validateSurface).
-        let surface = try object.string("surface") ?? "api"
+        let surface = try object.string(Field.surface) ?? "api"
         guard
             let response = try await engine.respond(
                 app: route["app"], notification: route["identifier"], action: action, userText: text,

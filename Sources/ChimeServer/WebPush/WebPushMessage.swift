@@ -39,14 +39,16 @@ struct WebPushMessage: Sendable, Hashable {
         var object: JSONObject = [
             "v": 1, "kind": "show", "app": .string(app), "id": .string(notification.request.identifier),
         ]
-        object["title"] = .string(content.title)
-        object["subtitle"] = .string(content.subtitle)
-        object["body"] = .string(content.body)
+        // The content's texts and the delivery date under their names in the delivered list; the
+        // rest is the worker's own format (above).
+        object[JSONFieldName.Content.title] = .string(content.title)
+        object[JSONFieldName.Content.subtitle] = .string(content.subtitle)
+        object[JSONFieldName.Content.body] = .string(content.body)
         // The badge the app asked for: applied, or waiting for its `willPresent` answer on the service.
         object["badge"] = (delivery.badge ?? delivery.pendingBadge).map { .integer(Int64($0)) } ?? .null
         object["level"] = .string(levelName(content.interruptionLevel))
         object["thread"] = .string(content.threadIdentifier)
-        object["date"] = JSONMapping.json(notification.date)
+        object[JSONFieldName.Request.date] = JSONMapping.json(notification.date)
         object["sound"] = .bool(delivery.presentation.contains(.sound) && content.sound != nil)
         object["banner"] = .bool(delivery.presentation.contains(.banner))
         if let category = delivery.category {
@@ -55,9 +57,11 @@ struct WebPushMessage: Sendable, Hashable {
             object["actions"] = .array(
                 category.actions.map { action in
                     var entry: JSONObject = [
-                        "id": .string(action.identifier), "title": .string(String(action.title.prefix(100))),
+                        "id": .string(action.identifier),
+                        JSONFieldName.Action.title: .string(String(action.title.prefix(100))),
                     ]
-                    entry["options"] = JSONMapping.json(action.options, table: UNNotificationActionOptions.names)
+                    entry[JSONFieldName.Action.options] = JSONMapping.json(
+                        action.options, table: UNNotificationActionOptions.names)
                     if let input = action.textInput {
                         entry["input"] = [
                             "button": .string(String(input.buttonTitle.prefix(60))),
@@ -144,7 +148,8 @@ struct WebPushMessage: Sendable, Hashable {
         func size() -> Int { JSONValue.object(object).serializedBytes().count }
         guard size() > maximumPlaintext else { return .object(object) }
         object["truncated"] = true
-        for key in ["body", "subtitle", "title", "thread"] {
+        typealias Content = JSONFieldName.Content
+        for key in [Content.body, Content.subtitle, Content.title, "thread"] {
             guard case .string(let text)? = object[key] else { continue }
             var characters = Array(text)
             // Halve the excess until it fits: at most a few dozen serializations.
