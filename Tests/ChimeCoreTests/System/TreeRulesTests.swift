@@ -73,6 +73,35 @@ struct TreeRulesTests {
         }
     }
 
+    /// A merge that stopped on a conflict and was committed anyway leaves git's markers in the file
+    /// (docs/security.md carried one for two days: both rows of a table and the markers between them).
+    /// No text file of the tree begins a line with them.
+    @Test("no merge-conflict markers left in the tree")
+    func noConflictMarkers() throws {
+        let kinds: Set<String> = [
+            "swift", "md", "js", "css", "html", "py", "sh", "json", "toml", "yml", "lua", "c", "h",
+        ]
+        let skipped: Set<String> = [".build", ".git", ".venv", "venv", "node_modules", "__pycache__"]
+        let enumerator = try #require(
+            FileManager.default.enumerator(at: SourceTree.root, includingPropertiesForKeys: nil))
+        var read = 0
+        for case let url as URL in enumerator {
+            if skipped.contains(url.lastPathComponent) {
+                enumerator.skipDescendants()
+                continue
+            }
+            guard kinds.contains(url.pathExtension) || url.lastPathComponent == "Makefile",
+                let text = try? String(contentsOf: url, encoding: .utf8)
+            else { continue }
+            read += 1
+            for line in try SourceTree.lines(of: url, text: text)
+            where line.text.hasPrefix("<<<<<<< ") || line.text.hasPrefix(">>>>>>> ") {
+                Issue.record("\(line.place) has a merge-conflict marker: \(line.text)")
+            }
+        }
+        #expect(read > 500, "\(read) text files read")
+    }
+
     @Test("a return without a value is told from one with a value")
     func returns() {
         #expect(Self.returnsNothing("    guard x else { return }"))
