@@ -35,12 +35,4 @@ extension CLI {
     static func headline(_ content: NotificationContent) -> String {
         [content.title, content.body, content.subtitle].first { !$0.isEmpty } ?? ""
     }
-
-    /// ``headline(_:)`` of a notification in an event's JSON.
-    static func headline(_ notification: JSONValue?) -> String {
-        let text = { (field: String) in notification?[field]?.stringValue ?? "" }
-        typealias Field = JSONFieldName.Content
-        return headline(
-            NotificationContent(title: text(Field.title), subtitle: text(Field.subtitle), body: text(Field.body)))
-    }
 }

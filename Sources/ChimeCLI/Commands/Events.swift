@@ -39,83 +39,78 @@ extension CLI {
             return 0
         })
 
-    /// One line for an event: its id (`-` for hints that are not logged), kind, app and what it is about.
-    package static func describeEvent(kind: String, id: String?, _ event: JSONValue) -> String {
-        typealias Field = JSONFieldName.Event
-        typealias Request = JSONFieldName.Request
-        typealias Response = JSONFieldName.Response
-        let app = event[Field.app]?.stringValue ?? ""
+    /// One line for an event: its id (`-` for hints that are not logged), kind, app and what it is
+    /// about. The event's `data:` is read as the Apple layer reads it (``EngineEvent/init(json:)``);
+    /// one of a kind this version does not know is named by its kind and app alone, one the decoder
+    /// refuses with why.
+    ///
+    /// ```swift
+    /// CLI.describeEvent(kind: "scheduled", id: nil, event.json)  // "-  scheduled  com.a  a, b"
+    /// ```
+    package static func describeEvent(kind: String, id: String?, _ json: JSONValue) -> String {
+        let app = json[JSONFieldName.Event.app]?.stringValue ?? ""
+        let event: EngineEvent
+        do throws(ChimeError) {
+            guard let known = try EngineEvent(json: json) else {
+                return [id ?? "-", kind, app].joined(separator: "  ")
+            }
+            event = known
+        } catch {
+            return [id ?? "-", kind, app, "(not readable: \(error.message))"].joined(separator: "  ")
+        }
         var words: [String]
-        switch kind {
-        case "delivered", "silentPush":
-            let notification = event[Field.notification]
-            words = [notification?[Request.identifier]?.stringValue ?? "?", quoted(headline(notification))]
+        switch event.payload {
+        case .delivered(let delivery):
+            words = [delivery.notification.request.identifier, quoted(headline(delivery.notification.request.content))]
             // A delivery's actions are its category's (the notification does not repeat them).
-            if let actions = event[Field.category]?[JSONFieldName.Category.actions]?.arrayValue.compactMap({
-                $0[JSONFieldName.Action.identifier]?.stringValue
-            }),
-                !actions.isEmpty
-            {
+            if let actions = delivery.category?.actions.map(\.identifier), !actions.isEmpty {
                 words.append("actions: " + actions.joined(separator: ", "))
             }
-        case "realerted":
+        case .silentPush(let notification):
+            words = [notification.request.identifier, quoted(headline(notification.request.content))]
+        case .realerted(let delivery):
             // An escalating notification alerted again, unanswered: which, and which alert.
-            let notification = event[Field.notification]
+            let request = delivery.notification.request
+            words = [request.identifier, quoted(headline(request.content)), "alert \(delivery.alert)"]
+        case .expired(let expired):
+            var after = "?"
+            if case .at(let date)? = expired.request.expiration { after = JSONMapping.formatDate(date) }
             words = [
-                notification?[Request.identifier]?.stringValue ?? "?", quoted(headline(notification)),
-                "alert \(event[Field.alert]?.numberValue.map { Validation.seconds($0) } ?? "?")",
+                expired.request.identifier,
+                "due \(JSONMapping.formatDate(expired.dueDate)), not delivered after \(after)",
             ]
-        case "expired":
-            let request = event[Field.request]
-            words = [
-                request?[Request.identifier]?.stringValue ?? "?",
-                "due \(event[Field.dueDate]?.stringValue ?? "?"), not delivered after \(request?[Request.expirationDate]?.stringValue ?? "?")",
-            ]
-        case "response":
-            let response = event[Field.response]
-            let action = response?[Response.actionIdentifier]?.stringValue ?? "?"
-            words = [
-                response?[Response.notification]?[Request.identifier]?.stringValue ?? "?", "→", humanAction(action),
-            ]
-            if let text = response?[Response.userText]?.stringValue { words.append(quoted(text)) }
-        case "removed":
-            let identifiers = event[Field.identifiers]?.arrayValue.compactMap(\.stringValue) ?? []
-            words = [
-                "\(event[Field.scope]?.stringValue ?? "?"):",
-                identifiers.isEmpty ? "(none)" : identifiers.joined(separator: ", "),
-            ]
-        case "scheduled":
-            let identifiers = event[Field.identifiers]?.arrayValue.compactMap(\.stringValue) ?? []
+        case .response(let response):
+            words = [response.notification.request.identifier, "→", humanAction(response.actionIdentifier)]
+            if let text = response.userText { words.append(quoted(text)) }
+        case .removed(let identifiers, let scope, _):
+            words = ["\(scope.rawValue):", identifiers.isEmpty ? "(none)" : identifiers.joined(separator: ", ")]
+        case .scheduled(let identifiers, _):
             words = [identifiers.isEmpty ? "(more than 100 requests)" : identifiers.joined(separator: ", ")]
-        case "settings":
-            words = [
-                "authorization: \(event[Field.settings]?[JSONFieldName.authorizationStatus]?.stringValue ?? "?")"
-            ]
-        case "categories":
-            let names =
-                event[Field.categories]?.arrayValue.compactMap { $0[JSONFieldName.Category.identifier]?.stringValue }
-                ?? []
-            words = [names.isEmpty ? "(none)" : names.joined(separator: ", ")]
-        case "app":
-            words = [event[Field.change]?.stringValue ?? "updated"]
-        case "focus":
+        case .settings(let settings):
+            words = ["authorization: \(settings.authorizationStatus.name)"]
+        case .categories(let categories):
+            words = [categories.isEmpty ? "(none)" : categories.map(\.identifier).joined(separator: ", ")]
+        case .app(let change, _):
+            words = [change.rawValue]
+        case .focus(let modes):
             // The owner's (no app): each mode, on or off, how and until when.
-            let modes = event[Field.modes]?.arrayValue ?? []
             words = modes.isEmpty ? ["(no focus modes)"] : modes.map(focusWords)
             return ([id ?? "-", kind] + words).joined(separator: "  ")
-        default:
+        case .quarantined:
             words = []
         }
         return ([id ?? "-", kind, app] + words).joined(separator: "  ")
     }
 
     /// "Sleep on by hand until 2027-06-01T05:00:00.000Z, 3 held", "Work off".
-    static func focusWords(_ mode: JSONValue) -> String {
-        let on = mode["active"] == .bool(true)
-        var text = "\(mode["name"]?.stringValue ?? "?") \(on ? "on" : "off")"
-        if mode["byHand"] == .bool(true) { text += " by hand" }
-        if let next = mode["nextChange"]?.stringValue { text += on ? " until \(next)" : " (next change \(next))" }
-        if let held = mode["heldTotal"]?.numberValue, held > 0 { text += ", \(Validation.seconds(held)) held" }
+    static func focusWords(_ status: FocusStatus) -> String {
+        var text = "\(status.mode.name) \(status.isActive ? "on" : "off")"
+        if status.byHand { text += " by hand" }
+        if let next = status.nextChange.map(JSONMapping.formatDate) {
+            text += status.isActive ? " until \(next)" : " (next change \(next))"
+        }
+        let held = status.held.values.reduce(0, +)
+        if held > 0 { text += ", \(held) held" }
         return text
     }
 
