@@ -186,11 +186,13 @@ struct RouteTableTests {
     }
 
     @Test(
-        "the fields of events, responses, receipts and summaries in docs/openapi.json are those JSONFieldName declares",
+        "the fields of events, responses, receipts, summaries and focus modes in docs/openapi.json are those JSONFieldName declares",
         arguments: [
             ("Event", JSONFieldName.Event.all), ("NotificationResponse", JSONFieldName.Response.all),
             ("ResponseInput", JSONFieldName.Response.answerFields), ("EscalationReceipt", JSONFieldName.Receipt.all),
             ("ScheduledSummaryStatus", JSONFieldName.Summary.all), ("ScheduledSummaryInput", ScheduledSummary.fields),
+            ("FocusStatus", JSONFieldName.Focus.status), ("FocusModeInput", FocusMode.fields),
+            ("FocusSchedule", JSONFieldName.Focus.scheduleFields), ("FocusDecision", JSONFieldName.Focus.decision),
         ])
     func schemaFieldsAreDeclared(schema: String, declared: [String]) throws {
         let document = try JSONValue.parse(OpenAPIDocument.json, maxDepth: 256)

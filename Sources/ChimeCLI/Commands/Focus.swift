@@ -54,7 +54,7 @@ extension CLI {
                         "No focus modes. Add one: chime focus add Sleep --from 22:00 --to 07:00 --time-zone Europe/Berlin"
                     )
                 }
-                for mode in modes { cli.write(describeFocus(mode)) }
+                for mode in modes { cli.write(try describeFocus(mode)) }
                 return 0
             case "add":
                 status = try await client.send(.putFocus, ["name": name], json: try focusBody(arguments)).json
@@ -75,7 +75,7 @@ extension CLI {
                 cli.printJSON(status ?? .null)
                 return 0
             }
-            cli.write(status.map(describeFocus) ?? "Done.")
+            cli.write(try status.map(describeFocus) ?? "Done.")
             return 0
         })
 
@@ -108,6 +108,7 @@ extension CLI {
 
     /// `PUT /v1/focus/{name}`'s body from `chime focus add`'s flags, checked before sending.
     static func focusBody(_ arguments: ParsedArguments) throws -> JSONValue {
+        typealias Field = JSONFieldName.Focus
         var body: JSONObject = [:]
         let from = arguments.value("from")
         let to = arguments.value("to")
@@ -131,47 +132,50 @@ extension CLI {
                         )
                         .replacingOccurrences(of: "schedule.days", with: "--days"))
             }
-            body["schedule"] = [
-                "from": .string(from), "to": .string(to), "days": .array(days.sorted().map { .string($0.rawValue) }),
-                "timeZone": .string(zone),
+            body[Field.schedule] = [
+                Field.from: .string(from), Field.to: .string(to),
+                Field.days: .array(days.sorted().map { .string($0.rawValue) }), Field.timeZone: .string(zone),
             ]
         } else {
             for flag in ["days", "time-zone"] where arguments.value(flag) != nil {
                 throw UsageError("--\(flag) goes with --from and --to")
             }
         }
-        body["allowedApps"] = .array(arguments.all("allow-app").map(JSONValue.string))
-        body["allowedThreads"] = .array(arguments.all("allow-thread").map(JSONValue.string))
-        body["allowedFilterCriteria"] = .array(arguments.all("allow-filter").map(JSONValue.string))
+        body[Field.allowedApps] = .array(arguments.all("allow-app").map(JSONValue.string))
+        body[Field.allowedThreads] = .array(arguments.all("allow-thread").map(JSONValue.string))
+        body[Field.allowedFilterCriteria] = .array(arguments.all("allow-filter").map(JSONValue.string))
         return .object(body)
     }
 
-    /// "Sleep: on until 2027-06-08T05:00:00Z (held 3); 22:00-07:00 mon-fri Europe/Berlin; allows apps com.example.alarm".
-    static func describeFocus(_ mode: JSONValue) -> String {
-        let name = mode["name"]?.stringValue ?? "?"
-        let active = mode["active"] == .bool(true)
-        let next = mode["nextChange"]?.stringValue
-        var state =
-            active ? "on" + (next.map { " until \($0)" } ?? "") : "off" + (next.map { " (next change \($0))" } ?? "")
-        if case .integer(let held)? = mode["heldTotal"], held > 0 { state += ", \(held) held" }
-        if case .object(let manual)? = mode["manual"], let on = manual["on"] {
-            state += on == .bool(true) ? ", turned on by hand" : ", turned off by hand"
+    /// "Sleep: on until 2027-06-08T05:00:00.000Z, 3 held; 22:00-07:00 mon,tue,wed,thu,fri Europe/Berlin;
+    /// allows apps com.example.alarm": the service's status read as the Apple layer reads it
+    /// (``FocusStatus/init(json:)``).
+    static func describeFocus(_ json: JSONValue) throws -> String {
+        let status: FocusStatus
+        do throws(ChimeError) { status = try FocusStatus(json: json) } catch {
+            throw CommandError("the service's focus mode is not readable: \(error.message)")
         }
-        var parts = ["\(name): \(state)"]
-        if case .object(let schedule)? = mode["schedule"] {
-            let days = (schedule["days"]?.arrayValue ?? []).compactMap(\.stringValue)
+        let mode = status.mode
+        let next = status.nextChange.map(JSONMapping.formatDate)
+        var state =
+            status.isActive
+            ? "on" + (next.map { " until \($0)" } ?? "") : "off" + (next.map { " (next change \($0))" } ?? "")
+        let held = status.held.values.reduce(0, +)
+        if held > 0 { state += ", \(held) held" }
+        if let manual = mode.manual { state += manual.isOn ? ", turned on by hand" : ", turned off by hand" }
+        var parts = ["\(mode.name): \(state)"]
+        if let schedule = mode.schedule {
+            let days = schedule.days.sorted().map(\.rawValue)
             let dayText = days.count == 7 ? "daily" : days.joined(separator: ",")
-            parts.append(
-                "\(schedule["from"]?.stringValue ?? "?")-\(schedule["to"]?.stringValue ?? "?") \(dayText) \(schedule["timeZone"]?.stringValue ?? "")"
-            )
+            parts.append("\(schedule.fromText)-\(schedule.toText) \(dayText) \(schedule.timeZone)")
         } else {
             parts.append("no schedule (by hand)")
         }
-        for (key, label) in [
-            ("allowedApps", "apps"), ("allowedThreads", "threads"), ("allowedFilterCriteria", "filterCriteria"),
-        ] {
-            let values = (mode[key]?.arrayValue ?? []).compactMap(\.stringValue)
-            if !values.isEmpty { parts.append("allows \(label) \(values.joined(separator: ", "))") }
+        for (values, label) in [
+            (mode.allowedApps, "apps"), (mode.allowedThreads, "threads"),
+            (mode.allowedFilterCriteria, "filterCriteria"),
+        ] where !values.isEmpty {
+            parts.append("allows \(label) \(values.joined(separator: ", "))")
         }
         return parts.joined(separator: "; ")
     }

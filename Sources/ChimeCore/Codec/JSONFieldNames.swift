@@ -3,8 +3,9 @@ import Foundation
 /// JSON field names, declared once: of the settings, authorization and badge bodies and answers
 /// (at the top level), of requests, their content, triggers and categories (``Request``,
 /// ``Content``, ``Sound``, ``Attachment``, ``Trigger``, ``Region``, ``Category``, ``Action``), and
-/// of events, responses, escalation receipts and scheduled summaries (``Event``, ``Response``,
-/// ``Receipt``, ``Summary``: each with its encoder and tolerant decoder beside it). The
+/// of events, responses, escalation receipts, scheduled summaries and focus modes (``Event``,
+/// ``Response``, ``Receipt``, ``Summary``, ``Focus``: each with its encoder and tolerant decoder
+/// beside it). The
 /// encoders (``NotificationSettings/json``, ``AuthorizationAnswer/json``,
 /// ``NotificationRequest/json``, ``NotificationCategory/json``), the strict decoders of request
 /// bodies (``SettingsChange/init(json:)``, ``JSONMapping/authorizationOptions(_:)``,
@@ -271,6 +272,44 @@ import Foundation
         package static let held = "held"
         /// A status's fields; a client sends ``ScheduledSummary/fields``.
         package static let all = [app, times, timeZone, nextDelivery, held]
+    }
+
+    /// A focus mode (``FocusMode/json``, ``FocusMode/init(json:name:)``), its schedule and manual
+    /// setting, its status (``FocusStatus``), a delivery's focus decision (``FocusDecision``), and
+    /// `chime focus`.
+    package enum Focus {
+        package static let name = "name"
+        package static let schedule = "schedule"
+        package static let allowedApps = "allowedApps"
+        package static let allowedThreads = "allowedThreads"
+        package static let allowedFilterCriteria = "allowedFilterCriteria"
+        package static let manual = "manual"
+        /// What a client sends (`manual` is set by `POST /v1/focus/{name}/on|off`, not in a body).
+        package static let given = [name, schedule, allowedApps, allowedThreads, allowedFilterCriteria]
+
+        /// The schedule's members.
+        package static let from = "from"
+        package static let to = "to"
+        package static let days = "days"
+        package static let timeZone = "timeZone"
+        package static let scheduleFields = [from, to, days, timeZone]
+
+        /// The manual setting's members.
+        package static let on = "on"
+        package static let since = "since"
+
+        /// What a status adds to the mode.
+        package static let active = "active"
+        package static let byHand = "byHand"
+        package static let nextChange = "nextChange"
+        package static let held = "held"
+        package static let heldTotal = "heldTotal"
+        package static let status = given + [manual, active, byHand, nextChange, held, heldTotal]
+
+        /// A focus decision: the focus's name, whether it held the notification quietly, and why.
+        package static let quiet = "quiet"
+        package static let reason = "reason"
+        package static let decision = [name, quiet, reason]
     }
 }
 

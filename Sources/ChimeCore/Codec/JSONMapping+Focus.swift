@@ -1,5 +1,7 @@
 import Foundation
 
+private typealias Field = JSONFieldName.Focus
+
 /// Focus modes in JSON: the body of `PUT /v1/focus/{name}`, the answers of `GET /v1/focus`, and
 /// the form the engine keeps them in (its key/value table).
 ///
@@ -10,8 +12,8 @@ import Foundation
 /// ```
 extension FocusMode {
     /// The fields a client sends (`manual` is set by `POST /v1/focus/{name}/on|off`, not here).
-    public static let fields = ["name", "schedule", "allowedApps", "allowedThreads", "allowedFilterCriteria"]
-    static let scheduleFields = ["from", "to", "days", "timeZone"]
+    public static let fields = JSONFieldName.Focus.given
+    static let scheduleFields = JSONFieldName.Focus.scheduleFields
 
     /// A focus mode from a client's JSON. `name` is the route's: a body that names another is
     /// refused. Every field is checked; the error names the field and what is accepted.
@@ -23,31 +25,32 @@ extension FocusMode {
     init(json: JSONValue, name: String?, stored: Bool) throws(ChimeError) {
         let body = try JSONObjectReader(
             json, path: "", what: "a focus mode",
-            accepted: stored ? Self.fields + ["manual"] : Self.fields)
-        let given = try body.string("name")
+            accepted: stored ? Self.fields + [Field.manual] : Self.fields)
+        let given = try body.string(Field.name)
         if let name, let given, given != name {
             throw ChimeError(
-                .invalidValue, field: "name",
+                .invalidValue, field: Field.name,
                 "name \"\(given.prefix(80))\" is not the focus this route names (\"\(name.prefix(80))\"); leave it out or make them the same"
             )
         }
         guard let resolved = name ?? given else {
-            throw ChimeError(.invalidValue, field: "name", "name is missing; expected the focus's name")
+            throw ChimeError(.invalidValue, field: Field.name, "name is missing; expected the focus's name")
         }
         var schedule: FocusSchedule?
-        if let value = body.value("schedule") {
+        if let value = body.value(Field.schedule) {
             let reader = try JSONObjectReader(
-                value, path: "schedule", what: "a focus schedule", accepted: Self.scheduleFields)
-            let from = try reader.requiredString("from", hint: " as HH:MM, such as 22:00")
-            let to = try reader.requiredString("to", hint: " as HH:MM, such as 07:00")
-            let zone = try reader.requiredString("timeZone", hint: " naming an IANA time zone, such as Europe/Berlin")
+                value, path: Field.schedule, what: "a focus schedule", accepted: Self.scheduleFields)
+            let from = try reader.requiredString(Field.from, hint: " as HH:MM, such as 22:00")
+            let to = try reader.requiredString(Field.to, hint: " as HH:MM, such as 07:00")
+            let zone = try reader.requiredString(
+                Field.timeZone, hint: " naming an IANA time zone, such as Europe/Berlin")
             let days: Set<FocusDay>
-            switch reader.value("days") {
+            switch reader.value(Field.days) {
             case nil: days = FocusDay.everyDay
-            case .string(let text)?: days = try FocusDay.parseList(text, field: "schedule.days")
+            case .string(let text)?: days = try FocusDay.parseList(text, field: "\(Field.schedule).\(Field.days)")
             case .array?:
                 var parsed: Set<FocusDay> = []
-                for (index, text) in (try reader.strings("days") ?? []).enumerated() {
+                for (index, text) in (try reader.strings(Field.days) ?? []).enumerated() {
                     guard let day = FocusDay.day(text) else {
                         throw ChimeError(
                             .invalidValue, field: "schedule.days[\(index)]",
@@ -59,42 +62,43 @@ extension FocusMode {
                 days = parsed
             case let other?:
                 throw reader.typeError(
-                    "days", expected: "an array of day names or a string such as \"mon-fri\"", found: other)
+                    Field.days, expected: "an array of day names or a string such as \"mon-fri\"", found: other)
             }
             schedule = try FocusSchedule(from: from, to: to, days: days, timeZone: zone)
         }
         var manual: FocusOverride?
-        if stored, let value = body.value("manual") {
+        if stored, let value = body.value(Field.manual) {
             let reader = try JSONObjectReader(
-                value, path: "manual", what: "a manual setting", accepted: ["on", "since"])
-            let since = try reader.requiredString("since")
+                value, path: Field.manual, what: "a manual setting", accepted: [Field.on, Field.since])
+            let since = try reader.requiredString(Field.since)
             guard let date = JSONMapping.parseDate(since) else {
-                throw ChimeError(.invalidValue, field: "manual.since", "manual.since is not a date")
+                throw ChimeError(.invalidValue, field: "\(Field.manual).\(Field.since)", "manual.since is not a date")
             }
-            manual = FocusOverride(isOn: try reader.requiredBool("on"), since: date)
+            manual = FocusOverride(isOn: try reader.requiredBool(Field.on), since: date)
         }
         try self.init(
-            name: resolved, schedule: schedule, allowedApps: try body.strings("allowedApps") ?? [],
-            allowedThreads: try body.strings("allowedThreads") ?? [],
-            allowedFilterCriteria: try body.strings("allowedFilterCriteria") ?? [], manual: manual)
+            name: resolved, schedule: schedule, allowedApps: try body.strings(Field.allowedApps) ?? [],
+            allowedThreads: try body.strings(Field.allowedThreads) ?? [],
+            allowedFilterCriteria: try body.strings(Field.allowedFilterCriteria) ?? [], manual: manual)
     }
 
     /// The mode as JSON (with `manual` when it was turned on or off by hand).
     public var json: JSONValue {
-        var object: JSONObject = ["name": .string(name)]
+        var object: JSONObject = [Field.name: .string(name)]
         if let schedule {
-            object["schedule"] = [
-                "from": .string(schedule.fromText), "to": .string(schedule.toText),
-                "days": .array(schedule.days.sorted().map { .string($0.rawValue) }),
-                "timeZone": .string(schedule.timeZone),
+            object[Field.schedule] = [
+                Field.from: .string(schedule.fromText), Field.to: .string(schedule.toText),
+                Field.days: .array(schedule.days.sorted().map { .string($0.rawValue) }),
+                Field.timeZone: .string(schedule.timeZone),
             ]
         } else {
-            object["schedule"] = .null
+            object[Field.schedule] = .null
         }
-        object["allowedApps"] = .array(allowedApps.map { .string($0) })
-        object["allowedThreads"] = .array(allowedThreads.map { .string($0) })
-        object["allowedFilterCriteria"] = .array(allowedFilterCriteria.map { .string($0) })
-        object["manual"] = manual.map { ["on": .bool($0.isOn), "since": JSONMapping.json($0.since)] } ?? .null
+        object[Field.allowedApps] = .array(allowedApps.map { .string($0) })
+        object[Field.allowedThreads] = .array(allowedThreads.map { .string($0) })
+        object[Field.allowedFilterCriteria] = .array(allowedFilterCriteria.map { .string($0) })
+        object[Field.manual] =
+            manual.map { [Field.on: .bool($0.isOn), Field.since: JSONMapping.json($0.since)] } ?? .null
         return .object(object)
     }
 
@@ -112,40 +116,42 @@ extension FocusStatus {
     /// The mode's JSON with `active`, `byHand`, `nextChange` (or null), `held` (by app) and `heldTotal`.
     public var json: JSONValue {
         guard case .object(var object) = mode.json else { return mode.json }
-        object["active"] = .bool(isActive)
-        object["byHand"] = .bool(byHand)
-        object["nextChange"] = nextChange.map(JSONMapping.json) ?? .null
-        object["held"] = .object(
+        object[Field.active] = .bool(isActive)
+        object[Field.byHand] = .bool(byHand)
+        object[Field.nextChange] = nextChange.map(JSONMapping.json) ?? .null
+        object[Field.held] = .object(
             JSONObject(held.sorted { $0.key < $1.key }.map { ($0.key, .integer(Int64($0.value))) }))
-        object["heldTotal"] = .integer(Int64(held.values.reduce(0, +)))
+        object[Field.heldTotal] = .integer(Int64(held.values.reduce(0, +)))
         return .object(object)
     }
 
     /// A status as the service answers it.
     public init(json: JSONValue) throws(ChimeError) {
         let mode = try FocusMode(
-            json: JSONMapping.keeping(FocusMode.fields + ["manual"], from: json), name: nil, stored: true)
+            json: JSONMapping.keeping(FocusMode.fields + [Field.manual], from: json), name: nil, stored: true)
         var held: [String: Int] = [:]
-        if case .object(let counts)? = json["held"] {
+        if case .object(let counts)? = json[Field.held] {
             for (app, value) in counts { if case .integer(let n) = value { held[app] = Int(n) } }
         }
         var next: Date?
-        if case .string(let text)? = json["nextChange"] { next = JSONMapping.parseDate(text) }
+        if case .string(let text)? = json[Field.nextChange] { next = JSONMapping.parseDate(text) }
         self.init(
-            mode: mode, isActive: json["active"] == .bool(true), nextChange: next, held: held,
-            byHand: json["byHand"] == .bool(true))
+            mode: mode, isActive: json[Field.active] == .bool(true), nextChange: next, held: held,
+            byHand: json[Field.byHand] == .bool(true))
     }
 }
 
 extension FocusDecision {
     /// `{"name": "Sleep", "quiet": true, "reason": "focus"}`.
-    public var json: JSONValue { ["name": .string(focus), "quiet": .bool(quiet), "reason": .string(reason.rawValue)] }
+    public var json: JSONValue {
+        [Field.name: .string(focus), Field.quiet: .bool(quiet), Field.reason: .string(reason.rawValue)]
+    }
 
     init?(json: JSONValue?) {
-        guard case .string(let name)? = json?["name"], case .string(let reasonName)? = json?["reason"],
+        guard case .string(let name)? = json?[Field.name], case .string(let reasonName)? = json?[Field.reason],
             let reason = Reason(rawValue: reasonName)
         else { return nil }
-        self.init(focus: name, quiet: json?["quiet"] == .bool(true), reason: reason)
+        self.init(focus: name, quiet: json?[Field.quiet] == .bool(true), reason: reason)
     }
 }
 

@@ -54,9 +54,10 @@ public struct FocusMode: Sendable, Hashable {
     /// Checks every field; the error names the one at fault and what is accepted.
     public func validate() throws(ChimeError) {
         try Self.validateName(name)
+        typealias Field = JSONFieldName.Focus
         for (field, list) in [
-            ("allowedApps", allowedApps), ("allowedThreads", allowedThreads),
-            ("allowedFilterCriteria", allowedFilterCriteria),
+            (Field.allowedApps, allowedApps), (Field.allowedThreads, allowedThreads),
+            (Field.allowedFilterCriteria, allowedFilterCriteria),
         ] {
             if list.count > Self.maximumAllowed {
                 throw ChimeError(
@@ -68,7 +69,7 @@ public struct FocusMode: Sendable, Hashable {
             }
         }
         for (index, app) in allowedApps.enumerated() {
-            try Validation.validateBundleIdentifier(app, field: "allowedApps[\(index)]")
+            try Validation.validateBundleIdentifier(app, field: "\(Field.allowedApps)[\(index)]")
         }
     }
 
