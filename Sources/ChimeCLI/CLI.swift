@@ -140,7 +140,7 @@ public struct CLI: Sendable {
         if let app = arguments.value("app") { return app }
         let list = try await client.list(.listApps, limit: 100)
         let names = list.compactMap { item -> String? in
-            if case .string(let s)? = item["bundleIdentifier"] { return s }
+            if case .string(let s)? = item[JSONFieldName.App.bundleIdentifier] { return s }
             return nil
         }
         guard names.count == 1 else {

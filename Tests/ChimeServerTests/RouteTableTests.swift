@@ -186,13 +186,17 @@ struct RouteTableTests {
     }
 
     @Test(
-        "the fields of events, responses, receipts, summaries and focus modes in docs/openapi.json are those JSONFieldName declares",
+        "the fields of events, responses, receipts, summaries, focus modes and apps in docs/openapi.json are those JSONFieldName declares",
         arguments: [
             ("Event", JSONFieldName.Event.all), ("NotificationResponse", JSONFieldName.Response.all),
             ("ResponseInput", JSONFieldName.Response.answerFields), ("EscalationReceipt", JSONFieldName.Receipt.all),
             ("ScheduledSummaryStatus", JSONFieldName.Summary.all), ("ScheduledSummaryInput", ScheduledSummary.fields),
             ("FocusStatus", JSONFieldName.Focus.status), ("FocusModeInput", FocusMode.fields),
             ("FocusSchedule", JSONFieldName.Focus.scheduleFields), ("FocusDecision", JSONFieldName.Focus.decision),
+            ("App", JSONFieldName.App.all), ("NewApp", JSONFieldName.App.given),
+            ("AppUpdate", JSONFieldName.App.changes),
+            ("TokenRotated", [JSONFieldName.App.bundleIdentifier, JSONFieldName.App.token]),
+            ("DeviceToken", JSONFieldName.App.deviceTokenFields),
         ])
     func schemaFieldsAreDeclared(schema: String, declared: [String]) throws {
         let document = try JSONValue.parse(OpenAPIDocument.json, maxDepth: 256)

@@ -54,6 +54,7 @@ extension CLI {
                 "with add or rotate-token: print only the token, for scripts: TOKEN=$(chime apps add APP --token-only)"),
         ],
         run: { arguments, cli in
+            typealias Field = JSONFieldName.App
             guard let action = arguments.positionals.first else {
                 throw UsageError("say what to do: add, list, set, remove, rotate-token, allow or deny")
             }
@@ -86,8 +87,8 @@ extension CLI {
                 if apps.isEmpty { cli.write("No apps. Register one with `chime apps add BUNDLE_IDENTIFIER`.") }
                 for app in apps {
                     let status = app[JSONFieldName.settings]?[JSONFieldName.authorizationStatus]?.stringValue ?? "?"
-                    var line = "\(app["bundleIdentifier"]?.stringValue ?? "?")  authorization: \(status)"
-                    if let words = app["launch"]?.arrayValue.compactMap(\.stringValue),
+                    var line = "\(app[Field.bundleIdentifier]?.stringValue ?? "?")  authorization: \(status)"
+                    if let words = app[Field.launch]?.arrayValue.compactMap(\.stringValue),
                         let command = try? LaunchCommand(arguments: words)
                     {
                         line += "  launch: \(command)"
@@ -102,21 +103,21 @@ extension CLI {
             let bundle = arguments.positionals[1]
             switch action {
             case "add", "rotate-token":
-                var body: JSONObject = ["bundleIdentifier": .string(bundle)]
-                if let launch { body["launch"] = launch }
+                var body: JSONObject = [Field.bundleIdentifier: .string(bundle)]
+                if let launch { body[Field.launch] = launch }
                 let response =
                     action == "add"
                     ? try await client.send(.createApp, json: .object(body))
                     : try await client.send(.rotateToken, ["app": bundle])
                 if arguments.has("token-only") {
-                    cli.write(response.json?["token"]?.stringValue ?? "")
+                    cli.write(response.json?[Field.token]?.stringValue ?? "")
                 } else if arguments.has("json") {
                     cli.write(
                         JSONValue.object([
-                            "bundleIdentifier": .string(bundle), "token": response.json?["token"] ?? .null,
+                            Field.bundleIdentifier: .string(bundle), Field.token: response.json?[Field.token] ?? .null,
                         ]).serialized())
                 } else {
-                    cli.write("\(bundle): token \(response.json?["token"]?.stringValue ?? "?")")
+                    cli.write("\(bundle): token \(response.json?[Field.token]?.stringValue ?? "?")")
                     cli.write(
                         "This is the only time the token is shown; the app sends it as `Authorization: Bearer <token>`."
                     )
@@ -135,9 +136,9 @@ extension CLI {
                             + "or --apns-certificate FILE.pem or --no-apns-certificate")
                 }
                 var body: JSONObject = [:]
-                if launch != nil || arguments.has("no-launch") { body["launch"] = launch ?? .null }
-                if let apns { body["apns"] = apns }
-                if let certificate { body["apnsCertificate"] = certificate }
+                if launch != nil || arguments.has("no-launch") { body[Field.launch] = launch ?? .null }
+                if let apns { body[Field.apns] = apns }
+                if let certificate { body[Field.apnsCertificate] = certificate }
                 let response = try await client.send(.updateApp, ["app": bundle], json: .object(body))
                 if arguments.has("json") {
                     cli.printJSON(response)
@@ -150,8 +151,10 @@ extension CLI {
                 } else if apns != nil {
                     cli.write("\(bundle): no provider key or team; providers push with the app's token.")
                 }
-                if case .string? = certificate, let sha256 = response.json?["apnsCertificate"]?["sha256"]?.stringValue {
-                    let until = response.json?["apnsCertificate"]?["notAfter"]?.stringValue ?? "?"
+                if case .string? = certificate,
+                    let sha256 = response.json?[Field.apnsCertificate]?["sha256"]?.stringValue
+                {
+                    let until = response.json?[Field.apnsCertificate]?["notAfter"]?.stringValue ?? "?"
                     cli.write(
                         "\(bundle): a provider presenting the certificate \(sha256) (valid until \(until)) may push to it."
                     )

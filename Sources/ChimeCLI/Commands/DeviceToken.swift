@@ -36,8 +36,8 @@ extension CLI {
                 cli.printJSON(response)
                 return 0
             }
-            let token = response.json?["deviceToken"]?.stringValue ?? "?"
-            if let since = response.json?["unregistered"]?.stringValue {
+            let token = response.json?[JSONFieldName.App.deviceToken]?.stringValue ?? "?"
+            if let since = response.json?[JSONFieldName.App.unregistered]?.stringValue {
                 cli.write(
                     "\(app): device token \(token), unregistered since \(since): pushes to it get 410 Unregistered.")
             } else {

@@ -21,7 +21,7 @@ extension CLI {
                 cli.write(
                     JSONValue.object([
                         "url": .string(client.location), "healthy": .bool(health.status == 200),
-                        "apps": .array(apps.compactMap { $0["bundleIdentifier"] }),
+                        "apps": .array(apps.compactMap { $0[JSONFieldName.App.bundleIdentifier] }),
                     ]).serialized(pretty: true))
                 return health.status == 200 ? 0 : 1
             }
@@ -29,7 +29,7 @@ extension CLI {
                 "Chime service at \(client.location): \(health.status == 200 ? "running" : "unhealthy (HTTP \(health.status))")"
             )
             cli.write(
-                "Apps: \(apps.isEmpty ? "none" : apps.compactMap { $0["bundleIdentifier"]?.stringValue }.joined(separator: ", "))"
+                "Apps: \(apps.isEmpty ? "none" : apps.compactMap { $0[JSONFieldName.App.bundleIdentifier]?.stringValue }.joined(separator: ", "))"
             )
             return health.status == 200 ? 0 : 1
         })

@@ -379,24 +379,27 @@ extension NotificationSettings {
 extension AppRecord {
     /// The app as listed by `GET /v1/apps`: never the token hash.
     public var json: JSONValue {
-        [
-            "bundleIdentifier": .string(bundleIdentifier), "created": JSONMapping.json(created),
-            "deviceToken": .string(deviceToken), "badge": .integer(Int64(badge)), "promptPending": .bool(promptPending),
-            "requestedOptions": JSONMapping.json(requestedOptions, table: UNAuthorizationOptions.names),
-            "settings": settings.json,
-            "launch": launchCommand.map { .array($0.arguments.map(JSONValue.string)) } ?? .null,
-            "apns": apnsProvider?.json ?? .null,
-            "deviceTokenUnregistered": deviceTokenUnregistered.map { JSONMapping.json($0) } ?? .null,
-            "apnsCertificate": apnsCertificate?.json ?? .null,
+        typealias Field = JSONFieldName.App
+        return [
+            Field.bundleIdentifier: .string(bundleIdentifier), Field.created: JSONMapping.json(created),
+            Field.deviceToken: .string(deviceToken), Field.badge: .integer(Int64(badge)),
+            Field.promptPending: .bool(promptPending),
+            Field.requestedOptions: JSONMapping.json(requestedOptions, table: UNAuthorizationOptions.names),
+            Field.settings: settings.json,
+            Field.launch: launchCommand.map { .array($0.arguments.map(JSONValue.string)) } ?? .null,
+            Field.apns: apnsProvider?.json ?? .null,
+            Field.deviceTokenUnregistered: deviceTokenUnregistered.map { JSONMapping.json($0) } ?? .null,
+            Field.apnsCertificate: apnsCertificate?.json ?? .null,
         ]
     }
 
     /// `{"deviceToken", "registered", "unregistered"}`: the app's device token, whether pushes to
     /// it are taken, and when the app unregistered it (null while registered).
     public var deviceTokenJSON: JSONValue {
-        [
-            "deviceToken": .string(deviceToken), "registered": .bool(deviceTokenUnregistered == nil),
-            "unregistered": deviceTokenUnregistered.map { JSONMapping.json($0) } ?? .null,
+        typealias Field = JSONFieldName.App
+        return [
+            Field.deviceToken: .string(deviceToken), Field.registered: .bool(deviceTokenUnregistered == nil),
+            Field.unregistered: deviceTokenUnregistered.map { JSONMapping.json($0) } ?? .null,
         ]
     }
 }

@@ -311,6 +311,36 @@ import Foundation
         package static let reason = "reason"
         package static let decision = [name, quiet, reason]
     }
+
+    /// An app's record (``AppRecord/json``, `GET /v1/apps/{app}`), the bodies that register or
+    /// change one, the token of a registration or rotation, and the device token's state
+    /// (``AppRecord/deviceTokenJSON``); `chime apps`, `status`, `device-token`, `push`.
+    package enum App {
+        package static let bundleIdentifier = "bundleIdentifier"
+        package static let created = "created"
+        package static let deviceToken = "deviceToken"
+        package static let badge = JSONFieldName.badge
+        package static let promptPending = "promptPending"
+        package static let requestedOptions = "requestedOptions"
+        package static let settings = JSONFieldName.settings
+        package static let launch = "launch"
+        package static let apns = "apns"
+        package static let deviceTokenUnregistered = "deviceTokenUnregistered"
+        package static let apnsCertificate = "apnsCertificate"
+        package static let all = [
+            bundleIdentifier, created, deviceToken, badge, promptPending, requestedOptions, settings, launch, apns,
+            deviceTokenUnregistered, apnsCertificate,
+        ]
+        /// `POST /v1/apps`'s body, and `PATCH /v1/apps/{app}`'s.
+        package static let given = [bundleIdentifier, launch]
+        package static let changes = [launch, apns, apnsCertificate]
+        /// The app's token, in a registration's and a rotation's answer (shown once).
+        package static let token = "token"
+        /// The device token's state: whether pushes to it are taken, and when it was unregistered.
+        package static let registered = "registered"
+        package static let unregistered = "unregistered"
+        package static let deviceTokenFields = [deviceToken, registered, unregistered]
+    }
 }
 
 extension NotificationSettings {

@@ -13,22 +13,24 @@ extension ChimeAPI {
 
     /// `POST /v1/apps` `{"bundleIdentifier": …, "launch": …}`: the record, with the app's token (shown once).
     func createApp(_ request: HTTPRequest, route: Route) async throws -> HTTPResponse {
-        let object = try JSONObjectReader(
-            try jsonBody(request), what: "a new app", accepted: ["bundleIdentifier", "launch"])
-        let bundle = try object.requiredString("bundleIdentifier", hint: " such as com.example.alarm")
-        let launch = try object.object["launch"].flatMap { value throws(ChimeError) in try LaunchCommand.decode(value) }
+        typealias Field = JSONFieldName.App
+        let object = try JSONObjectReader(try jsonBody(request), what: "a new app", accepted: Field.given)
+        let bundle = try object.requiredString(Field.bundleIdentifier, hint: " such as com.example.alarm")
+        let launch = try object.object[Field.launch].flatMap { value throws(ChimeError) in
+            try LaunchCommand.decode(value)
+        }
         try Validation.validateBundleIdentifier(bundle)
         if let existing = try await lookup(bundle), existing.tokenHash != nil {
             throw APIError(
                 409, "appExists",
                 "\(bundle) is already registered; rotate its token with POST /v1/apps/\(bundle)/token",
-                field: "bundleIdentifier")
+                field: Field.bundleIdentifier)
         }
         let token = Tokens.make()
         var record = try await storeTokenHash(Tokens.hash(token), app: bundle, create: true)
         if let launch { record = try await engine.setLaunchCommand(launch, app: bundle) }
         guard case .object(var object) = record.json else { throw APIError(500, "internal", "unexpected app encoding") }
-        object["token"] = .string(token)
+        object[Field.token] = .string(token)
         return json(.object(object), status: 201, route: route)
     }
 
@@ -39,17 +41,17 @@ extension ChimeAPI {
     /// `PATCH /v1/apps/{app}` `{"launch": …, "apns": …}`: sets or clears the background-launch
     /// command and the APNs provider team and key (either or both).
     func updateApp(_ request: HTTPRequest, route: Route) async throws -> HTTPResponse {
-        let object = try JSONObjectReader(
-            try jsonBody(request), what: "a change of the app", accepted: ["launch", "apns", "apnsCertificate"])
-        let launch = object.object["launch"]
-        let apns = object.object["apns"]
-        let certificate = object.object["apnsCertificate"]
+        typealias Field = JSONFieldName.App
+        let object = try JSONObjectReader(try jsonBody(request), what: "a change of the app", accepted: Field.changes)
+        let launch = object.object[Field.launch]
+        let apns = object.object[Field.apns]
+        let certificate = object.object[Field.apnsCertificate]
         guard launch != nil || apns != nil || certificate != nil else {
             throw APIError.badRequest(
                 "invalidValue",
                 "launch is missing, and so are apns and apnsCertificate: give launch (a command line, an array of words, or null to remove it), "
                     + "apns ({\"teamId\", \"keyId\", \"key\"}, {\"teamId\"}, or null) or apnsCertificate (a PEM certificate, or null), or more",
-                field: "launch")
+                field: Field.launch)
         }
         let command = try launch.map { value throws(ChimeError) in try LaunchCommand.decode(value) }
         let provider = try apns.map { try Self.decodeAPNsProvider($0) }
@@ -152,7 +154,8 @@ extension ChimeAPI {
         let app = route["app"]
         let token = Tokens.make()
         _ = try await storeTokenHash(Tokens.hash(token), app: app, create: false)
-        return json(["bundleIdentifier": .string(app), "token": .string(token)], route: route)
+        return json(
+            [JSONFieldName.App.bundleIdentifier: .string(app), JSONFieldName.App.token: .string(token)], route: route)
     }
 
     func deviceToken(_ request: HTTPRequest, route: Route) async throws -> HTTPResponse {
