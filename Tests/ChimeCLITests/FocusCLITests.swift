@@ -20,6 +20,9 @@ struct FocusCLITests {
             dataDirectory: directory, listen: .tcp(host: "127.0.0.1", port: 0),
             autoAllow: true, printsBanner: false)
         configuration.connectionTimeout = 10
+        // A Wednesday at 13:00 in Berlin: outside Sleep's 22:00-07:00, so it is added "off" whatever
+        // the hour the suite runs at (on the system clock it was "on" on weekday evenings in Berlin).
+        configuration.clock = ManualClock(now: Date(timeIntervalSince1970: 1_796_212_800))
         let service = try await RunningService.start(configuration: configuration)
         func run(_ arguments: [String]) async throws -> (Int32, String, String) {
             try await BinaryTests.chime(["focus"] + arguments + ["--data", directory])
