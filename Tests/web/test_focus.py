@@ -5,6 +5,9 @@ summary comes when it is turned off. Every change reaches the page from the even
 read of GET /v1/focus is at start; the safety reload is once a minute)."""
 from __future__ import annotations
 
+from datetime import datetime
+from zoneinfo import ZoneInfo
+
 from chime_harness import BOUND, wait_for
 
 
@@ -32,14 +35,19 @@ def test_a_focus_is_added_turned_on_from_the_page_holds_a_delivery_and_off_bring
 
     # Added through the API (as `chime focus add` does): the page hears of it from the stream.
     chime.owner("PUT", "/v1/focus/Sleep", {})
-    chime.owner("PUT", "/v1/focus/Work", {"schedule": {"from": "22:00", "to": "07:00", "days": ["mon", "tue", "wed", "thu", "fri"],
+    # A scheduled mode that is off now whatever the hour the suite runs at (the service is on the
+    # system clock): its window opens two hours after the current hour in Berlin and lasts one. A
+    # fixed 22:00-07:00 made it on during weekday evenings there, and the page showed two modes on.
+    hour = datetime.now(ZoneInfo("Europe/Berlin")).hour
+    start, end = f"{(hour + 2) % 24:02d}:00", f"{(hour + 3) % 24:02d}:00"
+    chime.owner("PUT", "/v1/focus/Work", {"schedule": {"from": start, "to": end, "days": ["mon", "tue", "wed", "thu", "fri"],
                                                        "timeZone": "Europe/Berlin"}, "allowedApps": ["com.example.boss"]})
     wait_for(lambda: focus_row(center, "Sleep") and focus_row(center, "Work"), BOUND, message="both modes in the Focus panel")
     switch = in_row(center, "Sleep", "button.focus-switch")
     assert switch.get_attribute("aria-pressed") == "false" and switch.get_attribute("aria-label") == "Sleep focus"
     assert focus_row(center, "Sleep").get_attribute("data-active") == "false"
     assert "Off" in row_text(center, "Sleep") and "No schedule: on and off by hand" in row_text(center, "Sleep")
-    assert "22:00–07:00, Mon–Fri (Europe/Berlin)" in row_text(center, "Work"), row_text(center, "Work")
+    assert f"{start}–{end}, Mon–Fri (Europe/Berlin)" in row_text(center, "Work"), row_text(center, "Work")
     assert "Lets through Boss" in row_text(center, "Work"), row_text(center, "Work")
 
     # On from the page: the API says so, and so do the switch, the row and the top bar.
