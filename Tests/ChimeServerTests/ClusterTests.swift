@@ -21,13 +21,16 @@ struct ClusterTests {
         let directory: String
         let database: String?
         let arguments: [String]
+        /// A command that runs `chime` (e.g. `prlimit --nofile=512:512`); empty: chime itself.
+        let wrapper: [String]
         private(set) var process: ChildProcess?
         private(set) var port: UInt16 = 0
 
-        init(_ name: String, database: String?, arguments: [String] = []) {
+        init(_ name: String, database: String?, arguments: [String] = [], wrapper: [String] = []) {
             self.name = name
             self.database = database
             self.arguments = arguments
+            self.wrapper = wrapper
             directory = ServiceHarness.temporaryDirectory()
         }
 
@@ -45,9 +48,11 @@ struct ClusterTests {
             let output = try FileHandle(forWritingTo: URL(fileURLWithPath: log))
             output.seekToEndOfFile()
             defer { try? output.close() }
+            let chime = try ClusterTests.binary().path
             let process = try ChildProcess(
-                executable: ClusterTests.binary().path,
-                arguments: ["serve"] + (database.map { ["--database", $0] } ?? [])
+                executable: wrapper.first ?? chime,
+                arguments: (wrapper.isEmpty ? [] : wrapper.dropFirst() + [chime])
+                    + ["serve"] + (database.map { ["--database", $0] } ?? [])
                     + ["--data", directory, "--listen", "127.0.0.1:0", "--auto-allow"] + arguments,
                 stdout: .file(output), stderr: .file(output))
             self.process = process

@@ -95,7 +95,21 @@ public final class HTTPServer: Sendable {
 
         /// What libmicrohttpd itself accepts: the slots, plus room for connections being shed or
         /// refused (answered 503) until they are gone. Past it, connections wait in the kernel.
-        var daemonConnectionLimit: Int { slotLimits.total + 64 + slotLimits.total / 4 }
+        var daemonConnectionLimit: Int { Self.daemonConnectionLimit(total: slotLimits.total) }
+
+        static func daemonConnectionLimit(total: Int) -> Int { total + 64 + total / 4 }
+
+        /// The largest connection limit, at most `asked`, whose connections — the slots and the
+        /// room for those being shed (``daemonConnectionLimit``) — fit in `descriptors` (at least 1).
+        static func connectionLimit(fittingDescriptors descriptors: Int, asked: Int) -> Int {
+            guard daemonConnectionLimit(total: asked) > descriptors else { return asked }
+            // total + total / 4 + 64 ≤ descriptors; the estimate is off by one or two either way
+            // (the quarter is rounded down).
+            var total = max(1, (descriptors - 64) * 4 / 5)
+            while daemonConnectionLimit(total: total + 1) <= descriptors { total += 1 }
+            while total > 1 && daemonConnectionLimit(total: total) > descriptors { total -= 1 }
+            return total
+        }
     }
 
     public let configuration: Configuration

@@ -138,9 +138,10 @@ public final class RunningService: Sendable {
             webPush: ChimeAPI.WebPush(publicKey: webPushKey.publicKeyText, endpoints: configuration.webPushEndpoints))
         // The token and certificate index: TLS clients are asked for a certificate while an app has one.
         try await parts.start(.tokens) { try await api.loadTokens() }
+        let connectionLimits = fitConnectionLimits(configuration, openFiles: raiseOpenFileLimit(), logger: logger)
         let serverConfiguration = HTTPServer.Configuration(
-            listen: configuration.listen, tls: tls, connectionLimit: configuration.connectionLimit,
-            connectionLimitPerAddress: configuration.connectionLimitPerAddress,
+            listen: configuration.listen, tls: tls, connectionLimit: connectionLimits.total,
+            connectionLimitPerAddress: connectionLimits.perAddress,
             connectionTimeout: configuration.connectionTimeout,
             streamQueueLimit: configuration.streamQueueLimit, heartbeatInterval: configuration.heartbeatInterval)
         let server = HTTPServer(configuration: serverConfiguration, handler: api, logger: logger, metrics: metrics)
@@ -177,7 +178,6 @@ public final class RunningService: Sendable {
             return (webPush, stop: { await webPush.stop() })
         }
         try await parts.start(.scheduler, stop: { engine.stopScheduler() }) { engine.startScheduler() }
-        raiseOpenFileLimit(descriptors: serverConfiguration.daemonConnectionLimit, logger: logger)
         // Stopped gracefully: in-flight requests finish, event streams end.
         try await parts.start(.httpServer, stop: { await server.stop() }) { try server.start() }
         let serverInfo = ChimeService.serverInfoPath(dataDirectory: directory)
@@ -363,27 +363,47 @@ public final class RunningService: Sendable {
     }
 
     /// Raises the soft limit on open files to the hard limit: every connection (an event stream
-    /// too) holds a descriptor, and the common soft limit of 1,024 runs out before
-    /// the connections libmicrohttpd accepts (`descriptors`) plus the store's files. Warns when even
-    /// the hard limit is short.
-    static func raiseOpenFileLimit(descriptors: Int, logger: ServerLogger) {
+    /// too) holds a descriptor, and the common soft limit of 1,024 runs out long before 10,000
+    /// event streams. Returns the limit now in force (nil: none, or unknown).
+    static func raiseOpenFileLimit() -> Int? {
         let resource = __rlimit_resource_t(RLIMIT_NOFILE.rawValue)
         var limit = rlimit()
-        guard getrlimit(resource, &limit) == 0 else { return }
+        guard getrlimit(resource, &limit) == 0 else { return nil }
         if limit.rlim_cur < limit.rlim_max {
             var raised = limit
             raised.rlim_cur = limit.rlim_max
             if setrlimit(resource, &raised) == 0 { limit = raised }
         }
-        // The store, the log and the listening socket need a few more.
-        let needed = descriptors + 32
-        if limit.rlim_cur < rlim_t(needed) {
-            logger.warning(
-                "the open-files limit is below what the connection limit needs",
-                [
-                    "limit": String(limit.rlim_cur), "needed": String(needed),
-                ])
-        }
+        // RLIM_INFINITY is all ones, above Int.max too.
+        return limit.rlim_cur > rlim_t(Int.max) ? nil : Int(limit.rlim_cur)
+    }
+
+    /// Descriptors kept for everything but connections: the store's files and readers, the log,
+    /// attachments being served, outgoing pushes, D-Bus.
+    static let reservedDescriptors = 128
+
+    /// The connection limits `configuration` asks for, lowered (with a warning saying by how much
+    /// and what to change) when the open-files limit cannot hold them: connections past it would
+    /// otherwise take the descriptors the store needs to commit, and a write acknowledged to
+    /// nobody is worse than a connection refused.
+    static func fitConnectionLimits(
+        _ configuration: ChimeService.Configuration, openFiles: Int?, logger: ServerLogger
+    ) -> (total: Int, perAddress: Int?) {
+        let asked = configuration.connectionLimit
+        guard let openFiles else { return (asked, configuration.connectionLimitPerAddress) }
+        let fitted = HTTPServer.Configuration.connectionLimit(
+            fittingDescriptors: openFiles - reservedDescriptors, asked: asked)
+        guard fitted < asked else { return (asked, configuration.connectionLimitPerAddress) }
+        logger.warning(
+            "the open-files limit holds \(fitted) connections, not the \(asked) of --max-connections; serving "
+                + "\(fitted) (past them, clients get 503 or wait). To serve more, raise the hard limit on open files "
+                + "(LimitNOFILE= in a systemd unit, `ulimit -Hn` in the shell that starts chime, or "
+                + "/etc/security/limits.conf) or ask for fewer with --max-connections",
+            [
+                "openFilesLimit": String(openFiles), "maxConnections": String(asked),
+                "connectionsServed": String(fitted),
+            ])
+        return (fitted, configuration.connectionLimitPerAddress.map { min($0, fitted) })
     }
 
     static func makeDirectory(_ path: String) throws {
