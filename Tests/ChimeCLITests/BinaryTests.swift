@@ -189,9 +189,12 @@ struct RecurrenceCLITests {
             "chime-cli-rrule-\(UUID().uuidString)"
         ).path
         defer { try? FileManager.default.removeItem(atPath: directory) }
-        let configuration = ChimeService.Configuration(
+        var configuration = ChimeService.Configuration(
             dataDirectory: directory, listen: .tcp(host: "127.0.0.1", port: 0),
             autoAllow: true, printsBanner: false)
+        // A manual clock before the rules' first dates (5 January 2027 and later): on the system
+        // clock the dates listed move once those days have passed.
+        configuration.clock = ManualClock(now: Date(timeIntervalSince1970: 1_796_212_800))  // 2026-12-02T12:00Z
         let service = try await RunningService.start(configuration: configuration)
         func run(_ arguments: [String]) async throws -> (Int32, String, String) {
             try await BinaryTests.chime(arguments + ["--data", directory])
