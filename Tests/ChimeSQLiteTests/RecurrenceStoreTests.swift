@@ -15,6 +15,10 @@ struct RecurrenceStoreTests {
 
     static func date(_ text: String) throws -> Date { try #require(JSONMapping.parseDate(text)) }
 
+    /// The engines' clock: before the rule's first date (29 January 2027) whatever the day the suite
+    /// runs on (on the system clock the first date an add answers moves once that day has passed).
+    static let start = JSONMapping.parseDate("2026-12-02T12:00:00Z")!
+
     /// The last workday of each month at 17:00 in Berlin, four times, without 31 March.
     static func lastWorkdays() throws -> RecurrenceSchedule {
         try RecurrenceSchedule(
@@ -100,7 +104,7 @@ struct RecurrenceStoreTests {
     @Test("the engine fires a rule at its dates and ends it, on every store", arguments: StoreKind.allCases)
     func engineFires(kind: StoreKind) async throws {
         let schedule = try Self.lastWorkdays()
-        try await kind.withEngine { engine in
+        try await kind.withEngine(clock: ManualClock(now: Self.start)) { engine in
             _ = try await engine.requestAuthorization(app: "com.example.a", options: [.alert])
             let dates = try await engine.add(
                 [Samples.request("report", trigger: .recurrence(schedule))], app: "com.example.a")
@@ -127,7 +131,7 @@ struct RecurrenceStoreTests {
         let schedule = try Self.lastWorkdays()
         do {
             let store = try SQLiteStore(path: path)
-            let engine = NotificationEngine(store: store, timeZone: Self.berlin)
+            let engine = NotificationEngine(store: store, clock: ManualClock(now: Self.start), timeZone: Self.berlin)
             _ = try await engine.requestAuthorization(app: "com.example.a", options: [.alert])
             _ = try await engine.add([Samples.request("report", trigger: .recurrence(schedule))], app: "com.example.a")
             #expect(
@@ -139,7 +143,7 @@ struct RecurrenceStoreTests {
         }
         let store = try SQLiteStore(path: path)
         defer { store.close() }
-        let engine = NotificationEngine(store: store, timeZone: Self.berlin)
+        let engine = NotificationEngine(store: store, clock: ManualClock(now: Self.start), timeZone: Self.berlin)
         #expect(try await engine.nextFireDate() == (try Self.date("2027-02-26T16:00:00Z")))
         #expect(try await engine.fireDue(now: try Self.date("2027-02-26T15:59:59Z")).isEmpty)
         #expect(try await engine.fireDue(now: try Self.date("2027-02-26T16:00:00Z")).count == 1)
