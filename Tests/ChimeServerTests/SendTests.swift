@@ -63,9 +63,13 @@ struct SendTests {
         }
     }
 
+    /// The service's clock in `later`: a fixed instant, so Delay's dates are exact and At's date
+    /// (2031) stays in the future whatever the day the suite runs on.
+    static let start = JSONMapping.parseDate("2026-12-02T12:00:00Z")!
+
     @Test("Delay and At schedule it instead")
     func later() async throws {
-        try await ServiceHarness.with { harness in
+        try await ServiceHarness.with(clock: ManualClock(now: Self.start)) { harness in
             let token = try await harness.createApp(Self.app)
             let client = harness.client(token: token)
             _ = try await client.post("/v1/apps/\(Self.app)/authorization")
@@ -80,10 +84,9 @@ struct SendTests {
                     client, "at a moment", headers: [("At", "2031-06-01T08:30:00+02:00"), ("Identifier", "c")]
                 ).status == 201)
             let pending = try await harness.service.engine.pending(app: Self.app)
-            let now = Date()
             let fires = Dictionary(uniqueKeysWithValues: pending.map { ($0.request.identifier, $0.nextFireDate) })
-            #expect(abs((fires["a"]??.timeIntervalSince(now) ?? 0) - 600) < 30)
-            #expect(abs((fires["b"]??.timeIntervalSince(now) ?? 0) - 90) < 30)
+            #expect(fires["a"] == Self.start.addingTimeInterval(600))
+            #expect(fires["b"] == Self.start.addingTimeInterval(90))
             #expect(fires["c"] == Date(timeIntervalSince1970: 1_938_061_800))
             #expect(try await harness.service.engine.delivered(app: Self.app).isEmpty)
         }
