@@ -95,7 +95,9 @@ struct APIFlowTests {
 
     @Test("bulk add returns each request with its next trigger date; delete by identifier and all")
     func bulkAndDelete() async throws {
-        try await ServiceHarness.with { harness in
+        // A manual clock: on the system clock, a run across 08:30 (the service's zone) fired the
+        // daily request "b" between its add and the count of delivered notifications below.
+        try await ServiceHarness.with(clock: ManualClock(now: Date(timeIntervalSince1970: 1_796_212_800))) { harness in
             let token = try await harness.createApp("com.example.bulk")
             let app = harness.client(token: token)
             let base = "/v1/apps/com.example.bulk"
