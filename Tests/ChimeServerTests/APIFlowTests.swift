@@ -51,7 +51,7 @@ struct APIFlowTests {
             #expect(JSONMapping.parseDate(next) != nil)
             #expect(try await app.get(base + "/requests").json?.arrayCount == 1)
 
-            let delivered = try await events.next(timeout: 10)
+            let delivered = try await events.next()
             #expect(delivered.event == "delivered")
             #expect(delivered.json?["notification"]?["identifier"] == .string("wake"))
             #expect(delivered.id.flatMap { Int64($0) } == delivered.json?["sequence"]?.integerValue)
@@ -76,9 +76,9 @@ struct APIFlowTests {
             #expect(answer.json?["userText"] == .string("5 more"))
 
             // The answer removes the notification from the list, then hands the response to the app.
-            let removedEvent = try await events.next(timeout: 10)
+            let removedEvent = try await events.next()
             #expect(removedEvent.event == "removed")
-            let responseEvent = try await events.next(timeout: 10)
+            let responseEvent = try await events.next()
             #expect(responseEvent.event == "response")
             #expect(responseEvent.json?["response"]?["actionIdentifier"] == .string("comment"))
 

@@ -90,7 +90,7 @@ struct AutoDismissAPITests {
             clock.set(Self.start.addingTimeInterval(60))
             var deliveredBus: JSONValue?
             for _ in 0..<20 where deliveredBus == nil {
-                let event = try await events.next(timeout: 20)
+                let event = try await events.next()
                 if event.event == "delivered", event.json?["notification"]?["identifier"] == .string("bus") {
                     deliveredBus = event.json
                 }
@@ -101,7 +101,7 @@ struct AutoDismissAPITests {
             clock.set(Self.start.addingTimeInterval(660))
             var removed: JSONValue?
             for _ in 0..<20 where removed == nil {
-                let event = try await events.next(timeout: 20)
+                let event = try await events.next()
                 if event.event == "removed" { removed = event.json }
             }
             #expect(removed?["identifiers"] == .array([.string("backup"), .string("bus")]))
@@ -123,7 +123,7 @@ struct AutoDismissAPITests {
             #expect(deleted.status == 200 || deleted.status == 204, "\(String(describing: deleted.json))")
             var plain: JSONValue?
             for _ in 0..<20 where plain == nil {
-                let event = try await events.next(timeout: 20)
+                let event = try await events.next()
                 if event.event == "removed" { plain = event.json }
             }
             #expect(plain?["identifiers"] == .array([.string("now")]))

@@ -299,7 +299,7 @@ struct ClusterTests {
         let deliveredCount = try await nodes[2].client(token).pages("/v1/apps/\(app)/notifications?limit=1000").items
             .count
         #expect(
-            try await Self.eventually(30) {
+            try await Self.eventually(60) {
                 subscribers.allSatisfy { $0.seen.withLock { $0.delivered.count } >= deliveredCount }
             })
         for subscriber in subscribers { await subscriber.stop() }
@@ -326,7 +326,7 @@ struct ClusterTests {
 
         // The restarted node replays the same log.
         let replay = Subscriber(app: app, token: token, port: nodes[1].port) { nodes[1].port }
-        #expect(try await Self.eventually(30) { replay.seen.withLock { $0.ids.count } >= reference.ids.count })
+        #expect(try await Self.eventually(60) { replay.seen.withLock { $0.ids.count } >= reference.ids.count })
         await replay.stop()
         #expect(replay.seen.withLock { $0.ids } == reference.ids)
 
@@ -338,7 +338,7 @@ struct ClusterTests {
         }
         for node in nodes {
             #expect(
-                try await Self.eventually(5) {
+                try await Self.eventually(60) {
                     try await node.client(token).get("/v1/apps/\(app)/settings").status == 401
                 }, "\(node.name)")
             #expect(try await node.client(fresh).get("/v1/apps/\(app)/settings").status == 200)

@@ -91,7 +91,7 @@ struct ExpiryAPITests {
             var expired: JSONValue?
             var delivered: [String] = []
             for _ in 0..<20 where expired == nil || delivered.isEmpty {
-                let event = try await events.next(timeout: 20)
+                let event = try await events.next()
                 if event.event == "expired" { expired = event.json }
                 if event.event == "delivered", case .string(let id)? = event.json?["notification"]?["identifier"] {
                     delivered.append(id)

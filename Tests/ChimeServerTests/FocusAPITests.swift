@@ -101,7 +101,7 @@ struct FocusAPITests {
             clock.set(Self.start.addingTimeInterval(7200))  // 23:00 in Berlin
             var delivered: [String: JSONValue] = [:]
             for _ in 0..<20 where delivered.count < 2 {
-                let event = try await events.next(timeout: 20)
+                let event = try await events.next()
                 if event.event == "delivered", case .string(let id)? = event.json?["notification"]?["identifier"] {
                     delivered[id] = event.json
                 }
@@ -125,7 +125,7 @@ struct FocusAPITests {
                 off.status == 200 && off.json?["active"] == .bool(false) && off.json?["manual"]?["on"] == .bool(false))
             var summary: JSONValue?
             for _ in 0..<20 where summary == nil {
-                let event = try await events.next(timeout: 20)
+                let event = try await events.next()
                 if event.event == "delivered",
                     event.json?["notification"]?["identifier"] == .string("chime.focus.Sleep")
                 {

@@ -65,16 +65,16 @@ struct HTTPServerTests {
     func slowClient() async throws {
         let server = try HTTPServer.started(TestHandler()) { $0.connectionTimeout = 1 }
         let port = server.port
+        // The server closes it (the read ends, empty) long before the socket's own 60-s timeout
+        // would end the read with an error; no bound in seconds of its own, which a busy machine
+        // could overrun.
         let closed = try await TestClient.offPool {
-            let socket = try RawSocket(port: port, timeout: 10)
+            let socket = try RawSocket(port: port, timeout: 60)
             defer { socket.close() }
             try socket.send(Array("GET /echo HTTP/1.1\r\nHost: x\r\n".utf8))  // never finishes the head
-            let started = Date()
-            let rest = try socket.readToEnd()
-            return (rest.isEmpty, Date().timeIntervalSince(started))
+            return try socket.readToEnd().isEmpty
         }
-        #expect(closed.0)
-        #expect(closed.1 < 8)
+        #expect(closed)
         #expect(try await TestClient(port: port).get("/after").status == 200)
         await server.stop()
     }

@@ -95,7 +95,7 @@ struct PathEncodingTests {
                 "trigger": ["type": "timeInterval", "timeInterval": 1, "repeats": false],
             ]).serialized()
             #expect(try await app.post(base + "/requests", json: json).status == 201)
-            let delivered = try await events.next(timeout: 10)
+            let delivered = try await events.next()
             #expect(delivered.event == "delivered")
             #expect(delivered.json?["notification"]?["identifier"] == .string(Self.chat))
             #expect(try await app.get(base + "/notifications").json?[0]?["identifier"] == .string(Self.chat))

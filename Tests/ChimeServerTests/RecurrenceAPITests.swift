@@ -95,7 +95,7 @@ struct RecurrenceAPITests {
                 clock.set(try #require(JSONMapping.parseDate(date)))
                 var delivered: JSONValue?
                 while delivered == nil {
-                    let event = try await events.next(timeout: 20)
+                    let event = try await events.next()
                     if event.event == "delivered", event.json?["notification"]?["identifier"] == .string("pill") {
                         delivered = event.json?["notification"]
                     }

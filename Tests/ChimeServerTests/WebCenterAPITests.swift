@@ -296,7 +296,7 @@ struct WebCenterAPITests {
 
             var kinds: [String] = []
             while !kinds.contains("delivered") {
-                let event = try await owner.next(timeout: 5)
+                let event = try await owner.next()
                 kinds.append(event.event ?? "")
                 if ["scheduled", "categories", "app"].contains(event.event ?? "") {
                     #expect(event.id == nil, "hints are not in the log, so they have no id")
@@ -306,9 +306,9 @@ struct WebCenterAPITests {
             }
             // The registration's app event, then the authorization's (the record's prompt state) with its settings.
             #expect(kinds == ["app", "app", "settings", "categories", "scheduled", "delivered"])
-            let first = try await appStream.next(timeout: 5)
+            let first = try await appStream.next()
             #expect(first.event == "settings")
-            #expect(try await appStream.next(timeout: 5).event == "delivered")
+            #expect(try await appStream.next().event == "delivered")
         }
     }
 
@@ -331,7 +331,7 @@ struct WebCenterAPITests {
             /// The next `scheduled` event, skipping others.
             func nextScheduled() async throws -> JSONValue {
                 while true {
-                    let event = try await owner.next(timeout: 5)
+                    let event = try await owner.next()
                     if event.event == "scheduled" { return try #require(event.json) }
                 }
             }

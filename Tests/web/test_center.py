@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import re
 import threading
 from datetime import datetime
 
@@ -549,7 +550,8 @@ def test_apps_panel_prompt_settings_requests_and_removal(center):
     for words in ("every Monday at 08:30, Europe/Berlin", "in 5 minutes", "when you arrive at office", "when you leave office",
                   "every last Friday, 09:00"):
         assert words in text, f"{words!r} not in {text!r}"
-    assert "Next: in 5 min" in text
+    # "in 5 min" when the page is drawn at once; a few seconds more on a busy machine make it "in 4 min".
+    assert re.search(r"Next: in [1-5] min", text), text
     next_time = center.in_app_card(asker.bundle, ".pending-list time")
     assert next_time.get_attribute("title")
     # The badge the app set, on its icon.

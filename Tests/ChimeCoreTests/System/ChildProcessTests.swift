@@ -107,16 +107,18 @@ struct ChildProcessTests {
 
     @Test("run: a program past its time is killed and reaped, and the error names it with what it wrote")
     func runTimeout() async throws {
+        // 3 s: the shell's echo must come before the time is up, also on a busy machine (0.5 s was
+        // a bet on the scheduler); the sleeps are ten times longer.
         let error = #expect(throws: ChildProcess.TimeoutError.self) {
-            try ChildProcess.run("/bin/sh", arguments: ["-c", "echo started; exec sleep 30"], timeout: 0.5)
+            try ChildProcess.run("/bin/sh", arguments: ["-c", "echo started; exec sleep 30"], timeout: 3)
         }
         #expect(
-            error?.description.hasPrefix("/bin/sh did not finish within 0.5 s") == true,
+            error?.description.hasPrefix("/bin/sh did not finish within 3 s") == true,
             "\(error.map(String.init(describing:)) ?? "")")
         #expect(error?.partialOutput == "started\n")
         // A program it left behind holding the output open counts as running.
         let held = await #expect(throws: ChildProcess.TimeoutError.self) {
-            try await ChildProcess.run("/bin/sh", arguments: ["-c", "sleep 5 & echo left"], timeout: 0.5)
+            try await ChildProcess.run("/bin/sh", arguments: ["-c", "sleep 30 & echo left"], timeout: 3)
         }
         #expect(held?.partialOutput == "left\n")
         #expect(throws: ChildProcess.StartError.self) { try ChildProcess.run("/nonexistent/program", timeout: 1) }
