@@ -30,6 +30,22 @@ extension CLI {
             "  (alerted again every \(Validation.seconds(escalation.interval)) s for \(Validation.seconds(escalation.duration)) s)"
     }
 
+    /// An answer of the service read with the Apple layer's decoder (`decode`); one the decoder
+    /// refuses ends the command naming it and the member: "the service's app is not readable:
+    /// [1].created is missing; expected a date".
+    static func readAnswer<Value>(_ what: String, _ decode: () throws(ChimeError) -> Value) throws -> Value {
+        do throws(ChimeError) { return try decode() } catch {
+            throw CommandError("the service's \(what) is not readable: \(error.message)")
+        }
+    }
+
+    /// The apps of `GET /v1/apps`, each read as ``AppRecord/init(json:field:)`` reads it.
+    static func appRecords(_ items: [JSONValue]) throws -> [AppRecord] {
+        try items.enumerated().map { index, item in
+            try readAnswer("app") { () throws(ChimeError) in try AppRecord(json: item, field: "[\(index)]") }
+        }
+    }
+
     /// What a notification says first: its title, else its body (an APNs alert given as a string is
     /// the body), else its subtitle.
     static func headline(_ content: NotificationContent) -> String {

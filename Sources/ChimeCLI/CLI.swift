@@ -138,11 +138,7 @@ public struct CLI: Sendable {
     /// `--app`, or the only registered app when there is exactly one.
     func app(_ arguments: ParsedArguments, _ client: ServiceClient) async throws -> String {
         if let app = arguments.value("app") { return app }
-        let list = try await client.list(.listApps, limit: 100)
-        let names = list.compactMap { item -> String? in
-            if case .string(let s)? = item[JSONFieldName.App.bundleIdentifier] { return s }
-            return nil
-        }
+        let names = try Self.appRecords(try await client.list(.listApps, limit: 100)).map(\.bundleIdentifier)
         guard names.count == 1 else {
             throw UsageError(
                 "give --app BUNDLE_IDENTIFIER (registered apps: \(names.isEmpty ? "none — add one with `chime apps add`" : names.joined(separator: ", ")))"

@@ -139,6 +139,49 @@ struct ArgumentParsingTests {
         } throws: { "\($0)".contains("[2].date") }
     }
 
+    @Test(
+        "an app's record, device token, provider and certificate read back as the service writes them; an unreadable app is refused by its field"
+    )
+    func appRecords() throws {
+        let date = Date(timeIntervalSince1970: 1_811_000_000)
+        var record = AppRecord(
+            bundleIdentifier: "com.example.alarm", created: date, deviceToken: String(repeating: "ab", count: 32))
+        record.settings = Presentation.settings(
+            after: .grant, options: [.alert, .badge], previous: NotificationSettings())
+        record.requestedOptions = [.alert, .badge]
+        record.promptPending = true
+        record.badge = 7
+        record.launchCommand = try LaunchCommand(arguments: ["organizer", "--tasks", "my tasks.json"])
+        record.apnsProvider = APNsProvider(
+            teamID: "TEAM123456", key: APNsProvider.Key(id: "KEY1234567", publicKey: Array(0..<65)))
+        record.deviceTokenUnregistered = date.addingTimeInterval(60)
+        record.apnsCertificate = CertificateFingerprint(
+            sha256: Array(0..<32), publicKeySHA256: Array(100..<132), notBefore: date,
+            notAfter: date.addingTimeInterval(86_400))
+        #expect(try AppRecord(json: record.json) == record)
+        let state = try AppRecord.deviceToken(json: record.deviceTokenJSON)
+        #expect(state.token == record.deviceToken && state.unregistered == record.deviceTokenUnregistered)
+        record.apnsProvider = APNsProvider(teamID: "TEAM123456")
+        record.apnsCertificate = nil
+        record.launchCommand = nil
+        #expect(try CLI.appRecords([record.json]) == [record])
+
+        // A missing or malformed member is named, with the item's place in the list.
+        guard case .object(var bad) = record.json else {
+            Issue.record("not an object: \(record.json)")
+            return
+        }
+        bad[JSONFieldName.App.created] = nil
+        #expect {
+            try CLI.appRecords([record.json, .object(bad)])
+        } throws: { "\($0)" == "the service's app is not readable: [1].created is missing; expected a date" }
+        bad[JSONFieldName.App.created] = JSONMapping.json(date)
+        bad[JSONFieldName.App.apnsCertificate] = [JSONFieldName.Certificate.sha256: "zz"]
+        #expect {
+            try CLI.appRecords([.object(bad)])
+        } throws: { "\($0)".contains("[0].apnsCertificate.sha256: expected a SHA-256 in hexadecimal") }
+    }
+
     @Test("events read as a person would: identifiers, titles, actions and replies, from the service's JSON")
     func eventLines() throws {
         let date = try #require(JSONMapping.parseDate("2027-06-01T12:10:00.000Z"))

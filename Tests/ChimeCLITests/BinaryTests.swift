@@ -1,4 +1,5 @@
 import ChimeCore
+import ChimeCrypto
 import ChimeServer
 import Foundation
 import TestThreads
@@ -170,6 +171,64 @@ extension BinaryTests {
         #expect(try await service.engine.app("com.example.chat").deviceTokenUnregistered == nil)
         let (wrong, _, wrongError) = try await Self.chime(["device-token", "forget"] + data)
         #expect(wrong == 2 && wrongError.contains("register or unregister"), "\(wrongError)")
+        await service.stop()
+    }
+}
+
+extension BinaryTests {
+    /// The CLI's lines come from the service's answers read with the shared decoders, so a field the
+    /// service wrote under another name than the one declared would change or refuse these lines.
+    @Test("chime apps list, apps set and status print what the service's answers hold, end to end")
+    func appAnswers() async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("chime-cli-\(UUID().uuidString)")
+            .path
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let configuration = ChimeService.Configuration(
+            dataDirectory: directory, listen: .tcp(host: "127.0.0.1", port: 0), printsBanner: false)
+        let service = try await RunningService.start(configuration: configuration)
+        let data = ["--data", directory]
+        let organizer = ["apps", "add", "com.example.organizer", "--launch", "organizer --tasks 'my tasks.json'"]
+        #expect(try await Self.chime(organizer + data).0 == 0)
+        #expect(try await Self.chime(["apps", "add", "com.example.alarm"] + data).0 == 0)
+        _ = try await service.engine.requestAuthorization(app: "com.example.alarm", options: [.alert])
+
+        let (listed, listedText, listedError) = try await Self.chime(["apps", "list"] + data)
+        #expect(listed == 0, "\(listedError)")
+        #expect(
+            listedText == """
+                com.example.alarm  authorization: notDetermined
+                com.example.organizer  authorization: notDetermined  launch: organizer --tasks 'my tasks.json'
+
+                """, "\(listedText)")
+        _ = try await service.engine.answerAuthorization(app: "com.example.alarm", allow: true)
+        let (_, allowedText, _) = try await Self.chime(["apps", "list"] + data)
+        #expect(allowedText.hasPrefix("com.example.alarm  authorization: authorized\n"), "\(allowedText)")
+
+        let key = directory + "/AuthKey_KEY1234567.p8"
+        try Data(P256PrivateKey().pemRepresentation.utf8).write(to: URL(fileURLWithPath: key))
+        let (certificate, _) = try await TLSPinTests.selfSigned(in: directory, name: "provider")
+        let (set, setText, setError) = try await Self.chime(
+            [
+                "apps", "set", "com.example.alarm", "--apns-key", key, "--key-id", "KEY1234567", "--team-id",
+                "TEAM123456", "--apns-certificate", certificate, "--launch", "alarm --wake",
+            ] + data)
+        #expect(set == 0, "\(setError)")
+        let pinned = try #require(try await service.engine.app("com.example.alarm").apnsCertificate)
+        #expect(
+            setText == """
+                com.example.alarm: an app of team TEAM123456 (key KEY1234567 registered here); provider tokens from the team's keys may push to it.
+                com.example.alarm: a provider presenting the certificate \(pinned.sha256Hex) (valid until \(JSONMapping.formatDate(pinned.notAfter))) may push to it.
+                com.example.alarm: answers given while it is not running start alarm --wake
+
+                """, "\(setText)")
+
+        let (status, statusText, _) = try await Self.chime(["status"] + data)
+        #expect(
+            status == 0 && statusText.hasSuffix("Apps: com.example.alarm, com.example.organizer\n"), "\(statusText)")
+        let (_, statusJSON, _) = try await Self.chime(["status", "--json"] + data)
+        #expect(
+            (try? JSONValue.parse(statusJSON))?["apps"] == ["com.example.alarm", "com.example.organizer"],
+            "\(statusJSON)")
         await service.stop()
     }
 }

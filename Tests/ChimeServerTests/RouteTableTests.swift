@@ -196,7 +196,9 @@ struct RouteTableTests {
             ("App", JSONFieldName.App.all), ("NewApp", JSONFieldName.App.given),
             ("AppUpdate", JSONFieldName.App.changes),
             ("TokenRotated", [JSONFieldName.App.bundleIdentifier, JSONFieldName.App.token]),
-            ("DeviceToken", JSONFieldName.App.deviceTokenFields),
+            ("DeviceToken", JSONFieldName.App.deviceTokenFields), ("APNsProvider", JSONFieldName.Provider.all),
+            ("APNsProviderUpdate", JSONFieldName.Provider.given),
+            ("CertificateFingerprint", JSONFieldName.Certificate.all),
         ])
     func schemaFieldsAreDeclared(schema: String, declared: [String]) throws {
         let document = try JSONValue.parse(OpenAPIDocument.json, maxDepth: 256)

@@ -85,15 +85,10 @@ extension CLI {
                     return 0
                 }
                 if apps.isEmpty { cli.write("No apps. Register one with `chime apps add BUNDLE_IDENTIFIER`.") }
-                for app in apps {
-                    let status = app[JSONFieldName.settings]?[JSONFieldName.authorizationStatus]?.stringValue ?? "?"
-                    var line = "\(app[Field.bundleIdentifier]?.stringValue ?? "?")  authorization: \(status)"
-                    if let words = app[Field.launch]?.arrayValue.compactMap(\.stringValue),
-                        let command = try? LaunchCommand(arguments: words)
-                    {
-                        line += "  launch: \(command)"
-                    }
-                    cli.write(line)
+                for app in try appRecords(apps) {
+                    let launch = app.launchCommand.map { "  launch: \($0)" } ?? ""
+                    cli.write(
+                        "\(app.bundleIdentifier)  authorization: \(app.settings.authorizationStatus.name)\(launch)")
                 }
                 return 0
             }
@@ -144,26 +139,26 @@ extension CLI {
                     cli.printJSON(response)
                     return 0
                 }
-                if let team = apns?["teamId"]?.stringValue {
-                    let key = apns?["keyId"]?.stringValue.map { " (key \($0) registered here)" } ?? ""
+                // What the service now holds, read as the Apple layer reads an app.
+                let record = try readAnswer("app") { () throws(ChimeError) in
+                    try AppRecord(json: response.json ?? .null)
+                }
+                if apns != nil, let provider = record.apnsProvider {
+                    let key = provider.key.map { " (key \($0.id) registered here)" } ?? ""
+                    let team = provider.teamID
                     cli.write(
                         "\(bundle): an app of team \(team)\(key); provider tokens from the team's keys may push to it.")
                 } else if apns != nil {
                     cli.write("\(bundle): no provider key or team; providers push with the app's token.")
                 }
-                if case .string? = certificate,
-                    let sha256 = response.json?[Field.apnsCertificate]?["sha256"]?.stringValue
-                {
-                    let until = response.json?[Field.apnsCertificate]?["notAfter"]?.stringValue ?? "?"
+                if case .string? = certificate, let pinned = record.apnsCertificate {
                     cli.write(
-                        "\(bundle): a provider presenting the certificate \(sha256) (valid until \(until)) may push to it."
+                        "\(bundle): a provider presenting the certificate \(pinned.sha256Hex) (valid until \(JSONMapping.formatDate(pinned.notAfter))) may push to it."
                     )
                 } else if certificate != nil {
                     cli.write("\(bundle): no provider certificate.")
                 }
-                if let words = launch?.arrayValue.compactMap(\.stringValue),
-                    let command = try? LaunchCommand(arguments: words)
-                {
+                if launch != nil, let command = record.launchCommand {
                     cli.write("\(bundle): answers given while it is not running start \(command)")
                 } else if arguments.has("no-launch") {
                     cli.write("\(bundle): no launch command; answers wait in its outbox until it runs.")
@@ -238,7 +233,8 @@ extension CLI {
         guard APNsProvider.isIdentifier(team) else {
             throw UsageError("--team-id \(team) is not a team id: 1 to 64 letters and digits")
         }
-        var object: JSONObject = ["teamId": .string(team)]
+        typealias Field = JSONFieldName.Provider
+        var object: JSONObject = [Field.teamId: .string(team)]
         switch (file, keyID) {
         case (nil, nil): break
         case (let file?, let keyID?):
@@ -251,8 +247,8 @@ extension CLI {
                 throw UsageError(
                     "\(file) is not an APNs key (a .p8 file: a P-256 private key in PEM): \(error.message)")
             }
-            object["keyId"] = .string(keyID)
-            object["key"] = .string(key.publicKey.pemRepresentation)
+            object[Field.keyId] = .string(keyID)
+            object[Field.key] = .string(key.publicKey.pemRepresentation)
         case (nil, _?): throw UsageError("--key-id goes with --apns-key AuthKey_KEYID.p8")
         case (_?, nil):
             let guess = file.map { ($0 as NSString).lastPathComponent }.flatMap { name -> String? in

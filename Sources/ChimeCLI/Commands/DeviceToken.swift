@@ -36,8 +36,10 @@ extension CLI {
                 cli.printJSON(response)
                 return 0
             }
-            let token = response.json?[JSONFieldName.App.deviceToken]?.stringValue ?? "?"
-            if let since = response.json?[JSONFieldName.App.unregistered]?.stringValue {
+            let (token, unregistered) = try readAnswer("device token") { () throws(ChimeError) in
+                try AppRecord.deviceToken(json: response.json ?? .null)
+            }
+            if let since = unregistered.map(JSONMapping.formatDate) {
                 cli.write(
                     "\(app): device token \(token), unregistered since \(since): pushes to it get 410 Unregistered.")
             } else {

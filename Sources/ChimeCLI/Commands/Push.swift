@@ -30,9 +30,10 @@ extension CLI {
             var app = arguments.value("app") ?? decoded.simulatorTargetBundle
             if app == nil { app = try await cli.app(arguments, client) }
             guard let app else { throw UsageError("give --app") }
-            let token =
-                try await client.send(.deviceToken, ["app": app]).json?[JSONFieldName.App.deviceToken]?.stringValue
-                ?? ""
+            let answer = try await client.send(.deviceToken, ["app": app]).json ?? .null
+            let token = try readAnswer("device token") { () throws(ChimeError) in
+                try AppRecord.deviceToken(json: answer).token
+            }
             var headers = ["apns-topic": app, "apns-push-type": decoded.isContentAvailable ? "background" : "alert"]
             if let collapse = arguments.value("collapse-id") { headers["apns-collapse-id"] = collapse }
             let response = try await client.send(.push, ["token": token], body: data, headers: headers)

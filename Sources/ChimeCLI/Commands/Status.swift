@@ -16,12 +16,12 @@ extension CLI {
         run: { arguments, cli in
             let client = try cli.client(arguments)
             let health = try await client.send(.health, allowing: [503])
-            let apps = try await client.list(.listApps)
+            let apps = try appRecords(try await client.list(.listApps)).map(\.bundleIdentifier)
             if arguments.has("json") {
                 cli.write(
                     JSONValue.object([
                         "url": .string(client.location), "healthy": .bool(health.status == 200),
-                        "apps": .array(apps.compactMap { $0[JSONFieldName.App.bundleIdentifier] }),
+                        "apps": .array(apps.map(JSONValue.string)),
                     ]).serialized(pretty: true))
                 return health.status == 200 ? 0 : 1
             }
@@ -29,7 +29,7 @@ extension CLI {
                 "Chime service at \(client.location): \(health.status == 200 ? "running" : "unhealthy (HTTP \(health.status))")"
             )
             cli.write(
-                "Apps: \(apps.isEmpty ? "none" : apps.compactMap { $0[JSONFieldName.App.bundleIdentifier]?.stringValue }.joined(separator: ", "))"
+                "Apps: \(apps.isEmpty ? "none" : apps.joined(separator: ", "))"
             )
             return health.status == 200 ? 0 : 1
         })

@@ -186,12 +186,7 @@ extension NotificationCategory {
 extension UNNotificationPresentationOptions {
     /// Option names as the service sends them; names this version does not know are ignored.
     static func answer(_ json: JSONValue?) -> UNNotificationPresentationOptions? {
-        guard case .array(let items)? = json else { return nil }
-        var options: UNNotificationPresentationOptions = []
-        for case .string(let name) in items {
-            if let option = names.first(where: { $0.0 == name })?.1 { options.insert(option) }
-        }
-        return options
+        JSONMapping.answerOptions(json, table: names)
     }
 }
 

@@ -407,9 +407,10 @@ extension AppRecord {
 extension APNsProvider {
     /// `{"teamId", "keyId", "publicKey"}`: the key's public point in base64url (null without a key).
     public var json: JSONValue {
-        [
-            "teamId": .string(teamID), "keyId": key.map { .string($0.id) } ?? .null,
-            "publicKey": key.map { .string(Base64URL.encode($0.publicKey)) } ?? .null,
+        typealias Field = JSONFieldName.Provider
+        return [
+            Field.teamId: .string(teamID), Field.keyId: key.map { .string($0.id) } ?? .null,
+            Field.publicKey: key.map { .string(Base64URL.encode($0.publicKey)) } ?? .null,
         ]
     }
 }

@@ -341,6 +341,27 @@ import Foundation
         package static let unregistered = "unregistered"
         package static let deviceTokenFields = [deviceToken, registered, unregistered]
     }
+
+    /// An app's APNs provider as listed (``APNsProvider/json``, ``APNsProvider/init(json:field:)``), and
+    /// as `PATCH /v1/apps/{app}` and `chime apps set` give it (`key`: the key in PEM, not its point).
+    package enum Provider {
+        package static let teamId = "teamId"
+        package static let keyId = "keyId"
+        package static let publicKey = "publicKey"
+        package static let key = "key"
+        package static let all = [teamId, keyId, publicKey]
+        package static let given = [teamId, keyId, key]
+    }
+
+    /// A pinned certificate (``CertificateFingerprint/json``, ``CertificateFingerprint/init(json:field:)``):
+    /// an app's `apnsCertificate`.
+    package enum Certificate {
+        package static let sha256 = "sha256"
+        package static let publicKeySha256 = "publicKeySha256"
+        package static let notBefore = "notBefore"
+        package static let notAfter = "notAfter"
+        package static let all = [sha256, publicKeySha256, notBefore, notAfter]
+    }
 }
 
 extension NotificationSettings {

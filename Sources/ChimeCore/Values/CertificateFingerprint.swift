@@ -41,10 +41,11 @@ public struct CertificateFingerprint: Sendable, Hashable {
 
     /// `{"sha256", "publicKeySha256", "notBefore", "notAfter"}`: hashes in hexadecimal, dates in ISO 8601.
     public var json: JSONValue {
-        [
-            "sha256": .string(sha256Hex),
-            "publicKeySha256": .string(publicKeySHA256.map { String(format: "%02x", $0) }.joined()),
-            "notBefore": JSONMapping.json(notBefore), "notAfter": JSONMapping.json(notAfter),
+        typealias Field = JSONFieldName.Certificate
+        return [
+            Field.sha256: .string(sha256Hex),
+            Field.publicKeySha256: .string(publicKeySHA256.map { String(format: "%02x", $0) }.joined()),
+            Field.notBefore: JSONMapping.json(notBefore), Field.notAfter: JSONMapping.json(notAfter),
         ]
     }
 }

@@ -101,25 +101,27 @@ extension ChimeAPI {
     /// public key; only the public key is kept), `{"teamId": T}` (an app of team T, with no key of
     /// its own), or null (neither: nil).
     static func decodeAPNsProvider(_ value: JSONValue) throws -> APNsProvider? {
+        typealias Field = JSONFieldName.Provider
         if case .null = value { return nil }
-        let object = try JSONObjectReader(
-            value, path: "apns", what: "the APNs provider", accepted: ["teamId", "keyId", "key"])
-        let team = try object.string("teamId")
+        let apns = JSONFieldName.App.apns
+        let object = try JSONObjectReader(value, path: apns, what: "the APNs provider", accepted: Field.given)
+        let team = try object.string(Field.teamId)
         guard let team, APNsProvider.isIdentifier(team) else {
             throw APIError.badRequest(
                 "invalidValue",
-                "apns.teamId must be the team id: 1 to 64 letters and digits (Apple's are 10, as ABCDE12345)",
-                field: "apns.teamId")
+                "\(apns).\(Field.teamId) must be the team id: 1 to 64 letters and digits (Apple's are 10, as ABCDE12345)",
+                field: "\(apns).\(Field.teamId)")
         }
         var provider = APNsProvider(teamID: team)
-        switch (try object.string("keyId"), try object.string("key")) {
+        switch (try object.string(Field.keyId), try object.string(Field.key)) {
         case (nil, nil):
             break
         case (let id?, let pem?):
             guard APNsProvider.isIdentifier(id) else {
                 throw APIError.badRequest(
-                    "invalidValue", "apns.keyId must be the key id: 1 to 64 letters and digits (Apple's are 10)",
-                    field: "apns.keyId")
+                    "invalidValue",
+                    "\(apns).\(Field.keyId) must be the key id: 1 to 64 letters and digits (Apple's are 10)",
+                    field: "\(apns).\(Field.keyId)")
             }
             let publicKey: P256PublicKey
             if let key = try? P256PrivateKey(pemRepresentation: pem) {
@@ -129,17 +131,18 @@ extension ChimeAPI {
             } else {
                 throw APIError.badRequest(
                     "invalidValue",
-                    "apns.key must be a P-256 key in PEM: the .p8 file's text (-----BEGIN PRIVATE KEY-----) "
-                        + "or its public key (-----BEGIN PUBLIC KEY-----)", field: "apns.key")
+                    "\(apns).\(Field.key) must be a P-256 key in PEM: the .p8 file's text (-----BEGIN PRIVATE KEY-----) "
+                        + "or its public key (-----BEGIN PUBLIC KEY-----)", field: "\(apns).\(Field.key)")
             }
             provider.key = APNsProvider.Key(id: id, publicKey: publicKey.rawRepresentation)
         case (nil, _?):
             throw APIError.badRequest(
-                "invalidValue", "apns.keyId is missing: give the key id with the key", field: "apns.keyId")
+                "invalidValue", "\(apns).\(Field.keyId) is missing: give the key id with the key",
+                field: "\(apns).\(Field.keyId)")
         case (_?, nil):
             throw APIError.badRequest(
-                "invalidValue", "apns.key is missing: give the key (the .p8 file's text) with its id", field: "apns.key"
-            )
+                "invalidValue", "\(apns).\(Field.key) is missing: give the key (the .p8 file's text) with its id",
+                field: "\(apns).\(Field.key)")
         }
         return provider
     }
