@@ -1,4 +1,5 @@
 import ChimeCore
+import ChimeServer
 import Foundation
 import Synchronization
 import TestThreads
@@ -125,10 +126,8 @@ struct ArgumentParsingTests {
             try CLI.describeDelivered(delivered) == "n1  \(text)  Backup done  actions: ok  (dismissed at \(text))")
 
         // What the decoders refuse is refused, naming the field, not printed as it came.
-        guard case .object(var badPending) = pending, case .object(var badDelivered) = delivered else {
-            Issue.record("not objects: \(pending), \(delivered)")
-            return
-        }
+        var badPending = try members(pending)
+        var badDelivered = try members(delivered)
         badPending[JSONFieldName.Request.nextTriggerDate] = .string("soon")
         badDelivered[JSONFieldName.Request.date] = .string("yesterday")
         #expect {
@@ -137,6 +136,12 @@ struct ArgumentParsingTests {
         #expect {
             try CLI.describeDelivered(.object(badDelivered), field: "[2]")
         } throws: { "\($0)".contains("[2].date") }
+    }
+
+    /// The members of an object the test built (to spoil one of them).
+    func members(_ value: JSONValue) throws -> JSONObject {
+        guard case .object(let members) = value else { throw CLITestError("not an object: \(value)") }
+        return members
     }
 
     @Test(
@@ -167,10 +172,7 @@ struct ArgumentParsingTests {
         #expect(try CLI.appRecords([record.json]) == [record])
 
         // A missing or malformed member is named, with the item's place in the list.
-        guard case .object(var bad) = record.json else {
-            Issue.record("not an object: \(record.json)")
-            return
-        }
+        var bad = try members(record.json)
         bad[JSONFieldName.App.created] = nil
         #expect {
             try CLI.appRecords([record.json, .object(bad)])
@@ -180,6 +182,62 @@ struct ArgumentParsingTests {
         #expect {
             try CLI.appRecords([.object(bad)])
         } throws: { "\($0)".contains("[0].apnsCertificate.sha256: expected a SHA-256 in hexadecimal") }
+    }
+
+    @Test(
+        "devices, sign-in links, upcoming dates and a delivered item's actions read back as the service writes them; what is unreadable is named"
+    )
+    func answerReaders() throws {
+        let date = Date(timeIntervalSince1970: 1_811_000_000)
+        let text = JSONMapping.formatDate(date)
+        // A device as listed: the keys stay behind, the push service is the endpoint's.
+        let device = WebPushSubscription(
+            id: "q3X9", endpoint: "https://updates.push.services.mozilla.com/wpush/v2/abc", p256dh: [], auth: [],
+            apps: ["com.example.alarm"], name: "Phone", userAgent: "Firefox", created: date, lastSuccess: date,
+            lastFailure: date.addingTimeInterval(60), lastFailureReason: "410 Gone",
+            expires: date.addingTimeInterval(86_400))
+        #expect(try WebPushSubscription(json: device.json) == device)
+        #expect(
+            try CLI.describeDevice(device.json)
+                == "q3X9  Phone  https://updates.push.services.mozilla.com  apps: com.example.alarm  last sent: \(text)  last failure: \(JSONMapping.formatDate(date.addingTimeInterval(60))) (410 Gone)"
+        )
+        var badDevice = try members(device.json)
+        badDevice[JSONFieldName.Device.created] = nil
+        #expect {
+            try CLI.describeDevice(.object(badDevice), field: "[1]")
+        } throws: { "\($0)" == "the service's device is not readable: [1].created is missing; expected a date" }
+
+        let link = try LoginLink(code: "abc", expires: date, base: "https://chime.example.org")
+        #expect(link.url == "https://chime.example.org/#login=abc" && link.qrSVG?.contains("<svg") == true)
+        #expect(try LoginLink(json: link.json) == link)
+        #expect(try LoginLink(json: LoginLink(code: "abc", expires: date).json).path == "/#login=abc")
+
+        // `chime list --next`'s dates and `chime delivered`'s actions, each named where unreadable.
+        let tea = NotificationRequest(
+            identifier: "tea", content: NotificationContent(title: "Tea"), trigger: .timeInterval(600, repeats: true))
+        let pending = PendingRequest(request: tea, nextFireDate: date, anchor: date)
+        let listed = pending.json(upcoming: 3, timeZone: TimeZone(identifier: "UTC")!)
+        #expect(
+            try PendingRequest.upcomingDates(json: listed)
+                == [date, date.addingTimeInterval(600), date.addingTimeInterval(1200)])
+        #expect(try PendingRequest.upcomingDates(json: pending.json).isEmpty)
+        var badListed = try members(listed)
+        badListed[JSONFieldName.Request.nextTriggerDates] = [.string(text), "later"]
+        #expect {
+            try PendingRequest.upcomingDates(json: .object(badListed), field: "[2]")
+        } throws: { ($0 as? ChimeError)?.field == "[2].nextTriggerDates[1]" }
+        let actions = [
+            NotificationAction(identifier: "ok", title: "OK"), NotificationAction(identifier: "later", title: "Later"),
+        ]
+        let delivered = DeliveredNotification(request: tea, date: date).json(
+            category: NotificationCategory(identifier: "c", actions: actions))
+        #expect(try DeliveredNotification.actions(json: delivered) == actions)
+        #expect(try CLI.describeDelivered(delivered) == "tea  \(text)  Tea  actions: ok, later")
+        var badDelivered = try members(delivered)
+        badDelivered[JSONFieldName.Request.actions] = [[JSONFieldName.Action.identifier: "ok"]]
+        #expect {
+            try CLI.describeDelivered(.object(badDelivered), field: "[0]")
+        } throws: { "\($0)".contains("[0].actions[0].title is missing") }
     }
 
     @Test("events read as a person would: identifiers, titles, actions and replies, from the service's JSON")

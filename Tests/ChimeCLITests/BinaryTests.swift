@@ -34,6 +34,22 @@ struct BinaryTests {
         return (status, result.text, result.errorText)
     }
 
+    /// Runs `body` with a service on 127.0.0.1 in a fresh data directory (removed afterwards) and
+    /// the `--data` arguments that reach it.
+    static func withService(_ body: (RunningService, [String]) async throws -> Void) async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("chime-cli-\(UUID().uuidString)")
+            .path
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let configuration = ChimeService.Configuration(
+            dataDirectory: directory, listen: .tcp(host: "127.0.0.1", port: 0), printsBanner: false)
+        let service = try await RunningService.start(configuration: configuration)
+        do { try await body(service, ["--data", directory]) } catch {
+            await service.stop()
+            throw error
+        }
+        await service.stop()
+    }
+
     @Test("register, categorise, schedule, list, answer and check status through the CLI")
     func flow() async throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("chime-cli-\(UUID().uuidString)")
@@ -112,66 +128,54 @@ struct BinaryTests {
 extension BinaryTests {
     @Test("chime apps allow|deny prints the service's answer: the status and what the app may now do")
     func allowDeny() async throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("chime-cli-\(UUID().uuidString)")
-            .path
-        defer { try? FileManager.default.removeItem(atPath: directory) }
-        let configuration = ChimeService.Configuration(
-            dataDirectory: directory, listen: .tcp(host: "127.0.0.1", port: 0),
-            autoAllow: false, printsBanner: false)
-        let service = try await RunningService.start(configuration: configuration)
-        let data = ["--data", directory]
-        #expect(try await Self.chime(["apps", "add", "com.example.ask"] + data).0 == 0)
-        let (_, settings) = try await service.engine.requestAuthorization(
-            app: "com.example.ask", options: [.alert, .sound])
-        #expect(settings.authorizationStatus == .notDetermined)
+        try await Self.withService { service, data in
+            #expect(try await Self.chime(["apps", "add", "com.example.ask"] + data).0 == 0)
+            let (_, settings) = try await service.engine.requestAuthorization(
+                app: "com.example.ask", options: [.alert, .sound])
+            #expect(settings.authorizationStatus == .notDetermined)
 
-        let (allowed, allowedText, allowedError) = try await Self.chime(["apps", "allow", "com.example.ask"] + data)
-        #expect(allowed == 0, "\(allowedError)")
-        #expect(
-            allowedText.trimmingCharacters(in: .newlines) == "com.example.ask: authorized (alert, sound)",
-            "\(allowedText)")
-        let (denied, deniedText, _) = try await Self.chime(["apps", "deny", "com.example.ask"] + data)
-        #expect(denied == 0)
-        #expect(deniedText.trimmingCharacters(in: .newlines) == "com.example.ask: denied", "\(deniedText)")
-        #expect(try await service.engine.settings(app: "com.example.ask").authorizationStatus == .denied)
-        await service.stop()
+            let (allowed, allowedText, allowedError) = try await Self.chime(
+                ["apps", "allow", "com.example.ask"] + data)
+            #expect(allowed == 0, "\(allowedError)")
+            #expect(
+                allowedText.trimmingCharacters(in: .newlines) == "com.example.ask: authorized (alert, sound)",
+                "\(allowedText)")
+            let (denied, deniedText, _) = try await Self.chime(["apps", "deny", "com.example.ask"] + data)
+            #expect(denied == 0)
+            #expect(deniedText.trimmingCharacters(in: .newlines) == "com.example.ask: denied", "\(deniedText)")
+            #expect(try await service.engine.settings(app: "com.example.ask").authorizationStatus == .denied)
+        }
     }
 }
 
 extension BinaryTests {
     @Test("chime device-token shows, unregisters and registers again an app's device token")
     func deviceToken() async throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("chime-cli-\(UUID().uuidString)")
-            .path
-        defer { try? FileManager.default.removeItem(atPath: directory) }
-        let configuration = ChimeService.Configuration(
-            dataDirectory: directory, listen: .tcp(host: "127.0.0.1", port: 0), printsBanner: false)
-        let service = try await RunningService.start(configuration: configuration)
-        let data = ["--data", directory]
-        #expect(try await Self.chime(["apps", "add", "com.example.chat"] + data).0 == 0)
-        let token = try await service.engine.app("com.example.chat").deviceToken
+        try await Self.withService { service, data in
+            #expect(try await Self.chime(["apps", "add", "com.example.chat"] + data).0 == 0)
+            let token = try await service.engine.app("com.example.chat").deviceToken
 
-        let (shown, shownText, shownError) = try await Self.chime(["device-token"] + data)
-        #expect(shown == 0, "\(shownError)")
-        #expect(shownText == "com.example.chat: device token \(token), registered.\n", "\(shownText)")
-        let (gone, goneText, _) = try await Self.chime(
-            ["device-token", "unregister", "--app", "com.example.chat"] + data)
-        let since = try #require(try await service.engine.app("com.example.chat").deviceTokenUnregistered)
-        #expect(
-            gone == 0
-                && goneText.contains(
-                    "unregistered since \(JSONMapping.formatDate(since)): pushes to it get 410 Unregistered"),
-            "\(goneText)")
-        let (back, backText, _) = try await Self.chime(["device-token", "register", "--json"] + data)
-        #expect(
-            back == 0
-                && (try? JSONValue.parse(backText)) == [
-                    "deviceToken": .string(token), "registered": true, "unregistered": .null,
-                ], "\(backText)")
-        #expect(try await service.engine.app("com.example.chat").deviceTokenUnregistered == nil)
-        let (wrong, _, wrongError) = try await Self.chime(["device-token", "forget"] + data)
-        #expect(wrong == 2 && wrongError.contains("register or unregister"), "\(wrongError)")
-        await service.stop()
+            let (shown, shownText, shownError) = try await Self.chime(["device-token"] + data)
+            #expect(shown == 0, "\(shownError)")
+            #expect(shownText == "com.example.chat: device token \(token), registered.\n", "\(shownText)")
+            let (gone, goneText, _) = try await Self.chime(
+                ["device-token", "unregister", "--app", "com.example.chat"] + data)
+            let since = try #require(try await service.engine.app("com.example.chat").deviceTokenUnregistered)
+            #expect(
+                gone == 0
+                    && goneText.contains(
+                        "unregistered since \(JSONMapping.formatDate(since)): pushes to it get 410 Unregistered"),
+                "\(goneText)")
+            let (back, backText, _) = try await Self.chime(["device-token", "register", "--json"] + data)
+            #expect(
+                back == 0
+                    && (try? JSONValue.parse(backText)) == [
+                        "deviceToken": .string(token), "registered": true, "unregistered": .null,
+                    ], "\(backText)")
+            #expect(try await service.engine.app("com.example.chat").deviceTokenUnregistered == nil)
+            let (wrong, _, wrongError) = try await Self.chime(["device-token", "forget"] + data)
+            #expect(wrong == 2 && wrongError.contains("register or unregister"), "\(wrongError)")
+        }
     }
 }
 
@@ -180,56 +184,52 @@ extension BinaryTests {
     /// service wrote under another name than the one declared would change or refuse these lines.
     @Test("chime apps list, apps set and status print what the service's answers hold, end to end")
     func appAnswers() async throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("chime-cli-\(UUID().uuidString)")
-            .path
-        defer { try? FileManager.default.removeItem(atPath: directory) }
-        let configuration = ChimeService.Configuration(
-            dataDirectory: directory, listen: .tcp(host: "127.0.0.1", port: 0), printsBanner: false)
-        let service = try await RunningService.start(configuration: configuration)
-        let data = ["--data", directory]
-        let organizer = ["apps", "add", "com.example.organizer", "--launch", "organizer --tasks 'my tasks.json'"]
-        #expect(try await Self.chime(organizer + data).0 == 0)
-        #expect(try await Self.chime(["apps", "add", "com.example.alarm"] + data).0 == 0)
-        _ = try await service.engine.requestAuthorization(app: "com.example.alarm", options: [.alert])
+        try await Self.withService { service, data in
+            let organizer = ["apps", "add", "com.example.organizer", "--launch", "organizer --tasks 'my tasks.json'"]
+            #expect(try await Self.chime(organizer + data).0 == 0)
+            #expect(try await Self.chime(["apps", "add", "com.example.alarm"] + data).0 == 0)
+            _ = try await service.engine.requestAuthorization(app: "com.example.alarm", options: [.alert])
 
-        let (listed, listedText, listedError) = try await Self.chime(["apps", "list"] + data)
-        #expect(listed == 0, "\(listedError)")
-        #expect(
-            listedText == """
-                com.example.alarm  authorization: notDetermined
-                com.example.organizer  authorization: notDetermined  launch: organizer --tasks 'my tasks.json'
+            let (listed, listedText, listedError) = try await Self.chime(["apps", "list"] + data)
+            #expect(listed == 0, "\(listedError)")
+            #expect(
+                listedText == """
+                    com.example.alarm  authorization: notDetermined
+                    com.example.organizer  authorization: notDetermined  launch: organizer --tasks 'my tasks.json'
 
-                """, "\(listedText)")
-        _ = try await service.engine.answerAuthorization(app: "com.example.alarm", allow: true)
-        let (_, allowedText, _) = try await Self.chime(["apps", "list"] + data)
-        #expect(allowedText.hasPrefix("com.example.alarm  authorization: authorized\n"), "\(allowedText)")
+                    """, "\(listedText)")
+            _ = try await service.engine.answerAuthorization(app: "com.example.alarm", allow: true)
+            let (_, allowedText, _) = try await Self.chime(["apps", "list"] + data)
+            #expect(allowedText.hasPrefix("com.example.alarm  authorization: authorized\n"), "\(allowedText)")
 
-        let key = directory + "/AuthKey_KEY1234567.p8"
-        try Data(P256PrivateKey().pemRepresentation.utf8).write(to: URL(fileURLWithPath: key))
-        let (certificate, _) = try await TLSPinTests.selfSigned(in: directory, name: "provider")
-        let (set, setText, setError) = try await Self.chime(
-            [
-                "apps", "set", "com.example.alarm", "--apns-key", key, "--key-id", "KEY1234567", "--team-id",
-                "TEAM123456", "--apns-certificate", certificate, "--launch", "alarm --wake",
-            ] + data)
-        #expect(set == 0, "\(setError)")
-        let pinned = try #require(try await service.engine.app("com.example.alarm").apnsCertificate)
-        #expect(
-            setText == """
-                com.example.alarm: an app of team TEAM123456 (key KEY1234567 registered here); provider tokens from the team's keys may push to it.
-                com.example.alarm: a provider presenting the certificate \(pinned.sha256Hex) (valid until \(JSONMapping.formatDate(pinned.notAfter))) may push to it.
-                com.example.alarm: answers given while it is not running start alarm --wake
+            let directory = data[1]
+            let key = directory + "/AuthKey_KEY1234567.p8"
+            try Data(P256PrivateKey().pemRepresentation.utf8).write(to: URL(fileURLWithPath: key))
+            let (certificate, _) = try await TLSPinTests.selfSigned(in: directory, name: "provider")
+            let (set, setText, setError) = try await Self.chime(
+                [
+                    "apps", "set", "com.example.alarm", "--apns-key", key, "--key-id", "KEY1234567", "--team-id",
+                    "TEAM123456", "--apns-certificate", certificate, "--launch", "alarm --wake",
+                ] + data)
+            #expect(set == 0, "\(setError)")
+            let pinned = try #require(try await service.engine.app("com.example.alarm").apnsCertificate)
+            #expect(
+                setText == """
+                    com.example.alarm: an app of team TEAM123456 (key KEY1234567 registered here); provider tokens from the team's keys may push to it.
+                    com.example.alarm: a provider presenting the certificate \(pinned.sha256Hex) (valid until \(JSONMapping.formatDate(pinned.notAfter))) may push to it.
+                    com.example.alarm: answers given while it is not running start alarm --wake
 
-                """, "\(setText)")
+                    """, "\(setText)")
 
-        let (status, statusText, _) = try await Self.chime(["status"] + data)
-        #expect(
-            status == 0 && statusText.hasSuffix("Apps: com.example.alarm, com.example.organizer\n"), "\(statusText)")
-        let (_, statusJSON, _) = try await Self.chime(["status", "--json"] + data)
-        #expect(
-            (try? JSONValue.parse(statusJSON))?["apps"] == ["com.example.alarm", "com.example.organizer"],
-            "\(statusJSON)")
-        await service.stop()
+            let (status, statusText, _) = try await Self.chime(["status"] + data)
+            #expect(
+                status == 0 && statusText.hasSuffix("Apps: com.example.alarm, com.example.organizer\n"), "\(statusText)"
+            )
+            let (_, statusJSON, _) = try await Self.chime(["status", "--json"] + data)
+            #expect(
+                (try? JSONValue.parse(statusJSON))?["apps"] == ["com.example.alarm", "com.example.organizer"],
+                "\(statusJSON)")
+        }
     }
 }
 

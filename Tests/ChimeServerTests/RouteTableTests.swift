@@ -186,7 +186,7 @@ struct RouteTableTests {
     }
 
     @Test(
-        "the fields of events, responses, receipts, summaries, focus modes and apps in docs/openapi.json are those JSONFieldName declares",
+        "the fields of events, responses, receipts, summaries, focus modes, apps, devices and sign-in links in docs/openapi.json are those JSONFieldName declares",
         arguments: [
             ("Event", JSONFieldName.Event.all), ("NotificationResponse", JSONFieldName.Response.all),
             ("ResponseInput", JSONFieldName.Response.answerFields), ("EscalationReceipt", JSONFieldName.Receipt.all),
@@ -199,6 +199,7 @@ struct RouteTableTests {
             ("DeviceToken", JSONFieldName.App.deviceTokenFields), ("APNsProvider", JSONFieldName.Provider.all),
             ("APNsProviderUpdate", JSONFieldName.Provider.given),
             ("CertificateFingerprint", JSONFieldName.Certificate.all),
+            ("WebPushSubscription", JSONFieldName.Device.all), ("LoginLink", JSONFieldName.LoginLink.all),
         ])
     func schemaFieldsAreDeclared(schema: String, declared: [String]) throws {
         let document = try JSONValue.parse(OpenAPIDocument.json, maxDepth: 256)

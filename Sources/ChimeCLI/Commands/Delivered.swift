@@ -42,15 +42,13 @@ extension CLI {
     /// CLI.describeDelivered(item)  // "n1  2027-06-01T08:00:00.000Z  Backup done  actions: ok"
     /// ```
     package static func describeDelivered(_ item: JSONValue, field: String = "") throws -> String {
-        let delivered: DeliveredNotification
-        do throws(ChimeError) { delivered = try DeliveredNotification(json: item, field: field) } catch {
-            throw CommandError("the service's delivered notification is not readable: \(error.message)")
+        let (delivered, actions) = try readAnswer("delivered notification") { () throws(ChimeError) in
+            (
+                try DeliveredNotification(json: item, field: field),
+                try DeliveredNotification.actions(json: item, field: field).map(\.identifier)
+            )
         }
         let request = delivered.request
-        let actions =
-            item[JSONFieldName.Request.actions]?.arrayValue.compactMap {
-                $0[JSONFieldName.Action.identifier]?.stringValue
-            } ?? []
         var dismiss = ""
         if case .at(let date)? = request.autoDismiss { dismiss = "  (dismissed at \(JSONMapping.formatDate(date)))" }
         return

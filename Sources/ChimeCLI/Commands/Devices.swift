@@ -46,7 +46,9 @@ extension CLI {
                         "No devices. In the web center (chime open), press \"Notify this device\" on a phone or browser."
                     )
                 }
-                for device in devices { cli.write(describeDevice(device)) }
+                for (index, device) in devices.enumerated() {
+                    cli.write(try describeDevice(device, field: "[\(index)]"))
+                }
             case "apps":
                 guard arguments.positionals.count >= 2 else {
                     throw UsageError("give the device's id (from chime devices) and its apps, or --all-apps")
@@ -58,26 +60,28 @@ extension CLI {
                             ? "name the apps the device gets, or give --all-apps"
                             : "give the apps or --all-apps, not both")
                 }
-                let body: JSONObject = ["apps": arguments.has("all-apps") ? .null : .array(apps.map(JSONValue.string))]
+                let body: JSONObject = [
+                    JSONFieldName.Device.apps: arguments.has("all-apps") ? .null : .array(apps.map(JSONValue.string))
+                ]
                 let response = try await client.send(
                     .updateWebPushSubscription, ["id": arguments.positionals[1]], json: .object(body))
                 if arguments.has("json") {
                     cli.printJSON(response.json ?? .null)
                     return 0
                 }
-                cli.write(response.json.map(describeDevice) ?? "Done.")
+                cli.write(try response.json.map { try describeDevice($0) } ?? "Done.")
             case "rename":
                 guard arguments.positionals.count == 3 else {
                     throw UsageError("give the device's id and its new name: chime devices rename ID NAME")
                 }
                 let response = try await client.send(
                     .updateWebPushSubscription, ["id": arguments.positionals[1]],
-                    json: .object(["name": .string(arguments.positionals[2])]))
+                    json: .object([JSONFieldName.Device.name: .string(arguments.positionals[2])]))
                 if arguments.has("json") {
                     cli.printJSON(response.json ?? .null)
                     return 0
                 }
-                cli.write(response.json.map(describeDevice) ?? "Done.")
+                cli.write(try response.json.map { try describeDevice($0) } ?? "Done.")
             default:
                 guard arguments.positionals.count == 2 else {
                     throw UsageError("give the device's id: chime devices remove ID")
@@ -92,18 +96,23 @@ extension CLI {
             return 0
         })
 
-    /// One line for a subscribed device: id, name, push service, apps, last outcome.
-    static func describeDevice(_ device: JSONValue) -> String {
-        let name = device["name"]?.stringValue.flatMap { $0.isEmpty ? nil : $0 } ?? "(unnamed)"
-        var apps = "every app"
-        if case .array(let list)? = device["apps"] {
-            apps = list.isEmpty ? "none" : list.compactMap(\.stringValue).joined(separator: ", ")
+    /// One line for a subscribed device (an item of `GET /v1/web-push/subscriptions`, or the answer of
+    /// a change), read as ``WebPushSubscription/init(json:field:)`` reads it: id, name, push service,
+    /// apps, last outcome.
+    ///
+    /// ```swift
+    /// CLI.describeDevice(item)  // "q3X9…  Phone  https://fcm.googleapis.com  apps: every app"
+    /// ```
+    static func describeDevice(_ json: JSONValue, field: String = "") throws -> String {
+        let device = try readAnswer("device") { () throws(ChimeError) in
+            try WebPushSubscription(json: json, field: field)
         }
-        var line =
-            "\(device["id"]?.stringValue ?? "?")  \(name)  \(device["pushService"]?.stringValue ?? "?")  apps: \(apps)"
-        if let success = device["lastSuccess"]?.stringValue { line += "  last sent: \(success)" }
-        if let failure = device["lastFailure"]?.stringValue {
-            line += "  last failure: \(failure) (\(device["lastFailureReason"]?.stringValue ?? "?"))"
+        let name = device.name.isEmpty ? "(unnamed)" : device.name
+        let apps = device.apps.map { $0.isEmpty ? "none" : $0.joined(separator: ", ") } ?? "every app"
+        var line = "\(device.id)  \(name)  \(device.pushService ?? "?")  apps: \(apps)"
+        if let success = device.lastSuccess { line += "  last sent: \(JSONMapping.formatDate(success))" }
+        if let failure = device.lastFailure {
+            line += "  last failure: \(JSONMapping.formatDate(failure)) (\(device.lastFailureReason ?? "?"))"
         }
         return line
     }

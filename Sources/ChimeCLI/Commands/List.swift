@@ -44,9 +44,10 @@ extension CLI {
             if items.isEmpty { cli.write("\(app): nothing pending.") }
             for (index, item) in items.enumerated() {
                 cli.write(try describePending(item, field: "[\(index)]"))
-                for date in item[JSONFieldName.Request.nextTriggerDates]?.arrayValue.dropFirst() ?? [] {
-                    cli.write("    then \(date.stringValue ?? "?")")
+                let upcoming = try readAnswer("pending request") { () throws(ChimeError) in
+                    try PendingRequest.upcomingDates(json: item, field: "[\(index)]")
                 }
+                for date in upcoming.dropFirst() { cli.write("    then \(JSONMapping.formatDate(date))") }
             }
             return 0
         })
@@ -59,9 +60,8 @@ extension CLI {
     /// CLI.describePending(item)  // "tea  2027-06-01T08:00:00.000Z  timeInterval  Tea  (expires …)"
     /// ```
     package static func describePending(_ item: JSONValue, field: String = "") throws -> String {
-        let pending: PendingRequest
-        do throws(ChimeError) { pending = try PendingRequest(json: item, field: field) } catch {
-            throw CommandError("the service's pending request is not readable: \(error.message)")
+        let pending = try readAnswer("pending request") { () throws(ChimeError) in
+            try PendingRequest(json: item, field: field)
         }
         let request = pending.request
         let next = pending.nextFireDate.map(JSONMapping.formatDate) ?? "-"

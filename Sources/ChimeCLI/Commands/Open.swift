@@ -41,10 +41,8 @@ extension CLI {
                     "the service listens on a Unix socket, which a browser cannot reach; start it with --listen HOST:PORT for the web center, or put a reverse proxy in front and pass its address with --url"
                 )
             }
-            let link = try await client.send(.createLoginLink).json
-            guard let path = link?["path"]?.stringValue else {
-                throw CommandError("the service did not return a login link")
-            }
+            let answer = try await client.send(.createLoginLink).json ?? .null
+            let link = try readAnswer("sign-in link") { () throws(ChimeError) in try LoginLink(json: answer) }
             var base = arguments.value("url") ?? NetworkAddresses.reachable(serviceURL)
             guard let parsedBase = URL(string: base), parsedBase.scheme == "http" || parsedBase.scheme == "https",
                 parsedBase.host != nil
@@ -53,10 +51,10 @@ extension CLI {
                     "--url is '\(base)'; give the base URL other devices open, such as https://chime.example.org")
             }
             while base.hasSuffix("/") { base.removeLast() }
-            let url = base + path
+            let url = base + link.path
             if arguments.has("json") {
                 cli.write(
-                    JSONValue.object(["url": .string(url), "expires": link?["expires"] ?? .null]).serialized(
+                    JSONValue.object(["url": .string(url), "expires": JSONMapping.json(link.expires)]).serialized(
                         pretty: true))
                 return 0
             }

@@ -34,27 +34,6 @@ extension JSONMapping {
         }
         return options
     }
-
-    /// The bytes of lower- or upper-case hexadecimal text (`nil` when it is not).
-    static func hexadecimalBytes(_ text: String) -> [UInt8]? {
-        let digits = Array(text.utf8)
-        guard digits.count % 2 == 0 else { return nil }
-        func value(_ digit: UInt8) -> UInt8? {
-            switch digit {
-            case UInt8(ascii: "0")...UInt8(ascii: "9"): digit - UInt8(ascii: "0")
-            case UInt8(ascii: "a")...UInt8(ascii: "f"): digit - UInt8(ascii: "a") + 10
-            case UInt8(ascii: "A")...UInt8(ascii: "F"): digit - UInt8(ascii: "A") + 10
-            default: nil
-            }
-        }
-        var bytes: [UInt8] = []
-        bytes.reserveCapacity(digits.count / 2)
-        for index in stride(from: 0, to: digits.count, by: 2) {
-            guard let high = value(digits[index]), let low = value(digits[index + 1]) else { return nil }
-            bytes.append(high << 4 | low)
-        }
-        return bytes
-    }
 }
 
 extension AppRecord {
@@ -141,7 +120,7 @@ extension CertificateFingerprint {
         let reader = try JSONObjectReader(json, path: field, what: "a certificate", code: .malformedInput)
         func hash(_ key: String) throws(ChimeError) -> [UInt8] {
             let text = try reader.requiredString(key, code: .malformedInput)
-            guard let bytes = JSONMapping.hexadecimalBytes(text), bytes.count == 32 else {
+            guard let bytes = [UInt8](hexadecimal: text), bytes.count == 32 else {
                 throw ChimeError(
                     .malformedInput, field: reader.field(key),
                     "\(reader.field(key)): expected a SHA-256 in hexadecimal (64 digits), found \"\(text.prefix(80))\"")

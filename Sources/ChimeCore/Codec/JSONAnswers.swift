@@ -12,6 +12,22 @@ extension JSONMapping {
         return .object(object)
     }
 
+    /// The elements of the answer's array member `key`, each read by `decode` with its path
+    /// (`[0].actions[1]`); none when the member is absent or null.
+    static func answerArray<Element>(
+        _ json: JSONValue, _ key: String, field: String, of what: String,
+        _ decode: (JSONValue, String) throws(ChimeError) -> Element
+    ) throws(ChimeError) -> [Element] {
+        let name = JSONPath.member(field, key)
+        guard let value = json[key], value != .null else { return [] }
+        guard case .array(let items) = value else {
+            throw ChimeError(.malformedInput, field: name, "\(name): expected an array of \(what)")
+        }
+        var elements: [Element] = []
+        for (index, item) in items.enumerated() { elements.append(try decode(item, JSONPath.element(name, index))) }
+        return elements
+    }
+
     /// Only the members a strict decoder accepts (the service may add fields).
     static func keeping(_ keys: [String], from value: JSONValue) -> JSONValue {
         guard case .object(let object) = value else { return value }
@@ -100,6 +116,35 @@ extension DeliveredNotification {
             throw ChimeError(.malformedInput, field: name, "\(name) is missing")
         }
         self.init(request: request, date: try JSONMapping.date(dateValue, field: name, code: .malformedInput))
+    }
+}
+
+extension PendingRequest {
+    /// The upcoming fire dates an item of `GET /v1/apps/{app}/requests?next=N` carries
+    /// (``json(upcoming:timeZone:)``: `nextTriggerDates`); none when not asked for.
+    ///
+    /// ```swift
+    /// for date in try PendingRequest.upcomingDates(json: item, field: "[0]").dropFirst() { print("then", date) }
+    /// ```
+    public static func upcomingDates(json: JSONValue, field: String = "") throws(ChimeError) -> [Date] {
+        try JSONMapping.answerArray(json, JSONFieldName.Request.nextTriggerDates, field: field, of: "dates") {
+            item, path throws(ChimeError) in try JSONMapping.date(item, field: path, code: .malformedInput)
+        }
+    }
+}
+
+extension DeliveredNotification {
+    /// The actions an item of `GET /v1/apps/{app}/notifications` carries: its category's
+    /// (``json(category:presentation:)``: `actions`); none when it has no category.
+    ///
+    /// ```swift
+    /// let buttons = try DeliveredNotification.actions(json: item, field: "[0]").map(\.title)
+    /// ```
+    public static func actions(json: JSONValue, field: String = "") throws(ChimeError) -> [NotificationAction] {
+        try JSONMapping.answerArray(json, JSONFieldName.Request.actions, field: field, of: "actions") {
+            item, path throws(ChimeError) in
+            try NotificationAction(json: JSONMapping.keeping(NotificationAction.fields, from: item), field: path)
+        }
     }
 }
 

@@ -362,6 +362,42 @@ import Foundation
         package static let notAfter = "notAfter"
         package static let all = [sha256, publicKeySha256, notBefore, notAfter]
     }
+
+    /// A browser or phone subscribed to Web Push as listed (``WebPushSubscription/json``,
+    /// ``WebPushSubscription/init(json:field:)``, `chime devices`) and as stored (the listed fields
+    /// but `pushService`, and the keys), and the body that changes one (`PATCH
+    /// /v1/web-push/subscriptions/{id}`: `apps`, `name`).
+    package enum Device {
+        package static let id = "id"
+        package static let name = "name"
+        package static let endpoint = "endpoint"
+        package static let pushService = "pushService"
+        package static let apps = "apps"
+        package static let userAgent = "userAgent"
+        package static let created = "created"
+        package static let lastSuccess = "lastSuccess"
+        package static let lastFailure = "lastFailure"
+        package static let lastFailureReason = "lastFailureReason"
+        package static let expires = "expires"
+        package static let all = [
+            id, name, endpoint, pushService, apps, userAgent, created, lastSuccess, lastFailure, lastFailureReason,
+            expires,
+        ]
+        package static let changes = [apps, name]
+        /// The subscriber's keys, kept in the store only.
+        package static let p256dh = "p256dh"
+        package static let auth = "auth"
+    }
+
+    /// A one-time sign-in link (`LoginLink` in ChimeServer: `POST /v1/session/links`, `chime open`).
+    package enum LoginLink {
+        package static let code = "code"
+        package static let path = "path"
+        package static let expires = "expires"
+        package static let url = "url"
+        package static let qrSVG = "qrSVG"
+        package static let all = [code, path, expires, url, qrSVG]
+    }
 }
 
 extension NotificationSettings {

@@ -37,14 +37,14 @@ public struct CertificateFingerprint: Sendable, Hashable {
     public func isValid(at date: Date) -> Bool { notBefore <= date && date <= notAfter }
 
     /// The certificate's SHA-256 in lower-case hexadecimal.
-    public var sha256Hex: String { sha256.map { String(format: "%02x", $0) }.joined() }
+    public var sha256Hex: String { sha256.hexadecimal }
 
     /// `{"sha256", "publicKeySha256", "notBefore", "notAfter"}`: hashes in hexadecimal, dates in ISO 8601.
     public var json: JSONValue {
         typealias Field = JSONFieldName.Certificate
         return [
             Field.sha256: .string(sha256Hex),
-            Field.publicKeySha256: .string(publicKeySHA256.map { String(format: "%02x", $0) }.joined()),
+            Field.publicKeySha256: .string(publicKeySHA256.hexadecimal),
             Field.notBefore: JSONMapping.json(notBefore), Field.notAfter: JSONMapping.json(notAfter),
         ]
     }

@@ -218,32 +218,63 @@ extension WebPushSubscription {
     /// The subscription as the API lists it: everything but the keys.
     ///
     /// `{"id", "name", "endpoint", "pushService", "apps" (null: every app), "userAgent", "created",
-    /// "lastSuccess", "lastFailure", "lastFailureReason", "expires"}`.
+    /// "lastSuccess", "lastFailure", "lastFailureReason", "expires"}` (``JSONFieldName/Device``).
     public var json: JSONValue {
-        var object: JSONObject = ["id": .string(id), "name": .string(name), "endpoint": .string(endpoint)]
-        object["pushService"] =
-            WebPushEndpoints.parse(endpoint).map {
-                .string("\($0.scheme)://\($0.host)" + ($0.port.map { ":\($0)" } ?? ""))
-            } ?? .null
-        object["apps"] = apps.map { .array($0.map(JSONValue.string)) } ?? .null
-        object["userAgent"] = .string(userAgent)
-        object["created"] = JSONMapping.json(created)
-        object["lastSuccess"] = lastSuccess.map(JSONMapping.json) ?? .null
-        object["lastFailure"] = lastFailure.map(JSONMapping.json) ?? .null
-        object["lastFailureReason"] = lastFailureReason.map(JSONValue.string) ?? .null
-        object["expires"] = expires.map(JSONMapping.json) ?? .null
+        typealias Field = JSONFieldName.Device
+        var object: JSONObject = [Field.id: .string(id), Field.name: .string(name), Field.endpoint: .string(endpoint)]
+        object[Field.pushService] = pushService.map(JSONValue.string) ?? .null
+        object[Field.apps] = apps.map { .array($0.map(JSONValue.string)) } ?? .null
+        object[Field.userAgent] = .string(userAgent)
+        object[Field.created] = JSONMapping.json(created)
+        object[Field.lastSuccess] = lastSuccess.map(JSONMapping.json) ?? .null
+        object[Field.lastFailure] = lastFailure.map(JSONMapping.json) ?? .null
+        object[Field.lastFailureReason] = lastFailureReason.map(JSONValue.string) ?? .null
+        object[Field.expires] = expires.map(JSONMapping.json) ?? .null
         return .object(object)
+    }
+
+    /// The push service the endpoint belongs to, as `scheme://host[:port]` (`nil`: an endpoint
+    /// that cannot be parsed).
+    public var pushService: String? {
+        WebPushEndpoints.parse(endpoint).map { "\($0.scheme)://\($0.host)" + ($0.port.map { ":\($0)" } ?? "") }
+    }
+
+    /// A subscription as the API lists it (``json``); the listing carries no keys, so ``p256dh`` and
+    /// ``auth`` are empty. What `chime devices` reads the service's answers with.
+    ///
+    /// ```swift
+    /// let device = try WebPushSubscription(json: item, field: "[0]")
+    /// print(device.id, device.pushService ?? "?", device.apps ?? ["every app"])
+    /// ```
+    ///
+    /// - Throws: ``ChimeError`` `malformedInput` naming the member that is missing or not of its kind.
+    public init(json: JSONValue, field: String = "") throws(ChimeError) {
+        typealias Field = JSONFieldName.Device
+        let reader = try JSONObjectReader(json, path: field, what: "a web push subscription", code: .malformedInput)
+        self.init(
+            id: try reader.requiredString(Field.id, code: .malformedInput),
+            endpoint: try reader.requiredString(Field.endpoint, code: .malformedInput), p256dh: [], auth: [],
+            apps: try reader.strings(Field.apps, code: .malformedInput),
+            name: try reader.string(Field.name, code: .malformedInput) ?? "",
+            userAgent: try reader.string(Field.userAgent, code: .malformedInput) ?? "",
+            created: try reader.requiredAnswerDate(Field.created),
+            lastSuccess: try reader.answerDate(Field.lastSuccess),
+            lastFailure: try reader.answerDate(Field.lastFailure),
+            lastFailureReason: try reader.string(Field.lastFailureReason, code: .malformedInput),
+            expires: try reader.answerDate(Field.expires))
     }
 
     /// The record a store keeps (JSON text: the listed fields and the keys, base64url).
     public var storedRecord: String {
+        typealias Field = JSONFieldName.Device
         guard case .object(var object) = json else { return "" }
-        object["pushService"] = nil
-        object["p256dh"] = .string(Base64URL.encode(p256dh))
-        object["auth"] = .string(Base64URL.encode(auth))
+        object[Field.pushService] = nil
+        object[Field.p256dh] = .string(Base64URL.encode(p256dh))
+        object[Field.auth] = .string(Base64URL.encode(auth))
         // Dates to the microsecond, as the store gave them.
         for (key, date) in [
-            ("created", created), ("lastSuccess", lastSuccess), ("lastFailure", lastFailure), ("expires", expires),
+            (Field.created, created), (Field.lastSuccess, lastSuccess), (Field.lastFailure, lastFailure),
+            (Field.expires, expires),
         ] {
             object[key] = date.map { .number($0.timeIntervalSince1970) } ?? .null
         }
@@ -273,18 +304,19 @@ extension WebPushSubscription {
         func bytes(_ key: String) throws(ChimeError) -> [UInt8] {
             do { return try Base64URL.decode(try string(key), what: key) } catch { throw damaged(error.message) }
         }
-        guard let created = date("created") else { throw damaged("no created date") }
+        typealias Field = JSONFieldName.Device
+        guard let created = date(Field.created) else { throw damaged("no created date") }
         var apps: [String]?
-        if case .array(let list)? = value["apps"] {
+        if case .array(let list)? = value[Field.apps] {
             apps = list.compactMap { if case .string(let app) = $0 { app } else { nil } }
         }
         var reason: String?
-        if case .string(let text)? = value["lastFailureReason"] { reason = text }
+        if case .string(let text)? = value[Field.lastFailureReason] { reason = text }
         self.init(
-            id: try string("id"), endpoint: try string("endpoint"), p256dh: try bytes("p256dh"),
-            auth: try bytes("auth"), apps: apps,
-            name: try string("name"), userAgent: try string("userAgent"), created: created,
-            lastSuccess: date("lastSuccess"),
-            lastFailure: date("lastFailure"), lastFailureReason: reason, expires: date("expires"))
+            id: try string(Field.id), endpoint: try string(Field.endpoint), p256dh: try bytes(Field.p256dh),
+            auth: try bytes(Field.auth), apps: apps,
+            name: try string(Field.name), userAgent: try string(Field.userAgent), created: created,
+            lastSuccess: date(Field.lastSuccess),
+            lastFailure: date(Field.lastFailure), lastFailureReason: reason, expires: date(Field.expires))
     }
 }

@@ -57,21 +57,23 @@ extension ChimeAPI {
 
     /// `PATCH /v1/web-push/subscriptions/{id}` `{"apps": [...] | null, "name": "…"}`.
     func updateWebPushSubscription(_ request: HTTPRequest, route: Route) async throws -> HTTPResponse {
+        typealias Field = JSONFieldName.Device
         let object = try JSONObjectReader(
-            try jsonBody(request), what: "a device's apps and name", accepted: ["apps", "name"])
-        guard object.object["apps"] != nil || object.object["name"] != nil else {
+            try jsonBody(request), what: "a device's apps and name", accepted: Field.changes)
+        guard object.object[Field.apps] != nil || object.object[Field.name] != nil else {
             throw APIError.badRequest(
-                "invalidValue", "give apps (an array of bundle identifiers, or null for every app), name, or both",
-                field: "apps")
+                "invalidValue",
+                "give \(Field.apps) (an array of bundle identifiers, or null for every app), \(Field.name), or both",
+                field: Field.apps)
         }
         var apps: [String]??
-        if object.object["apps"] != nil {
-            let chosen = try WebPushRegistration.decodeApps(object.object["apps"], field: "apps")
+        if object.object[Field.apps] != nil {
+            let chosen = try WebPushRegistration.decodeApps(object.object[Field.apps], field: Field.apps)
             try await requireApps(chosen)
             apps = .some(chosen)
         }
-        let name = try object.string("name")
-        if let name { try WebPushSubscription.validateName(name, field: "name") }
+        let name = try object.string(Field.name)
+        if let name { try WebPushSubscription.validateName(name, field: Field.name) }
         return json(
             try await engine.updateWebPushSubscription(id: route["id"], apps: apps, name: name).json, route: route)
     }

@@ -1,3 +1,4 @@
+import ChimeCore
 import ChimeCrypto
 import Foundation
 

@@ -85,16 +85,8 @@ extension ChimeAPI {
             }
         }
         let (code, expires) = try await sessions.makeLinkCode()
-        var answer: JSONObject = [
-            "code": .string(code), "path": .string("/#login=\(code)"), "expires": JSONMapping.json(expires),
-        ]
-        if var base {
-            while base.hasSuffix("/") { base.removeLast() }
-            let link = base + "/#login=\(code)"
-            answer["url"] = .string(link)
-            answer["qrSVG"] = .string(try QRCode(link).svg())
-        }
-        return json(.object(answer), status: 201, route: route)
+        while base?.hasSuffix("/") == true { base?.removeLast() }
+        return json(try LoginLink(code: code, expires: expires, base: base).json, status: 201, route: route)
     }
 
     /// Whether the session cookie gets `Secure`: when this server speaks HTTPS, or when a reverse
