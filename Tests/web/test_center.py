@@ -1010,26 +1010,28 @@ def test_prompts_answers_and_listing_apply_from_their_events(center):
     app.add("shown", title="Shown in the list")
     asker = chime.register("com.example.later", ask=False)
     center.wait_note(app.bundle, "shown")
-    wait_for(lambda: center.app_card(asker.bundle), 5, message="the second app in the apps panel")
+    wait_for(lambda: center.app_card(asker.bundle), BOUND, message="the second app in the apps panel")
     # Once this request shows, every read the events above asked for has finished.
     app.add("marker", title="Marker", trigger={"type": "timeInterval", "timeInterval": 7200, "repeats": False})
-    wait_for(lambda: center.in_app_card(app.bundle, '.pending-item[data-identifier="marker"]'), 5, message="the marker request")
+    wait_for(lambda: center.in_app_card(app.bundle, '.pending-item[data-identifier="marker"]'), BOUND, message="the marker request")
     center.js("performance.setResourceTimingBufferSize(10000); performance.clearResourceTimings()")
+    # Each change is waited for up to BOUND: that it came from its event, not from a read (the
+    # safety reload, or a reread), is what the list of reads at the end shows.
 
     asker.request_authorization(["alert", "badge"])
-    prompt = wait_for(lambda: center.in_app_card(asker.bundle, ".prompt"), 5, message="the permission prompt")
+    prompt = wait_for(lambda: center.in_app_card(asker.bundle, ".prompt"), BOUND, message="the permission prompt")
     # What the app asked for (requestedOptions), from the event's record.
     assert "alerts and icon badges" in prompt.text, prompt.text
     assert "Asking" in center.app_card(asker.bundle).text
     chime.owner("POST", f"/v1/apps/{q(asker.bundle)}/authorization/answer", {"allow": True})
-    wait_for(lambda: center.in_app_card(asker.bundle, ".prompt") is None, 5, message="the prompt to go")
-    wait_for(lambda: "Allowed" in center.app_card(asker.bundle).text, 5, message="the app shown allowed")
+    wait_for(lambda: center.in_app_card(asker.bundle, ".prompt") is None, BOUND, message="the prompt to go")
+    wait_for(lambda: "Allowed" in center.app_card(asker.bundle).text, BOUND, message="the app shown allowed")
 
     chime.owner("PATCH", f"/v1/apps/{q(app.bundle)}/settings", {"notificationCenterSetting": "disabled"})
-    center.wait_gone(app.bundle, "shown", timeout=5)
-    wait_for(lambda: "1 delivered notification is hidden" in center.app_card(app.bundle).text, 5, message="the hidden count")
+    center.wait_gone(app.bundle, "shown")
+    wait_for(lambda: "1 delivered notification is hidden" in center.app_card(app.bundle).text, BOUND, message="the hidden count")
     chime.owner("PATCH", f"/v1/apps/{q(app.bundle)}/settings", {"notificationCenterSetting": "enabled"})
-    center.wait_note(app.bundle, "shown", timeout=5)
+    center.wait_note(app.bundle, "shown")
     assert "hidden" not in center.app_card(app.bundle).text
 
     requested = center.js("return performance.getEntriesByType('resource').map((e) => new URL(e.name).pathname + new URL(e.name).search)")
