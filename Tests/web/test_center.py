@@ -792,6 +792,10 @@ def test_words_and_relative_times(center):
           threeHours: F.relativeTime(new Date(now - 3 * 3600000), now),
           yesterday: F.relativeTime(new Date(now - 26 * 3600000), now),
           inFive: F.relativeTime(new Date(now + 300000), now),
+          // Past a week, a date: with its year only when that is not the year of the "now" given
+          // (not the browser's clock: these are March 2020 against 30 March 2020).
+          sameYear: F.relativeTime(new Date(Date.UTC(2020, 2, 12, 12)), Date.UTC(2020, 2, 30, 12)).includes('2020'),
+          lastYear: F.relativeTime(new Date(Date.UTC(2019, 10, 12, 12)), Date.UTC(2020, 2, 30, 12)).includes('2019'),
           summary: F.groupSummary('%u more messages from %@', [{summaryArgument: 'Ann', summaryArgumentCount: 2}, {summaryArgument: 'Ben'}]),
           positional: F.groupSummary('%1$u new from %2$@ (100%%)', [{summaryArgument: 'Ann'}]),
           fallback: F.groupSummary('', [{}, {}]),
@@ -809,6 +813,7 @@ def test_words_and_relative_times(center):
         "monthly": "every month on the 1st at 09:15", "interval": "in 5 minutes", "hourly": "every hour",
         "arrive": "when you arrive at office", "leave": "when you leave office",
         "now": "now", "twoMin": "2 min ago", "threeHours": "3 h ago", "yesterday": "yesterday", "inFive": "in 5 min",
+        "sameYear": False, "lastYear": True,
         "summary": "3 more messages from Ann and Ben", "positional": "1 new from Ann (100%)", "fallback": "2 more notifications",
         "one": "1 more notification", "name": "Drinking Reminder",
     }

@@ -2761,7 +2761,8 @@ const exactFormat = new Intl.DateTimeFormat(undefined, {
 export function relativeTime(date, now) {
   const when = date instanceof Date ? date.getTime() : new Date(date).getTime();
   if (!Number.isFinite(when)) return "";
-  const seconds = Math.round((when - (now === undefined ? Date.now() : now)) / 1000);
+  const reference = now === undefined ? Date.now() : now; // the clock is read once
+  const seconds = Math.round((when - reference) / 1000);
   const future = seconds > 0;
   const abs = Math.abs(seconds);
   if (abs < 45) return future ? (abs < 2 ? "now" : `in ${abs} s`) : "now";
@@ -2777,7 +2778,7 @@ export function relativeTime(date, now) {
   if (days === 1) return future ? "tomorrow" : "yesterday";
   if (days < 7) return future ? `in ${days} days` : `${days} days ago`;
   const d = new Date(when);
-  return (d.getFullYear() === new Date().getFullYear() ? shortDate : shortDateYear).format(d);
+  return (d.getFullYear() === new Date(reference).getFullYear() ? shortDate : shortDateYear).format(d);
 }
 
 /** "Saturday, 29 November 2026 at 13:12:18 UTC" (the tooltip of every relative time). */
