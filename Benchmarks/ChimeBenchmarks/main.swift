@@ -21,6 +21,8 @@ struct Options {
     var rate = 10_000
     var seconds = 30
     var rssCounts = [1_000_000, 10_000_000]
+    /// The store sizes `growth` measures at, in order.
+    var growthLevels = [100_000, 1_000_000, 10_000_000]
     var only: Set<String> = []
     var reference: String?
     var peerPython: String?
@@ -46,6 +48,8 @@ struct Options {
             case "--rate": options.rate = Int(value(argument)) ?? options.rate
             case "--seconds": options.seconds = Int(value(argument)) ?? options.seconds
             case "--rss-counts": options.rssCounts = value(argument).split(separator: ",").compactMap { Int($0) }
+            case "--growth-levels":
+                options.growthLevels = value(argument).split(separator: ",").compactMap { Int($0) }.sorted()
             case "--only": options.only = Set(value(argument).split(separator: ",").map(String.init))
             case "--reference": options.reference = value(argument)
             case "--peer": options.peerPython = value(argument)
@@ -57,9 +61,10 @@ struct Options {
                 options.burst = 20_000
                 options.seconds = 5
                 options.rssCounts = [100_000]
+                options.growthLevels = [100_000, 300_000]
             case "-h", "--help":
                 print(
-                    "usage: chime-bench [--dir DIR] [--count N] [--burst N] [--rate R] [--seconds S] [--rss-counts N,M] [--quick] [--only bulk,concurrent,restart,open,burst,burst-logged,steady,reads,rss] [--reference PATH] [--peer PYTHON] [--json FILE] [--trace FILE (steady: due offset s, lateness ms per delivery)]"
+                    "usage: chime-bench [--dir DIR] [--count N] [--burst N] [--rate R] [--seconds S] [--rss-counts N,M] [--growth-levels N,M,...] [--quick] [--only bulk,concurrent,restart,open,burst,burst-logged,steady,reads,rss,growth] [--reference PATH] [--peer PYTHON] [--json FILE] [--trace FILE (steady: due offset s, lateness ms per delivery)]"
                 )
                 exit(0)
             default: fail("unknown argument \(argument); see --help")
@@ -262,6 +267,98 @@ func benchRestart(_ options: Options) async throws -> Double {
     progress.done("restart: first due notification fired \(ms(seconds)) after opening")
     await engine.shutdown()
     return seconds
+}
+
+/// (7) Cost per pending request as the store grows: one store filled with bulk adds (chunks of
+/// 10,000) to each of `levels` in turn; at each, 64,000 concurrent single adds (64 tasks, as in
+/// 1b) and a restart (a request due in 0.2 s added, a clean shutdown, the store opened again: time
+/// until that request has fired). The rate of the last bulk chunks before each level is kept too.
+struct GrowthPoint {
+    var pending: Int
+    var bulkPerSecond: Double?  // nil: no bulk adds before this level
+    var singlePerSecond: Double
+    var restartSeconds: Double
+}
+
+func benchGrowth(_ options: Options) async throws -> [GrowthPoint] {
+    let path = try freshStore(options, "growth")
+    // Optional so the restart can let go of it: the store closes (and marks itself closed cleanly,
+    // which lets the next open skip the full check) when its engine goes away, not at `shutdown()`.
+    var engine: NotificationEngine! = try makeEngine(path)
+    try await authorize(engine)
+    var pending = 0
+    var points: [GrowthPoint] = []
+    let chunk = 10_000
+    for level in options.growthLevels {
+        // Fill to `level` less the sample of single adds and the restart's request below.
+        let sample = 64 * 1_000
+        let target = max(pending, level - sample - 1)
+        var lastStart = ContinuousClock.now
+        var lastCount = 0
+        while pending < target {
+            let requests = makeRequests(pending..<min(pending + chunk, target), prefix: "fill")
+            if target - pending <= 100_000 && lastCount == 0 { lastStart = ContinuousClock.now }
+            try await engine.add(requests, app: app)
+            if target - pending <= 100_000 { lastCount += requests.count }
+            pending += requests.count
+            progress.update("growth: filling to \(level.formatted()): \(pending.formatted()) pending")
+        }
+        let bulk = lastCount > 0 ? rate(lastCount, (ContinuousClock.now - lastStart).seconds) : nil
+
+        let counter = Counter()
+        let start = ContinuousClock.now
+        let first = pending
+        try await withThrowingTaskGroup(of: Void.self) { [engine = engine!] group in
+            for task in 0..<64 {
+                group.addTask {
+                    let base = first + task * 1_000
+                    for request in makeRequests(base..<base + 1_000, prefix: "grow") {
+                        try await engine.add([request], app: app)
+                        let done = counter.value.add(1, ordering: .relaxed).newValue
+                        if done % 8_000 == 0 {
+                            progress.update("growth at \(level.formatted()): single adds \(done.formatted())/64,000")
+                        }
+                    }
+                }
+            }
+            try await group.waitForAll()
+        }
+        let single = rate(sample, (ContinuousClock.now - start).seconds)
+        pending += sample
+
+        let due = Date().addingTimeInterval(0.2)
+        try await engine.add(
+            [
+                NotificationRequest(
+                    identifier: "due-at-restart-\(level)", content: NotificationContent(title: "Due"),
+                    trigger: exactly(due))
+            ], app: app)
+        pending += 1
+        await engine.shutdown()
+        engine = nil
+        let wait = due.timeIntervalSinceNow + 0.05
+        if wait > 0 { try await Sleep.for(.milliseconds(Int(wait * 1000))) }
+        let trusted = FileManager.default.fileExists(atPath: path + "-verified")
+        progress.update(
+            "growth at \(level.formatted()): restarting (closed cleanly: \(trusted ? "yes" : "no, a full check"))",
+            force: true)
+        let reopened = ContinuousClock.now
+        engine = try makeEngine(path)
+        let fired = try await engine.fireDue(now: Date())
+        let restart = (ContinuousClock.now - reopened).seconds
+        guard fired.contains(where: { $0.request.identifier == "due-at-restart-\(level)" }) else {
+            throw ChimeError(.notFound, "growth: the due notification did not fire after the restart at \(level)")
+        }
+        pending -= fired.count
+        progress.done(
+            "growth at \(pending.formatted()) pending: bulk \(bulk.map(formatRate) ?? "–") (last 100,000), single adds "
+                + "\(formatRate(single)), restart → first due fired \(ms(restart))")
+        points.append(
+            GrowthPoint(pending: pending, bulkPerSecond: bulk, singlePerSecond: single, restartSeconds: restart))
+    }
+    await engine.shutdown()
+    for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) }
+    return points
 }
 
 /// Waits for `count` delivered events through the live scheduler; returns lateness samples
@@ -768,6 +865,38 @@ if wanted("rss") {
                 name: "5. peak RSS with \(count.formatted()) pending", chime: String(format: "%.0f MB", megabytes),
                 target: "≤ 200 MB at 10M", met: count >= 10_000_000 ? megabytes <= 200 : nil))
         results["rssMB_\(count)"] = megabytes
+    }
+}
+
+if wanted("growth") {
+    settleDisk()
+    let points = try await benchGrowth(options)
+    if let base = points.first {
+        for point in points {
+            // Flat within 20%: single adds at least 0.8 of the smallest store's, restart at most
+            // 1.2 times its time or within 5 ms of it (a few ms are the noise of one restart).
+            let addsRatio = point.singlePerSecond / base.singlePerSecond
+            let restartRatio = point.restartSeconds / base.restartSeconds
+            let flat = addsRatio >= 0.8 && (restartRatio <= 1.2 || point.restartSeconds - base.restartSeconds <= 0.005)
+            rows.append(
+                Row(
+                    name:
+                        "7. growth: \(point.pending.formatted()) pending: single adds; restart → first due fires; bulk",
+                    chime:
+                        "\(formatRate(point.singlePerSecond)); \(ms(point.restartSeconds)); \(point.bulkPerSecond.map(formatRate) ?? "–")",
+                    target: "flat within 20% of \(base.pending.formatted())",
+                    met: point.pending == base.pending ? nil : flat,
+                    ratios: String(format: "adds ×%.2f, restart ×%.2f", addsRatio, restartRatio)
+                        + (point.bulkPerSecond.flatMap { bulk in
+                            base.bulkPerSecond.map { String(format: ", bulk ×%.2f", bulk / $0) }
+                        }
+                            ?? "") + " of the smallest"))
+            results["growth_\(point.pending)"] =
+                [
+                    "singlePerSecond": point.singlePerSecond, "restartSeconds": point.restartSeconds,
+                    "bulkPerSecond": point.bulkPerSecond ?? NSNull(),
+                ] as [String: Any]
+        }
     }
 }
 

@@ -4,7 +4,11 @@
 One process holds COUNT server-sent-event connections to GET /v1/apps/{app}/events on one epoll
 loop over raw non-blocking sockets (no asyncio, no third-party packages: the least work per byte).
 
-    fanout_client.py --host 127.0.0.1 --port P --app BUNDLE --token TOKEN --count 250 --out FILE
+    fanout_client.py --host 127.0.0.1 --port P --apps APPS.json [--first K] --count 250 --out FILE
+
+APPS.json is a list of [bundle identifier, app token]; connection number K + i (i = 0..COUNT-1)
+subscribes to the app at index (K + i) mod the list's length, so processes started with
+consecutive ranges spread their connections evenly over the apps.
 
 Protocol with the parent, over stdin/stdout:
   1. prints "ready N" once N connections have their 200 and the stream's first bytes ("retry:"),
@@ -58,8 +62,8 @@ def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", type=int, required=True)
-    parser.add_argument("--app", required=True)
-    parser.add_argument("--token", required=True)
+    parser.add_argument("--apps", required=True, help="a JSON list of [bundle identifier, token]")
+    parser.add_argument("--first", type=int, default=0, help="the number of this process's first connection")
     parser.add_argument("--count", type=int, default=250)
     parser.add_argument("--capacity", type=int, default=100_000, help="largest event index expected + 1")
     parser.add_argument("--drain", type=float, default=5.0)
@@ -70,14 +74,15 @@ def main():
     if soft < args.count + 64:
         resource.setrlimit(resource.RLIMIT_NOFILE, (min(hard, args.count + 256), hard))
 
-    request = (f"GET /v1/apps/{args.app}/events HTTP/1.1\r\nHost: {args.host}:{args.port}\r\n"
-               f"Authorization: Bearer {args.token}\r\nAccept: text/event-stream\r\n\r\n").encode()
+    apps = json.load(open(args.apps))
+    requests = [(f"GET /v1/apps/{app}/events HTTP/1.1\r\nHost: {args.host}:{args.port}\r\n"
+                 f"Authorization: Bearer {token}\r\nAccept: text/event-stream\r\n\r\n").encode() for app, token in apps]
     epoll = select.epoll()
     conns = {}
-    for _ in range(args.count):
+    for number in range(args.first, args.first + args.count):
         sock = socket.create_connection((args.host, args.port), timeout=30)
         sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-        sock.sendall(request)
+        sock.sendall(requests[number % len(requests)])
         sock.setblocking(False)
         conns[sock.fileno()] = Conn(sock, args.capacity)
         epoll.register(sock.fileno(), select.EPOLLIN)
