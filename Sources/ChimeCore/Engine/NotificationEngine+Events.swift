@@ -15,6 +15,16 @@ extension NotificationEngine {
         hub.subscribe(app: app, handler: handler)
     }
 
+    /// Like ``subscribe(app:handler:)``; with `offPublisher` the handler runs on one of the hub's
+    /// fan-out queues instead of the writer, in order for this subscriber but possibly after the
+    /// operation completed (``NotificationHub/subscribe(app:offPublisher:handler:)``). For handlers
+    /// that only hand events on, where thousands of them would hold up the writer.
+    public func subscribe(
+        app: String?, offPublisher: Bool, handler: @escaping @Sendable (EngineEvent) -> Void
+    ) -> Int {
+        hub.subscribe(app: app, offPublisher: offPublisher, handler: handler)
+    }
+
     /// Stops a subscription made with ``subscribe(app:handler:)``.
     public func unsubscribe(_ token: Int) {
         hub.unsubscribe(token)

@@ -140,6 +140,46 @@ struct NotificationHubTests {
         #expect(stuck.shown == (0..<50).map { "n\($0)" })
     }
 
+    @Test(
+        "subscribers off the publisher: one that is stuck holds up no commit; 100 of them, for one app and for all, each get every event in order"
+    )
+    func offPublisher() async throws {
+        let engine = try await Self.engine(apps: [Self.app, "com.example.other"])
+        // The first call blocks its fan-out queue's thread (60 s at most, so a regression that
+        // calls it on the writer shows as a failure below, not as a hang).
+        let release = DispatchSemaphore(value: 0)
+        let stuckCalls = Atomic<Int>(0)
+        let stuckReturned = Atomic<Bool>(false)
+        let stuck = engine.subscribe(app: Self.app, offPublisher: true) { _ in
+            if stuckCalls.add(1, ordering: .relaxed).newValue == 1 {
+                _ = release.wait(timeout: .now() + 60)
+                stuckReturned.store(true, ordering: .relaxed)
+            }
+        }
+        let recorders = (0..<100).map { _ in Recorder<String>() }
+        let tokens = recorders.enumerated().map { index, recorder in
+            engine.subscribe(app: index % 2 == 0 ? Self.app : nil, offPublisher: true) { event in
+                if let delivery = event.delivery { recorder.append(delivery.notification.request.identifier) }
+            }
+        }
+        for index in 0..<50 {
+            try await engine.add([Self.now("n\(index)")], app: Self.app)  // returns after each commit
+        }
+        try await engine.add([Self.now("elsewhere")], app: "com.example.other")
+        let returnedBeforeRelease = stuckReturned.load(ordering: .relaxed)
+        #expect(!returnedBeforeRelease, "the adds returned while a subscriber was stuck")
+        #expect(try await engine.deliveredCount(app: Self.app) == 50)
+        release.signal()
+        await engine.hub.settle()
+        let returned = stuckReturned.load(ordering: .relaxed)
+        #expect(returned)
+        let sent = (0..<50).map { "n\($0)" }
+        for (index, recorder) in recorders.enumerated() {
+            #expect(recorder.values == (index % 2 == 0 ? sent : sent + ["elsewhere"]), "subscriber \(index)")
+        }
+        for token in tokens + [stuck] { engine.unsubscribe(token) }
+    }
+
     @Test("a surface attached for one app sees only that app; one attached for all sees every app; removals withdraw")
     func scopes() async throws {
         let engine = try await Self.engine(apps: ["com.a", "com.b"])
