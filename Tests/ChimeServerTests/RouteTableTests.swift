@@ -200,6 +200,7 @@ struct RouteTableTests {
             ("APNsProviderUpdate", JSONFieldName.Provider.given),
             ("CertificateFingerprint", JSONFieldName.Certificate.all),
             ("WebPushSubscription", JSONFieldName.Device.all), ("LoginLink", JSONFieldName.LoginLink.all),
+            ("QuarantinedRequest", JSONFieldName.Quarantine.all),
         ])
     func schemaFieldsAreDeclared(schema: String, declared: [String]) throws {
         let document = try JSONValue.parse(OpenAPIDocument.json, maxDepth: 256)

@@ -362,29 +362,17 @@ extension NotificationSettings {
 extension QuarantinedRequest {
     /// A quarantine entry as the service's JSON gives it (``json``).
     static func answer(_ json: JSONValue, field: String) throws(ChimeError) -> QuarantinedRequest {
-        func text(_ name: String) throws(ChimeError) -> String {
-            guard case .string(let value)? = json[name] else {
-                throw ChimeError(
-                    .malformedInput, field: JSONPath.member(field, name),
-                    "\(JSONPath.member(field, name)): expected a string")
-            }
-            return value
-        }
-        guard case .integer(let id)? = json["id"] else {
-            throw ChimeError(
-                .malformedInput, field: JSONPath.member(field, "id"),
-                "\(JSONPath.member(field, "id")): expected an integer")
-        }
-        let date =
-            try json["date"].map { value throws(ChimeError) in
-                try JSONMapping.date(value, field: JSONPath.member(field, "date"), code: .malformedInput)
-            } ?? Date(timeIntervalSince1970: 0)
+        typealias Field = JSONFieldName.Quarantine
+        let reader = try JSONObjectReader(json, path: field, what: "a quarantined request", code: .malformedInput)
         var request: NotificationRequest?
-        if let value = json["request"], value != .null {
-            request = try NotificationRequest.answer(value, field: JSONPath.member(field, "request"))
+        if let value = reader.value(Field.request) {
+            request = try NotificationRequest.answer(value, field: reader.field(Field.request))
         }
         return QuarantinedRequest(
-            id: id, app: try text("app"), identifier: try text("identifier"), reason: try text("reason"),
-            date: date, request: request)
+            id: Int64(try reader.requiredInt(Field.id, code: .malformedInput)),
+            app: try reader.requiredString(Field.app, code: .malformedInput),
+            identifier: try reader.requiredString(Field.identifier, code: .malformedInput),
+            reason: try reader.requiredString(Field.reason, code: .malformedInput),
+            date: try reader.answerDate(Field.date) ?? Date(timeIntervalSince1970: 0), request: request)
     }
 }

@@ -432,9 +432,10 @@ extension QuarantinedRequest {
             fields[JSONFieldName.Request.nextTriggerDate] = .null
             listed = .object(fields)
         }
+        typealias Field = JSONFieldName.Quarantine
         return [
-            "id": .integer(id), "app": .string(app), "identifier": .string(identifier), "reason": .string(reason),
-            "date": JSONMapping.json(date), "request": listed,
+            Field.id: .integer(id), Field.app: .string(app), Field.identifier: .string(identifier),
+            Field.reason: .string(reason), Field.date: JSONMapping.json(date), Field.request: listed,
         ]
     }
 }

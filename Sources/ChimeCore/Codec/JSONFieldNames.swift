@@ -277,8 +277,8 @@ import Foundation
     /// A focus mode (``FocusMode/json``, ``FocusMode/init(json:name:)``), its schedule and manual
     /// setting, its status (``FocusStatus``), a delivery's focus decision (``FocusDecision``), and
     /// `chime focus`.
-    package enum Focus {
-        package static let name = "name"
+    @usableFromInline package enum Focus {
+        @usableFromInline package static let name = "name"
         package static let schedule = "schedule"
         package static let allowedApps = "allowedApps"
         package static let allowedThreads = "allowedThreads"
@@ -290,7 +290,7 @@ import Foundation
         /// The schedule's members.
         package static let from = "from"
         package static let to = "to"
-        package static let days = "days"
+        @usableFromInline package static let days = "days"
         package static let timeZone = "timeZone"
         package static let scheduleFields = [from, to, days, timeZone]
 
@@ -315,15 +315,15 @@ import Foundation
     /// An app's record (``AppRecord/json``, `GET /v1/apps/{app}`), the bodies that register or
     /// change one, the token of a registration or rotation, and the device token's state
     /// (``AppRecord/deviceTokenJSON``); `chime apps`, `status`, `device-token`, `push`.
-    package enum App {
-        package static let bundleIdentifier = "bundleIdentifier"
+    @usableFromInline package enum App {
+        @usableFromInline package static let bundleIdentifier = "bundleIdentifier"
         package static let created = "created"
         package static let deviceToken = "deviceToken"
         package static let badge = JSONFieldName.badge
         package static let promptPending = "promptPending"
         package static let requestedOptions = "requestedOptions"
         package static let settings = JSONFieldName.settings
-        package static let launch = "launch"
+        @usableFromInline package static let launch = "launch"
         package static let apns = "apns"
         package static let deviceTokenUnregistered = "deviceTokenUnregistered"
         package static let apnsCertificate = "apnsCertificate"
@@ -361,6 +361,19 @@ import Foundation
         package static let notBefore = "notBefore"
         package static let notAfter = "notAfter"
         package static let all = [sha256, publicKeySha256, notBefore, notAfter]
+    }
+
+    /// A quarantined request (``QuarantinedRequest/json``, its tolerant decoder, an event's
+    /// `quarantined`): the entry's id, app, the request's identifier, why it was set aside, when, and
+    /// the request as a pending one is listed.
+    package enum Quarantine {
+        package static let id = "id"
+        package static let app = "app"
+        package static let identifier = "identifier"
+        package static let reason = "reason"
+        package static let date = "date"
+        package static let request = "request"
+        package static let all = [id, app, identifier, reason, date, request]
     }
 
     /// A browser or phone subscribed to Web Push as listed (``WebPushSubscription/json``,

@@ -185,10 +185,19 @@ struct FocusSession: Sendable, Hashable {
         }
     }
 
+    /// The stored record's field names (`{"until", "held": [{"app", "count"}]}`), for ``serialized``
+    /// and ``init(stored:)``, its one writer and one reader.
+    enum Field {
+        static let until = "until"
+        static let held = "held"
+        static let app = "app"
+        static let count = "count"
+    }
+
     var serialized: String {
         let object: JSONObject = [
-            "until": until.map(JSONMapping.json) ?? .null,
-            "held": .array(held.map { ["app": .string($0.app), "count": .integer(Int64($0.count))] }),
+            Field.until: until.map(JSONMapping.json) ?? .null,
+            Field.held: .array(held.map { [Field.app: .string($0.app), Field.count: .integer(Int64($0.count))] }),
         ]
         return JSONValue.object(object).serialized()
     }
@@ -198,10 +207,10 @@ struct FocusSession: Sendable, Hashable {
     /// A stored session; one that cannot be read counts nothing.
     init(stored text: String) {
         guard let json = try? JSONValue.parse(text) else { return }
-        if case .string(let date)? = json["until"] { until = JSONMapping.parseDate(date) }
-        if case .array(let items)? = json["held"] {
+        if case .string(let date)? = json[Field.until] { until = JSONMapping.parseDate(date) }
+        if case .array(let items)? = json[Field.held] {
             for item in items {
-                if case .string(let app)? = item["app"], case .integer(let count)? = item["count"] {
+                if case .string(let app)? = item[Field.app], case .integer(let count)? = item[Field.count] {
                     held.append((app, Int(count)))
                 }
             }

@@ -587,7 +587,7 @@ extension NotificationAction {
 
 extension UNNotificationPresentationOptions {
     /// Decodes an array of Apple's names: `["banner", "list", "sound", "badge"]` (`alert` too).
-    public init(json: JSONValue, field: String = "options") throws(ChimeError) {
+    public init(json: JSONValue, field: String = JSONFieldName.options) throws(ChimeError) {
         self = try JSONMapping.options(json, table: Self.names, field: field)
     }
 }
@@ -606,7 +606,9 @@ extension LaunchCommand {
     /// ```swift
     /// let command = try LaunchCommand.decode(.string("organizer --handle"), field: "launch")
     /// ```
-    public static func decode(_ value: JSONValue, field: String = "launch") throws(ChimeError) -> LaunchCommand? {
+    public static func decode(_ value: JSONValue, field: String = JSONFieldName.App.launch) throws(ChimeError)
+        -> LaunchCommand?
+    {
         switch value {
         case .null: return nil
         case .string(let text): return try LaunchCommand(parsing: text, field: field)

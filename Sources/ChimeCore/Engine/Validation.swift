@@ -342,7 +342,9 @@ public enum Validation {
 
     /// Checks an app's bundle identifier (see ``isBundleIdentifier(_:)``): every app, on the
     /// service or embedded, is named by one.
-    public static func validateBundleIdentifier(_ text: String, field: String = "bundleIdentifier") throws(ChimeError) {
+    public static func validateBundleIdentifier(_ text: String, field: String = JSONFieldName.App.bundleIdentifier)
+        throws(ChimeError)
+    {
         guard isBundleIdentifier(text) else {
             throw ChimeError(
                 .invalidIdentifier, field: field,

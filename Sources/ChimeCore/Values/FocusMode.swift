@@ -74,7 +74,7 @@ public struct FocusMode: Sendable, Hashable {
     }
 
     /// Checks a focus name: 1 to 64 letters, digits, spaces, `.`, `-` or `_`, no space at either end.
-    public static func validateName(_ name: String, field: String = "name") throws(ChimeError) {
+    public static func validateName(_ name: String, field: String = JSONFieldName.Focus.name) throws(ChimeError) {
         let allowed =
             !name.isEmpty && name.count <= 64 && name.first != " " && name.last != " "
             && name.unicodeScalars.allSatisfy {
@@ -165,7 +165,9 @@ public enum FocusDay: String, Sendable, Hashable, CaseIterable, Comparable {
 
     /// Parses `mon-fri`, `sat,sun`, `mon,wed-fri`, `daily`, `weekdays` or `weekends` (day names of
     /// three letters or whole, any case).
-    public static func parseList(_ text: String, field: String = "days") throws(ChimeError) -> Set<FocusDay> {
+    public static func parseList(_ text: String, field: String = JSONFieldName.Focus.days) throws(ChimeError) -> Set<
+        FocusDay
+    > {
         let accepted =
             "accepted: day names (mon … sun) separated by commas, ranges such as mon-fri, daily, weekdays or weekends"
         var days: Set<FocusDay> = []

@@ -24,7 +24,7 @@ public struct LaunchCommand: Sendable, Hashable, CustomStringConvertible {
     ///
     /// - Throws: ``ChimeError`` `invalidValue` naming `field` when there are no words, the first is
     ///   empty, a word holds a NUL, or the command is too long.
-    public init(arguments: [String], field: String = "launch") throws(ChimeError) {
+    public init(arguments: [String], field: String = JSONFieldName.App.launch) throws(ChimeError) {
         guard let program = arguments.first else {
             throw ChimeError(
                 .invalidValue, field: field,
@@ -60,7 +60,7 @@ public struct LaunchCommand: Sendable, Hashable, CustomStringConvertible {
     ///
     /// - Throws: ``ChimeError`` `invalidValue` naming `field` for an unterminated quote, a trailing
     ///   backslash, or what ``init(arguments:field:)`` refuses.
-    public init(parsing text: String, field: String = "launch") throws(ChimeError) {
+    public init(parsing text: String, field: String = JSONFieldName.App.launch) throws(ChimeError) {
         var words: [String] = []
         var word = ""
         var inWord = false

@@ -562,4 +562,34 @@ struct JSONMappingTests {
         #expect(accepted > 0)
         #expect((try? NotificationRequest(json: JSONValue.parse(bytes))) != nil)
     }
+
+    @Test(
+        "a quarantine entry in an event and a focus spell's stored record read back as written; an entry without its app is named"
+    )
+    func quarantineAndFocusSession() throws {
+        let date = Date(timeIntervalSince1970: 1_811_000_000)
+        let entry = QuarantinedRequest(
+            id: 12, app: "com.example.alarm", identifier: "bad-place", reason: "the trigger cannot be read", date: date,
+            request: NotificationRequest(identifier: "bad-place", content: NotificationContent(title: "Here")))
+        let event = EngineEvent(sequence: 4, app: "com.example.alarm", date: date, payload: .quarantined(entry))
+        #expect(try EngineEvent(json: event.json) == event)
+        var bare = entry
+        bare.request = nil
+        #expect(try QuarantinedRequest.answer(bare.json, field: "quarantined") == bare)
+        guard case .object(var members) = entry.json else {
+            Issue.record("not an object: \(entry.json)")
+            return
+        }
+        members[JSONFieldName.Quarantine.app] = nil
+        #expect {
+            try QuarantinedRequest.answer(.object(members), field: "quarantined")
+        } throws: { ($0 as? ChimeError)?.field == "quarantined.app" }
+
+        var session = FocusSession(until: date)
+        session.count(app: "com.example.chat")
+        session.count(app: "com.example.alarm")
+        session.count(app: "com.example.chat")
+        #expect(FocusSession(stored: session.serialized) == session)
+        #expect(FocusSession(stored: session.serialized).dictionary == ["com.example.chat": 2, "com.example.alarm": 1])
+    }
 }
