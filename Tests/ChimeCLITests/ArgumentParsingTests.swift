@@ -238,6 +238,13 @@ struct ArgumentParsingTests {
         #expect {
             try CLI.describeDelivered(.object(badDelivered), field: "[0]")
         } throws: { "\($0)".contains("[0].actions[0].title is missing") }
+
+        // What `chime remove` (and the Apple layer) read from a removal's answer.
+        #expect(try JSONMapping.removedIdentifiers([JSONFieldName.removed: ["later", "soon"]]) == ["later", "soon"])
+        #expect(try JSONMapping.removedIdentifiers(nil).isEmpty)
+        #expect {
+            try JSONMapping.removedIdentifiers([JSONFieldName.removed: ["later", 3]])
+        } throws: { ($0 as? ChimeError)?.field == "removed[1]" }
     }
 
     @Test("events read as a person would: identifiers, titles, actions and replies, from the service's JSON")

@@ -200,7 +200,9 @@ struct RouteTableTests {
             ("APNsProviderUpdate", JSONFieldName.Provider.given),
             ("CertificateFingerprint", JSONFieldName.Certificate.all),
             ("WebPushSubscription", JSONFieldName.Device.all), ("LoginLink", JSONFieldName.LoginLink.all),
-            ("QuarantinedRequest", JSONFieldName.Quarantine.all),
+            ("QuarantinedRequest", JSONFieldName.Quarantine.all), ("Removed", [JSONFieldName.removed]),
+            ("QuarantineRemoved", [JSONFieldName.removed]), ("FocusRemoved", [JSONFieldName.removed]),
+            ("SummaryRemoved", [JSONFieldName.removed]),
         ])
     func schemaFieldsAreDeclared(schema: String, declared: [String]) throws {
         let document = try JSONValue.parse(OpenAPIDocument.json, maxDepth: 256)

@@ -164,8 +164,8 @@ package final class ServiceBackend: CenterBackend {
     }
 
     private static func removed(_ answer: JSONValue?) -> [String] {
-        guard case .array(let values)? = answer?["removed"] else { return [] }
-        return values.compactMap { if case .string(let text) = $0 { text } else { nil } }
+        // The shared reader; an answer it cannot read removed nothing the app can name.
+        (try? JSONMapping.removedIdentifiers(answer)) ?? []
     }
 
     // MARK: Operations

@@ -88,7 +88,7 @@ extension CLI {
                 }
                 try await client.send(.removeWebPushSubscription, ["id": arguments.positionals[1]])
                 if arguments.has("json") {
-                    cli.printJSON(["removed": .string(arguments.positionals[1])])
+                    cli.printJSON([JSONFieldName.removed: .string(arguments.positionals[1])])
                     return 0
                 }
                 cli.write("Removed \(arguments.positionals[1]); it gets no more pushes.")

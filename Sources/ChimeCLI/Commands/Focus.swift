@@ -65,7 +65,7 @@ extension CLI {
             default:
                 try await client.send(.removeFocus, ["name": name])
                 if arguments.has("json") {
-                    cli.printJSON(["removed": .string(name)])
+                    cli.printJSON([JSONFieldName.removed: .string(name)])
                     return 0
                 }
                 cli.write("Removed \(name); what it held is summarized now.")

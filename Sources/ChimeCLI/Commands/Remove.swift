@@ -32,10 +32,13 @@ extension CLI {
                 let batch = Array(ids[start..<min(ids.count, start + 100)])
                 let response = try await client.send(
                     .removeRequests, ["app": app], query: query(batch.map { ("identifier", $0) }))
-                removed += response.json?["removed"]?.arrayValue.compactMap(\.stringValue) ?? []
+                let answer = response.json
+                removed += try readAnswer("removal") { () throws(ChimeError) in
+                    try JSONMapping.removedIdentifiers(answer)
+                }
             }
             if arguments.has("json") {
-                cli.printJSON(["removed": .array(removed.map(JSONValue.string))])
+                cli.printJSON([JSONFieldName.removed: .array(removed.map(JSONValue.string))])
                 return 0
             }
             cli.write(removed.isEmpty ? "Nothing removed." : "Removed \(removed.joined(separator: ", ")).")

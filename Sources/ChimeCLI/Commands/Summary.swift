@@ -52,7 +52,7 @@ extension CLI {
             default:
                 try await client.send(.removeSummary, ["app": app])
                 if arguments.has("json") {
-                    cli.printJSON(["removed": .string(app)])
+                    cli.printJSON([JSONFieldName.removed: .string(app)])
                     return 0
                 }
                 cli.write("\(app) is out of its scheduled summary; what it held is delivered now.")

@@ -28,6 +28,23 @@ extension JSONMapping {
         return elements
     }
 
+    /// The identifiers a removal answers with (`{"removed": [...]}` of `DELETE …/requests` and
+    /// `…/notifications`); none when the member is absent.
+    ///
+    /// ```swift
+    /// let gone = try JSONMapping.removedIdentifiers(answer)   // ["later"]
+    /// ```
+    package static func removedIdentifiers(_ answer: JSONValue?) throws(ChimeError) -> [String] {
+        try answerArray(answer ?? .null, JSONFieldName.removed, field: "", of: "identifiers") {
+            item, path throws(ChimeError) in
+            guard case .string(let identifier) = item else {
+                throw ChimeError(
+                    .malformedInput, field: path, "\(path): expected an identifier, found \(item.shortDescription)")
+            }
+            return identifier
+        }
+    }
+
     /// Only the members a strict decoder accepts (the service may add fields).
     static func keeping(_ keys: [String], from value: JSONValue) -> JSONValue {
         guard case .object(let object) = value else { return value }

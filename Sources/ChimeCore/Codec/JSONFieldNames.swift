@@ -37,6 +37,10 @@ import Foundation
     // `PUT /v1/apps/{app}/badge` `{"badge": 3}` and its answer.
     package static let badge = "badge"
 
+    // What a removal answers (`{"removed": …}`): the identifiers of `DELETE …/requests` and
+    // `…/notifications` (``JSONMapping/removedIdentifiers(_:)``), the id or name of the others.
+    package static let removed = "removed"
+
     /// A request's own fields (beside its content fields, ``Content``), and what a listed or
     /// delivered request adds: the encoder (``NotificationRequest/json``), the strict decoder
     /// (``NotificationRequest/init(json:field:)``), the tolerant one (answers) and `chime add`.

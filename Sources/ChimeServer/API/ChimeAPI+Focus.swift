@@ -30,7 +30,7 @@ extension ChimeAPI {
     func removeFocus(_ request: HTTPRequest, route: Route) async throws -> HTTPResponse {
         let name = try focusName(route)
         guard try await engine.removeFocusMode(named: name) else { throw noFocus(name) }
-        return json(["removed": .string(name)], route: route)
+        return json([JSONFieldName.removed: .string(name)], route: route)
     }
 
     /// `POST /v1/focus/{name}/on`: on by hand until the schedule's next start or end.

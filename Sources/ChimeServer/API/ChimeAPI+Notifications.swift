@@ -102,7 +102,7 @@ extension ChimeAPI {
         let identifiers = request.queryValues("identifier")
         let removed = try await engine.removePending(
             app: route["app"], identifiers: identifiers.isEmpty ? nil : identifiers)
-        return json(["removed": .array(removed.map(JSONValue.string))], route: route)
+        return json([JSONFieldName.removed: .array(removed.map(JSONValue.string))], route: route)
     }
 
     // MARK: Delivered notifications
@@ -135,7 +135,7 @@ extension ChimeAPI {
         let thread = request.queryValues("thread").last
         let removed = try await engine.removeDelivered(
             app: route["app"], identifiers: identifiers.isEmpty ? nil : identifiers, thread: thread)
-        return json(["removed": .array(removed.map(JSONValue.string))], route: route)
+        return json([JSONFieldName.removed: .array(removed.map(JSONValue.string))], route: route)
     }
 
     // MARK: Answers

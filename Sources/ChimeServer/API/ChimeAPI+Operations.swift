@@ -46,7 +46,7 @@ extension ChimeAPI {
         guard try await engine.removeQuarantined(id) else {
             throw APIError.notFound("no quarantine entry \(id) (already removed?); see GET /v1/quarantine", field: "id")
         }
-        return json(["removed": .integer(id)], route: route)
+        return json([JSONFieldName.removed: .integer(id)], route: route)
     }
 
     /// `docs/openapi.json` as embedded at build time.

@@ -31,7 +31,7 @@ extension ChimeAPI {
     func removeSummary(_ request: HTTPRequest, route: Route) async throws -> HTTPResponse {
         let app = route["app"]
         guard try await engine.removeScheduledSummary(app: app) else { throw noSummary(app) }
-        return json(["removed": .string(app)], route: route)
+        return json([JSONFieldName.removed: .string(app)], route: route)
     }
 
     private func noSummary(_ app: String) -> APIError {

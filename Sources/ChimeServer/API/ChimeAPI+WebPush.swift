@@ -94,6 +94,6 @@ extension ChimeAPI {
                 "no web push subscription \(id.prefix(40)) (already removed?); see GET /v1/web-push/subscriptions",
                 field: "id")
         }
-        return json(["removed": .string(id)], route: route)
+        return json([JSONFieldName.removed: .string(id)], route: route)
     }
 }
