@@ -269,7 +269,7 @@ func benchRestart(_ options: Options) async throws -> Double {
     return seconds
 }
 
-/// (7) Cost per pending request as the store grows: one store filled with bulk adds (chunks of
+/// (9) Cost per pending request as the store grows: one store filled with bulk adds (chunks of
 /// 10,000) to each of `levels` in turn; at each, 64,000 concurrent single adds (64 tasks, as in
 /// 1b) and a restart (a request due in 0.2 s added, a clean shutdown, the store opened again: time
 /// until that request has fired). The rate of the last bulk chunks before each level is kept too.
@@ -881,7 +881,7 @@ if wanted("growth") {
             rows.append(
                 Row(
                     name:
-                        "7. growth: \(point.pending.formatted()) pending: single adds; restart → first due fires; bulk",
+                        "9. growth: \(point.pending.formatted()) pending: single adds; restart → first due fires; bulk",
                     chime:
                         "\(formatRate(point.singlePerSecond)); \(ms(point.restartSeconds)); \(point.bulkPerSecond.map(formatRate) ?? "–")",
                     target: "flat within 20% of \(base.pending.formatted())",
