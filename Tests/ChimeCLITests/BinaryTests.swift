@@ -100,9 +100,19 @@ struct BinaryTests {
         #expect(badAction == 1)
         #expect(badError.contains("has no action 'launch'"))
 
-        #expect(try await run(["respond", "Alarm", "snooze"]).0 == 0)
+        let (snoozed, snoozedText, snoozedError) = try await run(["respond", "Alarm", "snooze"])
+        #expect(snoozed == 0, "\(snoozedError)")
         let outbox = try await service.engine.outbox(app: "com.example.alarm")
         #expect(outbox.map(\.actionIdentifier) == ["snooze"])
+        // What the service recorded (its 201 answer, read as the Apple layer reads a response).
+        let recorded =
+            "Answered Alarm with snooze; the app finds response \(outbox.first?.id ?? -1) (snooze) in its outbox."
+        #expect(snoozedText.contains(recorded), "\(snoozedText)")
+        // A dismissal the app does not hear of is answered 204.
+        #expect(try await run(["add", "--title", "Gone", "--id", "gone", "--category", "alarm.category"]).0 == 0)
+        let (dismissed, dismissedText, dismissedError) = try await run(["respond", "gone", "dismiss"])
+        #expect(dismissed == 0, "\(dismissedError)")
+        #expect(dismissedText.contains("Answered gone with dismiss; its category has no customDismissAction"))
 
         // Identifiers with reserved characters travel percent-encoded over TCP too.
         #expect(

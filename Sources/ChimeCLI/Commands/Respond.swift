@@ -41,10 +41,22 @@ extension CLI {
                 cli.printJSON(response)
                 return 0
             }
+            // 204: a dismissal the app does not hear of (its category has no customDismissAction).
+            guard response.status != 204 else {
+                cli.write(
+                    "Answered \(identifier) with \(given); its category has no customDismissAction, so the app is not told."
+                )
+                return 0
+            }
+            // 201: the response the service recorded, read as the Apple layer reads its outbox.
+            let answer = response.json ?? .null
+            let recorded = try readAnswer("response") { () throws(ChimeError) in
+                try NotificationResponse(json: answer)
+            }
+            let text = recorded.userText.map { ", \"\($0)\"" } ?? ""
             cli.write(
-                response.status == 204 || response.body.isEmpty || response.json?["response"] == .null
-                    ? "Answered \(identifier) with \(given)."
-                    : "Answered \(identifier) with \(given); the app finds it in its outbox.")
+                "Answered \(identifier) with \(given); the app finds response \(recorded.id) "
+                    + "(\(recorded.actionIdentifier)\(text)) in its outbox.")
             return 0
         })
 }
