@@ -102,7 +102,7 @@ function onEvent(kind, data) {
   switch (kind) {
     case "delivered":
       // The event carries everything: the notification, its category (with the actions), its
-      // presentation and the app's badge. Only a repeating request's next date needs a read.
+      // presentation, the app's badge and a repeating request's next date (it stays pending).
       if (data.notification) {
         const pending = applyDelivery(app, data);
         // A focus on: held quietly (its presentation has no banner or sound) or let through.

@@ -130,6 +130,26 @@ struct RecordCodecTests {
         #expect(try RecordCodec.decodeEvent(RecordCodec.encode(bare)) == bare)
     }
 
+    @Test("a delivered event's next date round-trips in format 11; without it the event keeps its format")
+    func nextTriggerDate() throws {
+        var event = Samples.event("com.example", kind: .delivered)
+        event.sequence = 5
+        let without = RecordCodec.encode(event)
+        #expect(without[0] < RecordCodec.nextTriggerDateVersion)
+        guard case .delivered(var delivery) = event.payload else {
+            Issue.record("not a delivery: \(event.payload)")
+            return
+        }
+        delivery.nextTriggerDate = Samples.base.addingTimeInterval(3600)
+        event.payload = .delivered(delivery)
+        let with = RecordCodec.encode(event)
+        #expect(with[0] == RecordCodec.nextTriggerDateVersion)
+        #expect(try RecordCodec.decodeEvent(with) == event)
+        delivery.focus = FocusDecision(focus: "Work", quiet: true, reason: .focus)
+        event.payload = .delivered(delivery)
+        #expect(try RecordCodec.decodeEvent(RecordCodec.encode(event)) == event)
+    }
+
     @Test("an app's APNs provider team and key round-trip in format 3; without them an app record stays format 1")
     func apnsProvider() throws {
         var app = Samples.app("com.example.provider")

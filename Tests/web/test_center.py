@@ -4,7 +4,7 @@ from __future__ import annotations
 import json
 import re
 import threading
-from datetime import datetime
+from datetime import datetime, timezone
 
 from selenium.webdriver.common.action_chains import ActionChains
 from selenium.webdriver.common.keys import Keys
@@ -33,6 +33,25 @@ def seconds_between(earlier: str, later: str) -> float:
     def parse(text):
         return datetime.fromisoformat(text.replace("Z", "+00:00"))
     return (parse(later) - parse(earlier)).total_seconds()
+
+
+def registered_with_reads_counted(center, bundle: str):
+    """Registers an app, waits until the page has finished the reads that registering asked for, and
+    starts the count of the page's requests from there (`app_reads`)."""
+    app = center.chime.register(bundle)
+    wait_for(lambda: center.app_card(app.bundle), BOUND, message="the app in the apps panel")
+    # The page takes events one batch after another: once this request shows, every read that
+    # registering asked for has finished, so the count starts clean.
+    app.add("marker", title="Marker", trigger={"type": "timeInterval", "timeInterval": 7200, "repeats": False})
+    wait_for(lambda: center.in_app_card(app.bundle, '.pending-item[data-identifier="marker"]'), BOUND, message="the marker request")
+    center.js("performance.setResourceTimingBufferSize(10000); performance.clearResourceTimings()")
+    return app
+
+
+def app_reads(center) -> list[str]:
+    """The paths under /v1/apps the page requested since the count started."""
+    requested = center.js("return performance.getEntriesByType('resource').map((e) => new URL(e.name).pathname)")
+    return [path for path in requested if path.startswith("/v1/apps")]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -968,13 +987,7 @@ def test_scheduled_requests_apply_from_their_event(center):
     """A scheduled event carries the requests as the pending list has them, with their next date:
     the page shows a new request, and a replaced one's new title and date, without reading the
     pending list. An add of more than 100 requests names none of them, so the list is read."""
-    chime = center.chime
-    app = chime.register("com.example.scheduling")
-    wait_for(lambda: center.app_card(app.bundle), BOUND, message="the app in the apps panel")
-    # Once this request shows, every read registering asked for has finished.
-    app.add("marker", title="Marker", trigger={"type": "timeInterval", "timeInterval": 7200, "repeats": False})
-    wait_for(lambda: center.in_app_card(app.bundle, '.pending-item[data-identifier="marker"]'), BOUND, message="the marker request")
-    center.js("performance.setResourceTimingBufferSize(10000); performance.clearResourceTimings()")
+    app = registered_with_reads_counted(center, "com.example.scheduling")
 
     def shown(identifier):
         """The request's name and next date as the apps panel shows them, or None."""
@@ -994,8 +1007,7 @@ def test_scheduled_requests_apply_from_their_event(center):
     app.add("tea", title="Green tea", trigger={"type": "timeInterval", "timeInterval": 5400, "repeats": False})
     wait_for(lambda: shown("tea") == ["Green tea", listed("tea")], BOUND, message="the replaced request's title and date")
 
-    requested = center.js("return performance.getEntriesByType('resource').map((e) => new URL(e.name).pathname)")
-    reads = [path for path in requested if path.startswith("/v1/apps")]
+    reads = app_reads(center)
     assert reads == [], f"the page read {reads} for a scheduled request and its replacement"
 
     app.call("POST", "/requests", [
@@ -1004,6 +1016,27 @@ def test_scheduled_requests_apply_from_their_event(center):
     wait_for(lambda: center.in_app_card(app.bundle, ".pending .count").text == "103", BOUND, message="the 101 requests of a large add")
     requested = center.js("return performance.getEntriesByType('resource').map((e) => new URL(e.name).pathname)")
     assert f"/v1/apps/{q(app.bundle)}/requests" in requested, "a large add's requests are read"
+
+
+def test_a_repeating_delivery_moves_its_request_in_place(center):
+    """A repeating request stays pending after each delivery, with a later next date: its delivered
+    event carries that date (nextTriggerDate), so the page moves the request in the apps panel
+    without reading the pending list again."""
+    app = registered_with_reads_counted(center, "com.example.repeating")
+
+    def next_shown():
+        time = center.in_app_card(app.bundle, '.pending-item[data-identifier="water"] .pending-next time')
+        return time.get_attribute("datetime") if time else None
+
+    # Every 2 seconds from now (a recurrence rule may repeat more often than a 60 s interval).
+    start = datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S")
+    app.add("water", title="Water", trigger={"type": "recurrence", "rrule": "FREQ=SECONDLY;INTERVAL=2", "start": start, "timeZone": "UTC"})
+    first = wait_for(next_shown, BOUND, message="the repeating request in the apps panel")
+    center.wait_note(app.bundle, "water")
+    wait_for(lambda: (next_shown() or "") > first, BOUND, message="the request moved to its next date after a delivery")
+    reads = app_reads(center)
+    app.call("DELETE", "/requests?identifier=water")
+    assert reads == [], f"the page read {reads} for a repeating request's delivery"
 
 
 def test_prompts_answers_and_listing_apply_from_their_events(center):

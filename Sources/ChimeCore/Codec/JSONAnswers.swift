@@ -298,6 +298,10 @@ extension EngineEvent {
                 notification: delivered, category: category, settings: settings ?? .allowingEverything,
                 presentation: presentation, badge: badge)
             delivery.focus = FocusDecision(json: json[Field.focus])
+            if let value = json[Field.nextTriggerDate], value != .null {
+                delivery.nextTriggerDate = try JSONMapping.date(
+                    value, field: Field.nextTriggerDate, code: .malformedInput)
+            }
             if kind == .realerted {
                 guard case .integer(let alert)? = json[Field.alert], let number = Int(exactly: alert), number >= 2
                 else {

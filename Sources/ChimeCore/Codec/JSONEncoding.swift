@@ -450,7 +450,9 @@ extension EngineEvent {
     /// `quarantined`; `request` (with its `expirationDate`) and
     /// `dueDate` for `expired`; for `realerted`, what a delivery carries and `alert` (2 and on); for
     /// both, `focus` when a focus was on (``FocusDecision/json``: held quietly, or let through and why);
-    /// for `focus`, `modes` (every focus mode as ``FocusStatus/json``; `app` is empty).
+    /// for `delivered`, `nextTriggerDate` when the request repeats and stays pending
+    /// (``Delivery/nextTriggerDate``); for `focus`, `modes` (every focus mode as ``FocusStatus/json``;
+    /// `app` is empty).
     public var json: JSONValue {
         typealias Field = JSONFieldName.Event
         var object: JSONObject = [
@@ -466,6 +468,7 @@ extension EngineEvent {
             if let badge = delivery.badge { object[Field.badge] = .integer(Int64(badge)) }
             if delivery.alert > 1 { object[Field.alert] = .integer(Int64(delivery.alert)) }
             if let focus = delivery.focus { object[Field.focus] = focus.json }
+            if let next = delivery.nextTriggerDate { object[Field.nextTriggerDate] = JSONMapping.json(next) }
         case .response(let response):
             object[Field.response] = response.json
         case .removed(let identifiers, let scope, let reason):

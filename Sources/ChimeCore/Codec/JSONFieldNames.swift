@@ -204,6 +204,8 @@ import Foundation
         package static let badge = JSONFieldName.badge
         package static let alert = "alert"
         package static let focus = "focus"
+        /// A `delivered` event's repeating request's next date: the name the pending list gives it.
+        package static let nextTriggerDate = JSONFieldName.Request.nextTriggerDate
         package static let response = "response"
         package static let identifiers = "identifiers"
         package static let scope = "scope"
@@ -219,9 +221,9 @@ import Foundation
         package static let modes = "modes"
         /// Every field an event may have (the Event schema of docs/openapi.json has these).
         package static let all = [
-            sequence, app, kind, date, notification, category, presentation, settings, badge, alert, focus, response,
-            identifiers, scope, reason, listed, requests, categories, change, record, quarantined, request, dueDate,
-            modes,
+            sequence, app, kind, date, notification, category, presentation, settings, badge, alert, focus,
+            nextTriggerDate, response, identifiers, scope, reason, listed, requests, categories, change, record,
+            quarantined, request, dueDate, modes,
         ]
     }
 

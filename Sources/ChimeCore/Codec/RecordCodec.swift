@@ -21,10 +21,11 @@ public enum RecordCodec {
     /// expiration and the `expired` event; version 7 adds an app's APNs provider certificate (the
     /// unregistration then optional too); version 8 a request's auto-dismissal; version 9 a
     /// request's escalation and the `realerted` event; version 10 what a focus did to a delivery
-    /// (``Delivery/focus``, in `delivered` and `realerted` events). A record is written in the
+    /// (``Delivery/focus``, in `delivered` and `realerted` events); version 11 a repeating request's
+    /// next date in its `delivered` event (``Delivery/nextTriggerDate``). A record is written in the
     /// lowest version that holds what it has, so stores that use none of them stay readable by
     /// earlier Chimes.
-    public static let formatVersion: UInt8 = 10
+    public static let formatVersion: UInt8 = 11
     /// The format that added thumbnail options.
     static let thumbnailVersion: UInt8 = 2
     /// The format that added app records' ``AppRecord/apnsProvider``.
@@ -46,6 +47,9 @@ public enum RecordCodec {
     /// The format that added ``Delivery/focus`` (a flag after a delivery event's delivery, then the
     /// decision).
     static let focusVersion: UInt8 = 10
+    /// The format that added ``Delivery/nextTriggerDate`` (a flag after a `delivered` event's focus
+    /// decision, then the date).
+    package static let nextTriggerDateVersion: UInt8 = 11
     /// The format of records without thumbnail options.
     static let baseVersion: UInt8 = 1
 
@@ -694,8 +698,17 @@ extension RecordCodec {
             case .delivered(let d):
                 // Raised before the notification, whose reading depends on the version.
                 if d.focus != nil { bytes[0] = max(bytes[0], RecordCodec.focusVersion) }
+                if d.nextTriggerDate != nil { bytes[0] = max(bytes[0], RecordCodec.nextTriggerDateVersion) }
                 delivery(d)
                 focus(d.focus)
+                if bytes[0] >= RecordCodec.nextTriggerDateVersion {
+                    if let next = d.nextTriggerDate {
+                        byte(1)
+                        date(next)
+                    } else {
+                        byte(0)
+                    }
+                }
             case .realerted(let d):
                 bytes[0] = max(bytes[0], d.focus != nil ? RecordCodec.focusVersion : RecordCodec.escalationVersion)
                 delivery(d)
@@ -1162,6 +1175,7 @@ extension RecordCodec {
             case .delivered:
                 var delivery = try delivery()
                 delivery.focus = try focus()
+                if version >= RecordCodec.nextTriggerDateVersion, try flag() { delivery.nextTriggerDate = try date() }
                 payload = .delivered(delivery)
             case .realerted:
                 var delivery = try delivery()

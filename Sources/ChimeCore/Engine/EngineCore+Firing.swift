@@ -16,10 +16,13 @@ extension EngineCore {
     }
 
     /// `deliver`, with the app's record as the caller already has it.
-    /// - Parameter encodedRequest: the request's store record, when the store gave it (firing).
-    func deliver(_ request: NotificationRequest, app: String, record: AppRecord, date: Date, encodedRequest: [UInt8]?)
-        throws -> DeliveredNotification?
-    {
+    /// - Parameters:
+    ///   - encodedRequest: the request's store record, when the store gave it (firing).
+    ///   - nextTriggerDate: a repeating request's next fire date, for the event (firing).
+    func deliver(
+        _ request: NotificationRequest, app: String, record: AppRecord, date: Date, encodedRequest: [UInt8]?,
+        nextTriggerDate: Date? = nil
+    ) throws -> DeliveredNotification? {
         let content = request.content
         var record = record
         var badge: Int?
@@ -63,6 +66,7 @@ extension EngineCore {
             settings: record.settings, presentation: Presentation.background(for: content, settings: record.settings),
             badge: badge)
         delivery.pendingBadge = pendingBadge
+        delivery.nextTriggerDate = nextTriggerDate
         try applySummary(&delivery, app: app, counting: true)
         try applyFocus(&delivery, app: app, counting: true)
         try log(.delivered(delivery), app: app, date: date)
@@ -136,19 +140,24 @@ extension EngineCore {
                     return
                 }
                 let record = try appRecord(app)
+                // A repeating request stays pending, moved to its next date; its delivery says which.
+                var next: Date?
+                if let trigger = request.trigger, trigger.repeats {
+                    next = FireDates.next(
+                        for: trigger, due: dueDate, anchor: pending.anchor, now: now, timeZone: timeZone)
+                }
                 if record.settings.authorizationStatus.allowsDelivery,
                     let notification = try deliver(
-                        request, app: app, record: record, date: dueDate, encodedRequest: encoded), listing
+                        request, app: app, record: record, date: dueDate, encodedRequest: encoded,
+                        nextTriggerDate: next),
+                    listing
                 {
                     delivered.append((app, notification))
                 }
-                if let trigger = request.trigger, trigger.repeats,
-                    let next = FireDates.next(
-                        for: trigger, due: dueDate, anchor: pending.anchor, now: now, timeZone: timeZone)
-                {
+                if let next {
                     var moved = pending
                     moved.nextFireDate = next
-                    if case .calendar = trigger { moved.anchor = dueDate }
+                    if case .calendar? = request.trigger { moved.anchor = dueDate }
                     // The request is unchanged: its record is the pending row's, when the store gave it.
                     if let encoded {
                         try store.putPending([moved], encodedRequests: [encoded], app: app)

@@ -142,6 +142,11 @@ public struct Delivery: Sendable, Hashable {
     /// What an active focus did to it (a Chime addition; ``FocusMode``): held quietly, with its
     /// banner and sound taken out of ``presentation``, or let through and why. `nil`: no focus on.
     public var focus: FocusDecision?
+    /// For a request whose trigger repeats: the next date it fires, as it stays in the pending list
+    /// after this delivery (a Chime addition), so a consumer that shows the list moves the request
+    /// without reading the list. `nil` when the trigger does not repeat or its repeats ended (then
+    /// the request left the pending list).
+    public var nextTriggerDate: Date?
 
     public init(
         notification: DeliveredNotification, category: NotificationCategory?, settings: NotificationSettings,

@@ -5816,6 +5816,11 @@ enum OpenAPIDocument {
             "type": "integer",
             "description": "delivered: the app's badge after this delivery, when the delivery changed it."
           },
+          "nextTriggerDate": {
+            "type": "string",
+            "format": "date-time",
+            "description": "delivered (Chime's addition): for a request whose trigger repeats, its next fire date: it stays in the pending list with this nextTriggerDate, so a client moves it there without reading the list. Absent when the trigger does not repeat, when its repeats ended (the request left the pending list: read it), and in events logged by a Chime before it."
+          },
           "categories": {
             "type": "array",
             "items": {

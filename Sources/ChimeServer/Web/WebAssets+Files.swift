@@ -2286,7 +2286,7 @@ function onEvent(kind, data) {
   switch (kind) {
     case "delivered":
       // The event carries everything: the notification, its category (with the actions), its
-      // presentation and the app's badge. Only a repeating request's next date needs a read.
+      // presentation, the app's badge and a repeating request's next date (it stays pending).
       if (data.notification) {
         const pending = applyDelivery(app, data);
         // A focus on: held quietly (its presentation has no banner or sound) or let through.
@@ -2985,9 +2985,9 @@ export function requestedWords(options) {
 """####,
         "lists.js": ####"""
 // Chime web center: the lists the page holds (apps, categories, delivered, pending) — read from the
-// service, and changed in place by the events the stream brings: a delivery, a removal, new
-// settings, scheduled requests and an app's changed or removed record carry all the page needs, so
-// they cost no request.
+// service, and changed in place by the events the stream brings: a delivery (a repeating request's
+// with its next date), a removal, new settings, scheduled requests and an app's changed or removed
+// record carry all the page needs, so they cost no request.
 import { api, apiList, appPath } from "./api.js";
 import { toast } from "./dom.js";
 import { refreshFocus } from "./focus.js";
@@ -3010,7 +3010,8 @@ const settingsApplied = new Map();
 /** app → the categories event (its listEvents count) last applied to its lists. */
 const categoriesApplied = new Map();
 
-/** Puts a delivery from the event stream into the state; returns whether the pending list needs a read. */
+/** Puts a delivery from the event stream into the state; returns whether the pending list needs a read
+ *  (only a repeating request's whose event names no next date, or one the page does not list). */
 export function applyDelivery(app, data) {
   // The event carries each field once: the item the list keeps takes its category's actions and
   // the event's presentation (what GET .../notifications gives each item).
@@ -3029,10 +3030,26 @@ export function applyDelivery(app, data) {
   if (record && typeof data.badge === "number") record.badge = data.badge;
   const trigger = item.trigger;
   if (!trigger || trigger.type === "push") return false;
-  if (trigger.repeats || trigger.type === "recurrence") return true;
   const pending = state.pending.get(app);
+  if (trigger.repeats || trigger.type === "recurrence") return !movePending(app, item.identifier, data.nextTriggerDate);
   if (pending) state.pending.set(app, pending.filter((request) => request.identifier !== item.identifier));
   return false;
+}
+
+/**
+ * Moves a repeating request the page lists to the next date its delivered event names (it stays
+ * pending), as a scheduled event would; returns false when the event names none (its repeats ended,
+ * or an earlier service's event) or the page does not list it: then the pending list is read.
+ */
+function movePending(app, identifier, next) {
+  const pending = state.pending.get(app);
+  if (typeof next !== "string" || !pending) return false;
+  const index = pending.findIndex((request) => request.identifier === identifier);
+  if (index < 0) return false;
+  // A list read sent before this event is older than it (mergePending keeps this one).
+  scheduledPending.set(`${app}\u0001${identifier}`, ++listEvents);
+  state.pending.set(app, pending.map((request, at) => (at === index ? { ...request, nextTriggerDate: next } : request)));
+  return true;
 }
 
 /** Takes what a `removed` event names out of the delivered or the pending list (it names every one). */

@@ -534,6 +534,14 @@ struct JSONMappingTests {
         // What a service-backed center reads back is what the engine announced.
         #expect(try EngineEvent(json: deliveredEvent.json) == deliveredEvent)
         #expect(try EngineEvent(json: event.json) == event)
+        // A repeating request's delivery: its next date as the pending list names it.
+        #expect(deliveredEvent.json["nextTriggerDate"] == nil)
+        var repeating = deliveredEvent
+        var moved = delivery
+        moved.nextTriggerDate = delivered.date.addingTimeInterval(60)
+        repeating.payload = .delivered(moved)
+        #expect(repeating.json["nextTriggerDate"] == "2026-12-01T08:31:00.000Z")
+        #expect(try EngineEvent(json: repeating.json) == repeating)
         var app = AppRecord(
             bundleIdentifier: "com.example", created: delivered.date, deviceToken: String(repeating: "a", count: 64))
         app.tokenHash = "secret-hash"

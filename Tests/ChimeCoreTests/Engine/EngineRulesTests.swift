@@ -164,6 +164,28 @@ struct EngineRulesTests {
         #expect(dates == [60.0, 120, 180].map { Self.start.addingTimeInterval($0) })
     }
 
+    @Test("a repeating request's delivered event carries the date it stays pending for; a one-off's none")
+    func deliveredNextDate() async throws {
+        let fixture = try await Fixture()
+        let events = fixture.engine.events(app: Self.app)
+        try await fixture.add("tick", .timeInterval(60, repeats: true))
+        try await fixture.add("once", .timeInterval(60, repeats: false))
+        fixture.clock.set(Self.start.addingTimeInterval(60))
+        #expect(try await fixture.engine.fireDue(now: fixture.clock.now).count == 2)
+        var next: [String: Date?] = [:]
+        var iterator = events.makeAsyncIterator()
+        while next.count < 2, let event = await iterator.next() {
+            if let delivery = event.delivery {
+                next[delivery.notification.request.identifier] = delivery.nextTriggerDate
+            }
+        }
+        #expect(next.keys.sorted() == ["once", "tick"])
+        #expect((next["tick"] ?? nil) == Self.start.addingTimeInterval(120))
+        #expect((next["once"] ?? nil) == nil)
+        #expect(
+            try await fixture.engine.pending(app: Self.app).map(\.nextFireDate) == [Self.start.addingTimeInterval(120)])
+    }
+
     @Test("when time jumps far ahead, missed occurrences coalesce into one delivery dated when due")
     func coalesce() async throws {
         let fixture = try await Fixture()
