@@ -186,7 +186,7 @@ struct RouteTableTests {
     }
 
     @Test(
-        "the fields of events, responses, receipts, summaries, focus modes, apps, devices and sign-in links in docs/openapi.json are those JSONFieldName declares",
+        "the fields of events, responses, receipts, summaries, focus modes, apps, devices, sessions and sign-in links in docs/openapi.json are those JSONFieldName declares",
         arguments: [
             ("Event", JSONFieldName.Event.all), ("NotificationResponse", JSONFieldName.Response.all),
             ("ResponseInput", JSONFieldName.Response.answerFields), ("EscalationReceipt", JSONFieldName.Receipt.all),
@@ -200,6 +200,9 @@ struct RouteTableTests {
             ("APNsProviderUpdate", JSONFieldName.Provider.given),
             ("CertificateFingerprint", JSONFieldName.Certificate.all),
             ("WebPushSubscription", JSONFieldName.Device.all), ("LoginLink", JSONFieldName.LoginLink.all),
+            ("WebPushRegistration", JSONFieldName.Device.registration),
+            ("WebPushKey", [JSONFieldName.WebPushKey.publicKey]), ("Session", JSONFieldName.Session.all),
+            ("SessionLogin", JSONFieldName.Session.login),
             ("QuarantinedRequest", JSONFieldName.Quarantine.all), ("Removed", [JSONFieldName.removed]),
             ("QuarantineRemoved", [JSONFieldName.removed]), ("FocusRemoved", [JSONFieldName.removed]),
             ("SummaryRemoved", [JSONFieldName.removed]),

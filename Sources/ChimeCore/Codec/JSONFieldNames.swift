@@ -406,6 +406,68 @@ import Foundation
         /// The subscriber's keys, kept in the store only.
         package static let p256dh = "p256dh"
         package static let auth = "auth"
+        /// The body that registers one (`POST /v1/web-push/subscriptions`: `PushSubscription.toJSON()`
+        /// as the web center sends it, with `name` and `apps`), and its `keys` member.
+        package static let keys = "keys"
+        package static let expirationTime = "expirationTime"
+        package static let registration = [endpoint, expirationTime, keys, name, apps]
+        package static let keyFields = [p256dh, auth]
+    }
+
+    /// The service's Web Push key (`GET /v1/web-push/key`), the `applicationServerKey` the web center
+    /// subscribes with.
+    package enum WebPushKey {
+        package static let publicKey = "publicKey"
+    }
+
+    /// What a Web Push carries to the web center's service worker (`WebPushMessage` in ChimeServer;
+    /// Web/sw.js reads it): a notification to show (`kind` `show`: the content's texts and the
+    /// delivery date under the delivered list's names, and these) or the identifiers to close
+    /// (`close`, `ids`). `v` is the format's version, 1.
+    package enum PushMessage {
+        package static let version = "v"
+        package static let kind = "kind"
+        package static let app = "app"
+        package static let id = "id"
+        package static let ids = "ids"
+        package static let badge = JSONFieldName.badge
+        package static let level = "level"
+        package static let thread = "thread"
+        package static let sound = "sound"
+        package static let banner = "banner"
+        package static let category = "category"
+        package static let dismiss = "dismiss"
+        package static let actions = "actions"
+        package static let alert = "alert"
+        package static let truncated = "truncated"
+        /// An action's text field (`input`: its `button` and `placeholder`).
+        package static let input = "input"
+        package static let button = "button"
+        package static let placeholder = "placeholder"
+        /// The kinds.
+        package static let show = "show"
+        package static let close = "close"
+
+        /// A push as queued in the store until it is sent: its message and RFC 8030 headers.
+        package enum Queued {
+            package static let payload = "payload"
+            package static let ttl = "ttl"
+            package static let urgency = "urgency"
+            package static let topic = "topic"
+            package static let created = "created"
+        }
+    }
+
+    /// A web session as the web center reads it (`POST` and `GET /v1/session`: its CSRF token and
+    /// when it ends), the body that starts one (`code`, the sign-in link's one-time code) and the
+    /// body that asks for a link to the address the center is open at (`POST /v1/session/links`).
+    package enum Session {
+        package static let csrfToken = "csrfToken"
+        package static let expires = "expires"
+        package static let code = LoginLink.code
+        package static let base = "base"
+        package static let all = [csrfToken, expires]
+        package static let login = [code]
     }
 
     /// A one-time sign-in link (`LoginLink` in ChimeServer: `POST /v1/session/links`, `chime open`).

@@ -126,40 +126,43 @@ public struct WebPushRegistration: Sendable, Hashable {
     /// This is the parser a fuzz target for subscriptions should call.
     public static func decode(_ value: JSONValue, endpoints: WebPushEndpoints) throws(ChimeError) -> WebPushRegistration
     {
+        typealias Field = JSONFieldName.Device
         let reader = try JSONObjectReader(value, path: "", what: "a push subscription (PushSubscription.toJSON())")
-        try reader.finish(
-            accepted: ["endpoint", "expirationTime", "keys", "name", "apps"], what: "a push subscription")
+        try reader.finish(accepted: Field.registration, what: "a push subscription")
         let endpoint = try reader.requiredString(
-            "endpoint", hint: " (the push service URL of PushSubscription.toJSON())")
-        try endpoints.check(endpoint, field: "endpoint")
-        guard let keysValue = reader.value("keys") else {
+            Field.endpoint, hint: " (the push service URL of PushSubscription.toJSON())")
+        try endpoints.check(endpoint, field: Field.endpoint)
+        guard let keysValue = reader.value(Field.keys) else {
             throw ChimeError(
-                .invalidValue, field: "keys",
-                "keys is missing; expected {\"p256dh\": …, \"auth\": …} as in PushSubscription.toJSON()")
-        }
-        let keys = try JSONObjectReader(keysValue, path: "keys", what: "the subscription's keys")
-        try keys.finish(accepted: ["p256dh", "auth"], what: "the subscription's keys")
-        let p256dh = try Self.base64URL(keys, "p256dh", length: 65, what: "an uncompressed P-256 public key")
-        guard p256dh.first == 4 else {
-            throw ChimeError(
-                .invalidValue, field: "keys.p256dh",
-                "keys.p256dh: expected an uncompressed P-256 point (its first byte 0x04), found first byte \(p256dh[0])"
+                .invalidValue, field: Field.keys,
+                "\(Field.keys) is missing; expected {\"\(Field.p256dh)\": …, \"\(Field.auth)\": …} as in PushSubscription.toJSON()"
             )
         }
-        let auth = try Self.base64URL(keys, "auth", length: 16, what: "the authentication secret")
+        let keys = try JSONObjectReader(keysValue, path: Field.keys, what: "the subscription's keys")
+        try keys.finish(accepted: Field.keyFields, what: "the subscription's keys")
+        let p256dh = try Self.base64URL(keys, Field.p256dh, length: 65, what: "an uncompressed P-256 public key")
+        guard p256dh.first == 4 else {
+            let field = keys.field(Field.p256dh)
+            throw ChimeError(
+                .invalidValue, field: field,
+                "\(field): expected an uncompressed P-256 point (its first byte 0x04), found first byte \(p256dh[0])")
+        }
+        let auth = try Self.base64URL(keys, Field.auth, length: 16, what: "the authentication secret")
         var expires: Date?
-        if let milliseconds = try reader.double("expirationTime") {
+        if let milliseconds = try reader.double(Field.expirationTime) {
             guard milliseconds.isFinite, JSONMapping.formattableMilliseconds.contains(milliseconds) else {
                 throw ChimeError(
-                    .invalidValue, field: "expirationTime",
-                    "expirationTime: expected milliseconds since 1970 or null, found \(milliseconds)")
+                    .invalidValue, field: Field.expirationTime,
+                    "\(Field.expirationTime): expected milliseconds since 1970 or null, found \(milliseconds)")
             }
             expires = Date(timeIntervalSince1970: milliseconds / 1000)
         }
-        let name = try reader.string("name")
-        if let name { try WebPushSubscription.validateName(name, field: "name") }
+        let name = try reader.string(Field.name)
+        if let name { try WebPushSubscription.validateName(name, field: Field.name) }
         var apps: [String]??
-        if reader.object["apps"] != nil { apps = .some(try decodeApps(reader.value("apps"), field: "apps")) }
+        if reader.object[Field.apps] != nil {
+            apps = .some(try decodeApps(reader.value(Field.apps), field: Field.apps))
+        }
         return WebPushRegistration(
             endpoint: endpoint, p256dh: p256dh, auth: auth, apps: apps, name: name, expires: expires)
     }

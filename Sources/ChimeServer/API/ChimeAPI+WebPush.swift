@@ -27,7 +27,7 @@ extension ChimeAPI {
 
     /// `GET /v1/web-push/key`: `{"publicKey": base64url point}`, the `applicationServerKey` to subscribe with.
     func webPushKey(_ request: HTTPRequest, route: Route) throws -> HTTPResponse {
-        json(["publicKey": .string(try webPushOn().publicKey)], route: route)
+        json([JSONFieldName.WebPushKey.publicKey: .string(try webPushOn().publicKey)], route: route)
     }
 
     /// `GET /v1/web-push/subscriptions`: the subscribed devices, oldest first, paged by id.

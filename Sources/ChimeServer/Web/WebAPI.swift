@@ -46,18 +46,17 @@ extension ChimeAPI {
     /// `POST /v1/session` `{"code": "..."}`: trades a one-time login code for a session cookie.
     func createSession(_ request: HTTPRequest, route: Route) async throws -> HTTPResponse {
         try checkOrigin(request)
-        let object = try JSONObjectReader(try jsonBody(request), what: "a sign-in", accepted: ["code"])
-        let code = try object.requiredString("code", hint: " (the sign-in link's code)")
+        typealias Field = JSONFieldName.Session
+        let object = try JSONObjectReader(try jsonBody(request), what: "a sign-in", accepted: Field.login)
+        let code = try object.requiredString(Field.code, hint: " (the sign-in link's code)")
         guard try await sessions.redeemLinkCode(code) else {
             throw APIError(
                 401, "invalidLogin",
                 "this sign-in link was already used or has expired (links last 2 minutes and work once); run `chime open` for a new one",
-                field: "code")
+                field: Field.code)
         }
         let (secret, expires) = try await sessions.startSession()
-        var response = json(
-            ["csrfToken": .string(WebSessions.csrfToken(forSession: secret)), "expires": JSONMapping.json(expires)],
-            status: 201, route: route)
+        var response = json(Self.session(secret: secret, expires: expires), status: 201, route: route)
         response.headers += [
             ("Set-Cookie", WebSessions.setCookie(secret, secure: secureCookie(for: request))),
             ("Cache-Control", "no-store"),
@@ -72,7 +71,8 @@ extension ChimeAPI {
         // sends the address it is open at): then the link and its QR code come back too.
         var base: String?
         if let body = try jsonBody(request, optional: true) {
-            base = try JSONObjectReader(body, what: "a sign-in link's address", accepted: ["base"]).string("base")
+            let field = JSONFieldName.Session.base
+            base = try JSONObjectReader(body, what: "a sign-in link's address", accepted: [field]).string(field)
             if let text = base {
                 guard let url = URL(string: text), url.scheme == "http" || url.scheme == "https", url.host != nil,
                     url.query == nil, url.fragment == nil, text.utf8.count <= 512
@@ -80,7 +80,7 @@ extension ChimeAPI {
                     throw APIError.badRequest(
                         "invalidValue",
                         "base is '\(text.prefix(80))'; give the http(s) address the center is open at, such as https://chime.example.org",
-                        field: "base")
+                        field: JSONFieldName.Session.base)
                 }
             }
         }
@@ -104,11 +104,17 @@ extension ChimeAPI {
         else {
             throw APIError(401, "signedOut", "not signed in; run `chime open` and follow the link it prints")
         }
-        var response = json(
-            ["csrfToken": .string(WebSessions.csrfToken(forSession: secret)), "expires": JSONMapping.json(expires)],
-            route: route)
+        var response = json(Self.session(secret: secret, expires: expires), route: route)
         response.headers.append(("Cache-Control", "no-store"))
         return response
+    }
+
+    /// What `POST` and `GET /v1/session` answer: the session's CSRF token and when it ends.
+    static func session(secret: String, expires: Date) -> JSONValue {
+        [
+            JSONFieldName.Session.csrfToken: .string(WebSessions.csrfToken(forSession: secret)),
+            JSONFieldName.Session.expires: JSONMapping.json(expires),
+        ]
     }
 
     /// `DELETE /v1/session`: signs out (the session ends on the server too).

@@ -34,10 +34,12 @@ struct WebPushMessage: Sendable, Hashable {
 
     /// A delivered notification, as iOS would show it.
     static func show(_ delivery: Delivery, app: String, now: Date) -> WebPushMessage {
+        typealias Field = JSONFieldName.PushMessage
         let notification = delivery.notification
         let content = notification.request.content
         var object: JSONObject = [
-            "v": 1, "kind": "show", "app": .string(app), "id": .string(notification.request.identifier),
+            Field.version: 1, Field.kind: .string(Field.show), Field.app: .string(app),
+            Field.id: .string(notification.request.identifier),
         ]
         // The content's texts and the delivery date under their names in the delivered list; the
         // rest is the worker's own format (above).
@@ -45,42 +47,42 @@ struct WebPushMessage: Sendable, Hashable {
         object[JSONFieldName.Content.subtitle] = .string(content.subtitle)
         object[JSONFieldName.Content.body] = .string(content.body)
         // The badge the app asked for: applied, or waiting for its `willPresent` answer on the service.
-        object["badge"] = (delivery.badge ?? delivery.pendingBadge).map { .integer(Int64($0)) } ?? .null
-        object["level"] = .string(levelName(content.interruptionLevel))
-        object["thread"] = .string(content.threadIdentifier)
+        object[Field.badge] = (delivery.badge ?? delivery.pendingBadge).map { .integer(Int64($0)) } ?? .null
+        object[Field.level] = .string(levelName(content.interruptionLevel))
+        object[Field.thread] = .string(content.threadIdentifier)
         object[JSONFieldName.Request.date] = JSONMapping.json(notification.date)
-        object["sound"] = .bool(delivery.presentation.contains(.sound) && content.sound != nil)
-        object["banner"] = .bool(delivery.presentation.contains(.banner))
+        object[Field.sound] = .bool(delivery.presentation.contains(.sound) && content.sound != nil)
+        object[Field.banner] = .bool(delivery.presentation.contains(.banner))
         if let category = delivery.category {
-            object["category"] = .string(category.identifier)
-            object["dismiss"] = .bool(category.options.contains(.customDismissAction))
-            object["actions"] = .array(
+            object[Field.category] = .string(category.identifier)
+            object[Field.dismiss] = .bool(category.options.contains(.customDismissAction))
+            object[Field.actions] = .array(
                 category.actions.map { action in
                     var entry: JSONObject = [
-                        "id": .string(action.identifier),
+                        Field.id: .string(action.identifier),
                         JSONFieldName.Action.title: .string(String(action.title.prefix(100))),
                     ]
                     entry[JSONFieldName.Action.options] = JSONMapping.json(
                         action.options, table: UNNotificationActionOptions.names)
                     if let input = action.textInput {
-                        entry["input"] = [
-                            "button": .string(String(input.buttonTitle.prefix(60))),
-                            "placeholder": .string(String(input.placeholder.prefix(100))),
+                        entry[Field.input] = [
+                            Field.button: .string(String(input.buttonTitle.prefix(60))),
+                            Field.placeholder: .string(String(input.placeholder.prefix(100))),
                         ]
                     }
                     return .object(entry)
                 })
         } else {
-            object["category"] = .string(content.categoryIdentifier)
-            object["dismiss"] = false
-            object["actions"] = .array([])
+            object[Field.category] = .string(content.categoryIdentifier)
+            object[Field.dismiss] = false
+            object[Field.actions] = .array([])
         }
         if notification.request.escalation != nil {
             // Closing it on the device is an answer that stops the escalation.
-            object["dismiss"] = true
-            if delivery.alert > 1 { object["alert"] = .integer(Int64(delivery.alert)) }
+            object[Field.dismiss] = true
+            if delivery.alert > 1 { object[Field.alert] = .integer(Int64(delivery.alert)) }
         }
-        object["truncated"] = false
+        object[Field.truncated] = false
         let payload = fit(object)
         let urgency =
             switch content.interruptionLevel {
@@ -113,8 +115,10 @@ struct WebPushMessage: Sendable, Hashable {
         var batch: [String] = []
         func flush() {
             guard !batch.isEmpty else { return }
+            typealias Field = JSONFieldName.PushMessage
             let payload: JSONValue = [
-                "v": 1, "kind": "close", "app": .string(app), "ids": .array(batch.map(JSONValue.string)),
+                Field.version: 1, Field.kind: .string(Field.close), Field.app: .string(app),
+                Field.ids: .array(batch.map(JSONValue.string)),
             ]
             messages.append(
                 WebPushMessage(
@@ -147,9 +151,10 @@ struct WebPushMessage: Sendable, Hashable {
         var object = object
         func size() -> Int { JSONValue.object(object).serializedBytes().count }
         guard size() > maximumPlaintext else { return .object(object) }
-        object["truncated"] = true
+        typealias Field = JSONFieldName.PushMessage
+        object[Field.truncated] = true
         typealias Content = JSONFieldName.Content
-        for key in [Content.body, Content.subtitle, Content.title, "thread"] {
+        for key in [Content.body, Content.subtitle, Content.title, Field.thread] {
             guard case .string(let text)? = object[key] else { continue }
             var characters = Array(text)
             // Halve the excess until it fits: at most a few dozen serializations.
@@ -160,7 +165,7 @@ struct WebPushMessage: Sendable, Hashable {
             }
             if size() <= maximumPlaintext { return .object(object) }
         }
-        object["actions"] = .array([])
+        object[Field.actions] = .array([])
         return .object(object)
     }
 
@@ -182,9 +187,12 @@ struct WebPushMessage: Sendable, Hashable {
 
     /// The record queued in the store.
     var storedRecord: String {
-        var object: JSONObject = ["payload": payload, "ttl": .integer(Int64(ttl)), "urgency": .string(urgency)]
-        object["topic"] = topic.map(JSONValue.string) ?? .null
-        object["created"] = .number(created.timeIntervalSince1970)
+        typealias Field = JSONFieldName.PushMessage.Queued
+        var object: JSONObject = [
+            Field.payload: payload, Field.ttl: .integer(Int64(ttl)), Field.urgency: .string(urgency),
+        ]
+        object[Field.topic] = topic.map(JSONValue.string) ?? .null
+        object[Field.created] = .number(created.timeIntervalSince1970)
         return JSONValue.object(object).serialized()
     }
 
@@ -198,14 +206,15 @@ struct WebPushMessage: Sendable, Hashable {
 
     /// Reads a queued record; `nil` when it is not one (a damaged row is dropped, not retried forever).
     init?(storedRecord text: String) {
-        guard let value = try? JSONValue.parse(text), let payload = value["payload"],
-            case .integer(let ttl)? = value["ttl"],
-            case .string(let urgency)? = value["urgency"]
+        typealias Field = JSONFieldName.PushMessage.Queued
+        guard let value = try? JSONValue.parse(text), let payload = value[Field.payload],
+            case .integer(let ttl)? = value[Field.ttl],
+            case .string(let urgency)? = value[Field.urgency]
         else { return nil }
         var topic: String?
-        if case .string(let text)? = value["topic"] { topic = text }
+        if case .string(let text)? = value[Field.topic] { topic = text }
         var created = Date(timeIntervalSince1970: 0)
-        switch value["created"] {
+        switch value[Field.created] {
         case .number(let seconds)?: created = Date(timeIntervalSince1970: seconds)
         case .integer(let seconds)?: created = Date(timeIntervalSince1970: TimeInterval(seconds))
         default: return nil
