@@ -159,6 +159,34 @@ static inline int chime_unsent_bytes(int fd) {
 /// only declares with _GNU_SOURCE).
 static inline short chime_pollrdhup(void) { return 0x2000; }
 
+/// epoll(7) for the stream writers (<sys/epoll.h> is not in Swift's Glibc module, and its packed
+/// `struct epoll_event` is awkward to use from Swift): an instance, changes to its set, and a wait
+/// that reports each ready socket as its token and its events.
+#include <sys/epoll.h>
+static const uint32_t chime_epoll_in = EPOLLIN;
+static const uint32_t chime_epoll_out = EPOLLOUT;
+static const uint32_t chime_epoll_rdhup = EPOLLRDHUP;
+static const uint32_t chime_epoll_hup = EPOLLHUP;
+static const uint32_t chime_epoll_err = EPOLLERR;
+static const int chime_epoll_add = EPOLL_CTL_ADD;
+static const int chime_epoll_modify = EPOLL_CTL_MOD;
+static const int chime_epoll_delete = EPOLL_CTL_DEL;
+static inline int chime_epoll_create(void) { return epoll_create1(EPOLL_CLOEXEC); }
+static inline int chime_epoll_control(int epoll, int operation, int fd, uint32_t events, uint64_t token) {
+    struct epoll_event event = { .events = events, .data = { .u64 = token } };
+    return epoll_ctl(epoll, operation, fd, &event);
+}
+/// Waits up to `timeout` ms (-1: without end) for at most `capacity` (at most 512) ready sockets.
+static inline int chime_epoll_wait(int epoll, uint64_t *tokens, uint32_t *events, int capacity, int timeout) {
+    struct epoll_event ready[512];
+    int count = epoll_wait(epoll, ready, capacity < 512 ? capacity : 512, timeout);
+    for (int index = 0; index < count; index++) {
+        tokens[index] = ready[index].data.u64;
+        events[index] = ready[index].events;
+    }
+    return count;
+}
+
 /// The size in bytes of the request's head (request line and header fields), or 0 when unknown.
 static inline size_t chime_mhd_header_size(struct MHD_Connection *connection) {
     const union MHD_ConnectionInfo *info = MHD_get_connection_info(connection, MHD_CONNECTION_INFO_REQUEST_HEADER_SIZE);

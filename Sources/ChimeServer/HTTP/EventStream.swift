@@ -173,6 +173,16 @@ public final class EventStream: Sendable {
         }
     }
 
+    /// The stream's connection is now written by another party (a ``StreamWriter`` took over
+    /// libmicrohttpd's socket): park and wake it through `sink` from now on.
+    func moveSink(to sink: any StreamSink) {
+        state.withLock { state in
+            guard state.sink != nil else { return }
+            state.sink = sink
+            state.suspended = false
+        }
+    }
+
     /// The connection is finished: never touch it again.
     func detach() {
         let calls = state.withLock { state -> [@Sendable () -> Void] in

@@ -63,6 +63,11 @@ public final class HTTPServer: Sendable {
         /// parse, run the handlers that answer without waiting, write), so they use every core.
         /// Default: the number of active processors, at most 8.
         public var daemonThreads = min(8, max(1, ProcessInfo.processInfo.activeProcessorCount))
+        /// Threads writing HTTP/1.1 event streams straight to their sockets once libmicrohttpd has
+        /// sent their header (one `send` per stream and event; see ``StreamWriter``). 0 leaves the
+        /// streams to libmicrohttpd, which resumes each suspended connection for each event.
+        /// Default: as many as ``daemonThreads``.
+        public var streamWriterThreads = min(8, max(1, ProcessInfo.processInfo.activeProcessorCount))
 
         public init(
             listen: ListenAddress = .default, tls: TLS? = nil, connectionLimit: Int = 1024,
@@ -199,6 +204,9 @@ final class ServerCore: Sendable {
     let guardian: ConnectionGuard
     /// The TLS context, once started with TLS.
     nonisolated(unsafe) var tls: TLSContext?
+    /// The threads writing HTTP/1.1 event streams (none: libmicrohttpd writes them).
+    let writers: [StreamWriter]
+    private let nextWriter = Atomic<Int>(0)
 
     init(configuration: HTTPServer.Configuration, handler: any HTTPHandler, logger: ServerLogger, metrics: Metrics) {
         self.configuration = configuration
@@ -206,6 +214,13 @@ final class ServerCore: Sendable {
         self.logger = logger
         self.metrics = metrics
         self.guardian = ConnectionGuard(limits: configuration.slotLimits, logger: logger)
+        self.writers = (0..<max(0, configuration.streamWriterThreads)).map { _ in StreamWriter() }
+    }
+
+    /// The writer for a new event stream, in turn (nil: libmicrohttpd writes it).
+    private func pickWriter() -> StreamWriter? {
+        guard !writers.isEmpty else { return nil }
+        return writers[nextWriter.add(1, ordering: .relaxed).oldValue % writers.count]
     }
 
     var boundPort: UInt16 { state.withLock { $0.port } }
@@ -272,6 +287,7 @@ final class ServerCore: Sendable {
             state.listener = listener
         }
         guardian.start()
+        for (index, writer) in writers.enumerated() { writer.start(name: "chime-http-streams-\(index)") }
         loop.start(name: "chime-http-accept")
     }
 
@@ -300,7 +316,8 @@ final class ServerCore: Sendable {
         }
         for stream in state.withLock({ Array($0.streams.values) }) { stream.close() }
         let streamDeadline = clock.now + .seconds(2)
-        while state.withLock({ $0.streams.values.contains { $0.isSuspended } || !$0.inFlight.isEmpty }),
+        while state.withLock({ $0.streams.values.contains { $0.isSuspended } || !$0.inFlight.isEmpty })
+            || writers.contains(where: { $0.count > 0 }),
             clock.now < streamDeadline
         {
             try? await Sleep.for(.milliseconds(5))
@@ -336,6 +353,9 @@ final class ServerCore: Sendable {
             requestState.finish(handler.unavailable(requestState.request, reason: "the server is stopping"))
         }
         for stream in streams { stream.close() }
+        // Streams a writer still has go back to libmicrohttpd (their connections closed), so
+        // none is suspended when it stops.
+        for writer in writers { writer.stop() }
         MHD_stop_daemon(daemon)
         if case .unix(let path) = configuration.listen { unlink(path) }
     }
@@ -518,9 +538,12 @@ final class ServerCore: Sendable {
             }
             if let entry { guardian.streaming(entry, stream: stream) }
             register(stream)
+            let reader = MicroHTTPDStream(
+                events: stream, connection: connection, writer: pickWriter(),
+                chunked: requestState.request.protocolVersion != "HTTP/1.0")
             mhdResponse = MHD_create_response_from_callback(
                 UInt64.max, 4096, streamReaderCallback,
-                Unmanaged.passRetained(stream).toOpaque(), streamFreeCallback)
+                Unmanaged.passRetained(reader).toOpaque(), streamFreeCallback)
         }
         guard let mhdResponse else { return .NO }
         for (name, value) in response.headers { MHD_add_response_header(mhdResponse, name, value) }
@@ -712,11 +735,11 @@ private let keepEscapesCallback: chime_mhd_unescape_callback = { _, _, text in
 
 private let streamReaderCallback: MHD_ContentReaderCallback = { cls, _, buffer, max in
     guard let cls, let buffer else { return -2 }
-    return Unmanaged<EventStream>.fromOpaque(cls).takeUnretainedValue().read(
+    return Unmanaged<MicroHTTPDStream>.fromOpaque(cls).takeUnretainedValue().read(
         into: UnsafeMutableRawPointer(buffer), max: max)
 }
 
 private let streamFreeCallback: MHD_ContentReaderFreeCallback = { cls in
     guard let cls else { return }
-    Unmanaged<EventStream>.fromOpaque(cls).takeRetainedValue().detach()
+    Unmanaged<MicroHTTPDStream>.fromOpaque(cls).takeRetainedValue().events.detach()
 }

@@ -58,28 +58,16 @@ final class IOLoop: @unchecked Sendable {
     }
 
     private let inbox = Mutex(Inbox())
-    private let wake: Int32
+    private let thread = WakeableThread()
     private var clients: [Int: any LoopClient] = [:]
     /// Clients that stopped reading with bytes still to read, so others get their turn: called
     /// again at the next turn without waiting for poll.
     private var again: [Int] = []
     private var nextID = 0
-    private var thread: Thread?
-    private let done = DispatchSemaphore(value: 0)
-
-    init() {
-        wake = chime_eventfd()
-    }
-
-    deinit { close(wake) }
 
     /// Starts the loop's thread.
     func start(name: String) {
-        let thread = Thread { [self] in run() }
-        thread.name = name
-        thread.stackSize = 1 << 20
-        self.thread = thread
-        thread.start()
+        thread.start(name: name) { [self] in run() }
     }
 
     /// Stops the loop: every client's ``LoopClient/shutDown()`` runs on its thread, then it ends.
@@ -90,15 +78,13 @@ final class IOLoop: @unchecked Sendable {
             inbox.stopping = true
             return first
         }
-        guard started, thread != nil else { return }
-        signal()
-        done.wait()
+        if started { thread.join() }
     }
 
     /// Sends `message` to the client `id` (dropped when it is gone).
     func post(_ id: Int, _ message: LoopMessage) {
         inbox.withLock { $0.messages.append((id, message)) }
-        signal()
+        thread.signal()
     }
 
     // MARK: - On the loop's thread
@@ -128,11 +114,6 @@ final class IOLoop: @unchecked Sendable {
     /// The ids of every client (for the server's stop).
     var clientIDs: [Int] { Array(clients.keys) }
 
-    private func signal() {
-        var one: UInt64 = 1
-        _ = withUnsafeBytes(of: &one) { write(wake, $0.baseAddress, 8) }
-    }
-
     private func run() {
         var lastTick = ContinuousClock.now
         while true {
@@ -148,7 +129,7 @@ final class IOLoop: @unchecked Sendable {
                 if received.last != id, !received.contains(id) { received.append(id) }
             }
             for id in received { clients[id]?.receivedAll() }
-            var polled = [pollfd(fd: wake, events: Int16(POLLIN), revents: 0)]
+            var polled = [pollfd(fd: thread.wake, events: Int16(POLLIN), revents: 0)]
             var owners: [Int] = [0]
             for (id, client) in clients {
                 for interest in client.interests where interest.events != 0 {
@@ -160,10 +141,7 @@ final class IOLoop: @unchecked Sendable {
             again.removeAll(keepingCapacity: true)
             let count = poll(&polled, nfds_t(polled.count), turn.isEmpty ? 250 : 0)
             if count > 0 {
-                if polled[0].revents != 0 {
-                    var value: UInt64 = 0
-                    _ = withUnsafeMutableBytes(of: &value) { read(wake, $0.baseAddress, 8) }
-                }
+                if polled[0].revents != 0 { thread.clear() }
                 for index in 1..<polled.count where polled[index].revents != 0 {
                     clients[owners[index]]?.ready(fd: polled[index].fd, revents: polled[index].revents)
                 }
@@ -177,6 +155,5 @@ final class IOLoop: @unchecked Sendable {
         }
         for client in Array(clients.values) { client.shutDown() }
         clients.removeAll()
-        done.signal()
     }
 }
