@@ -114,6 +114,9 @@ enum LogWriteVFS {
         _ file: UnsafeMutablePointer<sqlite3_file>, _ data: UnsafeRawPointer, _ amount: Int, _ offset: Int64
     ) -> Int32 {
         let state = gathered(file)
+        // Whether this write is the page after a commit record's header, noted before a flush of
+        // what is gathered (which clears it): the header may have been the last thing to fit.
+        let completesCommit = state.pointee.commitPage
         // Only bytes that continue the gathered ones in the file are added to them.
         if state.pointee.count > 0,
             offset != state.pointee.start + Int64(state.pointee.count) || state.pointee.count + amount > capacity
@@ -121,7 +124,10 @@ enum LogWriteVFS {
             let code = flush(file)
             if code != SQLITE_OK { return code }
         }
-        if amount > capacity { return innerMethods(file).xWrite!(inner(file), data, Int32(amount), offset) }
+        if amount > capacity {
+            state.pointee.commitPage = false
+            return innerMethods(file).xWrite!(inner(file), data, Int32(amount), offset)
+        }
         if state.pointee.buffer == nil {
             guard let buffer = malloc(capacity) else {
                 return innerMethods(file).xWrite!(inner(file), data, Int32(amount), offset)
@@ -133,7 +139,7 @@ enum LogWriteVFS {
         state.pointee.count += amount
         // The page after a commit record's header ends the commit: written now, before SQLite
         // publishes it, and its failure is the commit's.
-        if state.pointee.commitPage { return flush(file) }
+        if completesCommit { return flush(file) }
         if amount == frameHeader {
             // Bytes 4-7 of a frame header: the database's size in pages after a commit, 0 otherwise.
             let bytes = data.assumingMemoryBound(to: UInt8.self)

@@ -98,6 +98,41 @@ struct LogWriteVFSTests {
         #expect(try store.pendingCount(app: Self.app) == expected)
     }
 
+    @Test(
+        "a commit of 1 to 90 pages is whole in the log when it returns, wherever its last frame falls in a gathered write"
+    )
+    func commitFrameAtEveryPlace() throws {
+        #expect(LogWriteVFS.registered)
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let path = directory.path("frames.sqlite")
+        let writer = try RawConnection(path: path, vfs: LogWriteVFS.name)
+        defer { writer.close() }
+        try writer.run("PRAGMA journal_mode=WAL")
+        try writer.run("PRAGMA wal_autocheckpoint=0")
+        // As the store runs by default: no sync of the log at a commit (a sync would write what is
+        // gathered first, and hide a commit left half in memory).
+        try writer.run("PRAGMA synchronous=NORMAL")
+        try writer.run("CREATE TABLE t(n INTEGER PRIMARY KEY, b BLOB)")
+        let outside = try RawConnection(path: path, vfs: nil)
+        defer { outside.close() }
+        var rows = 0
+        // A row of 3,000 bytes fills most of a page: k rows are about k + 1 frames, so the commit's
+        // last frame lands at every place in a 128 KiB gathered write (31 frames and a header fit).
+        for k in 1...90 {
+            try writer.run("BEGIN IMMEDIATE")
+            for _ in 0..<k {
+                rows += 1
+                try writer.run("INSERT INTO t(n, b) VALUES (\(rows), zeroblob(3000))")
+            }
+            try writer.run("COMMIT")
+            #expect(try outside.text("SELECT count(*) || ',' || sum(length(b)) FROM t") == "\(rows),\(rows * 3000)")
+            if k % 10 == 0 { try outside.run("PRAGMA wal_checkpoint(PASSIVE)") }
+        }
+        try outside.run("PRAGMA wal_checkpoint(TRUNCATE)")
+        #expect(try outside.text("PRAGMA integrity_check") == "ok")
+    }
+
     @Test("a store written through the VFS reopens whole, its log replayed or checkpointed")
     func reopens() throws {
         let directory = try TemporaryDirectory()
@@ -116,5 +151,43 @@ struct LogWriteVFSTests {
         #expect(pending.count == 2000)
         #expect(pending.first?.request.content.body == String(repeating: "body 0 ", count: 40))
         #expect(Set(pending.map(\.sequence)).count == 2000)
+    }
+}
+
+/// A bare SQLite connection, through a named VFS or SQLite's default, for the VFS's own tests.
+private final class RawConnection {
+    let handle: OpaquePointer
+
+    init(path: String, vfs: String?) throws {
+        var handle: OpaquePointer?
+        let flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE
+        guard sqlite3_open_v2(path, &handle, flags, vfs) == SQLITE_OK, let handle else {
+            sqlite3_close_v2(handle)
+            throw ChimeError(.storeFailure, "cannot open \(path)")
+        }
+        self.handle = handle
+    }
+
+    func close() { sqlite3_close_v2(handle) }
+
+    func run(_ sql: String) throws {
+        var message: UnsafeMutablePointer<CChar>?
+        guard sqlite3_exec(handle, sql, nil, nil, &message) == SQLITE_OK else {
+            defer { sqlite3_free(message) }
+            throw ChimeError(.storeFailure, "\(sql): " + (message.map { String(cString: $0) } ?? "failed"))
+        }
+    }
+
+    /// The first column of the first row, as text.
+    func text(_ sql: String) throws -> String {
+        var statement: OpaquePointer?
+        guard sqlite3_prepare_v2(handle, sql, -1, &statement, nil) == SQLITE_OK else {
+            throw ChimeError(.storeFailure, String(cString: sqlite3_errmsg(handle)))
+        }
+        defer { sqlite3_finalize(statement) }
+        guard sqlite3_step(statement) == SQLITE_ROW, let text = sqlite3_column_text(statement, 0) else {
+            throw ChimeError(.storeFailure, "\(sql): " + String(cString: sqlite3_errmsg(handle)))
+        }
+        return String(cString: text)
     }
 }
