@@ -201,8 +201,7 @@ final class StreamWriter: @unchecked Sendable {
     /// pipelined request is never answered, since the stream does not end) and drops it.
     /// - Returns: false when the client closed its side or the connection broke.
     private func drainInput(_ entry: Entry) -> Bool {
-        var buffer = [UInt8](repeating: 0, count: 4096)
-        let result = recv(entry.fd, &buffer, buffer.count, Int32(MSG_DONTWAIT))
+        let result = recv(entry.fd, scratch, Self.chunkCapacity, Int32(MSG_DONTWAIT))
         if result > 0 { return true }
         if result < 0, errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR { return true }
         return false
@@ -249,12 +248,11 @@ final class StreamWriter: @unchecked Sendable {
             var start = body
             var length = count
             if entry.chunked {
-                let sizeLine = Array(String(count, radix: 16, uppercase: true).utf8) + [13, 10]
-                start = body - sizeLine.count
-                sizeLine.withUnsafeBytes { start.copyMemory(from: $0.baseAddress!, byteCount: sizeLine.count) }
+                let sizeLine = Self.writeSizeLine(count, before: body)
+                start = body - sizeLine
                 (body + count).storeBytes(of: 13, as: UInt8.self)
                 (body + count + 1).storeBytes(of: 10, as: UInt8.self)
-                length = sizeLine.count + count + 2
+                length = sizeLine + count + 2
             }
             let result = Glibc.send(entry.fd, start, length, Int32(MSG_NOSIGNAL | MSG_DONTWAIT))
             if result == length { continue }
@@ -266,6 +264,22 @@ final class StreamWriter: @unchecked Sendable {
             entry.pending = Array(UnsafeRawBufferPointer(start: start + written, count: length - written))
             entry.sent = 0
         }
+    }
+
+    /// Writes a chunk's size line (`count` in hexadecimal, then CRLF) into the bytes just before
+    /// `body`, without allocating (once per stream and event); returns its length.
+    private static func writeSizeLine(_ count: Int, before body: UnsafeMutableRawPointer) -> Int {
+        let digits: StaticString = "0123456789ABCDEF"
+        var cursor = body - 2
+        cursor.storeBytes(of: 13, as: UInt8.self)
+        (cursor + 1).storeBytes(of: 10, as: UInt8.self)
+        var rest = count
+        repeat {
+            cursor -= 1
+            cursor.storeBytes(of: digits.utf8Start[rest & 15], as: UInt8.self)
+            rest >>= 4
+        } while rest > 0
+        return body - cursor
     }
 
     private func flushPending(_ entry: Entry) -> TransferResult {
