@@ -104,7 +104,7 @@ public final class SQLiteStore: NotificationStore {
         try Self.configure(connection, durability: durability)
 
         if version < Int64(schema.version) {
-            try Self.migrate(connection, from: Int(version), schema: schema)
+            try Self.migrate(connection, from: Int(version), schema: schema, durability: durability)
         }
         nextSequence = try connection.integer("SELECT value FROM meta WHERE key = 'next_sequence'")
         if nextSequence < 1 { nextSequence = 1 }
@@ -113,6 +113,33 @@ public final class SQLiteStore: NotificationStore {
         // index in shared memory) stays bounded while commits never wait for a copy.
         checkpointer = WALCheckpointer(path: path, restartFrames: checkpointRestartFrames)
         readerPool = SQLiteReaders(path: path)
+    }
+
+    /// The schema version this Chime writes (`PRAGMA user_version` of its stores).
+    public static var schemaVersion: Int { Schema.current.version }
+
+    /// What opening the Chime store at `path` will do first when it copies whole tables: a
+    /// sentence naming the upgrade and the rows it copies, for a service to print before opening
+    /// (the upgrade takes about 20 s per GB of store on a 2-core machine). `nil` when there is no
+    /// such upgrade to run: no file, not a Chime store, or a version that needs no copy.
+    ///
+    /// ```swift
+    /// if let notice = SQLiteStore.upgradeNotice(path: path) { print(notice) }
+    /// let store = try SQLiteStore(path: path)
+    /// ```
+    public static func upgradeNotice(path: String) -> String? {
+        guard let size = try? fileSize(path), let connection = try? SQLiteConnection(path: path, readOnly: true) else {
+            return nil
+        }
+        defer { connection.close() }
+        guard (try? connection.integer("PRAGMA application_id")) == Int64(Schema.applicationID),
+            let version = try? connection.integer("PRAGMA user_version"),
+            Schema.current.rebuilds(from: Int(version)),
+            let pending = try? connection.integer("SELECT count(*) FROM pending"),
+            let delivered = try? connection.integer("SELECT count(*) FROM delivered")
+        else { return nil }
+        return
+            "upgrading the Chime store at \(path) from schema version \(version) to \(Schema.current.version): copying its \(pending.formatted()) pending requests and \(delivered.formatted()) delivered notifications into the new layout (a \((Double(size) / 1e6).formatted(.number.precision(.fractionLength(0)))) MB file: about 20 s per GB on a 2-core machine; the file grows by about the size of those tables, and the pages they leave are reused)"
     }
 
     /// A reader of the store at `path`, which its writer opened and checked: a read-only connection.
@@ -325,21 +352,40 @@ public final class SQLiteStore: NotificationStore {
     }
 
     /// Runs the missing migration steps and stamps the file, all in one transaction.
-    private static func migrate(_ connection: SQLiteConnection, from version: Int, schema: Schema) throws {
-        try connection.execute("BEGIN IMMEDIATE")
+    ///
+    /// Steps that copy whole tables (``Schema/Step/rebuilds``) run with a rollback journal and
+    /// `synchronous=FULL`: the journal keeps only the few pages the copy changes in place (the new
+    /// tables go to fresh pages), where the log would hold both tables whole until a checkpoint.
+    /// The store is back in WAL mode, as `configure` set it, before anything else uses it; a crash
+    /// meanwhile leaves a journal that SQLite rolls back at the next open, which upgrades again.
+    private static func migrate(
+        _ connection: SQLiteConnection, from version: Int, schema: Schema, durability: Durability = .full
+    ) throws {
+        let rebuilds = schema.rebuilds(from: version)
+        if rebuilds {
+            // Only this connection has the file open here; if the mode cannot change, the upgrade
+            // runs in the log as any other.
+            try connection.execute("PRAGMA journal_mode=DELETE; PRAGMA synchronous=FULL;")
+        }
+        var failure: ChimeError?
         do {
+            try connection.execute("BEGIN IMMEDIATE")
             for step in schema.steps[version...] { try step.run(connection) }
             try connection.execute(
                 "PRAGMA application_id=\(Schema.applicationID); PRAGMA user_version=\(schema.version)")
             try connection.execute("COMMIT")
         } catch {
             try? connection.execute("ROLLBACK")
-            if let error = error as? ChimeError { throw error }
-            throw ChimeError(
-                .storeFailure,
-                "upgrading the Chime store at \(connection.path) from version \(version) to \(schema.version) failed: \(error); the file was left as it was"
-            )
+            failure =
+                error as? ChimeError
+                ?? ChimeError(
+                    .storeFailure,
+                    "upgrading the Chime store at \(connection.path) from version \(version) to \(schema.version) failed: \(error); the file was left as it was"
+                )
         }
+        // Back to the log (and the configured durability) whether the upgrade committed or not.
+        if rebuilds { try configure(connection, durability: durability) }
+        if let failure { throw failure }
     }
 
     // MARK: Transactions

@@ -11,8 +11,19 @@ struct Schema: Sendable {
     /// One migration step. Most are plain SQL; `run` may do more with the connection.
     struct Step: Sendable {
         var run: @Sendable (SQLiteConnection) throws -> Void
-        init(sql: String) { run = { try $0.execute(sql) } }
+        /// Whether the step copies whole tables: an upgrade through it runs with a rollback journal
+        /// instead of the log (`SQLiteStore.migrate`), and `chime serve` says so before it starts.
+        var rebuilds = false
+        init(rebuilds: Bool = false, sql: String) {
+            run = { try $0.execute(sql) }
+            self.rebuilds = rebuilds
+        }
         init(run: @escaping @Sendable (SQLiteConnection) throws -> Void) { self.run = run }
+    }
+
+    /// Whether upgrading a store of `version` copies whole tables.
+    func rebuilds(from version: Int) -> Bool {
+        version > 0 && version < self.version && steps[version...].contains { $0.rebuilds }
     }
 
     /// `PRAGMA application_id` of every Chime store: "Chim" in ASCII.
@@ -162,9 +173,11 @@ extension Schema {
     /// identifier sorts, and every index entry carried the whole key; now rows are appended in the
     /// order they are written, the key index holds only the key, and `pending_due`'s entries are a
     /// third of their size. Same columns, same indexes, same queries; the rows are copied in their
-    /// sequence (pending) and date (delivered) order. A store of a million pending requests takes
-    /// seconds to upgrade, in the one transaction every upgrade runs in.
+    /// sequence (pending) and date (delivered) order, in the one transaction every upgrade runs in,
+    /// with a rollback journal rather than the log (`rebuilds`): the log would have to hold the
+    /// new tables whole before a checkpoint could copy them.
     static let v8 = Step(
+        rebuilds: true,
         sql: """
             CREATE TABLE pending_v8 (
               app TEXT NOT NULL, identifier TEXT NOT NULL, seq INTEGER NOT NULL,

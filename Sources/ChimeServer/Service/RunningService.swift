@@ -226,8 +226,16 @@ public final class RunningService: Sendable {
     {
         let directory = configuration.dataDirectory
         guard let url = configuration.database else {
-            let store = try SQLiteStore(
-                path: directory + "/chime.sqlite", durability: configuration.fullDurability ? .full : .normal)
+            let path = directory + "/chime.sqlite"
+            let notice = SQLiteStore.upgradeNotice(path: path)
+            if let notice { logger.info(notice) }
+            let started = Date()
+            let store = try SQLiteStore(path: path, durability: configuration.fullDurability ? .full : .normal)
+            if notice != nil {
+                logger.info(
+                    "upgraded the Chime store at \(path) to schema version \(SQLiteStore.schemaVersion) in \(String(format: "%.1f", Date().timeIntervalSince(started))) s"
+                )
+            }
             return (store, configuration.clock ?? SystemClock(), nil, StoreHandle { store.close() })
         }
         let store = try PostgresStore(url: url)
