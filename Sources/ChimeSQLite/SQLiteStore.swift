@@ -128,6 +128,12 @@ public final class SQLiteStore: NotificationStore {
     /// let store = try SQLiteStore(path: path)
     /// ```
     public static func upgradeNotice(path: String) -> String? {
+        // Chime's stores keep a rollback journal only while an upgrade copies tables: one left
+        // means that upgrade was stopped (a read-only peek cannot read past it).
+        if FileManager.default.fileExists(atPath: path + "-journal") {
+            return
+                "the Chime store at \(path) has the journal of an upgrade that was stopped midway (\(path)-journal restores the file: never delete it); opening rolls it back and runs the upgrade again (about 20 s per GB on a 2-core machine)"
+        }
         guard let size = try? fileSize(path), let connection = try? SQLiteConnection(path: path, readOnly: true) else {
             return nil
         }
@@ -361,12 +367,9 @@ public final class SQLiteStore: NotificationStore {
     private static func migrate(
         _ connection: SQLiteConnection, from version: Int, schema: Schema, durability: Durability = .full
     ) throws {
-        let rebuilds = schema.rebuilds(from: version)
-        if rebuilds {
-            // Only this connection has the file open here; if the mode cannot change, the upgrade
-            // runs in the log as any other.
-            try connection.execute("PRAGMA journal_mode=DELETE; PRAGMA synchronous=FULL;")
-        }
+        // A copy with a rollback journal, when the mode can change: another connection on the file
+        // (a backup, a shell) keeps it in WAL, and the upgrade then runs in the log as any other.
+        let secureDelete = schema.rebuilds(from: version) ? switchToRollbackJournal(connection) : nil
         var failure: ChimeError?
         do {
             try connection.execute("BEGIN IMMEDIATE")
@@ -383,9 +386,29 @@ public final class SQLiteStore: NotificationStore {
                     "upgrading the Chime store at \(connection.path) from version \(version) to \(schema.version) failed: \(error); the file was left as it was"
                 )
         }
-        // Back to the log (and the configured durability) whether the upgrade committed or not.
-        if rebuilds { try configure(connection, durability: durability) }
+        if let secureDelete {
+            // Back to the log and the configured durability whether the upgrade committed or not;
+            // when it did not, its own error is the one to report.
+            _ = try? connection.execute("PRAGMA secure_delete=\(secureDelete)")
+            do { try configure(connection, durability: durability) } catch { if failure == nil { throw error } }
+        }
         if let failure { throw failure }
+    }
+
+    /// Leaves WAL for a rollback journal (`synchronous=EXTRA`: the journal's removal is synced too)
+    /// for an upgrade that copies whole tables. `secure_delete` goes to `FAST` meanwhile: the pages
+    /// the old tables leave hold rows that live on in the new ones, and zeroing them (Debian's SQLite
+    /// is built to) would first journal every one of them; the sorter spills to files (the indexes
+    /// are built anew). Returns the `secure_delete` setting to restore, or nil, changing nothing,
+    /// when the mode cannot change (another connection has the file open).
+    private static func switchToRollbackJournal(_ connection: SQLiteConnection) -> Int64? {
+        guard let mode = try? connection.statement("PRAGMA journal_mode=DELETE") else { return nil }
+        let changed = ((try? mode.step()) == true) && mode.string(0).lowercased() == "delete"
+        mode.reset()
+        guard changed else { return nil }
+        let secureDelete = (try? connection.integer("PRAGMA secure_delete")) ?? 1
+        _ = try? connection.execute("PRAGMA synchronous=EXTRA; PRAGMA secure_delete=FAST; PRAGMA temp_store=FILE;")
+        return secureDelete
     }
 
     // MARK: Transactions

@@ -172,8 +172,8 @@ extension Schema {
     /// several hundred bytes) sat in the b-tree of its key, so an add rewrote a page wherever its
     /// identifier sorts, and every index entry carried the whole key; now rows are appended in the
     /// order they are written, the key index holds only the key, and `pending_due`'s entries are a
-    /// third of their size. Same columns, same indexes, same queries; the rows are copied in their
-    /// sequence (pending) and date (delivered) order, in the one transaction every upgrade runs in,
+    /// third of their size. Same columns, same indexes, same queries; the rows are copied in key
+    /// order (no sort: every read has its own `ORDER BY`), in the one transaction every upgrade runs in,
     /// with a rollback journal rather than the log (`rebuilds`): the log would have to hold the
     /// new tables whole before a checkpoint could copy them.
     static let v8 = Step(
@@ -184,7 +184,7 @@ extension Schema {
               next_fire REAL, kind INTEGER NOT NULL, floating INTEGER NOT NULL DEFAULT 0,
               anchor REAL NOT NULL, inside INTEGER, request BLOB NOT NULL);
             INSERT INTO pending_v8 (app, identifier, seq, next_fire, kind, floating, anchor, inside, request)
-              SELECT app, identifier, seq, next_fire, kind, floating, anchor, inside, request FROM pending ORDER BY seq;
+              SELECT app, identifier, seq, next_fire, kind, floating, anchor, inside, request FROM pending;
             DROP TABLE pending;
             ALTER TABLE pending_v8 RENAME TO pending;
             CREATE UNIQUE INDEX pending_key ON pending(app, identifier);
@@ -196,7 +196,7 @@ extension Schema {
               app TEXT NOT NULL, identifier TEXT NOT NULL, seq INTEGER NOT NULL, date REAL NOT NULL,
               thread TEXT NOT NULL, body BLOB NOT NULL, dismiss_at REAL);
             INSERT INTO delivered_v8 (app, identifier, seq, date, thread, body, dismiss_at)
-              SELECT app, identifier, seq, date, thread, body, dismiss_at FROM delivered ORDER BY date, seq;
+              SELECT app, identifier, seq, date, thread, body, dismiss_at FROM delivered;
             DROP TABLE delivered;
             ALTER TABLE delivered_v8 RENAME TO delivered;
             CREATE UNIQUE INDEX delivered_key ON delivered(app, identifier);
