@@ -120,7 +120,7 @@ public final class SQLiteStore: NotificationStore {
 
     /// What opening the Chime store at `path` will do first when it copies whole tables: a
     /// sentence naming the upgrade and the rows it copies, for a service to print before opening
-    /// (the upgrade takes about 20 s per GB of store on a 2-core machine). `nil` when there is no
+    /// (the upgrade takes about 15 s per GB of store on a 2-core machine). `nil` when there is no
     /// such upgrade to run: no file, not a Chime store, or a version that needs no copy.
     ///
     /// ```swift
@@ -132,7 +132,7 @@ public final class SQLiteStore: NotificationStore {
         // means that upgrade was stopped (a read-only peek cannot read past it).
         if FileManager.default.fileExists(atPath: path + "-journal") {
             return
-                "the Chime store at \(path) has the journal of an upgrade that was stopped midway (\(path)-journal restores the file: never delete it); opening rolls it back and runs the upgrade again (about 20 s per GB on a 2-core machine)"
+                "the Chime store at \(path) has the journal of an upgrade that was stopped midway (\(path)-journal restores the file: never delete it); opening rolls it back and runs the upgrade again (about 15 s per GB on a 2-core machine)"
         }
         guard let size = try? fileSize(path), let connection = try? SQLiteConnection(path: path, readOnly: true) else {
             return nil
@@ -145,7 +145,7 @@ public final class SQLiteStore: NotificationStore {
             let delivered = try? connection.integer("SELECT count(*) FROM delivered")
         else { return nil }
         return
-            "upgrading the Chime store at \(path) from schema version \(version) to \(Schema.current.version): copying its \(pending.formatted()) pending requests and \(delivered.formatted()) delivered notifications into the new layout (a \((Double(size) / 1e6).formatted(.number.precision(.fractionLength(0)))) MB file: about 20 s per GB on a 2-core machine; the file grows by about the size of those tables, and the pages they leave are reused)"
+            "upgrading the Chime store at \(path) from schema version \(version) to \(Schema.current.version): copying its \(pending.formatted()) pending requests and \(delivered.formatted()) delivered notifications into the new layout (a \((Double(size) / 1e6).formatted(.number.precision(.fractionLength(0)))) MB file: about 15 s per GB on a 2-core machine; the file grows by about the size of those tables, and the pages they leave are reused)"
     }
 
     /// A reader of the store at `path`, which its writer opened and checked: a read-only connection.
