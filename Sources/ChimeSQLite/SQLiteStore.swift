@@ -359,9 +359,9 @@ public final class SQLiteStore: NotificationStore {
 
     /// Runs the missing migration steps and stamps the file, all in one transaction.
     ///
-    /// Steps that copy whole tables (``Schema/Step/rebuilds``) run with a rollback journal and
-    /// `synchronous=FULL`: the journal keeps only the few pages the copy changes in place (the new
-    /// tables go to fresh pages), where the log would hold both tables whole until a checkpoint.
+    /// Steps that copy whole tables (``Schema/Step/rebuilds``) run with a rollback journal
+    /// (``switchToRollbackJournal(_:)``): it keeps only the few pages the copy changes in place (the
+    /// new tables go to fresh pages), where the log would hold both tables whole until a checkpoint.
     /// The store is back in WAL mode, as `configure` set it, before anything else uses it; a crash
     /// meanwhile leaves a journal that SQLite rolls back at the next open, which upgrades again.
     private static func migrate(
