@@ -395,6 +395,9 @@ class Wire:
         self._block = {}
         # A client dribbling its preface must not have an acknowledgement put in the middle of it.
         self.acknowledges = preface and acknowledges
+        # Set once the server's SETTINGS is acknowledged: the acknowledgement is sent by the reader
+        # thread, so a client that must not have it land inside a header block waits for this.
+        self.acknowledged = threading.Event()
         if preface:
             self.send(PREFACE + settings(local_settings or {}))
         self.reader = threading.Thread(target=self._read, daemon=True)
@@ -434,6 +437,7 @@ class Wire:
     def _frame(self, kind, flags, stream, payload):
         if kind == SETTINGS and not flags & ACK and self.acknowledges:
             self.send(frame(SETTINGS, ACK, 0))
+            self.acknowledged.set()
         elif kind == GOAWAY and len(payload) >= 8:
             self.goaway = ERROR_NAMES.get(int.from_bytes(payload[4:8], "big"), str(int.from_bytes(payload[4:8], "big")))
             self.goaway_at = time.monotonic() - self.started
@@ -494,6 +498,9 @@ def empty_frames(host, port, ca, kind, count, seconds="20") -> dict:
     elif kind == "pings":
         batch = frame(PING, ACK, 0, bytes(8)) * 1000
     elif kind == "continuation":
+        # A SETTINGS acknowledgement between the HEADERS and its CONTINUATION frames would be a
+        # protocol error of the client's own (RFC 9113, 6.10): acknowledge first.
+        wire.acknowledged.wait(10)
         wire.send(frame(HEADERS, 0, 1, request_block("GET", "/healthz", wire.authority)))
         batch = frame(CONTINUATION, 0, 1) * 1000
     else:
